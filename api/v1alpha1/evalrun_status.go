@@ -1,0 +1,408 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Condition types of an EvalRun. Reconciling and Stalled follow the kstatus conventions that Flux and Argo CD read.
+const (
+	// ConditionReconciling is True while the run is in progress (pending, queued, running, collecting).
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when the run failed; its reason says why.
+	ConditionStalled = "Stalled"
+	// ConditionSucceeded is True when the run completed and every result was collected, False when it failed,
+	// Unknown while it is in progress.
+	ConditionSucceeded = "Succeeded"
+	// ConditionPassed is True when the success policy was met by the collected results, False when it was not.
+	ConditionPassed = "Passed"
+	// ConditionResultsTruncated is True when the status could not hold every result; the full results are in the
+	// ConfigMaps listed in status.results.
+	ConditionResultsTruncated = "ResultsTruncated"
+	// ConditionQueued is True while the Job is suspended, by spec.suspend or by Kueue.
+	ConditionQueued = "Queued"
+)
+
+// Reasons used on EvalRun conditions. They form a fixed set: in progress Pending, Queued, Running, Collecting;
+// success Completed; failures the rest.
+const (
+	ReasonPending            = "Pending"
+	ReasonQueued             = "Queued"
+	ReasonRunning            = "Running"
+	ReasonCollecting         = "Collecting"
+	ReasonCompleted          = "Completed"
+	ReasonInvalidEvalFile    = "InvalidEvalFile"
+	ReasonRunnerFailed       = "RunnerFailed"
+	ReasonRunnerOOMKilled    = "RunnerOOMKilled"
+	ReasonRunnerTimedOut     = "RunnerTimedOut"
+	ReasonHealthcheckFailed  = "HealthcheckFailed"
+	ReasonDeadlineExceeded   = "DeadlineExceeded"
+	ReasonImagePullFailed    = "ImagePullFailed"
+	ReasonUnschedulable      = "Unschedulable"
+	ReasonMissingResults     = "MissingResults"
+	ReasonInvalidOutput      = "InvalidOutput"
+	ReasonResultsNotReported = "ResultsNotReported"
+	ReasonCollectorFailed    = "CollectorFailed"
+	ReasonCancelled          = "Cancelled"
+
+	// Passed condition reasons.
+	ReasonPolicyMet    = "PolicyMet"
+	ReasonPolicyNotMet = "PolicyNotMet"
+	ReasonNoResults    = "NoResults"
+
+	// ResultsTruncated condition reasons.
+	ReasonStatusBudgetExceeded = "StatusBudgetExceeded"
+	ReasonAllResultsInStatus   = "AllResultsInStatus"
+)
+
+// Verdict is the judgement of one case or evaluator.
+// +kubebuilder:validation:Enum=Pass;Fail;Error;Skipped
+type Verdict string
+
+const (
+	// VerdictPass means the score reached the pass threshold.
+	VerdictPass Verdict = "Pass"
+	// VerdictFail means the score stayed below the pass threshold.
+	VerdictFail Verdict = "Fail"
+	// VerdictError means the case had no usable output (missing id, runner error, judge crash).
+	VerdictError Verdict = "Error"
+	// VerdictSkipped means nothing could judge the case (for example only llm_judge evaluators, without a model).
+	VerdictSkipped Verdict = "Skipped"
+)
+
+// EvalRunStatus is the observed state of an EvalRun. The manager (field manager "evalrun-manager") writes
+// observedGeneration, conditions other than ResultsTruncated, jobName, times, evalFileSHA256 and runner; the
+// collector (field manager "evalrun-collector") writes summary, cases, missingIds, parseErrors, unexpectedIds,
+// results, collection and the ResultsTruncated condition. Both use server-side apply on disjoint fields.
+type EvalRunStatus struct {
+	// observedGeneration is the generation the manager last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: Reconciling, Stalled, Succeeded, Passed, ResultsTruncated, Queued.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// jobName is the name of the Job that runs the evaluation.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+
+	// startTime is when the run's Job started (or was created, if it never started).
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the run reached a terminal condition.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// evalFileSHA256 is the hex sha256 of the eval file the run uses (the pinned copy).
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	EvalFileSHA256 string `json:"evalFileSHA256,omitempty"`
+
+	// evalConfigMapName is the owned ConfigMap holding the pinned eval file.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	EvalConfigMapName string `json:"evalConfigMapName,omitempty"`
+
+	// runner holds what the manager learned about the runner container from the Job's pods.
+	// +optional
+	Runner *RunnerStatus `json:"runner,omitempty"`
+
+	// summary counts the judged results. Written by the collector.
+	// +optional
+	Summary *RunSummary `json:"summary,omitempty"`
+
+	// cases are per-case results, non-passing first, as many as fit the status byte budget; every result is in
+	// the ConfigMaps named in results. Written by the collector.
+	// +listType=map
+	// +listMapKey=id
+	// +kubebuilder:validation:MaxItems=20000
+	// +optional
+	Cases []CaseResult `json:"cases,omitempty"`
+
+	// missingIds are requested case ids with no valid record, in request order (bounded; the full count is in
+	// summary.missing). Written by the collector.
+	// +kubebuilder:validation:MaxItems=1000
+	// +listType=atomic
+	// +optional
+	MissingIDs []string `json:"missingIds,omitempty"`
+
+	// parseErrors are problems with lines of the runner's output (bounded; the full count is in
+	// summary.parseErrors). Written by the collector.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=atomic
+	// +optional
+	ParseErrors []ParseError `json:"parseErrors,omitempty"`
+
+	// unexpectedIds are ids of valid records that no case requested; they are ignored (bounded). Written by the
+	// collector.
+	// +kubebuilder:validation:MaxItems=100
+	// +listType=atomic
+	// +optional
+	UnexpectedIDs []string `json:"unexpectedIds,omitempty"`
+
+	// results says where the full results live and what the status left out. Written by the collector.
+	// +optional
+	Results *ResultsReference `json:"results,omitempty"`
+
+	// collection holds the collector's facts about the pod it ran in. Written by the collector.
+	// +optional
+	Collection *CollectionStatus `json:"collection,omitempty"`
+}
+
+// RunnerStatus holds facts about the runner container.
+type RunnerStatus struct {
+	// exitCode of the runner container (or of the runner command, as recorded by the launcher).
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+
+	// reason is the container's terminated or waiting reason as the kubelet reported it (for example OOMKilled,
+	// Error, ErrImagePull).
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// message is a bounded excerpt of the runner's stderr or the container's message.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// podName is the pod the facts come from.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PodName string `json:"podName,omitempty"`
+}
+
+// RunSummary counts the judged results of a run.
+type RunSummary struct {
+	// total is the number of requested cases.
+	Total int32 `json:"total"`
+	// passed cases.
+	Passed int32 `json:"passed"`
+	// failed cases (judged below the threshold).
+	Failed int32 `json:"failed"`
+	// errored cases (no usable output or a judge crash); missing cases are counted here too.
+	Errored int32 `json:"errored"`
+	// skipped cases (nothing could judge them).
+	Skipped int32 `json:"skipped"`
+	// missing is the number of requested ids with no valid record.
+	Missing int32 `json:"missing"`
+	// parseErrors is the number of invalid output lines.
+	ParseErrors int32 `json:"parseErrors"`
+	// unexpected is the number of valid records whose id no case requested.
+	Unexpected int32 `json:"unexpected"`
+	// meanScore over judged cases, a decimal string with 4 digits.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	MeanScore string `json:"meanScore,omitempty"`
+	// medianScore over judged cases.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	MedianScore string `json:"medianScore,omitempty"`
+	// minScore over judged cases.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	MinScore string `json:"minScore,omitempty"`
+	// maxScore over judged cases.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	MaxScore string `json:"maxScore,omitempty"`
+	// passRate is passed / total.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	PassRate string `json:"passRate,omitempty"`
+	// histogram counts judged case scores in five bins: [0,0.2) [0.2,0.4) [0.4,0.6) [0.6,0.8) [0.8,1].
+	// +kubebuilder:validation:MaxItems=5
+	// +listType=atomic
+	// +optional
+	Histogram []int32 `json:"histogram,omitempty"`
+}
+
+// CaseResult is the judged result of one case.
+type CaseResult struct {
+	// id of the case.
+	// +kubebuilder:validation:MaxLength=256
+	// +required
+	ID string `json:"id"`
+	// verdict of the case.
+	// +required
+	Verdict Verdict `json:"verdict"`
+	// score of the case, a decimal string in [0, 1] with 4 digits.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Score string `json:"score,omitempty"`
+	// answer is a short excerpt of the candidate answer.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Answer string `json:"answer,omitempty"`
+	// error says why the case has no usable output, when its verdict is Error.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Error string `json:"error,omitempty"`
+	// evaluators summarise each evaluator's judgement.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	Evaluators []EvaluatorSummary `json:"evaluators,omitempty"`
+}
+
+// EvaluatorSummary is one evaluator's judgement of one case.
+type EvaluatorSummary struct {
+	// name of the evaluator.
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	Name string `json:"name"`
+	// type of the evaluator (tool_trajectory, field_accuracy, code_judge, ...).
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Type string `json:"type,omitempty"`
+	// verdict of this evaluator.
+	// +required
+	Verdict Verdict `json:"verdict"`
+	// score of this evaluator, a decimal string.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	Score string `json:"score,omitempty"`
+	// message is a bounded excerpt of the first misses or the reason it was skipped.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ParseError is one problem with one line of the runner's output.
+type ParseError struct {
+	// line is the 1-based physical line number in the output file (0 for a whole-file problem).
+	Line int64 `json:"line"`
+	// excerpt is at most 120 characters of the line, marked when cut.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Excerpt string `json:"excerpt,omitempty"`
+	// message says what is wrong.
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Message string `json:"message"`
+}
+
+// ResultsReference says where the full results live and what the status omitted.
+type ResultsReference struct {
+	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	ConfigMaps []string `json:"configMaps,omitempty"`
+	// key is the binaryData key under which each ConfigMap holds its chunk.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Key string `json:"key,omitempty"`
+	// format of the chunks; "jsonl+gzip".
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Format string `json:"format,omitempty"`
+	// totalCases is the number of results stored in the ConfigMaps.
+	// +optional
+	TotalCases int32 `json:"totalCases,omitempty"`
+	// omittedCases is the number of case results left out of status.cases.
+	// +optional
+	OmittedCases int32 `json:"omittedCases,omitempty"`
+	// omittedMissingIds is the number of missing ids left out of status.missingIds.
+	// +optional
+	OmittedMissingIDs int32 `json:"omittedMissingIds,omitempty"`
+	// omittedParseErrors is the number of parse errors left out of status.parseErrors.
+	// +optional
+	OmittedParseErrors int32 `json:"omittedParseErrors,omitempty"`
+	// omittedUnexpectedIds is the number of unexpected ids left out of status.unexpectedIds.
+	// +optional
+	OmittedUnexpectedIDs int32 `json:"omittedUnexpectedIds,omitempty"`
+}
+
+// CollectionStatus holds the collector's facts about its collection.
+type CollectionStatus struct {
+	// runnerFinished is true when the launcher wrote its done marker; false when the collector collected after a
+	// termination signal without one (the runner was killed, OOM-killed or ran past its deadline).
+	RunnerFinished bool `json:"runnerFinished"`
+	// outputSHA256 is the hex sha256 of the runner's output file as collected.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	OutputSHA256 string `json:"outputSHA256,omitempty"`
+	// runnerExitCode is the runner command's exit code as the launcher recorded it.
+	// +optional
+	RunnerExitCode *int32 `json:"runnerExitCode,omitempty"`
+	// runnerSignal is the signal that ended the runner command, if any.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	RunnerSignal string `json:"runnerSignal,omitempty"`
+	// runnerTimedOut is true when the runner command ran past target.timeoutSeconds.
+	// +optional
+	RunnerTimedOut bool `json:"runnerTimedOut,omitempty"`
+	// healthcheckFailed is true when the healthcheck failed and the runner never started.
+	// +optional
+	HealthcheckFailed bool `json:"healthcheckFailed,omitempty"`
+	// stderrTail is a bounded excerpt of the end of the runner's stderr.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	StderrTail string `json:"stderrTail,omitempty"`
+	// outcome is the collector's classification of the run: Completed, RunnerFailed, RunnerTimedOut,
+	// HealthcheckFailed, MissingResults, InvalidOutput or CollectorFailed. The manager turns it into conditions.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Outcome string `json:"outcome,omitempty"`
+	// message explains the outcome in one bounded line.
+	// +kubebuilder:validation:MaxLength=2048
+	// +optional
+	Message string `json:"message,omitempty"`
+	// collectedAt is when the collector wrote these results.
+	// +optional
+	CollectedAt *metav1.Time `json:"collectedAt,omitempty"`
+	// attempt is the pod's Job completion attempt the results come from (the pod name).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PodName string `json:"podName,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=er,categories=evals
+// +kubebuilder:validation:XValidation:rule="self.spec.evalFile == oldSelf.spec.evalFile && self.spec.target == oldSelf.spec.target && self.spec.judging == oldSelf.spec.judging && self.spec.successPolicy == oldSelf.spec.successPolicy && self.spec.activeDeadlineSeconds == oldSelf.spec.activeDeadlineSeconds && self.spec.backoffLimit == oldSelf.spec.backoffLimit && self.spec.ttlSecondsAfterFinished == oldSelf.spec.ttlSecondsAfterFinished && self.spec.resultsDeadlineSeconds == oldSelf.spec.resultsDeadlineSeconds && self.spec.queueName == oldSelf.spec.queueName && self.spec.podTemplate == oldSelf.spec.podTemplate",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
+// +kubebuilder:printcolumn:name="Succeeded",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].reason`
+// +kubebuilder:printcolumn:name="Passed",type=string,JSONPath=`.status.conditions[?(@.type=="Passed")].status`
+// +kubebuilder:printcolumn:name="Total",type=integer,JSONPath=`.status.summary.total`
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.summary.failed`
+// +kubebuilder:printcolumn:name="Missing",type=integer,JSONPath=`.status.summary.missing`
+// +kubebuilder:printcolumn:name="Score",type=string,JSONPath=`.status.summary.meanScore`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+
+// EvalRun runs a batch runner over an eval file as a Kubernetes Job and records the judged per-case results.
+type EvalRun struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired evaluation.
+	// +required
+	Spec EvalRunSpec `json:"spec"`
+
+	// status is the observed state, written by the manager and the collector.
+	// +optional
+	Status EvalRunStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// EvalRunList contains a list of EvalRun.
+type EvalRunList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the EvalRuns.
+	Items []EvalRun `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&EvalRun{}, &EvalRunList{})
+}

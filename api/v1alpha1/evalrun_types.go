@@ -1,0 +1,307 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// BatchingMode says how the runner is invoked.
+// +kubebuilder:validation:Enum=Batched;PerCase
+type BatchingMode string
+
+const (
+	// BatchingBatched invokes the command template once for all cases; the runner writes one JSONL file.
+	BatchingBatched BatchingMode = "Batched"
+	// BatchingPerCase invokes the command template once per case; each invocation writes one output file.
+	BatchingPerCase BatchingMode = "PerCase"
+)
+
+// EvalRunSpec is the desired state of an EvalRun. It is immutable after creation, except suspend.
+// +kubebuilder:validation:XValidation:rule="!has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
+type EvalRunSpec struct {
+	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline or configMapKeyRef.
+	// The manager copies it into an owned ConfigMap when the run starts, so later edits of the source do not
+	// change a running evaluation.
+	// +required
+	EvalFile EvalFileSource `json:"evalFile"`
+
+	// target describes the batch runner: its image, command template and how it is invoked.
+	// +required
+	Target Target `json:"target"`
+
+	// judging holds the evaluators and pass threshold used for cases that declare no evaluators of their own.
+	// +optional
+	Judging *Judging `json:"judging,omitempty"`
+
+	// successPolicy decides the Passed condition from the judged results. It is separate from whether the run
+	// itself completed (the Succeeded condition). Defaults to every judged case passing.
+	// +optional
+	SuccessPolicy *SuccessPolicy `json:"successPolicy,omitempty"`
+
+	// activeDeadlineSeconds bounds the whole Job (all pods, retries included), in seconds. Copied to the Job's
+	// activeDeadlineSeconds. Unset means no deadline.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// backoffLimit is the number of pod retries the Job allows for infrastructure failures. Copied to the Job.
+	// Defaults to 0: a runner that ran and failed is reported, not retried.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=10
+	// +kubebuilder:default=0
+	// +optional
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+
+	// ttlSecondsAfterFinished lets Kubernetes delete the finished Job (and its pods) after this many seconds.
+	// The EvalRun and its results stay. Unset keeps the Job.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=31536000
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// resultsDeadlineSeconds is how long after the runner ends the collector may take to report results before
+	// the run fails with ResultsNotReported. Defaults to 300.
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=86400
+	// +kubebuilder:default=300
+	// +optional
+	ResultsDeadlineSeconds *int32 `json:"resultsDeadlineSeconds,omitempty"`
+
+	// suspend pauses the run: the Job is created (or set) suspended and no pod runs. Setting it back to false
+	// resumes. Ignored when queueName is set, because Kueue then owns the Job's suspension. The only mutable field.
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// queueName is the Kueue LocalQueue that admits this run. When set, the Job is created suspended with the
+	// kueue.x-k8s.io/queue-name label and Kueue decides when it starts.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	QueueName string `json:"queueName,omitempty"`
+
+	// podTemplate holds scheduling and metadata overrides for the run's pod.
+	// +optional
+	PodTemplate *PodOverrides `json:"podTemplate,omitempty"`
+
+	// Sharding across several pods is reserved for a later version as an optional field; runs without it keep
+	// today's single-pod behaviour.
+}
+
+// EvalFileSource is a union: exactly one of inline or configMapKeyRef.
+// +kubebuilder:validation:XValidation:rule="has(self.inline) != has(self.configMapKeyRef)",message="evalFile needs exactly one of inline or configMapKeyRef"
+type EvalFileSource struct {
+	// inline is the eval file's YAML text (agentv-eval-v2), at most 256 KiB. Larger files belong in a ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=262144
+	// +optional
+	Inline *string `json:"inline,omitempty"`
+
+	// configMapKeyRef names a key of a ConfigMap in the EvalRun's namespace that holds the eval file.
+	// +optional
+	ConfigMapKeyRef *ConfigMapKeyReference `json:"configMapKeyRef,omitempty"`
+}
+
+// ConfigMapKeyReference selects one key of a ConfigMap in the same namespace.
+type ConfigMapKeyReference struct {
+	// name of the ConfigMap.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// key in the ConfigMap's data. Defaults to eval.yaml.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +kubebuilder:default="eval.yaml"
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// Target describes the batch runner container and how it is invoked.
+// +kubebuilder:validation:XValidation:rule="self.batching == 'PerCase' || !self.commandTemplate.matches('\\\\{(EVAL_ID|PROMPT|PROMPT_FILE|ATTEMPT)\\\\}')",message="{EVAL_ID}, {PROMPT}, {PROMPT_FILE} and {ATTEMPT} need batching: PerCase; with Batched the allowed placeholders are {EVAL_FILE} and {OUTPUT_FILE}"
+type Target struct {
+	// image is the runner's container image, holding the runner, its interpreters and any code_judge scripts.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Image string `json:"image"`
+
+	// imagePullPolicy for the runner image. Defaults to the Kubernetes default for the tag.
+	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
+	// +optional
+	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
+
+	// commandTemplate is the runner command, run with /bin/sh -c after its placeholders are replaced by
+	// shell-quoted values (never quote a placeholder yourself). Allowed placeholders: {EVAL_FILE} and
+	// {OUTPUT_FILE} (required), and with batching PerCase also {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.contains('{OUTPUT_FILE}')",message="commandTemplate must contain {OUTPUT_FILE}: the runner writes its results there"
+	// +kubebuilder:validation:XValidation:rule="self.findAll('\\\\{[A-Z][A-Z0-9_]*\\\\}').all(p, p in ['{EVAL_FILE}', '{OUTPUT_FILE}', '{EVAL_ID}', '{PROMPT}', '{PROMPT_FILE}', '{ATTEMPT}'])",message="commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}"
+	// +required
+	CommandTemplate string `json:"commandTemplate"`
+
+	// batching is Batched (one invocation for all cases, the default) or PerCase (one invocation per case).
+	// +kubebuilder:default=Batched
+	// +optional
+	Batching BatchingMode `json:"batching,omitempty"`
+
+	// workers is how many PerCase invocations run at once. Defaults to 1. Only with batching PerCase.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	Workers *int32 `json:"workers,omitempty"`
+
+	// env adds environment variables to the runner container.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// envFrom adds environment variables from ConfigMaps or Secrets to the runner container.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
+
+	// resources are the runner container's compute requests and limits.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// workingDir is the runner's working directory (also the default cwd of code_judge scripts). Defaults to the
+	// image's.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// timeoutSeconds bounds each runner invocation; when it passes, the invocation's whole process group is sent
+	// SIGTERM, then SIGKILL, and the run reports a timeout. Unset means no per-invocation timeout.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
+	// +optional
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+
+	// healthcheck runs before the runner; if it fails the run ends with its output excerpt.
+	// +optional
+	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
+
+	// securityContext overrides the runner container's security context. It must stay within the Pod Security
+	// "restricted" profile: the manager always enforces runAsNonRoot, no privilege escalation, all capabilities
+	// dropped and a RuntimeDefault or Localhost seccomp profile.
+	// +kubebuilder:validation:XValidation:rule="!has(self.privileged) || !self.privileged",message="the runner may not be privileged"
+	// +kubebuilder:validation:XValidation:rule="!has(self.allowPrivilegeEscalation) || !self.allowPrivilegeEscalation",message="the runner may not allow privilege escalation"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsNonRoot) || self.runAsNonRoot",message="the runner must run as non-root"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsUser) || self.runAsUser != 0",message="the runner may not run as user 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.capabilities) || !has(self.capabilities.add) || size(self.capabilities.add) == 0 || (size(self.capabilities.add) == 1 && self.capabilities.add[0] == 'NET_BIND_SERVICE')",message="the runner may add no capability other than NET_BIND_SERVICE"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type in ['RuntimeDefault', 'Localhost']",message="the runner's seccomp profile must be RuntimeDefault or Localhost"
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+}
+
+// Healthcheck is a command run once before the runner.
+type Healthcheck struct {
+	// commandTemplate is run with /bin/sh -c; allowed placeholders: {EVAL_FILE}, {OUTPUT_FILE}.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +kubebuilder:validation:XValidation:rule="self.findAll('\\\\{[A-Z][A-Z0-9_]*\\\\}').all(p, p in ['{EVAL_FILE}', '{OUTPUT_FILE}'])",message="healthcheck.commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}"
+	// +required
+	CommandTemplate string `json:"commandTemplate"`
+
+	// timeoutSeconds bounds the healthcheck. Defaults to 60.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=60
+	// +optional
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+}
+
+// Judging configures how cases without their own evaluators are judged.
+type Judging struct {
+	// evaluators are used for every case that declares none, ahead of the eval file's file-level
+	// execution.evaluators. Each entry has the eval file's evaluator shape (name, type and type-specific keys);
+	// the manager validates them with the eval file and fails the run with InvalidEvalFile if one is invalid.
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=array
+	// +optional
+	Evaluators []runtime.RawExtension `json:"evaluators,omitempty"`
+
+	// passThreshold is the score at or above which an evaluator and a case pass, a decimal in [0, 1].
+	// Defaults to "0.8".
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
+	// +kubebuilder:default="0.8"
+	// +optional
+	PassThreshold string `json:"passThreshold,omitempty"`
+
+	// codeJudgeTimeoutSeconds bounds each code_judge script. Defaults to 60.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +kubebuilder:default=60
+	// +optional
+	CodeJudgeTimeoutSeconds *int32 `json:"codeJudgeTimeoutSeconds,omitempty"`
+
+	// codeJudgeWorkers is how many code_judge scripts run at once. Defaults to 2.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +kubebuilder:default=2
+	// +optional
+	CodeJudgeWorkers *int32 `json:"codeJudgeWorkers,omitempty"`
+}
+
+// SuccessPolicy decides the Passed condition once results are in.
+type SuccessPolicy struct {
+	// minPassRate is the least fraction of all requested cases (missing ones count as not passing) whose verdict
+	// must be pass, a decimal in [0, 1]. Defaults to "1".
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
+	// +kubebuilder:default="1"
+	// +optional
+	MinPassRate string `json:"minPassRate,omitempty"`
+
+	// minMeanScore, when set, also requires the mean case score to be at least this decimal in [0, 1].
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
+	// +optional
+	MinMeanScore string `json:"minMeanScore,omitempty"`
+}
+
+// PodOverrides are scheduling and metadata settings for the run's pod.
+type PodOverrides struct {
+	// labels are added to the pod (they cannot replace the operator's own labels).
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// annotations are added to the pod.
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// nodeSelector constrains the pod to nodes with these labels.
+	// +kubebuilder:validation:MaxProperties=32
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let the pod schedule onto tainted nodes.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// affinity constrains where the pod schedules.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+
+	// imagePullSecrets are used to pull the runner image.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// priorityClassName is the pod's priority class.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+}

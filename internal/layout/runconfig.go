@@ -1,0 +1,48 @@
+package layout
+
+// RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector launch` and
+// `collector collect` read it; it carries everything they need from the EvalRun spec so that neither needs API
+// access to read the spec.
+type RunConfig struct {
+	// RunName, Namespace and UID identify the EvalRun.
+	RunName   string `json:"runName"`
+	Namespace string `json:"namespace"`
+	UID       string `json:"uid"`
+
+	// EvalFile is the path of the eval file ({EVAL_FILE}).
+	EvalFile string `json:"evalFile"`
+	// CaseIDs are the requested case ids, in eval-file order.
+	CaseIDs []string `json:"caseIds"`
+
+	// CommandTemplate, Batching ("Batched" or "PerCase") and Workers describe the runner invocation.
+	CommandTemplate string `json:"commandTemplate"`
+	Batching        string `json:"batching"`
+	Workers         int32  `json:"workers"`
+	// TimeoutSeconds bounds each invocation; 0 means none.
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	// KillGraceSeconds is the time between SIGTERM and SIGKILL of a timed-out process group.
+	KillGraceSeconds int32 `json:"killGraceSeconds"`
+	// WorkingDir is the runner's working directory ("" keeps the image's).
+	WorkingDir string `json:"workingDir,omitempty"`
+
+	// HealthcheckTemplate, when set, runs before the runner, bounded by HealthcheckTimeoutSeconds.
+	HealthcheckTemplate       string `json:"healthcheckTemplate,omitempty"`
+	HealthcheckTimeoutSeconds int32  `json:"healthcheckTimeoutSeconds,omitempty"`
+
+	// PassThreshold is the pass threshold as a decimal string ("0.8").
+	PassThreshold string `json:"passThreshold"`
+	// DefaultEvaluators are the spec's judging.evaluators as raw JSON objects.
+	DefaultEvaluators []map[string]any `json:"defaultEvaluators,omitempty"`
+	// CodeJudgeTimeoutSeconds and CodeJudgeWorkers bound code_judge scripts.
+	CodeJudgeTimeoutSeconds int32 `json:"codeJudgeTimeoutSeconds"`
+	CodeJudgeWorkers        int32 `json:"codeJudgeWorkers"`
+
+	// ResultConfigMaps are the names of the pre-created, owned result ConfigMaps, in order.
+	ResultConfigMaps []string `json:"resultConfigMaps"`
+	// StatusBudgetBytes bounds the status results section the collector writes.
+	StatusBudgetBytes int64 `json:"statusBudgetBytes"`
+	// ResultsDeadlineSeconds bounds how long the collector retries API writes after the runner ends.
+	ResultsDeadlineSeconds int32 `json:"resultsDeadlineSeconds"`
+	// AckTimeoutSeconds bounds how long launch waits for the collector's acknowledgement.
+	AckTimeoutSeconds int32 `json:"ackTimeoutSeconds"`
+}
