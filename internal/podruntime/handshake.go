@@ -1,0 +1,130 @@
+package podruntime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// pollInterval is how often the collector and the launcher look for each other's marker files.
+const pollInterval = 200 * time.Millisecond
+
+// RunnerRecord is runner.json, written by launch after the runner (and before the code judges): how the runner
+// invocations ended. The collector reads it to classify the run.
+type RunnerRecord struct {
+	// Attempt is the 1-based launch attempt in this pod ({ATTEMPT}).
+	Attempt int `json:"attempt"`
+	// Batching is Batched or PerCase.
+	Batching string `json:"batching"`
+	// Error says why launch could not run the runner at all (bad template, unreadable eval file); the runner
+	// never started.
+	Error string `json:"error,omitempty"`
+	// Healthcheck is the healthcheck's outcome, when one is configured.
+	Healthcheck *Outcome `json:"healthcheck,omitempty"`
+	// HealthcheckFailed is true when the healthcheck failed and the runner never started.
+	HealthcheckFailed bool `json:"healthcheckFailed,omitempty"`
+	// Runner is the Batched invocation, or in PerCase mode the first failed invocation (else the last one).
+	Runner *Outcome `json:"runner,omitempty"`
+	// Cases are the PerCase invocations that did not succeed, in case order, bounded by MaxRecordedCaseFailures.
+	Cases []CaseOutcome `json:"cases,omitempty"`
+	// FailedCases counts PerCase invocations that did not succeed (all of them, recorded or not).
+	FailedCases int `json:"failedCases,omitempty"`
+	// Invocations counts the runner invocations that were started.
+	Invocations int `json:"invocations"`
+	// DurationMs is the wall time of all runner invocations.
+	DurationMs int64 `json:"durationMs"`
+	// History holds the records of earlier launch attempts in this pod, most recent last (without their own
+	// history).
+	History []RunnerRecord `json:"history,omitempty"`
+}
+
+// MaxRecordedCaseFailures bounds RunnerRecord.Cases.
+const MaxRecordedCaseFailures = 200
+
+// CaseOutcome is one PerCase invocation that did not succeed.
+type CaseOutcome struct {
+	ID string `json:"id"`
+	Outcome
+}
+
+// JudgeLine is one line of judges.jsonl: the result of one code_judge evaluator for one case.
+type JudgeLine struct {
+	// CaseID is the judged case.
+	CaseID string `json:"caseId"`
+	// Index is the evaluator's position in the case's evaluator list.
+	Index int `json:"index"`
+	// Name is the evaluator's name.
+	Name string `json:"name"`
+	// Result is the evaluator result as internal/evaluate encodes it.
+	Result json.RawMessage `json:"result"`
+}
+
+// DoneMarker is the content of the done file.
+type DoneMarker struct {
+	Attempt int `json:"attempt"`
+	// JudgeError says why code judges could not run, if they could not.
+	JudgeError string `json:"judgeError,omitempty"`
+}
+
+// Ack is the content of the ack file, written by collect.
+type Ack struct {
+	// Persisted is true when the results were written to the API server (status and result ConfigMaps).
+	Persisted bool `json:"persisted"`
+	// Reason says why they were not, when Persisted is false.
+	Reason string `json:"reason,omitempty"`
+}
+
+// writeJSONAtomic encodes v and writes it to path atomically, creating the directory.
+func writeJSONAtomic(path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create directory for %s: %w", path, err)
+	}
+	return writeBytesAtomic(path, append(data, '\n'))
+}
+
+// readJSON decodes path into v. A missing file returns an error satisfying errors.Is(err, os.ErrNotExist).
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("decode %s: %w", path, err)
+	}
+	return nil
+}
+
+// waitForFile polls for path until it exists, ctx ends or timeout passes (0: no timeout). It returns nil once the
+// file exists.
+func waitForFile(ctx context.Context, path string, timeout time.Duration) error {
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("stat %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline:
+			return fmt.Errorf("%s did not appear within %s", filepath.Base(path), timeout)
+		case <-tick.C:
+		}
+	}
+}

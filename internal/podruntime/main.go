@@ -1,0 +1,88 @@
+// Package podruntime is the in-pod side of an EvalRun: `collector install` copies the binary into the work
+// volume, `collector launch` renders and runs the command template in the runner container, runs the code_judge
+// evaluators and waits for the collector's acknowledgement, `collector collect` (the native sidecar) parses,
+// judges and persists the results, and `collector probe` is the sidecar's startup probe.
+package podruntime
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes of the pod modes.
+const (
+	exitOK    = 0
+	exitInfra = 1
+	exitUsage = 2
+)
+
+// Main runs one pod mode with its command-line arguments and returns the process exit code: 0 on success, 1 for
+// an infrastructure failure, 2 for a usage error.
+func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("collector "+mode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	switch mode {
+	case "install":
+		dest := fs.String("dest", "", "where to copy this binary (required)")
+		src := fs.String("src", "", "binary to copy (default: this executable)")
+		if code, ok := parseFlags(fs, args); !ok {
+			return code
+		}
+		if *dest == "" {
+			return usageError(fs, stderr, "--dest is required")
+		}
+		from := *src
+		if from == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				fmt.Fprintf(stderr, "collector install: cannot find this executable: %v\n", err)
+				return exitInfra
+			}
+			from = exe
+		}
+		if err := Install(from, *dest); err != nil {
+			fmt.Fprintf(stderr, "collector install: %v\n", err)
+			return exitInfra
+		}
+		return exitOK
+	case "probe":
+		ready := fs.String("ready-file", "", "file whose existence means the collector is ready (required)")
+		if code, ok := parseFlags(fs, args); !ok {
+			return code
+		}
+		if *ready == "" {
+			return usageError(fs, stderr, "--ready-file is required")
+		}
+		if err := Probe(*ready); err != nil {
+			fmt.Fprintf(stderr, "collector probe: %v\n", err)
+			return exitInfra
+		}
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "collector: unknown pod mode %q\n", mode)
+	return exitUsage
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return exitUsage
+}
