@@ -22,8 +22,9 @@ var knownPlaceholders = map[string]bool{
 	PlaceholderPrompt: true, PlaceholderPromptFile: true, PlaceholderAttempt: true,
 }
 
-// ShellQuote returns s as one POSIX shell word: wrapped in single quotes, with every single quote written as
-// '\'' . Nothing inside single quotes is special to the shell, so the value cannot expand or inject commands.
+// ShellQuote returns s as one POSIX shell word: wrapped in single quotes, each single quote inside written as a
+// closing quote, an escaped quote and an opening quote. Nothing inside single quotes is special to the shell, so
+// the value cannot expand or inject commands.
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
