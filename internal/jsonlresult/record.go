@@ -1,0 +1,690 @@
+package jsonlresult
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// maxWarnings bounds Response.Warnings.
+const maxWarnings = 8
+
+// Trace event types a TraceEvent may have.
+const (
+	TraceTypeModelStep  = "model_step"
+	TraceTypeToolCall   = "tool_call"
+	TraceTypeToolResult = "tool_result"
+	TraceTypeMessage    = "message"
+	TraceTypeError      = "error"
+)
+
+// traceType returns the canonical (shared, not allocated) name of a valid trace event type.
+func traceType(b []byte) (string, bool) {
+	switch string(b) {
+	case TraceTypeModelStep:
+		return TraceTypeModelStep, true
+	case TraceTypeToolCall:
+		return TraceTypeToolCall, true
+	case TraceTypeToolResult:
+		return TraceTypeToolResult, true
+	case TraceTypeMessage:
+		return TraceTypeMessage, true
+	case TraceTypeError:
+		return TraceTypeError, true
+	}
+	return "", false
+}
+
+// roleAssistant is the output message role whose content can stand in for a missing text.
+const roleAssistant = "assistant"
+
+// internedRole avoids allocating the common role names.
+func internedRole(b []byte) string {
+	switch string(b) {
+	case roleAssistant:
+		return roleAssistant
+	case "user":
+		return "user"
+	case "system":
+		return "system"
+	case "tool":
+		return "tool"
+	}
+	return string(b)
+}
+
+// idState says what the record's id member was.
+type idState uint8
+
+const (
+	idMissing idState = iota
+	idString
+	idWrongKind
+)
+
+// record is the outcome of reading one JSON object of the runner contract.
+type record struct {
+	resp     *Response
+	id       idState
+	idKind   valueKind // kind of a non-string id
+	hasText  bool
+	textRaw  []byte // raw non-string text
+	hasTrace bool
+}
+
+// recordParser reads records. It keeps reusable state, so each goroutine needs its own.
+type recordParser struct {
+	s scanner
+	// names caches small strings that repeat across records (tool names, message names) so that they are
+	// allocated once per parser instead of once per record.
+	names map[string]string
+}
+
+const (
+	maxInternedLen   = 64
+	maxInternedNames = 4096
+)
+
+func (p *recordParser) intern(b []byte) string {
+	if len(b) > maxInternedLen {
+		return string(b)
+	}
+	if v, ok := p.names[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if p.names == nil {
+		p.names = make(map[string]string)
+	}
+	if len(p.names) < maxInternedNames {
+		p.names[v] = v
+	}
+	return v
+}
+
+// warn adds a bounded warning to the response.
+func warn(r *Response, format string, args ...any) {
+	if len(r.Warnings) < maxWarnings {
+		r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+	}
+}
+
+// object reads the JSON object at the start of buf (which must be owned by the result and valid UTF-8) and
+// requires nothing but whitespace after it. On a syntax error it returns the error and a nil record.
+func (p *recordParser) object(buf []byte) (*record, error) {
+	s := &p.s
+	s.reset(buf)
+	if k := s.peek(); k != kindObject {
+		if !s.skip() {
+			return nil, s.err
+		}
+		if !s.atEnd() {
+			return nil, &syntaxError{off: s.pos, msg: "unexpected content after the value"}
+		}
+		return nil, notObjectError{k}
+	}
+	rec := &record{resp: &Response{}}
+	if !p.members(rec) {
+		return nil, s.err
+	}
+	if !s.atEnd() {
+		return nil, &syntaxError{off: s.pos, msg: "unexpected content after the object"}
+	}
+	p.finishText(rec)
+	return rec, nil
+}
+
+// notObjectError says a line is valid JSON but not an object.
+type notObjectError struct{ kind valueKind }
+
+func (e notObjectError) Error() string {
+	return fmt.Sprintf("not a JSON object: the line is %s", e.kind)
+}
+
+// members reads the top-level object's members. Later duplicates of a member replace earlier ones, as with
+// encoding/json.
+func (p *recordParser) members(rec *record) bool {
+	s := &p.s
+	r := rec.resp
+	s.enter()
+	for first := true; s.next(&first, '}'); {
+		key, ok := s.key()
+		if !ok {
+			return false
+		}
+		switch string(key) {
+		case "id":
+			if s.peek() == kindString {
+				if r.ID, ok = s.stringValue(); !ok {
+					return false
+				}
+				rec.id = idString
+				continue
+			}
+			rec.id, rec.idKind = idWrongKind, s.peek()
+		case "text":
+			switch s.peek() {
+			case kindString:
+				if r.Text, ok = s.stringValue(); !ok {
+					return false
+				}
+				rec.hasText, rec.textRaw = true, nil
+				continue
+			case kindNull:
+				rec.hasText, rec.textRaw = false, nil
+			default:
+				if rec.textRaw, ok = s.raw(); !ok {
+					return false
+				}
+				rec.hasText = true
+				continue
+			}
+		case "trace":
+			r.Trace, r.DroppedTraceEvents = nil, 0
+			if s.peek() == kindArray {
+				if !p.trace(r) {
+					return false
+				}
+				continue
+			}
+			if s.peek() != kindNull {
+				warn(r, "trace is %s, not an array; ignored", s.peek())
+			}
+		case "output_messages":
+			r.OutputMessages = nil
+			if s.peek() == kindArray {
+				if !p.outputMessages(r) {
+					return false
+				}
+				continue
+			}
+			if s.peek() != kindNull {
+				warn(r, "output_messages is %s, not an array; ignored", s.peek())
+			}
+		case "token_usage":
+			r.TokenUsage = nil
+			if s.peek() == kindObject {
+				if !p.tokenUsage(r) {
+					return false
+				}
+				continue
+			}
+			if s.peek() != kindNull {
+				warn(r, "token_usage is %s, not an object; ignored", s.peek())
+			}
+		case "cost_usd":
+			if r.CostUSD, ok = p.metric(r, "cost_usd"); !ok {
+				return false
+			}
+			continue
+		case "duration_ms":
+			if r.DurationMs, ok = p.metric(r, "duration_ms"); !ok {
+				return false
+			}
+			continue
+		}
+		if !s.skip() {
+			return false
+		}
+	}
+	return s.err == nil
+}
+
+// nonNegative reads a value that should be a finite non-negative number; valid is false (and the value skipped)
+// when it is anything else.
+func (p *recordParser) nonNegative() (v float64, valid, ok bool) {
+	s := &p.s
+	if s.peek() != kindNumber {
+		return 0, false, s.skip()
+	}
+	v, finite, ok := s.numberValue()
+	return v, ok && finite && v >= 0, ok
+}
+
+// metric reads cost_usd or duration_ms.
+func (p *recordParser) metric(r *Response, name string) (*float64, bool) {
+	if p.s.peek() == kindNull {
+		return nil, p.s.skip()
+	}
+	v, valid, ok := p.nonNegative()
+	if !ok {
+		return nil, false
+	}
+	if !valid {
+		warn(r, "%s is not a non-negative number; ignored", name)
+		return nil, true
+	}
+	return &v, true
+}
+
+// tokenUsage reads token_usage; it is kept only when input and output are non-negative numbers and cached, when
+// present, is one too.
+func (p *recordParser) tokenUsage(r *Response) bool {
+	s := &p.s
+	var tu TokenUsage
+	var hasIn, hasOut, bad bool
+	s.enter()
+	for first := true; s.next(&first, '}'); {
+		key, ok := s.key()
+		if !ok {
+			return false
+		}
+		var dst *float64
+		switch string(key) {
+		case "input":
+			dst, hasIn = &tu.Input, true
+		case "output":
+			dst, hasOut = &tu.Output, true
+		case "cached":
+			if s.peek() == kindNull {
+				tu.Cached = nil
+				break
+			}
+			tu.Cached = new(float64)
+			dst = tu.Cached
+		}
+		if dst == nil {
+			if !s.skip() {
+				return false
+			}
+			continue
+		}
+		v, valid, ok := p.nonNegative()
+		if !ok {
+			return false
+		}
+		if !valid {
+			bad = true
+		}
+		*dst = v
+	}
+	if s.err != nil {
+		return false
+	}
+	if bad || !hasIn || !hasOut {
+		warn(r, "token_usage needs non-negative numbers input and output (and cached when given); ignored")
+		return true
+	}
+	r.TokenUsage = &tu
+	return true
+}
+
+// trace reads the trace array, keeping the valid events.
+func (p *recordParser) trace(r *Response) bool {
+	s := &p.s
+	s.enter()
+	for first := true; s.next(&first, ']'); {
+		if s.peek() != kindObject {
+			if !s.skip() {
+				return false
+			}
+			r.DroppedTraceEvents++
+			continue
+		}
+		start := s.pos
+		ev, valid, ok := p.traceEvent()
+		if !ok {
+			return false
+		}
+		if !valid {
+			r.DroppedTraceEvents++
+			continue
+		}
+		ev.Raw = s.buf[start:s.pos:s.pos]
+		if r.Trace == nil {
+			r.Trace = make([]TraceEvent, 0, 4)
+		}
+		r.Trace = append(r.Trace, ev)
+	}
+	return s.err == nil
+}
+
+// traceEvent reads one trace element object; valid says whether it has a known type and a string timestamp.
+func (p *recordParser) traceEvent() (ev TraceEvent, valid, ok bool) {
+	s := &p.s
+	var hasType, hasTimestamp bool
+	s.enter()
+	for first := true; s.next(&first, '}'); {
+		key, ok := s.key()
+		if !ok {
+			return ev, false, false
+		}
+		switch string(key) {
+		case "type":
+			hasType = false
+			if s.peek() == kindString {
+				b, ok := s.stringBytes()
+				if !ok {
+					return ev, false, false
+				}
+				ev.Type, hasType = traceType(b)
+				continue
+			}
+		case "timestamp":
+			hasTimestamp = false
+			if s.peek() == kindString {
+				if ev.Timestamp, ok = s.stringValue(); !ok {
+					return ev, false, false
+				}
+				hasTimestamp = true
+				continue
+			}
+		case "id":
+			if ev.ID, ok = p.optString(); !ok {
+				return ev, false, false
+			}
+			continue
+		case "name":
+			if ev.Name, ok = p.optName(); !ok {
+				return ev, false, false
+			}
+			continue
+		case "input":
+			if ev.Input, ok = p.optRaw(); !ok {
+				return ev, false, false
+			}
+			continue
+		case "output":
+			if ev.Output, ok = p.optRaw(); !ok {
+				return ev, false, false
+			}
+			continue
+		}
+		if !s.skip() {
+			return ev, false, false
+		}
+	}
+	if s.err != nil {
+		return ev, false, false
+	}
+	return ev, hasType && hasTimestamp, true
+}
+
+// optString reads a value that is kept only when it is a string.
+func (p *recordParser) optString() (string, bool) {
+	if p.s.peek() == kindString {
+		return p.s.stringValue()
+	}
+	return "", p.s.skip()
+}
+
+// optName is optString for short, often repeated names, which are interned.
+func (p *recordParser) optName() (string, bool) {
+	if p.s.peek() == kindString {
+		b, ok := p.s.stringBytes()
+		if !ok {
+			return "", false
+		}
+		return p.intern(b), true
+	}
+	return "", p.s.skip()
+}
+
+// optRaw reads a value kept as written; null counts as absent.
+func (p *recordParser) optRaw() (json.RawMessage, bool) {
+	if p.s.peek() == kindNull {
+		return nil, p.s.skip()
+	}
+	return p.s.raw()
+}
+
+// outputMessages reads output_messages.
+func (p *recordParser) outputMessages(r *Response) bool {
+	s := &p.s
+	s.enter()
+	index := 0
+	for first := true; s.next(&first, ']'); index++ {
+		if s.peek() != kindObject {
+			warn(r, "output_messages[%d] is %s, not an object; skipped", index, s.peek())
+			if !s.skip() {
+				return false
+			}
+			continue
+		}
+		m, valid, ok := p.outputMessage(r, index)
+		if !ok {
+			return false
+		}
+		if !valid {
+			warn(r, "output_messages[%d] has no string role; skipped", index)
+			continue
+		}
+		if r.OutputMessages == nil {
+			r.OutputMessages = make([]OutputMessage, 0, 4)
+		}
+		r.OutputMessages = append(r.OutputMessages, m)
+	}
+	return s.err == nil
+}
+
+// outputMessage reads one output message; valid says whether it has a string role.
+func (p *recordParser) outputMessage(r *Response, index int) (m OutputMessage, valid, ok bool) {
+	s := &p.s
+	s.enter()
+	for first := true; s.next(&first, '}'); {
+		key, ok := s.key()
+		if !ok {
+			return m, false, false
+		}
+		switch string(key) {
+		case "role":
+			valid = false
+			if s.peek() == kindString {
+				b, ok := s.stringBytes()
+				if !ok {
+					return m, false, false
+				}
+				m.Role, valid = internedRole(b), true
+				continue
+			}
+		case "name":
+			if m.Name, ok = p.optName(); !ok {
+				return m, false, false
+			}
+			continue
+		case "content":
+			if m.Content, ok = p.optRaw(); !ok {
+				return m, false, false
+			}
+			continue
+		case "timestamp":
+			if m.Timestamp, ok = p.optString(); !ok {
+				return m, false, false
+			}
+			continue
+		case "metadata":
+			if m.Metadata, ok = p.optRaw(); !ok {
+				return m, false, false
+			}
+			continue
+		case "tool_calls":
+			m.ToolCalls = nil
+			if s.peek() == kindArray {
+				if m.ToolCalls, ok = p.toolCalls(r, index); !ok {
+					return m, false, false
+				}
+				continue
+			}
+			if s.peek() != kindNull {
+				warn(r, "output_messages[%d].tool_calls is %s, not an array; ignored", index, s.peek())
+			}
+		}
+		if !s.skip() {
+			return m, false, false
+		}
+	}
+	return m, valid, s.err == nil
+}
+
+// toolCalls reads an output message's tool_calls, skipping calls without a string tool.
+func (p *recordParser) toolCalls(r *Response, msgIndex int) ([]ToolCall, bool) {
+	s := &p.s
+	var calls []ToolCall
+	s.enter()
+	index := 0
+	for first := true; s.next(&first, ']'); index++ {
+		if s.peek() != kindObject {
+			warn(r, "output_messages[%d].tool_calls[%d] is %s, not an object; skipped", msgIndex, index, s.peek())
+			if !s.skip() {
+				return nil, false
+			}
+			continue
+		}
+		tc, valid, ok := p.toolCall()
+		if !ok {
+			return nil, false
+		}
+		if !valid {
+			warn(r, "output_messages[%d].tool_calls[%d] has no string tool; skipped", msgIndex, index)
+			continue
+		}
+		if calls == nil {
+			calls = make([]ToolCall, 0, 4)
+		}
+		calls = append(calls, tc)
+	}
+	return calls, s.err == nil
+}
+
+// toolCall reads one tool call; valid says whether it has a string tool.
+func (p *recordParser) toolCall() (tc ToolCall, valid, ok bool) {
+	s := &p.s
+	s.enter()
+	for first := true; s.next(&first, '}'); {
+		key, ok := s.key()
+		if !ok {
+			return tc, false, false
+		}
+		switch string(key) {
+		case "tool":
+			valid = false
+			if s.peek() == kindString {
+				b, ok := s.stringBytes()
+				if !ok {
+					return tc, false, false
+				}
+				tc.Tool, valid = p.intern(b), true
+				continue
+			}
+		case "input":
+			if tc.Input, ok = p.optRaw(); !ok {
+				return tc, false, false
+			}
+			continue
+		case "output":
+			if tc.Output, ok = p.optRaw(); !ok {
+				return tc, false, false
+			}
+			continue
+		case "id":
+			if tc.ID, ok = p.optString(); !ok {
+				return tc, false, false
+			}
+			continue
+		case "timestamp":
+			if tc.Timestamp, ok = p.optString(); !ok {
+				return tc, false, false
+			}
+			continue
+		}
+		if !s.skip() {
+			return tc, false, false
+		}
+	}
+	return tc, valid, s.err == nil
+}
+
+// finishText settles the answer: text when the record has it (non-strings JSON-encoded), else the content of the
+// last assistant message that has content.
+func (p *recordParser) finishText(rec *record) {
+	r := rec.resp
+	if rec.hasText {
+		if rec.textRaw != nil {
+			r.Text = compactString(rec.textRaw)
+		}
+		return
+	}
+	r.Text, _ = lastAssistantContent(r.OutputMessages)
+}
+
+// lastAssistantContent returns the content of the last assistant message that has content: strings as they are,
+// other values JSON-encoded. An empty string counts as no content.
+func lastAssistantContent(msgs []OutputMessage) (string, bool) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := &msgs[i]
+		if m.Role != roleAssistant || len(m.Content) == 0 {
+			continue
+		}
+		if m.Content[0] == '"' {
+			if str := decodeRawString(m.Content); str != "" {
+				return str, true
+			}
+			continue
+		}
+		return compactString(m.Content), true
+	}
+	return "", false
+}
+
+// decodeRawString decodes a scanned JSON string value.
+func decodeRawString(raw []byte) string {
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return string(body)
+	}
+	return string(unescape(nil, body))
+}
+
+// compactString returns a valid JSON value without insignificant whitespace.
+func compactString(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		// Cannot happen for scanned values; keep the text as written rather than lose it.
+		return string(raw)
+	}
+	return b.String()
+}
+
+// ownedCopy returns a copy of b in which every byte that is not part of a valid UTF-8 sequence is replaced by
+// U+FFFD, as encoding/json does when it decodes strings.
+func ownedCopy(b []byte) []byte {
+	if utf8.Valid(b) {
+		return bytes.Clone(b)
+	}
+	out := make([]byte, 0, len(b)+16)
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c < utf8.RuneSelf {
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
+}
+
+// parseLine reads one non-blank batch line (without its line ending). It returns the response of a valid record,
+// or a message saying what is wrong with the line.
+func (p *recordParser) parseLine(line []byte) (*Response, string) {
+	rec, err := p.object(ownedCopy(line))
+	if err != nil {
+		return nil, err.Error()
+	}
+	switch {
+	case rec.id == idMissing:
+		return nil, `"id" is missing`
+	case rec.id == idWrongKind:
+		return nil, fmt.Sprintf(`"id" must be a string, got %s`, rec.idKind)
+	case rec.resp.ID == "":
+		return nil, `"id" is empty`
+	}
+	return rec.resp, ""
+}
