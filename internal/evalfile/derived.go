@@ -1,0 +1,161 @@
+package evalfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Question is the user-facing text of the case's input: the text of every user message in order (a string as
+// written, a structured object as indented JSON with its key order, the values of text segments), trimmed and
+// joined with single spaces. File segments are references and are not part of it (see InputFiles).
+func (c *Case) Question() string {
+	var parts []string
+	for _, m := range c.InputMessages {
+		if m.Role != RoleUser {
+			continue
+		}
+		for _, t := range m.Content.textParts() {
+			if t = strings.TrimSpace(t); t != "" {
+				parts = append(parts, t)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// ReferenceAnswer is the content of the last expected message: a string as written, structured content as
+// indented JSON with its key order, or, for a message with tool_calls and no content, the tool calls as indented
+// JSON. It is "" when the case has no expected messages.
+func (c *Case) ReferenceAnswer() string {
+	if len(c.ExpectedMessages) == 0 {
+		return ""
+	}
+	last := c.ExpectedMessages[len(c.ExpectedMessages)-1]
+	switch last.Content.Kind {
+	case ContentText:
+		return last.Content.Text
+	case ContentObject, ContentSegments:
+		return indentJSON(last.Content.Raw)
+	}
+	if len(last.ToolCalls) > 0 {
+		var msg struct {
+			ToolCalls json.RawMessage `json:"tool_calls"`
+		}
+		if err := json.Unmarshal(last.Raw, &msg); err == nil && len(msg.ToolCalls) > 0 {
+			return indentJSON(msg.ToolCalls)
+		}
+	}
+	return ""
+}
+
+// InputFiles are the values of the file segments of the input messages, in order, as written (they are resolved
+// in the runner image).
+func (c *Case) InputFiles() []string {
+	var files []string
+	for _, m := range c.InputMessages {
+		for _, s := range m.Content.Segments {
+			if s.Type == SegmentFile {
+				files = append(files, s.Value)
+			}
+		}
+	}
+	return files
+}
+
+// ExpectedAssistantContent returns the content of the last expected assistant message that has content, or
+// nil. field_accuracy compares against it.
+func (c *Case) ExpectedAssistantContent() *Content {
+	for i := len(c.ExpectedMessages) - 1; i >= 0; i-- {
+		m := &c.ExpectedMessages[i]
+		if m.Role == RoleAssistant && m.Content.Kind != ContentNone {
+			return &m.Content
+		}
+	}
+	return nil
+}
+
+// textParts returns the texts of the content: the string, the indented JSON of an object, or the values of text
+// segments.
+func (c Content) textParts() []string {
+	switch c.Kind {
+	case ContentText:
+		return []string{c.Text}
+	case ContentObject:
+		return []string{indentJSON(c.Raw)}
+	case ContentSegments:
+		var out []string
+		for _, s := range c.Segments {
+			if s.Type == SegmentText {
+				out = append(out, s.Value)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+func indentJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// SplitFieldPath splits a field_accuracy path (dot-separated keys with [i] indexes, for example
+// invoice.items[0].amount) into its parts: ["invoice", "items", "0", "amount"]. A numeric part indexes an array
+// and names a key of an object.
+func SplitFieldPath(path string) ([]string, error) {
+	if path == "" {
+		return nil, errors.New("the path is empty")
+	}
+	var parts []string
+	i := 0
+	expectKey := true
+	for i < len(path) {
+		switch path[i] {
+		case '.':
+			if expectKey {
+				return nil, fmt.Errorf("path %q has an empty key at offset %d", path, i)
+			}
+			expectKey = true
+			i++
+		case '[':
+			end := strings.IndexByte(path[i:], ']')
+			if end < 0 {
+				return nil, fmt.Errorf("path %q has an unclosed '['", path)
+			}
+			idx := path[i+1 : i+end]
+			if idx == "" || strings.Trim(idx, "0123456789") != "" {
+				return nil, fmt.Errorf("path %q has a non-numeric index [%s]", path, idx)
+			}
+			if expectKey && len(parts) > 0 {
+				return nil, fmt.Errorf("path %q has an empty key before [%s]", path, idx)
+			}
+			parts = append(parts, idx)
+			expectKey = false
+			i += end + 1
+		default:
+			if !expectKey {
+				return nil, fmt.Errorf("path %q needs a '.' before %q", path, path[i:])
+			}
+			end := strings.IndexAny(path[i:], ".[]")
+			if end < 0 {
+				end = len(path) - i
+			}
+			if path[i] == ']' || end == 0 {
+				return nil, fmt.Errorf("path %q has an unexpected ']'", path)
+			}
+			parts = append(parts, path[i:i+end])
+			expectKey = false
+			i += end
+		}
+	}
+	if expectKey {
+		return nil, fmt.Errorf("path %q ends with '.'", path)
+	}
+	return parts, nil
+}

@@ -1,0 +1,560 @@
+package evalfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// idPattern is the charset of case ids. An id becomes a file name (<id>.out, <id>.txt) in the runner's work
+// volume and a key in result objects, so it starts with a letter or digit, uses only letters, digits, '.', '_'
+// and '-', and is at most 128 characters long.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidID reports whether id is a valid case id: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// maxEvaluatorNameLength bounds evaluator names (they appear in the EvalRun status).
+const maxEvaluatorNameLength = 128
+
+// ParseOption changes how Parse reads a file.
+type ParseOption func(*parseOptions)
+
+type parseOptions struct {
+	defaultEvaluators []map[string]any
+}
+
+// WithDefaultEvaluators sets evaluators (each in the eval file's evaluator shape) for cases that declare none of
+// their own. They take precedence over the file-level execution.evaluators: a case without evaluators of its own
+// is judged by these when there are any, else by the file-level ones. They are validated with the file; their
+// problems are reported with paths judging.evaluators[i] and CaseIndex -1.
+func WithDefaultEvaluators(evaluators []map[string]any) ParseOption {
+	return func(o *parseOptions) { o.defaultEvaluators = evaluators }
+}
+
+// yamlLine finds the line number in a YAML library error message.
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// Parse reads and validates an agentv-eval-v2 eval file. On validation failure it returns a *ValidationError
+// that lists every problem (YAML syntax errors included, with their line), and no File.
+func Parse(data []byte, opts ...ParseOption) (*File, error) {
+	var o parseOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &ValidationError{Problems: []Problem{{CaseIndex: -1, Message: "the eval file is empty"}}}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		p := Problem{CaseIndex: -1, Message: "not valid YAML: " + err.Error()}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			p.Line, _ = strconv.Atoi(m[1])
+		}
+		return nil, &ValidationError{Problems: []Problem{p}}
+	}
+	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+	root := tb.build(&doc, "", 0)
+	p := &parser{problems: tb.problems}
+	if tb.tooLarge {
+		return nil, &ValidationError{Problems: p.problems}
+	}
+	f := p.file(root, o)
+	if len(p.problems) > 0 {
+		return nil, &ValidationError{Problems: p.problems}
+	}
+	return f, nil
+}
+
+// parser validates the value tree and builds the File, collecting problems.
+type parser struct {
+	problems []Problem
+	// caseIndex and caseID locate problems inside a case; caseIndex is -1 outside cases.
+	caseIndex int
+	caseID    string
+}
+
+func (p *parser) add(path string, v *value, format string, args ...any) {
+	line := 0
+	if v != nil {
+		line = v.line
+	}
+	p.problems = append(p.problems, Problem{
+		CaseIndex: p.caseIndex, CaseID: p.caseID, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
+	})
+}
+
+// optString reads an optional string member; a present non-string is a problem.
+func (p *parser) optString(obj *value, key, path string) string {
+	v := obj.get(key)
+	if v.isNull() {
+		return ""
+	}
+	if v.kind != kindString {
+		p.add(joinPath(path, key), v, "must be a string, got %s", v.kind)
+		return ""
+	}
+	return v.str
+}
+
+// optBool reads an optional boolean member.
+func (p *parser) optBool(obj *value, key, path string, def bool) bool {
+	v := obj.get(key)
+	if v.isNull() {
+		return def
+	}
+	if v.kind != kindBool {
+		p.add(joinPath(path, key), v, "must be true or false, got %s", v.kind)
+		return def
+	}
+	return v.b
+}
+
+// nonNegative reads a number that must be finite and >= 0; ok is false (after recording a problem) otherwise.
+func (p *parser) nonNegative(v *value, path string) (float64, bool) {
+	if v.kind != kindNumber {
+		p.add(path, v, "must be a number, got %s", v.kind)
+		return 0, false
+	}
+	if v.f < 0 {
+		p.add(path, v, "must not be negative, got %s", v.num)
+		return 0, false
+	}
+	return v.f, true
+}
+
+func (p *parser) file(root *value, o parseOptions) *File {
+	p.caseIndex = -1
+	f := &File{}
+	if root.kind != kindObject {
+		p.add("", root, "the eval file must be a mapping with evalcases, got %s", root.kind)
+		return f
+	}
+	f.Schema = p.optString(root, "$schema", "")
+	if f.Schema != "" && f.Schema != SchemaV2 {
+		p.add("$schema", root.get("$schema"), "unsupported schema %q: only %s is supported", f.Schema, SchemaV2)
+	}
+	f.Description = p.optString(root, "description", "")
+	f.Dataset = p.optString(root, "dataset", "")
+
+	var fileEvaluators *value
+	if exec := root.get("execution"); !exec.isNull() {
+		if exec.kind != kindObject {
+			p.add("execution", exec, "must be a mapping, got %s", exec.kind)
+		} else {
+			f.Target = p.optString(exec, "target", "execution")
+			fileEvaluators = exec.get("evaluators")
+		}
+	}
+	if !fileEvaluators.isNull() {
+		f.Evaluators = p.evaluatorList(fileEvaluators, "execution.evaluators", "")
+	}
+	for i, m := range o.defaultEvaluators {
+		path := fmt.Sprintf("judging.evaluators[%d]", i)
+		if ev := p.evaluator(fromAny(m), path, ""); ev != nil {
+			f.DefaultEvaluators = append(f.DefaultEvaluators, ev)
+		}
+	}
+	p.uniqueNames(f.DefaultEvaluators, "judging.evaluators", nil)
+
+	cases := root.get("evalcases")
+	switch {
+	case !root.has("evalcases"):
+		p.add("evalcases", nil, "is required: the file has no evalcases")
+		return f
+	case cases.kind != kindArray:
+		p.add("evalcases", cases, "must be a list of eval cases, got %s", cases.kind)
+		return f
+	case len(cases.vals) == 0:
+		p.add("evalcases", cases, "is empty: the file has no eval cases")
+		return f
+	}
+
+	firstByID := make(map[string]int, len(cases.vals))
+	f.Cases = make([]*Case, 0, len(cases.vals))
+	for i, cv := range cases.vals {
+		c := p.evalCase(cv, i)
+		if c == nil {
+			continue
+		}
+		if c.ID != "" {
+			if first, dup := firstByID[c.ID]; dup {
+				p.add(fmt.Sprintf("evalcases[%d].id", i), cv.get("id"), "duplicate id %q: evalcases[%d] has it too", c.ID, first)
+			} else {
+				firstByID[c.ID] = i
+			}
+		}
+		p.resolveEvaluators(f, c, cv)
+		f.Cases = append(f.Cases, c)
+	}
+	p.caseIndex, p.caseID = -1, ""
+	return f
+}
+
+func (p *parser) evalCase(cv *value, i int) *Case {
+	p.caseIndex, p.caseID = i, ""
+	path := fmt.Sprintf("evalcases[%d]", i)
+	if cv.kind != kindObject {
+		p.add(path, cv, "an eval case must be a mapping, got %s", cv.kind)
+		return nil
+	}
+	c := &Case{Index: i}
+
+	idv := cv.get("id")
+	switch {
+	case idv.isNull():
+		p.add(path+".id", cv, "is required")
+	case idv.kind != kindString:
+		p.add(path+".id", idv, "must be a string, got %s (quote it)", idv.kind)
+	case idv.str == "":
+		p.add(path+".id", idv, "must not be empty")
+	case !ValidID(idv.str):
+		p.add(path+".id", idv, "%q is not a safe id: ids become file names and object keys, so they must match %s",
+			truncate(idv.str, 80), idPattern.String())
+	default:
+		c.ID = idv.str
+		p.caseID = c.ID
+	}
+
+	c.ExpectedOutcome = p.optString(cv, "expected_outcome", path)
+	if c.ExpectedOutcome == "" {
+		c.ExpectedOutcome = p.optString(cv, "outcome", path)
+	}
+	c.ConversationID = p.optString(cv, "conversation_id", path)
+
+	in := cv.get("input_messages")
+	switch {
+	case in.isNull():
+		p.add(path+".input_messages", cv, "is required")
+	case in.kind != kindArray:
+		p.add(path+".input_messages", in, "must be a list of messages, got %s", in.kind)
+	case len(in.vals) == 0:
+		p.add(path+".input_messages", in, "must have at least one message")
+	default:
+		c.InputMessages = p.messages(in, path+".input_messages")
+	}
+	if exp := cv.get("expected_messages"); !exp.isNull() {
+		if exp.kind != kindArray {
+			p.add(path+".expected_messages", exp, "must be a list of messages, got %s", exp.kind)
+		} else {
+			c.ExpectedMessages = p.messages(exp, path+".expected_messages")
+		}
+	}
+	if r := cv.get("rubrics"); !r.isNull() {
+		c.Rubrics = p.rubrics(r, path+".rubrics")
+		if len(c.Rubrics) == 0 && r.kind == kindArray {
+			p.add(path+".rubrics", r, "must not be empty when present")
+		}
+	}
+	return c
+}
+
+// resolveEvaluators parses the case's own evaluators and sets its effective list.
+func (p *parser) resolveEvaluators(f *File, c *Case, cv *value) {
+	path := fmt.Sprintf("evalcases[%d]", c.Index)
+	var own *value
+	ownPath := ""
+	execEvaluators := (*value)(nil)
+	if exec := cv.get("execution"); !exec.isNull() {
+		if exec.kind != kindObject {
+			p.add(path+".execution", exec, "must be a mapping, got %s", exec.kind)
+		} else {
+			execEvaluators = exec.get("evaluators")
+		}
+	}
+	caseEvaluators := cv.get("evaluators")
+	switch {
+	case !execEvaluators.isNull() && !caseEvaluators.isNull():
+		p.add(path+".evaluators", caseEvaluators, "both execution.evaluators and evaluators are set: use one of them")
+		own, ownPath = execEvaluators, path+".execution.evaluators"
+	case !execEvaluators.isNull():
+		own, ownPath = execEvaluators, path+".execution.evaluators"
+	case !caseEvaluators.isNull():
+		own, ownPath = caseEvaluators, path+".evaluators"
+	}
+
+	var list []*EvaluatorConfig
+	if len(c.Rubrics) > 0 {
+		list = append(list, inlineRubricsEvaluator(c.Rubrics, cv.get("rubrics")))
+	}
+	switch {
+	case own != nil:
+		c.EvaluatorSource = SourceCase
+		list = append(list, p.evaluatorList(own, ownPath, "")...)
+	case len(f.DefaultEvaluators) > 0:
+		c.EvaluatorSource = SourceJudging
+		list = append(list, f.DefaultEvaluators...)
+	case len(f.Evaluators) > 0:
+		c.EvaluatorSource = SourceFile
+		list = append(list, f.Evaluators...)
+	case len(c.Rubrics) > 0:
+		c.EvaluatorSource = SourceCase
+	default:
+		c.EvaluatorSource = SourceNone
+	}
+	if len(c.Rubrics) > 0 {
+		// Inline rubrics and inherited evaluators meet only here, so a clash is reported on the case.
+		for _, ev := range list[1:] {
+			if ev.Name == InlineRubricsEvaluatorName {
+				p.add(path+".rubrics", cv.get("rubrics"), "the case's inline rubrics are judged by an evaluator named %q, "+
+					"which clashes with an evaluator of the same name: rename that evaluator", InlineRubricsEvaluatorName)
+				break
+			}
+		}
+	}
+	c.Evaluators = list
+}
+
+func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
+	entry := &value{kind: kindObject,
+		keys: []string{"name", "type", "rubrics"},
+		vals: []*value{{kind: kindString, str: InlineRubricsEvaluatorName}, {kind: kindString, str: string(TypeLLMJudge)}, raw},
+	}
+	return &EvaluatorConfig{
+		Name:     InlineRubricsEvaluatorName,
+		Type:     TypeLLMJudge,
+		Key:      InlineRubricsEvaluatorName,
+		Raw:      entry.raw(),
+		LLMJudge: &LLMJudgeConfig{Rubrics: rubrics},
+	}
+}
+
+func (p *parser) messages(list *value, path string) []Message {
+	out := make([]Message, 0, len(list.vals))
+	for i, mv := range list.vals {
+		mpath := fmt.Sprintf("%s[%d]", path, i)
+		if mv.kind != kindObject {
+			p.add(mpath, mv, "a message must be a mapping with role and content, got %s", mv.kind)
+			continue
+		}
+		m := Message{Raw: mv.raw()}
+		rv := mv.get("role")
+		switch {
+		case rv.isNull():
+			p.add(mpath+".role", mv, "is required")
+		case rv.kind != kindString:
+			p.add(mpath+".role", rv, "must be a string, got %s", rv.kind)
+		default:
+			switch r := Role(rv.str); r {
+			case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+				m.Role = r
+			default:
+				p.add(mpath+".role", rv, "invalid role %q: must be system, user, assistant or tool", truncate(rv.str, 40))
+			}
+		}
+		m.Content = p.content(mv.get("content"), mpath+".content")
+		if tc := mv.get("tool_calls"); !tc.isNull() {
+			if m.Role != "" && m.Role != RoleAssistant {
+				p.add(mpath+".tool_calls", tc, "only assistant messages may carry tool_calls")
+			}
+			m.ToolCalls = p.toolCalls(tc, mpath+".tool_calls")
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func (p *parser) content(v *value, path string) Content {
+	if v.isNull() {
+		return Content{}
+	}
+	switch v.kind {
+	case kindString:
+		return Content{Kind: ContentText, Text: v.str, Raw: v.raw()}
+	case kindObject:
+		return Content{Kind: ContentObject, Raw: v.raw()}
+	case kindArray:
+		c := Content{Kind: ContentSegments, Raw: v.raw(), Segments: make([]Segment, 0, len(v.vals))}
+		for i, sv := range v.vals {
+			spath := fmt.Sprintf("%s[%d]", path, i)
+			if sv.kind != kindObject {
+				p.add(spath, sv, "a content segment must be a mapping {type: text|file, value}, got %s", sv.kind)
+				continue
+			}
+			seg := Segment{Raw: sv.raw()}
+			tv := sv.get("type")
+			switch {
+			case tv.isNull():
+				p.add(spath+".type", sv, "is required (text or file)")
+			case tv.kind != kindString || (tv.str != string(SegmentText) && tv.str != string(SegmentFile)):
+				p.add(spath+".type", tv, "must be text or file")
+			default:
+				seg.Type = SegmentType(tv.str)
+			}
+			vv := sv.get("value")
+			switch {
+			case vv.isNull():
+				p.add(spath+".value", sv, "is required")
+			case vv.kind != kindString:
+				p.add(spath+".value", vv, "must be a string, got %s", vv.kind)
+			case seg.Type == SegmentFile && vv.str == "":
+				p.add(spath+".value", vv, "a file segment needs a path")
+			default:
+				seg.Value = vv.str
+			}
+			c.Segments = append(c.Segments, seg)
+		}
+		return c
+	}
+	p.add(path, v, "must be a string, a mapping or a list of segments, got %s", v.kind)
+	return Content{}
+}
+
+func (p *parser) toolCalls(v *value, path string) []ToolCall {
+	if v.kind != kindArray {
+		p.add(path, v, "must be a list of {tool, input, output}, got %s", v.kind)
+		return nil
+	}
+	out := make([]ToolCall, 0, len(v.vals))
+	for i, tv := range v.vals {
+		tpath := fmt.Sprintf("%s[%d]", path, i)
+		if tv.kind != kindObject {
+			p.add(tpath, tv, "a tool call must be a mapping {tool, input, output}, got %s", tv.kind)
+			continue
+		}
+		tool := tv.get("tool")
+		if tool.isNull() || tool.kind != kindString || tool.str == "" {
+			p.add(tpath+".tool", tv, "is required and must be a non-empty string")
+			continue
+		}
+		tc := ToolCall{Tool: tool.str}
+		if in := tv.get("input"); in != nil {
+			tc.Input = in.raw()
+		}
+		if o := tv.get("output"); o != nil {
+			tc.Output = o.raw()
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+func (p *parser) rubrics(v *value, path string) []Rubric {
+	if v.kind != kindArray {
+		p.add(path, v, "must be a list of rubric items, got %s", v.kind)
+		return nil
+	}
+	out := make([]Rubric, 0, len(v.vals))
+	for i, rv := range v.vals {
+		rpath := fmt.Sprintf("%s[%d]", path, i)
+		r := Rubric{ID: fmt.Sprintf("rubric-%d", i+1), Weight: 1, Required: true, Raw: rv.raw()}
+		switch rv.kind {
+		case kindString:
+			if rv.str == "" {
+				p.add(rpath, rv, "must not be empty")
+				continue
+			}
+			r.Outcome = rv.str
+		case kindObject:
+			if id := p.optString(rv, "id", rpath); id != "" {
+				r.ID = id
+			}
+			r.Outcome = p.optString(rv, "expected_outcome", rpath)
+			if r.Outcome == "" {
+				r.Outcome = p.optString(rv, "description", rpath)
+			}
+			if w := rv.get("weight"); !w.isNull() {
+				if f, ok := p.nonNegative(w, rpath+".weight"); ok {
+					r.Weight = f
+				}
+			}
+			r.Required = p.optBool(rv, "required", rpath, true)
+			if sr := rv.get("score_ranges"); !sr.isNull() {
+				if sr.kind != kindArray && sr.kind != kindObject {
+					p.add(rpath+".score_ranges", sr, "must be a list or a mapping, got %s", sr.kind)
+				}
+			} else if r.Outcome == "" {
+				p.add(rpath, rv, "a checklist rubric needs expected_outcome (or description)")
+				continue
+			}
+		default:
+			p.add(rpath, rv, "a rubric must be a string or a mapping, got %s", rv.kind)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// uniqueNames reports evaluators in one list that share a name: recorded results and composite weights are keyed
+// by name.
+func (p *parser) uniqueNames(list []*EvaluatorConfig, path string, v *value) {
+	seen := make(map[string]bool, len(list))
+	for _, ev := range list {
+		if seen[ev.Name] {
+			p.add(path, v, "evaluator name %q is used more than once: names must be unique within a list", ev.Name)
+			continue
+		}
+		seen[ev.Name] = true
+	}
+}
+
+// fromAny converts a decoded JSON value (as in RunConfig.DefaultEvaluators) to a tree value. Object keys are
+// sorted, since Go maps have no order.
+func fromAny(x any) *value {
+	switch t := x.(type) {
+	case nil:
+		return &value{kind: kindNull}
+	case bool:
+		return &value{kind: kindBool, b: t}
+	case string:
+		return &value{kind: kindString, str: t}
+	case float64:
+		return numberValue(t)
+	case float32:
+		return numberValue(float64(t))
+	case int:
+		return &value{kind: kindNumber, f: float64(t), num: strconv.Itoa(t)}
+	case int32:
+		return &value{kind: kindNumber, f: float64(t), num: strconv.FormatInt(int64(t), 10)}
+	case int64:
+		return &value{kind: kindNumber, f: float64(t), num: strconv.FormatInt(t, 10)}
+	case []any:
+		v := &value{kind: kindArray, vals: make([]*value, len(t))}
+		for i, item := range t {
+			v.vals[i] = fromAny(item)
+		}
+		return v
+	case []map[string]any:
+		v := &value{kind: kindArray, vals: make([]*value, len(t))}
+		for i, item := range t {
+			v.vals[i] = fromAny(item)
+		}
+		return v
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		v := &value{kind: kindObject, keys: keys, vals: make([]*value, len(keys))}
+		for i, k := range keys {
+			v.vals[i] = fromAny(t[k])
+		}
+		return v
+	}
+	// Values JSON cannot carry (the spec's evaluators come from JSON) are kept as their text.
+	return &value{kind: kindString, str: fmt.Sprint(x)}
+}
+
+func numberValue(f float64) *value {
+	b, err := json.Marshal(f)
+	if err != nil { // Inf or NaN: not a JSON number
+		return &value{kind: kindString, str: strconv.FormatFloat(f, 'g', -1, 64)}
+	}
+	return &value{kind: kindNumber, f: f, num: string(b)}
+}
+
+// truncate cuts s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

@@ -1,0 +1,326 @@
+package evalfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// Limits on the tree built from the YAML document. They bound the work an eval file can cause (alias expansion
+// in particular) and are far above what real eval files need.
+const (
+	// maxTreeNodes bounds the number of values after alias expansion.
+	maxTreeNodes = 1 << 20
+	// maxTreeDepth bounds nesting.
+	maxTreeDepth = 256
+)
+
+// kind is the JSON type of a tree value.
+type kind int
+
+const (
+	kindNull kind = iota
+	kindBool
+	kindNumber
+	kindString
+	kindObject
+	kindArray
+)
+
+func (k kind) String() string {
+	switch k {
+	case kindNull:
+		return "null"
+	case kindBool:
+		return "a boolean"
+	case kindNumber:
+		return "a number"
+	case kindString:
+		return "a string"
+	case kindObject:
+		return "an object"
+	case kindArray:
+		return "an array"
+	}
+	return "unknown"
+}
+
+// value is one JSON value read from the YAML document, with its position. Objects keep their keys in document
+// order, which is why the eval file is not decoded through Go maps.
+type value struct {
+	kind kind
+	b    bool
+	// num is the JSON text of a number, f its value.
+	num string
+	f   float64
+	str string
+	// keys and vals hold an object's members in order; vals alone holds an array's items.
+	keys []string
+	vals []*value
+	line int
+}
+
+// get returns the member named key of an object, or nil.
+func (v *value) get(key string) *value {
+	if v == nil || v.kind != kindObject {
+		return nil
+	}
+	for i, k := range v.keys {
+		if k == key {
+			return v.vals[i]
+		}
+	}
+	return nil
+}
+
+// has reports whether an object has the member key (a present null counts).
+func (v *value) has(key string) bool {
+	if v == nil || v.kind != kindObject {
+		return false
+	}
+	for _, k := range v.keys {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// isNull reports whether v is absent or null.
+func (v *value) isNull() bool { return v == nil || v.kind == kindNull }
+
+// raw returns the compact JSON encoding of v, object keys in document order.
+func (v *value) raw() json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	var buf bytes.Buffer
+	v.writeJSON(&buf)
+	return json.RawMessage(buf.Bytes())
+}
+
+func (v *value) writeJSON(buf *bytes.Buffer) {
+	switch v.kind {
+	case kindNull:
+		buf.WriteString("null")
+	case kindBool:
+		buf.WriteString(strconv.FormatBool(v.b))
+	case kindNumber:
+		buf.WriteString(v.num)
+	case kindString:
+		writeJSONString(buf, v.str)
+	case kindObject:
+		buf.WriteByte('{')
+		for i, k := range v.keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeJSONString(buf, k)
+			buf.WriteByte(':')
+			v.vals[i].writeJSON(buf)
+		}
+		buf.WriteByte('}')
+	case kindArray:
+		buf.WriteByte('[')
+		for i, item := range v.vals {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			item.writeJSON(buf)
+		}
+		buf.WriteByte(']')
+	}
+}
+
+func writeJSONString(buf *bytes.Buffer, s string) {
+	// json.Marshal of a string cannot fail; it also replaces invalid UTF-8.
+	b, _ := json.Marshal(s)
+	buf.Write(b)
+}
+
+// treeBuilder turns a YAML node graph into values, resolving aliases and merge keys and collecting problems.
+type treeBuilder struct {
+	nodes    int
+	problems []Problem
+	// expanding guards against an alias that refers to a node containing itself.
+	expanding map[*yaml.Node]bool
+	tooLarge  bool
+}
+
+func (b *treeBuilder) problem(path string, line int, format string, args ...any) {
+	b.problems = append(b.problems, Problem{CaseIndex: -1, Path: path, Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+// build converts n. It returns a null value (never nil) for a node it cannot convert, after recording why.
+func (b *treeBuilder) build(n *yaml.Node, path string, depth int) *value {
+	if b.tooLarge {
+		return &value{kind: kindNull, line: n.Line}
+	}
+	b.nodes++
+	if b.nodes > maxTreeNodes {
+		b.tooLarge = true
+		b.problem(path, n.Line, "the document expands to more than %d values (check for alias loops or alias bombs)", maxTreeNodes)
+		return &value{kind: kindNull, line: n.Line}
+	}
+	if depth > maxTreeDepth {
+		b.problem(path, n.Line, "nesting is deeper than %d levels", maxTreeDepth)
+		return &value{kind: kindNull, line: n.Line}
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return &value{kind: kindNull, line: n.Line}
+		}
+		return b.build(n.Content[0], path, depth)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			b.problem(path, n.Line, "alias *%s refers to no anchor", n.Value)
+			return &value{kind: kindNull, line: n.Line}
+		}
+		if b.expanding[n.Alias] {
+			b.problem(path, n.Line, "alias *%s refers to a value that contains it", n.Value)
+			return &value{kind: kindNull, line: n.Line}
+		}
+		b.expanding[n.Alias] = true
+		v := b.build(n.Alias, path, depth+1)
+		delete(b.expanding, n.Alias)
+		return v
+	case yaml.ScalarNode:
+		return b.scalar(n, path)
+	case yaml.SequenceNode:
+		v := &value{kind: kindArray, line: n.Line, vals: make([]*value, 0, len(n.Content))}
+		for i, item := range n.Content {
+			v.vals = append(v.vals, b.build(item, fmt.Sprintf("%s[%d]", path, i), depth+1))
+		}
+		return v
+	case yaml.MappingNode:
+		return b.mapping(n, path, depth)
+	}
+	b.problem(path, n.Line, "unsupported YAML node")
+	return &value{kind: kindNull, line: n.Line}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (b *treeBuilder) mapping(n *yaml.Node, path string, depth int) *value {
+	v := &value{kind: kindObject, line: n.Line}
+	seen := make(map[string]int, len(n.Content)/2)
+	explicit := make(map[string]bool, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.ShortTag() != "!!merge" {
+			explicit[k.Value] = true
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			b.merge(v, val, explicit, seen, path, depth)
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			b.problem(path, k.Line, "mapping keys must be scalars")
+			continue
+		}
+		key := k.Value
+		childPath := joinPath(path, key)
+		if first, dup := seen[key]; dup {
+			b.problem(childPath, k.Line, "key %q is defined twice (first at line %d)", key, v.vals[first].line)
+			continue
+		}
+		seen[key] = len(v.keys)
+		v.keys = append(v.keys, key)
+		v.vals = append(v.vals, b.build(val, childPath, depth+1))
+	}
+	return v
+}
+
+// merge applies a YAML merge key (<<: *anchor or <<: [*a, *b]): members of the merged mappings are added unless
+// the mapping sets them itself or an earlier merged mapping did.
+func (b *treeBuilder) merge(v *value, src *yaml.Node, explicit map[string]bool, seen map[string]int, path string, depth int) {
+	sources := []*yaml.Node{src}
+	if src.Kind == yaml.SequenceNode {
+		sources = src.Content
+	}
+	for _, s := range sources {
+		m := b.build(s, joinPath(path, "<<"), depth+1)
+		if m.kind != kindObject {
+			b.problem(joinPath(path, "<<"), s.Line, "a merge key (<<) must refer to a mapping, got %s", m.kind)
+			continue
+		}
+		for i, key := range m.keys {
+			if explicit[key] {
+				continue
+			}
+			if _, dup := seen[key]; dup {
+				continue
+			}
+			seen[key] = len(v.keys)
+			v.keys = append(v.keys, key)
+			v.vals = append(v.vals, m.vals[i])
+		}
+	}
+}
+
+func (b *treeBuilder) scalar(n *yaml.Node, path string) *value {
+	v := &value{line: n.Line}
+	switch n.ShortTag() {
+	case "!!null":
+		v.kind = kindNull
+	case "!!bool":
+		var x bool
+		if err := n.Decode(&x); err != nil {
+			b.problem(path, n.Line, "invalid boolean %q", n.Value)
+			v.kind = kindNull
+			return v
+		}
+		v.kind, v.b = kindBool, x
+	case "!!int", "!!float":
+		var x any
+		if err := n.Decode(&x); err != nil {
+			b.problem(path, n.Line, "invalid number %q", n.Value)
+			v.kind = kindNull
+			return v
+		}
+		var f float64
+		switch t := x.(type) {
+		case int:
+			f = float64(t)
+			v.num = strconv.FormatInt(int64(t), 10)
+		case int64:
+			f = float64(t)
+			v.num = strconv.FormatInt(t, 10)
+		case uint64:
+			f = float64(t)
+			v.num = strconv.FormatUint(t, 10)
+		case float64:
+			f = t
+		default:
+			b.problem(path, n.Line, "invalid number %q", n.Value)
+			v.kind = kindNull
+			return v
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			b.problem(path, n.Line, "%q is not a finite number and cannot be represented in JSON", n.Value)
+			v.kind = kindNull
+			return v
+		}
+		if v.num == "" {
+			enc, _ := json.Marshal(f)
+			v.num = string(enc)
+		}
+		v.kind, v.f = kindNumber, f
+	default:
+		// !!str, !!timestamp, !!binary and custom tags keep their literal text.
+		v.kind, v.str = kindString, n.Value
+	}
+	return v
+}

@@ -1,0 +1,178 @@
+// Package evalfile reads eval files in the reference tool's agentv-eval-v2 format: the file-level defaults, the
+// eval cases with their structured messages, and the evaluator entries of every case. It validates a file as a
+// whole and reports every problem with its location, so that an invalid file stops a run before any pod starts.
+//
+// Message content is kept exactly as written (a string, an object with its key order, or an array of segments)
+// because runners and judges read it raw. The package is pure Go.
+package evalfile
+
+import "encoding/json"
+
+// SchemaV2 is the $schema value of the supported format. A file without $schema is read as this format.
+const SchemaV2 = "agentv-eval-v2"
+
+// File is a parsed, validated eval file. It is read-only once Parse returns; evaluator configs are shared between
+// cases.
+type File struct {
+	// Schema is the file's $schema ("" when absent).
+	Schema string
+	// Description and Dataset are the file-level labels.
+	Description string
+	Dataset     string
+	// Target is execution.target.
+	Target string
+	// Evaluators are the file-level execution.evaluators, the defaults for cases that declare none.
+	Evaluators []*EvaluatorConfig
+	// DefaultEvaluators are the evaluators given with WithDefaultEvaluators (the EvalRun's judging.evaluators).
+	DefaultEvaluators []*EvaluatorConfig
+	// Cases are the eval cases in file order.
+	Cases []*Case
+}
+
+// CaseIDs returns the case ids in file order.
+func (f *File) CaseIDs() []string {
+	ids := make([]string, len(f.Cases))
+	for i, c := range f.Cases {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// Case returns the case with the given id, or nil.
+func (f *File) Case(id string) *Case {
+	for _, c := range f.Cases {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// EvaluatorSource says where a case's effective evaluators come from.
+type EvaluatorSource string
+
+// Evaluator sources, in order of precedence.
+const (
+	// SourceCase: the case declares execution.evaluators or evaluators (inline rubrics included).
+	SourceCase EvaluatorSource = "case"
+	// SourceJudging: the EvalRun's judging.evaluators (WithDefaultEvaluators).
+	SourceJudging EvaluatorSource = "judging"
+	// SourceFile: the file-level execution.evaluators.
+	SourceFile EvaluatorSource = "file"
+	// SourceNone: nothing; the case cannot be judged and is reported as skipped.
+	SourceNone EvaluatorSource = "none"
+)
+
+// Case is one eval case.
+type Case struct {
+	// Index is the position of the case in evalcases.
+	Index int
+	// ID is the case id, a safe file name and object key (see ValidID).
+	ID string
+	// ExpectedOutcome is expected_outcome (or its alias outcome).
+	ExpectedOutcome string
+	// ConversationID is conversation_id.
+	ConversationID string
+	// InputMessages are input_messages, in order (at least one).
+	InputMessages []Message
+	// ExpectedMessages are expected_messages, in order.
+	ExpectedMessages []Message
+	// Rubrics are the case's inline rubrics. When present they are judged by the evaluator named
+	// InlineRubricsEvaluatorName, placed first in Evaluators.
+	Rubrics []Rubric
+	// Evaluators are the case's effective evaluators: its own when it declares any (inline rubrics first),
+	// otherwise judging.evaluators when given, otherwise the file-level ones (inline rubrics still first).
+	Evaluators []*EvaluatorConfig
+	// EvaluatorSource says where Evaluators come from.
+	EvaluatorSource EvaluatorSource
+}
+
+// InlineRubricsEvaluatorName names the llm_judge evaluator that judges a case's inline rubrics.
+const InlineRubricsEvaluatorName = "rubrics"
+
+// Role is a message role.
+type Role string
+
+// Message roles.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one element of input_messages or expected_messages.
+type Message struct {
+	Role    Role
+	Content Content
+	// ToolCalls are the message's tool_calls (expected assistant messages).
+	ToolCalls []ToolCall
+	// Raw is the whole message object as written, key order kept.
+	Raw json.RawMessage
+}
+
+// ContentKind says which form a message's content has.
+type ContentKind string
+
+// Content forms.
+const (
+	// ContentNone: no content (null or absent).
+	ContentNone ContentKind = ""
+	// ContentText: a string.
+	ContentText ContentKind = "text"
+	// ContentObject: a structured object, kept exactly.
+	ContentObject ContentKind = "object"
+	// ContentSegments: an array of {type: text|file, value} segments.
+	ContentSegments ContentKind = "segments"
+)
+
+// Content is a message's content.
+type Content struct {
+	Kind ContentKind
+	// Text is the string, for ContentText.
+	Text string
+	// Segments are the segments, for ContentSegments.
+	Segments []Segment
+	// Raw is the content as written, as JSON with object keys in document order; nil for ContentNone.
+	Raw json.RawMessage
+}
+
+// SegmentType is the type of a content segment.
+type SegmentType string
+
+// Segment types.
+const (
+	// SegmentText carries inline text in Value.
+	SegmentText SegmentType = "text"
+	// SegmentFile refers to a file by path in Value. It is kept as a reference: the runner and judges resolve it
+	// in the runner image.
+	SegmentFile SegmentType = "file"
+)
+
+// Segment is one element of a segments content array.
+type Segment struct {
+	Type  SegmentType
+	Value string
+	// Raw is the segment object as written.
+	Raw json.RawMessage
+}
+
+// ToolCall is one element of an expected message's tool_calls.
+type ToolCall struct {
+	Tool string
+	// Input and Output are as written; nil when absent.
+	Input  json.RawMessage
+	Output json.RawMessage
+}
+
+// Rubric is one inline rubric item (a case's rubrics, or a rubric/llm_judge evaluator's rubrics).
+type Rubric struct {
+	// ID defaults to "rubric-<n>" (1-based).
+	ID string
+	// Outcome is expected_outcome (or its alias description); a plain string item sets only this.
+	Outcome  string
+	Weight   float64
+	Required bool
+	// Raw is the item as written.
+	Raw json.RawMessage
+}
