@@ -1,0 +1,417 @@
+package results
+
+import (
+	"container/heap"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"unicode/utf8"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Case is one judged case handed to the Builder.
+type Case struct {
+	// Index is the case's position among the requested ids; status lists cases in this order within each group.
+	Index int
+	// Status is the case as status.cases shows it. The Builder cuts its strings to the API bounds.
+	Status v1alpha1.CaseResult
+	// Missing marks a requested case without a record: it is stored in the ConfigMaps but listed in
+	// status.missingIds rather than status.cases.
+	Missing bool
+	// Line is the full result, one JSON object without a trailing newline, stored in the result ConfigMaps.
+	Line []byte
+}
+
+// Tail is everything about the run that is not a case.
+type Tail struct {
+	// Summary counts the judged results.
+	Summary v1alpha1.RunSummary
+	// MissingIDs are the requested ids without a record, in request order (possibly already bounded);
+	// MissingCount counts all of them.
+	MissingIDs   []string
+	MissingCount int
+	// ParseErrors are the output's line errors (possibly bounded); ParseErrorCount counts all of them.
+	ParseErrors     []v1alpha1.ParseError
+	ParseErrorCount int
+	// UnexpectedIDs are ids nobody requested (possibly bounded); UnexpectedCount counts all of them.
+	UnexpectedIDs   []string
+	UnexpectedCount int
+	// Collection is the collector's facts; CollectedAt also stamps the ResultsTruncated condition.
+	Collection v1alpha1.CollectionStatus
+}
+
+// Options configure a Builder.
+type Options struct {
+	// BudgetBytes bounds the JSON encoding of the Section (default DefaultBudgetBytes).
+	BudgetBytes int64
+	// ConfigMaps are the result ConfigMap names, in order; chunk i goes to ConfigMaps[i].
+	ConfigMaps []string
+	// MaxChunkBytes bounds each chunk (default layout.MaxResultConfigMapBytes).
+	MaxChunkBytes int
+}
+
+// Output is what the collector persists.
+type Output struct {
+	// Section is the status results section, within the budget.
+	Section Section
+	// Chunks are the non-empty result chunks, in ConfigMap order. ConfigMaps without a chunk hold no results.
+	Chunks []Chunk
+	// StoredCases is the number of case results in Chunks; DroppedCases the number that fit no ConfigMap.
+	StoredCases  int
+	DroppedCases int
+}
+
+// Builder accumulates judged cases as they stream and builds the Output. Memory stays bounded by the status
+// budget plus the result chunks, whatever the number of cases.
+type Builder struct {
+	opts    Options
+	failing candidates
+	passing candidates
+	chunks  *chunkWriter
+	cases   int
+}
+
+// NewBuilder returns a Builder.
+func NewBuilder(opts Options) *Builder {
+	if opts.BudgetBytes <= 0 {
+		opts.BudgetBytes = DefaultBudgetBytes
+	}
+	if opts.MaxChunkBytes <= 0 {
+		opts.MaxChunkBytes = layout.MaxResultConfigMapBytes
+	}
+	if len(opts.ConfigMaps) > layout.MaxResultConfigMaps {
+		opts.ConfigMaps = opts.ConfigMaps[:layout.MaxResultConfigMaps]
+	}
+	return &Builder{
+		opts:    opts,
+		failing: candidates{limit: opts.BudgetBytes, cutoff: -1},
+		passing: candidates{limit: opts.BudgetBytes, cutoff: -1},
+		chunks:  newChunkWriter(opts.ConfigMaps, opts.MaxChunkBytes),
+	}
+}
+
+// Add takes one judged case. Cases may come in any order; the output depends only on the set of cases and the
+// order of their Lines (which is the order of the ConfigMap lines).
+func (b *Builder) Add(c Case) error {
+	b.cases++
+	if err := b.chunks.add(c.Line); err != nil {
+		return err
+	}
+	if c.Missing {
+		return nil
+	}
+	if c.Status.Verdict == v1alpha1.VerdictPass {
+		return b.passing.offer(c)
+	}
+	return b.failing.offer(c)
+}
+
+// Finish builds the Output. The section holds, in this order of importance: the summary and collection facts,
+// non-passing cases, passing cases, then missing ids, parse errors and unexpected ids. Cases may use at most the
+// budget left after reserving room for the three lists (at most a quarter of the budget); each list is a prefix
+// bounded by its API maximum; every omission is counted in Results and flagged with the ResultsTruncated
+// condition.
+func (b *Builder) Finish(t Tail) (*Output, error) {
+	chunks, err := b.chunks.finish()
+	if err != nil {
+		return nil, err
+	}
+	out := &Output{Chunks: chunks, StoredCases: b.chunks.stored, DroppedCases: b.chunks.dropped}
+
+	summary := t.Summary
+	collection := t.Collection
+	collection.Message = Excerpt(collection.Message, 2048)
+	collection.StderrTail = Excerpt(collection.StderrTail, 4096)
+	names := make([]string, len(chunks))
+	for i, c := range chunks {
+		names[i] = c.ConfigMap
+	}
+	ref := &v1alpha1.ResultsReference{
+		TotalCases: int32(out.StoredCases),
+	}
+	if len(names) > 0 {
+		ref.ConfigMaps = names
+		ref.Key = layout.ResultsKey
+		ref.Format = layout.ResultsFormat
+	}
+	s := Section{Summary: &summary, Results: ref, Collection: &collection}
+
+	failing := b.failing.sorted()
+	passing := b.passing.sorted()
+	missing := capList(t.MissingIDs, MaxStatusMissingIDs)
+	parseErrors := make([]v1alpha1.ParseError, 0, min(len(t.ParseErrors), MaxStatusParseErrors))
+	for _, pe := range capList(t.ParseErrors, MaxStatusParseErrors) {
+		parseErrors = append(parseErrors, v1alpha1.ParseError{Line: pe.Line, Excerpt: Excerpt(pe.Excerpt, 512), Message: Excerpt(pe.Message, 1024)})
+	}
+	unexpected := make([]string, 0, min(len(t.UnexpectedIDs), MaxStatusUnexpected))
+	for _, id := range capList(t.UnexpectedIDs, MaxStatusUnexpected) {
+		unexpected = append(unexpected, Excerpt(id, 256))
+	}
+
+	// Fixed part: everything but the lists, with the largest counts it can carry and the condition.
+	s.Conditions = []metav1.Condition{truncatedCondition(true, "", collection.CollectedAt)}
+	fixed := jsonSize(s) + 2*len(`,"cases":[],"missingIds":[],"parseErrors":[],"unexpectedIds":[]`) + 64 + 512
+	budget := b.opts.BudgetBytes - int64(fixed)
+
+	listSizes := listSize(missing) + listSize(parseErrors) + listSize(unexpected)
+	reserve := min(listSizes, b.opts.BudgetBytes/4)
+
+	caseRoom := budget - reserve
+	s.Cases, caseRoom = fill(failing, caseRoom, MaxStatusCases)
+	var more []v1alpha1.CaseResult
+	more, caseRoom = fill(passing, caseRoom, MaxStatusCases-len(s.Cases))
+	s.Cases = append(s.Cases, more...)
+	room := caseRoom + reserve
+	s.MissingIDs, room = fillList(missing, room)
+	s.ParseErrors, room = fillList(parseErrors, room)
+	s.UnexpectedIDs, _ = fillList(unexpected, room)
+
+	judged := b.failing.count + b.passing.count
+	ref.OmittedCases = int32(judged - len(s.Cases))
+	ref.OmittedMissingIDs = int32(max(t.MissingCount, len(t.MissingIDs)) - len(s.MissingIDs))
+	ref.OmittedParseErrors = int32(max(t.ParseErrorCount, len(t.ParseErrors)) - len(s.ParseErrors))
+	ref.OmittedUnexpectedIDs = int32(max(t.UnexpectedCount, len(t.UnexpectedIDs)) - len(s.UnexpectedIDs))
+
+	// The estimate above is conservative; verify and, should it ever be short, drop the least important items.
+	for {
+		truncated := s.Truncated() || out.DroppedCases > 0
+		s.Conditions = []metav1.Condition{truncatedCondition(truncated, truncationMessage(ref, out.DroppedCases), collection.CollectedAt)}
+		if int64(jsonSize(s)) <= b.opts.BudgetBytes {
+			break
+		}
+		if !dropLast(&s) {
+			return nil, fmt.Errorf("the status summary alone is %d bytes, over the %d-byte budget", jsonSize(s), b.opts.BudgetBytes)
+		}
+	}
+	out.Section = s
+	return out, nil
+}
+
+// dropLast removes the least important item of the section and counts it. It returns false when nothing is left
+// to remove.
+func dropLast(s *Section) bool {
+	r := s.Results
+	switch {
+	case len(s.UnexpectedIDs) > 0:
+		s.UnexpectedIDs = s.UnexpectedIDs[:len(s.UnexpectedIDs)-1]
+		r.OmittedUnexpectedIDs++
+	case len(s.ParseErrors) > 0:
+		s.ParseErrors = s.ParseErrors[:len(s.ParseErrors)-1]
+		r.OmittedParseErrors++
+	case len(s.MissingIDs) > 0:
+		s.MissingIDs = s.MissingIDs[:len(s.MissingIDs)-1]
+		r.OmittedMissingIDs++
+	case len(s.Cases) > 0:
+		s.Cases = s.Cases[:len(s.Cases)-1]
+		r.OmittedCases++
+	default:
+		return false
+	}
+	return true
+}
+
+func truncationMessage(r *v1alpha1.ResultsReference, dropped int) string {
+	if r.OmittedCases == 0 && r.OmittedMissingIDs == 0 && r.OmittedParseErrors == 0 && r.OmittedUnexpectedIDs == 0 && dropped == 0 {
+		return "Every result is in the status"
+	}
+	msg := fmt.Sprintf("The status budget left out %d cases, %d missing ids, %d parse errors and %d unexpected ids",
+		r.OmittedCases, r.OmittedMissingIDs, r.OmittedParseErrors, r.OmittedUnexpectedIDs)
+	if dropped > 0 {
+		msg += fmt.Sprintf("; %d case results did not fit the %d result ConfigMaps and were not stored", dropped, len(r.ConfigMaps))
+	} else if len(r.ConfigMaps) > 0 {
+		msg += "; every case result is in the result ConfigMaps"
+	}
+	return msg
+}
+
+// truncatedCondition is the ResultsTruncated condition. Its transition time is the collection time, so a re-run
+// of the same collection writes the same condition.
+func truncatedCondition(truncated bool, msg string, at *metav1.Time) metav1.Condition {
+	c := metav1.Condition{
+		Type:    v1alpha1.ConditionResultsTruncated,
+		Status:  metav1.ConditionFalse,
+		Reason:  v1alpha1.ReasonAllResultsInStatus,
+		Message: msg,
+	}
+	if truncated {
+		c.Status = metav1.ConditionTrue
+		c.Reason = v1alpha1.ReasonStatusBudgetExceeded
+	}
+	if at != nil {
+		c.LastTransitionTime = *at
+	}
+	return c
+}
+
+// TruncatedCondition returns the section's ResultsTruncated condition, or nil.
+func (s *Section) TruncatedCondition() *metav1.Condition {
+	return meta.FindStatusCondition(s.Conditions, v1alpha1.ConditionResultsTruncated)
+}
+
+func capList[T any](l []T, n int) []T {
+	if len(l) > n {
+		return l[:n]
+	}
+	return l
+}
+
+func jsonSize(v any) int {
+	data, err := json.Marshal(v)
+	if err != nil {
+		// The section holds only plain data; Marshal cannot fail on it.
+		panic(fmt.Sprintf("encode status section: %v", err))
+	}
+	return len(data)
+}
+
+func listSize[T any](l []T) int64 {
+	var n int64
+	for _, v := range l {
+		n += int64(jsonSize(v)) + 1
+	}
+	return n
+}
+
+// fill takes the prefix of cs that fits room bytes and n items.
+func fill(cs []sized, room int64, n int) ([]v1alpha1.CaseResult, int64) {
+	var out []v1alpha1.CaseResult
+	for _, c := range cs {
+		if len(out) >= n || int64(c.size) > room {
+			break
+		}
+		out = append(out, c.status)
+		room -= int64(c.size)
+	}
+	return out, room
+}
+
+func fillList[T any](l []T, room int64) ([]T, int64) {
+	for i, v := range l {
+		sz := int64(jsonSize(v)) + 1
+		if sz > room {
+			return l[:i], room
+		}
+		room -= sz
+	}
+	return l, room
+}
+
+// sized is a case status with the size of its JSON encoding (plus a separator).
+type sized struct {
+	index  int
+	size   int
+	status v1alpha1.CaseResult
+}
+
+// candidates keeps the lowest-index cases of one group whose encodings fit limit bytes: a max-heap on index.
+// Once a case is evicted, no case with a higher index can enter (cutoff), so the kept set is always a prefix in
+// index order and cases past the cutoff cost nothing to reject.
+type candidates struct {
+	limit  int64
+	bytes  int64
+	cutoff int // -1: none yet
+	count  int // every case offered
+	h      sizedHeap
+}
+
+func (c *candidates) offer(cs Case) error {
+	c.count++
+	if c.cutoff >= 0 && cs.Index >= c.cutoff {
+		return nil
+	}
+	st := boundCase(cs.Status)
+	sz := jsonSize(st) + 1
+	heap.Push(&c.h, sized{index: cs.Index, size: sz, status: st})
+	c.bytes += int64(sz)
+	for (c.bytes > c.limit || len(c.h) > MaxStatusCases) && len(c.h) > 0 {
+		top := heap.Pop(&c.h).(sized)
+		c.bytes -= int64(top.size)
+		if c.cutoff < 0 || top.index < c.cutoff {
+			c.cutoff = top.index
+		}
+	}
+	return nil
+}
+
+func (c *candidates) sorted() []sized {
+	out := append([]sized(nil), c.h...)
+	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
+	return out
+}
+
+type sizedHeap []sized
+
+func (h sizedHeap) Len() int           { return len(h) }
+func (h sizedHeap) Less(i, j int) bool { return h[i].index > h[j].index }
+func (h sizedHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *sizedHeap) Push(x any)        { *h = append(*h, x.(sized)) }
+func (h *sizedHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// boundCase cuts a case's strings and lists to the API bounds.
+func boundCase(c v1alpha1.CaseResult) v1alpha1.CaseResult {
+	c.ID = Excerpt(c.ID, 256)
+	c.Score = Excerpt(c.Score, 16)
+	c.Answer = Excerpt(c.Answer, 512)
+	c.Error = Excerpt(c.Error, 1024)
+	if len(c.Evaluators) > 16 {
+		c.Evaluators = c.Evaluators[:16]
+	}
+	evs := make([]v1alpha1.EvaluatorSummary, len(c.Evaluators))
+	for i, e := range c.Evaluators {
+		evs[i] = v1alpha1.EvaluatorSummary{
+			Name:    Excerpt(e.Name, 128),
+			Type:    Excerpt(e.Type, 64),
+			Verdict: e.Verdict,
+			Score:   Excerpt(e.Score, 16),
+			Message: Excerpt(e.Message, 512),
+		}
+	}
+	if len(evs) == 0 {
+		evs = nil
+	}
+	c.Evaluators = evs
+	return c
+}
+
+// Excerpt returns s cut to at most max bytes on a UTF-8 boundary, ending with "…" when cut, with invalid UTF-8
+// replaced. The result is also at most max characters.
+func Excerpt(s string, max int) string {
+	if !utf8.ValidString(s) {
+		s = toValidUTF8(s)
+	}
+	if len(s) <= max {
+		return s
+	}
+	const mark = "…"
+	cut := max - len(mark)
+	if cut < 0 {
+		cut = 0
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}
+
+func toValidUTF8(s string) string {
+	b := make([]byte, 0, len(s))
+	for len(s) > 0 {
+		r, n := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && n == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[:n]...)
+		}
+		s = s[n:]
+	}
+	return string(b)
+}

@@ -1,0 +1,290 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+var collectedAt = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+
+func mkCase(i int, verdict v1alpha1.Verdict, answer string) Case {
+	id := fmt.Sprintf("case-%05d", i)
+	st := v1alpha1.CaseResult{ID: id, Verdict: verdict, Score: "0.5000", Answer: answer}
+	line, _ := json.Marshal(map[string]any{"id": id, "verdict": verdict, "answer": answer})
+	return Case{Index: i, Status: st, Line: line}
+}
+
+func ids(cs []v1alpha1.CaseResult) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}
+
+func tail() Tail {
+	return Tail{Collection: v1alpha1.CollectionStatus{RunnerFinished: true, Outcome: "Completed", CollectedAt: &collectedAt}}
+}
+
+func TestFinishAllFit(t *testing.T) {
+	b := NewBuilder(Options{ConfigMaps: []string{"r-results-0", "r-results-1"}})
+	verdicts := []v1alpha1.Verdict{v1alpha1.VerdictPass, v1alpha1.VerdictFail, v1alpha1.VerdictPass, v1alpha1.VerdictError, v1alpha1.VerdictSkipped}
+	for i, v := range verdicts {
+		if err := b.Add(mkCase(i, v, "a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := mkCase(5, v1alpha1.VerdictError, "")
+	missing.Missing = true
+	if err := b.Add(missing); err != nil {
+		t.Fatal(err)
+	}
+	tl := tail()
+	tl.MissingIDs, tl.MissingCount = []string{"case-00005"}, 1
+	tl.ParseErrors, tl.ParseErrorCount = []v1alpha1.ParseError{{Line: 3, Excerpt: "{", Message: "not valid JSON"}}, 1
+	tl.UnexpectedIDs, tl.UnexpectedCount = []string{"zzz"}, 1
+	out, err := b.Finish(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Non-passing first, in index order, then passing.
+	if diff := cmp.Diff([]string{"case-00001", "case-00003", "case-00004", "case-00000", "case-00002"}, ids(out.Section.Cases)); diff != "" {
+		t.Errorf("case order (-want +got):\n%s", diff)
+	}
+	wantRef := &v1alpha1.ResultsReference{ConfigMaps: []string{"r-results-0"}, Key: "results.jsonl.gz", Format: "jsonl+gzip", TotalCases: 6}
+	if diff := cmp.Diff(wantRef, out.Section.Results); diff != "" {
+		t.Errorf("results reference (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"case-00005"}, out.Section.MissingIDs); diff != "" {
+		t.Errorf("missing ids (-want +got):\n%s", diff)
+	}
+	cond := out.Section.TruncatedCondition()
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonAllResultsInStatus || !cond.LastTransitionTime.Equal(&collectedAt) {
+		t.Errorf("ResultsTruncated condition = %+v, want False/AllResultsInStatus at the collection time", cond)
+	}
+	lines := decodeChunks(t, out.Chunks)
+	if len(lines) != 6 || !strings.Contains(lines[5], "case-00005") {
+		t.Errorf("chunk lines = %q, want 6 lines in add order", lines)
+	}
+}
+
+func TestFinishBudgetOrdering(t *testing.T) {
+	const budget = 16 << 10
+	answer := strings.Repeat("x", 200)
+	b := NewBuilder(Options{BudgetBytes: budget, ConfigMaps: []string{"cm-0"}})
+	// 400 cases: every third fails. Add them shuffled: the output must not depend on arrival order.
+	order := rand.New(rand.NewPCG(1, 2)).Perm(400)
+	for _, i := range order {
+		v := v1alpha1.VerdictPass
+		if i%3 == 0 {
+			v = v1alpha1.VerdictFail
+		}
+		if err := b.Add(mkCase(i, v, answer)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl := tail()
+	for i := 0; i < 2000; i++ {
+		tl.MissingIDs = append(tl.MissingIDs, fmt.Sprintf("missing-%04d", i))
+	}
+	tl.MissingCount = 2500
+	out, err := b.Finish(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ := json.Marshal(out.Section)
+	if len(enc) > budget {
+		t.Fatalf("section is %d bytes, over the %d budget", len(enc), budget)
+	}
+	if len(enc) < budget*3/4 {
+		t.Errorf("section is only %d bytes of a %d budget", len(enc), budget)
+	}
+	cases := out.Section.Cases
+	if len(cases) == 0 {
+		t.Fatal("no cases in status")
+	}
+	// A prefix of the failing cases, in index order, and no passing case unless every failing one fits.
+	for k, c := range cases {
+		want := fmt.Sprintf("case-%05d", 3*k)
+		if c.ID != want {
+			t.Fatalf("cases[%d] = %s, want %s (failing cases in index order)", k, c.ID, want)
+		}
+	}
+	ref := out.Section.Results
+	if got, want := int(ref.OmittedCases), 400-len(cases); got != want {
+		t.Errorf("omittedCases = %d, want %d", got, want)
+	}
+	if got, want := int(ref.OmittedMissingIDs), 2500-len(out.Section.MissingIDs); got != want {
+		t.Errorf("omittedMissingIds = %d, want %d", got, want)
+	}
+	if len(out.Section.MissingIDs) == 0 {
+		t.Errorf("missing ids were starved by cases; the list reserve should keep some")
+	}
+	if len(out.Section.MissingIDs) > MaxStatusMissingIDs {
+		t.Errorf("%d missing ids, over the API maximum", len(out.Section.MissingIDs))
+	}
+	cond := out.Section.TruncatedCondition()
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != v1alpha1.ReasonStatusBudgetExceeded {
+		t.Errorf("ResultsTruncated condition = %+v, want True/StatusBudgetExceeded", cond)
+	}
+	if out.StoredCases != 400 || len(decodeChunks(t, out.Chunks)) != 400 {
+		t.Errorf("stored %d cases, want all 400 in the ConfigMaps", out.StoredCases)
+	}
+}
+
+func TestFinishIsDeterministic(t *testing.T) {
+	run := func(seed uint64) []byte {
+		b := NewBuilder(Options{BudgetBytes: 8 << 10, ConfigMaps: []string{"a", "b", "c"}, MaxChunkBytes: 8 << 10})
+		rng := rand.New(rand.NewPCG(seed, 7))
+		for _, i := range rng.Perm(300) {
+			v := v1alpha1.VerdictPass
+			if i%5 == 0 {
+				v = v1alpha1.VerdictError
+			}
+			if err := b.Add(Case{Index: i, Status: mkCase(i, v, "ans").Status}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := b.Finish(tail())
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, _ := json.Marshal(out.Section)
+		return enc
+	}
+	if diff := cmp.Diff(string(run(1)), string(run(99))); diff != "" {
+		t.Errorf("the section depends on arrival order (-first +second):\n%s", diff)
+	}
+}
+
+func TestChunksOverflow(t *testing.T) {
+	const limit = 4 << 10
+	// Incompressible lines, so few fit a chunk.
+	rng := rand.New(rand.NewPCG(3, 4))
+	line := func(i int) []byte {
+		buf := make([]byte, 600)
+		for j := range buf {
+			buf[j] = "abcdefghijklmnopqrstuvwxyz0123456789"[rng.IntN(36)]
+		}
+		return []byte(fmt.Sprintf(`{"id":"c%d","answer":"%s"}`, i, buf))
+	}
+	b := NewBuilder(Options{ConfigMaps: []string{"cm-0", "cm-1", "cm-2"}, MaxChunkBytes: limit})
+	for i := 0; i < 100; i++ {
+		if err := b.Add(Case{Index: i, Status: v1alpha1.CaseResult{ID: fmt.Sprint(i), Verdict: v1alpha1.VerdictPass}, Line: line(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := b.Finish(tail())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Chunks) != 3 {
+		t.Fatalf("%d chunks, want all 3 ConfigMaps used", len(out.Chunks))
+	}
+	for i, c := range out.Chunks {
+		if len(c.Data) >= limit {
+			t.Errorf("chunk %d is %d bytes, not under the %d limit", i, len(c.Data), limit)
+		}
+		if c.ConfigMap != []string{"cm-0", "cm-1", "cm-2"}[i] {
+			t.Errorf("chunk %d goes to %s", i, c.ConfigMap)
+		}
+	}
+	lines := decodeChunks(t, out.Chunks)
+	if len(lines) != out.StoredCases || out.StoredCases+out.DroppedCases != 100 || out.DroppedCases == 0 {
+		t.Errorf("stored %d (decoded %d), dropped %d; want stored+dropped = 100 with some dropped", out.StoredCases, len(lines), out.DroppedCases)
+	}
+	cond := out.Section.TruncatedCondition()
+	if cond.Status != metav1.ConditionTrue || !strings.Contains(cond.Message, "did not fit the 3 result ConfigMaps") {
+		t.Errorf("condition %+v, want it to say results were not stored", cond)
+	}
+	if int(out.Section.Results.TotalCases) != out.StoredCases {
+		t.Errorf("totalCases = %d, want %d", out.Section.Results.TotalCases, out.StoredCases)
+	}
+}
+
+func TestNoConfigMaps(t *testing.T) {
+	b := NewBuilder(Options{})
+	if err := b.Add(mkCase(0, v1alpha1.VerdictPass, "a")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := b.Finish(tail())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Chunks) != 0 || out.DroppedCases != 1 || out.Section.Results.ConfigMaps != nil {
+		t.Errorf("without ConfigMaps: chunks %d, dropped %d, refs %v", len(out.Chunks), out.DroppedCases, out.Section.Results.ConfigMaps)
+	}
+}
+
+func TestBoundCase(t *testing.T) {
+	long := strings.Repeat("é", 1000)
+	evs := make([]v1alpha1.EvaluatorSummary, 20)
+	for i := range evs {
+		evs[i] = v1alpha1.EvaluatorSummary{Name: long, Verdict: v1alpha1.VerdictPass, Message: long}
+	}
+	got := boundCase(v1alpha1.CaseResult{ID: "x", Verdict: v1alpha1.VerdictFail, Answer: long, Error: long, Evaluators: evs})
+	if len(got.Answer) > 512 || len(got.Error) > 1024 || len(got.Evaluators) != 16 || len(got.Evaluators[0].Name) > 128 || len(got.Evaluators[0].Message) > 512 {
+		t.Errorf("boundCase did not bound: answer %d, error %d, evaluators %d, name %d, message %d",
+			len(got.Answer), len(got.Error), len(got.Evaluators), len(got.Evaluators[0].Name), len(got.Evaluators[0].Message))
+	}
+	if !strings.HasSuffix(got.Answer, "…") {
+		t.Errorf("cut answer is not marked")
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	tests := []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"abcdefghij", 6, "abc…"},
+		{"ééé", 5, "é…"},
+		{"ééé", 4, "…"},
+		{"a\xffb", 10, "a\uFFFDb"},
+	}
+	for _, tc := range tests {
+		if got := Excerpt(tc.in, tc.max); got != tc.want {
+			t.Errorf("Excerpt(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+}
+
+func decodeChunks(t *testing.T, chunks []Chunk) []string {
+	t.Helper()
+	var lines []string
+	for i, c := range chunks {
+		zr, err := gzip.NewReader(bytes.NewReader(c.Data))
+		if err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+		data, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("chunk %d: %v", i, err)
+		}
+		n := 0
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+			n++
+		}
+		if n != c.Cases {
+			t.Errorf("chunk %d has %d lines, says %d", i, n, c.Cases)
+		}
+	}
+	return lines
+}

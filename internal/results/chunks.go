@@ -1,0 +1,150 @@
+package results
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+)
+
+// Chunk is one result ConfigMap's payload: gzip'd JSONL, one full case result per line.
+type Chunk struct {
+	// ConfigMap is the name of the result ConfigMap the chunk belongs in.
+	ConfigMap string
+	// Data is the gzip stream; always shorter than the chunk limit.
+	Data []byte
+	// Cases is the number of lines in the chunk.
+	Cases int
+}
+
+// gzipSlack covers the gzip trailer, the final deflate block and a sync-flush marker.
+const gzipSlack = 1024
+
+// chunkWriter splits JSONL lines into gzip streams, each shorter than max bytes, assigned in order to names. The
+// split depends only on the lines, so the same lines always give the same chunks.
+type chunkWriter struct {
+	names []string
+	max   int
+
+	buf      bytes.Buffer
+	gz       *gzip.Writer
+	pending  int // uncompressed bytes written since the last flush
+	curCases int
+
+	chunks  []Chunk
+	stored  int
+	dropped int
+	full    bool
+}
+
+func newChunkWriter(names []string, max int) *chunkWriter {
+	return &chunkWriter{names: names, max: max, full: len(names) == 0}
+}
+
+func (w *chunkWriter) fits(extra int) bool {
+	return w.buf.Len()+w.pending+extra+gzipSlack+(w.pending+extra)/100 < w.max
+}
+
+// add appends one line. A line that does not fit any remaining ConfigMap is dropped and counted.
+func (w *chunkWriter) add(line []byte) error {
+	if w.full {
+		w.dropped++
+		return nil
+	}
+	if w.gz == nil {
+		w.open()
+	}
+	need := len(line) + 1
+	if !w.fits(need) && w.pending > 0 {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	if !w.fits(need) && w.curCases > 0 {
+		if err := w.closeChunk(); err != nil {
+			return err
+		}
+		if w.full {
+			w.dropped++
+			return nil
+		}
+		w.open()
+	}
+	if err := w.write(line); err != nil {
+		return err
+	}
+	if w.curCases == 1 && !w.fits(0) {
+		// A single line larger than the estimate allows: measure it exactly.
+		if err := w.flush(); err != nil {
+			return err
+		}
+		if w.buf.Len()+gzipSlack >= w.max {
+			// Even alone and compressed it does not fit a ConfigMap.
+			w.buf.Reset()
+			w.gz.Reset(&w.buf)
+			w.curCases, w.pending = 0, 0
+			w.stored--
+			w.dropped++
+		}
+	}
+	return nil
+}
+
+func (w *chunkWriter) open() {
+	w.buf.Reset()
+	if w.gz == nil {
+		w.gz, _ = gzip.NewWriterLevel(&w.buf, gzip.BestSpeed)
+	} else {
+		w.gz.Reset(&w.buf)
+	}
+	w.pending, w.curCases = 0, 0
+}
+
+func (w *chunkWriter) write(line []byte) error {
+	if _, err := w.gz.Write(line); err != nil {
+		return fmt.Errorf("compress results: %w", err)
+	}
+	if _, err := w.gz.Write([]byte{'\n'}); err != nil {
+		return fmt.Errorf("compress results: %w", err)
+	}
+	w.pending += len(line) + 1
+	w.curCases++
+	w.stored++
+	return nil
+}
+
+func (w *chunkWriter) flush() error {
+	if err := w.gz.Flush(); err != nil {
+		return fmt.Errorf("compress results: %w", err)
+	}
+	w.pending = 0
+	return nil
+}
+
+// closeChunk finishes the current chunk; after the last name the writer is full.
+func (w *chunkWriter) closeChunk() error {
+	if err := w.gz.Close(); err != nil {
+		return fmt.Errorf("compress results: %w", err)
+	}
+	if w.buf.Len() >= w.max {
+		return fmt.Errorf("result chunk %d is %d bytes, over the %d-byte limit", len(w.chunks), w.buf.Len(), w.max)
+	}
+	w.chunks = append(w.chunks, Chunk{
+		ConfigMap: w.names[len(w.chunks)],
+		Data:      bytes.Clone(w.buf.Bytes()),
+		Cases:     w.curCases,
+	})
+	w.curCases, w.pending = 0, 0
+	w.full = len(w.chunks) == len(w.names)
+	return nil
+}
+
+// finish closes the last chunk, if it holds anything, and returns all chunks.
+func (w *chunkWriter) finish() ([]Chunk, error) {
+	if w.gz != nil && w.curCases > 0 && !w.full {
+		if err := w.closeChunk(); err != nil {
+			return nil, err
+		}
+	}
+	w.gz = nil
+	return w.chunks, nil
+}

@@ -1,0 +1,38 @@
+// Package results turns a run's judged cases into what the collector persists: the EvalRun status results
+// section, kept within a byte budget in a fixed order of importance, and the full per-case results as gzip'd
+// JSONL chunks sized for the run's pre-created result ConfigMaps. It is pure Go: the collector does the I/O.
+package results
+
+import (
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultBudgetBytes is the default bound of the status results section, measured on its JSON encoding.
+const DefaultBudgetBytes = 512 << 10
+
+// Bounds of the status lists; they match the MaxItems of the EvalRun API.
+const (
+	MaxStatusCases       = 20000
+	MaxStatusMissingIDs  = 1000
+	MaxStatusParseErrors = 100
+	MaxStatusUnexpected  = 100
+)
+
+// Section is the part of EvalRun status the collector owns.
+type Section struct {
+	Summary       *v1alpha1.RunSummary       `json:"summary,omitempty"`
+	Cases         []v1alpha1.CaseResult      `json:"cases,omitempty"`
+	MissingIDs    []string                   `json:"missingIds,omitempty"`
+	ParseErrors   []v1alpha1.ParseError      `json:"parseErrors,omitempty"`
+	UnexpectedIDs []string                   `json:"unexpectedIds,omitempty"`
+	Results       *v1alpha1.ResultsReference `json:"results,omitempty"`
+	Collection    *v1alpha1.CollectionStatus `json:"collection,omitempty"`
+	Conditions    []metav1.Condition         `json:"conditions,omitempty"`
+}
+
+// Truncated reports whether anything was left out of the section (it is then in the result ConfigMaps only).
+func (s *Section) Truncated() bool {
+	r := s.Results
+	return r != nil && (r.OmittedCases > 0 || r.OmittedMissingIDs > 0 || r.OmittedParseErrors > 0 || r.OmittedUnexpectedIDs > 0)
+}
