@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Builds this project's container images without Docker and imports them into the local cluster's containerd.
+#
+#   hack/images.sh [pause|manager|collector|screening-runner ...]     (default: all)
+#
+# Each image is static binaries on an empty base, packed by hack/imagepack into an OCI image-layout tarball under
+# bin/images/ and imported with `ctr -n k8s.io images import`. Packing is deterministic, so an image whose
+# inputs did not change has the same digest and is not imported again. Images run as uid 65532 (nonroot), except
+# pause (65535, like the upstream image).
+#
+#   localhost/evalrun/pause:dev             /pause, built with gcc -static from k8s.io/kubernetes's build/pause
+#   localhost/evalrun/manager:dev           /manager
+#   localhost/evalrun/collector:dev         /collector (entrypoint), copied into pods by `collector install`
+#   localhost/evalrun/screening-runner:dev  busybox sh + /app/screening-runner, /app/screening-judge,
+#                                           /app/eval.yaml (the sample of examples/screening)
+#
+# CONTAINERD_ADDRESS overrides the containerd socket (default: the local cluster's, see hack/cluster.sh).
+# IMAGES_NO_IMPORT=1 only packs the tarballs.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+ADDRESS="${CONTAINERD_ADDRESS:-/run/evalrun-cluster/containerd.sock}"
+OUT="$ROOT/bin/images"
+BUILD="$OUT/build"
+TAG="${IMAGE_TAG:-dev}"
+IMAGEPACK="$ROOT/bin/tools/imagepack"
+ALL=(pause manager collector screening-runner)
+WANT=("$@")
+[ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
+
+log() { printf 'images: %s\n' "$*" >&2; }
+die() { printf 'images: error: %s\n' "$*" >&2; exit 1; }
+
+mkdir -p "$OUT" "$BUILD"
+go build -o "$IMAGEPACK" ./hack/imagepack
+
+gobuild() { # gobuild OUTPUT PACKAGE
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$1" "$2"
+}
+
+# import NAME TARBALL DIGEST: import unless containerd already has this exact manifest under that name.
+import_image() {
+  local name="$1" tarball="$2" digest="$3" have
+  if [ "${IMAGES_NO_IMPORT:-}" = 1 ]; then return 0; fi
+  [ -S "$ADDRESS" ] || die "no containerd socket at $ADDRESS: start the cluster first (hack/cluster.sh up)"
+  have="$(ctr --address "$ADDRESS" -n k8s.io images ls "name==$name" 2>/dev/null | awk 'NR > 1 {print $3}')"
+  if [ "$have" = "$digest" ]; then
+    log "$name unchanged ($digest)"
+    return 0
+  fi
+  ctr --address "$ADDRESS" -n k8s.io images import "$tarball" >/dev/null
+  have="$(ctr --address "$ADDRESS" -n k8s.io images ls "name==$name" 2>/dev/null | awk 'NR > 1 {print $3}')"
+  [ "$have" = "$digest" ] || die "import of $tarball did not register $name at $digest (found '${have:-nothing}')"
+  log "imported $name ($digest)"
+}
+
+# pack NAME TARBALL IMAGEPACK-FLAGS...: pack and import one image.
+pack() {
+  local name="$1" tarball="$2" digest; shift 2
+  "$IMAGEPACK" --name "$name" --out "$tarball" --digest-file "$tarball.digest" "$@" >/dev/null
+  digest="$(cat "$tarball.digest")"
+  import_image "$name" "$tarball" "$digest"
+}
+
+build_pause() {
+  local modfile src dir version
+  version="v1.$(go list -m -f '{{.Version}}' k8s.io/api | cut -d. -f2-)"
+  dir="$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
+  src="$dir/build/pause/linux/pause.c"
+  [ -f "$src" ] || die "pause source not found at $src"
+  if [ ! -x "$BUILD/pause" ] || [ "$src" -nt "$BUILD/pause" ]; then
+    command -v gcc >/dev/null || die "gcc is needed for the pause image (apt-get install gcc libc6-dev)"
+    gcc -Os -static -Wall -Werror -DVERSION="\"$version-evalrun\"" -o "$BUILD/pause.tmp" "$src"
+    strip "$BUILD/pause.tmp" 2>/dev/null || true
+    mv "$BUILD/pause.tmp" "$BUILD/pause"
+  fi
+  pack "localhost/evalrun/pause:$TAG" "$OUT/pause.tar" --file /pause="$BUILD/pause" --entrypoint /pause --user 65535:65535
+}
+
+build_manager() {
+  [ -d cmd/manager ] && ls cmd/manager/*.go >/dev/null 2>&1 || die "cmd/manager has no Go files yet"
+  gobuild "$BUILD/manager" ./cmd/manager
+  pack "localhost/evalrun/manager:$TAG" "$OUT/manager.tar" --file /manager="$BUILD/manager" --entrypoint /manager
+}
+
+build_collector() {
+  gobuild "$BUILD/collector" ./cmd/collector
+  pack "localhost/evalrun/collector:$TAG" "$OUT/collector.tar" --file /collector="$BUILD/collector" --entrypoint /collector
+}
+
+build_screening_runner() {
+  local busybox=/bin/busybox
+  [ -x "$busybox" ] || die "$busybox is missing (apt-get install busybox-static)"
+  gobuild "$BUILD/screening-runner" ./examples/screening/runner
+  gobuild "$BUILD/screening-judge" ./examples/screening/judge
+  pack "localhost/evalrun/screening-runner:$TAG" "$OUT/screening-runner.tar" \
+    --busybox "$busybox" \
+    --file /app/screening-runner="$BUILD/screening-runner" \
+    --file /app/screening-judge="$BUILD/screening-judge" \
+    --file /app/eval.yaml="$ROOT/examples/screening/eval.yaml:0644" \
+    --workdir /app --cmd /app/screening-runner --cmd --healthcheck
+}
+
+for image in "${WANT[@]}"; do
+  case "$image" in
+    pause) build_pause ;;
+    manager) build_manager ;;
+    collector) build_collector ;;
+    screening-runner) build_screening_runner ;;
+    *) die "unknown image $image (want one of: ${ALL[*]})" ;;
+  esac
+done
