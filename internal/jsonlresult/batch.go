@@ -28,6 +28,9 @@ const (
 	// full of ids nobody asked for cannot grow memory without limit. Duplicates of unexpected ids beyond it are
 	// not reported; they are still counted as unexpected.
 	maxUnexpectedTracked = 100_000
+	// excerptHeadBytes is how much of an over-long line is kept for its excerpt: enough for ExcerptChars
+	// characters and one more byte to tell that the line was cut.
+	excerptHeadBytes = 4*ExcerptChars + 1
 	// errorSummaryItems bounds how many ids and line errors BatchResult.Err names.
 	errorSummaryItems = 10
 )
@@ -312,7 +315,7 @@ func (p *pipeline) read(r io.Reader) {
 		if len(buf) == cap(buf) {
 			// A full buffer without a newline holds the start of a line longer than the buffer.
 			if len(buf) > maxLine {
-				skipping, head = int64(len(buf)), append([]byte(nil), buf[:min(len(buf), 4*ExcerptChars+1)]...)
+				skipping, head = int64(len(buf)), append([]byte(nil), buf[:min(len(buf), excerptHeadBytes)]...)
 				buf = buf[:0]
 			} else {
 				bigger := make([]byte, len(buf), min(2*cap(buf), maxLine+1))
@@ -326,11 +329,17 @@ func (p *pipeline) read(r io.Reader) {
 			h.Write(newData)
 			if skipping > 0 {
 				nl := bytes.IndexByte(newData, '\n')
+				lineData := newData
+				if nl >= 0 {
+					lineData = newData[:nl]
+				}
+				if room := excerptHeadBytes - len(head); room > 0 {
+					head = append(head, lineData[:min(room, len(lineData))]...)
+				}
+				skipping += int64(len(lineData))
 				if nl < 0 {
-					skipping += int64(n)
 					continue
 				}
-				skipping += int64(nl)
 				if !p.emit(&chunk{data: head, first: first, oversize: skipping}, false) {
 					return
 				}

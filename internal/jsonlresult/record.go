@@ -112,26 +112,26 @@ func warn(r *Response, format string, args ...any) {
 
 // object reads the JSON object at the start of buf (which must be owned by the result and valid UTF-8) and
 // requires nothing but whitespace after it. On a syntax error it returns the error and a nil record.
-func (p *recordParser) object(buf []byte) (*record, error) {
+func (p *recordParser) object(buf []byte) (record, error) {
 	s := &p.s
 	s.reset(buf)
 	if k := s.peek(); k != kindObject {
 		if !s.skip() {
-			return nil, s.err
+			return record{}, s.err
 		}
 		if !s.atEnd() {
-			return nil, &syntaxError{off: s.pos, msg: "unexpected content after the value"}
+			return record{}, &syntaxError{off: s.pos, msg: "unexpected content after the value"}
 		}
-		return nil, notObjectError{k}
+		return record{}, notObjectError{k}
 	}
-	rec := &record{resp: &Response{}}
-	if !p.members(rec) {
-		return nil, s.err
+	rec := record{resp: &Response{}}
+	if !p.members(&rec) {
+		return record{}, s.err
 	}
 	if !s.atEnd() {
-		return nil, &syntaxError{off: s.pos, msg: "unexpected content after the object"}
+		return record{}, &syntaxError{off: s.pos, msg: "unexpected content after the object"}
 	}
-	p.finishText(rec)
+	p.finishText(&rec)
 	return rec, nil
 }
 
