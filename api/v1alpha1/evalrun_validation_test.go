@@ -1,0 +1,246 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+)
+
+var k8sClient client.Client
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds kube-apiserver and etcd into bin/k8s/")
+		os.Exit(1)
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
+		os.Exit(1)
+	}
+	scheme := runtime.NewScheme()
+	if err := evalsv1alpha1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stopping envtest: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+func TestEvalRunAdmission(t *testing.T) {
+	mk := testutil.MakeEvalRun
+	cases := []struct {
+		name    string
+		run     *evalsv1alpha1.EvalRun
+		wantErr string // substring of the rejection; "" means accepted
+	}{
+		{name: "minimal batched run is accepted", run: mk("ok-minimal", "default").Obj()},
+		{name: "configmap source is accepted", run: mk("ok-cm", "default").FromConfigMap("evals", "eval.yaml").Obj()},
+		{name: "per-case placeholders with PerCase", run: mk("ok-percase", "default").PerCase(3).
+			Command("run --id {EVAL_ID} --prompt {PROMPT} --file {PROMPT_FILE} --try {ATTEMPT} --out {OUTPUT_FILE}").
+			Healthcheck("run --healthcheck --eval {EVAL_FILE}").Obj()},
+		{name: "shell braces that are not placeholders are fine", run: mk("ok-braces", "default").
+			Command(`run --out {OUTPUT_FILE} && echo ${HOME} {lower} '{"a":1}'`).Obj()},
+		{name: "unknown placeholder", run: mk("bad-placeholder", "default").Command("run {EVAL_FILE} {OUTPUT_FILE} {MODEL}").Obj(),
+			wantErr: "commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}"},
+		{name: "no output file", run: mk("bad-no-output", "default").Command("run --eval {EVAL_FILE}").Obj(),
+			wantErr: "commandTemplate must contain {OUTPUT_FILE}"},
+		{name: "per-case placeholder in Batched mode", run: mk("bad-batched-id", "default").Command("run {EVAL_ID} {OUTPUT_FILE}").Obj(),
+			wantErr: "need batching: PerCase"},
+		{name: "workers without PerCase", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-workers", "default").Obj()
+			r.Spec.Target.Workers = ptr.To[int32](2)
+			return r
+		}(), wantErr: "target.workers is only meaningful with target.batching: PerCase"},
+		{name: "healthcheck unknown placeholder", run: mk("bad-hc", "default").Healthcheck("run {EVAL_ID}").Obj(),
+			wantErr: "healthcheck.commandTemplate has an unknown placeholder"},
+		{name: "both eval sources", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-both", "default").Obj()
+			r.Spec.EvalFile.ConfigMapKeyRef = &evalsv1alpha1.ConfigMapKeyReference{Name: "x"}
+			return r
+		}(), wantErr: "evalFile needs exactly one of inline or configMapKeyRef"},
+		{name: "neither eval source", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-neither", "default").Obj()
+			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{}
+			return r
+		}(), wantErr: "evalFile needs exactly one of inline or configMapKeyRef"},
+		{name: "inline too large", run: mk("bad-large", "default").Inline(strings.Repeat("x", 262145)).Obj(),
+			wantErr: "spec.evalFile.inline: Too long"},
+		{name: "workers out of range", run: mk("bad-workers-range", "default").PerCase(65).Obj(),
+			wantErr: "spec.target.workers: Invalid value: 65: spec.target.workers in body should be less than or equal to 64"},
+		{name: "negative backoff limit", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-backoff", "default").Obj()
+			r.Spec.BackoffLimit = ptr.To[int32](-1)
+			return r
+		}(), wantErr: "spec.backoffLimit in body should be greater than or equal to 0"},
+		{name: "deadline zero", run: mk("bad-deadline", "default").ActiveDeadline(0).Obj(),
+			wantErr: "spec.activeDeadlineSeconds in body should be greater than or equal to 1"},
+		{name: "results deadline too small", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-results-deadline", "default").Obj()
+			r.Spec.ResultsDeadlineSeconds = ptr.To[int32](1)
+			return r
+		}(), wantErr: "spec.resultsDeadlineSeconds in body should be greater than or equal to 10"},
+		{name: "pass threshold above 1", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-threshold", "default").Obj()
+			r.Spec.Judging = &evalsv1alpha1.Judging{PassThreshold: "1.5"}
+			return r
+		}(), wantErr: "spec.judging.passThreshold in body should match"},
+		{name: "bad batching enum", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-enum", "default").Obj()
+			r.Spec.Target.Batching = "Streaming"
+			return r
+		}(), wantErr: `spec.target.batching: Unsupported value: "Streaming"`},
+		{name: "privileged runner", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-priv", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+			return r
+		}(), wantErr: "the runner may not be privileged"},
+		{name: "runner as root", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-root", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](0)}
+			return r
+		}(), wantErr: "the runner may not run as user 0"},
+		{name: "runner adds capabilities", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-caps", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}}
+			return r
+		}(), wantErr: "the runner may add no capability other than NET_BIND_SERVICE"},
+		{name: "bad queue name", run: mk("bad-queue", "default").Queue("Not_A_Name").Obj(),
+			wantErr: "spec.queueName in body should match"},
+	}
+	ctx := context.Background()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := k8sClient.Create(ctx, tc.run)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Create() = %v, want it accepted", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Create() accepted the run, want rejection containing %q", tc.wantErr)
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("Create() = %v\nwant an Invalid error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestEvalRunDefaults(t *testing.T) {
+	ctx := context.Background()
+	run := testutil.MakeEvalRun("defaults", "default").FromConfigMap("evals", "").Obj()
+	run.Spec.Judging = &evalsv1alpha1.Judging{}
+	if err := k8sClient.Create(ctx, run); err != nil {
+		t.Fatalf("Create() = %v", err)
+	}
+	got := &evalsv1alpha1.EvalRun{}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		field string
+		got   any
+		want  any
+	}{
+		{"target.batching", got.Spec.Target.Batching, evalsv1alpha1.BatchingBatched},
+		{"backoffLimit", ptr.Deref(got.Spec.BackoffLimit, -1), int32(0)},
+		{"resultsDeadlineSeconds", ptr.Deref(got.Spec.ResultsDeadlineSeconds, -1), int32(300)},
+		{"evalFile.configMapKeyRef.key", got.Spec.EvalFile.ConfigMapKeyRef.Key, "eval.yaml"},
+		{"judging.passThreshold", got.Spec.Judging.PassThreshold, "0.8"},
+		{"judging.codeJudgeTimeoutSeconds", ptr.Deref(got.Spec.Judging.CodeJudgeTimeoutSeconds, -1), int32(60)},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.field, c.got, c.want)
+		}
+	}
+}
+
+func TestEvalRunImmutability(t *testing.T) {
+	ctx := context.Background()
+	run := testutil.MakeEvalRun("immutable", "default").Obj()
+	if err := k8sClient.Create(ctx, run); err != nil {
+		t.Fatalf("Create() = %v", err)
+	}
+	mutations := []struct {
+		name   string
+		mutate func(r *evalsv1alpha1.EvalRun)
+	}{
+		{"image", func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Image = "other:1" }},
+		{"eval file", func(r *evalsv1alpha1.EvalRun) { r.Spec.EvalFile.Inline = ptr.To("evalcases: []") }},
+		{"deadline", func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](5) }},
+		{"resources", func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Target.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
+		}},
+		{"pod labels", func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Labels: map[string]string{"a": "b"}}
+		}},
+	}
+	for _, m := range mutations {
+		t.Run(m.name, func(t *testing.T) {
+			cur := &evalsv1alpha1.EvalRun{}
+			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(run), cur); err != nil {
+				t.Fatal(err)
+			}
+			m.mutate(cur)
+			err := k8sClient.Update(ctx, cur)
+			want := "spec is immutable except suspend"
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("Update() = %v, want an error containing %q", err, want)
+			}
+		})
+	}
+	t.Run("suspend may change", func(t *testing.T) {
+		cur := &evalsv1alpha1.EvalRun{}
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(run), cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Spec.Suspend = ptr.To(true)
+		if err := k8sClient.Update(ctx, cur); err != nil {
+			t.Fatalf("Update(suspend=true) = %v", err)
+		}
+		cur.Spec.Suspend = ptr.To(false)
+		if err := k8sClient.Update(ctx, cur); err != nil {
+			t.Fatalf("Update(suspend=false) = %v", err)
+		}
+	})
+	t.Run("status may change", func(t *testing.T) {
+		cur := &evalsv1alpha1.EvalRun{}
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(run), cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Status.JobName = "immutable"
+		cur.Status.Conditions = []metav1.Condition{{Type: evalsv1alpha1.ConditionReconciling, Status: metav1.ConditionTrue,
+			Reason: evalsv1alpha1.ReasonPending, LastTransitionTime: metav1.Now()}}
+		if err := k8sClient.Status().Update(ctx, cur); err != nil {
+			t.Fatalf("Status().Update() = %v", err)
+		}
+	})
+}

@@ -1,0 +1,122 @@
+// Package testutil holds test builders shared by the project's tests.
+package testutil
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// ScreeningEval is a small valid agentv-eval-v2 file with two cases.
+const ScreeningEval = `$schema: agentv-eval-v2
+description: screening
+evalcases:
+  - id: case-001
+    expected_messages:
+      - role: assistant
+        content:
+          decision: CLEAR
+    input_messages:
+      - role: user
+        content:
+          row: {id: case-001, amount: 5000}
+  - id: case-002
+    expected_messages:
+      - role: assistant
+        content:
+          decision: REVIEW
+    input_messages:
+      - role: user
+        content:
+          row: {id: case-002, amount: 25000}
+`
+
+// EvalRunWrapper builds EvalRuns for tests: MakeEvalRun("a", "ns").Image("x").Obj().
+type EvalRunWrapper struct{ evalsv1alpha1.EvalRun }
+
+// MakeEvalRun returns a valid Batched EvalRun with an inline eval file.
+func MakeEvalRun(name, namespace string) *EvalRunWrapper {
+	return &EvalRunWrapper{evalsv1alpha1.EvalRun{
+		TypeMeta:   metav1.TypeMeta{APIVersion: evalsv1alpha1.GroupVersion.String(), Kind: "EvalRun"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: evalsv1alpha1.EvalRunSpec{
+			EvalFile: evalsv1alpha1.EvalFileSource{Inline: ptr.To(ScreeningEval)},
+			Target: evalsv1alpha1.Target{
+				Image:           "localhost/evalrun/screening-runner:dev",
+				CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}",
+			},
+		},
+	}}
+}
+
+// Obj returns the built EvalRun.
+func (w *EvalRunWrapper) Obj() *evalsv1alpha1.EvalRun { return w.DeepCopy() }
+
+// Image sets the runner image.
+func (w *EvalRunWrapper) Image(image string) *EvalRunWrapper {
+	w.Spec.Target.Image = image
+	return w
+}
+
+// Command sets the command template.
+func (w *EvalRunWrapper) Command(tmpl string) *EvalRunWrapper {
+	w.Spec.Target.CommandTemplate = tmpl
+	return w
+}
+
+// PerCase switches to PerCase batching with the given workers.
+func (w *EvalRunWrapper) PerCase(workers int32) *EvalRunWrapper {
+	w.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
+	w.Spec.Target.Workers = ptr.To(workers)
+	return w
+}
+
+// Inline sets the inline eval file.
+func (w *EvalRunWrapper) Inline(yaml string) *EvalRunWrapper {
+	w.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Inline: ptr.To(yaml)}
+	return w
+}
+
+// FromConfigMap takes the eval file from a ConfigMap key.
+func (w *EvalRunWrapper) FromConfigMap(name, key string) *EvalRunWrapper {
+	w.Spec.EvalFile = evalsv1alpha1.EvalFileSource{ConfigMapKeyRef: &evalsv1alpha1.ConfigMapKeyReference{Name: name, Key: key}}
+	return w
+}
+
+// Healthcheck sets the healthcheck template.
+func (w *EvalRunWrapper) Healthcheck(tmpl string) *EvalRunWrapper {
+	w.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: tmpl}
+	return w
+}
+
+// Queue sets the Kueue queue name.
+func (w *EvalRunWrapper) Queue(name string) *EvalRunWrapper {
+	w.Spec.QueueName = name
+	return w
+}
+
+// Suspend sets spec.suspend.
+func (w *EvalRunWrapper) Suspend(s bool) *EvalRunWrapper {
+	w.Spec.Suspend = ptr.To(s)
+	return w
+}
+
+// ActiveDeadline sets spec.activeDeadlineSeconds.
+func (w *EvalRunWrapper) ActiveDeadline(s int64) *EvalRunWrapper {
+	w.Spec.ActiveDeadlineSeconds = ptr.To(s)
+	return w
+}
+
+// Resources sets the runner's resources.
+func (w *EvalRunWrapper) Resources(r corev1.ResourceRequirements) *EvalRunWrapper {
+	w.Spec.Target.Resources = &r
+	return w
+}
+
+// Env adds an environment variable to the runner.
+func (w *EvalRunWrapper) Env(name, value string) *EvalRunWrapper {
+	w.Spec.Target.Env = append(w.Spec.Target.Env, corev1.EnvVar{Name: name, Value: value})
+	return w
+}
