@@ -1,0 +1,124 @@
+package jsonlresult
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseSingle(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want *Response
+	}{
+		{
+			name: "seed: JSON object with text, trace attached",
+			data: `{"text":"answer","trace":[{"type":"message","timestamp":"t"},{"type":"nope"}]}`,
+			want: &Response{ID: "c", Text: "answer", DroppedTraceEvents: 1,
+				Trace: []TraceEvent{{Type: "message", Timestamp: "t", Raw: json.RawMessage(`{"type":"message","timestamp":"t"}`)}}},
+		},
+		{
+			name: "seed: text and output_messages",
+			data: "{\n  \"text\": \"answer\",\n  \"output_messages\": [{\"role\": \"assistant\", \"tool_calls\": [{\"tool\": \"t\"}]}]\n}\n",
+			want: &Response{ID: "c", Text: "answer",
+				OutputMessages: []OutputMessage{{Role: "assistant", ToolCalls: []ToolCall{{Tool: "t"}}}}},
+		},
+		{
+			name: "seed: plain text output is the answer as written",
+			data: "The decision is CLEAR.\nSecond line\n",
+			want: &Response{ID: "c", Text: "The decision is CLEAR.\nSecond line\n"},
+		},
+		{
+			name: "object without text: last assistant message content",
+			data: `{"output_messages":[{"role":"assistant","content":"one"},{"role":"assistant","content":{"decision":"CLEAR"}}]}`,
+			want: &Response{ID: "c", Text: `{"decision":"CLEAR"}`, OutputMessages: []OutputMessage{
+				{Role: "assistant", Content: json.RawMessage(`"one"`)},
+				{Role: "assistant", Content: json.RawMessage(`{"decision":"CLEAR"}`)},
+			}},
+		},
+		{
+			name: "non-string text is JSON-encoded",
+			data: `{"text": {"decision": "CLEAR"}}`,
+			want: &Response{ID: "c", Text: `{"decision":"CLEAR"}`},
+		},
+		{
+			name: "object with neither text nor assistant content: the whole content, other fields kept",
+			data: `{"answer": "x", "cost_usd": 1.5}` + "\n",
+			want: &Response{ID: "c", Text: `{"answer": "x", "cost_usd": 1.5}` + "\n", CostUSD: ptr(1.5)},
+		},
+		{name: "JSON array", data: `[1, 2]`, want: &Response{ID: "c", Text: `[1, 2]`}},
+		{name: "JSON string", data: `"quoted"`, want: &Response{ID: "c", Text: `"quoted"`}},
+		{name: "JSON number", data: "42\n", want: &Response{ID: "c", Text: "42\n"}},
+		{name: "empty output", data: "", want: &Response{ID: "c", Text: ""}},
+		{name: "whitespace only", data: " \n", want: &Response{ID: "c", Text: " \n"}},
+		{name: "invalid JSON object", data: `{"text": "unterminated`, want: &Response{ID: "c", Text: `{"text": "unterminated`}},
+		{name: "two objects", data: `{"text":"a"}{"text":"b"}`, want: &Response{ID: "c", Text: `{"text":"a"}{"text":"b"}`}},
+		{name: "leading byte-order mark on plain text", data: "\xEF\xBB\xBFhello", want: &Response{ID: "c", Text: "hello"}},
+		{name: "leading byte-order mark on JSON", data: "\xEF\xBB\xBF{\"text\":\"hi\"}", want: &Response{ID: "c", Text: "hi"}},
+		{name: "invalid UTF-8 in plain text", data: "caf\xE9", want: &Response{ID: "c", Text: "caf\uFFFD"}},
+		{name: "id in the object is not the case id", data: `{"id":"other","text":"t"}`, want: &Response{ID: "c", Text: "t"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := ParseSingle("c", []byte(tc.data))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ParseSingle mismatch (-want +got):\n%s", diff)
+			}
+			if _, err := json.Marshal(got); err != nil {
+				t.Errorf("response does not marshal: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseSingleDoesNotAliasInput(t *testing.T) {
+	data := []byte(`{"text":"t","output_messages":[{"role":"assistant","content":{"a":1}}]}`)
+	got := ParseSingle("c", data)
+	for i := range data {
+		data[i] = 'x'
+	}
+	if diff := cmp.Diff(json.RawMessage(`{"a":1}`), got.OutputMessages[0].Content); diff != "" {
+		t.Errorf("content changed with the input (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseSingleFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ok := write("ok.out", `{"text":"fine"}`)
+	big := write("big.out", strings.Repeat("x", 101))
+
+	got, err := ParseSingleFile("c", ok, 0)
+	if err != nil {
+		t.Fatalf("ParseSingleFile: %v", err)
+	}
+	if diff := cmp.Diff(&Response{ID: "c", Text: "fine"}, got); diff != "" {
+		t.Errorf("ParseSingleFile mismatch (-want +got):\n%s", diff)
+	}
+
+	_, err = ParseSingleFile("c", filepath.Join(dir, "absent.out"), 0)
+	if !errors.Is(err, ErrNoOutputFile) || !strings.Contains(err.Error(), "the runner wrote no output file") {
+		t.Errorf("ParseSingleFile on a missing file = %v, want ErrNoOutputFile", err)
+	}
+	if _, err = ParseSingleFile("c", big, 100); err == nil || !strings.Contains(err.Error(), "larger than the limit of 100 bytes") {
+		t.Errorf("ParseSingleFile on a big file = %v, want a size error", err)
+	}
+	if got, err = ParseSingleFile("c", big, 101); err != nil || len(got.Text) != 101 {
+		t.Errorf("ParseSingleFile at the limit = %v, %v; want the whole content", got, err)
+	}
+	if _, err = ParseSingleFile("c", dir, 0); err == nil || errors.Is(err, ErrNoOutputFile) {
+		t.Errorf("ParseSingleFile on a directory = %v, want a read error", err)
+	}
+}
