@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 )
 
 // pollInterval is how often the collector and the launcher look for each other's marker files.
@@ -51,16 +53,15 @@ type CaseOutcome struct {
 	Outcome
 }
 
-// JudgeLine is one line of judges.jsonl: the result of one code_judge evaluator for one case.
+// JudgeLine is one line of judges.jsonl: the result of one code_judge evaluator (or code_judge aggregator) for one
+// case, as the launcher recorded it.
 type JudgeLine struct {
 	// CaseID is the judged case.
 	CaseID string `json:"caseId"`
-	// Index is the evaluator's position in the case's evaluator list.
-	Index int `json:"index"`
-	// Name is the evaluator's name.
-	Name string `json:"name"`
-	// Result is the evaluator result as internal/evaluate encodes it.
-	Result json.RawMessage `json:"result"`
+	// Key locates the evaluator in the case (evalfile.EvaluatorConfig.Key).
+	Key string `json:"key"`
+	// Result is the evaluator's result.
+	Result evaluate.EvaluatorResult `json:"result"`
 }
 
 // DoneMarker is the content of the done file.
@@ -128,3 +129,5 @@ func waitForFile(ctx context.Context, path string, timeout time.Duration) error 
 		}
 	}
 }
+
+func pathDir(p string) string { return filepath.Dir(p) }

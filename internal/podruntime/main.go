@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
 // Exit codes of the pod modes.
@@ -62,6 +64,63 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 			return exitInfra
 		}
 		return exitOK
+	case "launch":
+		config := fs.String("config", "", "run configuration file (run.json) (required)")
+		work := fs.String("work", layout.WorkDir, "work volume directory")
+		shell := fs.String("shell", DefaultShell, "shell that runs the command templates")
+		if code, ok := parseFlags(fs, args); !ok {
+			return code
+		}
+		if *config == "" {
+			return usageError(fs, stderr, "--config is required")
+		}
+		cfg, err := LoadRunConfig(*config)
+		if err != nil {
+			fmt.Fprintf(stderr, "collector launch: %v\n", err)
+			return exitInfra
+		}
+		if err := BecomeSubreaper(); err != nil {
+			fmt.Fprintf(stderr, "collector launch: %v (processes the runner leaves behind may outlive it)\n", err)
+		}
+		err = Launch(ctx, LaunchOptions{Config: cfg, Paths: layout.In(*work), Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr})
+		if err != nil {
+			fmt.Fprintf(stderr, "collector launch: %v\n", err)
+			return exitInfra
+		}
+		return exitOK
+	case "collect":
+		config := fs.String("config", "", "run configuration file (run.json) (required)")
+		work := fs.String("work", layout.WorkDir, "work volume directory")
+		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
+		if code, ok := parseFlags(fs, args); !ok {
+			return code
+		}
+		if *config == "" {
+			return usageError(fs, stderr, "--config is required")
+		}
+		cfg, err := LoadRunConfig(*config)
+		if err != nil {
+			fmt.Fprintf(stderr, "collector collect: %v\n", err)
+			return exitInfra
+		}
+		c, err := NewClient()
+		if err != nil {
+			// Still collect: the termination message is the manager's fallback.
+			fmt.Fprintf(stderr, "collector collect: %v\n", err)
+		}
+		o := CollectOptions{
+			Config: cfg, Paths: layout.In(*work), Client: c, TerminationLog: *termLog, Log: stderr,
+			Namespace: envOr(layout.EnvRunNamespace, cfg.Namespace),
+			Name:      envOr(layout.EnvRunName, cfg.RunName),
+			UID:       envOr(layout.EnvRunUID, cfg.UID),
+			PodName:   os.Getenv(layout.EnvPodName),
+		}
+		if err := Collect(ctx, o); err != nil {
+			// The launcher got the reason in its acknowledgement and fails the pod; the sidecar itself ends
+			// cleanly.
+			fmt.Fprintf(stderr, "collector collect: %v\n", err)
+		}
+		return exitOK
 	}
 	fmt.Fprintf(stderr, "collector: unknown pod mode %q\n", mode)
 	return exitUsage
@@ -85,4 +144,11 @@ func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) int {
 	fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), msg)
 	fs.Usage()
 	return exitUsage
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

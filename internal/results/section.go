@@ -17,6 +17,8 @@ const (
 	MaxStatusMissingIDs  = 1000
 	MaxStatusParseErrors = 100
 	MaxStatusUnexpected  = 100
+	// MaxStatusEvaluators bounds the evaluators of each status case.
+	MaxStatusEvaluators = 16
 )
 
 // Section is the part of EvalRun status the collector owns.

@@ -1,0 +1,213 @@
+package podruntime
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// hasCodeJudge reports whether ev is, or contains, a code_judge script (a composite member or aggregator).
+func hasCodeJudge(ev *evalfile.EvaluatorConfig) bool {
+	if ev.Type == evalfile.TypeCodeJudge {
+		return true
+	}
+	if ev.Composite == nil {
+		return false
+	}
+	if ev.Composite.Script != nil {
+		return true
+	}
+	for _, m := range ev.Composite.Members {
+		if hasCodeJudge(m) {
+			return true
+		}
+	}
+	return false
+}
+
+// codeJudgeCases returns the ids (in request order) of the cases that have a code_judge.
+func codeJudgeCases(cases map[string]*evalfile.Case, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		c := cases[id]
+		if c == nil {
+			continue
+		}
+		for _, ev := range c.Evaluators {
+			if hasCodeJudge(ev) {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// runCodeJudges runs the code_judge evaluators of every case that has output, with at most CodeJudgeWorkers at
+// once, and writes their results to judges.jsonl (atomically). Cases without output are not judged here: the
+// collector reports them as errors.
+func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.File, ids []string, p layout.Paths, shell string, log io.Writer) (err error) {
+	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
+	if err != nil {
+		return err
+	}
+	cases := caseIndex(file)
+	judged := codeJudgeCases(cases, ids)
+	out, err := newJudgeWriter(p.JudgeResults())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.finish(err == nil); err == nil {
+			err = cerr
+		}
+	}()
+	if len(judged) == 0 {
+		return nil
+	}
+	judge := &evaluate.Judge{
+		Threshold: threshold,
+		CodeJudges: evaluate.ScriptRunner{
+			Timeout: seconds(cfg.CodeJudgeTimeoutSeconds, defaultCodeJudgeTimeout),
+			Dir:     cfg.WorkingDir,
+			Shell:   shell,
+		},
+	}
+	n := workers(cfg.CodeJudgeWorkers, defaultCodeJudgeWorkers)
+	fmt.Fprintf(log, "Running code judges cases=%d workers=%d\n", len(judged), n)
+	work := make(chan *jsonlresult.Response)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for resp := range work {
+				c := cases[resp.ID]
+				res := judge.RunCodeJudges(ctx, c, resp)
+				out.add(resp.ID, res)
+			}
+		}()
+	}
+	feed := func(resp *jsonlresult.Response) error {
+		select {
+		case work <- resp:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	var feedErr error
+	if cfg.Batching == "PerCase" {
+		for _, id := range judged {
+			resp, perr := jsonlresult.ParseSingleFile(id, p.CaseOutput(id), 0)
+			if perr != nil {
+				continue // no usable output: the collector reports the case as an error
+			}
+			if feedErr = feed(resp); feedErr != nil {
+				break
+			}
+		}
+	} else {
+		_, feedErr = jsonlresult.ParseBatchFile(p.BatchOutput(), judged, jsonlresult.Options{}, feed)
+		if errors.Is(feedErr, jsonlresult.ErrNoOutputFile) {
+			feedErr = nil
+		}
+	}
+	close(work)
+	wg.Wait()
+	if feedErr != nil {
+		return fmt.Errorf("code judges: %w", feedErr)
+	}
+	return out.err
+}
+
+// judgeWriter writes judges.jsonl through a temporary file renamed into place at the end.
+type judgeWriter struct {
+	path string
+	mu   sync.Mutex
+	f    *os.File
+	w    *bufio.Writer
+	enc  *json.Encoder
+	err  error
+}
+
+func newJudgeWriter(path string) (*judgeWriter, error) {
+	f, err := os.CreateTemp(pathDir(path), ".judges-*.jsonl")
+	if err != nil {
+		return nil, fmt.Errorf("create the code judge results file: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	return &judgeWriter{path: path, f: f, w: w, enc: json.NewEncoder(w)}, nil
+}
+
+func (j *judgeWriter) add(id string, results map[string]evaluate.EvaluatorResult) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for key, r := range results {
+		if j.err != nil {
+			return
+		}
+		if err := j.enc.Encode(JudgeLine{CaseID: id, Key: key, Result: r}); err != nil {
+			j.err = fmt.Errorf("write code judge results: %w", err)
+		}
+	}
+}
+
+func (j *judgeWriter) finish(keep bool) error {
+	err := j.w.Flush()
+	if err == nil {
+		err = j.f.Sync()
+	}
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && keep {
+		err = os.Rename(j.f.Name(), j.path)
+	}
+	if err != nil || !keep {
+		_ = os.Remove(j.f.Name())
+	}
+	if err != nil {
+		return fmt.Errorf("write code judge results: %w", err)
+	}
+	return nil
+}
+
+// readJudgeResults reads judges.jsonl into results by case id and evaluator key. A missing file means no results.
+func readJudgeResults(path string) (map[string]map[string]evaluate.EvaluatorResult, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open code judge results: %w", err)
+	}
+	defer f.Close()
+	out := map[string]map[string]evaluate.EvaluatorResult{}
+	dec := json.NewDecoder(bufio.NewReader(f))
+	for {
+		var l JudgeLine
+		if err := dec.Decode(&l); err == io.EOF {
+			break
+		} else if err != nil {
+			return out, fmt.Errorf("read code judge results: %w", err)
+		}
+		m := out[l.CaseID]
+		if m == nil {
+			m = map[string]evaluate.EvaluatorResult{}
+			out[l.CaseID] = m
+		}
+		m[l.Key] = l.Result
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package podruntime
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// Defaults for run.json fields the manager left at zero.
+const (
+	defaultKillGrace          = 10 * time.Second
+	defaultHealthcheckTimeout = 60 * time.Second
+	defaultCodeJudgeTimeout   = 60 * time.Second
+	defaultCodeJudgeWorkers   = 2
+	defaultAckTimeout         = 10 * time.Minute
+	defaultResultsDeadline    = 300 * time.Second
+)
+
+// LoadRunConfig reads and checks run.json.
+func LoadRunConfig(path string) (*layout.RunConfig, error) {
+	var cfg layout.RunConfig
+	if err := readJSON(path, &cfg); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("run configuration %s does not exist", path)
+		}
+		return nil, fmt.Errorf("read run configuration: %w", err)
+	}
+	switch cfg.Batching {
+	case "":
+		cfg.Batching = "Batched"
+	case "Batched", "PerCase":
+	default:
+		return nil, fmt.Errorf("run configuration %s: batching %q is neither Batched nor PerCase", path, cfg.Batching)
+	}
+	if cfg.CommandTemplate == "" {
+		return nil, fmt.Errorf("run configuration %s has no commandTemplate", path)
+	}
+	return &cfg, nil
+}
+
+// loadEvalFile reads and parses the eval file named by the run configuration.
+func loadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) {
+	data, err := os.ReadFile(cfg.EvalFile)
+	if err != nil {
+		return nil, fmt.Errorf("read eval file: %w", err)
+	}
+	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(cfg.DefaultEvaluators))
+	if err != nil {
+		return nil, fmt.Errorf("eval file %s: %w", cfg.EvalFile, err)
+	}
+	return f, nil
+}
+
+func seconds(n int32, def time.Duration) time.Duration {
+	if n <= 0 {
+		return def
+	}
+	return time.Duration(n) * time.Second
+}
+
+func workers(n int32, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return int(n)
+}
