@@ -32,8 +32,8 @@ type EvaluatorConfig struct {
 	// Weight is the entry's weight in its case's score (default 1; 0 excludes it); nil when not written.
 	Weight *float64
 	// Key identifies the evaluator within its case: Name for a top-level entry, "<composite key>/<Name>" for a
-	// composite member, "<composite key>/aggregator" for a composite's code_judge aggregator. Recorded code_judge
-	// results are keyed by it.
+	// composite member (names cannot contain '/', so keys are unique). Recorded code_judge results are keyed by
+	// it; a composite's code_judge aggregator result is keyed by the composite's Key.
 	Key string
 	// Raw is the entry as written, as JSON with its key order.
 	Raw json.RawMessage

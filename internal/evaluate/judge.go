@@ -1,0 +1,322 @@
+package evaluate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+)
+
+// CodeJudgeRunner runs code_judge scripts. ScriptRunner is the implementation that executes them; the in-pod
+// launcher runs them in the runner container and hands the results to the collector as recorded results.
+//
+// Results a runner returns leave Verdict empty unless the judge failed (VerdictError) or a code_judge aggregator
+// set it; the Judge applies the threshold.
+type CodeJudgeRunner interface {
+	// Run judges one case with one code_judge evaluator.
+	Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) EvaluatorResult
+	// Aggregate runs the code_judge aggregator of composite ev over its members' final results.
+	Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult
+}
+
+// Judge judges cases with a pass threshold. It is safe for concurrent use when CodeJudges is.
+type Judge struct {
+	// Threshold is the pass threshold in [0, 1] (see DefaultThreshold and ParseThreshold).
+	Threshold float64
+	// CodeJudges runs code_judge scripts; nil when scripts do not run here (their results are recorded
+	// elsewhere and passed to JudgeCase).
+	CodeJudges CodeJudgeRunner
+	// MissingCodeJudge is the verdict of a code_judge that neither ran here nor has a recorded result:
+	// VerdictSkipped (the default, for `collector check` without --run-code-judges) or VerdictError (in the pod,
+	// where the launcher should have recorded every result).
+	MissingCodeJudge Verdict
+}
+
+// JudgeCase judges one case. resp is the case's response (nil: the case is an error). codeResults holds
+// recorded code_judge results by evaluator key (see RunCodeJudges); it may be nil.
+func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response, codeResults map[string]EvaluatorResult) CaseResult {
+	if resp == nil {
+		return ErrorCase(c.ID, "the case has no output to judge")
+	}
+	res := CaseResult{ID: c.ID}
+	if len(c.Evaluators) == 0 {
+		res.Verdict = VerdictSkipped
+		res.Reason = "the case has no evaluators: add execution.evaluators to the case or the file, or judging.evaluators to the EvalRun"
+		return res
+	}
+	run := &caseRun{judge: j, ctx: ctx, c: c, resp: resp, recorded: codeResults}
+	res.Evaluators = make([]EvaluatorResult, 0, len(c.Evaluators))
+	for _, ev := range c.Evaluators {
+		res.Evaluators = append(res.Evaluators, run.evaluate(ev))
+	}
+	res.Score, res.Verdict, res.Error, res.Reason = j.combine(res.Evaluators)
+	return res
+}
+
+// RunCodeJudges runs every code_judge of the case (composite members and code_judge aggregators included) with
+// j.CodeJudges and returns their results by evaluator key, as JudgeCase takes them. The in-pod launcher uses it
+// to record results for the collector. It returns nil when j.CodeJudges is nil.
+func (j *Judge) RunCodeJudges(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response) map[string]EvaluatorResult {
+	if j.CodeJudges == nil || resp == nil {
+		return nil
+	}
+	rec := &recordingRunner{inner: j.CodeJudges, results: map[string]EvaluatorResult{}}
+	jj := *j
+	jj.CodeJudges = rec
+	jj.JudgeCase(ctx, c, resp, nil)
+	if len(rec.results) == 0 {
+		return nil
+	}
+	return rec.results
+}
+
+// recordingRunner records what the runner it wraps returns.
+type recordingRunner struct {
+	inner   CodeJudgeRunner
+	results map[string]EvaluatorResult
+}
+
+func (r *recordingRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) EvaluatorResult {
+	res := r.inner.Run(ctx, c, ev, resp)
+	r.results[ev.Key] = res
+	return res
+}
+
+func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult {
+	res := r.inner.Aggregate(ctx, c, ev, members)
+	r.results[ev.Key] = res
+	return res
+}
+
+// combine computes a case's score and verdict from its evaluator results: the weighted mean of the evaluators
+// that judged it (skipped ones and weight 0 are left out); error if any evaluator errored; skipped if none
+// judged it.
+func (j *Judge) combine(results []EvaluatorResult) (score float64, verdict Verdict, errMsg, reason string) {
+	var sum, weights float64
+	judged := 0
+	for _, r := range results {
+		if r.Verdict == VerdictSkipped {
+			continue
+		}
+		judged++
+		if r.Weight <= 0 {
+			continue
+		}
+		sum += r.Score * r.Weight
+		weights += r.Weight
+	}
+	if weights > 0 {
+		score = clamp01(sum / weights)
+	}
+	for _, r := range results {
+		if r.Verdict == VerdictError {
+			return score, VerdictError, fmt.Sprintf("evaluator %q failed: %s", r.Name, firstNote(r)), ""
+		}
+	}
+	switch {
+	case judged == 0:
+		return 0, VerdictSkipped, "", "no evaluator could judge the case: " + skipReasons(results)
+	case weights == 0:
+		return 0, VerdictSkipped, "", "every evaluator that judged the case has weight 0"
+	}
+	return score, j.verdict(score), "", ""
+}
+
+func (j *Judge) verdict(score float64) Verdict {
+	if score >= j.Threshold-scoreEpsilon {
+		return VerdictPass
+	}
+	return VerdictFail
+}
+
+func firstNote(r EvaluatorResult) string {
+	if len(r.Misses) > 0 {
+		return r.Misses[0]
+	}
+	return r.Reasoning
+}
+
+func skipReasons(results []EvaluatorResult) string {
+	seen := map[string]bool{}
+	out := ""
+	for _, r := range results {
+		if seen[r.Reasoning] {
+			continue
+		}
+		seen[r.Reasoning] = true
+		if out != "" {
+			out += "; "
+		}
+		out += r.Name + ": " + r.Reasoning
+	}
+	return truncate(out, MaxReasoningLength)
+}
+
+// caseRun judges the evaluators of one case.
+type caseRun struct {
+	judge    *Judge
+	ctx      context.Context
+	c        *evalfile.Case
+	resp     *jsonlresult.Response
+	recorded map[string]EvaluatorResult
+}
+
+// outcome is what a deterministic evaluator found.
+type outcome struct {
+	score     float64
+	hits      []string
+	misses    []string
+	reasoning string
+}
+
+// evaluate judges one evaluator and returns its final result.
+func (r *caseRun) evaluate(ev *evalfile.EvaluatorConfig) EvaluatorResult {
+	var res EvaluatorResult
+	switch ev.Type {
+	case evalfile.TypeToolTrajectory:
+		res = r.deterministic(toolTrajectory(ev.ToolTrajectory, r.resp))
+	case evalfile.TypeFieldAccuracy:
+		res = r.deterministic(fieldAccuracy(ev.FieldAccuracy, r.c, r.resp))
+	case evalfile.TypeLatency:
+		res = r.deterministic(latency(ev.Latency, r.resp))
+	case evalfile.TypeCost:
+		res = r.deterministic(cost(ev.Cost, r.resp))
+	case evalfile.TypeTokenUsage:
+		res = r.deterministic(tokenUsage(ev.TokenUsage, r.resp))
+	case evalfile.TypeLLMJudge, evalfile.TypeRubric:
+		res = skipped(fmt.Sprintf("%s evaluators need a model endpoint, which this operator does not configure; not judged", ev.Type))
+	case evalfile.TypeCodeJudge:
+		res = r.codeJudge(ev)
+	case evalfile.TypeComposite:
+		res = r.composite(ev)
+	default:
+		res = EvaluatorResult{Verdict: VerdictError, Misses: []string{fmt.Sprintf("unknown evaluator type %q", ev.Type)}}
+	}
+	return r.finish(ev, res)
+}
+
+// finish sets the evaluator's identity, bounds the notes and applies the threshold when the verdict is open.
+func (r *caseRun) finish(ev *evalfile.EvaluatorConfig, res EvaluatorResult) EvaluatorResult {
+	res.Name, res.Type, res.Key, res.Weight = ev.Name, string(ev.Type), ev.Key, ev.EffectiveWeight()
+	res.Score = clamp01(res.Score)
+	res.Hits, res.Misses = bounded(res.Hits), bounded(res.Misses)
+	res.Reasoning = truncate(res.Reasoning, MaxReasoningLength)
+	switch res.Verdict {
+	case VerdictError, VerdictSkipped:
+		res.Score = 0
+	case VerdictPass, VerdictFail:
+	default:
+		res.Verdict = r.judge.verdict(res.Score)
+	}
+	return res
+}
+
+func (r *caseRun) deterministic(o outcome) EvaluatorResult {
+	return EvaluatorResult{Score: o.score, Hits: o.hits, Misses: o.misses, Reasoning: o.reasoning}
+}
+
+func skipped(reason string) EvaluatorResult {
+	return EvaluatorResult{Verdict: VerdictSkipped, Reasoning: reason}
+}
+
+func (r *caseRun) codeJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
+	if rec, ok := r.recorded[ev.Key]; ok {
+		return rec
+	}
+	if r.judge.CodeJudges != nil {
+		return r.judge.CodeJudges.Run(r.ctx, r.c, ev, r.resp)
+	}
+	return r.missingCodeJudge("code_judge")
+}
+
+func (r *caseRun) missingCodeJudge(what string) EvaluatorResult {
+	if r.judge.MissingCodeJudge == VerdictError {
+		msg := fmt.Sprintf("no %s result was recorded for this case (the judge did not run or its result was lost)", what)
+		return EvaluatorResult{Verdict: VerdictError, Misses: []string{msg}, Reasoning: msg}
+	}
+	return skipped(fmt.Sprintf("%s scripts do not run here (collector check runs them with --run-code-judges)", what))
+}
+
+func (r *caseRun) composite(ev *evalfile.EvaluatorConfig) EvaluatorResult {
+	cfg := ev.Composite
+	members := make([]EvaluatorResult, 0, len(cfg.Members))
+	for _, m := range cfg.Members {
+		mr := r.evaluate(m)
+		if w, ok := cfg.Weights[m.Name]; ok {
+			mr.Weight = w
+		}
+		members = append(members, mr)
+	}
+	var res EvaluatorResult
+	switch cfg.Aggregator {
+	case evalfile.AggregatorCodeJudge:
+		switch rec, ok := r.recorded[ev.Key]; {
+		case ok:
+			res = rec
+		case r.judge.CodeJudges != nil:
+			res = r.judge.CodeJudges.Aggregate(r.ctx, r.c, ev, members)
+		default:
+			res = r.missingCodeJudge("code_judge aggregator")
+		}
+		res.Hits = append(prefixedNotes(members, true), res.Hits...)
+		res.Misses = append(prefixedNotes(members, false), res.Misses...)
+	case evalfile.AggregatorLLMJudge:
+		res = skipped("the llm_judge aggregator needs a model endpoint, which this operator does not configure; not judged")
+		res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
+	default:
+		res = weightedAverage(members)
+	}
+	res.Members = members
+	return res
+}
+
+// weightedAverage combines member results: skipped members are left out, weight 0 excludes; an errored member
+// makes the composite an error.
+func weightedAverage(members []EvaluatorResult) EvaluatorResult {
+	res := EvaluatorResult{Hits: prefixedNotes(members, true), Misses: prefixedNotes(members, false)}
+	var sum, weights float64
+	judged := 0
+	for _, m := range members {
+		if m.Verdict == VerdictSkipped {
+			continue
+		}
+		judged++
+		sum += m.Score * m.Weight
+		weights += m.Weight
+	}
+	for _, m := range members {
+		if m.Verdict == VerdictError {
+			res.Verdict = VerdictError
+			res.Reasoning = fmt.Sprintf("member %q failed", m.Name)
+			return res
+		}
+	}
+	switch {
+	case judged == 0:
+		res.Verdict = VerdictSkipped
+		res.Reasoning = "every member was skipped: " + skipReasons(members)
+	case weights == 0:
+		res.Verdict = VerdictSkipped
+		res.Reasoning = "every judged member has weight 0"
+	default:
+		res.Score = sum / weights
+		res.Reasoning = fmt.Sprintf("weighted average of %d members", judged)
+	}
+	return res
+}
+
+// prefixedNotes returns the members' hits (or misses), each prefixed with "[member] ".
+func prefixedNotes(members []EvaluatorResult, hits bool) []string {
+	var out []string
+	for _, m := range members {
+		notes := m.Misses
+		if hits {
+			notes = m.Hits
+		}
+		for _, n := range notes {
+			out = append(out, "["+m.Name+"] "+n)
+		}
+	}
+	return out
+}

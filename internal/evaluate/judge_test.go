@@ -1,0 +1,699 @@
+package evaluate
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+)
+
+// caseWith parses a one-case eval file whose case has the given expected content and evaluators (YAML flow
+// or block text indented for the evaluators list).
+func caseWith(t *testing.T, expected, evaluators string) *evalfile.Case {
+	t.Helper()
+	doc := "evalcases:\n  - id: c1\n    input_messages: [{role: user, content: question}]\n"
+	if expected != "" {
+		doc += "    expected_messages: [{role: assistant, content: " + expected + "}]\n"
+	}
+	doc += "    evaluators:\n" + evaluators
+	f, err := evalfile.Parse([]byte(doc))
+	if err != nil {
+		t.Fatalf("Parse: %v\n%s", err, doc)
+	}
+	return f.Cases[0]
+}
+
+func calls(names ...string) []jsonlresult.OutputMessage {
+	var tcs []jsonlresult.ToolCall
+	for _, n := range names {
+		name, input, _ := strings.Cut(n, " ")
+		tc := jsonlresult.ToolCall{Tool: name}
+		if input != "" {
+			tc.Input = json.RawMessage(input)
+		}
+		tcs = append(tcs, tc)
+	}
+	return []jsonlresult.OutputMessage{{Role: "assistant", ToolCalls: tcs}}
+}
+
+func f64(f float64) *float64 { return &f }
+
+var judge = &Judge{Threshold: DefaultThreshold}
+
+func TestToolTrajectory(t *testing.T) {
+	tests := []struct {
+		name       string
+		evaluator  string
+		resp       jsonlresult.Response
+		want       EvaluatorResult
+		wantReason string
+	}{
+		{
+			name:      "any_order minimums met and missed",
+			evaluator: "{name: t, type: tool_trajectory, mode: any_order, minimums: {search: 2, fetch: 1, answer: 0}}",
+			resp:      jsonlresult.Response{OutputMessages: calls("search", "fetch", "search")},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{
+				"search: called 2 times (at least 2 required)", "fetch: called 1 time (at least 1 required)",
+				"answer: called 0 times (at least 0 required)"}, Misses: []string{},
+				Reasoning: "3 tool calls from output_messages: search, fetch, search"},
+		},
+		{
+			name:      "any_order below minimum",
+			evaluator: "{name: t, type: tool_trajectory, mode: any_order, minimums: {search: 2, fetch: 1}}",
+			resp:      jsonlresult.Response{OutputMessages: calls("search", "fetch")},
+			want: EvaluatorResult{Score: 0.5, Verdict: VerdictFail, Hits: []string{"fetch: called 1 time (at least 1 required)"},
+				Misses:    []string{"search: called 1 time (at least 2 required)"},
+				Reasoning: "2 tool calls from output_messages: search, fetch"},
+		},
+		{
+			name:      "any_order empty minimums",
+			evaluator: "{name: t, type: tool_trajectory, mode: any_order, minimums: {}}",
+			resp:      jsonlresult.Response{},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no minimums are set"}, Misses: []string{},
+				Reasoning: "the candidate made no tool calls (none in output_messages or trace)"},
+		},
+		{
+			name:      "in_order with extra calls between and partial args",
+			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: b, args: any}, {tool: c}]}",
+			resp:      jsonlresult.Response{OutputMessages: calls(`a {"k":1,"other":"x"}`, "x", `b {"z":2}`, "y", "c")},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{
+				"expected[0] a: matched call #1", "expected[1] b: matched call #3", "expected[2] c: matched call #5"}, Misses: []string{},
+				Reasoning: "5 tool calls from output_messages: a, x, b, y, c"},
+		},
+		{
+			name:      "in_order args mismatch and out of order",
+			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: b}, {tool: c}]}",
+			resp:      jsonlresult.Response{OutputMessages: calls(`a {"k":2}`, "c", "b")},
+			want: EvaluatorResult{Score: 1.0 / 3, Verdict: VerdictFail, Hits: []string{"expected[1] b: matched call #3"},
+				Misses: []string{
+					"expected[0] a: no matching call after call #0; call #1 has the tool but args.k is 2, expected 1",
+					"expected[2] c: not called after call #3",
+				},
+				Reasoning: "3 tool calls from output_messages: a, c, b"},
+		},
+		{
+			name:      "in_order missing args key and non-object input",
+			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: b, args: {q: x}}]}",
+			resp:      jsonlresult.Response{OutputMessages: calls(`a {"j":1}`, `b "text"`)},
+			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{}, Misses: []string{
+				"expected[0] a: no matching call after call #0; call #1 has the tool but args.k is missing",
+				`expected[1] b: no matching call after call #0; call #2 has the tool but its input is not an object ("text")`,
+			}, Reasoning: "2 tool calls from output_messages: a, b"},
+		},
+		{
+			name:      "in_order empty expectations",
+			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: []}",
+			resp:      jsonlresult.Response{OutputMessages: calls("a")},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no expected calls are set"}, Misses: []string{},
+				Reasoning: "1 tool calls from output_messages: a"},
+		},
+		{
+			name:      "exact match with nested args",
+			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a, args: {q: {x: [1, 2]}}}, {tool: b}]}",
+			resp:      jsonlresult.Response{OutputMessages: calls(`a {"q":{"x":[1,2]},"extra":true}`, "b")},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"call #1: a", "call #2: b"}, Misses: []string{},
+				Reasoning: "2 tool calls from output_messages: a, b"},
+		},
+		{
+			name:      "exact with an extra call fails",
+			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a}, {tool: b}]}",
+			resp:      jsonlresult.Response{OutputMessages: calls("a", "b", "c")},
+			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{"call #1: a", "call #2: b"},
+				Misses:    []string{"expected exactly 2 tool calls, got 3", "call #3: unexpected extra call to c"},
+				Reasoning: "3 tool calls from output_messages: a, b, c"},
+		},
+		{
+			name:      "exact with a missing call fails",
+			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a}, {tool: b}]}",
+			resp:      jsonlresult.Response{OutputMessages: calls("a")},
+			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{"call #1: a"},
+				Misses:    []string{"expected exactly 2 tool calls, got 1", "call #2: expected b, got no call"},
+				Reasoning: "1 tool calls from output_messages: a"},
+		},
+		{
+			name:      "exact wrong tool and args",
+			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a, args: {n: 1.5}}, {tool: b}]}",
+			resp:      jsonlresult.Response{OutputMessages: calls(`a {"n":1.25}`, "c")},
+			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{},
+				Misses:    []string{"call #1: a but args.n is 1.25, expected 1.5", "call #2: expected b, got c"},
+				Reasoning: "2 tool calls from output_messages: a, c"},
+		},
+		{
+			name:      "exact no calls expected, none made",
+			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: []}",
+			resp:      jsonlresult.Response{},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no calls expected and none made"}, Misses: []string{},
+				Reasoning: "the candidate made no tool calls (none in output_messages or trace)"},
+		},
+		{
+			name:      "falls back to trace tool_call events",
+			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}]}",
+			resp: jsonlresult.Response{
+				OutputMessages: []jsonlresult.OutputMessage{{Role: "assistant", Content: json.RawMessage(`"hi"`)}},
+				Trace: []jsonlresult.TraceEvent{
+					{Type: "model_step"}, {Type: "tool_call", Name: "a", Input: json.RawMessage(`{"k":1}`)}, {Type: "tool_result", Name: "a"},
+				},
+			},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"expected[0] a: matched call #1"}, Misses: []string{},
+				Reasoning: "1 tool calls from trace: a"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := caseWith(t, "", "      - "+tt.evaluator+"\n")
+			got := judge.JudgeCase(context.Background(), c, &tt.resp, nil).Evaluators[0]
+			tt.want.Name, tt.want.Type, tt.want.Key, tt.want.Weight = "t", "tool_trajectory", "t", 1
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestFieldAccuracy(t *testing.T) {
+	const expected = `{decision: CLEAR, amount: 100, rate: 0.05, date: "2025-01-15", when: 03/04/2025, ` +
+		`items: [{sku: A1, qty: 2}], tags: [x, y], nothing: null}`
+	tests := []struct {
+		name      string
+		expected  string
+		evaluator string
+		text      string
+		want      EvaluatorResult
+	}{
+		{
+			name:      "exact fields with deep values and an index",
+			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}, {path: 'items[0].sku', match: exact}, {path: tags, match: exact}, {path: nothing, match: exact}]}",
+			text:      `{"decision":"CLEAR","items":[{"sku":"A1"}],"tags":["x","y"],"nothing":null}`,
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Misses: []string{}, Hits: []string{
+				`decision: matches "CLEAR"`, `items[0].sku: matches "A1"`, `tags: matches ["x","y"]`, "nothing: matches null"},
+				Reasoning: "weighted_average: 4 of 4 fields matched"},
+		},
+		{
+			name:      "weighted mismatch, type mismatch and missing required",
+			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact, weight: 2}, {path: amount, match: exact}, {path: 'items[0].qty', match: exact}]}",
+			text:      "```json\n{\"decision\":\"REVIEW\",\"amount\":\"100\"}\n```",
+			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{}, Misses: []string{
+				`decision: got "REVIEW", expected "CLEAR"`,
+				`amount: type mismatch: got string "100", expected number 100`,
+				"items[0].qty: missing (required, expected 2)"},
+				Reasoning: "weighted_average: 0 of 3 fields matched"},
+		},
+		{
+			name:      "optional missing is left out, no expected value counts as hit",
+			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact, weight: 3}, {path: amount, match: exact, required: false}, {path: absent, match: exact}, {path: rate, match: exact}]}",
+			text:      `Here you go: {"decision":"CLEAR","rate":0.06} thanks`,
+			want: EvaluatorResult{Score: 0.8, Verdict: VerdictPass,
+				Hits:      []string{`decision: matches "CLEAR"`, "amount: optional and missing, not counted", "absent: no expected value, not compared"},
+				Misses:    []string{"rate: got 0.06, expected 0.05"},
+				Reasoning: "weighted_average: 3 of 4 fields matched"},
+		},
+		{
+			name:      "numeric tolerance absolute and relative, numeric strings",
+			evaluator: "{name: f, type: field_accuracy, fields: [{path: amount, match: numeric_tolerance, tolerance: 1}, {path: rate, match: numeric_tolerance, tolerance: 0.1, relative: true}, {path: decision, match: numeric_tolerance}]}",
+			text:      `{"amount":"101","rate":0.0556,"decision":"CLEAR"}`,
+			want: EvaluatorResult{Score: 1.0 / 3, Verdict: VerdictFail,
+				Hits: []string{"amount: got 101, expected 100 (absolute difference 1, tolerance 1)"},
+				Misses: []string{
+					"rate: got 0.0556, expected 0.05 (relative difference 0.112, tolerance 0.1)",
+					`decision: the expected value "CLEAR" is not numeric`},
+				Reasoning: "weighted_average: 1 of 3 fields matched"},
+		},
+		{
+			name:      "dates in several forms",
+			evaluator: "{name: f, type: field_accuracy, fields: [{path: date, match: date}, {path: when, match: date, formats: [DD/MM/YYYY]}, {path: decision, match: date}]}",
+			text:      `{"date":"15-Jan-2025","when":"2025-04-03T23:30:00+05:00","decision":"2025-01-01"}`,
+			want: EvaluatorResult{Score: 2.0 / 3, Verdict: VerdictFail,
+				Hits:      []string{"date: date 2025-01-15 matches", "when: date 2025-04-03 matches"},
+				Misses:    []string{`decision: the expected value "CLEAR" is not a date`},
+				Reasoning: "weighted_average: 2 of 3 fields matched"},
+		},
+		{
+			name:      "all_or_nothing",
+			evaluator: "{name: f, type: field_accuracy, aggregation: all_or_nothing, fields: [{path: decision, match: exact}, {path: amount, match: exact}]}",
+			text:      `{"decision":"CLEAR","amount":99}`,
+			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{`decision: matches "CLEAR"`},
+				Misses: []string{"amount: got 99, expected 100"}, Reasoning: "all_or_nothing: 1 of 2 fields matched"},
+		},
+		{
+			name:      "candidate is not JSON",
+			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}]}",
+			text:      "CLEAR",
+			want: EvaluatorResult{Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the candidate answer is not JSON: CLEAR"},
+				Reasoning: "field_accuracy parses the candidate answer as JSON"},
+		},
+		{
+			name:      "expected string content is parsed as JSON",
+			expected:  `'{"decision": "CLEAR"}'`,
+			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}]}",
+			text:      `{"decision":"CLEAR"}`,
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{`decision: matches "CLEAR"`}, Misses: []string{},
+				Reasoning: "weighted_average: 1 of 1 fields matched"},
+		},
+		{
+			name:      "no expected message",
+			expected:  "-",
+			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}]}",
+			text:      `{"decision":"CLEAR"}`,
+			want: EvaluatorResult{Verdict: VerdictFail, Hits: []string{},
+				Misses:    []string{"the case has no expected assistant message with content to compare against"},
+				Reasoning: "field_accuracy compares with the last expected assistant message's content"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exp := tt.expected
+			switch exp {
+			case "":
+				exp = expected
+			case "-":
+				exp = ""
+			}
+			c := caseWith(t, exp, "      - "+tt.evaluator+"\n")
+			got := judge.JudgeCase(context.Background(), c, &jsonlresult.Response{Text: tt.text}, nil).Evaluators[0]
+			tt.want.Name, tt.want.Type, tt.want.Key, tt.want.Weight = "f", "field_accuracy", "f", 1
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseDate(t *testing.T) {
+	tests := []struct {
+		in      string
+		formats []string
+		want    string
+	}{
+		{in: "2025-01-15", want: "2025-01-15"},
+		{in: "2025-01-15T10:00:00Z", want: "2025-01-15"},
+		{in: "2025-01-15T23:59:00-08:00", want: "2025-01-15"},
+		{in: "2025-01-15 10:00:00", want: "2025-01-15"},
+		{in: "15-JAN-2025", want: "2025-01-15"},
+		{in: "5 September 2025", want: "2025-09-05"},
+		{in: "03/04/2025", want: "2025-03-04"},
+		{in: "03/04/2025", formats: []string{"DD/MM/YYYY"}, want: "2025-04-03"},
+		{in: "03-04-2025", formats: []string{"MM-DD-YYYY"}, want: "2025-03-04"},
+		{in: "13/04/2025", want: "2025-04-13"},
+		{in: "04/13/2025", want: "2025-04-13"},
+		{in: "31/02/2025", want: ""},
+		{in: "02/30/2025", formats: []string{"MM/DD/YYYY"}, want: ""},
+		{in: "15-Foo-2025", want: ""},
+		{in: "yesterday", want: ""},
+	}
+	for _, tt := range tests {
+		d, ok := parseDate(tt.in, tt.formats)
+		got := ""
+		if ok {
+			got = d.String()
+		}
+		if got != tt.want {
+			t.Errorf("parseDate(%q, %v) = %q, want %q", tt.in, tt.formats, got, tt.want)
+		}
+	}
+}
+
+func TestMetricEvaluators(t *testing.T) {
+	tests := []struct {
+		name      string
+		evaluator string
+		resp      jsonlresult.Response
+		want      EvaluatorResult
+	}{
+		{
+			name: "latency within", evaluator: "{name: m, type: latency, threshold: 2000}",
+			resp: jsonlresult.Response{DurationMs: f64(1500)},
+			want: EvaluatorResult{Type: "latency", Score: 1, Verdict: VerdictPass, Hits: []string{"duration 1500ms <= 2000ms"}, Misses: []string{},
+				Reasoning: "took 1500ms (threshold 2000ms)"},
+		},
+		{
+			name: "latency over", evaluator: "{name: m, type: latency, threshold: 2000}",
+			resp: jsonlresult.Response{DurationMs: f64(2000.5)},
+			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"duration 2000.5ms > 2000ms"},
+				Reasoning: "took 2000.5ms (threshold 2000ms)"},
+		},
+		{
+			name: "latency not reported", evaluator: "{name: m, type: latency, threshold: 2000}",
+			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no duration_ms for this case"},
+				Reasoning: "latency needs duration_ms in the runner's record"},
+		},
+		{
+			name: "cost at budget", evaluator: "{name: m, type: cost, budget: 0.05}",
+			resp: jsonlresult.Response{CostUSD: f64(0.05)},
+			want: EvaluatorResult{Type: "cost", Score: 1, Verdict: VerdictPass, Hits: []string{"cost $0.0500 <= $0.0500 budget"}, Misses: []string{},
+				Reasoning: "cost $0.0500 (budget $0.0500)"},
+		},
+		{
+			name: "cost over", evaluator: "{name: m, type: cost, budget: 0.05}",
+			resp: jsonlresult.Response{CostUSD: f64(0.1234)},
+			want: EvaluatorResult{Type: "cost", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"cost $0.1234 > $0.0500 budget"},
+				Reasoning: "cost $0.1234 (budget $0.0500)"},
+		},
+		{
+			name: "cost not reported", evaluator: "{name: m, type: cost, budget: 1}",
+			want: EvaluatorResult{Type: "cost", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no cost_usd for this case"},
+				Reasoning: "cost needs cost_usd in the runner's record"},
+		},
+		{
+			name: "token usage with cached in total", evaluator: "{name: m, type: token_usage, max_input: 100, max_output: 50, max_total: 170}",
+			resp: jsonlresult.Response{TokenUsage: &jsonlresult.TokenUsage{Input: 100, Output: 40, Cached: f64(40)}},
+			want: EvaluatorResult{Type: "token_usage", Verdict: VerdictFail,
+				Hits:      []string{"input tokens 100 <= 100", "output tokens 40 <= 50"},
+				Misses:    []string{"total tokens 180 > 170"},
+				Reasoning: "tokens: input 100, output 40, cached 40, total 180"},
+		},
+		{
+			name: "token usage camelCase limit", evaluator: "{name: m, type: token_usage, maxOutput: 50}",
+			resp: jsonlresult.Response{TokenUsage: &jsonlresult.TokenUsage{Input: 1000, Output: 50}},
+			want: EvaluatorResult{Type: "token_usage", Score: 1, Verdict: VerdictPass, Hits: []string{"output tokens 50 <= 50"}, Misses: []string{},
+				Reasoning: "tokens: input 1000, output 50, cached 0, total 1050"},
+		},
+		{
+			name: "token usage not reported", evaluator: "{name: m, type: token_usage, max_total: 1}",
+			want: EvaluatorResult{Type: "token_usage", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no token_usage for this case"},
+				Reasoning: "token_usage needs token_usage in the runner's record"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := caseWith(t, "", "      - "+tt.evaluator+"\n")
+			got := judge.JudgeCase(context.Background(), c, &tt.resp, nil).Evaluators[0]
+			tt.want.Name, tt.want.Key, tt.want.Weight = "m", "m", 1
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// fakeRunner returns canned results by evaluator key and records what it ran.
+type fakeRunner struct {
+	results map[string]EvaluatorResult
+	ran     []string
+	members map[string][]EvaluatorResult
+}
+
+func (f *fakeRunner) Run(_ context.Context, _ *evalfile.Case, ev *evalfile.EvaluatorConfig, _ *jsonlresult.Response) EvaluatorResult {
+	f.ran = append(f.ran, ev.Key)
+	return f.results[ev.Key]
+}
+
+func (f *fakeRunner) Aggregate(_ context.Context, _ *evalfile.Case, ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult {
+	f.ran = append(f.ran, ev.Key+" (aggregator)")
+	if f.members == nil {
+		f.members = map[string][]EvaluatorResult{}
+	}
+	f.members[ev.Key] = members
+	return f.results[ev.Key]
+}
+
+// brief is a comparable projection of a result.
+type brief struct {
+	Name    string
+	Score   float64
+	Verdict Verdict
+	Hits    []string
+	Misses  []string
+	Reason  string
+}
+
+func briefOf(rs []EvaluatorResult) []brief {
+	var out []brief
+	for _, r := range rs {
+		out = append(out, brief{r.Name, r.Score, r.Verdict, r.Hits, r.Misses, r.Reasoning})
+	}
+	return out
+}
+
+func TestJudgeCaseCombinesEvaluators(t *testing.T) {
+	resp := &jsonlresult.Response{Text: `{"decision":"CLEAR"}`, DurationMs: f64(10), CostUSD: f64(5)}
+	tests := []struct {
+		name       string
+		evaluators string
+		recorded   map[string]EvaluatorResult
+		judge      Judge
+		want       CaseResult
+	}{
+		{
+			name: "weighted mean, weight 0 excluded, llm_judge skipped",
+			evaluators: `      - {name: fast, type: latency, threshold: 100, weight: 3}
+      - {name: cheap, type: cost, budget: 1}
+      - {name: ignored, type: cost, budget: 1, weight: 0}
+      - {name: llm, type: llm_judge, prompt: p.md}
+`,
+			judge: Judge{Threshold: 0.75},
+			want: CaseResult{ID: "c1", Score: 0.75, Verdict: VerdictPass, Evaluators: []EvaluatorResult{
+				{Name: "fast", Score: 1, Verdict: VerdictPass}, {Name: "cheap", Verdict: VerdictFail},
+				{Name: "ignored", Verdict: VerdictFail}, {Name: "llm", Verdict: VerdictSkipped},
+			}},
+		},
+		{
+			name:       "all skipped is skipped, never passed",
+			evaluators: "      - {name: llm, type: llm_judge}\n      - {name: r, type: rubric, rubrics: [be nice]}\n",
+			judge:      Judge{Threshold: 0.8},
+			want: CaseResult{ID: "c1", Verdict: VerdictSkipped,
+				Reason: "no evaluator could judge the case: llm: llm_judge evaluators need a model endpoint, which this operator does not configure; not judged; " +
+					"r: rubric evaluators need a model endpoint, which this operator does not configure; not judged",
+				Evaluators: []EvaluatorResult{{Name: "llm", Verdict: VerdictSkipped}, {Name: "r", Verdict: VerdictSkipped}}},
+		},
+		{
+			name:       "only weight 0 evaluators is skipped",
+			evaluators: "      - {name: fast, type: latency, threshold: 100, weight: 0}\n",
+			judge:      Judge{Threshold: 0.8},
+			want: CaseResult{ID: "c1", Verdict: VerdictSkipped, Reason: "every evaluator that judged the case has weight 0",
+				Evaluators: []EvaluatorResult{{Name: "fast", Score: 1, Verdict: VerdictPass}}},
+		},
+		{
+			name:       "code_judge without runner or record is skipped by default",
+			evaluators: "      - {name: j, type: code_judge, script: ./j.sh}\n      - {name: fast, type: latency, threshold: 1}\n",
+			judge:      Judge{Threshold: 0.8},
+			want: CaseResult{ID: "c1", Verdict: VerdictFail, Evaluators: []EvaluatorResult{
+				{Name: "j", Verdict: VerdictSkipped}, {Name: "fast", Verdict: VerdictFail}}},
+		},
+		{
+			name:       "code_judge without a record is an error in the pod",
+			evaluators: "      - {name: j, type: code_judge, script: ./j.sh}\n      - {name: fast, type: latency, threshold: 100}\n",
+			judge:      Judge{Threshold: 0.8, MissingCodeJudge: VerdictError},
+			want: CaseResult{ID: "c1", Score: 0.5, Verdict: VerdictError,
+				Error:      `evaluator "j" failed: no code_judge result was recorded for this case (the judge did not run or its result was lost)`,
+				Evaluators: []EvaluatorResult{{Name: "j", Verdict: VerdictError}, {Name: "fast", Score: 1, Verdict: VerdictPass}}},
+		},
+		{
+			name:       "recorded code_judge result gets the threshold",
+			evaluators: "      - {name: j, type: code_judge, script: ./j.sh}\n",
+			recorded:   map[string]EvaluatorResult{"j": {Score: 0.85, Hits: []string{"ok"}}},
+			judge:      Judge{Threshold: 0.9},
+			want: CaseResult{ID: "c1", Score: 0.85, Verdict: VerdictFail,
+				Evaluators: []EvaluatorResult{{Name: "j", Score: 0.85, Verdict: VerdictFail}}},
+		},
+		{
+			name: "threshold boundary absorbs rounding",
+			evaluators: "      - {name: j, type: code_judge, script: ./j.sh}\n      - {name: k, type: code_judge, script: ./k.sh}\n" +
+				"      - {name: l, type: code_judge, script: ./l.sh}\n",
+			recorded: map[string]EvaluatorResult{"j": {Score: 0.7}, "k": {Score: 0.8}, "l": {Score: 0.9}},
+			judge:    Judge{Threshold: 0.8},
+			want: CaseResult{ID: "c1", Score: 0.7999999999999999, Verdict: VerdictPass, Evaluators: []EvaluatorResult{
+				{Name: "j", Score: 0.7, Verdict: VerdictFail}, {Name: "k", Score: 0.8, Verdict: VerdictPass}, {Name: "l", Score: 0.9, Verdict: VerdictPass}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := caseWith(t, "", tt.evaluators)
+			got := tt.judge.JudgeCase(context.Background(), c, resp, tt.recorded)
+			// Compare the case fields and each evaluator's name, score and verdict.
+			for i := range got.Evaluators {
+				e := got.Evaluators[i]
+				got.Evaluators[i] = EvaluatorResult{Name: e.Name, Score: e.Score, Verdict: e.Verdict}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("case result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestComposite(t *testing.T) {
+	resp := &jsonlresult.Response{Text: `{"decision":"CLEAR"}`, DurationMs: f64(10), CostUSD: f64(5)}
+	tests := []struct {
+		name      string
+		evaluator string
+		runner    *fakeRunner
+		want      []brief
+		wantRan   []string
+		wantIn    []brief // members the aggregator saw
+	}{
+		{
+			name: "weighted_average with weights, skipped member left out",
+			evaluator: `      - name: combo
+        type: composite
+        evaluators:
+          - {name: fast, type: latency, threshold: 100}
+          - {name: cheap, type: cost, budget: 1}
+          - {name: llm, type: llm_judge}
+        aggregator: {type: weighted_average, weights: {fast: 3}}
+`,
+			want: []brief{{Name: "combo", Score: 0.75, Verdict: VerdictFail,
+				Hits:   []string{"[fast] duration 10ms <= 100ms"},
+				Misses: []string{"[cheap] cost $5.0000 > $1.0000 budget"},
+				Reason: "weighted average of 2 members"}},
+		},
+		{
+			name: "default aggregator, errored member makes it an error",
+			evaluator: `      - name: combo
+        type: composite
+        evaluators:
+          - {name: fast, type: latency, threshold: 100}
+          - {name: j, type: code_judge, script: ./j.sh}
+`,
+			runner: &fakeRunner{results: map[string]EvaluatorResult{"combo/j": judgeFailure("the judge exited with status 2 after 1ms", "boom")}},
+			want: []brief{{Name: "combo", Verdict: VerdictError,
+				Hits:   []string{"[fast] duration 10ms <= 100ms"},
+				Misses: []string{"[j] the judge exited with status 2 after 1ms; stderr: boom"},
+				Reason: `member "j" failed`}},
+			wantRan: []string{"combo/j"},
+		},
+		{
+			name: "code_judge aggregator sets the verdict and sees final member results",
+			evaluator: `      - name: combo
+        type: composite
+        evaluators:
+          - {name: fast, type: latency, threshold: 100}
+          - {name: j, type: code_judge, script: ./j.sh}
+        aggregator: {type: code_judge, path: ./agg.sh}
+`,
+			runner: &fakeRunner{results: map[string]EvaluatorResult{
+				"combo/j": {Score: 0.5, Misses: []string{"half"}},
+				"combo":   {Score: 0.5, Verdict: VerdictPass, Hits: []string{"lenient"}, Reasoning: "agg says pass"},
+			}},
+			want: []brief{{Name: "combo", Score: 0.5, Verdict: VerdictPass,
+				Hits:   []string{"[fast] duration 10ms <= 100ms", "lenient"},
+				Misses: []string{"[j] half"},
+				Reason: "agg says pass"}},
+			wantRan: []string{"combo/j", "combo (aggregator)"},
+			wantIn: []brief{
+				{Name: "fast", Score: 1, Verdict: VerdictPass, Hits: []string{"duration 10ms <= 100ms"}, Misses: []string{}, Reason: "took 10ms (threshold 100ms)"},
+				{Name: "j", Score: 0.5, Verdict: VerdictFail, Hits: []string{}, Misses: []string{"half"}},
+			},
+		},
+		{
+			name: "llm_judge aggregator is skipped",
+			evaluator: `      - name: combo
+        type: composite
+        evaluators: [{name: fast, type: latency, threshold: 100}]
+        aggregator: {type: llm_judge}
+`,
+			want: []brief{{Name: "combo", Verdict: VerdictSkipped,
+				Hits: []string{"[fast] duration 10ms <= 100ms"}, Misses: []string{},
+				Reason: "the llm_judge aggregator needs a model endpoint, which this operator does not configure; not judged"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := caseWith(t, "", tt.evaluator)
+			j := &Judge{Threshold: 0.8}
+			if tt.runner != nil {
+				j.CodeJudges = tt.runner
+			}
+			got := j.JudgeCase(context.Background(), c, resp, nil)
+			if diff := cmp.Diff(tt.want, briefOf(got.Evaluators)); diff != "" {
+				t.Errorf("composite (-want +got):\n%s", diff)
+			}
+			if tt.runner != nil {
+				if diff := cmp.Diff(tt.wantRan, tt.runner.ran); diff != "" {
+					t.Errorf("ran (-want +got):\n%s", diff)
+				}
+				if tt.wantIn != nil {
+					if diff := cmp.Diff(tt.wantIn, briefOf(tt.runner.members["combo"])); diff != "" {
+						t.Errorf("aggregator members (-want +got):\n%s", diff)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRunCodeJudgesRecordsForTheCollector(t *testing.T) {
+	c := caseWith(t, "", `      - {name: top, type: code_judge, script: ./top.sh}
+      - {name: fast, type: latency, threshold: 100}
+      - name: combo
+        type: composite
+        evaluators:
+          - {name: inner, type: code_judge, script: ./inner.sh}
+        aggregator: {type: code_judge, script: ./agg.sh}
+`)
+	resp := &jsonlresult.Response{DurationMs: f64(10)}
+	runner := &fakeRunner{results: map[string]EvaluatorResult{
+		"top":         {Score: 1, Hits: []string{"top ok"}},
+		"combo/inner": {Score: 0.2},
+		"combo":       {Score: 0.9, Verdict: VerdictFail},
+	}}
+	j := &Judge{Threshold: 0.8, CodeJudges: runner}
+	recorded := j.RunCodeJudges(context.Background(), c, resp)
+	if diff := cmp.Diff(runner.results, recorded); diff != "" {
+		t.Errorf("recorded (-want +got):\n%s", diff)
+	}
+	// The collector, without a runner, reaches the same judgement from the recorded results.
+	inPod := j.JudgeCase(context.Background(), c, resp, nil)
+	collector := (&Judge{Threshold: 0.8, MissingCodeJudge: VerdictError}).JudgeCase(context.Background(), c, resp, recorded)
+	if diff := cmp.Diff(inPod, collector); diff != "" {
+		t.Errorf("collector judgement differs from the in-pod one (-pod +collector):\n%s", diff)
+	}
+	if got := collector.Evaluators[2]; got.Verdict != VerdictFail || got.Score != 0.9 {
+		t.Errorf("composite = %s %v, want fail 0.9 (the aggregator's verdict is kept)", got.Verdict, got.Score)
+	}
+	if got := (&Judge{}).RunCodeJudges(context.Background(), c, resp); got != nil {
+		t.Errorf("RunCodeJudges without a runner = %v, want nil", got)
+	}
+}
+
+func TestErrorAndMissingCases(t *testing.T) {
+	c := caseWith(t, "", "      - {name: fast, type: latency, threshold: 100}\n")
+	if diff := cmp.Diff(CaseResult{ID: "c1", Verdict: VerdictError, Error: "the case has no output to judge"},
+		judge.JudgeCase(context.Background(), c, nil, nil)); diff != "" {
+		t.Errorf("nil response (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(CaseResult{ID: "x", Verdict: VerdictError, Error: "the runner produced no record for this case", Missing: true},
+		MissingCase("x")); diff != "" {
+		t.Errorf("MissingCase (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(CaseResult{ID: "x", Verdict: VerdictError, Error: "runner exited 1"}, ErrorCase("x", "runner exited 1")); diff != "" {
+		t.Errorf("ErrorCase (-want +got):\n%s", diff)
+	}
+	f, err := evalfile.Parse([]byte("evalcases: [{id: bare, input_messages: [{role: user, content: q}]}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := judge.JudgeCase(context.Background(), f.Cases[0], &jsonlresult.Response{}, nil)
+	if got.Verdict != VerdictSkipped || !strings.HasPrefix(got.Reason, "the case has no evaluators") {
+		t.Errorf("case without evaluators = %+v, want skipped with a reason", got)
+	}
+}
+
+func TestBoundedNotes(t *testing.T) {
+	var notes []string
+	for i := 0; i < 40; i++ {
+		notes = append(notes, strings.Repeat("x", 3000))
+	}
+	got := bounded(notes)
+	if len(got) != MaxNotes+1 || got[MaxNotes] != "... and 8 more" || len([]rune(got[0])) != MaxNoteLength {
+		t.Errorf("bounded: %d notes, last %q, first %d chars", len(got), got[len(got)-1], len([]rune(got[0])))
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	for in, want := range map[string]float64{"": 0.8, "0": 0, "1": 1, "0.95": 0.95} {
+		got, err := ParseThreshold(in)
+		if err != nil || got != want {
+			t.Errorf("ParseThreshold(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"1.5", "-0.1", "x"} {
+		if _, err := ParseThreshold(in); err == nil {
+			t.Errorf("ParseThreshold(%q) succeeded, want an error", in)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+// Package evaluate judges eval cases: the deterministic evaluators (tool_trajectory, field_accuracy, latency, cost,
+// token_usage, composite), the code_judge contract (payload, script execution, result parsing), per-case scores
+// and verdicts, and the run summary. llm_judge and rubric evaluators need a model endpoint and are reported as
+// skipped. The package is pure Go apart from running code_judge scripts (ScriptRunner); it does not import
+// Kubernetes packages, so `collector check` and the in-pod collector judge with the same code.
+package evaluate
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Verdict is the judgement of one evaluator or one case. Callers map it to their own types (the EvalRun API
+// uses CamelCase values).
+type Verdict string
+
+// Verdicts.
+const (
+	// VerdictPass: the score reached the threshold.
+	VerdictPass Verdict = "pass"
+	// VerdictFail: the score stayed below the threshold.
+	VerdictFail Verdict = "fail"
+	// VerdictError: no usable output (missing id, runner error) or a judge crash.
+	VerdictError Verdict = "error"
+	// VerdictSkipped: nothing could judge it (for example llm_judge without a model endpoint).
+	VerdictSkipped Verdict = "skipped"
+)
+
+// DefaultThreshold is the pass threshold when the EvalRun sets none.
+const DefaultThreshold = 0.8
+
+// scoreEpsilon absorbs float rounding when a score is compared with the threshold (0.7 and 0.9 average to
+// 0.7999999999999999).
+const scoreEpsilon = 1e-9
+
+// Bounds on what one evaluator result carries, so that a chatty judge cannot blow up results.
+const (
+	// MaxNotes bounds hits and misses (each); a final note says how many were left out.
+	MaxNotes = 32
+	// MaxNoteLength bounds each hit and miss, in characters (a failed judge's miss quotes up to 2,000 characters
+	// of its stderr).
+	MaxNoteLength = 2400
+	// MaxReasoningLength bounds reasoning, in characters.
+	MaxReasoningLength = 2000
+)
+
+// EvaluatorResult is one evaluator's judgement of one case.
+type EvaluatorResult struct {
+	// Name and Type are the evaluator's; Key locates it in the case (see evalfile.EvaluatorConfig.Key).
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Key  string `json:"key,omitempty"`
+	// Score is in [0, 1].
+	Score float64 `json:"score"`
+	// Verdict is empty only in results a CodeJudgeRunner returns before the Judge applies the threshold.
+	Verdict Verdict `json:"verdict"`
+	// Hits and Misses say what matched and what did not (bounded by MaxNotes and MaxNoteLength).
+	Hits   []string `json:"hits"`
+	Misses []string `json:"misses"`
+	// Reasoning explains the score, or why the evaluator was skipped or failed.
+	Reasoning string `json:"reasoning,omitempty"`
+	// Weight is the evaluator's weight in the case score (0 excludes it).
+	Weight float64 `json:"weight"`
+	// Members are a composite's member results.
+	Members []EvaluatorResult `json:"members,omitempty"`
+}
+
+// CaseResult is the judgement of one case.
+type CaseResult struct {
+	ID string `json:"id"`
+	// Score is the weighted mean of the evaluators that judged the case (0 when none did).
+	Score   float64 `json:"score"`
+	Verdict Verdict `json:"verdict"`
+	// Evaluators are the evaluator results in the case's evaluator order.
+	Evaluators []EvaluatorResult `json:"evaluators,omitempty"`
+	// Error says why the verdict is error.
+	Error string `json:"error,omitempty"`
+	// Reason says why the verdict is skipped.
+	Reason string `json:"reason,omitempty"`
+	// Missing is true when the runner produced no record for the case.
+	Missing bool `json:"missing,omitempty"`
+}
+
+// FormatScore formats a score as the status does: a decimal with 4 digits.
+func FormatScore(score float64) string { return strconv.FormatFloat(score, 'f', 4, 64) }
+
+// ParseThreshold reads a pass threshold written as a decimal in [0, 1]; "" is DefaultThreshold.
+func ParseThreshold(s string) (float64, error) {
+	if s == "" {
+		return DefaultThreshold, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1 {
+		return 0, fmt.Errorf("pass threshold %q is not a decimal in [0, 1]", s)
+	}
+	return f, nil
+}
+
+// ErrorCase is the result of a case that has no usable output (for example a runner error), with the reason.
+func ErrorCase(id, reason string) CaseResult {
+	return CaseResult{ID: id, Verdict: VerdictError, Error: truncate(reason, MaxReasoningLength)}
+}
+
+// MissingCase is the result of a requested case with no valid record in the runner's output. It counts as
+// errored and missing in the summary.
+func MissingCase(id string) CaseResult {
+	r := ErrorCase(id, "the runner produced no record for this case")
+	r.Missing = true
+	return r
+}
+
+// clamp01 bounds a score to [0, 1].
+func clamp01(f float64) float64 {
+	switch {
+	case f != f: // NaN
+		return 0
+	case f < 0:
+		return 0
+	case f > 1:
+		return 1
+	}
+	return f
+}
+
+// bounded returns at most MaxNotes notes, each at most MaxNoteLength characters, never nil.
+func bounded(notes []string) []string {
+	out := make([]string, 0, min(len(notes), MaxNotes+1))
+	for i, n := range notes {
+		if i == MaxNotes {
+			out = append(out, fmt.Sprintf("... and %d more", len(notes)-MaxNotes))
+			break
+		}
+		out = append(out, truncate(n, MaxNoteLength))
+	}
+	return out
+}
+
+// truncate cuts s to at most n characters (valid UTF-8), marking the cut with "…".
+func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// tail keeps the last n characters of s (valid UTF-8), marking the cut with "…".
+func tail(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return "…" + string(r[len(r)-n+1:])
+}

@@ -1,0 +1,177 @@
+package evaluate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+)
+
+// DefaultCodeJudgeTimeout bounds a code_judge script when ScriptRunner.Timeout is 0.
+const DefaultCodeJudgeTimeout = 60 * time.Second
+
+// Bounds on what is kept of a judge's output.
+const (
+	// maxJudgeStdout is how much of the end of stdout is kept for parsing.
+	maxJudgeStdout = 1 << 20
+	// maxStderrTail is how many characters of the end of stderr a miss quotes.
+	maxStderrTail = 2000
+	// pipeGrace is how long Run waits for the output pipes after the script exits or is killed (a background
+	// child may hold them open).
+	pipeGrace = 2 * time.Second
+)
+
+// ScriptRunner runs code_judge scripts with /bin/sh -c, each in its own process group, with the payload on stdin.
+// It implements CodeJudgeRunner. The zero value runs in the current directory with DefaultCodeJudgeTimeout.
+type ScriptRunner struct {
+	// Timeout bounds each script; the whole process group is killed when it expires. 0 is
+	// DefaultCodeJudgeTimeout.
+	Timeout time.Duration
+	// Dir is the base directory: a relative cwd of an evaluator is resolved against it, and scripts without a
+	// cwd run in it. "" is the current directory.
+	Dir string
+	// Shell runs the script as Shell -c <script>; "" is /bin/sh.
+	Shell string
+	// Env is the scripts' environment; nil inherits this process's.
+	Env []string
+}
+
+var _ CodeJudgeRunner = ScriptRunner{}
+
+// Run runs the code_judge evaluator ev for case c. A script that cannot start, exits non-zero, times out or
+// prints no JSON object with a numeric score yields score 0, VerdictError and a miss that says why, with the end
+// of its stderr.
+func (r ScriptRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) EvaluatorResult {
+	if ev.CodeJudge == nil {
+		return judgeFailure(fmt.Sprintf("evaluator %q is not a code_judge", ev.Name), "")
+	}
+	payload, err := CodeJudgePayload(c, ev, resp)
+	if err != nil {
+		return judgeFailure(err.Error(), "")
+	}
+	return r.run(ctx, ev.CodeJudge, payload, false)
+}
+
+// Aggregate runs the code_judge aggregator of composite ev over its members' results. The script may set the
+// verdict ("pass" or "fail") in its output.
+func (r ScriptRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult {
+	if ev.Composite == nil || ev.Composite.Script == nil {
+		return judgeFailure(fmt.Sprintf("evaluator %q has no code_judge aggregator", ev.Name), "")
+	}
+	payload, err := AggregatorPayload(members)
+	if err != nil {
+		return judgeFailure("encoding the aggregator payload: "+err.Error(), "")
+	}
+	return r.run(ctx, ev.Composite.Script, payload, true)
+}
+
+func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, payload []byte, aggregator bool) EvaluatorResult {
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = DefaultCodeJudgeTimeout
+	}
+	shell := r.Shell
+	if shell == "" {
+		shell = "/bin/sh"
+	}
+	dir := r.Dir
+	if cfg.Cwd != "" {
+		dir = cfg.Cwd
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(r.Dir, dir)
+		}
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, shell, "-c", cfg.Script)
+	cmd.Dir = dir
+	cmd.Env = r.Env
+	cmd.Stdin = bytes.NewReader(payload)
+	stdout := &tailBuffer{max: maxJudgeStdout}
+	stderr := &tailBuffer{max: 4 * maxStderrTail}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	ownProcessGroup(cmd)
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = pipeGrace
+
+	start := time.Now()
+	err := cmd.Run()
+	// Reap anything the script left running in its group.
+	_ = killGroup(cmd)
+	elapsed := time.Since(start).Round(time.Millisecond)
+	stderrTail := tail(strings.TrimSpace(stderr.String()), maxStderrTail)
+
+	switch {
+	case cmd.Process == nil:
+		return judgeFailure(fmt.Sprintf("the judge could not start (%s -c %s in %q): %v", shell, excerpt(cfg.Script, 200), dirOrDot(dir), err), stderrTail)
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		return judgeFailure(fmt.Sprintf("the judge timed out after %s and was killed", timeout), stderrTail)
+	case ctx.Err() != nil:
+		return judgeFailure("the judge was cancelled: "+ctx.Err().Error(), stderrTail)
+	}
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		if sig := terminatingSignal(exitErr); sig != "" {
+			return judgeFailure(fmt.Sprintf("the judge was killed by signal %s after %s", sig, elapsed), stderrTail)
+		}
+		return judgeFailure(fmt.Sprintf("the judge exited with status %d after %s", exitErr.ExitCode(), elapsed), stderrTail)
+	}
+	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+		return judgeFailure("running the judge failed: "+err.Error(), stderrTail)
+	}
+	out, perr := parseJudgeOutput(stdout.Bytes())
+	if perr != nil {
+		return judgeFailure("the judge's stdout has no result {score, hits, misses, reasoning}: "+perr.Error(), stderrTail)
+	}
+	res := EvaluatorResult{Score: clamp01(out.score), Hits: out.hits, Misses: out.misses, Reasoning: out.reasoning}
+	if aggregator {
+		res.Verdict = out.verdict
+	}
+	return res
+}
+
+func dirOrDot(dir string) string {
+	if dir == "" {
+		return "."
+	}
+	return dir
+}
+
+// judgeFailure is the result of a judge that produced no usable result: score 0, error, and a miss that says why.
+func judgeFailure(why, stderrTail string) EvaluatorResult {
+	miss := why
+	if stderrTail != "" {
+		miss += "; stderr: " + stderrTail
+	}
+	return EvaluatorResult{Verdict: VerdictError, Misses: []string{miss}, Reasoning: why}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) >= t.max {
+		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(p) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+func (t *tailBuffer) Bytes() []byte  { return t.buf }
+func (t *tailBuffer) String() string { return string(t.buf) }
