@@ -406,6 +406,9 @@ func writeLayout(out string, indexJSON []byte, blobs []blob) (err error) {
 	if err := tw.Close(); err != nil {
 		return err
 	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
 	if err := tmp.Close(); err != nil {
 		return err
 	}

@@ -4,9 +4,11 @@
 // decision as JSON text and the tool calls it made as output_messages.
 //
 //	screening-runner --eval {EVAL_FILE} --output {OUTPUT_FILE}
+//	screening-runner --eval {EVAL_FILE} --case {EVAL_ID} --output {OUTPUT_FILE}     (PerCase: one JSON object)
 //	screening-runner --healthcheck
 //
-// Rows it cannot screen (no amount) are skipped with a note on stderr, so their ids are missing from the output.
+// Rows it cannot screen (no amount) are skipped with a note on stderr, so their ids are missing from the output;
+// with --case such a row makes the runner exit 3.
 //
 // Failure knobs for the end-to-end tests (flags, or the SCREENING_* environment variables of the same name):
 //
@@ -27,6 +29,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -40,6 +43,7 @@ func main() {
 type options struct {
 	evalFile    string
 	output      string
+	caseID      string
 	healthcheck bool
 	failAfter   int
 	exitCode    int
@@ -66,6 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.evalFile, "eval", os.Getenv("EVAL_FILE"), "eval file (agentv-eval-v2 YAML)")
 	fs.StringVar(&o.output, "output", os.Getenv("OUTPUT_FILE"), "JSONL output file")
+	fs.StringVar(&o.caseID, "case", "", "screen only this case and write it as one JSON object (PerCase mode)")
 	fs.BoolVar(&o.healthcheck, "healthcheck", false, "print a health line and exit 0")
 	fs.IntVar(&o.failAfter, "fail-after", envInt("SCREENING_FAIL_AFTER", -1), "exit with --exit-code after writing this many records")
 	fs.IntVar(&o.exitCode, "exit-code", envInt("SCREENING_EXIT_CODE", 1), "exit code for --fail-after")
@@ -110,6 +115,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 			return 1
 		}
+	}
+	if o.caseID != "" {
+		return runOne(o, cases, stdout, stderr)
 	}
 	f, err := os.Create(o.output)
 	if err != nil {
@@ -164,6 +172,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "screening-runner: wrote %d records to %s\n", written, o.output)
 	return 0
+}
+
+// runOne screens one case and writes it as a single JSON object (the single-case output contract).
+func runOne(o options, cases []evalCase, stdout, stderr io.Writer) int {
+	for _, c := range cases {
+		if c.ID != o.caseID {
+			continue
+		}
+		if o.delay > 0 {
+			time.Sleep(o.delay)
+		}
+		rec, skip := screen(c)
+		if skip != "" {
+			fmt.Fprintf(stderr, "screening-runner: cannot screen %s: %s\n", c.ID, skip)
+			return 3
+		}
+		var buf strings.Builder
+		if err := writeRecord(&buf, rec); err != nil {
+			fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+			return 1
+		}
+		if err := os.WriteFile(o.output, []byte(buf.String()), 0o644); err != nil {
+			fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "screening-runner: wrote %s\n", c.ID)
+		return 0
+	}
+	fmt.Fprintf(stderr, "screening-runner: case %q is not in the eval file\n", o.caseID)
+	return 2
 }
 
 // knob applies the failure knobs once `written` records are out; it returns the exit code to stop with, or -1.

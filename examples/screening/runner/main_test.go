@@ -159,3 +159,39 @@ func TestHealthcheckAndUsage(t *testing.T) {
 		t.Errorf("no flags: exit %d, stderr %q", code, stderr.String())
 	}
 }
+
+func TestRunOneCase(t *testing.T) {
+	tests := []struct {
+		id       string
+		wantCode int
+		wantOut  string
+	}{
+		{id: "case-002", wantOut: `{"decision":"REVIEW","reasons":["amount 25000.00 at or above the 10000 reporting threshold"],"row_id":"case-002"}`},
+		{id: "case-012", wantCode: 3},
+		{id: "nope", wantCode: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), tt.id+".out")
+			var stdout, stderr bytes.Buffer
+			code := run([]string{"--eval", "../eval.yaml", "--case", tt.id, "--output", out}, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d; stderr %s", code, tt.wantCode, stderr.String())
+			}
+			if tt.wantOut == "" {
+				return
+			}
+			b, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r record
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatalf("output is not one JSON object: %v", err)
+			}
+			if diff := cmp.Diff(tt.wantOut, r.Text); diff != "" {
+				t.Errorf("text mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# `make demo`: bring the local cluster up (building it on first use), build and import the images, deploy the
+# operator, run the sample screening EvalRun and print its results. The cluster stays up.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+API_VERSION="$(go list -m -f '{{.Version}}' k8s.io/api)"
+K8S_BIN="$ROOT/bin/k8s/v1.$(echo "$API_VERSION" | cut -d. -f2-)"
+export KUBECONFIG="$ROOT/bin/cluster/kubeconfig"
+NAMESPACE="${DEMO_NAMESPACE:-default}"
+RUN=screening-sample
+TIMEOUT="${DEMO_TIMEOUT:-600}"
+kubectl() { "$K8S_BIN/kubectl" "$@"; }
+
+hack/cluster.sh up
+hack/images.sh
+hack/deploy.sh
+
+# A fresh run every time: the spec is immutable and the results belong to one execution.
+kubectl -n "$NAMESPACE" delete evalrun "$RUN" --ignore-not-found --wait=true >/dev/null
+kubectl -n "$NAMESPACE" apply -k examples/screening >/dev/null
+echo "demo: applied EvalRun $NAMESPACE/$RUN (examples/screening)"
+
+start=$(date +%s)
+while :; do
+  line="$(kubectl -n "$NAMESPACE" get evalrun "$RUN" -o go-template='{{range .status.conditions}}{{if eq .type "Succeeded"}}{{.status}} {{.reason}}{{end}}{{end}}|{{with .status.summary}}{{.total}}{{end}}' 2>/dev/null || true)"
+  cond="${line%%|*}" total="${line#*|}"
+  status="${cond%% *}" reason="${cond#* }"
+  elapsed=$(( $(date +%s) - start ))
+  printf '\rdemo: %3ds  %s  Succeeded=%s  reason=%s  cases=%s   ' "$elapsed" "$RUN" "${status:-Unknown}" "${reason:--}" "${total:--}"
+  if [ "$status" = True ] || [ "$status" = False ]; then echo; break; fi
+  if [ "$elapsed" -ge "$TIMEOUT" ]; then
+    echo
+    echo "demo: the run did not finish within ${TIMEOUT}s; kubectl -n $NAMESPACE describe evalrun $RUN" >&2
+    exit 1
+  fi
+  sleep 1
+done
+
+echo
+printf '%-12s %-8s %-7s %s\n' CASE VERDICT SCORE NOTE
+kubectl -n "$NAMESPACE" get evalrun "$RUN" -o go-template='{{range .status.cases}}{{.id}}{{"\t"}}{{.verdict}}{{"\t"}}{{if .score}}{{.score}}{{else}}-{{end}}{{"\t"}}{{if .error}}{{.error}}{{else}}{{range $i, $e := .evaluators}}{{if ne $e.verdict "Pass"}}{{$e.name}}: {{$e.message}} {{end}}{{end}}{{end}}{{"\n"}}{{end}}{{range .status.missingIds}}{{.}}{{"\t"}}Missing{{"\t"}}-{{"\t"}}no record in the runner output{{"\n"}}{{end}}' \
+  | sort | awk -F'\t' '{ note = $4; if (length(note) > 70) note = substr(note, 1, 67) "..."; printf "%-12s %-8s %-7s %s\n", $1, $2, $3, note }'
+echo
+kubectl -n "$NAMESPACE" get evalruns
+echo
+echo "demo: the cluster is still running (KUBECONFIG=$KUBECONFIG). Stop it and undo every host change with: make cluster-down"

@@ -1,0 +1,404 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// Shared timeouts.
+const (
+	pollInterval = 500 * time.Millisecond
+	// runTimeout bounds one EvalRun of the sample from creation to a terminal Succeeded condition.
+	runTimeout = 4 * time.Minute
+	// nsTimeout bounds namespace setup (the default ServiceAccount appears a few seconds after creation).
+	nsTimeout = 60 * time.Second
+
+	managerNamespace = "evalrun-system"
+	runnerImage      = "localhost/evalrun/screening-runner:dev"
+	sampleCommand    = "/app/screening-runner --eval {EVAL_FILE} --output {OUTPUT_FILE}"
+)
+
+var (
+	restConfig *rest.Config
+	k8s        client.Client
+	clientset  *kubernetes.Clientset
+	repoRoot   string
+	// stateDir is the local cluster's persistent state directory (logs live there).
+	stateDir = envOr("EVALRUN_CLUSTER_STATE", "/var/lib/evalrun-cluster")
+	// kubeletRoot is the kubelet's --root-dir (pod volumes live there).
+	kubeletRoot = envOr("EVALRUN_KUBELET_ROOT", "/run/evalrun-cluster/kubelet")
+)
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func TestMain(m *testing.M) {
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	kubeconfig := envOr("KUBECONFIG", filepath.Join(repoRoot, "bin", "cluster", "kubeconfig"))
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: loading kubeconfig %s (is the cluster up? make cluster-up): %v\n", kubeconfig, err)
+		os.Exit(1)
+	}
+	cfg.QPS, cfg.Burst = 50, 100
+	restConfig = cfg
+	scheme := clientgoscheme.Scheme
+	if err := evalv1.AddToScheme(scheme); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		os.Exit(1)
+	}
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		os.Exit(1)
+	}
+	if clientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// ctxFor returns a context bounded by d and cancelled at the end of the test.
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newNamespace creates a namespace for one test, waits for its default ServiceAccount and, on failure, dumps the
+// logs of the test's pods, the manager and the kubelet before deleting it (kept when E2E_KEEP_NAMESPACES=1).
+func newNamespace(t *testing.T, prefix string, labels map[string]string) string {
+	t.Helper()
+	ctx := ctxFor(t, nsTimeout)
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	name := "e2e-" + prefix + "-" + hex.EncodeToString(b)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	if err := k8s.Create(ctx, ns); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpDiagnostics(t, name)
+		}
+		if os.Getenv("E2E_KEEP_NAMESPACES") == "1" {
+			return
+		}
+		_ = k8s.Delete(context.Background(), ns, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: name, Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		t.Fatalf("namespace %s: default ServiceAccount did not appear: %v", name, err)
+	}
+	return name
+}
+
+// sampleEvalFile returns examples/screening/eval.yaml.
+func sampleEvalFile(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot, "examples", "screening", "eval.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// EvalRunBuilder builds EvalRuns for tests.
+type EvalRunBuilder struct{ run evalv1.EvalRun }
+
+// MakeEvalRun starts an EvalRun of the sample runner image with the sample command.
+func MakeEvalRun(name, namespace string) *EvalRunBuilder {
+	return &EvalRunBuilder{run: evalv1.EvalRun{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: evalv1.EvalRunSpec{
+			Target: evalv1.Target{
+				Image:           runnerImage,
+				ImagePullPolicy: corev1.PullIfNotPresent,
+				CommandTemplate: sampleCommand,
+			},
+			ResultsDeadlineSeconds: ptr.To[int32](120),
+		},
+	}}
+}
+
+// Inline sets the eval file text.
+func (b *EvalRunBuilder) Inline(text string) *EvalRunBuilder {
+	b.run.Spec.EvalFile = evalv1.EvalFileSource{Inline: &text}
+	return b
+}
+
+// FromConfigMap reads the eval file from a ConfigMap key.
+func (b *EvalRunBuilder) FromConfigMap(name, key string) *EvalRunBuilder {
+	b.run.Spec.EvalFile = evalv1.EvalFileSource{ConfigMapKeyRef: &evalv1.ConfigMapKeyReference{Name: name, Key: key}}
+	return b
+}
+
+// Command sets the command template.
+func (b *EvalRunBuilder) Command(tpl string) *EvalRunBuilder {
+	b.run.Spec.Target.CommandTemplate = tpl
+	return b
+}
+
+// Image sets the runner image.
+func (b *EvalRunBuilder) Image(image string) *EvalRunBuilder {
+	b.run.Spec.Target.Image = image
+	return b
+}
+
+// MemoryLimit sets the runner's memory request and limit.
+func (b *EvalRunBuilder) MemoryLimit(q string) *EvalRunBuilder {
+	b.run.Spec.Target.Resources = &corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)},
+	}
+	return b
+}
+
+// Deadline sets activeDeadlineSeconds.
+func (b *EvalRunBuilder) Deadline(seconds int64) *EvalRunBuilder {
+	b.run.Spec.ActiveDeadlineSeconds = &seconds
+	return b
+}
+
+// MinPassRate sets the success policy's minPassRate.
+func (b *EvalRunBuilder) MinPassRate(rate string) *EvalRunBuilder {
+	b.run.Spec.SuccessPolicy = &evalv1.SuccessPolicy{MinPassRate: rate}
+	return b
+}
+
+// PerCase switches to PerCase batching with the given workers.
+func (b *EvalRunBuilder) PerCase(workers int32) *EvalRunBuilder {
+	b.run.Spec.Target.Batching = evalv1.BatchingPerCase
+	b.run.Spec.Target.Workers = &workers
+	return b
+}
+
+// Healthcheck sets the healthcheck command.
+func (b *EvalRunBuilder) Healthcheck(tpl string) *EvalRunBuilder {
+	b.run.Spec.Target.Healthcheck = &evalv1.Healthcheck{CommandTemplate: tpl, TimeoutSeconds: ptr.To[int32](30)}
+	return b
+}
+
+// Obj returns the EvalRun.
+func (b *EvalRunBuilder) Obj() *evalv1.EvalRun { return b.run.DeepCopy() }
+
+// create creates the run and fails the test on error.
+func create(t *testing.T, run *evalv1.EvalRun) *evalv1.EvalRun {
+	t.Helper()
+	if err := k8s.Create(ctxFor(t, 30*time.Second), run); err != nil {
+		t.Fatalf("creating EvalRun %s/%s: %v", run.Namespace, run.Name, err)
+	}
+	return run
+}
+
+// succeeded returns the Succeeded condition, or nil.
+func succeeded(run *evalv1.EvalRun) *metav1.Condition {
+	return meta.FindStatusCondition(run.Status.Conditions, evalv1.ConditionSucceeded)
+}
+
+// waitFinished waits until the run's Succeeded condition is True or False and returns the run.
+func waitFinished(t *testing.T, namespace, name string, timeout time.Duration) *evalv1.EvalRun {
+	t.Helper()
+	return waitRun(t, namespace, name, timeout, "a terminal Succeeded condition", func(run *evalv1.EvalRun) bool {
+		c := succeeded(run)
+		return c != nil && c.Status != metav1.ConditionUnknown
+	})
+}
+
+// waitRun polls the run until done(run) holds.
+func waitRun(t *testing.T, namespace, name string, timeout time.Duration, what string, done func(*evalv1.EvalRun) bool) *evalv1.EvalRun {
+	t.Helper()
+	ctx := ctxFor(t, timeout)
+	run := &evalv1.EvalRun{}
+	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, run); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return done(run), nil
+	})
+	if err != nil {
+		t.Fatalf("EvalRun %s/%s did not reach %s within %s: %v\nconditions: %s", namespace, name, what, timeout, err,
+			describeConditions(run.Status.Conditions))
+	}
+	return run
+}
+
+func describeConditions(conds []metav1.Condition) string {
+	var b strings.Builder
+	for _, c := range conds {
+		fmt.Fprintf(&b, "\n  %s=%s reason=%s message=%q", c.Type, c.Status, c.Reason, excerpt(c.Message, 300))
+	}
+	return b.String()
+}
+
+func excerpt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// runPods lists the pods of the run's Job.
+func runPods(t *testing.T, namespace, run string) []corev1.Pod {
+	t.Helper()
+	var pods corev1.PodList
+	if err := k8s.List(ctxFor(t, 30*time.Second), &pods, client.InNamespace(namespace), client.MatchingLabels{layout.LabelRun: run}); err != nil {
+		t.Fatalf("listing pods of %s: %v", run, err)
+	}
+	if len(pods.Items) == 0 {
+		// Fall back to the Job's own label, in case the pod template does not carry the run label.
+		if err := k8s.List(ctxFor(t, 30*time.Second), &pods, client.InNamespace(namespace), client.MatchingLabels{"job-name": run}); err != nil {
+			t.Fatalf("listing pods of job %s: %v", run, err)
+		}
+	}
+	return pods.Items
+}
+
+// containerStatus returns the status of the named container (init containers included).
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// dumpDiagnostics prints what a failed test needs: events and container logs of the namespace's pods, the
+// manager's log tail and the kubelet's log tail.
+func dumpDiagnostics(t *testing.T, namespace string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.Logf("===== diagnostics for namespace %s =====", namespace)
+	var runs evalv1.EvalRunList
+	if err := k8s.List(ctx, &runs, client.InNamespace(namespace)); err == nil {
+		for _, r := range runs.Items {
+			t.Logf("EvalRun %s: summary=%+v missing=%v parseErrors=%+v collection=%+v runner=%+v conditions:%s", r.Name,
+				r.Status.Summary, r.Status.MissingIDs, r.Status.ParseErrors, r.Status.Collection, r.Status.Runner,
+				describeConditions(r.Status.Conditions))
+		}
+	}
+	if events, err := clientset.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, e := range events.Items {
+			t.Logf("event %s/%s %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, excerpt(e.Message, 300))
+		}
+	}
+	dumpPodLogs(ctx, t, namespace, metav1.ListOptions{}, 100)
+	dumpPodLogs(ctx, t, managerNamespace, metav1.ListOptions{}, 200)
+	t.Logf("----- kubelet log tail -----\n%s", tailFile(filepath.Join(stateDir, "logs", "kubelet.log"), 40))
+}
+
+func dumpPodLogs(ctx context.Context, t *testing.T, namespace string, opts metav1.ListOptions, lines int64) {
+	pods, err := clientset.CoreV1().Pods(namespace).List(ctx, opts)
+	if err != nil {
+		t.Logf("listing pods in %s: %v", namespace, err)
+		return
+	}
+	for _, p := range pods.Items {
+		t.Logf("pod %s/%s phase=%s", namespace, p.Name, p.Status.Phase)
+		var names []string
+		for _, c := range p.Spec.InitContainers {
+			names = append(names, c.Name)
+		}
+		for _, c := range p.Spec.Containers {
+			names = append(names, c.Name)
+		}
+		for _, name := range names {
+			if st := containerStatus(&p, name); st != nil {
+				t.Logf("  container %s: restarts=%d state=%s", name, st.RestartCount, describeState(st.State))
+			}
+			for _, previous := range []bool{true, false} {
+				req := clientset.CoreV1().Pods(namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: name, TailLines: &lines, Previous: previous})
+				b, err := req.DoRaw(ctx)
+				if err != nil {
+					continue
+				}
+				label := "log"
+				if previous {
+					label = "previous log"
+				}
+				t.Logf("----- %s/%s %s %s -----\n%s", namespace, p.Name, name, label, excerpt(string(b), 16000))
+			}
+		}
+	}
+}
+
+func describeState(s corev1.ContainerState) string {
+	switch {
+	case s.Terminated != nil:
+		return fmt.Sprintf("terminated(exit=%d reason=%s message=%q)", s.Terminated.ExitCode, s.Terminated.Reason, excerpt(s.Terminated.Message, 200))
+	case s.Waiting != nil:
+		return fmt.Sprintf("waiting(%s: %s)", s.Waiting.Reason, excerpt(s.Waiting.Message, 200))
+	case s.Running != nil:
+		return "running"
+	}
+	return "unknown"
+}
+
+// tailFile returns the last n lines of a file.
+func tailFile(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > 1<<20 {
+		_, _ = f.Seek(st.Size()-1<<20, io.SeekStart)
+	}
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// isForbidden reports whether err is a 403 from the API server.
+func isForbidden(err error) bool { return apierrors.IsForbidden(err) }
+
+// evalRunResource is the EvalRun resource, for raw REST calls.
+var evalRunResource = schema.GroupVersionResource{Group: evalv1.GroupVersion.Group, Version: evalv1.GroupVersion.Version, Resource: "evalruns"}
