@@ -1,0 +1,107 @@
+// Command manager is the evalrun-operator: it reconciles EvalRuns into Jobs whose pods run a batch runner beside
+// the collector sidecar, and reports how each run went.
+package main
+
+import (
+	"crypto/tls"
+	"flag"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+)
+
+// leaderElectionID names the Lease the manager replicas compete for.
+const leaderElectionID = "evalrun-operator.evals.evalrun.io"
+
+func main() {
+	var (
+		opts          controller.Options
+		metricsAddr   string
+		secureMetrics bool
+		probeAddr     string
+		leaderElect   bool
+		enableHTTP2   bool
+	)
+	flag.StringVar(&opts.CollectorImage, "collector-image", controller.DefaultCollectorImage,
+		"Image of the install and collector containers (holds the collector binary at /collector).")
+	flag.Int64Var(&opts.StatusBudgetBytes, "status-budget-bytes", controller.DefaultStatusBudgetBytes,
+		"Byte budget of the results section the collector writes into an EvalRun's status.")
+	flag.DurationVar(&opts.UnschedulableTimeout, "unschedulable-timeout", controller.DefaultUnschedulableTimeout,
+		"How long a run's pod may stay unschedulable before the run fails with Unschedulable.")
+	flag.DurationVar(&opts.ImagePullTimeout, "image-pull-timeout", controller.DefaultImagePullTimeout,
+		"How long an image pull may keep failing before the run fails with ImagePullFailed.")
+	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
+		"Address of the metrics endpoint, for example :8443 (HTTPS) or :8080 (HTTP); 0 disables it.")
+	flag.BoolVar(&secureMetrics, "metrics-secure", true,
+		"Serve metrics over HTTPS with Kubernetes authentication and authorization.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off: HTTP/2 stream-reset attacks).")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+
+	if err := run(opts, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect); err != nil {
+		ctrl.Log.Error(err, "Manager stopped")
+		os.Exit(1)
+	}
+}
+
+func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, leaderElect bool) error {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(evalsv1alpha1.AddToScheme(scheme))
+
+	metricsOpts := metricsserver.Options{BindAddress: metricsAddr, SecureServing: secureMetrics}
+	if !enableHTTP2 {
+		metricsOpts.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	}
+	if secureMetrics {
+		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsOpts,
+		HealthProbeBindAddress:        probeAddr,
+		LeaderElection:                leaderElect,
+		LeaderElectionID:              leaderElectionID,
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cache.Options{ByObject: controller.CacheByObject()},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+	ctx := ctrl.SetupSignalHandler()
+	if err := controller.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("registering field indexes: %w", err)
+	}
+	r := controller.NewEvalRunReconciler(mgr.GetClient(), mgr.GetAPIReader(),
+		mgr.GetEventRecorder(controller.ControllerName), clock.RealClock{}, opts)
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the EvalRun controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding the readiness check: %w", err)
+	}
+	ctrl.Log.Info("Starting the manager", "collectorImage", opts.CollectorImage, "statusBudgetBytes", opts.StatusBudgetBytes,
+		"unschedulableTimeout", opts.UnschedulableTimeout.String(), "imagePullTimeout", opts.ImagePullTimeout.String())
+	return mgr.Start(ctx)
+}
+

@@ -1,0 +1,126 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// Values of the evals.evalrun.io/component label.
+const (
+	ComponentEval      = "eval"
+	ComponentCollector = "collector"
+	ComponentResults   = "results"
+	ComponentJob       = "job"
+)
+
+// evalRunGVK is the GroupVersionKind written into the children's owner references.
+var evalRunGVK = evalsv1alpha1.GroupVersion.WithKind("EvalRun")
+
+// childMeta returns the metadata every child carries: name, namespace, the run and component labels and a
+// controller owner reference to the run.
+func childMeta(run *evalsv1alpha1.EvalRun, name, component string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:      name,
+		Namespace: run.Namespace,
+		Labels: map[string]string{
+			layout.LabelRun:       NamesFor(run.Name).RunLabel,
+			layout.LabelComponent: component,
+		},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, evalRunGVK)},
+	}
+}
+
+// EvalSHA256 returns the hex sha256 of an eval file, as reported in status.evalFileSHA256.
+func EvalSHA256(evalData []byte) string {
+	sum := sha256.Sum256(evalData)
+	return hex.EncodeToString(sum[:])
+}
+
+// BuildEvalConfigMap returns the immutable ConfigMap pinning the eval file (key eval.yaml) and the run
+// configuration (key run.json).
+func BuildEvalConfigMap(run *evalsv1alpha1.EvalRun, evalData []byte, cfg layout.RunConfig) (*corev1.ConfigMap, error) {
+	runJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("encoding run.json: %w", err)
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: childMeta(run, NamesFor(run.Name).EvalConfigMap, ComponentEval),
+		Immutable:  ptr.To(true),
+		Data: map[string]string{
+			layout.EvalFileKey:  string(evalData),
+			layout.RunConfigKey: string(runJSON),
+		},
+	}, nil
+}
+
+// RunConfigFrom reads run.json back from a pinned eval ConfigMap.
+func RunConfigFrom(cm *corev1.ConfigMap) (layout.RunConfig, error) {
+	var cfg layout.RunConfig
+	raw, ok := cm.Data[layout.RunConfigKey]
+	if !ok {
+		return cfg, fmt.Errorf("ConfigMap %s has no key %s", cm.Name, layout.RunConfigKey)
+	}
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		return cfg, fmt.Errorf("decoding %s of ConfigMap %s: %w", layout.RunConfigKey, cm.Name, err)
+	}
+	return cfg, nil
+}
+
+// BuildResultConfigMaps returns the empty result ConfigMaps named in cfg.ResultConfigMaps. The collector may
+// only update them by name (see BuildCollectorRole), so they must exist before the pod starts.
+func BuildResultConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*corev1.ConfigMap {
+	out := make([]*corev1.ConfigMap, 0, len(cfg.ResultConfigMaps))
+	for _, name := range cfg.ResultConfigMaps {
+		out = append(out, &corev1.ConfigMap{ObjectMeta: childMeta(run, name, ComponentResults)})
+	}
+	return out
+}
+
+// BuildCollectorServiceAccount returns the ServiceAccount the run's pod runs as. Only the collector container
+// mounts a token for it.
+func BuildCollectorServiceAccount(run *evalsv1alpha1.EvalRun) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{
+		ObjectMeta:                   childMeta(run, NamesFor(run.Name).ServiceAccount, ComponentCollector),
+		AutomountServiceAccountToken: ptr.To(false),
+	}
+}
+
+// BuildCollectorRole returns the collector's Role. It grants, by resourceNames only:
+//   - get on this EvalRun, and get and patch on its status (the collector's server-side apply);
+//   - get, update and patch on this run's pre-created result ConfigMaps.
+//
+// It grants no create: Kubernetes cannot restrict create by name, so a create grant would let the token make any
+// ConfigMap in the namespace. The manager pre-creates the bounded set of result ConfigMaps instead.
+func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) *rbacv1.Role {
+	group := evalsv1alpha1.GroupVersion.Group
+	return &rbacv1.Role{
+		ObjectMeta: childMeta(run, NamesFor(run.Name).Role, ComponentCollector),
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{group}, Resources: []string{"evalruns"}, ResourceNames: []string{run.Name}, Verbs: []string{"get"}},
+			{APIGroups: []string{group}, Resources: []string{"evalruns/status"}, ResourceNames: []string{run.Name}, Verbs: []string{"get", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: append([]string{}, cfg.ResultConfigMaps...), Verbs: []string{"get", "update", "patch"}},
+		},
+	}
+}
+
+// BuildCollectorRoleBinding binds the collector's Role to its ServiceAccount.
+func BuildCollectorRoleBinding(run *evalsv1alpha1.EvalRun) *rbacv1.RoleBinding {
+	names := NamesFor(run.Name)
+	return &rbacv1.RoleBinding{
+		ObjectMeta: childMeta(run, names.RoleBinding, ComponentCollector),
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: names.Role},
+		Subjects: []rbacv1.Subject{
+			{Kind: rbacv1.ServiceAccountKind, Name: names.ServiceAccount, Namespace: run.Namespace},
+		},
+	}
+}

@@ -1,0 +1,460 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// State is where a run is in its life.
+type State string
+
+// States of a run. Pending, Queued, Running and Collecting are in progress; Succeeded and Failed are terminal.
+const (
+	StatePending    State = "Pending"
+	StateQueued     State = "Queued"
+	StateRunning    State = "Running"
+	StateCollecting State = "Collecting"
+	StateSucceeded  State = "Succeeded"
+	StateFailed     State = "Failed"
+)
+
+// Terminal reports whether s is Succeeded or Failed.
+func (s State) Terminal() bool { return s == StateSucceeded || s == StateFailed }
+
+// Bounds of texts copied into status.
+const (
+	maxConditionMessage = 1024
+	maxRunnerMessage    = 2048
+	maxRunnerReason     = 128
+)
+
+// Outcomes the collector writes into status.collection.outcome and its termination message.
+const (
+	OutcomeCompleted         = "Completed"
+	OutcomeRunnerFailed      = "RunnerFailed"
+	OutcomeRunnerTimedOut    = "RunnerTimedOut"
+	OutcomeHealthcheckFailed = "HealthcheckFailed"
+	OutcomeMissingResults    = "MissingResults"
+	OutcomeInvalidOutput     = "InvalidOutput"
+	OutcomeCollectorFailed   = "CollectorFailed"
+)
+
+// Container waiting reasons the kubelet reports.
+const (
+	waitErrImagePull         = "ErrImagePull"
+	waitImagePullBackOff     = "ImagePullBackOff"
+	waitInvalidImageName     = "InvalidImageName"
+	waitErrImageNeverPull    = "ErrImageNeverPull"
+	waitCreateContainerCfg   = "CreateContainerConfigError"
+	waitCreateContainerError = "CreateContainerError"
+	terminatedOOMKilled      = "OOMKilled"
+)
+
+// Observation is everything the classification reads: the run (spec and status, collection included), its Job
+// (nil when none exists), the Job's pods and the time.
+type Observation struct {
+	Run  *evalsv1alpha1.EvalRun
+	Job  *batchv1.Job
+	Pods []corev1.Pod
+	Now  time.Time
+}
+
+// Assessment is the classification's verdict.
+type Assessment struct {
+	// State and Reason (one of the api/v1alpha1 Reason constants) say where the run is; Message explains it.
+	State   State
+	Reason  string
+	Message string
+	// Runner holds the runner container's facts, nil when no pod has reported any.
+	Runner *evalsv1alpha1.RunnerStatus
+	// StopJob asks for the Job to be stopped: the run failed while its pod may still be running or waiting.
+	StopJob bool
+	// RecheckAfter, when positive, is when the classification may change without any watched object changing
+	// (a timeout or deadline expires).
+	RecheckAfter time.Duration
+}
+
+// CollectorTermination is the JSON summary the collector writes as its termination message: the manager's
+// fallback when the collector's status write never landed. Unknown fields are ignored.
+type CollectorTermination struct {
+	Outcome        string `json:"outcome"`
+	Message        string `json:"message,omitempty"`
+	RunnerFinished bool   `json:"runnerFinished,omitempty"`
+	RunnerExitCode *int32 `json:"runnerExitCode,omitempty"`
+}
+
+// Classify decides the state and reason of a run that has a Job (Job must not be nil). It is a pure function of
+// obs and the timeouts in opts.
+func Classify(obs Observation, opts Options) Assessment {
+	opts = opts.withDefaults()
+	job := obs.Job
+	pod := newestPod(obs.Pods)
+	a := classifyJob(obs, pod, opts)
+	a.Runner = runnerFacts(obs.Run.Status.Collection, pod)
+	if job != nil && a.State == StateFailed && !jobFinished(job) {
+		a.StopJob = true
+	}
+	a.Message = truncate(a.Message, maxConditionMessage)
+	return a
+}
+
+func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
+	job := obs.Job
+	switch {
+	case jobHasCondition(job, batchv1.JobFailed):
+		return classifyFailedJob(obs, pod)
+	case jobHasCondition(job, batchv1.JobComplete):
+		return classifyCompleteJob(obs, pod)
+	case ptr.Deref(job.Spec.Suspend, false):
+		msg := "the Job is suspended by spec.suspend"
+		if obs.Run.Spec.QueueName != "" {
+			msg = fmt.Sprintf("waiting for Kueue to admit the Job in queue %s", obs.Run.Spec.QueueName)
+		}
+		return Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
+	case pod == nil:
+		if job.Status.StartTime != nil {
+			return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "the Job started; waiting for its pod"}
+		}
+		return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: "waiting for the Job to start"}
+	}
+	return classifyActivePod(obs, pod, opts)
+}
+
+// classifyActivePod handles a Job that has neither finished nor been suspended.
+func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessment {
+	if a, ok := unschedulable(pod, obs.Now, opts.UnschedulableTimeout); ok {
+		return a
+	}
+	if a, ok := stuckContainer(pod, obs.Now, opts.ImagePullTimeout); ok {
+		return a
+	}
+	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+		if c := obs.Run.Status.Collection; c != nil && c.Outcome != "" {
+			return Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting, Message: "results are recorded; waiting for the pod to finish"}
+		}
+		return awaitResults(obs, runner.State.Terminated.FinishedAt.Time, "the runner ended; waiting for the collector's results")
+	}
+	if pod.Status.Phase == corev1.PodRunning {
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is running", pod.Name)}
+	}
+	if obs.Job.Status.StartTime != nil {
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is starting", pod.Name)}
+	}
+	return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: fmt.Sprintf("pod %s is pending", pod.Name)}
+}
+
+// awaitResults waits for results until the results deadline after since, then fails with ResultsNotReported.
+func awaitResults(obs Observation, since time.Time, waiting string) Assessment {
+	deadline := time.Duration(ResultsDeadlineSeconds(obs.Run)) * time.Second
+	if since.IsZero() {
+		since = obs.Now
+	}
+	if left := since.Add(deadline).Sub(obs.Now); left > 0 {
+		return Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting, Message: waiting, RecheckAfter: left}
+	}
+	return Assessment{
+		State:   StateFailed,
+		Reason:  evalsv1alpha1.ReasonResultsNotReported,
+		Message: fmt.Sprintf("the runner ended but no results arrived within the results deadline of %s", deadline),
+	}
+}
+
+func classifyCompleteJob(obs Observation, pod *corev1.Pod) Assessment {
+	if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok {
+		return a
+	}
+	if a, ok := fromTerminationMessage(pod); ok {
+		return a
+	}
+	since := time.Time{}
+	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+		since = runner.State.Terminated.FinishedAt.Time
+	} else if t := obs.Job.Status.CompletionTime; t != nil {
+		since = t.Time
+	}
+	return awaitResults(obs, since, "the Job completed; waiting for the collector's results")
+}
+
+func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
+	cond := jobCondition(obs.Job, batchv1.JobFailed)
+	if cond.Reason == batchv1.JobReasonDeadlineExceeded {
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonDeadlineExceeded,
+			Message: fmt.Sprintf("the Job ran longer than activeDeadlineSeconds (%d)", ptr.Deref(obs.Job.Spec.ActiveDeadlineSeconds, 0))}
+	}
+	if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok && a.State == StateFailed {
+		return a
+	}
+	if a, ok := fromTerminationMessage(pod); ok && a.State == StateFailed {
+		return a
+	}
+	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil {
+		if t := terminatedState(runner); t != nil {
+			if t.Reason == terminatedOOMKilled {
+				return oomKilled()
+			}
+			if t.ExitCode != 0 {
+				return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed,
+					Message: fmt.Sprintf("the runner container exited with code %d (the launcher failed): %s", t.ExitCode, oneLine(t.Message))}
+			}
+		}
+	}
+	if collector := containerStatus(pod, layout.ContainerCollector); collector != nil {
+		if t := terminatedState(collector); t != nil && t.ExitCode != 0 {
+			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
+				Message: fmt.Sprintf("the collector exited with code %d: %s", t.ExitCode, oneLine(t.Message))}
+		}
+	}
+	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed,
+		Message: fmt.Sprintf("the Job failed (%s): %s", cond.Reason, oneLine(cond.Message))}
+}
+
+// fromCollection maps the collector's recorded outcome to an assessment. A runner the kernel OOM-killed is
+// reported as RunnerOOMKilled whatever the launcher saw.
+func fromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessment, bool) {
+	if c == nil || c.Outcome == "" {
+		return Assessment{}, false
+	}
+	return fromOutcome(c.Outcome, c.Message, c.StderrTail, pod), true
+}
+
+func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
+	collector := containerStatus(pod, layout.ContainerCollector)
+	if collector == nil {
+		return Assessment{}, false
+	}
+	t := terminatedState(collector)
+	if t == nil || t.Message == "" {
+		return Assessment{}, false
+	}
+	var summary CollectorTermination
+	if err := json.Unmarshal([]byte(t.Message), &summary); err != nil || summary.Outcome == "" {
+		return Assessment{}, false
+	}
+	a := fromOutcome(summary.Outcome, summary.Message, "", pod)
+	a.Message = "from the collector's termination message (its status write did not land): " + a.Message
+	return a, true
+}
+
+func fromOutcome(outcome, message, stderrTail string, pod *corev1.Pod) Assessment {
+	if runnerOOMKilled(pod) && outcome != OutcomeCompleted {
+		return oomKilled()
+	}
+	msg := oneLine(message)
+	switch outcome {
+	case OutcomeCompleted:
+		if msg == "" {
+			msg = "every result was collected"
+		}
+		return Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: msg}
+	case OutcomeRunnerFailed:
+		if tail := oneLine(stderrTail); tail != "" {
+			msg = strings.TrimSpace(msg + "; stderr: " + lastRunes(tail, 512))
+		}
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: msg}
+	case OutcomeRunnerTimedOut:
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: msg}
+	case OutcomeHealthcheckFailed:
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonHealthcheckFailed, Message: msg}
+	case OutcomeMissingResults:
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonMissingResults, Message: msg}
+	case OutcomeInvalidOutput:
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidOutput, Message: msg}
+	case OutcomeCollectorFailed:
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed, Message: msg}
+	}
+	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
+		Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", truncate(outcome, 64), msg)}
+}
+
+func oomKilled() Assessment {
+	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerOOMKilled,
+		Message: "the runner container ran out of memory (OOMKilled); raise target.resources.limits.memory"}
+}
+
+func runnerOOMKilled(pod *corev1.Pod) bool {
+	runner := containerStatus(pod, layout.ContainerRunner)
+	if runner == nil {
+		return false
+	}
+	t := terminatedState(runner)
+	return t != nil && t.Reason == terminatedOOMKilled
+}
+
+// unschedulable fails a pod the scheduler has rejected for longer than timeout.
+func unschedulable(pod *corev1.Pod, now time.Time, timeout time.Duration) (Assessment, bool) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type != corev1.PodScheduled || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
+			continue
+		}
+		if left := c.LastTransitionTime.Add(timeout).Sub(now); left > 0 {
+			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+				Message: fmt.Sprintf("pod %s is unschedulable: %s", pod.Name, oneLine(c.Message)), RecheckAfter: left}, true
+		}
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonUnschedulable,
+			Message: fmt.Sprintf("pod %s stayed unschedulable for %s: %s", pod.Name, timeout, oneLine(c.Message))}, true
+	}
+	return Assessment{}, false
+}
+
+// stuckContainer fails a pod whose image cannot be pulled, or whose runner cannot be created, for longer than
+// timeout (an invalid image name fails at once).
+func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Assessment, bool) {
+	since := pod.CreationTimestamp.Time
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue {
+			since = c.LastTransitionTime.Time
+		}
+	}
+	for _, name := range []string{layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner} {
+		s := containerStatus(pod, name)
+		if s == nil || s.State.Waiting == nil {
+			continue
+		}
+		w := s.State.Waiting
+		reason := evalsv1alpha1.ReasonImagePullFailed
+		switch w.Reason {
+		case waitInvalidImageName, waitErrImageNeverPull:
+			return Assessment{State: StateFailed, Reason: reason,
+				Message: fmt.Sprintf("container %s cannot pull image %s: %s: %s", name, s.Image, w.Reason, oneLine(w.Message))}, true
+		case waitErrImagePull, waitImagePullBackOff:
+		case waitCreateContainerCfg, waitCreateContainerError:
+			reason = evalsv1alpha1.ReasonRunnerFailed
+		default:
+			continue
+		}
+		if left := since.Add(timeout).Sub(now); left > 0 {
+			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+				Message: fmt.Sprintf("container %s is waiting: %s: %s", name, w.Reason, oneLine(w.Message)), RecheckAfter: left}, true
+		}
+		return Assessment{State: StateFailed, Reason: reason,
+			Message: fmt.Sprintf("container %s could not start within %s: %s: %s", name, timeout, w.Reason, oneLine(w.Message))}, true
+	}
+	return Assessment{}, false
+}
+
+// runnerFacts returns what is known about the runner: the launcher's record (via the collector) first, then the
+// runner container's state.
+func runnerFacts(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
+	var r evalsv1alpha1.RunnerStatus
+	if pod != nil {
+		r.PodName = pod.Name
+		if s := containerStatus(pod, layout.ContainerRunner); s != nil {
+			if t := terminatedState(s); t != nil {
+				r.ExitCode = ptr.To(t.ExitCode)
+				r.Reason = t.Reason
+				r.Message = t.Message
+			} else if w := s.State.Waiting; w != nil {
+				r.Reason = w.Reason
+				r.Message = w.Message
+			}
+		}
+	}
+	if c != nil {
+		if c.RunnerExitCode != nil {
+			r.ExitCode = ptr.To(*c.RunnerExitCode)
+		}
+		if c.StderrTail != "" {
+			r.Message = c.StderrTail
+		}
+		if c.PodName != "" && r.PodName == "" {
+			r.PodName = c.PodName
+		}
+	}
+	if r == (evalsv1alpha1.RunnerStatus{}) {
+		return nil
+	}
+	r.Reason = truncate(r.Reason, maxRunnerReason)
+	r.Message = lastRunes(r.Message, maxRunnerMessage)
+	return &r
+}
+
+// newestPod returns the most recently created pod (a Job retry replaces older ones), nil for none.
+func newestPod(pods []corev1.Pod) *corev1.Pod {
+	var newest *corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) ||
+			(newest.CreationTimestamp.Equal(&p.CreationTimestamp) && p.Name > newest.Name) {
+			newest = p
+		}
+	}
+	return newest
+}
+
+// containerStatus returns the status of the named container, init containers (the sidecar) included.
+func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+	if pod == nil {
+		return nil
+	}
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// terminatedState returns the container's current terminated state, else its last one.
+func terminatedState(s *corev1.ContainerStatus) *corev1.ContainerStateTerminated {
+	if s.State.Terminated != nil {
+		return s.State.Terminated
+	}
+	return s.LastTerminationState.Terminated
+}
+
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i := range job.Status.Conditions {
+		if c := &job.Status.Conditions[i]; c.Type == t && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
+func jobHasCondition(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	return jobCondition(job, t) != nil
+}
+
+// jobFinished reports whether the Job completed or failed.
+func jobFinished(job *batchv1.Job) bool {
+	return jobHasCondition(job, batchv1.JobComplete) || jobHasCondition(job, batchv1.JobFailed)
+}
+
+// oneLine collapses whitespace runs (newlines included) into single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// truncate keeps at most n bytes of s, cut on a rune boundary and marked with "…" when cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// lastRunes keeps at most n bytes of the end of s, cut on a rune boundary and marked with "…" when cut.
+func lastRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	start := len(s) - n + len("…")
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return "…" + s[start:]
+}

@@ -1,0 +1,219 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// Waiting for a missing eval-file source: the delay grows with the time already waited, within these bounds.
+const (
+	minSourceWait = 2 * time.Second
+	maxSourceWait = time.Minute
+)
+
+// createChildren creates the run's children in order: the pinned eval ConfigMap (after validating the eval
+// file), the collector's ServiceAccount, Role and RoleBinding, the result ConfigMaps and the Job. Each create
+// tolerates an existing object this run controls, so a reconcile interrupted half-way (or a manager restart)
+// resumes without duplicates. It returns an assessment without a Job when the run must wait for its eval file
+// or has failed validation.
+func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
+	pinned, err := r.pinnedConfigMap(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if pinned == nil {
+		var wait *Assessment
+		if pinned, wait, err = r.pinEvalFile(ctx, run, now); wait != nil || err != nil {
+			if wait == nil {
+				return nil, err
+			}
+			return &observed{assessment: *wait}, err
+		}
+	}
+	cfg, err := RunConfigFrom(pinned)
+	if err != nil {
+		return nil, err
+	}
+	children := []client.Object{BuildCollectorServiceAccount(run), BuildCollectorRole(run, cfg), BuildCollectorRoleBinding(run)}
+	for _, cm := range BuildResultConfigMaps(run, cfg) {
+		children = append(children, cm)
+	}
+	for _, child := range children {
+		if _, err := r.createOwned(ctx, run, child); err != nil {
+			return nil, err
+		}
+	}
+	created, err := r.createOwned(ctx, run, BuildJob(run, cfg, r.opts))
+	if err != nil {
+		return nil, err
+	}
+	job, ok := created.(*batchv1.Job)
+	if !ok {
+		return nil, fmt.Errorf("creating the Job of EvalRun %s returned %T", run.Name, created)
+	}
+	facts := Facts{EvalFileSHA256: EvalSHA256([]byte(pinned.Data[layout.EvalFileKey])), EvalConfigMapName: pinned.Name}
+	return &observed{facts: facts, job: job}, nil
+}
+
+// pinEvalFile reads, validates and pins the eval file. It returns an assessment instead when the source is not
+// there yet (Pending, rechecked with a growing delay) or the file is invalid (InvalidEvalFile, final).
+func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *Assessment, error) {
+	data, missing, err := r.evalSource(ctx, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	if missing != "" {
+		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
+			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
+	}
+	caseIDs, invalid := ValidateEvalFile(run, data)
+	if invalid != "" {
+		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: truncate(invalid, maxConditionMessage)}, nil
+	}
+	cm, err := BuildEvalConfigMap(run, data, BuildRunConfig(run, caseIDs, mustDefaults(run), r.opts))
+	if err != nil {
+		return nil, nil, err
+	}
+	created, err := r.createOwned(ctx, run, cm)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Eval file pinned", "configMap", klog.KObj(cm), "cases", len(caseIDs))
+	pinned, ok := created.(*corev1.ConfigMap)
+	if !ok {
+		return nil, nil, fmt.Errorf("creating ConfigMap %s returned %T", cm.Name, created)
+	}
+	return pinned, nil, nil
+}
+
+// ValidateEvalFile parses the eval file with the run's default evaluators. It returns the case ids in file
+// order, or a message listing the problems (bounded by the parser).
+func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) ([]string, string) {
+	defaults, err := DefaultEvaluators(run)
+	if err != nil {
+		return nil, "invalid eval file: " + err.Error()
+	}
+	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(defaults))
+	if err != nil {
+		var verr *evalfile.ValidationError
+		if errors.As(err, &verr) {
+			return nil, verr.Error()
+		}
+		return nil, "invalid eval file: " + err.Error()
+	}
+	return f.CaseIDs(), ""
+}
+
+// mustDefaults returns the default evaluators; ValidateEvalFile has already rejected malformed ones.
+func mustDefaults(run *evalsv1alpha1.EvalRun) []map[string]any {
+	defaults, _ := DefaultEvaluators(run)
+	return defaults
+}
+
+// sourceWait is the delay before looking for a missing eval-file source again after waiting for waited.
+func sourceWait(waited time.Duration) time.Duration {
+	return min(max(waited/2, minSourceWait), maxSourceWait)
+}
+
+// evalSource returns the eval file's bytes, or a message saying what is missing.
+func (r *EvalRunReconciler) evalSource(ctx context.Context, run *evalsv1alpha1.EvalRun) ([]byte, string, error) {
+	src := run.Spec.EvalFile
+	if src.Inline != nil {
+		return []byte(*src.Inline), "", nil
+	}
+	ref := src.ConfigMapKeyRef
+	if ref == nil {
+		return nil, "spec.evalFile names no source", nil
+	}
+	key := ref.Key
+	if key == "" {
+		key = layout.EvalFileKey
+	}
+	cm := &corev1.ConfigMap{}
+	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.Name}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Sprintf("waiting for ConfigMap %s holding the eval file", ref.Name), nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the eval file's ConfigMap %s: %w", ref.Name, err)
+	}
+	if v, ok := cm.Data[key]; ok {
+		return []byte(v), "", nil
+	}
+	if v, ok := cm.BinaryData[key]; ok {
+		return v, "", nil
+	}
+	return nil, fmt.Sprintf("waiting for key %s in ConfigMap %s holding the eval file", key, ref.Name), nil
+}
+
+// pinnedConfigMap reads the run's pinned eval ConfigMap from the API server; nil when it does not exist yet.
+func (r *EvalRunReconciler) pinnedConfigMap(ctx context.Context, run *evalsv1alpha1.EvalRun) (*corev1.ConfigMap, error) {
+	name := NamesFor(run.Name).EvalConfigMap
+	cm := &corev1.ConfigMap{}
+	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s: %w", name, err)
+	}
+	if !metav1.IsControlledBy(cm, run) {
+		return nil, notControlled("ConfigMap", name, run)
+	}
+	return cm, nil
+}
+
+// pinnedFacts recovers the eval file digest from the pinned ConfigMap when the status lost it.
+func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.EvalRun) (Facts, error) {
+	facts := factsFromStatus(run)
+	cm, err := r.pinnedConfigMap(ctx, run)
+	if err != nil || cm == nil {
+		return facts, err
+	}
+	facts.EvalFileSHA256 = EvalSHA256([]byte(cm.Data[layout.EvalFileKey]))
+	facts.EvalConfigMapName = cm.Name
+	return facts, nil
+}
+
+// createOwned creates obj; when it already exists, it reads it back from the API server and accepts it only if
+// run controls it. It returns the object as stored.
+func (r *EvalRunReconciler) createOwned(ctx context.Context, run *evalsv1alpha1.EvalRun, obj client.Object) (client.Object, error) {
+	kind := reflect.TypeOf(obj).Elem().Name()
+	err := r.client.Create(ctx, obj)
+	if err == nil {
+		return obj, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err)
+	}
+	existing, ok := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("creating %s %s: cannot allocate a %s", kind, obj.GetName(), kind)
+	}
+	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
+		return nil, fmt.Errorf("reading existing %s %s: %w", kind, obj.GetName(), err)
+	}
+	if !metav1.IsControlledBy(existing, run) {
+		return nil, notControlled(kind, obj.GetName(), run)
+	}
+	return existing, nil
+}
+
+func notControlled(kind, name string, run *evalsv1alpha1.EvalRun) error {
+	return fmt.Errorf("%s %s exists and is not controlled by EvalRun %s (uid %s); delete it or rename the run", kind, name, run.Name, run.UID)
+}

@@ -1,0 +1,248 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalruns,verbs=get;list;watch
+// +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalruns/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// The manager holds configmaps update and patch only because Kubernetes lets it create the collector's Role
+// (which grants them by name) only if it holds them itself; it never updates a ConfigMap.
+
+// EvalRunReconciler turns an EvalRun into its children and its Job, and reports how the run went.
+type EvalRunReconciler struct {
+	client    client.Client
+	apiReader client.Reader
+	recorder  recorder.EventRecorder
+	clock     clock.PassiveClock
+	opts      Options
+}
+
+// NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the
+// source ConfigMap of an eval file, and confirmations of objects missing from the cache); rec emits events.
+func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock, opts Options) *EvalRunReconciler {
+	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.withDefaults()}
+}
+
+// observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
+type observed struct {
+	assessment Assessment
+	facts      Facts
+	job        *batchv1.Job
+}
+
+// Reconcile gets the run, observes and advances it, writes its status once if it changed, then acts on the
+// outcome (stop a failed run's Job) and emits events for transitions.
+func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	run := &evalsv1alpha1.EvalRun{}
+	if err := r.client.Get(ctx, req.NamespacedName, run); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !run.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("evalRun", klog.KObj(run))
+	ctx = ctrl.LoggerInto(ctx, log)
+	now := r.clock.Now()
+
+	obs, stepErr := r.observe(ctx, run, now)
+	if obs == nil {
+		return ctrl.Result{}, stepErr
+	}
+	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, now)
+	if StatusChanged(run, desired) {
+		if err := r.applyStatus(ctx, run, desired); err != nil {
+			return ctrl.Result{}, errors.Join(stepErr, err)
+		}
+		r.emitTransitions(run, desired)
+		log.V(2).Info("Status written", "state", obs.assessment.State, "reason", obs.assessment.Reason)
+	}
+	var stopErr error
+	if obs.assessment.StopJob && obs.job != nil {
+		stopErr = r.stopJob(ctx, obs.job)
+	}
+	return ctrl.Result{RequeueAfter: obs.assessment.RecheckAfter}, errors.Join(stepErr, stopErr)
+}
+
+// observe runs the numbered steps of one reconcile. It returns nil only when there is nothing to report.
+func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
+	// 1. A finished run keeps its outcome; only a failed run's still-running Job needs stopping.
+	if a, done := TerminalAssessment(run); done {
+		job, err := r.findJob(ctx, run)
+		if err != nil {
+			return nil, err
+		}
+		a.StopJob = a.State == StateFailed && job != nil && !jobFinished(job) && job.DeletionTimestamp.IsZero()
+		return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
+	}
+
+	// 2. The Job, through the owner index; a Job we recorded that is gone means the run was cancelled.
+	job, err := r.findJob(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if job == nil && run.Status.JobName != "" {
+		if job, err = r.getLiveJob(ctx, run); err != nil {
+			return nil, err
+		}
+		if job == nil {
+			a := Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
+				Message: fmt.Sprintf("Job %s was deleted before the run finished", run.Status.JobName), Runner: run.Status.Runner}
+			return &observed{assessment: a, facts: factsFromStatus(run)}, nil
+		}
+	}
+
+	// 3. No Job yet: pin the eval file, create the collector's access, the result ConfigMaps and the Job.
+	facts := factsFromStatus(run)
+	if job == nil {
+		created, err := r.createChildren(ctx, run, now)
+		if created == nil {
+			return nil, err
+		}
+		if created.job == nil || err != nil {
+			return created, err
+		}
+		job, facts = created.job, created.facts
+	} else if facts.EvalFileSHA256 == "" {
+		if facts, err = r.pinnedFacts(ctx, run); err != nil {
+			return nil, err
+		}
+	}
+	facts.JobName = job.Name
+	facts.StartTime = jobStartTime(job)
+	facts.CompletionTime = job.Status.CompletionTime
+
+	// 4. Keep the Job's suspension in line with spec.suspend, unless Kueue owns it.
+	if err := r.syncSuspend(ctx, run, job); err != nil {
+		return nil, err
+	}
+
+	// 5. Classify from the Job, its pods and what the collector recorded.
+	pods, err := r.podsOf(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	a := Classify(Observation{Run: run, Job: job, Pods: pods, Now: now}, r.opts)
+	return &observed{assessment: a, facts: facts, job: job}, nil
+}
+
+// factsFromStatus returns the facts already recorded in the run's status.
+func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
+	s := run.Status
+	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
+		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName}
+}
+
+// jobStartTime is the Job's start time, or its creation time while it has not started.
+func jobStartTime(job *batchv1.Job) *metav1.Time {
+	if job.Status.StartTime != nil {
+		return job.Status.StartTime.DeepCopy()
+	}
+	t := job.CreationTimestamp
+	return &t
+}
+
+// findJob returns the Job controlled by run, from the cache through the owner index, or nil.
+func (r *EvalRunReconciler) findJob(ctx context.Context, run *evalsv1alpha1.EvalRun) (*batchv1.Job, error) {
+	var jobs batchv1.JobList
+	if err := r.client.List(ctx, &jobs, client.InNamespace(run.Namespace), client.MatchingFields{OwnerUIDIndex: string(run.UID)}); err != nil {
+		return nil, fmt.Errorf("listing the Jobs of EvalRun %s: %w", run.Name, err)
+	}
+	want := NamesFor(run.Name).Job
+	for i := range jobs.Items {
+		if jobs.Items[i].Name == want {
+			return &jobs.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// getLiveJob reads the run's Job from the API server, bypassing the cache; nil when it does not exist or is not
+// controlled by run.
+func (r *EvalRunReconciler) getLiveJob(ctx context.Context, run *evalsv1alpha1.EvalRun) (*batchv1.Job, error) {
+	job := &batchv1.Job{}
+	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: NamesFor(run.Name).Job}, job)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Job %s: %w", NamesFor(run.Name).Job, err)
+	}
+	if !metav1.IsControlledBy(job, run) {
+		return nil, nil
+	}
+	return job, nil
+}
+
+// podsOf lists the Job's pods from the cache through the owner index.
+func (r *EvalRunReconciler) podsOf(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := r.client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingFields{OwnerUIDIndex: string(job.UID)}); err != nil {
+		return nil, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
+	}
+	return pods.Items, nil
+}
+
+// syncSuspend sets the Job's spec.suspend to the run's, for a Job that is not Kueue's and has not finished.
+func (r *EvalRunReconciler) syncSuspend(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job) error {
+	if run.Spec.QueueName != "" || job.Labels[layout.LabelKueueQueue] != "" || jobFinished(job) {
+		return nil
+	}
+	want := run.Spec.Suspend != nil && *run.Spec.Suspend
+	if job.Spec.Suspend != nil && *job.Spec.Suspend == want {
+		return nil
+	}
+	patch := client.MergeFrom(job.DeepCopy())
+	job.Spec.Suspend = &want
+	if err := r.client.Patch(ctx, job, patch); err != nil {
+		return fmt.Errorf("setting suspend=%t on Job %s: %w", want, job.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Job suspension changed", "job", klog.KObj(job), "suspend", want)
+	return nil
+}
+
+// stopJob deletes a failed run's Job (and, in the background, its pods) so nothing keeps running or waiting.
+func (r *EvalRunReconciler) stopJob(ctx context.Context, job *batchv1.Job) error {
+	err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &job.UID})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting Job %s of a failed run: %w", job.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Job of a failed run deleted", "job", klog.KObj(job))
+	return nil
+}
+
+// applyStatus server-side applies the manager's status fields with the manager's field owner.
+func (r *EvalRunReconciler) applyStatus(ctx context.Context, run *evalsv1alpha1.EvalRun, s ManagerStatus) error {
+	u, err := ApplyObject(run, s)
+	if err != nil {
+		return err
+	}
+	if err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying the status of EvalRun %s: %w", run.Name, err)
+	}
+	return nil
+}

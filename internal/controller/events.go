@@ -1,0 +1,56 @@
+package controller
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// Event actions.
+const (
+	actionProgress = "Progress"
+	actionFinish   = "Finish"
+	actionJudge    = "Judge"
+)
+
+// Event is one event to emit for a status transition.
+type Event struct {
+	Type, Reason, Action, Note string
+}
+
+// Transitions returns the events for the change from the run's current status to desired: one when the
+// Succeeded condition's reason or status changes, one when the Passed condition's status changes.
+func Transitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) []Event {
+	var out []Event
+	before := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
+	after := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionSucceeded)
+	if after != nil && (before == nil || before.Reason != after.Reason || before.Status != after.Status) {
+		e := Event{Type: corev1.EventTypeNormal, Reason: after.Reason, Action: actionProgress, Note: after.Message}
+		switch after.Status {
+		case metav1.ConditionTrue:
+			e.Action = actionFinish
+		case metav1.ConditionFalse:
+			e.Type, e.Action = corev1.EventTypeWarning, actionFinish
+		}
+		out = append(out, e)
+	}
+	beforeP := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionPassed)
+	afterP := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionPassed)
+	if afterP != nil && (beforeP == nil || beforeP.Status != afterP.Status) {
+		e := Event{Type: corev1.EventTypeNormal, Reason: afterP.Reason, Action: actionJudge, Note: afterP.Message}
+		if afterP.Status != metav1.ConditionTrue {
+			e.Type = corev1.EventTypeWarning
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// emitTransitions records the events of a status write that succeeded.
+func (r *EvalRunReconciler) emitTransitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) {
+	for _, e := range Transitions(run, desired) {
+		r.recorder.Eventf(run, nil, e.Type, e.Reason, e.Action, "%s", truncate(e.Note, maxConditionMessage))
+	}
+}

@@ -1,0 +1,86 @@
+package controller
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// Name length limits of the child kinds.
+const (
+	// maxObjectName bounds ConfigMap, ServiceAccount, Role and RoleBinding names (DNS subdomain).
+	maxObjectName = 253
+	// maxJobName bounds Job names: the Job controller copies the name into the pods' job-name label value.
+	maxJobName = 63
+	// maxLabelValue bounds label values.
+	maxLabelValue = 63
+	// hashLen is the number of hex digits of the run name's sha256 kept in a cut name.
+	hashLen = 8
+)
+
+// ChildNames are the deterministic names of one EvalRun's children.
+type ChildNames struct {
+	// EvalConfigMap holds the pinned eval file and run.json: <run>-eval.
+	EvalConfigMap string
+	// ServiceAccount, Role and RoleBinding give the collector its narrow API access: <run>-collector.
+	ServiceAccount string
+	Role           string
+	RoleBinding    string
+	// Job runs the evaluation: <run>.
+	Job string
+	// RunLabel is the value of the evals.evalrun.io/run label on every child.
+	RunLabel string
+	run      string
+}
+
+// NamesFor returns the children's names of the EvalRun called run. Names that would exceed their kind's limit are
+// cut and suffixed with a hash of the whole run name, so they stay unique and stable.
+func NamesFor(run string) ChildNames {
+	collector := childName(run, "-collector", maxObjectName)
+	return ChildNames{
+		EvalConfigMap:  childName(run, "-eval", maxObjectName),
+		ServiceAccount: collector,
+		Role:           collector,
+		RoleBinding:    collector,
+		Job:            childName(run, "", maxJobName),
+		RunLabel:       childName(run, "", maxLabelValue),
+		run:            run,
+	}
+}
+
+// ResultConfigMap returns the name of the i-th (0-based) result ConfigMap: <run>-results-<i>.
+func (n ChildNames) ResultConfigMap(i int) string {
+	return childName(n.run, "-results-"+strconv.Itoa(i), maxObjectName)
+}
+
+// ResultConfigMaps returns the names of count result ConfigMaps, in order.
+func (n ChildNames) ResultConfigMaps(count int) []string {
+	names := make([]string, count)
+	for i := range names {
+		names[i] = n.ResultConfigMap(i)
+	}
+	return names
+}
+
+// ResultConfigMapCount is how many result ConfigMaps a run of cases cases gets:
+// ceil(cases / layout.CasesPerResultConfigMap), at least 1 and at most layout.MaxResultConfigMaps.
+func ResultConfigMapCount(cases int) int {
+	n := (cases + layout.CasesPerResultConfigMap - 1) / layout.CasesPerResultConfigMap
+	return min(max(n, 1), layout.MaxResultConfigMaps)
+}
+
+// childName returns run+suffix when it fits in limit, otherwise a prefix of run, "-", 8 hex digits of the run
+// name's sha256, and suffix. The result starts and ends with an alphanumeric character when run and suffix do.
+func childName(run, suffix string, limit int) string {
+	if len(run)+len(suffix) <= limit {
+		return run + suffix
+	}
+	sum := sha256.Sum256([]byte(run))
+	hash := hex.EncodeToString(sum[:])[:hashLen]
+	keep := limit - len(suffix) - len(hash) - 1
+	prefix := strings.TrimRight(run[:keep], "-.")
+	return prefix + "-" + hash + suffix
+}

@@ -1,0 +1,44 @@
+package controller
+
+import "time"
+
+// Defaults of the manager's options.
+const (
+	// DefaultCollectorImage is the image holding the static collector binary at layout.CollectorImageBinary.
+	DefaultCollectorImage = "localhost/evalrun/collector:dev"
+	// DefaultStatusBudgetBytes bounds the status results section the collector writes (512 KiB).
+	DefaultStatusBudgetBytes = 512 * 1024
+	// DefaultUnschedulableTimeout is how long a pod may stay unschedulable before the run fails.
+	DefaultUnschedulableTimeout = 5 * time.Minute
+	// DefaultImagePullTimeout is how long an image pull may keep failing before the run fails.
+	DefaultImagePullTimeout = 2 * time.Minute
+)
+
+// Options configure the manager's builders and classification. The zero value of a field means its default.
+type Options struct {
+	// CollectorImage is the image of the install and collector containers.
+	CollectorImage string
+	// StatusBudgetBytes is written into run.json for the collector.
+	StatusBudgetBytes int64
+	// UnschedulableTimeout bounds how long the run's pod may stay unschedulable.
+	UnschedulableTimeout time.Duration
+	// ImagePullTimeout bounds how long an image pull (or a container that cannot be created) may keep failing.
+	ImagePullTimeout time.Duration
+}
+
+// withDefaults returns o with every zero field set to its default.
+func (o Options) withDefaults() Options {
+	if o.CollectorImage == "" {
+		o.CollectorImage = DefaultCollectorImage
+	}
+	if o.StatusBudgetBytes <= 0 {
+		o.StatusBudgetBytes = DefaultStatusBudgetBytes
+	}
+	if o.UnschedulableTimeout <= 0 {
+		o.UnschedulableTimeout = DefaultUnschedulableTimeout
+	}
+	if o.ImagePullTimeout <= 0 {
+		o.ImagePullTimeout = DefaultImagePullTimeout
+	}
+	return o
+}

@@ -1,0 +1,105 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// Spec defaults the manager applies when a field is unset (the API server applies the same defaults at admission;
+// the builders do not rely on it).
+const (
+	defaultWorkers                 = 1
+	defaultKillGraceSeconds        = 10
+	defaultHealthcheckTimeout      = 60
+	defaultPassThreshold           = "0.8"
+	defaultCodeJudgeTimeoutSeconds = 60
+	defaultCodeJudgeWorkers        = 2
+	defaultResultsDeadlineSeconds  = 300
+	// ackMarginSeconds is added to the results deadline for launch's wait on the collector's acknowledgement,
+	// so the collector's own deadline always ends first.
+	ackMarginSeconds = 30
+)
+
+// EvalFilePath is {EVAL_FILE} in the pod: the pinned eval file in the read-only eval ConfigMap mount.
+var EvalFilePath = path.Join(layout.EvalDir, layout.EvalFileKey)
+
+// RunConfigPath is the run.json the collector modes read.
+var RunConfigPath = path.Join(layout.EvalDir, layout.RunConfigKey)
+
+// DefaultEvaluators returns spec.judging.evaluators as JSON objects. An entry that is not a JSON object is an
+// error naming its index.
+func DefaultEvaluators(run *evalsv1alpha1.EvalRun) ([]map[string]any, error) {
+	if run.Spec.Judging == nil || len(run.Spec.Judging.Evaluators) == 0 {
+		return nil, nil
+	}
+	out := make([]map[string]any, 0, len(run.Spec.Judging.Evaluators))
+	for i, raw := range run.Spec.Judging.Evaluators {
+		var m map[string]any
+		if err := json.Unmarshal(raw.Raw, &m); err != nil || m == nil {
+			return nil, fmt.Errorf("spec.judging.evaluators[%d] is not an object", i)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// ResultsDeadlineSeconds returns spec.resultsDeadlineSeconds or its default.
+func ResultsDeadlineSeconds(run *evalsv1alpha1.EvalRun) int32 {
+	return ptr.Deref(run.Spec.ResultsDeadlineSeconds, defaultResultsDeadlineSeconds)
+}
+
+// BuildRunConfig renders run.json from the spec, the eval file's case ids (in file order) and the parsed default
+// evaluators.
+func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, opts Options) layout.RunConfig {
+	opts = opts.withDefaults()
+	names := NamesFor(run.Name)
+	t := run.Spec.Target
+	batching := t.Batching
+	if batching == "" {
+		batching = evalsv1alpha1.BatchingBatched
+	}
+	workers := int32(defaultWorkers)
+	if batching == evalsv1alpha1.BatchingPerCase {
+		workers = ptr.Deref(t.Workers, defaultWorkers)
+	}
+	deadline := ResultsDeadlineSeconds(run)
+	cfg := layout.RunConfig{
+		RunName:                 run.Name,
+		Namespace:               run.Namespace,
+		UID:                     string(run.UID),
+		EvalFile:                EvalFilePath,
+		CaseIDs:                 append([]string{}, caseIDs...),
+		CommandTemplate:         t.CommandTemplate,
+		Batching:                string(batching),
+		Workers:                 workers,
+		TimeoutSeconds:          ptr.Deref(t.TimeoutSeconds, 0),
+		KillGraceSeconds:        defaultKillGraceSeconds,
+		WorkingDir:              t.WorkingDir,
+		PassThreshold:           defaultPassThreshold,
+		DefaultEvaluators:       defaults,
+		CodeJudgeTimeoutSeconds: defaultCodeJudgeTimeoutSeconds,
+		CodeJudgeWorkers:        defaultCodeJudgeWorkers,
+		ResultConfigMaps:        names.ResultConfigMaps(ResultConfigMapCount(len(caseIDs))),
+		StatusBudgetBytes:       opts.StatusBudgetBytes,
+		ResultsDeadlineSeconds:  deadline,
+		AckTimeoutSeconds:       deadline + ackMarginSeconds,
+	}
+	if h := t.Healthcheck; h != nil {
+		cfg.HealthcheckTemplate = h.CommandTemplate
+		cfg.HealthcheckTimeoutSeconds = ptr.Deref(h.TimeoutSeconds, defaultHealthcheckTimeout)
+	}
+	if j := run.Spec.Judging; j != nil {
+		if j.PassThreshold != "" {
+			cfg.PassThreshold = j.PassThreshold
+		}
+		cfg.CodeJudgeTimeoutSeconds = ptr.Deref(j.CodeJudgeTimeoutSeconds, defaultCodeJudgeTimeoutSeconds)
+		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, defaultCodeJudgeWorkers)
+	}
+	return cfg
+}

@@ -1,0 +1,88 @@
+package controller
+
+import (
+	"context"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// OwnerUIDIndex is the field index holding the UID of an object's controller owner.
+const OwnerUIDIndex = ".metadata.controller.uid"
+
+// ControllerName names the controller (and its event reporter).
+const ControllerName = "evalrun"
+
+// CacheByObject restricts the manager's cache of Jobs, pods and ConfigMaps to objects carrying the run label,
+// so the manager never lists or watches the rest of the cluster's.
+func CacheByObject() map[client.Object]cache.ByObject {
+	req, err := labels.NewRequirement(layout.LabelRun, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant, valid label key
+	}
+	sel := labels.NewSelector().Add(*req)
+	return map[client.Object]cache.ByObject{
+		&batchv1.Job{}:      {Label: sel},
+		&corev1.Pod{}:       {Label: sel},
+		&corev1.ConfigMap{}: {Label: sel},
+	}
+}
+
+// IndexFields registers the owner index on Jobs (owned by EvalRuns) and pods (owned by Jobs).
+func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
+	for _, obj := range []client.Object{&batchv1.Job{}, &corev1.Pod{}} {
+		if err := indexer.IndexField(ctx, obj, OwnerUIDIndex, controllerUID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func controllerUID(obj client.Object) []string {
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		return []string{string(ref.UID)}
+	}
+	return nil
+}
+
+// SetupWithManager registers the reconciler: EvalRuns, the Jobs they own, and the pods of those Jobs (mapped
+// to their run through the Job's controller reference).
+func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&evalsv1alpha1.EvalRun{}).
+		Owns(&batchv1.Job{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.runOfPod),
+			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+		Complete(r)
+}
+
+// runOfPod maps a pod to the EvalRun controlling the Job controlling it.
+func (r *EvalRunReconciler) runOfPod(ctx context.Context, obj client.Object) []reconcile.Request {
+	ref := metav1.GetControllerOf(obj)
+	if ref == nil || ref.Kind != "Job" {
+		return nil
+	}
+	job := &batchv1.Job{}
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: obj.GetNamespace(), Name: ref.Name}, job); err != nil {
+		return nil
+	}
+	owner := metav1.GetControllerOf(job)
+	if owner == nil || owner.Kind != evalRunGVK.Kind || owner.APIVersion != evalsv1alpha1.GroupVersion.String() {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: job.Namespace, Name: owner.Name}}}
+}

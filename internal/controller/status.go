@@ -1,0 +1,211 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// managerConditionTypes are the condition types the manager owns, in the order it writes them. The collector
+// owns ResultsTruncated.
+var managerConditionTypes = []string{
+	evalsv1alpha1.ConditionReconciling,
+	evalsv1alpha1.ConditionStalled,
+	evalsv1alpha1.ConditionSucceeded,
+	evalsv1alpha1.ConditionQueued,
+	evalsv1alpha1.ConditionPassed,
+}
+
+// ManagerStatus holds exactly the EvalRun status fields the manager owns (field manager evalrun-manager).
+type ManagerStatus struct {
+	ObservedGeneration int64                       `json:"observedGeneration,omitempty"`
+	Conditions         []metav1.Condition          `json:"conditions,omitempty"`
+	JobName            string                      `json:"jobName,omitempty"`
+	StartTime          *metav1.Time                `json:"startTime,omitempty"`
+	CompletionTime     *metav1.Time                `json:"completionTime,omitempty"`
+	EvalFileSHA256     string                      `json:"evalFileSHA256,omitempty"`
+	EvalConfigMapName  string                      `json:"evalConfigMapName,omitempty"`
+	Runner             *evalsv1alpha1.RunnerStatus `json:"runner,omitempty"`
+}
+
+// Facts are the manager's observations that are not part of the classification.
+type Facts struct {
+	JobName           string
+	StartTime         *metav1.Time
+	CompletionTime    *metav1.Time
+	EvalFileSHA256    string
+	EvalConfigMapName string
+}
+
+// CurrentManagerStatus extracts the manager-owned fields from the run's status.
+func CurrentManagerStatus(run *evalsv1alpha1.EvalRun) ManagerStatus {
+	s := run.Status
+	out := ManagerStatus{
+		ObservedGeneration: s.ObservedGeneration,
+		JobName:            s.JobName,
+		StartTime:          s.StartTime,
+		CompletionTime:     s.CompletionTime,
+		EvalFileSHA256:     s.EvalFileSHA256,
+		EvalConfigMapName:  s.EvalConfigMapName,
+		Runner:             s.Runner,
+	}
+	for _, t := range managerConditionTypes {
+		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
+			out.Conditions = append(out.Conditions, *c)
+		}
+	}
+	return out
+}
+
+// TerminalAssessment returns the run's recorded terminal outcome, if its Succeeded condition is True or False.
+// A finished run keeps its outcome: later observations never change it.
+func TerminalAssessment(run *evalsv1alpha1.EvalRun) (Assessment, bool) {
+	c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
+	if c == nil || c.Status == metav1.ConditionUnknown {
+		return Assessment{}, false
+	}
+	state := StateFailed
+	if c.Status == metav1.ConditionTrue {
+		state = StateSucceeded
+	}
+	return Assessment{State: state, Reason: c.Reason, Message: c.Message, Runner: run.Status.Runner.DeepCopy()}, true
+}
+
+// DesiredManagerStatus returns the manager's status for the assessment a and facts f. Condition transition
+// times are kept from the current status when a condition's status does not change; now is used otherwise.
+func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now time.Time) ManagerStatus {
+	current := CurrentManagerStatus(run)
+	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
+	out := ManagerStatus{
+		ObservedGeneration: run.Generation,
+		JobName:            f.JobName,
+		StartTime:          f.StartTime,
+		EvalFileSHA256:     f.EvalFileSHA256,
+		EvalConfigMapName:  f.EvalConfigMapName,
+		Runner:             a.Runner,
+	}
+	conds := append([]metav1.Condition{}, current.Conditions...)
+	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&conds, metav1.Condition{
+			Type: t, Status: status, Reason: reason, Message: msg,
+			ObservedGeneration: run.Generation, LastTransitionTime: stamp,
+		})
+	}
+	queued := metav1.ConditionFalse
+	if a.State == StateQueued {
+		queued = metav1.ConditionTrue
+	}
+	set(evalsv1alpha1.ConditionQueued, queued, a.Reason, a.Message)
+	switch a.State {
+	case StateSucceeded, StateFailed:
+		succeeded, stalled := metav1.ConditionTrue, metav1.ConditionFalse
+		if a.State == StateFailed {
+			succeeded, stalled = metav1.ConditionFalse, metav1.ConditionTrue
+		}
+		set(evalsv1alpha1.ConditionReconciling, metav1.ConditionFalse, a.Reason, a.Message)
+		set(evalsv1alpha1.ConditionStalled, stalled, a.Reason, a.Message)
+		set(evalsv1alpha1.ConditionSucceeded, succeeded, a.Reason, a.Message)
+		passed := PassedCondition(run)
+		set(passed.Type, passed.Status, passed.Reason, passed.Message)
+		out.CompletionTime = current.CompletionTime
+		if out.CompletionTime == nil {
+			out.CompletionTime = f.CompletionTime
+		}
+		if out.CompletionTime == nil {
+			out.CompletionTime = &stamp
+		}
+	default:
+		set(evalsv1alpha1.ConditionReconciling, metav1.ConditionTrue, a.Reason, a.Message)
+		set(evalsv1alpha1.ConditionStalled, metav1.ConditionFalse, a.Reason, a.Message)
+		set(evalsv1alpha1.ConditionSucceeded, metav1.ConditionUnknown, a.Reason, a.Message)
+		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionPassed)
+	}
+	for _, t := range managerConditionTypes {
+		if c := meta.FindStatusCondition(conds, t); c != nil {
+			out.Conditions = append(out.Conditions, *c)
+		}
+	}
+	return out
+}
+
+// StatusChanged reports whether desired differs from the manager-owned fields of the run's status.
+func StatusChanged(run *evalsv1alpha1.EvalRun, desired ManagerStatus) bool {
+	return !equality.Semantic.DeepEqual(CurrentManagerStatus(run), desired)
+}
+
+// ApplyObject returns the server-side apply body of the status subresource holding exactly the manager's fields.
+func ApplyObject(run *evalsv1alpha1.EvalRun, s ManagerStatus) (*unstructured.Unstructured, error) {
+	body := struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+		Status ManagerStatus `json:"status"`
+	}{APIVersion: evalsv1alpha1.GroupVersion.String(), Kind: evalRunGVK.Kind, Status: s}
+	body.Metadata.Name, body.Metadata.Namespace = run.Name, run.Namespace
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the status apply body: %w", err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(raw); err != nil {
+		return nil, fmt.Errorf("decoding the status apply body: %w", err)
+	}
+	return u, nil
+}
+
+// PassedCondition evaluates spec.successPolicy against status.summary: the pass rate (passed / total, missing
+// cases counting as not passed) must reach minPassRate (default 1) and, when set, the mean score must reach
+// minMeanScore.
+func PassedCondition(run *evalsv1alpha1.EvalRun) metav1.Condition {
+	cond := metav1.Condition{Type: evalsv1alpha1.ConditionPassed, Status: metav1.ConditionFalse}
+	sum := run.Status.Summary
+	if sum == nil || sum.Total <= 0 {
+		cond.Reason, cond.Message = evalsv1alpha1.ReasonNoResults, "no judged results were recorded"
+		return cond
+	}
+	minRate, minMean := "1", ""
+	if p := run.Spec.SuccessPolicy; p != nil {
+		if p.MinPassRate != "" {
+			minRate = p.MinPassRate
+		}
+		minMean = p.MinMeanScore
+	}
+	rate := big.NewRat(int64(sum.Passed), int64(sum.Total))
+	wantRate, ok := new(big.Rat).SetString(minRate)
+	if !ok {
+		cond.Reason, cond.Message = evalsv1alpha1.ReasonPolicyNotMet, fmt.Sprintf("successPolicy.minPassRate %q is not a decimal", minRate)
+		return cond
+	}
+	cond.Message = fmt.Sprintf("%d of %d cases passed (pass rate %s, required %s)", sum.Passed, sum.Total, rate.FloatString(4), minRate)
+	met := rate.Cmp(wantRate) >= 0
+	if minMean != "" {
+		wantMean, okWant := new(big.Rat).SetString(minMean)
+		mean, okMean := new(big.Rat).SetString(sum.MeanScore)
+		meanMet := okWant && okMean && mean.Cmp(wantMean) >= 0
+		cond.Message += fmt.Sprintf("; mean score %s, required %s", orNone(sum.MeanScore), minMean)
+		met = met && meanMet
+	}
+	cond.Reason = evalsv1alpha1.ReasonPolicyNotMet
+	if met {
+		cond.Status, cond.Reason = metav1.ConditionTrue, evalsv1alpha1.ReasonPolicyMet
+	}
+	return cond
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
