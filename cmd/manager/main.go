@@ -104,4 +104,3 @@ func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2
 		"unschedulableTimeout", opts.UnschedulableTimeout.String(), "imagePullTimeout", opts.ImagePullTimeout.String())
 	return mgr.Start(ctx)
 }
-
