@@ -107,8 +107,8 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 }
 
 type launcher struct {
-	o    LaunchOptions
-	rec  *RunnerRecord
+	o     LaunchOptions
+	rec   *RunnerRecord
 	file  *evalfile.File
 	cases map[string]*evalfile.Case
 	ids   []string
