@@ -319,3 +319,26 @@ func TestTailBuffer(t *testing.T) {
 		t.Errorf("tail = %q, want 6789x", got)
 	}
 }
+
+func FuzzParseJudgeOutput(f *testing.F) {
+	f.Add([]byte(`{"score":1,"hits":["a"],"misses":[],"reasoning":"ok"}`))
+	f.Add([]byte("log\n{\n \"score\": 0.5\n}\n"))
+	f.Add([]byte("{\"score\":0.1}\n{\"score\":0.9,\"verdict\":\"pass\"}"))
+	f.Fuzz(func(t *testing.T, stdout []byte) {
+		out, err := parseJudgeOutput(stdout)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		if out.verdict != "" && out.verdict != VerdictPass && out.verdict != VerdictFail {
+			t.Fatalf("verdict %q", out.verdict)
+		}
+		for _, n := range append(out.hits, out.misses...) {
+			if strings.TrimSpace(n) == "" {
+				t.Fatal("blank note kept")
+			}
+		}
+	})
+}
