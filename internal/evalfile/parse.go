@@ -68,6 +68,7 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 	if len(p.problems) > 0 {
 		return nil, &ValidationError{Problems: p.problems}
 	}
+	f.Case("") // build the id index now, so that a parsed File is safe for concurrent reads
 	return f, nil
 }
 

@@ -70,6 +70,9 @@ func TestParseScreeningExample(t *testing.T) {
 	if diff := cmp.Diff([]string{"case-001", "case-002"}, f.CaseIDs()); diff != "" {
 		t.Errorf("CaseIDs (-want +got):\n%s", diff)
 	}
+	if f.Case("case-002") != f.Cases[1] || f.Case("case-003") != nil {
+		t.Errorf("Case(id) does not find cases by id")
+	}
 	if f.Schema != SchemaV2 || f.Target != "batch_cli" || f.Description != "Batch CLI demo using structured input_messages" {
 		t.Errorf("file fields: schema=%q target=%q description=%q", f.Schema, f.Target, f.Description)
 	}

@@ -27,6 +27,8 @@ type File struct {
 	DefaultEvaluators []*EvaluatorConfig
 	// Cases are the eval cases in file order.
 	Cases []*Case
+
+	byID map[string]*Case
 }
 
 // CaseIDs returns the case ids in file order.
@@ -40,12 +42,13 @@ func (f *File) CaseIDs() []string {
 
 // Case returns the case with the given id, or nil.
 func (f *File) Case(id string) *Case {
-	for _, c := range f.Cases {
-		if c.ID == id {
-			return c
+	if f.byID == nil {
+		f.byID = make(map[string]*Case, len(f.Cases))
+		for _, c := range f.Cases {
+			f.byID[c.ID] = c
 		}
 	}
-	return nil
+	return f.byID[id]
 }
 
 // EvaluatorSource says where a case's effective evaluators come from.
