@@ -1,0 +1,202 @@
+package podruntime
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/google/go-cmp/cmp"
+)
+
+func (f *fixture) write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(pathDir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) finishedRunner(t *testing.T, exit int32) {
+	t.Helper()
+	if err := writeJSONAtomic(f.paths.RunnerRecord(), RunnerRecord{Attempt: 1, Batching: f.cfg.Batching, Runner: &Outcome{ExitCode: &exit}, Invocations: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONAtomic(f.paths.Done(), DoneMarker{Attempt: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) recordJudge(t *testing.T, id, key string, r evaluate.EvaluatorResult) {
+	t.Helper()
+	w, err := newJudgeWriter(f.paths.JudgeResults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.add(id, map[string]evaluate.EvaluatorResult{key: r})
+	if err := w.finish(true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func caseVerdicts(cs []v1alpha1.CaseResult) map[string]v1alpha1.Verdict {
+	m := map[string]v1alpha1.Verdict{}
+	for _, c := range cs {
+		m[c.ID] = c.Verdict
+	}
+	return m
+}
+
+func TestGatherBatched(t *testing.T) {
+	tests := []struct {
+		name        string
+		output      string // "" : no output file
+		exit        int32
+		judge       *evaluate.EvaluatorResult
+		wantOutcome string
+		wantMsg     string
+		wantCases   map[string]v1alpha1.Verdict
+		wantMissing []string
+		wantSummary v1alpha1.RunSummary
+	}{
+		{
+			name:        "all present, code judge passed",
+			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
+			judge:       &evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1, Hits: []string{"ok"}},
+			wantOutcome: OutcomeCompleted,
+			wantMsg:     "collected the results of all 4 cases",
+			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictPass, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Passed: 1, Skipped: 3, PassRate: "0.2500", MeanScore: "1.0000", MedianScore: "1.0000", MinScore: "1.0000", MaxScore: "1.0000", Histogram: []int32{0, 0, 0, 0, 1}},
+		},
+		{
+			name:        "code judge never recorded is an error",
+			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
+			wantOutcome: OutcomeCompleted,
+			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictError, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 1, Skipped: 3, PassRate: "0.0000"},
+		},
+		{
+			name:        "missing and invalid lines",
+			output:      `{"id":"beta","text":"B"}` + "\n" + `not json` + "\n" + `{"id":"zzz","text":"?"}` + "\n",
+			wantOutcome: OutcomeInvalidOutput,
+			wantMsg:     "1 invalid output lines (first: line 2",
+			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
+			wantMissing: []string{"alpha", "gamma", "delta"},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, ParseErrors: 1, Unexpected: 1, PassRate: "0.0000"},
+		},
+		{
+			name:        "no output file",
+			wantOutcome: OutcomeMissingResults,
+			wantMsg:     "the runner exited 0 but wrote no output file",
+			wantCases:   map[string]v1alpha1.Verdict{},
+			wantMissing: []string{"alpha", "beta", "gamma", "delta"},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 4, Missing: 4, PassRate: "0.0000"},
+		},
+		{
+			name:        "runner exited 2",
+			output:      `{"id":"beta","text":"B"}` + "\n",
+			exit:        2,
+			wantOutcome: OutcomeRunnerFailed,
+			wantMsg:     "the runner exited with code 2",
+			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
+			wantMissing: []string{"alpha", "gamma", "delta"},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, PassRate: "0.0000"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, `: {OUTPUT_FILE}`)
+			f.cfg.ResultConfigMaps = []string{"run-results-0", "run-results-1"}
+			if tc.output != "" {
+				f.write(t, f.paths.BatchOutput(), tc.output)
+			}
+			f.finishedRunner(t, tc.exit)
+			if tc.judge != nil {
+				f.recordJudge(t, "alpha", "judge", *tc.judge)
+			}
+			g, err := Gather(context.Background(), GatherInput{Config: f.cfg, Paths: f.paths, RunnerFinished: true, PodName: "pod-1", Now: time.Now()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := g.Output.Section
+			if g.Outcome != tc.wantOutcome || !strings.Contains(s.Collection.Message, tc.wantMsg) {
+				t.Errorf("outcome %s %q, want %s containing %q", g.Outcome, s.Collection.Message, tc.wantOutcome, tc.wantMsg)
+			}
+			if diff := cmp.Diff(tc.wantCases, caseVerdicts(s.Cases)); diff != "" {
+				t.Errorf("case verdicts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantMissing, s.MissingIDs); diff != "" {
+				t.Errorf("missing ids (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSummary, *s.Summary); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+			if s.Collection.PodName != "pod-1" || !s.Collection.RunnerFinished || s.Collection.CollectedAt == nil {
+				t.Errorf("collection %+v", s.Collection)
+			}
+			if int(s.Results.TotalCases) != 4 {
+				t.Errorf("results hold %d cases, want every requested case (4)", s.Results.TotalCases)
+			}
+		})
+	}
+}
+
+func TestGatherPartialOutputWithoutDone(t *testing.T) {
+	f := newFixture(t, `: {OUTPUT_FILE}`)
+	// The runner was killed mid-write: the last line is cut.
+	f.write(t, f.paths.BatchOutput(), `{"id":"beta","text":"B"}`+"\n"+`{"id":"gamma","te`)
+	g, err := Gather(context.Background(), GatherInput{Config: f.cfg, Paths: f.paths, RunnerFinished: false, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := g.Output.Section.Collection
+	if c.RunnerFinished || g.Outcome != OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
+		t.Errorf("collection %+v, outcome %s; want an unfinished runner", c, g.Outcome)
+	}
+	if diff := cmp.Diff(map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped}, caseVerdicts(g.Output.Section.Cases)); diff != "" {
+		t.Errorf("the partial output's valid record was lost (-want +got):\n%s", diff)
+	}
+	if g.Summary.ParseErrors != 1 {
+		t.Errorf("parse errors %d, want the cut line counted", g.Summary.ParseErrors)
+	}
+}
+
+func TestGatherPerCase(t *testing.T) {
+	f := newFixture(t, `: {OUTPUT_FILE}`)
+	f.cfg.Batching = "PerCase"
+	f.cfg.ResultConfigMaps = []string{"run-results-0"}
+	f.write(t, f.paths.CaseOutput("alpha"), `{"text":"A"}`)
+	f.write(t, f.paths.CaseOutput("beta"), "plain text answer")
+	exit := int32(4)
+	rec := RunnerRecord{Attempt: 1, Batching: "PerCase", Invocations: 4, FailedCases: 1,
+		Runner: &Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"},
+		Cases:  []CaseOutcome{{ID: "gamma", Outcome: Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"}}}}
+	if err := writeJSONAtomic(f.paths.RunnerRecord(), rec); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Gather(context.Background(), GatherInput{Config: f.cfg, Paths: f.paths, RunnerFinished: true, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Outcome != OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
+		t.Errorf("outcome %s %q", g.Outcome, g.Message)
+	}
+	if diff := cmp.Diff([]string{"gamma", "delta"}, g.Output.Section.MissingIDs); diff != "" {
+		t.Errorf("missing ids (-want +got):\n%s", diff)
+	}
+	if g.Output.Section.Collection.OutputSHA256 == "" {
+		t.Errorf("no output digest")
+	}
+	lines := decodeAll(t, g)
+	if !strings.Contains(lines["gamma"], "the runner invocation for this case exited with code 4: gamma crashed") {
+		t.Errorf("gamma's stored result does not say why it has no output: %s", lines["gamma"])
+	}
+	if !strings.Contains(lines["beta"], `"answer":"plain text answer"`) {
+		t.Errorf("beta's stored result: %s", lines["beta"])
+	}
+}
