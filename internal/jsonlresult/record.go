@@ -70,7 +70,22 @@ type record struct {
 	idKind   valueKind // kind of a non-string id
 	hasText  bool
 	textRaw  []byte // raw non-string text
-	hasTrace bool
+	// metrics holds token usage, cost and duration in one allocation; resp points into it.
+	metrics *metricsBlock
+}
+
+type metricsBlock struct {
+	tokenUsage TokenUsage
+	cached     float64
+	cost       float64
+	duration   float64
+}
+
+func (rec *record) block() *metricsBlock {
+	if rec.metrics == nil {
+		rec.metrics = new(metricsBlock)
+	}
+	return rec.metrics
 }
 
 // recordParser reads records. It keeps reusable state, so each goroutine needs its own.
@@ -205,7 +220,7 @@ func (p *recordParser) members(rec *record) bool {
 		case "token_usage":
 			r.TokenUsage = nil
 			if s.peek() == kindObject {
-				if !p.tokenUsage(r) {
+				if !p.tokenUsage(rec) {
 					return false
 				}
 				continue
@@ -214,12 +229,12 @@ func (p *recordParser) members(rec *record) bool {
 				warn(r, "token_usage is %s, not an object; ignored", s.peek())
 			}
 		case "cost_usd":
-			if r.CostUSD, ok = p.metric(r, "cost_usd"); !ok {
+			if r.CostUSD, ok = p.metric(rec, &rec.block().cost, "cost_usd"); !ok {
 				return false
 			}
 			continue
 		case "duration_ms":
-			if r.DurationMs, ok = p.metric(r, "duration_ms"); !ok {
+			if r.DurationMs, ok = p.metric(rec, &rec.block().duration, "duration_ms"); !ok {
 				return false
 			}
 			continue
@@ -242,8 +257,8 @@ func (p *recordParser) nonNegative() (v float64, valid, ok bool) {
 	return v, ok && finite && v >= 0, ok
 }
 
-// metric reads cost_usd or duration_ms.
-func (p *recordParser) metric(r *Response, name string) (*float64, bool) {
+// metric reads cost_usd or duration_ms into dst and returns dst when the value is valid.
+func (p *recordParser) metric(rec *record, dst *float64, name string) (*float64, bool) {
 	if p.s.peek() == kindNull {
 		return nil, p.s.skip()
 	}
@@ -252,18 +267,20 @@ func (p *recordParser) metric(r *Response, name string) (*float64, bool) {
 		return nil, false
 	}
 	if !valid {
-		warn(r, "%s is not a non-negative number; ignored", name)
+		warn(rec.resp, "%s is not a non-negative number; ignored", name)
 		return nil, true
 	}
-	return &v, true
+	*dst = v
+	return dst, true
 }
 
 // tokenUsage reads token_usage; it is kept only when input and output are non-negative numbers and cached, when
 // present, is one too.
-func (p *recordParser) tokenUsage(r *Response) bool {
+func (p *recordParser) tokenUsage(rec *record) bool {
 	s := &p.s
 	var tu TokenUsage
-	var hasIn, hasOut, bad bool
+	var cached float64
+	var hasIn, hasOut, hasCached, bad bool
 	s.enter()
 	for first := true; s.next(&first, '}'); {
 		key, ok := s.key()
@@ -278,11 +295,10 @@ func (p *recordParser) tokenUsage(r *Response) bool {
 			dst, hasOut = &tu.Output, true
 		case "cached":
 			if s.peek() == kindNull {
-				tu.Cached = nil
+				hasCached = false
 				break
 			}
-			tu.Cached = new(float64)
-			dst = tu.Cached
+			hasCached, dst = true, &cached
 		}
 		if dst == nil {
 			if !s.skip() {
@@ -303,10 +319,16 @@ func (p *recordParser) tokenUsage(r *Response) bool {
 		return false
 	}
 	if bad || !hasIn || !hasOut {
-		warn(r, "token_usage needs non-negative numbers input and output (and cached when given); ignored")
+		warn(rec.resp, "token_usage needs non-negative numbers input and output (and cached when given); ignored")
 		return true
 	}
-	r.TokenUsage = &tu
+	b := rec.block()
+	b.tokenUsage = tu
+	if hasCached {
+		b.cached = cached
+		b.tokenUsage.Cached = &b.cached
+	}
+	rec.resp.TokenUsage = &b.tokenUsage
 	return true
 }
 

@@ -1,7 +1,9 @@
 package jsonlresult
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -115,6 +117,10 @@ func (s *scanner) failUnexpected() bool {
 
 // ws skips JSON whitespace.
 func (s *scanner) ws() {
+	// Fast path: compact JSON has no whitespace between tokens.
+	if s.pos < len(s.buf) && s.buf[s.pos] > ' ' {
+		return
+	}
 	for s.pos < len(s.buf) {
 		switch s.buf[s.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -219,9 +225,7 @@ func (s *scanner) str() (start, end int, escaped, ok bool) {
 	i := s.pos + 1
 	start = i
 	for {
-		for i < len(buf) && plainStringByte[buf[i]] {
-			i++
-		}
+		i = skipPlain(buf, i)
 		if i >= len(buf) {
 			s.pos = i
 			return 0, 0, false, s.fail("unterminated string")
@@ -282,6 +286,34 @@ func (s *scanner) stringBytes() ([]byte, bool) {
 	}
 	s.scratch = unescape(s.scratch[:0], s.buf[start:end])
 	return s.scratch, true
+}
+
+// SWAR constants: a byte value repeated in every byte of a word.
+const (
+	swarOnes  = 0x0101010101010101
+	swarHighs = 0x8080808080808080
+)
+
+// skipPlain returns the position of the first byte at or after i that is not a plainStringByte (or len(buf)). It
+// tests 8 bytes at a time: the lowest byte flagged by the zero-byte trick is always a true match, which is all
+// that is needed to find the first one.
+func skipPlain(buf []byte, i int) int {
+	for i+8 <= len(buf) {
+		w := binary.LittleEndian.Uint64(buf[i:])
+		quote := w ^ (swarOnes * '"')
+		backslash := w ^ (swarOnes * '\\')
+		m := (quote - swarOnes) & ^quote
+		m |= (backslash - swarOnes) & ^backslash
+		m |= (w - swarOnes*0x20) & ^w
+		if m &= swarHighs; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		i += 8
+	}
+	for i < len(buf) && plainStringByte[buf[i]] {
+		i++
+	}
+	return i
 }
 
 func isHex(c byte) bool {
