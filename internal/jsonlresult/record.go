@@ -65,11 +65,11 @@ const (
 
 // record is the outcome of reading one JSON object of the runner contract.
 type record struct {
-	resp     *Response
-	id       idState
-	idKind   valueKind // kind of a non-string id
-	hasText  bool
-	textRaw  []byte // raw non-string text
+	resp    *Response
+	id      idState
+	idKind  valueKind // kind of a non-string id
+	hasText bool
+	textRaw []byte // raw non-string text
 	// metrics holds token usage, cost and duration in one allocation; resp points into it.
 	metrics *metricsBlock
 }
