@@ -1,0 +1,221 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+func TestBuildRunConfig(t *testing.T) {
+	base := func() layout.RunConfig {
+		return layout.RunConfig{
+			RunName: "screen", Namespace: "team-a", UID: testUID,
+			EvalFile: "/evalrun-eval/eval.yaml", CaseIDs: []string{"case-001", "case-002"},
+			CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
+			KillGraceSeconds: 10, PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
+			ResultConfigMaps: []string{"screen-results-0"}, StatusBudgetBytes: 512 * 1024,
+			ResultsDeadlineSeconds: 300, AckTimeoutSeconds: 330,
+		}
+	}
+	cases := []struct {
+		name     string
+		run      *evalsv1alpha1.EvalRun
+		ids      []string
+		defaults []map[string]any
+		opts     Options
+		want     func(*layout.RunConfig)
+	}{
+		{name: "defaults", run: testRun(), ids: []string{"case-001", "case-002"}, want: func(*layout.RunConfig) {}},
+		{
+			name: "per case with workers, timeout, healthcheck and working dir",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
+				r.Spec.Target.Workers = ptr.To[int32](4)
+				r.Spec.Target.TimeoutSeconds = ptr.To[int32](900)
+				r.Spec.Target.WorkingDir = "/app"
+				r.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: "/app/runner --healthcheck"}
+			}),
+			ids: []string{"case-001", "case-002"},
+			want: func(c *layout.RunConfig) {
+				c.Batching, c.Workers, c.TimeoutSeconds, c.WorkingDir = "PerCase", 4, 900, "/app"
+				c.HealthcheckTemplate, c.HealthcheckTimeoutSeconds = "/app/runner --healthcheck", 60
+			},
+		},
+		{
+			name: "workers are ignored when batched",
+			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Workers = ptr.To[int32](4) }),
+			ids:  []string{"case-001", "case-002"},
+			want: func(*layout.RunConfig) {},
+		},
+		{
+			name: "judging, results deadline and status budget",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Judging = &evalsv1alpha1.Judging{PassThreshold: "0.5", CodeJudgeTimeoutSeconds: ptr.To[int32](5), CodeJudgeWorkers: ptr.To[int32](8)}
+				r.Spec.ResultsDeadlineSeconds = ptr.To[int32](60)
+			}),
+			ids:      []string{"case-001", "case-002"},
+			defaults: []map[string]any{{"name": "exact", "type": "field_accuracy"}},
+			opts:     Options{StatusBudgetBytes: 1000},
+			want: func(c *layout.RunConfig) {
+				c.PassThreshold, c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = "0.5", 5, 8
+				c.DefaultEvaluators = []map[string]any{{"name": "exact", "type": "field_accuracy"}}
+				c.ResultsDeadlineSeconds, c.AckTimeoutSeconds, c.StatusBudgetBytes = 60, 90, 1000
+			},
+		},
+		{
+			name: "4001 cases get three result ConfigMaps",
+			run:  testRun(),
+			ids:  caseIDs(4001),
+			want: func(c *layout.RunConfig) {
+				c.CaseIDs = caseIDs(4001)
+				c.ResultConfigMaps = []string{"screen-results-0", "screen-results-1", "screen-results-2"}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := base()
+			tc.want(&want)
+			got := BuildRunConfig(tc.run, tc.ids, tc.defaults, tc.opts)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("BuildRunConfig mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func caseIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = "c" + strings.Repeat("x", i%3) + string(rune('a'+i%26))
+	}
+	return ids
+}
+
+func TestDefaultEvaluators(t *testing.T) {
+	cases := []struct {
+		name    string
+		raw     []string
+		want    []map[string]any
+		wantErr string
+	}{
+		{name: "none"},
+		{name: "objects", raw: []string{`{"name":"a","type":"contains","value":"x"}`}, want: []map[string]any{{"name": "a", "type": "contains", "value": "x"}}},
+		{name: "not an object", raw: []string{`{"name":"a"}`, `["x"]`}, wantErr: "spec.judging.evaluators[1] is not an object"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+				if tc.raw == nil {
+					return
+				}
+				r.Spec.Judging = &evalsv1alpha1.Judging{}
+				for _, s := range tc.raw {
+					r.Spec.Judging.Evaluators = append(r.Spec.Judging.Evaluators, runtime.RawExtension{Raw: []byte(s)})
+				}
+			})
+			got, err := DefaultEvaluators(run)
+			if gotErr := errString(err); gotErr != tc.wantErr {
+				t.Fatalf("error = %q, want %q", gotErr, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("DefaultEvaluators mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestBuildEvalConfigMapRoundTrip(t *testing.T) {
+	run := testRun()
+	cfg := BuildRunConfig(run, []string{"case-001"}, nil, Options{})
+	cm, err := BuildEvalConfigMap(run, []byte("evalcases: []\n"), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMeta := metav1.ObjectMeta{
+		Name: "screen-eval", Namespace: "team-a",
+		Labels:          map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "eval"},
+		OwnerReferences: ownerRefs(),
+	}
+	if diff := cmp.Diff(wantMeta, cm.ObjectMeta); diff != "" {
+		t.Errorf("metadata mismatch (-want +got):\n%s", diff)
+	}
+	if !ptr.Deref(cm.Immutable, false) || cm.Data["eval.yaml"] != "evalcases: []\n" {
+		t.Errorf("ConfigMap is not an immutable pinned copy: immutable=%v data=%q", cm.Immutable, cm.Data["eval.yaml"])
+	}
+	back, err := RunConfigFrom(cm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cfg, back); diff != "" {
+		t.Errorf("run.json round trip mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := RunConfigFrom(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}); err == nil || !strings.Contains(err.Error(), "has no key run.json") {
+		t.Errorf("RunConfigFrom of an empty ConfigMap: error %v", err)
+	}
+}
+
+func TestEvalSHA256(t *testing.T) {
+	// sha256("abc"), from FIPS 180-2.
+	if got, want := EvalSHA256([]byte("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"; got != want {
+		t.Errorf("EvalSHA256 = %s, want %s", got, want)
+	}
+}
+
+func TestBuildCollectorRBAC(t *testing.T) {
+	run := testRun()
+	cfg := BuildRunConfig(run, caseIDs(2500), nil, Options{})
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: "team-a", OwnerReferences: ownerRefs(),
+			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "collector"}}
+	}
+	wantRole := &rbacv1.Role{
+		ObjectMeta: meta("screen-collector"),
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"evals.evalrun.io"}, Resources: []string{"evalruns"}, ResourceNames: []string{"screen"}, Verbs: []string{"get"}},
+			{APIGroups: []string{"evals.evalrun.io"}, Resources: []string{"evalruns/status"}, ResourceNames: []string{"screen"}, Verbs: []string{"get", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"screen-results-0", "screen-results-1"}, Verbs: []string{"get", "update", "patch"}},
+		},
+	}
+	if diff := cmp.Diff(wantRole, BuildCollectorRole(run, cfg)); diff != "" {
+		t.Errorf("Role mismatch (-want +got):\n%s", diff)
+	}
+	wantBinding := &rbacv1.RoleBinding{
+		ObjectMeta: meta("screen-collector"),
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "screen-collector"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "screen-collector", Namespace: "team-a"}},
+	}
+	if diff := cmp.Diff(wantBinding, BuildCollectorRoleBinding(run)); diff != "" {
+		t.Errorf("RoleBinding mismatch (-want +got):\n%s", diff)
+	}
+	wantSA := &corev1.ServiceAccount{ObjectMeta: meta("screen-collector"), AutomountServiceAccountToken: ptr.To(false)}
+	if diff := cmp.Diff(wantSA, BuildCollectorServiceAccount(run)); diff != "" {
+		t.Errorf("ServiceAccount mismatch (-want +got):\n%s", diff)
+	}
+	var gotNames []string
+	for _, cm := range BuildResultConfigMaps(run, cfg) {
+		if cm.Labels["evals.evalrun.io/component"] != "results" || len(cm.Data)+len(cm.BinaryData) != 0 {
+			t.Errorf("result ConfigMap %s: labels %v, %d keys; want component=results and empty", cm.Name, cm.Labels, len(cm.Data)+len(cm.BinaryData))
+		}
+		gotNames = append(gotNames, cm.Name)
+	}
+	if diff := cmp.Diff([]string{"screen-results-0", "screen-results-1"}, gotNames); diff != "" {
+		t.Errorf("result ConfigMaps mismatch (-want +got):\n%s", diff)
+	}
+}

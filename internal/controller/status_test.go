@@ -1,0 +1,226 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+func cond(t string, s metav1.ConditionStatus, reason, msg string, since time.Duration) metav1.Condition {
+	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: 1, LastTransitionTime: at(since)}
+}
+
+func TestDesiredManagerStatus(t *testing.T) {
+	facts := Facts{JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-eval"}
+	running := Assessment{State: StateRunning, Reason: "Running", Message: "pod p is running"}
+	cases := []struct {
+		name  string
+		run   *evalsv1alpha1.EvalRun
+		a     Assessment
+		facts Facts
+		now   time.Duration
+		want  ManagerStatus
+	}{
+		{
+			name: "first write while running",
+			run:  testRun(), a: running, facts: facts, now: time.Minute,
+			want: ManagerStatus{
+				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-eval",
+				Conditions: []metav1.Condition{
+					cond("Reconciling", metav1.ConditionTrue, "Running", "pod p is running", time.Minute),
+					cond("Stalled", metav1.ConditionFalse, "Running", "pod p is running", time.Minute),
+					cond("Succeeded", metav1.ConditionUnknown, "Running", "pod p is running", time.Minute),
+					cond("Queued", metav1.ConditionFalse, "Running", "pod p is running", time.Minute),
+				},
+			},
+		},
+		{
+			name: "queued to running keeps unchanged statuses' transition times",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Status.Conditions = []metav1.Condition{
+					cond("Reconciling", metav1.ConditionTrue, "Queued", "q", 0),
+					cond("Stalled", metav1.ConditionFalse, "Queued", "q", 0),
+					cond("Succeeded", metav1.ConditionUnknown, "Queued", "q", 0),
+					cond("Queued", metav1.ConditionTrue, "Queued", "q", 0),
+					cond("ResultsTruncated", metav1.ConditionFalse, "AllResultsInStatus", "", 0),
+				}
+			}),
+			a: running, facts: facts, now: time.Hour,
+			want: ManagerStatus{
+				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-eval",
+				Conditions: []metav1.Condition{
+					cond("Reconciling", metav1.ConditionTrue, "Running", "pod p is running", 0),
+					cond("Stalled", metav1.ConditionFalse, "Running", "pod p is running", 0),
+					cond("Succeeded", metav1.ConditionUnknown, "Running", "pod p is running", 0),
+					cond("Queued", metav1.ConditionFalse, "Running", "pod p is running", time.Hour),
+				},
+			},
+		},
+		{
+			name: "succeeded: Passed from the summary, completion time from the Job",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"}
+			}),
+			a:     Assessment{State: StateSucceeded, Reason: "Completed", Message: "done", Runner: &evalsv1alpha1.RunnerStatus{PodName: "p"}},
+			facts: Facts{JobName: "screen", CompletionTime: ptr.To(at(time.Minute))}, now: 2 * time.Minute,
+			want: ManagerStatus{
+				ObservedGeneration: 1, JobName: "screen", CompletionTime: ptr.To(at(time.Minute)), Runner: &evalsv1alpha1.RunnerStatus{PodName: "p"},
+				Conditions: []metav1.Condition{
+					cond("Reconciling", metav1.ConditionFalse, "Completed", "done", 2*time.Minute),
+					cond("Stalled", metav1.ConditionFalse, "Completed", "done", 2*time.Minute),
+					cond("Succeeded", metav1.ConditionTrue, "Completed", "done", 2*time.Minute),
+					cond("Queued", metav1.ConditionFalse, "Completed", "done", 2*time.Minute),
+					cond("Passed", metav1.ConditionTrue, "PolicyMet", "2 of 2 cases passed (pass rate 1.0000, required 1)", 2*time.Minute),
+				},
+			},
+		},
+		{
+			name: "failed without results: Stalled, Passed NoResults, completion time now",
+			run:  testRun(),
+			a:    Assessment{State: StateFailed, Reason: "InvalidEvalFile", Message: "invalid eval file: 1 problem: x"},
+			now:  3 * time.Second,
+			want: ManagerStatus{
+				ObservedGeneration: 1, CompletionTime: ptr.To(at(3 * time.Second)),
+				Conditions: []metav1.Condition{
+					cond("Reconciling", metav1.ConditionFalse, "InvalidEvalFile", "invalid eval file: 1 problem: x", 3*time.Second),
+					cond("Stalled", metav1.ConditionTrue, "InvalidEvalFile", "invalid eval file: 1 problem: x", 3*time.Second),
+					cond("Succeeded", metav1.ConditionFalse, "InvalidEvalFile", "invalid eval file: 1 problem: x", 3*time.Second),
+					cond("Queued", metav1.ConditionFalse, "InvalidEvalFile", "invalid eval file: 1 problem: x", 3*time.Second),
+					cond("Passed", metav1.ConditionFalse, "NoResults", "no judged results were recorded", 3*time.Second),
+				},
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := DesiredManagerStatus(tc.run, tc.a, tc.facts, t0.Add(tc.now))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("DesiredManagerStatus mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusChangedIsFalseOnceWritten(t *testing.T) {
+	run := testRun()
+	a := Assessment{State: StatePending, Reason: "Pending", Message: "waiting"}
+	desired := DesiredManagerStatus(run, a, Facts{JobName: "screen"}, t0)
+	if !StatusChanged(run, desired) {
+		t.Fatal("StatusChanged = false for an empty status")
+	}
+	run.Status.ObservedGeneration, run.Status.Conditions, run.Status.JobName = desired.ObservedGeneration, desired.Conditions, desired.JobName
+	// The collector's fields do not count.
+	run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 1}
+	run.Status.Conditions = append(run.Status.Conditions, cond("ResultsTruncated", metav1.ConditionFalse, "AllResultsInStatus", "", 0))
+	again := DesiredManagerStatus(run, a, Facts{JobName: "screen"}, t0.Add(time.Hour))
+	if StatusChanged(run, again) {
+		t.Errorf("StatusChanged = true for an unchanged assessment: %s", cmp.Diff(CurrentManagerStatus(run), again))
+	}
+}
+
+func TestTerminalAssessment(t *testing.T) {
+	run := testRun(func(r *evalsv1alpha1.EvalRun) {
+		r.Status.Conditions = []metav1.Condition{cond("Succeeded", metav1.ConditionFalse, "RunnerFailed", "exit 1", 0)}
+		r.Status.Runner = &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](1)}
+	})
+	got, ok := TerminalAssessment(run)
+	want := Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "exit 1", Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](1)}}
+	if diff := cmp.Diff(want, got); !ok || diff != "" {
+		t.Errorf("TerminalAssessment = %v (-want +got):\n%s", ok, diff)
+	}
+	if _, ok := TerminalAssessment(testRun()); ok {
+		t.Error("TerminalAssessment of a new run reported terminal")
+	}
+}
+
+func TestPassedCondition(t *testing.T) {
+	cases := []struct {
+		name    string
+		policy  *evalsv1alpha1.SuccessPolicy
+		summary *evalsv1alpha1.RunSummary
+		status  metav1.ConditionStatus
+		reason  string
+		message string
+	}{
+		{name: "no summary", status: metav1.ConditionFalse, reason: "NoResults", message: "no judged results were recorded"},
+		{name: "default policy, one failure", summary: &evalsv1alpha1.RunSummary{Total: 13, Passed: 12},
+			status: metav1.ConditionFalse, reason: "PolicyNotMet", message: "12 of 13 cases passed (pass rate 0.9231, required 1)"},
+		{name: "rate met exactly", policy: &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.75"}, summary: &evalsv1alpha1.RunSummary{Total: 4, Passed: 3},
+			status: metav1.ConditionTrue, reason: "PolicyMet", message: "3 of 4 cases passed (pass rate 0.7500, required 0.75)"},
+		{name: "mean score too low", policy: &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.5", MinMeanScore: "0.9"},
+			summary: &evalsv1alpha1.RunSummary{Total: 4, Passed: 3, MeanScore: "0.8500"},
+			status:  metav1.ConditionFalse, reason: "PolicyNotMet", message: "3 of 4 cases passed (pass rate 0.7500, required 0.5); mean score 0.8500, required 0.9"},
+		{name: "mean score missing", policy: &evalsv1alpha1.SuccessPolicy{MinMeanScore: "0.1"}, summary: &evalsv1alpha1.RunSummary{Total: 1, Passed: 1},
+			status: metav1.ConditionFalse, reason: "PolicyNotMet", message: "1 of 1 cases passed (pass rate 1.0000, required 1); mean score none, required 0.1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.SuccessPolicy, r.Status.Summary = tc.policy, tc.summary })
+			want := metav1.Condition{Type: "Passed", Status: tc.status, Reason: tc.reason, Message: tc.message}
+			if diff := cmp.Diff(want, PassedCondition(run)); diff != "" {
+				t.Errorf("PassedCondition mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestApplyObjectHoldsOnlyManagerFields(t *testing.T) {
+	run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 3} })
+	s := ManagerStatus{ObservedGeneration: 1, JobName: "screen", Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0)},
+		Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionUnknown, "Pending", "", 0)}}
+	u, err := ApplyObject(run, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"apiVersion": "evals.evalrun.io/v1alpha1",
+		"kind":       "EvalRun",
+		"metadata":   map[string]any{"name": "screen", "namespace": "team-a"},
+		"status": map[string]any{
+			"observedGeneration": int64(1),
+			"jobName":            "screen",
+			"runner":             map[string]any{"exitCode": int64(0)},
+			"conditions": []any{map[string]any{
+				"type": "Succeeded", "status": "Unknown", "reason": "Pending", "message": "",
+				"observedGeneration": int64(1), "lastTransitionTime": "2026-01-02T03:04:05Z",
+			}},
+		},
+	}
+	if diff := cmp.Diff(want, u.Object); diff != "" {
+		t.Errorf("ApplyObject mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestTransitions(t *testing.T) {
+	running := testRun(func(r *evalsv1alpha1.EvalRun) {
+		r.Status.Conditions = []metav1.Condition{cond("Succeeded", metav1.ConditionUnknown, "Running", "r", 0)}
+	})
+	cases := []struct {
+		name string
+		run  *evalsv1alpha1.EvalRun
+		a    Assessment
+		want []Event
+	}{
+		{name: "first status", run: testRun(), a: Assessment{State: StatePending, Reason: "Pending", Message: "w"},
+			want: []Event{{Type: "Normal", Reason: "Pending", Action: "Progress", Note: "w"}}},
+		{name: "no change", run: running, a: Assessment{State: StateRunning, Reason: "Running", Message: "r2"}},
+		{name: "failure", run: running, a: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "exit 1"},
+			want: []Event{
+				{Type: "Warning", Reason: "RunnerFailed", Action: "Finish", Note: "exit 1"},
+				{Type: "Warning", Reason: "NoResults", Action: "Judge", Note: "no judged results were recorded"},
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Transitions(tc.run, DesiredManagerStatus(tc.run, tc.a, Facts{}, t0))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Transitions mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
