@@ -162,7 +162,10 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "per case: OUTPUT_FILE names the per-case directory",
-			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase; r.Spec.Target.Workers = ptr.To[int32](3) }),
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
+				r.Spec.Target.Workers = ptr.To[int32](3)
+			}),
 			want: func(j *batchv1.Job) { runnerOf(j).Env[1].Value = "/evalrun/out/cases" },
 		},
 		{
