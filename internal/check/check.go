@@ -37,10 +37,12 @@ const (
 )
 
 const usageText = `usage: collector check --mode batch|single (--eval EVAL.yaml | --ids a,b,c | --ids-file FILE) --output FILE
-                       [--format json|table|summary]
+                       [--format json|table|summary] [--run-code-judges]
 
-Checks a runner's output the way the collector reads it. Exit code 0 when every requested case has a result and the
-output has no line errors, 1 when it fails the check, 2 for usage or I/O errors.`
+Checks a runner's output the way the collector reads it. With --eval it also judges every case with the eval
+file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Exit code 0
+when every requested case has a result and the output has no line errors, 1 when it fails the check, 2 for usage
+or I/O errors.`
 
 // config is the command line.
 type config struct {
@@ -50,6 +52,8 @@ type config struct {
 	idsFile  string
 	output   string
 	format   string
+	// runCodeJudges runs code_judge scripts locally when judging with --eval.
+	runCodeJudges bool
 }
 
 // usageError is a problem with the command line.
@@ -101,6 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.idsFile, "ids-file", "", "file with one requested case id per line")
 	fs.StringVar(&cfg.output, "output", "", "the runner's output file")
 	fs.StringVar(&cfg.format, "format", formatJSON, "json, table or summary")
+	fs.BoolVar(&cfg.runCodeJudges, "run-code-judges", false, "with --eval, run code_judge scripts locally (they run the eval file's commands)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -126,6 +131,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if cfg.output == "" {
 		return nil, errors.New("--output is required")
 	}
+	if cfg.runCodeJudges && cfg.evalPath == "" {
+		return nil, errors.New("--run-code-judges needs --eval")
+	}
 	switch cfg.format {
 	case formatJSON, formatTable, formatSummary:
 	default:
@@ -134,10 +142,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	return cfg, nil
 }
 
-// plan is what a check works on: the requested ids in order and, with --eval, the eval file.
+// plan is what a check works on: the requested ids in order and, with --eval, the eval file and the judging step.
 type plan struct {
-	ids  []string
-	eval *evalfile.File
+	ids   []string
+	eval  *evalfile.File
+	judge *judging
 }
 
 // run checks the output and returns the document; an error means a usage or I/O problem (exit code 2).
@@ -147,10 +156,10 @@ func run(ctx context.Context, cfg *config) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{ids: ids, eval: eval}
 	// Step 2: parse the output. With --format summary the responses are not kept, so that very large outputs
-	// are checked in bounded memory.
+	// are checked in bounded memory; with --eval each response is judged as it arrives.
 	keep := cfg.format != formatSummary
+	p := &plan{ids: ids, eval: eval, judge: newJudging(ctx, cfg, eval, keep)}
 	var doc *Document
 	var responses map[string]*jsonlresult.Response
 	switch cfg.mode {
@@ -168,6 +177,10 @@ func run(ctx context.Context, cfg *config) (*Document, error) {
 		for _, id := range p.ids {
 			doc.Cases = append(doc.Cases, newCase(id, responses[id]))
 		}
+	}
+	// Step 4: with --eval, the judgements and the run summary.
+	if p.judge != nil {
+		p.judge.apply(doc, p.ids)
 	}
 	return doc, nil
 }
@@ -198,6 +211,9 @@ func checkBatch(ctx context.Context, p *plan, path string, keep bool) (*Document
 	res, err := jsonlresult.ParseBatch(ctxReader{ctx, f}, p.ids, jsonlresult.Options{}, func(r *jsonlresult.Response) error {
 		if keep {
 			responses[r.ID] = r
+		}
+		if p.judge != nil {
+			p.judge.observe(r)
 		}
 		return nil
 	})
@@ -235,6 +251,9 @@ func checkSingle(p *plan, path string) (*Document, map[string]*jsonlresult.Respo
 	}
 	doc.OK = true
 	doc.Summary = Summary{Requested: 1, Present: 1}
+	if p.judge != nil {
+		p.judge.observe(resp)
+	}
 	return doc, map[string]*jsonlresult.Response{id: resp}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,20 @@ func TestMainJSON(t *testing.T) {
 	missingCase := func(id string) string {
 		return `{"id":"` + id + `","status":"missing","text":"","trace":[],"outputMessages":[],"droppedTraceEvents":0}`
 	}
+	// With --eval every case is judged: the screening cases have only a code_judge, which does not run without
+	// --run-code-judges, so they are skipped; missing cases are errors.
+	const notRun = "code_judge scripts do not run here (collector check runs them with --run-code-judges)"
+	const skipped = `"score":0,"verdict":"skipped","verdictReason":"no evaluator could judge the case: decision-check: ` + notRun + `",
+		"evaluators":[{"name":"decision-check","type":"code_judge","key":"decision-check","score":0,"verdict":"skipped",
+		 "hits":[],"misses":[],"reasoning":"` + notRun + `","weight":1}]`
+	missingJudged := func(id string) string {
+		return `{"id":"` + id + `","status":"missing","text":"","trace":[],"outputMessages":[],"droppedTraceEvents":0,
+			"score":0,"verdict":"error","verdictReason":"the runner produced no record for this case"}`
+	}
+	judgedSummary := func(total, errored, skipped int) string {
+		return fmt.Sprintf(`"total":%d,"passed":0,"failed":0,"errored":%d,"skipped":%d,"judged":0,`+
+			`"meanScore":0,"medianScore":0,"minScore":0,"maxScore":0,"histogram":[0,0,0,0,0]`, total, errored, skipped)
+	}
 	tests := []struct {
 		name     string
 		args     []string
@@ -56,15 +71,15 @@ func TestMainJSON(t *testing.T) {
 			wantDoc: `{"ok":true,"mode":"batch","cases":[
 				{"id":"case-001","status":"ok","line":1,"text":"{\"decision\":\"CLEAR\"}",
 				 "trace":[{"type":"tool_call","timestamp":"2026-01-01T00:00:00Z","name":"lookup","input":{"row":"case-001"}}],
-				 "outputMessages":[],"tokenUsage":{"input":120,"output":8},"costUsd":0.0004,"durationMs":310,"droppedTraceEvents":1},
+				 "outputMessages":[],"tokenUsage":{"input":120,"output":8},"costUsd":0.0004,"durationMs":310,"droppedTraceEvents":1,` + skipped + `},
 				{"id":"case-002","status":"ok","line":2,"text":"{\"decision\":\"REVIEW\"}","trace":[],
 				 "outputMessages":[
 					{"role":"assistant","toolCalls":[{"tool":"lookup","input":{"row":"case-002"},"output":{"hits":1},"id":"call-1"}]},
 					{"role":"assistant","content":{"decision":"REVIEW"}}],
-				 "droppedTraceEvents":0},
-				{"id":"case-003","status":"ok","line":3,"text":"{\"decision\":\"BLOCK\"}","trace":[],"outputMessages":[],"droppedTraceEvents":0}],
+				 "droppedTraceEvents":0,` + skipped + `},
+				{"id":"case-003","status":"ok","line":3,"text":"{\"decision\":\"BLOCK\"}","trace":[],"outputMessages":[],"droppedTraceEvents":0,` + skipped + `}],
 			 "missingIds":[],"unexpectedIds":[],"parseErrors":[],
-			 "summary":{"requested":3,"present":3,"missing":0,"parseErrors":0,"unexpected":0}}`,
+			 "summary":{"requested":3,"present":3,"missing":0,"parseErrors":0,"unexpected":0,` + judgedSummary(3, 0, 3) + `}}`,
 		},
 		{
 			name:     "batch output with a BOM, CRLF, a bad line, a duplicate, a stray id and a non-object line",
@@ -73,14 +88,14 @@ func TestMainJSON(t *testing.T) {
 			wantDoc: `{"ok":false,
 			 "error":"batch output failed: 2 requested ids are missing (case-002, case-003); 3 line errors (line 3: invalid JSON: unexpected end of input at column 25; line 4: duplicate id \"case-001\" (first seen on line 1); line 6: not a JSON object: the line is an array)",
 			 "mode":"batch","cases":[
-				{"id":"case-001","status":"ok","line":1,"text":"CLEAR","trace":[],"outputMessages":[],"droppedTraceEvents":0},
-				` + missingCase("case-002") + `,` + missingCase("case-003") + `],
+				{"id":"case-001","status":"ok","line":1,"text":"CLEAR","trace":[],"outputMessages":[],"droppedTraceEvents":0,` + skipped + `},
+				` + missingJudged("case-002") + `,` + missingJudged("case-003") + `],
 			 "missingIds":["case-002","case-003"],"unexpectedIds":["stray"],
 			 "parseErrors":[
 				{"line":3,"excerpt":"{\"id\":\"case-002\",\"text\":","message":"invalid JSON: unexpected end of input at column 25"},
 				{"line":4,"excerpt":"{\"id\":\"case-001\",\"text\":\"again\"}","message":"duplicate id \"case-001\" (first seen on line 1)"},
 				{"line":6,"excerpt":"[1,2]","message":"not a JSON object: the line is an array"}],
-			 "summary":{"requested":3,"present":1,"missing":2,"parseErrors":3,"unexpected":1}}`,
+			 "summary":{"requested":3,"present":1,"missing":2,"parseErrors":3,"unexpected":1,` + judgedSummary(3, 2, 1) + `}}`,
 		},
 		{
 			name:     "ids from a file, in file order, others unexpected",
@@ -147,7 +162,7 @@ func TestMainJSON(t *testing.T) {
 			name:     "summary format prints only the verdict and the counts",
 			args:     []string{"--mode", "batch", "--eval", fixture("screening.yaml"), "--output", fixture("batch-bad.jsonl"), "--format", "summary"},
 			wantCode: ExitFailed,
-			wantDoc:  `{"ok":false,"summary":{"requested":3,"present":1,"missing":2,"parseErrors":3,"unexpected":1}}`,
+			wantDoc:  `{"ok":false,"summary":{"requested":3,"present":1,"missing":2,"parseErrors":3,"unexpected":1,` + judgedSummary(3, 2, 1) + `}}`,
 		},
 	}
 	for _, tc := range tests {
@@ -166,10 +181,10 @@ func TestMainJSON(t *testing.T) {
 func TestMainTable(t *testing.T) {
 	code, stdout, _ := runMain(t, "--mode", "batch", "--eval", fixture("screening.yaml"), "--output", fixture("batch-bad.jsonl"),
 		"--format", "table")
-	want := `ID        STATUS   LINE  TRACE  MESSAGES  TEXT
-case-001  ok       1     0      0         CLEAR
-case-002  missing  -     0      0         
-case-003  missing  -     0      0         
+	want := `ID        STATUS   VERDICT  SCORE  LINE  TRACE  MESSAGES  TEXT
+case-001  ok       skipped  -      1     0      0         CLEAR
+case-002  missing  error    -      -     0      0         
+case-003  missing  error    -      -     0      0         
 
 Line errors (3):
   line 3: invalid JSON: unexpected end of input at column 25
@@ -187,6 +202,7 @@ Unexpected ids (ignored) (1):
   stray
 
 requested 3, present 1, missing 2, unexpected 1, line errors 3
+judged: passed 0, failed 0, errored 2, skipped 1
 FAILED: batch output failed: 2 requested ids are missing (case-002, case-003); 3 line errors (line 3: invalid JSON: unexpected end of input at column 25; line 4: duplicate id "case-001" (first seen on line 1); line 6: not a JSON object: the line is an array)
 `
 	if code != ExitFailed {

@@ -1,6 +1,9 @@
 package check
 
-import "github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+import (
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+)
 
 // Document is what `collector check --format json` prints: the outcome of checking one runner output against the
 // requested case ids.
@@ -36,6 +39,9 @@ type Summary struct {
 	Missing     int `json:"missing"`
 	ParseErrors int `json:"parseErrors"`
 	Unexpected  int `json:"unexpected"`
+	// Summary is the run summary of the judged cases (total, passed, failed, errored, skipped, judged, score
+	// statistics, histogram), with --eval only. Its keys are inlined.
+	*evaluate.Summary
 }
 
 // CaseStatus says whether a requested case has a result.
@@ -68,6 +74,12 @@ type Case struct {
 	DroppedTraceEvents int `json:"droppedTraceEvents"`
 	// Warnings are notes about ignored fields of the record.
 	Warnings []string `json:"warnings,omitempty"`
+	// Score, Verdict and Evaluators are the case's judgement, with --eval only; VerdictReason says why a case
+	// is error or skipped.
+	Score         *float64                   `json:"score,omitempty"`
+	Verdict       evaluate.Verdict           `json:"verdict,omitempty"`
+	VerdictReason string                     `json:"verdictReason,omitempty"`
+	Evaluators    []evaluate.EvaluatorResult `json:"evaluators,omitempty"`
 }
 
 // newCase builds the case for a requested id from its response (nil when the output has none).

@@ -6,6 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 )
 
@@ -36,13 +37,26 @@ func writeJSON(w io.Writer, v any) error {
 // writeTable writes the document for people: one row per case, then the problems and the verdict.
 func writeTable(w io.Writer, doc *Document) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tLINE\tTRACE\tMESSAGES\tTEXT")
+	judged := doc.Summary.Summary != nil
+	if judged {
+		fmt.Fprintln(tw, "ID\tSTATUS\tVERDICT\tSCORE\tLINE\tTRACE\tMESSAGES\tTEXT")
+	} else {
+		fmt.Fprintln(tw, "ID\tSTATUS\tLINE\tTRACE\tMESSAGES\tTEXT")
+	}
 	for _, c := range doc.Cases {
 		line := "-"
 		if c.Line > 0 {
 			line = fmt.Sprint(c.Line)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", oneLine.Replace(c.ID), c.Status, line, len(c.Trace),
+		fmt.Fprintf(tw, "%s\t%s\t", oneLine.Replace(c.ID), c.Status)
+		if judged {
+			score := "-"
+			if c.Score != nil && (c.Verdict == evaluate.VerdictPass || c.Verdict == evaluate.VerdictFail) {
+				score = evaluate.FormatScore(*c.Score)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t", c.Verdict, score)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", line, len(c.Trace),
 			len(c.OutputMessages), oneLine.Replace(jsonlresult.Excerpt(c.Text, tableTextChars)))
 	}
 	if err := tw.Flush(); err != nil {
@@ -62,6 +76,14 @@ func writeTable(w io.Writer, doc *Document) error {
 	listIDs(w, "Unexpected ids (ignored)", doc.UnexpectedIDs, s.Unexpected)
 	fmt.Fprintf(w, "\nrequested %d, present %d, missing %d, unexpected %d, line errors %d\n",
 		s.Requested, s.Present, s.Missing, s.Unexpected, s.ParseErrors)
+	if j := s.Summary; j != nil {
+		fmt.Fprintf(w, "judged: passed %d, failed %d, errored %d, skipped %d", j.Passed, j.Failed, j.Errored, j.Skipped)
+		if j.Judged > 0 {
+			fmt.Fprintf(w, "; score mean %s, median %s, min %s, max %s", evaluate.FormatScore(j.MeanScore),
+				evaluate.FormatScore(j.MedianScore), evaluate.FormatScore(j.MinScore), evaluate.FormatScore(j.MaxScore))
+		}
+		fmt.Fprintln(w)
+	}
 	var err error
 	if doc.OK {
 		_, err = fmt.Fprintln(w, "OK")

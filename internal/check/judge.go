@@ -1,0 +1,89 @@
+package check
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+)
+
+// judging is the judging step of `collector check --eval`: every requested case is judged with the evaluators of
+// the eval file as its response arrives, exactly as the in-pod collector judges it. Code judges run only with
+// --run-code-judges (in the eval file's directory); otherwise they are reported as skipped.
+type judging struct {
+	ctx   context.Context
+	file  *evalfile.File
+	judge *evaluate.Judge
+	// keep is false for --format summary: only the summary is accumulated, not the per-case results.
+	keep    bool
+	results map[string]evaluate.CaseResult
+	judged  map[string]bool
+	summary evaluate.SummaryBuilder
+}
+
+// newJudging returns the judging step for the plan, or nil when the check has no eval file.
+func newJudging(ctx context.Context, cfg *config, file *evalfile.File, keep bool) *judging {
+	if file == nil {
+		return nil
+	}
+	j := &judging{
+		ctx:     ctx,
+		file:    file,
+		judge:   &evaluate.Judge{Threshold: evaluate.DefaultThreshold},
+		keep:    keep,
+		results: map[string]evaluate.CaseResult{},
+		judged:  map[string]bool{},
+	}
+	if cfg.runCodeJudges {
+		j.judge.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: evaluate.DefaultCodeJudgeTimeout}
+	}
+	return j
+}
+
+// observe judges the response of one requested case.
+func (j *judging) observe(resp *jsonlresult.Response) {
+	c := j.file.Case(resp.ID)
+	if c == nil {
+		return
+	}
+	r := j.judge.JudgeCase(j.ctx, c, resp, nil)
+	j.summary.Add(r)
+	j.judged[resp.ID] = true
+	if j.keep {
+		j.results[resp.ID] = r
+	}
+}
+
+// apply judges the requested cases that had no response as missing, then writes the judgements into the
+// document's cases and the run summary into its summary.
+func (j *judging) apply(doc *Document, ids []string) {
+	for _, id := range ids {
+		if j.judged[id] {
+			continue
+		}
+		r := evaluate.MissingCase(id)
+		j.summary.Add(r)
+		if j.keep {
+			j.results[id] = r
+		}
+	}
+	for i := range doc.Cases {
+		c := &doc.Cases[i]
+		r, ok := j.results[c.ID]
+		if !ok {
+			continue
+		}
+		score := r.Score
+		c.Score = &score
+		c.Verdict = r.Verdict
+		c.Evaluators = r.Evaluators
+		c.VerdictReason = r.Error
+		if c.VerdictReason == "" {
+			c.VerdictReason = r.Reason
+		}
+	}
+	s := j.summary.Summary()
+	doc.Summary.Summary = &s
+}

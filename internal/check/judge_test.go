@@ -1,0 +1,166 @@
+package check
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+)
+
+// judgedCase is the judging part of a case in the JSON document.
+type judgedCase struct {
+	ID            string
+	Verdict       evaluate.Verdict
+	Score         float64
+	VerdictReason string
+	Evaluators    []string // name=verdict
+}
+
+func judgedCases(t *testing.T, stdout string) ([]judgedCase, map[string]any, []evaluate.EvaluatorResult) {
+	t.Helper()
+	var doc struct {
+		Cases []struct {
+			ID            string                     `json:"id"`
+			Verdict       evaluate.Verdict           `json:"verdict"`
+			Score         *float64                   `json:"score"`
+			VerdictReason string                     `json:"verdictReason"`
+			Evaluators    []evaluate.EvaluatorResult `json:"evaluators"`
+		} `json:"cases"`
+		Summary map[string]any `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("not a JSON document: %v\n%s", err, stdout)
+	}
+	var out []judgedCase
+	var all []evaluate.EvaluatorResult
+	for _, c := range doc.Cases {
+		if c.Score == nil {
+			t.Errorf("case %s has no score", c.ID)
+			continue
+		}
+		jc := judgedCase{ID: c.ID, Verdict: c.Verdict, Score: *c.Score, VerdictReason: c.VerdictReason}
+		for _, e := range c.Evaluators {
+			jc.Evaluators = append(jc.Evaluators, e.Name+"="+string(e.Verdict))
+			all = append(all, e)
+		}
+		out = append(out, jc)
+	}
+	return out, doc.Summary, all
+}
+
+func TestCheckJudgesWithEval(t *testing.T) {
+	evalPath, outPath := fixture("judging/eval.yaml"), fixture("judging/output.jsonl")
+	notRun := "code_judge scripts do not run here (collector check runs them with --run-code-judges)"
+	summary := func(passed, failed, errored, skipped, judged float64, mean, median, min, max float64, hist []any) map[string]any {
+		return map[string]any{
+			"requested": 4.0, "present": 3.0, "missing": 1.0, "parseErrors": 0.0, "unexpected": 0.0,
+			"total": 4.0, "passed": passed, "failed": failed, "errored": errored, "skipped": skipped, "judged": judged,
+			"meanScore": mean, "medianScore": median, "minScore": min, "maxScore": max, "histogram": hist,
+		}
+	}
+	tests := []struct {
+		name        string
+		args        []string
+		wantCases   []judgedCase
+		wantSummary map[string]any
+	}{
+		{
+			name: "built-in evaluators only",
+			args: []string{"--mode", "batch", "--eval", evalPath, "--output", outPath},
+			wantCases: []judgedCase{
+				{ID: "clear", Verdict: evaluate.VerdictPass, Score: 1, Evaluators: []string{"decision=pass", "tools=pass", "judge=skipped"}},
+				{ID: "review", Verdict: evaluate.VerdictFail, Score: 0, Evaluators: []string{"decision=fail"}},
+				{ID: "crash", Verdict: evaluate.VerdictSkipped, VerdictReason: "no evaluator could judge the case: judge: " + notRun,
+					Evaluators: []string{"judge=skipped"}},
+				{ID: "absent", Verdict: evaluate.VerdictError, VerdictReason: "the runner produced no record for this case"},
+			},
+			wantSummary: summary(1, 1, 1, 1, 2, 0.5, 0.5, 0, 1, []any{1.0, 0.0, 0.0, 0.0, 1.0}),
+		},
+		{
+			name: "code judges run locally",
+			args: []string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--run-code-judges"},
+			wantCases: []judgedCase{
+				{ID: "clear", Verdict: evaluate.VerdictPass, Score: 1, Evaluators: []string{"decision=pass", "tools=pass", "judge=pass"}},
+				{ID: "review", Verdict: evaluate.VerdictFail, Score: 0, Evaluators: []string{"decision=fail"}},
+				{ID: "crash", Verdict: evaluate.VerdictError, Evaluators: []string{"judge=error"}},
+				{ID: "absent", Verdict: evaluate.VerdictError, VerdictReason: "the runner produced no record for this case"},
+			},
+			wantSummary: summary(1, 1, 2, 0, 2, 0.5, 0.5, 0, 1, []any{1.0, 0.0, 0.0, 0.0, 1.0}),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runMain(t, tc.args...)
+			if code != ExitFailed { // the absent case fails the output check
+				t.Errorf("exit code = %d, want %d; stderr:\n%s", code, ExitFailed, stderr)
+			}
+			cases, gotSummary, evaluators := judgedCases(t, stdout)
+			var crashReason string
+			for i := range cases {
+				if cases[i].ID == "crash" && cases[i].Verdict == evaluate.VerdictError {
+					crashReason, cases[i].VerdictReason = cases[i].VerdictReason, ""
+				}
+			}
+			if diff := cmp.Diff(tc.wantCases, cases); diff != "" {
+				t.Errorf("cases (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSummary, gotSummary); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+			if crashReason != "" && (!strings.HasPrefix(crashReason, `evaluator "judge" failed: the judge exited with status 5 after `) ||
+				!strings.HasSuffix(crashReason, "; stderr: judge crashed on purpose")) {
+				t.Errorf("crash reason = %q", crashReason)
+			}
+			for _, e := range evaluators {
+				if e.Name == "judge" && e.Verdict == evaluate.VerdictPass {
+					if diff := cmp.Diff([]string{"decision is CLEAR"}, e.Hits); diff != "" || e.Reasoning != "matches" {
+						t.Errorf("judge result: hits %v, reasoning %q", e.Hits, e.Reasoning)
+					}
+				}
+			}
+
+			// The summary format counts the same judgements without keeping the cases.
+			code, stdout, _ = runMain(t, append(tc.args, "--format", "summary")...)
+			var doc struct {
+				Summary map[string]any `json:"summary"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != ExitFailed {
+				t.Fatalf("summary format: exit %d, %v\n%s", code, err, stdout)
+			}
+			if diff := cmp.Diff(tc.wantSummary, doc.Summary); diff != "" {
+				t.Errorf("summary format (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCheckJudgingTable(t *testing.T) {
+	_, stdout, _ := runMain(t, "--mode", "batch", "--eval", fixture("judging/eval.yaml"), "--output", fixture("judging/output.jsonl"),
+		"--format", "table")
+	want := `ID      STATUS   VERDICT  SCORE   LINE  TRACE  MESSAGES  TEXT
+clear   ok       pass     1.0000  1     0      1         {"decision":"CLEAR"}
+review  ok       fail     0.0000  2     0      0         {"decision":"CLEAR"}
+crash   ok       skipped  -       3     0      0         whatever
+absent  missing  error    -       -     0      0         
+
+Missing ids (1):
+  absent
+
+requested 4, present 3, missing 1, unexpected 0, line errors 0
+judged: passed 1, failed 1, errored 1, skipped 1; score mean 0.5000, median 0.5000, min 0.0000, max 1.0000
+FAILED: batch output failed: 1 requested id is missing (absent)
+`
+	if diff := cmp.Diff(want, stdout); diff != "" {
+		t.Errorf("table (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunCodeJudgesNeedsEval(t *testing.T) {
+	code, _, stderr := runMain(t, "--mode", "batch", "--ids", "a", "--output", fixture("batch-ok.jsonl"), "--run-code-judges")
+	if code != ExitUsage || !strings.Contains(stderr, "--run-code-judges needs --eval") {
+		t.Errorf("exit code %d, stderr %q", code, stderr)
+	}
+}
