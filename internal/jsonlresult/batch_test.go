@@ -463,7 +463,7 @@ func TestBatchResultErr(t *testing.T) {
 		{
 			name: "only line errors, more than the summary names",
 			res: BatchResult{ParseErrorCount: 12, ParseErrors: func() []LineError {
-				var l []LineError
+				l := make([]LineError, 0, 12)
 				for i := range 12 {
 					l = append(l, LineError{Line: int64(i + 1), Message: "m"})
 				}

@@ -307,6 +307,38 @@ func baselineParse(r io.Reader, requested []string, fn func(*Response) error) (*
 
 func baselineResponse(id string, fields map[string]json.RawMessage) (*Response, error) {
 	resp := &Response{ID: id}
+	baselineTrace(resp, fields)
+	baselineMessages(resp, fields)
+	if raw, ok := fields["token_usage"]; ok {
+		var tu TokenUsage
+		if json.Unmarshal(raw, &tu) == nil && tu.Input >= 0 && tu.Output >= 0 {
+			resp.TokenUsage = &tu
+		}
+	}
+	for name, dst := range map[string]**float64{"cost_usd": &resp.CostUSD, "duration_ms": &resp.DurationMs} {
+		var v float64
+		if raw, ok := fields[name]; ok && json.Unmarshal(raw, &v) == nil && v >= 0 {
+			*dst = &v
+		}
+	}
+	if raw, ok := fields["text"]; ok && string(raw) != "null" {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			resp.Text = s
+		} else {
+			var b bytes.Buffer
+			if err := json.Compact(&b, raw); err != nil {
+				return nil, errors.New("compacting text")
+			}
+			resp.Text = b.String()
+		}
+	} else {
+		resp.Text, _ = lastAssistantContent(resp.OutputMessages)
+	}
+	return resp, nil
+}
+
+func baselineTrace(resp *Response, fields map[string]json.RawMessage) {
 	if raw, ok := fields["trace"]; ok {
 		var elems []json.RawMessage
 		if json.Unmarshal(raw, &elems) == nil {
@@ -338,6 +370,9 @@ func baselineResponse(id string, fields map[string]json.RawMessage) (*Response, 
 			}
 		}
 	}
+}
+
+func baselineMessages(resp *Response, fields map[string]json.RawMessage) {
 	if raw, ok := fields["output_messages"]; ok {
 		var msgs []struct {
 			Role      *string           `json:"role"`
@@ -383,31 +418,4 @@ func baselineResponse(id string, fields map[string]json.RawMessage) (*Response, 
 			}
 		}
 	}
-	if raw, ok := fields["token_usage"]; ok {
-		var tu TokenUsage
-		if json.Unmarshal(raw, &tu) == nil && tu.Input >= 0 && tu.Output >= 0 {
-			resp.TokenUsage = &tu
-		}
-	}
-	for name, dst := range map[string]**float64{"cost_usd": &resp.CostUSD, "duration_ms": &resp.DurationMs} {
-		var v float64
-		if raw, ok := fields[name]; ok && json.Unmarshal(raw, &v) == nil && v >= 0 {
-			*dst = &v
-		}
-	}
-	if raw, ok := fields["text"]; ok && string(raw) != "null" {
-		var s string
-		if err := json.Unmarshal(raw, &s); err == nil {
-			resp.Text = s
-		} else {
-			var b bytes.Buffer
-			if err := json.Compact(&b, raw); err != nil {
-				return nil, errors.New("compacting text")
-			}
-			resp.Text = b.String()
-		}
-	} else {
-		resp.Text, _ = lastAssistantContent(resp.OutputMessages)
-	}
-	return resp, nil
 }

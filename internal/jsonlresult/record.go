@@ -36,6 +36,16 @@ func traceType(b []byte) (string, bool) {
 	return "", false
 }
 
+// Member names of the runner contract that appear in more than one object.
+const (
+	memberID        = "id"
+	memberName      = "name"
+	memberInput     = "input"
+	memberOutput    = "output"
+	memberTimestamp = "timestamp"
+	memberTool      = "tool"
+)
+
 // roleAssistant is the output message role whose content can stand in for a missing text.
 const roleAssistant = "assistant"
 
@@ -48,8 +58,8 @@ func internedRole(b []byte) string {
 		return "user"
 	case "system":
 		return "system"
-	case "tool":
-		return "tool"
+	case memberTool:
+		return memberTool
 	}
 	return string(b)
 }
@@ -169,7 +179,7 @@ func (p *recordParser) members(rec *record) bool {
 			return false
 		}
 		switch string(key) {
-		case "id":
+		case memberID:
 			if s.peek() == kindString {
 				if r.ID, ok = s.stringValue(); !ok {
 					return false
@@ -289,9 +299,9 @@ func (p *recordParser) tokenUsage(rec *record) bool {
 		}
 		var dst *float64
 		switch string(key) {
-		case "input":
+		case memberInput:
 			dst, hasIn = &tu.Input, true
-		case "output":
+		case memberOutput:
 			dst, hasOut = &tu.Output, true
 		case "cached":
 			if s.peek() == kindNull {
@@ -383,7 +393,7 @@ func (p *recordParser) traceEvent() (ev TraceEvent, valid, ok bool) {
 				ev.Type, hasType = traceType(b)
 				continue
 			}
-		case "timestamp":
+		case memberTimestamp:
 			hasTimestamp = false
 			if s.peek() == kindString {
 				if ev.Timestamp, ok = s.stringValue(); !ok {
@@ -392,22 +402,22 @@ func (p *recordParser) traceEvent() (ev TraceEvent, valid, ok bool) {
 				hasTimestamp = true
 				continue
 			}
-		case "id":
+		case memberID:
 			if ev.ID, ok = p.optString(); !ok {
 				return ev, false, false
 			}
 			continue
-		case "name":
+		case memberName:
 			if ev.Name, ok = p.optName(); !ok {
 				return ev, false, false
 			}
 			continue
-		case "input":
+		case memberInput:
 			if ev.Input, ok = p.optRaw(); !ok {
 				return ev, false, false
 			}
 			continue
-		case "output":
+		case memberOutput:
 			if ev.Output, ok = p.optRaw(); !ok {
 				return ev, false, false
 			}
@@ -500,7 +510,7 @@ func (p *recordParser) outputMessage(r *Response, index int) (m OutputMessage, v
 				m.Role, valid = internedRole(b), true
 				continue
 			}
-		case "name":
+		case memberName:
 			if m.Name, ok = p.optName(); !ok {
 				return m, false, false
 			}
@@ -510,7 +520,7 @@ func (p *recordParser) outputMessage(r *Response, index int) (m OutputMessage, v
 				return m, false, false
 			}
 			continue
-		case "timestamp":
+		case memberTimestamp:
 			if m.Timestamp, ok = p.optString(); !ok {
 				return m, false, false
 			}
@@ -579,7 +589,7 @@ func (p *recordParser) toolCall() (tc ToolCall, valid, ok bool) {
 			return tc, false, false
 		}
 		switch string(key) {
-		case "tool":
+		case memberTool:
 			valid = false
 			if s.peek() == kindString {
 				b, ok := s.stringBytes()
@@ -589,22 +599,22 @@ func (p *recordParser) toolCall() (tc ToolCall, valid, ok bool) {
 				tc.Tool, valid = p.intern(b), true
 				continue
 			}
-		case "input":
+		case memberInput:
 			if tc.Input, ok = p.optRaw(); !ok {
 				return tc, false, false
 			}
 			continue
-		case "output":
+		case memberOutput:
 			if tc.Output, ok = p.optRaw(); !ok {
 				return tc, false, false
 			}
 			continue
-		case "id":
+		case memberID:
 			if tc.ID, ok = p.optString(); !ok {
 				return tc, false, false
 			}
 			continue
-		case "timestamp":
+		case memberTimestamp:
 			if tc.Timestamp, ok = p.optString(); !ok {
 				return tc, false, false
 			}

@@ -230,11 +230,11 @@ func (s *scanner) str() (start, end int, escaped, ok bool) {
 			s.pos = i
 			return 0, 0, false, s.fail("unterminated string")
 		}
-		switch c := buf[i]; {
-		case c == '"':
+		switch c := buf[i]; c {
+		case '"':
 			s.pos = i + 1
 			return start, i, escaped, true
-		case c == '\\':
+		case '\\':
 			escaped = true
 			if i+1 >= len(buf) {
 				s.pos = i + 1
@@ -395,38 +395,43 @@ func (s *scanner) number() bool {
 	switch {
 	case i < len(buf) && buf[i] == '0':
 		i++
-	case i < len(buf) && buf[i] >= '1' && buf[i] <= '9':
-		for i++; i < len(buf) && buf[i] >= '0' && buf[i] <= '9'; i++ {
-		}
+	case i < len(buf) && isDigit(buf[i]):
+		i = digits(buf, i)
 	default:
 		s.pos = i
 		return s.fail("invalid number")
 	}
 	if i < len(buf) && buf[i] == '.' {
 		i++
-		if i >= len(buf) || buf[i] < '0' || buf[i] > '9' {
+		if i >= len(buf) || !isDigit(buf[i]) {
 			s.pos = i
 			return s.fail("invalid number: expected a digit after the decimal point")
 		}
-		for i < len(buf) && buf[i] >= '0' && buf[i] <= '9' {
-			i++
-		}
+		i = digits(buf, i)
 	}
 	if i < len(buf) && (buf[i] == 'e' || buf[i] == 'E') {
 		i++
 		if i < len(buf) && (buf[i] == '+' || buf[i] == '-') {
 			i++
 		}
-		if i >= len(buf) || buf[i] < '0' || buf[i] > '9' {
+		if i >= len(buf) || !isDigit(buf[i]) {
 			s.pos = i
 			return s.fail("invalid number: expected a digit in the exponent")
 		}
-		for i < len(buf) && buf[i] >= '0' && buf[i] <= '9' {
-			i++
-		}
+		i = digits(buf, i)
 	}
 	s.pos = i
 	return true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// digits returns the position after the run of digits starting at i.
+func digits(buf []byte, i int) int {
+	for i < len(buf) && isDigit(buf[i]) {
+		i++
+	}
+	return i
 }
 
 // numberValue scans a number and returns it as a float64; ok is false on a syntax error, finite is false when the
