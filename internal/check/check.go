@@ -68,21 +68,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "collector check: %v\n%s\n", err, usageText)
+		printErr(stderr, "collector check: %v\n%s\n", err, usageText)
 		return ExitUsage
 	}
 	doc, err := run(ctx, cfg)
 	if err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "collector check: %v\n%s\n", err, usageText)
+			printErr(stderr, "collector check: %v\n%s\n", err, usageText)
 		} else {
-			fmt.Fprintf(stderr, "collector check: %v\n", err)
+			printErr(stderr, "collector check: %v\n", err)
 		}
 		return ExitUsage
 	}
 	if err := render(stdout, stderr, cfg.format, doc); err != nil {
-		fmt.Fprintf(stderr, "collector check: writing the result: %v\n", err)
+		printErr(stderr, "collector check: writing the result: %v\n", err)
 		return ExitUsage
 	}
 	if !doc.OK {
@@ -91,12 +91,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return ExitOK
 }
 
+// printErr reports on stderr; the exit code carries the outcome, so a failed write to stderr is ignored.
+func printErr(stderr io.Writer, format string, args ...any) {
+	_, _ = fmt.Fprintf(stderr, format, args...)
+}
+
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
 	fs := flag.NewFlagSet("collector check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), usageText)
+		_, _ = fmt.Fprintln(fs.Output(), usageText)
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cfg.mode, "mode", "", "output contract: batch (one JSONL file for all cases) or single (one file for one case)")
