@@ -366,7 +366,6 @@ type CollectionStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=er,categories=evals
-// +kubebuilder:validation:XValidation:rule="self.spec.evalFile == oldSelf.spec.evalFile && self.spec.target == oldSelf.spec.target && self.spec.judging == oldSelf.spec.judging && self.spec.successPolicy == oldSelf.spec.successPolicy && self.spec.activeDeadlineSeconds == oldSelf.spec.activeDeadlineSeconds && self.spec.backoffLimit == oldSelf.spec.backoffLimit && self.spec.ttlSecondsAfterFinished == oldSelf.spec.ttlSecondsAfterFinished && self.spec.resultsDeadlineSeconds == oldSelf.spec.resultsDeadlineSeconds && self.spec.queueName == oldSelf.spec.queueName && self.spec.podTemplate == oldSelf.spec.podTemplate",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
 // +kubebuilder:printcolumn:name="Succeeded",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Succeeded")].reason`
 // +kubebuilder:printcolumn:name="Passed",type=string,JSONPath=`.status.conditions[?(@.type=="Passed")].status`

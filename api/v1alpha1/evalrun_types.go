@@ -17,6 +17,7 @@ const (
 )
 
 // EvalRunSpec is the desired state of an EvalRun. It is immutable after creation, except suspend.
+// +kubebuilder:validation:XValidation:rule="self.evalFile == oldSelf.evalFile && self.target == oldSelf.target && has(self.judging) == has(oldSelf.judging) && (!has(self.judging) || self.judging == oldSelf.judging) && has(self.successPolicy) == has(oldSelf.successPolicy) && (!has(self.successPolicy) || self.successPolicy == oldSelf.successPolicy) && has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds) && (!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds == oldSelf.activeDeadlineSeconds) && has(self.backoffLimit) == has(oldSelf.backoffLimit) && (!has(self.backoffLimit) || self.backoffLimit == oldSelf.backoffLimit) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.resultsDeadlineSeconds) == has(oldSelf.resultsDeadlineSeconds) && (!has(self.resultsDeadlineSeconds) || self.resultsDeadlineSeconds == oldSelf.resultsDeadlineSeconds) && has(self.queueName) == has(oldSelf.queueName) && (!has(self.queueName) || self.queueName == oldSelf.queueName) && has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate)",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
 // +kubebuilder:validation:XValidation:rule="!has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
 type EvalRunSpec struct {
 	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline or configMapKeyRef.
@@ -120,7 +121,7 @@ type ConfigMapKeyReference struct {
 }
 
 // Target describes the batch runner container and how it is invoked.
-// +kubebuilder:validation:XValidation:rule="self.batching == 'PerCase' || !self.commandTemplate.matches('\\\\{(EVAL_ID|PROMPT|PROMPT_FILE|ATTEMPT)\\\\}')",message="{EVAL_ID}, {PROMPT}, {PROMPT_FILE} and {ATTEMPT} need batching: PerCase; with Batched the allowed placeholders are {EVAL_FILE} and {OUTPUT_FILE}"
+// +kubebuilder:validation:XValidation:rule="self.batching == 'PerCase' || !self.commandTemplate.matches('(^|[^$])\\\\{(EVAL_ID|PROMPT|PROMPT_FILE|ATTEMPT)\\\\}')",message="{EVAL_ID}, {PROMPT}, {PROMPT_FILE} and {ATTEMPT} need batching: PerCase; with Batched the allowed placeholders are {EVAL_FILE} and {OUTPUT_FILE}"
 type Target struct {
 	// image is the runner's container image, holding the runner, its interpreters and any code_judge scripts.
 	// +kubebuilder:validation:MinLength=1
@@ -139,7 +140,7 @@ type Target struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="self.contains('{OUTPUT_FILE}')",message="commandTemplate must contain {OUTPUT_FILE}: the runner writes its results there"
-	// +kubebuilder:validation:XValidation:rule="self.findAll('\\\\{[A-Z][A-Z0-9_]*\\\\}').all(p, p in ['{EVAL_FILE}', '{OUTPUT_FILE}', '{EVAL_ID}', '{PROMPT}', '{PROMPT_FILE}', '{ATTEMPT}'])",message="commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}"
+	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').replace('{EVAL_ID}', '').replace('{PROMPT_FILE}', '').replace('{PROMPT}', '').replace('{ATTEMPT}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}"
 	// +required
 	CommandTemplate string `json:"commandTemplate"`
 
@@ -206,7 +207,7 @@ type Healthcheck struct {
 	// commandTemplate is run with /bin/sh -c; allowed placeholders: {EVAL_FILE}, {OUTPUT_FILE}.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
-	// +kubebuilder:validation:XValidation:rule="self.findAll('\\\\{[A-Z][A-Z0-9_]*\\\\}').all(p, p in ['{EVAL_FILE}', '{OUTPUT_FILE}'])",message="healthcheck.commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}"
+	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="healthcheck.commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}"
 	// +required
 	CommandTemplate string `json:"commandTemplate"`
 
@@ -224,9 +225,7 @@ type Judging struct {
 	// execution.evaluators. Each entry has the eval file's evaluator shape (name, type and type-specific keys);
 	// the manager validates them with the eval file and fails the run with InvalidEvalFile if one is invalid.
 	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:pruning:PreserveUnknownFields
-	// +kubebuilder:validation:Schemaless
-	// +kubebuilder:validation:Type=array
+	// +listType=atomic
 	// +optional
 	Evaluators []runtime.RawExtension `json:"evaluators,omitempty"`
 
