@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -243,4 +244,29 @@ func TestEvalRunImmutability(t *testing.T) {
 			t.Fatalf("Status().Update() = %v", err)
 		}
 	})
+}
+
+// TestSamplesAreAccepted keeps the documented samples valid against the generated CRD.
+func TestSamplesAreAccepted(t *testing.T) {
+	samples := []string{
+		filepath.Join("..", "..", "config", "samples", "evals_v1alpha1_evalrun.yaml"),
+		filepath.Join("..", "..", "examples", "screening", "evalrun.yaml"),
+	}
+	for _, path := range samples {
+		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := &evalsv1alpha1.EvalRun{}
+			if err := yaml.UnmarshalStrict(data, run); err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			run.Name = "sample-" + filepath.Base(filepath.Dir(path))
+			run.Namespace = "default"
+			if err := k8sClient.Create(context.Background(), run); err != nil {
+				t.Fatalf("%s was rejected: %v", path, err)
+			}
+		})
+	}
 }
