@@ -8,7 +8,8 @@ GO ?= go
 K8S_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/api | sed 's/^v0\./v1./')
 K8S_BIN := $(ROOT)/bin/k8s/$(K8S_VERSION)
 export KUBEBUILDER_ASSETS := $(K8S_BIN)
-GOLANGCI_LINT := $(ROOT)/bin/tools/golangci-lint
+GOLANGCI_LINT_VERSION := $(shell cd hack/tools && $(GO) list -m -f '{{.Version}}' github.com/golangci/golangci-lint/v2)
+GOLANGCI_LINT := $(ROOT)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 CONTROLLER_GEN := $(GO) tool controller-gen
 
 .PHONY: all
@@ -39,6 +40,7 @@ vet: ## go vet.
 .PHONY: verify
 verify: generate manifests ## Regenerate everything and fail on drift or untracked generated files.
 	$(GO) mod tidy -diff
+	cd hack/tools && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api config || { echo "generated files drifted: run 'make generate manifests' and commit"; exit 1; }
 	@untracked="$$(git ls-files --others --exclude-standard -- api config)"; \
@@ -48,8 +50,8 @@ verify: generate manifests ## Regenerate everything and fail on drift or untrack
 lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
-$(GOLANGCI_LINT): hack/tools/go.mod
-	cd hack/tools && GOBIN=$(ROOT)/bin/tools $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+$(GOLANGCI_LINT):
+	cd hack/tools && $(GO) build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 ##@ Test
 .PHONY: envtest-assets
