@@ -100,7 +100,12 @@ func (rec *record) block() *metricsBlock {
 
 // recordParser reads records. It keeps reusable state, so each goroutine needs its own.
 type recordParser struct {
-	s scanner
+	s     scanner
+	lines byteSlab // owned copies of batch lines
+	// Scratch slices for the elements of one array; the response gets an exact-size copy.
+	traceBuf []TraceEvent
+	msgBuf   []OutputMessage
+	callBuf  []ToolCall
 	// names caches small strings that repeat across records (tool names, message names) so that they are
 	// allocated once per parser instead of once per record.
 	names map[string]string
@@ -113,12 +118,12 @@ const (
 
 func (p *recordParser) intern(b []byte) string {
 	if len(b) > maxInternedLen {
-		return string(b)
+		return p.s.strs.string(b)
 	}
 	if v, ok := p.names[string(b)]; ok {
 		return v
 	}
-	v := string(b)
+	v := p.s.strs.string(b)
 	if p.names == nil {
 		p.names = make(map[string]string)
 	}
@@ -345,6 +350,7 @@ func (p *recordParser) tokenUsage(rec *record) bool {
 // trace reads the trace array, keeping the valid events.
 func (p *recordParser) trace(r *Response) bool {
 	s := &p.s
+	p.traceBuf = p.traceBuf[:0]
 	s.enter()
 	for first := true; s.next(&first, ']'); {
 		if s.peek() != kindObject {
@@ -364,12 +370,22 @@ func (p *recordParser) trace(r *Response) bool {
 			continue
 		}
 		ev.Raw = s.buf[start:s.pos:s.pos]
-		if r.Trace == nil {
-			r.Trace = make([]TraceEvent, 0, 4)
-		}
-		r.Trace = append(r.Trace, ev)
+		p.traceBuf = append(p.traceBuf, ev)
 	}
+	r.Trace = exactCopy(&p.traceBuf)
 	return s.err == nil
+}
+
+// exactCopy returns a copy of the scratch slice with no spare capacity (nil when empty) and empties the scratch.
+func exactCopy[T any](scratch *[]T) []T {
+	var out []T
+	if len(*scratch) > 0 {
+		out = make([]T, len(*scratch))
+		copy(out, *scratch)
+	}
+	clear(*scratch)
+	*scratch = (*scratch)[:0]
+	return out
 }
 
 // traceEvent reads one trace element object; valid says whether it has a known type and a string timestamp.
@@ -464,6 +480,7 @@ func (p *recordParser) optRaw() (json.RawMessage, bool) {
 // outputMessages reads output_messages.
 func (p *recordParser) outputMessages(r *Response) bool {
 	s := &p.s
+	p.msgBuf = p.msgBuf[:0]
 	s.enter()
 	index := 0
 	for first := true; s.next(&first, ']'); index++ {
@@ -482,11 +499,9 @@ func (p *recordParser) outputMessages(r *Response) bool {
 			warn(r, "output_messages[%d] has no string role; skipped", index)
 			continue
 		}
-		if r.OutputMessages == nil {
-			r.OutputMessages = make([]OutputMessage, 0, 4)
-		}
-		r.OutputMessages = append(r.OutputMessages, m)
+		p.msgBuf = append(p.msgBuf, m)
 	}
+	r.OutputMessages = exactCopy(&p.msgBuf)
 	return s.err == nil
 }
 
@@ -552,7 +567,7 @@ func (p *recordParser) outputMessage(r *Response, index int) (m OutputMessage, v
 // toolCalls reads an output message's tool_calls, skipping calls without a string tool.
 func (p *recordParser) toolCalls(r *Response, msgIndex int) ([]ToolCall, bool) {
 	s := &p.s
-	var calls []ToolCall
+	p.callBuf = p.callBuf[:0]
 	s.enter()
 	index := 0
 	for first := true; s.next(&first, ']'); index++ {
@@ -571,12 +586,9 @@ func (p *recordParser) toolCalls(r *Response, msgIndex int) ([]ToolCall, bool) {
 			warn(r, "output_messages[%d].tool_calls[%d] has no string tool; skipped", msgIndex, index)
 			continue
 		}
-		if calls == nil {
-			calls = make([]ToolCall, 0, 4)
-		}
-		calls = append(calls, tc)
+		p.callBuf = append(p.callBuf, tc)
 	}
-	return calls, s.err == nil
+	return exactCopy(&p.callBuf), s.err == nil
 }
 
 // toolCall reads one tool call; valid says whether it has a string tool.
@@ -684,6 +696,18 @@ func ownedCopy(b []byte) []byte {
 	if utf8.Valid(b) {
 		return bytes.Clone(b)
 	}
+	return sanitizedCopy(b)
+}
+
+// ownedLine is ownedCopy for batch lines, carved from the parser's slab.
+func (p *recordParser) ownedLine(b []byte) []byte {
+	if utf8.Valid(b) {
+		return p.lines.copy(b)
+	}
+	return sanitizedCopy(b)
+}
+
+func sanitizedCopy(b []byte) []byte {
 	out := make([]byte, 0, len(b)+16)
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -706,7 +730,7 @@ func ownedCopy(b []byte) []byte {
 // parseLine reads one non-blank batch line (without its line ending). It returns the response of a valid record,
 // or a message saying what is wrong with the line.
 func (p *recordParser) parseLine(line []byte) (*Response, string) {
-	rec, err := p.object(ownedCopy(line))
+	rec, err := p.object(p.ownedLine(line))
 	if err != nil {
 		return nil, err.Error()
 	}

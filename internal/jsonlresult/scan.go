@@ -88,6 +88,7 @@ type scanner struct {
 	depth   int
 	err     *syntaxError
 	scratch []byte // reused buffer for unescaping strings
+	strs    stringSlab
 }
 
 func (s *scanner) reset(buf []byte) {
@@ -269,10 +270,10 @@ func (s *scanner) stringValue() (string, bool) {
 		return "", false
 	}
 	if !escaped {
-		return string(s.buf[start:end]), true
+		return s.strs.string(s.buf[start:end]), true
 	}
 	s.scratch = unescape(s.scratch[:0], s.buf[start:end])
-	return string(s.scratch), true
+	return s.strs.string(s.scratch), true
 }
 
 // stringBytes scans a string and returns its decoded bytes, valid only until the next string is scanned.

@@ -1,0 +1,53 @@
+package jsonlresult
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Slab sizes. Strings and line copies of many records share one allocation, which saves an allocation per field;
+// the price is that a response kept alive keeps its slabs alive (at most a few tens of KiB), not only its own bytes.
+const (
+	stringSlabBytes = 8 << 10
+	byteSlabBytes   = 64 << 10
+)
+
+// stringSlab hands out strings carved from a shared buffer. It only ever appends to a strings.Builder whose
+// capacity was reserved up front, so the bytes behind a string it returned never change.
+type stringSlab struct {
+	b strings.Builder
+}
+
+func (s *stringSlab) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > stringSlabBytes/4 {
+		return string(b)
+	}
+	if s.b.Cap()-s.b.Len() < len(b) {
+		s.b = strings.Builder{}
+		s.b.Grow(stringSlabBytes)
+	}
+	start := s.b.Len()
+	s.b.Write(b)
+	return s.b.String()[start:]
+}
+
+// byteSlab hands out copies carved from a shared buffer; each copy's capacity ends at its length, so appending to
+// one never touches another.
+type byteSlab struct {
+	buf []byte
+}
+
+func (s *byteSlab) copy(b []byte) []byte {
+	if len(b) > byteSlabBytes/4 {
+		return bytes.Clone(b)
+	}
+	if cap(s.buf)-len(s.buf) < len(b) {
+		s.buf = make([]byte, 0, byteSlabBytes)
+	}
+	start := len(s.buf)
+	s.buf = append(s.buf, b...)
+	return s.buf[start:len(s.buf):len(s.buf)]
+}
