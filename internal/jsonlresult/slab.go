@@ -7,15 +7,18 @@ import (
 
 // Slab sizes. Strings and line copies of many records share one allocation, which saves an allocation per field;
 // the price is that a response kept alive keeps its slabs alive (at most a few tens of KiB), not only its own bytes.
+// String slabs start small and double, so that parsing one small output does not reserve a whole slab.
 const (
-	stringSlabBytes = 8 << 10
-	byteSlabBytes   = 64 << 10
+	firstStringSlabBytes = 512
+	stringSlabBytes      = 8 << 10
+	byteSlabBytes        = 64 << 10
 )
 
 // stringSlab hands out strings carved from a shared buffer. It only ever appends to a strings.Builder whose
 // capacity was reserved up front, so the bytes behind a string it returned never change.
 type stringSlab struct {
-	b strings.Builder
+	b    strings.Builder
+	size int // capacity of the current slab
 }
 
 func (s *stringSlab) string(b []byte) string {
@@ -26,8 +29,9 @@ func (s *stringSlab) string(b []byte) string {
 		return string(b)
 	}
 	if s.b.Cap()-s.b.Len() < len(b) {
+		s.size = min(max(2*s.size, firstStringSlabBytes), stringSlabBytes)
 		s.b = strings.Builder{}
-		s.b.Grow(stringSlabBytes)
+		s.b.Grow(max(s.size, len(b)))
 	}
 	start := s.b.Len()
 	s.b.Write(b)

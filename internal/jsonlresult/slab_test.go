@@ -1,0 +1,34 @@
+package jsonlresult
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSlabsNeverChangeWhatTheyHandedOut checks that strings and copies from the slabs keep their content while the
+// slabs fill and roll over, and that appending to a copy does not overwrite the next one.
+func TestSlabsNeverChangeWhatTheyHandedOut(t *testing.T) {
+	var ss stringSlab
+	var bs byteSlab
+	var wantStrings, gotStrings []string
+	var copies [][]byte
+	for i := range 5000 {
+		word := strings.Repeat(string(rune('a'+i%26)), 1+i%700)
+		wantStrings = append(wantStrings, word)
+		gotStrings = append(gotStrings, ss.string([]byte(word)))
+		copies = append(copies, bs.copy([]byte(word)))
+	}
+	for i := range copies {
+		copies[i] = append(copies[i], '!')
+	}
+	if diff := cmp.Diff(wantStrings, gotStrings); diff != "" {
+		t.Errorf("slab strings changed (-want +got):\n%s", diff)
+	}
+	for i, c := range copies {
+		if string(c) != wantStrings[i]+"!" {
+			t.Fatalf("copy %d = %q, want %q", i, c, wantStrings[i]+"!")
+		}
+	}
+}
