@@ -411,16 +411,17 @@ func (rp *recordParser) chunk(ch *chunk, maxLine int) {
 		}
 		start := pos
 		pos = next
-		if end-start > maxLine {
+		length := end - start
+		if rel == 0 && ch.first && bytes.HasPrefix(data[start:end], bom) {
+			start += len(bom)
+		}
+		if length > maxLine {
 			ch.outs = append(ch.outs, outcome{rel: rel, start: start, end: end,
-				msg: tooLongMessage(int64(end-start), maxLine)})
+				msg: tooLongMessage(int64(length), maxLine)})
 			continue
 		}
 		if end > start && data[end-1] == '\r' {
 			end--
-		}
-		if rel == 0 && ch.first && bytes.HasPrefix(data[start:end], bom) {
-			start += len(bom)
 		}
 		if isBlank(data[start:end]) {
 			continue
