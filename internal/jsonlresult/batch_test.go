@@ -318,6 +318,14 @@ func TestParseBatch(t *testing.T) {
 			},
 		},
 		{
+			name:  "an over-long first line is excerpted without its byte-order mark",
+			input: "\xEF\xBB\xBF" + strings.Repeat("z", 200) + "\n",
+			opts:  Options{MaxLineBytes: 64},
+			want: batchRun{Result: &BatchResult{ParseErrorCount: 1, ParseErrors: []LineError{
+				{Line: 1, Excerpt: strings.Repeat("z", 119) + "…", Message: "line is 203 bytes long, over the limit of 64 bytes"},
+			}}},
+		},
+		{
 			name: "invalid UTF-8 inside a record keeps the record, with U+FFFD in its place",
 			input: "{\"id\":\"a\",\"text\":\"caf\xE9 \xF0\x9F\",\"output_messages\":[{\"role\":\"assistant\"," +
 				"\"content\":{\"k\":\"\xFF\"}}]}\n",
