@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -79,6 +80,9 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Reading a large eval file leaves its whole YAML tree as garbage; return it before the output streams in,
+	// so the heap (and the pod's RSS) does not grow from that high-water mark.
+	debug.FreeOSMemory()
 	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
 	if err != nil {
 		return nil, err

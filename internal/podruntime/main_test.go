@@ -1,6 +1,7 @@
 package podruntime
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"testing"
@@ -12,5 +13,10 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopEnv()
+	removeBenchWorkload()
+	os.Exit(code)
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
