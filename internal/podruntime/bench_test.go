@@ -98,7 +98,9 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 			text.WriteString(words[rng.IntN(len(words))])
 			text.WriteByte(' ')
 		}
-		ts := func(k int) string { return base.Add(time.Duration(i*1000+k) * time.Millisecond).Format(time.RFC3339Nano) }
+		ts := func(k int) string {
+			return base.Add(time.Duration(i*1000+k) * time.Millisecond).Format(time.RFC3339Nano)
+		}
 		fmt.Fprintf(w, `{"id":%s,"text":%s,"trace":[`, js(id), js(text.String()))
 		fmt.Fprintf(w, `{"type":"model_step","timestamp":%q,"id":"s-%d","name":"plan","input":{"prompt_tokens":%d},"output":{"completion_tokens":%d}},`, ts(0), i, 200+rng.IntN(800), 10+rng.IntN(90))
 		fmt.Fprintf(w, `{"type":"tool_call","timestamp":%q,"id":"c-%d-0","name":"search_registry","input":{"query":"row %d"}},`, ts(1), i, i)
