@@ -43,6 +43,8 @@ func main() {
 		"How long a run's pod may stay unschedulable before the run fails with Unschedulable.")
 	flag.DurationVar(&opts.ImagePullTimeout, "image-pull-timeout", controller.DefaultImagePullTimeout,
 		"How long an image pull may keep failing before the run fails with ImagePullFailed.")
+	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
+		"How many EvalRuns are reconciled at once.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, for example :8443 (HTTPS) or :8080 (HTTP); 0 disables it.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,

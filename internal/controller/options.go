@@ -12,6 +12,8 @@ const (
 	DefaultUnschedulableTimeout = 5 * time.Minute
 	// DefaultImagePullTimeout is how long an image pull may keep failing before the run fails.
 	DefaultImagePullTimeout = 2 * time.Minute
+	// DefaultMaxConcurrentReconciles is how many EvalRuns are reconciled at once.
+	DefaultMaxConcurrentReconciles = 4
 )
 
 // Options configure the manager's builders and classification. The zero value of a field means its default.
@@ -24,6 +26,8 @@ type Options struct {
 	UnschedulableTimeout time.Duration
 	// ImagePullTimeout bounds how long an image pull (or a container that cannot be created) may keep failing.
 	ImagePullTimeout time.Duration
+	// MaxConcurrentReconciles is how many EvalRuns the controller reconciles at once.
+	MaxConcurrentReconciles int
 }
 
 // withDefaults returns o with every zero field set to its default.
@@ -39,6 +43,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ImagePullTimeout <= 0 {
 		o.ImagePullTimeout = DefaultImagePullTimeout
+	}
+	if o.MaxConcurrentReconciles <= 0 {
+		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
 	}
 	return o
 }

@@ -1,0 +1,678 @@
+package controller_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podruntime"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+)
+
+// createRun creates the run built by w in namespace ns and returns it as stored.
+func createRun(t *testing.T, w *testutil.EvalRunWrapper) *evalsv1alpha1.EvalRun {
+	t.Helper()
+	run := w.Obj()
+	if err := k8s.Create(context.Background(), run); err != nil {
+		t.Fatalf("creating EvalRun %s: %v", run.Name, err)
+	}
+	return run
+}
+
+// startPod creates the pod the Job controller would create from the Job's template and marks the Job started.
+func startPod(t *testing.T, job *batchv1.Job) *corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	labels := map[string]string{"batch.kubernetes.io/job-name": job.Name, "batch.kubernetes.io/controller-uid": string(job.UID)}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: job.Name + "-x7k2p", Namespace: job.Namespace, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		},
+		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	if err := k8s.Create(ctx, pod); err != nil {
+		t.Fatalf("creating pod: %v", err)
+	}
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) {
+		s.StartTime = ptr.To(metav1.Now())
+		s.Active = 1
+	})
+	return pod
+}
+
+// updatePodStatus changes the pod's status as the kubelet would.
+func updatePodStatus(t *testing.T, pod *corev1.Pod, mutate func(*corev1.PodStatus)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &corev1.Pod{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(pod), cur); err != nil {
+			return err
+		}
+		mutate(&cur.Status)
+		return k8s.Status().Update(context.Background(), cur)
+	})
+	if err != nil {
+		t.Fatalf("updating the status of pod %s: %v", pod.Name, err)
+	}
+}
+
+// updateJobStatus changes the Job's status as the Job controller would.
+func updateJobStatus(t *testing.T, job *batchv1.Job, mutate func(*batchv1.JobStatus)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur := &batchv1.Job{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), cur); err != nil {
+			return err
+		}
+		mutate(&cur.Status)
+		return k8s.Status().Update(context.Background(), cur)
+	})
+	if err != nil {
+		t.Fatalf("updating the status of Job %s: %v", job.Name, err)
+	}
+}
+
+func jobCondition(t batchv1.JobConditionType, reason, msg string) batchv1.JobCondition {
+	now := metav1.Now()
+	return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastProbeTime: now, LastTransitionTime: now}
+}
+
+// completeJob marks the Job complete, as the Job controller does after its pod succeeded.
+func completeJob(t *testing.T, job *batchv1.Job) {
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) {
+		s.Active, s.Succeeded = 0, 1
+		s.Conditions = append(s.Conditions,
+			jobCondition(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods"),
+			jobCondition(batchv1.JobComplete, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods"))
+		s.CompletionTime = ptr.To(metav1.Now())
+	})
+}
+
+// failJob marks the Job failed with reason, as the Job controller does.
+func failJob(t *testing.T, job *batchv1.Job, reason, msg string) {
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) {
+		s.Active, s.Failed = 0, 1
+		s.Conditions = append(s.Conditions, jobCondition(batchv1.JobFailureTarget, reason, msg), jobCondition(batchv1.JobFailed, reason, msg))
+	})
+}
+
+func runnerTerminated(code int32, reason, msg string, finished time.Time) func(*corev1.PodStatus) {
+	return func(s *corev1.PodStatus) {
+		s.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, Image: "runner:dev", State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: msg, StartedAt: metav1.NewTime(finished.Add(-time.Second)), FinishedAt: metav1.NewTime(finished)}}}}
+	}
+}
+
+// collectorApply writes the collector's part of the status in-process, with the collector's own code.
+func collectorApply(t *testing.T, c client.Client, run *evalsv1alpha1.EvalRun, outcome string, sum *evalsv1alpha1.RunSummary) {
+	t.Helper()
+	section := results.Section{
+		Summary: sum,
+		Cases:   []evalsv1alpha1.CaseResult{{ID: "case-001", Verdict: evalsv1alpha1.VerdictPass, Score: "1.0000"}},
+		Collection: &evalsv1alpha1.CollectionStatus{
+			RunnerFinished: true, Outcome: outcome, Message: outcome + " reported by the collector",
+			RunnerExitCode: ptr.To[int32](0), StderrTail: "stderr tail", PodName: controller.NamesFor(run.Name).Job + "-x7k2p",
+		},
+		Conditions: []metav1.Condition{{Type: evalsv1alpha1.ConditionResultsTruncated, Status: metav1.ConditionFalse,
+			Reason: evalsv1alpha1.ReasonAllResultsInStatus, Message: "every result fits", LastTransitionTime: metav1.Now()}},
+	}
+	if err := podruntime.ApplyStatus(context.Background(), c, run.Namespace, run.Name, string(run.UID), section); err != nil {
+		t.Fatalf("collector status apply: %v", err)
+	}
+}
+
+func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
+	requireEnv(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("screen", ns))
+	job := waitJob(t, run)
+	got := waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+
+	names := controller.NamesFor(run.Name)
+	isOwned := func(obj client.Object) {
+		t.Helper()
+		if !metav1.IsControlledBy(obj, got) {
+			t.Errorf("%T %s is not controlled by the EvalRun: %v", obj, obj.GetName(), obj.GetOwnerReferences())
+		}
+		if obj.GetLabels()[layout.LabelRun] != names.RunLabel {
+			t.Errorf("%T %s has labels %v, want %s=%s", obj, obj.GetName(), obj.GetLabels(), layout.LabelRun, names.RunLabel)
+		}
+	}
+	isOwned(job)
+	evalCM := &corev1.ConfigMap{}
+	for _, o := range []struct {
+		name string
+		obj  client.Object
+	}{
+		{names.EvalConfigMap, evalCM}, {names.ServiceAccount, &corev1.ServiceAccount{}}, {names.Role, &rbacv1.Role{}},
+		{names.RoleBinding, &rbacv1.RoleBinding{}}, {names.ResultConfigMap(0), &corev1.ConfigMap{}},
+	} {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, o.obj); err != nil {
+			t.Fatalf("child %s: %v", o.name, err)
+		}
+		isOwned(o.obj)
+	}
+	if evalCM.Data[layout.EvalFileKey] != testutil.ScreeningEval {
+		t.Errorf("pinned eval.yaml differs from the inline eval file")
+	}
+	cfg, err := controller.RunConfigFrom(evalCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"case-001", "case-002"}, cfg.CaseIDs); diff != "" {
+		t.Errorf("run.json caseIds (-want +got):\n%s", diff)
+	}
+	wantStatus := controller.ManagerStatus{
+		ObservedGeneration: 1, JobName: job.Name, EvalFileSHA256: controller.EvalSHA256([]byte(testutil.ScreeningEval)),
+		EvalConfigMapName: names.EvalConfigMap, StartTime: &job.CreationTimestamp,
+	}
+	gotStatus := controller.CurrentManagerStatus(got)
+	gotStatus.Conditions = nil
+	if diff := cmp.Diff(wantStatus, gotStatus); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"Queued=False/Pending", "Reconciling=True/Pending", "Stalled=False/Pending", "Succeeded=Unknown/Pending"},
+		conditionSummary(got.Status.Conditions)); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+
+	// Once: more reconciles write nothing.
+	settle(t, 0)
+	before := writes.in(ns)
+	wantWrites := map[string]int{"create ConfigMap": 2, "create ServiceAccount": 1, "create Role": 1, "create RoleBinding": 1,
+		"create Job": 1, "apply EvalRun/status": 1}
+	if diff := cmp.Diff(wantWrites, before); diff != "" {
+		t.Errorf("manager writes (-want +got):\n%s", diff)
+	}
+	poke(t, run)
+	poke(t, run)
+	if diff := cmp.Diff(before, writes.in(ns)); diff != "" {
+		t.Errorf("reconciles of an unchanged run wrote (-before +after):\n%s", diff)
+	}
+}
+
+func TestEvalFileFromConfigMapAppliedLater(t *testing.T) {
+	requireEnv(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("later", ns).FromConfigMap("evals", "screening.yaml"))
+	got := waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	if c := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message, "waiting for ConfigMap evals") {
+		t.Errorf("Pending message %q does not say what is missing", c.Message)
+	}
+	if got.Status.JobName != "" {
+		t.Errorf("jobName = %q before the eval file exists", got.Status.JobName)
+	}
+	src := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "evals", Namespace: ns}, Data: map[string]string{"screening.yaml": testutil.ScreeningEval}}
+	if err := k8s.Create(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, run)
+	// The run keeps its pinned copy when the source changes.
+	src.Data["screening.yaml"] = strings.Replace(testutil.ScreeningEval, "case-002", "case-009", 1)
+	if err := k8s.Update(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	poke(t, run)
+	got = getRun(t, run)
+	if want := controller.EvalSHA256([]byte(testutil.ScreeningEval)); got.Status.EvalFileSHA256 != want {
+		t.Errorf("evalFileSHA256 = %s, want the pinned %s", got.Status.EvalFileSHA256, want)
+	}
+}
+
+func TestInvalidEvalFileFailsBeforeAnyPod(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("invalid", ns).Inline("$schema: agentv-eval-v2\nevalcases:\n  - id: a\n"))
+	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidEvalFile)
+	if diff := cmp.Diff([]string{"Passed=False/NoResults", "Queued=False/InvalidEvalFile", "Reconciling=False/InvalidEvalFile",
+		"Stalled=True/InvalidEvalFile", "Succeeded=False/InvalidEvalFile"}, conditionSummary(got.Status.Conditions)); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+	msg := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionStalled).Message
+	if !strings.HasPrefix(msg, "invalid eval file:") || !strings.Contains(msg, "evalcases[0]") {
+		t.Errorf("Stalled message %q does not carry the validation problems", msg)
+	}
+	settle(t, 0)
+	poke(t, run)
+	var jobs batchv1.JobList
+	var cms corev1.ConfigMapList
+	var sas corev1.ServiceAccountList
+	for _, l := range []client.ObjectList{&jobs, &cms, &sas} {
+		if err := k8s.List(context.Background(), l, client.InNamespace(ns), client.HasLabels{layout.LabelRun}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(jobs.Items) + len(cms.Items) + len(sas.Items); n != 0 {
+		t.Errorf("an invalid run created %d children", n)
+	}
+	if diff := cmp.Diff(map[string]int{"apply EvalRun/status": 1}, writes.in(ns)); diff != "" {
+		t.Errorf("manager writes (-want +got):\n%s", diff)
+	}
+}
+
+func TestSuspendAndResume(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("paused", ns).Suspend(true))
+	job := waitJob(t, run)
+	if !ptr.Deref(job.Spec.Suspend, false) {
+		t.Fatalf("Job created with suspend=%v, want true", job.Spec.Suspend)
+	}
+	got := waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonQueued)
+	if c := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionQueued); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Queued condition = %+v, want True", c)
+	}
+	setSuspend := func(v bool) {
+		t.Helper()
+		patch := fmt.Sprintf(`{"spec":{"suspend":%t}}`, v)
+		if err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(patch))); err != nil {
+			t.Fatalf("setting spec.suspend=%t: %v", v, err)
+		}
+	}
+	wantJobSuspend := func(v bool) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("Job suspend=%t", v), func() error {
+			j := &batchv1.Job{}
+			if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), j); err != nil {
+				return err
+			}
+			if ptr.Deref(j.Spec.Suspend, false) != v {
+				return fmt.Errorf("Job suspend is %v", j.Spec.Suspend)
+			}
+			return nil
+		})
+	}
+	setSuspend(false)
+	wantJobSuspend(false)
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	setSuspend(true)
+	wantJobSuspend(true)
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonQueued)
+}
+
+func TestKueueOwnsSuspension(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("queued", ns).Queue("team-a"))
+	job := waitJob(t, run)
+	if job.Labels[layout.LabelKueueQueue] != "team-a" || !ptr.Deref(job.Spec.Suspend, false) {
+		t.Fatalf("Job labels %v suspend %v; want the Kueue label and suspended", job.Labels, job.Spec.Suspend)
+	}
+	got := waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonQueued)
+	if c := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message, "Kueue") {
+		t.Errorf("Queued message %q does not mention Kueue", c.Message)
+	}
+	// Kueue admits the Job; the manager leaves spec.suspend alone from then on, whatever spec.suspend says.
+	if err := k8s.Patch(context.Background(), job.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"suspend":false}}`))); err != nil {
+		t.Fatal(err)
+	}
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	if err := k8s.Patch(context.Background(), run.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"suspend":true}}`))); err != nil {
+		t.Fatal(err)
+	}
+	settle(t, 0)
+	poke(t, run)
+	cur := &batchv1.Job{}
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), cur); err != nil {
+		t.Fatal(err)
+	}
+	if ptr.Deref(cur.Spec.Suspend, true) {
+		t.Errorf("the manager changed a Kueue Job's suspend to %v", cur.Spec.Suspend)
+	}
+	if n := writes.in(ns)["patch Job"]; n != 0 {
+		t.Errorf("the manager patched a Kueue Job %d times", n)
+	}
+}
+
+// TestFailureReasons drives a run to each outcome by writing Job, pod and collector status the way the Job
+// controller, the kubelet and the collector do.
+func TestFailureReasons(t *testing.T) {
+	requireEnv(t)
+	past := time.Now().Add(-10 * time.Minute)
+	cases := []struct {
+		name     string
+		reason   string
+		status   metav1.ConditionStatus
+		drive    func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod)
+		stopsJob bool
+	}{
+		{
+			name: "completed", reason: evalsv1alpha1.ReasonCompleted, status: metav1.ConditionTrue,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				collectorApply(t, k8s, run, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+				completeJob(t, job)
+			},
+		},
+		{
+			name: "runner failed", reason: evalsv1alpha1.ReasonRunnerFailed, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				collectorApply(t, k8s, run, podruntime.OutcomeRunnerFailed, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
+				completeJob(t, job)
+			},
+		},
+		{
+			name: "runner timed out", reason: evalsv1alpha1.ReasonRunnerTimedOut, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				collectorApply(t, k8s, run, podruntime.OutcomeRunnerTimedOut, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
+				completeJob(t, job)
+			},
+		},
+		{
+			name: "healthcheck failed", reason: evalsv1alpha1.ReasonHealthcheckFailed, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				collectorApply(t, k8s, run, podruntime.OutcomeHealthcheckFailed, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
+				completeJob(t, job)
+			},
+		},
+		{
+			name: "missing results", reason: evalsv1alpha1.ReasonMissingResults, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				collectorApply(t, k8s, run, podruntime.OutcomeMissingResults, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
+				completeJob(t, job)
+			},
+		},
+		{
+			name: "invalid output", reason: evalsv1alpha1.ReasonInvalidOutput, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				collectorApply(t, k8s, run, podruntime.OutcomeInvalidOutput, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, ParseErrors: 1})
+				completeJob(t, job)
+			},
+		},
+		{
+			name: "collector termination message when its status write never landed", reason: evalsv1alpha1.ReasonInvalidOutput, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				msg, err := json.Marshal(podruntime.TerminationMessage{Outcome: podruntime.OutcomeInvalidOutput, Message: "line 2: not JSON", Total: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+					s.Phase = corev1.PodSucceeded
+					runnerTerminated(0, "Completed", "", time.Now())(s)
+					s.InitContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg), FinishedAt: metav1.Now()}}}}
+				})
+				completeJob(t, job)
+			},
+		},
+		{
+			name: "runner OOM-killed", reason: evalsv1alpha1.ReasonRunnerOOMKilled, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+					s.Phase = corev1.PodFailed
+					runnerTerminated(137, "OOMKilled", "", time.Now())(s)
+				})
+				failJob(t, job, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
+			},
+		},
+		{
+			name: "deadline exceeded", reason: evalsv1alpha1.ReasonDeadlineExceeded, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				failJob(t, job, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline")
+			},
+		},
+		{
+			name: "collector failed", reason: evalsv1alpha1.ReasonCollectorFailed, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+					s.Phase = corev1.PodFailed
+					s.InitContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "panic: boom", FinishedAt: metav1.Now()}}}}
+				})
+				failJob(t, job, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
+			},
+		},
+		{
+			name: "image pull failed", reason: evalsv1alpha1.ReasonImagePullFailed, status: metav1.ConditionFalse, stopsJob: true,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+					s.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, Image: "no such image", State: corev1.ContainerState{
+						Waiting: &corev1.ContainerStateWaiting{Reason: "InvalidImageName", Message: `couldn't parse image name "no such image"`}}}}
+				})
+			},
+		},
+		{
+			name: "unschedulable", reason: evalsv1alpha1.ReasonUnschedulable, status: metav1.ConditionFalse, stopsJob: true,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+					s.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+						Message: "0/1 nodes are available: 1 Insufficient memory.", LastTransitionTime: metav1.NewTime(past)}}
+				})
+			},
+		},
+		{
+			name: "results not reported", reason: evalsv1alpha1.ReasonResultsNotReported, status: metav1.ConditionFalse, stopsJob: true,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+					s.Phase = corev1.PodRunning
+					runnerTerminated(0, "Completed", "", time.Now())(s)
+				})
+				// The manager waits for the results deadline without polling; move its clock past the deadline.
+				waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonCollecting)
+				clk.advance(6 * time.Minute)
+				t.Cleanup(func() { clk.advance(-6 * time.Minute) })
+				poke(t, run)
+			},
+		},
+		{
+			name: "cancelled", reason: evalsv1alpha1.ReasonCancelled, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				if err := k8s.Delete(context.Background(), job, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := newNamespace(t)
+			run := createRun(t, testutil.MakeEvalRun("run", ns))
+			job := waitJob(t, run)
+			run = waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+			pod := startPod(t, job)
+			updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
+			waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+
+			tc.drive(t, run, job, pod)
+			got := waitReason(t, run, tc.status, tc.reason)
+
+			stalled := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionStalled)
+			reconciling := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionReconciling)
+			if reconciling == nil || reconciling.Status != metav1.ConditionFalse {
+				t.Errorf("Reconciling = %+v, want False once finished", reconciling)
+			}
+			wantStalled := metav1.ConditionTrue
+			if tc.status == metav1.ConditionTrue {
+				wantStalled = metav1.ConditionFalse
+			}
+			if stalled == nil || stalled.Status != wantStalled || stalled.Reason != tc.reason {
+				t.Errorf("Stalled = %+v, want %s/%s", stalled, wantStalled, tc.reason)
+			}
+			if got.Status.CompletionTime == nil || meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionPassed) == nil {
+				t.Errorf("a finished run has completionTime %v and conditions %v", got.Status.CompletionTime, conditionSummary(got.Status.Conditions))
+			}
+			if tc.stopsJob {
+				eventually(t, "the failed run's Job is deleted", func() error {
+					j := &batchv1.Job{}
+					err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), j)
+					if apierrors.IsNotFound(err) || (err == nil && !j.DeletionTimestamp.IsZero()) {
+						return nil
+					}
+					return fmt.Errorf("the Job still exists (err %v)", err)
+				})
+			}
+			// A finished run stays finished, and further reconciles write nothing.
+			settle(t, 0)
+			before := writes.in(run.Namespace)
+			poke(t, run)
+			if diff := cmp.Diff(before, writes.in(run.Namespace)); diff != "" {
+				t.Errorf("reconciles of a finished run wrote (-before +after):\n%s", diff)
+			}
+			waitReason(t, run, tc.status, tc.reason)
+		})
+	}
+}
+
+// TestCollectorAndManagerStatusMerge checks that the collector's server-side apply and the manager's never
+// remove each other's fields, and that each field has exactly one owner.
+func TestCollectorAndManagerStatusMerge(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("merge", ns))
+	job := waitJob(t, run)
+	run = waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	pod := startPod(t, job)
+	updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+
+	collectorApply(t, k8s, run, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+	// The manager writes after the collector (runner ended, then the Job completed).
+	updatePodStatus(t, pod, runnerTerminated(0, "Completed", "", time.Now()))
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonCollecting)
+	completeJob(t, job)
+	got := waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+
+	if diff := cmp.Diff([]string{"Passed=True/PolicyMet", "Queued=False/Completed", "Reconciling=False/Completed",
+		"ResultsTruncated=False/AllResultsInStatus", "Stalled=False/Completed", "Succeeded=True/Completed"},
+		conditionSummary(got.Status.Conditions)); diff != "" {
+		t.Errorf("conditions (-want +got):\n%s", diff)
+	}
+	if got.Status.Summary == nil || got.Status.Summary.Passed != 2 || len(got.Status.Cases) != 1 || got.Status.Collection == nil {
+		t.Errorf("the collector's fields were lost: summary %+v cases %d collection %+v", got.Status.Summary, len(got.Status.Cases), got.Status.Collection)
+	}
+	owners := map[string]string{}
+	for _, mf := range got.ManagedFields {
+		if mf.Subresource != "status" || mf.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+			t.Fatal(err)
+		}
+		status, _ := fields["f:status"].(map[string]any)
+		for f := range status {
+			if prev, ok := owners[f]; ok && f != "f:conditions" {
+				t.Errorf("status field %s owned by both %s and %s", f, prev, mf.Manager)
+			}
+			owners[f] = mf.Manager
+		}
+	}
+	want := map[string]string{
+		"f:summary": layout.FieldManagerCollector, "f:cases": layout.FieldManagerCollector, "f:collection": layout.FieldManagerCollector,
+		"f:jobName": layout.FieldManagerManager, "f:evalFileSHA256": layout.FieldManagerManager, "f:runner": layout.FieldManagerManager,
+		"f:observedGeneration": layout.FieldManagerManager, "f:completionTime": layout.FieldManagerManager,
+	}
+	for f, m := range want {
+		if owners[f] != m {
+			t.Errorf("status field %s is owned by %q, want %q", f, owners[f], m)
+		}
+	}
+}
+
+// TestCollectorIdentityIsConfinedToItsRun impersonates the collector's ServiceAccount.
+func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
+	requireEnv(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	mine := createRun(t, testutil.MakeEvalRun("mine", ns))
+	other := createRun(t, testutil.MakeEvalRun("other", ns))
+	waitJob(t, mine)
+	waitJob(t, other)
+	mine, other = getRun(t, mine), getRun(t, other)
+
+	cfg := *restCfg
+	cfg.Impersonate.UserName = fmt.Sprintf("system:serviceaccount:%s:%s", ns, controller.NamesFor(mine.Name).ServiceAccount)
+	cfg.Impersonate.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
+	collector, err := client.New(&cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Allowed: its own run and its own result ConfigMap.
+	if err := collector.Get(ctx, client.ObjectKeyFromObject(mine), &evalsv1alpha1.EvalRun{}); err != nil {
+		t.Errorf("reading its own EvalRun: %v", err)
+	}
+	collectorApply(t, collector, mine, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2})
+	resultCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor(mine.Name).ResultConfigMap(0)}}
+	if err := collector.Patch(ctx, resultCM, client.RawPatch("application/merge-patch+json", []byte(`{"binaryData":{"results.jsonl.gz":"H4sIAAAAAAAA/wMAAAAAAAAAAAA="}}`))); err != nil {
+		t.Errorf("patching its own result ConfigMap: %v", err)
+	}
+
+	// Denied: anything else.
+	denied := map[string]error{
+		"patch another run's status": func() error {
+			section := results.Section{Summary: &evalsv1alpha1.RunSummary{Total: 1}}
+			return podruntime.ApplyStatus(ctx, collector, other.Namespace, other.Name, string(other.UID), section)
+		}(),
+		"read another run":   collector.Get(ctx, client.ObjectKeyFromObject(other), &evalsv1alpha1.EvalRun{}),
+		"create a ConfigMap": collector.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine-results-99"}}),
+		"patch another run's result ConfigMap": collector.Patch(ctx,
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor(other.Name).ResultConfigMap(0)}},
+			client.RawPatch("application/merge-patch+json", []byte(`{"data":{"x":"y"}}`))),
+		"list EvalRuns":                  collector.List(ctx, &evalsv1alpha1.EvalRunList{}, client.InNamespace(ns)),
+		"read the pinned eval ConfigMap": collector.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor(mine.Name).EvalConfigMap}, &corev1.ConfigMap{}),
+		"list Secrets":                   collector.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)),
+	}
+	for what, err := range denied {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("%s: got %v, want Forbidden", what, err)
+		}
+	}
+}
+
+// TestManagerRestartCreatesNoDuplicateJob restarts the manager mid-run.
+func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("restart", ns))
+	job := waitJob(t, run)
+	run = waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	pod := startPod(t, job)
+	updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+	settle(t, 0)
+	before := writes.in(ns)
+
+	mgr.stop()
+	var err error
+	if mgr, err = startManager(); err != nil {
+		t.Fatalf("restarting the manager: %v", err)
+	}
+	poke(t, run)
+	if diff := cmp.Diff(before, writes.in(ns)); diff != "" {
+		t.Errorf("the restarted manager wrote (-before +after):\n%s", diff)
+	}
+	var jobs batchv1.JobList
+	if err := k8s.List(context.Background(), &jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 1 || jobs.Items[0].UID != job.UID {
+		t.Fatalf("after the restart there are %d Jobs, want the original one", len(jobs.Items))
+	}
+	collectorApply(t, k8s, run, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+	completeJob(t, job)
+	waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+}
