@@ -401,7 +401,3 @@ type EvalRunList struct {
 	// items are the EvalRuns.
 	Items []EvalRun `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&EvalRun{}, &EvalRunList{})
-}

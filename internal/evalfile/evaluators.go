@@ -32,7 +32,7 @@ func (p *parser) evaluator(v *value, path, keyPrefix string) *EvaluatorConfig {
 	before := len(p.problems)
 	ev := &EvaluatorConfig{Raw: v.raw()}
 
-	nv := v.get("name")
+	nv := v.get(keyName)
 	switch {
 	case nv.isNull():
 		p.add(path+".name", v, "is required")
@@ -68,7 +68,7 @@ func (p *parser) evaluator(v *value, path, keyPrefix string) *EvaluatorConfig {
 	ev.Type = EvaluatorType(tv.str)
 	switch ev.Type {
 	case TypeCodeJudge:
-		ev.CodeJudge = p.codeJudge(v, path, []string{"name", "type", "script", "cwd", "weight", "target"}, "script")
+		ev.CodeJudge = p.codeJudge(v, path, []string{keyName, "type", "script", "cwd", "weight", "target"}, "script")
 	case TypeLLMJudge, TypeRubric:
 		ev.LLMJudge = p.llmJudge(v, path, ev.Type)
 	case TypeComposite:
@@ -152,7 +152,7 @@ func (p *parser) codeJudge(v *value, path string, known []string, scriptKeys ...
 		p.add(spath, sv, "must be a command string or a list of arguments, got %s", sv.kind)
 	}
 	c.Cwd = p.optString(v, "cwd", path)
-	if t := v.get("target"); !t.isNull() && t.kind != kindObject && !(t.kind == kindBool && t.b) {
+	if t := v.get("target"); !t.isNull() && t.kind != kindObject && (t.kind != kindBool || !t.b) {
 		p.add(joinPath(path, "target"), t, "must be a mapping or true")
 	}
 	c.Config = extraKeys(v, known)
@@ -188,7 +188,8 @@ func contains(list []string, s string) bool {
 func shellQuote(s string) string {
 	safe := true
 	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)) {
+		isSafe := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)
+		if !isSafe {
 			safe = false
 			break
 		}
@@ -217,7 +218,7 @@ func (p *parser) llmJudge(v *value, path string, t EvaluatorType) *LLMJudgeConfi
 	}
 	extra := &value{kind: kindObject}
 	for i, k := range v.keys {
-		if contains([]string{"name", "type", "prompt", "model", "rubrics", "weight", "config"}, k) {
+		if contains([]string{keyName, "type", "prompt", "model", "rubrics", "weight", "config"}, k) {
 			continue
 		}
 		extra.keys = append(extra.keys, k)
@@ -500,3 +501,6 @@ func (p *parser) tokenUsage(v *value, path string) *TokenUsageConfig {
 	}
 	return c
 }
+
+// keyName is the evaluator entry key that names it.
+const keyName = "name"

@@ -313,7 +313,7 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value) {
 
 func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
 	entry := &value{kind: kindObject,
-		keys: []string{"name", "type", "rubrics"},
+		keys: []string{keyName, "type", "rubrics"},
 		vals: []*value{{kind: kindString, str: InlineRubricsEvaluatorName}, {kind: kindString, str: string(TypeLLMJudge)}, raw},
 	}
 	return &EvaluatorConfig{

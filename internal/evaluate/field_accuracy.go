@@ -30,7 +30,7 @@ func fieldAccuracy(cfg *evalfile.FieldAccuracyConfig, c *evalfile.Case, resp *js
 	exp := c.ExpectedAssistantContent()
 	if exp == nil {
 		return outcome{misses: []string{"the case has no expected assistant message with content to compare against"},
-			reasoning: "field_accuracy compares with the last expected assistant message's content"}
+			reasoning: reasonComparesExpected}
 	}
 	var expected any
 	switch exp.Kind {
@@ -41,11 +41,11 @@ func fieldAccuracy(cfg *evalfile.FieldAccuracyConfig, c *evalfile.Case, resp *js
 	case evalfile.ContentText:
 		if expected, err = parseJSONFromText(exp.Text); err != nil {
 			return outcome{misses: []string{"the expected content is a string that is not JSON: " + excerpt(exp.Text, 120)},
-				reasoning: "field_accuracy compares with the last expected assistant message's content"}
+				reasoning: reasonComparesExpected}
 		}
 	default:
 		return outcome{misses: []string{"the expected content is a list of segments, not a JSON value"},
-			reasoning: "field_accuracy compares with the last expected assistant message's content"}
+			reasoning: reasonComparesExpected}
 	}
 
 	results := make([]fieldResult, 0, len(cfg.Fields))
@@ -309,3 +309,6 @@ func parseJSONFromText(text string) (any, error) {
 	}
 	return nil, fmt.Errorf("no JSON value found")
 }
+
+// reasonComparesExpected explains where field_accuracy takes its expectation from.
+const reasonComparesExpected = "field_accuracy compares with the last expected assistant message's content"
