@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -125,7 +126,11 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		sha, tail, err = g.perCase(p)
 	} else {
 		var br *jsonlresult.BatchResult
-		br, err = jsonlresult.ParseBatchFile(p.BatchOutput(), ids, jsonlresult.Options{}, g.add)
+		pb := g.startParallel(runtime.GOMAXPROCS(0))
+		br, err = jsonlresult.ParseBatchFile(p.BatchOutput(), ids, jsonlresult.Options{}, pb.add)
+		if ferr := pb.finish(); err == nil && ferr != nil {
+			err = ferr
+		}
 		switch {
 		case errors.Is(err, jsonlresult.ErrNoOutputFile):
 			noOutput, err = true, nil
@@ -203,21 +208,36 @@ type gatherer struct {
 	builder  *results.Builder
 }
 
-// add judges one response as it streams from the parser.
+// add judges one response as it streams from the parser, on the calling goroutine.
 func (g *gatherer) add(resp *jsonlresult.Response) error {
-	i, ok := g.index[resp.ID]
-	if !ok || g.seen[i] {
+	i, ok := g.claim(resp)
+	if !ok {
 		return nil
 	}
-	g.seen[i] = true
-	c := g.cases[resp.ID]
-	var res evaluate.CaseResult
-	if c == nil {
-		res = evaluate.ErrorCase(resp.ID, "the case is not in the eval file")
-	} else {
-		res = g.judge.JudgeCase(g.ctx, c, resp, g.recorded[resp.ID])
+	pc, err := g.prepare(i, g.judgeOne(resp), resp)
+	if err != nil {
+		return err
 	}
-	return g.emit(i, res, resp)
+	return g.commit(pc)
+}
+
+// claim marks a response's case as seen; false for a response that is not requested or already seen.
+func (g *gatherer) claim(resp *jsonlresult.Response) (int, bool) {
+	i, ok := g.index[resp.ID]
+	if !ok || g.seen[i] {
+		return 0, false
+	}
+	g.seen[i] = true
+	return i, true
+}
+
+// judgeOne judges one response; it is safe for concurrent use.
+func (g *gatherer) judgeOne(resp *jsonlresult.Response) evaluate.CaseResult {
+	c := g.cases[resp.ID]
+	if c == nil {
+		return evaluate.ErrorCase(resp.ID, "the case is not in the eval file")
+	}
+	return g.judge.JudgeCase(g.ctx, c, resp, g.recorded[resp.ID])
 }
 
 // fullResult is one line of the result ConfigMaps: the case's judgement, its answer and metrics.
@@ -230,8 +250,14 @@ type fullResult struct {
 	DurationMs *float64                `json:"durationMs,omitempty"`
 }
 
-func (g *gatherer) emit(i int, res evaluate.CaseResult, resp *jsonlresult.Response) error {
-	g.summary.Add(res)
+// prepared is a judged case ready for the summary and the builder.
+type prepared struct {
+	res   evaluate.CaseResult
+	rcase results.Case
+}
+
+// prepare encodes a judged case; it is safe for concurrent use.
+func (g *gatherer) prepare(i int, res evaluate.CaseResult, resp *jsonlresult.Response) (prepared, error) {
 	full := fullResult{CaseResult: res}
 	if resp != nil {
 		full.Answer, full.Line = resp.Text, resp.Line
@@ -239,9 +265,139 @@ func (g *gatherer) emit(i int, res evaluate.CaseResult, resp *jsonlresult.Respon
 	}
 	line, err := json.Marshal(full)
 	if err != nil {
-		return fmt.Errorf("encode the result of case %q: %w", res.ID, err)
+		return prepared{}, fmt.Errorf("encode the result of case %q: %w", res.ID, err)
 	}
-	return g.builder.Add(results.Case{Index: i, Status: toAPICase(res, full.Answer), Missing: res.Missing, Line: line})
+	res.Evaluators = nil // the summary needs only the verdict and score
+	return prepared{res: res, rcase: results.Case{Index: i, Status: toAPICase(full.CaseResult, full.Answer), Missing: res.Missing, Line: line}}, nil
+}
+
+// commit adds a prepared case to the summary and the builder, in output order.
+func (g *gatherer) commit(pc prepared) error {
+	g.summary.Add(pc.res)
+	return g.builder.Add(pc.rcase)
+}
+
+func (g *gatherer) emit(i int, res evaluate.CaseResult, resp *jsonlresult.Response) error {
+	pc, err := g.prepare(i, res, resp)
+	if err != nil {
+		return err
+	}
+	return g.commit(pc)
+}
+
+// parallelBatch judges and encodes the parser's responses on several goroutines and commits them in output
+// order. Memory stays bounded: at most a few batches are in flight.
+type parallelBatch struct {
+	g       *gatherer
+	batch   []claimed
+	jobs    chan batchJob
+	pending chan chan batchResult
+	done    chan error
+	failed  chan struct{}
+}
+
+type claimed struct {
+	i    int
+	resp *jsonlresult.Response
+}
+
+type batchJob struct {
+	items []claimed
+	out   chan batchResult
+}
+
+type batchResult struct {
+	items []prepared
+	err   error
+}
+
+const parallelBatchSize = 256
+
+func (g *gatherer) startParallel(workers int) *parallelBatch {
+	pb := &parallelBatch{
+		g:       g,
+		jobs:    make(chan batchJob, workers),
+		pending: make(chan chan batchResult, 2*workers),
+		done:    make(chan error, 1),
+		failed:  make(chan struct{}),
+	}
+	for range workers {
+		go func() {
+			for job := range pb.jobs {
+				var br batchResult
+				br.items = make([]prepared, 0, len(job.items))
+				for _, c := range job.items {
+					pc, err := g.prepare(c.i, g.judgeOne(c.resp), c.resp)
+					if err != nil {
+						br.err = err
+						break
+					}
+					br.items = append(br.items, pc)
+				}
+				job.out <- br
+			}
+		}()
+	}
+	go func() {
+		var err error
+		for out := range pb.pending {
+			br := <-out
+			if err != nil {
+				continue
+			}
+			if err = br.err; err == nil {
+				for _, pc := range br.items {
+					if err = g.commit(pc); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				close(pb.failed)
+			}
+		}
+		pb.done <- err
+	}()
+	return pb
+}
+
+// add is the parser's callback.
+func (pb *parallelBatch) add(resp *jsonlresult.Response) error {
+	i, ok := pb.g.claim(resp)
+	if !ok {
+		return nil
+	}
+	pb.batch = append(pb.batch, claimed{i, resp})
+	if len(pb.batch) < parallelBatchSize {
+		return nil
+	}
+	return pb.flush()
+}
+
+func (pb *parallelBatch) flush() error {
+	if len(pb.batch) == 0 {
+		return nil
+	}
+	out := make(chan batchResult, 1)
+	select {
+	case pb.pending <- out:
+	case <-pb.failed:
+		return errors.New("judging the results failed")
+	}
+	pb.jobs <- batchJob{items: pb.batch, out: out}
+	pb.batch = nil
+	return nil
+}
+
+// finish commits what is left and returns the first error.
+func (pb *parallelBatch) finish() error {
+	ferr := pb.flush()
+	close(pb.jobs)
+	close(pb.pending)
+	if err := <-pb.done; err != nil {
+		return err
+	}
+	return ferr
 }
 
 // perCase parses one output file per requested case.
