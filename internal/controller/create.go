@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -32,18 +33,12 @@ const (
 // resumes without duplicates. It returns an assessment without a Job when the run must wait for its eval file
 // or has failed validation.
 func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
-	pinned, err := r.pinnedConfigMap(ctx, run)
+	pinned, wait, err := r.pinEvalFile(ctx, run, now)
+	if wait != nil {
+		return &observed{assessment: *wait}, err
+	}
 	if err != nil {
 		return nil, err
-	}
-	if pinned == nil {
-		var wait *Assessment
-		if pinned, wait, err = r.pinEvalFile(ctx, run, now); wait != nil || err != nil {
-			if wait == nil {
-				return nil, err
-			}
-			return &observed{assessment: *wait}, err
-		}
 	}
 	cfg, err := RunConfigFrom(pinned)
 	if err != nil {
@@ -53,10 +48,9 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	for _, cm := range BuildResultConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
-	for _, child := range children {
-		if _, err := r.createOwned(ctx, run, child); err != nil {
-			return nil, err
-		}
+	// The children are independent of each other; only the Job needs them all.
+	if err := r.createAll(ctx, run, children); err != nil {
+		return nil, err
 	}
 	created, err := r.createOwned(ctx, run, BuildJob(run, cfg, r.opts))
 	if err != nil {
@@ -70,14 +64,19 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	return &observed{facts: facts, job: job}, nil
 }
 
-// pinEvalFile reads, validates and pins the eval file. It returns an assessment instead when the source is not
-// there yet (Pending, rechecked with a growing delay) or the file is invalid (InvalidEvalFile, final).
+// pinEvalFile reads, validates and pins the eval file, or returns the copy an earlier reconcile pinned (the
+// create meets it; a pinned copy also wins over a source that has gone since). It returns an assessment instead
+// when the source is not there yet (Pending, rechecked with a growing delay) or the file is invalid
+// (InvalidEvalFile, final).
 func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *Assessment, error) {
 	data, missing, err := r.evalSource(ctx, run)
 	if err != nil {
 		return nil, nil, err
 	}
 	if missing != "" {
+		if pinned, err := r.pinnedConfigMap(ctx, run); pinned != nil || err != nil {
+			return pinned, nil, err
+		}
 		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
 			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
@@ -188,6 +187,17 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 	facts.EvalFileSHA256 = EvalSHA256([]byte(cm.Data[layout.EvalFileKey]))
 	facts.EvalConfigMapName = cm.Name
 	return facts, nil
+}
+
+// createAll creates the objects concurrently and returns every error.
+func (r *EvalRunReconciler) createAll(ctx context.Context, run *evalsv1alpha1.EvalRun, objs []client.Object) error {
+	errs := make([]error, len(objs))
+	var wg sync.WaitGroup
+	for i, obj := range objs {
+		wg.Go(func() { _, errs[i] = r.createOwned(ctx, run, obj) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // createOwned creates obj; when it already exists, it reads it back from the API server and accepts it only if

@@ -39,12 +39,13 @@ type EvalRunReconciler struct {
 	recorder  recorder.EventRecorder
 	clock     clock.PassiveClock
 	opts      Options
+	memory    *memory
 }
 
 // NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the
 // source ConfigMap of an eval file, and confirmations of objects missing from the cache); rec emits events.
 func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock, opts Options) *EvalRunReconciler {
-	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.withDefaults()}
+	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.withDefaults(), memory: newMemory()}
 }
 
 // observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
@@ -59,6 +60,9 @@ type observed struct {
 func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &evalsv1alpha1.EvalRun{}
 	if err := r.client.Get(ctx, req.NamespacedName, run); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.memory.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !run.DeletionTimestamp.IsZero() {
@@ -73,10 +77,13 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, stepErr
 	}
 	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, now)
-	if StatusChanged(run, desired) {
+	// A status equal to the one this process last applied means the cache has not caught up yet: its watch event
+	// will bring another reconcile, so nothing is written twice.
+	if StatusChanged(run, desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, desired) {
 		if err := r.applyStatus(ctx, run, desired); err != nil {
 			return ctrl.Result{}, errors.Join(stepErr, err)
 		}
+		r.memory.markApplied(req.NamespacedName, run.UID, desired)
 		r.emitTransitions(run, desired)
 		log.V(2).Info("Status written", "state", obs.assessment.State, "reason", obs.assessment.Reason)
 	}
@@ -104,7 +111,8 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	if err != nil {
 		return nil, err
 	}
-	if job == nil && run.Status.JobName != "" {
+	key := client.ObjectKeyFromObject(run)
+	if job == nil && (run.Status.JobName != "" || r.memory.jobCreated(key, run.UID)) {
 		if job, err = r.getLiveJob(ctx, run); err != nil {
 			return nil, err
 		}
@@ -126,6 +134,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 			return created, err
 		}
 		job, facts = created.job, created.facts
+		r.memory.markJobCreated(key, run.UID)
 	} else if facts.EvalFileSHA256 == "" {
 		if facts, err = r.pinnedFacts(ctx, run); err != nil {
 			return nil, err

@@ -1,0 +1,68 @@
+package controller
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// memory remembers, per EvalRun, what this manager process itself wrote, so that a reconcile reading a cache
+// that has not caught up with those writes yet neither repeats them nor recreates children. It is an
+// optimisation only: after a restart it is empty and the reconciler falls back to the API server's answers.
+type memory struct {
+	mu   sync.Mutex
+	runs map[types.NamespacedName]remembered
+}
+
+type remembered struct {
+	uid        types.UID
+	jobCreated bool
+	status     *ManagerStatus
+}
+
+func newMemory() *memory { return &memory{runs: map[types.NamespacedName]remembered{}} }
+
+func (m *memory) get(key types.NamespacedName, uid types.UID) remembered {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.runs[key]
+	if r.uid != uid {
+		return remembered{uid: uid}
+	}
+	return r
+}
+
+func (m *memory) update(key types.NamespacedName, uid types.UID, f func(*remembered)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.runs[key]
+	if r.uid != uid {
+		r = remembered{uid: uid}
+	}
+	f(&r)
+	m.runs[key] = r
+}
+
+func (m *memory) forget(key types.NamespacedName) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.runs, key)
+}
+
+// jobCreated reports whether this process created (or found) the run's Job.
+func (m *memory) jobCreated(key types.NamespacedName, uid types.UID) bool { return m.get(key, uid).jobCreated }
+
+func (m *memory) markJobCreated(key types.NamespacedName, uid types.UID) {
+	m.update(key, uid, func(r *remembered) { r.jobCreated = true })
+}
+
+// alreadyApplied reports whether s is exactly the status this process last applied for the run.
+func (m *memory) alreadyApplied(key types.NamespacedName, uid types.UID, s ManagerStatus) bool {
+	last := m.get(key, uid).status
+	return last != nil && equality.Semantic.DeepEqual(*last, s)
+}
+
+func (m *memory) markApplied(key types.NamespacedName, uid types.UID, s ManagerStatus) {
+	m.update(key, uid, func(r *remembered) { r.status = &s })
+}
