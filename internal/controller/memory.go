@@ -51,7 +51,9 @@ func (m *memory) forget(key types.NamespacedName) {
 }
 
 // jobCreated reports whether this process created (or found) the run's Job.
-func (m *memory) jobCreated(key types.NamespacedName, uid types.UID) bool { return m.get(key, uid).jobCreated }
+func (m *memory) jobCreated(key types.NamespacedName, uid types.UID) bool {
+	return m.get(key, uid).jobCreated
+}
 
 func (m *memory) markJobCreated(key types.NamespacedName, uid types.UID) {
 	m.update(key, uid, func(r *remembered) { r.jobCreated = true })
