@@ -108,7 +108,10 @@ func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) *rbacv
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{group}, Resources: []string{"evalruns"}, ResourceNames: []string{run.Name}, Verbs: []string{"get"}},
 			{APIGroups: []string{group}, Resources: []string{"evalruns/status"}, ResourceNames: []string{run.Name}, Verbs: []string{"get", "patch"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: append([]string{}, cfg.ResultConfigMaps...), Verbs: []string{"get", "update", "patch"}},
+			{
+				APIGroups: []string{""}, Resources: []string{"configmaps"},
+				ResourceNames: append([]string{}, cfg.ResultConfigMaps...), Verbs: []string{"get", "update", "patch"},
+			},
 		},
 	}
 }

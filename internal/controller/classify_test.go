@@ -51,9 +51,9 @@ func makePod(opts ...podOpt) corev1.Pod {
 
 func phase(ph corev1.PodPhase) podOpt { return func(p *corev1.Pod) { p.Status.Phase = ph } }
 
-func podCond(t corev1.PodConditionType, s corev1.ConditionStatus, reason string, since time.Duration) podOpt {
+func scheduled(s corev1.ConditionStatus, reason string, since time.Duration) podOpt {
 	return func(p *corev1.Pod) {
-		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: t, Status: s, Reason: reason, Message: "0/1 nodes are available", LastTransitionTime: at(since)})
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: s, Reason: reason, Message: "0/1 nodes are available", LastTransitionTime: at(since)})
 	}
 }
 
@@ -68,10 +68,11 @@ func waiting(container, reason string) podOpt {
 	}
 }
 
-func terminated(container string, code int32, reason, msg string, finished time.Duration) podOpt {
+// terminated reports the container ended a minute after t0.
+func terminated(container string, code int32, reason, msg string) podOpt {
 	return func(p *corev1.Pod) {
 		s := corev1.ContainerStatus{Name: container, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: code, Reason: reason, Message: msg, FinishedAt: at(finished)}}}
+			ExitCode: code, Reason: reason, Message: msg, FinishedAt: at(time.Minute)}}}
 		if container == "runner" {
 			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, s)
 		} else {
@@ -125,28 +126,28 @@ func TestClassify(t *testing.T) {
 		{
 			name: "unschedulable within the timeout",
 			run:  testRun(), job: makeJob(started), now: 2 * minute,
-			pods: []corev1.Pod{makePod(podCond(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", time.Minute))},
+			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionFalse, "Unschedulable", time.Minute))},
 			want: Assessment{State: StatePending, Reason: "Pending", Message: "pod screen-abcde is unschedulable: 0/1 nodes are available",
 				RecheckAfter: 4 * minute, Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
 		},
 		{
 			name: "unschedulable past the timeout",
 			run:  testRun(), job: makeJob(started), now: 6 * minute,
-			pods: []corev1.Pod{makePod(podCond(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", time.Minute))},
+			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionFalse, "Unschedulable", time.Minute))},
 			want: Assessment{State: StateFailed, Reason: "Unschedulable", StopJob: true,
 				Message: "pod screen-abcde stayed unschedulable for 5m0s: 0/1 nodes are available", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
 		},
 		{
 			name: "runner image pull back-off within the timeout",
 			run:  testRun(), job: makeJob(started), now: minute,
-			pods: []corev1.Pod{makePod(podCond(corev1.PodScheduled, corev1.ConditionTrue, "", 2*time.Second), waiting("runner", "ImagePullBackOff"))},
+			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionTrue, "", 2*time.Second), waiting("runner", "ImagePullBackOff"))},
 			want: Assessment{State: StatePending, Reason: "Pending", Message: "container runner is waiting: ImagePullBackOff: pull failed",
 				RecheckAfter: minute + 2*time.Second, Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", Reason: "ImagePullBackOff", Message: "pull failed"}},
 		},
 		{
 			name: "runner image pull failing past the timeout",
 			run:  testRun(), job: makeJob(started), now: 3 * minute,
-			pods: []corev1.Pod{makePod(podCond(corev1.PodScheduled, corev1.ConditionTrue, "", 2*time.Second), waiting("runner", "ErrImagePull"))},
+			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionTrue, "", 2*time.Second), waiting("runner", "ErrImagePull"))},
 			want: Assessment{State: StateFailed, Reason: "ImagePullFailed", StopJob: true,
 				Message: "container runner could not start within 2m0s: ErrImagePull: pull failed",
 				Runner:  &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", Reason: "ErrImagePull", Message: "pull failed"}},
@@ -169,21 +170,21 @@ func TestClassify(t *testing.T) {
 		{
 			name: "runner ended, results pending",
 			run:  testRun(), job: makeJob(started), now: 2 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", "", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results",
 				RecheckAfter: 4 * minute, Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
 		},
 		{
 			name: "runner ended, results recorded, pod finishing",
 			run:  testRun(collected("Completed", "")), job: makeJob(started), now: 2 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", "", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "results are recorded; waiting for the pod to finish",
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Reason: "Completed", Message: "Traceback\n  boom"}},
 		},
 		{
 			name: "runner ended, no results past the results deadline",
 			run:  testRun(), job: makeJob(started), now: 7 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", "", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", StopJob: true,
 				Message: "the runner ended but no results arrived within the results deadline of 5m0s",
 				Runner:  &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
@@ -191,7 +192,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "complete with every result",
 			run:  testRun(collected("Completed", "13 cases collected")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
-			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", "", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "13 cases collected",
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Reason: "Completed", Message: "Traceback\n  boom"}},
 		},
@@ -210,7 +211,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "complete, runner OOM-killed inside the container",
 			run:  testRun(collected("RunnerFailed", "killed by SIGKILL")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
-			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "OOMKilled", "", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "OOMKilled", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: "the runner container ran out of memory (OOMKilled); raise target.resources.limits.memory",
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Reason: "OOMKilled", Message: "Traceback\n  boom"}},
 		},
@@ -223,8 +224,8 @@ func TestClassify(t *testing.T) {
 		{
 			name: "complete, status write lost: termination message",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
-			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", "", minute),
-				terminated("collector", 0, "Completed", `{"outcome":"InvalidOutput","message":"line 3: not JSON","total":13}`, minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""),
+				terminated("collector", 0, "Completed", `{"outcome":"InvalidOutput","message":"line 3: not JSON","total":13}`))},
 			want: Assessment{State: StateFailed, Reason: "InvalidOutput",
 				Message: "from the collector's termination message (its status write did not land): line 3: not JSON",
 				Runner:  &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
@@ -232,15 +233,15 @@ func TestClassify(t *testing.T) {
 		{
 			name: "complete, nothing reported yet",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 2 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", "", minute),
-				terminated("collector", 0, "Completed", "not json", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""),
+				terminated("collector", 0, "Completed", "not json"))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the Job completed; waiting for the collector's results", RecheckAfter: 4 * minute,
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
 		},
 		{
 			name: "complete, nothing reported within the results deadline",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 6*minute + time.Second,
-			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", "", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", Message: "the runner ended but no results arrived within the results deadline of 5m0s",
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
 		},
@@ -253,7 +254,7 @@ func TestClassify(t *testing.T) {
 		{
 			name: "failed: runner container OOM-killed",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
-			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 137, "OOMKilled", "", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 137, "OOMKilled", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: "the runner container ran out of memory (OOMKilled); raise target.resources.limits.memory",
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](137), Reason: "OOMKilled"}},
 		},
@@ -266,14 +267,14 @@ func TestClassify(t *testing.T) {
 		{
 			name: "failed: launcher infrastructure failure",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
-			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 70, "Error", "no /bin/sh in the image\n", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 70, "Error", "no /bin/sh in the image\n"))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the runner container exited with code 70 (the launcher failed): no /bin/sh in the image",
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](70), Reason: "Error", Message: "no /bin/sh in the image\n"}},
 		},
 		{
 			name: "failed: collector crashed",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
-			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 2, "Error", "panic", minute))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 2, "Error", "panic"))},
 			want: Assessment{State: StateFailed, Reason: "CollectorFailed", Message: "the collector exited with code 2: panic", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
 		},
 		{
@@ -286,7 +287,7 @@ func TestClassify(t *testing.T) {
 			run:  testRun(), job: makeJob(started),
 			pods: []corev1.Pod{
 				makePod(phase(corev1.PodRunning), func(p *corev1.Pod) { p.Name, p.CreationTimestamp = "screen-new", at(time.Hour) }),
-				makePod(phase(corev1.PodFailed), terminated("runner", 137, "OOMKilled", "", minute)),
+				makePod(phase(corev1.PodFailed), terminated("runner", 137, "OOMKilled", "")),
 			},
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-new is running", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new"}},
 		},

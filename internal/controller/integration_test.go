@@ -118,10 +118,10 @@ func failJob(t *testing.T, job *batchv1.Job, reason, msg string) {
 	})
 }
 
-func runnerTerminated(code int32, reason, msg string, finished time.Time) func(*corev1.PodStatus) {
+func runnerTerminated(code int32, reason string, finished time.Time) func(*corev1.PodStatus) {
 	return func(s *corev1.PodStatus) {
 		s.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, Image: "runner:dev", State: corev1.ContainerState{
-			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, Message: msg, StartedAt: metav1.NewTime(finished.Add(-time.Second)), FinishedAt: metav1.NewTime(finished)}}}}
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: metav1.NewTime(finished.Add(-time.Second)), FinishedAt: metav1.NewTime(finished)}}}}
 	}
 }
 
@@ -411,7 +411,7 @@ func TestFailureReasons(t *testing.T) {
 				}
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 					s.Phase = corev1.PodSucceeded
-					runnerTerminated(0, "Completed", "", time.Now())(s)
+					runnerTerminated(0, "Completed", time.Now())(s)
 					s.InitContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
 						Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg), FinishedAt: metav1.Now()}}}}
 				})
@@ -423,7 +423,7 @@ func TestFailureReasons(t *testing.T) {
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 					s.Phase = corev1.PodFailed
-					runnerTerminated(137, "OOMKilled", "", time.Now())(s)
+					runnerTerminated(137, "OOMKilled", time.Now())(s)
 				})
 				failJob(t, job, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
 			},
@@ -468,7 +468,7 @@ func TestFailureReasons(t *testing.T) {
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 					s.Phase = corev1.PodRunning
-					runnerTerminated(0, "Completed", "", time.Now())(s)
+					runnerTerminated(0, "Completed", time.Now())(s)
 				})
 				// The manager waits for the results deadline without polling; move its clock past the deadline.
 				waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonCollecting)
@@ -550,7 +550,7 @@ func TestCollectorAndManagerStatusMerge(t *testing.T) {
 
 	collectorApply(t, k8s, run, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	// The manager writes after the collector (runner ended, then the Job completed).
-	updatePodStatus(t, pod, runnerTerminated(0, "Completed", "", time.Now()))
+	updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
 	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonCollecting)
 	completeJob(t, job)
 	got := waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
@@ -569,7 +569,7 @@ func TestCollectorAndManagerStatusMerge(t *testing.T) {
 			continue
 		}
 		var fields map[string]any
-		if err := json.Unmarshal(mf.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(mf.FieldsV1.GetRawBytes(), &fields); err != nil {
 			t.Fatal(err)
 		}
 		status, _ := fields["f:status"].(map[string]any)

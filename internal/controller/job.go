@@ -229,7 +229,7 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		corev1.EnvVar{Name: layout.EnvEvalFile, Value: EvalFilePath},
 		corev1.EnvVar{Name: layout.EnvOutputFile, Value: output},
 	)
-	var envFrom []corev1.EnvFromSource
+	envFrom := make([]corev1.EnvFromSource, 0, len(t.EnvFrom))
 	for _, e := range t.EnvFrom {
 		envFrom = append(envFrom, *e.DeepCopy())
 	}

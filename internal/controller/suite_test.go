@@ -155,7 +155,9 @@ func startManager() (*runningManager, error) {
 
 func (m *runningManager) stop() {
 	m.cancel()
-	<-m.done
+	if err := <-m.done; err != nil {
+		fmt.Fprintf(os.Stderr, "the manager stopped with: %v\n", err)
+	}
 }
 
 // noWatch adapts the manager's client to the interceptor, which wraps a client.WithWatch; the reconciler never
