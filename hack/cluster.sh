@@ -631,6 +631,9 @@ cmd_up() {
   t2=$(now_ms)
   wait_for "default ServiceAccount" 60 default_sa
   wait_for "kube-proxy rules for the kubernetes Service" 60 proxy_rules
+  # kube-proxy inserts its FORWARD jumps at the top; put ours first again so it is checked before any ACCEPT.
+  iptables -w -D FORWARD -j "$FWD_CHAIN" 2>/dev/null || true
+  iptables -w -I FORWARD 1 -j "$FWD_CHAIN"
   log "ready in $(( ($(now_ms) - t1) ))ms after the binaries were present (node Ready after $(( t2 - t1 ))ms; total $(( $(now_ms) - t0 ))ms)"
   log "kubeconfig: $KUBECONFIG_OUT   (export KUBECONFIG=$KUBECONFIG_OUT; kubectl: $K8S_BIN/kubectl)"
 }

@@ -69,6 +69,10 @@ func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 	kubeconfig := envOr("KUBECONFIG", filepath.Join(repoRoot, "bin", "cluster", "kubeconfig"))
+	if !filepath.IsAbs(kubeconfig) {
+		// go test runs in the package directory; a relative KUBECONFIG is meant from the repository root.
+		kubeconfig = filepath.Join(repoRoot, kubeconfig)
+	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "e2e: loading kubeconfig %s (is the cluster up? make cluster-up): %v\n", kubeconfig, err)
