@@ -89,8 +89,7 @@ SYSCTLS=(vm.overcommit_memory kernel.panic kernel.panic_on_oops kernel.keys.root
   net.bridge.bridge-nf-call-ip6tables net.netfilter.nf_conntrack_max
   net.netfilter.nf_conntrack_tcp_timeout_established net.netfilter.nf_conntrack_tcp_timeout_close_wait)
 # Directories components hard-code outside the state directories; removed by `down` when `up` created them.
-HARDCODED_DIRS=(/var/log/containers /var/log/pods /var/lib/kubelet /var/lib/cni /run/containerd /usr/libexec/kubernetes
-  /etc/cni /opt/cni)
+HARDCODED_DIRS=(/var/log/containers /var/log/pods /var/lib/kubelet /var/lib/cni /run/containerd /usr/libexec/kubernetes)
 # Components in start order; `down` stops them in reverse.
 COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 
@@ -466,7 +465,7 @@ remove_kubelet_chains() {
       recorded "preexisting-chain $ipt $table $chain" && continue
       "$ipt" -w -t "$table" -S "$chain" >/dev/null 2>&1 || continue
       # Delete every rule that jumps to the chain, then the chain.
-      "$ipt" -w -t "$table" -S | grep -E -- "-j $chain( |$)" | sed 's/^-A /-D /' | while read -r rule; do
+      { "$ipt" -w -t "$table" -S | grep -E -- "-j $chain( |$)" || true; } | sed 's/^-A /-D /' | while read -r rule; do
         eval "\"$ipt\" -w -t \"$table\" $rule" 2>/dev/null || true
       done
       "$ipt" -w -t "$table" -F "$chain" 2>/dev/null || true
