@@ -229,9 +229,12 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		corev1.EnvVar{Name: layout.EnvEvalFile, Value: EvalFilePath},
 		corev1.EnvVar{Name: layout.EnvOutputFile, Value: output},
 	)
-	envFrom := make([]corev1.EnvFromSource, 0, len(t.EnvFrom))
-	for _, e := range t.EnvFrom {
-		envFrom = append(envFrom, *e.DeepCopy())
+	var envFrom []corev1.EnvFromSource
+	if len(t.EnvFrom) > 0 {
+		envFrom = make([]corev1.EnvFromSource, len(t.EnvFrom))
+		for i := range t.EnvFrom {
+			t.EnvFrom[i].DeepCopyInto(&envFrom[i])
+		}
 	}
 	var res corev1.ResourceRequirements
 	if t.Resources != nil {
