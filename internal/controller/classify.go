@@ -38,17 +38,6 @@ const (
 	maxRunnerReason     = 128
 )
 
-// Outcomes the collector writes into status.collection.outcome and its termination message.
-const (
-	OutcomeCompleted         = "Completed"
-	OutcomeRunnerFailed      = "RunnerFailed"
-	OutcomeRunnerTimedOut    = "RunnerTimedOut"
-	OutcomeHealthcheckFailed = "HealthcheckFailed"
-	OutcomeMissingResults    = "MissingResults"
-	OutcomeInvalidOutput     = "InvalidOutput"
-	OutcomeCollectorFailed   = "CollectorFailed"
-)
-
 // Container waiting reasons the kubelet reports.
 const (
 	waitErrImagePull         = "ErrImagePull"
@@ -82,15 +71,6 @@ type Assessment struct {
 	// RecheckAfter, when positive, is when the classification may change without any watched object changing
 	// (a timeout or deadline expires).
 	RecheckAfter time.Duration
-}
-
-// CollectorTermination is the JSON summary the collector writes as its termination message: the manager's
-// fallback when the collector's status write never landed. Unknown fields are ignored.
-type CollectorTermination struct {
-	Outcome        string `json:"outcome"`
-	Message        string `json:"message,omitempty"`
-	RunnerFinished bool   `json:"runnerFinished,omitempty"`
-	RunnerExitCode *int32 `json:"runnerExitCode,omitempty"`
 }
 
 // Classify decides the state and reason of a run that has a Job (Job must not be nil). It is a pure function of
@@ -236,7 +216,7 @@ func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
 	if t == nil || t.Message == "" {
 		return Assessment{}, false
 	}
-	var summary CollectorTermination
+	var summary layout.TerminationMessage
 	if err := json.Unmarshal([]byte(t.Message), &summary); err != nil || summary.Outcome == "" {
 		return Assessment{}, false
 	}
@@ -246,30 +226,30 @@ func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
 }
 
 func fromOutcome(outcome, message, stderrTail string, pod *corev1.Pod) Assessment {
-	if runnerOOMKilled(pod) && outcome != OutcomeCompleted {
+	if runnerOOMKilled(pod) && outcome != layout.OutcomeCompleted {
 		return oomKilled()
 	}
 	msg := oneLine(message)
 	switch outcome {
-	case OutcomeCompleted:
+	case layout.OutcomeCompleted:
 		if msg == "" {
 			msg = "every result was collected"
 		}
 		return Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: msg}
-	case OutcomeRunnerFailed:
+	case layout.OutcomeRunnerFailed:
 		if tail := oneLine(stderrTail); tail != "" {
 			msg = strings.TrimSpace(msg + "; stderr: " + lastRunes(tail, 512))
 		}
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: msg}
-	case OutcomeRunnerTimedOut:
+	case layout.OutcomeRunnerTimedOut:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: msg}
-	case OutcomeHealthcheckFailed:
+	case layout.OutcomeHealthcheckFailed:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonHealthcheckFailed, Message: msg}
-	case OutcomeMissingResults:
+	case layout.OutcomeMissingResults:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonMissingResults, Message: msg}
-	case OutcomeInvalidOutput:
+	case layout.OutcomeInvalidOutput:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidOutput, Message: msg}
-	case OutcomeCollectorFailed:
+	case layout.OutcomeCollectorFailed:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed, Message: msg}
 	}
 	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,

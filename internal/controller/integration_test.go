@@ -363,49 +363,49 @@ func TestFailureReasons(t *testing.T) {
 		{
 			name: "completed", reason: evalsv1alpha1.ReasonCompleted, status: metav1.ConditionTrue,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+				collectorApply(t, k8s, run, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "runner failed", reason: evalsv1alpha1.ReasonRunnerFailed, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, podruntime.OutcomeRunnerFailed, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
+				collectorApply(t, k8s, run, layout.OutcomeRunnerFailed, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "runner timed out", reason: evalsv1alpha1.ReasonRunnerTimedOut, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, podruntime.OutcomeRunnerTimedOut, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
+				collectorApply(t, k8s, run, layout.OutcomeRunnerTimedOut, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "healthcheck failed", reason: evalsv1alpha1.ReasonHealthcheckFailed, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, podruntime.OutcomeHealthcheckFailed, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
+				collectorApply(t, k8s, run, layout.OutcomeHealthcheckFailed, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "missing results", reason: evalsv1alpha1.ReasonMissingResults, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, podruntime.OutcomeMissingResults, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
+				collectorApply(t, k8s, run, layout.OutcomeMissingResults, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "invalid output", reason: evalsv1alpha1.ReasonInvalidOutput, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, podruntime.OutcomeInvalidOutput, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, ParseErrors: 1})
+				collectorApply(t, k8s, run, layout.OutcomeInvalidOutput, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, ParseErrors: 1})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "collector termination message when its status write never landed", reason: evalsv1alpha1.ReasonInvalidOutput, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				msg, err := json.Marshal(podruntime.TerminationMessage{Outcome: podruntime.OutcomeInvalidOutput, Message: "line 2: not JSON", Total: 2})
+				msg, err := json.Marshal(layout.TerminationMessage{Outcome: layout.OutcomeInvalidOutput, Message: "line 2: not JSON", Total: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -548,7 +548,7 @@ func TestCollectorAndManagerStatusMerge(t *testing.T) {
 	updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
 	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
 
-	collectorApply(t, k8s, run, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+	collectorApply(t, k8s, run, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	// The manager writes after the collector (runner ended, then the Job completed).
 	updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
 	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonCollecting)
@@ -615,7 +615,7 @@ func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
 	if err := collector.Get(ctx, client.ObjectKeyFromObject(mine), &evalsv1alpha1.EvalRun{}); err != nil {
 		t.Errorf("reading its own EvalRun: %v", err)
 	}
-	collectorApply(t, collector, mine, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2})
+	collectorApply(t, collector, mine, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2})
 	resultCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor(mine.Name).ResultConfigMap(0)}}
 	if err := collector.Patch(ctx, resultCM, client.RawPatch("application/merge-patch+json", []byte(`{"binaryData":{"results.jsonl.gz":"H4sIAAAAAAAA/wMAAAAAAAAAAAA="}}`))); err != nil {
 		t.Errorf("patching its own result ConfigMap: %v", err)
@@ -672,7 +672,7 @@ func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 	if len(jobs.Items) != 1 || jobs.Items[0].UID != job.UID {
 		t.Fatalf("after the restart there are %d Jobs, want the original one", len(jobs.Items))
 	}
-	collectorApply(t, k8s, run, podruntime.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+	collectorApply(t, k8s, run, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	completeJob(t, job)
 	waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
 }

@@ -15,9 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// MaxTerminationMessageBytes bounds the termination message (the kubelet keeps at most 4 KiB).
-const MaxTerminationMessageBytes = 4000
-
 // CollectOptions configure Collect.
 type CollectOptions struct {
 	Config *layout.RunConfig
@@ -34,26 +31,6 @@ type CollectOptions struct {
 	Backoff Backoff
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-}
-
-// TerminationMessage is the collector's compact summary, written to its termination log: the manager's fallback
-// when the API writes never landed.
-type TerminationMessage struct {
-	Outcome        string `json:"outcome"`
-	Message        string `json:"message,omitempty"`
-	RunnerFinished bool   `json:"runnerFinished"`
-	RunnerExitCode *int32 `json:"runnerExitCode,omitempty"`
-	Persisted      bool   `json:"persisted"`
-	PersistError   string `json:"persistError,omitempty"`
-	Total          int32  `json:"total"`
-	Passed         int32  `json:"passed"`
-	Failed         int32  `json:"failed"`
-	Errored        int32  `json:"errored"`
-	Skipped        int32  `json:"skipped"`
-	Missing        int32  `json:"missing"`
-	ParseErrors    int32  `json:"parseErrors"`
-	Unexpected     int32  `json:"unexpected"`
-	OutputSHA256   string `json:"outputSHA256,omitempty"`
 }
 
 // Collect is the sidecar: it signals readiness, waits for the launcher's done marker (or for ctx to end, the
@@ -131,18 +108,18 @@ func failedCollection(o CollectOptions, finished bool, err error) *Gathered {
 	msg := results.Excerpt("the collector could not gather the results: "+err.Error(), 2048)
 	b := results.NewBuilder(results.Options{BudgetBytes: o.Config.StatusBudgetBytes})
 	out, ferr := b.Finish(results.Tail{Collection: v1alpha1.CollectionStatus{
-		RunnerFinished: finished, Outcome: OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName,
+		RunnerFinished: finished, Outcome: layout.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName,
 	}})
 	if ferr != nil {
 		// An empty section always fits; keep a minimal one should it not.
-		out = &results.Output{Section: results.Section{Collection: &v1alpha1.CollectionStatus{Outcome: OutcomeCollectorFailed, Message: msg, CollectedAt: &at}}}
+		out = &results.Output{Section: results.Section{Collection: &v1alpha1.CollectionStatus{Outcome: layout.OutcomeCollectorFailed, Message: msg, CollectedAt: &at}}}
 	}
-	return &Gathered{Output: out, Outcome: OutcomeCollectorFailed, Message: msg}
+	return &Gathered{Output: out, Outcome: layout.OutcomeCollectorFailed, Message: msg}
 }
 
-func terminationMessage(g *Gathered, finished bool, perr error) TerminationMessage {
+func terminationMessage(g *Gathered, finished bool, perr error) layout.TerminationMessage {
 	s := g.Summary
-	t := TerminationMessage{
+	t := layout.TerminationMessage{
 		Outcome: g.Outcome, Message: results.Excerpt(g.Message, 1024), RunnerFinished: finished, Persisted: perr == nil,
 		Total: s.Total, Passed: s.Passed, Failed: s.Failed, Errored: s.Errored, Skipped: s.Skipped, Missing: s.Missing,
 		ParseErrors: s.ParseErrors, Unexpected: s.Unexpected,
@@ -157,12 +134,12 @@ func terminationMessage(g *Gathered, finished bool, perr error) TerminationMessa
 	return t
 }
 
-func writeTerminationLog(path string, t TerminationMessage) error {
+func writeTerminationLog(path string, t layout.TerminationMessage) error {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
-	for len(data) > MaxTerminationMessageBytes && len(t.Message) > 0 {
+	for len(data) > layout.MaxTerminationMessageBytes && len(t.Message) > 0 {
 		t.Message = results.Excerpt(t.Message, len(t.Message)/2)
 		t.PersistError = results.Excerpt(t.PersistError, len(t.PersistError)/2)
 		if data, err = json.Marshal(t); err != nil {

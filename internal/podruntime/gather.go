@@ -24,17 +24,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Outcomes the collector records in status.collection.outcome and its termination message.
-const (
-	OutcomeCompleted         = "Completed"
-	OutcomeRunnerFailed      = "RunnerFailed"
-	OutcomeRunnerTimedOut    = "RunnerTimedOut"
-	OutcomeHealthcheckFailed = "HealthcheckFailed"
-	OutcomeMissingResults    = "MissingResults"
-	OutcomeInvalidOutput     = "InvalidOutput"
-	OutcomeCollectorFailed   = "CollectorFailed"
-)
-
 // maxCaseOutputBytes bounds each PerCase output file.
 const maxCaseOutputBytes = jsonlresult.DefaultMaxSingleBytes
 
@@ -462,17 +451,17 @@ func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Ta
 	}
 	switch {
 	case rec == nil && !finished:
-		return OutcomeRunnerFailed, with("the runner did not finish and recorded nothing: the collector was stopped before the launcher wrote its record (the container was killed, OOM-killed or ran past its deadline)")
+		return layout.OutcomeRunnerFailed, with("the runner did not finish and recorded nothing: the collector was stopped before the launcher wrote its record (the container was killed, OOM-killed or ran past its deadline)")
 	case rec == nil:
-		return OutcomeCollectorFailed, with("the launcher wrote its done marker but no runner record")
+		return layout.OutcomeCollectorFailed, with("the launcher wrote its done marker but no runner record")
 	case rec.Error != "":
-		return OutcomeRunnerFailed, with("the runner could not be started: " + rec.Error)
+		return layout.OutcomeRunnerFailed, with("the runner could not be started: " + rec.Error)
 	case rec.HealthcheckFailed:
 		msg := "the healthcheck failed"
 		if h := rec.Healthcheck; h != nil {
 			msg = "the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
 		}
-		return OutcomeHealthcheckFailed, with(msg)
+		return layout.OutcomeHealthcheckFailed, with(msg)
 	}
 	timedOut, failed := false, rec.FailedCases > 0
 	if o := rec.Runner; o != nil {
@@ -488,19 +477,19 @@ func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Ta
 	}
 	switch {
 	case timedOut:
-		return OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
+		return layout.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
 	case failed && rec.Runner != nil:
-		return OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
+		return layout.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
 	case !finished:
-		return OutcomeRunnerFailed, with("the runner did not finish: the collector was stopped before the done marker and collected the partial output")
+		return layout.OutcomeRunnerFailed, with("the runner did not finish: the collector was stopped before the done marker and collected the partial output")
 	case tail.ParseErrorCount > 0:
-		return OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, tail.ParseErrors[0].Line, tail.ParseErrors[0].Message))
+		return layout.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, tail.ParseErrors[0].Line, tail.ParseErrors[0].Message))
 	case noOutput:
-		return OutcomeMissingResults, with("the runner exited 0 but wrote no output file")
+		return layout.OutcomeMissingResults, with("the runner exited 0 but wrote no output file")
 	case tail.MissingCount > 0:
-		return OutcomeMissingResults, with(fmt.Sprintf("%d requested cases have no result (first: %s)", tail.MissingCount, tail.MissingIDs[0]))
+		return layout.OutcomeMissingResults, with(fmt.Sprintf("%d requested cases have no result (first: %s)", tail.MissingCount, tail.MissingIDs[0]))
 	}
-	return OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
+	return layout.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
 }
 
 // stderrSuffix is ": <last line of the output>" or "".

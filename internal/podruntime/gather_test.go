@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+
 	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/google/go-cmp/cmp"
@@ -68,7 +70,7 @@ func TestGatherBatched(t *testing.T) {
 			name:        "all present, code judge passed",
 			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
 			judge:       &evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1, Hits: []string{"ok"}},
-			wantOutcome: OutcomeCompleted,
+			wantOutcome: layout.OutcomeCompleted,
 			wantMsg:     "collected the results of all 4 cases",
 			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictPass, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
 			wantSummary: v1alpha1.RunSummary{Total: 4, Passed: 1, Skipped: 3, PassRate: "0.2500", MeanScore: "1.0000", MedianScore: "1.0000", MinScore: "1.0000", MaxScore: "1.0000", Histogram: []int32{0, 0, 0, 0, 1}},
@@ -76,14 +78,14 @@ func TestGatherBatched(t *testing.T) {
 		{
 			name:        "code judge never recorded is an error",
 			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
-			wantOutcome: OutcomeCompleted,
+			wantOutcome: layout.OutcomeCompleted,
 			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictError, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
 			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 1, Skipped: 3, PassRate: "0.0000"},
 		},
 		{
 			name:        "missing and invalid lines",
 			output:      `{"id":"beta","text":"B"}` + "\n" + `not json` + "\n" + `{"id":"zzz","text":"?"}` + "\n",
-			wantOutcome: OutcomeInvalidOutput,
+			wantOutcome: layout.OutcomeInvalidOutput,
 			wantMsg:     "1 invalid output lines (first: line 2",
 			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
 			wantMissing: []string{"alpha", "gamma", "delta"},
@@ -91,7 +93,7 @@ func TestGatherBatched(t *testing.T) {
 		},
 		{
 			name:        "no output file",
-			wantOutcome: OutcomeMissingResults,
+			wantOutcome: layout.OutcomeMissingResults,
 			wantMsg:     "the runner exited 0 but wrote no output file",
 			wantCases:   map[string]v1alpha1.Verdict{},
 			wantMissing: []string{"alpha", "beta", "gamma", "delta"},
@@ -101,7 +103,7 @@ func TestGatherBatched(t *testing.T) {
 			name:        "runner exited 2",
 			output:      `{"id":"beta","text":"B"}` + "\n",
 			exit:        2,
-			wantOutcome: OutcomeRunnerFailed,
+			wantOutcome: layout.OutcomeRunnerFailed,
 			wantMsg:     "the runner exited with code 2",
 			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
 			wantMissing: []string{"alpha", "gamma", "delta"},
@@ -155,7 +157,7 @@ func TestGatherPartialOutputWithoutDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := g.Output.Section.Collection
-	if c.RunnerFinished || g.Outcome != OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
+	if c.RunnerFinished || g.Outcome != layout.OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
 		t.Errorf("collection %+v, outcome %s; want an unfinished runner", c, g.Outcome)
 	}
 	if diff := cmp.Diff(map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped}, caseVerdicts(g.Output.Section.Cases)); diff != "" {
@@ -183,7 +185,7 @@ func TestGatherPerCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Outcome != OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
+	if g.Outcome != layout.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
 		t.Errorf("outcome %s %q", g.Outcome, g.Message)
 	}
 	if diff := cmp.Diff([]string{"gamma", "delta"}, g.Output.Section.MissingIDs); diff != "" {

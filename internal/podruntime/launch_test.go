@@ -185,7 +185,7 @@ func TestLaunchHealthcheckFailure(t *testing.T) {
 		t.Errorf("runner command ran after a failed healthcheck")
 	}
 	outcome, msg := classify(rec, true, DoneMarker{}, emptyTail(), false, "Batched", 0)
-	if outcome != OutcomeHealthcheckFailed || !strings.Contains(msg, "exited with code 7: model endpoint unreachable") {
+	if outcome != layout.OutcomeHealthcheckFailed || !strings.Contains(msg, "exited with code 7: model endpoint unreachable") {
 		t.Errorf("classified %s %q", outcome, msg)
 	}
 }
@@ -205,7 +205,7 @@ func TestLaunchNoShell(t *testing.T) {
 		t.Fatalf("runner outcome %+v, want a clear no-shell message", rec.Runner)
 	}
 	outcome, msg := classify(&rec, true, DoneMarker{}, emptyTail(), true, "Batched", 0)
-	if outcome != OutcomeRunnerFailed || !strings.Contains(msg, "needs a POSIX shell") {
+	if outcome != layout.OutcomeRunnerFailed || !strings.Contains(msg, "needs a POSIX shell") {
 		t.Errorf("classified %s %q, want RunnerFailed naming the missing shell", outcome, msg)
 	}
 }
@@ -284,7 +284,7 @@ func TestLaunchTimeout(t *testing.T) {
 		t.Errorf("runner outcome %+v, want a timeout without an exit code", rec.Runner)
 	}
 	outcome, _ := classify(rec, true, DoneMarker{}, emptyTail(), true, "Batched", 0)
-	if outcome != OutcomeRunnerTimedOut {
+	if outcome != layout.OutcomeRunnerTimedOut {
 		t.Errorf("outcome %s, want RunnerTimedOut", outcome)
 	}
 }
