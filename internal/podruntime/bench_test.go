@@ -74,7 +74,10 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 		return nil, 0, err
 	}
 	ew := bufio.NewWriterSize(ef, 1<<20)
-	fmt.Fprint(ew, "$schema: agentv-eval-v2\nexecution:\n  evaluators:\n"+
+	// A bufio.Writer keeps its first error and returns it from every later call, Flush included: the Flush below
+	// is where write errors of both files are checked.
+	pf := func(w *bufio.Writer, format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }
+	pf(ew, "%s", "$schema: agentv-eval-v2\nexecution:\n  evaluators:\n"+
 		"    - {name: tools, type: tool_trajectory, mode: any_order, minimums: {search_registry: 1, score_risk: 1}}\n"+
 		"    - {name: fast, type: latency, threshold: 1800}\n"+
 		"    - {name: cheap, type: cost, budget: 0.008}\n"+
@@ -93,7 +96,7 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 	for i := range n {
 		id := fmt.Sprintf("case-%06d", i)
 		ids[i] = id
-		fmt.Fprintf(ew, "  - id: %s\n    input_messages: [{role: user, content: \"screen row %d\"}]\n", id, i)
+		pf(ew, "  - id: %s\n    input_messages: [{role: user, content: \"screen row %d\"}]\n", id, i)
 		var text strings.Builder
 		for text.Len() < 150 {
 			text.WriteString(words[rng.IntN(len(words))])
@@ -102,19 +105,19 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 		ts := func(k int) string {
 			return base.Add(time.Duration(i*1000+k) * time.Millisecond).Format(time.RFC3339Nano)
 		}
-		fmt.Fprintf(w, `{"id":%s,"text":%s,"trace":[`, js(id), js(text.String()))
-		fmt.Fprintf(w, `{"type":"model_step","timestamp":%q,"id":"s-%d","name":"plan","input":{"prompt_tokens":%d},"output":{"completion_tokens":%d}},`, ts(0), i, 200+rng.IntN(800), 10+rng.IntN(90))
-		fmt.Fprintf(w, `{"type":"tool_call","timestamp":%q,"id":"c-%d-0","name":"search_registry","input":{"query":"row %d"}},`, ts(1), i, i)
-		fmt.Fprintf(w, `{"type":"tool_result","timestamp":%q,"id":"c-%d-0","output":{"hits":%d}}],"output_messages":[{"role":"assistant","tool_calls":[`, ts(2), i, rng.IntN(4))
+		pf(w, `{"id":%s,"text":%s,"trace":[`, js(id), js(text.String()))
+		pf(w, `{"type":"model_step","timestamp":%q,"id":"s-%d","name":"plan","input":{"prompt_tokens":%d},"output":{"completion_tokens":%d}},`, ts(0), i, 200+rng.IntN(800), 10+rng.IntN(90))
+		pf(w, `{"type":"tool_call","timestamp":%q,"id":"c-%d-0","name":"search_registry","input":{"query":"row %d"}},`, ts(1), i, i)
+		pf(w, `{"type":"tool_result","timestamp":%q,"id":"c-%d-0","output":{"hits":%d}}],"output_messages":[{"role":"assistant","tool_calls":[`, ts(2), i, rng.IntN(4))
 		for k, tool := range tools {
 			if k > 0 {
-				w.WriteByte(',')
+				pf(w, ",")
 			}
-			fmt.Fprintf(w, `{"tool":%q,"input":{"id":%q},"output":{"value":%d},"id":"c-%d-%d","timestamp":%q}`, tool, id, rng.IntN(100000), i, k, ts(3+k))
+			pf(w, `{"tool":%q,"input":{"id":%q},"output":{"value":%d},"id":"c-%d-%d","timestamp":%q}`, tool, id, rng.IntN(100000), i, k, ts(3+k))
 		}
-		fmt.Fprintf(w, `]},{"role":"assistant","content":{"decision":%q,"score":%.3f,"reasons":["threshold","jurisdiction AU"]},"timestamp":%q}],`,
+		pf(w, `]},{"role":"assistant","content":{"decision":%q,"score":%.3f,"reasons":["threshold","jurisdiction AU"]},"timestamp":%q}],`,
 			[]string{"CLEAR", "REVIEW", "BLOCK"}[rng.IntN(3)], rng.Float64(), ts(9))
-		fmt.Fprintf(w, `"token_usage":{"input":%d,"output":%d},"cost_usd":%.5f,"duration_ms":%d}`+"\n",
+		pf(w, `"token_usage":{"input":%d,"output":%d},"cost_usd":%.5f,"duration_ms":%d}`+"\n",
 			1000+rng.IntN(500), 50+rng.IntN(50), rng.Float64()/100, 500+rng.IntN(2000))
 	}
 	for _, fl := range []struct {
@@ -285,7 +288,9 @@ func printHWM(t *testing.T) {
 	}
 	for _, l := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			fmt.Fprintf(os.Stdout, "VmHWM-KiB=%s\n", strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			if _, err := fmt.Printf("VmHWM-KiB=%s\n", strings.TrimSuffix(strings.TrimSpace(v), " kB")); err != nil {
+				t.Fatalf("report VmHWM: %v", err)
+			}
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -84,7 +85,7 @@ func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.Fi
 		},
 	}
 	n := workers(cfg.CodeJudgeWorkers, defaultCodeJudgeWorkers)
-	fmt.Fprintf(log, "Running code judges cases=%d workers=%d\n", len(judged), n)
+	logf(log, "Running code judges cases=%d workers=%d\n", len(judged), n)
 	work := make(chan *jsonlresult.Response)
 	var wg sync.WaitGroup
 	for range n {
@@ -107,7 +108,7 @@ func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.Fi
 		}
 	}
 	var feedErr error
-	if cfg.Batching == "PerCase" {
+	if cfg.Batching == string(v1alpha1.BatchingPerCase) {
 		for _, id := range judged {
 			resp, perr := jsonlresult.ParseSingleFile(id, p.CaseOutput(id), 0)
 			if perr != nil {
@@ -192,7 +193,8 @@ func readJudgeResults(path string) (map[string]map[string]evaluate.EvaluatorResu
 	if err != nil {
 		return nil, fmt.Errorf("open code judge results: %w", err)
 	}
-	defer f.Close()
+	// Read-only: a close error cannot lose data, and everything was read or reported by then.
+	defer func() { _ = f.Close() }()
 	out := map[string]map[string]evaluate.EvaluatorResult{}
 	dec := json.NewDecoder(bufio.NewReader(f))
 	for {

@@ -48,10 +48,10 @@ func Collect(ctx context.Context, o CollectOptions) error {
 	if err := writeBytesAtomic(p.CollectorReady(), []byte("ready\n")); err != nil {
 		return fmt.Errorf("signal readiness: %w", err)
 	}
-	fmt.Fprintln(o.Log, "Waiting for the runner to finish")
+	logf(o.Log, "Waiting for the runner to finish\n")
 	finished := waitForFile(ctx, p.Done(), 0) == nil
 	if !finished {
-		fmt.Fprintln(o.Log, "Terminating without a done marker: collecting the partial output")
+		logf(o.Log, "Terminating without a done marker: collecting the partial output\n")
 	}
 
 	// Persisting is bounded by the results deadline, not by the termination signal: the kubelet's grace period
@@ -62,22 +62,22 @@ func Collect(ctx context.Context, o CollectOptions) error {
 
 	g, gerr := Gather(pctx, GatherInput{Config: o.Config, Paths: p, RunnerFinished: finished, PodName: o.PodName, Now: o.Now()})
 	if gerr != nil {
-		fmt.Fprintf(o.Log, "Collection failed error=%q\n", results.Excerpt(gerr.Error(), 512))
+		logf(o.Log, "Collection failed error=%q\n", results.Excerpt(gerr.Error(), 512))
 		g = failedCollection(o, finished, gerr)
 	}
 	perr := persist(pctx, o, g)
 	term := terminationMessage(g, finished, perr)
 	if o.TerminationLog != "" {
 		if err := writeTerminationLog(o.TerminationLog, term); err != nil {
-			fmt.Fprintf(o.Log, "Cannot write the termination message error=%q\n", err.Error())
+			logf(o.Log, "Cannot write the termination message error=%q\n", err.Error())
 		}
 	}
 	ack := Ack{Persisted: perr == nil}
 	if perr != nil {
 		ack.Reason = results.Excerpt(perr.Error(), 1024)
-		fmt.Fprintf(o.Log, "Results not persisted error=%q\n", ack.Reason)
+		logf(o.Log, "Results not persisted error=%q\n", ack.Reason)
 	} else {
-		fmt.Fprintf(o.Log, "Results persisted outcome=%s total=%d\n", g.Outcome, g.Summary.Total)
+		logf(o.Log, "Results persisted outcome=%s total=%d\n", g.Outcome, g.Summary.Total)
 	}
 	if err := writeJSONAtomic(p.Ack(), ack); err != nil {
 		return fmt.Errorf("write the acknowledgement: %w", err)
@@ -112,7 +112,8 @@ func failedCollection(o CollectOptions, finished bool, err error) *Gathered {
 	}})
 	if ferr != nil {
 		// An empty section always fits; keep a minimal one should it not.
-		out = &results.Output{Section: results.Section{Collection: &v1alpha1.CollectionStatus{Outcome: layout.OutcomeCollectorFailed, Message: msg, CollectedAt: &at}}}
+		minimal := &v1alpha1.CollectionStatus{Outcome: layout.OutcomeCollectorFailed, Message: msg, CollectedAt: &at}
+		out = &results.Output{Section: results.Section{Collection: minimal}}
 	}
 	return &Gathered{Output: out, Outcome: layout.OutcomeCollectorFailed, Message: msg}
 }

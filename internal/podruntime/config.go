@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
@@ -31,8 +32,8 @@ func LoadRunConfig(path string) (*layout.RunConfig, error) {
 	}
 	switch cfg.Batching {
 	case "":
-		cfg.Batching = "Batched"
-	case "Batched", "PerCase":
+		cfg.Batching = string(v1alpha1.BatchingBatched)
+	case string(v1alpha1.BatchingBatched), string(v1alpha1.BatchingPerCase):
 	default:
 		return nil, fmt.Errorf("run configuration %s: batching %q is neither Batched nor PerCase", path, cfg.Batching)
 	}

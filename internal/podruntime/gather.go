@@ -111,7 +111,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	var tail results.Tail
 	var sha string
 	noOutput := false
-	if cfg.Batching == "PerCase" {
+	if cfg.Batching == string(v1alpha1.BatchingPerCase) {
 		sha, tail, err = g.perCase(p)
 	} else {
 		var br *jsonlresult.BatchResult
@@ -426,7 +426,8 @@ func readBounded(path string, max int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	// Read-only: a close error cannot lose data.
+	defer func() { _ = f.Close() }()
 	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
 	if err != nil {
 		return nil, fmt.Errorf("read the output file: %w", err)
@@ -451,7 +452,8 @@ func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Ta
 	}
 	switch {
 	case rec == nil && !finished:
-		return layout.OutcomeRunnerFailed, with("the runner did not finish and recorded nothing: the collector was stopped before the launcher wrote its record (the container was killed, OOM-killed or ran past its deadline)")
+		return layout.OutcomeRunnerFailed, with("the runner did not finish and recorded nothing: the collector was stopped " +
+			"before the launcher wrote its record (the container was killed, OOM-killed or ran past its deadline)")
 	case rec == nil:
 		return layout.OutcomeCollectorFailed, with("the launcher wrote its done marker but no runner record")
 	case rec.Error != "":
@@ -472,7 +474,7 @@ func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Ta
 		timedOut = timedOut || c.TimedOut
 	}
 	what := "the runner"
-	if batching == "PerCase" && rec.FailedCases > 0 {
+	if batching == string(v1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
 		what = fmt.Sprintf("%d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
 	}
 	switch {
@@ -483,7 +485,8 @@ func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Ta
 	case !finished:
 		return layout.OutcomeRunnerFailed, with("the runner did not finish: the collector was stopped before the done marker and collected the partial output")
 	case tail.ParseErrorCount > 0:
-		return layout.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, tail.ParseErrors[0].Line, tail.ParseErrors[0].Message))
+		first := tail.ParseErrors[0]
+		return layout.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message))
 	case noOutput:
 		return layout.OutcomeMissingResults, with("the runner exited 0 but wrote no output file")
 	case tail.MissingCount > 0:

@@ -15,7 +15,8 @@ func Install(src, dest string) error {
 	if err != nil {
 		return fmt.Errorf("open collector binary %s: %w", src, err)
 	}
-	defer in.Close()
+	// Read-only: a close error cannot lose data; the copy itself is checked by writeFileAtomic.
+	defer func() { _ = in.Close() }()
 	dir := filepath.Dir(dest)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create directory %s: %w", dir, err)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
@@ -89,7 +90,7 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 	if err := writeJSONAtomic(p.Done(), done); err != nil {
 		return fmt.Errorf("write the done marker: %w", err)
 	}
-	fmt.Fprintln(o.Log, "Waiting for the collector to persist the results")
+	logf(o.Log, "Waiting for the collector to persist the results\n")
 
 	// The acknowledgement is awaited even after a termination signal: the kubelet's grace period bounds it.
 	var ack Ack
@@ -147,7 +148,7 @@ func (l *launcher) run(ctx context.Context) {
 			l.rec.Error = "healthcheck: " + err.Error()
 			return
 		}
-		fmt.Fprintln(l.o.Log, "Running the healthcheck")
+		logf(l.o.Log, "Running the healthcheck\n")
 		out := Run(ctx, l.command(script, batchValues, seconds(cfg.HealthcheckTimeoutSeconds, defaultHealthcheckTimeout)))
 		l.rec.Healthcheck = &out
 		if !out.Succeeded() {
@@ -158,13 +159,13 @@ func (l *launcher) run(ctx context.Context) {
 	start := time.Now()
 	defer func() { l.rec.DurationMs = time.Since(start).Milliseconds() }()
 	timeout := seconds(cfg.TimeoutSeconds, 0)
-	if cfg.Batching != "PerCase" {
+	if cfg.Batching != string(v1alpha1.BatchingPerCase) {
 		script, err := Render(cfg.CommandTemplate, batchValues)
 		if err != nil {
 			l.rec.Error = err.Error()
 			return
 		}
-		fmt.Fprintln(l.o.Log, "Running the runner")
+		logf(l.o.Log, "Running the runner\n")
 		out := Run(ctx, l.command(script, batchValues, timeout))
 		l.rec.Runner = &out
 		l.rec.Invocations = 1
@@ -187,7 +188,7 @@ func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 		}
 	}
 	n := workers(cfg.Workers, 1)
-	fmt.Fprintf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
+	logf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
 	outcomes := make([]*Outcome, len(l.ids))
 	next := make(chan int)
 	var wg sync.WaitGroup

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 
@@ -41,13 +40,13 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		if from == "" {
 			exe, err := os.Executable()
 			if err != nil {
-				fmt.Fprintf(stderr, "collector install: cannot find this executable: %v\n", err)
+				logf(stderr, "collector install: cannot find this executable: %v\n", err)
 				return exitInfra
 			}
 			from = exe
 		}
 		if err := Install(from, *dest); err != nil {
-			fmt.Fprintf(stderr, "collector install: %v\n", err)
+			logf(stderr, "collector install: %v\n", err)
 			return exitInfra
 		}
 		return exitOK
@@ -60,7 +59,7 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 			return usageError(fs, stderr, "--ready-file is required")
 		}
 		if err := Probe(*ready); err != nil {
-			fmt.Fprintf(stderr, "collector probe: %v\n", err)
+			logf(stderr, "collector probe: %v\n", err)
 			return exitInfra
 		}
 		return exitOK
@@ -76,15 +75,15 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		}
 		cfg, err := LoadRunConfig(*config)
 		if err != nil {
-			fmt.Fprintf(stderr, "collector launch: %v\n", err)
+			logf(stderr, "collector launch: %v\n", err)
 			return exitInfra
 		}
 		if err := BecomeSubreaper(); err != nil {
-			fmt.Fprintf(stderr, "collector launch: %v (processes the runner leaves behind may outlive it)\n", err)
+			logf(stderr, "collector launch: %v (processes the runner leaves behind may outlive it)\n", err)
 		}
 		err = Launch(ctx, LaunchOptions{Config: cfg, Paths: layout.In(*work), Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr})
 		if err != nil {
-			fmt.Fprintf(stderr, "collector launch: %v\n", err)
+			logf(stderr, "collector launch: %v\n", err)
 			return exitInfra
 		}
 		return exitOK
@@ -100,13 +99,13 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		}
 		cfg, err := LoadRunConfig(*config)
 		if err != nil {
-			fmt.Fprintf(stderr, "collector collect: %v\n", err)
+			logf(stderr, "collector collect: %v\n", err)
 			return exitInfra
 		}
 		c, err := NewClient()
 		if err != nil {
 			// Still collect: the termination message is the manager's fallback.
-			fmt.Fprintf(stderr, "collector collect: %v\n", err)
+			logf(stderr, "collector collect: %v\n", err)
 		}
 		o := CollectOptions{
 			Config: cfg, Paths: layout.In(*work), Client: c, TerminationLog: *termLog, Log: stderr,
@@ -118,11 +117,11 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		if err := Collect(ctx, o); err != nil {
 			// The launcher got the reason in its acknowledgement and fails the pod; the sidecar itself ends
 			// cleanly.
-			fmt.Fprintf(stderr, "collector collect: %v\n", err)
+			logf(stderr, "collector collect: %v\n", err)
 		}
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "collector: unknown pod mode %q\n", mode)
+	logf(stderr, "collector: unknown pod mode %q\n", mode)
 	return exitUsage
 }
 
@@ -134,14 +133,14 @@ func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		logf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
 		return exitUsage, false
 	}
 	return 0, true
 }
 
 func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) int {
-	fmt.Fprintf(stderr, "%s: %s\n", fs.Name(), msg)
+	logf(stderr, "%s: %s\n", fs.Name(), msg)
 	fs.Usage()
 	return exitUsage
 }

@@ -123,8 +123,9 @@ func Run(ctx context.Context, c Command) Outcome {
 	var waitErr error
 	select {
 	case waitErr = <-done:
-		// The leader exited; whatever it left in its group goes too.
-		terminateGroup(pgid, c.KillGrace, nil)
+		// The leader exited; whatever it left in its group goes too. Without a leader to wait for,
+		// terminateGroup has no wait error to return.
+		_ = terminateGroup(pgid, c.KillGrace, nil)
 	case <-timeout:
 		out.TimedOut = true
 		waitErr = terminateGroup(pgid, c.KillGrace, done)

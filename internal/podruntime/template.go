@@ -67,10 +67,12 @@ func Render(tmpl string, values map[string]string) (string, error) {
 		i = end + 1
 	}
 	if len(unknown) > 0 {
-		return "", fmt.Errorf("command template has unknown placeholders %s; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}", strings.Join(dedupe(unknown), ", "))
+		return "", fmt.Errorf("command template has unknown placeholders %s; "+
+			"allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}", strings.Join(dedupe(unknown), ", "))
 	}
 	if len(unavailable) > 0 {
-		return "", fmt.Errorf("command template uses %s, which this mode does not provide (available: %s)", strings.Join(dedupe(unavailable), ", "), availableList(values))
+		return "", fmt.Errorf("command template uses %s, which this mode does not provide (available: %s)",
+			strings.Join(dedupe(unavailable), ", "), availableList(values))
 	}
 	return b.String(), nil
 }
