@@ -606,13 +606,14 @@ func TestPerCaseWorkers(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	// case-012's invocation exits 3 (the row cannot be screened): the case is an error, the others as in Batched.
-	want := map[string]evalv1.Verdict{}
-	for id, v := range sampleVerdicts {
-		want[id] = v
+	// case-012's invocation exits 3 (its row cannot be screened) and writes nothing: the case is missing and the
+	// run reports the failed invocation; the other cases are judged as in Batched mode.
+	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonRunnerFailed})
+	if c := succeeded(got); !strings.Contains(c.Message, "cannot screen case-012") {
+		t.Errorf("Succeeded message %q does not carry case-012's stderr", c.Message)
 	}
-	want["case-012"] = evalv1.VerdictError
-	expectDiff(t, "verdicts", want, verdicts(got))
-	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1}, summaryCounts(got))
+	expectDiff(t, "verdicts", sampleVerdicts, verdicts(got))
+	expectDiff(t, "missing ids", []string{"case-012"}, got.Status.MissingIDs)
+	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	expectCondition(t, got, evalv1.ConditionPassed, conditionSummary{metav1.ConditionTrue, evalv1.ReasonPolicyMet})
 }
