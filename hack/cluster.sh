@@ -503,16 +503,29 @@ start() {
   echo $! > "$PIDS/$name.pid"
 }
 
-# stop NAME: SIGTERM, wait up to 10 s, SIGKILL. Only the pid this script recorded.
+# stop NAME...: SIGTERM to each (only the pids this script recorded), wait up to 10 s for all, then SIGKILL.
 stop() {
-  local name="$1" pid i
-  if running "$name"; then
-    pid="$(pid_of "$name")"
-    kill -TERM "$pid" 2>/dev/null || true
-    for i in $(seq 1 100); do [ -d "/proc/$pid" ] || break; sleep 0.1; done
-    if [ -d "/proc/$pid" ]; then kill -KILL "$pid" 2>/dev/null || true; sleep 0.2; fi
+  local name pid i t0 pids=() names=()
+  t0=$(now_ms)
+  for name in "$@"; do
+    if running "$name"; then
+      pid="$(pid_of "$name")"
+      kill -TERM "$pid" 2>/dev/null || true
+      pids+=("$pid") names+=("$name")
+    fi
+  done
+  if [ ${#pids[@]} -gt 0 ]; then
+    for i in $(seq 1 100); do
+      local alive=0
+      for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && alive=1; done
+      [ $alive = 0 ] && break
+      sleep 0.1
+    done
+    for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && kill -KILL "$pid" 2>/dev/null; done
+    [ "${CLUSTER_VERBOSE:-}" = 1 ] && log "stopped ${names[*]} in $(( $(now_ms) - t0 ))ms"
   fi
-  rm -f "$PIDS/$name.pid"
+  for name in "$@"; do rm -f "$PIDS/$name.pid"; done
+  return 0
 }
 
 # wait_for DESCRIPTION TIMEOUT_S COMMAND...: poll every 0.2 s.
@@ -642,13 +655,15 @@ stop_containers() {
   if running containerd; then
     local ids id
     ids="$(ctr_k8s tasks ls -q 2>/dev/null || true)"
-    for id in $ids; do ctr_k8s tasks kill -a -s SIGKILL "$id" >/dev/null 2>&1 || true; done
     for id in $ids; do
-      for _ in 1 2 3 4 5 6 7 8 9 10; do ctr_k8s tasks delete "$id" >/dev/null 2>&1 && break; sleep 0.2; done
+      ( ctr_k8s tasks kill -a -s SIGKILL "$id" >/dev/null 2>&1 || true
+        for _ in 1 2 3 4 5 6 7 8 9 10; do ctr_k8s tasks delete "$id" >/dev/null 2>&1 && break; sleep 0.2; done ) &
     done
+    wait
     for id in $(ctr_k8s containers ls -q 2>/dev/null || true); do
-      ctr_k8s containers delete "$id" >/dev/null 2>&1 || true
+      ctr_k8s containers delete "$id" >/dev/null 2>&1 &
     done
+    wait
   fi
   stop containerd
   # Shims outlive containerd; ours are the ones started with our socket address.
@@ -680,15 +695,16 @@ remove_cgroups() {
 
 cmd_down() {
   need_root
-  local t0 c d
+  local t0 t1 c d
   t0=$(now_ms)
-  stop kube-proxy
+  stop kube-proxy kubelet
   if [ -x "$K8S_BIN/kube-proxy" ] && command -v iptables >/dev/null && [ -f "$HOSTCHANGES" ]; then
     "$K8S_BIN/kube-proxy" --cleanup --v=0 >> "$LOGS/kube-proxy-cleanup.log" 2>&1 || true
   fi
-  stop kubelet
+  t1=$(now_ms)
   stop_containers
-  for c in kube-scheduler kube-controller-manager kube-apiserver etcd; do stop "$c"; done
+  [ "${CLUSTER_VERBOSE:-}" = 1 ] && log "stopped containers and containerd in $(( $(now_ms) - t1 ))ms"
+  stop kube-scheduler kube-controller-manager kube-apiserver etcd
   unmount_under "$KUBELET_ROOT"
   unmount_under "$RUN"
   unmount_under "$CTRD_ROOT"
