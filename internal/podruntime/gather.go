@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +36,8 @@ type GatherInput struct {
 	PodName string
 	// Now is used for collectedAt only when no marker file gives a stable time.
 	Now time.Time
+	// EvalFile is the parsed eval file when the caller already has it; nil: Gather reads Config.EvalFile.
+	EvalFile *evalfile.File
 }
 
 // Gathered is one collection: what to persist and the facts the termination message carries.
@@ -66,13 +67,16 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 			return nil, fmt.Errorf("read the done marker: %w", err)
 		}
 	}
-	file, err := loadEvalFile(cfg)
-	if err != nil {
-		return nil, err
+	file := in.EvalFile
+	if file == nil {
+		var err error
+		if file, err = loadEvalFile(cfg); err != nil {
+			return nil, err
+		}
+		// Reading a large eval file leaves its whole YAML tree as garbage; return it before the output streams
+		// in, so the heap (and the pod's RSS) does not grow from that high-water mark.
+		debug.FreeOSMemory()
 	}
-	// Reading a large eval file leaves its whole YAML tree as garbage; return it before the output streams in,
-	// so the heap (and the pod's RSS) does not grow from that high-water mark.
-	debug.FreeOSMemory()
 	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
 	if err != nil {
 		return nil, err
@@ -203,7 +207,7 @@ func (g *gatherer) add(resp *jsonlresult.Response) error {
 	if !ok {
 		return nil
 	}
-	pc, err := g.prepare(i, g.judgeOne(resp), resp)
+	pc, err := g.prepare(nil, i, g.judgeOne(resp), resp)
 	if err != nil {
 		return err
 	}
@@ -245,17 +249,25 @@ type prepared struct {
 	rcase results.Case
 }
 
-// prepare encodes a judged case; it is safe for concurrent use.
-func (g *gatherer) prepare(i int, res evaluate.CaseResult, resp *jsonlresult.Response) (prepared, error) {
+// prepare encodes a judged case; it is safe for concurrent use. The encoded line is appended to *buf (a nil buf
+// gives the line its own allocation), so one buffer can hold the lines of a whole batch.
+func (g *gatherer) prepare(buf *[]byte, i int, res evaluate.CaseResult, resp *jsonlresult.Response) (prepared, error) {
 	full := fullResult{CaseResult: res}
 	if resp != nil {
 		full.Answer, full.Line = resp.Text, resp.Line
 		full.TokenUsage, full.CostUSD, full.DurationMs = resp.TokenUsage, resp.CostUSD, resp.DurationMs
 	}
-	line, err := json.Marshal(full)
+	var own []byte
+	if buf == nil {
+		buf = &own
+	}
+	start := len(*buf)
+	b, err := appendFullResult(*buf, &full)
 	if err != nil {
 		return prepared{}, fmt.Errorf("encode the result of case %q: %w", res.ID, err)
 	}
+	*buf = b
+	line := b[start:len(b):len(b)]
 	res.Evaluators = nil // the summary needs only the verdict and score
 	return prepared{res: res, rcase: results.Case{Index: i, Status: toAPICase(full.CaseResult, full.Answer), Missing: res.Missing, Line: line}}, nil
 }
@@ -267,7 +279,7 @@ func (g *gatherer) commit(pc prepared) error {
 }
 
 func (g *gatherer) emit(i int, res evaluate.CaseResult, resp *jsonlresult.Response) error {
-	pc, err := g.prepare(i, res, resp)
+	pc, err := g.prepare(nil, i, res, resp)
 	if err != nil {
 		return err
 	}
@@ -312,17 +324,22 @@ func (g *gatherer) startParallel(workers int) *parallelBatch {
 	}
 	for range workers {
 		go func() {
+			// Each batch's lines share one buffer, sized from the previous batch: one allocation per batch
+			// instead of one per case. The buffer is not reused: its lines live until the batch is committed.
+			lineBytes := 0
 			for job := range pb.jobs {
 				var br batchResult
 				br.items = make([]prepared, 0, len(job.items))
+				buf := make([]byte, 0, lineBytes+lineBytes/8)
 				for _, c := range job.items {
-					pc, err := g.prepare(c.i, g.judgeOne(c.resp), c.resp)
+					pc, err := g.prepare(&buf, c.i, g.judgeOne(c.resp), c.resp)
 					if err != nil {
 						br.err = err
 						break
 					}
 					br.items = append(br.items, pc)
 				}
+				lineBytes = len(buf)
 				job.out <- br
 			}
 		}()
