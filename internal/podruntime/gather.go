@@ -67,15 +67,9 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 			return nil, fmt.Errorf("read the done marker: %w", err)
 		}
 	}
-	file := in.EvalFile
-	if file == nil {
-		var err error
-		if file, err = loadEvalFile(cfg); err != nil {
-			return nil, err
-		}
-		// Reading a large eval file leaves its whole YAML tree as garbage; return it before the output streams
-		// in, so the heap (and the pod's RSS) does not grow from that high-water mark.
-		debug.FreeOSMemory()
+	file, err := in.evalFile()
+	if err != nil {
+		return nil, err
 	}
 	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
 	if err != nil {
@@ -187,6 +181,21 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		return nil, err
 	}
 	return &Gathered{Output: out, Outcome: outcome, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
+}
+
+// evalFile returns the parsed eval file: the caller's, or Config.EvalFile read and parsed.
+func (in GatherInput) evalFile() (*evalfile.File, error) {
+	if in.EvalFile != nil {
+		return in.EvalFile, nil
+	}
+	file, err := loadEvalFile(in.Config)
+	if err != nil {
+		return nil, err
+	}
+	// Reading a large eval file leaves its whole YAML tree as garbage; return it before the output streams in,
+	// so the heap (and the pod's RSS) does not grow from that high-water mark.
+	debug.FreeOSMemory()
+	return file, nil
 }
 
 type gatherer struct {

@@ -32,7 +32,7 @@ func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 			CostUSD:    ptr(0.00731), DurationMs: ptr(123456789012.0),
 		},
 		"floats": {
-			CaseResult: evaluate.CaseResult{ID: "f", Score: -0.0, Verdict: evaluate.VerdictPass},
+			CaseResult: evaluate.CaseResult{ID: "f", Score: math.Copysign(0, -1), Verdict: evaluate.VerdictPass},
 			TokenUsage: &jsonlresult.TokenUsage{Input: 1e20, Output: 123456789e-15},
 			CostUSD:    ptr(math.SmallestNonzeroFloat64), DurationMs: ptr(math.MaxFloat64),
 		},
