@@ -37,7 +37,9 @@ func main() {
 	case "install", "launch", "collect", "probe":
 		code = podruntime.Main(ctx, mode, args, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
-		fmt.Fprintln(os.Stdout, usage)
+		if _, err := fmt.Fprintln(os.Stdout, usage); err != nil {
+			code = 1
+		}
 	default:
 		fmt.Fprintf(os.Stderr, "collector: unknown mode %q\n%s\n", mode, usage)
 		code = 2
