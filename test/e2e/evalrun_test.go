@@ -32,6 +32,9 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
+// Scenarios that only touch their own namespace run in parallel (after the sequential ones: the happy path, whose
+// timings should not be skewed, and the manager restart, which disturbs every run in flight).
+
 // The sample's expected judgement: case-011 fails (the runner misses structuring), case-012 is missing (the
 // runner cannot screen a row without an amount), the other ten pass.
 var sampleVerdicts = map[string]evalv1.Verdict{
@@ -198,6 +201,7 @@ func reportTimings(t *testing.T, ns string, run *evalv1.EvalRun, created, observ
 
 // 2. An invalid JSONL line and a duplicate id: InvalidOutput with line numbers; valid cases still recorded.
 func TestInvalidOutput(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "invalid", nil)
 	run := MakeEvalRun("invalid", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --invalid-line").Obj()
 	create(t, run)
@@ -219,6 +223,7 @@ func TestInvalidOutput(t *testing.T) {
 
 // 3. The runner exits 1 after three records: RunnerFailed with the stderr excerpt, partial results kept.
 func TestRunnerFailed(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "failed", nil)
 	run := MakeEvalRun("failed", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --fail-after 3").Obj()
 	create(t, run)
@@ -243,6 +248,7 @@ func TestRunnerFailed(t *testing.T) {
 
 // 4. The runner exceeds its memory limit: RunnerOOMKilled, partial results kept.
 func TestRunnerOOMKilled(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "oom", nil)
 	run := MakeEvalRun("oom", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --oom-after 2").MemoryLimit("48Mi").Obj()
 	create(t, run)
@@ -255,6 +261,7 @@ func TestRunnerOOMKilled(t *testing.T) {
 
 // 5. activeDeadlineSeconds exceeded while the runner hangs: DeadlineExceeded.
 func TestDeadlineExceeded(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "deadline", nil)
 	run := MakeEvalRun("deadline", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --hang-after 2").Deadline(15).Obj()
 	create(t, run)
@@ -266,6 +273,7 @@ func TestDeadlineExceeded(t *testing.T) {
 // 6. An image that does not exist: ImagePullFailed within a bounded time. The name is on localhost, so the pull
 // attempt never leaves the machine.
 func TestImagePullFailed(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "pull", nil)
 	run := MakeEvalRun("pull", ns).Inline(sampleEvalFile(t)).Image("localhost/evalrun/does-not-exist:dev").Obj()
 	create(t, run)
@@ -276,6 +284,7 @@ func TestImagePullFailed(t *testing.T) {
 
 // 7. The collector is SIGKILLed while it collects: the kubelet restarts it and the run completes with every result.
 func TestCollectorKilledDuringCollection(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "collector", nil)
 	evalText := generatedEvalFile(3000)
 	createEvalConfigMap(t, ns, "eval", evalText)
@@ -416,6 +425,7 @@ func TestManagerRestartMidRun(t *testing.T) {
 
 // 9. A namespace enforcing the restricted Pod Security profile admits the run's pod and the run passes.
 func TestRestrictedNamespace(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "restricted", map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest",
 	})
@@ -432,6 +442,7 @@ func TestRestrictedNamespace(t *testing.T) {
 
 // 10. The runner container has no API token, and the collector's token cannot patch another EvalRun.
 func TestTokenIsolation(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "token", nil)
 	// The runner refuses to run when a service-account mount is visible, so a leaked token fails the run.
 	check := `if [ -e /var/run/secrets/kubernetes.io/serviceaccount ]; then echo "service account mount visible to the runner" >&2; exit 3; fi; `
@@ -496,6 +507,7 @@ func ptrInt64(v int64) *int64 { return &v }
 
 // 11. 5,000 cases: the status stays within its budget with ResultsTruncated, every result is in the ConfigMaps.
 func TestLargeRunTruncated(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "large", nil)
 	const n = 5000
 	createEvalConfigMap(t, ns, "eval", generatedEvalFile(n))
@@ -599,6 +611,7 @@ func createEvalConfigMap(t *testing.T, ns, name, text string) {
 
 // 12. PerCase mode with 3 workers and a healthcheck.
 func TestPerCaseWorkers(t *testing.T) {
+	t.Parallel()
 	ns := newNamespace(t, "percase", nil)
 	run := MakeEvalRun("percase", ns).Inline(sampleEvalFile(t)).
 		Command("/app/screening-runner --eval {EVAL_FILE} --case {EVAL_ID} --output {OUTPUT_FILE}").
