@@ -180,7 +180,7 @@ func writeEntry(tw *tar.Writer, e entry) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	st, err := f.Stat()
 	if err != nil {
 		return err
@@ -292,8 +292,8 @@ func writeImage(spec Spec, out string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer os.Remove(layerFile.Name())
-	defer layerFile.Close()
+	defer func() { _ = os.Remove(layerFile.Name()) }()
+	defer func() { _ = layerFile.Close() }()
 	diffID, layerDigest, layerSize, err := writeLayer(layerFile, entries)
 	if err != nil {
 		return "", fmt.Errorf("writing layer: %w", err)
@@ -364,8 +364,8 @@ func writeLayout(out string, indexJSON []byte, blobs []blob) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
 		}
 	}()
 	tw := tar.NewWriter(tmp)

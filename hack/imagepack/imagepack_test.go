@@ -77,7 +77,7 @@ func readLayout(t *testing.T, file string) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	files := map[string][]byte{}
 	tr := tar.NewReader(f)
 	for {

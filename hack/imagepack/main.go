@@ -63,30 +63,30 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 0 {
-		fmt.Fprintf(stderr, "imagepack: unexpected arguments %q\n", fs.Args())
+		_, _ = fmt.Fprintf(stderr, "imagepack: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
 	spec.Entrypoint, spec.Cmd, spec.Env = entrypoint, cmd, env
 	if err := parseSpec(&spec, files, dirs, labels, applets); err != nil {
-		fmt.Fprintf(stderr, "imagepack: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "imagepack: %v\n", err)
 		return 2
 	}
 	if out == "" {
-		fmt.Fprintln(stderr, "imagepack: --out is required")
+		_, _ = fmt.Fprintln(stderr, "imagepack: --out is required")
 		return 2
 	}
 	digest, err := writeImage(spec, out)
 	if err != nil {
-		fmt.Fprintf(stderr, "imagepack: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "imagepack: %v\n", err)
 		return 1
 	}
 	if digestFile != "" {
 		if err := os.WriteFile(digestFile, []byte(digest+"\n"), 0o644); err != nil {
-			fmt.Fprintf(stderr, "imagepack: writing digest file: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "imagepack: writing digest file: %v\n", err)
 			return 1
 		}
 	}
-	fmt.Fprintf(stdout, "%s %s %s\n", spec.Name, digest, out)
+	_, _ = fmt.Fprintf(stdout, "%s %s %s\n", spec.Name, digest, out)
 	return 0
 }
 

@@ -75,22 +75,22 @@ func TestMain(m *testing.M) {
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: loading kubeconfig %s (is the cluster up? make cluster-up): %v\n", kubeconfig, err)
+		_, _ = fmt.Fprintf(os.Stderr, "e2e: loading kubeconfig %s (is the cluster up? make cluster-up): %v\n", kubeconfig, err)
 		os.Exit(1)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
 	restConfig = cfg
 	scheme := clientgoscheme.Scheme
 	if err := evalv1.AddToScheme(scheme); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		_, _ = fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		os.Exit(1)
 	}
 	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		_, _ = fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		os.Exit(1)
 	}
 	if clientset, err = kubernetes.NewForConfig(cfg); err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		_, _ = fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		os.Exit(1)
 	}
 	os.Exit(m.Run())
@@ -225,12 +225,11 @@ func (b *EvalRunBuilder) Healthcheck(tpl string) *EvalRunBuilder {
 func (b *EvalRunBuilder) Obj() *evalv1.EvalRun { return b.run.DeepCopy() }
 
 // create creates the run and fails the test on error.
-func create(t *testing.T, run *evalv1.EvalRun) *evalv1.EvalRun {
+func create(t *testing.T, run *evalv1.EvalRun) {
 	t.Helper()
 	if err := k8s.Create(ctxFor(t, 30*time.Second), run); err != nil {
 		t.Fatalf("creating EvalRun %s/%s: %v", run.Namespace, run.Name, err)
 	}
-	return run
 }
 
 // succeeded returns the Succeeded condition, or nil.
@@ -268,7 +267,7 @@ func waitRun(t *testing.T, namespace, name string, timeout time.Duration, what s
 func describeConditions(conds []metav1.Condition) string {
 	var b strings.Builder
 	for _, c := range conds {
-		fmt.Fprintf(&b, "\n  %s=%s reason=%s message=%q", c.Type, c.Status, c.Reason, excerpt(c.Message, 300))
+		_, _ = fmt.Fprintf(&b, "\n  %s=%s reason=%s message=%q", c.Type, c.Status, c.Reason, excerpt(c.Message, 300))
 	}
 	return b.String()
 }
@@ -385,7 +384,7 @@ func tailFile(path string, n int) string {
 	if err != nil {
 		return err.Error()
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if st, err := f.Stat(); err == nil && st.Size() > 1<<20 {
 		_, _ = f.Seek(st.Size()-1<<20, io.SeekStart)
 	}

@@ -47,16 +47,16 @@ func main() {
 func run(stdin io.Reader, stdout, stderr io.Writer) int {
 	data, err := io.ReadAll(io.LimitReader(stdin, 16<<20))
 	if err != nil {
-		fmt.Fprintf(stderr, "screening-judge: reading stdin: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "screening-judge: reading stdin: %v\n", err)
 		return 1
 	}
 	var in input
 	if err := json.Unmarshal(data, &in); err != nil {
-		fmt.Fprintf(stderr, "screening-judge: stdin is not the code_judge JSON: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "screening-judge: stdin is not the code_judge JSON: %v\n", err)
 		return 1
 	}
 	if err := json.NewEncoder(stdout).Encode(judge(in)); err != nil {
-		fmt.Fprintf(stderr, "screening-judge: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "screening-judge: %v\n", err)
 		return 1
 	}
 	return 0

@@ -99,12 +99,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 		}
 		return 2
 	}
 	if o.healthcheck {
-		fmt.Fprintln(stdout, "screening-runner: healthy")
+		_, _ = fmt.Fprintln(stdout, "screening-runner: healthy")
 		return 0
 	}
 	var cases []evalCase
@@ -112,7 +112,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cases = syntheticCases(o.synthetic)
 	} else {
 		if cases, err = readCases(o.evalFile); err != nil {
-			fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 			return 1
 		}
 	}
@@ -121,13 +121,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	f, err := os.Create(o.output)
 	if err != nil {
-		fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 		return 1
 	}
 	w := bufio.NewWriter(f)
 	flush := func() {
 		if err := w.Flush(); err != nil {
-			fmt.Fprintf(stderr, "screening-runner: writing %s: %v\n", o.output, err)
+			_, _ = fmt.Fprintf(stderr, "screening-runner: writing %s: %v\n", o.output, err)
 		}
 		_ = f.Sync()
 	}
@@ -143,20 +143,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		rec, skip := screen(c)
 		if skip != "" {
-			fmt.Fprintf(stderr, "screening-runner: skipping %s: %s\n", c.ID, skip)
+			_, _ = fmt.Fprintf(stderr, "screening-runner: skipping %s: %s\n", c.ID, skip)
 			continue
 		}
 		if err := writeRecord(w, rec); err != nil {
-			fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 			return 1
 		}
 		written++
 		if o.invalidLine && written == 1 {
-			fmt.Fprintln(w, `{"id": "broken-line", "text": not json`)
+			_, _ = fmt.Fprintln(w, `{"id": "broken-line", "text": not json`)
 			dup := rec
 			dup.Text = `{"decision":"DUPLICATE"}`
 			if err := writeRecord(w, dup); err != nil {
-				fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+				_, _ = fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 				return 1
 			}
 		}
@@ -167,10 +167,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	flush()
 	if err := f.Close(); err != nil {
-		fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "screening-runner: wrote %d records to %s\n", written, o.output)
+	_, _ = fmt.Fprintf(stdout, "screening-runner: wrote %d records to %s\n", written, o.output)
 	return 0
 }
 
@@ -185,22 +185,22 @@ func runOne(o options, cases []evalCase, stdout, stderr io.Writer) int {
 		}
 		rec, skip := screen(c)
 		if skip != "" {
-			fmt.Fprintf(stderr, "screening-runner: cannot screen %s: %s\n", c.ID, skip)
+			_, _ = fmt.Fprintf(stderr, "screening-runner: cannot screen %s: %s\n", c.ID, skip)
 			return 3
 		}
 		var buf strings.Builder
 		if err := writeRecord(&buf, rec); err != nil {
-			fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 			return 1
 		}
 		if err := os.WriteFile(o.output, []byte(buf.String()), 0o644); err != nil {
-			fmt.Fprintf(stderr, "screening-runner: %v\n", err)
+			_, _ = fmt.Fprintf(stderr, "screening-runner: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "screening-runner: wrote %s\n", c.ID)
+		_, _ = fmt.Fprintf(stdout, "screening-runner: wrote %s\n", c.ID)
 		return 0
 	}
-	fmt.Fprintf(stderr, "screening-runner: case %q is not in the eval file\n", o.caseID)
+	_, _ = fmt.Fprintf(stderr, "screening-runner: case %q is not in the eval file\n", o.caseID)
 	return 2
 }
 
@@ -209,15 +209,15 @@ func (o options) knob(written int, flush func(), stderr io.Writer) int {
 	switch {
 	case o.failAfter >= 0 && written == o.failAfter:
 		flush()
-		fmt.Fprintf(stderr, "screening-runner: simulated failure after %d records: upstream screening service unavailable\n", written)
+		_, _ = fmt.Fprintf(stderr, "screening-runner: simulated failure after %d records: upstream screening service unavailable\n", written)
 		return o.exitCode
 	case o.oomAfter >= 0 && written == o.oomAfter:
 		flush()
-		fmt.Fprintf(stderr, "screening-runner: allocating memory until killed after %d records\n", written)
+		_, _ = fmt.Fprintf(stderr, "screening-runner: allocating memory until killed after %d records\n", written)
 		allocateForever()
 	case o.hangAfter >= 0 && written == o.hangAfter:
 		flush()
-		fmt.Fprintf(stderr, "screening-runner: hanging after %d records\n", written)
+		_, _ = fmt.Fprintf(stderr, "screening-runner: hanging after %d records\n", written)
 		for {
 			time.Sleep(time.Hour)
 		}

@@ -52,7 +52,7 @@ func readOutput(t *testing.T, path string) ([]outLine, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var recs []outLine
 	var invalid []string
 	sc := bufio.NewScanner(f)
