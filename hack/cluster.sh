@@ -503,9 +503,10 @@ start() {
   echo $! > "$PIDS/$name.pid"
 }
 
-# stop NAME...: SIGTERM to each (only the pids this script recorded), wait up to 10 s for all, then SIGKILL.
+# stop NAME...: SIGTERM to each (only the pids this script recorded), wait up to STOP_GRACE seconds (default 10)
+# for all, then SIGKILL.
 stop() {
-  local name pid i t0 pids=() names=()
+  local name pid i t0 pids=() names=() grace="${STOP_GRACE:-10}"
   t0=$(now_ms)
   for name in "$@"; do
     if running "$name"; then
@@ -515,7 +516,7 @@ stop() {
     fi
   done
   if [ ${#pids[@]} -gt 0 ]; then
-    for i in $(seq 1 100); do
+    for i in $(seq 1 $(( grace * 10 ))); do
       local alive=0
       for pid in "${pids[@]}"; do [ -d "/proc/$pid" ] && alive=1; done
       [ $alive = 0 ] && break
@@ -704,7 +705,8 @@ cmd_down() {
   t1=$(now_ms)
   stop_containers
   [ "${CLUSTER_VERBOSE:-}" = 1 ] && log "stopped containers and containerd in $(( $(now_ms) - t1 ))ms"
-  stop kube-scheduler kube-controller-manager kube-apiserver etcd
+  # Their state (etcd's data) is discarded below, so a long graceful drain of watches buys nothing.
+  STOP_GRACE=3 stop kube-scheduler kube-controller-manager kube-apiserver etcd
   unmount_under "$KUBELET_ROOT"
   unmount_under "$RUN"
   unmount_under "$CTRD_ROOT"
