@@ -36,6 +36,8 @@ func TestMain(m *testing.M) {
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
+		// Start may fail after the control plane is up (for example when the CRD is rejected): stop it anyway.
+		_ = env.Stop()
 		os.Exit(1)
 	}
 	scheme := runtime.NewScheme()

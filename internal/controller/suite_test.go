@@ -74,6 +74,7 @@ func TestMain(m *testing.M) {
 	var err error
 	if restCfg, err = testEnv.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
+		_ = testEnv.Stop() // Start can fail with the control plane already running
 		os.Exit(1)
 	}
 	restCfg.QPS = -1 // as the manager runs: no client-side rate limit, the API server's fairness applies

@@ -50,6 +50,7 @@ func apiClient(t *testing.T) client.WithWatch {
 		cfg, err := testEnv.Start()
 		if err != nil {
 			envErr = err
+			_ = testEnv.Stop() // Start can fail with the control plane already running
 			return
 		}
 		s, err := Scheme()
