@@ -59,17 +59,77 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 		return nil, &ValidationError{Problems: []Problem{p}}
 	}
 	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
-	root := tb.build(&doc, "", 0)
-	p := &parser{problems: tb.problems}
-	if tb.tooLarge {
-		return nil, &ValidationError{Problems: p.problems}
+	p := &parser{}
+	var f *File
+	if cases := streamableCases(&doc); cases != nil {
+		f = p.streamFile(tb, &doc, cases, o)
+	} else {
+		root := tb.build(&doc, nil, 0)
+		if !tb.tooLarge {
+			f = p.file(root, o)
+		}
 	}
-	f := p.file(root, o)
-	if len(p.problems) > 0 {
-		return nil, &ValidationError{Problems: p.problems}
+	if tb.tooLarge {
+		return nil, &ValidationError{Problems: tb.problems}
+	}
+	if problems := append(tb.problems, p.problems...); len(problems) > 0 {
+		return nil, &ValidationError{Problems: problems}
 	}
 	f.Case("") // build the id index now, so that a parsed File is safe for concurrent reads
 	return f, nil
+}
+
+// streamableCases returns the evalcases sequence node of a document whose cases can be converted and validated
+// one at a time, or nil. That is a document whose root mapping has no merge keys and ends with its only
+// evalcases key, a non-empty block or flow sequence: every other member is then built, in document order,
+// before any case, as when the whole tree is built first.
+func streamableCases(doc *yaml.Node) *yaml.Node {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil
+	}
+	root := doc.Content[0]
+	n := len(root.Content)
+	if root.Kind != yaml.MappingNode || n < 2 || n%2 != 0 {
+		return nil
+	}
+	for i := 0; i < n; i += 2 {
+		k := root.Content[i]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" || (k.Value == "evalcases" && i != n-2) {
+			return nil
+		}
+	}
+	if k, v := root.Content[n-2], root.Content[n-1]; k.Value != "evalcases" || v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+		return nil
+	}
+	return root.Content[n-1]
+}
+
+// streamFile is file for a document whose evalcases streamableCases found: the members before evalcases are
+// built and validated first, then each case is built, validated and dropped, both its YAML nodes and its
+// values, so that only the File's cases stay live. Problems come out in the same order as from building the
+// whole tree first (tree problems in tb.problems, the rest in p.problems).
+func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions) *File {
+	tb.deferred = cases
+	root := tb.build(doc, nil, 0)
+	if tb.tooLarge {
+		return nil
+	}
+	f, cv := p.fileHeader(root, o)
+	if cv != nil {
+		// The header saw an array of nil items; its problems (none, for a non-empty sequence) are recorded.
+		casesPath := keyPath(nil, "evalcases")
+		c := p.newCases(f, len(cases.Content))
+		for i := range cases.Content {
+			item := tb.buildItem(i, &casesPath, 1)
+			cases.Content[i] = nil
+			if tb.tooLarge {
+				return nil
+			}
+			c.add(item, i)
+		}
+	}
+	p.caseIndex, p.caseID = -1, ""
+	return f
 }
 
 // parser validates the value tree and builds the File, collecting problems.
@@ -130,11 +190,24 @@ func (p *parser) nonNegative(v *value, path string) (float64, bool) {
 }
 
 func (p *parser) file(root *value, o parseOptions) *File {
+	f, cases := p.fileHeader(root, o)
+	if cases != nil {
+		c := p.newCases(f, len(cases.vals))
+		for i, cv := range cases.vals {
+			c.add(cv, i)
+		}
+	}
+	p.caseIndex, p.caseID = -1, ""
+	return f
+}
+
+// fileHeader validates everything but the cases; it returns the evalcases array when there are cases to add.
+func (p *parser) fileHeader(root *value, o parseOptions) (*File, *value) {
 	p.caseIndex = -1
 	f := &File{}
 	if root.kind != kindObject {
 		p.add("", root, "the eval file must be a mapping with evalcases, got %s", root.kind)
-		return f
+		return f, nil
 	}
 	f.Schema = p.optString(root, "$schema", "")
 	if f.Schema != "" && f.Schema != SchemaV2 {
@@ -167,39 +240,53 @@ func (p *parser) file(root *value, o parseOptions) *File {
 	switch {
 	case !root.has("evalcases"):
 		p.add("evalcases", nil, "is required: the file has no evalcases")
-		return f
+		return f, nil
 	case cases.kind != kindArray:
 		p.add("evalcases", cases, "must be a list of eval cases, got %s", cases.kind)
-		return f
+		return f, nil
 	case len(cases.vals) == 0:
 		p.add("evalcases", cases, "is empty: the file has no eval cases")
-		return f
+		return f, nil
 	}
-
-	firstByID := make(map[string]int, len(cases.vals))
-	f.Cases = make([]*Case, 0, len(cases.vals))
-	for i, cv := range cases.vals {
-		c := p.evalCase(cv, i)
-		if c == nil {
-			continue
-		}
-		if c.ID != "" {
-			if first, dup := firstByID[c.ID]; dup {
-				p.add(fmt.Sprintf("evalcases[%d].id", i), cv.get("id"), "duplicate id %q: evalcases[%d] has it too", c.ID, first)
-			} else {
-				firstByID[c.ID] = i
-			}
-		}
-		p.resolveEvaluators(f, c, cv)
-		f.Cases = append(f.Cases, c)
-	}
-	p.caseIndex, p.caseID = -1, ""
-	return f
+	return f, cases
 }
 
-func (p *parser) evalCase(cv *value, i int) *Case {
+// caseAdder validates cases one at a time into a File.
+type caseAdder struct {
+	p         *parser
+	f         *File
+	firstByID map[string]int
+}
+
+func (p *parser) newCases(f *File, n int) *caseAdder {
+	f.Cases = make([]*Case, 0, n)
+	return &caseAdder{p: p, f: f, firstByID: make(map[string]int, n)}
+}
+
+// add validates evalcases[i] and adds it to the File unless it is unusable.
+func (a *caseAdder) add(cv *value, i int) {
+	p := a.p
+	path := casePath(i)
+	c := p.evalCase(cv, i, path)
+	if c == nil {
+		return
+	}
+	if c.ID != "" {
+		if first, dup := a.firstByID[c.ID]; dup {
+			p.add(path+".id", cv.get("id"), "duplicate id %q: evalcases[%d] has it too", c.ID, first)
+		} else {
+			a.firstByID[c.ID] = i
+		}
+	}
+	p.resolveEvaluators(a.f, c, cv, path)
+	a.f.Cases = append(a.f.Cases, c)
+}
+
+// casePath is "evalcases[i]".
+func casePath(i int) string { return "evalcases[" + strconv.Itoa(i) + "]" }
+
+func (p *parser) evalCase(cv *value, i int, path string) *Case {
 	p.caseIndex, p.caseID = i, ""
-	path := fmt.Sprintf("evalcases[%d]", i)
 	if cv.kind != kindObject {
 		p.add(path, cv, "an eval case must be a mapping, got %s", cv.kind)
 		return nil
@@ -255,9 +342,8 @@ func (p *parser) evalCase(cv *value, i int) *Case {
 	return c
 }
 
-// resolveEvaluators parses the case's own evaluators and sets its effective list.
-func (p *parser) resolveEvaluators(f *File, c *Case, cv *value) {
-	path := fmt.Sprintf("evalcases[%d]", c.Index)
+// resolveEvaluators parses the case's own evaluators and sets its effective list; path is the case's.
+func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 	var own *value
 	ownPath := ""
 	execEvaluators := (*value)(nil)
@@ -328,39 +414,48 @@ func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
 func (p *parser) messages(list *value, path string) []Message {
 	out := make([]Message, 0, len(list.vals))
 	for i, mv := range list.vals {
-		mpath := fmt.Sprintf("%s[%d]", path, i)
+		// Paths are formatted only for problems.
+		mpath := func(member string) string { return path + "[" + strconv.Itoa(i) + "]" + member }
 		if mv.kind != kindObject {
-			p.add(mpath, mv, "a message must be a mapping with role and content, got %s", mv.kind)
+			p.add(mpath(""), mv, "a message must be a mapping with role and content, got %s", mv.kind)
 			continue
 		}
 		m := Message{Raw: mv.raw()}
 		rv := mv.get("role")
 		switch {
 		case rv.isNull():
-			p.add(mpath+".role", mv, "is required")
+			p.add(mpath(".role"), mv, "is required")
 		case rv.kind != kindString:
-			p.add(mpath+".role", rv, "must be a string, got %s", rv.kind)
+			p.add(mpath(".role"), rv, "must be a string, got %s", rv.kind)
 		default:
+			// The roles are the package's constants, not the document's copies of them.
 			switch r := Role(rv.str); r {
-			case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-				m.Role = r
+			case RoleSystem:
+				m.Role = RoleSystem
+			case RoleUser:
+				m.Role = RoleUser
+			case RoleAssistant:
+				m.Role = RoleAssistant
+			case RoleTool:
+				m.Role = RoleTool
 			default:
-				p.add(mpath+".role", rv, "invalid role %q: must be system, user, assistant or tool", truncate(rv.str, 40))
+				p.add(mpath(".role"), rv, "invalid role %q: must be system, user, assistant or tool", truncate(rv.str, 40))
 			}
 		}
-		m.Content = p.content(mv.get("content"), mpath+".content")
+		m.Content = p.content(mv.get("content"), mpath)
 		if tc := mv.get("tool_calls"); !tc.isNull() {
 			if m.Role != "" && m.Role != RoleAssistant {
-				p.add(mpath+".tool_calls", tc, "only assistant messages may carry tool_calls")
+				p.add(mpath(".tool_calls"), tc, "only assistant messages may carry tool_calls")
 			}
-			m.ToolCalls = p.toolCalls(tc, mpath+".tool_calls")
+			m.ToolCalls = p.toolCalls(tc, mpath(".tool_calls"))
 		}
 		out = append(out, m)
 	}
 	return out
 }
 
-func (p *parser) content(v *value, path string) Content {
+// content reads a message's content; msgPath formats the message's path followed by a member path.
+func (p *parser) content(v *value, msgPath func(string) string) Content {
 	if v.isNull() {
 		return Content{}
 	}
@@ -372,7 +467,7 @@ func (p *parser) content(v *value, path string) Content {
 	case kindArray:
 		c := Content{Kind: ContentSegments, Raw: v.raw(), Segments: make([]Segment, 0, len(v.vals))}
 		for i, sv := range v.vals {
-			spath := fmt.Sprintf("%s[%d]", path, i)
+			spath := msgPath(".content[" + strconv.Itoa(i) + "]")
 			if sv.kind != kindObject {
 				p.add(spath, sv, "a content segment must be a mapping {type: text|file, value}, got %s", sv.kind)
 				continue
@@ -402,7 +497,7 @@ func (p *parser) content(v *value, path string) Content {
 		}
 		return c
 	}
-	p.add(path, v, "must be a string, a mapping or a list of segments, got %s", v.kind)
+	p.add(msgPath(".content"), v, "must be a string, a mapping or a list of segments, got %s", v.kind)
 	return Content{}
 }
 

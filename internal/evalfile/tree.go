@@ -1,11 +1,12 @@
 package evalfile
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -98,49 +99,79 @@ func (v *value) raw() json.RawMessage {
 	if v == nil {
 		return nil
 	}
-	var buf bytes.Buffer
-	v.writeJSON(&buf)
-	return json.RawMessage(buf.Bytes())
+	scratch := rawScratch.Get().(*[]byte)
+	b := v.appendJSON((*scratch)[:0])
+	out := make(json.RawMessage, len(b))
+	copy(out, b)
+	*scratch = b
+	rawScratch.Put(scratch)
+	return out
 }
 
-func (v *value) writeJSON(buf *bytes.Buffer) {
+// rawScratch holds buffers raw encodes into before it copies the result out at its exact size.
+var rawScratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// appendJSON appends the compact JSON encoding of v, as encoding/json would write it.
+func (v *value) appendJSON(b []byte) []byte {
 	switch v.kind {
 	case kindNull:
-		buf.WriteString("null")
+		b = append(b, "null"...)
 	case kindBool:
-		buf.WriteString(strconv.FormatBool(v.b))
+		b = strconv.AppendBool(b, v.b)
 	case kindNumber:
-		buf.WriteString(v.num)
+		b = append(b, v.num...)
 	case kindString:
-		writeJSONString(buf, v.str)
+		b = appendJSONString(b, v.str)
 	case kindObject:
-		buf.WriteByte('{')
+		b = append(b, '{')
 		for i, k := range v.keys {
 			if i > 0 {
-				buf.WriteByte(',')
+				b = append(b, ',')
 			}
-			writeJSONString(buf, k)
-			buf.WriteByte(':')
-			v.vals[i].writeJSON(buf)
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = v.vals[i].appendJSON(b)
 		}
-		buf.WriteByte('}')
+		b = append(b, '}')
 	case kindArray:
-		buf.WriteByte('[')
+		b = append(b, '[')
 		for i, item := range v.vals {
 			if i > 0 {
-				buf.WriteByte(',')
+				b = append(b, ',')
 			}
-			item.writeJSON(buf)
+			b = item.appendJSON(b)
 		}
-		buf.WriteByte(']')
+		b = append(b, ']')
 	}
+	return b
 }
 
-func writeJSONString(buf *bytes.Buffer, s string) {
-	// json.Marshal of a string cannot fail; it also replaces invalid UTF-8.
-	b, _ := json.Marshal(s)
-	buf.Write(b)
+// treePath is the path of the value being built: a chain of keys and indexes up to the document root. It is
+// formatted only when a problem is reported, so building a large document does not format a path per value.
+type treePath struct {
+	parent *treePath
+	key    string
+	// index is the item index in a sequence; -1 for a mapping key.
+	index int
 }
+
+// String formats the path as Problem.Path does: keys joined by '.', indexes as [i].
+func (p *treePath) String() string {
+	if p == nil {
+		return ""
+	}
+	parent := p.parent.String()
+	if p.index >= 0 {
+		return parent + "[" + strconv.Itoa(p.index) + "]"
+	}
+	return joinPath(parent, p.key)
+}
+
+// keyPath and indexPath extend a path; the result is only valid while the call that made it runs.
+func keyPath(parent *treePath, key string) treePath {
+	return treePath{parent: parent, key: key, index: -1}
+}
+func indexPath(parent *treePath, i int) treePath { return treePath{parent: parent, index: i} }
 
 // treeBuilder turns a YAML node graph into values, resolving aliases and merge keys and collecting problems.
 type treeBuilder struct {
@@ -149,14 +180,17 @@ type treeBuilder struct {
 	// expanding guards against an alias that refers to a node containing itself.
 	expanding map[*yaml.Node]bool
 	tooLarge  bool
+	// deferred, when set, is a sequence node whose items build leaves to the caller: build returns an array of
+	// len(deferred.Content) nil items for it, and the caller builds each item with buildItem.
+	deferred *yaml.Node
 }
 
-func (b *treeBuilder) problem(path string, line int, format string, args ...any) {
-	b.problems = append(b.problems, Problem{CaseIndex: -1, Path: path, Line: line, Message: fmt.Sprintf(format, args...)})
+func (b *treeBuilder) problem(path *treePath, line int, format string, args ...any) {
+	b.problems = append(b.problems, Problem{CaseIndex: -1, Path: path.String(), Line: line, Message: fmt.Sprintf(format, args...)})
 }
 
 // build converts n. It returns a null value (never nil) for a node it cannot convert, after recording why.
-func (b *treeBuilder) build(n *yaml.Node, path string, depth int) *value {
+func (b *treeBuilder) build(n *yaml.Node, path *treePath, depth int) *value {
 	if b.tooLarge {
 		return &value{kind: kindNull, line: n.Line}
 	}
@@ -192,9 +226,13 @@ func (b *treeBuilder) build(n *yaml.Node, path string, depth int) *value {
 	case yaml.ScalarNode:
 		return b.scalar(n, path)
 	case yaml.SequenceNode:
+		if n == b.deferred {
+			return &value{kind: kindArray, line: n.Line, vals: make([]*value, len(n.Content))}
+		}
 		v := &value{kind: kindArray, line: n.Line, vals: make([]*value, 0, len(n.Content))}
 		for i, item := range n.Content {
-			v.vals = append(v.vals, b.build(item, fmt.Sprintf("%s[%d]", path, i), depth+1))
+			ip := indexPath(path, i)
+			v.vals = append(v.vals, b.build(item, &ip, depth+1))
 		}
 		return v
 	case yaml.MappingNode:
@@ -204,6 +242,13 @@ func (b *treeBuilder) build(n *yaml.Node, path string, depth int) *value {
 	return &value{kind: kindNull, line: n.Line}
 }
 
+// buildItem converts item i of the deferred sequence, found at path with the given depth, exactly as build would
+// have as part of the sequence.
+func (b *treeBuilder) buildItem(i int, path *treePath, depth int) *value {
+	ip := indexPath(path, i)
+	return b.build(b.deferred.Content[i], &ip, depth+1)
+}
+
 func joinPath(path, key string) string {
 	if path == "" {
 		return key
@@ -211,10 +256,42 @@ func joinPath(path, key string) string {
 	return path + "." + key
 }
 
-func (b *treeBuilder) mapping(n *yaml.Node, path string, depth int) *value {
+// smallMapping is the number of members up to which a mapping without merge keys finds duplicate keys by a scan
+// of the keys so far rather than through maps.
+const smallMapping = 16
+
+func (b *treeBuilder) mapping(n *yaml.Node, path *treePath, depth int) *value {
+	members := len(n.Content) / 2
 	v := &value{kind: kindObject, line: n.Line}
-	seen := make(map[string]int, len(n.Content)/2)
-	explicit := make(map[string]bool, len(n.Content)/2)
+	merges := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merges = true
+			break
+		}
+	}
+	if !merges && members <= smallMapping {
+		v.keys = make([]string, 0, members)
+		v.vals = make([]*value, 0, members)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				b.problem(path, k.Line, "mapping keys must be scalars")
+				continue
+			}
+			key := k.Value
+			childPath := keyPath(path, key)
+			if first := slices.Index(v.keys, key); first >= 0 {
+				b.problem(&childPath, k.Line, "key %q is defined twice (first at line %d)", key, v.vals[first].line)
+				continue
+			}
+			v.keys = append(v.keys, key)
+			v.vals = append(v.vals, b.build(val, &childPath, depth+1))
+		}
+		return v
+	}
+	seen := make(map[string]int, members)
+	explicit := make(map[string]bool, members)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.ShortTag() != "!!merge" {
 			explicit[k.Value] = true
@@ -231,29 +308,30 @@ func (b *treeBuilder) mapping(n *yaml.Node, path string, depth int) *value {
 			continue
 		}
 		key := k.Value
-		childPath := joinPath(path, key)
+		childPath := keyPath(path, key)
 		if first, dup := seen[key]; dup {
-			b.problem(childPath, k.Line, "key %q is defined twice (first at line %d)", key, v.vals[first].line)
+			b.problem(&childPath, k.Line, "key %q is defined twice (first at line %d)", key, v.vals[first].line)
 			continue
 		}
 		seen[key] = len(v.keys)
 		v.keys = append(v.keys, key)
-		v.vals = append(v.vals, b.build(val, childPath, depth+1))
+		v.vals = append(v.vals, b.build(val, &childPath, depth+1))
 	}
 	return v
 }
 
 // merge applies a YAML merge key (<<: *anchor or <<: [*a, *b]): members of the merged mappings are added unless
 // the mapping sets them itself or an earlier merged mapping did.
-func (b *treeBuilder) merge(v *value, src *yaml.Node, explicit map[string]bool, seen map[string]int, path string, depth int) {
+func (b *treeBuilder) merge(v *value, src *yaml.Node, explicit map[string]bool, seen map[string]int, path *treePath, depth int) {
 	sources := []*yaml.Node{src}
 	if src.Kind == yaml.SequenceNode {
 		sources = src.Content
 	}
+	mergePath := keyPath(path, "<<")
 	for _, s := range sources {
-		m := b.build(s, joinPath(path, "<<"), depth+1)
+		m := b.build(s, &mergePath, depth+1)
 		if m.kind != kindObject {
-			b.problem(joinPath(path, "<<"), s.Line, "a merge key (<<) must refer to a mapping, got %s", m.kind)
+			b.problem(&mergePath, s.Line, "a merge key (<<) must refer to a mapping, got %s", m.kind)
 			continue
 		}
 		for i, key := range m.keys {
@@ -270,7 +348,7 @@ func (b *treeBuilder) merge(v *value, src *yaml.Node, explicit map[string]bool, 
 	}
 }
 
-func (b *treeBuilder) scalar(n *yaml.Node, path string) *value {
+func (b *treeBuilder) scalar(n *yaml.Node, path *treePath) *value {
 	v := &value{line: n.Line}
 	switch n.ShortTag() {
 	case "!!null":
