@@ -2,6 +2,7 @@ package evaluate
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -14,12 +15,13 @@ func latency(cfg *evalfile.LatencyConfig, resp *jsonlresult.Response) outcome {
 			reasoning: "latency needs duration_ms in the runner's record"}
 	}
 	d := *resp.DurationMs
-	o := outcome{reasoning: fmt.Sprintf("took %sms (threshold %sms)", fmtNum(d), fmtNum(cfg.ThresholdMs))}
+	took, threshold := fmtNum(d), fmtNum(cfg.ThresholdMs)
+	o := outcome{reasoning: "took " + took + "ms (threshold " + threshold + "ms)"}
 	if d <= cfg.ThresholdMs {
 		o.score = 1
-		o.hits = []string{fmt.Sprintf("duration %sms <= %sms", fmtNum(d), fmtNum(cfg.ThresholdMs))}
+		o.hits = []string{"duration " + took + "ms <= " + threshold + "ms"}
 	} else {
-		o.misses = []string{fmt.Sprintf("duration %sms > %sms", fmtNum(d), fmtNum(cfg.ThresholdMs))}
+		o.misses = []string{"duration " + took + "ms > " + threshold + "ms"}
 	}
 	return o
 }
@@ -31,12 +33,14 @@ func cost(cfg *evalfile.CostConfig, resp *jsonlresult.Response) outcome {
 			reasoning: "cost needs cost_usd in the runner's record"}
 	}
 	c := *resp.CostUSD
-	o := outcome{reasoning: fmt.Sprintf("cost $%.4f (budget $%.4f)", c, cfg.BudgetUSD)}
+	// strconv's 'f' format with precision 4 is what %.4f prints.
+	spent, budget := strconv.FormatFloat(c, 'f', 4, 64), strconv.FormatFloat(cfg.BudgetUSD, 'f', 4, 64)
+	o := outcome{reasoning: "cost $" + spent + " (budget $" + budget + ")"}
 	if c <= cfg.BudgetUSD {
 		o.score = 1
-		o.hits = []string{fmt.Sprintf("cost $%.4f <= $%.4f budget", c, cfg.BudgetUSD)}
+		o.hits = []string{"cost $" + spent + " <= $" + budget + " budget"}
 	} else {
-		o.misses = []string{fmt.Sprintf("cost $%.4f > $%.4f budget", c, cfg.BudgetUSD)}
+		o.misses = []string{"cost $" + spent + " > $" + budget + " budget"}
 	}
 	return o
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
-	"strings"
+	"strconv"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -49,15 +49,24 @@ func describeCalls(calls []toolCall, source string) string {
 	if len(calls) == 0 {
 		return "the candidate made no tool calls (none in output_messages or trace)"
 	}
-	names := make([]string, 0, min(len(calls), 20))
+	b := make([]byte, 0, 64+len(source)+16*min(len(calls), 20))
+	b = strconv.AppendInt(b, int64(len(calls)), 10)
+	b = append(b, " tool calls from "...)
+	b = append(b, source...)
+	b = append(b, ": "...)
 	for i, c := range calls {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
 		if i == 20 {
-			names = append(names, fmt.Sprintf("... %d more", len(calls)-20))
+			b = append(b, "... "...)
+			b = strconv.AppendInt(b, int64(len(calls)-20), 10)
+			b = append(b, " more"...)
 			break
 		}
-		names = append(names, c.name)
+		b = append(b, c.name...)
 	}
-	return fmt.Sprintf("%d tool calls from %s: %s", len(calls), source, strings.Join(names, ", "))
+	return string(b)
 }
 
 func toolTrajectory(cfg *evalfile.ToolTrajectoryConfig, resp *jsonlresult.Response) outcome {
@@ -82,13 +91,27 @@ func anyOrder(minimums []evalfile.ToolMinimum, calls []toolCall) outcome {
 		o.hits = []string{"no minimums are set"}
 		return o
 	}
-	counts := map[string]int{}
-	for _, c := range calls {
-		counts[c.name]++
+	// Few minimums over few calls are counted by scanning; a map pays off only for many of both.
+	var counts map[string]int
+	if len(minimums)*len(calls) > 256 {
+		counts = make(map[string]int, len(minimums))
+		for _, c := range calls {
+			counts[c.name]++
+		}
 	}
 	for _, m := range minimums {
-		note := fmt.Sprintf("%s: called %d %s (at least %d required)", m.Tool, counts[m.Tool], times(counts[m.Tool]), m.Count)
-		if counts[m.Tool] >= m.Count {
+		n := 0
+		if counts != nil {
+			n = counts[m.Tool]
+		} else {
+			for _, c := range calls {
+				if c.name == m.Tool {
+					n++
+				}
+			}
+		}
+		note := m.Tool + ": called " + strconv.Itoa(n) + " " + times(n) + " (at least " + strconv.Itoa(m.Count) + " required)"
+		if n >= m.Count {
 			o.hits = append(o.hits, note)
 		} else {
 			o.misses = append(o.misses, note)
