@@ -294,6 +294,7 @@ func TestGatherRSSHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	applyContainerMemoryLimit(cgroupMemoryFiles) // as `collector collect` does
 	runtime.GC()
 	if os.Getenv("PODRUNTIME_RSS_EVAL_ONLY") != "" {
 		if _, err := loadEvalFile(cfg); err != nil {

@@ -88,6 +88,9 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		}
 		return exitOK
 	case "collect":
+		// The sidecar's heap peaks while it reads the eval file and the runner's output: a soft limit below the
+		// container's makes the garbage collector work harder near it instead of the pod being OOM-killed.
+		applyContainerMemoryLimit(cgroupMemoryFiles)
 		config := fs.String("config", "", "run configuration file (run.json) (required)")
 		work := fs.String("work", layout.WorkDir, "work volume directory")
 		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
