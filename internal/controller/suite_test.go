@@ -63,8 +63,8 @@ func TestMain(m *testing.M) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(evalsv1alpha1.AddToScheme(scheme))
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Println("envtest tests skipped: KUBEBUILDER_ASSETS is not set (make test-unit sets it to bin/k8s/<version>)")
-		os.Exit(m.Run())
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
+		os.Exit(1)
 	}
 	log.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
 	testEnv = &envtest.Environment{
@@ -102,11 +102,11 @@ func zapLevel() zapcore.Level {
 	return 2
 }
 
-// requireEnv skips a test that needs the API server when envtest is not configured.
+// requireEnv fails a test that needs the API server when envtest is not configured.
 func requireEnv(t *testing.T) {
 	t.Helper()
 	if testEnv == nil {
-		t.Skip("KUBEBUILDER_ASSETS is not set")
+		t.Fatal("KUBEBUILDER_ASSETS is not set")
 	}
 }
 

@@ -40,7 +40,7 @@ var (
 func apiClient(t *testing.T) client.WithWatch {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set: run with KUBEBUILDER_ASSETS=bin/k8s/<version> (make envtest-assets)")
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
 	}
 	envOnce.Do(func() {
 		testEnv = &envtest.Environment{

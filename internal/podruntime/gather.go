@@ -516,7 +516,11 @@ func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Ta
 	case noOutput:
 		return layout.OutcomeMissingResults, with("the runner exited 0 but wrote no output file")
 	case tail.MissingCount > 0:
-		return layout.OutcomeMissingResults, with(fmt.Sprintf("%d requested cases have no result (first: %s)", tail.MissingCount, tail.MissingIDs[0]))
+		noun := "cases have"
+		if tail.MissingCount == 1 {
+			noun = "case has"
+		}
+		return layout.OutcomeMissingResults, with(fmt.Sprintf("%d requested %s no result (first: %s)", tail.MissingCount, noun, tail.MissingIDs[0]))
 	}
 	return layout.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
 }
