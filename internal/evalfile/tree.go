@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 )
 
 // Limits on the tree built from the YAML document. They bound the work an eval file can cause (alias expansion
@@ -121,14 +123,14 @@ func (v *value) appendJSON(b []byte) []byte {
 	case kindNumber:
 		b = append(b, v.num...)
 	case kindString:
-		b = appendJSONString(b, v.str)
+		b = jsonenc.AppendString(b, v.str)
 	case kindObject:
 		b = append(b, '{')
 		for i, k := range v.keys {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, k)
+			b = jsonenc.AppendString(b, k)
 			b = append(b, ':')
 			b = v.vals[i].appendJSON(b)
 		}

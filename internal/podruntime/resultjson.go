@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 )
 
@@ -17,13 +17,13 @@ import (
 func appendFullResult(b []byte, r *fullResult) ([]byte, error) {
 	var err error
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, r.ID)
+	b = jsonenc.AppendString(b, r.ID)
 	b = append(b, `,"score":`...)
 	if b, err = appendJSONFloat(b, r.Score); err != nil {
 		return b, fmt.Errorf("score: %w", err)
 	}
 	b = append(b, `,"verdict":`...)
-	b = appendJSONString(b, string(r.Verdict))
+	b = jsonenc.AppendString(b, string(r.Verdict))
 	if len(r.Evaluators) > 0 {
 		b = append(b, `,"evaluators":`...)
 		if b, err = appendEvaluatorResults(b, r.Evaluators); err != nil {
@@ -32,18 +32,18 @@ func appendFullResult(b []byte, r *fullResult) ([]byte, error) {
 	}
 	if r.Error != "" {
 		b = append(b, `,"error":`...)
-		b = appendJSONString(b, r.Error)
+		b = jsonenc.AppendString(b, r.Error)
 	}
 	if r.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendJSONString(b, r.Reason)
+		b = jsonenc.AppendString(b, r.Reason)
 	}
 	if r.Missing {
 		b = append(b, `,"missing":true`...)
 	}
 	if r.Answer != "" {
 		b = append(b, `,"answer":`...)
-		b = appendJSONString(b, r.Answer)
+		b = jsonenc.AppendString(b, r.Answer)
 	}
 	if r.Line != 0 {
 		b = append(b, `,"line":`...)
@@ -87,26 +87,26 @@ func appendEvaluatorResults(b []byte, rs []evaluate.EvaluatorResult) ([]byte, er
 func appendEvaluatorResult(b []byte, r *evaluate.EvaluatorResult) ([]byte, error) {
 	var err error
 	b = append(b, `{"name":`...)
-	b = appendJSONString(b, r.Name)
+	b = jsonenc.AppendString(b, r.Name)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, r.Type)
+	b = jsonenc.AppendString(b, r.Type)
 	if r.Key != "" {
 		b = append(b, `,"key":`...)
-		b = appendJSONString(b, r.Key)
+		b = jsonenc.AppendString(b, r.Key)
 	}
 	b = append(b, `,"score":`...)
 	if b, err = appendJSONFloat(b, r.Score); err != nil {
 		return b, fmt.Errorf("evaluator %q score: %w", r.Name, err)
 	}
 	b = append(b, `,"verdict":`...)
-	b = appendJSONString(b, string(r.Verdict))
+	b = jsonenc.AppendString(b, string(r.Verdict))
 	b = append(b, `,"hits":`...)
 	b = appendJSONStrings(b, r.Hits)
 	b = append(b, `,"misses":`...)
 	b = appendJSONStrings(b, r.Misses)
 	if r.Reasoning != "" {
 		b = append(b, `,"reasoning":`...)
-		b = appendJSONString(b, r.Reasoning)
+		b = jsonenc.AppendString(b, r.Reasoning)
 	}
 	b = append(b, `,"weight":`...)
 	if b, err = appendJSONFloat(b, r.Weight); err != nil {
@@ -150,7 +150,7 @@ func appendJSONStrings(b []byte, l []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = jsonenc.AppendString(b, s)
 	}
 	return append(b, ']')
 }
@@ -174,60 +174,4 @@ func appendJSONFloat(b []byte, f float64) ([]byte, error) {
 		}
 	}
 	return b, nil
-}
-
-const lowerHex = "0123456789abcdef"
-
-// appendJSONString quotes s as encoding/json does with HTML escaping: '<', '>' and '&' as \u003c, \u003e and
-// \u0026, U+2028 and U+2029 escaped, invalid UTF-8 replaced by \ufffd.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', lowerHex[c>>4], lowerHex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', lowerHex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

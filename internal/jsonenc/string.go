@@ -1,12 +1,14 @@
-package evalfile
+// Package jsonenc holds append-style JSON encoding helpers for hot paths that must produce exactly what
+// encoding/json produces.
+package jsonenc
 
 import "unicode/utf8"
 
 const lowerHex = "0123456789abcdef"
 
-// appendJSONString quotes s as encoding/json does with HTML escaping: '<', '>' and '&' as \u003c, \u003e and
+// AppendString appends s quoted as encoding/json does with HTML escaping: '<', '>' and '&' as \u003c, \u003e and
 // \u0026, U+2028 and U+2029 escaped, invalid UTF-8 replaced by \ufffd.
-func appendJSONString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
