@@ -361,16 +361,11 @@ func (p *parser) toolTrajectory(v *value, path string) *ToolTrajectoryConfig {
 			c.Expected = make([]ExpectedCall, 0, len(ex.vals))
 			for i, item := range ex.vals {
 				ipath := fmt.Sprintf("%s.expected[%d]", path, i)
-				if item.kind != kindObject {
-					p.add(ipath, item, "must be a mapping {tool, args}, got %s", item.kind)
+				tool, ok := p.toolItem(item, ipath, "must be a mapping {tool, args}")
+				if !ok {
 					continue
 				}
-				tool := item.get("tool")
-				if tool.isNull() || tool.kind != kindString || tool.str == "" {
-					p.add(ipath+".tool", item, "is required and must be a non-empty string")
-					continue
-				}
-				call := ExpectedCall{Tool: tool.str}
+				call := ExpectedCall{Tool: tool}
 				switch args := item.get("args"); {
 				case args.isNull():
 				case args.kind == kindString && args.str == "any":

@@ -501,6 +501,21 @@ func (p *parser) content(v *value, msgPath func(string) string) Content {
 	return Content{}
 }
 
+// toolItem checks that item, the list entry at ipath, is a mapping with a non-empty string tool, and returns the
+// tool. notMapping is the problem reported when item is not a mapping (its kind is appended).
+func (p *parser) toolItem(item *value, ipath, notMapping string) (string, bool) {
+	if item.kind != kindObject {
+		p.add(ipath, item, notMapping+", got %s", item.kind)
+		return "", false
+	}
+	tool := item.get("tool")
+	if tool.isNull() || tool.kind != kindString || tool.str == "" {
+		p.add(ipath+".tool", item, "is required and must be a non-empty string")
+		return "", false
+	}
+	return tool.str, true
+}
+
 func (p *parser) toolCalls(v *value, path string) []ToolCall {
 	if v.kind != kindArray {
 		p.add(path, v, "must be a list of {tool, input, output}, got %s", v.kind)
@@ -508,17 +523,11 @@ func (p *parser) toolCalls(v *value, path string) []ToolCall {
 	}
 	out := make([]ToolCall, 0, len(v.vals))
 	for i, tv := range v.vals {
-		tpath := fmt.Sprintf("%s[%d]", path, i)
-		if tv.kind != kindObject {
-			p.add(tpath, tv, "a tool call must be a mapping {tool, input, output}, got %s", tv.kind)
+		tool, ok := p.toolItem(tv, fmt.Sprintf("%s[%d]", path, i), "a tool call must be a mapping {tool, input, output}")
+		if !ok {
 			continue
 		}
-		tool := tv.get("tool")
-		if tool.isNull() || tool.kind != kindString || tool.str == "" {
-			p.add(tpath+".tool", tv, "is required and must be a non-empty string")
-			continue
-		}
-		tc := ToolCall{Tool: tool.str}
+		tc := ToolCall{Tool: tool}
 		if in := tv.get("input"); in != nil {
 			tc.Input = in.raw()
 		}
