@@ -154,9 +154,10 @@ type EvalRunStatus struct {
 	Collection *CollectionStatus `json:"collection,omitempty"`
 }
 
-// RunnerStatus holds facts about the runner container.
+// RunnerStatus holds facts about the runner container, as the kubelet reported them (never from anything the
+// runner can write).
 type RunnerStatus struct {
-	// exitCode of the runner container (or of the runner command, as recorded by the launcher).
+	// exitCode of the runner container.
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
 
@@ -166,7 +167,8 @@ type RunnerStatus struct {
 	// +optional
 	Reason string `json:"reason,omitempty"`
 
-	// message is a bounded excerpt of the runner's stderr or the container's message.
+	// message is a bounded excerpt of the container's termination message (written by the launcher) or waiting
+	// message.
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	Message string `json:"message,omitempty"`
@@ -321,30 +323,19 @@ type ResultsReference struct {
 
 // CollectionStatus holds the collector's facts about its collection.
 type CollectionStatus struct {
-	// runnerFinished is true when the launcher wrote its done marker; false when the collector collected after a
-	// termination signal without one (the runner was killed, OOM-killed or ran past its deadline).
+	// runnerFinished is true when every process of the runner container had ended before the collector copied
+	// the output; false when the collector stopped waiting (the pod was stopped, or the runner outlived its
+	// timeouts) and collected the output as it was then.
 	RunnerFinished bool `json:"runnerFinished"`
-	// outputSHA256 is the hex sha256 of the runner's output file as collected.
+	// outputSHA256 is the hex sha256 of the runner's output as collected.
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	OutputSHA256 string `json:"outputSHA256,omitempty"`
-	// runnerExitCode is the runner command's exit code as the launcher recorded it.
+	// launcher is what the launcher inside the runner container reported about the runner's invocations. It
+	// comes from the runner's reach, so it can only make the outcome worse (a timeout, a failed healthcheck or
+	// invocation); how the runner container ended is in status.runner, from the kubelet.
 	// +optional
-	RunnerExitCode *int32 `json:"runnerExitCode,omitempty"`
-	// runnerSignal is the signal that ended the runner command, if any.
-	// +kubebuilder:validation:MaxLength=32
-	// +optional
-	RunnerSignal string `json:"runnerSignal,omitempty"`
-	// runnerTimedOut is true when the runner command ran past target.timeoutSeconds.
-	// +optional
-	RunnerTimedOut bool `json:"runnerTimedOut,omitempty"`
-	// healthcheckFailed is true when the healthcheck failed and the runner never started.
-	// +optional
-	HealthcheckFailed bool `json:"healthcheckFailed,omitempty"`
-	// stderrTail is a bounded excerpt of the end of the runner's stderr.
-	// +kubebuilder:validation:MaxLength=4096
-	// +optional
-	StderrTail string `json:"stderrTail,omitempty"`
+	Launcher *LauncherReport `json:"launcher,omitempty"`
 	// outcome is the collector's classification of the run: Completed, RunnerFailed, RunnerTimedOut,
 	// HealthcheckFailed, MissingResults, InvalidOutput or CollectorFailed. The manager turns it into conditions.
 	// +kubebuilder:validation:MaxLength=64
@@ -357,10 +348,41 @@ type CollectionStatus struct {
 	// collectedAt is when the collector wrote these results.
 	// +optional
 	CollectedAt *metav1.Time `json:"collectedAt,omitempty"`
-	// attempt is the pod's Job completion attempt the results come from (the pod name).
+	// podName is the pod the results come from; the manager uses a collection only for the pod it names.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	PodName string `json:"podName,omitempty"`
+}
+
+// LauncherReport is the launcher's own account of the runner's invocations (untrusted: written inside the
+// runner container).
+type LauncherReport struct {
+	// exitCode of the Batched invocation, or of the first failed PerCase invocation.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	// signal that ended that invocation, if any.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Signal string `json:"signal,omitempty"`
+	// timedOut is true when the launcher killed an invocation at target.timeoutSeconds.
+	// +optional
+	TimedOut bool `json:"timedOut,omitempty"`
+	// healthcheckFailed is true when the healthcheck failed and the runner never started.
+	// +optional
+	HealthcheckFailed bool `json:"healthcheckFailed,omitempty"`
+	// invocations is the number of runner invocations started.
+	// +optional
+	Invocations int32 `json:"invocations,omitempty"`
+	// failedInvocations is the number of PerCase invocations that did not succeed.
+	// +optional
+	FailedInvocations int32 `json:"failedInvocations,omitempty"`
+	// leftovers is the number of processes the runner left behind that the launcher killed at the end.
+	// +optional
+	Leftovers int32 `json:"leftovers,omitempty"`
+	// stderrTail is a bounded excerpt of the end of that invocation's stderr.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	StderrTail string `json:"stderrTail,omitempty"`
 }
 
 // +kubebuilder:object:root=true

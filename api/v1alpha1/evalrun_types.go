@@ -135,12 +135,17 @@ type Target struct {
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
 	// commandTemplate is the runner command, run with /bin/sh -c after its placeholders are replaced by
-	// shell-quoted values (never quote a placeholder yourself). Allowed placeholders: {EVAL_FILE} and
-	// {OUTPUT_FILE} (required), and with batching PerCase also {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}.
+	// shell-quoted values. Allowed placeholders: {EVAL_FILE} and {OUTPUT_FILE} (required), and with batching
+	// PerCase also {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}. Each must stand in a plain, unquoted word
+	// (--out={OUTPUT_FILE} is fine): never inside quotes, `...`, $(...), ${...} or $((...)), nor after a
+	// backslash, where the shell would not read its quoted value as one literal word. There, use the environment
+	// variable the runner also gets ("$EVAL_ID"; the prompt is only in the file "$PROMPT_FILE"). Admission
+	// rejects the common misplacements; the rest fail when the command is rendered, before it runs.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="self.contains('{OUTPUT_FILE}')",message="commandTemplate must contain {OUTPUT_FILE}: the runner writes its results there"
 	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').replace('{EVAL_ID}', '').replace('{PROMPT_FILE}', '').replace('{PROMPT}', '').replace('{ATTEMPT}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}"
+	// +kubebuilder:validation:XValidation:rule=`!self.matches(r'^(?:\\\n|#[^\n]*\n)*(?:[ \t\n;&|<>()](?:\\\n|#[^\n]*\n)*|(?:[^ \t\n;&|<>()\\\x27\x22\x60$#]|\\[^\n]|\$[$A-Za-z0-9_@*?!#-]|\$?\x27[^\x27]*\x27|\$?\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*\$?\x22|\$?\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))(?:#|\\\n)*)*(?:\$?(?:\x27(?:[^\x27]*[^\x27$])?|\\|\x60(?:[^\x60]*[^\x60$])?|\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*(?:\\|\$?\x60(?:[^\x60]*[^\x60$])?|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?)?)|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?|\(\((?:[^)]*[^)$])?)\{[A-Z][A-Z0-9_]*\}')`,message="placeholders must not be quoted or inside `...`, $(...) or ${...}: their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
 	// +required
 	CommandTemplate string `json:"commandTemplate"`
 
@@ -196,6 +201,7 @@ type Target struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.allowPrivilegeEscalation) || !self.allowPrivilegeEscalation",message="the runner may not allow privilege escalation"
 	// +kubebuilder:validation:XValidation:rule="!has(self.runAsNonRoot) || self.runAsNonRoot",message="the runner must run as non-root"
 	// +kubebuilder:validation:XValidation:rule="!has(self.runAsUser) || self.runAsUser != 0",message="the runner may not run as user 0"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsUser) || (self.runAsUser != 65530 && self.runAsUser != 65531)",message="uids 65530 and 65531 are reserved for the operator's collector and judge containers; the runner must run as another user"
 	// +kubebuilder:validation:XValidation:rule="!has(self.capabilities) || !has(self.capabilities.add) || size(self.capabilities.add) == 0 || (size(self.capabilities.add) == 1 && self.capabilities.add[0] == 'NET_BIND_SERVICE')",message="the runner may add no capability other than NET_BIND_SERVICE"
 	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type in ['RuntimeDefault', 'Localhost']",message="the runner's seccomp profile must be RuntimeDefault or Localhost"
 	// +optional
@@ -204,10 +210,12 @@ type Target struct {
 
 // Healthcheck is a command run once before the runner.
 type Healthcheck struct {
-	// commandTemplate is run with /bin/sh -c; allowed placeholders: {EVAL_FILE}, {OUTPUT_FILE}.
+	// commandTemplate is run with /bin/sh -c; allowed placeholders: {EVAL_FILE}, {OUTPUT_FILE}, each in a plain,
+	// unquoted word as in target.commandTemplate (their values are already shell-quoted).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="healthcheck.commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}"
+	// +kubebuilder:validation:XValidation:rule=`!self.matches(r'^(?:\\\n|#[^\n]*\n)*(?:[ \t\n;&|<>()](?:\\\n|#[^\n]*\n)*|(?:[^ \t\n;&|<>()\\\x27\x22\x60$#]|\\[^\n]|\$[$A-Za-z0-9_@*?!#-]|\$?\x27[^\x27]*\x27|\$?\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*\$?\x22|\$?\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))(?:#|\\\n)*)*(?:\$?(?:\x27(?:[^\x27]*[^\x27$])?|\\|\x60(?:[^\x60]*[^\x60$])?|\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*(?:\\|\$?\x60(?:[^\x60]*[^\x60$])?|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?)?)|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?|\(\((?:[^)]*[^)$])?)\{[A-Z][A-Z0-9_]*\}')`,message="placeholders must not be quoted or inside `...`, $(...) or ${...}: their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
 	// +required
 	CommandTemplate string `json:"commandTemplate"`
 
@@ -249,6 +257,19 @@ type Judging struct {
 	// +kubebuilder:default=2
 	// +optional
 	CodeJudgeWorkers *int32 `json:"codeJudgeWorkers,omitempty"`
+
+	// image runs the code_judge scripts, in the judge container. Defaults to target.image (the scripts usually
+	// need the runner's tools). The judge container exists only when some case has a code_judge; it runs under
+	// its own uid, never sees the runner's processes or output directory, and judges the collector's copy of the
+	// runner's final output.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// resources of the judge container. Defaults to small requests (10m CPU, 64Mi memory) and no limits.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // SuccessPolicy decides the Passed condition once results are in.

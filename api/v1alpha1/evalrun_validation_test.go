@@ -156,6 +156,82 @@ func TestEvalRunAdmission(t *testing.T) {
 	}
 }
 
+// quotingRejection is the admission message for a misplaced placeholder.
+const quotingRejection = "their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
+
+// TestCommandTemplateQuoting sends internal/podruntime's quotingCases (the same templates, behind a prefix that
+// supplies {OUTPUT_FILE}) to the apiserver. There, TestAdmissionRuleAgreesWithRender checks the same rule against
+// Render: admitted templates render, rejected ones do not, and the renderer-only ones are admitted and then refused
+// by Render, because following their nesting needs more than the rule's regular expression.
+func TestCommandTemplateQuoting(t *testing.T) {
+	cases := []struct {
+		name     string
+		tmpl     string
+		admitted bool
+	}{
+		{"plain word", "r {PROMPT}", true},
+		{"part of a word", "r --prompt={PROMPT} x{EVAL_ID}y", true},
+		{"shell parameter syntax in any quotes", `r ${OUTPUT_FILE} "${OUTPUT_FILE}" '${OUTPUT_FILE}' \${PROMPT} $${PROMPT}`, true},
+		{"quoted braces that are not placeholders", `awk '{print}' '{"a":1}' "{lower}" {PROMPT}`, true},
+		{"after closed quotes", `r 'it'"'"'s' "a b" {PROMPT}`, true},
+		{"after an escaped backslash or quote", `r \\{PROMPT} \'{EVAL_ID} \"{ATTEMPT}`, true},
+		{"after closed substitutions", "r $(date) `date` \"$(date)\" $((1+2)) ${X:-d} $$ {PROMPT}", true},
+		{"in a subshell, on a continued line", "( cd /tmp && r \\\n  {PROMPT} )", true},
+		{"a quote in a comment; # inside a word", "r {OUTPUT_FILE} # it's {EVAL_ID}\nr a#'b' {PROMPT}", true},
+		{"double quotes", `r "{PROMPT}"`, false},
+		{"double quotes in an option", `r --prompt="{PROMPT}"`, false},
+		{"double quotes after text", `r "$HOME/{EVAL_ID}"`, false},
+		{"double quotes after a closed quote", `r 'a'"{PROMPT}"`, false},
+		{"double quotes after a closed substitution", `r $(date) "{PROMPT}"`, false},
+		{"escaped inside double quotes", `r "\{PROMPT}"`, false},
+		{"single quotes", `r '{EVAL_ID}'`, false},
+		{"single quotes refuse a placeholder but not ${VAR}", `r '${OUTPUT_FILE}' '{OUTPUT_FILE}'`, false},
+		{"single quotes after # inside a word", `r x#'{PROMPT}'`, false},
+		{"single quotes after a comment", "r # it's a comment\nr '{PROMPT}'", false},
+		{"backslash", `r \{PROMPT}`, false},
+		{"backquotes", "r `cat {PROMPT_FILE}`", false},
+		{"backquotes in double quotes", "r \"`echo {EVAL_ID}`\"", false},
+		{"command substitution", `r $(cat {PROMPT_FILE})`, false},
+		{"command substitution in double quotes", `r "$(cat {PROMPT_FILE})"`, false},
+		{"parameter expansion", `r ${X:-{PROMPT}}`, false},
+		{"arithmetic expansion", `r $(( {ATTEMPT} + 1 ))`, false},
+		{"bash arithmetic command", `(( {ATTEMPT} > 1 )) && r`, false},
+		{"bash $'...' quotes", `r $'{PROMPT}'`, false},
+		{`bash $'...' with \'`, `r $'\'' {PROMPT}`, false},
+		// Admitted here, refused by the renderer.
+		{"double quotes after a substitution holding quotes", `r $(echo "a") "{PROMPT}"`, true},
+		{"here-document body", "cat <<EOF\n{PROMPT}\nEOF", true},
+		{"after case inside $(...)", "r $(case x in a) echo;; esac) {PROMPT}", true},
+		{"after quotes inside a double-quoted ${...}", `r "${X:-'a'}" {PROMPT}`, true},
+		{"after bash $[...]", `r $[1+1] {PROMPT}`, true},
+		{"after bash ${ cmd; }", `r ${ echo; } {PROMPT}`, true},
+	}
+	ctx := context.Background()
+	check := func(t *testing.T, run *evalsv1alpha1.EvalRun, admitted bool) {
+		t.Helper()
+		err := k8sClient.Create(ctx, run)
+		switch {
+		case admitted && err != nil:
+			t.Fatalf("Create() = %v, want it admitted", err)
+		case !admitted && err == nil:
+			t.Fatalf("Create() admitted %q, want a rejection containing %q", run.Spec.Target.CommandTemplate, quotingRejection)
+		case !admitted && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), quotingRejection)):
+			t.Fatalf("Create() = %v\nwant an Invalid error containing %q", err, quotingRejection)
+		}
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testutil.MakeEvalRun(fmt.Sprintf("quoting-%d", i), "default").PerCase(1).
+				Command("run --out {OUTPUT_FILE} " + tc.tmpl).Obj()
+			check(t, run, tc.admitted)
+		})
+	}
+	t.Run("healthcheck", func(t *testing.T) {
+		check(t, testutil.MakeEvalRun("quoting-hc-ok", "default").Healthcheck(`check {EVAL_FILE} "${OUTPUT_FILE}"`).Obj(), true)
+		check(t, testutil.MakeEvalRun("quoting-hc-bad", "default").Healthcheck(`check "{EVAL_FILE}"`).Obj(), false)
+	})
+}
+
 func TestEvalRunDefaults(t *testing.T) {
 	ctx := context.Background()
 	run := testutil.MakeEvalRun("defaults", "default").FromConfigMap("evals", "").Obj()

@@ -1,9 +1,9 @@
 // Command collector is the one static binary that runs inside an EvalRun's pod and on users' machines:
 //
-//	collector install  --dest PATH          copy this binary into the shared work volume (init container)
-//	collector launch   --config FILE ...    render and run the command template in the runner container
-//	collector collect  --config FILE ...    the native sidecar: parse, judge, persist results
-//	collector probe    --ready-file FILE    the collector's startup probe
+//	collector install  --bin DIR            copy this binary into the bin volume, make the runner-end FIFO (init)
+//	collector launch   --config FILE ...    the runner container's init: run the command template, kill leftovers
+//	collector collect  --config FILE ...    the collector container: wait for the runner's end, judge, persist
+//	collector judge    --config FILE ...    the judge container: run code_judge scripts on the collector's snapshot
 //	collector check    ...                  offline check of a runner's output (and judging with --eval)
 package main
 
@@ -18,7 +18,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/podruntime"
 )
 
-const usage = `usage: collector <install|launch|collect|probe|check> [flags]
+const usage = `usage: collector <install|launch|collect|judge|check> [flags]
 run "collector <mode> -h" for the flags of a mode`
 
 func main() {
@@ -34,7 +34,7 @@ func main() {
 	switch mode {
 	case "check":
 		code = check.Main(ctx, args, os.Stdout, os.Stderr)
-	case "install", "launch", "collect", "probe":
+	case "install", "launch", "collect", "judge":
 		code = podruntime.Main(ctx, mode, args, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
 		if _, err := fmt.Fprintln(os.Stdout, usage); err != nil {

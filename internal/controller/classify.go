@@ -80,7 +80,7 @@ func Classify(obs Observation, opts Options) Assessment {
 	job := obs.Job
 	pod := newestPod(obs.Pods)
 	a := classifyJob(obs, pod, opts)
-	a.Runner = runnerFacts(obs.Run.Status.Collection, pod)
+	a.Runner = runnerFacts(pod)
 	if job != nil && a.State == StateFailed && !jobFinished(job) {
 		a.StopJob = true
 	}
@@ -119,10 +119,21 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return a
 	}
 	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
-		if c := obs.Run.Status.Collection; c != nil && c.Outcome != "" {
-			return Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting, Message: "results are recorded; waiting for the pod to finish"}
+		// The runner container ended (the kubelet says so) and the collector recorded this pod's results: the
+		// run is decided without waiting for the Job, unless a failed runner is to be retried.
+		if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok {
+			if runner.State.Terminated.ExitCode == 0 || ptr.Deref(obs.Run.Spec.BackoffLimit, 0) == 0 {
+				return a
+			}
+			return Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting, Message: "results are recorded; waiting for the Job to retry or fail"}
+		}
+		if a, ok := collectorEnded(pod); ok {
+			return a
 		}
 		return awaitResults(obs, runner.State.Terminated.FinishedAt.Time, "the runner ended; waiting for the collector's results")
+	}
+	if a, ok := collectorEnded(pod); ok {
+		return a
 	}
 	if pod.Status.Phase == corev1.PodRunning {
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is running", pod.Name)}
@@ -198,13 +209,36 @@ func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
 		Message: fmt.Sprintf("the Job failed (%s): %s", cond.Reason, oneLine(cond.Message))}
 }
 
-// fromCollection maps the collector's recorded outcome to an assessment. A runner the kernel OOM-killed is
-// reported as RunnerOOMKilled whatever the launcher saw.
+// fromCollection maps the collector's recorded outcome to an assessment, combined with how the kubelet says the
+// runner container ended. A collection recorded for another pod (an earlier attempt) is not this pod's outcome;
+// without any pod left (the Job and its pods were deleted after collection) the collection stands.
 func fromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessment, bool) {
 	if c == nil || c.Outcome == "" {
 		return Assessment{}, false
 	}
-	return fromOutcome(c.Outcome, c.Message, c.StderrTail, pod), true
+	if pod != nil && c.PodName != "" && c.PodName != pod.Name {
+		return Assessment{}, false
+	}
+	tail := ""
+	if l := c.Launcher; l != nil {
+		tail = l.StderrTail
+	}
+	return fromOutcome(c.Outcome, c.Message, tail, pod), true
+}
+
+// collectorEnded fails a run whose collector container ended without recording results: from its termination
+// message when it wrote one (its status write did not land), else as CollectorFailed.
+func collectorEnded(pod *corev1.Pod) (Assessment, bool) {
+	collector := containerStatus(pod, layout.ContainerCollector)
+	if collector == nil || collector.State.Terminated == nil {
+		return Assessment{}, false
+	}
+	if a, ok := fromTerminationMessage(pod); ok {
+		return a, true
+	}
+	t := collector.State.Terminated
+	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
+		Message: fmt.Sprintf("the collector container ended (%s, exit code %d) without recording results: %s", t.Reason, t.ExitCode, oneLine(t.Message))}, true
 }
 
 func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
@@ -226,10 +260,24 @@ func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
 }
 
 func fromOutcome(outcome, message, stderrTail string, pod *corev1.Pod) Assessment {
-	if runnerOOMKilled(pod) && outcome != layout.OutcomeCompleted {
+	if runnerOOMKilled(pod) {
 		return oomKilled()
 	}
 	msg := oneLine(message)
+	// How the runner container ended is the kubelet's word, which the runner cannot forge: a runner that exits
+	// non-zero failed, whatever its output or the launcher's report claim.
+	if t := runnerTerminated(pod); t != nil && t.ExitCode != 0 {
+		switch outcome {
+		case layout.OutcomeRunnerTimedOut, layout.OutcomeHealthcheckFailed, layout.OutcomeRunnerFailed, layout.OutcomeCollectorFailed:
+			// Already a failure; the launcher's account names it more precisely.
+		default:
+			m := fmt.Sprintf("the runner container exited with code %d (kubelet)", t.ExitCode)
+			if tm := oneLine(t.Message); tm != "" {
+				m += ": " + lastRunes(tm, 512)
+			}
+			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: m + "; collected: " + msg}
+		}
+	}
 	switch outcome {
 	case layout.OutcomeCompleted:
 		if msg == "" {
@@ -262,12 +310,17 @@ func oomKilled() Assessment {
 }
 
 func runnerOOMKilled(pod *corev1.Pod) bool {
+	t := runnerTerminated(pod)
+	return t != nil && t.Reason == terminatedOOMKilled
+}
+
+// runnerTerminated is the runner container's terminated state as the kubelet reported it, nil while it runs.
+func runnerTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	runner := containerStatus(pod, layout.ContainerRunner)
 	if runner == nil {
-		return false
+		return nil
 	}
-	t := terminatedState(runner)
-	return t != nil && t.Reason == terminatedOOMKilled
+	return terminatedState(runner)
 }
 
 // unschedulable fails a pod the scheduler has rejected for longer than timeout.
@@ -295,7 +348,7 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 			since = c.LastTransitionTime.Time
 		}
 	}
-	for _, name := range []string{layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner} {
+	for _, name := range []string{layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner, layout.ContainerJudge} {
 		s := containerStatus(pod, name)
 		if s == nil || s.State.Waiting == nil {
 			continue
@@ -322,36 +375,22 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 	return Assessment{}, false
 }
 
-// runnerFacts returns what is known about the runner: the launcher's record (via the collector) first, then the
-// runner container's state.
-func runnerFacts(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
-	var r evalsv1alpha1.RunnerStatus
-	if pod != nil {
-		r.PodName = pod.Name
-		if s := containerStatus(pod, layout.ContainerRunner); s != nil {
-			if t := terminatedState(s); t != nil {
-				r.ExitCode = ptr.To(t.ExitCode)
-				r.Reason = t.Reason
-				r.Message = t.Message
-			} else if w := s.State.Waiting; w != nil {
-				r.Reason = w.Reason
-				r.Message = w.Message
-			}
-		}
-	}
-	if c != nil {
-		if c.RunnerExitCode != nil {
-			r.ExitCode = ptr.To(*c.RunnerExitCode)
-		}
-		if c.StderrTail != "" {
-			r.Message = c.StderrTail
-		}
-		if c.PodName != "" && r.PodName == "" {
-			r.PodName = c.PodName
-		}
-	}
-	if r == (evalsv1alpha1.RunnerStatus{}) {
+// runnerFacts returns the runner container's facts as the kubelet reported them; nothing the runner can write
+// (its output, the launcher's report) goes into them.
+func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
+	if pod == nil {
 		return nil
+	}
+	r := evalsv1alpha1.RunnerStatus{PodName: pod.Name}
+	if s := containerStatus(pod, layout.ContainerRunner); s != nil {
+		if t := terminatedState(s); t != nil {
+			r.ExitCode = ptr.To(t.ExitCode)
+			r.Reason = t.Reason
+			r.Message = t.Message
+		} else if w := s.State.Waiting; w != nil {
+			r.Reason = w.Reason
+			r.Message = w.Message
+		}
 	}
 	r.Reason = truncate(r.Reason, maxRunnerReason)
 	r.Message = lastRunes(r.Message, maxRunnerMessage)

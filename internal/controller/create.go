@@ -80,11 +80,11 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
 			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
-	caseIDs, invalid := ValidateEvalFile(run, data)
+	caseIDs, codeJudgeCases, invalid := ValidateEvalFile(run, data)
 	if invalid != "" {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: truncate(invalid, maxConditionMessage)}, nil
 	}
-	cm, err := BuildEvalConfigMap(run, data, BuildRunConfig(run, caseIDs, mustDefaults(run), r.opts))
+	cm, err := BuildEvalConfigMap(run, data, BuildRunConfig(run, caseIDs, mustDefaults(run), codeJudgeCases, r.opts))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,21 +101,21 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 }
 
 // ValidateEvalFile parses the eval file with the run's default evaluators. It returns the case ids in file
-// order, or a message listing the problems (bounded by the parser).
-func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) ([]string, string) {
+// order and how many cases have a code_judge, or a message listing the problems (bounded by the parser).
+func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) ([]string, int, string) {
 	defaults, err := DefaultEvaluators(run)
 	if err != nil {
-		return nil, "invalid eval file: " + err.Error()
+		return nil, 0, "invalid eval file: " + err.Error()
 	}
 	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(defaults))
 	if err != nil {
 		var verr *evalfile.ValidationError
 		if errors.As(err, &verr) {
-			return nil, verr.Error()
+			return nil, 0, verr.Error()
 		}
-		return nil, "invalid eval file: " + err.Error()
+		return nil, 0, "invalid eval file: " + err.Error()
 	}
-	return f.CaseIDs(), ""
+	return f.CaseIDs(), f.CodeJudgeCases(), ""
 }
 
 // mustDefaults returns the default evaluators; ValidateEvalFile has already rejected malformed ones.

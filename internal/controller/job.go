@@ -16,15 +16,10 @@ import (
 
 // Pod settings of the run's pod.
 const (
-	// podUser is the uid and gid of the pod (and so of the runner, unless it overrides runAsUser): the
-	// distroless "nonroot" user. fsGroup gives every container write access to the work volume.
-	podUser int64 = 65532
 	// terminationGracePeriodSeconds leaves the collector time for a final collection after SIGTERM.
 	terminationGracePeriodSeconds int64 = 60
 	// tokenExpirationSeconds is the lifetime of the collector's projected token (the kubelet refreshes it).
 	tokenExpirationSeconds int64 = 3607
-	// startupProbeFailureThreshold x 1 s bounds how long the collector may take to start watching.
-	startupProbeFailureThreshold int32 = 120
 	// ComponentPod is the component label of the run's pod.
 	ComponentPod = "pod"
 )
@@ -84,16 +79,18 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To(terminationGracePeriodSeconds),
+		// Each container keeps its own PID namespace: the runner sees none of the trusted processes.
+		ShareProcessNamespace: ptr.To(false),
 		SecurityContext: &corev1.PodSecurityContext{
 			RunAsNonRoot:   ptr.To(true),
-			RunAsUser:      ptr.To(podUser),
-			RunAsGroup:     ptr.To(podUser),
-			FSGroup:        ptr.To(podUser),
+			RunAsUser:      ptr.To(layout.PodUser),
+			RunAsGroup:     ptr.To(layout.PodUser),
+			FSGroup:        ptr.To(layout.PodUser),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 		Volumes:           buildVolumes(run),
 		InitContainers:    []corev1.Container{buildInstallContainer(opts), buildCollectorContainer(run, opts)},
-		Containers:        []corev1.Container{buildRunnerContainer(run, cfg)},
+		Containers:        []corev1.Container{buildRunnerContainer(run, cfg), buildJudgeContainer(run, cfg, opts)},
 		NodeSelector:      maps.Clone(o.NodeSelector),
 		Tolerations:       slices.Clone(o.Tolerations),
 		Affinity:          o.Affinity.DeepCopy(),
@@ -107,8 +104,14 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 }
 
 func buildVolumes(run *evalsv1alpha1.EvalRun) []corev1.Volume {
+	emptyDir := func(name string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	}
 	return []corev1.Volume{
-		{Name: layout.VolumeWork, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		emptyDir(layout.VolumeBin),
+		emptyDir(layout.VolumeOut),
+		emptyDir(layout.VolumeSnapshot),
+		emptyDir(layout.VolumeVerdicts),
 		{Name: layout.VolumeEval, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: NamesFor(run.Name).EvalConfigMap},
 			DefaultMode:          ptr.To[int32](0o444),
@@ -130,18 +133,18 @@ func buildVolumes(run *evalsv1alpha1.EvalRun) []corev1.Volume {
 	}
 }
 
-func workMount() corev1.VolumeMount {
-	return corev1.VolumeMount{Name: layout.VolumeWork, MountPath: layout.WorkDir}
+// mount mounts volume name at its mount point; only the volume's writer mounts it read-write.
+func mount(name, dir string, readOnly bool) corev1.VolumeMount {
+	return corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: readOnly}
 }
 
-func evalMount() corev1.VolumeMount {
-	return corev1.VolumeMount{Name: layout.VolumeEval, MountPath: layout.EvalDir, ReadOnly: true}
-}
+func evalMount() corev1.VolumeMount { return mount(layout.VolumeEval, layout.EvalDir, true) }
 
 // restrictedContainerSecurity is the security context of the operator's own containers: the Pod Security
 // "restricted" profile plus a read-only root filesystem.
-func restrictedContainerSecurity() *corev1.SecurityContext {
+func restrictedContainerSecurity(uid int64) *corev1.SecurityContext {
 	return &corev1.SecurityContext{
+		RunAsUser:                ptr.To(uid),
 		RunAsNonRoot:             ptr.To(true),
 		AllowPrivilegeEscalation: ptr.To(false),
 		ReadOnlyRootFilesystem:   ptr.To(true),
@@ -164,24 +167,25 @@ func buildInstallContainer(opts Options) corev1.Container {
 		Name:                     layout.ContainerInstall,
 		Image:                    opts.CollectorImage,
 		ImagePullPolicy:          corev1.PullIfNotPresent,
-		Command:                  []string{layout.CollectorImageBinary, "install", "--dest", layout.In(layout.WorkDir).Binary()},
-		VolumeMounts:             []corev1.VolumeMount{workMount()},
+		Command:                  []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir},
+		VolumeMounts:             []corev1.VolumeMount{mount(layout.VolumeBin, layout.BinDir, false)},
 		Resources:                collectorResources("64Mi"),
-		SecurityContext:          restrictedContainerSecurity(),
+		SecurityContext:          restrictedContainerSecurity(layout.CollectorUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 }
 
+// buildCollectorContainer is the only container with API access: a native sidecar (restarted by the kubelet if
+// it crashes; it resumes from its notes) that reads the runner's output volume read-only and writes its snapshot
+// where the judge reads it.
 func buildCollectorContainer(run *evalsv1alpha1.EvalRun, opts Options) corev1.Container {
-	work := layout.In(layout.WorkDir)
 	return corev1.Container{
 		Name:            layout.ContainerCollector,
 		Image:           opts.CollectorImage,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		// A native sidecar: it starts before the runner, runs alongside it and is stopped after it.
-		RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-		Command:       []string{layout.CollectorImageBinary, "collect", "--config", RunConfigPath, "--work", layout.WorkDir},
+		RestartPolicy:   ptr.To(corev1.ContainerRestartPolicyAlways),
+		Command:         []string{layout.CollectorImageBinary, "collect", "--config", RunConfigPath},
 		Env: []corev1.EnvVar{
 			{Name: layout.EnvRunName, Value: run.Name},
 			{Name: layout.EnvRunNamespace, Value: run.Namespace},
@@ -189,34 +193,74 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, opts Options) corev1.Co
 			{Name: layout.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		},
 		VolumeMounts: []corev1.VolumeMount{
-			workMount(),
+			mount(layout.VolumeBin, layout.BinDir, true),
+			mount(layout.VolumeOut, layout.OutDir, true),
+			mount(layout.VolumeSnapshot, layout.SnapshotDir, false),
+			mount(layout.VolumeVerdicts, layout.VerdictsDir, true),
 			evalMount(),
 			{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true},
 		},
-		// The runner starts only once the collector is watching the work volume.
-		StartupProbe: &corev1.Probe{
-			ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
-				Command: []string{layout.CollectorImageBinary, "probe", "--ready-file", work.CollectorReady()},
-			}},
-			PeriodSeconds:    1,
-			TimeoutSeconds:   1,
-			SuccessThreshold: 1,
-			FailureThreshold: startupProbeFailureThreshold,
-		},
 		Resources:                collectorResources("256Mi"),
-		SecurityContext:          restrictedContainerSecurity(),
+		SecurityContext:          restrictedContainerSecurity(layout.CollectorUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 }
 
+// buildJudgeContainer runs the code_judge scripts under the judge's own uid, on the collector's snapshot (it
+// never mounts the runner's output volume), in the runner's image unless judging.image says otherwise. It is a
+// regular container that ends only once the collector has persisted the results, so the pod cannot finish
+// before that; without code judges it is only that gate, and runs the collector image.
+func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) corev1.Container {
+	image, pull := opts.CollectorImage, corev1.PullIfNotPresent
+	binary := layout.CollectorImageBinary
+	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("10m"),
+		corev1.ResourceMemory: resource.MustParse("32Mi"),
+	}}
+	workingDir := ""
+	if cfg.CodeJudges {
+		image, pull = run.Spec.Target.Image, run.Spec.Target.ImagePullPolicy
+		binary = layout.DefaultPod().Binary()
+		workingDir = run.Spec.Target.WorkingDir
+		res.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
+		if j := run.Spec.Judging; j != nil {
+			if j.Image != "" {
+				image, pull = j.Image, corev1.PullIfNotPresent
+			}
+			if j.Resources != nil {
+				res = *j.Resources.DeepCopy()
+			}
+		}
+	}
+	return corev1.Container{
+		Name:            layout.ContainerJudge,
+		Image:           image,
+		ImagePullPolicy: pull,
+		Command:         []string{binary, "judge", "--config", RunConfigPath},
+		WorkingDir:      workingDir,
+		VolumeMounts: []corev1.VolumeMount{
+			mount(layout.VolumeBin, layout.BinDir, true),
+			mount(layout.VolumeSnapshot, layout.SnapshotDir, true),
+			mount(layout.VolumeVerdicts, layout.VerdictsDir, false),
+			evalMount(),
+		},
+		Resources:                res,
+		SecurityContext:          restrictedContainerSecurity(layout.JudgeUser),
+		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+// buildRunnerContainer runs the launcher as the container's init process; the runner's reach is its output
+// volume (read-write), the eval file and the binary volume (read-only).
 func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) corev1.Container {
 	t := run.Spec.Target
-	work := layout.In(layout.WorkDir)
-	output := work.BatchOutput()
+	out := layout.DefaultPod().Output()
+	output := out.BatchOutput()
 	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
 		// launch exports each invocation's own file; the container-level value names their directory.
-		output = work.CaseOutputDir()
+		output = out.CaseOutputDir()
 	}
 	env := make([]corev1.EnvVar, 0, len(t.Env)+2)
 	for _, e := range t.Env {
@@ -241,15 +285,19 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		res = *t.Resources.DeepCopy()
 	}
 	return corev1.Container{
-		Name:                     layout.ContainerRunner,
-		Image:                    t.Image,
-		ImagePullPolicy:          t.ImagePullPolicy,
-		Command:                  []string{work.Binary(), "launch", "--config", RunConfigPath, "--work", layout.WorkDir},
-		WorkingDir:               t.WorkingDir,
-		Env:                      env,
-		EnvFrom:                  envFrom,
-		Resources:                res,
-		VolumeMounts:             []corev1.VolumeMount{workMount(), evalMount()},
+		Name:            layout.ContainerRunner,
+		Image:           t.Image,
+		ImagePullPolicy: t.ImagePullPolicy,
+		Command:         []string{layout.DefaultPod().Binary(), "launch", "--config", RunConfigPath},
+		WorkingDir:      t.WorkingDir,
+		Env:             env,
+		EnvFrom:         envFrom,
+		Resources:       res,
+		VolumeMounts: []corev1.VolumeMount{
+			mount(layout.VolumeBin, layout.BinDir, true),
+			mount(layout.VolumeOut, layout.OutDir, false),
+			evalMount(),
+		},
 		SecurityContext:          RunnerSecurityContext(t.SecurityContext),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -267,8 +315,8 @@ func RunnerSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext
 	}
 	sc.Privileged = nil
 	sc.RunAsNonRoot = ptr.To(true)
-	if sc.RunAsUser != nil && *sc.RunAsUser == 0 {
-		sc.RunAsUser = nil
+	if sc.RunAsUser != nil && (*sc.RunAsUser == 0 || *sc.RunAsUser == layout.CollectorUser || *sc.RunAsUser == layout.JudgeUser) {
+		sc.RunAsUser = nil // admission rejects these; the pod's user applies
 	}
 	sc.AllowPrivilegeEscalation = ptr.To(false)
 	var add []corev1.Capability

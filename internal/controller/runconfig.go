@@ -21,9 +21,14 @@ const (
 	defaultCodeJudgeTimeoutSeconds = 60
 	defaultCodeJudgeWorkers        = 2
 	defaultResultsDeadlineSeconds  = 300
-	// ackMarginSeconds is added to the results deadline for launch's wait on the collector's acknowledgement,
-	// so the collector's own deadline always ends first.
-	ackMarginSeconds = 30
+	// defaultMaxOutputBytes bounds the Batched output file the collector reads.
+	defaultMaxOutputBytes = 1 << 30
+	// runnerDeadlineMarginSeconds is added to the runner's own timeouts for the collector's wait on its end.
+	runnerDeadlineMarginSeconds = 60
+	// judgeDeadlineMarginSeconds is added to the code judges' worst case for the collector's wait on them.
+	judgeDeadlineMarginSeconds = 60
+	// collectorStartSeconds bounds the launcher's wait for the collector.
+	collectorStartSeconds = 300
 )
 
 // EvalFilePath is {EVAL_FILE} in the pod: the pinned eval file in the read-only eval ConfigMap mount.
@@ -56,7 +61,7 @@ func ResultsDeadlineSeconds(run *evalsv1alpha1.EvalRun) int32 {
 
 // BuildRunConfig renders run.json from the spec, the eval file's case ids (in file order) and the parsed default
 // evaluators.
-func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, opts Options) layout.RunConfig {
+func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, codeJudgeCases int, opts Options) layout.RunConfig {
 	opts = opts.withDefaults()
 	names := NamesFor(run.Name)
 	t := run.Spec.Target
@@ -88,7 +93,9 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		ResultConfigMaps:        names.ResultConfigMaps(ResultConfigMapCount(len(caseIDs))),
 		StatusBudgetBytes:       opts.StatusBudgetBytes,
 		ResultsDeadlineSeconds:  deadline,
-		AckTimeoutSeconds:       deadline + ackMarginSeconds,
+		CodeJudges:              codeJudgeCases > 0,
+		MaxOutputBytes:          defaultMaxOutputBytes,
+		CollectorStartSeconds:   collectorStartSeconds,
 	}
 	if h := t.Healthcheck; h != nil {
 		cfg.HealthcheckTemplate = h.CommandTemplate
@@ -101,5 +108,33 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.CodeJudgeTimeoutSeconds = ptr.Deref(j.CodeJudgeTimeoutSeconds, defaultCodeJudgeTimeoutSeconds)
 		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, defaultCodeJudgeWorkers)
 	}
+	cfg.RunnerDeadlineSeconds = runnerDeadline(cfg, len(caseIDs))
+	if codeJudgeCases > 0 {
+		rounds := (int64(codeJudgeCases) + int64(cfg.CodeJudgeWorkers) - 1) / int64(cfg.CodeJudgeWorkers)
+		cfg.JudgeDeadlineSeconds = clampSeconds(rounds*int64(cfg.CodeJudgeTimeoutSeconds) + judgeDeadlineMarginSeconds)
+	}
 	return cfg
+}
+
+// runnerDeadline is how long the collector waits for the runner container to end: the healthcheck's and the
+// invocations' timeouts (PerCase: one round per worker batch), kill graces and a margin; 0 when the runner has
+// no timeout (the Job's activeDeadlineSeconds is then the only bound).
+func runnerDeadline(cfg layout.RunConfig, cases int) int32 {
+	if cfg.TimeoutSeconds <= 0 {
+		return 0
+	}
+	rounds := int64(1)
+	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) && cases > 0 {
+		rounds = (int64(cases) + int64(cfg.Workers) - 1) / int64(cfg.Workers)
+	}
+	total := rounds*int64(cfg.TimeoutSeconds+cfg.KillGraceSeconds) + int64(cfg.HealthcheckTimeoutSeconds) +
+		int64(cfg.KillGraceSeconds) + runnerDeadlineMarginSeconds
+	return clampSeconds(total)
+}
+
+func clampSeconds(n int64) int32 {
+	if n > 1<<31-1 {
+		return 1<<31 - 1
+	}
+	return int32(n)
 }

@@ -159,3 +159,37 @@ func SplitFieldPath(path string) ([]string, error) {
 	}
 	return parts, nil
 }
+
+// HasCodeJudge reports whether ev is, or contains, a code_judge script (a composite member or aggregator): such
+// an evaluator needs the pod's judge container.
+func (ev *EvaluatorConfig) HasCodeJudge() bool {
+	if ev.Type == TypeCodeJudge {
+		return true
+	}
+	if ev.Composite == nil {
+		return false
+	}
+	if ev.Composite.Script != nil {
+		return true
+	}
+	for _, m := range ev.Composite.Members {
+		if m.HasCodeJudge() {
+			return true
+		}
+	}
+	return false
+}
+
+// CodeJudgeCases counts the cases with a code_judge evaluator.
+func (f *File) CodeJudgeCases() int {
+	n := 0
+	for _, c := range f.Cases {
+		for _, ev := range c.Evaluators {
+			if ev.HasCodeJudge() {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}

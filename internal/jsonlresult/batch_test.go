@@ -267,11 +267,33 @@ func TestParseBatch(t *testing.T) {
 			want: batchRun{Result: &BatchResult{Requested: 1, MissingIDs: []string{"a"}, MissingCount: 1, ParseErrorCount: 5,
 				ParseErrors: []LineError{
 					{Line: 1, Excerpt: `{"text":"A"}`, Message: `"id" is missing`},
-					{Line: 2, Excerpt: `{"id":"","text":"A"}`, Message: `"id" is empty`},
+					{Line: 2, Excerpt: `{"id":"","text":"A"}`, Message: `"id" is missing`},
 					{Line: 3, Excerpt: `{"id":7}`, Message: `"id" must be a string, got a number`},
 					{Line: 4, Excerpt: `{"id":null}`, Message: `"id" must be a string, got null`},
 					{Line: 5, Excerpt: `{"id":["a"]}`, Message: `"id" must be a string, got an array`},
 				}}},
+		},
+		{
+			name: "id of only whitespace is a missing id, not an unexpected one",
+			input: `{"id":"   ","text":"A"}` + "\n" + `{"id":"\t\r\n ","text":"A"}` + "\n" + `{"id":"\u00a0\u3000"}` + "\n" +
+				"{\"id\":\"\u2003\"}\n" + `{"id":"a","text":"A"}` + "\n",
+			requested: []string{"a"},
+			want: batchRun{
+				Responses: []*Response{{ID: "a", Text: "A", Line: 5}},
+				Result: &BatchResult{Requested: 1, Present: 1, ParseErrorCount: 4, ParseErrors: []LineError{
+					{Line: 1, Excerpt: `{"id":"   ","text":"A"}`, Message: `"id" is missing`},
+					{Line: 2, Excerpt: `{"id":"\t\r\n ","text":"A"}`, Message: `"id" is missing`},
+					{Line: 3, Excerpt: `{"id":"\u00a0\u3000"}`, Message: `"id" is missing`},
+					{Line: 4, Excerpt: "{\"id\":\"\u2003\"}", Message: `"id" is missing`},
+				}},
+			},
+		},
+		{
+			name:      "id with whitespace around it is kept as written",
+			input:     `{"id":" a ","text":"A"}` + "\n" + `{"id":"a\t"}` + "\n",
+			requested: []string{"a"},
+			want: batchRun{Result: &BatchResult{Requested: 1, MissingIDs: []string{"a"}, MissingCount: 1,
+				UnexpectedIDs: []string{" a ", "a\t"}, UnexpectedCount: 2}},
 		},
 		{
 			name: "invalid JSON is reported with the column of the problem",

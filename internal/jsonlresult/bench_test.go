@@ -268,7 +268,7 @@ func baselineParse(r io.Reader, requested []string, fn func(*Response) error) (*
 			continue
 		}
 		var id string
-		if err := json.Unmarshal(fields["id"], &id); err != nil || id == "" {
+		if err := json.Unmarshal(fields["id"], &id); err != nil || strings.TrimSpace(id) == "" {
 			addErr(line, text, `"id" is missing, empty or not a string`)
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -735,12 +736,12 @@ func (p *recordParser) parseLine(line []byte) (*Response, string) {
 		return nil, err.Error()
 	}
 	switch {
-	case rec.id == idMissing:
-		return nil, `"id" is missing`
 	case rec.id == idWrongKind:
 		return nil, fmt.Sprintf(`"id" must be a string, got %s`, rec.idKind)
-	case rec.resp.ID == "":
-		return nil, `"id" is empty`
+	case rec.id == idMissing || strings.TrimSpace(rec.resp.ID) == "":
+		// An id of nothing but whitespace names no case: reported as a missing id, it points at the line, where
+		// as an unexpected id it would be an invisible entry in a list.
+		return nil, `"id" is missing`
 	}
 	return rec.resp, ""
 }

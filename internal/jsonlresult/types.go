@@ -6,7 +6,7 @@ import "encoding/json"
 
 // Response is one case's output as the runner reported it.
 type Response struct {
-	// ID is the case id of the record.
+	// ID is the case id of the record; in a batch record it is never empty nor only whitespace.
 	ID string `json:"id"`
 	// Text is the candidate answer: the record's text (non-strings JSON-encoded), else the content of the last
 	// assistant output message that has content, else "".

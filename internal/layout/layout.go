@@ -1,6 +1,10 @@
 // Package layout is the contract between the manager, which builds the run's pod, and the collector binary,
-// which runs inside it: paths in the shared work volume, environment variables, container names and the run
+// which runs inside it: volumes and the paths in them, environment variables, container names, uids and the run
 // configuration file. It is pure Go so both sides and their tests share one definition.
+//
+// The pod keeps the runner's reach and the trusted side apart: the runner container mounts only its output
+// volume (read-write), the eval ConfigMap and the binary volume (both read-only). Everything the collector or a
+// judge trusts lives in volumes the runner container does not mount at all.
 package layout
 
 import "path"
@@ -10,17 +14,28 @@ const (
 	ContainerInstall   = "install"
 	ContainerCollector = "collector"
 	ContainerRunner    = "runner"
+	ContainerJudge     = "judge"
 
-	VolumeWork  = "work"
-	VolumeEval  = "eval"
-	VolumeToken = "collector-token"
+	// VolumeBin holds the collector binary (the runner's launcher and the judge runner) and the runner-end FIFO;
+	// written by install, read-only everywhere else.
+	VolumeBin = "bin"
+	// VolumeOut is the runner's output directory: the only thing of the runner's the trusted side reads.
+	VolumeOut = "out"
+	// VolumeSnapshot holds the collector's copy of the runner's final output; read-only for the judge.
+	VolumeSnapshot = "snapshot"
+	// VolumeVerdicts holds the judge's code_judge results; read-only for the collector.
+	VolumeVerdicts = "verdicts"
+	VolumeEval     = "eval"
+	VolumeToken    = "collector-token"
 )
 
-// Paths. The work volume (an emptyDir) is mounted at WorkDir in every container; the pinned eval ConfigMap is
-// mounted read-only at EvalDir in the collector and the runner.
+// Mount points.
 const (
-	WorkDir = "/evalrun"
-	EvalDir = "/evalrun-eval"
+	BinDir      = "/evalrun/bin"
+	OutDir      = "/evalrun/out"
+	SnapshotDir = "/evalrun/snapshot"
+	VerdictsDir = "/evalrun/verdicts"
+	EvalDir     = "/evalrun-eval"
 
 	// CollectorImageBinary is where the collector binary lives inside the collector image.
 	CollectorImageBinary = "/collector"
@@ -34,49 +49,100 @@ const (
 	ServiceAccountTokenDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 )
 
-// Paths under a work directory (WorkDir in the pod, any directory in tests).
-type Paths struct{ Root string }
+// Users of the operator's own containers. The runner runs as the pod's user (PodUser unless the EvalRun's
+// target.securityContext.runAsUser says otherwise; admission keeps it off the trusted uids), so the trusted
+// containers never share a uid with it.
+const (
+	// PodUser is the pod's uid, gid and fsGroup, and so the runner's default uid: the distroless "nonroot" user.
+	PodUser int64 = 65532
+	// CollectorUser runs install and the collector.
+	CollectorUser int64 = 65531
+	// JudgeUser runs the code_judge scripts.
+	JudgeUser int64 = 65530
+)
 
-// In returns the layout rooted at root.
-func In(root string) Paths { return Paths{Root: root} }
-
-// Binary is the collector binary copied by `collector install`.
-func (p Paths) Binary() string { return path.Join(p.Root, "bin", "collector") }
-
-// OutputDir holds the runner's outputs.
-func (p Paths) OutputDir() string { return path.Join(p.Root, "out") }
-
-// BatchOutput is {OUTPUT_FILE} in Batched mode.
-func (p Paths) BatchOutput() string { return path.Join(p.Root, "out", "results.jsonl") }
-
-// CaseOutputDir holds one output file per case in PerCase mode.
-func (p Paths) CaseOutputDir() string { return path.Join(p.Root, "out", "cases") }
-
-// CaseOutput is {OUTPUT_FILE} for one case in PerCase mode. Case ids are validated as safe file names.
-func (p Paths) CaseOutput(id string) string { return path.Join(p.Root, "out", "cases", id+".out") }
-
-// CasePromptFile is {PROMPT_FILE} for one case in PerCase mode.
-func (p Paths) CasePromptFile(id string) string {
-	return path.Join(p.Root, "out", "prompts", id+".txt")
+// Pod is the set of directories of one run's pod: the mount points in the pod, any directories in tests.
+type Pod struct {
+	Bin, Out, Snapshot, Verdicts string
 }
 
-// StateDir holds the handshake files.
-func (p Paths) StateDir() string { return path.Join(p.Root, "state") }
+// DefaultPod is the layout in the run's pod.
+func DefaultPod() Pod {
+	return Pod{Bin: BinDir, Out: OutDir, Snapshot: SnapshotDir, Verdicts: VerdictsDir}
+}
 
-// RunnerRecord is written by launch: exit code or signal, duration, stdout/stderr tails, timeout flag.
-func (p Paths) RunnerRecord() string { return path.Join(p.Root, "state", "runner.json") }
+// PodIn roots every directory under root (tests).
+func PodIn(root string) Pod {
+	return Pod{
+		Bin: path.Join(root, "bin"), Out: path.Join(root, "out"),
+		Snapshot: path.Join(root, "snapshot"), Verdicts: path.Join(root, "verdicts"),
+	}
+}
 
-// JudgeResults is written by launch: one JSON line per case and code_judge evaluator.
-func (p Paths) JudgeResults() string { return path.Join(p.Root, "state", "judges.jsonl") }
+// Binary is the collector binary copied by `collector install`.
+func (p Pod) Binary() string { return path.Join(p.Bin, "collector") }
 
-// Done is written last by launch, after RunnerRecord and JudgeResults.
-func (p Paths) Done() string { return path.Join(p.Root, "state", "done") }
+// RunnerEnd is the FIFO through which the collector learns that the runner container's processes are gone: the
+// launcher (the runner container's init process) holds its write end open until every process of the container
+// has been killed and reaped, and the collector reads it until end-of-file. It lives in the bin volume, which
+// the runner mounts read-only, so the runner can neither replace nor remove it.
+func (p Pod) RunnerEnd() string { return path.Join(p.Bin, "runner-end") }
 
-// Ack is written by collect once results are persisted (or with the reason they could not be).
-func (p Paths) Ack() string { return path.Join(p.Root, "state", "ack") }
+// Output is the runner's output tree.
+func (p Pod) Output() Output { return Output{Root: p.Out} }
 
-// CollectorReady is written by collect once it is watching; the collector's startup probe checks it.
-func (p Paths) CollectorReady() string { return path.Join(p.Root, "state", "collector-ready") }
+// SnapshotOutput is the collector's copy of the runner's output tree, in the snapshot volume.
+func (p Pod) SnapshotOutput() Output { return Output{Root: path.Join(p.Snapshot, "out")} }
+
+// SnapshotReady is written by the collector once the snapshot is complete (or abandoned); the judge waits for it.
+func (p Pod) SnapshotReady() string { return path.Join(p.Snapshot, "ready") }
+
+// RunnerStarted and RunnerEnded are the collector's own notes (in its snapshot volume) that the launcher opened
+// the runner-end FIFO and that it reached end-of-file: a restarted collector resumes from them.
+func (p Pod) RunnerStarted() string { return path.Join(p.Snapshot, "runner-started") }
+
+// RunnerEnded: see RunnerStarted.
+func (p Pod) RunnerEnded() string { return path.Join(p.Snapshot, "runner-ended") }
+
+// Collected is written by the collector once it has persisted the results (or given up); the judge container,
+// which keeps the pod from finishing, exits only after it.
+func (p Pod) Collected() string { return path.Join(p.Snapshot, "collected") }
+
+// JudgeResults is written by the judge: one JSON line per case and code_judge evaluator.
+func (p Pod) JudgeResults() string { return path.Join(p.Verdicts, "judges.jsonl") }
+
+// JudgesDone is written by the judge last, after JudgeResults.
+func (p Pod) JudgesDone() string { return path.Join(p.Verdicts, "done") }
+
+// Output is the layout of an output tree: the runner's output volume, or the collector's snapshot of it.
+type Output struct{ Root string }
+
+// Names of the files in an output tree, relative to its root.
+const (
+	BatchOutputName    = "results.jsonl"
+	CaseOutputDirName  = "cases"
+	PromptDirName      = "prompts"
+	LauncherReportName = "launcher.json"
+)
+
+// CaseOutputName is the relative name of one case's PerCase output. Case ids are validated as safe file names.
+func CaseOutputName(id string) string { return path.Join(CaseOutputDirName, id+".out") }
+
+// BatchOutput is {OUTPUT_FILE} in Batched mode.
+func (o Output) BatchOutput() string { return path.Join(o.Root, BatchOutputName) }
+
+// CaseOutputDir holds one output file per case in PerCase mode.
+func (o Output) CaseOutputDir() string { return path.Join(o.Root, CaseOutputDirName) }
+
+// CaseOutput is {OUTPUT_FILE} for one case in PerCase mode.
+func (o Output) CaseOutput(id string) string { return path.Join(o.Root, CaseOutputName(id)) }
+
+// CasePromptFile is {PROMPT_FILE} for one case in PerCase mode.
+func (o Output) CasePromptFile(id string) string { return path.Join(o.Root, PromptDirName, id+".txt") }
+
+// LauncherReport is the launcher's report (how the runner invocations ended). It lives in the runner's own
+// volume, so the trusted side reads it as a claim that can only make the outcome worse.
+func (o Output) LauncherReport() string { return path.Join(o.Root, LauncherReportName) }
 
 // Environment variables set in the runner container.
 const (

@@ -1,8 +1,8 @@
 package layout
 
-// RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector launch` and
-// `collector collect` read it; it carries everything they need from the EvalRun spec so that neither needs API
-// access to read the spec.
+// RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector launch`, `collector
+// collect` and `collector judge` read it; it carries everything they need from the EvalRun spec, with every
+// default already resolved by the manager, so that none needs API access to read the spec.
 type RunConfig struct {
 	// RunName, Namespace and UID identify the EvalRun.
 	RunName   string `json:"runName"`
@@ -43,6 +43,19 @@ type RunConfig struct {
 	StatusBudgetBytes int64 `json:"statusBudgetBytes"`
 	// ResultsDeadlineSeconds bounds how long the collector retries API writes after the runner ends.
 	ResultsDeadlineSeconds int32 `json:"resultsDeadlineSeconds"`
-	// AckTimeoutSeconds bounds how long launch waits for the collector's acknowledgement.
-	AckTimeoutSeconds int32 `json:"ackTimeoutSeconds"`
+
+	// CodeJudges is true when some requested case has a code_judge: the pod then has a judge container, and the
+	// collector hands it the snapshot of the runner's output.
+	CodeJudges bool `json:"codeJudges,omitempty"`
+	// MaxOutputBytes bounds the Batched output file and the launcher's report the collector copies.
+	MaxOutputBytes int64 `json:"maxOutputBytes"`
+	// RunnerDeadlineSeconds, when positive, bounds how long the collector waits for the runner container to end
+	// (the runner's own timeouts plus a margin); past it, the collector copies the output as it is and reports
+	// the runner as timed out. 0: the collector waits until the pod is stopped.
+	RunnerDeadlineSeconds int32 `json:"runnerDeadlineSeconds,omitempty"`
+	// JudgeDeadlineSeconds bounds how long the collector waits for the judge container's verdicts.
+	JudgeDeadlineSeconds int32 `json:"judgeDeadlineSeconds,omitempty"`
+	// CollectorStartSeconds bounds how long the launcher waits for the collector to open the runner-end FIFO
+	// before it starts the runner.
+	CollectorStartSeconds int32 `json:"collectorStartSeconds"`
 }

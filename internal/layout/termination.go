@@ -21,7 +21,6 @@ type TerminationMessage struct {
 	Outcome        string `json:"outcome"`
 	Message        string `json:"message,omitempty"`
 	RunnerFinished bool   `json:"runnerFinished"`
-	RunnerExitCode *int32 `json:"runnerExitCode,omitempty"`
 	Persisted      bool   `json:"persisted"`
 	PersistError   string `json:"persistError,omitempty"`
 	Total          int32  `json:"total"`

@@ -35,7 +35,7 @@ var benchWork struct {
 	err  error
 }
 
-func benchWorkload(tb testing.TB) (*layout.RunConfig, layout.Paths, int64) {
+func benchWorkload(tb testing.TB) (*layout.RunConfig, layout.Output, int64) {
 	tb.Helper()
 	benchWork.once.Do(func() {
 		dir, err := os.MkdirTemp("", "podruntime-bench-")
@@ -49,7 +49,7 @@ func benchWorkload(tb testing.TB) (*layout.RunConfig, layout.Paths, int64) {
 	if benchWork.err != nil {
 		tb.Fatalf("generate the workload: %v", benchWork.err)
 	}
-	return benchWork.cfg, layout.In(filepath.Join(benchWork.dir, "work")), benchWork.size
+	return benchWork.cfg, layout.Output{Root: filepath.Join(benchWork.dir, "out")}, benchWork.size
 }
 
 func removeBenchWorkload() {
@@ -59,8 +59,8 @@ func removeBenchWorkload() {
 }
 
 func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
-	p := layout.In(filepath.Join(dir, "work"))
-	if err := os.MkdirAll(p.OutputDir(), 0o755); err != nil {
+	p := layout.Output{Root: filepath.Join(dir, "out")}
+	if err := os.MkdirAll(p.Root, 0o755); err != nil {
 		return nil, 0, err
 	}
 	out, err := os.Create(p.BatchOutput())
@@ -192,7 +192,7 @@ func processCPU() float64 {
 func BenchmarkGather(b *testing.B) {
 	cfg, p, size := benchWorkload(b)
 	g := benchGather(b, cfg, size, func() GatherInput {
-		return GatherInput{Config: cfg, Paths: p, RunnerFinished: true, Now: time.Now()}
+		return GatherInput{Config: cfg, Output: p, RunnerEnded: true, Now: time.Now()}
 	})
 	reportChunks(b, g)
 	if rss, err := gatherRSS(false); err != nil {
@@ -216,7 +216,7 @@ func BenchmarkGatherParsedEvalFile(b *testing.B) {
 		b.Fatal(err)
 	}
 	g := benchGather(b, cfg, size, func() GatherInput {
-		return GatherInput{Config: cfg, Paths: p, RunnerFinished: true, Now: time.Now(), EvalFile: file}
+		return GatherInput{Config: cfg, Output: p, RunnerEnded: true, Now: time.Now(), EvalFile: file}
 	})
 	reportChunks(b, g)
 }
@@ -264,7 +264,7 @@ func gatherRSS(evalOnly bool) (float64, error) {
 		return 0, err
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestGatherRSSHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "PODRUNTIME_RSS_CONFIG="+cfgPath, "PODRUNTIME_RSS_WORK="+filepath.Join(benchWork.dir, "work"))
+	cmd.Env = append(os.Environ(), "PODRUNTIME_RSS_CONFIG="+cfgPath, "PODRUNTIME_RSS_WORK="+benchWork.dir)
 	if evalOnly {
 		cmd.Env = append(cmd.Env, "PODRUNTIME_RSS_EVAL_ONLY=1")
 	}
@@ -303,7 +303,7 @@ func TestGatherRSSHelper(t *testing.T) {
 		printHWM(t)
 		return
 	}
-	g, err := Gather(context.Background(), GatherInput{Config: cfg, Paths: layout.In(os.Getenv("PODRUNTIME_RSS_WORK")), RunnerFinished: true, Now: time.Now()})
+	g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: layout.Output{Root: filepath.Join(os.Getenv("PODRUNTIME_RSS_WORK"), "out")}, RunnerEnded: true, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,25 +17,6 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
-// hasCodeJudge reports whether ev is, or contains, a code_judge script (a composite member or aggregator).
-func hasCodeJudge(ev *evalfile.EvaluatorConfig) bool {
-	if ev.Type == evalfile.TypeCodeJudge {
-		return true
-	}
-	if ev.Composite == nil {
-		return false
-	}
-	if ev.Composite.Script != nil {
-		return true
-	}
-	for _, m := range ev.Composite.Members {
-		if hasCodeJudge(m) {
-			return true
-		}
-	}
-	return false
-}
-
 // codeJudgeCases returns the ids (in request order) of the cases that have a code_judge.
 func codeJudgeCases(cases map[string]*evalfile.Case, ids []string) []string {
 	var out []string
@@ -45,7 +26,7 @@ func codeJudgeCases(cases map[string]*evalfile.Case, ids []string) []string {
 			continue
 		}
 		for _, ev := range c.Evaluators {
-			if hasCodeJudge(ev) {
+			if ev.HasCodeJudge() {
 				out = append(out, id)
 				break
 			}
@@ -54,17 +35,17 @@ func codeJudgeCases(cases map[string]*evalfile.Case, ids []string) []string {
 	return out
 }
 
-// runCodeJudges runs the code_judge evaluators of every case that has output, with at most CodeJudgeWorkers at
-// once, and writes their results to judges.jsonl (atomically). Cases without output are not judged here: the
-// collector reports them as errors.
-func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.File, ids []string, p layout.Paths, shell string, log io.Writer) (err error) {
+// runCodeJudges runs the code_judge evaluators of every case that has output in the snapshot out, with at most
+// CodeJudgeWorkers at once, and writes their results to judgesPath (atomically). Cases without output are not
+// judged here: the collector reports them as errors.
+func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.File, ids []string, p layout.Output, judgesPath, shell string, log io.Writer) (err error) {
 	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
 	if err != nil {
 		return err
 	}
 	cases := caseIndex(file)
 	judged := codeJudgeCases(cases, ids)
-	out, err := newJudgeWriter(p.JudgeResults())
+	out, err := newJudgeWriter(judgesPath)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,8 @@ import (
 // CollectOptions configure Collect.
 type CollectOptions struct {
 	Config *layout.RunConfig
-	Paths  layout.Paths
+	// Pod is the pod's directory layout.
+	Pod layout.Pod
 	// Client writes the result ConfigMaps and the EvalRun status.
 	Client client.Client
 	// Namespace, Name and UID identify the EvalRun; PodName is recorded in status.
@@ -33,57 +34,139 @@ type CollectOptions struct {
 	Now func() time.Time
 }
 
-// Collect is the sidecar: it signals readiness, waits for the launcher's done marker (or for ctx to end, the
-// termination signal, in which case it collects the partial output), gathers and persists the results, writes
-// its termination message and acknowledges to the launcher. It then waits for ctx to end. The error says why
-// the results could not be persisted; the acknowledgement carries it to the launcher too.
+// terminationWait is how long the collector, asked to stop before the runner ended, still waits for the runner's
+// end: the kubelet stops the pod's containers together, so the runner is usually gone a moment later.
+const terminationWait = 5 * time.Second
+
+// Collect is the collector (a native sidecar, restarted by the kubelet should it crash): it waits for every
+// process of the runner container to be gone (the runner-end FIFO), copies the runner's output into its own
+// volume (never following a symlink, regular files only, size-bounded), hands that snapshot to the judge
+// container and waits for the code judges' verdicts, judges the rest, and persists the results. The judge
+// container, which keeps the pod from finishing, ends only once the collector has noted that it is done, so the
+// pod cannot finish before the results are persisted (or the collector gave up). Collect then waits for ctx to
+// end (the kubelet stops the sidecar once the pod's other containers ended).
 func Collect(ctx context.Context, o CollectOptions) error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	p := o.Paths
-	if err := os.MkdirAll(p.StateDir(), 0o755); err != nil {
-		return fmt.Errorf("prepare the work volume: %w", err)
+	if _, err := os.Stat(o.Pod.Collected()); err == nil {
+		logf(o.Log, "Already collected; waiting for the pod to finish\n")
+		<-ctx.Done()
+		return nil
 	}
-	if err := writeBytesAtomic(p.CollectorReady(), []byte("ready\n")); err != nil {
-		return fmt.Errorf("signal readiness: %w", err)
+	ended, why := waitForRunner(ctx, o)
+	if ended {
+		logf(o.Log, "The runner ended; collecting its output\n")
+	} else {
+		logf(o.Log, "Collecting without the runner's end reason=%q\n", why)
 	}
-	logf(o.Log, "Waiting for the runner to finish\n")
-	finished := waitForFile(ctx, p.Done(), 0) == nil
-	if !finished {
-		logf(o.Log, "Terminating without a done marker: collecting the partial output\n")
-	}
+
+	snap := TakeSnapshot(o.Config, o.Pod.Output(), o.Pod.SnapshotOutput())
+	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap, RunnerEnded: ended,
+		EndReason: why, PodName: o.PodName, Now: o.Now()}
+	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
+	// case count), not by the termination signal.
+	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), seconds(o.Config.JudgeDeadlineSeconds, defaultJudgeDeadline))
+	in.JudgeResults, in.JudgeError = handOffToJudge(jctx, o, ended, why)
+	jcancel()
 
 	// Persisting is bounded by the results deadline, not by the termination signal: the kubelet's grace period
 	// is the outer bound.
 	deadline := seconds(o.Config.ResultsDeadlineSeconds, defaultResultsDeadline)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline)
 	defer cancel()
-
-	g, gerr := Gather(pctx, GatherInput{Config: o.Config, Paths: p, RunnerFinished: finished, PodName: o.PodName, Now: o.Now()})
+	g, gerr := Gather(pctx, in)
 	if gerr != nil {
 		logf(o.Log, "Collection failed error=%q\n", results.Excerpt(gerr.Error(), 512))
-		g = failedCollection(o, finished, gerr)
+		g = failedCollection(o, ended, gerr)
 	}
 	perr := persist(pctx, o, g)
-	term := terminationMessage(g, finished, perr)
+	term := terminationMessage(g, ended, perr)
 	if o.TerminationLog != "" {
 		if err := writeTerminationLog(o.TerminationLog, term); err != nil {
 			logf(o.Log, "Cannot write the termination message error=%q\n", err.Error())
 		}
 	}
-	ack := Ack{Persisted: perr == nil}
 	if perr != nil {
-		ack.Reason = results.Excerpt(perr.Error(), 1024)
-		logf(o.Log, "Results not persisted error=%q\n", ack.Reason)
+		logf(o.Log, "Results not persisted error=%q\n", results.Excerpt(perr.Error(), 1024))
 	} else {
 		logf(o.Log, "Results persisted outcome=%s total=%d\n", g.Outcome, g.Summary.Total)
 	}
-	if err := writeJSONAtomic(p.Ack(), ack); err != nil {
-		return fmt.Errorf("write the acknowledgement: %w", err)
+	if err := writeJSONAtomic(o.Pod.Collected(), term); err != nil {
+		logf(o.Log, "Cannot note the end of the collection error=%q\n", err.Error())
 	}
 	<-ctx.Done()
 	return perr
+}
+
+// waitForRunner waits for the runner container's processes to be gone. It returns false with the reason when it
+// stopped waiting first: the collector was asked to stop, or the runner outlived its own timeouts. Its notes in
+// the snapshot volume let a restarted collector resume.
+func waitForRunner(ctx context.Context, o CollectOptions) (bool, string) {
+	if _, err := os.Stat(o.Pod.RunnerEnded()); err == nil {
+		return true, ""
+	}
+	_, err := os.Stat(o.Pod.RunnerStarted())
+	started, ended, failed := watchRunnerEnd(o.Pod.RunnerEnd(), err == nil)
+	var deadline <-chan time.Time
+	if s := o.Config.RunnerDeadlineSeconds; s > 0 {
+		t := time.NewTimer(time.Duration(s) * time.Second)
+		defer t.Stop()
+		deadline = t.C
+	}
+	logf(o.Log, "Waiting for the runner to end\n")
+	for {
+		select {
+		case <-started:
+			started = nil
+			if err := writeBytesAtomic(o.Pod.RunnerStarted(), nil); err != nil {
+				logf(o.Log, "Cannot note the runner's start error=%q\n", err.Error())
+			}
+			continue
+		case <-ended:
+			if err := writeBytesAtomic(o.Pod.RunnerEnded(), nil); err != nil {
+				logf(o.Log, "Cannot note the runner's end error=%q\n", err.Error())
+			}
+			return true, ""
+		case err := <-failed:
+			return false, "the collector could not watch the runner's end: " + err.Error()
+		case <-deadline:
+			return false, fmt.Sprintf("the runner container did not end within %ds (its timeouts plus a margin)", o.Config.RunnerDeadlineSeconds)
+		case <-ctx.Done():
+		}
+		break
+	}
+	t := time.NewTimer(terminationWait)
+	defer t.Stop()
+	select {
+	case <-ended:
+		return true, ""
+	case <-t.C:
+		return false, "the pod was stopped before the runner ended"
+	}
+}
+
+// handOffToJudge tells the judge container the snapshot is complete and, when some case has a code_judge, waits
+// for its verdicts. It returns the verdicts file ("" when there are none) and why code judges did not run.
+func handOffToJudge(ctx context.Context, o CollectOptions, final bool, why string) (string, string) {
+	if err := writeJSONAtomic(o.Pod.SnapshotReady(), SnapshotMarker{Final: final, Reason: why}); err != nil {
+		return "", "the collector could not hand the output to the judge container: " + err.Error()
+	}
+	if !o.Config.CodeJudges {
+		return "", ""
+	}
+	if !final {
+		return "", "not run, because the runner's output was not final: " + why
+	}
+	logf(o.Log, "Waiting for the code judges\n")
+	if err := waitForFile(ctx, o.Pod.JudgesDone(), 0); err != nil {
+		return "", "the judge container did not finish in time: " + err.Error()
+	}
+	var m JudgesMarker
+	if err := readJSON(o.Pod.JudgesDone(), &m); err != nil {
+		return "", "unreadable judge marker: " + err.Error()
+	}
+	return o.Pod.JudgeResults(), m.Error
 }
 
 // persist writes the result ConfigMaps, then the status that references them, retrying API errors.
@@ -104,7 +187,7 @@ func persist(ctx context.Context, o CollectOptions, g *Gathered) error {
 
 // failedCollection is the section recorded when the collector could not gather results at all.
 func failedCollection(o CollectOptions, finished bool, err error) *Gathered {
-	at := metav1.NewTime(collectionTime(o.Paths, finished, o.Now()))
+	at := metav1.NewTime(o.Now().UTC().Truncate(time.Second))
 	msg := results.Excerpt("the collector could not gather the results: "+err.Error(), 2048)
 	b := results.NewBuilder(results.Options{BudgetBytes: o.Config.StatusBudgetBytes})
 	out, ferr := b.Finish(results.Tail{Collection: v1alpha1.CollectionStatus{
@@ -126,7 +209,6 @@ func terminationMessage(g *Gathered, finished bool, perr error) layout.Terminati
 		ParseErrors: s.ParseErrors, Unexpected: s.Unexpected,
 	}
 	if c := g.Output.Section.Collection; c != nil {
-		t.RunnerExitCode = c.RunnerExitCode
 		t.OutputSHA256 = c.OutputSHA256
 	}
 	if perr != nil {

@@ -27,6 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"golang.org/x/sys/unix"
 )
 
 var (
@@ -127,39 +129,45 @@ func (r *run) applyManagerStatus(t *testing.T) {
 	}
 }
 
-// collect runs Collect until it acknowledges, then sends the termination signal (cancels its context). With
-// stopEarly, the signal comes before any done marker.
-func (r *run) collect(t *testing.T, c client.Client, stopEarly bool) (Ack, error) {
+// collect runs Collect as the collector container and plays the launcher: it holds the runner-end FIFO's write
+// end and releases it, as the runner container's end does. With stopEarly, the termination signal comes while
+// the runner has not ended.
+func (r *run) collect(t *testing.T, c client.Client, stopEarly bool) error {
 	t.Helper()
-	_ = os.Remove(r.paths.Ack())
+	for _, marker := range []string{r.pod.Collected(), r.pod.RunnerStarted(), r.pod.RunnerEnded(), r.pod.SnapshotReady()} {
+		_ = os.Remove(marker)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if stopEarly {
-		cancel()
-	}
 	errc := make(chan error, 1)
 	go func() {
 		errc <- Collect(ctx, CollectOptions{
-			Config: r.cfg, Paths: r.paths, Client: c, Namespace: r.ns, Name: r.name, UID: r.uid, PodName: "run-abcde",
+			Config: r.cfg, Pod: r.pod, Client: c, Namespace: r.ns, Name: r.name, UID: r.uid, PodName: "run-abcde",
 			TerminationLog: filepath.Join(r.dir, "termination-log"), Log: io.Discard,
 			Backoff: Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond},
 		})
 	}()
-	if err := waitForFile(context.Background(), r.paths.Ack(), 60*time.Second); err != nil {
-		t.Fatalf("no acknowledgement: %v", err)
+	if stopEarly {
+		cancel()
+	} else {
+		fd, err := holdRunnerEnd(context.Background(), r.pod.RunnerEnd(), 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = unix.Close(fd)
+		// The sidecar stays up after collecting until the kubelet stops it.
+		if err := waitForFile(context.Background(), r.pod.Collected(), 90*time.Second); err != nil {
+			t.Fatalf("the collector did not finish: %v", err)
+		}
+		cancel()
 	}
-	var ack Ack
-	if err := readJSON(r.paths.Ack(), &ack); err != nil {
-		t.Fatal(err)
-	}
-	cancel()
 	select {
 	case err := <-errc:
-		return ack, err
-	case <-time.After(30 * time.Second):
-		t.Fatal("Collect did not return after the termination signal")
+		return err
+	case <-time.After(90 * time.Second):
+		t.Fatal("Collect did not return")
 	}
-	return ack, nil
+	return nil
 }
 
 func (r *run) get(t *testing.T) *v1alpha1.EvalRun {
@@ -186,12 +194,11 @@ func TestCollectMergesWithManagerAndIsIdempotent(t *testing.T) {
 	c := apiClient(t)
 	r := newRun(t, c, 2)
 	r.applyManagerStatus(t)
-	r.write(t, r.paths.BatchOutput(), fourRecords)
+	r.write(t, r.pod.Output().BatchOutput(), fourRecords)
 	r.finishedRunner(t, 0)
 
-	ack, err := r.collect(t, c, false)
-	if err != nil || !ack.Persisted {
-		t.Fatalf("Collect: %v, ack %+v", err, ack)
+	if err := r.collect(t, c, false); err != nil {
+		t.Fatalf("Collect: %v", err)
 	}
 	er := r.get(t)
 	st := er.Status
@@ -228,9 +235,8 @@ func TestCollectMergesWithManagerAndIsIdempotent(t *testing.T) {
 
 	// A restarted collector writes the same objects: nothing changes, not even resource versions.
 	cm0 := r.configMap(t, "run-results-0")
-	ack, err = r.collect(t, c, false)
-	if err != nil || !ack.Persisted {
-		t.Fatalf("second Collect: %v, ack %+v", err, ack)
+	if err := r.collect(t, c, false); err != nil {
+		t.Fatalf("second Collect: %v", err)
 	}
 	again := r.get(t)
 	if diff := cmp.Diff(er.Status, again.Status); diff != "" {
@@ -268,12 +274,11 @@ func TestCollectBudgetAndOverflow(t *testing.T) {
 	r.write(t, r.cfg.EvalFile, eval.String())
 	r.cfg.CaseIDs = ids
 	r.cfg.StatusBudgetBytes = 64 << 10
-	r.write(t, r.paths.BatchOutput(), out.String())
+	r.write(t, r.pod.Output().BatchOutput(), out.String())
 	r.finishedRunner(t, 0)
 
-	ack, err := r.collect(t, c, false)
-	if err != nil || !ack.Persisted {
-		t.Fatalf("Collect: %v, ack %+v", err, ack)
+	if err := r.collect(t, c, false); err != nil {
+		t.Fatalf("Collect: %v", err)
 	}
 	st := r.get(t).Status
 	trunc := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResultsTruncated)
@@ -317,7 +322,7 @@ func TestCollectBudgetAndOverflow(t *testing.T) {
 func TestCollectRetriesAPIErrors(t *testing.T) {
 	c := apiClient(t)
 	r := newRun(t, c, 1)
-	r.write(t, r.paths.BatchOutput(), fourRecords)
+	r.write(t, r.pod.Output().BatchOutput(), fourRecords)
 	r.finishedRunner(t, 0)
 	var applyFailures, patchFailures atomic.Int32
 	unavailable := apierrors.NewServiceUnavailable("injected")
@@ -335,9 +340,8 @@ func TestCollectRetriesAPIErrors(t *testing.T) {
 			return cl.SubResource(sub).Apply(ctx, obj, opts...)
 		},
 	})
-	ack, err := r.collect(t, faulty, false)
-	if err != nil || !ack.Persisted {
-		t.Fatalf("Collect through injected errors: %v, ack %+v", err, ack)
+	if err := r.collect(t, faulty, false); err != nil {
+		t.Fatalf("Collect through injected errors: %v", err)
 	}
 	if applyFailures.Load() != 4 || patchFailures.Load() != 3 {
 		t.Errorf("apply calls %d, patch calls %d; want 4 and 3 (failures retried, then one success)", applyFailures.Load(), patchFailures.Load())
@@ -353,9 +357,10 @@ func TestCollectRetriesAPIErrors(t *testing.T) {
 			return unavailable
 		},
 	})
-	ack, err = r.collect(t, broken, false)
-	if err == nil || ack.Persisted || !strings.Contains(ack.Reason, "gave up after") {
-		t.Errorf("Collect against a broken API: %v, ack %+v; want not persisted with the reason", err, ack)
+	err := r.collect(t, broken, false)
+	term, _ := os.ReadFile(filepath.Join(r.dir, "termination-log"))
+	if err == nil || !strings.Contains(err.Error(), "gave up after") || !strings.Contains(string(term), `"persisted":false`) {
+		t.Errorf("Collect against a broken API: %v, termination message %s; want not persisted with the reason", err, term)
 	}
 	notFound := interceptor.NewClient(envClient, interceptor.Funcs{
 		SubResourceApply: func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
@@ -363,22 +368,21 @@ func TestCollectRetriesAPIErrors(t *testing.T) {
 		},
 	})
 	start := time.Now()
-	ack, err = r.collect(t, notFound, false)
-	if err == nil || !strings.Contains(err.Error(), "not found") || ack.Persisted {
-		t.Errorf("Collect of a deleted EvalRun: %v, ack %+v", err, ack)
+	err = r.collect(t, notFound, false)
+	if err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("Collect of a deleted EvalRun: %v", err)
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("a permanent error was retried until the deadline")
 	}
 }
 
-func TestCollectTerminatedWithoutDone(t *testing.T) {
+func TestCollectTerminatedBeforeRunnerEnded(t *testing.T) {
 	c := apiClient(t)
 	r := newRun(t, c, 1)
-	r.write(t, r.paths.BatchOutput(), `{"id":"alpha","text":"A"}`+"\n"+`{"id":"be`)
-	ack, err := r.collect(t, c, true)
-	if err != nil || !ack.Persisted {
-		t.Fatalf("Collect: %v, ack %+v", err, ack)
+	r.write(t, r.pod.Output().BatchOutput(), `{"id":"alpha","text":"A"}`+"\n"+`{"id":"be`)
+	if err := r.collect(t, c, true); err != nil {
+		t.Fatalf("Collect: %v", err)
 	}
 	st := r.get(t).Status
 	if st.Collection == nil || st.Collection.RunnerFinished || st.Collection.Outcome != layout.OutcomeRunnerFailed {
@@ -386,9 +390,6 @@ func TestCollectTerminatedWithoutDone(t *testing.T) {
 	}
 	if st.Summary.Total != 4 || st.Summary.Missing != 3 || st.Summary.ParseErrors != 1 {
 		t.Errorf("summary %+v, want 4 cases with 3 missing and the cut line as a parse error", st.Summary)
-	}
-	if _, err := os.Stat(r.paths.CollectorReady()); err != nil {
-		t.Errorf("ready file: %v", err)
 	}
 }
 

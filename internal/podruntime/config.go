@@ -17,8 +17,9 @@ const (
 	defaultHealthcheckTimeout = 60 * time.Second
 	defaultCodeJudgeTimeout   = 60 * time.Second
 	defaultCodeJudgeWorkers   = 2
-	defaultAckTimeout         = 10 * time.Minute
 	defaultResultsDeadline    = 300 * time.Second
+	defaultJudgeDeadline      = 30 * time.Minute
+	defaultCollectorStart     = 2 * time.Minute
 )
 
 // LoadRunConfig reads and checks run.json.

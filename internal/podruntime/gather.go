@@ -29,12 +29,20 @@ const maxCaseOutputBytes = jsonlresult.DefaultMaxSingleBytes
 // GatherInput is what Gather reads.
 type GatherInput struct {
 	Config *layout.RunConfig
-	Paths  layout.Paths
-	// RunnerFinished is true when the done marker exists.
-	RunnerFinished bool
+	// Output is the collector's snapshot of the runner's output tree (see TakeSnapshot).
+	Output layout.Output
+	// Snapshot says what could not be copied, and carries the launcher's report; nil means nothing was.
+	Snapshot *Snapshot
+	// JudgeResults is the judge container's judges.jsonl ("" when code judges did not run); JudgeError says why
+	// they did not, if they did not.
+	JudgeResults, JudgeError string
+	// RunnerEnded is true when every process of the runner container had ended before the snapshot;
+	// EndReason says why the collector stopped waiting otherwise.
+	RunnerEnded bool
+	EndReason   string
 	// PodName is recorded in status.collection.
 	PodName string
-	// Now is used for collectedAt only when no marker file gives a stable time.
+	// Now is collectedAt.
 	Now time.Time
 	// EvalFile is the parsed eval file when the caller already has it; nil: Gather reads Config.EvalFile.
 	EvalFile *evalfile.File
@@ -49,24 +57,16 @@ type Gathered struct {
 	Summary v1alpha1.RunSummary
 }
 
-// Gather parses the runner's output, judges every requested case (merging the launcher's code_judge results) and
-// builds the status section and result chunks. It fails only when it cannot read its own inputs (run.json is
-// already loaded; the eval file, for example); problems with the runner's output are results.
+// Gather parses the snapshot of the runner's output, judges every requested case (merging the judge container's
+// code_judge results) and builds the status section and result chunks. It fails only when it cannot read its own
+// inputs (the eval file, for example); problems with the runner's output are results.
 func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
-	cfg, p := in.Config, in.Paths
-	var rec *RunnerRecord
-	var r RunnerRecord
-	if err := readJSON(p.RunnerRecord(), &r); err == nil {
-		rec = &r
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read the runner record: %w", err)
+	cfg := in.Config
+	snap := in.Snapshot
+	if snap == nil {
+		snap = &Snapshot{}
 	}
-	var done DoneMarker
-	if in.RunnerFinished {
-		if err := readJSON(p.Done(), &done); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("read the done marker: %w", err)
-		}
-	}
+	rec := snap.Launcher
 	file, err := in.evalFile()
 	if err != nil {
 		return nil, err
@@ -75,9 +75,11 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if err != nil {
 		return nil, err
 	}
-	recorded, err := readJudgeResults(p.JudgeResults())
-	if err != nil {
-		return nil, err
+	var recorded map[string]map[string]evaluate.EvaluatorResult
+	if in.JudgeResults != "" {
+		if recorded, err = readJudgeResults(in.JudgeResults); err != nil {
+			return nil, err
+		}
 	}
 	ids := cfg.CaseIDs
 	if len(ids) == 0 {
@@ -102,19 +104,26 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	invocationErrors := map[string]string{}
 	if rec != nil {
 		for _, c := range rec.Cases {
-			invocationErrors[c.ID] = "the runner invocation for this case " + c.Describe() + stderrSuffix(c.StderrTail)
+			invocationErrors[c.ID] = "the launcher reports that the runner invocation for this case " + c.Describe() + stderrSuffix(c.StderrTail)
 		}
 	}
 
 	var tail results.Tail
 	var sha string
 	noOutput := false
-	if cfg.Batching == string(v1alpha1.BatchingPerCase) {
-		sha, tail, err = g.perCase(p)
-	} else {
+	switch {
+	case cfg.Batching == string(v1alpha1.BatchingPerCase):
+		sha, tail, err = g.perCase(in.Output, snap.CaseErrors)
+	case snap.OutputErr != nil:
+		noOutput = true
+		tail.ParseErrorCount = 1
+		tail.ParseErrors = []v1alpha1.ParseError{{Message: results.Excerpt("the output cannot be read: "+snap.OutputErr.Error(), 1024)}}
+	case snap.OutputMissing:
+		noOutput = true
+	default:
 		var br *jsonlresult.BatchResult
 		pb := g.startParallel(runtime.GOMAXPROCS(0))
-		br, err = jsonlresult.ParseBatchFile(p.BatchOutput(), ids, jsonlresult.Options{}, pb.add)
+		br, err = jsonlresult.ParseBatchFile(in.Output.BatchOutput(), ids, jsonlresult.Options{}, pb.add)
 		if ferr := pb.finish(); err == nil && ferr != nil {
 			err = ferr
 		}
@@ -123,8 +132,11 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 			noOutput, err = true, nil
 		case err == nil:
 			sha = br.OutputSHA256
-			tail.ParseErrorCount = br.ParseErrorCount
+			tail.ParseErrorCount += br.ParseErrorCount
 			for _, le := range br.ParseErrors {
+				if len(tail.ParseErrors) >= results.MaxStatusParseErrors {
+					break
+				}
 				tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Line: le.Line, Excerpt: le.Excerpt, Message: le.Message})
 			}
 			tail.UnexpectedIDs, tail.UnexpectedCount = br.UnexpectedIDs, br.UnexpectedCount
@@ -152,29 +164,18 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	}
 
 	sum := g.summary.Summary()
-	outcome, message := classify(rec, in.RunnerFinished, done, tail, noOutput, cfg.Batching, sum.Total)
+	outcome, message := classify(rec, in, tail, noOutput, sum.Total)
 	apiSummary := toAPISummary(sum, tail)
 	tail.Summary = apiSummary
-	collectedAt := metav1.NewTime(collectionTime(p, in.RunnerFinished, in.Now))
+	collectedAt := metav1.NewTime(in.Now.UTC().Truncate(time.Second))
 	tail.Collection = v1alpha1.CollectionStatus{
-		RunnerFinished: in.RunnerFinished,
+		RunnerFinished: in.RunnerEnded,
 		OutputSHA256:   sha,
 		Outcome:        outcome,
 		Message:        message,
 		CollectedAt:    &collectedAt,
 		PodName:        in.PodName,
-	}
-	if rec != nil {
-		tail.Collection.HealthcheckFailed = rec.HealthcheckFailed
-		if o := rec.Runner; o != nil {
-			tail.Collection.RunnerExitCode = o.ExitCode
-			tail.Collection.RunnerSignal = o.Signal
-			tail.Collection.RunnerTimedOut = o.TimedOut
-			tail.Collection.StderrTail = o.StderrTail
-		}
-		if h := rec.Healthcheck; rec.HealthcheckFailed && h != nil {
-			tail.Collection.StderrTail = h.StderrTail
-		}
+		Launcher:       launcherStatus(rec),
 	}
 	out, err := g.builder.Finish(tail)
 	if err != nil {
@@ -415,15 +416,20 @@ func (pb *parallelBatch) finish() error {
 	return ferr
 }
 
-// perCase parses one output file per requested case.
-func (g *gatherer) perCase(p layout.Paths) (string, results.Tail, error) {
+// perCase parses one output file per requested case from the snapshot; copyErrors are the cases whose output
+// could not be copied (a symlink, a FIFO, too large ...).
+func (g *gatherer) perCase(out layout.Output, copyErrors map[string]error) (string, results.Tail, error) {
 	var tail results.Tail
 	h := sha256.New()
 	var lenBuf [8]byte
 	for i, id := range g.ids {
-		data, err := readBounded(p.CaseOutput(id), maxCaseOutputBytes)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // missing
+		var data []byte
+		err := copyErrors[id]
+		if err == nil {
+			data, err = readBounded(out.CaseOutput(id), maxCaseOutputBytes)
+			if errors.Is(err, os.ErrNotExist) {
+				continue // missing
+			}
 		}
 		h.Write([]byte(id))
 		binary.BigEndian.PutUint64(lenBuf[:], uint64(len(data)))
@@ -432,7 +438,7 @@ func (g *gatherer) perCase(p layout.Paths) (string, results.Tail, error) {
 		if err != nil {
 			tail.ParseErrorCount++
 			if len(tail.ParseErrors) < results.MaxStatusParseErrors {
-				tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Message: fmt.Sprintf("case %s: %v", id, err)})
+				tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Message: results.Excerpt(fmt.Sprintf("case %s: %v", id, err), 1024)})
 			}
 			g.seen[i] = true
 			if err := g.emit(i, evaluate.ErrorCase(id, err.Error()), nil); err != nil {
@@ -464,11 +470,15 @@ func readBounded(path string, max int) ([]byte, error) {
 	return data, nil
 }
 
-// classify decides the collection's outcome and its one-line message.
-func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Tail, noOutput bool, batching string, total int) (string, string) {
+// classify decides the collection's outcome and its one-line message. The launcher's report can only make it
+// worse: it names a timeout, a failed healthcheck or failed invocations, never a success the output does not show.
+func classify(rec *LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (string, string) {
 	var notes []string
-	if done.JudgeError != "" {
-		notes = append(notes, "code judges: "+done.JudgeError)
+	if in.JudgeError != "" {
+		notes = append(notes, "code judges: "+in.JudgeError)
+	}
+	if s := in.Snapshot; s != nil && s.LauncherErr != nil {
+		notes = append(notes, "the launcher's report is unusable: "+s.LauncherErr.Error())
 	}
 	with := func(msg string) string {
 		if len(notes) > 0 {
@@ -476,45 +486,51 @@ func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Ta
 		}
 		return msg
 	}
-	switch {
-	case rec == nil && !finished:
-		return layout.OutcomeRunnerFailed, with("the runner did not finish and recorded nothing: the collector was stopped " +
-			"before the launcher wrote its record (the container was killed, OOM-killed or ran past its deadline)")
-	case rec == nil:
-		return layout.OutcomeCollectorFailed, with("the launcher wrote its done marker but no runner record")
-	case rec.Error != "":
-		return layout.OutcomeRunnerFailed, with("the runner could not be started: " + rec.Error)
-	case rec.HealthcheckFailed:
-		msg := "the healthcheck failed"
-		if h := rec.Healthcheck; h != nil {
-			msg = "the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
+	if !in.RunnerEnded {
+		if strings.Contains(in.EndReason, "did not end within") {
+			return layout.OutcomeRunnerTimedOut, with(in.EndReason + "; its output was collected as it was then")
 		}
-		return layout.OutcomeHealthcheckFailed, with(msg)
+		return layout.OutcomeRunnerFailed, with("the runner did not finish (" + in.EndReason + "); the output was collected as it was then")
 	}
-	timedOut, failed := false, rec.FailedCases > 0
-	if o := rec.Runner; o != nil {
-		timedOut = o.TimedOut
-		failed = failed || !o.Succeeded()
-	}
-	for _, c := range rec.Cases {
-		timedOut = timedOut || c.TimedOut
-	}
-	what := "the runner"
-	if batching == string(v1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
-		what = fmt.Sprintf("%d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
+	if rec != nil {
+		switch {
+		case rec.Error != "":
+			return layout.OutcomeRunnerFailed, with("the launcher reports that the runner could not be started: " + rec.Error)
+		case rec.HealthcheckFailed:
+			msg := "the launcher reports that the healthcheck failed"
+			if h := rec.Healthcheck; h != nil {
+				msg = "the launcher reports that the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
+			}
+			return layout.OutcomeHealthcheckFailed, with(msg)
+		}
+		timedOut, failed := false, rec.FailedCases > 0
+		if o := rec.Runner; o != nil {
+			timedOut = o.TimedOut
+			failed = failed || !o.Succeeded()
+		}
+		for _, c := range rec.Cases {
+			timedOut = timedOut || c.TimedOut
+		}
+		what := "the launcher reports that the runner"
+		if in.Config.Batching == string(v1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
+			what = fmt.Sprintf("the launcher reports that %d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
+		}
+		switch {
+		case timedOut && rec.Runner != nil:
+			return layout.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
+		case failed && rec.Runner != nil:
+			return layout.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
+		}
 	}
 	switch {
-	case timedOut:
-		return layout.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
-	case failed && rec.Runner != nil:
-		return layout.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
-	case !finished:
-		return layout.OutcomeRunnerFailed, with("the runner did not finish: the collector was stopped before the done marker and collected the partial output")
 	case tail.ParseErrorCount > 0:
 		first := tail.ParseErrors[0]
+		if first.Line == 0 {
+			return layout.OutcomeInvalidOutput, with(fmt.Sprintf("%d output problems (first: %s)", tail.ParseErrorCount, first.Message))
+		}
 		return layout.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message))
 	case noOutput:
-		return layout.OutcomeMissingResults, with("the runner exited 0 but wrote no output file")
+		return layout.OutcomeMissingResults, with("the runner wrote no output file")
 	case tail.MissingCount > 0:
 		noun := "cases have"
 		if tail.MissingCount == 1 {
@@ -524,6 +540,48 @@ func classify(rec *RunnerRecord, finished bool, done DoneMarker, tail results.Ta
 	}
 	return layout.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
 }
+
+// launcherStatus is the launcher's report as recorded in status: labelled as the launcher's, bounded.
+func launcherStatus(rec *LauncherReport) *v1alpha1.LauncherReport {
+	if rec == nil {
+		return nil
+	}
+	out := &v1alpha1.LauncherReport{
+		HealthcheckFailed: rec.HealthcheckFailed,
+		Invocations:       clampInt32(rec.Invocations),
+		FailedInvocations: clampInt32(rec.FailedCases),
+		Leftovers:         clampInt32(rec.Leftovers),
+	}
+	if o := rec.Runner; o != nil {
+		out.ExitCode = o.ExitCode
+		out.Signal = results.Excerpt(o.Signal, 32)
+		out.TimedOut = o.TimedOut
+		out.StderrTail = lastBytes(o.StderrTail, 4096)
+	}
+	if h := rec.Healthcheck; rec.HealthcheckFailed && h != nil {
+		out.StderrTail = lastBytes(h.StderrTail, 4096)
+	}
+	return out
+}
+
+func clampInt32(n int) int32 {
+	switch {
+	case n < 0:
+		return 0
+	case n > 1<<31-1:
+		return 1<<31 - 1
+	}
+	return int32(n)
+}
+
+// lastBytes keeps at most n bytes of the end of s, as valid UTF-8.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return validTail([]byte(s[len(s)-n:]), true)
+}
+
 
 // stderrSuffix is ": <last line of the output>" or "".
 func stderrSuffix(s string) string {
@@ -535,19 +593,6 @@ func stderrSuffix(s string) string {
 		s = s[i+1:]
 	}
 	return ": " + results.Excerpt(s, 512)
-}
-
-func collectionTime(p layout.Paths, finished bool, now time.Time) time.Time {
-	candidates := []string{p.RunnerRecord(), p.BatchOutput()}
-	if finished {
-		candidates = append([]string{p.Done()}, candidates...)
-	}
-	for _, f := range candidates {
-		if fi, err := os.Stat(f); err == nil {
-			return fi.ModTime().UTC().Truncate(time.Second)
-		}
-	}
-	return now.UTC().Truncate(time.Second)
 }
 
 var apiVerdicts = map[evaluate.Verdict]v1alpha1.Verdict{

@@ -3,6 +3,7 @@ package podruntime
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 )
 
 func (f *fixture) write(t *testing.T, path, content string) {
@@ -24,19 +26,38 @@ func (f *fixture) write(t *testing.T, path, content string) {
 	}
 }
 
+// finishedRunner writes the launcher's report as the launcher would.
 func (f *fixture) finishedRunner(t *testing.T, exit int32) {
 	t.Helper()
-	if err := writeJSONAtomic(f.paths.RunnerRecord(), RunnerRecord{Attempt: 1, Batching: f.cfg.Batching, Runner: &Outcome{ExitCode: &exit}, Invocations: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeJSONAtomic(f.paths.Done(), DoneMarker{Attempt: 1}); err != nil {
+	if err := writeJSONAtomic(f.pod.Output().LauncherReport(), LauncherReport{Batching: f.cfg.Batching, Runner: &Outcome{ExitCode: &exit}, Invocations: 1}); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// gather snapshots the output and gathers it as the collector does after the runner ended.
+func (f *fixture) gather(t *testing.T, ended bool) *Gathered {
+	t.Helper()
+	in := GatherInput{Config: f.cfg, Output: f.pod.SnapshotOutput(), RunnerEnded: ended, PodName: "pod-1", Now: time.Now(),
+		Snapshot: TakeSnapshot(f.cfg, f.pod.Output(), f.pod.SnapshotOutput())}
+	if !ended {
+		in.EndReason = "the pod was stopped before the runner ended"
+	}
+	if _, err := os.Stat(f.pod.JudgeResults()); err == nil {
+		in.JudgeResults = f.pod.JudgeResults()
+	}
+	g, err := Gather(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 func (f *fixture) recordJudge(t *testing.T, id, key string, r evaluate.EvaluatorResult) {
 	t.Helper()
-	w, err := newJudgeWriter(f.paths.JudgeResults())
+	if err := os.MkdirAll(f.pod.Verdicts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w, err := newJudgeWriter(f.pod.JudgeResults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +115,7 @@ func TestGatherBatched(t *testing.T) {
 		{
 			name:        "no output file",
 			wantOutcome: layout.OutcomeMissingResults,
-			wantMsg:     "the runner exited 0 but wrote no output file",
+			wantMsg:     "the runner wrote no output file",
 			wantCases:   map[string]v1alpha1.Verdict{},
 			wantMissing: []string{"alpha", "beta", "gamma", "delta"},
 			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 4, Missing: 4, PassRate: "0.0000"},
@@ -104,7 +125,7 @@ func TestGatherBatched(t *testing.T) {
 			output:      `{"id":"beta","text":"B"}` + "\n",
 			exit:        2,
 			wantOutcome: layout.OutcomeRunnerFailed,
-			wantMsg:     "the runner exited with code 2",
+			wantMsg:     "the launcher reports that the runner exited with code 2",
 			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
 			wantMissing: []string{"alpha", "gamma", "delta"},
 			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, PassRate: "0.0000"},
@@ -115,16 +136,13 @@ func TestGatherBatched(t *testing.T) {
 			f := newFixture(t, `: {OUTPUT_FILE}`)
 			f.cfg.ResultConfigMaps = []string{"run-results-0", "run-results-1"}
 			if tc.output != "" {
-				f.write(t, f.paths.BatchOutput(), tc.output)
+				f.write(t, f.pod.Output().BatchOutput(), tc.output)
 			}
 			f.finishedRunner(t, tc.exit)
 			if tc.judge != nil {
 				f.recordJudge(t, "alpha", "judge", *tc.judge)
 			}
-			g, err := Gather(context.Background(), GatherInput{Config: f.cfg, Paths: f.paths, RunnerFinished: true, PodName: "pod-1", Now: time.Now()})
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := f.gather(t, true)
 			s := g.Output.Section
 			if g.Outcome != tc.wantOutcome || !strings.Contains(s.Collection.Message, tc.wantMsg) {
 				t.Errorf("outcome %s %q, want %s containing %q", g.Outcome, s.Collection.Message, tc.wantOutcome, tc.wantMsg)
@@ -151,11 +169,8 @@ func TestGatherBatched(t *testing.T) {
 func TestGatherPartialOutputWithoutDone(t *testing.T) {
 	f := newFixture(t, `: {OUTPUT_FILE}`)
 	// The runner was killed mid-write: the last line is cut.
-	f.write(t, f.paths.BatchOutput(), `{"id":"beta","text":"B"}`+"\n"+`{"id":"gamma","te`)
-	g, err := Gather(context.Background(), GatherInput{Config: f.cfg, Paths: f.paths, RunnerFinished: false, Now: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.write(t, f.pod.Output().BatchOutput(), `{"id":"beta","text":"B"}`+"\n"+`{"id":"gamma","te`)
+	g := f.gather(t, false)
 	c := g.Output.Section.Collection
 	if c.RunnerFinished || g.Outcome != layout.OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
 		t.Errorf("collection %+v, outcome %s; want an unfinished runner", c, g.Outcome)
@@ -172,19 +187,16 @@ func TestGatherPerCase(t *testing.T) {
 	f := newFixture(t, `: {OUTPUT_FILE}`)
 	f.cfg.Batching = "PerCase"
 	f.cfg.ResultConfigMaps = []string{"run-results-0"}
-	f.write(t, f.paths.CaseOutput("alpha"), `{"text":"A"}`)
-	f.write(t, f.paths.CaseOutput("beta"), "plain text answer")
+	f.write(t, f.pod.Output().CaseOutput("alpha"), `{"text":"A"}`)
+	f.write(t, f.pod.Output().CaseOutput("beta"), "plain text answer")
 	exit := int32(4)
-	rec := RunnerRecord{Attempt: 1, Batching: "PerCase", Invocations: 4, FailedCases: 1,
+	rec := LauncherReport{Batching: "PerCase", Invocations: 4, FailedCases: 1,
 		Runner: &Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"},
 		Cases:  []CaseOutcome{{ID: "gamma", Outcome: Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"}}}}
-	if err := writeJSONAtomic(f.paths.RunnerRecord(), rec); err != nil {
+	if err := writeJSONAtomic(f.pod.Output().LauncherReport(), rec); err != nil {
 		t.Fatal(err)
 	}
-	g, err := Gather(context.Background(), GatherInput{Config: f.cfg, Paths: f.paths, RunnerFinished: true, Now: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := f.gather(t, true)
 	if g.Outcome != layout.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
 		t.Errorf("outcome %s %q", g.Outcome, g.Message)
 	}
@@ -200,5 +212,105 @@ func TestGatherPerCase(t *testing.T) {
 	}
 	if !strings.Contains(lines["beta"], `"answer":"plain text answer"`) {
 		t.Errorf("beta's stored result: %s", lines["beta"])
+	}
+}
+
+// A hostile runner turns its outputs into links to the collector's secrets, FIFOs and directories, and forges a
+// launcher report and verdict files. The collector must judge only regular files beneath the output directory,
+// never block, and never let a forged file improve the outcome.
+func TestGatherHostileOutputs(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(secret, []byte("eyJhbGciOiJSUzI1NiJ9.secret-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("batch output is a symlink to the token", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.finishedRunner(t, 0)
+		if err := os.Symlink(secret, f.pod.Output().BatchOutput()); err != nil {
+			t.Fatal(err)
+		}
+		g := f.gather(t, true)
+		if g.Outcome != layout.OutcomeInvalidOutput || !strings.Contains(g.Message, "symbolic link") {
+			t.Errorf("outcome %s %q, want InvalidOutput naming the symlink", g.Outcome, g.Message)
+		}
+		assertNoSecret(t, g, "secret-token")
+	})
+	t.Run("batch output is a FIFO", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.finishedRunner(t, 0)
+		if err := unix.Mkfifo(f.pod.Output().BatchOutput(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g := f.gather(t, true)
+		if g.Outcome != layout.OutcomeInvalidOutput || !strings.Contains(g.Message, "FIFO") {
+			t.Errorf("outcome %s %q, want InvalidOutput naming the FIFO", g.Outcome, g.Message)
+		}
+	})
+	t.Run("per-case outputs: symlinks to the token and /proc/self/environ, a directory, a FIFO", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.cfg.Batching = "PerCase"
+		f.cfg.ResultConfigMaps = []string{"run-results-0"}
+		out := f.pod.Output()
+		f.write(t, out.CaseOutput("delta"), "honest answer")
+		for id, target := range map[string]string{"alpha": secret, "beta": "/proc/self/environ"} {
+			if err := os.Symlink(target, out.CaseOutput(id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := unix.Mkfifo(out.CaseOutput("gamma"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g := f.gather(t, true)
+		want := map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictError, "beta": v1alpha1.VerdictError, "gamma": v1alpha1.VerdictError, "delta": v1alpha1.VerdictSkipped}
+		if diff := cmp.Diff(want, caseVerdicts(g.Output.Section.Cases)); diff != "" {
+			t.Errorf("verdicts (-want +got):\n%s", diff)
+		}
+		lines := decodeAll(t, g)
+		if !strings.Contains(lines["alpha"], "symbolic link") || !strings.Contains(lines["gamma"], "FIFO") {
+			t.Errorf("stored results do not say why: alpha %s; gamma %s", lines["alpha"], lines["gamma"])
+		}
+		assertNoSecret(t, g, "secret-token")
+		assertNoSecret(t, g, "PATH=")
+	})
+	t.Run("forged launcher report cannot hide failures or claim success", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.write(t, f.pod.Output().BatchOutput(), `{"id":"alpha","text":"no"}`+"\n")
+		// The runner claims a clean exit; the report can only make things worse, so the missing cases stand.
+		f.finishedRunner(t, 0)
+		g := f.gather(t, true)
+		if g.Outcome != layout.OutcomeMissingResults {
+			t.Errorf("outcome %s, want MissingResults whatever the report claims", g.Outcome)
+		}
+		// A garbage report is noted, never trusted.
+		f.write(t, f.pod.Output().LauncherReport(), `{"batching": [}`)
+		g = f.gather(t, true)
+		if g.Outcome != layout.OutcomeMissingResults || !strings.Contains(g.Message, "launcher's report is unusable") {
+			t.Errorf("outcome %s %q", g.Outcome, g.Message)
+		}
+	})
+	t.Run("forged verdicts in the output directory are ignored", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.write(t, f.pod.Output().BatchOutput(), `{"id":"alpha","text":"no"}`+"\n")
+		// Files named like the trusted side's, written where the runner can write.
+		f.write(t, filepath.Join(f.pod.Out, "judges.jsonl"), `{"caseId":"alpha","key":"judge","result":{"name":"judge","type":"code_judge","score":1,"verdict":"pass"}}`+"\n")
+		f.write(t, filepath.Join(f.pod.Out, "done"), `{}`)
+		g := f.gather(t, true)
+		if v := caseVerdicts(g.Output.Section.Cases)["alpha"]; v != v1alpha1.VerdictError {
+			t.Errorf("alpha's verdict %s, want Error (its code judge never ran); a forged verdict file was used", v)
+		}
+	})
+}
+
+func assertNoSecret(t *testing.T, g *Gathered, secret string) {
+	t.Helper()
+	for _, c := range g.Output.Section.Cases {
+		if strings.Contains(c.Answer, secret) {
+			t.Errorf("case %s's answer holds %q", c.ID, secret)
+		}
+	}
+	for id, l := range decodeAll(t, g) {
+		if strings.Contains(l, secret) {
+			t.Errorf("stored result of %s holds %q", id, secret)
+		}
 	}
 }

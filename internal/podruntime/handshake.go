@@ -12,14 +12,14 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 )
 
-// pollInterval is how often the collector and the launcher look for each other's marker files.
-const pollInterval = 200 * time.Millisecond
+// pollInterval is how often the judge and the collector look for each other's marker files.
+const pollInterval = 100 * time.Millisecond
 
-// RunnerRecord is runner.json, written by launch after the runner (and before the code judges): how the runner
-// invocations ended. The collector reads it to classify the run.
-type RunnerRecord struct {
-	// Attempt is the 1-based launch attempt in this pod ({ATTEMPT}).
-	Attempt int `json:"attempt"`
+// LauncherReport is launcher.json, written by the launcher into the runner's output directory after the runner
+// ended: how the runner invocations ended, as the launcher saw them. It lives in the runner's reach, so the
+// collector reads it as hostile data and lets it only make the outcome worse (a timeout, a failed healthcheck, a
+// failed invocation); how the container ended comes from the kubelet.
+type LauncherReport struct {
 	// Batching is Batched or PerCase.
 	Batching string `json:"batching"`
 	// Error says why launch could not run the runner at all (bad template, unreadable eval file); the runner
@@ -39,12 +39,11 @@ type RunnerRecord struct {
 	Invocations int `json:"invocations"`
 	// DurationMs is the wall time of all runner invocations.
 	DurationMs int64 `json:"durationMs"`
-	// History holds the records of earlier launch attempts in this pod, most recent last (without their own
-	// history).
-	History []RunnerRecord `json:"history,omitempty"`
+	// Leftovers counts the processes the runner left behind that the launcher killed at the end.
+	Leftovers int `json:"leftovers,omitempty"`
 }
 
-// MaxRecordedCaseFailures bounds RunnerRecord.Cases.
+// MaxRecordedCaseFailures bounds LauncherReport.Cases.
 const MaxRecordedCaseFailures = 200
 
 // CaseOutcome is one PerCase invocation that did not succeed.
@@ -54,7 +53,7 @@ type CaseOutcome struct {
 }
 
 // JudgeLine is one line of judges.jsonl: the result of one code_judge evaluator (or code_judge aggregator) for one
-// case, as the launcher recorded it.
+// case, as the judge container recorded it.
 type JudgeLine struct {
 	// CaseID is the judged case.
 	CaseID string `json:"caseId"`
@@ -64,19 +63,19 @@ type JudgeLine struct {
 	Result evaluate.EvaluatorResult `json:"result"`
 }
 
-// DoneMarker is the content of the done file.
-type DoneMarker struct {
-	Attempt int `json:"attempt"`
-	// JudgeError says why code judges could not run, if they could not.
-	JudgeError string `json:"judgeError,omitempty"`
+// SnapshotMarker is the content of the snapshot's ready file, written by the collector.
+type SnapshotMarker struct {
+	// Final is true when the runner container had ended before the snapshot was taken; the judge runs code
+	// judges only on a final snapshot.
+	Final bool `json:"final"`
+	// Reason says why the snapshot is not final.
+	Reason string `json:"reason,omitempty"`
 }
 
-// Ack is the content of the ack file, written by collect.
-type Ack struct {
-	// Persisted is true when the results were written to the API server (status and result ConfigMaps).
-	Persisted bool `json:"persisted"`
-	// Reason says why they were not, when Persisted is false.
-	Reason string `json:"reason,omitempty"`
+// JudgesMarker is the content of the judge's done file.
+type JudgesMarker struct {
+	// Error says why code judges could not run, if they could not.
+	Error string `json:"error,omitempty"`
 }
 
 // writeJSONAtomic encodes v and writes it to path atomically, creating the directory.
@@ -91,7 +90,8 @@ func writeJSONAtomic(path string, v any) error {
 	return writeBytesAtomic(path, append(data, '\n'))
 }
 
-// readJSON decodes path into v. A missing file returns an error satisfying errors.Is(err, os.ErrNotExist).
+// readJSON decodes path into v. A missing file returns an error satisfying errors.Is(err, os.ErrNotExist). Only
+// for files of the trusted side: the runner's files are read through the safefile package.
 func readJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
 	if err != nil {

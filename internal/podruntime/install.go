@@ -1,7 +1,6 @@
 package podruntime
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -63,19 +62,4 @@ func writeBytesAtomic(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
-}
-
-// Probe reports whether the ready file exists: nil when it does.
-func Probe(readyFile string) error {
-	fi, err := os.Stat(readyFile)
-	if errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("collector is not ready: %s does not exist yet", readyFile)
-	}
-	if err != nil {
-		return fmt.Errorf("stat ready file %s: %w", readyFile, err)
-	}
-	if fi.IsDir() {
-		return fmt.Errorf("ready file %s is a directory", readyFile)
-	}
-	return nil
 }

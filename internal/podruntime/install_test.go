@@ -17,7 +17,8 @@ func TestInstall(t *testing.T) {
 	if err := os.WriteFile(src, content, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dest := filepath.Join(dir, "work", "bin", "collector")
+	bin := filepath.Join(dir, "bin")
+	dest := filepath.Join(bin, "collector")
 	// An existing destination is replaced.
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		t.Fatal(err)
@@ -26,7 +27,7 @@ func TestInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	if code := Main(context.Background(), "install", []string{"--src", src, "--dest", dest}, &bytes.Buffer{}, &stderr); code != 0 {
+	if code := Main(context.Background(), "install", []string{"--src", src, "--bin", bin}, &bytes.Buffer{}, &stderr); code != 0 {
 		t.Fatalf("install exit code %d, stderr %q", code, stderr.String())
 	}
 	got, err := os.ReadFile(dest)
@@ -47,8 +48,12 @@ func TestInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 {
-		t.Errorf("destination directory holds %d entries, want only the binary (no temporary files)", len(entries))
+	if len(entries) != 2 {
+		t.Errorf("bin directory holds %d entries, want the binary and the FIFO (no temporary files)", len(entries))
+	}
+	fifo, err := os.Stat(filepath.Join(bin, "runner-end"))
+	if err != nil || fifo.Mode()&os.ModeNamedPipe == 0 || fifo.Mode().Perm() != runnerEndMode {
+		t.Errorf("runner-end FIFO %v (%v), want a named pipe with mode %o", fifo, err, runnerEndMode)
 	}
 }
 
@@ -59,9 +64,9 @@ func TestInstallErrors(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"missing dest", []string{}, exitUsage},
-		{"missing source", []string{"--src", filepath.Join(dir, "nope"), "--dest", filepath.Join(dir, "d")}, exitInfra},
-		{"extra arguments", []string{"--dest", filepath.Join(dir, "d"), "extra"}, exitUsage},
+		{"unknown flag", []string{"--dest", "x"}, exitUsage},
+		{"missing source", []string{"--src", filepath.Join(dir, "nope"), "--bin", filepath.Join(dir, "d")}, exitInfra},
+		{"extra arguments", []string{"--bin", filepath.Join(dir, "d"), "extra"}, exitUsage},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,25 +75,5 @@ func TestInstallErrors(t *testing.T) {
 				t.Errorf("exit code = %d, want %d (stderr %q)", got, tc.want, stderr.String())
 			}
 		})
-	}
-}
-
-func TestProbe(t *testing.T) {
-	dir := t.TempDir()
-	ready := filepath.Join(dir, "collector-ready")
-	run := func() int {
-		return Main(context.Background(), "probe", []string{"--ready-file", ready}, &bytes.Buffer{}, &bytes.Buffer{})
-	}
-	if got := run(); got != exitInfra {
-		t.Errorf("probe before the ready file exists: exit %d, want %d", got, exitInfra)
-	}
-	if err := os.WriteFile(ready, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if got := run(); got != exitOK {
-		t.Errorf("probe after the ready file exists: exit %d, want 0", got)
-	}
-	if got := Main(context.Background(), "probe", nil, &bytes.Buffer{}, &bytes.Buffer{}); got != exitUsage {
-		t.Errorf("probe without --ready-file: exit %d, want %d", got, exitUsage)
 	}
 }

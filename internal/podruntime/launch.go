@@ -2,67 +2,78 @@ package podruntime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // LaunchOptions configure Launch.
 type LaunchOptions struct {
 	// Config is the run configuration (run.json).
 	Config *layout.RunConfig
-	// Paths is the work volume layout.
-	Paths layout.Paths
+	// Pod is the pod's directory layout: the output tree and the runner-end FIFO.
+	Pod layout.Pod
 	// Shell runs the templates (default DefaultShell).
 	Shell string
 	// Stdout and Stderr receive the runner's output as it is written (the container's own streams).
 	Stdout, Stderr io.Writer
 	// Log receives launch's own progress lines.
 	Log io.Writer
+	// TerminationLog, when set, receives a one-line description of how the runner ended (the container's
+	// termination message, shown by kubectl describe).
+	TerminationLog string
 }
 
-// ErrNotPersisted is wrapped by Launch's error when the collector did not confirm that the results are safe.
-var ErrNotPersisted = errors.New("results were not persisted")
+// Exit codes of the launcher besides the runner's own: the runner container's exit code as the kubelet reports it
+// is the launcher's, so these say what happened when the runner's command did not decide it.
+const (
+	// ExitTimedOut: an invocation ran past target.timeoutSeconds and was killed (as timeout(1) exits).
+	ExitTimedOut = 124
+	// ExitHealthcheckFailed: the healthcheck failed; the runner never ran.
+	ExitHealthcheckFailed = 125
+	// ExitLaunchFailed: the runner could not be started (bad template, no shell, unreadable eval file, no
+	// collector).
+	ExitLaunchFailed = 126
+	// ExitTerminated: the container was asked to stop before the runner ended.
+	ExitTerminated = 143
+)
 
-// Launch runs one attempt of the runner: healthcheck, runner invocations, code judges, then the handshake with the
-// collector. ctx ends when the container is asked to stop: the runner's process group is then stopped, and the
-// handshake still completes if it can. It returns nil once the collector acknowledged that the results are
-// persisted; a runner that failed is not an error (its outcome is in runner.json and, later, the EvalRun status).
-func Launch(ctx context.Context, o LaunchOptions) error {
-	cfg, p := o.Config, o.Paths
-	for _, dir := range []string{p.OutputDir(), p.CaseOutputDir(), p.StateDir()} {
+// Launch runs the runner: healthcheck, then the runner invocations, then it kills every process the runner left
+// behind and writes its report into the output directory. It holds the runner-end FIFO's write end from before
+// the first invocation until after the last leftover process is gone, so the collector starts reading the output
+// only once nothing of the runner can change it. ctx ends when the container is asked to stop: the runner's
+// process group is then stopped. It returns the container's exit code: the runner's (Batched), the first failed
+// invocation's (PerCase), or one of the Exit constants.
+func Launch(ctx context.Context, o LaunchOptions) int {
+	cfg, out := o.Config, o.Pod.Output()
+	rep := &LauncherReport{Batching: cfg.Batching}
+	fd, err := holdRunnerEnd(ctx, o.Pod.RunnerEnd(), seconds(cfg.CollectorStartSeconds, defaultCollectorStart))
+	if err != nil {
+		// Without the collector nothing would be collected: do not run the runner at all.
+		rep.Error = err.Error()
+		return finishLaunch(o, rep, -1)
+	}
+	// Output files are readable by the collector, which runs as another user, unless the runner says otherwise.
+	unix.Umask(0o022)
+	for _, dir := range []string{out.Root, out.CaseOutputDir(), pathDir(out.CasePromptFile("x"))} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("prepare the work volume: %w", err)
+			rep.Error = fmt.Sprintf("prepare the output directory: %v", err)
+			return finishLaunch(o, rep, fd)
 		}
 	}
-	// A done marker left by an earlier attempt in this pod must not be mistaken for this attempt's.
-	if err := os.Remove(p.Done()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove the stale done marker: %w", err)
-	}
-	if err := os.Remove(p.Ack()); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove the stale ack: %w", err)
-	}
-	rec := &RunnerRecord{Batching: cfg.Batching}
-	var prev RunnerRecord
-	if err := readJSON(p.RunnerRecord(), &prev); err == nil {
-		rec.Attempt = prev.Attempt
-		rec.History = append(prev.History, prev)
-		rec.History[len(rec.History)-1].History = nil
-	}
-	rec.Attempt++
-
-	l := &launcher{o: o, rec: rec}
+	l := &launcher{o: o, rec: rep}
 	file, err := loadEvalFile(cfg)
 	if err != nil {
-		rec.Error = err.Error()
+		rep.Error = err.Error()
 	} else {
 		l.file = file
 		l.cases = caseIndex(file)
@@ -72,44 +83,78 @@ func Launch(ctx context.Context, o LaunchOptions) error {
 		}
 		l.run(ctx)
 	}
-	if err := writeJSONAtomic(p.RunnerRecord(), rec); err != nil {
-		return fmt.Errorf("write the runner record: %w", err)
-	}
+	return finishLaunch(o, rep, fd)
+}
 
-	done := DoneMarker{Attempt: rec.Attempt}
+// finishLaunch kills what the runner left behind, writes the report, releases the runner-end FIFO and returns
+// the exit code.
+func finishLaunch(o LaunchOptions, rep *LauncherReport, fd int) int {
+	rep.Leftovers = killLeftovers(seconds(o.Config.KillGraceSeconds, defaultKillGrace))
+	if rep.Leftovers > 0 {
+		logf(o.Log, "Killed processes the runner left behind count=%d\n", rep.Leftovers)
+	}
+	code, summary := launchExit(rep)
+	if err := writeJSONAtomic(o.Pod.Output().LauncherReport(), rep); err != nil {
+		logf(o.Log, "Cannot write the launcher report error=%q\n", err.Error())
+	}
+	if o.TerminationLog != "" {
+		_ = os.WriteFile(o.TerminationLog, []byte(results.Excerpt(summary, 1024)), 0o644)
+	}
+	logf(o.Log, "Runner ended exitCode=%d summary=%q\n", code, summary)
+	if fd >= 0 {
+		_ = unix.Close(fd)
+	}
+	return code
+}
+
+// launchExit is the container's exit code and a one-line summary for a report.
+func launchExit(rep *LauncherReport) (int, string) {
 	switch {
-	case file == nil || rec.Error != "" || rec.HealthcheckFailed:
-		// Nothing ran that could be judged.
-	case ctx.Err() != nil:
-		done.JudgeError = "the container was asked to terminate before the code judges ran"
-	default:
-		if err := runCodeJudges(ctx, cfg, file, l.ids, p, o.Shell, o.Log); err != nil {
-			done.JudgeError = err.Error()
+	case rep.Error != "":
+		return ExitLaunchFailed, "the runner could not be started: " + rep.Error
+	case rep.HealthcheckFailed:
+		msg := "the healthcheck failed"
+		if h := rep.Healthcheck; h != nil {
+			msg = "the healthcheck " + h.Describe()
+		}
+		return ExitHealthcheckFailed, msg
+	}
+	o := rep.Runner
+	if o == nil {
+		return ExitTerminated, "the runner did not start: the container was asked to stop"
+	}
+	what := "the runner"
+	if rep.FailedCases > 0 {
+		what = fmt.Sprintf("%d of %d runner invocations failed; the first", rep.FailedCases, rep.Invocations)
+	}
+	for _, c := range rep.Cases {
+		if c.TimedOut {
+			return ExitTimedOut, what + " " + o.Describe()
 		}
 	}
-	if err := writeJSONAtomic(p.Done(), done); err != nil {
-		return fmt.Errorf("write the done marker: %w", err)
+	switch {
+	case o.TimedOut:
+		return ExitTimedOut, what + " " + o.Describe()
+	case o.Terminated:
+		return ExitTerminated, what + " " + o.Describe()
+	case o.StartError != "":
+		return ExitLaunchFailed, what + " " + o.Describe()
+	case o.Signal != "":
+		if n := unix.SignalNum(o.Signal); n > 0 {
+			return 128 + int(n), what + " " + o.Describe()
+		}
+		return 128, what + " " + o.Describe()
+	case o.ExitCode != nil && *o.ExitCode != 0:
+		return int(*o.ExitCode), what + " " + o.Describe()
+	case rep.FailedCases > 0:
+		return 1, what + " " + o.Describe()
 	}
-	logf(o.Log, "Waiting for the collector to persist the results\n")
-
-	// The acknowledgement is awaited even after a termination signal: the kubelet's grace period bounds it.
-	var ack Ack
-	timeout := seconds(cfg.AckTimeoutSeconds, defaultAckTimeout)
-	if err := waitForFile(context.Background(), p.Ack(), timeout); err != nil {
-		return fmt.Errorf("%w: no acknowledgement from the collector: %v", ErrNotPersisted, err)
-	}
-	if err := readJSON(p.Ack(), &ack); err != nil {
-		return fmt.Errorf("%w: unreadable acknowledgement: %v", ErrNotPersisted, err)
-	}
-	if !ack.Persisted {
-		return fmt.Errorf("%w: the collector reported: %s", ErrNotPersisted, ack.Reason)
-	}
-	return nil
+	return 0, fmt.Sprintf("the runner ended normally (%d invocations)", rep.Invocations)
 }
 
 type launcher struct {
 	o     LaunchOptions
-	rec   *RunnerRecord
+	rec   *LauncherReport
 	file  *evalfile.File
 	cases map[string]*evalfile.Case
 	ids   []string
@@ -140,7 +185,7 @@ func (l *launcher) command(script string, values map[string]string, timeout time
 }
 
 func (l *launcher) run(ctx context.Context) {
-	cfg, p := l.o.Config, l.o.Paths
+	cfg, p := l.o.Config, l.o.Pod.Output()
 	batchValues := map[string]string{PlaceholderEvalFile: cfg.EvalFile, PlaceholderOutputFile: p.BatchOutput()}
 	if cfg.HealthcheckTemplate != "" {
 		script, err := Render(cfg.HealthcheckTemplate, batchValues)
@@ -176,17 +221,7 @@ func (l *launcher) run(ctx context.Context) {
 
 // runPerCase runs one invocation per case, at most Workers at a time, in case order.
 func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
-	cfg, p := l.o.Config, l.o.Paths
-	if err := os.MkdirAll(p.CaseOutputDir(), 0o755); err != nil {
-		l.rec.Error = fmt.Sprintf("prepare the case output directory: %v", err)
-		return
-	}
-	if len(l.ids) > 0 {
-		if err := os.MkdirAll(pathDir(p.CasePromptFile(l.ids[0])), 0o755); err != nil {
-			l.rec.Error = fmt.Sprintf("prepare the prompt directory: %v", err)
-			return
-		}
-	}
+	cfg := l.o.Config
 	n := workers(cfg.Workers, 1)
 	logf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
 	outcomes := make([]*Outcome, len(l.ids))
@@ -236,7 +271,7 @@ dispatch:
 }
 
 func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration) Outcome {
-	cfg, p := l.o.Config, l.o.Paths
+	cfg, p := l.o.Config, l.o.Pod.Output()
 	var question string
 	if c := l.cases[id]; c != nil {
 		question = c.Question()
@@ -251,7 +286,7 @@ func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration
 		PlaceholderEvalID:     id,
 		PlaceholderPrompt:     question,
 		PlaceholderPromptFile: promptFile,
-		PlaceholderAttempt:    strconv.Itoa(l.rec.Attempt),
+		PlaceholderAttempt:    "1",
 	}
 	script, err := Render(cfg.CommandTemplate, values)
 	if err != nil {

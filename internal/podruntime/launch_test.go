@@ -2,7 +2,6 @@ package podruntime
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,11 +46,11 @@ evalcases:
         content: fourth
 `
 
-// fixture is a work volume, an eval file and a run configuration in a temporary directory.
+// fixture is a pod layout, an eval file and a run configuration in a temporary directory.
 type fixture struct {
-	dir   string
-	paths layout.Paths
-	cfg   *layout.RunConfig
+	dir string
+	pod layout.Pod
+	cfg *layout.RunConfig
 }
 
 func newFixture(t *testing.T, template string) *fixture {
@@ -61,108 +60,85 @@ func newFixture(t *testing.T, template string) *fixture {
 	if err := os.WriteFile(evalPath, []byte(testEval), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	pod := layout.PodIn(dir)
+	if err := CreateRunnerEnd(pod.RunnerEnd()); err != nil {
+		t.Fatal(err)
+	}
 	return &fixture{
-		dir:   dir,
-		paths: layout.In(filepath.Join(dir, "work")),
+		dir: dir,
+		pod: pod,
 		cfg: &layout.RunConfig{
 			RunName: "run", Namespace: "ns", EvalFile: evalPath,
 			CaseIDs:         []string{"alpha", "beta", "gamma", "delta"},
 			CommandTemplate: template, Batching: "Batched", KillGraceSeconds: 1,
-			PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2, AckTimeoutSeconds: 10,
+			PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2, CollectorStartSeconds: 10,
 		},
 	}
 }
 
-// fakeCollector acknowledges the done marker as the sidecar would.
-func (f *fixture) fakeCollector(t *testing.T, ack Ack) {
+// launch runs Launch with a collector reading the runner-end FIFO, as the collector container does. It returns
+// the exit code and the launcher's report, and fails the test unless the FIFO reached end-of-file by the time
+// Launch returned.
+func (f *fixture) launch(t *testing.T, ctx context.Context) (int, *LauncherReport) {
 	t.Helper()
-	go func() {
-		if err := waitForFile(context.Background(), f.paths.Done(), 20*time.Second); err != nil {
-			return
-		}
-		_ = writeJSONAtomic(f.paths.Ack(), ack)
-	}()
+	_, ended, failed := watchRunnerEnd(f.pod.RunnerEnd(), false)
+	code := Launch(ctx, LaunchOptions{Config: f.cfg, Pod: f.pod, Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard})
+	select {
+	case <-ended:
+	case err := <-failed:
+		t.Fatalf("runner-end FIFO: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the runner-end FIFO did not reach end-of-file after Launch returned")
+	}
+	var rep LauncherReport
+	if err := readJSON(f.pod.Output().LauncherReport(), &rep); err != nil {
+		t.Fatalf("launcher report: %v", err)
+	}
+	return code, &rep
 }
 
-func (f *fixture) launch(t *testing.T, ctx context.Context) (*RunnerRecord, error) {
-	t.Helper()
-	err := Launch(ctx, LaunchOptions{Config: f.cfg, Paths: f.paths, Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard})
-	var rec RunnerRecord
-	if rerr := readJSON(f.paths.RunnerRecord(), &rec); rerr != nil {
-		t.Fatalf("runner record: %v", rerr)
-	}
-	return &rec, err
-}
+func ended(cfg *layout.RunConfig) GatherInput { return GatherInput{Config: cfg, RunnerEnded: true} }
 
 func TestLaunchBatched(t *testing.T) {
 	f := newFixture(t, `printf '{"id":"alpha","text":"A"}\n{"id":"beta","text":"B"}\n' > {OUTPUT_FILE}; echo "eval=$EVAL_FILE" >&2`)
-	f.fakeCollector(t, Ack{Persisted: true})
-	rec, err := f.launch(t, context.Background())
-	if err != nil {
-		t.Fatalf("Launch: %v", err)
+	code, rep := f.launch(t, context.Background())
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0", code)
 	}
-	if rec.Runner == nil || !rec.Runner.Succeeded() || rec.Attempt != 1 || rec.Invocations != 1 {
-		t.Fatalf("runner record %+v, want one successful invocation in attempt 1", rec)
+	if rep.Runner == nil || !rep.Runner.Succeeded() || rep.Invocations != 1 {
+		t.Fatalf("report %+v, want one successful invocation", rep)
 	}
-	if want := "eval=" + f.cfg.EvalFile + "\n"; rec.Runner.StderrTail != want {
-		t.Errorf("stderr tail %q, want %q (EVAL_FILE exported)", rec.Runner.StderrTail, want)
+	if want := "eval=" + f.cfg.EvalFile + "\n"; rep.Runner.StderrTail != want {
+		t.Errorf("stderr tail %q, want %q (EVAL_FILE exported)", rep.Runner.StderrTail, want)
 	}
-	judges, err := readJudgeResults(f.paths.JudgeResults())
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := judges["alpha"]["judge"]
-	if got.Score != 1 || len(got.Hits) != 1 || got.Hits[0] != "looks right" {
-		t.Errorf("code judge result for alpha = %+v, want score 1 with its hit", got)
-	}
-	if len(judges) != 1 {
-		t.Errorf("code judges ran for %d cases, want only alpha (the only case with a code_judge)", len(judges))
-	}
-	var done DoneMarker
-	if err := readJSON(f.paths.Done(), &done); err != nil || done.Attempt != 1 || done.JudgeError != "" {
-		t.Errorf("done marker %+v (%v), want attempt 1 without judge error", done, err)
+	if _, err := os.Stat(f.pod.Output().BatchOutput()); err != nil {
+		t.Errorf("output: %v", err)
 	}
 }
 
-func TestLaunchRunnerFailureIsNotInfra(t *testing.T) {
-	f := newFixture(t, `echo broken >&2; exit 1 # {OUTPUT_FILE}`)
-	f.fakeCollector(t, Ack{Persisted: true})
-	rec, err := f.launch(t, context.Background())
-	if err != nil {
-		t.Fatalf("a runner exiting 1 made launch fail: %v", err)
+func TestLaunchRunnerExitCodeIsTheContainers(t *testing.T) {
+	f := newFixture(t, `echo broken >&2; exit 7 # {OUTPUT_FILE}`)
+	code, rep := f.launch(t, context.Background())
+	if code != 7 {
+		t.Errorf("exit code %d, want the runner's 7", code)
 	}
-	if rec.Runner.ExitCode == nil || *rec.Runner.ExitCode != 1 || rec.Runner.StderrTail != "broken\n" {
-		t.Errorf("runner outcome %+v, want exit 1 with its stderr", rec.Runner)
+	if rep.Runner.ExitCode == nil || *rep.Runner.ExitCode != 7 || rep.Runner.StderrTail != "broken\n" {
+		t.Errorf("runner outcome %+v, want exit 7 with its stderr", rep.Runner)
 	}
 }
 
-func TestLaunchAck(t *testing.T) {
-	t.Run("not persisted", func(t *testing.T) {
-		f := newFixture(t, `: {OUTPUT_FILE}`)
-		f.fakeCollector(t, Ack{Persisted: false, Reason: "apiserver unreachable"})
-		_, err := f.launch(t, context.Background())
-		if !errors.Is(err, ErrNotPersisted) || !strings.Contains(err.Error(), "apiserver unreachable") {
-			t.Errorf("Launch error = %v, want ErrNotPersisted with the collector's reason", err)
-		}
-	})
-	t.Run("timeout", func(t *testing.T) {
-		f := newFixture(t, `: {OUTPUT_FILE}`)
-		f.cfg.AckTimeoutSeconds = 1
-		_, err := f.launch(t, context.Background())
-		if !errors.Is(err, ErrNotPersisted) || !strings.Contains(err.Error(), "did not appear within 1s") {
-			t.Errorf("Launch error = %v, want ErrNotPersisted after the ack timeout", err)
-		}
-	})
-	t.Run("unwritable work volume", func(t *testing.T) {
-		f := newFixture(t, `: {OUTPUT_FILE}`)
-		if err := os.WriteFile(filepath.Join(f.dir, "work"), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		err := Launch(context.Background(), LaunchOptions{Config: f.cfg, Paths: f.paths, Log: io.Discard})
-		if err == nil || !strings.Contains(err.Error(), "prepare the work volume") {
-			t.Errorf("Launch error = %v, want a work volume error", err)
-		}
-	})
+func TestLaunchWithoutCollector(t *testing.T) {
+	marker := "runner-ran"
+	f := newFixture(t, `touch `+marker+`; : {OUTPUT_FILE}`)
+	f.cfg.WorkingDir = f.dir
+	f.cfg.CollectorStartSeconds = 1
+	code := Launch(context.Background(), LaunchOptions{Config: f.cfg, Pod: f.pod, Log: io.Discard})
+	if code != ExitLaunchFailed {
+		t.Errorf("exit code %d, want %d", code, ExitLaunchFailed)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, marker)); err == nil {
+		t.Errorf("the runner ran although no collector would collect its output")
+	}
 }
 
 func TestLaunchHealthcheckFailure(t *testing.T) {
@@ -170,21 +146,20 @@ func TestLaunchHealthcheckFailure(t *testing.T) {
 	f := newFixture(t, `touch `+marker+`; : {OUTPUT_FILE}`)
 	f.cfg.WorkingDir = f.dir
 	f.cfg.HealthcheckTemplate = `echo "model endpoint unreachable" >&2; exit 7`
-	f.fakeCollector(t, Ack{Persisted: true})
-	rec, err := f.launch(t, context.Background())
-	if err != nil {
-		t.Fatal(err)
+	code, rep := f.launch(t, context.Background())
+	if code != ExitHealthcheckFailed {
+		t.Errorf("exit code %d, want %d", code, ExitHealthcheckFailed)
 	}
-	if !rec.HealthcheckFailed || rec.Healthcheck == nil || *rec.Healthcheck.ExitCode != 7 || rec.Healthcheck.StderrTail != "model endpoint unreachable\n" {
-		t.Errorf("record %+v, want a failed healthcheck with exit 7 and its stderr", rec)
+	if !rep.HealthcheckFailed || rep.Healthcheck == nil || *rep.Healthcheck.ExitCode != 7 || rep.Healthcheck.StderrTail != "model endpoint unreachable\n" {
+		t.Errorf("report %+v, want a failed healthcheck with exit 7 and its stderr", rep)
 	}
-	if rec.Runner != nil {
+	if rep.Runner != nil {
 		t.Errorf("runner ran after a failed healthcheck")
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, marker)); err == nil {
 		t.Errorf("runner command ran after a failed healthcheck")
 	}
-	outcome, msg := classify(rec, true, DoneMarker{}, emptyTail(), false, "Batched", 0)
+	outcome, msg := classify(rep, ended(f.cfg), emptyTail(), false, 0)
 	if outcome != layout.OutcomeHealthcheckFailed || !strings.Contains(msg, "exited with code 7: model endpoint unreachable") {
 		t.Errorf("classified %s %q", outcome, msg)
 	}
@@ -192,19 +167,20 @@ func TestLaunchHealthcheckFailure(t *testing.T) {
 
 func TestLaunchNoShell(t *testing.T) {
 	f := newFixture(t, `: {OUTPUT_FILE}`)
-	f.fakeCollector(t, Ack{Persisted: true})
-	err := Launch(context.Background(), LaunchOptions{Config: f.cfg, Paths: f.paths, Shell: "/nonexistent/bin/sh", Log: io.Discard})
-	if err != nil {
+	_, ended0, _ := watchRunnerEnd(f.pod.RunnerEnd(), false)
+	code := Launch(context.Background(), LaunchOptions{Config: f.cfg, Pod: f.pod, Shell: "/nonexistent/bin/sh", Log: io.Discard})
+	<-ended0
+	if code != ExitLaunchFailed {
+		t.Errorf("exit code %d, want %d", code, ExitLaunchFailed)
+	}
+	var rep LauncherReport
+	if err := readJSON(f.pod.Output().LauncherReport(), &rep); err != nil {
 		t.Fatal(err)
 	}
-	var rec RunnerRecord
-	if err := readJSON(f.paths.RunnerRecord(), &rec); err != nil {
-		t.Fatal(err)
+	if rep.Runner == nil || !strings.Contains(rep.Runner.StartError, "the runner image has no /nonexistent/bin/sh") {
+		t.Fatalf("runner outcome %+v, want a clear no-shell message", rep.Runner)
 	}
-	if rec.Runner == nil || !strings.Contains(rec.Runner.StartError, "the runner image has no /nonexistent/bin/sh") {
-		t.Fatalf("runner outcome %+v, want a clear no-shell message", rec.Runner)
-	}
-	outcome, msg := classify(&rec, true, DoneMarker{}, emptyTail(), true, "Batched", 0)
+	outcome, msg := classify(&rep, ended(f.cfg), emptyTail(), true, 0)
 	if outcome != layout.OutcomeRunnerFailed || !strings.Contains(msg, "needs a POSIX shell") {
 		t.Errorf("classified %s %q, want RunnerFailed naming the missing shell", outcome, msg)
 	}
@@ -219,14 +195,13 @@ func TestLaunchPerCase(t *testing.T) {
 	counts := filepath.Join(f.dir, "counts")
 	// Each invocation records how many invocations run at the same time, and echoes its placeholders.
 	f.cfg.CommandTemplate = `touch ` + locks + `/{EVAL_ID}; ls ` + locks + ` | wc -l >> ` + counts + `; sleep 0.3; ` +
-		`printf '%s|%s|%s|%s' {EVAL_ID} {PROMPT} "$(cat {PROMPT_FILE})" {ATTEMPT} > {OUTPUT_FILE}; rm ` + locks + `/{EVAL_ID}; ` +
+		`printf '%s|%s|%s|%s' {EVAL_ID} {PROMPT} "$(cat "$PROMPT_FILE")" {ATTEMPT} > {OUTPUT_FILE}; rm ` + locks + `/{EVAL_ID}; ` +
 		`[ {EVAL_ID} != gamma ] || exit 4`
 	f.cfg.Batching = "PerCase"
 	f.cfg.Workers = 2
-	f.fakeCollector(t, Ack{Persisted: true})
-	rec, err := f.launch(t, context.Background())
-	if err != nil {
-		t.Fatal(err)
+	code, rep := f.launch(t, context.Background())
+	if code != 4 {
+		t.Errorf("exit code %d, want the first failed invocation's 4", code)
 	}
 	data, err := os.ReadFile(counts)
 	if err != nil {
@@ -243,7 +218,7 @@ func TestLaunchPerCase(t *testing.T) {
 	if maxSeen < 2 {
 		t.Errorf("invocations never overlapped (max %d); the workers do not run in parallel", maxSeen)
 	}
-	out, err := os.ReadFile(f.paths.CaseOutput("alpha"))
+	out, err := os.ReadFile(f.pod.Output().CaseOutput("alpha"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,41 +226,57 @@ func TestLaunchPerCase(t *testing.T) {
 	if diff := cmp.Diff("alpha|"+q+"|"+q+"|1", string(out)); diff != "" {
 		t.Errorf("placeholders of alpha (-want +got):\n%s", diff)
 	}
-	if rec.Invocations != 4 || rec.FailedCases != 1 || len(rec.Cases) != 1 || rec.Cases[0].ID != "gamma" || *rec.Cases[0].ExitCode != 4 {
-		t.Errorf("record %+v, want 4 invocations with gamma failing with exit 4", rec)
-	}
-}
-
-func TestLaunchAttemptCountsEarlierRecords(t *testing.T) {
-	f := newFixture(t, `: {OUTPUT_FILE}`)
-	f.fakeCollector(t, Ack{Persisted: true})
-	if _, err := f.launch(t, context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	f.fakeCollector(t, Ack{Persisted: true})
-	rec, err := f.launch(t, context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rec.Attempt != 2 || len(rec.History) != 1 || rec.History[0].Attempt != 1 {
-		t.Errorf("second attempt record: attempt %d, history %d", rec.Attempt, len(rec.History))
+	if rep.Invocations != 4 || rep.FailedCases != 1 || len(rep.Cases) != 1 || rep.Cases[0].ID != "gamma" || *rep.Cases[0].ExitCode != 4 {
+		t.Errorf("report %+v, want 4 invocations with gamma failing with exit 4", rep)
 	}
 }
 
 func TestLaunchTimeout(t *testing.T) {
 	f := newFixture(t, `sleep 100 # {OUTPUT_FILE}`)
 	f.cfg.TimeoutSeconds = 1
-	f.fakeCollector(t, Ack{Persisted: true})
-	rec, err := f.launch(t, context.Background())
-	if err != nil {
-		t.Fatal(err)
+	code, rep := f.launch(t, context.Background())
+	if code != ExitTimedOut {
+		t.Errorf("exit code %d, want %d", code, ExitTimedOut)
 	}
-	if !rec.Runner.TimedOut || rec.Runner.ExitCode != nil {
-		t.Errorf("runner outcome %+v, want a timeout without an exit code", rec.Runner)
+	if !rep.Runner.TimedOut || rep.Runner.ExitCode != nil {
+		t.Errorf("runner outcome %+v, want a timeout without an exit code", rep.Runner)
 	}
-	outcome, _ := classify(rec, true, DoneMarker{}, emptyTail(), true, "Batched", 0)
+	outcome, _ := classify(rep, ended(f.cfg), emptyTail(), true, 0)
 	if outcome != layout.OutcomeRunnerTimedOut {
 		t.Errorf("outcome %s, want RunnerTimedOut", outcome)
+	}
+}
+
+// A hostile runner leaves a process behind that escaped its process group (setsid, double fork) and would
+// rewrite the output after the runner "ended", and another that holds the runner-end FIFO open. Neither may
+// survive Launch, and the FIFO must not reach end-of-file while they live. (Until the launcher ends, anything
+// the runner's processes write is the runner's answer; the leftover here waits longer than the launcher's
+// output drain so that its rewrite would come after.)
+func TestLaunchKillsLeftovers(t *testing.T) {
+	if err := BecomeSubreaper(); err != nil {
+		t.Skip(err)
+	}
+	f := newFixture(t, "")
+	late := filepath.Join(f.dir, "late")
+	f.cfg.CommandTemplate = `echo '{"id":"alpha","text":"A"}' > {OUTPUT_FILE}; ` +
+		`(setsid sh -c 'sleep 5; echo "{\"id\":\"alpha\",\"text\":\"forged\"}" > ` + f.pod.Output().BatchOutput() + `; touch ` + late + `' &) ; ` +
+		`(sh -c 'exec 3>` + f.pod.RunnerEnd() + `; sleep 30' &) ; exit 0`
+	code, rep := f.launch(t, context.Background())
+	if code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	if rep.Leftovers < 1 {
+		t.Errorf("leftovers %d, want the setsid process the runner left behind counted", rep.Leftovers)
+	}
+	if left := childrenOf(os.Getpid()); len(left) > 0 {
+		t.Fatalf("processes %v the runner left behind outlived Launch", left)
+	}
+	if _, err := os.Stat(late); err == nil {
+		t.Fatal("a process the runner left behind survived Launch and rewrote the output")
+	}
+	data, err := os.ReadFile(f.pod.Output().BatchOutput())
+	if err != nil || strings.Contains(string(data), "forged") {
+		t.Errorf("output %q (%v), want the runner's own answer", data, err)
 	}
 }
 

@@ -1,7 +1,8 @@
-// Package podruntime is the in-pod side of an EvalRun: `collector install` copies the binary into the work
-// volume, `collector launch` renders and runs the command template in the runner container, runs the code_judge
-// evaluators and waits for the collector's acknowledgement, `collector collect` (the native sidecar) parses,
-// judges and persists the results, and `collector probe` is the sidecar's startup probe.
+// Package podruntime is the in-pod side of an EvalRun: `collector install` copies the binary into the bin
+// volume and makes the runner-end FIFO, `collector launch` is the runner container's init process (renders and
+// runs the command template, then kills whatever the runner left behind), `collector collect` waits for the
+// runner's end, snapshots its output, judges and persists the results, and `collector judge` runs the code_judge
+// scripts on the collector's snapshot in a container of its own.
 package podruntime
 
 import (
@@ -28,13 +29,10 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 	fs.SetOutput(stderr)
 	switch mode {
 	case "install":
-		dest := fs.String("dest", "", "where to copy this binary (required)")
+		bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
 		src := fs.String("src", "", "binary to copy (default: this executable)")
 		if code, ok := parseFlags(fs, args); !ok {
 			return code
-		}
-		if *dest == "" {
-			return usageError(fs, stderr, "--dest is required")
 		}
 		from := *src
 		if from == "" {
@@ -45,28 +43,21 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 			}
 			from = exe
 		}
-		if err := Install(from, *dest); err != nil {
+		pod := layout.Pod{Bin: *bin}
+		if err := Install(from, pod.Binary()); err != nil {
 			logf(stderr, "collector install: %v\n", err)
 			return exitInfra
 		}
-		return exitOK
-	case "probe":
-		ready := fs.String("ready-file", "", "file whose existence means the collector is ready (required)")
-		if code, ok := parseFlags(fs, args); !ok {
-			return code
-		}
-		if *ready == "" {
-			return usageError(fs, stderr, "--ready-file is required")
-		}
-		if err := Probe(*ready); err != nil {
-			logf(stderr, "collector probe: %v\n", err)
+		if err := CreateRunnerEnd(pod.RunnerEnd()); err != nil {
+			logf(stderr, "collector install: %v\n", err)
 			return exitInfra
 		}
 		return exitOK
 	case "launch":
 		config := fs.String("config", "", "run configuration file (run.json) (required)")
-		work := fs.String("work", layout.WorkDir, "work volume directory")
 		shell := fs.String("shell", DefaultShell, "shell that runs the command templates")
+		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
+		pod := podFlags(fs)
 		if code, ok := parseFlags(fs, args); !ok {
 			return code
 		}
@@ -76,24 +67,43 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		cfg, err := LoadRunConfig(*config)
 		if err != nil {
 			logf(stderr, "collector launch: %v\n", err)
-			return exitInfra
+			return ExitLaunchFailed
+		}
+		if err := hardenLauncher(); err != nil {
+			logf(stderr, "collector launch: %v\n", err)
+			return ExitLaunchFailed
 		}
 		if err := BecomeSubreaper(); err != nil {
 			logf(stderr, "collector launch: %v (processes the runner leaves behind may outlive it)\n", err)
 		}
-		err = Launch(ctx, LaunchOptions{Config: cfg, Paths: layout.In(*work), Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr})
+		return Launch(ctx, LaunchOptions{Config: cfg, Pod: *pod, Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr, TerminationLog: *termLog})
+	case "judge":
+		config := fs.String("config", "", "run configuration file (run.json) (required)")
+		shell := fs.String("shell", DefaultShell, "shell that runs the code_judge scripts")
+		pod := podFlags(fs)
+		if code, ok := parseFlags(fs, args); !ok {
+			return code
+		}
+		if *config == "" {
+			return usageError(fs, stderr, "--config is required")
+		}
+		cfg, err := LoadRunConfig(*config)
 		if err != nil {
-			logf(stderr, "collector launch: %v\n", err)
+			logf(stderr, "collector judge: %v\n", err)
+			return exitInfra
+		}
+		if err := Judge(ctx, JudgeOptions{Config: cfg, Pod: *pod, Shell: *shell, Log: stderr}); err != nil {
+			logf(stderr, "collector judge: %v\n", err)
 			return exitInfra
 		}
 		return exitOK
 	case "collect":
-		// The sidecar's heap peaks while it reads the eval file and the runner's output: a soft limit below the
+		// The collector's heap peaks while it reads the eval file and the runner's output: a soft limit below the
 		// container's makes the garbage collector work harder near it instead of the pod being OOM-killed.
 		applyContainerMemoryLimit(cgroupMemoryFiles)
 		config := fs.String("config", "", "run configuration file (run.json) (required)")
-		work := fs.String("work", layout.WorkDir, "work volume directory")
 		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
+		pod := podFlags(fs)
 		if code, ok := parseFlags(fs, args); !ok {
 			return code
 		}
@@ -111,21 +121,31 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 			logf(stderr, "collector collect: %v\n", err)
 		}
 		o := CollectOptions{
-			Config: cfg, Paths: layout.In(*work), Client: c, TerminationLog: *termLog, Log: stderr,
+			Config: cfg, Pod: *pod, Client: c, TerminationLog: *termLog, Log: stderr,
 			Namespace: envOr(layout.EnvRunNamespace, cfg.Namespace),
 			Name:      envOr(layout.EnvRunName, cfg.RunName),
 			UID:       envOr(layout.EnvRunUID, cfg.UID),
 			PodName:   os.Getenv(layout.EnvPodName),
 		}
 		if err := Collect(ctx, o); err != nil {
-			// The launcher got the reason in its acknowledgement and fails the pod; the sidecar itself ends
-			// cleanly.
+			// The termination message carries the reason to the manager; the container itself ends cleanly so
+			// that the pod's outcome stays the runner's.
 			logf(stderr, "collector collect: %v\n", err)
 		}
 		return exitOK
 	}
 	logf(stderr, "collector: unknown pod mode %q\n", mode)
 	return exitUsage
+}
+
+// podFlags registers the directories of the pod layout, defaulting to the pod's mount points.
+func podFlags(fs *flag.FlagSet) *layout.Pod {
+	p := layout.DefaultPod()
+	fs.StringVar(&p.Bin, "bin", p.Bin, "the bin volume (collector binary, runner-end FIFO)")
+	fs.StringVar(&p.Out, "out", p.Out, "the runner's output volume")
+	fs.StringVar(&p.Snapshot, "snapshot", p.Snapshot, "the collector's snapshot volume")
+	fs.StringVar(&p.Verdicts, "verdicts", p.Verdicts, "the judge's verdicts volume")
+	return &p
 }
 
 func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {

@@ -125,7 +125,11 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	summary := t.Summary
 	collection := t.Collection
 	collection.Message = Excerpt(collection.Message, 2048)
-	collection.StderrTail = Excerpt(collection.StderrTail, 4096)
+	if l := collection.Launcher; l != nil {
+		l = l.DeepCopy()
+		l.StderrTail = Excerpt(l.StderrTail, 4096)
+		collection.Launcher = l
+	}
 	names := make([]string, len(chunks))
 	for i, c := range chunks {
 		names[i] = c.ConfigMap
