@@ -164,6 +164,8 @@ type caseRun struct {
 
 // outcome is what a deterministic evaluator found.
 type outcome struct {
+	// fail forces a Fail verdict whatever the score (a rule stricter than the reference tool's score).
+	fail      bool
 	score     float64
 	hits      []string
 	misses    []string
@@ -213,7 +215,11 @@ func (r *caseRun) finish(ev *evalfile.EvaluatorConfig, res EvaluatorResult) Eval
 }
 
 func (r *caseRun) deterministic(o outcome) EvaluatorResult {
-	return EvaluatorResult{Score: o.score, Hits: o.hits, Misses: o.misses, Reasoning: o.reasoning}
+	res := EvaluatorResult{Score: o.score, Hits: o.hits, Misses: o.misses, Reasoning: o.reasoning}
+	if o.fail {
+		res.Verdict = VerdictFail
+	}
+	return res
 }
 
 func skipped(reason string) EvaluatorResult {

@@ -128,7 +128,11 @@ func times(n int) string {
 	return "times"
 }
 
-// inOrder finds each expected call after the previous match; other calls may come between them.
+// inOrder scores expected calls in order the way AgentV (v2.0.1) does: for each expected call, it scans forward
+// from the position after the previous match to the next call to that tool. If that call's args match, it is a
+// hit; if not, a miss, and the scan goes on after that call. A tool that is never called again leaves the scan at
+// the end, and it does not go back: every later expected call is a miss too. So expected [search, analyze, report]
+// over calls [search, report] scores 1/3, not 2/3.
 func inOrder(expected []evalfile.ExpectedCall, calls []toolCall) outcome {
 	var o outcome
 	if len(expected) == 0 {
@@ -137,38 +141,41 @@ func inOrder(expected []evalfile.ExpectedCall, calls []toolCall) outcome {
 		return o
 	}
 	next := 0
+	exhaustedBy := -1 // the expected call whose search ran past the last call
 	for i, want := range expected {
-		found := -1
-		mismatch := ""
-		for k := next; k < len(calls); k++ {
-			if calls[k].name != want.Tool {
-				continue
-			}
-			if why := argsMismatch(want, calls[k].input); why != "" {
-				if mismatch == "" {
-					mismatch = fmt.Sprintf("call #%d has the tool but %s", k+1, why)
-				}
-				continue
-			}
-			found = k
-			break
+		if exhaustedBy >= 0 {
+			o.misses = append(o.misses, fmt.Sprintf("expected[%d] %s: not looked for: the search for expected[%d] %s "+
+				"ran past the last call, and in_order does not go back", i, want.Tool, exhaustedBy, expected[exhaustedBy].Tool))
+			continue
+		}
+		k := next
+		for k < len(calls) && calls[k].name != want.Tool {
+			k++
 		}
 		switch {
-		case found >= 0:
-			o.hits = append(o.hits, fmt.Sprintf("expected[%d] %s: matched call #%d", i, want.Tool, found+1))
-			next = found + 1
-		case mismatch != "":
-			o.misses = append(o.misses, fmt.Sprintf("expected[%d] %s: no matching call after call #%d; %s", i, want.Tool, next, mismatch))
+		case k < len(calls):
+			if why := argsMismatch(want, calls[k].input); why != "" {
+				o.misses = append(o.misses, fmt.Sprintf("expected[%d] %s: the next call to it, #%d, does not match: %s", i, want.Tool, k+1, why))
+			} else {
+				o.hits = append(o.hits, fmt.Sprintf("expected[%d] %s: matched call #%d", i, want.Tool, k+1))
+			}
+			next = k + 1
+		case next == 0:
+			o.misses = append(o.misses, fmt.Sprintf("expected[%d] %s: not called", i, want.Tool))
 		default:
 			o.misses = append(o.misses, fmt.Sprintf("expected[%d] %s: not called after call #%d", i, want.Tool, next))
+		}
+		if k == len(calls) && next < len(calls) {
+			exhaustedBy, next = i, len(calls)
 		}
 	}
 	o.score = float64(len(o.hits)) / float64(len(expected))
 	return o
 }
 
-// exact compares call i with expected i. Unlike the reference tool, a different number of calls fails the
-// evaluator (score 0) instead of passing with a miss.
+// exact compares call i with expected call i and scores the share of matching expected positions, as AgentV
+// v2.0.1 does (2 expected, 1 made and matching: 0.5; extra calls do not lower the score). A different number of
+// calls is a Fail verdict whatever the score (stricter than AgentV), and the first miss says the counts differ.
 func exact(expected []evalfile.ExpectedCall, calls []toolCall) outcome {
 	var o outcome
 	n := max(len(expected), len(calls))
@@ -188,14 +195,15 @@ func exact(expected []evalfile.ExpectedCall, calls []toolCall) outcome {
 			}
 		}
 	}
-	switch {
-	case len(calls) != len(expected):
+	if len(calls) != len(expected) {
+		o.fail = true
 		o.misses = append([]string{fmt.Sprintf("expected exactly %d tool calls, got %d", len(expected), len(calls))}, o.misses...)
-		o.score = 0
-	case len(expected) == 0:
+	}
+	switch {
+	case n == 0:
 		o.score = 1
 		o.hits = []string{"no calls expected and none made"}
-	default:
+	case len(expected) > 0:
 		o.score = float64(len(o.hits)) / float64(len(expected))
 	}
 	return o

@@ -47,9 +47,10 @@ func FuzzRenderNoInjection(f *testing.F) {
 
 // quotingPieces build templates that open and close every quoting context the renderer follows. Wherever a
 // command could start, a piece starts printf, so a placeholder never names the command; the other pieces can name
-// no program that changes anything (and the shells run with an empty PATH).
+// no program that changes anything (and the shells run with an empty PATH). No piece ends with '$', so none
+// forms $$, the shell's process id, which would differ between runs.
 var quotingPieces = []string{
-	"{EVAL_ID}", "{OUTPUT_FILE}", " ", "x", "'", `"`, `\`, "`", "$", "(printf '%s\\0' ", ")", "{x", "}", "#",
+	"{EVAL_ID}", "{OUTPUT_FILE}", " ", "x", "'", `"`, `\`, "`", `$"`, "(printf '%s\\0' ", ")", "{x", "}", "#",
 	"\nprintf '%s\\0' ", "; printf '%s\\0' ", "${OUTPUT_FILE}", "$(printf '%s\\0' ", "${", "$((", "((", "))",
 	"<<x", "$'", `\'`, "$#", "*", "=", "$[", "case x in x) printf '%s\\0' ", " ;; esac; printf '%s\\0' ",
 }

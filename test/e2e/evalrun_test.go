@@ -232,14 +232,14 @@ func TestRunnerFailed(t *testing.T) {
 	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonRunnerFailed})
 	c := succeeded(got)
 	stderr := ""
-	if got.Status.Collection != nil {
-		stderr = got.Status.Collection.StderrTail
+	if col := got.Status.Collection; col != nil && col.Launcher != nil {
+		stderr = col.Launcher.StderrTail
 	}
 	if !strings.Contains(c.Message+stderr, "simulated failure after 3 records") {
-		t.Errorf("neither the condition message %q nor the stderr tail %q carries the runner's stderr", c.Message, stderr)
+		t.Errorf("neither the condition message %q nor the launcher's stderr tail %q carries the runner's stderr", c.Message, stderr)
 	}
-	if col := got.Status.Collection; col == nil || col.RunnerExitCode == nil || *col.RunnerExitCode != 1 {
-		t.Errorf("collection.runnerExitCode = %+v, want 1", got.Status.Collection)
+	if r := got.Status.Runner; r == nil || r.ExitCode == nil || *r.ExitCode != 1 {
+		t.Errorf("runner = %+v, want the kubelet's exit code 1", got.Status.Runner)
 	}
 	expectDiff(t, "summary", counts{Total: 12, Passed: 3, Errored: 9, Missing: 9}, summaryCounts(got))
 	expectDiff(t, "verdicts", firstN(3), verdicts(got))
@@ -291,11 +291,11 @@ func TestCollectorKilledDuringCollection(t *testing.T) {
 	run := MakeEvalRun("collector", ns).FromConfigMap("eval", "eval.yaml").Obj()
 	create(t, run)
 
-	// The done marker appears in the pod's work volume (an emptyDir on this host) when the runner finished; the
-	// collector is collecting from then on.
+	// The collector notes the runner's end in its snapshot volume (an emptyDir on this host) before it copies and
+	// judges the output: it is collecting from then on.
 	pod := waitPod(t, ns, run.Name)
-	doneMarker := filepath.Join(kubeletRoot, "pods", string(pod.UID), "volumes", "kubernetes.io~empty-dir", layout.VolumeWork,
-		strings.TrimPrefix(layout.In("").Done(), "/"))
+	doneMarker := filepath.Join(kubeletRoot, "pods", string(pod.UID), "volumes", "kubernetes.io~empty-dir",
+		layout.PodIn("").RunnerEnded())
 	ctx := ctxFor(t, runTimeout)
 	if err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
 		_, err := os.Stat(doneMarker)
