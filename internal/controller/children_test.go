@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -23,18 +24,22 @@ func TestBuildRunConfig(t *testing.T) {
 			CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
 			KillGraceSeconds: 10, PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
 			ResultConfigMaps: []string{"screen-results-0"}, StatusBudgetBytes: 512 * 1024,
-			ResultsDeadlineSeconds: 300, AckTimeoutSeconds: 330,
+			ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, CollectorStartSeconds: 300,
 		}
 	}
 	cases := []struct {
-		name     string
-		run      *evalsv1alpha1.EvalRun
-		ids      []string
-		defaults []map[string]any
-		opts     Options
-		want     func(*layout.RunConfig)
+		name       string
+		run        *evalsv1alpha1.EvalRun
+		ids        []string
+		defaults   []map[string]any
+		codeJudges int
+		opts       Options
+		want       func(*layout.RunConfig)
 	}{
-		{name: "defaults", run: testRun(), ids: []string{"case-001", "case-002"}, want: func(*layout.RunConfig) {}},
+		{
+			name: "defaults: no timeout means no runner deadline, no code judges means no judge deadline",
+			run:  testRun(), ids: []string{"case-001", "case-002"}, want: func(*layout.RunConfig) {},
+		},
 		{
 			name: "per case with workers, timeout, healthcheck and working dir",
 			run: testRun(func(r *evalsv1alpha1.EvalRun) {
@@ -48,6 +53,56 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				c.Batching, c.Workers, c.TimeoutSeconds, c.WorkingDir = "PerCase", 4, 900, "/app"
 				c.HealthcheckTemplate, c.HealthcheckTimeoutSeconds = "/app/runner --healthcheck", 60
+				// One round (2 cases, 4 workers): (900+10) + healthcheck 60 + kill grace 10 + margin 60.
+				c.RunnerDeadlineSeconds = 1040
+			},
+		},
+		{
+			name: "per case runner deadline counts one round per worker batch",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
+				r.Spec.Target.Workers = ptr.To[int32](3)
+				r.Spec.Target.TimeoutSeconds = ptr.To[int32](30)
+				r.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: "true", TimeoutSeconds: ptr.To[int32](5)}
+			}),
+			ids: caseIDs(10),
+			want: func(c *layout.RunConfig) {
+				c.CaseIDs = caseIDs(10)
+				c.Batching, c.Workers, c.TimeoutSeconds = "PerCase", 3, 30
+				c.HealthcheckTemplate, c.HealthcheckTimeoutSeconds = "true", 5
+				// ceil(10/3) = 4 rounds of (30+10), + 5 + 10 + 60.
+				c.RunnerDeadlineSeconds = 4*40 + 5 + 10 + 60
+			},
+		},
+		{
+			name: "batched runner deadline is one invocation whatever the case count",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.Workers = ptr.To[int32](4)
+				r.Spec.Target.TimeoutSeconds = ptr.To[int32](100)
+			}),
+			ids: caseIDs(4001),
+			want: func(c *layout.RunConfig) {
+				c.CaseIDs = caseIDs(4001)
+				c.ResultConfigMaps = []string{"screen-results-0", "screen-results-1", "screen-results-2"}
+				c.TimeoutSeconds = 100
+				c.RunnerDeadlineSeconds = 100 + 10 + 10 + 60
+			},
+		},
+		{
+			// A hostile spec at the API's bounds: 4001 cases, one worker, a week each. The sum overflows int32;
+			// the deadline saturates instead of wrapping to a negative (or small) wait.
+			name: "per case runner deadline saturates instead of overflowing",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
+				r.Spec.Target.Workers = ptr.To[int32](1)
+				r.Spec.Target.TimeoutSeconds = ptr.To[int32](604800)
+			}),
+			ids: caseIDs(4001),
+			want: func(c *layout.RunConfig) {
+				c.CaseIDs = caseIDs(4001)
+				c.ResultConfigMaps = []string{"screen-results-0", "screen-results-1", "screen-results-2"}
+				c.Batching, c.Workers, c.TimeoutSeconds = "PerCase", 1, 604800
+				c.RunnerDeadlineSeconds = math.MaxInt32
 			},
 		},
 		{
@@ -68,7 +123,32 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				c.PassThreshold, c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = "0.5", 5, 8
 				c.DefaultEvaluators = []map[string]any{{"name": "exact", "type": "field_accuracy"}}
-				c.ResultsDeadlineSeconds, c.AckTimeoutSeconds, c.StatusBudgetBytes = 60, 90, 1000
+				c.ResultsDeadlineSeconds, c.StatusBudgetBytes = 60, 1000
+			},
+		},
+		{
+			name:       "code judges with the default timeout and workers",
+			run:        testRun(),
+			ids:        []string{"case-001", "case-002"},
+			codeJudges: 1,
+			want: func(c *layout.RunConfig) {
+				// ceil(1/2) = 1 round of 60s, + margin 60.
+				c.CodeJudges, c.JudgeDeadlineSeconds = true, 60+60
+			},
+		},
+		{
+			name: "code judge deadline counts one round per judge worker batch",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeTimeoutSeconds: ptr.To[int32](7), CodeJudgeWorkers: ptr.To[int32](3),
+					Image: "registry.example/judge:v1"}
+			}),
+			ids:        caseIDs(10),
+			codeJudges: 10,
+			want: func(c *layout.RunConfig) {
+				c.CaseIDs = caseIDs(10)
+				c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = 7, 3
+				// ceil(10/3) = 4 rounds of 7s, + margin 60.
+				c.CodeJudges, c.JudgeDeadlineSeconds = true, 4*7+60
 			},
 		},
 		{
@@ -85,7 +165,7 @@ func TestBuildRunConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := base()
 			tc.want(&want)
-			got := BuildRunConfig(tc.run, tc.ids, tc.defaults, tc.opts)
+			got := BuildRunConfig(tc.run, tc.ids, tc.defaults, tc.codeJudges, tc.opts)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("BuildRunConfig mismatch (-want +got):\n%s", diff)
 			}
@@ -143,7 +223,7 @@ func errString(err error) string {
 
 func TestBuildEvalConfigMapRoundTrip(t *testing.T) {
 	run := testRun()
-	cfg := BuildRunConfig(run, []string{"case-001"}, nil, Options{})
+	cfg := BuildRunConfig(run, []string{"case-001"}, nil, 1, Options{})
 	cm, err := BuildEvalConfigMap(run, []byte("evalcases: []\n"), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +260,7 @@ func TestEvalSHA256(t *testing.T) {
 
 func TestBuildCollectorRBAC(t *testing.T) {
 	run := testRun()
-	cfg := BuildRunConfig(run, caseIDs(2500), nil, Options{})
+	cfg := BuildRunConfig(run, caseIDs(2500), nil, 0, Options{})
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: "team-a", OwnerReferences: ownerRefs(),
 			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "collector"}}

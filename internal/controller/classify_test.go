@@ -57,39 +57,66 @@ func scheduled(s corev1.ConditionStatus, reason string, since time.Duration) pod
 	}
 }
 
+// statusOf adds s where the kubelet reports the container: install among the init containers, the collector,
+// the runner and the judge among the regular ones.
+func statusOf(p *corev1.Pod, s corev1.ContainerStatus) {
+	if s.Name == "install" {
+		p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, s)
+		return
+	}
+	p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, s)
+}
+
 func waiting(container, reason string) podOpt {
 	return func(p *corev1.Pod) {
-		s := corev1.ContainerStatus{Name: container, Image: "img:1", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "pull failed"}}}
-		if container == "runner" {
-			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, s)
-		} else {
-			p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, s)
-		}
+		statusOf(p, corev1.ContainerStatus{Name: container, Image: "img:1", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "pull failed"}}})
+	}
+}
+
+func running(container string) podOpt {
+	return func(p *corev1.Pod) {
+		statusOf(p, corev1.ContainerStatus{Name: container, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(time.Second)}}})
 	}
 }
 
 // terminated reports the container ended a minute after t0.
 func terminated(container string, code int32, reason, msg string) podOpt {
 	return func(p *corev1.Pod) {
-		s := corev1.ContainerStatus{Name: container, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-			ExitCode: code, Reason: reason, Message: msg, FinishedAt: at(time.Minute)}}}
-		if container == "runner" {
-			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, s)
-		} else {
-			p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, s)
-		}
+		statusOf(p, corev1.ContainerStatus{Name: container, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: code, Reason: reason, Message: msg, FinishedAt: at(time.Minute)}}})
 	}
 }
 
+func named(name string, created time.Duration) podOpt {
+	return func(p *corev1.Pod) { p.Name, p.CreationTimestamp = name, at(created) }
+}
+
+// collected records the collector's collection for pod screen-abcde. The launcher's report in it claims the
+// runner failed with code 1: it comes from the runner's reach, so it must never show up in status.runner.
 func collected(outcome, msg string) func(*evalsv1alpha1.EvalRun) {
+	return collectedFor("screen-abcde", outcome, msg, &evalsv1alpha1.LauncherReport{ExitCode: ptr.To[int32](1), StderrTail: "Traceback\n  boom"})
+}
+
+func collectedFor(podName, outcome, msg string, launcher *evalsv1alpha1.LauncherReport) func(*evalsv1alpha1.EvalRun) {
 	return func(r *evalsv1alpha1.EvalRun) {
-		r.Status.Collection = &evalsv1alpha1.CollectionStatus{Outcome: outcome, Message: msg, RunnerFinished: true, RunnerExitCode: ptr.To[int32](1),
-			StderrTail: "Traceback\n  boom", PodName: "screen-abcde"}
+		r.Status.Collection = &evalsv1alpha1.CollectionStatus{Outcome: outcome, Message: msg, RunnerFinished: true, Launcher: launcher, PodName: podName}
 	}
+}
+
+func backoff(n int32) func(*evalsv1alpha1.EvalRun) {
+	return func(r *evalsv1alpha1.EvalRun) { r.Spec.BackoffLimit = ptr.To(n) }
 }
 
 func TestClassify(t *testing.T) {
 	const minute = time.Minute
+	const oomMsg = "the runner container ran out of memory (OOMKilled); raise target.resources.limits.memory"
+	// runnerSaid is status.runner as the kubelet reported it for pod screen-abcde.
+	runnerSaid := func(code int32, reason, msg string) *evalsv1alpha1.RunnerStatus {
+		return &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To(code), Reason: reason, Message: msg}
+	}
+	podOnly := &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}
+	// liar is a launcher report claiming a clean run: it comes from inside the runner container.
+	liar := &evalsv1alpha1.LauncherReport{ExitCode: ptr.To[int32](0), Invocations: 2, StderrTail: "all 2 cases passed"}
 	cases := []struct {
 		name string
 		run  *evalsv1alpha1.EvalRun
@@ -120,22 +147,22 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "pod running",
-			run:  testRun(), job: makeJob(started), pods: []corev1.Pod{makePod(phase(corev1.PodRunning))},
-			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is running", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
+			run:  testRun(), job: makeJob(started), pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), running("runner"))},
+			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is running", Runner: podOnly},
 		},
 		{
 			name: "unschedulable within the timeout",
 			run:  testRun(), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionFalse, "Unschedulable", time.Minute))},
 			want: Assessment{State: StatePending, Reason: "Pending", Message: "pod screen-abcde is unschedulable: 0/1 nodes are available",
-				RecheckAfter: 4 * minute, Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
+				RecheckAfter: 4 * minute, Runner: podOnly},
 		},
 		{
 			name: "unschedulable past the timeout",
 			run:  testRun(), job: makeJob(started), now: 6 * minute,
 			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionFalse, "Unschedulable", time.Minute))},
 			want: Assessment{State: StateFailed, Reason: "Unschedulable", StopJob: true,
-				Message: "pod screen-abcde stayed unschedulable for 5m0s: 0/1 nodes are available", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
+				Message: "pod screen-abcde stayed unschedulable for 5m0s: 0/1 nodes are available", Runner: podOnly},
 		},
 		{
 			name: "runner image pull back-off within the timeout",
@@ -153,11 +180,18 @@ func TestClassify(t *testing.T) {
 				Runner:  &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", Reason: "ErrImagePull", Message: "pull failed"}},
 		},
 		{
+			name: "judge image pull failing past the timeout",
+			run:  testRun(), job: makeJob(started), now: 3 * minute,
+			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionTrue, "", 2*time.Second), running("collector"), running("runner"), waiting("judge", "ErrImagePull"))},
+			want: Assessment{State: StateFailed, Reason: "ImagePullFailed", StopJob: true,
+				Message: "container judge could not start within 2m0s: ErrImagePull: pull failed", Runner: podOnly},
+		},
+		{
 			name: "collector image name invalid fails at once",
 			run:  testRun(), job: makeJob(started), now: time.Second,
 			pods: []corev1.Pod{makePod(waiting("collector", "InvalidImageName"))},
 			want: Assessment{State: StateFailed, Reason: "ImagePullFailed", StopJob: true,
-				Message: "container collector cannot pull image img:1: InvalidImageName: pull failed", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
+				Message: "container collector cannot pull image img:1: InvalidImageName: pull failed", Runner: podOnly},
 		},
 		{
 			name: "runner cannot be created past the timeout",
@@ -170,56 +204,216 @@ func TestClassify(t *testing.T) {
 		{
 			name: "runner ended, results pending",
 			run:  testRun(), job: makeJob(started), now: 2 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results",
-				RecheckAfter: 4 * minute, Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
-		},
-		{
-			name: "runner ended, results recorded, pod finishing",
-			run:  testRun(collected("Completed", "")), job: makeJob(started), now: 2 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))},
-			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "results are recorded; waiting for the pod to finish",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Reason: "Completed", Message: "Traceback\n  boom"}},
+				RecheckAfter: 4 * minute, Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "runner ended, no results past the results deadline",
 			run:  testRun(), job: makeJob(started), now: 7 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", StopJob: true,
-				Message: "the runner ended but no results arrived within the results deadline of 5m0s",
-				Runner:  &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
+				Message: "the runner ended but no results arrived within the results deadline of 5m0s", Runner: runnerSaid(0, "Completed", "")},
 		},
+
+		// Early conclusion: the runner container ended (kubelet) and this pod's collection is recorded; the Job is
+		// still active.
+		{
+			name: "early: runner exited 0 with this pod's results: Succeeded while the Job is still active",
+			run:  testRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
+			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "2 cases collected", Runner: runnerSaid(0, "Completed", "")},
+		},
+		{
+			name: "early: runner exited 0, retries allowed: nothing to retry, concluded",
+			run:  testRun(collected("Completed", ""), backoff(2)), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
+			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "every result was collected", Runner: runnerSaid(0, "Completed", "")},
+		},
+		{
+			name: "early: runner exited 3 with retries left: wait for the Job to retry or fail",
+			run:  testRun(collected("Completed", "2 cases collected"), backoff(2)), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 3, "Error", ""))},
+			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "results are recorded; waiting for the Job to retry or fail",
+				Runner: runnerSaid(3, "Error", "")},
+		},
+		{
+			name: "early: a failure outcome reported with the runner at exit 0 stands, and stops the Job",
+			run:  testRun(collected("MissingResults", "1 of 2 ids missing: case-002")), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
+			want: Assessment{State: StateFailed, Reason: "MissingResults", Message: "1 of 2 ids missing: case-002", StopJob: true,
+				Runner: runnerSaid(0, "Completed", "")},
+		},
+		{
+			name: "not early: this pod's collection while the kubelet still runs the runner",
+			run:  testRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), running("runner"))},
+			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is running", Runner: podOnly},
+		},
+
+		// A hostile runner: its output, its launcher report and its termination message are its own; the exit
+		// code and OOM kill the kubelet reports are not.
+		{
+			name: "hostile: collection Completed but the kubelet says the runner exited 7: RunnerFailed, concluded early",
+			run:  testRun(collectedFor("screen-abcde", "Completed", "2 cases collected", liar)), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 7, "Error", ""))},
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
+				Message: "the runner container exited with code 7 (kubelet); collected: 2 cases collected", Runner: runnerSaid(7, "Error", "")},
+		},
+		{
+			name: "hostile: collection Completed, Job failed, the kubelet says the runner exited 7: RunnerFailed",
+			run:  testRun(collectedFor("screen-abcde", "Completed", "2 cases collected", liar)),
+			job:  makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")),
+			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 7, "Error", ""))},
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
+				Message: "the runner container exited with code 7 (kubelet); collected: 2 cases collected", Runner: runnerSaid(7, "Error", "")},
+		},
+		{
+			name: "hostile: a launcher report and termination message claiming success cannot hide the kubelet's exit code",
+			run:  testRun(collectedFor("screen-abcde", "InvalidOutput", "line 2: not JSON", liar)), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 1, "Error", "all 2 cases passed\n"))},
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
+				Message: "the runner container exited with code 1 (kubelet): all 2 cases passed; collected: line 2: not JSON",
+				Runner:  runnerSaid(1, "Error", "all 2 cases passed\n")},
+		},
+		{
+			name: "hostile: missing results and a non-zero exit: RunnerFailed, not MissingResults",
+			run:  testRun(collected("MissingResults", "1 of 2 ids missing: case-002")), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 2, "Error", ""))},
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
+				Message: "the runner container exited with code 2 (kubelet); collected: 1 of 2 ids missing: case-002", Runner: runnerSaid(2, "Error", "")},
+		},
+		{
+			name: "hostile: the launcher's exit code never reaches status.runner",
+			run: testRun(collectedFor("screen-abcde", "RunnerFailed", "the runner exited with code 2",
+				&evalsv1alpha1.LauncherReport{ExitCode: ptr.To[int32](2), Signal: "SIGSEGV", StderrTail: "Traceback\n  boom"})),
+			job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
+				Message: "the runner exited with code 2; stderr: Traceback boom", Runner: runnerSaid(0, "Completed", "")},
+		},
+		{
+			name: "hostile: the runner's termination message mimics the collector's: ignored",
+			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"),
+				terminated("runner", 0, "Completed", `{"outcome":"Completed","message":"all good","total":2}`))},
+			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results", RecheckAfter: 4 * minute,
+				Runner: runnerSaid(0, "Completed", `{"outcome":"Completed","message":"all good","total":2}`)},
+		},
+		{
+			name: "launcher-reported timeout stands over the kubelet's exit code",
+			run:  testRun(collected("RunnerTimedOut", "case-002 ran past 30s")), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 124, "Error", ""))},
+			want: Assessment{State: StateFailed, Reason: "RunnerTimedOut", StopJob: true, Message: "case-002 ran past 30s", Runner: runnerSaid(124, "Error", "")},
+		},
+		{
+			name: "launcher-reported healthcheck failure stands over the kubelet's exit code",
+			run:  testRun(collected("HealthcheckFailed", "healthcheck exited 3: no model")), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 3, "Error", ""))},
+			want: Assessment{State: StateFailed, Reason: "HealthcheckFailed", StopJob: true, Message: "healthcheck exited 3: no model", Runner: runnerSaid(3, "Error", "")},
+		},
+		{
+			name: "hostile: OOM-killed with a Completed collection: RunnerOOMKilled, concluded early",
+			run:  testRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 137, "OOMKilled", ""))},
+			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", StopJob: true, Message: oomMsg, Runner: runnerSaid(137, "OOMKilled", "")},
+		},
+		{
+			name: "OOM-killed wins over a launcher-reported timeout",
+			run:  testRun(collected("RunnerTimedOut", "case-002 ran past 30s")),
+			job:  makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
+			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 137, "OOMKilled", ""))},
+			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: oomMsg, Runner: runnerSaid(137, "OOMKilled", "")},
+		},
+
+		// A collection counts only for the pod it names.
+		{
+			name: "an older pod's collection is ignored for the newest pod (Job active)",
+			run:  testRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{
+				makePod(named("screen-old", time.Second), phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 3, "Error", "")),
+				makePod(named("screen-new", 30*time.Second), phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", "")),
+			},
+			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results", RecheckAfter: 4 * minute,
+				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
+		},
+		{
+			name: "an older pod's collection is ignored for the newest pod (Job complete)",
+			run:  testRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)),
+			job:  makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 2 * minute,
+			pods: []corev1.Pod{
+				makePod(named("screen-new", 30*time.Second), phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", "")),
+				makePod(named("screen-old", time.Second), phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 3, "Error", "")),
+			},
+			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the Job completed; waiting for the collector's results", RecheckAfter: 4 * minute,
+				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
+		},
+		{
+			name: "an older pod's failure does not fail the newest pod",
+			run:  testRun(collectedFor("screen-old", "RunnerFailed", "the runner exited with code 3", nil), backoff(1)), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{
+				makePod(named("screen-old", time.Second), phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 3, "Error", "")),
+				makePod(named("screen-new", 30*time.Second), phase(corev1.PodRunning), running("collector"), running("runner")),
+			},
+			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-new is running", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new"}},
+		},
+
+		// The collector container ended (it is a regular container: the pod waits for it).
+		{
+			name: "collector terminated without a collection: CollectorFailed at once",
+			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("collector", 1, "Error", "panic: nil map\n"), running("runner"))},
+			want: Assessment{State: StateFailed, Reason: "CollectorFailed", StopJob: true,
+				Message: "the collector container ended (Error, exit code 1) without recording results: panic: nil map", Runner: podOnly},
+		},
+		{
+			name: "collector terminated, its only collection names an older pod: CollectorFailed",
+			run:  testRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{
+				makePod(named("screen-old", time.Second), phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 3, "Error", "")),
+				makePod(named("screen-new", 30*time.Second), phase(corev1.PodRunning), terminated("collector", 137, "OOMKilled", "out of memory"), terminated("runner", 0, "Completed", "")),
+			},
+			want: Assessment{State: StateFailed, Reason: "CollectorFailed", StopJob: true,
+				Message: "the collector container ended (OOMKilled, exit code 137) without recording results: out of memory",
+				Runner:  &evalsv1alpha1.RunnerStatus{PodName: "screen-new", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
+		},
+		{
+			name: "collector terminated with its termination message: the run ends from it",
+			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""),
+				terminated("collector", 1, "Error", `{"outcome":"MissingResults","message":"1 of 2 ids missing: case-002","total":2}`))},
+			want: Assessment{State: StateFailed, Reason: "MissingResults", StopJob: true,
+				Message: "from the collector's termination message (its status write did not land): 1 of 2 ids missing: case-002",
+				Runner:  runnerSaid(0, "Completed", "")},
+		},
+
+		// The Job finished.
 		{
 			name: "complete with every result",
 			run:  testRun(collected("Completed", "13 cases collected")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
-			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""))},
-			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "13 cases collected",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Reason: "Completed", Message: "Traceback\n  boom"}},
+			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("collector", 0, "Completed", ""), terminated("runner", 0, "Completed", ""))},
+			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "13 cases collected", Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
-			name: "complete, runner failed: stderr excerpt",
+			name: "complete, pods gone, runner failed: the collection stands, with the stderr excerpt",
 			run:  testRun(collected("RunnerFailed", "the runner exited with code 1")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
-			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the runner exited with code 1; stderr: Traceback boom",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Message: "Traceback\n  boom"}},
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the runner exited with code 1; stderr: Traceback boom"},
 		},
 		{
 			name: "complete, each collector outcome maps to its reason",
 			run:  testRun(collected("MissingResults", "1 of 13 ids missing: case-013")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
-			want: Assessment{State: StateFailed, Reason: "MissingResults", Message: "1 of 13 ids missing: case-013",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Message: "Traceback\n  boom"}},
+			want: Assessment{State: StateFailed, Reason: "MissingResults", Message: "1 of 13 ids missing: case-013"},
 		},
 		{
 			name: "complete, runner OOM-killed inside the container",
 			run:  testRun(collected("RunnerFailed", "killed by SIGKILL")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "OOMKilled", ""))},
-			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: "the runner container ran out of memory (OOMKilled); raise target.resources.limits.memory",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Reason: "OOMKilled", Message: "Traceback\n  boom"}},
+			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: oomMsg, Runner: runnerSaid(0, "OOMKilled", "")},
 		},
 		{
 			name: "complete, unknown outcome",
 			run:  testRun(collected("Exploded", "?")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
-			want: Assessment{State: StateFailed, Reason: "CollectorFailed", Message: `the collector reported an unknown outcome "Exploded": ?`,
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Message: "Traceback\n  boom"}},
+			want: Assessment{State: StateFailed, Reason: "CollectorFailed", Message: `the collector reported an unknown outcome "Exploded": ?`},
 		},
 		{
 			name: "complete, status write lost: termination message",
@@ -228,7 +422,7 @@ func TestClassify(t *testing.T) {
 				terminated("collector", 0, "Completed", `{"outcome":"InvalidOutput","message":"line 3: not JSON","total":13}`))},
 			want: Assessment{State: StateFailed, Reason: "InvalidOutput",
 				Message: "from the collector's termination message (its status write did not land): line 3: not JSON",
-				Runner:  &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
+				Runner:  runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "complete, nothing reported yet",
@@ -236,46 +430,43 @@ func TestClassify(t *testing.T) {
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""),
 				terminated("collector", 0, "Completed", "not json"))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the Job completed; waiting for the collector's results", RecheckAfter: 4 * minute,
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
+				Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "complete, nothing reported within the results deadline",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 6*minute + time.Second,
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", Message: "the runner ended but no results arrived within the results deadline of 5m0s",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed"}},
+				Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "failed: deadline exceeded",
 			run:  testRun(collected("RunnerFailed", "partial")), job: makeJob(started, jobCond(batchv1.JobFailed, "DeadlineExceeded", "Job was active longer than specified deadline")),
-			want: Assessment{State: StateFailed, Reason: "DeadlineExceeded", Message: "the Job ran longer than activeDeadlineSeconds (600)",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Message: "Traceback\n  boom"}},
+			want: Assessment{State: StateFailed, Reason: "DeadlineExceeded", Message: "the Job ran longer than activeDeadlineSeconds (600)"},
 		},
 		{
 			name: "failed: runner container OOM-killed",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 137, "OOMKilled", ""))},
-			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: "the runner container ran out of memory (OOMKilled); raise target.resources.limits.memory",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](137), Reason: "OOMKilled"}},
+			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: oomMsg, Runner: runnerSaid(137, "OOMKilled", "")},
 		},
 		{
 			name: "failed: healthcheck reported by the collector",
 			run:  testRun(collected("HealthcheckFailed", "healthcheck exited 2: no model")), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
-			want: Assessment{State: StateFailed, Reason: "HealthcheckFailed", Message: "healthcheck exited 2: no model",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](1), Message: "Traceback\n  boom"}},
+			want: Assessment{State: StateFailed, Reason: "HealthcheckFailed", Message: "healthcheck exited 2: no model"},
 		},
 		{
 			name: "failed: launcher infrastructure failure",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 70, "Error", "no /bin/sh in the image\n"))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the runner container exited with code 70 (the launcher failed): no /bin/sh in the image",
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](70), Reason: "Error", Message: "no /bin/sh in the image\n"}},
+				Runner: runnerSaid(70, "Error", "no /bin/sh in the image\n")},
 		},
 		{
 			name: "failed: collector crashed",
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 2, "Error", "panic"))},
-			want: Assessment{State: StateFailed, Reason: "CollectorFailed", Message: "the collector exited with code 2: panic", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
+			want: Assessment{State: StateFailed, Reason: "CollectorFailed", Message: "the collector exited with code 2: panic", Runner: podOnly},
 		},
 		{
 			name: "failed: nothing else known",
@@ -286,7 +477,7 @@ func TestClassify(t *testing.T) {
 			name: "newest pod wins",
 			run:  testRun(), job: makeJob(started),
 			pods: []corev1.Pod{
-				makePod(phase(corev1.PodRunning), func(p *corev1.Pod) { p.Name, p.CreationTimestamp = "screen-new", at(time.Hour) }),
+				makePod(phase(corev1.PodRunning), named("screen-new", time.Hour)),
 				makePod(phase(corev1.PodFailed), terminated("runner", 137, "OOMKilled", "")),
 			},
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-new is running", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new"}},

@@ -133,7 +133,8 @@ func collectorApply(t *testing.T, c client.Client, run *evalsv1alpha1.EvalRun, o
 		Cases:   []evalsv1alpha1.CaseResult{{ID: "case-001", Verdict: evalsv1alpha1.VerdictPass, Score: "1.0000"}},
 		Collection: &evalsv1alpha1.CollectionStatus{
 			RunnerFinished: true, Outcome: outcome, Message: outcome + " reported by the collector",
-			RunnerExitCode: ptr.To[int32](0), StderrTail: "stderr tail", PodName: controller.NamesFor(run.Name).Job + "-x7k2p",
+			Launcher: &evalsv1alpha1.LauncherReport{ExitCode: ptr.To[int32](0), Invocations: 1, StderrTail: "stderr tail"},
+			PodName:  controller.NamesFor(run.Name).Job + "-x7k2p",
 		},
 		Conditions: []metav1.Condition{{Type: evalsv1alpha1.ConditionResultsTruncated, Status: metav1.ConditionFalse,
 			Reason: evalsv1alpha1.ReasonAllResultsInStatus, Message: "every result fits", LastTransitionTime: metav1.Now()}},
@@ -409,13 +410,16 @@ func TestFailureReasons(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// The Job completes first: with the Job still active, the collector's end alone would end the run
+				// and delete the Job (see "collector failed").
+				completeJob(t, job)
+				waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonCollecting)
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 					s.Phase = corev1.PodSucceeded
 					runnerTerminated(0, "Completed", time.Now())(s)
-					s.InitContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
-						Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg), FinishedAt: metav1.Now()}}}}
+					s.ContainerStatuses = append(s.ContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg), FinishedAt: metav1.Now()}}})
 				})
-				completeJob(t, job)
 			},
 		},
 		{
@@ -435,14 +439,14 @@ func TestFailureReasons(t *testing.T) {
 			},
 		},
 		{
-			name: "collector failed", reason: evalsv1alpha1.ReasonCollectorFailed, status: metav1.ConditionFalse,
+			// The collector is a regular container: once it ended without recording results, nothing will; the run
+			// ends at once, without waiting for the Job, and the Job (its runner still running) is stopped.
+			name: "collector failed", reason: evalsv1alpha1.ReasonCollectorFailed, status: metav1.ConditionFalse, stopsJob: true,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
-					s.Phase = corev1.PodFailed
-					s.InitContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
-						Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "panic: boom", FinishedAt: metav1.Now()}}}}
+					s.ContainerStatuses = append(s.ContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "panic: boom", FinishedAt: metav1.Now()}}})
 				})
-				failJob(t, job, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
 			},
 		},
 		{
@@ -549,10 +553,12 @@ func TestCollectorAndManagerStatusMerge(t *testing.T) {
 	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
 
 	collectorApply(t, k8s, run, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
-	// The manager writes after the collector (runner ended, then the Job completed).
+	// The manager writes after the collector: the runner container ended with exit code 0 and this pod's results
+	// are recorded, so the run is decided without waiting for the Job; the Job completing later changes nothing.
 	updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
-	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonCollecting)
+	waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
 	completeJob(t, job)
+	poke(t, run)
 	got := waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
 
 	if diff := cmp.Diff([]string{"Passed=True/PolicyMet", "Queued=False/Completed", "Reconciling=False/Completed",
@@ -640,6 +646,50 @@ func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
 		if !apierrors.IsForbidden(err) {
 			t.Errorf("%s: got %v, want Forbidden", what, err)
 		}
+	}
+}
+
+// codeJudgeEval is ScreeningEval with a code_judge on its second case.
+var codeJudgeEval = testutil.ScreeningEval + `    evaluators:
+      - name: decision-check
+        type: code_judge
+        script: ./check.sh
+`
+
+// TestCodeJudgesGetAJudgeContainer checks that a real API server accepts the pod with a judge container, and that
+// run.json tells the collector to wait for it.
+func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("judged", ns).Inline(codeJudgeEval))
+	job := waitJob(t, run)
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+
+	var names []string
+	var judge *corev1.Container
+	for i, c := range job.Spec.Template.Spec.Containers {
+		names = append(names, c.Name)
+		if c.Name == layout.ContainerJudge {
+			judge = &job.Spec.Template.Spec.Containers[i]
+		}
+	}
+	if diff := cmp.Diff([]string{layout.ContainerCollector, layout.ContainerRunner, layout.ContainerJudge}, names); diff != "" {
+		t.Fatalf("containers (-want +got):\n%s", diff)
+	}
+	if judge.Image != run.Spec.Target.Image || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != layout.JudgeUser {
+		t.Errorf("judge container image %q uid %v, want %q and %d", judge.Image, judge.SecurityContext.RunAsUser, run.Spec.Target.Image, layout.JudgeUser)
+	}
+	evalCM := &corev1.ConfigMap{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: controller.NamesFor(run.Name).EvalConfigMap}, evalCM); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := controller.RunConfigFrom(evalCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One case with a code judge, the default 2 workers and 60s timeout: one round plus the 60s margin.
+	if !cfg.CodeJudges || cfg.JudgeDeadlineSeconds != 120 {
+		t.Errorf("run.json codeJudges=%v judgeDeadlineSeconds=%d, want true and 120", cfg.CodeJudges, cfg.JudgeDeadlineSeconds)
 	}
 }
 

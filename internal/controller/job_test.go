@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,14 +35,42 @@ func ownerRefs() []metav1.OwnerReference {
 	}}
 }
 
-func ourContainerSecurity() *corev1.SecurityContext {
+func ourContainerSecurity(uid int64) *corev1.SecurityContext {
 	return &corev1.SecurityContext{
+		RunAsUser:    ptr.To(uid),
 		RunAsNonRoot: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 	}
 }
 
-// baseJob is the Job expected for testRun() with the default options, written out in full.
+// Mounts of the run's pod, as the tests expect them.
+var (
+	binRW      = corev1.VolumeMount{Name: "bin", MountPath: "/evalrun/bin"}
+	binRO      = corev1.VolumeMount{Name: "bin", MountPath: "/evalrun/bin", ReadOnly: true}
+	outRW      = corev1.VolumeMount{Name: "out", MountPath: "/evalrun/out"}
+	outRO      = corev1.VolumeMount{Name: "out", MountPath: "/evalrun/out", ReadOnly: true}
+	snapshotRW = corev1.VolumeMount{Name: "snapshot", MountPath: "/evalrun/snapshot"}
+	snapshotRO = corev1.VolumeMount{Name: "snapshot", MountPath: "/evalrun/snapshot", ReadOnly: true}
+	verdictsRW = corev1.VolumeMount{Name: "verdicts", MountPath: "/evalrun/verdicts"}
+	verdictsRO = corev1.VolumeMount{Name: "verdicts", MountPath: "/evalrun/verdicts", ReadOnly: true}
+	evalRO     = corev1.VolumeMount{Name: "eval", MountPath: "/evalrun-eval", ReadOnly: true}
+	tokenRO    = corev1.VolumeMount{Name: "collector-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}
+)
+
+// baseJudge is the judge container expected for testRun() when some case has a code_judge.
+func baseJudge() corev1.Container {
+	return corev1.Container{
+		Name: "judge", Image: "localhost/evalrun/screening-runner:dev",
+		Command:      []string{"/evalrun/bin/collector", "judge", "--config", "/evalrun-eval/run.json"},
+		VolumeMounts: []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, evalRO},
+		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+		SecurityContext:        ourContainerSecurity(65530),
+		TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+// baseJob is the Job expected for testRun() with the default options and no code judges, written out in full.
 func baseJob() *batchv1.Job {
 	small := func(limit string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{
@@ -48,8 +78,9 @@ func baseJob() *batchv1.Job {
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limit)},
 		}
 	}
-	work := corev1.VolumeMount{Name: "work", MountPath: "/evalrun"}
-	eval := corev1.VolumeMount{Name: "eval", MountPath: "/evalrun-eval", ReadOnly: true}
+	emptyDir := func(name string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "screen", Namespace: "team-a",
@@ -74,12 +105,13 @@ func baseJob() *batchv1.Job {
 					AutomountServiceAccountToken:  ptr.To(false),
 					EnableServiceLinks:            ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To[int64](60),
+					ShareProcessNamespace:         ptr.To(false),
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532), FSGroup: ptr.To[int64](65532),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Volumes: []corev1.Volume{
-						{Name: "work", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+						emptyDir("bin"), emptyDir("out"), emptyDir("snapshot"), emptyDir("verdicts"),
 						{Name: "eval", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 							LocalObjectReference: corev1.LocalObjectReference{Name: "screen-eval"}, DefaultMode: ptr.To[int32](0o444)}}},
 						{Name: "collector-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
@@ -93,62 +125,75 @@ func baseJob() *batchv1.Job {
 							},
 						}}},
 					},
-					InitContainers: []corev1.Container{
-						{
-							Name: "install", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-							Command:      []string{"/collector", "install", "--dest", "/evalrun/bin/collector"},
-							VolumeMounts: []corev1.VolumeMount{work}, Resources: small("64Mi"), SecurityContext: ourContainerSecurity(),
-							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-						},
+					InitContainers: []corev1.Container{{
+						Name: "install", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
+						Command:      []string{"/collector", "install", "--bin", "/evalrun/bin"},
+						VolumeMounts: []corev1.VolumeMount{binRW}, Resources: small("64Mi"), SecurityContext: ourContainerSecurity(65531),
+						TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+					}},
+					Containers: []corev1.Container{
 						{
 							Name: "collector", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-							RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-							Command:       []string{"/collector", "collect", "--config", "/evalrun-eval/run.json", "--work", "/evalrun"},
+							Command: []string{"/collector", "collect", "--config", "/evalrun-eval/run.json"},
 							Env: []corev1.EnvVar{
 								{Name: "EVALRUN_NAME", Value: "screen"},
 								{Name: "EVALRUN_NAMESPACE", Value: "team-a"},
 								{Name: "EVALRUN_UID", Value: testUID},
 								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 							},
-							VolumeMounts: []corev1.VolumeMount{work, eval,
-								{Name: "collector-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}},
-							StartupProbe: &corev1.Probe{
-								ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{
-									Command: []string{"/collector", "probe", "--ready-file", "/evalrun/state/collector-ready"}}},
-								PeriodSeconds: 1, TimeoutSeconds: 1, SuccessThreshold: 1, FailureThreshold: 120,
+							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
+							Resources:    small("256Mi"), SecurityContext: ourContainerSecurity(65531),
+							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						},
+						{
+							Name: "runner", Image: "localhost/evalrun/screening-runner:dev",
+							Command: []string{"/evalrun/bin/collector", "launch", "--config", "/evalrun-eval/run.json"},
+							Env: []corev1.EnvVar{
+								{Name: "EVAL_FILE", Value: "/evalrun-eval/eval.yaml"},
+								{Name: "OUTPUT_FILE", Value: "/evalrun/out/results.jsonl"},
 							},
-							Resources: small("256Mi"), SecurityContext: ourContainerSecurity(),
+							VolumeMounts: []corev1.VolumeMount{binRO, outRW, evalRO},
+							SecurityContext: &corev1.SecurityContext{
+								RunAsNonRoot: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false),
+								Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							},
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
 					},
-					Containers: []corev1.Container{{
-						Name: "runner", Image: "localhost/evalrun/screening-runner:dev",
-						Command: []string{"/evalrun/bin/collector", "launch", "--config", "/evalrun-eval/run.json", "--work", "/evalrun"},
-						Env: []corev1.EnvVar{
-							{Name: "EVAL_FILE", Value: "/evalrun-eval/eval.yaml"},
-							{Name: "OUTPUT_FILE", Value: "/evalrun/out/results.jsonl"},
-						},
-						VolumeMounts: []corev1.VolumeMount{work, eval},
-						SecurityContext: &corev1.SecurityContext{
-							RunAsNonRoot: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false),
-							Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
-						TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-					}},
 				},
 			},
 		},
 	}
 }
 
-func runnerOf(j *batchv1.Job) *corev1.Container { return &j.Spec.Template.Spec.Containers[0] }
+// containerOf returns the named container of the Job's pod (init containers included), nil when there is none.
+func containerOf(j *batchv1.Job, name string) *corev1.Container {
+	spec := &j.Spec.Template.Spec
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+func runnerOf(j *batchv1.Job) *corev1.Container { return containerOf(j, "runner") }
+
+// allContainers lists the pod's init and regular containers.
+func allContainers(j *batchv1.Job) []corev1.Container {
+	spec := j.Spec.Template.Spec
+	return append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...)
+}
 
 func TestBuildJob(t *testing.T) {
 	cases := []struct {
-		name string
-		run  *evalsv1alpha1.EvalRun
-		opts Options
-		want func(*batchv1.Job)
+		name       string
+		run        *evalsv1alpha1.EvalRun
+		codeJudges int
+		opts       Options
+		want       func(*batchv1.Job)
 	}{
 		{name: "batched defaults", run: testRun(), want: func(*batchv1.Job) {}},
 		{
@@ -156,8 +201,8 @@ func TestBuildJob(t *testing.T) {
 			run:  testRun(),
 			opts: Options{CollectorImage: "registry.example/collector:v1"},
 			want: func(j *batchv1.Job) {
-				j.Spec.Template.Spec.InitContainers[0].Image = "registry.example/collector:v1"
-				j.Spec.Template.Spec.InitContainers[1].Image = "registry.example/collector:v1"
+				containerOf(j, "install").Image = "registry.example/collector:v1"
+				containerOf(j, "collector").Image = "registry.example/collector:v1"
 			},
 		},
 		{
@@ -167,6 +212,43 @@ func TestBuildJob(t *testing.T) {
 				r.Spec.Target.Workers = ptr.To[int32](3)
 			}),
 			want: func(j *batchv1.Job) { runnerOf(j).Env[1].Value = "/evalrun/out/cases" },
+		},
+		{
+			name: "code judges: a judge container in the runner's image, working dir and pull policy",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.WorkingDir = "/app"
+				r.Spec.Target.ImagePullPolicy = corev1.PullNever
+			}),
+			codeJudges: 1,
+			want: func(j *batchv1.Job) {
+				runnerOf(j).WorkingDir, runnerOf(j).ImagePullPolicy = "/app", corev1.PullNever
+				judge := baseJudge()
+				judge.WorkingDir, judge.ImagePullPolicy = "/app", corev1.PullNever
+				j.Spec.Template.Spec.Containers = append(j.Spec.Template.Spec.Containers, judge)
+			},
+		},
+		{
+			name: "code judges: judging.image and judging.resources",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.ImagePullPolicy = corev1.PullNever
+				r.Spec.Judging = &evalsv1alpha1.Judging{Image: "registry.example/judge:v1",
+					Resources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}}
+			}),
+			codeJudges: 3,
+			want: func(j *batchv1.Job) {
+				runnerOf(j).ImagePullPolicy = corev1.PullNever
+				judge := baseJudge()
+				judge.Image, judge.ImagePullPolicy = "registry.example/judge:v1", corev1.PullIfNotPresent
+				judge.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}
+				j.Spec.Template.Spec.Containers = append(j.Spec.Template.Spec.Containers, judge)
+			},
+		},
+		{
+			name: "judging settings without code judges: no judge container",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Judging = &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"}
+			}),
+			want: func(*batchv1.Job) {},
 		},
 		{
 			name: "kueue queue: label and created suspended even with suspend false",
@@ -255,11 +337,21 @@ func TestBuildJob(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "runner asking for the collector's uid runs as the pod's user",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](65531)}
+			}),
+			codeJudges: 1,
+			want: func(j *batchv1.Job) {
+				j.Spec.Template.Spec.Containers = append(j.Spec.Template.Spec.Containers, baseJudge())
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			names := NamesFor(tc.run.Name)
-			cfg := BuildRunConfig(tc.run, []string{"case-001", "case-002"}, nil, tc.opts)
+			cfg := BuildRunConfig(tc.run, []string{"case-001", "case-002"}, nil, tc.codeJudges, tc.opts)
 			if diff := cmp.Diff(names.ResultConfigMaps(1), cfg.ResultConfigMaps); diff != "" {
 				t.Fatalf("result ConfigMaps (-want +got):\n%s", diff)
 			}
@@ -273,15 +365,202 @@ func TestBuildJob(t *testing.T) {
 	}
 }
 
+// hostileTargets are runner specs that try to widen the runner's reach; the pod's anatomy must not change.
+func hostileTargets() map[string]func(*evalsv1alpha1.EvalRun) {
+	return map[string]func(*evalsv1alpha1.EvalRun){
+		"plain": func(*evalsv1alpha1.EvalRun) {},
+		"per case": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
+			r.Spec.Target.Workers = ptr.To[int32](8)
+		},
+		"runner claims the judge's uid, root group and every capability": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{
+				RunAsUser: ptr.To[int64](65530), RunAsGroup: ptr.To[int64](0), Privileged: ptr.To(true),
+				Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_PTRACE", "SYS_ADMIN"}},
+			}
+		},
+		"runner env points at the trusted volumes": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Target.Env = []corev1.EnvVar{{Name: "OUTPUT_FILE", Value: "/evalrun/snapshot/out/results.jsonl"},
+				{Name: "EVAL_FILE", Value: "/evalrun/verdicts/judges.jsonl"}}
+			r.Spec.Target.WorkingDir = "/evalrun/snapshot"
+		},
+		"pod overrides with labels and annotations": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Labels: map[string]string{"evals.evalrun.io/component": "collector"},
+				Annotations: map[string]string{"container.apparmor.security.beta.kubernetes.io/runner": "unconfined"}}
+		},
+	}
+}
+
+// TestBuildJobMounts pins, container by container, exactly which volumes are mounted and whether read-only: the
+// runner never mounts the snapshot, the verdicts or the token; the collector reads the runner's output read-only;
+// the judge never sees the runner's output. Every volume has at most one writer.
+func TestBuildJobMounts(t *testing.T) {
+	withoutJudge := map[string][]corev1.VolumeMount{
+		"install":   {binRW},
+		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
+		"runner":    {binRO, outRW, evalRO},
+	}
+	withJudge := map[string][]corev1.VolumeMount{
+		"install":   {binRW},
+		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
+		"runner":    {binRO, outRW, evalRO},
+		"judge":     {binRO, snapshotRO, verdictsRW, evalRO},
+	}
+	forbidden := map[string][]string{
+		"runner": {"snapshot", "verdicts", "collector-token"},
+		"judge":  {"out", "collector-token"},
+	}
+	for targetName, target := range hostileTargets() {
+		for _, codeJudges := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s, %d code judge cases", targetName, codeJudges), func(t *testing.T) {
+				run := testRun(target)
+				job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, codeJudges, Options{}), Options{})
+				got := map[string][]corev1.VolumeMount{}
+				writers := map[string][]string{}
+				for _, c := range allContainers(job) {
+					got[c.Name] = c.VolumeMounts
+					for _, m := range c.VolumeMounts {
+						if !m.ReadOnly {
+							writers[m.Name] = append(writers[m.Name], c.Name)
+						}
+						if m.SubPath != "" || m.SubPathExpr != "" || m.MountPropagation != nil {
+							t.Errorf("container %s mounts %s with subPath %q/%q or propagation %v", c.Name, m.Name, m.SubPath, m.SubPathExpr, m.MountPropagation)
+						}
+						if slices.Contains(forbidden[c.Name], m.Name) {
+							t.Errorf("container %s mounts %s", c.Name, m.Name)
+						}
+					}
+				}
+				want := withoutJudge
+				if codeJudges > 0 {
+					want = withJudge
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("mounts per container (-want +got):\n%s", diff)
+				}
+				wantWriters := map[string][]string{"bin": {"install"}, "out": {"runner"}, "snapshot": {"collector"}}
+				if codeJudges > 0 {
+					wantWriters["verdicts"] = []string{"judge"}
+				}
+				if diff := cmp.Diff(wantWriters, writers); diff != "" {
+					t.Errorf("read-write mounts per volume (-want +got):\n%s", diff)
+				}
+			})
+		}
+	}
+}
+
+// TestBuildJobRunnerUser pins the uid each container runs as: the operator's containers their own, the runner
+// the pod's user or the user's runAsUser, never a trusted uid (65530, 65531) or root, whatever the spec asks.
+func TestBuildJobRunnerUser(t *testing.T) {
+	cases := []struct {
+		name   string
+		runAs  *int64
+		runner int64
+	}{
+		{name: "unset: the pod's user", runner: 65532},
+		{name: "a user of its own", runAs: ptr.To[int64](1000), runner: 1000},
+		{name: "the pod's user explicitly", runAs: ptr.To[int64](65532), runner: 65532},
+		{name: "root", runAs: ptr.To[int64](0), runner: 65532},
+		{name: "the collector's uid", runAs: ptr.To[int64](65531), runner: 65532},
+		{name: "the judge's uid", runAs: ptr.To[int64](65530), runner: 65532},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: tc.runAs}
+			})
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001"}, nil, 1, Options{}), Options{})
+			pod := job.Spec.Template.Spec
+			got := map[string]int64{}
+			for _, c := range allContainers(job) {
+				uid := ptr.Deref(pod.SecurityContext.RunAsUser, 0)
+				if c.SecurityContext != nil && c.SecurityContext.RunAsUser != nil {
+					uid = *c.SecurityContext.RunAsUser
+				}
+				got[c.Name] = uid
+				if c.SecurityContext == nil || !ptr.Deref(c.SecurityContext.RunAsNonRoot, false) || ptr.Deref(c.SecurityContext.AllowPrivilegeEscalation, true) {
+					t.Errorf("container %s may run as root or escalate: %+v", c.Name, c.SecurityContext)
+				}
+			}
+			want := map[string]int64{"install": 65531, "collector": 65531, "judge": 65530, "runner": tc.runner}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("uid per container (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBuildJobPodAnatomy pins what keeps the runner apart from the trusted containers beyond volumes: no shared
+// process namespace, the collector a regular container (not a native sidecar, which the pod would not wait for)
+// without a startup probe (the runner could hold it back), and the judge container only with code judges.
+func TestBuildJobPodAnatomy(t *testing.T) {
+	cases := []struct {
+		name           string
+		codeJudges     int
+		judging        *evalsv1alpha1.Judging
+		wantContainers []string
+		wantJudgeImage string
+	}{
+		{name: "no code judges", wantContainers: []string{"collector", "runner"}},
+		{name: "no code judges, judging image set", judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"},
+			wantContainers: []string{"collector", "runner"}},
+		{name: "code judges in the runner's image", codeJudges: 1,
+			wantContainers: []string{"collector", "runner", "judge"}, wantJudgeImage: "localhost/evalrun/screening-runner:dev"},
+		{name: "code judges in judging.image", codeJudges: 2, judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"},
+			wantContainers: []string{"collector", "runner", "judge"}, wantJudgeImage: "registry.example/judge:v1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, tc.codeJudges, Options{}), Options{})
+			spec := job.Spec.Template.Spec
+			if ptr.Deref(spec.ShareProcessNamespace, false) {
+				t.Errorf("shareProcessNamespace = %v, want false", spec.ShareProcessNamespace)
+			}
+			var names, initNames []string
+			for _, c := range spec.InitContainers {
+				initNames = append(initNames, c.Name)
+			}
+			for _, c := range spec.Containers {
+				names = append(names, c.Name)
+			}
+			if diff := cmp.Diff([]string{"install"}, initNames); diff != "" {
+				t.Errorf("init containers (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantContainers, names); diff != "" {
+				t.Errorf("containers (-want +got):\n%s", diff)
+			}
+			for _, c := range allContainers(job) {
+				if c.RestartPolicy != nil {
+					t.Errorf("container %s has restartPolicy %s: no native sidecars", c.Name, *c.RestartPolicy)
+				}
+				if c.StartupProbe != nil || c.ReadinessProbe != nil || c.LivenessProbe != nil {
+					t.Errorf("container %s has probes (startup %v, readiness %v, liveness %v)", c.Name, c.StartupProbe, c.ReadinessProbe, c.LivenessProbe)
+				}
+			}
+			gotImage := ""
+			if judge := containerOf(job, "judge"); judge != nil {
+				gotImage = judge.Image
+			}
+			if gotImage != tc.wantJudgeImage {
+				t.Errorf("judge image = %q, want %q", gotImage, tc.wantJudgeImage)
+			}
+		})
+	}
+}
+
 // TestBuildJobTokenOnlyInCollector checks the security property directly: no container but the collector
-// mounts the token volume.
+// mounts the token volume, and nothing mounts the ServiceAccount token path otherwise.
 func TestBuildJobTokenOnlyInCollector(t *testing.T) {
 	run := testRun()
-	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, Options{}), Options{})
-	spec := job.Spec.Template.Spec
-	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
+	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, 1, Options{}), Options{})
+	if ptr.Deref(job.Spec.Template.Spec.AutomountServiceAccountToken, true) {
+		t.Errorf("automountServiceAccountToken = %v, want false", job.Spec.Template.Spec.AutomountServiceAccountToken)
+	}
+	for _, c := range allContainers(job) {
 		for _, m := range c.VolumeMounts {
-			if m.Name == "collector-token" && c.Name != "collector" {
+			if (m.Name == "collector-token" || m.MountPath == "/var/run/secrets/kubernetes.io/serviceaccount") && c.Name != "collector" {
 				t.Errorf("container %s mounts the collector's token", c.Name)
 			}
 		}

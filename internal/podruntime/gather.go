@@ -582,7 +582,6 @@ func lastBytes(s string, n int) string {
 	return validTail([]byte(s[len(s)-n:]), true)
 }
 
-
 // stderrSuffix is ": <last line of the output>" or "".
 func stderrSuffix(s string) string {
 	s = strings.TrimSpace(s)
