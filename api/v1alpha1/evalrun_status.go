@@ -43,6 +43,17 @@ const (
 	ReasonResultsNotReported = "ResultsNotReported"
 	ReasonCollectorFailed    = "CollectorFailed"
 	ReasonCancelled          = "Cancelled"
+	// ReasonChildConflict: an object the run needs (its pinned eval ConfigMap, result ConfigMaps, RBAC or Job)
+	// exists and is not the run's.
+	ReasonChildConflict = "ChildConflict"
+	// ReasonInvalidSpec: the API server rejected a child built from the spec (labels, resources, sizes).
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonPodRejected: the Job's pod could not be created (Pod Security, ResourceQuota, a webhook, an unknown
+	// priority class) within the manager's --pod-rejected-timeout.
+	ReasonPodRejected = "PodRejected"
+	// ReasonInfrastructureFailed: the runner container never started (StartError, CreateContainerError, a dead
+	// sandbox) and the bounded retries ran out.
+	ReasonInfrastructureFailed = "InfrastructureFailed"
 
 	// Passed condition reasons.
 	ReasonPolicyMet    = "PolicyMet"
@@ -74,16 +85,17 @@ const (
 // collector (field manager "evalrun-collector") writes summary, cases, missingIds, parseErrors, unexpectedIds,
 // results, collection and the ResultsTruncated condition. Both use server-side apply on disjoint fields.
 type EvalRunStatus struct {
-	// observedGeneration is the generation the manager last acted on.
-	// +optional
-	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// conditions: Reconciling, Stalled, Succeeded, Passed, ResultsTruncated, Queued.
+	// conditions are the run's observed conditions: Reconciling, Stalled, Succeeded, Passed, ResultsTruncated,
+	// Queued, at most one of each type.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// observedGeneration is the generation the manager last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// jobName is the name of the Job that runs the evaluation.
 	// +kubebuilder:validation:MaxLength=63
@@ -127,6 +139,7 @@ type EvalRunStatus struct {
 	// missingIds are requested case ids with no valid record, in request order (bounded; the full count is in
 	// summary.missing). Written by the collector.
 	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MaxLength=256
 	// +listType=atomic
 	// +optional
 	MissingIDs []string `json:"missingIds,omitempty"`
@@ -138,9 +151,10 @@ type EvalRunStatus struct {
 	// +optional
 	ParseErrors []ParseError `json:"parseErrors,omitempty"`
 
-	// unexpectedIds are ids of valid records that no case requested; they are ignored (bounded). Written by the
-	// collector.
+	// unexpectedIds are ids of valid records that no case requested; they are ignored (bounded, each cut to 256
+	// characters). Written by the collector.
 	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=256
 	// +listType=atomic
 	// +optional
 	UnexpectedIDs []string `json:"unexpectedIds,omitempty"`
@@ -182,20 +196,28 @@ type RunnerStatus struct {
 // RunSummary counts the judged results of a run.
 type RunSummary struct {
 	// total is the number of requested cases.
+	// +required
 	Total int32 `json:"total"`
 	// passed cases.
+	// +required
 	Passed int32 `json:"passed"`
 	// failed cases (judged below the threshold).
+	// +required
 	Failed int32 `json:"failed"`
 	// errored cases (no usable output or a judge crash); missing cases are counted here too.
+	// +required
 	Errored int32 `json:"errored"`
 	// skipped cases (nothing could judge them).
+	// +required
 	Skipped int32 `json:"skipped"`
 	// missing is the number of requested ids with no valid record.
+	// +required
 	Missing int32 `json:"missing"`
 	// parseErrors is the number of invalid output lines.
+	// +required
 	ParseErrors int32 `json:"parseErrors"`
 	// unexpected is the number of valid records whose id no case requested.
+	// +required
 	Unexpected int32 `json:"unexpected"`
 	// meanScore over judged cases, a decimal string with 4 digits.
 	// +kubebuilder:validation:MaxLength=16
@@ -232,7 +254,7 @@ type CaseResult struct {
 	ID string `json:"id"`
 	// verdict of the case.
 	// +required
-	Verdict Verdict `json:"verdict"`
+	Verdict Verdict `json:"verdict,omitempty"`
 	// score of the case, a decimal string in [0, 1] with 4 digits.
 	// +kubebuilder:validation:MaxLength=16
 	// +optional
@@ -264,7 +286,7 @@ type EvaluatorSummary struct {
 	Type string `json:"type,omitempty"`
 	// verdict of this evaluator.
 	// +required
-	Verdict Verdict `json:"verdict"`
+	Verdict Verdict `json:"verdict,omitempty"`
 	// score of this evaluator, a decimal string.
 	// +kubebuilder:validation:MaxLength=16
 	// +optional
@@ -278,6 +300,7 @@ type EvaluatorSummary struct {
 // ParseError is one problem with one line of the runner's output.
 type ParseError struct {
 	// line is the 1-based physical line number in the output file (0 for a whole-file problem).
+	// +required
 	Line int64 `json:"line"`
 	// excerpt is at most 120 characters of the line, marked when cut.
 	// +kubebuilder:validation:MaxLength=512
@@ -293,6 +316,7 @@ type ParseError struct {
 type ResultsReference struct {
 	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order.
 	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
 	// +listType=atomic
 	// +optional
 	ConfigMaps []string `json:"configMaps,omitempty"`
@@ -326,6 +350,7 @@ type CollectionStatus struct {
 	// runnerFinished is true when every process of the runner container had ended before the collector copied
 	// the output; false when the collector stopped waiting (the pod was stopped, or the runner outlived its
 	// timeouts) and collected the output as it was then.
+	// +required
 	RunnerFinished bool `json:"runnerFinished"`
 	// outputSHA256 is the hex sha256 of the runner's output as collected.
 	// +kubebuilder:validation:MaxLength=64
@@ -406,7 +431,7 @@ type EvalRun struct {
 
 	// spec is the desired evaluation.
 	// +required
-	Spec EvalRunSpec `json:"spec"`
+	Spec EvalRunSpec `json:"spec,omitzero"`
 
 	// status is the observed state, written by the manager and the collector.
 	// +optional

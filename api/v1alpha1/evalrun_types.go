@@ -28,7 +28,7 @@ type EvalRunSpec struct {
 
 	// target describes the batch runner: its image, command template and how it is invoked.
 	// +required
-	Target Target `json:"target"`
+	Target Target `json:"target,omitzero"`
 
 	// judging holds the evaluators and pass threshold used for cases that declare no evaluators of their own.
 	// +optional
@@ -50,7 +50,7 @@ type EvalRunSpec struct {
 	// Defaults to 0: a runner that ran and failed is reported, not retried.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10
-	// +kubebuilder:default=0
+	// +default=0
 	// +optional
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
 
@@ -65,7 +65,7 @@ type EvalRunSpec struct {
 	// the run fails with ResultsNotReported. Defaults to 300.
 	// +kubebuilder:validation:Minimum=10
 	// +kubebuilder:validation:Maximum=86400
-	// +kubebuilder:default=300
+	// +default=300
 	// +optional
 	ResultsDeadlineSeconds *int32 `json:"resultsDeadlineSeconds,omitempty"`
 
@@ -109,13 +109,13 @@ type ConfigMapKeyReference struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// key in the ConfigMap's data. Defaults to eval.yaml.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
-	// +kubebuilder:default="eval.yaml"
+	// +default="eval.yaml"
 	// +optional
 	Key string `json:"key,omitempty"`
 }
@@ -127,7 +127,7 @@ type Target struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +required
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
 
 	// imagePullPolicy for the runner image. Defaults to the Kubernetes default for the tag.
 	// +kubebuilder:validation:Enum=Always;IfNotPresent;Never
@@ -147,10 +147,10 @@ type Target struct {
 	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').replace('{EVAL_ID}', '').replace('{PROMPT_FILE}', '').replace('{PROMPT}', '').replace('{ATTEMPT}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}"
 	// +kubebuilder:validation:XValidation:rule=`!self.matches(r'^(?:\\\n|#[^\n]*\n)*(?:[ \t\n;&|<>()](?:\\\n|#[^\n]*\n)*|(?:[^ \t\n;&|<>()\\\x27\x22\x60$#]|\\[^\n]|\$[$A-Za-z0-9_@*?!#-]|\$?\x27[^\x27]*\x27|\$?\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*\$?\x22|\$?\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))(?:#|\\\n)*)*(?:\$?(?:\x27(?:[^\x27]*[^\x27$])?|\\|\x60(?:[^\x60]*[^\x60$])?|\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*(?:\\|\$?\x60(?:[^\x60]*[^\x60$])?|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?)?)|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?|\(\((?:[^)]*[^)$])?)\{[A-Z][A-Z0-9_]*\}')`,message="placeholders must not be quoted or inside `...`, $(...) or ${...}: their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
 	// +required
-	CommandTemplate string `json:"commandTemplate"`
+	CommandTemplate string `json:"commandTemplate,omitempty"`
 
 	// batching is Batched (one invocation for all cases, the default) or PerCase (one invocation per case).
-	// +kubebuilder:default=Batched
+	// +default="Batched"
 	// +optional
 	Batching BatchingMode `json:"batching,omitempty"`
 
@@ -217,12 +217,12 @@ type Healthcheck struct {
 	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="healthcheck.commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}"
 	// +kubebuilder:validation:XValidation:rule=`!self.matches(r'^(?:\\\n|#[^\n]*\n)*(?:[ \t\n;&|<>()](?:\\\n|#[^\n]*\n)*|(?:[^ \t\n;&|<>()\\\x27\x22\x60$#]|\\[^\n]|\$[$A-Za-z0-9_@*?!#-]|\$?\x27[^\x27]*\x27|\$?\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*\$?\x22|\$?\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))(?:#|\\\n)*)*(?:\$?(?:\x27(?:[^\x27]*[^\x27$])?|\\|\x60(?:[^\x60]*[^\x60$])?|\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*(?:\\|\$?\x60(?:[^\x60]*[^\x60$])?|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?)?)|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?|\(\((?:[^)]*[^)$])?)\{[A-Z][A-Z0-9_]*\}')`,message="placeholders must not be quoted or inside `...`, $(...) or ${...}: their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
 	// +required
-	CommandTemplate string `json:"commandTemplate"`
+	CommandTemplate string `json:"commandTemplate,omitempty"`
 
 	// timeoutSeconds bounds the healthcheck. Defaults to 60.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=3600
-	// +kubebuilder:default=60
+	// +default=60
 	// +optional
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
 }
@@ -239,22 +239,23 @@ type Judging struct {
 
 	// passThreshold is the score at or above which an evaluator and a case pass, a decimal in [0, 1].
 	// Defaults to "0.8".
+	// +kubebuilder:validation:MaxLength=8
 	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
-	// +kubebuilder:default="0.8"
+	// +default="0.8"
 	// +optional
 	PassThreshold string `json:"passThreshold,omitempty"`
 
 	// codeJudgeTimeoutSeconds bounds each code_judge script. Defaults to 60.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=3600
-	// +kubebuilder:default=60
+	// +default=60
 	// +optional
 	CodeJudgeTimeoutSeconds *int32 `json:"codeJudgeTimeoutSeconds,omitempty"`
 
 	// codeJudgeWorkers is how many code_judge scripts run at once. Defaults to 2.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=64
-	// +kubebuilder:default=2
+	// +default=2
 	// +optional
 	CodeJudgeWorkers *int32 `json:"codeJudgeWorkers,omitempty"`
 
@@ -276,12 +277,15 @@ type Judging struct {
 type SuccessPolicy struct {
 	// minPassRate is the least fraction of all requested cases (missing ones count as not passing) whose verdict
 	// must be pass, a decimal in [0, 1]. Defaults to "1".
+	// +kubebuilder:validation:MaxLength=8
 	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
-	// +kubebuilder:default="1"
+	// +default="1"
 	// +optional
 	MinPassRate string `json:"minPassRate,omitempty"`
 
-	// minMeanScore, when set, also requires the mean case score to be at least this decimal in [0, 1].
+	// minMeanScore is a second bar, checked only when set: the mean case score must be at least this decimal in
+	// [0, 1]. Unset means no bar on the mean score.
+	// +kubebuilder:validation:MaxLength=8
 	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
 	// +optional
 	MinMeanScore string `json:"minMeanScore,omitempty"`

@@ -43,6 +43,8 @@ func main() {
 		"How long a run's pod may stay unschedulable before the run fails with Unschedulable.")
 	flag.DurationVar(&opts.ImagePullTimeout, "image-pull-timeout", controller.DefaultImagePullTimeout,
 		"How long an image pull may keep failing before the run fails with ImagePullFailed.")
+	flag.DurationVar(&opts.PodRejectedTimeout, "pod-rejected-timeout", controller.DefaultPodRejectedTimeout,
+		"How long the API server may keep rejecting a run's pod (Pod Security, ResourceQuota, webhooks) before the run fails with PodRejected.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
 		"How many EvalRuns are reconciled at once.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",

@@ -3,6 +3,7 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -56,6 +57,15 @@ type Observation struct {
 	Job  *batchv1.Job
 	Pods []corev1.Pod
 	Now  time.Time
+	// PodCreateFailures are the Job's FailedCreate events (read only while the Job has no pod), oldest first.
+	PodCreateFailures []PodCreateFailure
+}
+
+// PodCreateFailure is one FailedCreate event of the Job: the API's reason for rejecting its pod.
+type PodCreateFailure struct {
+	// First is when the event was first seen; Message is the API server's message.
+	First   time.Time
+	Message string
 }
 
 // Assessment is the classification's verdict.
@@ -102,6 +112,9 @@ func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
 		}
 		return Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
 	case pod == nil:
+		if a, ok := podRejected(obs, opts.PodRejectedTimeout); ok {
+			return a
+		}
 		if job.Status.StartTime != nil {
 			return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "the Job started; waiting for its pod"}
 		}
@@ -144,9 +157,34 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 	return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: fmt.Sprintf("pod %s is pending", pod.Name)}
 }
 
+// podRejected reports a Job whose pod the API server keeps rejecting (Pod Security, ResourceQuota, a webhook, an
+// unknown priority class): Pending with the API's message at once, PodRejected once timeout has passed since the
+// first rejection.
+func podRejected(obs Observation, timeout time.Duration) (Assessment, bool) {
+	if len(obs.PodCreateFailures) == 0 {
+		return Assessment{}, false
+	}
+	first, last := obs.PodCreateFailures[0], obs.PodCreateFailures[len(obs.PodCreateFailures)-1]
+	msg := oneLine(last.Message)
+	if left := first.First.Add(timeout).Sub(obs.Now); left > 0 {
+		return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+			Message: "the Job cannot create its pod (retrying): " + msg, RecheckAfter: min(left, podRejectedRecheck)}, true
+	}
+	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonPodRejected,
+		Message: fmt.Sprintf("the Job could not create its pod for %s: %s", timeout, msg)}, true
+}
+
+// podRejectedRecheck is how often a Job without a pod is looked at again (its events are not watched).
+const podRejectedRecheck = 5 * time.Second
+
 // awaitResults waits for results until the results deadline after since, then fails with ResultsNotReported.
 func awaitResults(obs Observation, since time.Time, waiting string) Assessment {
 	deadline := time.Duration(ResultsDeadlineSeconds(obs.Run)) * time.Second
+	if obs.Job != nil {
+		if s, err := strconv.Atoi(obs.Job.Annotations[layout.AnnotationCollectionDeadline]); err == nil && s > 0 {
+			deadline = time.Duration(s) * time.Second
+		}
+	}
 	if since.IsZero() {
 		since = obs.Now
 	}
@@ -216,7 +254,7 @@ func fromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessm
 	if c == nil || c.Outcome == "" {
 		return Assessment{}, false
 	}
-	if pod != nil && c.PodName != "" && c.PodName != pod.Name {
+	if pod != nil && c.PodName != pod.Name {
 		return Assessment{}, false
 	}
 	tail := ""
@@ -226,17 +264,21 @@ func fromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessm
 	return fromOutcome(c.Outcome, c.Message, tail, pod), true
 }
 
-// collectorEnded fails a run whose collector container ended without recording results: from its termination
-// message when it wrote one (its status write did not land), else as CollectorFailed.
+// collectorEnded fails a run whose pod finished without the collector recording results: from the collector's
+// termination message when it wrote one (its status write did not land), else as CollectorFailed. While the pod
+// runs, a terminated collector is a sidecar the kubelet restarts, and it resumes.
 func collectorEnded(pod *corev1.Pod) (Assessment, bool) {
+	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
+		return Assessment{}, false
+	}
 	collector := containerStatus(pod, layout.ContainerCollector)
-	if collector == nil || collector.State.Terminated == nil {
+	if collector == nil || terminatedState(collector) == nil {
 		return Assessment{}, false
 	}
 	if a, ok := fromTerminationMessage(pod); ok {
 		return a, true
 	}
-	t := collector.State.Terminated
+	t := terminatedState(collector)
 	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
 		Message: fmt.Sprintf("the collector container ended (%s, exit code %d) without recording results: %s", t.Reason, t.ExitCode, oneLine(t.Message))}, true
 }
@@ -395,6 +437,22 @@ func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
 	r.Reason = truncate(r.Reason, maxRunnerReason)
 	r.Message = lastRunes(r.Message, maxRunnerMessage)
 	return &r
+}
+
+// recordedPod rebuilds, from the kubelet facts recorded in status.runner, the runner's pod when it is gone, so a
+// collection is still weighed against how the runner container ended; nil without such facts.
+func recordedPod(run *evalsv1alpha1.EvalRun) *corev1.Pod {
+	r := run.Status.Runner
+	if r == nil || r.PodName == "" {
+		return nil
+	}
+	pod := &corev1.Pod{}
+	pod.Name = r.PodName
+	if r.ExitCode != nil {
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: *r.ExitCode, Reason: r.Reason, Message: r.Message}}}}
+	}
+	return pod
 }
 
 // newestPod returns the most recently created pod (a Job retry replaces older ones), nil for none.

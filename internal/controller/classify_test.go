@@ -57,10 +57,10 @@ func scheduled(s corev1.ConditionStatus, reason string, since time.Duration) pod
 	}
 }
 
-// statusOf adds s where the kubelet reports the container: install among the init containers, the collector,
-// the runner and the judge among the regular ones.
+// statusOf adds s where the kubelet reports the container: install and the collector (a native sidecar) among the
+// init containers, the runner and the judge among the regular ones.
 func statusOf(p *corev1.Pod, s corev1.ContainerStatus) {
-	if s.Name == "install" {
+	if s.Name == "install" || s.Name == "collector" {
 		p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, s)
 		return
 	}
@@ -76,6 +76,15 @@ func waiting(container, reason string) podOpt {
 func running(container string) podOpt {
 	return func(p *corev1.Pod) {
 		statusOf(p, corev1.ContainerStatus{Name: container, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at(time.Second)}}})
+	}
+}
+
+// crashLooping reports the container crashed (exit code 2) and the kubelet is about to restart it.
+func crashLooping(container string) podOpt {
+	return func(p *corev1.Pod) {
+		statusOf(p, corev1.ContainerStatus{Name: container, RestartCount: 1,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 10s restarting failed container"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "panic: boom", FinishedAt: at(time.Minute)}}})
 	}
 }
 
@@ -358,11 +367,17 @@ func TestClassify(t *testing.T) {
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-new is running", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new"}},
 		},
 
-		// The collector container ended (it is a regular container: the pod waits for it).
+		// The collector sidecar ended and the pod finished without a collection.
 		{
-			name: "collector terminated without a collection: CollectorFailed at once",
+			name: "collector sidecar terminated while the pod runs: the kubelet restarts it, no verdict yet",
 			run:  testRun(), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("collector", 1, "Error", "panic: nil map\n"), running("runner"))},
+			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is running", Runner: podOnly},
+		},
+		{
+			name: "pod finished, collector terminated without a collection: CollectorFailed",
+			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 1, "Error", "panic: nil map\n"), running("runner"))},
 			want: Assessment{State: StateFailed, Reason: "CollectorFailed", StopJob: true,
 				Message: "the collector container ended (Error, exit code 1) without recording results: panic: nil map", Runner: podOnly},
 		},
@@ -371,7 +386,7 @@ func TestClassify(t *testing.T) {
 			run:  testRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{
 				makePod(named("screen-old", time.Second), phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 3, "Error", "")),
-				makePod(named("screen-new", 30*time.Second), phase(corev1.PodRunning), terminated("collector", 137, "OOMKilled", "out of memory"), terminated("runner", 0, "Completed", "")),
+				makePod(named("screen-new", 30*time.Second), phase(corev1.PodSucceeded), terminated("collector", 137, "OOMKilled", "out of memory"), terminated("runner", 0, "Completed", "")),
 			},
 			want: Assessment{State: StateFailed, Reason: "CollectorFailed", StopJob: true,
 				Message: "the collector container ended (OOMKilled, exit code 137) without recording results: out of memory",
@@ -380,11 +395,46 @@ func TestClassify(t *testing.T) {
 		{
 			name: "collector terminated with its termination message: the run ends from it",
 			run:  testRun(), job: makeJob(started), now: 2 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""),
+			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""),
 				terminated("collector", 1, "Error", `{"outcome":"MissingResults","message":"1 of 2 ids missing: case-002","total":2}`))},
 			want: Assessment{State: StateFailed, Reason: "MissingResults", StopJob: true,
 				Message: "from the collector's termination message (its status write did not land): 1 of 2 ids missing: case-002",
 				Runner:  runnerSaid(0, "Completed", "")},
+		},
+
+		{
+			name: "collector sidecar crash-looping after the runner ended: the kubelet restarts it, wait within the deadline",
+			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), crashLooping("collector"), terminated("runner", 0, "Completed", ""), running("judge"))},
+			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results", RecheckAfter: 4 * minute,
+				Runner: runnerSaid(0, "Completed", "")},
+		},
+		{
+			name: "collector sidecar crash-looping past the results deadline: ResultsNotReported",
+			run:  testRun(), job: makeJob(started), now: 7 * minute,
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), crashLooping("collector"), terminated("runner", 0, "Completed", ""), running("judge"))},
+			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", StopJob: true,
+				Message: "the runner ended but no results arrived within the results deadline of 5m0s", Runner: runnerSaid(0, "Completed", "")},
+		},
+		{
+			name: "the Job's collection deadline replaces the results deadline",
+			run:  testRun(), now: 7 * minute,
+			job: makeJob(started, func(j *batchv1.Job) {
+				j.Annotations = map[string]string{"evals.evalrun.io/collection-deadline-seconds": "450"}
+			}),
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""), running("judge"))},
+			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results", RecheckAfter: 90 * time.Second, // ended at 1m, 450s deadline
+				Runner: runnerSaid(0, "Completed", "")},
+		},
+		{
+			name: "a hostile or broken collection deadline annotation falls back to the results deadline",
+			run:  testRun(), now: 2 * minute,
+			job: makeJob(started, func(j *batchv1.Job) {
+				j.Annotations = map[string]string{"evals.evalrun.io/collection-deadline-seconds": "-5"}
+			}),
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""), running("judge"))},
+			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results", RecheckAfter: 4 * minute,
+				Runner: runnerSaid(0, "Completed", "")},
 		},
 
 		// The Job finished.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -28,6 +30,7 @@ import (
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=list
 
 // The manager holds configmaps update and patch only because Kubernetes lets it create the collector's Role
 // (which grants them by name) only if it holds them itself; it never updates a ConfigMap.
@@ -117,6 +120,25 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 			return nil, err
 		}
 		if job == nil {
+			// The cache may not show yet the terminal status this or another reconcile wrote before deleting the
+			// Job: the API server's copy decides.
+			live := &evalsv1alpha1.EvalRun{}
+			if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
+				return nil, client.IgnoreNotFound(err)
+			}
+			if live.UID != run.UID {
+				return nil, nil
+			}
+			if a, done := TerminalAssessment(live); done {
+				return &observed{assessment: a, facts: factsFromStatus(live)}, nil
+			}
+			run = live
+			// Results the collector persisted stand, whoever deleted the Job afterwards (ttlSecondsAfterFinished: 0,
+			// a user, a manager that was away meanwhile); only a run without them was cancelled.
+			if a, ok := fromCollection(run.Status.Collection, recordedPod(run)); ok {
+				a.Runner = run.Status.Runner
+				return &observed{assessment: a, facts: factsFromStatus(run)}, nil
+			}
 			a := Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
 				Message: fmt.Sprintf("Job %s was deleted before the run finished", run.Status.JobName), Runner: run.Status.Runner}
 			return &observed{assessment: a, facts: factsFromStatus(run)}, nil
@@ -154,7 +176,17 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	if err != nil {
 		return nil, err
 	}
-	a := Classify(Observation{Run: run, Job: job, Pods: pods, Now: now}, r.opts)
+	obs := Observation{Run: run, Job: job, Pods: pods, Now: now}
+	if len(pods) == 0 && !jobFinished(job) && !ptr.Deref(job.Spec.Suspend, false) {
+		// A Job without a pod may have had it rejected at creation; only its events say why.
+		if obs.PodCreateFailures, err = r.podCreateFailures(ctx, job); err != nil {
+			return nil, err
+		}
+	}
+	a := Classify(obs, r.opts)
+	if len(pods) == 0 && a.RecheckAfter == 0 && !a.State.Terminal() && !ptr.Deref(job.Spec.Suspend, false) {
+		a.RecheckAfter = podRejectedRecheck
+	}
 	return &observed{assessment: a, facts: facts, job: job}, nil
 }
 
@@ -213,6 +245,31 @@ func (r *EvalRunReconciler) podsOf(ctx context.Context, job *batchv1.Job) ([]cor
 		return nil, fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
 	}
 	return pods.Items, nil
+}
+
+// podCreateFailures lists the Job's FailedCreate events from the API server (events are not cached), oldest first.
+func (r *EvalRunReconciler) podCreateFailures(ctx context.Context, job *batchv1.Job) ([]PodCreateFailure, error) {
+	var events corev1.EventList
+	err := r.apiReader.List(ctx, &events, client.InNamespace(job.Namespace), client.MatchingFields{
+		"involvedObject.uid": string(job.UID), "reason": "FailedCreate",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the events of Job %s: %w", job.Name, err)
+	}
+	out := make([]PodCreateFailure, 0, len(events.Items))
+	for i := range events.Items {
+		e := &events.Items[i]
+		first := e.FirstTimestamp.Time
+		if first.IsZero() {
+			first = e.EventTime.Time
+		}
+		if first.IsZero() {
+			first = e.CreationTimestamp.Time
+		}
+		out = append(out, PodCreateFailure{First: first, Message: e.Message})
+	}
+	slices.SortFunc(out, func(a, b PodCreateFailure) int { return a.First.Compare(b.First) })
+	return out, nil
 }
 
 // syncSuspend sets the Job's spec.suspend to the run's, for a Job that is not Kueue's and has not finished.

@@ -417,7 +417,7 @@ func TestFailureReasons(t *testing.T) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 					s.Phase = corev1.PodSucceeded
 					runnerTerminated(0, "Completed", time.Now())(s)
-					s.ContainerStatuses = append(s.ContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
+					s.InitContainerStatuses = append(s.InitContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
 						Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg), FinishedAt: metav1.Now()}}})
 				})
 			},
@@ -444,7 +444,8 @@ func TestFailureReasons(t *testing.T) {
 			name: "collector failed", reason: evalsv1alpha1.ReasonCollectorFailed, status: metav1.ConditionFalse, stopsJob: true,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
-					s.ContainerStatuses = append(s.ContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
+					s.Phase = corev1.PodFailed
+					s.InitContainerStatuses = append(s.InitContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
 						Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "panic: boom", FinishedAt: metav1.Now()}}})
 				})
 			},
@@ -673,7 +674,7 @@ func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 			judge = &job.Spec.Template.Spec.Containers[i]
 		}
 	}
-	if diff := cmp.Diff([]string{layout.ContainerCollector, layout.ContainerRunner, layout.ContainerJudge}, names); diff != "" {
+	if diff := cmp.Diff([]string{layout.ContainerRunner, layout.ContainerJudge}, names); diff != "" {
 		t.Fatalf("containers (-want +got):\n%s", diff)
 	}
 	if judge.Image != run.Spec.Target.Image || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != layout.JudgeUser {

@@ -3,6 +3,7 @@ package controller
 import (
 	"maps"
 	"slices"
+	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,8 @@ const (
 	terminationGracePeriodSeconds int64 = 60
 	// tokenExpirationSeconds is the lifetime of the collector's projected token (the kubelet refreshes it).
 	tokenExpirationSeconds int64 = 3607
+	// collectionMarginSeconds is added to the collector's own deadlines for the manager's wait on its results.
+	collectionMarginSeconds = 30
 	// ComponentPod is the component label of the run's pod.
 	ComponentPod = "pod"
 )
@@ -33,6 +36,7 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 	opts = opts.withDefaults()
 	names := NamesFor(run.Name)
 	meta := childMeta(run, names.Job, ComponentJob)
+	meta.Annotations = map[string]string{layout.AnnotationCollectionDeadline: strconv.Itoa(int(collectionDeadline(cfg)))}
 	suspend := ptr.Deref(run.Spec.Suspend, false)
 	if run.Spec.QueueName != "" {
 		// Kueue admits the Job by unsuspending it; from here on only Kueue touches spec.suspend.
@@ -58,6 +62,12 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 			Template:             buildPodTemplate(run, cfg, opts),
 		},
 	}
+}
+
+// collectionDeadline is how long after the runner's end the collector may take: the code judges' deadline, the
+// results deadline for the API writes, and a margin for the kubelet's and the manager's own delays.
+func collectionDeadline(cfg layout.RunConfig) int32 {
+	return clampSeconds(int64(cfg.JudgeDeadlineSeconds) + int64(cfg.ResultsDeadlineSeconds) + collectionMarginSeconds)
 }
 
 func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) corev1.PodTemplateSpec {

@@ -57,18 +57,32 @@ var (
 	tokenRO    = corev1.VolumeMount{Name: "collector-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}
 )
 
-// baseJudge is the judge container expected for testRun() when some case has a code_judge.
-func baseJudge() corev1.Container {
+// gateJudge is the judge container without code judges: only the pod's gate (it ends once the collector noted
+// the results persisted), in the collector image.
+func gateJudge() corev1.Container {
 	return corev1.Container{
-		Name: "judge", Image: "localhost/evalrun/screening-runner:dev",
-		Command:      []string{"/evalrun/bin/collector", "judge", "--config", "/evalrun-eval/run.json"},
+		Name: "judge", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:      []string{"/collector", "judge", "--config", "/evalrun-eval/run.json"},
 		VolumeMounts: []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, evalRO},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
 		SecurityContext:        ourContainerSecurity(65530),
 		TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 }
+
+// codeJudge is the judge container expected for testRun() when some case has a code_judge: the runner's image,
+// the binary the install container copied.
+func codeJudge() corev1.Container {
+	c := gateJudge()
+	c.Image, c.ImagePullPolicy = "localhost/evalrun/screening-runner:dev", ""
+	c.Command = []string{"/evalrun/bin/collector", "judge", "--config", "/evalrun-eval/run.json"}
+	c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
+	return c
+}
+
+// setJudge replaces the judge container of j.
+func setJudge(j *batchv1.Job, c corev1.Container) { *containerOf(j, "judge") = c }
 
 // baseJob is the Job expected for testRun() with the default options and no code judges, written out in full.
 func baseJob() *batchv1.Job {
@@ -84,7 +98,9 @@ func baseJob() *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: "screen", Namespace: "team-a",
-			Labels:          map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "job"},
+			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "job"},
+			// No code judges: the results deadline (300s) and a 30s margin.
+			Annotations:     map[string]string{"evals.evalrun.io/collection-deadline-seconds": "330"},
 			OwnerReferences: ownerRefs(),
 		},
 		Spec: batchv1.JobSpec{
@@ -125,16 +141,17 @@ func baseJob() *batchv1.Job {
 							},
 						}}},
 					},
-					InitContainers: []corev1.Container{{
-						Name: "install", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-						Command:      []string{"/collector", "install", "--bin", "/evalrun/bin"},
-						VolumeMounts: []corev1.VolumeMount{binRW}, Resources: small("64Mi"), SecurityContext: ourContainerSecurity(65531),
-						TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-					}},
-					Containers: []corev1.Container{
+					InitContainers: []corev1.Container{
+						{
+							Name: "install", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
+							Command:      []string{"/collector", "install", "--bin", "/evalrun/bin"},
+							VolumeMounts: []corev1.VolumeMount{binRW}, Resources: small("64Mi"), SecurityContext: ourContainerSecurity(65531),
+							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						},
 						{
 							Name: "collector", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-							Command: []string{"/collector", "collect", "--config", "/evalrun-eval/run.json"},
+							RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+							Command:       []string{"/collector", "collect", "--config", "/evalrun-eval/run.json"},
 							Env: []corev1.EnvVar{
 								{Name: "EVALRUN_NAME", Value: "screen"},
 								{Name: "EVALRUN_NAMESPACE", Value: "team-a"},
@@ -145,6 +162,8 @@ func baseJob() *batchv1.Job {
 							Resources:    small("256Mi"), SecurityContext: ourContainerSecurity(65531),
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
+					},
+					Containers: []corev1.Container{
 						{
 							Name: "runner", Image: "localhost/evalrun/screening-runner:dev",
 							Command: []string{"/evalrun/bin/collector", "launch", "--config", "/evalrun-eval/run.json"},
@@ -159,6 +178,7 @@ func baseJob() *batchv1.Job {
 							},
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
+						gateJudge(),
 					},
 				},
 			},
@@ -203,6 +223,7 @@ func TestBuildJob(t *testing.T) {
 			want: func(j *batchv1.Job) {
 				containerOf(j, "install").Image = "registry.example/collector:v1"
 				containerOf(j, "collector").Image = "registry.example/collector:v1"
+				containerOf(j, "judge").Image = "registry.example/collector:v1"
 			},
 		},
 		{
@@ -214,7 +235,7 @@ func TestBuildJob(t *testing.T) {
 			want: func(j *batchv1.Job) { runnerOf(j).Env[1].Value = "/evalrun/out/cases" },
 		},
 		{
-			name: "code judges: a judge container in the runner's image, working dir and pull policy",
+			name: "code judges: the judge runs in the runner's image, working dir and pull policy",
 			run: testRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.WorkingDir = "/app"
 				r.Spec.Target.ImagePullPolicy = corev1.PullNever
@@ -222,9 +243,11 @@ func TestBuildJob(t *testing.T) {
 			codeJudges: 1,
 			want: func(j *batchv1.Job) {
 				runnerOf(j).WorkingDir, runnerOf(j).ImagePullPolicy = "/app", corev1.PullNever
-				judge := baseJudge()
+				judge := codeJudge()
 				judge.WorkingDir, judge.ImagePullPolicy = "/app", corev1.PullNever
-				j.Spec.Template.Spec.Containers = append(j.Spec.Template.Spec.Containers, judge)
+				setJudge(j, judge)
+				// One code judge case: ceil(1/2) rounds of 60s + 60s, the results deadline 300s and a 30s margin.
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "450"
 			},
 		},
 		{
@@ -237,18 +260,35 @@ func TestBuildJob(t *testing.T) {
 			codeJudges: 3,
 			want: func(j *batchv1.Job) {
 				runnerOf(j).ImagePullPolicy = corev1.PullNever
-				judge := baseJudge()
+				judge := codeJudge()
 				judge.Image, judge.ImagePullPolicy = "registry.example/judge:v1", corev1.PullIfNotPresent
 				judge.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}
-				j.Spec.Template.Spec.Containers = append(j.Spec.Template.Spec.Containers, judge)
+				setJudge(j, judge)
+				// Three code judge cases: ceil(3/2) rounds of 60s + 60s, + 300s + 30s.
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "510"
 			},
 		},
 		{
-			name: "judging settings without code judges: no judge container",
+			name: "judging image and resources without code judges: the judge is only the gate, in the collector image",
 			run: testRun(func(r *evalsv1alpha1.EvalRun) {
-				r.Spec.Judging = &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"}
+				r.Spec.Target.WorkingDir = "/app"
+				r.Spec.Judging = &evalsv1alpha1.Judging{Image: "registry.example/judge:v1",
+					Resources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}}
 			}),
-			want: func(*batchv1.Job) {},
+			want: func(j *batchv1.Job) { runnerOf(j).WorkingDir = "/app" },
+		},
+		{
+			name:       "results deadline and code judge settings size the collection deadline",
+			codeJudges: 2,
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.ResultsDeadlineSeconds = ptr.To[int32](60)
+				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeTimeoutSeconds: ptr.To[int32](7), CodeJudgeWorkers: ptr.To[int32](3)}
+			}),
+			want: func(j *batchv1.Job) {
+				setJudge(j, codeJudge())
+				// The judge deadline (ceil(2/3) = 1 round of 7s, + 60s), the results deadline 60s, a 30s margin.
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "157"
+			},
 		},
 		{
 			name: "kueue queue: label and created suspended even with suspend false",
@@ -344,7 +384,8 @@ func TestBuildJob(t *testing.T) {
 			}),
 			codeJudges: 1,
 			want: func(j *batchv1.Job) {
-				j.Spec.Template.Spec.Containers = append(j.Spec.Template.Spec.Containers, baseJudge())
+				setJudge(j, codeJudge())
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "450"
 			},
 		},
 	}
@@ -393,19 +434,15 @@ func hostileTargets() map[string]func(*evalsv1alpha1.EvalRun) {
 
 // TestBuildJobMounts pins, container by container, exactly which volumes are mounted and whether read-only: the
 // runner never mounts the snapshot, the verdicts or the token; the collector reads the runner's output read-only;
-// the judge never sees the runner's output. Every volume has at most one writer.
+// the judge never sees the runner's output. Every volume has exactly one writer.
 func TestBuildJobMounts(t *testing.T) {
-	withoutJudge := map[string][]corev1.VolumeMount{
-		"install":   {binRW},
-		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
-		"runner":    {binRO, outRW, evalRO},
-	}
-	withJudge := map[string][]corev1.VolumeMount{
+	want := map[string][]corev1.VolumeMount{
 		"install":   {binRW},
 		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
 		"runner":    {binRO, outRW, evalRO},
 		"judge":     {binRO, snapshotRO, verdictsRW, evalRO},
 	}
+	wantWriters := map[string][]string{"bin": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"}}
 	forbidden := map[string][]string{
 		"runner": {"snapshot", "verdicts", "collector-token"},
 		"judge":  {"out", "collector-token"},
@@ -431,16 +468,8 @@ func TestBuildJobMounts(t *testing.T) {
 						}
 					}
 				}
-				want := withoutJudge
-				if codeJudges > 0 {
-					want = withJudge
-				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("mounts per container (-want +got):\n%s", diff)
-				}
-				wantWriters := map[string][]string{"bin": {"install"}, "out": {"runner"}, "snapshot": {"collector"}}
-				if codeJudges > 0 {
-					wantWriters["verdicts"] = []string{"judge"}
 				}
 				if diff := cmp.Diff(wantWriters, writers); diff != "" {
 					t.Errorf("read-write mounts per volume (-want +got):\n%s", diff)
@@ -492,23 +521,22 @@ func TestBuildJobRunnerUser(t *testing.T) {
 }
 
 // TestBuildJobPodAnatomy pins what keeps the runner apart from the trusted containers beyond volumes: no shared
-// process namespace, the collector a regular container (not a native sidecar, which the pod would not wait for)
-// without a startup probe (the runner could hold it back), and the judge container only with code judges.
+// process namespace, no probes (the runner could hold a startup probe's file back), the collector the only native
+// sidecar (restarted by the kubelet should it crash), and the judge a regular container (the pod's gate) that
+// runs code in the runner's image or judging.image only when some case has a code judge.
 func TestBuildJobPodAnatomy(t *testing.T) {
 	cases := []struct {
 		name           string
 		codeJudges     int
 		judging        *evalsv1alpha1.Judging
-		wantContainers []string
 		wantJudgeImage string
 	}{
-		{name: "no code judges", wantContainers: []string{"collector", "runner"}},
-		{name: "no code judges, judging image set", judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"},
-			wantContainers: []string{"collector", "runner"}},
-		{name: "code judges in the runner's image", codeJudges: 1,
-			wantContainers: []string{"collector", "runner", "judge"}, wantJudgeImage: "localhost/evalrun/screening-runner:dev"},
+		{name: "no code judges: the judge is only the gate", wantJudgeImage: "localhost/evalrun/collector:dev"},
+		{name: "no code judges, judging.image set: still only the gate", judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"},
+			wantJudgeImage: "localhost/evalrun/collector:dev"},
+		{name: "code judges in the runner's image", codeJudges: 1, wantJudgeImage: "localhost/evalrun/screening-runner:dev"},
 		{name: "code judges in judging.image", codeJudges: 2, judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"},
-			wantContainers: []string{"collector", "runner", "judge"}, wantJudgeImage: "registry.example/judge:v1"},
+			wantJudgeImage: "registry.example/judge:v1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -518,33 +546,31 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 			if ptr.Deref(spec.ShareProcessNamespace, false) {
 				t.Errorf("shareProcessNamespace = %v, want false", spec.ShareProcessNamespace)
 			}
-			var names, initNames []string
-			for _, c := range spec.InitContainers {
-				initNames = append(initNames, c.Name)
+			kinds := func(cs []corev1.Container) []string {
+				var out []string
+				for _, c := range cs {
+					kind := "run once"
+					if c.RestartPolicy != nil {
+						kind = "restart " + string(*c.RestartPolicy)
+					}
+					out = append(out, c.Name+": "+kind)
+				}
+				return out
 			}
-			for _, c := range spec.Containers {
-				names = append(names, c.Name)
-			}
-			if diff := cmp.Diff([]string{"install"}, initNames); diff != "" {
+			if diff := cmp.Diff([]string{"install: run once", "collector: restart Always"}, kinds(spec.InitContainers)); diff != "" {
 				t.Errorf("init containers (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tc.wantContainers, names); diff != "" {
+			if diff := cmp.Diff([]string{"runner: run once", "judge: run once"}, kinds(spec.Containers)); diff != "" {
 				t.Errorf("containers (-want +got):\n%s", diff)
 			}
 			for _, c := range allContainers(job) {
-				if c.RestartPolicy != nil {
-					t.Errorf("container %s has restartPolicy %s: no native sidecars", c.Name, *c.RestartPolicy)
-				}
-				if c.StartupProbe != nil || c.ReadinessProbe != nil || c.LivenessProbe != nil {
-					t.Errorf("container %s has probes (startup %v, readiness %v, liveness %v)", c.Name, c.StartupProbe, c.ReadinessProbe, c.LivenessProbe)
+				if c.StartupProbe != nil || c.ReadinessProbe != nil || c.LivenessProbe != nil || c.Lifecycle != nil {
+					t.Errorf("container %s has probes or hooks (startup %v, readiness %v, liveness %v, lifecycle %v)",
+						c.Name, c.StartupProbe, c.ReadinessProbe, c.LivenessProbe, c.Lifecycle)
 				}
 			}
-			gotImage := ""
-			if judge := containerOf(job, "judge"); judge != nil {
-				gotImage = judge.Image
-			}
-			if gotImage != tc.wantJudgeImage {
-				t.Errorf("judge image = %q, want %q", gotImage, tc.wantJudgeImage)
+			if got := containerOf(job, "judge").Image; got != tc.wantJudgeImage {
+				t.Errorf("judge image = %q, want %q", got, tc.wantJudgeImage)
 			}
 		})
 	}

@@ -12,6 +12,9 @@ const (
 	DefaultUnschedulableTimeout = 5 * time.Minute
 	// DefaultImagePullTimeout is how long an image pull may keep failing before the run fails.
 	DefaultImagePullTimeout = 2 * time.Minute
+	// DefaultPodRejectedTimeout is how long the Job's pod may keep being rejected at creation (Pod Security,
+	// ResourceQuota, a webhook) before the run fails with PodRejected.
+	DefaultPodRejectedTimeout = 2 * time.Minute
 	// DefaultMaxConcurrentReconciles is how many EvalRuns are reconciled at once.
 	DefaultMaxConcurrentReconciles = 4
 )
@@ -26,6 +29,8 @@ type Options struct {
 	UnschedulableTimeout time.Duration
 	// ImagePullTimeout bounds how long an image pull (or a container that cannot be created) may keep failing.
 	ImagePullTimeout time.Duration
+	// PodRejectedTimeout bounds how long the Job's pod may keep failing to be created.
+	PodRejectedTimeout time.Duration
 	// MaxConcurrentReconciles is how many EvalRuns the controller reconciles at once.
 	MaxConcurrentReconciles int
 }
@@ -43,6 +48,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ImagePullTimeout <= 0 {
 		o.ImagePullTimeout = DefaultImagePullTimeout
+	}
+	if o.PodRejectedTimeout <= 0 {
+		o.PodRejectedTimeout = DefaultPodRejectedTimeout
 	}
 	if o.MaxConcurrentReconciles <= 0 {
 		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles

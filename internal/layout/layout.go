@@ -169,6 +169,9 @@ const (
 	LabelRun        = "evals.evalrun.io/run"
 	LabelComponent  = "evals.evalrun.io/component"
 	LabelKueueQueue = "kueue.x-k8s.io/queue-name"
+	// AnnotationCollectionDeadline, on the Job, is how many seconds after the runner's end the collector may take
+	// to record results (code judges plus API writes), from run.json; the manager waits that long.
+	AnnotationCollectionDeadline = "evals.evalrun.io/collection-deadline-seconds"
 )
 
 // Result ConfigMaps.

@@ -3,6 +3,7 @@ package podruntime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -80,13 +81,12 @@ func Collect(ctx context.Context, o CollectOptions) error {
 		logf(o.Log, "Collection failed error=%q\n", results.Excerpt(gerr.Error(), 512))
 		g = failedCollection(o, ended, gerr)
 	}
+	// The termination message is written before the API writes start, so that the manager can end the run from
+	// it even if the collector is killed while it retries; it is rewritten once they are done.
+	writeTermination(o, terminationMessage(g, ended, errPersisting))
 	perr := persist(pctx, o, g)
 	term := terminationMessage(g, ended, perr)
-	if o.TerminationLog != "" {
-		if err := writeTerminationLog(o.TerminationLog, term); err != nil {
-			logf(o.Log, "Cannot write the termination message error=%q\n", err.Error())
-		}
-	}
+	writeTermination(o, term)
 	if perr != nil {
 		logf(o.Log, "Results not persisted error=%q\n", results.Excerpt(perr.Error(), 1024))
 	} else {
@@ -97,6 +97,18 @@ func Collect(ctx context.Context, o CollectOptions) error {
 	}
 	<-ctx.Done()
 	return perr
+}
+
+// errPersisting is the persist error of the termination message written before the API writes.
+var errPersisting = errors.New("the collector was still writing the results")
+
+func writeTermination(o CollectOptions, t layout.TerminationMessage) {
+	if o.TerminationLog == "" {
+		return
+	}
+	if err := writeTerminationLog(o.TerminationLog, t); err != nil {
+		logf(o.Log, "Cannot write the termination message error=%q\n", err.Error())
+	}
 }
 
 // waitForRunner waits for the runner container's processes to be gone. It returns false with the reason when it
@@ -195,7 +207,7 @@ func failedCollection(o CollectOptions, finished bool, err error) *Gathered {
 	}})
 	if ferr != nil {
 		// An empty section always fits; keep a minimal one should it not.
-		minimal := &v1alpha1.CollectionStatus{Outcome: layout.OutcomeCollectorFailed, Message: msg, CollectedAt: &at}
+		minimal := &v1alpha1.CollectionStatus{Outcome: layout.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName}
 		out = &results.Output{Section: results.Section{Collection: minimal}}
 	}
 	return &Gathered{Output: out, Outcome: layout.OutcomeCollectorFailed, Message: msg}

@@ -1,0 +1,74 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// A Job whose pod the API server rejects (Pod Security, ResourceQuota, a webhook) shows why at once and fails with
+// PodRejected once the timeout has passed since the first rejection.
+func TestClassifyPodRejected(t *testing.T) {
+	const psa = `pods "screen-x" is forbidden: violates PodSecurity "restricted:latest": seLinuxOptions`
+	const quota = `pods "screen-y" is forbidden: exceeded quota: none, requested: pods=1, used: pods=0, limited: pods=0`
+	opts := Options{PodRejectedTimeout: 2 * time.Minute}
+	tests := []struct {
+		name     string
+		failures []PodCreateFailure
+		now      time.Duration
+		want     Assessment
+	}{
+		{
+			name: "no rejection: waiting for the pod",
+			now:  10 * time.Second,
+			want: Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "the Job started; waiting for its pod"},
+		},
+		{
+			name:     "rejected: pending with the API's latest message",
+			failures: []PodCreateFailure{{First: t0.Add(2 * time.Second), Message: psa}, {First: t0.Add(5 * time.Second), Message: quota}},
+			now:      10 * time.Second,
+			want: Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+				Message: "the Job cannot create its pod (retrying): " + quota, RecheckAfter: podRejectedRecheck},
+		},
+		{
+			name:     "rejected past the timeout: PodRejected, the Job stopped",
+			failures: []PodCreateFailure{{First: t0.Add(2 * time.Second), Message: psa}},
+			now:      2*time.Minute + 3*time.Second,
+			want: Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonPodRejected,
+				Message: "the Job could not create its pod for 2m0s: " + psa, StopJob: true},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			job := makeJob(started)
+			job.Spec.Suspend = ptr.To(false)
+			got := Classify(Observation{Run: testRun(), Job: job, Now: t0.Add(tc.now), PodCreateFailures: tc.failures}, opts)
+			got.Runner = nil
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("assessment (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Results the collector persisted stand when the Job is gone, weighed against the kubelet's recorded exit code.
+func TestRecordedPod(t *testing.T) {
+	run := testRun()
+	if recordedPod(run) != nil {
+		t.Errorf("a pod from no recorded facts")
+	}
+	run.Status.Runner = &evalsv1alpha1.RunnerStatus{PodName: "p-1", ExitCode: ptr.To[int32](7), Reason: "Error"}
+	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "p-1", Outcome: "Completed", Message: "collected the results of all 2 cases"}
+	a, ok := fromCollection(run.Status.Collection, recordedPod(run))
+	if !ok || a.Reason != evalsv1alpha1.ReasonRunnerFailed {
+		t.Errorf("collection with a recorded exit code 7: %+v, want RunnerFailed", a)
+	}
+	run.Status.Runner.ExitCode = ptr.To[int32](0)
+	if a, _ := fromCollection(run.Status.Collection, recordedPod(run)); a.Reason != evalsv1alpha1.ReasonCompleted {
+		t.Errorf("collection with a recorded exit code 0: %+v, want Completed", a)
+	}
+}
