@@ -10,6 +10,9 @@ K8S_BIN := $(ROOT)/bin/k8s/$(K8S_VERSION)
 export KUBEBUILDER_ASSETS := $(K8S_BIN)
 GOLANGCI_LINT_VERSION := $(shell cd hack/tools && $(GO) list -m -f '{{.Version}}' github.com/golangci/golangci-lint/v2)
 GOLANGCI_LINT := $(ROOT)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# kube-api-linter's golangci-lint build (its cmd/golangci-lint-kube-api-linter), keyed by both versions it is made of.
+KUBE_API_LINTER_VERSION := $(shell cd hack/tools && $(GO) list -m -f '{{.Version}}' sigs.k8s.io/kube-api-linter)
+KUBE_API_LINTER := $(ROOT)/bin/tools/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)-golangci-lint-$(GOLANGCI_LINT_VERSION)
 CONTROLLER_GEN := $(GO) tool controller-gen
 
 .PHONY: all
@@ -47,11 +50,18 @@ verify: generate manifests ## Regenerate everything and fail on drift or untrack
 	  if [ -n "$$untracked" ]; then echo "untracked generated files:"; echo "$$untracked"; exit 1; fi
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+lint: lint-api $(GOLANGCI_LINT) ## Run golangci-lint, and kube-api-linter on the API types.
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-api
+lint-api: $(KUBE_API_LINTER) ## Run kube-api-linter (.golangci-kal.yml) on api/ only.
+	$(KUBE_API_LINTER) run --config .golangci-kal.yml ./api/...
 
 $(GOLANGCI_LINT):
 	cd hack/tools && $(GO) build -o $(GOLANGCI_LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+$(KUBE_API_LINTER):
+	cd hack/tools && $(GO) build -o $(KUBE_API_LINTER) sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter
 
 ##@ Test
 .PHONY: envtest-assets

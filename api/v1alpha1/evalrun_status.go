@@ -151,7 +151,7 @@ type EvalRunStatus struct {
 	// +optional
 	ParseErrors []ParseError `json:"parseErrors,omitempty"`
 
-	// unexpectedIds are ids of valid records that no case requested; they are ignored (bounded, each cut to 256
+	// unexpectedIds are ids of valid records that no case requested; they are ignored (bounded, each at most 256
 	// characters). Written by the collector.
 	// +kubebuilder:validation:MaxItems=100
 	// +kubebuilder:validation:items:MaxLength=256

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -234,8 +235,9 @@ func TestCommandTemplateQuoting(t *testing.T) {
 
 func TestEvalRunDefaults(t *testing.T) {
 	ctx := context.Background()
-	run := testutil.MakeEvalRun("defaults", "default").FromConfigMap("evals", "").Obj()
+	run := testutil.MakeEvalRun("defaults", "default").FromConfigMap("evals", "").Healthcheck("check {EVAL_FILE}").Obj()
 	run.Spec.Judging = &evalsv1alpha1.Judging{}
+	run.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{}
 	if err := k8sClient.Create(ctx, run); err != nil {
 		t.Fatalf("Create() = %v", err)
 	}
@@ -254,6 +256,9 @@ func TestEvalRunDefaults(t *testing.T) {
 		{"evalFile.configMapKeyRef.key", got.Spec.EvalFile.ConfigMapKeyRef.Key, "eval.yaml"},
 		{"judging.passThreshold", got.Spec.Judging.PassThreshold, "0.8"},
 		{"judging.codeJudgeTimeoutSeconds", ptr.Deref(got.Spec.Judging.CodeJudgeTimeoutSeconds, -1), int32(60)},
+		{"judging.codeJudgeWorkers", ptr.Deref(got.Spec.Judging.CodeJudgeWorkers, -1), int32(2)},
+		{"target.healthcheck.timeoutSeconds", ptr.Deref(got.Spec.Target.Healthcheck.TimeoutSeconds, -1), int32(60)},
+		{"successPolicy.minPassRate", got.Spec.SuccessPolicy.MinPassRate, "1"},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -322,6 +327,43 @@ func TestEvalRunImmutability(t *testing.T) {
 			t.Fatalf("Status().Update() = %v", err)
 		}
 	})
+}
+
+// TestStatusZeroValuesRoundTrip writes a status whose required fields hold their zero values (counts of 0, line 0,
+// runnerFinished false): they are always serialized, so the API server accepts them and they read back as written.
+func TestStatusZeroValuesRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	run := testutil.MakeEvalRun("zero-status", "default").Obj()
+	if err := k8sClient.Create(ctx, run); err != nil {
+		t.Fatalf("Create() = %v", err)
+	}
+	want := evalsv1alpha1.EvalRunStatus{
+		Summary:       &evalsv1alpha1.RunSummary{},
+		Cases:         []evalsv1alpha1.CaseResult{{ID: "c1", Verdict: evalsv1alpha1.VerdictError}},
+		MissingIDs:    []string{strings.Repeat("m", 256)},
+		ParseErrors:   []evalsv1alpha1.ParseError{{Line: 0, Message: "the output file is empty"}},
+		UnexpectedIDs: []string{strings.Repeat("u", 256)},
+		Results:       &evalsv1alpha1.ResultsReference{ConfigMaps: []string{strings.Repeat("r", 253)}},
+		Collection:    &evalsv1alpha1.CollectionStatus{RunnerFinished: false},
+	}
+	run.Status = want
+	if err := k8sClient.Status().Update(ctx, run); err != nil {
+		t.Fatalf("Status().Update() = %v", err)
+	}
+	got := &evalsv1alpha1.EvalRun{}
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(run), got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got.Status); diff != "" {
+		t.Errorf("status read back (-want +got):\n%s", diff)
+	}
+
+	over := got.DeepCopy()
+	over.Status.MissingIDs = []string{strings.Repeat("m", 257)}
+	err := k8sClient.Status().Update(ctx, over)
+	if wantErr := "status.missingIds[0]: Too long"; err == nil || !strings.Contains(err.Error(), wantErr) {
+		t.Fatalf("Status().Update() with a 257-character missing id = %v, want an error containing %q", err, wantErr)
+	}
 }
 
 // TestSamplesAreAccepted keeps the documented samples valid against the generated CRD.

@@ -6,4 +6,5 @@ package tools
 import (
 	_ "github.com/golangci/golangci-lint/v2/cmd/golangci-lint"
 	_ "golang.org/x/perf/cmd/benchstat"
+	_ "sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter"
 )

@@ -23,7 +23,7 @@ func TestBuildRunConfig(t *testing.T) {
 			EvalFile: "/evalrun-eval/eval.yaml", CaseIDs: []string{"case-001", "case-002"},
 			CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
 			KillGraceSeconds: 10, PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
-			ResultConfigMaps: []string{"screen-results-0"}, StatusBudgetBytes: 512 * 1024,
+			ResultConfigMaps: []string{"screen-evalrun-results-0"}, StatusBudgetBytes: 512 * 1024,
 			ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, CollectorStartSeconds: 300,
 		}
 	}
@@ -83,7 +83,7 @@ func TestBuildRunConfig(t *testing.T) {
 			ids: caseIDs(4001),
 			want: func(c *layout.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
-				c.ResultConfigMaps = []string{"screen-results-0", "screen-results-1", "screen-results-2"}
+				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
 				c.TimeoutSeconds = 100
 				c.RunnerDeadlineSeconds = 100 + 10 + 10 + 60
 			},
@@ -100,7 +100,7 @@ func TestBuildRunConfig(t *testing.T) {
 			ids: caseIDs(4001),
 			want: func(c *layout.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
-				c.ResultConfigMaps = []string{"screen-results-0", "screen-results-1", "screen-results-2"}
+				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
 				c.Batching, c.Workers, c.TimeoutSeconds = "PerCase", 1, 604800
 				c.RunnerDeadlineSeconds = math.MaxInt32
 			},
@@ -157,7 +157,7 @@ func TestBuildRunConfig(t *testing.T) {
 			ids:  caseIDs(4001),
 			want: func(c *layout.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
-				c.ResultConfigMaps = []string{"screen-results-0", "screen-results-1", "screen-results-2"}
+				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
 			},
 		},
 	}
@@ -229,7 +229,7 @@ func TestBuildEvalConfigMapRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantMeta := metav1.ObjectMeta{
-		Name: "screen-eval", Namespace: "team-a",
+		Name: "screen-evalrun-eval", Namespace: "team-a",
 		Labels:          map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "eval"},
 		OwnerReferences: ownerRefs(),
 	}
@@ -266,25 +266,25 @@ func TestBuildCollectorRBAC(t *testing.T) {
 			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "collector"}}
 	}
 	wantRole := &rbacv1.Role{
-		ObjectMeta: meta("screen-collector"),
+		ObjectMeta: meta("screen-evalrun-collector"),
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"evals.evalrun.io"}, Resources: []string{"evalruns"}, ResourceNames: []string{"screen"}, Verbs: []string{"get"}},
 			{APIGroups: []string{"evals.evalrun.io"}, Resources: []string{"evalruns/status"}, ResourceNames: []string{"screen"}, Verbs: []string{"get", "patch"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"screen-results-0", "screen-results-1"}, Verbs: []string{"get", "update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"screen-evalrun-results-0", "screen-evalrun-results-1"}, Verbs: []string{"get", "update", "patch"}},
 		},
 	}
 	if diff := cmp.Diff(wantRole, BuildCollectorRole(run, cfg)); diff != "" {
 		t.Errorf("Role mismatch (-want +got):\n%s", diff)
 	}
 	wantBinding := &rbacv1.RoleBinding{
-		ObjectMeta: meta("screen-collector"),
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "screen-collector"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "screen-collector", Namespace: "team-a"}},
+		ObjectMeta: meta("screen-evalrun-collector"),
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "screen-evalrun-collector"},
+		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: "screen-evalrun-collector", Namespace: "team-a"}},
 	}
 	if diff := cmp.Diff(wantBinding, BuildCollectorRoleBinding(run)); diff != "" {
 		t.Errorf("RoleBinding mismatch (-want +got):\n%s", diff)
 	}
-	wantSA := &corev1.ServiceAccount{ObjectMeta: meta("screen-collector"), AutomountServiceAccountToken: ptr.To(false)}
+	wantSA := &corev1.ServiceAccount{ObjectMeta: meta("screen-evalrun-collector"), AutomountServiceAccountToken: ptr.To(false)}
 	if diff := cmp.Diff(wantSA, BuildCollectorServiceAccount(run)); diff != "" {
 		t.Errorf("ServiceAccount mismatch (-want +got):\n%s", diff)
 	}
@@ -295,7 +295,7 @@ func TestBuildCollectorRBAC(t *testing.T) {
 		}
 		gotNames = append(gotNames, cm.Name)
 	}
-	if diff := cmp.Diff([]string{"screen-results-0", "screen-results-1"}, gotNames); diff != "" {
+	if diff := cmp.Diff([]string{"screen-evalrun-results-0", "screen-evalrun-results-1"}, gotNames); diff != "" {
 		t.Errorf("result ConfigMaps mismatch (-want +got):\n%s", diff)
 	}
 }

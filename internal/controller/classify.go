@@ -140,13 +140,7 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 			}
 			return Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting, Message: "results are recorded; waiting for the Job to retry or fail"}
 		}
-		if a, ok := collectorEnded(pod); ok {
-			return a
-		}
 		return awaitResults(obs, runner.State.Terminated.FinishedAt.Time, "the runner ended; waiting for the collector's results")
-	}
-	if a, ok := collectorEnded(pod); ok {
-		return a
 	}
 	if pod.Status.Phase == corev1.PodRunning {
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is running", pod.Name)}
@@ -262,25 +256,6 @@ func fromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessm
 		tail = l.StderrTail
 	}
 	return fromOutcome(c.Outcome, c.Message, tail, pod), true
-}
-
-// collectorEnded fails a run whose pod finished without the collector recording results: from the collector's
-// termination message when it wrote one (its status write did not land), else as CollectorFailed. While the pod
-// runs, a terminated collector is a sidecar the kubelet restarts, and it resumes.
-func collectorEnded(pod *corev1.Pod) (Assessment, bool) {
-	if pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed {
-		return Assessment{}, false
-	}
-	collector := containerStatus(pod, layout.ContainerCollector)
-	if collector == nil || terminatedState(collector) == nil {
-		return Assessment{}, false
-	}
-	if a, ok := fromTerminationMessage(pod); ok {
-		return a, true
-	}
-	t := terminatedState(collector)
-	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
-		Message: fmt.Sprintf("the collector container ended (%s, exit code %d) without recording results: %s", t.Reason, t.ExitCode, oneLine(t.Message))}, true
 }
 
 func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -209,7 +210,12 @@ func (r *EvalRunReconciler) createOwned(ctx context.Context, run *evalsv1alpha1.
 		return obj, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return nil, fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err)
+		err = fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err)
+		if permanentCreateError(err) {
+			// The same create fails the same way on every retry: end the run with the API's message.
+			return nil, &childError{reason: evalsv1alpha1.ReasonInvalidSpec, err: err}
+		}
+		return nil, err
 	}
 	existing, ok := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
 	if !ok {
@@ -225,5 +231,39 @@ func (r *EvalRunReconciler) createOwned(ctx context.Context, run *evalsv1alpha1.
 }
 
 func notControlled(kind, name string, run *evalsv1alpha1.EvalRun) error {
-	return fmt.Errorf("%s %s exists and is not controlled by EvalRun %s (uid %s); delete it or rename the run", kind, name, run.Name, run.UID)
+	return &childError{reason: evalsv1alpha1.ReasonChildConflict,
+		err: fmt.Errorf("%s %s exists and is not controlled by EvalRun %s (uid %s); delete it or rename the run", kind, name, run.Name, run.UID)}
+}
+
+// childError is a failure to create a child that retrying cannot heal: it ends the run with its reason.
+type childError struct {
+	reason string
+	err    error
+}
+
+func (e *childError) Error() string { return e.err.Error() }
+func (e *childError) Unwrap() error { return e.err }
+
+// permanentCreateError reports whether a create error will not heal by itself: the object is invalid (labels or
+// annotations from podTemplate, a ConfigMap over the size limit, resources above a LimitRange's maximum), or the
+// request is malformed. Quota, conflicts, throttling and server errors may heal and are retried.
+func permanentCreateError(err error) bool {
+	switch {
+	case apierrors.IsInvalid(err), apierrors.IsRequestEntityTooLargeError(err), apierrors.IsBadRequest(err):
+		return true
+	case apierrors.IsForbidden(err):
+		// Forbidden covers both RBAC (the manager's own setup, may be fixed) and admission (a LimitRange maximum,
+		// a policy webhook). Quota may free up; the rest is the spec's.
+		return !strings.Contains(err.Error(), "exceeded quota")
+	}
+	return false
+}
+
+// childFailure turns a child error that retrying cannot heal into a terminal assessment.
+func childFailure(err error) (Assessment, bool) {
+	var ce *childError
+	if !errors.As(err, &ce) {
+		return Assessment{}, false
+	}
+	return Assessment{State: StateFailed, Reason: ce.reason, Message: truncate(oneLine(ce.Error()), maxConditionMessage)}, true
 }

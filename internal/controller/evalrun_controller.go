@@ -149,6 +149,15 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	facts := factsFromStatus(run)
 	if job == nil {
 		created, err := r.createChildren(ctx, run, now)
+		if a, ok := childFailure(err); ok {
+			return &observed{assessment: a, facts: facts}, nil
+		}
+		if created == nil && err != nil {
+			// Shown while the queue retries with backoff, so a run never waits silently.
+			a := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+				Message: truncate("retrying: "+oneLine(err.Error()), maxConditionMessage)}
+			return &observed{assessment: a, facts: facts}, err
+		}
 		if created == nil {
 			return nil, err
 		}

@@ -441,13 +441,14 @@ func TestFailureReasons(t *testing.T) {
 		{
 			// The collector is a regular container: once it ended without recording results, nothing will; the run
 			// ends at once, without waiting for the Job, and the Job (its runner still running) is stopped.
-			name: "collector failed", reason: evalsv1alpha1.ReasonCollectorFailed, status: metav1.ConditionFalse, stopsJob: true,
+			name: "collector failed", reason: evalsv1alpha1.ReasonCollectorFailed, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 					s.Phase = corev1.PodFailed
 					s.InitContainerStatuses = append(s.InitContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
 						Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "panic: boom", FinishedAt: metav1.Now()}}})
 				})
+				failJob(t, job, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
 			},
 		},
 		{

@@ -97,7 +97,7 @@ func baseJob() *batchv1.Job {
 	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: "screen", Namespace: "team-a",
+			Name: "screen-evalrun", Namespace: "team-a",
 			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "job"},
 			// No code judges: the results deadline (300s) and a 30s margin.
 			Annotations:     map[string]string{"evals.evalrun.io/collection-deadline-seconds": "330"},
@@ -117,7 +117,7 @@ func baseJob() *batchv1.Job {
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "pod"}},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                 corev1.RestartPolicyNever,
-					ServiceAccountName:            "screen-collector",
+					ServiceAccountName:            "screen-evalrun-collector",
 					AutomountServiceAccountToken:  ptr.To(false),
 					EnableServiceLinks:            ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To[int64](60),
@@ -129,7 +129,7 @@ func baseJob() *batchv1.Job {
 					Volumes: []corev1.Volume{
 						emptyDir("bin"), emptyDir("out"), emptyDir("snapshot"), emptyDir("verdicts"),
 						{Name: "eval", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-							LocalObjectReference: corev1.LocalObjectReference{Name: "screen-eval"}, DefaultMode: ptr.To[int32](0o444)}}},
+							LocalObjectReference: corev1.LocalObjectReference{Name: "screen-evalrun-eval"}, DefaultMode: ptr.To[int32](0o444)}}},
 						{Name: "collector-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 							DefaultMode: ptr.To[int32](0o444),
 							Sources: []corev1.VolumeProjection{

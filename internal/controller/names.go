@@ -19,17 +19,21 @@ const (
 	maxLabelValue = 63
 	// hashLen is the number of hex digits of the run name's sha256 kept in a cut name.
 	hashLen = 8
+	// childMarker marks every child's name as the operator's.
+	childMarker = "-evalrun"
 )
 
-// ChildNames are the deterministic names of one EvalRun's children.
+// ChildNames are the deterministic names of one EvalRun's children. Every name carries the "-evalrun" marker, so
+// that it is unmistakably the operator's and a user's own objects (a ConfigMap "<run>-eval" holding the eval file,
+// a Job named like the run) do not collide with it; a clash that still happens ends the run with ChildConflict.
 type ChildNames struct {
-	// EvalConfigMap holds the pinned eval file and run.json: <run>-eval.
+	// EvalConfigMap holds the pinned eval file and run.json: <run>-evalrun-eval.
 	EvalConfigMap string
-	// ServiceAccount, Role and RoleBinding give the collector its narrow API access: <run>-collector.
+	// ServiceAccount, Role and RoleBinding give the collector its narrow API access: <run>-evalrun-collector.
 	ServiceAccount string
 	Role           string
 	RoleBinding    string
-	// Job runs the evaluation: <run>.
+	// Job runs the evaluation: <run>-evalrun.
 	Job string
 	// RunLabel is the value of the evals.evalrun.io/run label on every child.
 	RunLabel string
@@ -39,21 +43,21 @@ type ChildNames struct {
 // NamesFor returns the children's names of the EvalRun called run. Names that would exceed their kind's limit are
 // cut and suffixed with a hash of the whole run name, so they stay unique and stable.
 func NamesFor(run string) ChildNames {
-	collector := childName(run, "-collector", maxObjectName)
+	collector := childName(run, childMarker+"-collector", maxObjectName)
 	return ChildNames{
-		EvalConfigMap:  childName(run, "-eval", maxObjectName),
+		EvalConfigMap:  childName(run, childMarker+"-eval", maxObjectName),
 		ServiceAccount: collector,
 		Role:           collector,
 		RoleBinding:    collector,
-		Job:            childName(run, "", maxJobName),
+		Job:            childName(run, childMarker, maxJobName),
 		RunLabel:       childName(run, "", maxLabelValue),
 		run:            run,
 	}
 }
 
-// ResultConfigMap returns the name of the i-th (0-based) result ConfigMap: <run>-results-<i>.
+// ResultConfigMap returns the name of the i-th (0-based) result ConfigMap: <run>-evalrun-results-<i>.
 func (n ChildNames) ResultConfigMap(i int) string {
-	return childName(n.run, "-results-"+strconv.Itoa(i), maxObjectName)
+	return childName(n.run, childMarker+"-results-"+strconv.Itoa(i), maxObjectName)
 }
 
 // ResultConfigMaps returns the names of count result ConfigMaps, in order.

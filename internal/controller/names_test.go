@@ -9,41 +9,42 @@ import (
 
 func TestNamesFor(t *testing.T) {
 	long := strings.Repeat("a", 238) + "-" + strings.Repeat("b", 14) // 253 characters, the longest name
+	x := func(n int) string { return strings.Repeat("x", n) }
 	cases := []struct {
 		name string
 		run  string
 		want ChildNames
 	}{
 		{
-			name: "short",
+			name: "short: every name carries the operator's marker",
 			run:  "screening",
-			want: ChildNames{EvalConfigMap: "screening-eval", ServiceAccount: "screening-collector", Role: "screening-collector",
-				RoleBinding: "screening-collector", Job: "screening", RunLabel: "screening", run: "screening"},
+			want: ChildNames{EvalConfigMap: "screening-evalrun-eval", ServiceAccount: "screening-evalrun-collector", Role: "screening-evalrun-collector",
+				RoleBinding: "screening-evalrun-collector", Job: "screening-evalrun", RunLabel: "screening", run: "screening"},
 		},
 		{
-			name: "exactly 63 characters keeps the Job name",
-			run:  strings.Repeat("x", 63),
-			want: ChildNames{EvalConfigMap: strings.Repeat("x", 63) + "-eval", ServiceAccount: strings.Repeat("x", 63) + "-collector",
-				Role: strings.Repeat("x", 63) + "-collector", RoleBinding: strings.Repeat("x", 63) + "-collector",
-				Job: strings.Repeat("x", 63), RunLabel: strings.Repeat("x", 63), run: strings.Repeat("x", 63)},
+			name: "55 characters keeps the Job name",
+			run:  x(55),
+			want: ChildNames{EvalConfigMap: x(55) + "-evalrun-eval", ServiceAccount: x(55) + "-evalrun-collector",
+				Role: x(55) + "-evalrun-collector", RoleBinding: x(55) + "-evalrun-collector",
+				Job: x(55) + "-evalrun", RunLabel: x(55), run: x(55)},
 		},
 		{
 			name: "64 characters cuts the Job name and label",
-			run:  strings.Repeat("x", 64),
-			want: ChildNames{EvalConfigMap: strings.Repeat("x", 64) + "-eval", ServiceAccount: strings.Repeat("x", 64) + "-collector",
-				Role: strings.Repeat("x", 64) + "-collector", RoleBinding: strings.Repeat("x", 64) + "-collector",
-				Job: strings.Repeat("x", 54) + "-" + hash8(strings.Repeat("x", 64)), RunLabel: strings.Repeat("x", 54) + "-" + hash8(strings.Repeat("x", 64)),
-				run: strings.Repeat("x", 64)},
+			run:  x(64),
+			want: ChildNames{EvalConfigMap: x(64) + "-evalrun-eval", ServiceAccount: x(64) + "-evalrun-collector",
+				Role: x(64) + "-evalrun-collector", RoleBinding: x(64) + "-evalrun-collector",
+				Job: x(46) + "-" + hash8(x(64)) + "-evalrun", RunLabel: x(54) + "-" + hash8(x(64)),
+				run: x(64)},
 		},
 		{
 			name: "253 characters cuts every name, trimming separators before the hash",
 			run:  long,
 			want: ChildNames{
-				EvalConfigMap:  strings.Repeat("a", 238) + "-" + hash8(long) + "-eval",
-				ServiceAccount: strings.Repeat("a", 234) + "-" + hash8(long) + "-collector",
-				Role:           strings.Repeat("a", 234) + "-" + hash8(long) + "-collector",
-				RoleBinding:    strings.Repeat("a", 234) + "-" + hash8(long) + "-collector",
-				Job:            strings.Repeat("a", 54) + "-" + hash8(long),
+				EvalConfigMap:  strings.Repeat("a", 231) + "-" + hash8(long) + "-evalrun-eval",
+				ServiceAccount: strings.Repeat("a", 226) + "-" + hash8(long) + "-evalrun-collector",
+				Role:           strings.Repeat("a", 226) + "-" + hash8(long) + "-evalrun-collector",
+				RoleBinding:    strings.Repeat("a", 226) + "-" + hash8(long) + "-evalrun-collector",
+				Job:            strings.Repeat("a", 46) + "-" + hash8(long) + "-evalrun",
 				RunLabel:       strings.Repeat("a", 54) + "-" + hash8(long),
 				run:            long,
 			},
@@ -76,7 +77,7 @@ func TestNamesForDistinguishesRunsSharingAPrefix(t *testing.T) {
 
 func TestResultConfigMapNames(t *testing.T) {
 	got := NamesFor("run").ResultConfigMaps(3)
-	want := []string{"run-results-0", "run-results-1", "run-results-2"}
+	want := []string{"run-evalrun-results-0", "run-evalrun-results-1", "run-evalrun-results-2"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ResultConfigMaps mismatch (-want +got):\n%s", diff)
 	}

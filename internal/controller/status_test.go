@@ -16,7 +16,7 @@ func cond(t string, s metav1.ConditionStatus, reason, msg string, since time.Dur
 }
 
 func TestDesiredManagerStatus(t *testing.T) {
-	facts := Facts{JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-eval"}
+	facts := Facts{JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-evalrun-eval"}
 	running := Assessment{State: StateRunning, Reason: "Running", Message: "pod p is running"}
 	cases := []struct {
 		name  string
@@ -30,7 +30,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 			name: "first write while running",
 			run:  testRun(), a: running, facts: facts, now: time.Minute,
 			want: ManagerStatus{
-				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-eval",
+				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-evalrun-eval",
 				Conditions: []metav1.Condition{
 					cond("Reconciling", metav1.ConditionTrue, "Running", "pod p is running", time.Minute),
 					cond("Stalled", metav1.ConditionFalse, "Running", "pod p is running", time.Minute),
@@ -52,7 +52,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 			}),
 			a: running, facts: facts, now: time.Hour,
 			want: ManagerStatus{
-				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-eval",
+				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-evalrun-eval",
 				Conditions: []metav1.Condition{
 					cond("Reconciling", metav1.ConditionTrue, "Running", "pod p is running", 0),
 					cond("Stalled", metav1.ConditionFalse, "Running", "pod p is running", 0),

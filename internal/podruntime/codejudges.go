@@ -148,6 +148,10 @@ func (j *judgeWriter) add(id string, results map[string]evaluate.EvaluatorResult
 func (j *judgeWriter) finish(keep bool) error {
 	err := j.w.Flush()
 	if err == nil {
+		// The collector, which reads the verdicts, runs as another user.
+		err = j.f.Chmod(0o644)
+	}
+	if err == nil {
 		err = j.f.Sync()
 	}
 	if cerr := j.f.Close(); err == nil {
