@@ -204,6 +204,8 @@ type Target struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.runAsUser) || (self.runAsUser != 65530 && self.runAsUser != 65531)",message="uids 65530 and 65531 are reserved for the operator's collector and judge containers; the runner must run as another user"
 	// +kubebuilder:validation:XValidation:rule="!has(self.capabilities) || !has(self.capabilities.add) || size(self.capabilities.add) == 0 || (size(self.capabilities.add) == 1 && self.capabilities.add[0] == 'NET_BIND_SERVICE')",message="the runner may add no capability other than NET_BIND_SERVICE"
 	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type in ['RuntimeDefault', 'Localhost']",message="the runner's seccomp profile must be RuntimeDefault or Localhost"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seLinuxOptions) || ((!has(self.seLinuxOptions.type) || self.seLinuxOptions.type in ['', 'container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t']) && (!has(self.seLinuxOptions.user) || self.seLinuxOptions.user == '') && (!has(self.seLinuxOptions.role) || self.seLinuxOptions.role == ''))",message="the runner's seLinuxOptions may only set type container_t, container_init_t, container_kvm_t or container_engine_t (and level), as the Pod Security restricted profile requires"
+	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || self.appArmorProfile.type != 'Unconfined'",message="the runner's AppArmor profile may not be Unconfined"
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 }
@@ -293,13 +295,18 @@ type SuccessPolicy struct {
 
 // PodOverrides are scheduling and metadata settings for the run's pod.
 type PodOverrides struct {
-	// labels are added to the pod (they cannot replace the operator's own labels).
+	// labels are added to the pod. Keys the operator or the Job controller own (evals.evalrun.io/*,
+	// batch.kubernetes.io/*, job-name, controller-uid) are rejected; use spec.queueName for Kueue.
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('evals.evalrun.io/') && !k.startsWith('batch.kubernetes.io/') && !(k in ['job-name', 'controller-uid', 'kueue.x-k8s.io/queue-name']))",message="podTemplate.labels may not set labels the operator or the Job controller own (evals.evalrun.io/*, batch.kubernetes.io/*, job-name, controller-uid) nor kueue.x-k8s.io/queue-name (use spec.queueName)"
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 
-	// annotations are added to the pod.
+	// annotations are added to the pod. The legacy AppArmor annotations
+	// (container.apparmor.security.beta.kubernetes.io/*) may only name runtime/default or localhost/<profile>, as
+	// the Pod Security "restricted" profile requires.
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('container.apparmor.security.beta.kubernetes.io/') || self[k] == 'runtime/default' || self[k].startsWith('localhost/'))",message="AppArmor annotations in podTemplate.annotations must be runtime/default or localhost/<profile> (Pod Security restricted); the pod would be rejected"
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 

@@ -129,6 +129,61 @@ func TestEvalRunAdmission(t *testing.T) {
 			r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](0)}
 			return r
 		}(), wantErr: "the runner may not run as user 0"},
+		{name: "runner takes the collector's uid", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-uid", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](65531)}
+			return r
+		}(), wantErr: "reserved for the operator's collector and judge containers"},
+		{name: "runner as another uid", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("ok-uid", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000)}
+			return r
+		}()},
+		{name: "seLinuxOptions type outside the restricted profile", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-selinux", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "spc_t"}}
+			return r
+		}(), wantErr: "seLinuxOptions may only set type"},
+		{name: "seLinuxOptions user", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-selinux-user", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{User: "system_u"}}
+			return r
+		}(), wantErr: "seLinuxOptions may only set type"},
+		{name: "seLinuxOptions container_t with a level", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("ok-selinux", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{SELinuxOptions: &corev1.SELinuxOptions{Type: "container_t", Level: "s0:c1,c2"}}
+			return r
+		}()},
+		{name: "AppArmor Unconfined", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-apparmor", "default").Obj()
+			r.Spec.Target.SecurityContext = &corev1.SecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}}
+			return r
+		}(), wantErr: "may not be Unconfined"},
+		{name: "legacy AppArmor annotation unconfined", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-apparmor-ann", "default").Obj()
+			r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Annotations: map[string]string{"container.apparmor.security.beta.kubernetes.io/runner": "unconfined"}}
+			return r
+		}(), wantErr: "AppArmor annotations in podTemplate.annotations"},
+		{name: "legacy AppArmor annotation localhost", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("ok-apparmor-ann", "default").Obj()
+			r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Annotations: map[string]string{"container.apparmor.security.beta.kubernetes.io/runner": "localhost/agent"}}
+			return r
+		}()},
+		{name: "podTemplate label owned by the operator", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-label", "default").Obj()
+			r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Labels: map[string]string{"evals.evalrun.io/run": "other"}}
+			return r
+		}(), wantErr: "podTemplate.labels may not set labels"},
+		{name: "podTemplate label owned by the Job controller", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-label-job", "default").Obj()
+			r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Labels: map[string]string{"batch.kubernetes.io/job-name": "x"}}
+			return r
+		}(), wantErr: "podTemplate.labels may not set labels"},
+		{name: "podTemplate cost label", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("ok-label", "default").Obj()
+			r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Labels: map[string]string{"team": "evals"}}
+			return r
+		}()},
 		{name: "runner adds capabilities", run: func() *evalsv1alpha1.EvalRun {
 			r := mk("bad-caps", "default").Obj()
 			r.Spec.Target.SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"SYS_ADMIN"}}}

@@ -1,0 +1,80 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// Every run ends, and ends right: faults that used to leave a run hanging or mislabelled.
+
+// 17. A user's ConfigMap named <run>-eval (the name round one reserved) is just the eval file now; an object
+// that does clash with a child's name ends that run with ChildConflict naming it, within seconds.
+func TestChildNames(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "names", nil)
+	createEvalConfigMap(t, ns, "mine-eval", sampleEvalFile(t))
+	run := MakeEvalRun("mine", ns).FromConfigMap("mine-eval", "eval.yaml").MinPassRate("0.8").Obj()
+	create(t, run)
+	got := waitFinished(t, ns, run.Name, runTimeout)
+	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
+
+	createEvalConfigMap(t, ns, "clash-evalrun-eval", "not the pinned copy")
+	clash := MakeEvalRun("clash", ns).Inline(sampleEvalFile(t)).Obj()
+	start := time.Now()
+	create(t, clash)
+	got = waitFinished(t, ns, clash.Name, time.Minute)
+	t.Logf("fault: name clash -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonChildConflict})
+	if c := succeeded(got); c == nil || !strings.Contains(c.Message, "clash-evalrun-eval") {
+		t.Errorf("condition %+v does not name the clashing ConfigMap", c)
+	}
+}
+
+// 18. A namespace whose ResourceQuota allows no pods: the run says why at once, and ends PodRejected after the
+// manager's --pod-rejected-timeout (2m by default), its Job stopped.
+func TestQuotaRejectsPod(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "quota", nil)
+	quota := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "none", Namespace: ns},
+		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}}
+	if err := k8s.Create(ctxFor(t, 30*time.Second), quota); err != nil {
+		t.Fatal(err)
+	}
+	run := MakeEvalRun("quota", ns).Inline(sampleEvalFile(t)).Obj()
+	start := time.Now()
+	create(t, run)
+	shown := waitRun(t, ns, run.Name, time.Minute, "the quota's message", func(r *evalv1.EvalRun) bool {
+		c := succeeded(r)
+		return c != nil && strings.Contains(c.Message, "exceeded quota")
+	})
+	t.Logf("fault: quota -> message shown in %s: %s", time.Since(start).Round(10*time.Millisecond), succeeded(shown).Message)
+	got := waitFinished(t, ns, run.Name, 4*time.Minute)
+	t.Logf("fault: quota -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonPodRejected})
+}
+
+// 19. ttlSecondsAfterFinished: 0 deletes the Job as soon as it finishes: the collected outcome stands.
+func TestJobDeletedAfterCollection(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "ttl", nil)
+	run := MakeEvalRun("ttl", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
+	create(t, run)
+	got := waitFinished(t, ns, run.Name, runTimeout)
+	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
+	// Once the Job is gone, later reconciles keep the outcome.
+	waitRun(t, ns, run.Name, time.Minute, "its Job deleted by the TTL", func(*evalv1.EvalRun) bool { return len(runPods(t, ns, run.Name)) == 0 })
+	again := waitFinished(t, ns, run.Name, time.Minute)
+	expectCondition(t, again, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+}
