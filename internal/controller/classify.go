@@ -91,7 +91,9 @@ func Classify(obs Observation, opts Options) Assessment {
 	pod := newestPod(obs.Pods)
 	a := classifyJob(obs, pod, opts)
 	a.Runner = runnerFacts(pod)
-	if job != nil && a.State == StateFailed && !jobFinished(job) {
+	// A failed run's Job is stopped while its runner may still run or wait; once the runner container ended,
+	// the pod finishes by itself (the collector and the judge wrap up), see StopFinishedRun.
+	if job != nil && !jobFinished(job) && stopAtOnce(a, pod) {
 		a.StopJob = true
 	}
 	a.Message = truncate(a.Message, maxConditionMessage)
@@ -412,6 +414,29 @@ func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
 	r.Reason = truncate(r.Reason, maxRunnerReason)
 	r.Message = lastRunes(r.Message, maxRunnerMessage)
 	return &r
+}
+
+// jobStopGrace is how long a decided run's unfinished Job may keep running (its collector and judge wrapping
+// up) before the manager stops it, so that nothing of a decided run is left running.
+const jobStopGrace = 2 * time.Minute
+
+// StopFinishedRun decides, for a run already decided at decidedAt, whether its Job (not finished, not being
+// deleted) is to be stopped now: at once while the runner still runs for a failed run, otherwise once
+// jobStopGrace has passed. It returns when to look again otherwise.
+func StopFinishedRun(a Assessment, pods []corev1.Pod, decidedAt, now time.Time) (bool, time.Duration) {
+	if stopAtOnce(a, newestPod(pods)) {
+		return true, 0
+	}
+	if left := decidedAt.Add(jobStopGrace).Sub(now); left > 0 {
+		return false, left
+	}
+	return true, 0
+}
+
+// stopAtOnce reports whether a failed run's Job is stopped without waiting: its runner may still run or wait, or
+// its collector gave no results in time (nothing the pod still does can change the outcome).
+func stopAtOnce(a Assessment, pod *corev1.Pod) bool {
+	return a.State == StateFailed && (runnerTerminated(pod) == nil || a.Reason == evalsv1alpha1.ReasonResultsNotReported)
 }
 
 // recordedPod rebuilds, from the kubelet facts recorded in status.runner, the runner's pod when it is gone, so a

@@ -250,7 +250,7 @@ func TestClassify(t *testing.T) {
 			name: "early: a failure outcome reported with the runner at exit 0 stands, and stops the Job",
 			run:  testRun(collected("MissingResults", "1 of 2 ids missing: case-002")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
-			want: Assessment{State: StateFailed, Reason: "MissingResults", Message: "1 of 2 ids missing: case-002", StopJob: true,
+			want: Assessment{State: StateFailed, Reason: "MissingResults", Message: "1 of 2 ids missing: case-002",
 				Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
@@ -266,7 +266,7 @@ func TestClassify(t *testing.T) {
 			name: "hostile: collection Completed but the kubelet says the runner exited 7: RunnerFailed, concluded early",
 			run:  testRun(collectedFor("screen-abcde", "Completed", "2 cases collected", liar)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 7, "Error", ""))},
-			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
 				Message: "the runner container exited with code 7 (kubelet); collected: 2 cases collected", Runner: runnerSaid(7, "Error", "")},
 		},
 		{
@@ -281,7 +281,7 @@ func TestClassify(t *testing.T) {
 			name: "hostile: a launcher report and termination message claiming success cannot hide the kubelet's exit code",
 			run:  testRun(collectedFor("screen-abcde", "InvalidOutput", "line 2: not JSON", liar)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 1, "Error", "all 2 cases passed\n"))},
-			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
 				Message: "the runner container exited with code 1 (kubelet): all 2 cases passed; collected: line 2: not JSON",
 				Runner:  runnerSaid(1, "Error", "all 2 cases passed\n")},
 		},
@@ -289,7 +289,7 @@ func TestClassify(t *testing.T) {
 			name: "hostile: missing results and a non-zero exit: RunnerFailed, not MissingResults",
 			run:  testRun(collected("MissingResults", "1 of 2 ids missing: case-002")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 2, "Error", ""))},
-			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
 				Message: "the runner container exited with code 2 (kubelet); collected: 1 of 2 ids missing: case-002", Runner: runnerSaid(2, "Error", "")},
 		},
 		{
@@ -298,7 +298,7 @@ func TestClassify(t *testing.T) {
 				&evalsv1alpha1.LauncherReport{ExitCode: ptr.To[int32](2), Signal: "SIGSEGV", StderrTail: "Traceback\n  boom"})),
 			job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
-			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
+			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
 				Message: "the runner exited with code 2; stderr: Traceback boom", Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
@@ -313,19 +313,19 @@ func TestClassify(t *testing.T) {
 			name: "launcher-reported timeout stands over the kubelet's exit code",
 			run:  testRun(collected("RunnerTimedOut", "case-002 ran past 30s")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 124, "Error", ""))},
-			want: Assessment{State: StateFailed, Reason: "RunnerTimedOut", StopJob: true, Message: "case-002 ran past 30s", Runner: runnerSaid(124, "Error", "")},
+			want: Assessment{State: StateFailed, Reason: "RunnerTimedOut", Message: "case-002 ran past 30s", Runner: runnerSaid(124, "Error", "")},
 		},
 		{
 			name: "launcher-reported healthcheck failure stands over the kubelet's exit code",
 			run:  testRun(collected("HealthcheckFailed", "healthcheck exited 3: no model")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 3, "Error", ""))},
-			want: Assessment{State: StateFailed, Reason: "HealthcheckFailed", StopJob: true, Message: "healthcheck exited 3: no model", Runner: runnerSaid(3, "Error", "")},
+			want: Assessment{State: StateFailed, Reason: "HealthcheckFailed", Message: "healthcheck exited 3: no model", Runner: runnerSaid(3, "Error", "")},
 		},
 		{
 			name: "hostile: OOM-killed with a Completed collection: RunnerOOMKilled, concluded early",
 			run:  testRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 137, "OOMKilled", ""))},
-			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", StopJob: true, Message: oomMsg, Runner: runnerSaid(137, "OOMKilled", "")},
+			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: oomMsg, Runner: runnerSaid(137, "OOMKilled", "")},
 		},
 		{
 			name: "OOM-killed wins over a launcher-reported timeout",

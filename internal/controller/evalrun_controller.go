@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -105,7 +106,17 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		if err != nil {
 			return nil, err
 		}
-		a.StopJob = a.State == StateFailed && job != nil && !jobFinished(job) && job.DeletionTimestamp.IsZero()
+		if job != nil && !jobFinished(job) && job.DeletionTimestamp.IsZero() {
+			pods, err := r.podsOf(ctx, job)
+			if err != nil {
+				return nil, err
+			}
+			decidedAt := now
+			if c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
+				decidedAt = c.LastTransitionTime.Time
+			}
+			a.StopJob, a.RecheckAfter = StopFinishedRun(a, pods, decidedAt, now)
+		}
 		return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
 	}
 

@@ -132,7 +132,8 @@ func TestHostileLeftoverRewritesOutput(t *testing.T) {
 	ns := newNamespace(t, "leftover", nil)
 	judge := `if grep -q forged; then echo '{"score": 0, "misses": ["saw the forged answer"]}'; else echo '{"score": 1}'; fi`
 	cmd := `echo '{"id":"h1","text":"yes"}' > {OUTPUT_FILE}; ` +
-		`(setsid sh -c 'sleep 4; echo "{\"id\":\"h1\",\"text\":\"forged\"}" > /evalrun/out/results.jsonl' </dev/null >/dev/null 2>&1 &); exit 0`
+		// The pause lets setsid run before the runner exits, so the leftover has left the runner's process group.
+		`(setsid sh -c 'sleep 4; echo "{\"id\":\"h1\",\"text\":\"forged\"}" > /evalrun/out/results.jsonl' </dev/null >/dev/null 2>&1 &); sleep 1; exit 0`
 	run := MakeEvalRun("leftover", ns).Inline(hostileEval(1, judge)).Command(cmd).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
