@@ -100,27 +100,12 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 // observe runs the numbered steps of one reconcile. It returns nil only when there is nothing to report.
 func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
-	// 1. A finished run keeps its outcome; only a failed run's still-running Job needs stopping.
+	// 1. A finished run keeps its outcome; its Job is stopped when it has no more to do.
 	if a, done := TerminalAssessment(run); done {
-		job, err := r.findJob(ctx, run)
-		if err != nil {
-			return nil, err
-		}
-		if job != nil && !jobFinished(job) && job.DeletionTimestamp.IsZero() {
-			pods, err := r.podsOf(ctx, job)
-			if err != nil {
-				return nil, err
-			}
-			decidedAt := now
-			if c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
-				decidedAt = c.LastTransitionTime.Time
-			}
-			a.StopJob, a.RecheckAfter = StopFinishedRun(a, pods, decidedAt, now)
-		}
-		return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
+		return r.observeDecided(ctx, run, a, now)
 	}
 
-	// 2. The Job, through the owner index; a Job we recorded that is gone means the run was cancelled.
+	// 2. The Job, through the owner index; a Job we recorded that is gone ends the run.
 	job, err := r.findJob(ctx, run)
 	if err != nil {
 		return nil, err
@@ -131,28 +116,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 			return nil, err
 		}
 		if job == nil {
-			// The cache may not show yet the terminal status this or another reconcile wrote before deleting the
-			// Job: the API server's copy decides.
-			live := &evalsv1alpha1.EvalRun{}
-			if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
-				return nil, client.IgnoreNotFound(err)
-			}
-			if live.UID != run.UID {
-				return nil, nil
-			}
-			if a, done := TerminalAssessment(live); done {
-				return &observed{assessment: a, facts: factsFromStatus(live)}, nil
-			}
-			run = live
-			// Results the collector persisted stand, whoever deleted the Job afterwards (ttlSecondsAfterFinished: 0,
-			// a user, a manager that was away meanwhile); only a run without them was cancelled.
-			if a, ok := fromCollection(run.Status.Collection, recordedPod(run)); ok {
-				a.Runner = run.Status.Runner
-				return &observed{assessment: a, facts: factsFromStatus(run)}, nil
-			}
-			a := Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
-				Message: fmt.Sprintf("Job %s was deleted before the run finished", run.Status.JobName), Runner: run.Status.Runner}
-			return &observed{assessment: a, facts: factsFromStatus(run)}, nil
+			return r.observeJobGone(ctx, run)
 		}
 	}
 
@@ -208,6 +172,51 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		a.RecheckAfter = podRejectedRecheck
 	}
 	return &observed{assessment: a, facts: facts, job: job}, nil
+}
+
+// observeDecided handles a run whose Succeeded condition is already terminal: its Job is stopped at once while its
+// failed runner may still run, otherwise once the collector and the judge had time to wrap up.
+func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alpha1.EvalRun, a Assessment, now time.Time) (*observed, error) {
+	job, err := r.findJob(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if job != nil && !jobFinished(job) && job.DeletionTimestamp.IsZero() {
+		pods, err := r.podsOf(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		decidedAt := now
+		if c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
+			decidedAt = c.LastTransitionTime.Time
+		}
+		a.StopJob, a.RecheckAfter = StopFinishedRun(a, pods, decidedAt, now)
+	}
+	return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
+}
+
+// observeJobGone handles a run whose Job was deleted. The cache may not show yet the terminal status a reconcile
+// wrote before deleting the Job, so the API server's copy of the run decides. Results the collector persisted
+// stand, whoever deleted the Job afterwards (ttlSecondsAfterFinished: 0, a user, a manager that was away
+// meanwhile); only a run without them was cancelled.
+func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alpha1.EvalRun) (*observed, error) {
+	live := &evalsv1alpha1.EvalRun{}
+	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if live.UID != run.UID {
+		return nil, nil
+	}
+	if a, done := TerminalAssessment(live); done {
+		return &observed{assessment: a, facts: factsFromStatus(live)}, nil
+	}
+	if a, ok := fromCollection(live.Status.Collection, recordedPod(live)); ok {
+		a.Runner = live.Status.Runner
+		return &observed{assessment: a, facts: factsFromStatus(live)}, nil
+	}
+	a := Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
+		Message: fmt.Sprintf("Job %s was deleted before the run finished", live.Status.JobName), Runner: live.Status.Runner}
+	return &observed{assessment: a, facts: factsFromStatus(live)}, nil
 }
 
 // factsFromStatus returns the facts already recorded in the run's status.

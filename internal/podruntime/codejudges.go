@@ -38,7 +38,8 @@ func codeJudgeCases(cases map[string]*evalfile.Case, ids []string) []string {
 // runCodeJudges runs the code_judge evaluators of every case that has output in the snapshot out, with at most
 // CodeJudgeWorkers at once, and writes their results to judgesPath (atomically). Cases without output are not
 // judged here: the collector reports them as errors.
-func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.File, ids []string, p layout.Output, judgesPath, shell string, log io.Writer) (err error) {
+func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.File, ids []string, p layout.Output,
+	judgesPath, shell string, log io.Writer) (err error) {
 	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
 	if err != nil {
 		return err

@@ -313,8 +313,9 @@ func admissionRule(t testing.TB) *regexp.Regexp {
 	if len(rules) != 2 || rules[0] != rules[1] {
 		t.Fatalf("want one quoting rule on both commandTemplate fields, got %q", rules)
 	}
-	pattern, ok := strings.CutPrefix(rules[0], "!self.matches(r'")
-	if pattern, ok = strings.CutSuffix(pattern, "')"); !ok {
+	pattern, okPrefix := strings.CutPrefix(rules[0], "!self.matches(r'")
+	pattern, okSuffix := strings.CutSuffix(pattern, "')")
+	if !okPrefix || !okSuffix {
 		t.Fatalf("the quoting rule is not !self.matches(r'...'): %q", rules[0])
 	}
 	rx, err := regexp.Compile(pattern)
