@@ -78,6 +78,9 @@ type Assessment struct {
 	Runner *evalsv1alpha1.RunnerStatus
 	// StopJob asks for the Job to be stopped: the run failed while its pod may still be running or waiting.
 	StopJob bool
+	// RetryPod names a pod to evict: its runner container never started (an infrastructure failure), so the
+	// Job replaces it without spending its backoffLimit (the eviction marks it DisruptionTarget).
+	RetryPod string
 	// RecheckAfter, when positive, is when the classification may change without any watched object changing
 	// (a timeout or deadline expires).
 	RecheckAfter time.Duration
@@ -133,6 +136,9 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 	if a, ok := stuckContainer(pod, obs.Now, opts.ImagePullTimeout); ok {
 		return a
 	}
+	if a, ok := infrastructureFailure(obs, pod); ok {
+		return a
+	}
 	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		// The runner container ended (the kubelet says so) and the collector recorded this pod's results: the
 		// run is decided without waiting for the Job, unless a failed runner is to be retried.
@@ -151,6 +157,44 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is starting", pod.Name)}
 	}
 	return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: fmt.Sprintf("pod %s is pending", pod.Name)}
+}
+
+// Infrastructure failures: container states in which the runner never ran, whoever's fault it is not the runner's.
+const (
+	terminatedStartError         = "StartError"
+	terminatedContainerCannotRun = "ContainerCannotRun"
+	// MaxInfrastructureRetries bounds how many pods a run replaces after infrastructure failures.
+	MaxInfrastructureRetries = 3
+)
+
+// infrastructureFailure handles a runner container that never started (runc failed to create it: StartError,
+// ContainerCannotRun, exit code 128 from the runtime, not from the launcher): the pod is replaced, up to
+// MaxInfrastructureRetries times (counted on the Job), then the run fails with InfrastructureFailed. Such a pod
+// would otherwise wait for ever, since its collector waits for a runner that never opened the runner-end FIFO.
+func infrastructureFailure(obs Observation, pod *corev1.Pod) (Assessment, bool) {
+	runner := containerStatus(pod, layout.ContainerRunner)
+	if runner == nil || runner.State.Terminated == nil {
+		return Assessment{}, false
+	}
+	t := runner.State.Terminated
+	if t.Reason != terminatedStartError && t.Reason != terminatedContainerCannotRun {
+		return Assessment{}, false
+	}
+	if c := obs.Run.Status.Collection; c != nil && c.PodName == pod.Name {
+		return Assessment{}, false // collected: the collection decides
+	}
+	if pod.DeletionTimestamp != nil {
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
+			Message: fmt.Sprintf("pod %s is being replaced after an infrastructure failure", pod.Name)}, true
+	}
+	retries, _ := strconv.Atoi(obs.Job.Annotations[layout.AnnotationInfrastructureRetries])
+	what := fmt.Sprintf("the runner container of pod %s could not start (%s: %s)", pod.Name, t.Reason, oneLine(t.Message))
+	if retries >= MaxInfrastructureRetries {
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInfrastructureFailed,
+			Message: fmt.Sprintf("%s, after %d replaced pods", what, retries)}, true
+	}
+	return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name,
+		Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", what, retries+1, MaxInfrastructureRetries)}, true
 }
 
 // podRejected reports a Job whose pod the API server keeps rejecting (Pod Security, ResourceQuota, a webhook, an
@@ -436,7 +480,8 @@ func StopFinishedRun(a Assessment, pods []corev1.Pod, decidedAt, now time.Time) 
 // stopAtOnce reports whether a failed run's Job is stopped without waiting: its runner may still run or wait, or
 // its collector gave no results in time (nothing the pod still does can change the outcome).
 func stopAtOnce(a Assessment, pod *corev1.Pod) bool {
-	return a.State == StateFailed && (runnerTerminated(pod) == nil || a.Reason == evalsv1alpha1.ReasonResultsNotReported)
+	return a.State == StateFailed && (runnerTerminated(pod) == nil || a.Reason == evalsv1alpha1.ReasonResultsNotReported ||
+		a.Reason == evalsv1alpha1.ReasonInfrastructureFailed)
 }
 
 // recordedPod rebuilds, from the kubelet facts recorded in status.runner, the runner's pod when it is gone, so a

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +34,7 @@ import (
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=list
+// +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
 
 // The manager holds configmaps update and patch only because Kubernetes lets it create the collector's Role
 // (which grants them by name) only if it holds them itself; it never updates a ConfigMap.
@@ -94,6 +97,9 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	var stopErr error
 	if obs.assessment.StopJob && obs.job != nil {
 		stopErr = r.stopJob(ctx, obs.job)
+	}
+	if obs.assessment.RetryPod != "" && obs.job != nil {
+		stopErr = errors.Join(stopErr, r.retryPod(ctx, obs.job, obs.assessment.RetryPod))
 	}
 	return ctrl.Result{RequeueAfter: obs.assessment.RecheckAfter}, errors.Join(stepErr, stopErr)
 }
@@ -316,6 +322,28 @@ func (r *EvalRunReconciler) syncSuspend(ctx context.Context, run *evalsv1alpha1.
 		return fmt.Errorf("setting suspend=%t on Job %s: %w", want, job.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(2).Info("Job suspension changed", "job", klog.KObj(job), "suspend", want)
+	return nil
+}
+
+// retryPod counts an infrastructure retry on the Job, then evicts the pod: the eviction marks it DisruptionTarget,
+// which the Job's pod failure policy ignores, so the Job replaces it without spending its backoffLimit. The count
+// is written first, so a retry is never made without being counted.
+func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podName string) error {
+	n, _ := strconv.Atoi(job.Annotations[layout.AnnotationInfrastructureRetries])
+	job = job.DeepCopy()
+	patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if job.Annotations == nil {
+		job.Annotations = map[string]string{}
+	}
+	job.Annotations[layout.AnnotationInfrastructureRetries] = strconv.Itoa(n + 1)
+	if err := r.client.Patch(ctx, job, patch); err != nil {
+		return fmt.Errorf("counting an infrastructure retry on Job %s: %w", job.Name, err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: podName}}
+	if err := r.client.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("evicting pod %s after an infrastructure failure: %w", podName, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Pod replaced after an infrastructure failure", "pod", klog.KRef(job.Namespace, podName), "retry", n+1)
 	return nil
 }
 

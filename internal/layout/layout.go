@@ -172,6 +172,9 @@ const (
 	// AnnotationCollectionDeadline, on the Job, is how many seconds after the runner's end the collector may take
 	// to record results (code judges plus API writes), from run.json; the manager waits that long.
 	AnnotationCollectionDeadline = "evals.evalrun.io/collection-deadline-seconds"
+	// AnnotationInfrastructureRetries, on the Job, counts the pods the manager replaced because their runner
+	// container never started.
+	AnnotationInfrastructureRetries = "evals.evalrun.io/infrastructure-retries"
 )
 
 // Result ConfigMaps.
