@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -86,11 +88,13 @@ func WriteResultConfigMaps(ctx context.Context, c client.Client, namespace strin
 
 // Backoff bounds the retries of API writes.
 type Backoff struct {
-	// Initial is the first wait (default 200ms); each wait doubles up to Max (default 10s).
+	// Initial is the first wait (default 200ms); each wait doubles up to Max (default 10s), with up to 50% jitter
+	// so that the collectors of a nightly batch do not all retry together after an API outage.
 	Initial, Max time.Duration
 }
 
-// retry calls op until it succeeds, returns a permanent error, or ctx ends. It returns the last error.
+// retry calls op until it succeeds, returns a permanent error, or ctx ends. It returns the last error. The waits
+// come from apimachinery's wait.Backoff (doubling, jittered), held under Max.
 func retry(ctx context.Context, b Backoff, op func(context.Context) error) error {
 	if b.Initial <= 0 {
 		b.Initial = 200 * time.Millisecond
@@ -98,7 +102,8 @@ func retry(ctx context.Context, b Backoff, op func(context.Context) error) error
 	if b.Max <= 0 {
 		b.Max = 10 * time.Second
 	}
-	wait := b.Initial
+	// No Cap: wait.Backoff stops stepping once it reaches its cap; the bound is applied to the base wait instead.
+	steps := wait.Backoff{Duration: b.Initial, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32}
 	for attempt := 1; ; attempt++ {
 		err := op(ctx)
 		if err == nil {
@@ -107,14 +112,16 @@ func retry(ctx context.Context, b Backoff, op func(context.Context) error) error
 		if permanent(err) {
 			return err
 		}
-		t := time.NewTimer(wait)
+		if steps.Duration > b.Max {
+			steps.Duration = b.Max // keeps the jitter, and the doubling from overflowing
+		}
+		t := time.NewTimer(steps.Step())
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
 		case <-t.C:
 		}
-		wait = min(2*wait, b.Max)
 	}
 }
 
