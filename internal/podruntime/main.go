@@ -54,20 +54,11 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		}
 		return exitOK
 	case "launch":
-		config := fs.String("config", "", "run configuration file (run.json) (required)")
 		shell := fs.String("shell", DefaultShell, "shell that runs the command templates")
 		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
-		pod := podFlags(fs)
-		if code, ok := parseFlags(fs, args); !ok {
+		cfg, pod, code := podModeFlags(fs, args, stderr, ExitLaunchFailed)
+		if cfg == nil {
 			return code
-		}
-		if *config == "" {
-			return usageError(fs, stderr, "--config is required")
-		}
-		cfg, err := LoadRunConfig(*config)
-		if err != nil {
-			logf(stderr, "collector launch: %v\n", err)
-			return ExitLaunchFailed
 		}
 		if err := hardenLauncher(); err != nil {
 			logf(stderr, "collector launch: %v\n", err)
@@ -78,19 +69,10 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		}
 		return Launch(ctx, LaunchOptions{Config: cfg, Pod: *pod, Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr, TerminationLog: *termLog})
 	case "judge":
-		config := fs.String("config", "", "run configuration file (run.json) (required)")
 		shell := fs.String("shell", DefaultShell, "shell that runs the code_judge scripts")
-		pod := podFlags(fs)
-		if code, ok := parseFlags(fs, args); !ok {
+		cfg, pod, code := podModeFlags(fs, args, stderr, exitInfra)
+		if cfg == nil {
 			return code
-		}
-		if *config == "" {
-			return usageError(fs, stderr, "--config is required")
-		}
-		cfg, err := LoadRunConfig(*config)
-		if err != nil {
-			logf(stderr, "collector judge: %v\n", err)
-			return exitInfra
 		}
 		if err := Judge(ctx, JudgeOptions{Config: cfg, Pod: *pod, Shell: *shell, Log: stderr}); err != nil {
 			logf(stderr, "collector judge: %v\n", err)
@@ -101,19 +83,10 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 		// The collector's heap peaks while it reads the eval file and the runner's output: a soft limit below the
 		// container's makes the garbage collector work harder near it instead of the pod being OOM-killed.
 		applyContainerMemoryLimit(cgroupMemoryFiles)
-		config := fs.String("config", "", "run configuration file (run.json) (required)")
 		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
-		pod := podFlags(fs)
-		if code, ok := parseFlags(fs, args); !ok {
+		cfg, pod, code := podModeFlags(fs, args, stderr, exitInfra)
+		if cfg == nil {
 			return code
-		}
-		if *config == "" {
-			return usageError(fs, stderr, "--config is required")
-		}
-		cfg, err := LoadRunConfig(*config)
-		if err != nil {
-			logf(stderr, "collector collect: %v\n", err)
-			return exitInfra
 		}
 		c, err := NewClient()
 		if err != nil {
@@ -136,6 +109,26 @@ func Main(ctx context.Context, mode string, args []string, stdout, stderr io.Wri
 	}
 	logf(stderr, "collector: unknown pod mode %q\n", mode)
 	return exitUsage
+}
+
+// podModeFlags registers --config and the pod layout's flags on fs (after the mode's own), parses args and
+// loads run.json. On failure it returns a nil configuration and the exit code: a usage error, or failCode when
+// run.json cannot be read.
+func podModeFlags(fs *flag.FlagSet, args []string, stderr io.Writer, failCode int) (*layout.RunConfig, *layout.Pod, int) {
+	config := fs.String("config", "", "run configuration file (run.json) (required)")
+	pod := podFlags(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return nil, nil, code
+	}
+	if *config == "" {
+		return nil, nil, usageError(fs, stderr, "--config is required")
+	}
+	cfg, err := LoadRunConfig(*config)
+	if err != nil {
+		logf(stderr, "%s: %v\n", fs.Name(), err)
+		return nil, nil, failCode
+	}
+	return cfg, pod, 0
 }
 
 // podFlags registers the directories of the pod layout, defaulting to the pod's mount points.

@@ -572,45 +572,33 @@ func (sc *scanner) skipSingle(where string) error {
 // skipDollarSingle skips bash's $'...' starting at sc.i. Inside, a backslash escapes the next character, so \'
 // does not end it; dash, which lacks $'...', ends the string there instead, so the scanner stops following.
 func (sc *scanner) skipDollarSingle() error {
-	s := sc.s
-	k := sc.i + 2
-	for ; k < len(s) && s[k] != '\''; k++ {
-		if placeholderAt(s, k) != "" {
-			return sc.misplaced(k, "inside $'...'")
-		}
-		if s[k] == '\n' {
-			sc.newline(k)
-		}
-		if s[k] == '\\' && k+1 < len(s) {
-			if placeholderAt(s, k+1) != "" {
-				return sc.misplaced(k+1, "inside $'...'")
-			}
-			if s[k+1] == '\'' {
-				sc.blind(k, `an escaped quote \' inside $'...' (bash and dash end the string at different places)`)
-				sc.i = len(s)
-				return nil
-			}
-			k++
-		}
-	}
-	sc.i = k + 1
-	return nil
+	return sc.skipEscaped(sc.i+2, '\'', "inside $'...'", `an escaped quote \' inside $'...' (bash and dash end the string at different places)`)
 }
 
 // skipBackquoted skips `...` starting at sc.i: it ends at the first backquote not preceded by a backslash.
 func (sc *scanner) skipBackquoted() error {
+	return sc.skipEscaped(sc.i+1, '`', "inside `...`", "")
+}
+
+// skipEscaped skips from k to the first unescaped end byte, refusing placeholders on the way (where names the
+// context). An escaped end byte makes the scanner stop following when blindOnEscapedEnd says why.
+func (sc *scanner) skipEscaped(k int, end byte, where, blindOnEscapedEnd string) error {
 	s := sc.s
-	k := sc.i + 1
-	for ; k < len(s) && s[k] != '`'; k++ {
+	for ; k < len(s) && s[k] != end; k++ {
 		if placeholderAt(s, k) != "" {
-			return sc.misplaced(k, "inside `...`")
+			return sc.misplaced(k, where)
 		}
 		if s[k] == '\n' {
 			sc.newline(k)
 		}
 		if s[k] == '\\' && k+1 < len(s) {
 			if placeholderAt(s, k+1) != "" {
-				return sc.misplaced(k+1, "inside `...`")
+				return sc.misplaced(k+1, where)
+			}
+			if s[k+1] == end && blindOnEscapedEnd != "" {
+				sc.blind(k, blindOnEscapedEnd)
+				sc.i = len(s)
+				return nil
 			}
 			k++
 		}
