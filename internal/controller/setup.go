@@ -36,10 +36,41 @@ func CacheByObject() map[client.Object]cache.ByObject {
 	}
 	sel := labels.NewSelector().Add(*req)
 	return map[client.Object]cache.ByObject{
-		&batchv1.Job{}:      {Label: sel},
-		&corev1.Pod{}:       {Label: sel},
-		&corev1.ConfigMap{}: {Label: sel},
+		&batchv1.Job{}:           {Label: sel, Transform: cache.TransformStripManagedFields()},
+		&corev1.Pod{}:            {Label: sel, Transform: cache.TransformStripManagedFields()},
+		&corev1.ConfigMap{}:      {Label: sel, Transform: stripConfigMapData},
+		&evalsv1alpha1.EvalRun{}: {Transform: StripCollectedResults},
 	}
+}
+
+// StripCollectedResults drops from a cached EvalRun what reconciling never reads: the per-case results, the id
+// and parse-error lists the collector writes (up to the 512 KiB status budget per run) and managedFields. The
+// manager writes its own status fields by server-side apply, so the cached copy need not hold the rest; the
+// summary, the collection facts and the conditions stay.
+func StripCollectedResults(obj any) (any, error) {
+	run, ok := obj.(*evalsv1alpha1.EvalRun)
+	if !ok {
+		return obj, nil
+	}
+	run.ManagedFields = nil
+	run.Status.Cases = nil
+	run.Status.MissingIDs = nil
+	run.Status.ParseErrors = nil
+	run.Status.UnexpectedIDs = nil
+	return run, nil
+}
+
+// stripConfigMapData drops the data of cached ConfigMaps: the manager only checks that its children exist
+// (pinned eval files and result ConfigMaps can be a MiB each); it reads a pinned eval file from the API server.
+func stripConfigMapData(obj any) (any, error) {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return obj, nil
+	}
+	cm.ManagedFields = nil
+	cm.Data = nil
+	cm.BinaryData = nil
+	return cm, nil
 }
 
 // IndexFields registers the owner index on Jobs (owned by EvalRuns) and pods (owned by Jobs).
