@@ -139,6 +139,12 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 	if a, ok := infrastructureFailure(obs, pod); ok {
 		return a
 	}
+	if disrupted(pod) {
+		// Eviction, drain or preemption: the Job replaces the pod without spending its backoffLimit (its pod
+		// failure policy ignores DisruptionTarget); what this pod's runner did is not the run's outcome.
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
+			Message: fmt.Sprintf("pod %s was disrupted (%s); the Job replaces it", pod.Name, disruptionReason(pod))}
+	}
 	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		// The runner container ended (the kubelet says so) and the collector recorded this pod's results: the
 		// run is decided without waiting for the Job, unless a failed runner is to be retried.
@@ -157,6 +163,26 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is starting", pod.Name)}
 	}
 	return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: fmt.Sprintf("pod %s is pending", pod.Name)}
+}
+
+// disrupted reports a pod the cluster is taking away (eviction, drain, preemption, a node going): the API server
+// or the controllers mark it DisruptionTarget.
+func disrupted(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func disruptionReason(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget {
+			return strings.TrimSpace(c.Reason + ": " + oneLine(c.Message))
+		}
+	}
+	return ""
 }
 
 // Infrastructure failures: container states in which the runner never ran, whoever's fault it is not the runner's.

@@ -114,3 +114,23 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 		})
 	}
 }
+
+// An evicted (drained, preempted) pod is replaced by the Job: whatever its runner and collector did, the run
+// waits for the replacement instead of concluding from the disrupted pod.
+func TestClassifyDisruptedPod(t *testing.T) {
+	evicted := func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget,
+			Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"})
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "runner",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error"}}})
+	}
+	run := testRun()
+	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: "RunnerFailed", Message: "terminated"}
+	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), evicted)}, Now: t0.Add(time.Minute)}, Options{})
+	want := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
+		Message: "pod screen-abcde was disrupted (EvictionByEvictionAPI: Eviction API: evicting); the Job replaces it"}
+	got.Runner = nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("assessment (-want +got):\n%s", diff)
+	}
+}

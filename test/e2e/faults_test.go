@@ -8,11 +8,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
 // Every run ends, and ends right: faults that used to leave a run hanging or mislabelled.
@@ -77,4 +79,38 @@ func TestJobDeletedAfterCollection(t *testing.T) {
 	waitRun(t, ns, run.Name, time.Minute, "its Job deleted by the TTL", func(*evalv1.EvalRun) bool { return len(runPods(t, ns, run.Name)) == 0 })
 	again := waitFinished(t, ns, run.Name, time.Minute)
 	expectCondition(t, again, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+}
+
+// 20. The pod is evicted (Eviction API) while the runner runs: the Job replaces it without spending its
+// backoffLimit, and the run ends with the replacement's outcome, never RunnerFailed.
+func TestPodEvictedMidRun(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "evict", nil)
+	run := MakeEvalRun("evict", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
+	start := time.Now()
+	create(t, run)
+	var first corev1.Pod
+	waitRun(t, ns, run.Name, runTimeout, "its runner running", func(*evalv1.EvalRun) bool {
+		for _, p := range runPods(t, ns, run.Name) {
+			if s := containerStatus(&p, layout.ContainerRunner); s != nil && s.State.Running != nil {
+				first = p
+				return true
+			}
+		}
+		return false
+	})
+	ev := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: first.Name, Namespace: ns}}
+	if err := clientset.CoreV1().Pods(ns).EvictV1(ctxFor(t, 30*time.Second), ev); err != nil {
+		t.Fatalf("evicting %s: %v", first.Name, err)
+	}
+	got := waitFinished(t, ns, run.Name, runTimeout)
+	t.Logf("fault: pod evicted mid-run -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
+	if r := got.Status.Runner; r == nil || r.PodName == first.Name {
+		t.Errorf("runner facts %+v, want the replacement pod's (not %s)", got.Status.Runner, first.Name)
+	}
+	if c := got.Status.Collection; c == nil || c.PodName == first.Name {
+		t.Errorf("collection %+v, want the replacement pod's", got.Status.Collection)
+	}
 }
