@@ -26,7 +26,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalruns,verbs=get;list;watch
-// +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalruns/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalruns/status,verbs=get;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch
