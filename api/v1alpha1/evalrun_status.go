@@ -363,9 +363,8 @@ type CollectionStatus struct {
 	Launcher *LauncherReport `json:"launcher,omitempty"`
 	// outcome is the collector's classification of the run: Completed, RunnerFailed, RunnerTimedOut,
 	// HealthcheckFailed, MissingResults, InvalidOutput or CollectorFailed. The manager turns it into conditions.
-	// +kubebuilder:validation:MaxLength=64
 	// +optional
-	Outcome string `json:"outcome,omitempty"`
+	Outcome CollectionOutcome `json:"outcome,omitempty"`
 	// message explains the outcome in one bounded line.
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
@@ -378,6 +377,22 @@ type CollectionStatus struct {
 	// +optional
 	PodName string `json:"podName,omitempty"`
 }
+
+// CollectionOutcome is the collector's classification of a run, recorded in status.collection.outcome and in
+// its termination message; each value is also the Succeeded condition's reason the manager derives from it.
+// +kubebuilder:validation:Enum=Completed;RunnerFailed;RunnerTimedOut;HealthcheckFailed;MissingResults;InvalidOutput;CollectorFailed
+type CollectionOutcome string
+
+// Collection outcomes.
+const (
+	OutcomeCompleted         CollectionOutcome = ReasonCompleted
+	OutcomeRunnerFailed      CollectionOutcome = ReasonRunnerFailed
+	OutcomeRunnerTimedOut    CollectionOutcome = ReasonRunnerTimedOut
+	OutcomeHealthcheckFailed CollectionOutcome = ReasonHealthcheckFailed
+	OutcomeMissingResults    CollectionOutcome = ReasonMissingResults
+	OutcomeInvalidOutput     CollectionOutcome = ReasonInvalidOutput
+	OutcomeCollectorFailed   CollectionOutcome = ReasonCollectorFailed
+)
 
 // LauncherReport is the launcher's own account of the runner's invocations (untrusted: written inside the
 // runner container).

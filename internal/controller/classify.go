@@ -348,7 +348,7 @@ func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
 	return a, true
 }
 
-func fromOutcome(outcome, message, stderrTail string, pod *corev1.Pod) Assessment {
+func fromOutcome(outcome evalsv1alpha1.CollectionOutcome, message, stderrTail string, pod *corev1.Pod) Assessment {
 	if runnerOOMKilled(pod) {
 		return oomKilled()
 	}
@@ -357,7 +357,7 @@ func fromOutcome(outcome, message, stderrTail string, pod *corev1.Pod) Assessmen
 	// non-zero failed, whatever its output or the launcher's report claim.
 	if t := runnerTerminated(pod); t != nil && t.ExitCode != 0 {
 		switch outcome {
-		case layout.OutcomeRunnerTimedOut, layout.OutcomeHealthcheckFailed, layout.OutcomeRunnerFailed, layout.OutcomeCollectorFailed:
+		case evalsv1alpha1.OutcomeRunnerTimedOut, evalsv1alpha1.OutcomeHealthcheckFailed, evalsv1alpha1.OutcomeRunnerFailed, evalsv1alpha1.OutcomeCollectorFailed:
 			// Already a failure; the launcher's account names it more precisely.
 		default:
 			m := fmt.Sprintf("the runner container exited with code %d (kubelet)", t.ExitCode)
@@ -368,29 +368,29 @@ func fromOutcome(outcome, message, stderrTail string, pod *corev1.Pod) Assessmen
 		}
 	}
 	switch outcome {
-	case layout.OutcomeCompleted:
+	case evalsv1alpha1.OutcomeCompleted:
 		if msg == "" {
 			msg = "every result was collected"
 		}
 		return Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: msg}
-	case layout.OutcomeRunnerFailed:
+	case evalsv1alpha1.OutcomeRunnerFailed:
 		if tail := oneLine(stderrTail); tail != "" {
 			msg = strings.TrimSpace(msg + "; stderr: " + lastRunes(tail, 512))
 		}
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: msg}
-	case layout.OutcomeRunnerTimedOut:
+	case evalsv1alpha1.OutcomeRunnerTimedOut:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: msg}
-	case layout.OutcomeHealthcheckFailed:
+	case evalsv1alpha1.OutcomeHealthcheckFailed:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonHealthcheckFailed, Message: msg}
-	case layout.OutcomeMissingResults:
+	case evalsv1alpha1.OutcomeMissingResults:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonMissingResults, Message: msg}
-	case layout.OutcomeInvalidOutput:
+	case evalsv1alpha1.OutcomeInvalidOutput:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidOutput, Message: msg}
-	case layout.OutcomeCollectorFailed:
+	case evalsv1alpha1.OutcomeCollectorFailed:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed, Message: msg}
 	}
 	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
-		Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", truncate(outcome, 64), msg)}
+		Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", truncate(string(outcome), 64), msg)}
 }
 
 func oomKilled() Assessment {

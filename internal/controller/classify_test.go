@@ -108,7 +108,7 @@ func collected(outcome, msg string) func(*evalsv1alpha1.EvalRun) {
 
 func collectedFor(podName, outcome, msg string, launcher *evalsv1alpha1.LauncherReport) func(*evalsv1alpha1.EvalRun) {
 	return func(r *evalsv1alpha1.EvalRun) {
-		r.Status.Collection = &evalsv1alpha1.CollectionStatus{Outcome: outcome, Message: msg, RunnerFinished: true, Launcher: launcher, PodName: podName}
+		r.Status.Collection = &evalsv1alpha1.CollectionStatus{Outcome: evalsv1alpha1.CollectionOutcome(outcome), Message: msg, RunnerFinished: true, Launcher: launcher, PodName: podName}
 	}
 }
 

@@ -126,13 +126,13 @@ func runnerTerminated(code int32, reason string, finished time.Time) func(*corev
 }
 
 // collectorApply writes the collector's part of the status in-process, with the collector's own code.
-func collectorApply(t *testing.T, c client.Client, run *evalsv1alpha1.EvalRun, outcome string, sum *evalsv1alpha1.RunSummary) {
+func collectorApply(t *testing.T, c client.Client, run *evalsv1alpha1.EvalRun, outcome evalsv1alpha1.CollectionOutcome, sum *evalsv1alpha1.RunSummary) {
 	t.Helper()
 	section := results.Section{
 		Summary: sum,
 		Cases:   []evalsv1alpha1.CaseResult{{ID: "case-001", Verdict: evalsv1alpha1.VerdictPass, Score: "1.0000"}},
 		Collection: &evalsv1alpha1.CollectionStatus{
-			RunnerFinished: true, Outcome: outcome, Message: outcome + " reported by the collector",
+			RunnerFinished: true, Outcome: outcome, Message: string(outcome) + " reported by the collector",
 			Launcher: &evalsv1alpha1.LauncherReport{ExitCode: ptr.To[int32](0), Invocations: 1, StderrTail: "stderr tail"},
 			PodName:  controller.NamesFor(run.Name).Job + "-x7k2p",
 		},
@@ -364,49 +364,49 @@ func TestFailureReasons(t *testing.T) {
 		{
 			name: "completed", reason: evalsv1alpha1.ReasonCompleted, status: metav1.ConditionTrue,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+				collectorApply(t, k8s, run, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "runner failed", reason: evalsv1alpha1.ReasonRunnerFailed, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, layout.OutcomeRunnerFailed, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
+				collectorApply(t, k8s, run, evalsv1alpha1.OutcomeRunnerFailed, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "runner timed out", reason: evalsv1alpha1.ReasonRunnerTimedOut, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, layout.OutcomeRunnerTimedOut, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
+				collectorApply(t, k8s, run, evalsv1alpha1.OutcomeRunnerTimedOut, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "healthcheck failed", reason: evalsv1alpha1.ReasonHealthcheckFailed, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, layout.OutcomeHealthcheckFailed, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
+				collectorApply(t, k8s, run, evalsv1alpha1.OutcomeHealthcheckFailed, &evalsv1alpha1.RunSummary{Total: 2, Missing: 2})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "missing results", reason: evalsv1alpha1.ReasonMissingResults, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, layout.OutcomeMissingResults, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
+				collectorApply(t, k8s, run, evalsv1alpha1.OutcomeMissingResults, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, Missing: 1})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "invalid output", reason: evalsv1alpha1.ReasonInvalidOutput, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				collectorApply(t, k8s, run, layout.OutcomeInvalidOutput, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, ParseErrors: 1})
+				collectorApply(t, k8s, run, evalsv1alpha1.OutcomeInvalidOutput, &evalsv1alpha1.RunSummary{Total: 2, Passed: 1, ParseErrors: 1})
 				completeJob(t, job)
 			},
 		},
 		{
 			name: "collector termination message when its status write never landed", reason: evalsv1alpha1.ReasonInvalidOutput, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				msg, err := json.Marshal(layout.TerminationMessage{Outcome: layout.OutcomeInvalidOutput, Message: "line 2: not JSON", Total: 2})
+				msg, err := json.Marshal(layout.TerminationMessage{Outcome: evalsv1alpha1.OutcomeInvalidOutput, Message: "line 2: not JSON", Total: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -554,7 +554,7 @@ func TestCollectorAndManagerStatusMerge(t *testing.T) {
 	updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
 	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
 
-	collectorApply(t, k8s, run, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+	collectorApply(t, k8s, run, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	// The manager writes after the collector: the runner container ended with exit code 0 and this pod's results
 	// are recorded, so the run is decided without waiting for the Job; the Job completing later changes nothing.
 	updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
@@ -623,7 +623,7 @@ func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
 	if err := collector.Get(ctx, client.ObjectKeyFromObject(mine), &evalsv1alpha1.EvalRun{}); err != nil {
 		t.Errorf("reading its own EvalRun: %v", err)
 	}
-	collectorApply(t, collector, mine, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2})
+	collectorApply(t, collector, mine, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2})
 	resultCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor(mine.Name).ResultConfigMap(0)}}
 	if err := collector.Patch(ctx, resultCM, client.RawPatch("application/merge-patch+json", []byte(`{"binaryData":{"results.jsonl.gz":"H4sIAAAAAAAA/wMAAAAAAAAAAAA="}}`))); err != nil {
 		t.Errorf("patching its own result ConfigMap: %v", err)
@@ -724,7 +724,7 @@ func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 	if len(jobs.Items) != 1 || jobs.Items[0].UID != job.UID {
 		t.Fatalf("after the restart there are %d Jobs, want the original one", len(jobs.Items))
 	}
-	collectorApply(t, k8s, run, layout.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+	collectorApply(t, k8s, run, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	completeJob(t, job)
 	waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
 }

@@ -1,16 +1,6 @@
 package layout
 
-// Outcomes the collector records in status.collection.outcome and in its termination message; the manager turns
-// them into the Succeeded condition's reason.
-const (
-	OutcomeCompleted         = "Completed"
-	OutcomeRunnerFailed      = "RunnerFailed"
-	OutcomeRunnerTimedOut    = "RunnerTimedOut"
-	OutcomeHealthcheckFailed = "HealthcheckFailed"
-	OutcomeMissingResults    = "MissingResults"
-	OutcomeInvalidOutput     = "InvalidOutput"
-	OutcomeCollectorFailed   = "CollectorFailed"
-)
+import v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 
 // MaxTerminationMessageBytes bounds the collector's termination message (the kubelet keeps at most 4096 bytes).
 const MaxTerminationMessageBytes = 4000
@@ -18,18 +8,18 @@ const MaxTerminationMessageBytes = 4000
 // TerminationMessage is the collector's compact summary, written to its termination log: the manager's fallback
 // when the collector's API writes never landed.
 type TerminationMessage struct {
-	Outcome        string `json:"outcome"`
-	Message        string `json:"message,omitempty"`
-	RunnerFinished bool   `json:"runnerFinished"`
-	Persisted      bool   `json:"persisted"`
-	PersistError   string `json:"persistError,omitempty"`
-	Total          int32  `json:"total"`
-	Passed         int32  `json:"passed"`
-	Failed         int32  `json:"failed"`
-	Errored        int32  `json:"errored"`
-	Skipped        int32  `json:"skipped"`
-	Missing        int32  `json:"missing"`
-	ParseErrors    int32  `json:"parseErrors"`
-	Unexpected     int32  `json:"unexpected"`
-	OutputSHA256   string `json:"outputSHA256,omitempty"`
+	Outcome        v1alpha1.CollectionOutcome `json:"outcome"`
+	Message        string                     `json:"message,omitempty"`
+	RunnerFinished bool                       `json:"runnerFinished"`
+	Persisted      bool                       `json:"persisted"`
+	PersistError   string                     `json:"persistError,omitempty"`
+	Total          int32                      `json:"total"`
+	Passed         int32                      `json:"passed"`
+	Failed         int32                      `json:"failed"`
+	Errored        int32                      `json:"errored"`
+	Skipped        int32                      `json:"skipped"`
+	Missing        int32                      `json:"missing"`
+	ParseErrors    int32                      `json:"parseErrors"`
+	Unexpected     int32                      `json:"unexpected"`
+	OutputSHA256   string                     `json:"outputSHA256,omitempty"`
 }

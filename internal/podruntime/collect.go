@@ -203,14 +203,14 @@ func failedCollection(o CollectOptions, finished bool, err error) *Gathered {
 	msg := results.Excerpt("the collector could not gather the results: "+err.Error(), 2048)
 	b := results.NewBuilder(results.Options{BudgetBytes: o.Config.StatusBudgetBytes})
 	out, ferr := b.Finish(results.Tail{Collection: v1alpha1.CollectionStatus{
-		RunnerFinished: finished, Outcome: layout.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName,
+		RunnerFinished: finished, Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName,
 	}})
 	if ferr != nil {
 		// An empty section always fits; keep a minimal one should it not.
-		minimal := &v1alpha1.CollectionStatus{Outcome: layout.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName}
+		minimal := &v1alpha1.CollectionStatus{Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName}
 		out = &results.Output{Section: results.Section{Collection: minimal}}
 	}
-	return &Gathered{Output: out, Outcome: layout.OutcomeCollectorFailed, Message: msg}
+	return &Gathered{Output: out, Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg}
 }
 
 func terminationMessage(g *Gathered, finished bool, perr error) layout.TerminationMessage {

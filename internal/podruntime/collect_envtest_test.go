@@ -209,7 +209,7 @@ func TestCollectMergesWithManagerAndIsIdempotent(t *testing.T) {
 	if trunc == nil || trunc.Status != metav1.ConditionFalse {
 		t.Errorf("ResultsTruncated condition %+v, want False", trunc)
 	}
-	if st.Summary == nil || st.Summary.Total != 4 || len(st.Cases) != 4 || st.Collection == nil || st.Collection.Outcome != layout.OutcomeCompleted {
+	if st.Summary == nil || st.Summary.Total != 4 || len(st.Cases) != 4 || st.Collection == nil || st.Collection.Outcome != v1alpha1.OutcomeCompleted {
 		t.Fatalf("collector status not written: summary %+v, cases %d, collection %+v", st.Summary, len(st.Cases), st.Collection)
 	}
 	if diff := cmp.Diff(&v1alpha1.ResultsReference{ConfigMaps: []string{"run-results-0"}, Key: layout.ResultsKey, Format: layout.ResultsFormat, TotalCases: 4}, st.Results); diff != "" {
@@ -385,7 +385,7 @@ func TestCollectTerminatedBeforeRunnerEnded(t *testing.T) {
 		t.Fatalf("Collect: %v", err)
 	}
 	st := r.get(t).Status
-	if st.Collection == nil || st.Collection.RunnerFinished || st.Collection.Outcome != layout.OutcomeRunnerFailed {
+	if st.Collection == nil || st.Collection.RunnerFinished || st.Collection.Outcome != v1alpha1.OutcomeRunnerFailed {
 		t.Fatalf("collection %+v, want runnerFinished=false and RunnerFailed", st.Collection)
 	}
 	if st.Summary.Total != 4 || st.Summary.Missing != 3 || st.Summary.ParseErrors != 1 {

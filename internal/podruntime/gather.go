@@ -51,7 +51,7 @@ type GatherInput struct {
 // Gathered is one collection: what to persist and the facts the termination message carries.
 type Gathered struct {
 	Output  *results.Output
-	Outcome string
+	Outcome v1alpha1.CollectionOutcome
 	Message string
 	// Summary counts the results (also in Output.Section.Summary).
 	Summary v1alpha1.RunSummary
@@ -472,7 +472,7 @@ func readBounded(path string, max int) ([]byte, error) {
 
 // classify decides the collection's outcome and its one-line message. The launcher's report can only make it
 // worse: it names a timeout, a failed healthcheck or failed invocations, never a success the output does not show.
-func classify(rec *LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (string, string) {
+func classify(rec *LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (v1alpha1.CollectionOutcome, string) {
 	var notes []string
 	if in.JudgeError != "" {
 		notes = append(notes, "code judges: "+in.JudgeError)
@@ -488,20 +488,20 @@ func classify(rec *LauncherReport, in GatherInput, tail results.Tail, noOutput b
 	}
 	if !in.RunnerEnded {
 		if strings.Contains(in.EndReason, "did not end within") {
-			return layout.OutcomeRunnerTimedOut, with(in.EndReason + "; its output was collected as it was then")
+			return v1alpha1.OutcomeRunnerTimedOut, with(in.EndReason + "; its output was collected as it was then")
 		}
-		return layout.OutcomeRunnerFailed, with("the runner did not finish (" + in.EndReason + "); the output was collected as it was then")
+		return v1alpha1.OutcomeRunnerFailed, with("the runner did not finish (" + in.EndReason + "); the output was collected as it was then")
 	}
 	if rec != nil {
 		switch {
 		case rec.Error != "":
-			return layout.OutcomeRunnerFailed, with("the launcher reports that the runner could not be started: " + rec.Error)
+			return v1alpha1.OutcomeRunnerFailed, with("the launcher reports that the runner could not be started: " + rec.Error)
 		case rec.HealthcheckFailed:
 			msg := "the launcher reports that the healthcheck failed"
 			if h := rec.Healthcheck; h != nil {
 				msg = "the launcher reports that the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
 			}
-			return layout.OutcomeHealthcheckFailed, with(msg)
+			return v1alpha1.OutcomeHealthcheckFailed, with(msg)
 		}
 		timedOut, failed := false, rec.FailedCases > 0
 		if o := rec.Runner; o != nil {
@@ -517,28 +517,28 @@ func classify(rec *LauncherReport, in GatherInput, tail results.Tail, noOutput b
 		}
 		switch {
 		case timedOut && rec.Runner != nil:
-			return layout.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
+			return v1alpha1.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
 		case failed && rec.Runner != nil:
-			return layout.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
+			return v1alpha1.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
 		}
 	}
 	switch {
 	case tail.ParseErrorCount > 0:
 		first := tail.ParseErrors[0]
 		if first.Line == 0 {
-			return layout.OutcomeInvalidOutput, with(fmt.Sprintf("%d output problems (first: %s)", tail.ParseErrorCount, first.Message))
+			return v1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d output problems (first: %s)", tail.ParseErrorCount, first.Message))
 		}
-		return layout.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message))
+		return v1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message))
 	case noOutput:
-		return layout.OutcomeMissingResults, with("the runner wrote no output file")
+		return v1alpha1.OutcomeMissingResults, with("the runner wrote no output file")
 	case tail.MissingCount > 0:
 		noun := "cases have"
 		if tail.MissingCount == 1 {
 			noun = "case has"
 		}
-		return layout.OutcomeMissingResults, with(fmt.Sprintf("%d requested %s no result (first: %s)", tail.MissingCount, noun, tail.MissingIDs[0]))
+		return v1alpha1.OutcomeMissingResults, with(fmt.Sprintf("%d requested %s no result (first: %s)", tail.MissingCount, noun, tail.MissingIDs[0]))
 	}
-	return layout.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
+	return v1alpha1.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
 }
 
 // launcherStatus is the launcher's report as recorded in status: labelled as the launcher's, bounded.

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-
 	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/google/go-cmp/cmp"
@@ -81,7 +79,7 @@ func TestGatherBatched(t *testing.T) {
 		output      string // "" : no output file
 		exit        int32
 		judge       *evaluate.EvaluatorResult
-		wantOutcome string
+		wantOutcome v1alpha1.CollectionOutcome
 		wantMsg     string
 		wantCases   map[string]v1alpha1.Verdict
 		wantMissing []string
@@ -91,7 +89,7 @@ func TestGatherBatched(t *testing.T) {
 			name:        "all present, code judge passed",
 			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
 			judge:       &evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1, Hits: []string{"ok"}},
-			wantOutcome: layout.OutcomeCompleted,
+			wantOutcome: v1alpha1.OutcomeCompleted,
 			wantMsg:     "collected the results of all 4 cases",
 			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictPass, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
 			wantSummary: v1alpha1.RunSummary{Total: 4, Passed: 1, Skipped: 3, PassRate: "0.2500", MeanScore: "1.0000", MedianScore: "1.0000", MinScore: "1.0000", MaxScore: "1.0000", Histogram: []int32{0, 0, 0, 0, 1}},
@@ -99,14 +97,14 @@ func TestGatherBatched(t *testing.T) {
 		{
 			name:        "code judge never recorded is an error",
 			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
-			wantOutcome: layout.OutcomeCompleted,
+			wantOutcome: v1alpha1.OutcomeCompleted,
 			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictError, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
 			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 1, Skipped: 3, PassRate: "0.0000"},
 		},
 		{
 			name:        "missing and invalid lines",
 			output:      `{"id":"beta","text":"B"}` + "\n" + `not json` + "\n" + `{"id":"zzz","text":"?"}` + "\n",
-			wantOutcome: layout.OutcomeInvalidOutput,
+			wantOutcome: v1alpha1.OutcomeInvalidOutput,
 			wantMsg:     "1 invalid output lines (first: line 2",
 			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
 			wantMissing: []string{"alpha", "gamma", "delta"},
@@ -114,7 +112,7 @@ func TestGatherBatched(t *testing.T) {
 		},
 		{
 			name:        "no output file",
-			wantOutcome: layout.OutcomeMissingResults,
+			wantOutcome: v1alpha1.OutcomeMissingResults,
 			wantMsg:     "the runner wrote no output file",
 			wantCases:   map[string]v1alpha1.Verdict{},
 			wantMissing: []string{"alpha", "beta", "gamma", "delta"},
@@ -124,7 +122,7 @@ func TestGatherBatched(t *testing.T) {
 			name:        "runner exited 2",
 			output:      `{"id":"beta","text":"B"}` + "\n",
 			exit:        2,
-			wantOutcome: layout.OutcomeRunnerFailed,
+			wantOutcome: v1alpha1.OutcomeRunnerFailed,
 			wantMsg:     "the launcher reports that the runner exited with code 2",
 			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
 			wantMissing: []string{"alpha", "gamma", "delta"},
@@ -172,7 +170,7 @@ func TestGatherPartialOutputWithoutDone(t *testing.T) {
 	f.write(t, f.pod.Output().BatchOutput(), `{"id":"beta","text":"B"}`+"\n"+`{"id":"gamma","te`)
 	g := f.gather(t, false)
 	c := g.Output.Section.Collection
-	if c.RunnerFinished || g.Outcome != layout.OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
+	if c.RunnerFinished || g.Outcome != v1alpha1.OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
 		t.Errorf("collection %+v, outcome %s; want an unfinished runner", c, g.Outcome)
 	}
 	if diff := cmp.Diff(map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped}, caseVerdicts(g.Output.Section.Cases)); diff != "" {
@@ -197,7 +195,7 @@ func TestGatherPerCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := f.gather(t, true)
-	if g.Outcome != layout.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
+	if g.Outcome != v1alpha1.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
 		t.Errorf("outcome %s %q", g.Outcome, g.Message)
 	}
 	if diff := cmp.Diff([]string{"gamma", "delta"}, g.Output.Section.MissingIDs); diff != "" {
@@ -230,7 +228,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := f.gather(t, true)
-		if g.Outcome != layout.OutcomeInvalidOutput || !strings.Contains(g.Message, "symbolic link") {
+		if g.Outcome != v1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "symbolic link") {
 			t.Errorf("outcome %s %q, want InvalidOutput naming the symlink", g.Outcome, g.Message)
 		}
 		assertNoSecret(t, g, "secret-token")
@@ -242,7 +240,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := f.gather(t, true)
-		if g.Outcome != layout.OutcomeInvalidOutput || !strings.Contains(g.Message, "FIFO") {
+		if g.Outcome != v1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "FIFO") {
 			t.Errorf("outcome %s %q, want InvalidOutput naming the FIFO", g.Outcome, g.Message)
 		}
 	})
@@ -278,13 +276,13 @@ func TestGatherHostileOutputs(t *testing.T) {
 		// The runner claims a clean exit; the report can only make things worse, so the missing cases stand.
 		f.finishedRunner(t, 0)
 		g := f.gather(t, true)
-		if g.Outcome != layout.OutcomeMissingResults {
+		if g.Outcome != v1alpha1.OutcomeMissingResults {
 			t.Errorf("outcome %s, want MissingResults whatever the report claims", g.Outcome)
 		}
 		// A garbage report is noted, never trusted.
 		f.write(t, f.pod.Output().LauncherReport(), `{"batching": [}`)
 		g = f.gather(t, true)
-		if g.Outcome != layout.OutcomeMissingResults || !strings.Contains(g.Message, "launcher's report is unusable") {
+		if g.Outcome != v1alpha1.OutcomeMissingResults || !strings.Contains(g.Message, "launcher's report is unusable") {
 			t.Errorf("outcome %s %q", g.Outcome, g.Message)
 		}
 	})

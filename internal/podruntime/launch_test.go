@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/google/go-cmp/cmp"
@@ -160,7 +161,7 @@ func TestLaunchHealthcheckFailure(t *testing.T) {
 		t.Errorf("runner command ran after a failed healthcheck")
 	}
 	outcome, msg := classify(rep, ended(f.cfg), emptyTail(), false, 0)
-	if outcome != layout.OutcomeHealthcheckFailed || !strings.Contains(msg, "exited with code 7: model endpoint unreachable") {
+	if outcome != v1alpha1.OutcomeHealthcheckFailed || !strings.Contains(msg, "exited with code 7: model endpoint unreachable") {
 		t.Errorf("classified %s %q", outcome, msg)
 	}
 }
@@ -181,7 +182,7 @@ func TestLaunchNoShell(t *testing.T) {
 		t.Fatalf("runner outcome %+v, want a clear no-shell message", rep.Runner)
 	}
 	outcome, msg := classify(&rep, ended(f.cfg), emptyTail(), true, 0)
-	if outcome != layout.OutcomeRunnerFailed || !strings.Contains(msg, "needs a POSIX shell") {
+	if outcome != v1alpha1.OutcomeRunnerFailed || !strings.Contains(msg, "needs a POSIX shell") {
 		t.Errorf("classified %s %q, want RunnerFailed naming the missing shell", outcome, msg)
 	}
 }
@@ -242,7 +243,7 @@ func TestLaunchTimeout(t *testing.T) {
 		t.Errorf("runner outcome %+v, want a timeout without an exit code", rep.Runner)
 	}
 	outcome, _ := classify(rep, ended(f.cfg), emptyTail(), true, 0)
-	if outcome != layout.OutcomeRunnerTimedOut {
+	if outcome != v1alpha1.OutcomeRunnerTimedOut {
 		t.Errorf("outcome %s, want RunnerTimedOut", outcome)
 	}
 }
