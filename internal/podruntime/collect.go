@@ -68,7 +68,18 @@ func Collect(ctx context.Context, o CollectOptions) error {
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
 	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), seconds(o.Config.JudgeDeadlineSeconds, defaultJudgeDeadline))
+	// The kubelet stops the judge with the rest of the pod: once asked to stop, wait only briefly for it.
+	stopJudgeWait := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(terminationWait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			jcancel()
+		case <-jctx.Done():
+		}
+	})
 	in.JudgeResults, in.JudgeError = handOffToJudge(jctx, o, ended, why)
+	stopJudgeWait()
 	jcancel()
 
 	// Persisting is bounded by the results deadline, not by the termination signal: the kubelet's grace period
