@@ -145,6 +145,12 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
 			Message: fmt.Sprintf("pod %s was disrupted (%s); the Job replaces it", pod.Name, disruptionReason(pod))}
 	}
+	if c := obs.Run.Status.Collection; c != nil && !c.RunnerFinished && c.Outcome == evalsv1alpha1.OutcomeRunnerTimedOut {
+		// The collector stopped waiting for a runner that outlived its own timeouts: decided, and the Job stopped.
+		if a, ok := fromCollection(c, pod); ok {
+			return a
+		}
+	}
 	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		// The runner container ended (the kubelet says so) and the collector recorded this pod's results: the
 		// run is decided without waiting for the Job, unless a failed runner is to be retried.

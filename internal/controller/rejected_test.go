@@ -134,3 +134,19 @@ func TestClassifyDisruptedPod(t *testing.T) {
 		t.Errorf("assessment (-want +got):\n%s", diff)
 	}
 }
+
+// A runner that outlives its own timeouts (the launcher subverted or stuck): the collector stops waiting and
+// records RunnerTimedOut; the run is decided and the Job, whose runner still runs, stopped.
+func TestClassifyRunnerOutlivedItsTimeouts(t *testing.T) {
+	run := testRun()
+	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: evalsv1alpha1.OutcomeRunnerTimedOut,
+		Message: "the runner container did not end within 130s (its timeouts plus a margin)"}
+	running := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "runner",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+	}
+	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running)}, Now: t0.Add(3 * time.Minute)}, Options{})
+	if got.State != StateFailed || got.Reason != evalsv1alpha1.ReasonRunnerTimedOut || !got.StopJob {
+		t.Errorf("assessment %+v, want RunnerTimedOut with the Job stopped", got)
+	}
+}
