@@ -37,7 +37,7 @@ const (
 )
 
 const usageText = `usage: collector check --mode batch|single (--eval EVAL.yaml | --ids a,b,c | --ids-file FILE) --output FILE
-                       [--format json|table|summary] [--run-code-judges]
+                       [--format json|table|summary] [--run-code-judges] [--judging JUDGING.yaml] [--pass-threshold 0.8]
 
 Checks a runner's output the way the collector reads it. With --eval it also judges every case with the eval
 file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Exit code 0
@@ -54,6 +54,10 @@ type config struct {
 	format   string
 	// runCodeJudges runs code_judge scripts locally when judging with --eval.
 	runCodeJudges bool
+	// passThreshold is the EvalRun's judging.passThreshold; judgingPath names a YAML or JSON file holding the
+	// EvalRun's judging section (its evaluators are the defaults for cases that declare none).
+	passThreshold string
+	judgingPath   string
 }
 
 // usageError is a problem with the command line.
@@ -111,6 +115,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.output, "output", "", "the runner's output file")
 	fs.StringVar(&cfg.format, "format", formatJSON, "json, table or summary")
 	fs.BoolVar(&cfg.runCodeJudges, "run-code-judges", false, "with --eval, run code_judge scripts locally (they run the eval file's commands)")
+	fs.StringVar(&cfg.passThreshold, "pass-threshold", "", "with --eval, the EvalRun's judging.passThreshold (default: the judging file's, else 0.8)")
+	fs.StringVar(&cfg.judgingPath, "judging", "",
+		"with --eval, a YAML or JSON file holding the EvalRun's spec.judging (evaluators, passThreshold): the in-cluster verdicts")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -132,6 +139,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if sources != 1 {
 		return nil, errors.New("give exactly one of --eval, --ids and --ids-file")
+	}
+	if (cfg.passThreshold != "" || cfg.judgingPath != "") && cfg.evalPath == "" {
+		return nil, errors.New("--pass-threshold and --judging need --eval")
 	}
 	if cfg.output == "" {
 		return nil, errors.New("--output is required")
@@ -164,7 +174,11 @@ func run(ctx context.Context, cfg *config) (*Document, error) {
 	// Step 2: parse the output. With --format summary the responses are not kept, so that very large outputs
 	// are checked in bounded memory; with --eval each response is judged as it arrives.
 	keep := cfg.format != formatSummary
-	p := &plan{ids: ids, eval: eval, judge: newJudging(ctx, cfg, eval, keep)}
+	judge, err := newJudging(ctx, cfg, eval, keep)
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{ids: ids, eval: eval, judge: judge}
 	var doc *Document
 	var responses map[string]*jsonlresult.Response
 	switch cfg.mode {

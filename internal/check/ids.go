@@ -24,7 +24,11 @@ func requestedIDs(cfg *config) ([]string, *evalfile.File, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading the eval file: %w", err)
 		}
-		file, err = evalfile.Parse(data)
+		judging, err := loadJudging(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		file, err = evalfile.Parse(data, evalfile.WithDefaultEvaluators(judging.Evaluators))
 		if err != nil {
 			return nil, nil, fmt.Errorf("eval file %s: %w", cfg.evalPath, err)
 		}

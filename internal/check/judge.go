@@ -2,7 +2,11 @@ package check
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
@@ -23,15 +27,50 @@ type judging struct {
 	summary evaluate.SummaryBuilder
 }
 
+// judgingFile is the EvalRun's spec.judging as `collector check --judging` reads it: the settings that change
+// verdicts, so that a local check gives the in-cluster ones.
+type judgingFile struct {
+	Evaluators    []map[string]any `json:"evaluators"`
+	PassThreshold string           `json:"passThreshold"`
+}
+
+// loadJudging reads --judging (YAML or JSON) and applies --pass-threshold over it.
+func loadJudging(cfg *config) (judgingFile, error) {
+	var j judgingFile
+	if cfg.judgingPath != "" {
+		data, err := os.ReadFile(cfg.judgingPath)
+		if err != nil {
+			return j, fmt.Errorf("reading the judging file: %w", err)
+		}
+		if err := yaml.UnmarshalStrict(data, &j); err != nil {
+			return j, usageError(fmt.Sprintf("judging file %s: %v (want the EvalRun's spec.judging: evaluators, passThreshold)", cfg.judgingPath, err))
+		}
+	}
+	if cfg.passThreshold != "" {
+		j.PassThreshold = cfg.passThreshold
+	}
+	return j, nil
+}
+
 // newJudging returns the judging step for the plan, or nil when the check has no eval file.
-func newJudging(ctx context.Context, cfg *config, file *evalfile.File, keep bool) *judging {
+func newJudging(ctx context.Context, cfg *config, file *evalfile.File, keep bool) (*judging, error) {
 	if file == nil {
-		return nil
+		return nil, nil
+	}
+	settings, err := loadJudging(cfg)
+	if err != nil {
+		return nil, err
+	}
+	threshold := evaluate.DefaultThreshold
+	if settings.PassThreshold != "" {
+		if threshold, err = evaluate.ParseThreshold(settings.PassThreshold); err != nil {
+			return nil, usageError(fmt.Sprintf("pass threshold: %v", err))
+		}
 	}
 	j := &judging{
 		ctx:     ctx,
 		file:    file,
-		judge:   &evaluate.Judge{Threshold: evaluate.DefaultThreshold},
+		judge:   &evaluate.Judge{Threshold: threshold},
 		keep:    keep,
 		results: map[string]evaluate.CaseResult{},
 		judged:  map[string]bool{},
@@ -39,7 +78,7 @@ func newJudging(ctx context.Context, cfg *config, file *evalfile.File, keep bool
 	if cfg.runCodeJudges {
 		j.judge.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: evaluate.DefaultCodeJudgeTimeout}
 	}
-	return j
+	return j, nil
 }
 
 // observe judges the response of one requested case.

@@ -1,7 +1,10 @@
 package check
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -162,5 +165,54 @@ func TestRunCodeJudgesNeedsEval(t *testing.T) {
 	code, _, stderr := runMain(t, "--mode", "batch", "--ids", "a", "--output", fixture("batch-ok.jsonl"), "--run-code-judges")
 	if code != ExitUsage || !strings.Contains(stderr, "--run-code-judges needs --eval") {
 		t.Errorf("exit code %d, stderr %q", code, stderr)
+	}
+}
+
+// The EvalRun's judging settings make a local check give the in-cluster verdicts: judging.evaluators judge a case
+// that declares none, and the pass threshold moves a verdict.
+func TestCheckJudgingSettings(t *testing.T) {
+	dir := t.TempDir()
+	evalPath := filepath.Join(dir, "eval.yaml")
+	outPath := filepath.Join(dir, "out.jsonl")
+	mustWriteFile(t, evalPath, "evalcases:\n  - id: a\n    input_messages: [{role: user, content: q}]\n")
+	mustWriteFile(t, outPath, `{"id":"a","text":"x"}`+"\n")
+	judging := filepath.Join(dir, "judging.yaml")
+	mustWriteFile(t, judging, "evaluators:\n  - {name: half, type: code_judge, script: \"cat >/dev/null; echo '{\\\"score\\\": 0.5}'\"}\n")
+	check := func(extra ...string) judgedCase {
+		t.Helper()
+		var stdout, stderr strings.Builder
+		args := append([]string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--run-code-judges"}, extra...)
+		Main(context.Background(), args, &stdout, &stderr)
+		cases, _, _ := judgedCases(t, stdout.String())
+		if len(cases) != 1 {
+			t.Fatalf("cases %+v (stderr %s)", cases, stderr.String())
+		}
+		return cases[0]
+	}
+	if got := check(); got.Verdict != evaluate.VerdictSkipped {
+		t.Errorf("without judging settings: %+v, want Skipped (no evaluator)", got)
+	}
+	for _, tc := range []struct {
+		threshold string
+		want      evaluate.Verdict
+	}{{"0.4", evaluate.VerdictPass}, {"0.6", evaluate.VerdictFail}} {
+		got := check("--judging", judging, "--pass-threshold", tc.threshold)
+		if got.Verdict != tc.want || got.Score != 0.5 || len(got.Evaluators) != 1 {
+			t.Errorf("judging.evaluators with threshold %s: %+v, want %s at score 0.5", tc.threshold, got, tc.want)
+		}
+	}
+	var stderr strings.Builder
+	if code := Main(context.Background(), []string{"--mode", "batch", "--ids", "a", "--output", outPath, "--pass-threshold", "0.5"}, &strings.Builder{}, &stderr); code != ExitUsage {
+		t.Errorf("--pass-threshold without --eval: exit %d, want %d", code, ExitUsage)
+	}
+	if code := Main(context.Background(), []string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--pass-threshold", "2"}, &strings.Builder{}, &stderr); code != ExitUsage {
+		t.Errorf("--pass-threshold 2: exit %d, want %d", code, ExitUsage)
+	}
+}
+
+func mustWriteFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
