@@ -3,7 +3,12 @@
 package e2e
 
 import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -11,6 +16,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -113,4 +119,45 @@ func TestPodEvictedMidRun(t *testing.T) {
 	if c := got.Status.Collection; c == nil || c.PodName == first.Name {
 		t.Errorf("collection %+v, want the replacement pod's", got.Status.Collection)
 	}
+}
+
+// 21. kube-apiserver is stopped for 30 s (SIGSTOP; the local cluster's processes are ours) right when the
+// collector starts collecting: its writes are retried with backoff and land once the API server is back; the run
+// ends with the true outcome, never RunnerFailed. Sequential: every other test's API calls would stall too.
+func TestAPIServerAwayDuringCollection(t *testing.T) {
+	pidData, err := os.ReadFile("/run/evalrun-cluster/pids/kube-apiserver.pid")
+	if err != nil {
+		t.Skipf("no kube-apiserver pid file of the local cluster: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidData)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := newNamespace(t, "apiaway", nil)
+	run := MakeEvalRun("apiaway", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 300").MinPassRate("0.8").Obj()
+	start := time.Now()
+	create(t, run)
+	pod := waitPod(t, ns, run.Name)
+	ended := filepath.Join(kubeletRoot, "pods", string(pod.UID), "volumes", "kubernetes.io~empty-dir", layout.PodIn("").RunnerEnded())
+	ctx := ctxFor(t, runTimeout)
+	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(ended)
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the collector never noted the runner's end (%s): %v", ended, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stopping kube-apiserver (pid %d): %v", pid, err)
+	}
+	stopped := time.Now()
+	time.Sleep(30 * time.Second) // the fault itself: the API server away for 30 s
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatalf("resuming kube-apiserver (pid %d): %v", pid, err)
+	}
+	t.Logf("fault: kube-apiserver stopped for %s during collection", time.Since(stopped).Round(100*time.Millisecond))
+	got := waitFinished(t, ns, run.Name, runTimeout)
+	t.Logf("fault: API server away 30 s -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
+	expectAllResultsInConfigMaps(t, got, 12)
 }
