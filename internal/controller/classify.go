@@ -145,6 +145,12 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
 			Message: fmt.Sprintf("pod %s was disrupted (%s); the Job replaces it", pod.Name, disruptionReason(pod))}
 	}
+	if pod.DeletionTimestamp != nil {
+		// Deleted by the Job controller (activeDeadlineSeconds) or by someone else: the Job's own verdict, or its
+		// replacement pod, decides; what the runner did while being stopped is not the outcome.
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
+			Message: fmt.Sprintf("pod %s is being deleted; waiting for the Job", pod.Name), RecheckAfter: podRejectedRecheck}
+	}
 	if c := obs.Run.Status.Collection; c != nil && !c.RunnerFinished && c.Outcome == evalsv1alpha1.OutcomeRunnerTimedOut {
 		// The collector stopped waiting for a runner that outlived its own timeouts: decided, and the Job stopped.
 		if a, ok := fromCollection(c, pod); ok {

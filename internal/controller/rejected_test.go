@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -148,5 +149,27 @@ func TestClassifyRunnerOutlivedItsTimeouts(t *testing.T) {
 	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running)}, Now: t0.Add(3 * time.Minute)}, Options{})
 	if got.State != StateFailed || got.Reason != evalsv1alpha1.ReasonRunnerTimedOut || !got.StopJob {
 		t.Errorf("assessment %+v, want RunnerTimedOut with the Job stopped", got)
+	}
+}
+
+// A pod being deleted (activeDeadlineSeconds, a user) is not the outcome, even with a collection for it: the
+// Job's verdict (DeadlineExceeded) or its replacement decides.
+func TestClassifyPodBeingDeleted(t *testing.T) {
+	run := testRun()
+	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: evalsv1alpha1.OutcomeRunnerFailed, RunnerFinished: true,
+		Message: "the launcher reports that the runner was stopped because the container was asked to terminate"}
+	stopped := func(p *corev1.Pod) {
+		p.DeletionTimestamp = ptr.To(at(time.Minute))
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "runner",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error"}}})
+	}
+	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), stopped)}, Now: t0.Add(time.Minute)}, Options{})
+	if got.State.Terminal() {
+		t.Errorf("assessment %+v: a pod being deleted decided the run", got)
+	}
+	failed := makeJob(started, jobCond(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline"))
+	got = Classify(Observation{Run: run, Job: failed, Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), stopped)}, Now: t0.Add(time.Minute)}, Options{})
+	if got.Reason != evalsv1alpha1.ReasonDeadlineExceeded {
+		t.Errorf("assessment %+v, want DeadlineExceeded once the Job says so", got)
 	}
 }
