@@ -181,8 +181,9 @@ type RunnerStatus struct {
 	// +optional
 	Reason string `json:"reason,omitempty"`
 
-	// message is a bounded excerpt of the container's termination message (written by the launcher) or waiting
-	// message.
+	// message is a bounded excerpt of the container's termination message or waiting message. The termination
+	// message is written inside the runner container (by the launcher, but the runner can write it too): it is
+	// informational only and never decides a reason.
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	Message string `json:"message,omitempty"`
