@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -34,6 +35,8 @@ func main() {
 		probeAddr     string
 		leaderElect   bool
 		enableHTTP2   bool
+		// watchNamespaces limits the manager to these namespaces (comma-separated; empty: all).
+		watchNamespaces string
 	)
 	flag.StringVar(&opts.CollectorImage, "collector-image", controller.DefaultCollectorImage,
 		"Image of the install and collector containers (holds the collector binary at /collector).")
@@ -45,6 +48,8 @@ func main() {
 		"How long an image pull may keep failing before the run fails with ImagePullFailed.")
 	flag.DurationVar(&opts.PodRejectedTimeout, "pod-rejected-timeout", controller.DefaultPodRejectedTimeout,
 		"How long the API server may keep rejecting a run's pod (Pod Security, ResourceQuota, webhooks) before the run fails with PodRejected.")
+	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
+		"Comma-separated namespaces whose EvalRuns the manager reconciles (default: all); with it, bind the manager's ClusterRole per namespace with RoleBindings.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
 		"How many EvalRuns are reconciled at once.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
@@ -59,13 +64,14 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	if err := run(opts, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect); err != nil {
+	if err := run(opts, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect, watchNamespaces); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
 	}
 }
 
-func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, leaderElect bool) error {
+func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, leaderElect bool,
+	watchNamespaces string) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(evalsv1alpha1.AddToScheme(scheme))
@@ -77,6 +83,17 @@ func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2
 	if secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
+	// With --watch-namespaces the manager lists and watches only those namespaces, so its ClusterRole can be
+	// granted per namespace with RoleBindings instead of a ClusterRoleBinding (config/rbac/README.md).
+	var watched map[string]cache.Config
+	for _, ns := range strings.Split(watchNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			if watched == nil {
+				watched = map[string]cache.Config{}
+			}
+			watched[ns] = cache.Config{}
+		}
+	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -84,7 +101,7 @@ func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2
 		LeaderElection:                leaderElect,
 		LeaderElectionID:              leaderElectionID,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{ByObject: controller.CacheByObject()},
+		Cache:                         cache.Options{ByObject: controller.CacheByObject(), DefaultNamespaces: watched},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
