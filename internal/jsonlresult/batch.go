@@ -12,8 +12,6 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-
-	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 )
 
 // Defaults of Options.
@@ -167,7 +165,7 @@ func (r *BatchResult) Err() error {
 
 // ParseBatchFile is ParseBatch on a file. When the file does not exist the error wraps ErrNoOutputFile. It opens
 // whatever is at path, following symbolic links, so it is for files the caller trusts (the check command's own
-// arguments); a runner's output is read with ParseBatchAt.
+// arguments, the collector's own snapshot); a runner's files are only ever opened through internal/safefile.
 func ParseBatchFile(path string, requested []string, opts Options, fn func(*Response) error) (*BatchResult, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -178,32 +176,6 @@ func ParseBatchFile(path string, requested []string, opts Options, fn func(*Resp
 	}
 	defer func() { _ = f.Close() }()
 	return ParseBatch(f, requested, opts, fn)
-}
-
-// ParseBatchAt is ParseBatchFile for the file name beneath dir, the runner's output directory, read through
-// safefile so that hostile output is refused before it is parsed: a name that is or passes through a symbolic link,
-// that is not a regular file (a FIFO, a socket, a device, a directory) or that holds more than maxBytes bytes (<= 0:
-// no bound) gives an error matching safefile.ErrRefused whose message says what the runner left, fit for a
-// run-level message. A missing file gives an error wrapping ErrNoOutputFile. A file that grows past maxBytes while
-// it is parsed fails as a read error that also matches safefile.ErrRefused, after fn has seen the records before
-// the bound.
-func ParseBatchAt(dir *safefile.Dir, name string, maxBytes int64, requested []string, opts Options,
-	fn func(*Response) error) (*BatchResult, error) {
-	f, err := dir.Open(name, maxBytes)
-	if err != nil {
-		return nil, outputOpenError(err)
-	}
-	defer func() { _ = f.Close() }() // read-only: nothing to lose
-	return ParseBatch(f, requested, opts, fn)
-}
-
-// outputOpenError marks the error of a missing output file with ErrNoOutputFile, which callers treat as an outcome
-// of the run rather than as a failure to read it.
-func outputOpenError(err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %w", ErrNoOutputFile, err)
-	}
-	return err
 }
 
 // ParseBatch streams the JSONL batch output r. It calls fn once per valid record whose id was requested, in file

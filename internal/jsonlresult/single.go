@@ -7,8 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-
-	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 )
 
 // DefaultMaxSingleBytes is the default size limit of a single-case output file.
@@ -41,7 +39,7 @@ func ParseSingle(id string, data []byte) *Response {
 
 // ParseSingleFile reads and parses one case's output file. It returns an error wrapping ErrNoOutputFile when the
 // file does not exist, and an error when it is larger than maxBytes (0 means DefaultMaxSingleBytes). Like
-// ParseBatchFile it trusts path; a runner's output is read with ParseSingleAt.
+// ParseBatchFile it trusts path.
 func ParseSingleFile(id, path string, maxBytes int) (*Response, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxSingleBytes
@@ -60,20 +58,6 @@ func ParseSingleFile(id, path string, maxBytes int) (*Response, error) {
 	}
 	if len(data) > maxBytes {
 		return nil, fmt.Errorf("case %q: the output file %s is larger than the limit of %d bytes", id, path, maxBytes)
-	}
-	return ParseSingle(id, data), nil
-}
-
-// ParseSingleAt is ParseSingleFile for the file name beneath dir, the runner's output directory, read through
-// safefile: maxBytes <= 0 means DefaultMaxSingleBytes, and the errors are those of ParseBatchAt, prefixed with the
-// case id.
-func ParseSingleAt(id string, dir *safefile.Dir, name string, maxBytes int64) (*Response, error) {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxSingleBytes
-	}
-	data, err := dir.ReadFile(name, maxBytes)
-	if err != nil {
-		return nil, fmt.Errorf("case %q: %w", id, outputOpenError(err))
 	}
 	return ParseSingle(id, data), nil
 }
