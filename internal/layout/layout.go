@@ -104,6 +104,10 @@ func (p Pod) RunnerStarted() string { return path.Join(p.Snapshot, "runner-start
 // RunnerEnded: see RunnerStarted.
 func (p Pod) RunnerEnded() string { return path.Join(p.Snapshot, "runner-ended") }
 
+// CollectionTime is the collector's note of when it first collected (RFC 3339): a restarted collector reuses it,
+// so that it writes the same objects again rather than a new collectedAt.
+func (p Pod) CollectionTime() string { return path.Join(p.Snapshot, "collection-time") }
+
 // Collected is written by the collector once it has persisted the results (or given up); the judge container,
 // which keeps the pod from finishing, exits only after it.
 func (p Pod) Collected() string { return path.Join(p.Snapshot, "collected") }

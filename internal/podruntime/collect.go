@@ -62,9 +62,10 @@ func Collect(ctx context.Context, o CollectOptions) error {
 		logf(o.Log, "Collecting without the runner's end reason=%q\n", why)
 	}
 
+	at := collectionTime(o)
 	snap := TakeSnapshot(o.Config, o.Pod.Output(), o.Pod.SnapshotOutput())
 	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap, RunnerEnded: ended,
-		EndReason: why, PodName: o.PodName, Now: o.Now()}
+		EndReason: why, PodName: o.PodName, Now: at}
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
 	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), seconds(o.Config.JudgeDeadlineSeconds, defaultJudgeDeadline))
@@ -90,7 +91,7 @@ func Collect(ctx context.Context, o CollectOptions) error {
 	g, gerr := Gather(pctx, in)
 	if gerr != nil {
 		logf(o.Log, "Collection failed error=%q\n", results.Excerpt(gerr.Error(), 512))
-		g = failedCollection(o, ended, gerr)
+		g = failedCollection(o, at, ended, gerr)
 	}
 	// The termination message is written before the API writes start, so that the manager can end the run from
 	// it even if the collector is killed while it retries; it is rewritten once they are done.
@@ -108,6 +109,21 @@ func Collect(ctx context.Context, o CollectOptions) error {
 	}
 	<-ctx.Done()
 	return perr
+}
+
+// collectionTime is when this pod's output was first collected: the collector's note of it, written the first
+// time, so that a collector restarted while persisting writes the same collectedAt (and, its output being final,
+// the same objects) again.
+func collectionTime(o CollectOptions) time.Time {
+	var noted time.Time
+	if err := readJSON(o.Pod.CollectionTime(), &noted); err == nil && !noted.IsZero() {
+		return noted
+	}
+	now := o.Now().UTC().Truncate(time.Second)
+	if err := writeJSONAtomic(o.Pod.CollectionTime(), now); err != nil {
+		logf(o.Log, "Cannot note the collection time error=%q\n", err.Error())
+	}
+	return now
 }
 
 // errPersisting is the persist error of the termination message written before the API writes.
@@ -209,8 +225,8 @@ func persist(ctx context.Context, o CollectOptions, g *Gathered) error {
 }
 
 // failedCollection is the section recorded when the collector could not gather results at all.
-func failedCollection(o CollectOptions, finished bool, err error) *Gathered {
-	at := metav1.NewTime(o.Now().UTC().Truncate(time.Second))
+func failedCollection(o CollectOptions, now time.Time, finished bool, err error) *Gathered {
+	at := metav1.NewTime(now.UTC().Truncate(time.Second))
 	msg := results.Excerpt("the collector could not gather the results: "+err.Error(), 2048)
 	b := results.NewBuilder(results.Options{BudgetBytes: o.Config.StatusBudgetBytes})
 	out, ferr := b.Finish(results.Tail{Collection: v1alpha1.CollectionStatus{

@@ -83,6 +83,13 @@ type run struct {
 	ns   string
 	name string
 	uid  string
+	// calls counts the clock's reads: each one is a minute later, so a collector that reads the clock again on
+	// a re-run writes a different collectedAt.
+	calls atomic.Int64
+}
+
+func (r *run) now() time.Time {
+	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.calls.Add(1)) * time.Minute)
 }
 
 func newRun(t *testing.T, c client.Client, resultConfigMaps int) *run {
@@ -144,7 +151,7 @@ func (r *run) collect(t *testing.T, c client.Client, stopEarly bool) error {
 		errc <- Collect(ctx, CollectOptions{
 			Config: r.cfg, Pod: r.pod, Client: c, Namespace: r.ns, Name: r.name, UID: r.uid, PodName: "run-abcde",
 			TerminationLog: filepath.Join(r.dir, "termination-log"), Log: io.Discard,
-			Backoff: Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond},
+			Backoff: Backoff{Initial: 10 * time.Millisecond, Max: 50 * time.Millisecond}, Now: r.now,
 		})
 	}()
 	if stopEarly {
