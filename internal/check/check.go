@@ -15,8 +15,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 )
 
 // Exit codes of the command.
@@ -157,51 +157,87 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	return cfg, nil
 }
 
-// plan is what a check works on: the requested ids in order and, with --eval, the eval file and the judging step.
-type plan struct {
-	ids   []string
-	eval  *evalfile.File
-	judge *judging
-}
-
-// run checks the output and returns the document; an error means a usage or I/O problem (exit code 2).
+// run checks the output and returns the document; an error means a usage or I/O problem (exit code 2). It runs
+// the collection pipeline the in-pod collector runs; only the rendering is the check's own.
 func run(ctx context.Context, cfg *config) (*Document, error) {
-	// Step 1: the requested ids.
+	// Step 1: the requested ids and, with --eval, the judging.
 	ids, eval, err := requestedIDs(cfg)
 	if err != nil {
 		return nil, err
 	}
-	// Step 2: parse the output. With --format summary the responses are not kept, so that very large outputs
-	// are checked in bounded memory; with --eval each response is judged as it arrives.
-	keep := cfg.format != formatSummary
-	judge, err := newJudging(ctx, cfg, eval, keep)
+	in, err := judgingInput(cfg, eval)
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{ids: ids, eval: eval, judge: judge}
-	var doc *Document
-	var responses map[string]*jsonlresult.Response
-	switch cfg.mode {
-	case modeSingle:
-		doc, responses, err = checkSingle(p, cfg.output)
-	default:
-		doc, responses, err = checkBatch(ctx, p, cfg.output, keep)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Step 3: the cases, in requested order.
-	if keep {
-		doc.Cases = make([]Case, 0, len(p.ids))
-		for _, id := range p.ids {
-			doc.Cases = append(doc.Cases, newCase(id, responses[id]))
+	in.IDs = ids
+	// Step 2: the source of the responses.
+	doc := newDocument(cfg.mode)
+	var src pipeline.Source = pipeline.Batch{Path: cfg.output}
+	if cfg.mode == modeSingle {
+		data, err := readSingle(ids[0], cfg.output)
+		if err != nil {
+			return nil, err
 		}
+		src = pipeline.PerCase{Read: func(string) ([]byte, error) {
+			if data == nil {
+				return nil, os.ErrNotExist
+			}
+			return data, nil
+		}}
 	}
-	// Step 4: with --eval, the judgements and the run summary.
-	if p.judge != nil {
-		p.judge.apply(doc, p.ids)
+	// Step 3: parse, claim, judge. With --format summary the cases are not kept, so that very large outputs are
+	// checked in bounded memory.
+	sink := &documentSink{keep: cfg.format != formatSummary, judged: in.Judge != nil}
+	if sink.keep {
+		sink.cases = make([]Case, len(ids))
+	}
+	res, err := pipeline.Run(ctx, in, src, sink)
+	if err != nil {
+		return nil, err
+	}
+	// Step 4: the document.
+	if sink.keep {
+		doc.Cases = sink.cases
+	}
+	doc.MissingIDs = nonNil(res.MissingIDs)
+	doc.UnexpectedIDs = nonNil(res.UnexpectedIDs)
+	doc.ParseErrors = nonNil(res.ParseErrors)
+	doc.Summary = Summary{
+		Requested:   res.Requested,
+		Present:     res.Present,
+		Missing:     res.MissingCount,
+		ParseErrors: res.ParseErrorCount,
+		Unexpected:  res.UnexpectedCount,
+	}
+	if sink.judged {
+		s := res.Summary
+		doc.Summary.Summary = &s
+	}
+	doc.OK = res.OK()
+	switch {
+	case res.NoOutput:
+		doc.Error = res.NoOutputErr.Error()
+	case cfg.mode == modeSingle && !doc.OK:
+		doc.Error = fmt.Sprintf("case %q: %v: %s does not exist", ids[0], jsonlresult.ErrNoOutputFile, cfg.output)
+	case !doc.OK:
+		doc.Error = (&jsonlresult.BatchError{MissingIDs: res.MissingIDs, MissingCount: res.MissingCount,
+			ParseErrors: res.ParseErrors, ParseErrorCount: res.ParseErrorCount}).Error()
 	}
 	return doc, nil
+}
+
+// readSingle reads one case's output file: nil without error when it does not exist.
+func readSingle(id, path string) ([]byte, error) {
+	data, err := pipeline.ReadBounded(path, jsonlresult.DefaultMaxSingleBytes)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("case %q: %s: %w", id, path, err)
+	case data == nil:
+		return []byte{}, nil
+	}
+	return data, nil
 }
 
 func newDocument(mode string) *Document {
@@ -214,74 +250,43 @@ func newDocument(mode string) *Document {
 	}
 }
 
-// checkBatch parses a JSONL batch output.
-func checkBatch(ctx context.Context, p *plan, path string, keep bool) (*Document, map[string]*jsonlresult.Response, error) {
-	doc := newDocument(modeBatch)
-	responses := make(map[string]*jsonlresult.Response)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		noOutput(doc, p.ids, fmt.Errorf("%w: %s does not exist", jsonlresult.ErrNoOutputFile, path))
-		return doc, responses, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("opening the output file: %w", err)
-	}
-	defer func() { _ = f.Close() }()
-	res, err := jsonlresult.ParseBatch(ctxReader{ctx, f}, p.ids, jsonlresult.Options{}, func(r *jsonlresult.Response) error {
-		if keep {
-			responses[r.ID] = r
-		}
-		if p.judge != nil {
-			p.judge.observe(r)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	doc.MissingIDs = nonNil(res.MissingIDs)
-	doc.UnexpectedIDs = nonNil(res.UnexpectedIDs)
-	doc.ParseErrors = nonNil(res.ParseErrors)
-	doc.Summary = Summary{
-		Requested:   res.Requested,
-		Present:     res.Present,
-		Missing:     res.MissingCount,
-		ParseErrors: res.ParseErrorCount,
-		Unexpected:  res.UnexpectedCount,
-	}
-	doc.OK = res.OK()
-	if err := res.Err(); err != nil {
-		doc.Error = err.Error()
-	}
-	return doc, responses, nil
+// documentSink keeps each requested case (unless only the summary is printed) in requested order.
+type documentSink struct {
+	keep, judged bool
+	cases        []Case
 }
 
-// checkSingle parses one case's output file.
-func checkSingle(p *plan, path string) (*Document, map[string]*jsonlresult.Response, error) {
-	doc := newDocument(modeSingle)
-	id := p.ids[0]
-	resp, err := jsonlresult.ParseSingleFile(id, path, 0)
-	if errors.Is(err, jsonlresult.ErrNoOutputFile) {
-		noOutput(doc, p.ids, err)
-		return doc, map[string]*jsonlresult.Response{}, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	doc.OK = true
-	doc.Summary = Summary{Requested: 1, Present: 1}
-	if p.judge != nil {
-		p.judge.observe(resp)
-	}
-	return doc, map[string]*jsonlresult.Response{id: resp}, nil
+type indexedCase struct {
+	i int
+	c Case
 }
 
-// noOutput fills the document of a run whose runner wrote no output file: every case is missing.
-func noOutput(doc *Document, ids []string, err error) {
-	doc.OK = false
-	doc.Error = err.Error()
-	doc.MissingIDs = ids[:min(len(ids), jsonlresult.DefaultMaxListedIDs)]
-	doc.Summary = Summary{Requested: len(ids), Missing: len(ids)}
+// Prepare builds a case of the document; it is safe for concurrent use.
+func (s *documentSink) Prepare(_ *[]byte, pc pipeline.Case) (indexedCase, error) {
+	if !s.keep {
+		return indexedCase{}, nil
+	}
+	c := newCase(pc.Result.ID, pc.Response)
+	if s.judged {
+		r := pc.Result
+		score := r.Score
+		c.Score = &score
+		c.Verdict = r.Verdict
+		c.Evaluators = r.Evaluators
+		c.VerdictReason = r.Error
+		if c.VerdictReason == "" {
+			c.VerdictReason = r.Reason
+		}
+	}
+	return indexedCase{i: pc.Index, c: c}, nil
+}
+
+// Commit places the case at its requested position.
+func (s *documentSink) Commit(ic indexedCase) error {
+	if s.keep {
+		s.cases[ic.i] = ic.c
+	}
+	return nil
 }
 
 func nonNil[T any](s []T) []T {
@@ -289,19 +294,6 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// ctxReader stops reading once the context is done (the command was interrupted).
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // oneLine makes a message safe for a single line of terminal output.

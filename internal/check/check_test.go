@@ -47,12 +47,12 @@ func TestMainJSON(t *testing.T) {
 	// With --eval every case is judged: the screening cases have only a code_judge, which does not run without
 	// --run-code-judges, so they are skipped; missing cases are errors.
 	const notRun = "code_judge scripts do not run here (collector check runs them with --run-code-judges)"
-	const skipped = `"score":0,"verdict":"skipped","verdictReason":"no evaluator could judge the case: decision-check: ` + notRun + `",
-		"evaluators":[{"name":"decision-check","type":"code_judge","key":"decision-check","score":0,"verdict":"skipped",
+	const skipped = `"score":0,"verdict":"Skipped","verdictReason":"no evaluator could judge the case: decision-check: ` + notRun + `",
+		"evaluators":[{"name":"decision-check","type":"code_judge","key":"decision-check","score":0,"verdict":"Skipped",
 		 "hits":[],"misses":[],"reasoning":"` + notRun + `","weight":1}]`
 	missingJudged := func(id string) string {
 		return `{"id":"` + id + `","status":"missing","text":"","trace":[],"outputMessages":[],"droppedTraceEvents":0,
-			"score":0,"verdict":"error","verdictReason":"the runner produced no record for this case"}`
+			"score":0,"verdict":"Error","verdictReason":"the runner produced no record for this case"}`
 	}
 	judgedSummary := func(total, errored, skipped int) string {
 		return fmt.Sprintf(`"total":%d,"passed":0,"failed":0,"errored":%d,"skipped":%d,"judged":0,`+
@@ -182,9 +182,9 @@ func TestMainTable(t *testing.T) {
 	code, stdout, _ := runMain(t, "--mode", "batch", "--eval", fixture("screening.yaml"), "--output", fixture("batch-bad.jsonl"),
 		"--format", "table")
 	want := `ID        STATUS   VERDICT  SCORE  LINE  TRACE  MESSAGES  TEXT
-case-001  ok       skipped  -      1     0      0         CLEAR
-case-002  missing  error    -      -     0      0         
-case-003  missing  error    -      -     0      0         
+case-001  ok       Skipped  -      1     0      0         CLEAR
+case-002  missing  Error    -      -     0      0         
+case-003  missing  Error    -      -     0      0         
 
 Line errors (3):
   line 3: invalid JSON: unexpected end of input at column 25

@@ -74,10 +74,10 @@ func TestCheckJudgesWithEval(t *testing.T) {
 			name: "built-in evaluators only",
 			args: []string{"--mode", "batch", "--eval", evalPath, "--output", outPath},
 			wantCases: []judgedCase{
-				{ID: "clear", Verdict: evaluate.VerdictPass, Score: 1, Evaluators: []string{"decision=pass", "tools=pass", "judge=skipped"}},
-				{ID: "review", Verdict: evaluate.VerdictFail, Score: 0, Evaluators: []string{"decision=fail"}},
+				{ID: "clear", Verdict: evaluate.VerdictPass, Score: 1, Evaluators: []string{"decision=Pass", "tools=Pass", "judge=Skipped"}},
+				{ID: "review", Verdict: evaluate.VerdictFail, Score: 0, Evaluators: []string{"decision=Fail"}},
 				{ID: "crash", Verdict: evaluate.VerdictSkipped, VerdictReason: "no evaluator could judge the case: judge: " + notRun,
-					Evaluators: []string{"judge=skipped"}},
+					Evaluators: []string{"judge=Skipped"}},
 				{ID: "absent", Verdict: evaluate.VerdictError, VerdictReason: "the runner produced no record for this case"},
 			},
 			wantSummary: summary(1, 1, 1, 1, 2, 0.5, 0.5, 0, 1, []any{1.0, 0.0, 0.0, 0.0, 1.0}),
@@ -86,9 +86,9 @@ func TestCheckJudgesWithEval(t *testing.T) {
 			name: "code judges run locally",
 			args: []string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--run-code-judges"},
 			wantCases: []judgedCase{
-				{ID: "clear", Verdict: evaluate.VerdictPass, Score: 1, Evaluators: []string{"decision=pass", "tools=pass", "judge=pass"}},
-				{ID: "review", Verdict: evaluate.VerdictFail, Score: 0, Evaluators: []string{"decision=fail"}},
-				{ID: "crash", Verdict: evaluate.VerdictError, Evaluators: []string{"judge=error"}},
+				{ID: "clear", Verdict: evaluate.VerdictPass, Score: 1, Evaluators: []string{"decision=Pass", "tools=Pass", "judge=Pass"}},
+				{ID: "review", Verdict: evaluate.VerdictFail, Score: 0, Evaluators: []string{"decision=Fail"}},
+				{ID: "crash", Verdict: evaluate.VerdictError, Evaluators: []string{"judge=Error"}},
 				{ID: "absent", Verdict: evaluate.VerdictError, VerdictReason: "the runner produced no record for this case"},
 			},
 			wantSummary: summary(1, 1, 2, 0, 2, 0.5, 0.5, 0, 1, []any{1.0, 0.0, 0.0, 0.0, 1.0}),
@@ -144,10 +144,10 @@ func TestCheckJudgingTable(t *testing.T) {
 	_, stdout, _ := runMain(t, "--mode", "batch", "--eval", fixture("judging/eval.yaml"), "--output", fixture("judging/output.jsonl"),
 		"--format", "table")
 	want := `ID      STATUS   VERDICT  SCORE   LINE  TRACE  MESSAGES  TEXT
-clear   ok       pass     1.0000  1     0      1         {"decision":"CLEAR"}
-review  ok       fail     0.0000  2     0      0         {"decision":"CLEAR"}
-crash   ok       skipped  -       3     0      0         whatever
-absent  missing  error    -       -     0      0         
+clear   ok       Pass     1.0000  1     0      1         {"decision":"CLEAR"}
+review  ok       Fail     0.0000  2     0      0         {"decision":"CLEAR"}
+crash   ok       Skipped  -       3     0      0         whatever
+absent  missing  Error    -       -     0      0         
 
 Missing ids (1):
   absent

@@ -150,12 +150,17 @@ func summarizeTrace(resp *jsonlresult.Response) traceSummary {
 	return s
 }
 
+// agentvVerdict is a verdict as code_judge scripts read and write it (AgentV's lower-case spelling: "pass",
+// "fail", "error", "skipped"); everywhere else, status and result files included, verdicts are spelled as the
+// API's enum ("Pass").
+func agentvVerdict(v Verdict) string { return strings.ToLower(string(v)) }
+
 // AggregatorPayload builds the JSON object a composite's code_judge aggregator reads on stdin:
 // {"results": {member: {score, verdict, hits, misses, reasoning}}}, members in order.
 func AggregatorPayload(members []EvaluatorResult) ([]byte, error) {
 	type memberResult struct {
 		Score     float64  `json:"score"`
-		Verdict   Verdict  `json:"verdict"`
+		Verdict   string   `json:"verdict"`
 		Hits      []string `json:"hits"`
 		Misses    []string `json:"misses"`
 		Reasoning string   `json:"reasoning"`
@@ -170,7 +175,7 @@ func AggregatorPayload(members []EvaluatorResult) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := json.Marshal(memberResult{Score: m.Score, Verdict: m.Verdict, Hits: nonNil(m.Hits), Misses: nonNil(m.Misses), Reasoning: m.Reasoning})
+		body, err := json.Marshal(memberResult{Score: m.Score, Verdict: agentvVerdict(m.Verdict), Hits: nonNil(m.Hits), Misses: nonNil(m.Misses), Reasoning: m.Reasoning})
 		if err != nil {
 			return nil, err
 		}
@@ -270,10 +275,10 @@ func decodeJudgeObject(b []byte) (judgeOutput, error) {
 	if v, ok := raw["verdict"]; ok {
 		var s string
 		if json.Unmarshal(v, &s) == nil {
-			switch Verdict(strings.ToLower(s)) {
-			case VerdictPass:
+			switch strings.ToLower(s) {
+			case agentvVerdict(VerdictPass):
 				out.verdict = VerdictPass
-			case VerdictFail:
+			case agentvVerdict(VerdictFail):
 				out.verdict = VerdictFail
 			}
 		}

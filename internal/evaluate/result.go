@@ -1,8 +1,8 @@
 // Package evaluate judges eval cases: the deterministic evaluators (tool_trajectory, field_accuracy, latency, cost,
 // token_usage, composite), the code_judge contract (payload, script execution, result parsing), per-case scores
 // and verdicts, and the run summary. llm_judge and rubric evaluators need a model endpoint and are reported as
-// skipped. The package is pure Go apart from running code_judge scripts (ScriptRunner); it does not import
-// Kubernetes packages, so `collector check` and the in-pod collector judge with the same code.
+// skipped. The package is pure Go apart from running code_judge scripts (ScriptRunner); of the Kubernetes side it
+// imports only the API's verdict enum, and `collector check` and the in-pod collector judge with the same code.
 package evaluate
 
 import (
@@ -10,22 +10,25 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
-// Verdict is the judgement of one evaluator or one case. Callers map it to their own types (the EvalRun API
-// uses CamelCase values).
-type Verdict string
+// Verdict is the judgement of one evaluator or one case: the API's enum, so that the status, the result files and
+// `collector check` spell verdicts the same way ("Pass", "Fail", "Error", "Skipped"). Only code_judge scripts see
+// AgentV's lower-case spelling (see agentvVerdict).
+type Verdict = v1alpha1.Verdict
 
 // Verdicts.
 const (
 	// VerdictPass: the score reached the threshold.
-	VerdictPass Verdict = "pass"
+	VerdictPass = v1alpha1.VerdictPass
 	// VerdictFail: the score stayed below the threshold.
-	VerdictFail Verdict = "fail"
+	VerdictFail = v1alpha1.VerdictFail
 	// VerdictError: no usable output (missing id, runner error) or a judge crash.
-	VerdictError Verdict = "error"
+	VerdictError = v1alpha1.VerdictError
 	// VerdictSkipped: nothing could judge it (for example llm_judge without a model endpoint).
-	VerdictSkipped Verdict = "skipped"
+	VerdictSkipped = v1alpha1.VerdictSkipped
 )
 
 // DefaultThreshold is the pass threshold when the EvalRun sets none.

@@ -2,14 +2,8 @@ package podruntime
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -19,6 +13,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -85,85 +80,62 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if len(ids) == 0 {
 		ids = file.CaseIDs()
 	}
-	g := &gatherer{
-		cases:    caseIndex(file),
-		ids:      ids,
-		index:    make(map[string]int, len(ids)),
-		seen:     make([]bool, len(ids)),
-		recorded: recorded,
-		judge:    &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},
-		builder: results.NewBuilder(results.Options{
-			BudgetBytes: cfg.StatusBudgetBytes,
-			ConfigMaps:  cfg.ResultConfigMaps,
-		}),
-		ctx: ctx,
-	}
-	for i, id := range ids {
-		g.index[id] = i
-	}
 	invocationErrors := map[string]string{}
 	if rec != nil {
 		for _, c := range rec.Cases {
 			invocationErrors[c.ID] = "the launcher reports that the runner invocation for this case " + c.Describe() + stderrSuffix(c.StderrTail)
 		}
 	}
-
+	pin := pipeline.Input{
+		IDs: ids, File: file, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: results.MaxStatusMissingIDs,
+		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
+		// out of time), not a skip.
+		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},
+	}
+	sink := &statusSink{builder: results.NewBuilder(results.Options{
+		BudgetBytes: cfg.StatusBudgetBytes,
+		ConfigMaps:  cfg.ResultConfigMaps,
+	})}
 	var tail results.Tail
-	var sha string
 	noOutput := false
+	var src pipeline.Source = pipeline.Batch{Path: in.Output.BatchOutput()}
 	switch {
 	case cfg.Batching == string(v1alpha1.BatchingPerCase):
-		sha, tail, err = g.perCase(in.Output, snap.CaseErrors)
+		src = pipeline.PerCase{Read: func(id string) ([]byte, error) {
+			if err := snap.CaseErrors[id]; err != nil {
+				return nil, err
+			}
+			return pipeline.ReadBounded(in.Output.CaseOutput(id), maxCaseOutputBytes)
+		}}
 	case snap.OutputErr != nil:
 		noOutput = true
 		tail.ParseErrorCount = 1
 		tail.ParseErrors = []v1alpha1.ParseError{{Message: results.Excerpt("the output cannot be read: "+snap.OutputErr.Error(), 1024)}}
+		src = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
 	case snap.OutputMissing:
 		noOutput = true
-	default:
-		var br *jsonlresult.BatchResult
-		pb := g.startParallel(runtime.GOMAXPROCS(0))
-		br, err = jsonlresult.ParseBatchFile(in.Output.BatchOutput(), ids, jsonlresult.Options{}, pb.add)
-		if ferr := pb.finish(); err == nil && ferr != nil {
-			err = ferr
-		}
-		switch {
-		case errors.Is(err, jsonlresult.ErrNoOutputFile):
-			noOutput, err = true, nil
-		case err == nil:
-			sha = br.OutputSHA256
-			tail.ParseErrorCount += br.ParseErrorCount
-			for _, le := range br.ParseErrors {
-				if len(tail.ParseErrors) >= results.MaxStatusParseErrors {
-					break
-				}
-				tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Line: le.Line, Excerpt: le.Excerpt, Message: le.Message})
-			}
-			tail.UnexpectedIDs, tail.UnexpectedCount = br.UnexpectedIDs, br.UnexpectedCount
-		}
+		src = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
 	}
+	pr, err := pipeline.Run(ctx, pin, src, sink)
 	if err != nil {
 		return nil, err
 	}
-	// Requested cases without a record, in request order.
-	for i, id := range ids {
-		if g.seen[i] {
-			continue
-		}
-		res := evaluate.MissingCase(id)
-		if why, ok := invocationErrors[id]; ok {
-			res.Error = results.Excerpt(why, evaluate.MaxReasoningLength)
-		}
-		if err := g.emit(i, res, nil); err != nil {
-			return nil, err
-		}
-		if len(tail.MissingIDs) < results.MaxStatusMissingIDs {
-			tail.MissingIDs = append(tail.MissingIDs, id)
-		}
-		tail.MissingCount++
+	noOutput = noOutput || pr.NoOutput
+	sha := pr.OutputSHA256
+	if noOutput {
+		sha = ""
 	}
+	tail.ParseErrorCount += pr.ParseErrorCount
+	for _, le := range pr.ParseErrors {
+		if len(tail.ParseErrors) >= results.MaxStatusParseErrors {
+			break
+		}
+		tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Line: le.Line, Excerpt: le.Excerpt, Message: le.Message})
+	}
+	tail.UnexpectedIDs, tail.UnexpectedCount = pr.UnexpectedIDs, pr.UnexpectedCount
+	tail.MissingIDs, tail.MissingCount = pr.MissingIDs, pr.MissingCount
 
-	sum := g.summary.Summary()
+	sum := pr.Summary
 	outcome, message := classify(rec, in, tail, noOutput, sum.Total)
 	apiSummary := toAPISummary(sum, tail)
 	tail.Summary = apiSummary
@@ -177,7 +149,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		PodName:        in.PodName,
 		Launcher:       launcherStatus(rec),
 	}
-	out, err := g.builder.Finish(tail)
+	out, err := sink.builder.Finish(tail)
 	if err != nil {
 		return nil, err
 	}
@@ -199,50 +171,6 @@ func (in GatherInput) evalFile() (*evalfile.File, error) {
 	return file, nil
 }
 
-type gatherer struct {
-	ctx      context.Context
-	cases    map[string]*evalfile.Case
-	ids      []string
-	index    map[string]int
-	seen     []bool
-	recorded map[string]map[string]evaluate.EvaluatorResult
-	judge    *evaluate.Judge
-	summary  evaluate.SummaryBuilder
-	builder  *results.Builder
-}
-
-// add judges one response as it streams from the parser, on the calling goroutine.
-func (g *gatherer) add(resp *jsonlresult.Response) error {
-	i, ok := g.claim(resp)
-	if !ok {
-		return nil
-	}
-	pc, err := g.prepare(nil, i, g.judgeOne(resp), resp)
-	if err != nil {
-		return err
-	}
-	return g.commit(pc)
-}
-
-// claim marks a response's case as seen; false for a response that is not requested or already seen.
-func (g *gatherer) claim(resp *jsonlresult.Response) (int, bool) {
-	i, ok := g.index[resp.ID]
-	if !ok || g.seen[i] {
-		return 0, false
-	}
-	g.seen[i] = true
-	return i, true
-}
-
-// judgeOne judges one response; it is safe for concurrent use.
-func (g *gatherer) judgeOne(resp *jsonlresult.Response) evaluate.CaseResult {
-	c := g.cases[resp.ID]
-	if c == nil {
-		return evaluate.ErrorCase(resp.ID, "the case is not in the eval file")
-	}
-	return g.judge.JudgeCase(g.ctx, c, resp, g.recorded[resp.ID])
-}
-
 // fullResult is one line of the result ConfigMaps: the case's judgement, its answer and metrics.
 type fullResult struct {
 	evaluate.CaseResult
@@ -253,222 +181,32 @@ type fullResult struct {
 	DurationMs *float64                `json:"durationMs,omitempty"`
 }
 
-// prepared is a judged case ready for the summary and the builder.
-type prepared struct {
-	res   evaluate.CaseResult
-	rcase results.Case
+// statusSink encodes each judged case into its result line and its status form, and adds them to the builder in
+// order.
+type statusSink struct {
+	builder *results.Builder
 }
 
-// prepare encodes a judged case; it is safe for concurrent use. The encoded line is appended to *buf (a nil buf
-// gives the line its own allocation), so one buffer can hold the lines of a whole batch.
-func (g *gatherer) prepare(buf *[]byte, i int, res evaluate.CaseResult, resp *jsonlresult.Response) (prepared, error) {
-	full := fullResult{CaseResult: res}
-	if resp != nil {
+// Prepare encodes a judged case; it is safe for concurrent use. The encoded line is appended to *buf, so one
+// buffer can hold the lines of a whole batch.
+func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (results.Case, error) {
+	full := fullResult{CaseResult: c.Result}
+	if resp := c.Response; resp != nil {
 		full.Answer, full.Line = resp.Text, resp.Line
 		full.TokenUsage, full.CostUSD, full.DurationMs = resp.TokenUsage, resp.CostUSD, resp.DurationMs
-	}
-	var own []byte
-	if buf == nil {
-		buf = &own
 	}
 	start := len(*buf)
 	b, err := appendFullResult(*buf, &full)
 	if err != nil {
-		return prepared{}, fmt.Errorf("encode the result of case %q: %w", res.ID, err)
+		return results.Case{}, fmt.Errorf("encode the result of case %q: %w", c.Result.ID, err)
 	}
 	*buf = b
 	line := b[start:len(b):len(b)]
-	res.Evaluators = nil // the summary needs only the verdict and score
-	return prepared{res: res, rcase: results.Case{Index: i, Status: toAPICase(full.CaseResult, full.Answer), Missing: res.Missing, Line: line}}, nil
+	return results.Case{Index: c.Index, Status: toAPICase(full.CaseResult, full.Answer), Missing: c.Result.Missing, Line: line}, nil
 }
 
-// commit adds a prepared case to the summary and the builder, in output order.
-func (g *gatherer) commit(pc prepared) error {
-	g.summary.Add(pc.res)
-	return g.builder.Add(pc.rcase)
-}
-
-func (g *gatherer) emit(i int, res evaluate.CaseResult, resp *jsonlresult.Response) error {
-	pc, err := g.prepare(nil, i, res, resp)
-	if err != nil {
-		return err
-	}
-	return g.commit(pc)
-}
-
-// parallelBatch judges and encodes the parser's responses on several goroutines and commits them in output
-// order. Memory stays bounded: at most a few batches are in flight.
-type parallelBatch struct {
-	g       *gatherer
-	batch   []claimed
-	jobs    chan batchJob
-	pending chan chan batchResult
-	done    chan error
-	failed  chan struct{}
-}
-
-type claimed struct {
-	i    int
-	resp *jsonlresult.Response
-}
-
-type batchJob struct {
-	items []claimed
-	out   chan batchResult
-}
-
-type batchResult struct {
-	items []prepared
-	err   error
-}
-
-const parallelBatchSize = 256
-
-func (g *gatherer) startParallel(workers int) *parallelBatch {
-	pb := &parallelBatch{
-		g:       g,
-		jobs:    make(chan batchJob, workers),
-		pending: make(chan chan batchResult, 2*workers),
-		done:    make(chan error, 1),
-		failed:  make(chan struct{}),
-	}
-	for range workers {
-		go func() {
-			// Each batch's lines share one buffer, sized from the previous batch: one allocation per batch
-			// instead of one per case. The buffer is not reused: its lines live until the batch is committed.
-			lineBytes := 0
-			for job := range pb.jobs {
-				var br batchResult
-				br.items = make([]prepared, 0, len(job.items))
-				buf := make([]byte, 0, lineBytes+lineBytes/8)
-				for _, c := range job.items {
-					pc, err := g.prepare(&buf, c.i, g.judgeOne(c.resp), c.resp)
-					if err != nil {
-						br.err = err
-						break
-					}
-					br.items = append(br.items, pc)
-				}
-				lineBytes = len(buf)
-				job.out <- br
-			}
-		}()
-	}
-	go func() {
-		var err error
-		for out := range pb.pending {
-			br := <-out
-			if err != nil {
-				continue
-			}
-			if err = br.err; err == nil {
-				for _, pc := range br.items {
-					if err = g.commit(pc); err != nil {
-						break
-					}
-				}
-			}
-			if err != nil {
-				close(pb.failed)
-			}
-		}
-		pb.done <- err
-	}()
-	return pb
-}
-
-// add is the parser's callback.
-func (pb *parallelBatch) add(resp *jsonlresult.Response) error {
-	i, ok := pb.g.claim(resp)
-	if !ok {
-		return nil
-	}
-	pb.batch = append(pb.batch, claimed{i, resp})
-	if len(pb.batch) < parallelBatchSize {
-		return nil
-	}
-	return pb.flush()
-}
-
-func (pb *parallelBatch) flush() error {
-	if len(pb.batch) == 0 {
-		return nil
-	}
-	out := make(chan batchResult, 1)
-	select {
-	case pb.pending <- out:
-	case <-pb.failed:
-		return errors.New("judging the results failed")
-	}
-	pb.jobs <- batchJob{items: pb.batch, out: out}
-	pb.batch = nil
-	return nil
-}
-
-// finish commits what is left and returns the first error.
-func (pb *parallelBatch) finish() error {
-	ferr := pb.flush()
-	close(pb.jobs)
-	close(pb.pending)
-	if err := <-pb.done; err != nil {
-		return err
-	}
-	return ferr
-}
-
-// perCase parses one output file per requested case from the snapshot; copyErrors are the cases whose output
-// could not be copied (a symlink, a FIFO, too large ...).
-func (g *gatherer) perCase(out layout.Output, copyErrors map[string]error) (string, results.Tail, error) {
-	var tail results.Tail
-	h := sha256.New()
-	var lenBuf [8]byte
-	for i, id := range g.ids {
-		var data []byte
-		err := copyErrors[id]
-		if err == nil {
-			data, err = readBounded(out.CaseOutput(id), maxCaseOutputBytes)
-			if errors.Is(err, os.ErrNotExist) {
-				continue // missing
-			}
-		}
-		h.Write([]byte(id))
-		binary.BigEndian.PutUint64(lenBuf[:], uint64(len(data)))
-		h.Write(lenBuf[:])
-		h.Write(data)
-		if err != nil {
-			tail.ParseErrorCount++
-			if len(tail.ParseErrors) < results.MaxStatusParseErrors {
-				tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Message: results.Excerpt(fmt.Sprintf("case %s: %v", id, err), 1024)})
-			}
-			g.seen[i] = true
-			if err := g.emit(i, evaluate.ErrorCase(id, err.Error()), nil); err != nil {
-				return "", tail, err
-			}
-			continue
-		}
-		if err := g.add(jsonlresult.ParseSingle(id, data)); err != nil {
-			return "", tail, err
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), tail, nil
-}
-
-func readBounded(path string, max int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	// Read-only: a close error cannot lose data.
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the output file: %w", err)
-	}
-	if len(data) > max {
-		return data[:max], fmt.Errorf("the output file is larger than the limit of %d bytes", max)
-	}
-	return data, nil
-}
+// Commit adds a prepared case to the builder, in output order.
+func (s *statusSink) Commit(rc results.Case) error { return s.builder.Add(rc) }
 
 // classify decides the collection's outcome and its one-line message. The launcher's report can only make it
 // worse: it names a timeout, a failed healthcheck or failed invocations, never a success the output does not show.
@@ -594,23 +332,18 @@ func stderrSuffix(s string) string {
 	return ": " + results.Excerpt(s, 512)
 }
 
-var apiVerdicts = map[evaluate.Verdict]v1alpha1.Verdict{
-	evaluate.VerdictPass:    v1alpha1.VerdictPass,
-	evaluate.VerdictFail:    v1alpha1.VerdictFail,
-	evaluate.VerdictError:   v1alpha1.VerdictError,
-	evaluate.VerdictSkipped: v1alpha1.VerdictSkipped,
-}
-
-func apiVerdict(v evaluate.Verdict) v1alpha1.Verdict {
-	if av, ok := apiVerdicts[v]; ok {
-		return av
+// known is v, or Error for a verdict nothing set (the API's enum has no empty value).
+func known(v evaluate.Verdict) evaluate.Verdict {
+	switch v {
+	case evaluate.VerdictPass, evaluate.VerdictFail, evaluate.VerdictError, evaluate.VerdictSkipped:
+		return v
 	}
-	return v1alpha1.VerdictError
+	return evaluate.VerdictError
 }
 
 // toAPICase converts a case result to its status form (the results package bounds its strings).
 func toAPICase(r evaluate.CaseResult, answer string) v1alpha1.CaseResult {
-	out := v1alpha1.CaseResult{ID: r.ID, Verdict: apiVerdict(r.Verdict), Answer: results.Excerpt(answer, 512)}
+	out := v1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: results.Excerpt(answer, 512)}
 	if r.Verdict == evaluate.VerdictPass || r.Verdict == evaluate.VerdictFail {
 		out.Score = evaluate.FormatScore(r.Score)
 	}
@@ -621,7 +354,7 @@ func toAPICase(r evaluate.CaseResult, answer string) v1alpha1.CaseResult {
 		if i == results.MaxStatusEvaluators {
 			break
 		}
-		es := v1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: apiVerdict(e.Verdict)}
+		es := v1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: known(e.Verdict)}
 		if e.Verdict != evaluate.VerdictSkipped {
 			es.Score = evaluate.FormatScore(e.Score)
 		}

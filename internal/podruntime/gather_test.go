@@ -290,7 +290,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 		f := newFixture(t, `: {OUTPUT_FILE}`)
 		f.write(t, f.pod.Output().BatchOutput(), `{"id":"alpha","text":"no"}`+"\n")
 		// Files named like the trusted side's, written where the runner can write.
-		f.write(t, filepath.Join(f.pod.Out, "judges.jsonl"), `{"caseId":"alpha","key":"judge","result":{"name":"judge","type":"code_judge","score":1,"verdict":"pass"}}`+"\n")
+		f.write(t, filepath.Join(f.pod.Out, "judges.jsonl"), `{"caseId":"alpha","key":"judge","result":{"name":"judge","type":"code_judge","score":1,"verdict":"Pass"}}`+"\n")
 		f.write(t, filepath.Join(f.pod.Out, "done"), `{}`)
 		g := f.gather(t, true)
 		if v := caseVerdicts(g.Output.Section.Cases)["alpha"]; v != v1alpha1.VerdictError {

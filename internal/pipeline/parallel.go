@@ -1,0 +1,157 @@
+package pipeline
+
+import (
+	"errors"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+)
+
+// batchSize is how many cases a worker judges and prepares at once.
+const batchSize = 256
+
+// parallel judges and prepares claimed cases on several goroutines and commits them in the order they were
+// claimed. Memory stays bounded: at most a few batches are in flight.
+type parallel[T any] struct {
+	r       *run
+	sink    Sink[T]
+	batch   []Case
+	jobs    chan job[T]
+	pending chan chan outcome[T]
+	done    chan error
+	failed  chan struct{}
+}
+
+type job[T any] struct {
+	cases []Case
+	out   chan outcome[T]
+}
+
+// prepared is a judged case ready to commit: the sink's value and what the summary needs of the judgement.
+type prepared[T any] struct {
+	res evaluate.CaseResult
+	v   T
+}
+
+type outcome[T any] struct {
+	items []prepared[T]
+	err   error
+}
+
+func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
+	p := &parallel[T]{
+		r:       r,
+		sink:    sink,
+		jobs:    make(chan job[T], workers),
+		pending: make(chan chan outcome[T], 2*workers),
+		done:    make(chan error, 1),
+		failed:  make(chan struct{}),
+	}
+	for range workers {
+		go func() {
+			// Each batch's prepared bytes share one buffer, sized from the previous batch: one allocation per
+			// batch instead of one per case. The buffer is not reused: its bytes live until the batch is committed.
+			bufBytes := 0
+			for j := range p.jobs {
+				var o outcome[T]
+				o.items = make([]prepared[T], 0, len(j.cases))
+				buf := make([]byte, 0, bufBytes+bufBytes/8)
+				for _, c := range j.cases {
+					pc, err := prepareOne(r, sink, &buf, c)
+					if err != nil {
+						o.err = err
+						break
+					}
+					o.items = append(o.items, pc)
+				}
+				bufBytes = len(buf)
+				j.out <- o
+			}
+		}()
+	}
+	go func() {
+		var err error
+		for out := range p.pending {
+			o := <-out
+			if err != nil {
+				continue
+			}
+			if err = o.err; err == nil {
+				for _, pc := range o.items {
+					if err = commit(r, sink, pc); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				close(p.failed)
+			}
+		}
+		p.done <- err
+	}()
+	return p
+}
+
+// prepareOne judges a case and lets the sink prepare it; safe for concurrent use.
+func prepareOne[T any](r *run, sink Sink[T], buf *[]byte, c Case) (prepared[T], error) {
+	r.judge(&c)
+	v, err := sink.Prepare(buf, c)
+	if err != nil {
+		return prepared[T]{}, err
+	}
+	res := c.Result
+	res.Evaluators = nil // the summary needs only the verdict and score
+	return prepared[T]{res: res, v: v}, nil
+}
+
+// commit adds a prepared case to the summary and commits it to the sink, in order.
+func commit[T any](r *run, sink Sink[T], pc prepared[T]) error {
+	if r.in.judging() {
+		r.summary.Add(pc.res)
+	}
+	return sink.Commit(pc.v)
+}
+
+// commitOne prepares and commits one case on the calling goroutine (the missing cases, after the workers ended).
+func commitOne[T any](r *run, sink Sink[T], c Case) error {
+	var buf []byte
+	pc, err := prepareOne(r, sink, &buf, c)
+	if err != nil {
+		return err
+	}
+	return commit(r, sink, pc)
+}
+
+// add hands a claimed case to the workers (the source's callback, on one goroutine).
+func (p *parallel[T]) add(c Case) error {
+	p.batch = append(p.batch, c)
+	if len(p.batch) < batchSize {
+		return nil
+	}
+	return p.flush()
+}
+
+func (p *parallel[T]) flush() error {
+	if len(p.batch) == 0 {
+		return nil
+	}
+	out := make(chan outcome[T], 1)
+	select {
+	case p.pending <- out:
+	case <-p.failed:
+		return errors.New("judging the results failed")
+	}
+	p.jobs <- job[T]{cases: p.batch, out: out}
+	p.batch = nil
+	return nil
+}
+
+// finish commits what is left and returns the first error.
+func (p *parallel[T]) finish() error {
+	ferr := p.flush()
+	close(p.jobs)
+	close(p.pending)
+	if err := <-p.done; err != nil {
+		return err
+	}
+	return ferr
+}

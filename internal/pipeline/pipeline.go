@@ -1,0 +1,312 @@
+// Package pipeline is the one collection pipeline: it reads a runner's output (a JSONL batch file or one file per
+// case), claims the requested case ids, judges each case, finds the missing ones and counts the summary. The
+// in-pod collector and `collector check` both call Run, so a local check gives exactly the verdicts the cluster
+// gives; each only says what to do with a judged case (a Sink): the collector encodes it into the status and the
+// result ConfigMaps, the check command renders it.
+//
+// The package does no I/O beyond reading the output it is given, and imports no client-go.
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+)
+
+// Input says which cases to collect and how to judge them.
+type Input struct {
+	// IDs are the requested case ids, in order, each once.
+	IDs []string
+	// File is the eval file the cases come from; nil collects without judging.
+	File *evalfile.File
+	// Judge judges each case with File's evaluators; nil collects without judging.
+	Judge *evaluate.Judge
+	// Recorded are evaluator results judged elsewhere (the judge container's code_judge verdicts), by case id and
+	// evaluator key; the Judge uses them instead of running those evaluators.
+	Recorded map[string]map[string]evaluate.EvaluatorResult
+	// MissingReasons replace the error of a missing case (for example the launcher's report that the case's
+	// invocation failed), by case id.
+	MissingReasons map[string]string
+	// Workers judge cases concurrently (0: GOMAXPROCS).
+	Workers int
+	// MaxListed bounds the listed missing ids (0: jsonlresult.DefaultMaxListedIDs); MissingCount counts all.
+	MaxListed int
+}
+
+// judging reports whether the input judges its cases.
+func (in *Input) judging() bool { return in.File != nil && in.Judge != nil }
+
+// Case is one requested case as the pipeline hands it to a Sink.
+type Case struct {
+	// Index is the case's position in Input.IDs.
+	Index int
+	// Response is the runner's response; nil when the case is missing or its output could not be read.
+	Response *jsonlresult.Response
+	// Result is the case's judgement. Without judging it carries only the ID, Missing and, for an unreadable
+	// output, Error.
+	Result evaluate.CaseResult
+}
+
+// Sink receives every requested case exactly once: Prepare, possibly on several goroutines at once, then Commit
+// on one goroutine in order (the cases with a response in output order, then the others in request order).
+// Prepare may append bytes it wants to keep to *buf (one buffer serves a batch of cases, one allocation instead
+// of one per case); what it returns must not alias the Case's Result.Evaluators past Commit.
+type Sink[T any] interface {
+	Prepare(buf *[]byte, c Case) (T, error)
+	Commit(T) error
+}
+
+// Result is what a run of the pipeline found, besides the cases the Sink received.
+type Result struct {
+	// Requested is the number of requested ids; Present those with a response.
+	Requested, Present int
+	// MissingIDs are the requested ids without a response or a read error, in request order (bounded by
+	// Input.MaxListed); MissingCount counts all of them.
+	MissingIDs   []string
+	MissingCount int
+	// UnexpectedIDs are ids of valid records nobody requested (bounded); UnexpectedCount counts all.
+	UnexpectedIDs   []string
+	UnexpectedCount int
+	// ParseErrors are the line errors of a batch output, or the cases whose own output could not be read
+	// (Line 0, the message naming the case), bounded; ParseErrorCount counts all.
+	ParseErrors     []jsonlresult.LineError
+	ParseErrorCount int
+	// NoOutput is set when there was no output file at all (every case is missing); NoOutputErr says which.
+	NoOutput    bool
+	NoOutputErr error
+	// OutputSHA256 is the hex SHA-256 of the output read (for one file per case: of each case's id, length and
+	// bytes, in request order).
+	OutputSHA256 string
+	// Summary counts the judged cases (all zero without judging).
+	Summary evaluate.Summary
+}
+
+// OK reports whether every requested case has a response and nothing in the output was invalid.
+func (r *Result) OK() bool { return r.MissingCount == 0 && r.ParseErrorCount == 0 && !r.NoOutput }
+
+// Source is where the runner's responses come from: Batch or PerCase.
+type Source interface {
+	read(ctx context.Context, r *run) error
+}
+
+// Batch is a JSONL batch output file. The path is opened as it is (symbolic links followed), so it must be a
+// file the caller trusts: the check command's argument or the collector's own snapshot, never the runner's volume.
+type Batch struct {
+	Path    string
+	Options jsonlresult.Options
+}
+
+// PerCase is one output file per requested case, read through Read. Read returns an error satisfying
+// errors.Is(err, os.ErrNotExist) for a case without output (the case is missing); any other error is that case's
+// read error, judged as an error and listed with the parse errors.
+type PerCase struct {
+	Read func(id string) ([]byte, error)
+}
+
+// Run collects the responses of src for in's requested ids and hands each requested case to sink. It returns an
+// error only when reading the output fails or sink does; what is wrong with the output itself is in the Result.
+func Run[T any](ctx context.Context, in Input, src Source, sink Sink[T]) (*Result, error) {
+	if in.Workers <= 0 {
+		in.Workers = runtime.GOMAXPROCS(0)
+	}
+	if in.MaxListed <= 0 {
+		in.MaxListed = jsonlresult.DefaultMaxListedIDs
+	}
+	r := &run{
+		ctx:   ctx,
+		in:    &in,
+		index: make(map[string]int, len(in.IDs)),
+		seen:  make([]bool, len(in.IDs)),
+		res:   &Result{Requested: len(in.IDs)},
+	}
+	for i, id := range in.IDs {
+		r.index[id] = i
+	}
+	p := startParallel(r, sink, in.Workers)
+	r.emit = p.add
+	err := src.read(ctx, r)
+	// A failed worker or sink stops the source with a generic error; the cause is the one finish returns.
+	if ferr := p.finish(); ferr != nil {
+		err = ferr
+	}
+	if err != nil {
+		return nil, err
+	}
+	// The requested cases without a response, in request order.
+	for i, id := range in.IDs {
+		if r.seen[i] {
+			continue
+		}
+		res := evaluate.MissingCase(id)
+		if why, ok := in.MissingReasons[id]; ok {
+			res.Error = jsonlresult.Excerpt(why, evaluate.MaxReasoningLength)
+		}
+		if !in.judging() {
+			res = evaluate.CaseResult{ID: id, Missing: true}
+		}
+		if err := commitOne(r, sink, Case{Index: i, Result: res}); err != nil {
+			return nil, err
+		}
+		if len(r.res.MissingIDs) < in.MaxListed {
+			r.res.MissingIDs = append(r.res.MissingIDs, id)
+		}
+		r.res.MissingCount++
+	}
+	r.res.Summary = r.summary.Summary()
+	return r.res, nil
+}
+
+// run is the state of one Run.
+type run struct {
+	ctx     context.Context
+	in      *Input
+	index   map[string]int
+	seen    []bool
+	res     *Result
+	summary evaluate.SummaryBuilder
+	// emit hands a claimed case to the workers.
+	emit func(Case) error
+}
+
+// claim marks a response's case as seen; false for an id that is not requested or already seen.
+func (r *run) claim(id string) (int, bool) {
+	i, ok := r.index[id]
+	if !ok || r.seen[i] {
+		return 0, false
+	}
+	r.seen[i] = true
+	return i, true
+}
+
+// respond hands on a requested case's response.
+func (r *run) respond(resp *jsonlresult.Response) error {
+	i, ok := r.claim(resp.ID)
+	if !ok {
+		return nil
+	}
+	r.res.Present++
+	return r.emit(Case{Index: i, Response: resp})
+}
+
+// caseError records that case i's own output could not be read.
+func (r *run) caseError(i int, id string, err error) error {
+	r.seen[i] = true
+	r.res.ParseErrorCount++
+	if len(r.res.ParseErrors) < jsonlresult.DefaultMaxParseErrors {
+		r.res.ParseErrors = append(r.res.ParseErrors, jsonlresult.LineError{Message: jsonlresult.Excerpt(fmt.Sprintf("case %s: %v", id, err), 1024)})
+	}
+	res := evaluate.ErrorCase(id, err.Error())
+	return r.emit(Case{Index: i, Result: res})
+}
+
+// judge judges a claimed case (Result already set for read errors); safe for concurrent use.
+func (r *run) judge(c *Case) {
+	if c.Response == nil {
+		if !r.in.judging() {
+			c.Result = evaluate.CaseResult{ID: r.in.IDs[c.Index], Error: c.Result.Error}
+		}
+		return
+	}
+	id := c.Response.ID
+	switch {
+	case !r.in.judging():
+		c.Result = evaluate.CaseResult{ID: id}
+	case r.in.File.Case(id) == nil:
+		c.Result = evaluate.ErrorCase(id, "the case is not in the eval file")
+	default:
+		c.Result = r.in.Judge.JudgeCase(r.ctx, r.in.File.Case(id), c.Response, r.in.Recorded[id])
+	}
+}
+
+func (b Batch) read(ctx context.Context, r *run) error {
+	f, err := os.Open(b.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		r.res.NoOutput = true
+		r.res.NoOutputErr = fmt.Errorf("%w: %s does not exist", jsonlresult.ErrNoOutputFile, b.Path)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("opening the output file: %w", err)
+	}
+	// Read-only: a close error cannot lose data.
+	defer func() { _ = f.Close() }()
+	br, err := jsonlresult.ParseBatch(ctxReader{ctx, f}, r.in.IDs, b.Options, r.respond)
+	if err != nil {
+		return fmt.Errorf("%s: %w", b.Path, err)
+	}
+	r.res.OutputSHA256 = br.OutputSHA256
+	r.res.ParseErrors, r.res.ParseErrorCount = br.ParseErrors, br.ParseErrorCount
+	r.res.UnexpectedIDs, r.res.UnexpectedCount = br.UnexpectedIDs, br.UnexpectedCount
+	return nil
+}
+
+func (p PerCase) read(ctx context.Context, r *run) error {
+	h := sha256.New()
+	var lenBuf [8]byte
+	for i, id := range r.in.IDs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		data, err := p.Read(id)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // missing
+		}
+		h.Write([]byte(id))
+		binary.BigEndian.PutUint64(lenBuf[:], uint64(len(data)))
+		h.Write(lenBuf[:])
+		h.Write(data)
+		if err != nil {
+			if err := r.caseError(i, id, err); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := r.respond(jsonlresult.ParseSingle(id, data)); err != nil {
+			return err
+		}
+	}
+	r.res.OutputSHA256 = hex.EncodeToString(h.Sum(nil))
+	return nil
+}
+
+// ReadBounded reads the file at path, at most max bytes: a larger file is an error (with its first max bytes).
+// It follows symbolic links: for files the caller trusts.
+func ReadBounded(path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	// Read-only: a close error cannot lose data.
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("read the output file: %w", err)
+	}
+	if len(data) > max {
+		return data[:max], fmt.Errorf("the output file is larger than the limit of %d bytes", max)
+	}
+	return data, nil
+}
+
+// ctxReader stops reading once the context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
