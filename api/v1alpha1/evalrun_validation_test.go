@@ -215,7 +215,7 @@ func TestEvalRunAdmission(t *testing.T) {
 // quotingRejection is the admission message for a misplaced placeholder.
 const quotingRejection = "their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
 
-// TestCommandTemplateQuoting sends internal/podruntime's quotingCases (the same templates, behind a prefix that
+// TestCommandTemplateQuoting sends internal/launcher's quotingCases (the same templates, behind a prefix that
 // supplies {OUTPUT_FILE}) to the apiserver. There, TestAdmissionRuleAgreesWithRender checks the same rule against
 // Render: admitted templates render, rejected ones do not, and the renderer-only ones are admitted and then refused
 // by Render, because following their nesting needs more than the rule's regular expression.

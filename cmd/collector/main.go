@@ -15,7 +15,6 @@ import (
 	"syscall"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/check"
-	"github.com/evalrun-operator/evalrun-operator/internal/podruntime"
 )
 
 const usage = `usage: collector <install|launch|collect|judge|check> [flags]
@@ -35,7 +34,7 @@ func main() {
 	case "check":
 		code = check.Main(ctx, args, os.Stdout, os.Stderr)
 	case "install", "launch", "collect", "judge":
-		code = podruntime.Main(ctx, mode, args, os.Stdout, os.Stderr)
+		code = podMain(ctx, mode, args, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":
 		if _, err := fmt.Fprintln(os.Stdout, usage); err != nil {
 			code = 1

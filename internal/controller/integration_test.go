@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/podruntime"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -139,7 +139,7 @@ func collectorApply(t *testing.T, c client.Client, run *evalsv1alpha1.EvalRun, o
 		Conditions: []metav1.Condition{{Type: evalsv1alpha1.ConditionResultsTruncated, Status: metav1.ConditionFalse,
 			Reason: evalsv1alpha1.ReasonAllResultsInStatus, Message: "every result fits", LastTransitionTime: metav1.Now()}},
 	}
-	if err := podruntime.ApplyStatus(context.Background(), c, run.Namespace, run.Name, string(run.UID), section); err != nil {
+	if err := collector.ApplyStatus(context.Background(), c, run.Namespace, run.Name, string(run.UID), section); err != nil {
 		t.Fatalf("collector status apply: %v", err)
 	}
 }
@@ -614,18 +614,18 @@ func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
 	cfg := *restCfg
 	cfg.Impersonate.UserName = fmt.Sprintf("system:serviceaccount:%s:%s", ns, controller.NamesFor(mine.Name).ServiceAccount)
 	cfg.Impersonate.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
-	collector, err := client.New(&cfg, client.Options{Scheme: scheme})
+	sa, err := client.New(&cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// Allowed: its own run and its own result ConfigMap.
-	if err := collector.Get(ctx, client.ObjectKeyFromObject(mine), &evalsv1alpha1.EvalRun{}); err != nil {
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(mine), &evalsv1alpha1.EvalRun{}); err != nil {
 		t.Errorf("reading its own EvalRun: %v", err)
 	}
-	collectorApply(t, collector, mine, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2})
+	collectorApply(t, sa, mine, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2})
 	resultCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor(mine.Name).ResultConfigMap(0)}}
-	if err := collector.Patch(ctx, resultCM, client.RawPatch("application/merge-patch+json", []byte(`{"binaryData":{"results.jsonl.gz":"H4sIAAAAAAAA/wMAAAAAAAAAAAA="}}`))); err != nil {
+	if err := sa.Patch(ctx, resultCM, client.RawPatch("application/merge-patch+json", []byte(`{"binaryData":{"results.jsonl.gz":"H4sIAAAAAAAA/wMAAAAAAAAAAAA="}}`))); err != nil {
 		t.Errorf("patching its own result ConfigMap: %v", err)
 	}
 
@@ -633,16 +633,16 @@ func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
 	denied := map[string]error{
 		"patch another run's status": func() error {
 			section := results.Section{Summary: &evalsv1alpha1.RunSummary{Total: 1}}
-			return podruntime.ApplyStatus(ctx, collector, other.Namespace, other.Name, string(other.UID), section)
+			return collector.ApplyStatus(ctx, sa, other.Namespace, other.Name, string(other.UID), section)
 		}(),
-		"read another run":   collector.Get(ctx, client.ObjectKeyFromObject(other), &evalsv1alpha1.EvalRun{}),
-		"create a ConfigMap": collector.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine-results-99"}}),
-		"patch another run's result ConfigMap": collector.Patch(ctx,
+		"read another run":   sa.Get(ctx, client.ObjectKeyFromObject(other), &evalsv1alpha1.EvalRun{}),
+		"create a ConfigMap": sa.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine-results-99"}}),
+		"patch another run's result ConfigMap": sa.Patch(ctx,
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor(other.Name).ResultConfigMap(0)}},
 			client.RawPatch("application/merge-patch+json", []byte(`{"data":{"x":"y"}}`))),
-		"list EvalRuns":                  collector.List(ctx, &evalsv1alpha1.EvalRunList{}, client.InNamespace(ns)),
-		"read the pinned eval ConfigMap": collector.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor(mine.Name).EvalConfigMap}, &corev1.ConfigMap{}),
-		"list Secrets":                   collector.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)),
+		"list EvalRuns":                  sa.List(ctx, &evalsv1alpha1.EvalRunList{}, client.InNamespace(ns)),
+		"read the pinned eval ConfigMap": sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor(mine.Name).EvalConfigMap}, &corev1.ConfigMap{}),
+		"list Secrets":                   sa.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)),
 	}
 	for what, err := range denied {
 		if !apierrors.IsForbidden(err) {

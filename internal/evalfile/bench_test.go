@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// benchEvalFile is the eval file of the podruntime collection benchmark: n cases judged by file-level
+// benchEvalFile is the eval file of the collector's collection benchmark: n cases judged by file-level
 // tool_trajectory, latency and cost evaluators, one user message each.
 func benchEvalFile(n int) []byte {
 	var b strings.Builder

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"unicode/utf8"
 
 	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -404,6 +405,24 @@ func Excerpt(s string, max int) string {
 		cut--
 	}
 	return s[:cut] + mark
+}
+
+// LastBytes keeps at most n bytes of the end of s, as valid UTF-8: the tail of a process's output.
+func LastBytes(s string, n int) string {
+	if len(s) <= n {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return ValidTail([]byte(s[len(s)-n:]), true)
+}
+
+// ValidTail is b as valid UTF-8; when b was cut from a longer text (cut), a partial rune at its start is dropped.
+func ValidTail(b []byte, cut bool) string {
+	if cut {
+		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
+			b = b[1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 func toValidUTF8(s string) string {

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"os"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/judgerunner"
+	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+)
+
+// Exit codes of the pod modes.
+const (
+	exitOK    = 0
+	exitInfra = 1
+	exitUsage = 2
+)
+
+// Main runs one pod mode with its command-line arguments and returns the process exit code: 0 on success, 1 for
+// an infrastructure failure, 2 for a usage error.
+func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("collector "+mode, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	switch mode {
+	case "install":
+		bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
+		src := fs.String("src", "", "binary to copy (default: this executable)")
+		if code, ok := parseFlags(fs, args); !ok {
+			return code
+		}
+		from := *src
+		if from == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				podfiles.Logf(stderr, "collector install: cannot find this executable: %v\n", err)
+				return exitInfra
+			}
+			from = exe
+		}
+		pod := layout.Pod{Bin: *bin}
+		if err := podfiles.Install(from, pod.Binary()); err != nil {
+			podfiles.Logf(stderr, "collector install: %v\n", err)
+			return exitInfra
+		}
+		if err := podfiles.CreateRunnerEnd(pod.RunnerEnd()); err != nil {
+			podfiles.Logf(stderr, "collector install: %v\n", err)
+			return exitInfra
+		}
+		return exitOK
+	case "launch":
+		shell := fs.String("shell", launcher.DefaultShell, "shell that runs the command templates")
+		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
+		cfg, pod, code := podModeFlags(fs, args, stderr, launcher.ExitLaunchFailed)
+		if cfg == nil {
+			return code
+		}
+		if err := launcher.Harden(); err != nil {
+			podfiles.Logf(stderr, "collector launch: %v\n", err)
+			return launcher.ExitLaunchFailed
+		}
+		if err := launcher.BecomeSubreaper(); err != nil {
+			podfiles.Logf(stderr, "collector launch: %v (processes the runner leaves behind may outlive it)\n", err)
+		}
+		return launcher.Launch(ctx, launcher.Options{Config: cfg, Pod: *pod, Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr, TerminationLog: *termLog})
+	case "judge":
+		shell := fs.String("shell", launcher.DefaultShell, "shell that runs the code_judge scripts")
+		cfg, pod, code := podModeFlags(fs, args, stderr, exitInfra)
+		if cfg == nil {
+			return code
+		}
+		if err := judgerunner.Judge(ctx, judgerunner.Options{Config: cfg, Pod: *pod, Shell: *shell, Log: stderr}); err != nil {
+			podfiles.Logf(stderr, "collector judge: %v\n", err)
+			return exitInfra
+		}
+		return exitOK
+	case "collect":
+		// The collector's heap peaks while it reads the eval file and the runner's output: a soft limit below the
+		// container's makes the garbage collector work harder near it instead of the pod being OOM-killed.
+		collector.ApplyContainerMemoryLimit(collector.CgroupMemoryFiles)
+		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
+		cfg, pod, code := podModeFlags(fs, args, stderr, exitInfra)
+		if cfg == nil {
+			return code
+		}
+		c, err := collector.NewClient()
+		if err != nil {
+			// Still collect: the termination message is the manager's fallback.
+			podfiles.Logf(stderr, "collector collect: %v\n", err)
+		}
+		o := collector.Options{
+			Config: cfg, Pod: *pod, Client: c, TerminationLog: *termLog, Log: stderr,
+			Namespace: envOr(layout.EnvRunNamespace, cfg.Namespace),
+			Name:      envOr(layout.EnvRunName, cfg.RunName),
+			UID:       envOr(layout.EnvRunUID, cfg.UID),
+			PodName:   os.Getenv(layout.EnvPodName),
+		}
+		if err := collector.Collect(ctx, o); err != nil {
+			// The termination message carries the reason to the manager; the container itself ends cleanly so
+			// that the pod's outcome stays the runner's.
+			podfiles.Logf(stderr, "collector collect: %v\n", err)
+		}
+		return exitOK
+	}
+	podfiles.Logf(stderr, "collector: unknown pod mode %q\n", mode)
+	return exitUsage
+}
+
+// podModeFlags registers --config and the pod layout's flags on fs (after the mode's own), parses args and
+// loads run.json. On failure it returns a nil configuration and the exit code: a usage error, or failCode when
+// run.json cannot be read.
+func podModeFlags(fs *flag.FlagSet, args []string, stderr io.Writer, failCode int) (*layout.RunConfig, *layout.Pod, int) {
+	config := fs.String("config", "", "run configuration file (run.json) (required)")
+	pod := podFlags(fs)
+	if code, ok := parseFlags(fs, args); !ok {
+		return nil, nil, code
+	}
+	if *config == "" {
+		return nil, nil, usageError(fs, stderr, "--config is required")
+	}
+	cfg, err := podfiles.LoadRunConfig(*config)
+	if err != nil {
+		podfiles.Logf(stderr, "%s: %v\n", fs.Name(), err)
+		return nil, nil, failCode
+	}
+	return cfg, pod, 0
+}
+
+// podFlags registers the directories of the pod layout, defaulting to the pod's mount points.
+func podFlags(fs *flag.FlagSet) *layout.Pod {
+	p := layout.DefaultPod()
+	fs.StringVar(&p.Bin, "bin", p.Bin, "the bin volume (collector binary, runner-end FIFO)")
+	fs.StringVar(&p.Out, "out", p.Out, "the runner's output volume")
+	fs.StringVar(&p.Snapshot, "snapshot", p.Snapshot, "the collector's snapshot volume")
+	fs.StringVar(&p.Verdicts, "verdicts", p.Verdicts, "the judge's verdicts volume")
+	return &p
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK, false
+		}
+		return exitUsage, false
+	}
+	if fs.NArg() > 0 {
+		podfiles.Logf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		return exitUsage, false
+	}
+	return 0, true
+}
+
+func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) int {
+	podfiles.Logf(stderr, "%s: %s\n", fs.Name(), msg)
+	fs.Usage()
+	return exitUsage
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,133 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ApplyStatus server-side applies the collector-owned part of an EvalRun's status (summary, cases, missingIds,
+// parseErrors, unexpectedIds, results, collection and the ResultsTruncated condition) with field manager
+// evalrun-collector, forcing ownership of those fields. Fields other managers own, such as the manager's
+// conditions, are left alone; fields the collector applied before and no longer sends are removed. When uid is
+// not empty the apply only succeeds on the EvalRun with that uid.
+func ApplyStatus(ctx context.Context, c client.Client, namespace, name, uid string, section results.Section) error {
+	status, err := toUnstructuredMap(section)
+	if err != nil {
+		return fmt.Errorf("encode the status section: %w", err)
+	}
+	meta := map[string]any{"name": name, "namespace": namespace}
+	if uid != "" {
+		meta["uid"] = uid
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(),
+		"kind":       "EvalRun",
+		"metadata":   meta,
+		"status":     status,
+	}}
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
+		client.FieldOwner(layout.FieldManagerCollector), client.ForceOwnership); err != nil {
+		return fmt.Errorf("apply the status of EvalRun %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+func toUnstructuredMap(v any) (map[string]any, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// WriteResultConfigMaps stores the chunks in the pre-created result ConfigMaps named in names, by name only
+// (a merge patch: a missing ConfigMap is an error, never created). ConfigMaps that get no chunk are emptied, so
+// a re-run with fewer results leaves nothing stale.
+func WriteResultConfigMaps(ctx context.Context, c client.Client, namespace string, names []string, chunks []results.Chunk) error {
+	byName := make(map[string]results.Chunk, len(chunks))
+	for _, ch := range chunks {
+		byName[ch.ConfigMap] = ch
+	}
+	for _, name := range names {
+		var patch map[string]any
+		if ch, ok := byName[name]; ok {
+			patch = map[string]any{"binaryData": map[string]any{layout.ResultsKey: ch.Data}}
+		} else {
+			patch = map[string]any{"binaryData": nil}
+		}
+		data, err := json.Marshal(patch)
+		if err != nil {
+			return fmt.Errorf("encode the patch of ConfigMap %s: %w", name, err)
+		}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+		if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, data), client.FieldOwner(layout.FieldManagerCollector)); err != nil {
+			return fmt.Errorf("write result ConfigMap %s/%s: %w", namespace, name, err)
+		}
+	}
+	return nil
+}
+
+// Backoff bounds the retries of API writes.
+type Backoff struct {
+	// Initial is the first wait (default 200ms); each wait doubles up to Max (default 10s), with up to 50% jitter
+	// so that the collectors of a nightly batch do not all retry together after an API outage.
+	Initial, Max time.Duration
+}
+
+// retry calls op until it succeeds, returns a permanent error, or ctx ends. It returns the last error. The waits
+// come from apimachinery's wait.Backoff (doubling, jittered), held under Max.
+func retry(ctx context.Context, b Backoff, op func(context.Context) error) error {
+	if b.Initial <= 0 {
+		b.Initial = 200 * time.Millisecond
+	}
+	if b.Max <= 0 {
+		b.Max = 10 * time.Second
+	}
+	// No Cap: wait.Backoff stops stepping once it reaches its cap; the bound is applied to the base wait instead.
+	steps := wait.Backoff{Duration: b.Initial, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32}
+	for attempt := 1; ; attempt++ {
+		err := op(ctx)
+		if err == nil {
+			return nil
+		}
+		if permanent(err) {
+			return err
+		}
+		if steps.Duration > b.Max {
+			steps.Duration = b.Max // keeps the jitter, and the doubling from overflowing
+		}
+		t := time.NewTimer(steps.Step())
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("gave up after %d attempts: %w", attempt, err)
+		case <-t.C:
+		}
+	}
+}
+
+// permanent reports errors that no retry can fix: the request itself is wrong or the object is gone.
+func permanent(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsNotFound(err) ||
+		apierrors.IsGone(err) || apierrors.IsMethodNotSupported(err) || apierrors.IsRequestEntityTooLargeError(err) ||
+		errors.Is(err, context.Canceled)
+}

@@ -1,0 +1,329 @@
+package collector
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"golang.org/x/sys/unix"
+)
+
+// The reference workload of the jsonlresult benchmark, generated here by the same recipe: 100,000 records of
+// about 1.26 KB, each with an id, a ~150-character text, 3 trace events, output_messages with 3 tool calls and a
+// final assistant message with structured content, and metrics. The eval file has one case per record, judged by
+// file-level tool_trajectory, latency and cost evaluators.
+const benchRecords = 100_000
+
+var benchWork struct {
+	once sync.Once
+	dir  string
+	cfg  *layout.RunConfig
+	size int64
+	err  error
+}
+
+func benchWorkload(tb testing.TB) (*layout.RunConfig, layout.Output, int64) {
+	tb.Helper()
+	benchWork.once.Do(func() {
+		dir, err := os.MkdirTemp("", "collector-bench-")
+		if err != nil {
+			benchWork.err = err
+			return
+		}
+		benchWork.dir = dir
+		benchWork.cfg, benchWork.size, benchWork.err = writeBenchWorkload(dir, benchRecords)
+	})
+	if benchWork.err != nil {
+		tb.Fatalf("generate the workload: %v", benchWork.err)
+	}
+	return benchWork.cfg, layout.Output{Root: filepath.Join(benchWork.dir, "out")}, benchWork.size
+}
+
+func removeBenchWorkload() {
+	if benchWork.dir != "" {
+		_ = os.RemoveAll(benchWork.dir)
+	}
+}
+
+func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
+	p := layout.Output{Root: filepath.Join(dir, "out")}
+	if err := os.MkdirAll(p.Root, 0o755); err != nil {
+		return nil, 0, err
+	}
+	out, err := os.Create(p.BatchOutput())
+	if err != nil {
+		return nil, 0, err
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	evalPath := filepath.Join(dir, "eval.yaml")
+	ef, err := os.Create(evalPath)
+	if err != nil {
+		return nil, 0, err
+	}
+	ew := bufio.NewWriterSize(ef, 1<<20)
+	// A bufio.Writer keeps its first error and returns it from every later call, Flush included: the Flush below
+	// is where write errors of both files are checked.
+	pf := func(w *bufio.Writer, format string, args ...any) { _, _ = fmt.Fprintf(w, format, args...) }
+	pf(ew, "%s", "$schema: agentv-eval-v2\nexecution:\n  evaluators:\n"+
+		"    - {name: tools, type: tool_trajectory, mode: any_order, minimums: {search_registry: 1, score_risk: 1}}\n"+
+		"    - {name: fast, type: latency, threshold: 1800}\n"+
+		"    - {name: cheap, type: cost, budget: 0.008}\n"+
+		"evalcases:\n")
+	words := strings.Fields("the screening check found no match against the sanctions list and the customer record " +
+		"is consistent with prior reviews; amount within threshold, jurisdiction AU, risk score low — décision: " +
+		"CLEAR after \"manual\" review of 3 sources")
+	tools := []string{"search_registry", "fetch_profile", "score_risk"}
+	rng := rand.New(rand.NewPCG(11, 12))
+	js := func(v any) string {
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	ids := make([]string, n)
+	base := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	for i := range n {
+		id := fmt.Sprintf("case-%06d", i)
+		ids[i] = id
+		pf(ew, "  - id: %s\n    input_messages: [{role: user, content: \"screen row %d\"}]\n", id, i)
+		var text strings.Builder
+		for text.Len() < 150 {
+			text.WriteString(words[rng.IntN(len(words))])
+			text.WriteByte(' ')
+		}
+		ts := func(k int) string {
+			return base.Add(time.Duration(i*1000+k) * time.Millisecond).Format(time.RFC3339Nano)
+		}
+		pf(w, `{"id":%s,"text":%s,"trace":[`, js(id), js(text.String()))
+		pf(w, `{"type":"model_step","timestamp":%q,"id":"s-%d","name":"plan","input":{"prompt_tokens":%d},"output":{"completion_tokens":%d}},`, ts(0), i, 200+rng.IntN(800), 10+rng.IntN(90))
+		pf(w, `{"type":"tool_call","timestamp":%q,"id":"c-%d-0","name":"search_registry","input":{"query":"row %d"}},`, ts(1), i, i)
+		pf(w, `{"type":"tool_result","timestamp":%q,"id":"c-%d-0","output":{"hits":%d}}],"output_messages":[{"role":"assistant","tool_calls":[`, ts(2), i, rng.IntN(4))
+		for k, tool := range tools {
+			if k > 0 {
+				pf(w, ",")
+			}
+			pf(w, `{"tool":%q,"input":{"id":%q},"output":{"value":%d},"id":"c-%d-%d","timestamp":%q}`, tool, id, rng.IntN(100000), i, k, ts(3+k))
+		}
+		pf(w, `]},{"role":"assistant","content":{"decision":%q,"score":%.3f,"reasons":["threshold","jurisdiction AU"]},"timestamp":%q}],`,
+			[]string{"CLEAR", "REVIEW", "BLOCK"}[rng.IntN(3)], rng.Float64(), ts(9))
+		pf(w, `"token_usage":{"input":%d,"output":%d},"cost_usd":%.5f,"duration_ms":%d}`+"\n",
+			1000+rng.IntN(500), 50+rng.IntN(50), rng.Float64()/100, 500+rng.IntN(2000))
+	}
+	for _, fl := range []struct {
+		w *bufio.Writer
+		f *os.File
+	}{{w, out}, {ew, ef}} {
+		if err := fl.w.Flush(); err != nil {
+			return nil, 0, err
+		}
+		if err := fl.f.Close(); err != nil {
+			return nil, 0, err
+		}
+	}
+	st, err := os.Stat(p.BatchOutput())
+	if err != nil {
+		return nil, 0, err
+	}
+	cms := make([]string, layout.MaxResultConfigMaps)
+	for i := range cms {
+		cms[i] = fmt.Sprintf("run-results-%d", i)
+	}
+	return &layout.RunConfig{
+		RunName: "bench", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids, Batching: "Batched",
+		CommandTemplate: ": {OUTPUT_FILE}", PassThreshold: "0.8", ResultConfigMaps: cms,
+	}, st.Size(), nil
+}
+
+// BenchmarkParseOnly is the reference: jsonlresult's streaming parse of the workload, responses discarded.
+func BenchmarkParseOnly(b *testing.B) {
+	cfg, p, size := benchWorkload(b)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	for range b.N {
+		n := 0
+		res, err := jsonlresult.ParseBatchFile(p.BatchOutput(), cfg.CaseIDs, jsonlresult.Options{}, func(*jsonlresult.Response) error {
+			n++
+			return nil
+		})
+		if err != nil || !res.OK() || n != benchRecords {
+			b.Fatalf("parse: %v, %d responses", err, n)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(cpu.seconds()/float64(b.N), "cpu-s/op")
+}
+
+// cpuClock measures this process's CPU time (user and system, all threads): on a shared machine it is a fairer
+// comparison than wall time.
+type cpuClock struct{ start float64 }
+
+func startCPU() cpuClock { return cpuClock{processCPU()} }
+
+func (c cpuClock) seconds() float64 { return processCPU() - c.start }
+
+func processCPU() float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// BenchmarkGather is collect end to end without the API: eval file, parse, judge, status budget and gzip'd
+// result chunks. It also reports the peak RSS of a fresh process doing one Gather.
+//
+// The workload's eval file (8 MiB, 100,000 cases) is far past what reaches a real pod (inline at most 256 KiB,
+// a ConfigMap at most 1 MiB), and its YAML parse dominates this figure; BenchmarkGatherParsedEvalFile measures
+// the same collection with the eval file parsed beforehand, which is the part that scales with the runner's
+// output.
+func BenchmarkGather(b *testing.B) {
+	cfg, p, size := benchWorkload(b)
+	g := benchGather(b, cfg, size, func() GatherInput {
+		return GatherInput{Config: cfg, Output: p, RunnerEnded: true, Now: time.Now()}
+	})
+	reportChunks(b, g)
+	if rss, err := gatherRSS(false); err != nil {
+		b.Logf("peak RSS not measured: %v", err)
+	} else {
+		b.ReportMetric(rss, "peak-RSS-MiB")
+	}
+	if rss, err := gatherRSS(true); err != nil {
+		b.Logf("peak RSS of the eval file alone not measured: %v", err)
+	} else {
+		b.ReportMetric(rss, "evalfile-peak-RSS-MiB")
+	}
+}
+
+// BenchmarkGatherParsedEvalFile is BenchmarkGather with the eval file parsed outside the timed region: parse,
+// judge, status budget and gzip'd result chunks.
+func BenchmarkGatherParsedEvalFile(b *testing.B) {
+	cfg, p, size := benchWorkload(b)
+	file, err := podfiles.LoadEvalFile(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := benchGather(b, cfg, size, func() GatherInput {
+		return GatherInput{Config: cfg, Output: p, RunnerEnded: true, Now: time.Now(), EvalFile: file}
+	})
+	reportChunks(b, g)
+}
+
+func benchGather(b *testing.B, cfg *layout.RunConfig, size int64, input func() GatherInput) *Gathered {
+	b.Helper()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := startCPU()
+	var g *Gathered
+	for range b.N {
+		var err error
+		g, err = Gather(context.Background(), input())
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(cpu.seconds()/float64(b.N), "cpu-s/op")
+	if want := int32(len(cfg.CaseIDs)); g.Summary.Total != want || g.Output.StoredCases != int(want) {
+		b.Fatalf("gathered %d cases, stored %d, want %d", g.Summary.Total, g.Output.StoredCases, want)
+	}
+	return g
+}
+
+func reportChunks(b *testing.B, g *Gathered) {
+	chunkBytes := 0
+	for _, c := range g.Output.Chunks {
+		chunkBytes += len(c.Data)
+	}
+	b.ReportMetric(float64(len(g.Output.Chunks)), "chunks")
+	b.ReportMetric(float64(chunkBytes)/(1<<20), "chunk-MiB")
+}
+
+// gatherRSS runs one Gather (or, with evalOnly, only the eval file parse) in a child test process and returns
+// its peak resident set (VmHWM).
+func gatherRSS(evalOnly bool) (float64, error) {
+	cfgJSON, err := json.Marshal(benchWork.cfg)
+	if err != nil {
+		return 0, err
+	}
+	cfgPath := filepath.Join(benchWork.dir, "run.json")
+	if err := os.WriteFile(cfgPath, cfgJSON, 0o644); err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGatherRSSHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "PODRUNTIME_RSS_CONFIG="+cfgPath, "PODRUNTIME_RSS_WORK="+benchWork.dir)
+	if evalOnly {
+		cmd.Env = append(cmd.Env, "PODRUNTIME_RSS_EVAL_ONLY=1")
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, fmt.Errorf("%v: %s", err, out)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM-KiB="); ok {
+			kib, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				return 0, err
+			}
+			return float64(kib) / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in the helper's output: %s", out)
+}
+
+// TestGatherRSSHelper is the child process of gatherRSS; it does nothing in a normal test run.
+func TestGatherRSSHelper(t *testing.T) {
+	cfgPath := os.Getenv("PODRUNTIME_RSS_CONFIG")
+	if cfgPath == "" {
+		t.Skip("helper process for BenchmarkGather")
+	}
+	cfg, err := podfiles.LoadRunConfig(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ApplyContainerMemoryLimit(CgroupMemoryFiles) // as `collector collect` does
+	runtime.GC()
+	if os.Getenv("PODRUNTIME_RSS_EVAL_ONLY") != "" {
+		if _, err := podfiles.LoadEvalFile(cfg); err != nil {
+			t.Fatal(err)
+		}
+		printHWM(t)
+		return
+	}
+	g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: layout.Output{Root: filepath.Join(os.Getenv("PODRUNTIME_RSS_WORK"), "out")}, RunnerEnded: true, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Summary.Total != int32(len(cfg.CaseIDs)) {
+		t.Fatalf("gathered %d cases", g.Summary.Total)
+	}
+	printHWM(t)
+}
+
+func printHWM(t *testing.T) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			if _, err := fmt.Printf("VmHWM-KiB=%s\n", strings.TrimSuffix(strings.TrimSpace(v), " kB")); err != nil {
+				t.Fatalf("report VmHWM: %v", err)
+			}
+		}
+	}
+}

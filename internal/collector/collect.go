@@ -1,0 +1,274 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options configure Collect.
+type Options struct {
+	Config *layout.RunConfig
+	// Pod is the pod's directory layout.
+	Pod layout.Pod
+	// Client writes the result ConfigMaps and the EvalRun status.
+	Client client.Client
+	// Namespace, Name and UID identify the EvalRun; PodName is recorded in status.
+	Namespace, Name, UID, PodName string
+	// TerminationLog is where the termination message goes ("" skips it).
+	TerminationLog string
+	// Log receives the collector's progress lines.
+	Log io.Writer
+	// Backoff paces retries of API writes; they stop at the results deadline.
+	Backoff Backoff
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// terminationWait is how long the collector, asked to stop before the runner ended, still waits for the runner's
+// end: the kubelet stops the pod's containers together, so the runner is usually gone a moment later.
+const terminationWait = 5 * time.Second
+
+// Collect is the collector (a native sidecar, restarted by the kubelet should it crash): it waits for every
+// process of the runner container to be gone (the runner-end FIFO), copies the runner's output into its own
+// volume (never following a symlink, regular files only, size-bounded), hands that snapshot to the judge
+// container and waits for the code judges' verdicts, judges the rest, and persists the results. The judge
+// container, which keeps the pod from finishing, ends only once the collector has noted that it is done, so the
+// pod cannot finish before the results are persisted (or the collector gave up). Collect then waits for ctx to
+// end (the kubelet stops the sidecar once the pod's other containers ended).
+func Collect(ctx context.Context, o Options) error {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if _, err := os.Stat(o.Pod.Collected()); err == nil {
+		podfiles.Logf(o.Log, "Already collected; waiting for the pod to finish\n")
+		<-ctx.Done()
+		return nil
+	}
+	ended, why := waitForRunner(ctx, o)
+	if ended {
+		podfiles.Logf(o.Log, "The runner ended; collecting its output\n")
+	} else {
+		podfiles.Logf(o.Log, "Collecting without the runner's end reason=%q\n", why)
+	}
+
+	at := collectionTime(o)
+	snap := TakeSnapshot(o.Config, o.Pod.Output(), o.Pod.SnapshotOutput())
+	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap, RunnerEnded: ended,
+		EndReason: why, PodName: o.PodName, Now: at}
+	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
+	// case count), not by the termination signal.
+	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), podfiles.Seconds(o.Config.JudgeDeadlineSeconds, podfiles.DefaultJudgeDeadline))
+	// The kubelet stops the judge with the rest of the pod: once asked to stop, wait only briefly for it.
+	stopJudgeWait := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(terminationWait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			jcancel()
+		case <-jctx.Done():
+		}
+	})
+	in.JudgeResults, in.JudgeError = handOffToJudge(jctx, o, ended, why)
+	stopJudgeWait()
+	jcancel()
+
+	// Persisting is bounded by the results deadline, not by the termination signal: the kubelet's grace period
+	// is the outer bound.
+	deadline := podfiles.Seconds(o.Config.ResultsDeadlineSeconds, podfiles.DefaultResultsDeadline)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline)
+	defer cancel()
+	g, gerr := Gather(pctx, in)
+	if gerr != nil {
+		podfiles.Logf(o.Log, "Collection failed error=%q\n", results.Excerpt(gerr.Error(), 512))
+		g = failedCollection(o, at, ended, gerr)
+	}
+	// The termination message is written before the API writes start, so that the manager can end the run from
+	// it even if the collector is killed while it retries; it is rewritten once they are done.
+	writeTermination(o, terminationMessage(g, ended, errPersisting))
+	perr := persist(pctx, o, g)
+	term := terminationMessage(g, ended, perr)
+	writeTermination(o, term)
+	if perr != nil {
+		podfiles.Logf(o.Log, "Results not persisted error=%q\n", results.Excerpt(perr.Error(), 1024))
+	} else {
+		podfiles.Logf(o.Log, "Results persisted outcome=%s total=%d\n", g.Outcome, g.Summary.Total)
+	}
+	if err := podfiles.WriteJSONAtomic(o.Pod.Collected(), term); err != nil {
+		podfiles.Logf(o.Log, "Cannot note the end of the collection error=%q\n", err.Error())
+	}
+	<-ctx.Done()
+	return perr
+}
+
+// collectionTime is when this pod's output was first collected: the collector's note of it, written the first
+// time, so that a collector restarted while persisting writes the same collectedAt (and, its output being final,
+// the same objects) again.
+func collectionTime(o Options) time.Time {
+	var noted time.Time
+	if err := podfiles.ReadJSON(o.Pod.CollectionTime(), &noted); err == nil && !noted.IsZero() {
+		return noted
+	}
+	now := o.Now().UTC().Truncate(time.Second)
+	if err := podfiles.WriteJSONAtomic(o.Pod.CollectionTime(), now); err != nil {
+		podfiles.Logf(o.Log, "Cannot note the collection time error=%q\n", err.Error())
+	}
+	return now
+}
+
+// errPersisting is the persist error of the termination message written before the API writes.
+var errPersisting = errors.New("the collector was still writing the results")
+
+func writeTermination(o Options, t layout.TerminationMessage) {
+	if o.TerminationLog == "" {
+		return
+	}
+	if err := writeTerminationLog(o.TerminationLog, t); err != nil {
+		podfiles.Logf(o.Log, "Cannot write the termination message error=%q\n", err.Error())
+	}
+}
+
+// waitForRunner waits for the runner container's processes to be gone. It returns false with the reason when it
+// stopped waiting first: the collector was asked to stop, or the runner outlived its own timeouts. Its notes in
+// the snapshot volume let a restarted collector resume.
+func waitForRunner(ctx context.Context, o Options) (bool, string) {
+	if _, err := os.Stat(o.Pod.RunnerEnded()); err == nil {
+		return true, ""
+	}
+	_, err := os.Stat(o.Pod.RunnerStarted())
+	started, ended, failed := podfiles.WatchRunnerEnd(o.Pod.RunnerEnd(), err == nil)
+	var deadline <-chan time.Time
+	if s := o.Config.RunnerDeadlineSeconds; s > 0 {
+		t := time.NewTimer(time.Duration(s) * time.Second)
+		defer t.Stop()
+		deadline = t.C
+	}
+	podfiles.Logf(o.Log, "Waiting for the runner to end\n")
+	for {
+		select {
+		case <-started:
+			started = nil
+			if err := podfiles.WriteBytesAtomic(o.Pod.RunnerStarted(), nil); err != nil {
+				podfiles.Logf(o.Log, "Cannot note the runner's start error=%q\n", err.Error())
+			}
+			continue
+		case <-ended:
+			if err := podfiles.WriteBytesAtomic(o.Pod.RunnerEnded(), nil); err != nil {
+				podfiles.Logf(o.Log, "Cannot note the runner's end error=%q\n", err.Error())
+			}
+			return true, ""
+		case err := <-failed:
+			return false, "the collector could not watch the runner's end: " + err.Error()
+		case <-deadline:
+			return false, fmt.Sprintf("the runner container did not end within %ds (its timeouts plus a margin)", o.Config.RunnerDeadlineSeconds)
+		case <-ctx.Done():
+		}
+		break
+	}
+	t := time.NewTimer(terminationWait)
+	defer t.Stop()
+	select {
+	case <-ended:
+		return true, ""
+	case <-t.C:
+		return false, "the pod was stopped before the runner ended"
+	}
+}
+
+// handOffToJudge tells the judge container the snapshot is complete and, when some case has a code_judge, waits
+// for its verdicts. It returns the verdicts file ("" when there are none) and why code judges did not run.
+func handOffToJudge(ctx context.Context, o Options, final bool, why string) (string, string) {
+	if err := podfiles.WriteJSONAtomic(o.Pod.SnapshotReady(), layout.SnapshotMarker{Final: final, Reason: why}); err != nil {
+		return "", "the collector could not hand the output to the judge container: " + err.Error()
+	}
+	if !o.Config.CodeJudges {
+		return "", ""
+	}
+	if !final {
+		return "", "not run, because the runner's output was not final: " + why
+	}
+	podfiles.Logf(o.Log, "Waiting for the code judges\n")
+	if err := podfiles.WaitForFile(ctx, o.Pod.JudgesDone(), 0); err != nil {
+		return "", "the judge container did not finish in time: " + err.Error()
+	}
+	var m layout.JudgesMarker
+	if err := podfiles.ReadJSON(o.Pod.JudgesDone(), &m); err != nil {
+		return "", "unreadable judge marker: " + err.Error()
+	}
+	return o.Pod.JudgeResults(), m.Error
+}
+
+// persist writes the result ConfigMaps, then the status that references them, retrying API errors.
+func persist(ctx context.Context, o Options, g *Gathered) error {
+	if o.Client == nil {
+		return fmt.Errorf("no API client")
+	}
+	err := retry(ctx, o.Backoff, func(ctx context.Context) error {
+		return WriteResultConfigMaps(ctx, o.Client, o.Namespace, o.Config.ResultConfigMaps, g.Output.Chunks)
+	})
+	if err != nil {
+		return err
+	}
+	return retry(ctx, o.Backoff, func(ctx context.Context) error {
+		return ApplyStatus(ctx, o.Client, o.Namespace, o.Name, o.UID, g.Output.Section)
+	})
+}
+
+// failedCollection is the section recorded when the collector could not gather results at all.
+func failedCollection(o Options, now time.Time, finished bool, err error) *Gathered {
+	at := metav1.NewTime(now.UTC().Truncate(time.Second))
+	msg := results.Excerpt("the collector could not gather the results: "+err.Error(), 2048)
+	b := results.NewBuilder(results.Options{BudgetBytes: o.Config.StatusBudgetBytes})
+	out, ferr := b.Finish(results.Tail{Collection: v1alpha1.CollectionStatus{
+		RunnerFinished: finished, Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName,
+	}})
+	if ferr != nil {
+		// An empty section always fits; keep a minimal one should it not.
+		minimal := &v1alpha1.CollectionStatus{Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName}
+		out = &results.Output{Section: results.Section{Collection: minimal}}
+	}
+	return &Gathered{Output: out, Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg}
+}
+
+func terminationMessage(g *Gathered, finished bool, perr error) layout.TerminationMessage {
+	s := g.Summary
+	t := layout.TerminationMessage{
+		Outcome: g.Outcome, Message: results.Excerpt(g.Message, 1024), RunnerFinished: finished, Persisted: perr == nil,
+		Total: s.Total, Passed: s.Passed, Failed: s.Failed, Errored: s.Errored, Skipped: s.Skipped, Missing: s.Missing,
+		ParseErrors: s.ParseErrors, Unexpected: s.Unexpected,
+	}
+	if c := g.Output.Section.Collection; c != nil {
+		t.OutputSHA256 = c.OutputSHA256
+	}
+	if perr != nil {
+		t.PersistError = results.Excerpt(perr.Error(), 512)
+	}
+	return t
+}
+
+func writeTerminationLog(path string, t layout.TerminationMessage) error {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	for len(data) > layout.MaxTerminationMessageBytes && len(t.Message) > 0 {
+		t.Message = results.Excerpt(t.Message, len(t.Message)/2)
+		t.PersistError = results.Excerpt(t.PersistError, len(t.PersistError)/2)
+		if data, err = json.Marshal(t); err != nil {
+			return err
+		}
+	}
+	// The termination log is a file the kubelet provides; it is written in place, not renamed.
+	return os.WriteFile(path, data, 0o644)
+}

@@ -1,0 +1,388 @@
+package collector
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// maxCaseOutputBytes bounds each PerCase output file.
+const maxCaseOutputBytes = jsonlresult.DefaultMaxSingleBytes
+
+// GatherInput is what Gather reads.
+type GatherInput struct {
+	Config *layout.RunConfig
+	// Output is the collector's snapshot of the runner's output tree (see TakeSnapshot).
+	Output layout.Output
+	// Snapshot says what could not be copied, and carries the launcher's report; nil means nothing was.
+	Snapshot *Snapshot
+	// JudgeResults is the judge container's judges.jsonl ("" when code judges did not run); JudgeError says why
+	// they did not, if they did not.
+	JudgeResults, JudgeError string
+	// RunnerEnded is true when every process of the runner container had ended before the snapshot;
+	// EndReason says why the collector stopped waiting otherwise.
+	RunnerEnded bool
+	EndReason   string
+	// PodName is recorded in status.collection.
+	PodName string
+	// Now is collectedAt.
+	Now time.Time
+	// EvalFile is the parsed eval file when the caller already has it; nil: Gather reads Config.EvalFile.
+	EvalFile *evalfile.File
+}
+
+// Gathered is one collection: what to persist and the facts the termination message carries.
+type Gathered struct {
+	Output  *results.Output
+	Outcome v1alpha1.CollectionOutcome
+	Message string
+	// Summary counts the results (also in Output.Section.Summary).
+	Summary v1alpha1.RunSummary
+}
+
+// Gather parses the snapshot of the runner's output, judges every requested case (merging the judge container's
+// code_judge results) and builds the status section and result chunks. It fails only when it cannot read its own
+// inputs (the eval file, for example); problems with the runner's output are results.
+func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
+	cfg := in.Config
+	snap := in.Snapshot
+	if snap == nil {
+		snap = &Snapshot{}
+	}
+	rec := snap.Launcher
+	file, err := in.evalFile()
+	if err != nil {
+		return nil, err
+	}
+	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
+	if err != nil {
+		return nil, err
+	}
+	var recorded map[string]map[string]evaluate.EvaluatorResult
+	if in.JudgeResults != "" {
+		if recorded, err = readJudgeResults(in.JudgeResults); err != nil {
+			return nil, err
+		}
+	}
+	ids := cfg.CaseIDs
+	if len(ids) == 0 {
+		ids = file.CaseIDs()
+	}
+	invocationErrors := map[string]string{}
+	if rec != nil {
+		for _, c := range rec.Cases {
+			invocationErrors[c.ID] = "the launcher reports that the runner invocation for this case " + c.Describe() + stderrSuffix(c.StderrTail)
+		}
+	}
+	pin := pipeline.Input{
+		IDs: ids, File: file, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: results.MaxStatusMissingIDs,
+		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
+		// out of time), not a skip.
+		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},
+	}
+	sink := &statusSink{builder: results.NewBuilder(results.Options{
+		BudgetBytes: cfg.StatusBudgetBytes,
+		ConfigMaps:  cfg.ResultConfigMaps,
+	})}
+	var tail results.Tail
+	noOutput := false
+	var src pipeline.Source = pipeline.Batch{Path: in.Output.BatchOutput()}
+	switch {
+	case cfg.Batching == string(v1alpha1.BatchingPerCase):
+		src = pipeline.PerCase{Read: func(id string) ([]byte, error) {
+			if err := snap.CaseErrors[id]; err != nil {
+				return nil, err
+			}
+			return pipeline.ReadBounded(in.Output.CaseOutput(id), maxCaseOutputBytes)
+		}}
+	case snap.OutputErr != nil:
+		noOutput = true
+		tail.ParseErrorCount = 1
+		tail.ParseErrors = []v1alpha1.ParseError{{Message: results.Excerpt("the output cannot be read: "+snap.OutputErr.Error(), 1024)}}
+		src = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
+	case snap.OutputMissing:
+		noOutput = true
+		src = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
+	}
+	pr, err := pipeline.Run(ctx, pin, src, sink)
+	if err != nil {
+		return nil, err
+	}
+	noOutput = noOutput || pr.NoOutput
+	sha := pr.OutputSHA256
+	if noOutput {
+		sha = ""
+	}
+	tail.ParseErrorCount += pr.ParseErrorCount
+	for _, le := range pr.ParseErrors {
+		if len(tail.ParseErrors) >= results.MaxStatusParseErrors {
+			break
+		}
+		tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Line: le.Line, Excerpt: le.Excerpt, Message: le.Message})
+	}
+	tail.UnexpectedIDs, tail.UnexpectedCount = pr.UnexpectedIDs, pr.UnexpectedCount
+	tail.MissingIDs, tail.MissingCount = pr.MissingIDs, pr.MissingCount
+
+	sum := pr.Summary
+	outcome, message := classify(rec, in, tail, noOutput, sum.Total)
+	apiSummary := toAPISummary(sum, tail)
+	tail.Summary = apiSummary
+	collectedAt := metav1.NewTime(in.Now.UTC().Truncate(time.Second))
+	tail.Collection = v1alpha1.CollectionStatus{
+		RunnerFinished: in.RunnerEnded,
+		OutputSHA256:   sha,
+		Outcome:        outcome,
+		Message:        message,
+		CollectedAt:    &collectedAt,
+		PodName:        in.PodName,
+		Launcher:       launcherStatus(rec),
+	}
+	out, err := sink.builder.Finish(tail)
+	if err != nil {
+		return nil, err
+	}
+	return &Gathered{Output: out, Outcome: outcome, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
+}
+
+// evalFile returns the parsed eval file: the caller's, or Config.EvalFile read and parsed.
+func (in GatherInput) evalFile() (*evalfile.File, error) {
+	if in.EvalFile != nil {
+		return in.EvalFile, nil
+	}
+	file, err := podfiles.LoadEvalFile(in.Config)
+	if err != nil {
+		return nil, err
+	}
+	// Reading a large eval file leaves its whole YAML tree as garbage; return it before the output streams in,
+	// so the heap (and the pod's RSS) does not grow from that high-water mark.
+	debug.FreeOSMemory()
+	return file, nil
+}
+
+// fullResult is one line of the result ConfigMaps: the case's judgement, its answer and metrics.
+type fullResult struct {
+	evaluate.CaseResult
+	Answer     string                  `json:"answer,omitempty"`
+	Line       int64                   `json:"line,omitempty"`
+	TokenUsage *jsonlresult.TokenUsage `json:"tokenUsage,omitempty"`
+	CostUSD    *float64                `json:"costUsd,omitempty"`
+	DurationMs *float64                `json:"durationMs,omitempty"`
+}
+
+// statusSink encodes each judged case into its result line and its status form, and adds them to the builder in
+// order.
+type statusSink struct {
+	builder *results.Builder
+}
+
+// Prepare encodes a judged case; it is safe for concurrent use. The encoded line is appended to *buf, so one
+// buffer can hold the lines of a whole batch.
+func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (results.Case, error) {
+	full := fullResult{CaseResult: c.Result}
+	if resp := c.Response; resp != nil {
+		full.Answer, full.Line = resp.Text, resp.Line
+		full.TokenUsage, full.CostUSD, full.DurationMs = resp.TokenUsage, resp.CostUSD, resp.DurationMs
+	}
+	start := len(*buf)
+	b, err := appendFullResult(*buf, &full)
+	if err != nil {
+		return results.Case{}, fmt.Errorf("encode the result of case %q: %w", c.Result.ID, err)
+	}
+	*buf = b
+	line := b[start:len(b):len(b)]
+	return results.Case{Index: c.Index, Status: toAPICase(full.CaseResult, full.Answer), Missing: c.Result.Missing, Line: line}, nil
+}
+
+// Commit adds a prepared case to the builder, in output order.
+func (s *statusSink) Commit(rc results.Case) error { return s.builder.Add(rc) }
+
+// classify decides the collection's outcome and its one-line message. The launcher's report can only make it
+// worse: it names a timeout, a failed healthcheck or failed invocations, never a success the output does not show.
+func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (v1alpha1.CollectionOutcome, string) {
+	var notes []string
+	if in.JudgeError != "" {
+		notes = append(notes, "code judges: "+in.JudgeError)
+	}
+	if s := in.Snapshot; s != nil && s.LauncherErr != nil {
+		notes = append(notes, "the launcher's report is unusable: "+s.LauncherErr.Error())
+	}
+	with := func(msg string) string {
+		if len(notes) > 0 {
+			msg += "; " + strings.Join(notes, "; ")
+		}
+		return msg
+	}
+	if !in.RunnerEnded {
+		if strings.Contains(in.EndReason, "did not end within") {
+			return v1alpha1.OutcomeRunnerTimedOut, with(in.EndReason + "; its output was collected as it was then")
+		}
+		return v1alpha1.OutcomeRunnerFailed, with("the runner did not finish (" + in.EndReason + "); the output was collected as it was then")
+	}
+	if rec != nil {
+		switch {
+		case rec.Error != "":
+			return v1alpha1.OutcomeRunnerFailed, with("the launcher reports that the runner could not be started: " + rec.Error)
+		case rec.HealthcheckFailed:
+			msg := "the launcher reports that the healthcheck failed"
+			if h := rec.Healthcheck; h != nil {
+				msg = "the launcher reports that the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
+			}
+			return v1alpha1.OutcomeHealthcheckFailed, with(msg)
+		}
+		timedOut, failed := false, rec.FailedCases > 0
+		if o := rec.Runner; o != nil {
+			timedOut = o.TimedOut
+			failed = failed || !o.Succeeded()
+		}
+		for _, c := range rec.Cases {
+			timedOut = timedOut || c.TimedOut
+		}
+		what := "the launcher reports that the runner"
+		if in.Config.Batching == string(v1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
+			what = fmt.Sprintf("the launcher reports that %d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
+		}
+		switch {
+		case timedOut && rec.Runner != nil:
+			return v1alpha1.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
+		case failed && rec.Runner != nil:
+			return v1alpha1.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
+		}
+	}
+	switch {
+	case tail.ParseErrorCount > 0:
+		first := tail.ParseErrors[0]
+		if first.Line == 0 {
+			return v1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d output problems (first: %s)", tail.ParseErrorCount, first.Message))
+		}
+		return v1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message))
+	case noOutput:
+		return v1alpha1.OutcomeMissingResults, with("the runner wrote no output file")
+	case tail.MissingCount > 0:
+		noun := "cases have"
+		if tail.MissingCount == 1 {
+			noun = "case has"
+		}
+		return v1alpha1.OutcomeMissingResults, with(fmt.Sprintf("%d requested %s no result (first: %s)", tail.MissingCount, noun, tail.MissingIDs[0]))
+	}
+	return v1alpha1.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
+}
+
+// launcherStatus is the launcher's report as recorded in status: labelled as the launcher's, bounded.
+func launcherStatus(rec *layout.LauncherReport) *v1alpha1.LauncherReport {
+	if rec == nil {
+		return nil
+	}
+	out := &v1alpha1.LauncherReport{
+		HealthcheckFailed: rec.HealthcheckFailed,
+		Invocations:       clampInt32(rec.Invocations),
+		FailedInvocations: clampInt32(rec.FailedCases),
+		Leftovers:         clampInt32(rec.Leftovers),
+	}
+	if o := rec.Runner; o != nil {
+		out.ExitCode = o.ExitCode
+		out.Signal = results.Excerpt(o.Signal, 32)
+		out.TimedOut = o.TimedOut
+		out.StderrTail = results.LastBytes(o.StderrTail, 4096)
+	}
+	if h := rec.Healthcheck; rec.HealthcheckFailed && h != nil {
+		out.StderrTail = results.LastBytes(h.StderrTail, 4096)
+	}
+	return out
+}
+
+func clampInt32(n int) int32 {
+	switch {
+	case n < 0:
+		return 0
+	case n > 1<<31-1:
+		return 1<<31 - 1
+	}
+	return int32(n)
+}
+
+// stderrSuffix is ": <last line of the output>" or "".
+func stderrSuffix(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return ": " + results.Excerpt(s, 512)
+}
+
+// known is v, or Error for a verdict nothing set (the API's enum has no empty value).
+func known(v evaluate.Verdict) evaluate.Verdict {
+	switch v {
+	case evaluate.VerdictPass, evaluate.VerdictFail, evaluate.VerdictError, evaluate.VerdictSkipped:
+		return v
+	}
+	return evaluate.VerdictError
+}
+
+// toAPICase converts a case result to its status form (the results package bounds its strings).
+func toAPICase(r evaluate.CaseResult, answer string) v1alpha1.CaseResult {
+	out := v1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: results.Excerpt(answer, 512)}
+	if r.Verdict == evaluate.VerdictPass || r.Verdict == evaluate.VerdictFail {
+		out.Score = evaluate.FormatScore(r.Score)
+	}
+	if r.Verdict == evaluate.VerdictError {
+		out.Error = results.Excerpt(r.Error, 1024)
+	}
+	for i, e := range r.Evaluators {
+		if i == results.MaxStatusEvaluators {
+			break
+		}
+		es := v1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: known(e.Verdict)}
+		if e.Verdict != evaluate.VerdictSkipped {
+			es.Score = evaluate.FormatScore(e.Score)
+		}
+		switch {
+		case len(e.Misses) > 0:
+			es.Message = results.Excerpt(strings.Join(e.Misses, "; "), 512)
+		case e.Reasoning != "":
+			es.Message = results.Excerpt(e.Reasoning, 512)
+		}
+		out.Evaluators = append(out.Evaluators, es)
+	}
+	return out
+}
+
+func toAPISummary(s evaluate.Summary, t results.Tail) v1alpha1.RunSummary {
+	out := v1alpha1.RunSummary{
+		Total:       int32(s.Total),
+		Passed:      int32(s.Passed),
+		Failed:      int32(s.Failed),
+		Errored:     int32(s.Errored),
+		Skipped:     int32(s.Skipped),
+		Missing:     int32(s.Missing),
+		ParseErrors: int32(t.ParseErrorCount),
+		Unexpected:  int32(t.UnexpectedCount),
+		PassRate:    evaluate.FormatScore(s.PassRate()),
+	}
+	if s.Judged > 0 {
+		out.MeanScore = evaluate.FormatScore(s.MeanScore)
+		out.MedianScore = evaluate.FormatScore(s.MedianScore)
+		out.MinScore = evaluate.FormatScore(s.MinScore)
+		out.MaxScore = evaluate.FormatScore(s.MaxScore)
+		out.Histogram = make([]int32, len(s.Histogram))
+		for i, n := range s.Histogram {
+			out.Histogram[i] = int32(n)
+		}
+	}
+	return out
+}

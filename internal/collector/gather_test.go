@@ -1,0 +1,344 @@
+package collector
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
+)
+
+// fixture is a pod's volumes, an eval file and a run configuration (see testutil.PodFixture).
+type fixture struct{ *testutil.PodFixture }
+
+func newFixture(t *testing.T, template string) *fixture {
+	return &fixture{testutil.NewPodFixture(t, template)}
+}
+
+func (f *fixture) write(t *testing.T, path, content string) { f.Write(t, path, content) }
+
+// finishedRunner writes the launcher's report as the launcher would.
+func (f *fixture) finishedRunner(t *testing.T, exit int32) {
+	t.Helper()
+	if err := podfiles.WriteJSONAtomic(f.Pod.Output().LauncherReport(), layout.LauncherReport{Batching: f.Config.Batching, Runner: &layout.Outcome{ExitCode: &exit}, Invocations: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gather snapshots the output and gathers it as the collector does after the runner ended.
+func (f *fixture) gather(t *testing.T, ended bool) *Gathered {
+	t.Helper()
+	in := GatherInput{Config: f.Config, Output: f.Pod.SnapshotOutput(), RunnerEnded: ended, PodName: "pod-1", Now: time.Now(),
+		Snapshot: TakeSnapshot(f.Config, f.Pod.Output(), f.Pod.SnapshotOutput())}
+	if !ended {
+		in.EndReason = "the pod was stopped before the runner ended"
+	}
+	if _, err := os.Stat(f.Pod.JudgeResults()); err == nil {
+		in.JudgeResults = f.Pod.JudgeResults()
+	}
+	g, err := Gather(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func (f *fixture) recordJudge(t *testing.T, id, key string, r evaluate.EvaluatorResult) {
+	t.Helper()
+	line, err := json.Marshal(layout.JudgeLine{CaseID: id, Key: key, Result: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(t, f.Pod.JudgeResults(), string(line)+"\n")
+}
+
+func caseVerdicts(cs []v1alpha1.CaseResult) map[string]v1alpha1.Verdict {
+	m := map[string]v1alpha1.Verdict{}
+	for _, c := range cs {
+		m[c.ID] = c.Verdict
+	}
+	return m
+}
+
+func TestGatherBatched(t *testing.T) {
+	tests := []struct {
+		name        string
+		output      string // "" : no output file
+		exit        int32
+		judge       *evaluate.EvaluatorResult
+		wantOutcome v1alpha1.CollectionOutcome
+		wantMsg     string
+		wantCases   map[string]v1alpha1.Verdict
+		wantMissing []string
+		wantSummary v1alpha1.RunSummary
+	}{
+		{
+			name:        "all present, code judge passed",
+			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
+			judge:       &evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1, Hits: []string{"ok"}},
+			wantOutcome: v1alpha1.OutcomeCompleted,
+			wantMsg:     "collected the results of all 4 cases",
+			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictPass, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Passed: 1, Skipped: 3, PassRate: "0.2500", MeanScore: "1.0000", MedianScore: "1.0000", MinScore: "1.0000", MaxScore: "1.0000", Histogram: []int32{0, 0, 0, 0, 1}},
+		},
+		{
+			name:        "code judge never recorded is an error",
+			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
+			wantOutcome: v1alpha1.OutcomeCompleted,
+			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictError, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 1, Skipped: 3, PassRate: "0.0000"},
+		},
+		{
+			name:        "missing and invalid lines",
+			output:      `{"id":"beta","text":"B"}` + "\n" + `not json` + "\n" + `{"id":"zzz","text":"?"}` + "\n",
+			wantOutcome: v1alpha1.OutcomeInvalidOutput,
+			wantMsg:     "1 invalid output lines (first: line 2",
+			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
+			wantMissing: []string{"alpha", "gamma", "delta"},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, ParseErrors: 1, Unexpected: 1, PassRate: "0.0000"},
+		},
+		{
+			name:        "no output file",
+			wantOutcome: v1alpha1.OutcomeMissingResults,
+			wantMsg:     "the runner wrote no output file",
+			wantCases:   map[string]v1alpha1.Verdict{},
+			wantMissing: []string{"alpha", "beta", "gamma", "delta"},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 4, Missing: 4, PassRate: "0.0000"},
+		},
+		{
+			name:        "runner exited 2",
+			output:      `{"id":"beta","text":"B"}` + "\n",
+			exit:        2,
+			wantOutcome: v1alpha1.OutcomeRunnerFailed,
+			wantMsg:     "the launcher reports that the runner exited with code 2",
+			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
+			wantMissing: []string{"alpha", "gamma", "delta"},
+			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, PassRate: "0.0000"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, `: {OUTPUT_FILE}`)
+			f.Config.ResultConfigMaps = []string{"run-results-0", "run-results-1"}
+			if tc.output != "" {
+				f.write(t, f.Pod.Output().BatchOutput(), tc.output)
+			}
+			f.finishedRunner(t, tc.exit)
+			if tc.judge != nil {
+				f.recordJudge(t, "alpha", "judge", *tc.judge)
+			}
+			g := f.gather(t, true)
+			s := g.Output.Section
+			if g.Outcome != tc.wantOutcome || !strings.Contains(s.Collection.Message, tc.wantMsg) {
+				t.Errorf("outcome %s %q, want %s containing %q", g.Outcome, s.Collection.Message, tc.wantOutcome, tc.wantMsg)
+			}
+			if diff := cmp.Diff(tc.wantCases, caseVerdicts(s.Cases)); diff != "" {
+				t.Errorf("case verdicts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantMissing, s.MissingIDs); diff != "" {
+				t.Errorf("missing ids (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantSummary, *s.Summary); diff != "" {
+				t.Errorf("summary (-want +got):\n%s", diff)
+			}
+			if s.Collection.PodName != "pod-1" || !s.Collection.RunnerFinished || s.Collection.CollectedAt == nil {
+				t.Errorf("collection %+v", s.Collection)
+			}
+			if int(s.Results.TotalCases) != 4 {
+				t.Errorf("results hold %d cases, want every requested case (4)", s.Results.TotalCases)
+			}
+		})
+	}
+}
+
+func TestGatherPartialOutputWithoutDone(t *testing.T) {
+	f := newFixture(t, `: {OUTPUT_FILE}`)
+	// The runner was killed mid-write: the last line is cut.
+	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"beta","text":"B"}`+"\n"+`{"id":"gamma","te`)
+	g := f.gather(t, false)
+	c := g.Output.Section.Collection
+	if c.RunnerFinished || g.Outcome != v1alpha1.OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
+		t.Errorf("collection %+v, outcome %s; want an unfinished runner", c, g.Outcome)
+	}
+	if diff := cmp.Diff(map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped}, caseVerdicts(g.Output.Section.Cases)); diff != "" {
+		t.Errorf("the partial output's valid record was lost (-want +got):\n%s", diff)
+	}
+	if g.Summary.ParseErrors != 1 {
+		t.Errorf("parse errors %d, want the cut line counted", g.Summary.ParseErrors)
+	}
+}
+
+func TestGatherPerCase(t *testing.T) {
+	f := newFixture(t, `: {OUTPUT_FILE}`)
+	f.Config.Batching = "PerCase"
+	f.Config.ResultConfigMaps = []string{"run-results-0"}
+	f.write(t, f.Pod.Output().CaseOutput("alpha"), `{"text":"A"}`)
+	f.write(t, f.Pod.Output().CaseOutput("beta"), "plain text answer")
+	exit := int32(4)
+	rec := layout.LauncherReport{Batching: "PerCase", Invocations: 4, FailedCases: 1,
+		Runner: &layout.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"},
+		Cases:  []layout.CaseOutcome{{ID: "gamma", Outcome: layout.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"}}}}
+	if err := podfiles.WriteJSONAtomic(f.Pod.Output().LauncherReport(), rec); err != nil {
+		t.Fatal(err)
+	}
+	g := f.gather(t, true)
+	if g.Outcome != v1alpha1.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
+		t.Errorf("outcome %s %q", g.Outcome, g.Message)
+	}
+	if diff := cmp.Diff([]string{"gamma", "delta"}, g.Output.Section.MissingIDs); diff != "" {
+		t.Errorf("missing ids (-want +got):\n%s", diff)
+	}
+	if g.Output.Section.Collection.OutputSHA256 == "" {
+		t.Errorf("no output digest")
+	}
+	lines := decodeAll(t, g)
+	if !strings.Contains(lines["gamma"], "the runner invocation for this case exited with code 4: gamma crashed") {
+		t.Errorf("gamma's stored result does not say why it has no output: %s", lines["gamma"])
+	}
+	if !strings.Contains(lines["beta"], `"answer":"plain text answer"`) {
+		t.Errorf("beta's stored result: %s", lines["beta"])
+	}
+}
+
+// A hostile runner turns its outputs into links to the collector's secrets, FIFOs and directories, and forges a
+// launcher report and verdict files. The collector must judge only regular files beneath the output directory,
+// never block, and never let a forged file improve the outcome.
+func TestGatherHostileOutputs(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(secret, []byte("eyJhbGciOiJSUzI1NiJ9.secret-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("batch output is a symlink to the token", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.finishedRunner(t, 0)
+		if err := os.Symlink(secret, f.Pod.Output().BatchOutput()); err != nil {
+			t.Fatal(err)
+		}
+		g := f.gather(t, true)
+		if g.Outcome != v1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "symbolic link") {
+			t.Errorf("outcome %s %q, want InvalidOutput naming the symlink", g.Outcome, g.Message)
+		}
+		assertNoSecret(t, g, "secret-token")
+	})
+	t.Run("batch output is a FIFO", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.finishedRunner(t, 0)
+		if err := unix.Mkfifo(f.Pod.Output().BatchOutput(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g := f.gather(t, true)
+		if g.Outcome != v1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "FIFO") {
+			t.Errorf("outcome %s %q, want InvalidOutput naming the FIFO", g.Outcome, g.Message)
+		}
+	})
+	t.Run("per-case outputs: symlinks to the token and /proc/self/environ, a directory, a FIFO", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.Config.Batching = "PerCase"
+		f.Config.ResultConfigMaps = []string{"run-results-0"}
+		out := f.Pod.Output()
+		f.write(t, out.CaseOutput("delta"), "honest answer")
+		for id, target := range map[string]string{"alpha": secret, "beta": "/proc/self/environ"} {
+			if err := os.Symlink(target, out.CaseOutput(id)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := unix.Mkfifo(out.CaseOutput("gamma"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g := f.gather(t, true)
+		want := map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictError, "beta": v1alpha1.VerdictError, "gamma": v1alpha1.VerdictError, "delta": v1alpha1.VerdictSkipped}
+		if diff := cmp.Diff(want, caseVerdicts(g.Output.Section.Cases)); diff != "" {
+			t.Errorf("verdicts (-want +got):\n%s", diff)
+		}
+		lines := decodeAll(t, g)
+		if !strings.Contains(lines["alpha"], "symbolic link") || !strings.Contains(lines["gamma"], "FIFO") {
+			t.Errorf("stored results do not say why: alpha %s; gamma %s", lines["alpha"], lines["gamma"])
+		}
+		assertNoSecret(t, g, "secret-token")
+		assertNoSecret(t, g, "PATH=")
+	})
+	t.Run("forged launcher report cannot hide failures or claim success", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"no"}`+"\n")
+		// The runner claims a clean exit; the report can only make things worse, so the missing cases stand.
+		f.finishedRunner(t, 0)
+		g := f.gather(t, true)
+		if g.Outcome != v1alpha1.OutcomeMissingResults {
+			t.Errorf("outcome %s, want MissingResults whatever the report claims", g.Outcome)
+		}
+		// A garbage report is noted, never trusted.
+		f.write(t, f.Pod.Output().LauncherReport(), `{"batching": [}`)
+		g = f.gather(t, true)
+		if g.Outcome != v1alpha1.OutcomeMissingResults || !strings.Contains(g.Message, "launcher's report is unusable") {
+			t.Errorf("outcome %s %q", g.Outcome, g.Message)
+		}
+	})
+	t.Run("forged verdicts in the output directory are ignored", func(t *testing.T) {
+		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"no"}`+"\n")
+		// Files named like the trusted side's, written where the runner can write.
+		f.write(t, filepath.Join(f.Pod.Out, "judges.jsonl"), `{"caseId":"alpha","key":"judge","result":{"name":"judge","type":"code_judge","score":1,"verdict":"Pass"}}`+"\n")
+		f.write(t, filepath.Join(f.Pod.Out, "done"), `{}`)
+		g := f.gather(t, true)
+		if v := caseVerdicts(g.Output.Section.Cases)["alpha"]; v != v1alpha1.VerdictError {
+			t.Errorf("alpha's verdict %s, want Error (its code judge never ran); a forged verdict file was used", v)
+		}
+	})
+}
+
+func assertNoSecret(t *testing.T, g *Gathered, secret string) {
+	t.Helper()
+	for _, c := range g.Output.Section.Cases {
+		if strings.Contains(c.Answer, secret) {
+			t.Errorf("case %s's answer holds %q", c.ID, secret)
+		}
+	}
+	for id, l := range decodeAll(t, g) {
+		if strings.Contains(l, secret) {
+			t.Errorf("stored result of %s holds %q", id, secret)
+		}
+	}
+}
+
+// The launcher's reports of how the runner ended, as classify reads them: only ever worse for the runner.
+func TestClassifyLauncherReports(t *testing.T) {
+	seven, zero := int32(7), int32(0)
+	cfg := &layout.RunConfig{Batching: "Batched"}
+	ended := GatherInput{Config: cfg, RunnerEnded: true}
+	tests := []struct {
+		name     string
+		rep      *layout.LauncherReport
+		noOutput bool
+		want     v1alpha1.CollectionOutcome
+		wantMsg  string
+	}{
+		{"failed healthcheck", &layout.LauncherReport{HealthcheckFailed: true,
+			Healthcheck: &layout.Outcome{ExitCode: &seven, StderrTail: "model endpoint unreachable\n"}}, false,
+			v1alpha1.OutcomeHealthcheckFailed, "exited with code 7: model endpoint unreachable"},
+		{"no shell", &layout.LauncherReport{Runner: &layout.Outcome{StartError: "the runner image has no /bin/sh: command templates run with /bin/sh -c, so the image needs a POSIX shell"}}, true,
+			v1alpha1.OutcomeRunnerFailed, "needs a POSIX shell"},
+		{"timeout", &layout.LauncherReport{Runner: &layout.Outcome{TimedOut: true, DurationMs: 1000}}, true,
+			v1alpha1.OutcomeRunnerTimedOut, "timed out after 1s"},
+		{"a claimed success with no output is still missing results", &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}}, true,
+			v1alpha1.OutcomeMissingResults, "no output file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			outcome, msg := classify(tc.rep, ended, results.Tail{}, tc.noOutput, 0)
+			if outcome != tc.want || !strings.Contains(msg, tc.wantMsg) {
+				t.Errorf("classified %s %q, want %s containing %q", outcome, msg, tc.want, tc.wantMsg)
+			}
+		})
+	}
+}

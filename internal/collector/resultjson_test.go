@@ -1,0 +1,110 @@
+package collector
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/google/go-cmp/cmp"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
+	tricky := "quote\" back\\ <b>&amp; \b\f\n\r\t\x00\x1f\x7f é 中 \u2028\u2029 \xff\xfe bad \xe2\x82 end"
+	tests := map[string]fullResult{
+		"zero":    {},
+		"missing": {CaseResult: evaluate.MissingCase("case-1")},
+		"full": {
+			CaseResult: evaluate.CaseResult{
+				ID: "case-2", Score: 0.8125, Verdict: evaluate.VerdictFail, Error: tricky, Reason: "below threshold",
+				Evaluators: []evaluate.EvaluatorResult{
+					{Name: "tools", Type: "tool_trajectory", Score: 1, Verdict: evaluate.VerdictPass, Hits: []string{"a", tricky}, Misses: []string{}, Weight: 1},
+					{Name: "c", Type: "composite", Key: "k", Score: 1e-7, Verdict: evaluate.VerdictFail, Reasoning: tricky, Weight: 2.5,
+						Members: []evaluate.EvaluatorResult{{Name: "m", Type: "latency", Score: 1e21, Weight: -1e-9}}},
+				},
+			},
+			Answer: tricky, Line: 12345,
+			TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 0.5, Cached: ptr(3e-5)},
+			CostUSD:    ptr(0.00731), DurationMs: ptr(123456789012.0),
+		},
+		"floats": {
+			CaseResult: evaluate.CaseResult{ID: "f", Score: math.Copysign(0, -1), Verdict: evaluate.VerdictPass},
+			TokenUsage: &jsonlresult.TokenUsage{Input: 1e20, Output: 123456789e-15},
+			CostUSD:    ptr(math.SmallestNonzeroFloat64), DurationMs: ptr(math.MaxFloat64),
+		},
+	}
+	for name, r := range tests {
+		t.Run(name, func(t *testing.T) {
+			want, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := appendFullResult([]byte("prefix"), &r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff("prefix"+string(want), string(got)); diff != "" {
+				t.Errorf("appendFullResult differs from encoding/json (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestAppendFullResultRejectsNonFinite(t *testing.T) {
+	for name, r := range map[string]fullResult{
+		"NaN score":     {CaseResult: evaluate.CaseResult{Score: math.NaN()}},
+		"infinite cost": {CostUSD: ptr(math.Inf(1))},
+		"member weight": {CaseResult: evaluate.CaseResult{Evaluators: []evaluate.EvaluatorResult{{Members: []evaluate.EvaluatorResult{{Weight: math.Inf(-1)}}}}}},
+		"cached tokens": {TokenUsage: &jsonlresult.TokenUsage{Cached: ptr(math.NaN())}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := json.Marshal(r); err == nil {
+				t.Fatal("encoding/json accepted the value; the case is wrong")
+			}
+			if _, err := appendFullResult(nil, &r); err == nil {
+				t.Error("appendFullResult accepted a value encoding/json rejects")
+			}
+		})
+	}
+}
+
+// TestAppendJSONFloatMatchesEncodingJSON compares float formatting over random magnitudes, boundaries included.
+func TestAppendJSONFloatMatchesEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := []float64{0, 1, -1, 1e-6, 9.999999999999999e-7, 1e21, 9.99999999999999e20, 5e-324, 1e-100, 1e100, 0.1, 1.0 / 3}
+	for range 20000 {
+		vals = append(vals, math.Float64frombits(rng.Uint64()))
+		vals = append(vals, rng.NormFloat64()*math.Pow(10, float64(rng.IntN(60)-30)))
+	}
+	for _, f := range vals {
+		want, werr := json.Marshal(f)
+		got, gerr := appendJSONFloat(nil, f)
+		if (werr != nil) != (gerr != nil) || (werr == nil && string(want) != string(got)) {
+			t.Fatalf("float %v: encoding/json %q (%v), appendJSONFloat %q (%v)", f, want, werr, got, gerr)
+		}
+	}
+}
+
+func FuzzAppendFullResult(f *testing.F) {
+	f.Add("case-1", "answer <&> \u2028", "reason", 0.5, 1e-7, int64(3))
+	f.Add("\xff", "\x00\"\\", "", math.Inf(1), 1e21, int64(-1))
+	f.Fuzz(func(t *testing.T, id, answer, reasoning string, score, cost float64, line int64) {
+		r := fullResult{
+			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning),
+				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning}}},
+			Answer: answer, Line: line, CostUSD: &cost,
+		}
+		want, werr := json.Marshal(r)
+		got, gerr := appendFullResult(nil, &r)
+		if (werr != nil) != (gerr != nil) {
+			t.Fatalf("encoding/json error %v, appendFullResult error %v", werr, gerr)
+		}
+		if werr == nil && string(want) != string(got) {
+			t.Fatalf("encoding differs:\nencoding/json     %s\nappendFullResult  %s", want, got)
+		}
+	})
+}

@@ -1,0 +1,117 @@
+package collector
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
+)
+
+// maxLauncherReportBytes bounds the launcher's report (it holds at most layout.MaxRecordedCaseFailures tails).
+const maxLauncherReportBytes = 4 << 20
+
+// defaultMaxOutputBytes bounds the Batched output when run.json does not.
+const defaultMaxOutputBytes = 1 << 30
+
+// Snapshot says what TakeSnapshot copied from the runner's output directory, and what it could not.
+type Snapshot struct {
+	// OutputErr says why the runner's output could not be copied at all (a symlink, a FIFO, a directory ...);
+	// nil when it was copied or does not exist.
+	OutputErr error
+	// OutputMissing is true when the Batched output file does not exist.
+	OutputMissing bool
+	// CaseErrors holds the PerCase outputs that could not be copied, by case id.
+	CaseErrors map[string]error
+	// Launcher is the launcher's report; nil when absent or unusable (LauncherErr says why).
+	Launcher    *layout.LauncherReport
+	LauncherErr error
+}
+
+// TakeSnapshot copies the runner's final output from src into dst, a directory the runner cannot reach, so that
+// the collector and the code judges read the same bytes and nothing the runner does later can change them. Every
+// file is opened beneath src without following a symlink at any path component, must be a regular file, and is
+// read up to a bound.
+func TakeSnapshot(cfg *layout.RunConfig, src, dst layout.Output) *Snapshot {
+	s := &Snapshot{CaseErrors: map[string]error{}}
+	if err := os.MkdirAll(dst.CaseOutputDir(), 0o755); err != nil {
+		s.OutputErr = fmt.Errorf("prepare the snapshot directory: %w", err)
+		return s
+	}
+	dir, err := safefile.OpenDir(src.Root)
+	if err != nil {
+		s.OutputErr = fmt.Errorf("open the output directory: %w", err)
+		return s
+	}
+	defer func() { _ = dir.Close() }()
+
+	if cfg.Batching == string(v1alpha1.BatchingPerCase) {
+		for _, id := range cfg.CaseIDs {
+			err := copyOut(dir, layout.CaseOutputName(id), dst.CaseOutput(id), maxCaseOutputBytes)
+			if err != nil && !errors.Is(err, fs.ErrNotExist) {
+				s.CaseErrors[id] = err
+			}
+		}
+	} else {
+		max := cfg.MaxOutputBytes
+		if max <= 0 {
+			max = defaultMaxOutputBytes
+		}
+		err := copyOut(dir, layout.BatchOutputName, dst.BatchOutput(), max)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			s.OutputMissing = true
+		case err != nil:
+			s.OutputErr = err
+		}
+	}
+	s.Launcher, s.LauncherErr = readLauncherReport(dir)
+	return s
+}
+
+// copyOut copies src (relative to dir) to dst. A file larger than max is refused (a *safefile.TooLargeError).
+func copyOut(dir *safefile.Dir, rel, dst string, max int64) (err error) {
+	f, err := dir.Open(rel, max)
+	if err != nil {
+		return err
+	}
+	// Read-only: a close error cannot lose data.
+	defer func() { _ = f.Close() }()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("prepare the snapshot directory: %w", err)
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("create the snapshot of %s: %w", rel, err)
+	}
+	_, cerr := io.Copy(out, f)
+	if err := out.Close(); cerr == nil && err != nil {
+		cerr = fmt.Errorf("write the snapshot of %s: %w", rel, err)
+	}
+	return cerr
+}
+
+// readLauncherReport reads and decodes the launcher's report: hostile data, bounded in size and in its list.
+func readLauncherReport(dir *safefile.Dir) (*layout.LauncherReport, error) {
+	data, err := dir.ReadFile(layout.LauncherReportName, maxLauncherReportBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r layout.LauncherReport
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("decode the launcher's report: %w", err)
+	}
+	if len(r.Cases) > layout.MaxRecordedCaseFailures {
+		r.Cases = r.Cases[:layout.MaxRecordedCaseFailures]
+	}
+	return &r, nil
+}

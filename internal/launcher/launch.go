@@ -1,0 +1,296 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+)
+
+// Options configure Launch.
+type Options struct {
+	// Config is the run configuration (run.json).
+	Config *layout.RunConfig
+	// Pod is the pod's directory layout: the output tree and the runner-end FIFO.
+	Pod layout.Pod
+	// Shell runs the templates (default DefaultShell).
+	Shell string
+	// Stdout and Stderr receive the runner's output as it is written (the container's own streams).
+	Stdout, Stderr io.Writer
+	// Log receives launch's own progress lines.
+	Log io.Writer
+	// TerminationLog, when set, receives a one-line description of how the runner ended (the container's
+	// termination message, shown by kubectl describe).
+	TerminationLog string
+}
+
+// Exit codes of the launcher besides the runner's own: the runner container's exit code as the kubelet reports it
+// is the launcher's, so these say what happened when the runner's command did not decide it.
+const (
+	// ExitTimedOut: an invocation ran past target.timeoutSeconds and was killed (as timeout(1) exits).
+	ExitTimedOut = 124
+	// ExitHealthcheckFailed: the healthcheck failed; the runner never ran.
+	ExitHealthcheckFailed = 125
+	// ExitLaunchFailed: the runner could not be started (bad template, no shell, unreadable eval file, no
+	// collector).
+	ExitLaunchFailed = 126
+	// ExitTerminated: the container was asked to stop before the runner ended.
+	ExitTerminated = 143
+)
+
+// Launch runs the runner: healthcheck, then the runner invocations, then it kills every process the runner left
+// behind and writes its report into the output directory. It holds the runner-end FIFO's write end from before
+// the first invocation until after the last leftover process is gone, so the collector starts reading the output
+// only once nothing of the runner can change it. ctx ends when the container is asked to stop: the runner's
+// process group is then stopped. It returns the container's exit code: the runner's (Batched), the first failed
+// invocation's (PerCase), or one of the Exit constants.
+func Launch(ctx context.Context, o Options) int {
+	cfg, out := o.Config, o.Pod.Output()
+	rep := &layout.LauncherReport{Batching: cfg.Batching}
+	fd, err := podfiles.HoldRunnerEnd(ctx, o.Pod.RunnerEnd(), podfiles.Seconds(cfg.CollectorStartSeconds, podfiles.DefaultCollectorStart))
+	if err != nil {
+		// Without the collector nothing would be collected: do not run the runner at all.
+		rep.Error = err.Error()
+		return finishLaunch(o, rep, -1)
+	}
+	// Output files are readable by the collector, which runs as another user, unless the runner says otherwise.
+	unix.Umask(0o022)
+	for _, dir := range []string{out.Root, out.CaseOutputDir(), filepath.Dir(out.CasePromptFile("x"))} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			rep.Error = fmt.Sprintf("prepare the output directory: %v", err)
+			return finishLaunch(o, rep, fd)
+		}
+	}
+	l := &launcher{o: o, rec: rep}
+	file, err := podfiles.LoadEvalFile(cfg)
+	if err != nil {
+		rep.Error = err.Error()
+	} else {
+		l.file = file
+		l.ids = cfg.CaseIDs
+		if len(l.ids) == 0 {
+			l.ids = file.CaseIDs()
+		}
+		l.run(ctx)
+	}
+	return finishLaunch(o, rep, fd)
+}
+
+// finishLaunch kills what the runner left behind, writes the report, releases the runner-end FIFO and returns
+// the exit code.
+func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
+	rep.Leftovers = killLeftovers(podfiles.Seconds(o.Config.KillGraceSeconds, podfiles.DefaultKillGrace))
+	if rep.Leftovers > 0 {
+		podfiles.Logf(o.Log, "Killed processes the runner left behind count=%d\n", rep.Leftovers)
+	}
+	code, summary := launchExit(rep)
+	if err := podfiles.WriteJSONAtomic(o.Pod.Output().LauncherReport(), rep); err != nil {
+		podfiles.Logf(o.Log, "Cannot write the launcher report error=%q\n", err.Error())
+	}
+	if o.TerminationLog != "" {
+		_ = os.WriteFile(o.TerminationLog, []byte(results.Excerpt(summary, 1024)), 0o644)
+	}
+	podfiles.Logf(o.Log, "Runner ended exitCode=%d summary=%q\n", code, summary)
+	if fd >= 0 {
+		_ = unix.Close(fd)
+	}
+	return code
+}
+
+// launchExit is the container's exit code and a one-line summary for a report.
+func launchExit(rep *layout.LauncherReport) (int, string) {
+	switch {
+	case rep.Error != "":
+		return ExitLaunchFailed, "the runner could not be started: " + rep.Error
+	case rep.HealthcheckFailed:
+		msg := "the healthcheck failed"
+		if h := rep.Healthcheck; h != nil {
+			msg = "the healthcheck " + h.Describe()
+		}
+		return ExitHealthcheckFailed, msg
+	}
+	o := rep.Runner
+	if o == nil {
+		return ExitTerminated, "the runner did not start: the container was asked to stop"
+	}
+	what := "the runner"
+	if rep.FailedCases > 0 {
+		what = fmt.Sprintf("%d of %d runner invocations failed; the first", rep.FailedCases, rep.Invocations)
+	}
+	for _, c := range rep.Cases {
+		if c.TimedOut {
+			return ExitTimedOut, what + " " + o.Describe()
+		}
+	}
+	switch {
+	case o.TimedOut:
+		return ExitTimedOut, what + " " + o.Describe()
+	case o.Terminated:
+		return ExitTerminated, what + " " + o.Describe()
+	case o.StartError != "":
+		return ExitLaunchFailed, what + " " + o.Describe()
+	case o.Signal != "":
+		if n := unix.SignalNum(o.Signal); n > 0 {
+			return 128 + int(n), what + " " + o.Describe()
+		}
+		return 128, what + " " + o.Describe()
+	case o.ExitCode != nil && *o.ExitCode != 0:
+		return int(*o.ExitCode), what + " " + o.Describe()
+	case rep.FailedCases > 0:
+		return 1, what + " " + o.Describe()
+	}
+	return 0, fmt.Sprintf("the runner ended normally (%d invocations)", rep.Invocations)
+}
+
+type launcher struct {
+	o    Options
+	rec  *layout.LauncherReport
+	file *evalfile.File
+	ids  []string
+}
+
+func (l *launcher) env(extra map[string]string) []string {
+	env := os.Environ()
+	for k, v := range extra {
+		if k == PlaceholderPrompt {
+			continue // prompts can be large; they are in {PROMPT} and {PROMPT_FILE}
+		}
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func (l *launcher) command(script string, values map[string]string, timeout time.Duration) Command {
+	return Command{
+		Script:    script,
+		Shell:     l.o.Shell,
+		Dir:       l.o.Config.WorkingDir,
+		Env:       l.env(values),
+		Timeout:   timeout,
+		KillGrace: podfiles.Seconds(l.o.Config.KillGraceSeconds, podfiles.DefaultKillGrace),
+		Stdout:    l.o.Stdout,
+		Stderr:    l.o.Stderr,
+	}
+}
+
+func (l *launcher) run(ctx context.Context) {
+	cfg, p := l.o.Config, l.o.Pod.Output()
+	batchValues := map[string]string{PlaceholderEvalFile: cfg.EvalFile, PlaceholderOutputFile: p.BatchOutput()}
+	if cfg.HealthcheckTemplate != "" {
+		script, err := Render(cfg.HealthcheckTemplate, batchValues)
+		if err != nil {
+			l.rec.Error = "healthcheck: " + err.Error()
+			return
+		}
+		podfiles.Logf(l.o.Log, "Running the healthcheck\n")
+		out := Run(ctx, l.command(script, batchValues, podfiles.Seconds(cfg.HealthcheckTimeoutSeconds, podfiles.DefaultHealthcheckTimeout)))
+		l.rec.Healthcheck = &out
+		if !out.Succeeded() {
+			l.rec.HealthcheckFailed = true
+			return
+		}
+	}
+	start := time.Now()
+	defer func() { l.rec.DurationMs = time.Since(start).Milliseconds() }()
+	timeout := podfiles.Seconds(cfg.TimeoutSeconds, 0)
+	if cfg.Batching != string(v1alpha1.BatchingPerCase) {
+		script, err := Render(cfg.CommandTemplate, batchValues)
+		if err != nil {
+			l.rec.Error = err.Error()
+			return
+		}
+		podfiles.Logf(l.o.Log, "Running the runner\n")
+		out := Run(ctx, l.command(script, batchValues, timeout))
+		l.rec.Runner = &out
+		l.rec.Invocations = 1
+		return
+	}
+	l.runPerCase(ctx, timeout)
+}
+
+// runPerCase runs one invocation per case, at most Workers at a time, in case order.
+func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
+	cfg := l.o.Config
+	n := podfiles.Workers(cfg.Workers, 1)
+	podfiles.Logf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
+	outcomes := make([]*layout.Outcome, len(l.ids))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out := l.runCase(ctx, l.ids[i], timeout)
+				outcomes[i] = &out
+			}
+		}()
+	}
+dispatch:
+	for i := range l.ids {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break dispatch
+		}
+	}
+	close(next)
+	wg.Wait()
+	for i, out := range outcomes {
+		if out == nil {
+			continue // never started: the container was asked to terminate
+		}
+		l.rec.Invocations++
+		if out.Succeeded() {
+			continue
+		}
+		l.rec.FailedCases++
+		if len(l.rec.Cases) < layout.MaxRecordedCaseFailures {
+			l.rec.Cases = append(l.rec.Cases, layout.CaseOutcome{ID: l.ids[i], Outcome: *out})
+		}
+		if l.rec.Runner == nil {
+			first := *out
+			l.rec.Runner = &first
+		}
+	}
+	if l.rec.Runner == nil && len(outcomes) > 0 && outcomes[len(outcomes)-1] != nil {
+		last := *outcomes[len(outcomes)-1]
+		l.rec.Runner = &last
+	}
+}
+
+func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration) layout.Outcome {
+	cfg, p := l.o.Config, l.o.Pod.Output()
+	var question string
+	if c := l.file.Case(id); c != nil {
+		question = c.Question()
+	}
+	promptFile := p.CasePromptFile(id)
+	if err := os.WriteFile(promptFile, []byte(question), 0o644); err != nil {
+		return layout.Outcome{StartError: fmt.Sprintf("write the prompt file: %v", err)}
+	}
+	values := map[string]string{
+		PlaceholderEvalFile:   cfg.EvalFile,
+		PlaceholderOutputFile: p.CaseOutput(id),
+		PlaceholderEvalID:     id,
+		PlaceholderPrompt:     question,
+		PlaceholderPromptFile: promptFile,
+		PlaceholderAttempt:    "1",
+	}
+	script, err := Render(cfg.CommandTemplate, values)
+	if err != nil {
+		return layout.Outcome{StartError: err.Error()}
+	}
+	return Run(ctx, l.command(script, values, timeout))
+}

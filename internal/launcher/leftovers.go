@@ -1,0 +1,128 @@
+package launcher
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// killLeftovers kills every process the runner left behind and reaps them, waiting at most timeout; it returns
+// how many it killed. As the container's init (PID 1), kill(-1) reaches every other process of the container's
+// PID namespace, whatever session or process group they moved to. Outside a container (tests, or a pod sharing
+// its PID namespace) it kills the orphans re-parented to this subreaper instead, repeatedly, as their own
+// children are re-parented in turn.
+func killLeftovers(timeout time.Duration) int {
+	deadline := time.Now().Add(timeout)
+	killed := map[int]bool{}
+	// A process may be between fork and re-parenting when a scan runs: the scan repeats until it has come back
+	// empty a few times in a row.
+	for empty := 0; empty < 3 && time.Now().Before(deadline); {
+		pids := leftovers()
+		if len(pids) == 0 {
+			empty++
+		} else {
+			empty = 0
+			for _, pid := range pids {
+				killed[pid] = true
+			}
+			signalLeftovers(pids)
+		}
+		reapAll()
+		time.Sleep(5 * time.Millisecond)
+	}
+	for time.Now().Before(deadline) {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if errors.Is(err, unix.ECHILD) || (pid == 0 && len(leftovers()) == 0) {
+			break
+		}
+		if pid <= 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return len(killed)
+}
+
+// leftovers lists the processes to kill: as PID 1, every other live process of the PID namespace; otherwise the
+// live children of this (subreaper) process.
+func leftovers() []int {
+	if os.Getpid() == 1 {
+		return childrenOf(-1)
+	}
+	return childrenOf(os.Getpid())
+}
+
+// signalLeftovers sends SIGKILL to the leftover processes.
+func signalLeftovers(pids []int) {
+	if os.Getpid() == 1 {
+		_ = unix.Kill(-1, unix.SIGKILL)
+		return
+	}
+	for _, pid := range pids {
+		_ = unix.Kill(pid, unix.SIGKILL)
+	}
+}
+
+// childrenOf lists the live (not zombie) processes whose parent is ppid; ppid -1 lists every process but this
+// one.
+func childrenOf(ppid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// stat is "pid (comm) state ppid ..."; comm may hold spaces and parentheses, so cut at the last ')'.
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(s[i+1:])
+		if len(fields) < 2 || fields[0] == "Z" || fields[0] == "X" {
+			continue
+		}
+		parent, err := strconv.Atoi(fields[1])
+		if err != nil || (ppid >= 0 && parent != ppid) {
+			continue
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// reapAll collects every exited child without blocking.
+func reapAll() {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// Harden makes the launcher non-dumpable: no process of the runner (same uid, no capabilities) can then
+// ptrace it, read its memory or open its descriptors through /proc, so none can make it close the runner-end
+// FIFO early or change what it reports.
+func Harden() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make the launcher non-dumpable: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package layout
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+)
+
+// LauncherReport is launcher.json, written by the launcher into the runner's output directory after the runner
+// ended: how the runner invocations ended, as the launcher saw them. It lives in the runner's reach, so the
+// collector reads it as hostile data and lets it only make the outcome worse (a timeout, a failed healthcheck, a
+// failed invocation); how the container ended comes from the kubelet.
+type LauncherReport struct {
+	// Batching is Batched or PerCase.
+	Batching string `json:"batching"`
+	// Error says why launch could not run the runner at all (bad template, unreadable eval file); the runner
+	// never started.
+	Error string `json:"error,omitempty"`
+	// Healthcheck is the healthcheck's outcome, when one is configured.
+	Healthcheck *Outcome `json:"healthcheck,omitempty"`
+	// HealthcheckFailed is true when the healthcheck failed and the runner never started.
+	HealthcheckFailed bool `json:"healthcheckFailed,omitempty"`
+	// Runner is the Batched invocation, or in PerCase mode the first failed invocation (else the last one).
+	Runner *Outcome `json:"runner,omitempty"`
+	// Cases are the PerCase invocations that did not succeed, in case order, bounded by MaxRecordedCaseFailures.
+	Cases []CaseOutcome `json:"cases,omitempty"`
+	// FailedCases counts PerCase invocations that did not succeed (all of them, recorded or not).
+	FailedCases int `json:"failedCases,omitempty"`
+	// Invocations counts the runner invocations that were started.
+	Invocations int `json:"invocations"`
+	// DurationMs is the wall time of all runner invocations.
+	DurationMs int64 `json:"durationMs"`
+	// Leftovers counts the processes the runner left behind that the launcher killed at the end.
+	Leftovers int `json:"leftovers,omitempty"`
+}
+
+// MaxRecordedCaseFailures bounds LauncherReport.Cases.
+const MaxRecordedCaseFailures = 200
+
+// CaseOutcome is one PerCase invocation that did not succeed.
+type CaseOutcome struct {
+	ID string `json:"id"`
+	Outcome
+}
+
+// JudgeLine is one line of judges.jsonl: the result of one code_judge evaluator (or code_judge aggregator) for one
+// case, as the judge container recorded it.
+type JudgeLine struct {
+	// CaseID is the judged case.
+	CaseID string `json:"caseId"`
+	// Key locates the evaluator in the case (evalfile.EvaluatorConfig.Key).
+	Key string `json:"key"`
+	// Result is the evaluator's result.
+	Result evaluate.EvaluatorResult `json:"result"`
+}
+
+// SnapshotMarker is the content of the snapshot's ready file, written by the collector.
+type SnapshotMarker struct {
+	// Final is true when the runner container had ended before the snapshot was taken; the judge runs code
+	// judges only on a final snapshot.
+	Final bool `json:"final"`
+	// Reason says why the snapshot is not final.
+	Reason string `json:"reason,omitempty"`
+}
+
+// JudgesMarker is the content of the judge's done file.
+type JudgesMarker struct {
+	// Error says why code judges could not run, if they could not.
+	Error string `json:"error,omitempty"`
+}
+
+// Outcome is what happened to one invocation.
+type Outcome struct {
+	// ExitCode is set when the command exited on its own.
+	ExitCode *int32 `json:"exitCode,omitempty"`
+	// Signal names the signal that ended the command (SIGKILL, ...) when it did not exit on its own.
+	Signal string `json:"signal,omitempty"`
+	// TimedOut is true when the timeout passed and the process group was killed.
+	TimedOut bool `json:"timedOut,omitempty"`
+	// Terminated is true when launch itself was asked to stop and forwarded the signal.
+	Terminated bool `json:"terminated,omitempty"`
+	// StartError says why the command could not start (for example, no shell in the image).
+	StartError string `json:"startError,omitempty"`
+	// DurationMs is the wall time of the invocation.
+	DurationMs int64 `json:"durationMs"`
+	// StdoutTail and StderrTail are the last TailBytes of each stream (valid UTF-8).
+	StdoutTail string `json:"stdoutTail,omitempty"`
+	StderrTail string `json:"stderrTail,omitempty"`
+}
+
+// Succeeded reports whether the command started, exited 0 and did not time out.
+func (o Outcome) Succeeded() bool {
+	return o.StartError == "" && !o.TimedOut && !o.Terminated && o.ExitCode != nil && *o.ExitCode == 0
+}
+
+// Describe says in one line how the command ended.
+func (o Outcome) Describe() string {
+	switch {
+	case o.StartError != "":
+		return o.StartError
+	case o.TimedOut:
+		return fmt.Sprintf("timed out after %s and was killed", time.Duration(o.DurationMs)*time.Millisecond)
+	case o.Terminated:
+		return "was stopped because the container was asked to terminate"
+	case o.Signal != "":
+		return "was killed by " + o.Signal
+	case o.ExitCode != nil:
+		return fmt.Sprintf("exited with code %d", *o.ExitCode)
+	}
+	return "ended in an unknown way"
+}

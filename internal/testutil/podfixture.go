@@ -1,0 +1,93 @@
+package testutil
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+)
+
+// PodTestEval is the eval file of a PodFixture: four cases, alpha with a code_judge.
+const PodTestEval = `$schema: agentv-eval-v2
+evalcases:
+  - id: alpha
+    input_messages:
+      - role: user
+        content: "What's $(id) ` + "`x`" + `?"
+    expected_messages:
+      - role: assistant
+        content: A
+    execution:
+      evaluators:
+        - name: judge
+          type: code_judge
+          script: cat >/dev/null; echo '{"score":1,"hits":["looks right"]}'
+  - id: beta
+    input_messages:
+      - role: user
+        content: second question
+    expected_messages:
+      - role: assistant
+        content: B
+  - id: gamma
+    input_messages:
+      - role: user
+        content: third
+  - id: delta
+    input_messages:
+      - role: user
+        content: fourth
+`
+
+// PodFixture is a pod's volumes (as directories), an eval file and a run configuration, with every default
+// resolved as the manager resolves it, in a temporary directory: what the launcher, the collector and the judge
+// see in a pod.
+type PodFixture struct {
+	Dir    string
+	Pod    layout.Pod
+	Config *layout.RunConfig
+}
+
+// NewPodFixture makes a PodFixture whose runner runs template, with the runner-end FIFO in place.
+func NewPodFixture(t testing.TB, template string) *PodFixture {
+	t.Helper()
+	dir := t.TempDir()
+	evalPath := filepath.Join(dir, "eval.yaml")
+	if err := os.WriteFile(evalPath, []byte(PodTestEval), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pod := layout.PodIn(dir)
+	// The pod's volumes exist before its containers start (emptyDirs).
+	for _, v := range []string{pod.Bin, pod.Out, pod.Snapshot, pod.Verdicts} {
+		if err := os.MkdirAll(v, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := podfiles.CreateRunnerEnd(pod.RunnerEnd()); err != nil {
+		t.Fatal(err)
+	}
+	return &PodFixture{
+		Dir: dir,
+		Pod: pod,
+		Config: &layout.RunConfig{
+			RunName: "run", Namespace: "ns", EvalFile: evalPath,
+			CaseIDs:         []string{"alpha", "beta", "gamma", "delta"},
+			CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1,
+			PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2, CollectorStartSeconds: 10,
+			StatusBudgetBytes: 512 << 10, MaxOutputBytes: 64 << 20, ResultsDeadlineSeconds: 60, JudgeDeadlineSeconds: 60,
+		},
+	}
+}
+
+// Write writes content at path, making its directory.
+func (f *PodFixture) Write(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
