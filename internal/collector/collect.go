@@ -69,7 +69,7 @@ func Collect(ctx context.Context, o Options) error {
 		EndReason: why, PodName: o.PodName, Now: at}
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
-	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), podfiles.Seconds(o.Config.JudgeDeadlineSeconds, podfiles.DefaultJudgeDeadline))
+	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.JudgeDeadlineSeconds))
 	// The kubelet stops the judge with the rest of the pod: once asked to stop, wait only briefly for it.
 	stopJudgeWait := context.AfterFunc(ctx, func() {
 		t := time.NewTimer(terminationWait)
@@ -86,7 +86,7 @@ func Collect(ctx context.Context, o Options) error {
 
 	// Persisting is bounded by the results deadline, not by the termination signal: the kubelet's grace period
 	// is the outer bound.
-	deadline := podfiles.Seconds(o.Config.ResultsDeadlineSeconds, podfiles.DefaultResultsDeadline)
+	deadline := layout.Seconds(o.Config.ResultsDeadlineSeconds)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	g, gerr := Gather(pctx, in)

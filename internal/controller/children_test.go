@@ -169,6 +169,10 @@ func TestBuildRunConfig(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("BuildRunConfig mismatch (-want +got):\n%s", diff)
 			}
+			// The pod's containers refuse a configuration with an unresolved default.
+			if err := got.Validate(); err != nil {
+				t.Errorf("BuildRunConfig left a default unresolved: %v", err)
+			}
 		})
 	}
 }

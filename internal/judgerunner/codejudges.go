@@ -62,12 +62,12 @@ func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.Fi
 	judge := &evaluate.Judge{
 		Threshold: threshold,
 		CodeJudges: evaluate.ScriptRunner{
-			Timeout: podfiles.Seconds(cfg.CodeJudgeTimeoutSeconds, podfiles.DefaultCodeJudgeTimeout),
+			Timeout: layout.Seconds(cfg.CodeJudgeTimeoutSeconds),
 			Dir:     cfg.WorkingDir,
 			Shell:   shell,
 		},
 	}
-	n := podfiles.Workers(cfg.CodeJudgeWorkers, podfiles.DefaultCodeJudgeWorkers)
+	n := int(cfg.CodeJudgeWorkers)
 	podfiles.Logf(log, "Running code judges cases=%d workers=%d\n", len(judged), n)
 	work := make(chan *jsonlresult.Response)
 	var wg sync.WaitGroup

@@ -58,7 +58,7 @@ const (
 func Launch(ctx context.Context, o Options) int {
 	cfg, out := o.Config, o.Pod.Output()
 	rep := &layout.LauncherReport{Batching: cfg.Batching}
-	fd, err := podfiles.HoldRunnerEnd(ctx, o.Pod.RunnerEnd(), podfiles.Seconds(cfg.CollectorStartSeconds, podfiles.DefaultCollectorStart))
+	fd, err := podfiles.HoldRunnerEnd(ctx, o.Pod.RunnerEnd(), layout.Seconds(cfg.CollectorStartSeconds))
 	if err != nil {
 		// Without the collector nothing would be collected: do not run the runner at all.
 		rep.Error = err.Error()
@@ -90,7 +90,7 @@ func Launch(ctx context.Context, o Options) int {
 // finishLaunch kills what the runner left behind, writes the report, releases the runner-end FIFO and returns
 // the exit code.
 func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
-	rep.Leftovers = killLeftovers(podfiles.Seconds(o.Config.KillGraceSeconds, podfiles.DefaultKillGrace))
+	rep.Leftovers = killLeftovers(layout.Seconds(o.Config.KillGraceSeconds))
 	if rep.Leftovers > 0 {
 		podfiles.Logf(o.Log, "Killed processes the runner left behind count=%d\n", rep.Leftovers)
 	}
@@ -178,7 +178,7 @@ func (l *launcher) command(script string, values map[string]string, timeout time
 		Dir:       l.o.Config.WorkingDir,
 		Env:       l.env(values),
 		Timeout:   timeout,
-		KillGrace: podfiles.Seconds(l.o.Config.KillGraceSeconds, podfiles.DefaultKillGrace),
+		KillGrace: layout.Seconds(l.o.Config.KillGraceSeconds),
 		Stdout:    l.o.Stdout,
 		Stderr:    l.o.Stderr,
 	}
@@ -194,7 +194,7 @@ func (l *launcher) run(ctx context.Context) {
 			return
 		}
 		podfiles.Logf(l.o.Log, "Running the healthcheck\n")
-		out := Run(ctx, l.command(script, batchValues, podfiles.Seconds(cfg.HealthcheckTimeoutSeconds, podfiles.DefaultHealthcheckTimeout)))
+		out := Run(ctx, l.command(script, batchValues, layout.Seconds(cfg.HealthcheckTimeoutSeconds)))
 		l.rec.Healthcheck = &out
 		if !out.Succeeded() {
 			l.rec.HealthcheckFailed = true
@@ -203,7 +203,7 @@ func (l *launcher) run(ctx context.Context) {
 	}
 	start := time.Now()
 	defer func() { l.rec.DurationMs = time.Since(start).Milliseconds() }()
-	timeout := podfiles.Seconds(cfg.TimeoutSeconds, 0)
+	timeout := layout.Seconds(cfg.TimeoutSeconds)
 	if cfg.Batching != string(v1alpha1.BatchingPerCase) {
 		script, err := Render(cfg.CommandTemplate, batchValues)
 		if err != nil {
@@ -222,7 +222,7 @@ func (l *launcher) run(ctx context.Context) {
 // runPerCase runs one invocation per case, at most Workers at a time, in case order.
 func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 	cfg := l.o.Config
-	n := podfiles.Workers(cfg.Workers, 1)
+	n := int(cfg.Workers)
 	podfiles.Logf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
 	outcomes := make([]*layout.Outcome, len(l.ids))
 	next := make(chan int)

@@ -1,5 +1,12 @@
 package layout
 
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
 // RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector launch`, `collector
 // collect` and `collector judge` read it; it carries everything they need from the EvalRun spec, with every
 // default already resolved by the manager, so that none needs API access to read the spec.
@@ -59,3 +66,38 @@ type RunConfig struct {
 	// before it starts the runner.
 	CollectorStartSeconds int32 `json:"collectorStartSeconds"`
 }
+
+// Validate checks that the manager resolved every default: the pod's containers use the configuration as it is
+// and never default anything themselves, so a zero where a value is required is an error that names the fields.
+func (c *RunConfig) Validate() error {
+	var missing []string
+	need := func(ok bool, field string) {
+		if !ok {
+			missing = append(missing, field)
+		}
+	}
+	need(c.EvalFile != "", "evalFile")
+	need(c.CommandTemplate != "", "commandTemplate")
+	need(c.Batching == "Batched" || c.Batching == "PerCase", "batching (Batched or PerCase)")
+	need(c.Workers > 0, "workers")
+	need(c.KillGraceSeconds > 0, "killGraceSeconds")
+	need(c.HealthcheckTemplate == "" || c.HealthcheckTimeoutSeconds > 0, "healthcheckTimeoutSeconds")
+	need(c.PassThreshold != "", "passThreshold")
+	need(c.CodeJudgeTimeoutSeconds > 0, "codeJudgeTimeoutSeconds")
+	need(c.CodeJudgeWorkers > 0, "codeJudgeWorkers")
+	need(c.StatusBudgetBytes > 0, "statusBudgetBytes")
+	need(c.ResultsDeadlineSeconds > 0, "resultsDeadlineSeconds")
+	need(c.MaxOutputBytes > 0, "maxOutputBytes")
+	need(!c.CodeJudges || c.JudgeDeadlineSeconds > 0, "judgeDeadlineSeconds")
+	need(c.CollectorStartSeconds > 0, "collectorStartSeconds")
+	if len(missing) > 0 {
+		return fmt.Errorf("the run configuration lacks %s (the manager resolves every default)", strings.Join(missing, ", "))
+	}
+	if c.TimeoutSeconds < 0 || c.RunnerDeadlineSeconds < 0 {
+		return errors.New("the run configuration has a negative timeout")
+	}
+	return nil
+}
+
+// Seconds is a configuration's number of seconds as a duration.
+func Seconds(n int32) time.Duration { return time.Duration(n) * time.Second }
