@@ -69,6 +69,11 @@ func infrastructureFailure(obs Observation, pod *corev1.Pod, timeout time.Durati
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidContainerConfig, Message: f.what}, true
 	}
 	retries, _ := strconv.Atoi(obs.Job.Annotations[layout.AnnotationInfrastructureRetries])
+	if obs.Job.Annotations[layout.AnnotationInfrastructureRetriedPod] == pod.Name {
+		// Counted already (the cache may not show the eviction yet, or it failed): evict again, count nothing.
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name,
+			Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, retries, MaxInfrastructureRetries)}, true
+	}
 	if retries >= MaxInfrastructureRetries {
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInfrastructureFailed,
 			Message: fmt.Sprintf("%s, after %d replaced pods", f.what, retries)}, true

@@ -60,6 +60,7 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 		name    string
 		run     *evalsv1alpha1.EvalRun
 		retries string
+		retried string
 		pod     corev1.Pod
 		now     time.Duration
 		want    Assessment
@@ -72,6 +73,12 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 		{name: "StartError, retries used up: InfrastructureFailed, never RunnerFailed", retries: "3",
 			pod: makePod(phase(corev1.PodRunning), startError), now: minute,
 			want: Assessment{State: StateFailed, Reason: "InfrastructureFailed", StopJob: true, Message: startWhat + ", after 3 replaced pods"}},
+		{name: "StartError, counted already for this pod (the eviction not seen yet): evict again, count nothing", retries: "3", retried: "screen-abcde",
+			pod: makePod(phase(corev1.PodRunning), startError), now: minute,
+			want: Assessment{State: StateRunning, Reason: "Running", RetryPod: "screen-abcde", Message: startWhat + "; replacing the pod (3 of 3)"}},
+		{name: "StartError, the last count was an earlier pod's: counted", retries: "1", retried: "screen-older",
+			pod: makePod(phase(corev1.PodRunning), startError), now: minute,
+			want: Assessment{State: StateRunning, Reason: "Running", RetryPod: "screen-abcde", Message: startWhat + "; replacing the pod (2 of 3)"}},
 		{name: "StartError with this pod's collection: the collection decides",
 			run: testRun(collectedFor("screen-abcde", "RunnerFailed", "the runner could not start", nil)),
 			pod: makePod(phase(corev1.PodRunning), startError), now: minute,
@@ -143,7 +150,8 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := makeJob(started)
 			if tc.retries != "" {
-				job.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries": tc.retries}
+				job.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries": tc.retries,
+					"evals.evalrun.io/infrastructure-retried-pod": tc.retried}
 			}
 			run := tc.run
 			if run == nil {
