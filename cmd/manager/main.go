@@ -45,7 +45,8 @@ func main() {
 	flag.DurationVar(&opts.ImagePullTimeout, "image-pull-timeout", controller.DefaultImagePullTimeout,
 		"How long an image pull may keep failing before the run fails with ImagePullFailed.")
 	flag.DurationVar(&opts.ContainerCreateTimeout, "container-create-timeout", controller.DefaultContainerCreateTimeout,
-		"How long the kubelet may keep failing to create a run's container or pod sandbox (CreateContainerError, RunContainerError, CreateContainerConfigError) before the pod is replaced (InfrastructureFailed after 3 replacements) or, for CreateContainerConfigError, the run fails with InvalidContainerConfig.")
+		"How long the kubelet may keep failing to create a run's container or pod sandbox before the pod is replaced "+
+			"(InfrastructureFailed after 3 replacements); for CreateContainerConfigError, before the run fails with InvalidContainerConfig.")
 	flag.DurationVar(&opts.PodRejectedTimeout, "pod-rejected-timeout", controller.DefaultPodRejectedTimeout,
 		"How long the API server may keep rejecting a run's pod (Pod Security, ResourceQuota, webhooks) before the run fails with PodRejected.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "",

@@ -86,43 +86,8 @@ func TestNamespacedInstall(t *testing.T) {
 		}
 	})
 
-	// The manager's identity and its grants, as config/rbac/README.md describes the namespaced install.
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "controller-manager", Namespace: system}}
-	if err := k8s.Create(ctx, sa); err != nil {
-		t.Fatal(err)
-	}
-	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: system}
-	role := &rbacv1.ClusterRole{}
-	readManifest(t, "role.yaml", role)
-	role.Name = "manager-role-" + system // cluster-scoped: unique to this test run
-	if err := k8s.Create(ctx, role); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = k8s.Delete(ctx, role) })
-	for _, ns := range []string{watchedA, watchedB} {
-		rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "manager-rolebinding", Namespace: ns},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-			Subjects: []rbacv1.Subject{subject}}
-		if err := k8s.Create(ctx, rb); err != nil {
-			t.Fatal(err)
-		}
-	}
-	leRole := &rbacv1.Role{}
-	readManifest(t, "leader_election_role.yaml", leRole)
-	leRole.Namespace = system
-	leBinding := &rbacv1.RoleBinding{}
-	readManifest(t, "leader_election_role_binding.yaml", leBinding)
-	leBinding.Namespace = system
-	leBinding.Subjects = []rbacv1.Subject{subject}
-	for _, obj := range []client.Object{leRole, leBinding} {
-		if err := k8s.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-
+	asManager := installNamespaced(t, system, watchedA, watchedB)
 	// The API server authorizes with RBAC: the manager's identity may not read EvalRuns outside its namespaces.
-	asManager := rest.CopyConfig(restCfg)
-	asManager.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", system, sa.Name)}
 	managerClient, err := client.New(asManager, client.Options{Scheme: scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -136,67 +101,7 @@ func TestNamespacedInstall(t *testing.T) {
 		}
 	}
 
-	// The manager, as cmd/manager builds it with --watch-namespaces and --leader-elect; its logs and the cache's
-	// list/watch errors are kept to look for refusals. client-go's own logging goes there too.
-	var logs syncBuffer
-	logger := zap.New(zap.WriteTo(&logs), zap.Level(zapcore.Level(-2)))
-	klog.SetLogger(logger)
-	t.Cleanup(klog.ClearLogger)
-	var (
-		watchMu     sync.Mutex
-		watchErrors []error
-	)
-	cacheOpts := controller.CacheOptions(controller.ParseNamespaces(watchedA + ", " + watchedB))
-	cacheOpts.DefaultWatchErrorHandler = func(ctx context.Context, r *toolscache.Reflector, err error) {
-		watchMu.Lock()
-		watchErrors = append(watchErrors, err)
-		watchMu.Unlock()
-		toolscache.DefaultWatchErrorHandler(ctx, r, err)
-	}
-	m, err := ctrl.NewManager(asManager, ctrl.Options{
-		Scheme:                        scheme,
-		Logger:                        logger,
-		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:        "0",
-		LeaderElection:                true,
-		LeaderElectionNamespace:       system,
-		LeaderElectionID:              "evalrun-operator.evals.evalrun.io",
-		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOpts,
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mctx, cancel := context.WithCancel(ctx)
-	if err := controller.SetupManager(mctx, m, clk, testOptions); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Start(mctx) }()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("the namespaced manager stopped with: %v", err)
-			}
-		}
-	}
-	t.Cleanup(stop)
-	syncCtx, syncCancel := context.WithTimeout(mctx, timeout)
-	defer syncCancel()
-	if !m.GetCache().WaitForCacheSync(syncCtx) {
-		t.Fatalf("the namespaced manager's cache did not sync; watch errors: %v", watchErrors)
-	}
-	select {
-	case <-m.Elected():
-	case <-time.After(timeout):
-		t.Fatalf("the namespaced manager was not elected leader; logs:\n%s", logs.String())
-	}
-
+	nm := startNamespacedManager(t, asManager, system, watchedA+", "+watchedB)
 	runA := createRun(t, testutil.MakeEvalRun("scoped", watchedA))
 	runB := createRun(t, testutil.MakeEvalRun("scoped", watchedB))
 	runOff := createRun(t, testutil.MakeEvalRun("scoped", unwatched))
@@ -235,48 +140,178 @@ func TestNamespacedInstall(t *testing.T) {
 		return nil
 	})
 	eventually(t, "the manager recorded events in a watched namespace", func() error {
-		var events corev1.EventList
-		if err := k8s.List(ctx, &events, client.InNamespace(watchedB)); err != nil {
-			return err
-		}
-		for _, e := range events.Items {
-			if e.InvolvedObject.Name == runB.Name && e.Reason == evalsv1alpha1.ReasonInvalidContainerConfig {
-				return nil
-			}
-		}
-		return fmt.Errorf("no InvalidContainerConfig event among %d", len(events.Items))
+		return hasEvent(ctx, watchedB, runB.Name, evalsv1alpha1.ReasonInvalidContainerConfig)
 	})
 
 	// The unwatched run: nothing done, nothing written. Settled since both other runs finished.
 	settle(t, 0)
-	stop()
-	off := getRun(t, runOff)
-	if len(off.Status.Conditions) != 0 || off.Status.JobName != "" || off.Status.ObservedGeneration != 0 {
-		t.Errorf("the run in the unwatched namespace has status %+v", off.Status)
+	nm.stop(t)
+	assertUntouched(t, runOff)
+	nm.assertNothingRefused(t)
+	if c := meta.FindStatusCondition(getRun(t, runA).Status.Conditions, evalsv1alpha1.ConditionSucceeded); c == nil || c.Reason != evalsv1alpha1.ReasonCompleted {
+		t.Errorf("the watched run's outcome changed: %+v", c)
+	}
+}
+
+// installNamespaced creates the manager's ServiceAccount in system and its grants for watching namespaces, as
+// config/rbac/README.md describes the namespaced install, and returns a config that acts as that ServiceAccount.
+func installNamespaced(t *testing.T, system string, namespaces ...string) *rest.Config {
+	t.Helper()
+	ctx := context.Background()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "controller-manager", Namespace: system}}
+	if err := k8s.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: sa.Name, Namespace: system}
+	role := &rbacv1.ClusterRole{}
+	readManifest(t, "role.yaml", role)
+	role.Name = "manager-role-" + system // cluster-scoped: unique to this test run
+	if err := k8s.Create(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = k8s.Delete(ctx, role) })
+	objs := []client.Object{}
+	for _, ns := range namespaces {
+		objs = append(objs, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "manager-rolebinding", Namespace: ns},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+			Subjects: []rbacv1.Subject{subject}})
+	}
+	leRole := &rbacv1.Role{}
+	readManifest(t, "leader_election_role.yaml", leRole)
+	leRole.Namespace = system
+	leBinding := &rbacv1.RoleBinding{}
+	readManifest(t, "leader_election_role_binding.yaml", leBinding)
+	leBinding.Namespace = system
+	leBinding.Subjects = []rbacv1.Subject{subject}
+	for _, obj := range append(objs, leRole, leBinding) {
+		if err := k8s.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := rest.CopyConfig(restCfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: fmt.Sprintf("system:serviceaccount:%s:%s", system, sa.Name)}
+	return cfg
+}
+
+// namespacedManager is a manager started as cmd/manager starts it with --watch-namespaces and --leader-elect,
+// keeping its logs (client-go's included) and its cache's list/watch errors to look for refusals.
+type namespacedManager struct {
+	logs    syncBuffer
+	mu      sync.Mutex
+	watch   []error
+	cancel  context.CancelFunc
+	done    chan error
+	stopped bool
+}
+
+func startNamespacedManager(t *testing.T, cfg *rest.Config, system, watch string) *namespacedManager {
+	t.Helper()
+	nm := &namespacedManager{done: make(chan error, 1)}
+	logger := zap.New(zap.WriteTo(&nm.logs), zap.Level(zapcore.Level(-2)))
+	klog.SetLogger(logger)
+	t.Cleanup(klog.ClearLogger)
+	cacheOpts := controller.CacheOptions(controller.ParseNamespaces(watch))
+	cacheOpts.DefaultWatchErrorHandler = func(ctx context.Context, r *toolscache.Reflector, err error) {
+		nm.mu.Lock()
+		nm.watch = append(nm.watch, err)
+		nm.mu.Unlock()
+		toolscache.DefaultWatchErrorHandler(ctx, r, err)
+	}
+	m, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Logger:                        logger,
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:        "0",
+		LeaderElection:                true,
+		LeaderElectionNamespace:       system,
+		LeaderElectionID:              "evalrun-operator.evals.evalrun.io",
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         cacheOpts,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	nm.cancel = cancel
+	if err := controller.SetupManager(ctx, m, clk, testOptions); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() { nm.done <- m.Start(ctx) }()
+	t.Cleanup(func() { nm.stop(t) })
+	syncCtx, syncCancel := context.WithTimeout(ctx, timeout)
+	defer syncCancel()
+	if !m.GetCache().WaitForCacheSync(syncCtx) {
+		t.Fatalf("the namespaced manager's cache did not sync; watch errors: %v", nm.watchErrors())
+	}
+	select {
+	case <-m.Elected():
+	case <-time.After(timeout):
+		t.Fatalf("the namespaced manager was not elected leader; logs:\n%s", nm.logs.String())
+	}
+	return nm
+}
+
+func (nm *namespacedManager) stop(t *testing.T) {
+	if nm.stopped {
+		return
+	}
+	nm.stopped = true
+	nm.cancel()
+	if err := <-nm.done; err != nil {
+		t.Errorf("the namespaced manager stopped with: %v", err)
+	}
+}
+
+func (nm *namespacedManager) watchErrors() error {
+	nm.mu.Lock()
+	defer nm.mu.Unlock()
+	return errors.Join(nm.watch...)
+}
+
+// assertNothingRefused fails the test if a list or watch failed, or if anything the manager logged was a refusal.
+func (nm *namespacedManager) assertNothingRefused(t *testing.T) {
+	t.Helper()
+	if err := nm.watchErrors(); err != nil {
+		t.Errorf("the cache's list/watch failed: %v", err)
+	}
+	for _, line := range strings.Split(nm.logs.String(), "\n") {
+		if strings.Contains(strings.ToLower(line), "forbidden") {
+			t.Errorf("the namespaced manager was refused: %s", line)
+		}
+	}
+}
+
+// hasEvent returns nil when namespace holds an event about the object named regarding with the given reason.
+func hasEvent(ctx context.Context, namespace, regarding, reason string) error {
+	var events corev1.EventList
+	if err := k8s.List(ctx, &events, client.InNamespace(namespace)); err != nil {
+		return err
+	}
+	for _, e := range events.Items {
+		if e.InvolvedObject.Name == regarding && e.Reason == reason {
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s event about %s among %d", reason, regarding, len(events.Items))
+}
+
+// assertUntouched fails the test if the manager wrote the run's status or created any of its children.
+func assertUntouched(t *testing.T, run *evalsv1alpha1.EvalRun) {
+	t.Helper()
+	got := getRun(t, run)
+	if len(got.Status.Conditions) != 0 || got.Status.JobName != "" || got.Status.ObservedGeneration != 0 {
+		t.Errorf("the run in the unwatched namespace has status %+v", got.Status)
 	}
 	var jobs batchv1.JobList
 	var cms corev1.ConfigMapList
 	for _, list := range []client.ObjectList{&jobs, &cms} {
-		if err := k8s.List(ctx, list, client.InNamespace(unwatched), client.HasLabels{layout.LabelRun}); err != nil {
+		if err := k8s.List(context.Background(), list, client.InNamespace(run.Namespace), client.HasLabels{layout.LabelRun}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if len(jobs.Items)+len(cms.Items) != 0 {
 		t.Errorf("the unwatched namespace holds %d Jobs and %d ConfigMaps of runs", len(jobs.Items), len(cms.Items))
-	}
-
-	// Nothing was refused.
-	watchMu.Lock()
-	defer watchMu.Unlock()
-	if len(watchErrors) != 0 {
-		t.Errorf("the cache's list/watch failed: %v", errors.Join(watchErrors...))
-	}
-	for _, line := range strings.Split(logs.String(), "\n") {
-		if strings.Contains(strings.ToLower(line), "forbidden") {
-			t.Errorf("the namespaced manager was refused: %s", line)
-		}
-	}
-	if c := meta.FindStatusCondition(getRun(t, runA).Status.Conditions, evalsv1alpha1.ConditionSucceeded); c == nil || c.Reason != evalsv1alpha1.ReasonCompleted {
-		t.Errorf("the watched run's outcome changed: %+v", c)
 	}
 }
