@@ -415,10 +415,9 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 			continue
 		}
 		w := s.State.Waiting
-		reason := evalsv1alpha1.ReasonImagePullFailed
 		switch w.Reason {
 		case waitInvalidImageName, waitErrImageNeverPull:
-			return Assessment{State: StateFailed, Reason: reason,
+			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed,
 				Message: fmt.Sprintf("container %s cannot pull image %s: %s: %s", name, s.Image, w.Reason, oneLine(w.Message))}, true
 		case waitErrImagePull, waitImagePullBackOff:
 		default:
@@ -428,7 +427,7 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
 				Message: fmt.Sprintf("container %s is waiting: %s: %s", name, w.Reason, oneLine(w.Message)), RecheckAfter: left}, true
 		}
-		return Assessment{State: StateFailed, Reason: reason,
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed,
 			Message: fmt.Sprintf("container %s could not start within %s: %s: %s", name, timeout, w.Reason, oneLine(w.Message))}, true
 	}
 	return Assessment{}, false
