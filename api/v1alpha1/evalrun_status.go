@@ -51,9 +51,16 @@ const (
 	// ReasonPodRejected: the Job's pod could not be created (Pod Security, ResourceQuota, a webhook, an unknown
 	// priority class) within the manager's --pod-rejected-timeout.
 	ReasonPodRejected = "PodRejected"
-	// ReasonInfrastructureFailed: the runner container never started (StartError, CreateContainerError, a dead
-	// sandbox) and the bounded retries ran out.
+	// ReasonInfrastructureFailed: the pod's containers never ran through no fault of the runner (the runtime
+	// could not start the runner: StartError, ContainerCannotRun; a container the kubelet could not create or
+	// start within the manager's --container-create-timeout: CreateContainerError, RunContainerError; a sandbox
+	// never created or gone), on the original pod and 3 replacements; each replacement is an eviction.
 	ReasonInfrastructureFailed = "InfrastructureFailed"
+	// ReasonInvalidContainerConfig: the kubelet could not configure a container within the manager's
+	// --container-create-timeout (CreateContainerConfigError: a Secret, ConfigMap or key named by the runner's env
+	// is missing, or the image would run as root); the message is the kubelet's. Not retried: a new pod would
+	// meet the same configuration.
+	ReasonInvalidContainerConfig = "InvalidContainerConfig"
 
 	// Passed condition reasons.
 	ReasonPolicyMet    = "PolicyMet"

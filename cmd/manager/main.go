@@ -7,14 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -46,6 +44,9 @@ func main() {
 		"How long a run's pod may stay unschedulable before the run fails with Unschedulable.")
 	flag.DurationVar(&opts.ImagePullTimeout, "image-pull-timeout", controller.DefaultImagePullTimeout,
 		"How long an image pull may keep failing before the run fails with ImagePullFailed.")
+	flag.DurationVar(&opts.ContainerCreateTimeout, "container-create-timeout", controller.DefaultContainerCreateTimeout,
+		"How long the kubelet may keep failing to create a run's container or pod sandbox before the pod is replaced "+
+			"(InfrastructureFailed after 3 replacements); for CreateContainerConfigError, before the run fails with InvalidContainerConfig.")
 	flag.DurationVar(&opts.PodRejectedTimeout, "pod-rejected-timeout", controller.DefaultPodRejectedTimeout,
 		"How long the API server may keep rejecting a run's pod (Pod Security, ResourceQuota, webhooks) before the run fails with PodRejected.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
@@ -64,14 +65,14 @@ func main() {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
-	if err := run(opts, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect, watchNamespaces); err != nil {
+	if err := run(opts, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect, controller.ParseNamespaces(watchNamespaces)); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
 	}
 }
 
 func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, leaderElect bool,
-	watchNamespaces string) error {
+	namespaces []string) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(evalsv1alpha1.AddToScheme(scheme))
@@ -83,17 +84,6 @@ func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2
 	if secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	// With --watch-namespaces the manager lists and watches only those namespaces, so its ClusterRole can be
-	// granted per namespace with RoleBindings instead of a ClusterRoleBinding (config/rbac/README.md).
-	var watched map[string]cache.Config
-	for _, ns := range strings.Split(watchNamespaces, ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			if watched == nil {
-				watched = map[string]cache.Config{}
-			}
-			watched[ns] = cache.Config{}
-		}
-	}
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
@@ -101,19 +91,16 @@ func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2
 		LeaderElection:                leaderElect,
 		LeaderElectionID:              leaderElectionID,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cache.Options{ByObject: controller.CacheByObject(), DefaultNamespaces: watched},
+		// With --watch-namespaces the manager lists and watches only those namespaces, so its ClusterRole can be
+		// granted per namespace with RoleBindings instead of a ClusterRoleBinding (config/rbac/README.md).
+		Cache: controller.CacheOptions(namespaces),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
-	if err := controller.IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
-		return fmt.Errorf("registering field indexes: %w", err)
-	}
-	r := controller.NewEvalRunReconciler(mgr.GetClient(), mgr.GetAPIReader(),
-		mgr.GetEventRecorder(controller.ControllerName), clock.RealClock{}, opts)
-	if err := r.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up the EvalRun controller: %w", err)
+	if err := controller.SetupManager(ctx, mgr, clock.RealClock{}, opts); err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the health check: %w", err)
@@ -122,6 +109,8 @@ func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
 	ctrl.Log.Info("Starting the manager", "collectorImage", opts.CollectorImage, "statusBudgetBytes", opts.StatusBudgetBytes,
-		"unschedulableTimeout", opts.UnschedulableTimeout.String(), "imagePullTimeout", opts.ImagePullTimeout.String())
+		"unschedulableTimeout", opts.UnschedulableTimeout.String(), "imagePullTimeout", opts.ImagePullTimeout.String(),
+		"containerCreateTimeout", opts.ContainerCreateTimeout.String(), "podRejectedTimeout", opts.PodRejectedTimeout.String(),
+		"watchNamespaces", namespaces)
 	return mgr.Start(ctx)
 }

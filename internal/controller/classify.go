@@ -41,13 +41,11 @@ const (
 
 // Container waiting reasons the kubelet reports.
 const (
-	waitErrImagePull         = "ErrImagePull"
-	waitImagePullBackOff     = "ImagePullBackOff"
-	waitInvalidImageName     = "InvalidImageName"
-	waitErrImageNeverPull    = "ErrImageNeverPull"
-	waitCreateContainerCfg   = "CreateContainerConfigError"
-	waitCreateContainerError = "CreateContainerError"
-	terminatedOOMKilled      = "OOMKilled"
+	waitErrImagePull      = "ErrImagePull"
+	waitImagePullBackOff  = "ImagePullBackOff"
+	waitInvalidImageName  = "InvalidImageName"
+	waitErrImageNeverPull = "ErrImageNeverPull"
+	terminatedOOMKilled   = "OOMKilled"
 )
 
 // Observation is everything the classification reads: the run (spec and status, collection included), its Job
@@ -136,7 +134,7 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 	if a, ok := stuckContainer(pod, obs.Now, opts.ImagePullTimeout); ok {
 		return a
 	}
-	if a, ok := infrastructureFailure(obs, pod); ok {
+	if a, ok := infrastructureFailure(obs, pod, opts.ContainerCreateTimeout); ok {
 		return a
 	}
 	if disrupted(pod) {
@@ -195,44 +193,6 @@ func disruptionReason(pod *corev1.Pod) string {
 		}
 	}
 	return ""
-}
-
-// Infrastructure failures: container states in which the runner never ran, whoever's fault it is not the runner's.
-const (
-	terminatedStartError         = "StartError"
-	terminatedContainerCannotRun = "ContainerCannotRun"
-	// MaxInfrastructureRetries bounds how many pods a run replaces after infrastructure failures.
-	MaxInfrastructureRetries = 3
-)
-
-// infrastructureFailure handles a runner container that never started (runc failed to create it: StartError,
-// ContainerCannotRun, exit code 128 from the runtime, not from the launcher): the pod is replaced, up to
-// MaxInfrastructureRetries times (counted on the Job), then the run fails with InfrastructureFailed. Such a pod
-// would otherwise wait for ever, since its collector waits for a runner that never opened the runner-end FIFO.
-func infrastructureFailure(obs Observation, pod *corev1.Pod) (Assessment, bool) {
-	runner := containerStatus(pod, layout.ContainerRunner)
-	if runner == nil || runner.State.Terminated == nil {
-		return Assessment{}, false
-	}
-	t := runner.State.Terminated
-	if t.Reason != terminatedStartError && t.Reason != terminatedContainerCannotRun {
-		return Assessment{}, false
-	}
-	if c := obs.Run.Status.Collection; c != nil && c.PodName == pod.Name {
-		return Assessment{}, false // collected: the collection decides
-	}
-	if pod.DeletionTimestamp != nil {
-		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
-			Message: fmt.Sprintf("pod %s is being replaced after an infrastructure failure", pod.Name)}, true
-	}
-	retries, _ := strconv.Atoi(obs.Job.Annotations[layout.AnnotationInfrastructureRetries])
-	what := fmt.Sprintf("the runner container of pod %s could not start (%s: %s)", pod.Name, t.Reason, oneLine(t.Message))
-	if retries >= MaxInfrastructureRetries {
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInfrastructureFailed,
-			Message: fmt.Sprintf("%s, after %d replaced pods", what, retries)}, true
-	}
-	return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name,
-		Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", what, retries+1, MaxInfrastructureRetries)}, true
 }
 
 // podRejected reports a Job whose pod the API server keeps rejecting (Pod Security, ResourceQuota, a webhook, an
@@ -440,8 +400,8 @@ func unschedulable(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asses
 	return Assessment{}, false
 }
 
-// stuckContainer fails a pod whose image cannot be pulled, or whose runner cannot be created, for longer than
-// timeout (an invalid image name fails at once).
+// stuckContainer fails a pod whose image cannot be pulled for longer than timeout (an invalid image name fails at
+// once). Containers that cannot be created are infrastructureFailure's.
 func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Assessment, bool) {
 	since := pod.CreationTimestamp.Time
 	for _, c := range pod.Status.Conditions {
@@ -455,14 +415,11 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 			continue
 		}
 		w := s.State.Waiting
-		reason := evalsv1alpha1.ReasonImagePullFailed
 		switch w.Reason {
 		case waitInvalidImageName, waitErrImageNeverPull:
-			return Assessment{State: StateFailed, Reason: reason,
+			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed,
 				Message: fmt.Sprintf("container %s cannot pull image %s: %s: %s", name, s.Image, w.Reason, oneLine(w.Message))}, true
 		case waitErrImagePull, waitImagePullBackOff:
-		case waitCreateContainerCfg, waitCreateContainerError:
-			reason = evalsv1alpha1.ReasonRunnerFailed
 		default:
 			continue
 		}
@@ -470,7 +427,7 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
 				Message: fmt.Sprintf("container %s is waiting: %s: %s", name, w.Reason, oneLine(w.Message)), RecheckAfter: left}, true
 		}
-		return Assessment{State: StateFailed, Reason: reason,
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed,
 			Message: fmt.Sprintf("container %s could not start within %s: %s: %s", name, timeout, w.Reason, oneLine(w.Message))}, true
 	}
 	return Assessment{}, false

@@ -203,11 +203,11 @@ func TestClassify(t *testing.T) {
 				Message: "container collector cannot pull image img:1: InvalidImageName: pull failed", Runner: podOnly},
 		},
 		{
-			name: "runner cannot be created past the timeout",
+			name: "runner cannot be configured past the timeout: InvalidContainerConfig, never RunnerFailed",
 			run:  testRun(), job: makeJob(started), now: 3 * minute,
 			pods: []corev1.Pod{makePod(waiting("runner", "CreateContainerConfigError"))},
-			want: Assessment{State: StateFailed, Reason: "RunnerFailed", StopJob: true,
-				Message: "container runner could not start within 2m0s: CreateContainerConfigError: pull failed",
+			want: Assessment{State: StateFailed, Reason: "InvalidContainerConfig", StopJob: true,
+				Message: "container runner of pod screen-abcde cannot be configured (CreateContainerConfigError: pull failed), for 2m0s",
 				Runner:  &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", Reason: "CreateContainerConfigError", Message: "pull failed"}},
 		},
 		{

@@ -327,23 +327,28 @@ func (r *EvalRunReconciler) syncSuspend(ctx context.Context, run *evalsv1alpha1.
 
 // retryPod counts an infrastructure retry on the Job, then evicts the pod: the eviction marks it DisruptionTarget,
 // which the Job's pod failure policy ignores, so the Job replaces it without spending its backoffLimit. The count
-// is written first, so a retry is never made without being counted.
+// is written first (with the pod's name, under an optimistic lock), so a retry is never made without being
+// counted, and a pod seen again before it is gone is evicted again without being counted twice.
 func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podName string) error {
 	n, _ := strconv.Atoi(job.Annotations[layout.AnnotationInfrastructureRetries])
-	job = job.DeepCopy()
-	patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	if job.Annotations == nil {
-		job.Annotations = map[string]string{}
-	}
-	job.Annotations[layout.AnnotationInfrastructureRetries] = strconv.Itoa(n + 1)
-	if err := r.client.Patch(ctx, job, patch); err != nil {
-		return fmt.Errorf("counting an infrastructure retry on Job %s: %w", job.Name, err)
+	if job.Annotations[layout.AnnotationInfrastructureRetriedPod] != podName {
+		job = job.DeepCopy()
+		patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		n++
+		job.Annotations[layout.AnnotationInfrastructureRetries] = strconv.Itoa(n)
+		job.Annotations[layout.AnnotationInfrastructureRetriedPod] = podName
+		if err := r.client.Patch(ctx, job, patch); err != nil {
+			return fmt.Errorf("counting an infrastructure retry on Job %s: %w", job.Name, err)
+		}
 	}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: podName}}
 	if err := r.client.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("evicting pod %s after an infrastructure failure: %w", podName, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Pod replaced after an infrastructure failure", "pod", klog.KRef(job.Namespace, podName), "retry", n+1)
+	ctrl.LoggerFrom(ctx).Info("Pod replaced after an infrastructure failure", "pod", klog.KRef(job.Namespace, podName), "retry", n)
 	return nil
 }
 

@@ -15,6 +15,10 @@ const (
 	// DefaultPodRejectedTimeout is how long the Job's pod may keep being rejected at creation (Pod Security,
 	// ResourceQuota, a webhook) before the run fails with PodRejected.
 	DefaultPodRejectedTimeout = 2 * time.Minute
+	// DefaultContainerCreateTimeout is how long the kubelet may keep failing to create or start a container
+	// (CreateContainerError, RunContainerError, CreateContainerConfigError) or the pod's sandbox before the pod
+	// is replaced (or, for CreateContainerConfigError, the run fails with InvalidContainerConfig).
+	DefaultContainerCreateTimeout = 2 * time.Minute
 	// DefaultMaxConcurrentReconciles is how many EvalRuns are reconciled at once.
 	DefaultMaxConcurrentReconciles = 4
 )
@@ -27,8 +31,10 @@ type Options struct {
 	StatusBudgetBytes int64
 	// UnschedulableTimeout bounds how long the run's pod may stay unschedulable.
 	UnschedulableTimeout time.Duration
-	// ImagePullTimeout bounds how long an image pull (or a container that cannot be created) may keep failing.
+	// ImagePullTimeout bounds how long an image pull may keep failing.
 	ImagePullTimeout time.Duration
+	// ContainerCreateTimeout bounds how long a container (or the pod's sandbox) may keep failing to be created.
+	ContainerCreateTimeout time.Duration
 	// PodRejectedTimeout bounds how long the Job's pod may keep failing to be created.
 	PodRejectedTimeout time.Duration
 	// MaxConcurrentReconciles is how many EvalRuns the controller reconciles at once.
@@ -48,6 +54,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ImagePullTimeout <= 0 {
 		o.ImagePullTimeout = DefaultImagePullTimeout
+	}
+	if o.ContainerCreateTimeout <= 0 {
+		o.ContainerCreateTimeout = DefaultContainerCreateTimeout
 	}
 	if o.PodRejectedTimeout <= 0 {
 		o.PodRejectedTimeout = DefaultPodRejectedTimeout

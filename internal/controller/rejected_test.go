@@ -75,47 +75,6 @@ func TestRecordedPod(t *testing.T) {
 	}
 }
 
-// A runner container the runtime could not start (StartError, exit code 128 from runc) is an infrastructure
-// failure: the pod is replaced, a bounded number of times, never reported as the runner's failure.
-func TestClassifyInfrastructureFailure(t *testing.T) {
-	startError := func(p *corev1.Pod) {
-		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "runner",
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 128, Reason: "StartError",
-				Message: "namespace path: lstat /proc/0/ns/ipc: no such file or directory"}}})
-	}
-	const what = "the runner container of pod screen-abcde could not start (StartError: namespace path: lstat /proc/0/ns/ipc: no such file or directory)"
-	tests := []struct {
-		name    string
-		retries string
-		deleted bool
-		want    Assessment
-	}{
-		{name: "first: replace the pod", want: Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: "screen-abcde",
-			Message: what + "; replacing the pod (1 of 3)"}},
-		{name: "being replaced: wait", deleted: true, want: Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
-			Message: "pod screen-abcde is being replaced after an infrastructure failure"}},
-		{name: "retries used up: InfrastructureFailed, never RunnerFailed", retries: "3", want: Assessment{State: StateFailed,
-			Reason: evalsv1alpha1.ReasonInfrastructureFailed, StopJob: true, Message: what + ", after 3 replaced pods"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			job := makeJob(started)
-			if tc.retries != "" {
-				job.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries": tc.retries}
-			}
-			pod := makePod(phase(corev1.PodRunning), startError)
-			if tc.deleted {
-				pod.DeletionTimestamp = ptr.To(at(time.Minute))
-			}
-			got := Classify(Observation{Run: testRun(), Job: job, Pods: []corev1.Pod{pod}, Now: t0.Add(time.Minute)}, Options{})
-			got.Runner = nil
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("assessment (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // An evicted (drained, preempted) pod is replaced by the Job: whatever its runner and collector did, the run
 // waits for the replacement instead of concluding from the disrupted pod.
 func TestClassifyDisruptedPod(t *testing.T) {

@@ -2,12 +2,15 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -26,6 +29,44 @@ const OwnerUIDIndex = ".metadata.controller.uid"
 
 // ControllerName names the controller (and its event reporter).
 const ControllerName = "evalrun"
+
+// ParseNamespaces splits a comma-separated list of namespaces (the manager's --watch-namespaces), dropping blanks.
+func ParseNamespaces(list string) []string {
+	var out []string
+	for _, ns := range strings.Split(list, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// CacheOptions is the manager's cache: the objects of CacheByObject, in the given namespaces only (all when
+// none are given). Limited to namespaces, the manager lists and watches nothing elsewhere, so its ClusterRole can
+// be granted per namespace with RoleBindings (config/rbac/README.md).
+func CacheOptions(namespaces []string) cache.Options {
+	opts := cache.Options{ByObject: CacheByObject()}
+	for _, ns := range namespaces {
+		if opts.DefaultNamespaces == nil {
+			opts.DefaultNamespaces = map[string]cache.Config{}
+		}
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
+	return opts
+}
+
+// SetupManager registers the field indexes and the EvalRun controller with mgr, the reconciler using mgr's
+// client, API reader and event recorder.
+func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
+	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("registering field indexes: %w", err)
+	}
+	r := NewEvalRunReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), clk, opts)
+	if err := r.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the EvalRun controller: %w", err)
+	}
+	return nil
+}
 
 // CacheByObject restricts the manager's cache of Jobs, pods and ConfigMaps to objects carrying the run label,
 // so the manager never lists or watches the rest of the cluster's.

@@ -176,9 +176,12 @@ const (
 	// AnnotationCollectionDeadline, on the Job, is how many seconds after the runner's end the collector may take
 	// to record results (code judges plus API writes), from run.json; the manager waits that long.
 	AnnotationCollectionDeadline = "evals.evalrun.io/collection-deadline-seconds"
-	// AnnotationInfrastructureRetries, on the Job, counts the pods the manager replaced because their runner
-	// container never started.
+	// AnnotationInfrastructureRetries, on the Job, counts the pods the manager replaced because their containers
+	// never ran (an infrastructure failure).
 	AnnotationInfrastructureRetries = "evals.evalrun.io/infrastructure-retries"
+	// AnnotationInfrastructureRetriedPod, on the Job, names the pod the last counted retry replaces, so a pod is
+	// counted once however often it is seen before it is gone.
+	AnnotationInfrastructureRetriedPod = "evals.evalrun.io/infrastructure-retried-pod"
 )
 
 // Result ConfigMaps.

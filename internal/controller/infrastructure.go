@@ -1,0 +1,198 @@
+package controller
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// Kubelet facts of containers that never ran, whoever's fault it is, it is not the runner's.
+const (
+	// terminatedStartError and terminatedContainerCannotRun: the runtime failed to start the container (runc's
+	// exit code 128); with restartPolicy Never the kubelet does not try again.
+	terminatedStartError         = "StartError"
+	terminatedContainerCannotRun = "ContainerCannotRun"
+	// waitCreateContainerError and waitRunContainerError: the runtime failed to create or start the container;
+	// the kubelet keeps retrying with back-off, for ever.
+	waitCreateContainerError = "CreateContainerError"
+	waitRunContainerError    = "RunContainerError"
+	// waitCreateContainerConfigError: the kubelet cannot build the container's configuration (a Secret,
+	// ConfigMap or key named by env is missing, or the image would run as root); it retries for ever, and it
+	// heals once the user creates what is missing.
+	waitCreateContainerConfigError = "CreateContainerConfigError"
+	// MaxInfrastructureRetries bounds how many pods a run replaces after infrastructure failures.
+	MaxInfrastructureRetries = 3
+)
+
+// podFault is what the kubelet reports of a pod whose containers could not be created or started, or whose
+// sandbox is missing.
+type podFault struct {
+	// what names the container (or the sandbox) and carries the kubelet's reason and message.
+	what string
+	// since is when the kubelet's own retries began; the fault is decided once the container-create timeout has
+	// passed since then. Zero for a fault the kubelet does not retry (decided at once).
+	since time.Time
+	// config marks CreateContainerConfigError: the user's to fix, so it ends the run (InvalidContainerConfig)
+	// instead of replacing the pod, which would meet the same missing Secret.
+	config bool
+}
+
+// infrastructureFailure handles a pod whose containers cannot run through no fault of the runner (see
+// findPodFault). Faults the kubelet keeps retrying are shown in Pending with the kubelet's message until
+// timeout has passed since they began. Then the pod is replaced by eviction, up to MaxInfrastructureRetries
+// times (counted on the Job), and the run fails with InfrastructureFailed; CreateContainerConfigError fails the
+// run with InvalidContainerConfig instead. Such a pod would otherwise wait for ever: the kubelet retries, or
+// (restartPolicy Never) gives up without ending the pod, and the collector waits for a runner that never
+// opened the runner-end FIFO.
+func infrastructureFailure(obs Observation, pod *corev1.Pod, timeout time.Duration) (Assessment, bool) {
+	f, ok := findPodFault(obs, pod)
+	if !ok {
+		return Assessment{}, false
+	}
+	if pod.DeletionTimestamp != nil {
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
+			Message: fmt.Sprintf("pod %s is being replaced after an infrastructure failure", pod.Name)}, true
+	}
+	if !f.since.IsZero() {
+		if left := f.since.Add(timeout).Sub(obs.Now); left > 0 {
+			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+				Message: f.what + "; the kubelet retries", RecheckAfter: left}, true
+		}
+		f.what = fmt.Sprintf("%s, for %s", f.what, timeout)
+	}
+	if f.config {
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidContainerConfig, Message: f.what}, true
+	}
+	retries, _ := strconv.Atoi(obs.Job.Annotations[layout.AnnotationInfrastructureRetries])
+	if obs.Job.Annotations[layout.AnnotationInfrastructureRetriedPod] == pod.Name {
+		// Counted already (the cache may not show the eviction yet, or it failed): evict again, count nothing.
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name,
+			Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, retries, MaxInfrastructureRetries)}, true
+	}
+	if retries >= MaxInfrastructureRetries {
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInfrastructureFailed,
+			Message: fmt.Sprintf("%s, after %d replaced pods", f.what, retries)}, true
+	}
+	return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name,
+		Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, retries+1, MaxInfrastructureRetries)}, true
+}
+
+// findPodFault reads, from the pod alone, whether its containers cannot run through no fault of the runner:
+//   - the runner container terminated with StartError or ContainerCannotRun (runc could not start it), and the
+//     collector recorded nothing for this pod;
+//   - a container (install, collector, runner, judge) waits with CreateContainerError or RunContainerError (or
+//     CreateContainerConfigError, the user's fault);
+//   - the pod's sandbox is missing (PodReadyToStartContainers=False on a scheduled pod that has not ended): never
+//     created while no container has started, or gone while containers had started (a sandbox that died; with
+//     restartPolicy Never the kubelet kills the containers and does not make a new one).
+func findPodFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
+	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+		t := runner.State.Terminated
+		if (t.Reason == terminatedStartError || t.Reason == terminatedContainerCannotRun) && !collectedPod(obs.Run, pod) {
+			return podFault{what: fmt.Sprintf("the runner container of pod %s could not start (%s: %s)", pod.Name, t.Reason, oneLine(t.Message))}, true
+		}
+	}
+	if f, ok := sandboxFault(obs, pod); ok {
+		return f, true
+	}
+	for _, name := range []string{layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner, layout.ContainerJudge} {
+		s := containerStatus(pod, name)
+		if s == nil || s.State.Waiting == nil {
+			continue
+		}
+		switch w := s.State.Waiting; w.Reason {
+		case waitCreateContainerError, waitRunContainerError:
+			return podFault{since: waitingSince(pod),
+				what: fmt.Sprintf("container %s of pod %s cannot be started (%s: %s)", name, pod.Name, w.Reason, oneLine(w.Message))}, true
+		case waitCreateContainerConfigError:
+			return podFault{since: waitingSince(pod), config: true,
+				what: fmt.Sprintf("container %s of pod %s cannot be configured (%s: %s)", name, pod.Name, w.Reason, oneLine(w.Message))}, true
+		}
+	}
+	return podFault{}, false
+}
+
+// sandboxFault reports a scheduled pod, neither ended nor being deleted nor disrupted, whose sandbox is missing.
+// The kubelet sets PodReadyToStartContainers=False until it has created the sandbox and again once the sandbox is
+// gone; on a pod whose run ended normally it tears the sandbox down only after the pod's phase is final.
+func sandboxFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
+	ready := podCondition(pod, corev1.PodReadyToStartContainers)
+	if ready == nil || ready.Status != corev1.ConditionFalse || pod.DeletionTimestamp != nil || disrupted(pod) ||
+		pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return podFault{}, false
+	}
+	sched := podCondition(pod, corev1.PodScheduled)
+	if sched == nil || sched.Status != corev1.ConditionTrue {
+		return podFault{}, false
+	}
+	node := pod.Spec.NodeName
+	if node == "" {
+		node = "its node"
+	}
+	if !anyContainerStarted(pod) {
+		since := ready.LastTransitionTime.Time
+		if sched.LastTransitionTime.After(since) {
+			since = sched.LastTransitionTime.Time
+		}
+		return podFault{since: since,
+			what: fmt.Sprintf("the kubelet cannot create the sandbox of pod %s on %s (PodReadyToStartContainers=False)", pod.Name, node)}, true
+	}
+	// A runner that ended before the sandbox went away ended by itself: what the collector recorded of it decides.
+	if t := runnerTerminated(pod); t != nil && t.FinishedAt.Before(&ready.LastTransitionTime) && collectedPod(obs.Run, pod) {
+		return podFault{}, false
+	}
+	return podFault{what: fmt.Sprintf("the sandbox of pod %s on %s went away while its containers ran (PodReadyToStartContainers=False)", pod.Name, node)}, true
+}
+
+// collectedPod reports whether the collector recorded a collection for pod.
+func collectedPod(run *evalsv1alpha1.EvalRun, pod *corev1.Pod) bool {
+	c := run.Status.Collection
+	return c != nil && c.PodName == pod.Name
+}
+
+// anyContainerStarted reports whether any container of the pod has run (runs, or has terminated).
+func anyContainerStarted(pod *corev1.Pod) bool {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			s := &list[i]
+			if s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// waitingSince is when a container of the pod may have begun waiting to be created: the latest of the pod's
+// creation, its scheduling, its sandbox becoming ready, its init containers finishing, and its containers
+// becoming not ready (a sidecar restarting).
+func waitingSince(pod *corev1.Pod) time.Time {
+	since := pod.CreationTimestamp.Time
+	for _, c := range pod.Status.Conditions {
+		switch {
+		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue,
+			c.Type == corev1.PodReadyToStartContainers && c.Status == corev1.ConditionTrue,
+			c.Type == corev1.PodInitialized && c.Status == corev1.ConditionTrue,
+			c.Type == corev1.ContainersReady && c.Status == corev1.ConditionFalse:
+			if c.LastTransitionTime.After(since) {
+				since = c.LastTransitionTime.Time
+			}
+		}
+	}
+	return since
+}
+
+// podCondition returns the pod's condition of type t, nil when it has none.
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
