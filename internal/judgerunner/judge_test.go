@@ -19,7 +19,9 @@ import (
 func runJudge(t *testing.T, f *testutil.PodFixture) {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- Judge(context.Background(), Options{Config: f.Config, Pod: f.Pod, Shell: "/bin/sh", Log: io.Discard}) }()
+	go func() {
+		done <- Judge(context.Background(), Options{Config: f.Config, Pod: f.Pod, Shell: "/bin/sh", Log: io.Discard})
+	}()
 	if err := podfiles.WaitForFile(context.Background(), f.Pod.JudgesDone(), 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
