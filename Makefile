@@ -25,8 +25,8 @@ help: ## Show the targets.
 
 ##@ Development
 .PHONY: generate
-generate: ## Generate deepcopy code.
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+generate: ## Generate deepcopy code and the status apply configurations.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
 manifests: ## Generate the CRD and the manager's RBAC role.

@@ -1,5 +1,6 @@
 // Package v1alpha1 contains the v1alpha1 API of the evals.evalrun.io group: the EvalRun kind.
 // +kubebuilder:object:generate=true
+// +kubebuilder:ac:generate=true
 // +groupName=evals.evalrun.io
 package v1alpha1
 
@@ -12,6 +13,9 @@ import (
 var (
 	// GroupVersion is the group and version used to register these objects.
 	GroupVersion = schema.GroupVersion{Group: "evals.evalrun.io", Version: "v1alpha1"}
+
+	// SchemeGroupVersion is GroupVersion under the name generated code (the apply configurations) expects.
+	SchemeGroupVersion = GroupVersion
 
 	// SchemeBuilder collects the functions that add this group-version's types to a scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)

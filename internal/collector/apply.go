@@ -8,13 +8,11 @@ import (
 	"math"
 	"time"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,37 +24,14 @@ import (
 // conditions, are left alone; fields the collector applied before and no longer sends are removed. When uid is
 // not empty the apply only succeeds on the EvalRun with that uid.
 func ApplyStatus(ctx context.Context, c client.Client, namespace, name, uid string, section results.Section) error {
-	status, err := toUnstructuredMap(section)
+	ac, err := layout.StatusApply(namespace, name, uid, section)
 	if err != nil {
-		return fmt.Errorf("encode the status section: %w", err)
+		return err
 	}
-	meta := map[string]any{"name": name, "namespace": namespace}
-	if uid != "" {
-		meta["uid"] = uid
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1alpha1.GroupVersion.String(),
-		"kind":       "EvalRun",
-		"metadata":   meta,
-		"status":     status,
-	}}
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(layout.FieldManagerCollector), client.ForceOwnership); err != nil {
+	if err := c.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerCollector), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply the status of EvalRun %s/%s: %w", namespace, name, err)
 	}
 	return nil
-}
-
-func toUnstructuredMap(v any) (map[string]any, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
 }
 
 // WriteResultConfigMaps stores the chunks in the pre-created result ConfigMaps named in names, by name only

@@ -105,7 +105,7 @@ func newRun(t *testing.T, c client.Client, resultConfigMaps int) *run {
 	if err := c.Create(ctx, er); err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, `: {OUTPUT_FILE}`)
+	f := newFixture(t)
 	f.Config.Namespace, f.Config.UID = ns, string(er.UID)
 	f.Config.ResultsDeadlineSeconds = 30
 	for i := range resultConfigMaps {

@@ -22,8 +22,9 @@ import (
 // fixture is a pod's volumes, an eval file and a run configuration (see testutil.PodFixture).
 type fixture struct{ *testutil.PodFixture }
 
-func newFixture(t *testing.T, template string) *fixture {
-	return &fixture{testutil.NewPodFixture(t, template)}
+// newFixture's runner is never launched here: the tests write its output and the launcher's report themselves.
+func newFixture(t *testing.T) *fixture {
+	return &fixture{testutil.NewPodFixture(t, ": {OUTPUT_FILE}")}
 }
 
 func (f *fixture) write(t *testing.T, path, content string) { f.Write(t, path, content) }
@@ -129,7 +130,7 @@ func TestGatherBatched(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, `: {OUTPUT_FILE}`)
+			f := newFixture(t)
 			f.Config.ResultConfigMaps = []string{"run-results-0", "run-results-1"}
 			if tc.output != "" {
 				f.write(t, f.Pod.Output().BatchOutput(), tc.output)
@@ -163,7 +164,7 @@ func TestGatherBatched(t *testing.T) {
 }
 
 func TestGatherPartialOutputWithoutDone(t *testing.T) {
-	f := newFixture(t, `: {OUTPUT_FILE}`)
+	f := newFixture(t)
 	// The runner was killed mid-write: the last line is cut.
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"beta","text":"B"}`+"\n"+`{"id":"gamma","te`)
 	g := f.gather(t, false)
@@ -180,7 +181,7 @@ func TestGatherPartialOutputWithoutDone(t *testing.T) {
 }
 
 func TestGatherPerCase(t *testing.T) {
-	f := newFixture(t, `: {OUTPUT_FILE}`)
+	f := newFixture(t)
 	f.Config.Batching = "PerCase"
 	f.Config.ResultConfigMaps = []string{"run-results-0"}
 	f.write(t, f.Pod.Output().CaseOutput("alpha"), `{"text":"A"}`)
@@ -220,7 +221,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("batch output is a symlink to the token", func(t *testing.T) {
-		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f := newFixture(t)
 		f.finishedRunner(t, 0)
 		if err := os.Symlink(secret, f.Pod.Output().BatchOutput()); err != nil {
 			t.Fatal(err)
@@ -232,7 +233,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 		assertNoSecret(t, g, "secret-token")
 	})
 	t.Run("batch output is a FIFO", func(t *testing.T) {
-		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f := newFixture(t)
 		f.finishedRunner(t, 0)
 		if err := unix.Mkfifo(f.Pod.Output().BatchOutput(), 0o644); err != nil {
 			t.Fatal(err)
@@ -243,7 +244,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 		}
 	})
 	t.Run("per-case outputs: symlinks to the token and /proc/self/environ, a directory, a FIFO", func(t *testing.T) {
-		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f := newFixture(t)
 		f.Config.Batching = "PerCase"
 		f.Config.ResultConfigMaps = []string{"run-results-0"}
 		out := f.Pod.Output()
@@ -269,7 +270,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 		assertNoSecret(t, g, "PATH=")
 	})
 	t.Run("forged launcher report cannot hide failures or claim success", func(t *testing.T) {
-		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f := newFixture(t)
 		f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"no"}`+"\n")
 		// The runner claims a clean exit; the report can only make things worse, so the missing cases stand.
 		f.finishedRunner(t, 0)
@@ -285,7 +286,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 		}
 	})
 	t.Run("forged verdicts in the output directory are ignored", func(t *testing.T) {
-		f := newFixture(t, `: {OUTPUT_FILE}`)
+		f := newFixture(t)
 		f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"no"}`+"\n")
 		// Files named like the trusted side's, written where the runner can write.
 		f.write(t, filepath.Join(f.Pod.Out, "judges.jsonl"), `{"caseId":"alpha","key":"judge","result":{"name":"judge","type":"code_judge","score":1,"verdict":"Pass"}}`+"\n")
@@ -341,4 +342,49 @@ func TestClassifyLauncherReports(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The typed apply configuration carries every field of the collector's section: nothing the results builder
+// produces is dropped on the way to the API server.
+func TestStatusApplyCarriesTheWholeSection(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"beta","text":"B","token_usage":{"input":3,"output":4}}`+"\n"+`not json`+"\n"+`{"id":"zzz","text":"?"}`+"\n")
+	f.finishedRunner(t, 3)
+	f.recordJudge(t, "alpha", "judge", evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1})
+	g := f.gather(t, true)
+	sec := g.Output.Section
+	if sec.Summary == nil || len(sec.Cases) == 0 || len(sec.MissingIDs) == 0 || len(sec.ParseErrors) == 0 || len(sec.UnexpectedIDs) == 0 ||
+		sec.Results == nil || sec.Collection == nil || sec.Collection.Launcher == nil || len(sec.Conditions) == 0 {
+		t.Fatalf("the section does not exercise every field: %+v", sec)
+	}
+	ac, err := layout.StatusApply("ns", "run", "uid-1", sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(sec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(ac.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !jsonEqual(t, want, got) {
+		t.Errorf("apply configuration status differs from the section:\n got %s\nwant %s", got, want)
+	}
+	if ac.UID == nil || *ac.UID != "uid-1" || *ac.Name != "run" || *ac.Namespace != "ns" {
+		t.Errorf("apply configuration metadata %+v", ac.ObjectMetaApplyConfiguration)
+	}
+}
+
+func jsonEqual(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal(a, &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &y); err != nil {
+		t.Fatal(err)
+	}
+	return cmp.Equal(x, y)
 }

@@ -364,12 +364,11 @@ func (r *EvalRunReconciler) stopJob(ctx context.Context, job *batchv1.Job) error
 
 // applyStatus server-side applies the manager's status fields with the manager's field owner.
 func (r *EvalRunReconciler) applyStatus(ctx context.Context, run *evalsv1alpha1.EvalRun, s ManagerStatus) error {
-	u, err := ApplyObject(run, s)
+	ac, err := layout.StatusApply(run.Namespace, run.Name, "", s)
 	if err != nil {
 		return err
 	}
-	if err := r.client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
+	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying the status of EvalRun %s: %w", run.Name, err)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/big"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
@@ -139,29 +137,6 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 // StatusChanged reports whether desired differs from the manager-owned fields of the run's status.
 func StatusChanged(run *evalsv1alpha1.EvalRun, desired ManagerStatus) bool {
 	return !equality.Semantic.DeepEqual(CurrentManagerStatus(run), desired)
-}
-
-// ApplyObject returns the server-side apply body of the status subresource holding exactly the manager's fields.
-func ApplyObject(run *evalsv1alpha1.EvalRun, s ManagerStatus) (*unstructured.Unstructured, error) {
-	body := struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-		Status ManagerStatus `json:"status"`
-	}{APIVersion: evalsv1alpha1.GroupVersion.String(), Kind: evalRunGVK.Kind, Status: s}
-	body.Metadata.Name, body.Metadata.Namespace = run.Name, run.Namespace
-	raw, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the status apply body: %w", err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(raw); err != nil {
-		return nil, fmt.Errorf("decoding the status apply body: %w", err)
-	}
-	return u, nil
 }
 
 // PassedCondition evaluates spec.successPolicy against status.summary: the pass rate (passed / total, missing

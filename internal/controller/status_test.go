@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
 func cond(t string, s metav1.ConditionStatus, reason, msg string, since time.Duration) metav1.Condition {
@@ -169,12 +171,20 @@ func TestPassedCondition(t *testing.T) {
 	}
 }
 
-func TestApplyObjectHoldsOnlyManagerFields(t *testing.T) {
+func TestStatusApplyHoldsOnlyManagerFields(t *testing.T) {
 	run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 3} })
 	s := ManagerStatus{ObservedGeneration: 1, JobName: "screen", Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0)},
 		Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionUnknown, "Pending", "", 0)}}
-	u, err := ApplyObject(run, s)
+	ac, err := layout.StatusApply(run.Namespace, run.Name, "", s)
 	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{
@@ -182,17 +192,17 @@ func TestApplyObjectHoldsOnlyManagerFields(t *testing.T) {
 		"kind":       "EvalRun",
 		"metadata":   map[string]any{"name": "screen", "namespace": "team-a"},
 		"status": map[string]any{
-			"observedGeneration": int64(1),
+			"observedGeneration": float64(1),
 			"jobName":            "screen",
-			"runner":             map[string]any{"exitCode": int64(0)},
+			"runner":             map[string]any{"exitCode": float64(0)},
 			"conditions": []any{map[string]any{
 				"type": "Succeeded", "status": "Unknown", "reason": "Pending", "message": "",
-				"observedGeneration": int64(1), "lastTransitionTime": "2026-01-02T03:04:05Z",
+				"observedGeneration": float64(1), "lastTransitionTime": "2026-01-02T03:04:05Z",
 			}},
 		},
 	}
-	if diff := cmp.Diff(want, u.Object); diff != "" {
-		t.Errorf("ApplyObject mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status apply configuration mismatch (-want +got):\n%s", diff)
 	}
 }
 

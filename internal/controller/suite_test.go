@@ -240,8 +240,13 @@ func (w *writeCounter) funcs() interceptor.Funcs {
 		},
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			ns := ""
-			if n, ok := obj.(interface{ GetNamespace() string }); ok {
+			switch n := obj.(type) {
+			case interface{ GetNamespace() string }:
 				ns = n.GetNamespace()
+			case interface{ GetNamespace() *string }:
+				if p := n.GetNamespace(); p != nil {
+					ns = *p
+				}
 			}
 			w.add(ns, "apply EvalRun/"+sub)
 			return c.SubResource(sub).Apply(ctx, obj, opts...)

@@ -175,7 +175,8 @@ func AggregatorPayload(members []EvaluatorResult) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		body, err := json.Marshal(memberResult{Score: m.Score, Verdict: agentvVerdict(m.Verdict), Hits: nonNil(m.Hits), Misses: nonNil(m.Misses), Reasoning: m.Reasoning})
+		body, err := json.Marshal(memberResult{Score: m.Score, Verdict: agentvVerdict(m.Verdict), Hits: nonNil(m.Hits),
+			Misses: nonNil(m.Misses), Reasoning: m.Reasoning})
 		if err != nil {
 			return nil, err
 		}

@@ -64,5 +64,3 @@ func WaitForFile(ctx context.Context, path string, timeout time.Duration) error 
 		}
 	}
 }
-
-func pathDir(p string) string { return filepath.Dir(p) }

@@ -1,0 +1,29 @@
+package layout
+
+import (
+	"encoding/json"
+	"fmt"
+
+	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// StatusApply returns the server-side apply configuration of an EvalRun's status subresource holding exactly the
+// fields in owned: the part of the status one field manager (the manager's ManagerStatus, the collector's results
+// section) owns, encoded with the API's JSON names, so that the fields a manager stops sending are removed and
+// those of the other manager are left alone. A non-empty uid makes the apply succeed only on that EvalRun.
+func StatusApply(namespace, name, uid string, owned any) (*acv1alpha1.EvalRunApplyConfiguration, error) {
+	raw, err := json.Marshal(owned)
+	if err != nil {
+		return nil, fmt.Errorf("encode the status apply body: %w", err)
+	}
+	status := &acv1alpha1.EvalRunStatusApplyConfiguration{}
+	if err := json.Unmarshal(raw, status); err != nil {
+		return nil, fmt.Errorf("decode the status apply body: %w", err)
+	}
+	ac := acv1alpha1.EvalRun(name, namespace).WithStatus(status)
+	if uid != "" {
+		ac.WithUID(types.UID(uid))
+	}
+	return ac, nil
+}
