@@ -69,9 +69,9 @@ func TestQuotaRejectsPod(t *testing.T) {
 }
 
 // expectPodRejected waits until the run shows why its pod is not created (a message holding fragment, within a
-// minute of start), then until it ends PodRejected after the manager's --pod-rejected-timeout (2m by default), and
-// logs both times from start.
-func expectPodRejected(t *testing.T, ns, name, fault, fragment string, start time.Time) *evalv1.EvalRun {
+// minute of start, in Succeeded and Reconciling), then until it ends PodRejected with it after the manager's
+// --pod-rejected-timeout (2m by default), and logs both times from start.
+func expectPodRejected(t *testing.T, ns, name, fault, fragment string, start time.Time) {
 	t.Helper()
 	shown := waitRun(t, ns, name, time.Minute, "the admission's message", func(r *evalv1.EvalRun) bool {
 		c := succeeded(r)
@@ -91,7 +91,6 @@ func expectPodRejected(t *testing.T, ns, name, fault, fragment string, start tim
 	if pods := runPods(t, ns, name); len(pods) != 0 {
 		t.Errorf("%d pods exist for a run whose pod was rejected", len(pods))
 	}
-	return got
 }
 
 // 19. ttlSecondsAfterFinished: 0 deletes the Job as soon as it finishes: the collected outcome stands.
