@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -52,6 +53,8 @@ var (
 	k8s        client.Client
 	clientset  *kubernetes.Clientset
 	repoRoot   string
+	// kubeconfigPath is the kubeconfig the tests use (for kubectl too).
+	kubeconfigPath string
 	// stateDir is the local cluster's persistent state directory (logs live there).
 	stateDir = envOr("EVALRUN_CLUSTER_STATE", "/var/lib/evalrun-cluster")
 	// kubeletRoot is the kubelet's --root-dir (pod volumes live there).
@@ -73,6 +76,7 @@ func TestMain(m *testing.M) {
 		// go test runs in the package directory; a relative KUBECONFIG is meant from the repository root.
 		kubeconfig = filepath.Join(repoRoot, kubeconfig)
 	}
+	kubeconfigPath = kubeconfig
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		_, _ = fmt.Fprintf(os.Stderr, "e2e: loading kubeconfig %s (is the cluster up? make cluster-up): %v\n", kubeconfig, err)
@@ -398,6 +402,23 @@ func tailFile(path string, n int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// kubectl runs the cluster's own kubectl (bin/k8s/<server version>/kubectl, built with the cluster, so no client
+// skew) with the tests' kubeconfig and returns its combined output.
+func kubectl(ctx context.Context, t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	v, err := clientset.Discovery().ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("reading the server version: %w", err)
+	}
+	bin := filepath.Join(repoRoot, "bin", "k8s", v.GitVersion, "kubectl")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--kubeconfig", kubeconfigPath}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
 }
 
 // isForbidden reports whether err is a 403 from the API server.

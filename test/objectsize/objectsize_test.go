@@ -1,0 +1,283 @@
+// Package objectsize measures the EvalRun object at the full status budget, managedFields included, on a real
+// kube-apiserver and etcd (envtest): both writers server-side apply their status parts as they do in a cluster.
+package objectsize
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+)
+
+// objectLimit is what one object may weigh: etcd's default --max-request-bytes (1.5 MiB), which kube-apiserver's
+// writes of a custom resource (stored as JSON) must fit, and the same figure as kube-apiserver's own bound on an
+// object it stores.
+const objectLimit = 3 << 19
+
+// shape is one way of filling the status budget.
+type shape struct {
+	name string
+	// cases is how many judged cases the run has; caseFor builds case i.
+	cases   int
+	caseFor func(i int) v1alpha1.CaseResult
+	// missing, parseErrors and unexpected fill the status lists (each beyond its API maximum).
+	missing, parseErrors, unexpected int
+}
+
+// long returns a string of n printable bytes that starts with prefix.
+func long(prefix string, n int) string {
+	return (prefix + strings.Repeat("x", n))[:n]
+}
+
+var shapes = []shape{
+	{
+		// The most entries per byte: the status list of cases is a map list, so managedFields holds an entry for
+		// every case; the smallest case has the largest managedFields per status byte.
+		name: "minimal-passing-cases", cases: 20000,
+		caseFor: func(i int) v1alpha1.CaseResult {
+			return v1alpha1.CaseResult{ID: fmt.Sprintf("c%05d", i), Verdict: v1alpha1.VerdictPass, Score: "1.0000"}
+		},
+	},
+	{
+		// A typical judged case: a short answer and two evaluator summaries.
+		name: "typical-cases", cases: 20000,
+		caseFor: func(i int) v1alpha1.CaseResult {
+			v := v1alpha1.VerdictPass
+			if i%10 == 0 {
+				v = v1alpha1.VerdictFail
+			}
+			return v1alpha1.CaseResult{ID: fmt.Sprintf("case-%06d", i), Verdict: v, Score: "0.8500", Answer: `{"decision":"CLEAR"}`,
+				Evaluators: []v1alpha1.EvaluatorSummary{
+					{Name: "decision", Type: "field_accuracy", Verdict: v, Score: "1.0000"},
+					{Name: "tools", Type: "tool_trajectory", Verdict: v, Score: "0.7000", Message: "missing call: score_risk"},
+				}}
+		},
+		missing: 5000, parseErrors: 500, unexpected: 500,
+	},
+	{
+		// Every string at its API bound: fewer, larger cases, and full lists of long ids and parse errors.
+		name: "largest-cases-and-lists", cases: 2000,
+		caseFor: func(i int) v1alpha1.CaseResult {
+			evs := make([]v1alpha1.EvaluatorSummary, 16)
+			for k := range evs {
+				evs[k] = v1alpha1.EvaluatorSummary{Name: long(fmt.Sprintf("ev%d-", k), 128), Type: long("t", 64),
+					Verdict: v1alpha1.VerdictFail, Score: "0.1000", Message: long("miss ", 512)}
+			}
+			return v1alpha1.CaseResult{ID: long(fmt.Sprintf("case-%06d-", i), 256), Verdict: v1alpha1.VerdictError,
+				Score: "0.0000", Answer: long("answer ", 512), Error: long("error ", 1024), Evaluators: evs}
+		},
+		missing: 5000, parseErrors: 500, unexpected: 500,
+	},
+}
+
+// buildSection runs the collector's results builder over the shape's cases, as the collector does, to the budget.
+func buildSection(t *testing.T, s shape, budget int64, collectedAt time.Time) results.Section {
+	t.Helper()
+	cms := make([]string, layout.MaxResultConfigMaps)
+	for i := range cms {
+		cms[i] = fmt.Sprintf("size-evalrun-results-%d", i)
+	}
+	b := results.NewBuilder(results.Options{BudgetBytes: budget, ConfigMaps: cms})
+	sum := v1alpha1.RunSummary{Total: int32(s.cases + s.missing), Missing: int32(s.missing), ParseErrors: int32(s.parseErrors),
+		Unexpected: int32(s.unexpected), MeanScore: "0.8500", MedianScore: "1.0000", MinScore: "0.0000", MaxScore: "1.0000",
+		PassRate: "0.9000", Histogram: []int32{1, 2, 3, 4, 5}}
+	for i := range s.cases {
+		c := s.caseFor(i)
+		switch c.Verdict {
+		case v1alpha1.VerdictPass:
+			sum.Passed++
+		case v1alpha1.VerdictFail:
+			sum.Failed++
+		default:
+			sum.Errored++
+		}
+		line, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Add(results.Case{Index: i, Status: c, Line: line}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tail := results.Tail{Summary: sum, MissingCount: s.missing, ParseErrorCount: s.parseErrors, UnexpectedCount: s.unexpected,
+		Collection: v1alpha1.CollectionStatus{RunnerFinished: true, OutputSHA256: strings.Repeat("ab", 32),
+			Outcome: v1alpha1.OutcomeMissingResults, Message: long("the runner's output misses cases ", 2048),
+			CollectedAt: ptr.To(metav1.NewTime(collectedAt)), PodName: long("size-evalrun-", 63),
+			Launcher: &v1alpha1.LauncherReport{StderrTail: long("stderr ", 4096)}}}
+	for i := range s.missing {
+		tail.MissingIDs = append(tail.MissingIDs, long(fmt.Sprintf("missing-%06d-", i), 256))
+	}
+	for i := range s.parseErrors {
+		tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Line: int64(i + 1), Excerpt: long("{not json ", 512),
+			Message: long("invalid character 'n' looking for beginning of object key string ", 1024)})
+	}
+	for i := range s.unexpected {
+		tail.UnexpectedIDs = append(tail.UnexpectedIDs, long(fmt.Sprintf("unexpected-%06d-", i), 256))
+	}
+	out, err := b.Finish(tail)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Section
+}
+
+// TestEvalRunSizeAtFullStatusBudget applies, for each shape, the collector's status section built to the default
+// budget (field manager evalrun-collector) and then the manager's terminal status (evalrun-manager), reads the
+// object back as JSON and reports its size, managedFields included. It fails if the object would not fit etcd's
+// default request limit.
+func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("start envtest: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			ctx := context.Background()
+			ns := fmt.Sprintf("size-%d", i)
+			if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+				t.Fatal(err)
+			}
+			run := testutil.MakeEvalRun("size", ns).Obj()
+			if err := c.Create(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			section := buildSection(t, s, controller.DefaultStatusBudgetBytes, now)
+			sectionJSON, err := json.Marshal(section)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := collector.ApplyStatus(ctx, c, ns, run.Name, string(run.UID), section); err != nil {
+				t.Fatalf("the collector's status apply (%d bytes of section): %v", len(sectionJSON), err)
+			}
+			applyManagerStatus(t, c, run, now)
+
+			body, err := getJSON(ctx, raw, cfg.Host, ns, run.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var obj struct {
+				Metadata struct {
+					ManagedFields []json.RawMessage `json:"managedFields"`
+				} `json:"metadata"`
+				Status v1alpha1.EvalRunStatus `json:"status"`
+			}
+			if err := json.Unmarshal(body, &obj); err != nil {
+				t.Fatal(err)
+			}
+			managed := 0
+			for _, m := range obj.Metadata.ManagedFields {
+				managed += len(m)
+			}
+			statusJSON, err := json.Marshal(obj.Status)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d status cases (%d omitted), section %d B (budget %d B); object %d B = %.2f MiB: status %d B, managedFields %d B (%d entries); limit %d B, headroom %d B",
+				s.name, len(obj.Status.Cases), ptr.Deref(obj.Status.Results, v1alpha1.ResultsReference{}).OmittedCases, len(sectionJSON),
+				controller.DefaultStatusBudgetBytes, len(body), float64(len(body))/(1<<20), len(statusJSON), managed,
+				len(obj.Metadata.ManagedFields), objectLimit, objectLimit-len(body))
+			// The object grows about linearly with the section: the largest budget this shape would fit.
+			t.Logf("%s: %.2f object bytes per section byte; a status budget above about %d KiB would put this shape over the limit",
+				s.name, float64(len(body))/float64(len(sectionJSON)), int64(float64(objectLimit)*float64(len(sectionJSON))/float64(len(body)))>>10)
+			if len(obj.Status.Cases) == 0 || obj.Status.Summary == nil {
+				t.Fatalf("the status holds no cases or summary: the applies did not land")
+			}
+			if len(body) >= objectLimit {
+				t.Errorf("the EvalRun is %d bytes with managedFields, not below the %d-byte object limit", len(body), objectLimit)
+			}
+		})
+	}
+}
+
+// applyManagerStatus applies the manager's terminal status as the manager does (controller.DesiredManagerStatus and
+// controller.ApplyObject, field manager evalrun-manager), with the longest messages it carries.
+func applyManagerStatus(t *testing.T, c client.Client, run *v1alpha1.EvalRun, now time.Time) {
+	t.Helper()
+	var fresh v1alpha1.EvalRun
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &fresh); err != nil {
+		t.Fatal(err)
+	}
+	start := metav1.NewTime(now.Add(-time.Minute))
+	a := controller.Assessment{State: controller.StateFailed, Reason: v1alpha1.ReasonMissingResults,
+		Message: long("requested cases have no valid record: ", 2048),
+		Runner:  &v1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0), Reason: "Completed", Message: long("launcher ", 2048), PodName: long("size-evalrun-", 63)}}
+	f := controller.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
+		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval"}
+	ac, err := layout.StatusApply(fresh.Namespace, fresh.Name, "", controller.DesiredManagerStatus(&fresh, a, f, now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Status().Apply(context.Background(), ac,
+		client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
+		t.Fatalf("the manager's status apply: %v", err)
+	}
+}
+
+// getJSON reads the EvalRun as kubectl get -o json does, managedFields included, and returns the body.
+func getJSON(ctx context.Context, hc *http.Client, host, ns, name string) ([]byte, error) {
+	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/evalruns/%s", strings.TrimSuffix(host, "/"), v1alpha1.GroupVersion.String(), ns, name)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	return body, nil
+}
