@@ -4,25 +4,40 @@ import (
 	"errors"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"golang.org/x/sync/semaphore"
 )
 
-// batchSize is how many cases a worker judges and prepares at once.
-const batchSize = 256
+// batchSize is how many cases a worker judges and prepares at once; a batch is handed on earlier once its
+// responses hold batchBytes.
+const (
+	batchSize  = 256
+	batchBytes = 4 << 20
+)
+
+// maxInFlightBytes bounds the bytes of the responses claimed but not yet committed, whatever the number of workers
+// and the length of the lines: the source waits while it is reached (a single larger response still passes, alone).
+// With 16 MiB lines, each line's response, judgement and encoded result are alive together until committed.
+const maxInFlightBytes = 16 << 20
 
 // parallel judges and prepares claimed cases on several goroutines and commits them in the order they were
 // claimed. Memory stays bounded: at most a few batches are in flight.
 type parallel[T any] struct {
-	r       *run
-	sink    Sink[T]
-	batch   []Case
-	jobs    chan job[T]
-	pending chan chan outcome[T]
-	done    chan error
-	failed  chan struct{}
+	r          *run
+	sink       Sink[T]
+	batch      []Case
+	batchBytes int64
+	// inFlight is acquired for each claimed response's size and released once its batch is committed.
+	inFlight *semaphore.Weighted
+	jobs     chan job[T]
+	pending  chan chan outcome[T]
+	done     chan error
+	failed   chan struct{}
 }
 
 type job[T any] struct {
 	cases []Case
+	bytes int64
 	out   chan outcome[T]
 }
 
@@ -34,17 +49,19 @@ type prepared[T any] struct {
 
 type outcome[T any] struct {
 	items []prepared[T]
+	bytes int64
 	err   error
 }
 
 func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
 	p := &parallel[T]{
-		r:       r,
-		sink:    sink,
-		jobs:    make(chan job[T], workers),
-		pending: make(chan chan outcome[T], 2*workers),
-		done:    make(chan error, 1),
-		failed:  make(chan struct{}),
+		r:        r,
+		sink:     sink,
+		jobs:     make(chan job[T], workers),
+		pending:  make(chan chan outcome[T], 2*workers),
+		done:     make(chan error, 1),
+		failed:   make(chan struct{}),
+		inFlight: semaphore.NewWeighted(maxInFlightBytes),
 	}
 	for range workers {
 		go func() {
@@ -64,6 +81,7 @@ func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
 					o.items = append(o.items, pc)
 				}
 				bufBytes = len(buf)
+				o.bytes = j.bytes
 				j.out <- o
 			}
 		}()
@@ -72,6 +90,7 @@ func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
 		var err error
 		for out := range p.pending {
 			o := <-out
+			p.inFlight.Release(o.bytes)
 			if err != nil {
 				continue
 			}
@@ -121,13 +140,42 @@ func commitOne[T any](r *run, sink Sink[T], c Case) error {
 	return commit(r, sink, pc)
 }
 
-// add hands a claimed case to the workers (the source's callback, on one goroutine).
+// add hands a claimed case to the workers (the source's callback, on one goroutine). It waits while the responses
+// in flight hold maxInFlightBytes, handing on its own batch first so that the wait always ends.
 func (p *parallel[T]) add(c Case) error {
+	n := min(responseBytes(c.Response), maxInFlightBytes)
+	if !p.inFlight.TryAcquire(n) {
+		if err := p.flush(); err != nil {
+			return err
+		}
+		if err := p.inFlight.Acquire(p.r.ctx, n); err != nil {
+			return err
+		}
+	}
 	p.batch = append(p.batch, c)
-	if len(p.batch) < batchSize {
+	p.batchBytes += n
+	if len(p.batch) < batchSize && p.batchBytes < batchBytes {
 		return nil
 	}
 	return p.flush()
+}
+
+// responseBytes estimates the memory a response holds: its answer, trace and output messages.
+func responseBytes(r *jsonlresult.Response) int64 {
+	if r == nil {
+		return 0
+	}
+	n := len(r.Text)
+	for _, e := range r.Trace {
+		n += len(e.Raw)
+	}
+	for _, m := range r.OutputMessages {
+		n += len(m.Content) + len(m.Metadata)
+		for _, tc := range m.ToolCalls {
+			n += len(tc.Input) + len(tc.Output)
+		}
+	}
+	return int64(n)
 }
 
 func (p *parallel[T]) flush() error {
@@ -140,8 +188,8 @@ func (p *parallel[T]) flush() error {
 	case <-p.failed:
 		return errors.New("judging the results failed")
 	}
-	p.jobs <- job[T]{cases: p.batch, out: out}
-	p.batch = nil
+	p.jobs <- job[T]{cases: p.batch, bytes: p.batchBytes, out: out}
+	p.batch, p.batchBytes = nil, 0
 	return nil
 }
 

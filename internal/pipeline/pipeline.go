@@ -99,6 +99,9 @@ type Source interface {
 	read(ctx context.Context, r *run) error
 }
 
+// maxParseWorkers bounds the batch parser's decoding goroutines (see Batch).
+const maxParseWorkers = 2
+
 // Batch is a JSONL batch output file. The path is opened as it is (symbolic links followed), so it must be a
 // file the caller trusts: the check command's argument or the collector's own snapshot, never the runner's volume.
 type Batch struct {
@@ -240,7 +243,13 @@ func (b Batch) read(ctx context.Context, r *run) error {
 	}
 	// Read-only: a close error cannot lose data.
 	defer func() { _ = f.Close() }()
-	br, err := jsonlresult.ParseBatch(ctxReader{ctx, f}, r.in.IDs, b.Options, r.respond)
+	opts := b.Options
+	if opts.Workers <= 0 {
+		// Each parse worker may hold a chunk with a line of up to 16 MiB and its decoded record: the parser's
+		// memory grows with its workers, so their number does not follow the node's core count.
+		opts.Workers = min(runtime.GOMAXPROCS(0), maxParseWorkers)
+	}
+	br, err := jsonlresult.ParseBatch(ctxReader{ctx, f}, r.in.IDs, opts, r.respond)
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Path, err)
 	}
