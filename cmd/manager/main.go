@@ -39,7 +39,7 @@ func main() {
 	flag.StringVar(&opts.CollectorImage, "collector-image", controller.DefaultCollectorImage,
 		"Image of the install and collector containers (holds the collector binary at /collector).")
 	flag.Int64Var(&opts.StatusBudgetBytes, "status-budget-bytes", controller.DefaultStatusBudgetBytes,
-		"Byte budget of the results section the collector writes into an EvalRun's status.")
+		"Byte budget of the results section the collector writes into an EvalRun's status (at most 614400).")
 	flag.DurationVar(&opts.UnschedulableTimeout, "unschedulable-timeout", controller.DefaultUnschedulableTimeout,
 		"How long a run's pod may stay unschedulable before the run fails with Unschedulable.")
 	flag.DurationVar(&opts.ImagePullTimeout, "image-pull-timeout", controller.DefaultImagePullTimeout,
@@ -64,6 +64,10 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	if err := opts.Validate(); err != nil {
+		ctrl.Log.Error(err, "Invalid flags")
+		os.Exit(2)
+	}
 
 	if err := run(opts, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect, controller.ParseNamespaces(watchNamespaces)); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")

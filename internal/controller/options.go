@@ -1,6 +1,9 @@
 package controller
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Defaults of the manager's options.
 const (
@@ -8,6 +11,10 @@ const (
 	DefaultCollectorImage = "localhost/evalrun/collector:dev"
 	// DefaultStatusBudgetBytes bounds the status results section the collector writes (512 KiB).
 	DefaultStatusBudgetBytes = 512 * 1024
+	// MaxStatusBudgetBytes bounds --status-budget-bytes: at the full budget of its worst shape (10,000 tiny cases)
+	// an EvalRun's object, managedFields included (an entry per case), measures 2.43 times the section; 600 KiB
+	// keeps it under the API server's 1.5 MiB object limit (test/objectsize).
+	MaxStatusBudgetBytes = 600 * 1024
 	// DefaultUnschedulableTimeout is how long a pod may stay unschedulable before the run fails.
 	DefaultUnschedulableTimeout = 5 * time.Minute
 	// DefaultImagePullTimeout is how long an image pull may keep failing before the run fails.
@@ -39,6 +46,15 @@ type Options struct {
 	PodRejectedTimeout time.Duration
 	// MaxConcurrentReconciles is how many EvalRuns the controller reconciles at once.
 	MaxConcurrentReconciles int
+}
+
+// Validate rejects options the manager cannot run with.
+func (o Options) Validate() error {
+	if o.StatusBudgetBytes > MaxStatusBudgetBytes {
+		return fmt.Errorf("--status-budget-bytes %d is above %d: an EvalRun at that budget could outgrow the API server's object size limit",
+			o.StatusBudgetBytes, MaxStatusBudgetBytes)
+	}
+	return nil
 }
 
 // withDefaults returns o with every zero field set to its default.

@@ -187,7 +187,7 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			section := buildSection(t, s, controller.DefaultStatusBudgetBytes, now)
+			section := buildSection(t, s, controller.MaxStatusBudgetBytes, now)
 			sectionJSON, err := json.Marshal(section)
 			if err != nil {
 				t.Fatal(err)
@@ -220,7 +220,7 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 			}
 			t.Logf("%s: %d status cases (%d omitted), section %d B (budget %d B); object %d B = %.2f MiB: status %d B, managedFields %d B (%d entries); limit %d B, headroom %d B",
 				s.name, len(obj.Status.Cases), ptr.Deref(obj.Status.Results, v1alpha1.ResultsReference{}).OmittedCases, len(sectionJSON),
-				controller.DefaultStatusBudgetBytes, len(body), float64(len(body))/(1<<20), len(statusJSON), managed,
+				controller.MaxStatusBudgetBytes, len(body), float64(len(body))/(1<<20), len(statusJSON), managed,
 				len(obj.Metadata.ManagedFields), objectLimit, objectLimit-len(body))
 			// The object grows about linearly with the section: the largest budget this shape would fit.
 			t.Logf("%s: %.2f object bytes per section byte; a status budget above about %d KiB would put this shape over the limit",
