@@ -266,8 +266,8 @@ func TestParseBatch(t *testing.T) {
 			requested: []string{"a"},
 			want: batchRun{Result: &BatchResult{Requested: 1, MissingIDs: []string{"a"}, MissingCount: 1, ParseErrorCount: 5,
 				ParseErrors: []LineError{
-					{Line: 1, Excerpt: `{"text":"A"}`, Message: `"id" is missing`},
-					{Line: 2, Excerpt: `{"id":"","text":"A"}`, Message: `"id" is missing`},
+					{Line: 1, Excerpt: `{"text":"A"}`, Message: `missing required string field: id`},
+					{Line: 2, Excerpt: `{"id":"","text":"A"}`, Message: `missing required string field: id`},
 					{Line: 3, Excerpt: `{"id":7}`, Message: `"id" must be a string, got a number`},
 					{Line: 4, Excerpt: `{"id":null}`, Message: `"id" must be a string, got null`},
 					{Line: 5, Excerpt: `{"id":["a"]}`, Message: `"id" must be a string, got an array`},
@@ -281,10 +281,10 @@ func TestParseBatch(t *testing.T) {
 			want: batchRun{
 				Responses: []*Response{{ID: "a", Text: "A", Line: 5}},
 				Result: &BatchResult{Requested: 1, Present: 1, ParseErrorCount: 4, ParseErrors: []LineError{
-					{Line: 1, Excerpt: `{"id":"   ","text":"A"}`, Message: `"id" is missing`},
-					{Line: 2, Excerpt: `{"id":"\t\r\n ","text":"A"}`, Message: `"id" is missing`},
-					{Line: 3, Excerpt: `{"id":"\u00a0\u3000"}`, Message: `"id" is missing`},
-					{Line: 4, Excerpt: "{\"id\":\"\u2003\"}", Message: `"id" is missing`},
+					{Line: 1, Excerpt: `{"id":"   ","text":"A"}`, Message: `missing required string field: id`},
+					{Line: 2, Excerpt: `{"id":"\t\r\n ","text":"A"}`, Message: `missing required string field: id`},
+					{Line: 3, Excerpt: `{"id":"\u00a0\u3000"}`, Message: `missing required string field: id`},
+					{Line: 4, Excerpt: "{\"id\":\"\u2003\"}", Message: `missing required string field: id`},
 				}},
 			},
 		},
@@ -485,10 +485,10 @@ func TestBatchResultErr(t *testing.T) {
 			name: "missing ids beyond the list and line errors",
 			res: BatchResult{
 				MissingIDs: []string{"a", "b"}, MissingCount: 5,
-				ParseErrors:     []LineError{{Line: 3, Message: "invalid JSON: x"}, {Line: 9, Message: `"id" is missing`}},
+				ParseErrors:     []LineError{{Line: 3, Message: "invalid JSON: x"}, {Line: 9, Message: `missing required string field: id`}},
 				ParseErrorCount: 2,
 			},
-			want: `batch output failed: 5 requested ids are missing (a, b and 3 more); 2 line errors (line 3: invalid JSON: x; line 9: "id" is missing)`,
+			want: `batch output failed: 5 requested ids are missing (a, b and 3 more); 2 line errors (line 3: invalid JSON: x; line 9: missing required string field: id)`,
 		},
 		{
 			name: "only line errors, more than the summary names",

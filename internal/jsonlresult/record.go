@@ -741,7 +741,7 @@ func (p *recordParser) parseLine(line []byte) (*Response, string) {
 	case rec.id == idMissing || strings.TrimSpace(rec.resp.ID) == "":
 		// An id of nothing but whitespace names no case: reported as a missing id, it points at the line, where
 		// as an unexpected id it would be an invisible entry in a list.
-		return nil, `"id" is missing`
+		return nil, `missing required string field: id`
 	}
 	return rec.resp, ""
 }
