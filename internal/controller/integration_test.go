@@ -38,6 +38,18 @@ func createRun(t *testing.T, w *testutil.EvalRunWrapper) *evalsv1alpha1.EvalRun 
 }
 
 // startPod creates the pod the Job controller would create from the Job's template and marks the Job started.
+// runningPod waits for run's Job, starts its pod and marks it running, and waits for the run to say Running.
+// It returns the run as it was while Pending.
+func runningPod(t *testing.T, run *evalsv1alpha1.EvalRun) (*evalsv1alpha1.EvalRun, *batchv1.Job, *corev1.Pod) {
+	t.Helper()
+	job := waitJob(t, run)
+	run = waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	pod := startPod(t, job)
+	updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+	return run, job, pod
+}
+
 func startPod(t *testing.T, job *batchv1.Job) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
@@ -496,11 +508,7 @@ func TestFailureReasons(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := newNamespace(t)
 			run := createRun(t, testutil.MakeEvalRun("run", ns))
-			job := waitJob(t, run)
-			run = waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
-			pod := startPod(t, job)
-			updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
-			waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+			run, job, pod := runningPod(t, run)
 
 			tc.drive(t, run, job, pod)
 			got := waitReason(t, run, tc.status, tc.reason)
@@ -548,11 +556,7 @@ func TestCollectorAndManagerStatusMerge(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	run := createRun(t, testutil.MakeEvalRun("merge", ns))
-	job := waitJob(t, run)
-	run = waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
-	pod := startPod(t, job)
-	updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
-	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+	run, job, pod := runningPod(t, run)
 
 	collectorApply(t, k8s, run, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	// The manager writes after the collector: the runner container ended with exit code 0 and this pod's results
@@ -700,11 +704,7 @@ func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	run := createRun(t, testutil.MakeEvalRun("restart", ns))
-	job := waitJob(t, run)
-	run = waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
-	pod := startPod(t, job)
-	updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
-	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+	run, job, _ := runningPod(t, run)
 	settle(t, 0)
 	before := writes.in(ns)
 

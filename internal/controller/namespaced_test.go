@@ -107,11 +107,7 @@ func TestNamespacedInstall(t *testing.T) {
 	runOff := createRun(t, testutil.MakeEvalRun("scoped", unwatched))
 
 	// A: created, run, collected: Completed (children, Job, status, events).
-	jobA := waitJob(t, runA)
-	runA = waitReason(t, runA, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
-	podA := startPod(t, jobA)
-	updatePodStatus(t, podA, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
-	waitReason(t, runA, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+	runA, _, podA := runningPod(t, runA)
 	collectorApply(t, k8s, runA, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	updatePodStatus(t, podA, runnerTerminated(0, "Completed", time.Now()))
 	waitReason(t, runA, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)

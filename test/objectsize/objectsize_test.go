@@ -93,7 +93,7 @@ var shapes = []shape{
 }
 
 // buildSection runs the collector's results builder over the shape's cases, as the collector does, to the budget.
-func buildSection(t *testing.T, s shape, budget int64, collectedAt time.Time) results.Section {
+func buildSection(t testing.TB, s shape, budget int64, collectedAt time.Time) results.Section {
 	t.Helper()
 	cms := make([]string, layout.MaxResultConfigMaps)
 	for i := range cms {
@@ -151,26 +151,7 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Skip("KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
 	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start envtest: %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cfg, c := startEnv(t)
 	raw, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -235,9 +216,35 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 	}
 }
 
+// startEnv starts kube-apiserver and etcd with the CRD installed, stopped when the test ends.
+func startEnv(t testing.TB) (*envtest.Environment, *rest.Config, client.Client) {
+	t.Helper()
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatalf("start envtest: %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env, cfg, c
+}
+
 // applyManagerStatus applies the manager's terminal status as the manager does (controller.DesiredManagerStatus and
 // controller.ApplyObject, field manager evalrun-manager), with the longest messages it carries.
-func applyManagerStatus(t *testing.T, c client.Client, run *v1alpha1.EvalRun, now time.Time) {
+func applyManagerStatus(t testing.TB, c client.Client, run *v1alpha1.EvalRun, now time.Time) {
 	t.Helper()
 	var fresh v1alpha1.EvalRun
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &fresh); err != nil {
