@@ -133,14 +133,15 @@ func benchLongLines(b *testing.B, records int) {
 	}
 	b.Logf("output: %.0f MiB, %d lines of %d bytes, %d over the limit, %d short", float64(size)/(1<<20),
 		records, longLineBytes, longLineOversized, longLineShort)
-	// The collector container's memory limit is 256Mi; `collector collect` sets the runtime's soft limit to 90% of
+	// The collector container's memory limit is 512Mi (256Mi before); `collector collect` sets the runtime's soft limit to 90% of
 	// it (GOMEMLIMIT does the same for the child).
 	limited := strconv.FormatInt(softMemoryLimit(256<<20), 10)
+	limited512 := strconv.FormatInt(softMemoryLimit(512<<20), 10)
 	for _, run := range []struct {
 		name     string
 		procs    int
 		memLimit string
-	}{{"procs16", 16, ""}, {"procs2", 2, ""}, {"procs16-limit256Mi", 16, limited}} {
+	}{{"procs16", 16, ""}, {"procs2", 2, ""}, {"procs16-limit256Mi", 16, limited}, {"procs16-limit512Mi", 16, limited512}} {
 		m, err := longLinesChild(cfgPath, dir, run.procs, run.memLimit)
 		if err != nil {
 			b.Fatalf("%s: %v", run.name, err)

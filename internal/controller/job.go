@@ -210,7 +210,9 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, opts Options) corev1.Co
 			evalMount(),
 			{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true},
 		},
-		Resources:                collectorResources("256Mi"),
+		// 512Mi: an output of 16 MiB lines (the parser's limit) peaks near 300 MiB of live heap while one line is
+		// parsed, judged and encoded (BenchmarkGatherLongLines); the request stays small.
+		Resources:                collectorResources("512Mi"),
 		SecurityContext:          restrictedContainerSecurity(layout.CollectorUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

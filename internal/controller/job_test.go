@@ -159,7 +159,7 @@ func baseJob() *batchv1.Job {
 								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 							},
 							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
-							Resources:    small("256Mi"), SecurityContext: ourContainerSecurity(65531),
+							Resources:    small("512Mi"), SecurityContext: ourContainerSecurity(65531),
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
 					},
