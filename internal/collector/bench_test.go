@@ -143,6 +143,9 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 	return &layout.RunConfig{
 		RunName: "bench", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids, Batching: "Batched",
 		CommandTemplate: ": {OUTPUT_FILE}", PassThreshold: "0.8", ResultConfigMaps: cms,
+		// Every default resolved, as the manager writes run.json.
+		Workers: 1, KillGraceSeconds: 10, CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2, StatusBudgetBytes: 512 << 10,
+		ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, CollectorStartSeconds: 300,
 	}, st.Size(), nil
 }
 
