@@ -36,3 +36,15 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseWholeTree is Parse as it was before cutting the file into items: the whole YAML tree first.
+func BenchmarkParseWholeTree(b *testing.B) {
+	data := benchEvalFile(100000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseWholeTreeStreaming(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -50,6 +50,11 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ValidationError{Problems: []Problem{{CaseIndex: -1, Message: "the eval file is empty"}}}
 	}
+	if sg := segment(data); sg != nil {
+		if f, ok, err := parseSegmented(sg, o); ok {
+			return f, err
+		}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		p := Problem{CaseIndex: -1, Message: "not valid YAML: " + err.Error()}
@@ -62,13 +67,18 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 	p := &parser{}
 	var f *File
 	if cases := streamableCases(&doc); cases != nil {
-		f = p.streamFile(tb, &doc, cases, o)
+		f, _ = p.streamFile(tb, &doc, cases, o, nil)
 	} else {
 		root := tb.build(&doc, nil, 0)
 		if !tb.tooLarge {
 			f = p.file(root, o)
 		}
 	}
+	return finish(tb, p, f)
+}
+
+// finish returns the File, or the problems the tree builder and the parser found.
+func finish(tb *treeBuilder, p *parser, f *File) (*File, error) {
 	if tb.tooLarge {
 		return nil, &ValidationError{Problems: tb.problems}
 	}
@@ -77,6 +87,24 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 	}
 	f.Case("") // build the id index now, so that a parsed File is safe for concurrent reads
 	return f, nil
+}
+
+// parseSegmented is Parse on a file cut into its header and items (see segment): each item's YAML nodes exist
+// only while the case is built. ok is false when some part does not parse alone; Parse then reads the whole
+// document.
+func parseSegmented(sg *segmented, o parseOptions) (*File, bool, error) {
+	doc, cases, ok := sg.document()
+	if !ok || streamableCases(doc) != cases {
+		return nil, false, nil
+	}
+	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+	p := &parser{}
+	f, ok := p.streamFile(tb, doc, cases, o, sg.item)
+	if !ok {
+		return nil, false, nil
+	}
+	file, err := finish(tb, p, f)
+	return file, true, err
 }
 
 // streamableCases returns the evalcases sequence node of a document whose cases can be converted and validated
@@ -108,11 +136,13 @@ func streamableCases(doc *yaml.Node) *yaml.Node {
 // built and validated first, then each case is built, validated and dropped, both its YAML nodes and its
 // values, so that only the File's cases stay live. Problems come out in the same order as from building the
 // whole tree first (tree problems in tb.problems, the rest in p.problems).
-func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions) *File {
+// load, when set, supplies each item's nodes just before it is built (false: it cannot, and streamFile returns
+// false too).
+func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions, load func(int) (*yaml.Node, bool)) (*File, bool) {
 	tb.deferred = cases
 	root := tb.build(doc, nil, 0)
 	if tb.tooLarge {
-		return nil
+		return nil, true
 	}
 	f, cv := p.fileHeader(root, o)
 	if cv != nil {
@@ -120,16 +150,23 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 		casesPath := keyPath(nil, "evalcases")
 		c := p.newCases(f, len(cases.Content))
 		for i := range cases.Content {
+			if load != nil {
+				n, ok := load(i)
+				if !ok {
+					return nil, false
+				}
+				cases.Content[i] = n
+			}
 			item := tb.buildItem(i, &casesPath, 1)
 			cases.Content[i] = nil
 			if tb.tooLarge {
-				return nil
+				return nil, true
 			}
 			c.add(item, i)
 		}
 	}
 	p.caseIndex, p.caseID = -1, ""
-	return f
+	return f, true
 }
 
 // parser validates the value tree and builds the File, collecting problems.

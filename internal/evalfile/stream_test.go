@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +38,23 @@ func parseWholeTree(data []byte, opts ...ParseOption) (*File, error) {
 	}
 	f.Case("")
 	return f, nil
+}
+
+// parseWholeTreeStreaming is Parse without cutting the file into items: the whole YAML node tree is read first,
+// then the cases are streamed from it (Parse before the cut).
+func parseWholeTreeStreaming(data []byte) (*File, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+	p := &parser{}
+	cases := streamableCases(&doc)
+	if cases == nil {
+		return nil, errors.New("not streamable")
+	}
+	f, _ := p.streamFile(tb, &doc, cases, parseOptions{}, nil)
+	return finish(tb, p, f)
 }
 
 func diffParses(t *testing.T, data []byte, opts ...ParseOption) string {
@@ -163,4 +182,140 @@ func FuzzParseStreamsCasesLikeTheWholeTree(f *testing.F) {
 			t.Fatalf("Parse differs from the whole-tree parse:\n%s", diff)
 		}
 	})
+}
+
+// The text is cut into items only where that cannot change the result; every document here parses as the whole
+// tree does either way.
+func TestSegmentCutsOnlyWhereFaithful(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		cut  int // items cut, 0: not cut
+		// whole: cut, but some part does not read alone, so Parse reads the whole document.
+		whole bool
+	}{
+		{name: "header and block items", cut: 3, doc: "$schema: agentv-eval-v2\ndescription: |\n  several\n  lines\n\n# cases\nevalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]\n\n  # a comment\n  - id: b\n    input_messages:\n      - role: user\n        content: |\n          - not an item\n          - either\n  - {id: c, input_messages: [{role: user, content: y}]}\n"},
+		{name: "compact items at column 0", cut: 2, doc: "evalcases:\n- id: a\n  input_messages: [{role: user, content: x}]\n- id: b\n  input_messages: [{role: user, content: x}]\n"},
+		{name: "anchors inside one item", cut: 1, doc: "evalcases:\n  - id: a\n    input_messages: &m [{role: user, content: x}]\n    expected_messages: *m\n"},
+		{name: "alias to another item (one chunk)", cut: 2, doc: "evalcases:\n  - id: a\n    input_messages: &m [{role: user, content: x}]\n  - id: b\n    input_messages: *m\n"},
+		{name: "alias to the header", cut: 1, doc: "x: &m [{role: user, content: x}]\nevalcases:\n  - id: a\n    input_messages: *m\n"},
+		{name: "a header anchor shadowed by an item's (one chunk)", cut: 2, doc: "x: &m [{role: user, content: h}]\nevalcases:\n  - id: a\n    input_messages: &m [{role: user, content: i}]\n  - id: b\n    input_messages: *m\n"},
+		{name: "alias to the header, problems after it", cut: 2, doc: "x: &m [{role: bot, content: h}]\n\nevalcases:\n  - id: a\n    input_messages: *m\n  - id: b\n    input_messages: *m\n    expected_messages: 5\n"},
+		{name: "problems and line numbers", cut: 3, doc: "execution: {evaluators: [{name: x, type: nope}]}\nevalcases:\n  - id: a\n    id: b\n  - 7\n  - id: \"a b\"\n    input_messages: [{role: bot, content: 1}]\n"},
+		{name: "CRLF", cut: 2, doc: "evalcases:\r\n  - id: a\r\n    input_messages: [{role: user, content: x}]\r\n  - id: b\r\n    input_messages: [{role: user, content: x}]\r\n"},
+		{name: "a syntax error in an item", cut: 2, whole: true, doc: "evalcases:\n  - id: a\n    input_messages: [{role: user, content: x}\n  - id: b\n"},
+		{name: "flow sequence", doc: "evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\n"},
+		{name: "a key after evalcases", doc: "evalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]\ndescription: d\n"},
+		{name: "evalcases twice", doc: "evalcases:\n  - id: a\nevalcases:\n  - id: b\n"},
+		{name: "two documents", doc: "description: d\n---\nevalcases:\n  - id: a\n"},
+		{name: "merge key in the header", cut: 1, whole: true, doc: "x: &x {description: d}\n<<: *x\nevalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]\n"},
+		{name: "a tab", doc: "evalcases:\n  - id: a\n    input_messages:\t[{role: user, content: x}]\n"},
+		{name: "not a sequence", doc: "evalcases:\n  a: 1\n"},
+	}
+	for _, name := range []string{"testdata/screening.yaml", "testdata/full.yaml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sg := segment(data)
+		if sg == nil {
+			t.Errorf("%s is not cut into items", name)
+		} else if _, ok, _ := parseSegmented(sg, parseOptions{}); !ok {
+			t.Errorf("%s is not parsed item by item", name)
+		}
+	}
+	// An alias to an anchor of an item in an earlier chunk: the document is read whole.
+	var far strings.Builder
+	far.WriteString("evalcases:\n  - id: a\n    input_messages: &m [{role: user, content: x}]\n")
+	for i := range 2000 {
+		fmt.Fprintf(&far, "  - id: filler-%04d\n    input_messages: [{role: user, content: \"%s\"}]\n", i, strings.Repeat("y", 40))
+	}
+	far.WriteString("  - id: z\n    input_messages: *m\n")
+	tests = append(tests, struct {
+		name  string
+		doc   string
+		cut   int
+		whole bool
+	}{name: "alias to an item of an earlier chunk", cut: 2002, whole: true, doc: far.String()})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sg := segment([]byte(tt.doc))
+			got := 0
+			if sg != nil {
+				got = len(sg.items)
+			}
+			if got != tt.cut {
+				t.Errorf("segment cut %d items, want %d", got, tt.cut)
+			}
+			if sg != nil {
+				if _, ok, _ := parseSegmented(sg, parseOptions{}); ok == tt.whole {
+					t.Errorf("parsed by items: %v, want %v", ok, !tt.whole)
+				}
+			}
+			if diff := diffParses(t, []byte(tt.doc)); diff != "" {
+				t.Errorf("Parse differs from the whole-tree parse:\n%s", diff)
+			}
+		})
+	}
+}
+
+// Mutations of the test eval files (lines dropped, duplicated, re-indented, given anchors, aliases, comments,
+// dashes or tabs) parse the same cut into items as whole: a deterministic complement to the fuzz target.
+func TestSegmentedParseMatchesWholeTreeOnMutations(t *testing.T) {
+	var seeds [][]byte
+	for _, name := range []string{"testdata/screening.yaml", "testdata/full.yaml"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, data)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	edits := []func(lines []string, i int) []string{
+		func(l []string, i int) []string { return append(l[:i:i], l[i+1:]...) },
+		func(l []string, i int) []string { return append(l[:i+1:i+1], l[i:]...) },
+		func(l []string, i int) []string { l[i] = " " + l[i]; return l },
+		func(l []string, i int) []string { l[i] = strings.TrimPrefix(l[i], "  "); return l },
+		func(l []string, i int) []string {
+			l[i] = strings.Replace(l[i], ": ", ": &a"+strconv.Itoa(i%3)+" ", 1)
+			return l
+		},
+		func(l []string, i int) []string {
+			l[i] = strings.Replace(l[i], ": ", ": *a"+strconv.Itoa(i%3)+" #", 1)
+			return l
+		},
+		func(l []string, i int) []string {
+			return append(l[:i:i], append([]string{"# comment", ""}, l[i:]...)...)
+		},
+		func(l []string, i int) []string { l[i] = strings.Replace(l[i], "  ", "- ", 1); return l },
+		func(l []string, i int) []string { l[i] = strings.Replace(l[i], " ", "\t", 1); return l },
+		func(l []string, i int) []string { return append(l[:i:i], append([]string{"---"}, l[i:]...)...) },
+	}
+	mutations := 1500
+	if testing.Short() {
+		mutations = 500
+	}
+	segmentedCount := 0
+	for n := range mutations {
+		lines := strings.Split(string(seeds[n%len(seeds)]), "\n")
+		for range 1 + rng.IntN(3) {
+			if len(lines) < 2 {
+				break
+			}
+			lines = edits[rng.IntN(len(edits))](lines, rng.IntN(len(lines)-1))
+		}
+		data := []byte(strings.Join(lines, "\n"))
+		if sg := segment(data); sg != nil {
+			if _, ok, _ := parseSegmented(sg, parseOptions{}); ok {
+				segmentedCount++
+			}
+		}
+		if diff := diffParses(t, data); diff != "" {
+			t.Fatalf("mutation %d: Parse differs from the whole-tree parse:\n%s\n--- document:\n%s", n, diff, data)
+		}
+	}
+	t.Logf("%d of %d mutations parsed item by item", segmentedCount, mutations)
+	if segmentedCount == 0 {
+		t.Error("no mutation was parsed item by item: the test checks nothing")
+	}
 }
