@@ -3,7 +3,7 @@ package collector
 import (
 	"fmt"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,7 +16,7 @@ func Scheme() (*runtime.Scheme, error) {
 	if err := corev1.AddToScheme(s); err != nil {
 		return nil, err
 	}
-	if err := v1alpha1.AddToScheme(s); err != nil {
+	if err := evalsv1alpha1.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -230,15 +230,15 @@ func failedCollection(o Options, now time.Time, finished bool, err error) *Gathe
 	at := metav1.NewTime(now.UTC().Truncate(time.Second))
 	msg := results.Excerpt("the collector could not gather the results: "+err.Error(), 2048)
 	b := results.NewBuilder(results.Options{BudgetBytes: o.Config.StatusBudgetBytes})
-	out, ferr := b.Finish(results.Tail{Collection: v1alpha1.CollectionStatus{
-		RunnerFinished: finished, Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName,
+	out, ferr := b.Finish(results.Tail{Collection: evalsv1alpha1.CollectionStatus{
+		RunnerFinished: finished, Outcome: evalsv1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName,
 	}})
 	if ferr != nil {
 		// An empty section always fits; keep a minimal one should it not.
-		minimal := &v1alpha1.CollectionStatus{Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName}
+		minimal := &evalsv1alpha1.CollectionStatus{Outcome: evalsv1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName}
 		out = &results.Output{Section: results.Section{Collection: minimal}}
 	}
-	return &Gathered{Output: out, Outcome: v1alpha1.OutcomeCollectorFailed, Message: msg}
+	return &Gathered{Output: out, Outcome: evalsv1alpha1.OutcomeCollectorFailed, Message: msg}
 }
 
 func terminationMessage(g *Gathered, finished bool, perr error) layout.TerminationMessage {

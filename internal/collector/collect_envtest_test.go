@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -122,12 +122,12 @@ func newRun(t *testing.T, c client.Client, resultConfigMaps int) *run {
 func (r *run) applyManagerStatus(t *testing.T) {
 	t.Helper()
 	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "EvalRun",
+		"apiVersion": evalsv1alpha1.GroupVersion.String(), "kind": "EvalRun",
 		"metadata": map[string]any{"name": r.name, "namespace": r.ns},
 		"status": map[string]any{
 			"jobName": "run",
 			"conditions": []any{map[string]any{
-				"type": v1alpha1.ConditionSucceeded, "status": "Unknown", "reason": v1alpha1.ReasonRunning,
+				"type": evalsv1alpha1.ConditionSucceeded, "status": "Unknown", "reason": evalsv1alpha1.ReasonRunning,
 				"message": "the runner is running", "lastTransitionTime": "2026-01-01T00:00:00Z",
 			}},
 		},
@@ -179,9 +179,9 @@ func (r *run) collect(t *testing.T, c client.Client, stopEarly bool) error {
 	return nil
 }
 
-func (r *run) get(t *testing.T) *v1alpha1.EvalRun {
+func (r *run) get(t *testing.T) *evalsv1alpha1.EvalRun {
 	t.Helper()
-	var er v1alpha1.EvalRun
+	var er evalsv1alpha1.EvalRun
 	if err := r.c.Get(context.Background(), client.ObjectKey{Namespace: r.ns, Name: r.name}, &er); err != nil {
 		t.Fatal(err)
 	}
@@ -211,17 +211,17 @@ func TestCollectMergesWithManagerAndIsIdempotent(t *testing.T) {
 	}
 	er := r.get(t)
 	st := er.Status
-	if st.JobName != "run" || meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionSucceeded) == nil {
+	if st.JobName != "run" || meta.FindStatusCondition(st.Conditions, evalsv1alpha1.ConditionSucceeded) == nil {
 		t.Errorf("the manager's fields were lost: jobName %q, conditions %+v", st.JobName, st.Conditions)
 	}
-	trunc := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResultsTruncated)
+	trunc := meta.FindStatusCondition(st.Conditions, evalsv1alpha1.ConditionResultsTruncated)
 	if trunc == nil || trunc.Status != metav1.ConditionFalse {
 		t.Errorf("ResultsTruncated condition %+v, want False", trunc)
 	}
-	if st.Summary == nil || st.Summary.Total != 4 || len(st.Cases) != 4 || st.Collection == nil || st.Collection.Outcome != v1alpha1.OutcomeCompleted {
+	if st.Summary == nil || st.Summary.Total != 4 || len(st.Cases) != 4 || st.Collection == nil || st.Collection.Outcome != evalsv1alpha1.OutcomeCompleted {
 		t.Fatalf("collector status not written: summary %+v, cases %d, collection %+v", st.Summary, len(st.Cases), st.Collection)
 	}
-	if diff := cmp.Diff(&v1alpha1.ResultsReference{ConfigMaps: []string{"run-results-0"}, Key: layout.ResultsKey, Format: layout.ResultsFormat, TotalCases: 4}, st.Results); diff != "" {
+	if diff := cmp.Diff(&evalsv1alpha1.ResultsReference{ConfigMaps: []string{"run-results-0"}, Key: layout.ResultsKey, Format: layout.ResultsFormat, TotalCases: 4}, st.Results); diff != "" {
 		t.Errorf("results reference (-want +got):\n%s", diff)
 	}
 	if len(r.configMap(t, "run-results-0").BinaryData[layout.ResultsKey]) == 0 {
@@ -290,8 +290,8 @@ func TestCollectBudgetAndOverflow(t *testing.T) {
 		t.Fatalf("Collect: %v", err)
 	}
 	st := r.get(t).Status
-	trunc := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionResultsTruncated)
-	if trunc == nil || trunc.Status != metav1.ConditionTrue || trunc.Reason != v1alpha1.ReasonStatusBudgetExceeded {
+	trunc := meta.FindStatusCondition(st.Conditions, evalsv1alpha1.ConditionResultsTruncated)
+	if trunc == nil || trunc.Status != metav1.ConditionTrue || trunc.Reason != evalsv1alpha1.ReasonStatusBudgetExceeded {
 		t.Errorf("ResultsTruncated %+v, want True/StatusBudgetExceeded", trunc)
 	}
 	ref := st.Results
@@ -308,7 +308,7 @@ func TestCollectBudgetAndOverflow(t *testing.T) {
 		t.Errorf("missing ids %d + omitted %d, summary %d; want 1000", len(st.MissingIDs), ref.OmittedMissingIDs, st.Summary.Missing)
 	}
 	section := struct {
-		v1alpha1.EvalRunStatus
+		evalsv1alpha1.EvalRunStatus
 	}{st}
 	section.Conditions, section.JobName = nil, ""
 	if n := len(mustJSON(t, section)); n > 64<<10+1024 {
@@ -394,7 +394,7 @@ func TestCollectTerminatedBeforeRunnerEnded(t *testing.T) {
 		t.Fatalf("Collect: %v", err)
 	}
 	st := r.get(t).Status
-	if st.Collection == nil || st.Collection.RunnerFinished || st.Collection.Outcome != v1alpha1.OutcomeRunnerFailed {
+	if st.Collection == nil || st.Collection.RunnerFinished || st.Collection.Outcome != evalsv1alpha1.OutcomeRunnerFailed {
 		t.Fatalf("collection %+v, want runnerFinished=false and RunnerFailed", st.Collection)
 	}
 	if st.Summary.Total != 4 || st.Summary.Missing != 3 || st.Summary.ParseErrors != 1 {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -47,10 +47,10 @@ type GatherInput struct {
 // Gathered is one collection: what to persist and the facts the termination message carries.
 type Gathered struct {
 	Output  *results.Output
-	Outcome v1alpha1.CollectionOutcome
+	Outcome evalsv1alpha1.CollectionOutcome
 	Message string
 	// Summary counts the results (also in Output.Section.Summary).
-	Summary v1alpha1.RunSummary
+	Summary evalsv1alpha1.RunSummary
 }
 
 // Gather parses the snapshot of the runner's output, judges every requested case (merging the judge container's
@@ -101,7 +101,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	noOutput := false
 	var src pipeline.Source = pipeline.Batch{Path: in.Output.BatchOutput()}
 	switch {
-	case cfg.Batching == string(v1alpha1.BatchingPerCase):
+	case cfg.Batching == string(evalsv1alpha1.BatchingPerCase):
 		src = pipeline.PerCase{Read: func(id string) ([]byte, error) {
 			if err := snap.CaseErrors[id]; err != nil {
 				return nil, err
@@ -111,7 +111,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	case snap.OutputErr != nil:
 		noOutput = true
 		tail.ParseErrorCount = 1
-		tail.ParseErrors = []v1alpha1.ParseError{{Message: results.Excerpt("the output cannot be read: "+snap.OutputErr.Error(), 1024)}}
+		tail.ParseErrors = []evalsv1alpha1.ParseError{{Message: results.Excerpt("the output cannot be read: "+snap.OutputErr.Error(), 1024)}}
 		src = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
 	case snap.OutputMissing:
 		noOutput = true
@@ -131,7 +131,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		if len(tail.ParseErrors) >= results.MaxStatusParseErrors {
 			break
 		}
-		tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Line: le.Line, Excerpt: le.Excerpt, Message: le.Message})
+		tail.ParseErrors = append(tail.ParseErrors, evalsv1alpha1.ParseError{Line: le.Line, Excerpt: le.Excerpt, Message: le.Message})
 	}
 	tail.UnexpectedIDs, tail.UnexpectedCount = pr.UnexpectedIDs, pr.UnexpectedCount
 	tail.MissingIDs, tail.MissingCount = pr.MissingIDs, pr.MissingCount
@@ -141,7 +141,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	apiSummary := toAPISummary(sum, tail)
 	tail.Summary = apiSummary
 	collectedAt := metav1.NewTime(in.Now.UTC().Truncate(time.Second))
-	tail.Collection = v1alpha1.CollectionStatus{
+	tail.Collection = evalsv1alpha1.CollectionStatus{
 		RunnerFinished: in.RunnerEnded,
 		OutputSHA256:   sha,
 		Outcome:        outcome,
@@ -211,7 +211,7 @@ func (s *statusSink) Commit(rc results.Case) error { return s.builder.Add(rc) }
 
 // classify decides the collection's outcome and its one-line message. The launcher's report can only make it
 // worse: it names a timeout, a failed healthcheck or failed invocations, never a success the output does not show.
-func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (v1alpha1.CollectionOutcome, string) {
+func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (evalsv1alpha1.CollectionOutcome, string) {
 	var notes []string
 	if in.JudgeError != "" {
 		notes = append(notes, "code judges: "+in.JudgeError)
@@ -227,20 +227,20 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 	}
 	if !in.RunnerEnded {
 		if strings.Contains(in.EndReason, "did not end within") {
-			return v1alpha1.OutcomeRunnerTimedOut, with(in.EndReason + "; its output was collected as it was then")
+			return evalsv1alpha1.OutcomeRunnerTimedOut, with(in.EndReason + "; its output was collected as it was then")
 		}
-		return v1alpha1.OutcomeRunnerFailed, with("the runner did not finish (" + in.EndReason + "); the output was collected as it was then")
+		return evalsv1alpha1.OutcomeRunnerFailed, with("the runner did not finish (" + in.EndReason + "); the output was collected as it was then")
 	}
 	if rec != nil {
 		switch {
 		case rec.Error != "":
-			return v1alpha1.OutcomeRunnerFailed, with("the launcher reports that the runner could not be started: " + rec.Error)
+			return evalsv1alpha1.OutcomeRunnerFailed, with("the launcher reports that the runner could not be started: " + rec.Error)
 		case rec.HealthcheckFailed:
 			msg := "the launcher reports that the healthcheck failed"
 			if h := rec.Healthcheck; h != nil {
 				msg = "the launcher reports that the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
 			}
-			return v1alpha1.OutcomeHealthcheckFailed, with(msg)
+			return evalsv1alpha1.OutcomeHealthcheckFailed, with(msg)
 		}
 		timedOut, failed := false, rec.FailedCases > 0
 		if o := rec.Runner; o != nil {
@@ -251,41 +251,41 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 			timedOut = timedOut || c.TimedOut
 		}
 		what := "the launcher reports that the runner"
-		if in.Config.Batching == string(v1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
+		if in.Config.Batching == string(evalsv1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
 			what = fmt.Sprintf("the launcher reports that %d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
 		}
 		switch {
 		case timedOut && rec.Runner != nil:
-			return v1alpha1.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
+			return evalsv1alpha1.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
 		case failed && rec.Runner != nil:
-			return v1alpha1.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
+			return evalsv1alpha1.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
 		}
 	}
 	switch {
 	case tail.ParseErrorCount > 0:
 		first := tail.ParseErrors[0]
 		if first.Line == 0 {
-			return v1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d output problems (first: %s)", tail.ParseErrorCount, first.Message))
+			return evalsv1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d output problems (first: %s)", tail.ParseErrorCount, first.Message))
 		}
-		return v1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message))
+		return evalsv1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message))
 	case noOutput:
-		return v1alpha1.OutcomeMissingResults, with("the runner wrote no output file")
+		return evalsv1alpha1.OutcomeMissingResults, with("the runner wrote no output file")
 	case tail.MissingCount > 0:
 		noun := "cases have"
 		if tail.MissingCount == 1 {
 			noun = "case has"
 		}
-		return v1alpha1.OutcomeMissingResults, with(fmt.Sprintf("%d requested %s no result (first: %s)", tail.MissingCount, noun, tail.MissingIDs[0]))
+		return evalsv1alpha1.OutcomeMissingResults, with(fmt.Sprintf("%d requested %s no result (first: %s)", tail.MissingCount, noun, tail.MissingIDs[0]))
 	}
-	return v1alpha1.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
+	return evalsv1alpha1.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
 }
 
 // launcherStatus is the launcher's report as recorded in status: labelled as the launcher's, bounded.
-func launcherStatus(rec *layout.LauncherReport) *v1alpha1.LauncherReport {
+func launcherStatus(rec *layout.LauncherReport) *evalsv1alpha1.LauncherReport {
 	if rec == nil {
 		return nil
 	}
-	out := &v1alpha1.LauncherReport{
+	out := &evalsv1alpha1.LauncherReport{
 		HealthcheckFailed: rec.HealthcheckFailed,
 		Invocations:       clampInt32(rec.Invocations),
 		FailedInvocations: clampInt32(rec.FailedCases),
@@ -335,8 +335,8 @@ func known(v evaluate.Verdict) evaluate.Verdict {
 }
 
 // toAPICase converts a case result to its status form (the results package bounds its strings).
-func toAPICase(r evaluate.CaseResult, answer string) v1alpha1.CaseResult {
-	out := v1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: results.Excerpt(answer, 512)}
+func toAPICase(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
+	out := evalsv1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: results.Excerpt(answer, 512)}
 	if r.Verdict == evaluate.VerdictPass || r.Verdict == evaluate.VerdictFail {
 		out.Score = evaluate.FormatScore(r.Score)
 	}
@@ -347,7 +347,7 @@ func toAPICase(r evaluate.CaseResult, answer string) v1alpha1.CaseResult {
 		if i == results.MaxStatusEvaluators {
 			break
 		}
-		es := v1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: known(e.Verdict)}
+		es := evalsv1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: known(e.Verdict)}
 		if e.Verdict != evaluate.VerdictSkipped {
 			es.Score = evaluate.FormatScore(e.Score)
 		}
@@ -362,8 +362,8 @@ func toAPICase(r evaluate.CaseResult, answer string) v1alpha1.CaseResult {
 	return out
 }
 
-func toAPISummary(s evaluate.Summary, t results.Tail) v1alpha1.RunSummary {
-	out := v1alpha1.RunSummary{
+func toAPISummary(s evaluate.Summary, t results.Tail) evalsv1alpha1.RunSummary {
+	out := evalsv1alpha1.RunSummary{
 		Total:       int32(s.Total),
 		Passed:      int32(s.Passed),
 		Failed:      int32(s.Failed),

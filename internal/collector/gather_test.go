@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
@@ -64,8 +64,8 @@ func (f *fixture) recordJudge(t *testing.T, id, key string, r evaluate.Evaluator
 	f.write(t, f.Pod.JudgeResults(), string(line)+"\n")
 }
 
-func caseVerdicts(cs []v1alpha1.CaseResult) map[string]v1alpha1.Verdict {
-	m := map[string]v1alpha1.Verdict{}
+func caseVerdicts(cs []evalsv1alpha1.CaseResult) map[string]evalsv1alpha1.Verdict {
+	m := map[string]evalsv1alpha1.Verdict{}
 	for _, c := range cs {
 		m[c.ID] = c.Verdict
 	}
@@ -78,54 +78,54 @@ func TestGatherBatched(t *testing.T) {
 		output      string // "" : no output file
 		exit        int32
 		judge       *evaluate.EvaluatorResult
-		wantOutcome v1alpha1.CollectionOutcome
+		wantOutcome evalsv1alpha1.CollectionOutcome
 		wantMsg     string
-		wantCases   map[string]v1alpha1.Verdict
+		wantCases   map[string]evalsv1alpha1.Verdict
 		wantMissing []string
-		wantSummary v1alpha1.RunSummary
+		wantSummary evalsv1alpha1.RunSummary
 	}{
 		{
 			name:        "all present, code judge passed",
 			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
 			judge:       &evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1, Hits: []string{"ok"}},
-			wantOutcome: v1alpha1.OutcomeCompleted,
+			wantOutcome: evalsv1alpha1.OutcomeCompleted,
 			wantMsg:     "collected the results of all 4 cases",
-			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictPass, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
-			wantSummary: v1alpha1.RunSummary{Total: 4, Passed: 1, Skipped: 3, PassRate: "0.2500", MeanScore: "1.0000", MedianScore: "1.0000", MinScore: "1.0000", MaxScore: "1.0000", Histogram: []int32{0, 0, 0, 0, 1}},
+			wantCases:   map[string]evalsv1alpha1.Verdict{"alpha": evalsv1alpha1.VerdictPass, "beta": evalsv1alpha1.VerdictSkipped, "gamma": evalsv1alpha1.VerdictSkipped, "delta": evalsv1alpha1.VerdictSkipped},
+			wantSummary: evalsv1alpha1.RunSummary{Total: 4, Passed: 1, Skipped: 3, PassRate: "0.2500", MeanScore: "1.0000", MedianScore: "1.0000", MinScore: "1.0000", MaxScore: "1.0000", Histogram: []int32{0, 0, 0, 0, 1}},
 		},
 		{
 			name:        "code judge never recorded is an error",
 			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
-			wantOutcome: v1alpha1.OutcomeCompleted,
-			wantCases:   map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictError, "beta": v1alpha1.VerdictSkipped, "gamma": v1alpha1.VerdictSkipped, "delta": v1alpha1.VerdictSkipped},
-			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 1, Skipped: 3, PassRate: "0.0000"},
+			wantOutcome: evalsv1alpha1.OutcomeCompleted,
+			wantCases:   map[string]evalsv1alpha1.Verdict{"alpha": evalsv1alpha1.VerdictError, "beta": evalsv1alpha1.VerdictSkipped, "gamma": evalsv1alpha1.VerdictSkipped, "delta": evalsv1alpha1.VerdictSkipped},
+			wantSummary: evalsv1alpha1.RunSummary{Total: 4, Errored: 1, Skipped: 3, PassRate: "0.0000"},
 		},
 		{
 			name:        "missing and invalid lines",
 			output:      `{"id":"beta","text":"B"}` + "\n" + `not json` + "\n" + `{"id":"zzz","text":"?"}` + "\n",
-			wantOutcome: v1alpha1.OutcomeInvalidOutput,
+			wantOutcome: evalsv1alpha1.OutcomeInvalidOutput,
 			wantMsg:     "1 invalid output lines (first: line 2",
-			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
+			wantCases:   map[string]evalsv1alpha1.Verdict{"beta": evalsv1alpha1.VerdictSkipped},
 			wantMissing: []string{"alpha", "gamma", "delta"},
-			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, ParseErrors: 1, Unexpected: 1, PassRate: "0.0000"},
+			wantSummary: evalsv1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, ParseErrors: 1, Unexpected: 1, PassRate: "0.0000"},
 		},
 		{
 			name:        "no output file",
-			wantOutcome: v1alpha1.OutcomeMissingResults,
+			wantOutcome: evalsv1alpha1.OutcomeMissingResults,
 			wantMsg:     "the runner wrote no output file",
-			wantCases:   map[string]v1alpha1.Verdict{},
+			wantCases:   map[string]evalsv1alpha1.Verdict{},
 			wantMissing: []string{"alpha", "beta", "gamma", "delta"},
-			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 4, Missing: 4, PassRate: "0.0000"},
+			wantSummary: evalsv1alpha1.RunSummary{Total: 4, Errored: 4, Missing: 4, PassRate: "0.0000"},
 		},
 		{
 			name:        "runner exited 2",
 			output:      `{"id":"beta","text":"B"}` + "\n",
 			exit:        2,
-			wantOutcome: v1alpha1.OutcomeRunnerFailed,
+			wantOutcome: evalsv1alpha1.OutcomeRunnerFailed,
 			wantMsg:     "the launcher reports that the runner exited with code 2",
-			wantCases:   map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped},
+			wantCases:   map[string]evalsv1alpha1.Verdict{"beta": evalsv1alpha1.VerdictSkipped},
 			wantMissing: []string{"alpha", "gamma", "delta"},
-			wantSummary: v1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, PassRate: "0.0000"},
+			wantSummary: evalsv1alpha1.RunSummary{Total: 4, Errored: 3, Skipped: 1, Missing: 3, PassRate: "0.0000"},
 		},
 	}
 	for _, tc := range tests {
@@ -169,10 +169,10 @@ func TestGatherPartialOutputWithoutDone(t *testing.T) {
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"beta","text":"B"}`+"\n"+`{"id":"gamma","te`)
 	g := f.gather(t, false)
 	c := g.Output.Section.Collection
-	if c.RunnerFinished || g.Outcome != v1alpha1.OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
+	if c.RunnerFinished || g.Outcome != evalsv1alpha1.OutcomeRunnerFailed || !strings.Contains(c.Message, "did not finish") {
 		t.Errorf("collection %+v, outcome %s; want an unfinished runner", c, g.Outcome)
 	}
-	if diff := cmp.Diff(map[string]v1alpha1.Verdict{"beta": v1alpha1.VerdictSkipped}, caseVerdicts(g.Output.Section.Cases)); diff != "" {
+	if diff := cmp.Diff(map[string]evalsv1alpha1.Verdict{"beta": evalsv1alpha1.VerdictSkipped}, caseVerdicts(g.Output.Section.Cases)); diff != "" {
 		t.Errorf("the partial output's valid record was lost (-want +got):\n%s", diff)
 	}
 	if g.Summary.ParseErrors != 1 {
@@ -194,7 +194,7 @@ func TestGatherPerCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := f.gather(t, true)
-	if g.Outcome != v1alpha1.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
+	if g.Outcome != evalsv1alpha1.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
 		t.Errorf("outcome %s %q", g.Outcome, g.Message)
 	}
 	if diff := cmp.Diff([]string{"gamma", "delta"}, g.Output.Section.MissingIDs); diff != "" {
@@ -227,7 +227,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := f.gather(t, true)
-		if g.Outcome != v1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "symbolic link") {
+		if g.Outcome != evalsv1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "symbolic link") {
 			t.Errorf("outcome %s %q, want InvalidOutput naming the symlink", g.Outcome, g.Message)
 		}
 		assertNoSecret(t, g, "secret-token")
@@ -239,7 +239,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := f.gather(t, true)
-		if g.Outcome != v1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "FIFO") {
+		if g.Outcome != evalsv1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "FIFO") {
 			t.Errorf("outcome %s %q, want InvalidOutput naming the FIFO", g.Outcome, g.Message)
 		}
 	})
@@ -258,7 +258,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := f.gather(t, true)
-		want := map[string]v1alpha1.Verdict{"alpha": v1alpha1.VerdictError, "beta": v1alpha1.VerdictError, "gamma": v1alpha1.VerdictError, "delta": v1alpha1.VerdictSkipped}
+		want := map[string]evalsv1alpha1.Verdict{"alpha": evalsv1alpha1.VerdictError, "beta": evalsv1alpha1.VerdictError, "gamma": evalsv1alpha1.VerdictError, "delta": evalsv1alpha1.VerdictSkipped}
 		if diff := cmp.Diff(want, caseVerdicts(g.Output.Section.Cases)); diff != "" {
 			t.Errorf("verdicts (-want +got):\n%s", diff)
 		}
@@ -275,13 +275,13 @@ func TestGatherHostileOutputs(t *testing.T) {
 		// The runner claims a clean exit; the report can only make things worse, so the missing cases stand.
 		f.finishedRunner(t, 0)
 		g := f.gather(t, true)
-		if g.Outcome != v1alpha1.OutcomeMissingResults {
+		if g.Outcome != evalsv1alpha1.OutcomeMissingResults {
 			t.Errorf("outcome %s, want MissingResults whatever the report claims", g.Outcome)
 		}
 		// A garbage report is noted, never trusted.
 		f.write(t, f.Pod.Output().LauncherReport(), `{"batching": [}`)
 		g = f.gather(t, true)
-		if g.Outcome != v1alpha1.OutcomeMissingResults || !strings.Contains(g.Message, "launcher's report is unusable") {
+		if g.Outcome != evalsv1alpha1.OutcomeMissingResults || !strings.Contains(g.Message, "launcher's report is unusable") {
 			t.Errorf("outcome %s %q", g.Outcome, g.Message)
 		}
 	})
@@ -292,7 +292,7 @@ func TestGatherHostileOutputs(t *testing.T) {
 		f.write(t, filepath.Join(f.Pod.Out, "judges.jsonl"), `{"caseId":"alpha","key":"judge","result":{"name":"judge","type":"code_judge","score":1,"verdict":"Pass"}}`+"\n")
 		f.write(t, filepath.Join(f.Pod.Out, "done"), `{}`)
 		g := f.gather(t, true)
-		if v := caseVerdicts(g.Output.Section.Cases)["alpha"]; v != v1alpha1.VerdictError {
+		if v := caseVerdicts(g.Output.Section.Cases)["alpha"]; v != evalsv1alpha1.VerdictError {
 			t.Errorf("alpha's verdict %s, want Error (its code judge never ran); a forged verdict file was used", v)
 		}
 	})
@@ -321,18 +321,18 @@ func TestClassifyLauncherReports(t *testing.T) {
 		name     string
 		rep      *layout.LauncherReport
 		noOutput bool
-		want     v1alpha1.CollectionOutcome
+		want     evalsv1alpha1.CollectionOutcome
 		wantMsg  string
 	}{
 		{"failed healthcheck", &layout.LauncherReport{HealthcheckFailed: true,
 			Healthcheck: &layout.Outcome{ExitCode: &seven, StderrTail: "model endpoint unreachable\n"}}, false,
-			v1alpha1.OutcomeHealthcheckFailed, "exited with code 7: model endpoint unreachable"},
+			evalsv1alpha1.OutcomeHealthcheckFailed, "exited with code 7: model endpoint unreachable"},
 		{"no shell", &layout.LauncherReport{Runner: &layout.Outcome{StartError: "the runner image has no /bin/sh: command templates run with /bin/sh -c, so the image needs a POSIX shell"}}, true,
-			v1alpha1.OutcomeRunnerFailed, "needs a POSIX shell"},
+			evalsv1alpha1.OutcomeRunnerFailed, "needs a POSIX shell"},
 		{"timeout", &layout.LauncherReport{Runner: &layout.Outcome{TimedOut: true, DurationMs: 1000}}, true,
-			v1alpha1.OutcomeRunnerTimedOut, "timed out after 1s"},
+			evalsv1alpha1.OutcomeRunnerTimedOut, "timed out after 1s"},
 		{"a claimed success with no output is still missing results", &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}}, true,
-			v1alpha1.OutcomeMissingResults, "no output file"},
+			evalsv1alpha1.OutcomeMissingResults, "no output file"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 )
@@ -51,7 +51,7 @@ func TakeSnapshot(cfg *layout.RunConfig, src, dst layout.Output) *Snapshot {
 	}
 	defer func() { _ = dir.Close() }()
 
-	if cfg.Batching == string(v1alpha1.BatchingPerCase) {
+	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
 		for _, id := range cfg.CaseIDs {
 			err := copyOut(dir, layout.CaseOutputName(id), dst.CaseOutput(id), maxCaseOutputBytes)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {

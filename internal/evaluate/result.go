@@ -11,24 +11,24 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
 // Verdict is the judgement of one evaluator or one case: the API's enum, so that the status, the result files and
 // `collector check` spell verdicts the same way ("Pass", "Fail", "Error", "Skipped"). Only code_judge scripts see
 // AgentV's lower-case spelling (see agentvVerdict).
-type Verdict = v1alpha1.Verdict
+type Verdict = evalsv1alpha1.Verdict
 
 // Verdicts.
 const (
 	// VerdictPass: the score reached the threshold.
-	VerdictPass = v1alpha1.VerdictPass
+	VerdictPass = evalsv1alpha1.VerdictPass
 	// VerdictFail: the score stayed below the threshold.
-	VerdictFail = v1alpha1.VerdictFail
+	VerdictFail = evalsv1alpha1.VerdictFail
 	// VerdictError: no usable output (missing id, runner error) or a judge crash.
-	VerdictError = v1alpha1.VerdictError
+	VerdictError = evalsv1alpha1.VerdictError
 	// VerdictSkipped: nothing could judge it (for example llm_judge without a model endpoint).
-	VerdictSkipped = v1alpha1.VerdictSkipped
+	VerdictSkipped = evalsv1alpha1.VerdictSkipped
 )
 
 // DefaultThreshold is the pass threshold when the EvalRun sets none.

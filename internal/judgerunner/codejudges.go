@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -91,7 +91,7 @@ func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.Fi
 		}
 	}
 	var feedErr error
-	if cfg.Batching == string(v1alpha1.BatchingPerCase) {
+	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
 		for _, id := range judged {
 			resp, perr := jsonlresult.ParseSingleFile(id, p.CaseOutput(id), 0)
 			if perr != nil {

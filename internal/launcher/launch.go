@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
@@ -204,7 +204,7 @@ func (l *launcher) run(ctx context.Context) {
 	start := time.Now()
 	defer func() { l.rec.DurationMs = time.Since(start).Milliseconds() }()
 	timeout := layout.Seconds(cfg.TimeoutSeconds)
-	if cfg.Batching != string(v1alpha1.BatchingPerCase) {
+	if cfg.Batching != string(evalsv1alpha1.BatchingPerCase) {
 		script, err := Render(cfg.CommandTemplate, batchValues)
 		if err != nil {
 			l.rec.Error = err.Error()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,7 +19,7 @@ type Case struct {
 	// Index is the case's position among the requested ids; status lists cases in this order within each group.
 	Index int
 	// Status is the case as status.cases shows it. The Builder cuts its strings to the API bounds.
-	Status v1alpha1.CaseResult
+	Status evalsv1alpha1.CaseResult
 	// Missing marks a requested case without a record: it is stored in the ConfigMaps but listed in
 	// status.missingIds rather than status.cases.
 	Missing bool
@@ -30,19 +30,19 @@ type Case struct {
 // Tail is everything about the run that is not a case.
 type Tail struct {
 	// Summary counts the judged results.
-	Summary v1alpha1.RunSummary
+	Summary evalsv1alpha1.RunSummary
 	// MissingIDs are the requested ids without a record, in request order (possibly already bounded);
 	// MissingCount counts all of them.
 	MissingIDs   []string
 	MissingCount int
 	// ParseErrors are the output's line errors (possibly bounded); ParseErrorCount counts all of them.
-	ParseErrors     []v1alpha1.ParseError
+	ParseErrors     []evalsv1alpha1.ParseError
 	ParseErrorCount int
 	// UnexpectedIDs are ids nobody requested (possibly bounded); UnexpectedCount counts all of them.
 	UnexpectedIDs   []string
 	UnexpectedCount int
 	// Collection is the collector's facts; CollectedAt also stamps the ResultsTruncated condition.
-	Collection v1alpha1.CollectionStatus
+	Collection evalsv1alpha1.CollectionStatus
 }
 
 // Options configure a Builder.
@@ -105,7 +105,7 @@ func (b *Builder) Add(c Case) error {
 	if c.Missing {
 		return nil
 	}
-	if c.Status.Verdict == v1alpha1.VerdictPass {
+	if c.Status.Verdict == evalsv1alpha1.VerdictPass {
 		return b.passing.offer(c)
 	}
 	return b.failing.offer(c)
@@ -135,7 +135,7 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	for i, c := range chunks {
 		names[i] = c.ConfigMap
 	}
-	ref := &v1alpha1.ResultsReference{
+	ref := &evalsv1alpha1.ResultsReference{
 		TotalCases: int32(out.StoredCases),
 	}
 	if len(names) > 0 {
@@ -148,9 +148,9 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	failing := b.failing.sorted()
 	passing := b.passing.sorted()
 	missing := capList(t.MissingIDs, MaxStatusMissingIDs)
-	parseErrors := make([]v1alpha1.ParseError, 0, min(len(t.ParseErrors), MaxStatusParseErrors))
+	parseErrors := make([]evalsv1alpha1.ParseError, 0, min(len(t.ParseErrors), MaxStatusParseErrors))
 	for _, pe := range capList(t.ParseErrors, MaxStatusParseErrors) {
-		parseErrors = append(parseErrors, v1alpha1.ParseError{Line: pe.Line, Excerpt: Excerpt(pe.Excerpt, 512), Message: Excerpt(pe.Message, 1024)})
+		parseErrors = append(parseErrors, evalsv1alpha1.ParseError{Line: pe.Line, Excerpt: Excerpt(pe.Excerpt, 512), Message: Excerpt(pe.Message, 1024)})
 	}
 	unexpected := make([]string, 0, min(len(t.UnexpectedIDs), MaxStatusUnexpected))
 	for _, id := range capList(t.UnexpectedIDs, MaxStatusUnexpected) {
@@ -167,7 +167,7 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 
 	caseRoom := budget - reserve
 	s.Cases, caseRoom = fill(failing, caseRoom, MaxStatusCases)
-	var more []v1alpha1.CaseResult
+	var more []evalsv1alpha1.CaseResult
 	more, caseRoom = fill(passing, caseRoom, MaxStatusCases-len(s.Cases))
 	s.Cases = append(s.Cases, more...)
 	room := caseRoom + reserve
@@ -219,7 +219,7 @@ func dropLast(s *Section) bool {
 	return true
 }
 
-func truncationMessage(r *v1alpha1.ResultsReference, dropped int) string {
+func truncationMessage(r *evalsv1alpha1.ResultsReference, dropped int) string {
 	if r.OmittedCases == 0 && r.OmittedMissingIDs == 0 && r.OmittedParseErrors == 0 && r.OmittedUnexpectedIDs == 0 && dropped == 0 {
 		return "Every result is in the status"
 	}
@@ -237,14 +237,14 @@ func truncationMessage(r *v1alpha1.ResultsReference, dropped int) string {
 // of the same collection writes the same condition.
 func truncatedCondition(truncated bool, msg string, at *metav1.Time) metav1.Condition {
 	c := metav1.Condition{
-		Type:    v1alpha1.ConditionResultsTruncated,
+		Type:    evalsv1alpha1.ConditionResultsTruncated,
 		Status:  metav1.ConditionFalse,
-		Reason:  v1alpha1.ReasonAllResultsInStatus,
+		Reason:  evalsv1alpha1.ReasonAllResultsInStatus,
 		Message: msg,
 	}
 	if truncated {
 		c.Status = metav1.ConditionTrue
-		c.Reason = v1alpha1.ReasonStatusBudgetExceeded
+		c.Reason = evalsv1alpha1.ReasonStatusBudgetExceeded
 	}
 	if at != nil {
 		c.LastTransitionTime = *at
@@ -254,7 +254,7 @@ func truncatedCondition(truncated bool, msg string, at *metav1.Time) metav1.Cond
 
 // TruncatedCondition returns the section's ResultsTruncated condition, or nil.
 func (s *Section) TruncatedCondition() *metav1.Condition {
-	return meta.FindStatusCondition(s.Conditions, v1alpha1.ConditionResultsTruncated)
+	return meta.FindStatusCondition(s.Conditions, evalsv1alpha1.ConditionResultsTruncated)
 }
 
 func capList[T any](l []T, n int) []T {
@@ -282,8 +282,8 @@ func listSize[T any](l []T) int64 {
 }
 
 // fill takes the prefix of cs that fits room bytes and n items.
-func fill(cs []sized, room int64, n int) ([]v1alpha1.CaseResult, int64) {
-	var out []v1alpha1.CaseResult
+func fill(cs []sized, room int64, n int) ([]evalsv1alpha1.CaseResult, int64) {
+	var out []evalsv1alpha1.CaseResult
 	for _, c := range cs {
 		if len(out) >= n || int64(c.size) > room {
 			break
@@ -309,7 +309,7 @@ func fillList[T any](l []T, room int64) ([]T, int64) {
 type sized struct {
 	index  int
 	size   int
-	status v1alpha1.CaseResult
+	status evalsv1alpha1.CaseResult
 }
 
 // candidates keeps the lowest-index cases of one group whose encodings fit limit bytes: a max-heap on index.
@@ -362,7 +362,7 @@ func (h *sizedHeap) Pop() any {
 }
 
 // boundCase cuts a case's strings and lists to the API bounds.
-func boundCase(c v1alpha1.CaseResult) v1alpha1.CaseResult {
+func boundCase(c evalsv1alpha1.CaseResult) evalsv1alpha1.CaseResult {
 	c.ID = Excerpt(c.ID, 256)
 	c.Score = Excerpt(c.Score, 16)
 	c.Answer = Excerpt(c.Answer, 512)
@@ -370,9 +370,9 @@ func boundCase(c v1alpha1.CaseResult) v1alpha1.CaseResult {
 	if len(c.Evaluators) > 16 {
 		c.Evaluators = c.Evaluators[:16]
 	}
-	evs := make([]v1alpha1.EvaluatorSummary, len(c.Evaluators))
+	evs := make([]evalsv1alpha1.EvaluatorSummary, len(c.Evaluators))
 	for i, e := range c.Evaluators {
-		evs[i] = v1alpha1.EvaluatorSummary{
+		evs[i] = evalsv1alpha1.EvaluatorSummary{
 			Name:    Excerpt(e.Name, 128),
 			Type:    Excerpt(e.Type, 64),
 			Verdict: e.Verdict,

@@ -12,21 +12,21 @@ import (
 	"testing"
 	"time"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 var collectedAt = metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 
-func mkCase(i int, verdict v1alpha1.Verdict, answer string) Case {
+func mkCase(i int, verdict evalsv1alpha1.Verdict, answer string) Case {
 	id := fmt.Sprintf("case-%05d", i)
-	st := v1alpha1.CaseResult{ID: id, Verdict: verdict, Score: "0.5000", Answer: answer}
+	st := evalsv1alpha1.CaseResult{ID: id, Verdict: verdict, Score: "0.5000", Answer: answer}
 	line, _ := json.Marshal(map[string]any{"id": id, "verdict": verdict, "answer": answer})
 	return Case{Index: i, Status: st, Line: line}
 }
 
-func ids(cs []v1alpha1.CaseResult) []string {
+func ids(cs []evalsv1alpha1.CaseResult) []string {
 	out := make([]string, len(cs))
 	for i, c := range cs {
 		out[i] = c.ID
@@ -35,25 +35,25 @@ func ids(cs []v1alpha1.CaseResult) []string {
 }
 
 func tail() Tail {
-	return Tail{Collection: v1alpha1.CollectionStatus{RunnerFinished: true, Outcome: "Completed", CollectedAt: &collectedAt}}
+	return Tail{Collection: evalsv1alpha1.CollectionStatus{RunnerFinished: true, Outcome: "Completed", CollectedAt: &collectedAt}}
 }
 
 func TestFinishAllFit(t *testing.T) {
 	b := NewBuilder(Options{ConfigMaps: []string{"r-results-0", "r-results-1"}})
-	verdicts := []v1alpha1.Verdict{v1alpha1.VerdictPass, v1alpha1.VerdictFail, v1alpha1.VerdictPass, v1alpha1.VerdictError, v1alpha1.VerdictSkipped}
+	verdicts := []evalsv1alpha1.Verdict{evalsv1alpha1.VerdictPass, evalsv1alpha1.VerdictFail, evalsv1alpha1.VerdictPass, evalsv1alpha1.VerdictError, evalsv1alpha1.VerdictSkipped}
 	for i, v := range verdicts {
 		if err := b.Add(mkCase(i, v, "a")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	missing := mkCase(5, v1alpha1.VerdictError, "")
+	missing := mkCase(5, evalsv1alpha1.VerdictError, "")
 	missing.Missing = true
 	if err := b.Add(missing); err != nil {
 		t.Fatal(err)
 	}
 	tl := tail()
 	tl.MissingIDs, tl.MissingCount = []string{"case-00005"}, 1
-	tl.ParseErrors, tl.ParseErrorCount = []v1alpha1.ParseError{{Line: 3, Excerpt: "{", Message: "not valid JSON"}}, 1
+	tl.ParseErrors, tl.ParseErrorCount = []evalsv1alpha1.ParseError{{Line: 3, Excerpt: "{", Message: "not valid JSON"}}, 1
 	tl.UnexpectedIDs, tl.UnexpectedCount = []string{"zzz"}, 1
 	out, err := b.Finish(tl)
 	if err != nil {
@@ -63,7 +63,7 @@ func TestFinishAllFit(t *testing.T) {
 	if diff := cmp.Diff([]string{"case-00001", "case-00003", "case-00004", "case-00000", "case-00002"}, ids(out.Section.Cases)); diff != "" {
 		t.Errorf("case order (-want +got):\n%s", diff)
 	}
-	wantRef := &v1alpha1.ResultsReference{ConfigMaps: []string{"r-results-0"}, Key: "results.jsonl.gz", Format: "jsonl+gzip", TotalCases: 6}
+	wantRef := &evalsv1alpha1.ResultsReference{ConfigMaps: []string{"r-results-0"}, Key: "results.jsonl.gz", Format: "jsonl+gzip", TotalCases: 6}
 	if diff := cmp.Diff(wantRef, out.Section.Results); diff != "" {
 		t.Errorf("results reference (-want +got):\n%s", diff)
 	}
@@ -71,7 +71,7 @@ func TestFinishAllFit(t *testing.T) {
 		t.Errorf("missing ids (-want +got):\n%s", diff)
 	}
 	cond := out.Section.TruncatedCondition()
-	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.ReasonAllResultsInStatus || !cond.LastTransitionTime.Equal(&collectedAt) {
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != evalsv1alpha1.ReasonAllResultsInStatus || !cond.LastTransitionTime.Equal(&collectedAt) {
 		t.Errorf("ResultsTruncated condition = %+v, want False/AllResultsInStatus at the collection time", cond)
 	}
 	lines := decodeChunks(t, out.Chunks)
@@ -87,9 +87,9 @@ func TestFinishBudgetOrdering(t *testing.T) {
 	// 400 cases: every third fails. Add them shuffled: the output must not depend on arrival order.
 	order := rand.New(rand.NewPCG(1, 2)).Perm(400)
 	for _, i := range order {
-		v := v1alpha1.VerdictPass
+		v := evalsv1alpha1.VerdictPass
 		if i%3 == 0 {
-			v = v1alpha1.VerdictFail
+			v = evalsv1alpha1.VerdictFail
 		}
 		if err := b.Add(mkCase(i, v, answer)); err != nil {
 			t.Fatal(err)
@@ -136,7 +136,7 @@ func TestFinishBudgetOrdering(t *testing.T) {
 		t.Errorf("%d missing ids, over the API maximum", len(out.Section.MissingIDs))
 	}
 	cond := out.Section.TruncatedCondition()
-	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != v1alpha1.ReasonStatusBudgetExceeded {
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != evalsv1alpha1.ReasonStatusBudgetExceeded {
 		t.Errorf("ResultsTruncated condition = %+v, want True/StatusBudgetExceeded", cond)
 	}
 	if out.StoredCases != 400 || len(decodeChunks(t, out.Chunks)) != 400 {
@@ -149,9 +149,9 @@ func TestFinishIsDeterministic(t *testing.T) {
 		b := NewBuilder(Options{BudgetBytes: 8 << 10, ConfigMaps: []string{"a", "b", "c"}, MaxChunkBytes: 8 << 10})
 		rng := rand.New(rand.NewPCG(seed, 7))
 		for _, i := range rng.Perm(300) {
-			v := v1alpha1.VerdictPass
+			v := evalsv1alpha1.VerdictPass
 			if i%5 == 0 {
-				v = v1alpha1.VerdictError
+				v = evalsv1alpha1.VerdictError
 			}
 			if err := b.Add(Case{Index: i, Status: mkCase(i, v, "ans").Status}); err != nil {
 				t.Fatal(err)
@@ -182,7 +182,7 @@ func TestChunksOverflow(t *testing.T) {
 	}
 	b := NewBuilder(Options{ConfigMaps: []string{"cm-0", "cm-1", "cm-2"}, MaxChunkBytes: limit})
 	for i := 0; i < 100; i++ {
-		if err := b.Add(Case{Index: i, Status: v1alpha1.CaseResult{ID: fmt.Sprint(i), Verdict: v1alpha1.VerdictPass}, Line: line(i)}); err != nil {
+		if err := b.Add(Case{Index: i, Status: evalsv1alpha1.CaseResult{ID: fmt.Sprint(i), Verdict: evalsv1alpha1.VerdictPass}, Line: line(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,7 +216,7 @@ func TestChunksOverflow(t *testing.T) {
 
 func TestNoConfigMaps(t *testing.T) {
 	b := NewBuilder(Options{})
-	if err := b.Add(mkCase(0, v1alpha1.VerdictPass, "a")); err != nil {
+	if err := b.Add(mkCase(0, evalsv1alpha1.VerdictPass, "a")); err != nil {
 		t.Fatal(err)
 	}
 	out, err := b.Finish(tail())
@@ -230,11 +230,11 @@ func TestNoConfigMaps(t *testing.T) {
 
 func TestBoundCase(t *testing.T) {
 	long := strings.Repeat("é", 1000)
-	evs := make([]v1alpha1.EvaluatorSummary, 20)
+	evs := make([]evalsv1alpha1.EvaluatorSummary, 20)
 	for i := range evs {
-		evs[i] = v1alpha1.EvaluatorSummary{Name: long, Verdict: v1alpha1.VerdictPass, Message: long}
+		evs[i] = evalsv1alpha1.EvaluatorSummary{Name: long, Verdict: evalsv1alpha1.VerdictPass, Message: long}
 	}
-	got := boundCase(v1alpha1.CaseResult{ID: "x", Verdict: v1alpha1.VerdictFail, Answer: long, Error: long, Evaluators: evs})
+	got := boundCase(evalsv1alpha1.CaseResult{ID: "x", Verdict: evalsv1alpha1.VerdictFail, Answer: long, Error: long, Evaluators: evs})
 	if len(got.Answer) > 512 || len(got.Error) > 1024 || len(got.Evaluators) != 16 || len(got.Evaluators[0].Name) > 128 || len(got.Evaluators[0].Message) > 512 {
 		t.Errorf("boundCase did not bound: answer %d, error %d, evaluators %d, name %d, message %d",
 			len(got.Answer), len(got.Error), len(got.Evaluators), len(got.Evaluators[0].Name), len(got.Evaluators[0].Message))

@@ -4,7 +4,7 @@
 package results
 
 import (
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -23,14 +23,14 @@ const (
 
 // Section is the part of EvalRun status the collector owns.
 type Section struct {
-	Summary       *v1alpha1.RunSummary       `json:"summary,omitempty"`
-	Cases         []v1alpha1.CaseResult      `json:"cases,omitempty"`
-	MissingIDs    []string                   `json:"missingIds,omitempty"`
-	ParseErrors   []v1alpha1.ParseError      `json:"parseErrors,omitempty"`
-	UnexpectedIDs []string                   `json:"unexpectedIds,omitempty"`
-	Results       *v1alpha1.ResultsReference `json:"results,omitempty"`
-	Collection    *v1alpha1.CollectionStatus `json:"collection,omitempty"`
-	Conditions    []metav1.Condition         `json:"conditions,omitempty"`
+	Summary       *evalsv1alpha1.RunSummary       `json:"summary,omitempty"`
+	Cases         []evalsv1alpha1.CaseResult      `json:"cases,omitempty"`
+	MissingIDs    []string                        `json:"missingIds,omitempty"`
+	ParseErrors   []evalsv1alpha1.ParseError      `json:"parseErrors,omitempty"`
+	UnexpectedIDs []string                        `json:"unexpectedIds,omitempty"`
+	Results       *evalsv1alpha1.ResultsReference `json:"results,omitempty"`
+	Collection    *evalsv1alpha1.CollectionStatus `json:"collection,omitempty"`
+	Conditions    []metav1.Condition              `json:"conditions,omitempty"`
 }
 
 // Truncated reports whether anything was left out of the section (it is then in the result ConfigMaps only).

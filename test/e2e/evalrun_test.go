@@ -28,7 +28,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
@@ -37,11 +37,11 @@ import (
 
 // The sample's expected judgement: case-011 fails (the runner misses structuring), case-012 is missing (the
 // runner cannot screen a row without an amount), the other ten pass.
-var sampleVerdicts = map[string]evalv1.Verdict{
-	"case-001": evalv1.VerdictPass, "case-002": evalv1.VerdictPass, "case-003": evalv1.VerdictPass,
-	"case-004": evalv1.VerdictPass, "case-005": evalv1.VerdictPass, "case-006": evalv1.VerdictPass,
-	"case-007": evalv1.VerdictPass, "case-008": evalv1.VerdictPass, "case-009": evalv1.VerdictPass,
-	"case-010": evalv1.VerdictPass, "case-011": evalv1.VerdictFail,
+var sampleVerdicts = map[string]evalsv1alpha1.Verdict{
+	"case-001": evalsv1alpha1.VerdictPass, "case-002": evalsv1alpha1.VerdictPass, "case-003": evalsv1alpha1.VerdictPass,
+	"case-004": evalsv1alpha1.VerdictPass, "case-005": evalsv1alpha1.VerdictPass, "case-006": evalsv1alpha1.VerdictPass,
+	"case-007": evalsv1alpha1.VerdictPass, "case-008": evalsv1alpha1.VerdictPass, "case-009": evalsv1alpha1.VerdictPass,
+	"case-010": evalsv1alpha1.VerdictPass, "case-011": evalsv1alpha1.VerdictFail,
 }
 
 // counts is the part of the summary the tests compare exactly.
@@ -49,7 +49,7 @@ type counts struct {
 	Total, Passed, Failed, Errored, Skipped, Missing, ParseErrors, Unexpected int32
 }
 
-func summaryCounts(run *evalv1.EvalRun) counts {
+func summaryCounts(run *evalsv1alpha1.EvalRun) counts {
 	s := run.Status.Summary
 	if s == nil {
 		return counts{}
@@ -57,8 +57,8 @@ func summaryCounts(run *evalv1.EvalRun) counts {
 	return counts{s.Total, s.Passed, s.Failed, s.Errored, s.Skipped, s.Missing, s.ParseErrors, s.Unexpected}
 }
 
-func verdicts(run *evalv1.EvalRun) map[string]evalv1.Verdict {
-	m := map[string]evalv1.Verdict{}
+func verdicts(run *evalsv1alpha1.EvalRun) map[string]evalsv1alpha1.Verdict {
+	m := map[string]evalsv1alpha1.Verdict{}
 	for _, c := range run.Status.Cases {
 		m[c.ID] = c.Verdict
 	}
@@ -66,10 +66,10 @@ func verdicts(run *evalv1.EvalRun) map[string]evalv1.Verdict {
 }
 
 // firstN returns the verdicts of the sample's first n cases (all pass).
-func firstN(n int) map[string]evalv1.Verdict {
-	m := map[string]evalv1.Verdict{}
+func firstN(n int) map[string]evalsv1alpha1.Verdict {
+	m := map[string]evalsv1alpha1.Verdict{}
 	for i := 1; i <= n; i++ {
-		m[fmt.Sprintf("case-%03d", i)] = evalv1.VerdictPass
+		m[fmt.Sprintf("case-%03d", i)] = evalsv1alpha1.VerdictPass
 	}
 	return m
 }
@@ -88,7 +88,7 @@ type conditionSummary struct {
 	Reason string
 }
 
-func condition(run *evalv1.EvalRun, typ string) conditionSummary {
+func condition(run *evalsv1alpha1.EvalRun, typ string) conditionSummary {
 	for _, c := range run.Status.Conditions {
 		if c.Type == typ {
 			return conditionSummary{c.Status, c.Reason}
@@ -97,7 +97,7 @@ func condition(run *evalv1.EvalRun, typ string) conditionSummary {
 	return conditionSummary{}
 }
 
-func expectCondition(t *testing.T, run *evalv1.EvalRun, typ string, want conditionSummary) {
+func expectCondition(t *testing.T, run *evalsv1alpha1.EvalRun, typ string, want conditionSummary) {
 	t.Helper()
 	if diff := cmp.Diff(want, condition(run, typ)); diff != "" {
 		t.Errorf("condition %s mismatch (-want +got):\n%s\nall conditions:%s", typ, diff, describeConditions(run.Status.Conditions))
@@ -123,12 +123,12 @@ func TestHappyPath(t *testing.T) {
 
 	// One id is missing from the output, so the run reports MissingResults; the 10 passing cases of 12 meet the
 	// 0.8 pass rate.
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
-	expectCondition(t, got, evalv1.ConditionPassed, conditionSummary{metav1.ConditionTrue, evalv1.ReasonPolicyMet})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
+	expectCondition(t, got, evalsv1alpha1.ConditionPassed, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonPolicyMet})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	expectDiff(t, "verdicts", sampleVerdicts, verdicts(got))
 	expectDiff(t, "missing ids", []string{"case-012"}, got.Status.MissingIDs)
-	expectDiff(t, "parse errors", []evalv1.ParseError(nil), got.Status.ParseErrors)
+	expectDiff(t, "parse errors", []evalsv1alpha1.ParseError(nil), got.Status.ParseErrors)
 	for _, c := range got.Status.Cases {
 		if c.ID == "case-011" {
 			var names []string
@@ -152,7 +152,7 @@ func expectPrinterColumns(t *testing.T, ns, name string, want map[string]string)
 	t.Helper()
 	ctx := ctxFor(t, 30*time.Second)
 	var table metav1.Table
-	err := clientset.RESTClient().Get().AbsPath("/apis", evalv1.GroupVersion.Group, evalv1.GroupVersion.Version, "namespaces", ns, "evalruns", name).
+	err := clientset.RESTClient().Get().AbsPath("/apis", evalsv1alpha1.GroupVersion.Group, evalsv1alpha1.GroupVersion.Version, "namespaces", ns, "evalruns", name).
 		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(ctx).Into(&table)
 	if err != nil {
 		t.Fatalf("reading the run as a Table: %v", err)
@@ -176,7 +176,7 @@ func expectPrinterColumns(t *testing.T, ns, name string, want map[string]string)
 
 // reportTimings logs where the time of a run went: scheduling, runner, and from the runner's exit to the
 // terminal status (the pod overhead of collection and reporting).
-func reportTimings(t *testing.T, ns string, run *evalv1.EvalRun, created, observed time.Time) {
+func reportTimings(t *testing.T, ns string, run *evalsv1alpha1.EvalRun, created, observed time.Time) {
 	t.Helper()
 	pods := runPods(t, ns, run.Name)
 	if len(pods) == 0 {
@@ -207,7 +207,7 @@ func TestInvalidOutput(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonInvalidOutput})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidOutput})
 	var lines []int64
 	for _, e := range got.Status.ParseErrors {
 		lines = append(lines, e.Line)
@@ -229,7 +229,7 @@ func TestRunnerFailed(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonRunnerFailed})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonRunnerFailed})
 	c := succeeded(got)
 	stderr := ""
 	if col := got.Status.Collection; col != nil && col.Launcher != nil {
@@ -254,7 +254,7 @@ func TestRunnerOOMKilled(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonRunnerOOMKilled})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonRunnerOOMKilled})
 	expectDiff(t, "verdicts", firstN(2), verdicts(got))
 	expectDiff(t, "summary", counts{Total: 12, Passed: 2, Errored: 10, Missing: 10}, summaryCounts(got))
 }
@@ -267,7 +267,7 @@ func TestDeadlineExceeded(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonDeadlineExceeded})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonDeadlineExceeded})
 }
 
 // 6. An image that does not exist: ImagePullFailed within a bounded time. The name is on localhost, so the pull
@@ -279,7 +279,7 @@ func TestImagePullFailed(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, 3*time.Minute)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonImagePullFailed})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonImagePullFailed})
 }
 
 // 7. The collector is SIGKILLed while it collects: the kubelet restarts it and the run completes with every result.
@@ -313,7 +313,7 @@ func TestCollectorKilledDuringCollection(t *testing.T) {
 	t.Logf("killed the collector (pid %d) after the done marker appeared", pid)
 
 	got := waitFinished(t, ns, run.Name, runTimeout)
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalv1.ReasonCompleted})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
 	expectDiff(t, "summary", counts{Total: 3000, Passed: 3000}, summaryCounts(got))
 	var fresh corev1.Pod
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(&pod), &fresh); err == nil {
@@ -412,7 +412,7 @@ func TestManagerRestartMidRun(t *testing.T) {
 	}
 
 	got := waitFinished(t, ns, run.Name, runTimeout)
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	var jobs batchv1.JobList
 	if err := k8s.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
@@ -433,7 +433,7 @@ func TestRestrictedNamespace(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionPassed, conditionSummary{metav1.ConditionTrue, evalv1.ReasonPolicyMet})
+	expectCondition(t, got, evalsv1alpha1.ConditionPassed, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonPolicyMet})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	if len(runPods(t, ns, run.Name)) != 1 {
 		t.Errorf("want exactly one pod admitted in the restricted namespace")
@@ -515,8 +515,8 @@ func TestLargeRunTruncated(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, 6*time.Minute)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalv1.ReasonCompleted})
-	expectCondition(t, got, evalv1.ConditionResultsTruncated, conditionSummary{metav1.ConditionTrue, evalv1.ReasonStatusBudgetExceeded})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
+	expectCondition(t, got, evalsv1alpha1.ConditionResultsTruncated, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonStatusBudgetExceeded})
 	expectDiff(t, "summary", counts{Total: n, Passed: n}, summaryCounts(got))
 	status, err := json.Marshal(got.Status)
 	if err != nil {
@@ -534,7 +534,7 @@ func TestLargeRunTruncated(t *testing.T) {
 
 // expectAllResultsInConfigMaps reads every result ConfigMap named in status and checks it holds each requested id
 // exactly once.
-func expectAllResultsInConfigMaps(t *testing.T, run *evalv1.EvalRun, n int) {
+func expectAllResultsInConfigMaps(t *testing.T, run *evalsv1alpha1.EvalRun, n int) {
 	t.Helper()
 	ref := run.Status.Results
 	if ref == nil || len(ref.ConfigMaps) == 0 {
@@ -621,12 +621,12 @@ func TestPerCaseWorkers(t *testing.T) {
 
 	// case-012's invocation exits 3 (its row cannot be screened) and writes nothing: the case is missing and the
 	// run reports the failed invocation; the other cases are judged as in Batched mode.
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonRunnerFailed})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonRunnerFailed})
 	if c := succeeded(got); !strings.Contains(c.Message, "cannot screen case-012") {
 		t.Errorf("Succeeded message %q does not carry case-012's stderr", c.Message)
 	}
 	expectDiff(t, "verdicts", sampleVerdicts, verdicts(got))
 	expectDiff(t, "missing ids", []string{"case-012"}, got.Status.MissingIDs)
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
-	expectCondition(t, got, evalv1.ConditionPassed, conditionSummary{metav1.ConditionTrue, evalv1.ReasonPolicyMet})
+	expectCondition(t, got, evalsv1alpha1.ConditionPassed, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonPolicyMet})
 }

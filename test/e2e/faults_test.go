@@ -23,7 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
@@ -45,8 +45,8 @@ func TestChildNames(t *testing.T) {
 	start := time.Now()
 	create(t, clash)
 	got = waitFinished(t, ns, clash.Name, time.Minute)
-	t.Logf("fault: name clash -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonChildConflict})
+	t.Logf("fault: name clash -> terminal %s in %s", condition(got, evalsv1alpha1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonChildConflict})
 	if c := succeeded(got); c == nil || !strings.Contains(c.Message, "clash-evalrun-eval") {
 		t.Errorf("condition %+v does not name the clashing ConfigMap", c)
 	}
@@ -73,18 +73,18 @@ func TestQuotaRejectsPod(t *testing.T) {
 // --pod-rejected-timeout (2m by default), and logs both times from start.
 func expectPodRejected(t *testing.T, ns, name, fault, fragment string, start time.Time) {
 	t.Helper()
-	shown := waitRun(t, ns, name, time.Minute, "the admission's message", func(r *evalv1.EvalRun) bool {
+	shown := waitRun(t, ns, name, time.Minute, "the admission's message", func(r *evalsv1alpha1.EvalRun) bool {
 		c := succeeded(r)
 		return c != nil && c.Status == metav1.ConditionUnknown && strings.Contains(c.Message, fragment)
 	})
 	t.Logf("fault: %s -> %s message shown in %s: %s", fault, succeeded(shown).Reason, time.Since(start).Round(10*time.Millisecond),
 		succeeded(shown).Message)
-	if r := meta.FindStatusCondition(shown.Status.Conditions, evalv1.ConditionReconciling); r == nil || !strings.Contains(r.Message, fragment) {
+	if r := meta.FindStatusCondition(shown.Status.Conditions, evalsv1alpha1.ConditionReconciling); r == nil || !strings.Contains(r.Message, fragment) {
 		t.Errorf("Reconciling condition %+v does not show the admission's message %q", r, fragment)
 	}
 	got := waitFinished(t, ns, name, 4*time.Minute)
-	t.Logf("fault: %s -> terminal %s in %s", fault, condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonPodRejected})
+	t.Logf("fault: %s -> terminal %s in %s", fault, condition(got, evalsv1alpha1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonPodRejected})
 	if c := succeeded(got); c == nil || !strings.Contains(c.Message, fragment) {
 		t.Errorf("Succeeded condition %+v does not carry the admission's message %q", c, fragment)
 	}
@@ -101,12 +101,12 @@ func TestJobDeletedAfterCollection(t *testing.T) {
 	run.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	// Once the Job is gone, later reconciles keep the outcome.
-	waitRun(t, ns, run.Name, time.Minute, "its Job deleted by the TTL", func(*evalv1.EvalRun) bool { return len(runPods(t, ns, run.Name)) == 0 })
+	waitRun(t, ns, run.Name, time.Minute, "its Job deleted by the TTL", func(*evalsv1alpha1.EvalRun) bool { return len(runPods(t, ns, run.Name)) == 0 })
 	again := waitFinished(t, ns, run.Name, time.Minute)
-	expectCondition(t, again, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	expectCondition(t, again, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 }
 
 // 20. The pod is evicted (Eviction API) while the runner runs: the Job replaces it without spending its
@@ -123,8 +123,8 @@ func TestPodEvictedMidRun(t *testing.T) {
 		t.Fatalf("evicting %s: %v", first.Name, err)
 	}
 	got := waitFinished(t, ns, run.Name, runTimeout)
-	t.Logf("fault: pod evicted mid-run -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	t.Logf("fault: pod evicted mid-run -> terminal %s in %s", condition(got, evalsv1alpha1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	if r := got.Status.Runner; r == nil || r.PodName == first.Name {
 		t.Errorf("runner facts %+v, want the replacement pod's (not %s)", got.Status.Runner, first.Name)
@@ -138,7 +138,7 @@ func TestPodEvictedMidRun(t *testing.T) {
 func waitRunnerRunning(t *testing.T, ns, name string) corev1.Pod {
 	t.Helper()
 	var running corev1.Pod
-	waitRun(t, ns, name, runTimeout, "its runner running", func(*evalv1.EvalRun) bool {
+	waitRun(t, ns, name, runTimeout, "its runner running", func(*evalsv1alpha1.EvalRun) bool {
 		for _, p := range runPods(t, ns, name) {
 			if s := containerStatus(&p, layout.ContainerRunner); s != nil && s.State.Running != nil {
 				running = p
@@ -171,8 +171,8 @@ func TestAPIServerAwayDuringCollection(t *testing.T) {
 	}
 	t.Logf("fault: kube-apiserver stopped for %s during collection", time.Since(stopped).Round(100*time.Millisecond))
 	got := waitFinished(t, ns, run.Name, runTimeout)
-	t.Logf("fault: API server away 30 s -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	t.Logf("fault: API server away 30 s -> terminal %s in %s", condition(got, evalsv1alpha1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	expectAllResultsInConfigMaps(t, got, 12)
 }
@@ -244,8 +244,8 @@ func TestNodeDrainedMidRun(t *testing.T) {
 	uncordon()
 
 	got := waitFinished(t, ns, run.Name, runTimeout)
-	t.Logf("fault: node drained mid-run -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	t.Logf("fault: node drained mid-run -> terminal %s in %s", condition(got, evalsv1alpha1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	expectDiff(t, "verdicts", sampleVerdicts, verdicts(got))
 	expectAllResultsInConfigMaps(t, got, 12)
@@ -275,7 +275,7 @@ func TestPodSecurityRejectsPod(t *testing.T) {
 		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.18",
 	})
 	run := MakeEvalRun("psa", ns).Inline(sampleEvalFile(t)).Obj()
-	run.Spec.PodTemplate = &evalv1.PodOverrides{Annotations: map[string]string{
+	run.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Annotations: map[string]string{
 		"container.seccomp.security.alpha.kubernetes.io/" + layout.ContainerRunner: "unconfined",
 	}}
 	start := time.Now()
@@ -357,8 +357,8 @@ func TestCollectorKilledWhilePersisting(t *testing.T) {
 	resume()
 
 	got := waitFinished(t, ns, run.Name, runTimeout)
-	t.Logf("fault: collector SIGKILLed while persisting -> terminal %s in %s", condition(got, evalv1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	t.Logf("fault: collector SIGKILLed while persisting -> terminal %s in %s", condition(got, evalsv1alpha1.ConditionSucceeded).Reason, time.Since(start).Round(10*time.Millisecond))
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	expectDiff(t, "verdicts", sampleVerdicts, verdicts(got))
 	expectAllResultsInConfigMaps(t, got, 12)

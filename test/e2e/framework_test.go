@@ -31,7 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
@@ -85,7 +85,7 @@ func TestMain(m *testing.M) {
 	cfg.QPS, cfg.Burst = 50, 100
 	restConfig = cfg
 	scheme := clientgoscheme.Scheme
-	if err := evalv1.AddToScheme(scheme); err != nil {
+	if err := evalsv1alpha1.AddToScheme(scheme); err != nil {
 		_, _ = fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
 		os.Exit(1)
 	}
@@ -150,14 +150,14 @@ func sampleEvalFile(t *testing.T) string {
 }
 
 // EvalRunBuilder builds EvalRuns for tests.
-type EvalRunBuilder struct{ run evalv1.EvalRun }
+type EvalRunBuilder struct{ run evalsv1alpha1.EvalRun }
 
 // MakeEvalRun starts an EvalRun of the sample runner image with the sample command.
 func MakeEvalRun(name, namespace string) *EvalRunBuilder {
-	return &EvalRunBuilder{run: evalv1.EvalRun{
+	return &EvalRunBuilder{run: evalsv1alpha1.EvalRun{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: evalv1.EvalRunSpec{
-			Target: evalv1.Target{
+		Spec: evalsv1alpha1.EvalRunSpec{
+			Target: evalsv1alpha1.Target{
 				Image:           runnerImage,
 				ImagePullPolicy: corev1.PullIfNotPresent,
 				CommandTemplate: sampleCommand,
@@ -169,13 +169,13 @@ func MakeEvalRun(name, namespace string) *EvalRunBuilder {
 
 // Inline sets the eval file text.
 func (b *EvalRunBuilder) Inline(text string) *EvalRunBuilder {
-	b.run.Spec.EvalFile = evalv1.EvalFileSource{Inline: &text}
+	b.run.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Inline: &text}
 	return b
 }
 
 // FromConfigMap reads the eval file from a ConfigMap key.
 func (b *EvalRunBuilder) FromConfigMap(name, key string) *EvalRunBuilder {
-	b.run.Spec.EvalFile = evalv1.EvalFileSource{ConfigMapKeyRef: &evalv1.ConfigMapKeyReference{Name: name, Key: key}}
+	b.run.Spec.EvalFile = evalsv1alpha1.EvalFileSource{ConfigMapKeyRef: &evalsv1alpha1.ConfigMapKeyReference{Name: name, Key: key}}
 	return b
 }
 
@@ -208,28 +208,28 @@ func (b *EvalRunBuilder) Deadline(seconds int64) *EvalRunBuilder {
 
 // MinPassRate sets the success policy's minPassRate.
 func (b *EvalRunBuilder) MinPassRate(rate string) *EvalRunBuilder {
-	b.run.Spec.SuccessPolicy = &evalv1.SuccessPolicy{MinPassRate: rate}
+	b.run.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{MinPassRate: rate}
 	return b
 }
 
 // PerCase switches to PerCase batching with the given workers.
 func (b *EvalRunBuilder) PerCase(workers int32) *EvalRunBuilder {
-	b.run.Spec.Target.Batching = evalv1.BatchingPerCase
+	b.run.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
 	b.run.Spec.Target.Workers = &workers
 	return b
 }
 
 // Healthcheck sets the healthcheck command.
 func (b *EvalRunBuilder) Healthcheck(tpl string) *EvalRunBuilder {
-	b.run.Spec.Target.Healthcheck = &evalv1.Healthcheck{CommandTemplate: tpl, TimeoutSeconds: ptr.To[int32](30)}
+	b.run.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: tpl, TimeoutSeconds: ptr.To[int32](30)}
 	return b
 }
 
 // Obj returns the EvalRun.
-func (b *EvalRunBuilder) Obj() *evalv1.EvalRun { return b.run.DeepCopy() }
+func (b *EvalRunBuilder) Obj() *evalsv1alpha1.EvalRun { return b.run.DeepCopy() }
 
 // create creates the run and fails the test on error.
-func create(t *testing.T, run *evalv1.EvalRun) {
+func create(t *testing.T, run *evalsv1alpha1.EvalRun) {
 	t.Helper()
 	if err := k8s.Create(ctxFor(t, 30*time.Second), run); err != nil {
 		t.Fatalf("creating EvalRun %s/%s: %v", run.Namespace, run.Name, err)
@@ -237,24 +237,24 @@ func create(t *testing.T, run *evalv1.EvalRun) {
 }
 
 // succeeded returns the Succeeded condition, or nil.
-func succeeded(run *evalv1.EvalRun) *metav1.Condition {
-	return meta.FindStatusCondition(run.Status.Conditions, evalv1.ConditionSucceeded)
+func succeeded(run *evalsv1alpha1.EvalRun) *metav1.Condition {
+	return meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 }
 
 // waitFinished waits until the run's Succeeded condition is True or False and returns the run.
-func waitFinished(t *testing.T, namespace, name string, timeout time.Duration) *evalv1.EvalRun {
+func waitFinished(t *testing.T, namespace, name string, timeout time.Duration) *evalsv1alpha1.EvalRun {
 	t.Helper()
-	return waitRun(t, namespace, name, timeout, "a terminal Succeeded condition", func(run *evalv1.EvalRun) bool {
+	return waitRun(t, namespace, name, timeout, "a terminal Succeeded condition", func(run *evalsv1alpha1.EvalRun) bool {
 		c := succeeded(run)
 		return c != nil && c.Status != metav1.ConditionUnknown
 	})
 }
 
 // waitRun polls the run until done(run) holds.
-func waitRun(t *testing.T, namespace, name string, timeout time.Duration, what string, done func(*evalv1.EvalRun) bool) *evalv1.EvalRun {
+func waitRun(t *testing.T, namespace, name string, timeout time.Duration, what string, done func(*evalsv1alpha1.EvalRun) bool) *evalsv1alpha1.EvalRun {
 	t.Helper()
 	ctx := ctxFor(t, timeout)
-	run := &evalv1.EvalRun{}
+	run := &evalsv1alpha1.EvalRun{}
 	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(ctx context.Context) (bool, error) {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, run); err != nil {
 			return false, client.IgnoreNotFound(err)
@@ -317,7 +317,7 @@ func dumpDiagnostics(t *testing.T, namespace string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	t.Logf("===== diagnostics for namespace %s =====", namespace)
-	var runs evalv1.EvalRunList
+	var runs evalsv1alpha1.EvalRunList
 	if err := k8s.List(ctx, &runs, client.InNamespace(namespace)); err == nil {
 		for _, r := range runs.Items {
 			t.Logf("EvalRun %s: summary=%+v missing=%v parseErrors=%+v collection=%+v runner=%+v conditions:%s", r.Name,
@@ -425,4 +425,4 @@ func kubectl(ctx context.Context, t *testing.T, args ...string) (string, error) 
 func isForbidden(err error) bool { return apierrors.IsForbidden(err) }
 
 // evalRunResource is the EvalRun resource, for raw REST calls.
-var evalRunResource = schema.GroupVersionResource{Group: evalv1.GroupVersion.Group, Version: evalv1.GroupVersion.Version, Resource: "evalruns"}
+var evalRunResource = schema.GroupVersionResource{Group: evalsv1alpha1.GroupVersion.Group, Version: evalsv1alpha1.GroupVersion.Version, Resource: "evalruns"}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
 // The runner is untrusted: these scenarios are the attacks an agent under evaluation would try. Each asserts the
@@ -61,10 +61,10 @@ func TestHostileForgedFilesAndExitCode(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonRunnerFailed})
-	expectCondition(t, got, evalv1.ConditionPassed, conditionSummary{metav1.ConditionFalse, evalv1.ReasonPolicyNotMet})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonRunnerFailed})
+	expectCondition(t, got, evalsv1alpha1.ConditionPassed, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonPolicyNotMet})
 	expectDiff(t, "summary", counts{Total: 2, Failed: 2}, summaryCounts(got))
-	expectDiff(t, "verdicts", map[string]evalv1.Verdict{"h1": evalv1.VerdictFail, "h2": evalv1.VerdictFail}, verdicts(got))
+	expectDiff(t, "verdicts", map[string]evalsv1alpha1.Verdict{"h1": evalsv1alpha1.VerdictFail, "h2": evalsv1alpha1.VerdictFail}, verdicts(got))
 	if r := got.Status.Runner; r == nil || r.ExitCode == nil || *r.ExitCode != 7 {
 		t.Errorf("status.runner %+v, want the kubelet's exit code 7", got.Status.Runner)
 	}
@@ -94,9 +94,9 @@ func TestHostileSymlinksAndFIFO(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonInvalidOutput})
-	expectDiff(t, "verdicts", map[string]evalv1.Verdict{
-		"h1": evalv1.VerdictError, "h2": evalv1.VerdictError, "h3": evalv1.VerdictError, "h4": evalv1.VerdictSkipped,
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidOutput})
+	expectDiff(t, "verdicts", map[string]evalsv1alpha1.Verdict{
+		"h1": evalsv1alpha1.VerdictError, "h2": evalsv1alpha1.VerdictError, "h3": evalsv1alpha1.VerdictError, "h4": evalsv1alpha1.VerdictSkipped,
 	}, verdicts(got))
 	why := map[string]string{}
 	for _, c := range got.Status.Cases {
@@ -118,7 +118,7 @@ func TestHostileBatchFIFO(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonInvalidOutput})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidOutput})
 	if c := succeeded(got); c == nil || !strings.Contains(c.Message, "FIFO") {
 		t.Errorf("condition %+v does not name the FIFO", c)
 	}
@@ -138,8 +138,8 @@ func TestHostileLeftoverRewritesOutput(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalv1.ReasonCompleted})
-	expectDiff(t, "verdicts", map[string]evalv1.Verdict{"h1": evalv1.VerdictPass}, verdicts(got))
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
+	expectDiff(t, "verdicts", map[string]evalsv1alpha1.Verdict{"h1": evalsv1alpha1.VerdictPass}, verdicts(got))
 	if len(got.Status.Cases) == 1 && got.Status.Cases[0].Answer != "yes" {
 		t.Errorf("answer %q, want the runner's final answer", got.Status.Cases[0].Answer)
 	}
@@ -157,14 +157,14 @@ func TestRunnerAsOtherUser(t *testing.T) {
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
-	expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalv1.ReasonMissingResults})
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 	expectDiff(t, "verdicts", sampleVerdicts, verdicts(got))
 }
 
 // expectNoSecrets fails when the run's status or result ConfigMaps hold a service-account token or the
 // collector's environment.
-func expectNoSecrets(t *testing.T, run *evalv1.EvalRun) {
+func expectNoSecrets(t *testing.T, run *evalsv1alpha1.EvalRun) {
 	t.Helper()
 	status, err := json.Marshal(run.Status)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	evalv1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
 // latencyRuns is how many one-case runs TestOneCaseLatency measures.
@@ -33,7 +33,7 @@ func TestOneCaseLatency(t *testing.T) {
 		create(t, run)
 		got := waitTerminalFast(t, ns, run.Name)
 		took = append(took, time.Since(start))
-		expectCondition(t, got, evalv1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalv1.ReasonCompleted})
+		expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
 	}
 	sorted := slices.Clone(took)
 	slices.Sort(sorted)
@@ -43,10 +43,10 @@ func TestOneCaseLatency(t *testing.T) {
 }
 
 // waitTerminalFast polls every 25 ms (the shared poll interval would blur the figure) for a terminal condition.
-func waitTerminalFast(t *testing.T, ns, name string) *evalv1.EvalRun {
+func waitTerminalFast(t *testing.T, ns, name string) *evalsv1alpha1.EvalRun {
 	t.Helper()
 	ctx := ctxFor(t, runTimeout)
-	run := &evalv1.EvalRun{}
+	run := &evalsv1alpha1.EvalRun{}
 	err := wait.PollUntilContextCancel(ctx, 25*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, run); err != nil {
 			return false, client.IgnoreNotFound(err)

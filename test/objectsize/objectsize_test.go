@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	v1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
@@ -41,7 +41,7 @@ type shape struct {
 	name string
 	// cases is how many judged cases the run has; caseFor builds case i.
 	cases   int
-	caseFor func(i int) v1alpha1.CaseResult
+	caseFor func(i int) evalsv1alpha1.CaseResult
 	// missing, parseErrors and unexpected fill the status lists (each beyond its API maximum).
 	missing, parseErrors, unexpected int
 }
@@ -56,20 +56,20 @@ var shapes = []shape{
 		// The most entries per byte: the status list of cases is a map list, so managedFields holds an entry for
 		// every case; the smallest case has the largest managedFields per status byte.
 		name: "minimal-passing-cases", cases: 20000,
-		caseFor: func(i int) v1alpha1.CaseResult {
-			return v1alpha1.CaseResult{ID: fmt.Sprintf("c%05d", i), Verdict: v1alpha1.VerdictPass, Score: "1.0000"}
+		caseFor: func(i int) evalsv1alpha1.CaseResult {
+			return evalsv1alpha1.CaseResult{ID: fmt.Sprintf("c%05d", i), Verdict: evalsv1alpha1.VerdictPass, Score: "1.0000"}
 		},
 	},
 	{
 		// A typical judged case: a short answer and two evaluator summaries.
 		name: "typical-cases", cases: 20000,
-		caseFor: func(i int) v1alpha1.CaseResult {
-			v := v1alpha1.VerdictPass
+		caseFor: func(i int) evalsv1alpha1.CaseResult {
+			v := evalsv1alpha1.VerdictPass
 			if i%10 == 0 {
-				v = v1alpha1.VerdictFail
+				v = evalsv1alpha1.VerdictFail
 			}
-			return v1alpha1.CaseResult{ID: fmt.Sprintf("case-%06d", i), Verdict: v, Score: "0.8500", Answer: `{"decision":"CLEAR"}`,
-				Evaluators: []v1alpha1.EvaluatorSummary{
+			return evalsv1alpha1.CaseResult{ID: fmt.Sprintf("case-%06d", i), Verdict: v, Score: "0.8500", Answer: `{"decision":"CLEAR"}`,
+				Evaluators: []evalsv1alpha1.EvaluatorSummary{
 					{Name: "decision", Type: "field_accuracy", Verdict: v, Score: "1.0000"},
 					{Name: "tools", Type: "tool_trajectory", Verdict: v, Score: "0.7000", Message: "missing call: score_risk"},
 				}}
@@ -79,13 +79,13 @@ var shapes = []shape{
 	{
 		// Every string at its API bound: fewer, larger cases, and full lists of long ids and parse errors.
 		name: "largest-cases-and-lists", cases: 2000,
-		caseFor: func(i int) v1alpha1.CaseResult {
-			evs := make([]v1alpha1.EvaluatorSummary, 16)
+		caseFor: func(i int) evalsv1alpha1.CaseResult {
+			evs := make([]evalsv1alpha1.EvaluatorSummary, 16)
 			for k := range evs {
-				evs[k] = v1alpha1.EvaluatorSummary{Name: long(fmt.Sprintf("ev%d-", k), 128), Type: long("t", 64),
-					Verdict: v1alpha1.VerdictFail, Score: "0.1000", Message: long("miss ", 512)}
+				evs[k] = evalsv1alpha1.EvaluatorSummary{Name: long(fmt.Sprintf("ev%d-", k), 128), Type: long("t", 64),
+					Verdict: evalsv1alpha1.VerdictFail, Score: "0.1000", Message: long("miss ", 512)}
 			}
-			return v1alpha1.CaseResult{ID: long(fmt.Sprintf("case-%06d-", i), 256), Verdict: v1alpha1.VerdictError,
+			return evalsv1alpha1.CaseResult{ID: long(fmt.Sprintf("case-%06d-", i), 256), Verdict: evalsv1alpha1.VerdictError,
 				Score: "0.0000", Answer: long("answer ", 512), Error: long("error ", 1024), Evaluators: evs}
 		},
 		missing: 5000, parseErrors: 500, unexpected: 500,
@@ -100,15 +100,15 @@ func buildSection(t testing.TB, s shape, budget int64, collectedAt time.Time) re
 		cms[i] = fmt.Sprintf("size-evalrun-results-%d", i)
 	}
 	b := results.NewBuilder(results.Options{BudgetBytes: budget, ConfigMaps: cms})
-	sum := v1alpha1.RunSummary{Total: int32(s.cases + s.missing), Missing: int32(s.missing), ParseErrors: int32(s.parseErrors),
+	sum := evalsv1alpha1.RunSummary{Total: int32(s.cases + s.missing), Missing: int32(s.missing), ParseErrors: int32(s.parseErrors),
 		Unexpected: int32(s.unexpected), MeanScore: "0.8500", MedianScore: "1.0000", MinScore: "0.0000", MaxScore: "1.0000",
 		PassRate: "0.9000", Histogram: []int32{1, 2, 3, 4, 5}}
 	for i := range s.cases {
 		c := s.caseFor(i)
 		switch c.Verdict {
-		case v1alpha1.VerdictPass:
+		case evalsv1alpha1.VerdictPass:
 			sum.Passed++
-		case v1alpha1.VerdictFail:
+		case evalsv1alpha1.VerdictFail:
 			sum.Failed++
 		default:
 			sum.Errored++
@@ -122,15 +122,15 @@ func buildSection(t testing.TB, s shape, budget int64, collectedAt time.Time) re
 		}
 	}
 	tail := results.Tail{Summary: sum, MissingCount: s.missing, ParseErrorCount: s.parseErrors, UnexpectedCount: s.unexpected,
-		Collection: v1alpha1.CollectionStatus{RunnerFinished: true, OutputSHA256: strings.Repeat("ab", 32),
-			Outcome: v1alpha1.OutcomeMissingResults, Message: long("the runner's output misses cases ", 2048),
+		Collection: evalsv1alpha1.CollectionStatus{RunnerFinished: true, OutputSHA256: strings.Repeat("ab", 32),
+			Outcome: evalsv1alpha1.OutcomeMissingResults, Message: long("the runner's output misses cases ", 2048),
 			CollectedAt: ptr.To(metav1.NewTime(collectedAt)), PodName: long("size-evalrun-", 63),
-			Launcher: &v1alpha1.LauncherReport{StderrTail: long("stderr ", 4096)}}}
+			Launcher: &evalsv1alpha1.LauncherReport{StderrTail: long("stderr ", 4096)}}}
 	for i := range s.missing {
 		tail.MissingIDs = append(tail.MissingIDs, long(fmt.Sprintf("missing-%06d-", i), 256))
 	}
 	for i := range s.parseErrors {
-		tail.ParseErrors = append(tail.ParseErrors, v1alpha1.ParseError{Line: int64(i + 1), Excerpt: long("{not json ", 512),
+		tail.ParseErrors = append(tail.ParseErrors, evalsv1alpha1.ParseError{Line: int64(i + 1), Excerpt: long("{not json ", 512),
 			Message: long("invalid character 'n' looking for beginning of object key string ", 1024)})
 	}
 	for i := range s.unexpected {
@@ -186,7 +186,7 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 				Metadata struct {
 					ManagedFields []json.RawMessage `json:"managedFields"`
 				} `json:"metadata"`
-				Status v1alpha1.EvalRunStatus `json:"status"`
+				Status evalsv1alpha1.EvalRunStatus `json:"status"`
 			}
 			if err := json.Unmarshal(body, &obj); err != nil {
 				t.Fatal(err)
@@ -200,7 +200,7 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Logf("%s: %d status cases (%d omitted), section %d B (budget %d B); object %d B = %.2f MiB: status %d B, managedFields %d B (%d entries); limit %d B, headroom %d B",
-				s.name, len(obj.Status.Cases), ptr.Deref(obj.Status.Results, v1alpha1.ResultsReference{}).OmittedCases, len(sectionJSON),
+				s.name, len(obj.Status.Cases), ptr.Deref(obj.Status.Results, evalsv1alpha1.ResultsReference{}).OmittedCases, len(sectionJSON),
 				controller.MaxStatusBudgetBytes, len(body), float64(len(body))/(1<<20), len(statusJSON), managed,
 				len(obj.Metadata.ManagedFields), objectLimit, objectLimit-len(body))
 			// The object grows about linearly with the section: the largest budget this shape would fit.
@@ -232,7 +232,7 @@ func startEnv(t testing.TB) (*envtest.Environment, *rest.Config, client.Client) 
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
+	if err := evalsv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
@@ -244,16 +244,16 @@ func startEnv(t testing.TB) (*envtest.Environment, *rest.Config, client.Client) 
 
 // applyManagerStatus applies the manager's terminal status as the manager does (controller.DesiredManagerStatus and
 // controller.ApplyObject, field manager evalrun-manager), with the longest messages it carries.
-func applyManagerStatus(t testing.TB, c client.Client, run *v1alpha1.EvalRun, now time.Time) {
+func applyManagerStatus(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRun, now time.Time) {
 	t.Helper()
-	var fresh v1alpha1.EvalRun
+	var fresh evalsv1alpha1.EvalRun
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &fresh); err != nil {
 		t.Fatal(err)
 	}
 	start := metav1.NewTime(now.Add(-time.Minute))
-	a := controller.Assessment{State: controller.StateFailed, Reason: v1alpha1.ReasonMissingResults,
+	a := controller.Assessment{State: controller.StateFailed, Reason: evalsv1alpha1.ReasonMissingResults,
 		Message: long("requested cases have no valid record: ", 2048),
-		Runner:  &v1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0), Reason: "Completed", Message: long("launcher ", 2048), PodName: long("size-evalrun-", 63)}}
+		Runner:  &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0), Reason: "Completed", Message: long("launcher ", 2048), PodName: long("size-evalrun-", 63)}}
 	f := controller.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
 		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval"}
 	ac, err := layout.StatusApply(fresh.Namespace, fresh.Name, "", controller.DesiredManagerStatus(&fresh, a, f, now))
@@ -268,7 +268,7 @@ func applyManagerStatus(t testing.TB, c client.Client, run *v1alpha1.EvalRun, no
 
 // getJSON reads the EvalRun as kubectl get -o json does, managedFields included, and returns the body.
 func getJSON(ctx context.Context, hc *http.Client, host, ns, name string) ([]byte, error) {
-	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/evalruns/%s", strings.TrimSuffix(host, "/"), v1alpha1.GroupVersion.String(), ns, name)
+	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/evalruns/%s", strings.TrimSuffix(host, "/"), evalsv1alpha1.GroupVersion.String(), ns, name)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
