@@ -13,10 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -26,26 +24,12 @@ import (
 var k8sClient client.Client
 
 func TestMain(m *testing.M) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-unit`, which builds kube-apiserver and etcd into bin/k8s/")
-		os.Exit(1)
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
+	env, cfg, err := testutil.StartEnv()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
-		// Start may fail after the control plane is up (for example when the CRD is rejected): stop it anyway.
-		_ = env.Stop()
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	scheme := runtime.NewScheme()
-	if err := evalsv1alpha1.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	k8sClient, err = client.New(cfg, client.Options{Scheme: scheme})
+	k8sClient, err = client.New(cfg, client.Options{Scheme: testutil.Scheme()})
 	if err != nil {
 		panic(err)
 	}

@@ -43,20 +43,13 @@ var (
 // apiClient starts one envtest API server for the package (stopped in TestMain) and returns a client for it.
 func apiClient(t *testing.T) client.WithWatch {
 	t.Helper()
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
-	}
 	envOnce.Do(func() {
-		testEnv = &envtest.Environment{
-			CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-			ErrorIfCRDPathMissing: true,
-		}
-		cfg, err := testEnv.Start()
+		env, cfg, err := testutil.StartEnv()
 		if err != nil {
 			envErr = err
-			_ = testEnv.Stop() // Start can fail with the control plane already running
 			return
 		}
+		testEnv = env
 		s, err := Scheme()
 		if err != nil {
 			envErr = err

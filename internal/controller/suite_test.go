@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -38,6 +37,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 // Shared waiting bounds of the integration tests: every wait polls with interval up to timeout.
@@ -62,19 +62,10 @@ var (
 func TestMain(m *testing.M) {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(evalsv1alpha1.AddToScheme(scheme))
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
-		os.Exit(1)
-	}
 	log.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	testEnv = &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
 	var err error
-	if restCfg, err = testEnv.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "starting envtest: %v\n", err)
-		_ = testEnv.Stop() // Start can fail with the control plane already running
+	if testEnv, restCfg, err = testutil.StartEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	restCfg.QPS = -1 // as the manager runs: no client-side rate limit, the API server's fairness applies

@@ -9,15 +9,12 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -219,23 +216,12 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 // startEnv starts kube-apiserver and etcd with the CRD installed, stopped when the test ends.
 func startEnv(t testing.TB) (*envtest.Environment, *rest.Config, client.Client) {
 	t.Helper()
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
+	env, cfg, err := testutil.StartEnv()
 	if err != nil {
-		t.Fatalf("start envtest: %v", err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := evalsv1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := client.New(cfg, client.Options{Scheme: testutil.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
