@@ -117,7 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&cfg.runCodeJudges, "run-code-judges", false, "with --eval, run code_judge scripts locally (they run the eval file's commands)")
 	fs.StringVar(&cfg.passThreshold, "pass-threshold", "", "with --eval, the EvalRun's judging.passThreshold (default: the judging file's, else 0.8)")
 	fs.StringVar(&cfg.judgingPath, "judging", "",
-		"with --eval, a YAML or JSON file holding the EvalRun's spec.judging (evaluators, passThreshold): the in-cluster verdicts")
+		"with --eval, a YAML or JSON file holding the EvalRun's spec.judging (or the EvalRun): the in-cluster verdicts")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -1,40 +1,79 @@
 package check
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 )
 
-// judgingFile is the EvalRun's spec.judging as `collector check --judging` reads it: the settings that change
-// verdicts, so that a local check gives the in-cluster ones.
+// judgingFile is what `collector check --judging` takes from the EvalRun: its spec.judging, as the API types read
+// it (so that any valid judging block is accepted), or a whole EvalRun manifest whose spec.judging is used.
 type judgingFile struct {
-	Evaluators    []map[string]any `json:"evaluators"`
-	PassThreshold string           `json:"passThreshold"`
+	Evaluators    []map[string]any
+	PassThreshold string
+	// CodeJudgeTimeout bounds each local code_judge script, as judging.codeJudgeTimeoutSeconds does in the pod.
+	CodeJudgeTimeout time.Duration
 }
 
 // loadJudging reads --judging (YAML or JSON) and applies --pass-threshold over it.
 func loadJudging(cfg *config) (judgingFile, error) {
-	var j judgingFile
+	j := judgingFile{CodeJudgeTimeout: evaluate.DefaultCodeJudgeTimeout}
 	if cfg.judgingPath != "" {
 		data, err := os.ReadFile(cfg.judgingPath)
 		if err != nil {
 			return j, fmt.Errorf("reading the judging file: %w", err)
 		}
-		if err := yaml.UnmarshalStrict(data, &j); err != nil {
-			return j, usageError(fmt.Sprintf("judging file %s: %v (want the EvalRun's spec.judging: evaluators, passThreshold)", cfg.judgingPath, err))
+		spec, err := parseJudging(data)
+		if err != nil {
+			return j, usageError(fmt.Sprintf("judging file %s: %v (want the EvalRun's spec.judging, or the EvalRun)", cfg.judgingPath, err))
+		}
+		j.PassThreshold = spec.PassThreshold
+		if spec.CodeJudgeTimeoutSeconds != nil && *spec.CodeJudgeTimeoutSeconds > 0 {
+			j.CodeJudgeTimeout = time.Duration(*spec.CodeJudgeTimeoutSeconds) * time.Second
+		}
+		for i, raw := range spec.Evaluators {
+			var m map[string]any
+			if err := json.Unmarshal(raw.Raw, &m); err != nil || m == nil {
+				return j, usageError(fmt.Sprintf("judging file %s: evaluators[%d] is not an object", cfg.judgingPath, i))
+			}
+			j.Evaluators = append(j.Evaluators, m)
 		}
 	}
 	if cfg.passThreshold != "" {
 		j.PassThreshold = cfg.passThreshold
 	}
 	return j, nil
+}
+
+// parseJudging reads a spec.judging block, or an EvalRun manifest (kind: EvalRun) and its spec.judging, strictly.
+func parseJudging(data []byte) (*evalsv1alpha1.Judging, error) {
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(data, &kind); err == nil && kind.Kind == "EvalRun" {
+		var run evalsv1alpha1.EvalRun
+		if err := yaml.UnmarshalStrict(data, &run); err != nil {
+			return nil, err
+		}
+		if run.Spec.Judging == nil {
+			return &evalsv1alpha1.Judging{}, nil
+		}
+		return run.Spec.Judging, nil
+	}
+	var j evalsv1alpha1.Judging
+	if err := yaml.UnmarshalStrict(data, &j); err != nil {
+		return nil, err
+	}
+	return &j, nil
 }
 
 // judgingInput returns the pipeline input's judging for the check: with --eval, every requested case is judged
@@ -55,7 +94,7 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 	}
 	j := &evaluate.Judge{Threshold: threshold}
 	if cfg.runCodeJudges {
-		j.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: evaluate.DefaultCodeJudgeTimeout}
+		j.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: settings.CodeJudgeTimeout}
 	}
 	return pipeline.Input{File: file, Judge: j}, nil
 }

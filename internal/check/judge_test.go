@@ -216,3 +216,35 @@ func mustWriteFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// --judging takes any valid spec.judging (the code judge timeout applies to local scripts) or a whole EvalRun
+// manifest; an unknown field is a usage error that says what is wanted.
+func TestCheckJudgingFileShapes(t *testing.T) {
+	dir := t.TempDir()
+	evalPath := filepath.Join(dir, "eval.yaml")
+	outPath := filepath.Join(dir, "out.jsonl")
+	mustWriteFile(t, evalPath, "evalcases:\n  - id: a\n    input_messages: [{role: user, content: q}]\n")
+	mustWriteFile(t, outPath, `{"id":"a","text":"x"}`+"\n")
+	slow := `{name: slow, type: code_judge, script: "sleep 5; echo '{\"score\": 1}'"}`
+	block := filepath.Join(dir, "judging.yaml")
+	mustWriteFile(t, block, "passThreshold: \"0.5\"\ncodeJudgeTimeoutSeconds: 1\ncodeJudgeWorkers: 4\nimage: judge:dev\nevaluators:\n  - "+slow+"\n")
+	manifest := filepath.Join(dir, "evalrun.yaml")
+	mustWriteFile(t, manifest, "apiVersion: evals.evalrun.io/v1alpha1\nkind: EvalRun\nmetadata: {name: r}\nspec:\n"+
+		"  evalFile: {inline: \"x\"}\n  target: {image: runner:dev, commandTemplate: \"r {OUTPUT_FILE}\"}\n"+
+		"  judging:\n    codeJudgeTimeoutSeconds: 1\n    evaluators:\n      - "+slow+"\n")
+	for _, path := range []string{block, manifest} {
+		var stdout, stderr strings.Builder
+		Main(context.Background(), []string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--run-code-judges", "--judging", path}, &stdout, &stderr)
+		cases, _, evs := judgedCases(t, stdout.String())
+		if len(cases) != 1 || cases[0].Verdict != evaluate.VerdictError || len(evs) != 1 || !strings.Contains(strings.Join(evs[0].Misses, " "), "timed out") {
+			t.Errorf("%s: cases %+v evaluators %+v (stderr %s), want the slow judge timed out (codeJudgeTimeoutSeconds 1; the default 60 s would let it pass)", filepath.Base(path), cases, evs, stderr.String())
+		}
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	mustWriteFile(t, bad, "passThreshold: \"0.5\"\nthreshold: 1\n")
+	var stderr strings.Builder
+	if code := Main(context.Background(), []string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--judging", bad}, &strings.Builder{}, &stderr); code != ExitUsage ||
+		!strings.Contains(stderr.String(), `unknown field "threshold"`) || !strings.Contains(stderr.String(), "spec.judging") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
