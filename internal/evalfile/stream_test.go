@@ -212,10 +212,13 @@ func TestSegmentCutsOnlyWhereFaithful(t *testing.T) {
 		{name: "a tab", doc: "evalcases:\n  - id: a\n    input_messages:\t[{role: user, content: x}]\n"},
 		{name: "not a sequence", doc: "evalcases:\n  a: 1\n"},
 	}
-	for _, name := range []string{"testdata/screening.yaml", "testdata/full.yaml"} {
+	for _, name := range []string{"testdata/screening.yaml", "testdata/full.yaml", "../../examples/screening/eval.yaml"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if diff := diffParses(t, data); diff != "" {
+			t.Errorf("%s: Parse differs from the whole-tree parse:\n%s", name, diff)
 		}
 		sg := segment(data)
 		if sg == nil {
