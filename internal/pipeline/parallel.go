@@ -15,6 +15,9 @@ const (
 	batchBytes = 4 << 20
 )
 
+// maxPreallocBytes bounds the buffer a worker reserves for a batch from the size of its previous one.
+const maxPreallocBytes = 1 << 20
+
 // maxInFlightBytes bounds the bytes of the responses claimed but not yet committed, whatever the number of workers
 // and the length of the lines: the source waits while it is reached (a single larger response still passes, alone).
 // With 16 MiB lines, each line's response, judgement and encoded result are alive together until committed.
@@ -71,7 +74,9 @@ func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
 			for j := range p.jobs {
 				var o outcome[T]
 				o.items = make([]prepared[T], 0, len(j.cases))
-				buf := make([]byte, 0, bufBytes+bufBytes/8)
+				// Capped: after a batch of long lines, a worker's next buffer must not reserve their size again
+				// (with many workers that would follow the core count).
+				buf := make([]byte, 0, min(bufBytes+bufBytes/8, maxPreallocBytes))
 				for _, c := range j.cases {
 					pc, err := prepareOne(r, sink, &buf, c)
 					if err != nil {
