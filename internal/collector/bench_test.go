@@ -19,6 +19,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -136,17 +137,19 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	cms := make([]string, layout.MaxResultConfigMaps)
-	for i := range cms {
-		cms[i] = fmt.Sprintf("run-results-%d", i)
+	return benchRunConfig("bench", evalPath, ids), st.Size(), nil
+}
+
+// benchRunConfig is a resolved run configuration with every result ConfigMap a run can have and no output bound
+// that a benchmark workload could reach.
+func benchRunConfig(name, evalPath string, ids []string) *layout.RunConfig {
+	cfg := testutil.RunConfig(evalPath, ids, ": {OUTPUT_FILE}")
+	cfg.RunName, cfg.MaxOutputBytes = name, 1<<40
+	cfg.ResultConfigMaps = make([]string, layout.MaxResultConfigMaps)
+	for i := range cfg.ResultConfigMaps {
+		cfg.ResultConfigMaps[i] = fmt.Sprintf("%s-results-%d", name, i)
 	}
-	return &layout.RunConfig{
-		RunName: "bench", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids, Batching: "Batched",
-		CommandTemplate: ": {OUTPUT_FILE}", PassThreshold: "0.8", ResultConfigMaps: cms,
-		// Every default resolved, as the manager writes run.json.
-		Workers: 1, KillGraceSeconds: 10, CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2, StatusBudgetBytes: 512 << 10,
-		ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, CollectorStartSeconds: 300,
-	}, st.Size(), nil
+	return cfg
 }
 
 // BenchmarkParseOnly is the reference: jsonlresult's streaming parse of the workload, responses discarded.

@@ -112,10 +112,10 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		noOutput = true
 		tail.ParseErrorCount = 1
 		tail.ParseErrors = []evalsv1alpha1.ParseError{{Message: results.Excerpt("the output cannot be read: "+snap.OutputErr.Error(), 1024)}}
-		src = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
+		src = noOutputSource
 	case snap.OutputMissing:
 		noOutput = true
-		src = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
+		src = noOutputSource
 	}
 	pr, err := pipeline.Run(ctx, pin, src, sink)
 	if err != nil {
@@ -181,6 +181,9 @@ type fullResult struct {
 	CostUSD    *float64                `json:"costUsd,omitempty"`
 	DurationMs *float64                `json:"durationMs,omitempty"`
 }
+
+// noOutputSource is the source of a runner that left no readable output: every case is missing.
+var noOutputSource = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
 
 // statusSink encodes each judged case into its result line and its status form, and adds them to the builder in
 // order.

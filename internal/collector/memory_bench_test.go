@@ -92,15 +92,7 @@ func writeLongLineWorkload(dir string, records int) (string, int64, error) {
 	if err := os.WriteFile(evalPath, []byte(eval.String()), 0o644); err != nil {
 		return "", 0, err
 	}
-	cms := make([]string, layout.MaxResultConfigMaps)
-	for i := range cms {
-		cms[i] = fmt.Sprintf("run-results-%d", i)
-	}
-	cfg := layout.RunConfig{RunName: "longlines", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids, Batching: "Batched",
-		CommandTemplate: ": {OUTPUT_FILE}", PassThreshold: "0.8", ResultConfigMaps: cms, Workers: 1, KillGraceSeconds: 1,
-		CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2, StatusBudgetBytes: 512 << 10, ResultsDeadlineSeconds: 60,
-		MaxOutputBytes: 1 << 40, CollectorStartSeconds: 10}
-	data, err := json.Marshal(cfg)
+	data, err := json.Marshal(benchRunConfig("longlines", evalPath, ids))
 	if err != nil {
 		return "", 0, err
 	}

@@ -88,7 +88,7 @@ func segment(data []byte) *segmented {
 		return nil
 	}
 	s.items[len(s.items)-1][1] = len(data)
-	if bytes.Contains(s.header, []byte("evalcases")) && headerHasEvalcases(s.header) {
+	if headerHasEvalcases(s.header) {
 		return nil
 	}
 	return s
@@ -177,11 +177,11 @@ func (s *segmented) loadChunk(i int) {
 	if err := yaml.Unmarshal(s.data[s.items[i][0]:s.items[j-1][1]], &doc); err != nil {
 		return
 	}
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode ||
-		len(doc.Content[0].Content) != j-i {
+	items, ok := sequenceItems(&doc, j-i)
+	if !ok {
 		return
 	}
-	for k, n := range doc.Content[0].Content {
+	for k, n := range items {
 		shiftLines(n, s.itemLines[i]-1)
 		s.chunk[k] = n
 	}
@@ -195,11 +195,12 @@ func (s *segmented) single(i int) (*yaml.Node, bool) {
 	text := s.data[r[0]:r[1]]
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err == nil {
-		if n, ok := onlyItem(&doc); ok {
-			shiftLines(n, s.itemLines[i]-1)
-			return n, true
+		items, ok := sequenceItems(&doc, 1)
+		if !ok {
+			return nil, false
 		}
-		return nil, false
+		shiftLines(items[0], s.itemLines[i]-1)
+		return items[0], true
 	}
 	if s.itemsDefineAnchors() || len(s.header) == 0 {
 		return nil, false
@@ -234,13 +235,13 @@ func (s *segmented) itemsDefineAnchors() bool {
 	return s.anchors == 2
 }
 
-// onlyItem returns the single item of a document holding a one-item sequence.
-func onlyItem(doc *yaml.Node) (*yaml.Node, bool) {
+// sequenceItems returns the items of a document that is a sequence of exactly n items.
+func sequenceItems(doc *yaml.Node, n int) ([]*yaml.Node, bool) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode ||
-		len(doc.Content[0].Content) != 1 {
+		len(doc.Content[0].Content) != n {
 		return nil, false
 	}
-	return doc.Content[0].Content[0], true
+	return doc.Content[0].Content, true
 }
 
 // shiftLines adds delta to the line of n and every node below it (not to the nodes its aliases refer to: those

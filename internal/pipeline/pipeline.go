@@ -223,14 +223,16 @@ func (r *run) judge(c *Case) {
 		return
 	}
 	id := c.Response.ID
-	switch {
-	case !r.in.judging():
+	if !r.in.judging() {
 		c.Result = evaluate.CaseResult{ID: id}
-	case r.in.File.Case(id) == nil:
-		c.Result = evaluate.ErrorCase(id, "the case is not in the eval file")
-	default:
-		c.Result = r.in.Judge.JudgeCase(r.ctx, r.in.File.Case(id), c.Response, r.in.Recorded[id])
+		return
 	}
+	ec := r.in.File.Case(id)
+	if ec == nil {
+		c.Result = evaluate.ErrorCase(id, "the case is not in the eval file")
+		return
+	}
+	c.Result = r.in.Judge.JudgeCase(r.ctx, ec, c.Response, r.in.Recorded[id])
 }
 
 func (b Batch) read(ctx context.Context, r *run) error {

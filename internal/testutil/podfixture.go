@@ -69,15 +69,20 @@ func NewPodFixture(t testing.TB, template string) *PodFixture {
 		t.Fatal(err)
 	}
 	return &PodFixture{
-		Dir: dir,
-		Pod: pod,
-		Config: &layout.RunConfig{
-			RunName: "run", Namespace: "ns", EvalFile: evalPath,
-			CaseIDs:         []string{"alpha", "beta", "gamma", "delta"},
-			CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1,
-			PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2, CollectorStartSeconds: 10,
-			StatusBudgetBytes: 512 << 10, MaxOutputBytes: 64 << 20, ResultsDeadlineSeconds: 60, JudgeDeadlineSeconds: 60,
-		},
+		Dir:    dir,
+		Pod:    pod,
+		Config: RunConfig(evalPath, []string{"alpha", "beta", "gamma", "delta"}, template),
+	}
+}
+
+// RunConfig is a Batched run configuration of the eval file at evalPath with every default resolved, as the
+// manager writes run.json (the pod's containers refuse one with a default left unresolved).
+func RunConfig(evalPath string, ids []string, template string) *layout.RunConfig {
+	return &layout.RunConfig{
+		RunName: "run", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids,
+		CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1,
+		PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2, CollectorStartSeconds: 10,
+		StatusBudgetBytes: 512 << 10, MaxOutputBytes: 64 << 20, ResultsDeadlineSeconds: 60, JudgeDeadlineSeconds: 60,
 	}
 }
 
