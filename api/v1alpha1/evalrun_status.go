@@ -61,6 +61,9 @@ const (
 	// is missing, or the image would run as root); the message is the kubelet's. Not retried: a new pod would
 	// meet the same configuration.
 	ReasonInvalidContainerConfig = "InvalidContainerConfig"
+	// ReasonResumeSourceInvalid: spec.resume.from names a run that does not exist, has not finished, has no
+	// stored results, or ran an eval file with another sha256.
+	ReasonResumeSourceInvalid = "ResumeSourceInvalid"
 
 	// Passed condition reasons.
 	ReasonPolicyMet    = "PolicyMet"
@@ -170,9 +173,124 @@ type EvalRunStatus struct {
 	// +optional
 	Results *ResultsReference `json:"results,omitempty"`
 
-	// collection holds the collector's facts about the pod it ran in. Written by the collector.
+	// collection holds the collector's facts about the pod it ran in. Written by the collector of a run with
+	// one pod and no resume; a sharded or resumed run has its collectors' facts per shard in shards.
 	// +optional
 	Collection *CollectionStatus `json:"collection,omitempty"`
+
+	// sharding counts the shards of a sharded or resumed run and says how its cases were split. Written by the
+	// manager.
+	// +optional
+	Sharding *ShardingStatus `json:"sharding,omitempty"`
+
+	// shards lists shards of a sharded or resumed run (index, state, counts, pod): failed shards first, then
+	// those in progress, then the rest, in index order, at most 100 (sharding.omittedShards counts the rest).
+	// Written by the manager.
+	// +listType=map
+	// +listMapKey=index
+	// +kubebuilder:validation:MaxItems=100
+	// +optional
+	Shards []ShardStatus `json:"shards,omitempty"`
+
+	// resume says what a run with spec.resume ran and what it carried from the earlier run. Written by the
+	// manager.
+	// +optional
+	Resume *ResumeStatus `json:"resume,omitempty"`
+}
+
+// ShardingStatus describes how a run's cases were split over its shards and how far the shards got.
+type ShardingStatus struct {
+	// shards is the number of shards (spec.sharding.shards, at most one per case run).
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Shards int32 `json:"shards,omitempty"`
+	// split names how cases were assigned to shards: Contiguous means that, in eval-file order, shard i holds
+	// cases [i*n/shards, (i+1)*n/shards) of the n cases run.
+	// +kubebuilder:validation:MaxLength=32
+	// +required
+	Split string `json:"split"`
+	// succeeded is the number of shards whose results were collected and complete.
+	// +required
+	Succeeded int32 `json:"succeeded"`
+	// failed is the number of shards that ended with a failure reason.
+	// +required
+	Failed int32 `json:"failed"`
+	// omittedShards is the number of shards left out of status.shards.
+	// +required
+	OmittedShards int32 `json:"omittedShards"`
+}
+
+// ShardStatus is one shard of a sharded or resumed run.
+type ShardStatus struct {
+	// index of the shard (the Job's completion index).
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Index int32 `json:"index"`
+	// cases is the number of cases the shard runs.
+	// +required
+	Cases int32 `json:"cases"`
+	// firstCaseId is the id of the shard's first case.
+	// +kubebuilder:validation:MaxLength=256
+	// +required
+	FirstCaseID string `json:"firstCaseId"`
+	// state is Pending, Running, Collecting, Succeeded or Failed.
+	// +kubebuilder:validation:MaxLength=32
+	// +required
+	State string `json:"state"`
+	// reason is the shard's reason, from the same set as the run's Succeeded condition.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	Reason string `json:"reason"`
+	// message explains the reason in one bounded line.
+	// +kubebuilder:validation:MaxLength=512
+	// +required
+	Message string `json:"message"`
+	// podName is the shard's latest pod.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	PodName string `json:"podName"`
+	// passed counts the shard's collected cases that passed.
+	// +required
+	Passed int32 `json:"passed"`
+	// failed cases of the shard.
+	// +required
+	Failed int32 `json:"failed"`
+	// errored cases of the shard (missing ones included).
+	// +required
+	Errored int32 `json:"errored"`
+	// missing case ids of the shard.
+	// +required
+	Missing int32 `json:"missing"`
+	// parseErrors of the shard's output.
+	// +required
+	ParseErrors int32 `json:"parseErrors"`
+	// missingIds are the shard's first missing case ids (at most 10).
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=atomic
+	// +optional
+	MissingIDs []string `json:"missingIds,omitempty"`
+}
+
+// ResumeStatus is what a resumed run took from the earlier run.
+type ResumeStatus struct {
+	// from is the earlier run's name.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	From string `json:"from"`
+	// fromUID is the earlier run's uid when this run started.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	FromUID string `json:"fromUID"`
+	// cases is the resume mode that chose the cases run again.
+	// +required
+	Cases ResumeCases `json:"cases,omitempty"`
+	// ran is the number of cases this run ran.
+	// +required
+	Ran int32 `json:"ran"`
+	// carried is the number of results carried from the earlier run.
+	// +required
+	Carried int32 `json:"carried"`
 }
 
 // RunnerStatus holds facts about the runner container, as the kubelet reported them (never from anything the
@@ -280,6 +398,11 @@ type CaseResult struct {
 	// +listType=atomic
 	// +optional
 	Evaluators []EvaluatorSummary `json:"evaluators,omitempty"`
+	// carriedFrom names the earlier run this result was carried from (spec.resume); empty for a result of this
+	// run.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	CarriedFrom *string `json:"carriedFrom,omitempty"`
 }
 
 // EvaluatorSummary is one evaluator's judgement of one case.
@@ -318,12 +441,17 @@ type ParseError struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +required
 	Message string `json:"message"`
+	// shard is the index of the shard whose output has the line, in a sharded run.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Shard *int32 `json:"shard,omitempty"`
 }
 
 // ResultsReference says where the full results live and what the status omitted.
 type ResultsReference struct {
-	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order.
-	// +kubebuilder:validation:MaxItems=64
+	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order
+	// (in a sharded run, shard by shard; in a resumed run, the carried results last).
+	// +kubebuilder:validation:MaxItems=2048
 	// +kubebuilder:validation:items:MaxLength=253
 	// +listType=atomic
 	// +optional

@@ -17,7 +17,7 @@ const (
 )
 
 // EvalRunSpec is the desired state of an EvalRun. It is immutable after creation, except suspend.
-// +kubebuilder:validation:XValidation:rule="self.evalFile == oldSelf.evalFile && self.target == oldSelf.target && has(self.judging) == has(oldSelf.judging) && (!has(self.judging) || self.judging == oldSelf.judging) && has(self.successPolicy) == has(oldSelf.successPolicy) && (!has(self.successPolicy) || self.successPolicy == oldSelf.successPolicy) && has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds) && (!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds == oldSelf.activeDeadlineSeconds) && has(self.backoffLimit) == has(oldSelf.backoffLimit) && (!has(self.backoffLimit) || self.backoffLimit == oldSelf.backoffLimit) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.resultsDeadlineSeconds) == has(oldSelf.resultsDeadlineSeconds) && (!has(self.resultsDeadlineSeconds) || self.resultsDeadlineSeconds == oldSelf.resultsDeadlineSeconds) && has(self.queueName) == has(oldSelf.queueName) && (!has(self.queueName) || self.queueName == oldSelf.queueName) && has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate)",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
+// +kubebuilder:validation:XValidation:rule="self.evalFile == oldSelf.evalFile && self.target == oldSelf.target && has(self.judging) == has(oldSelf.judging) && (!has(self.judging) || self.judging == oldSelf.judging) && has(self.successPolicy) == has(oldSelf.successPolicy) && (!has(self.successPolicy) || self.successPolicy == oldSelf.successPolicy) && has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds) && (!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds == oldSelf.activeDeadlineSeconds) && has(self.backoffLimit) == has(oldSelf.backoffLimit) && (!has(self.backoffLimit) || self.backoffLimit == oldSelf.backoffLimit) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.resultsDeadlineSeconds) == has(oldSelf.resultsDeadlineSeconds) && (!has(self.resultsDeadlineSeconds) || self.resultsDeadlineSeconds == oldSelf.resultsDeadlineSeconds) && has(self.queueName) == has(oldSelf.queueName) && (!has(self.queueName) || self.queueName == oldSelf.queueName) && has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate) && has(self.sharding) == has(oldSelf.sharding) && (!has(self.sharding) || self.sharding == oldSelf.sharding) && has(self.resume) == has(oldSelf.resume) && (!has(self.resume) || self.resume == oldSelf.resume)",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
 // +kubebuilder:validation:XValidation:rule="!has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
 type EvalRunSpec struct {
 	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline or configMapKeyRef.
@@ -85,8 +85,63 @@ type EvalRunSpec struct {
 	// +optional
 	PodTemplate *PodOverrides `json:"podTemplate,omitempty"`
 
-	// Sharding across several pods is reserved for a later version as an optional field; runs without it keep
-	// today's single-pod behaviour.
+	// sharding splits the eval's cases into shards that run as one Indexed Job, one pod per shard. Each shard's
+	// runner gets an eval file holding only its cases at {EVAL_FILE}; the manager merges the shards' results into
+	// this run's status. Unset means one pod for all cases.
+	// +optional
+	Sharding *Sharding `json:"sharding,omitempty"`
+
+	// resume runs only the cases an earlier run of the same eval file did not finish (or did not pass) and
+	// carries that run's results for the rest, so that a crashed or partly failed run is completed without
+	// re-running (and re-paying for) the cases it already has.
+	// +optional
+	Resume *Resume `json:"resume,omitempty"`
+}
+
+// Sharding splits a run's cases over several pods.
+type Sharding struct {
+	// shards is how many shards the cases are split into, 1 to 1000. The split is deterministic and contiguous:
+	// in eval-file order, shard i holds cases [i*n/shards, (i+1)*n/shards) of the n cases run. A run with fewer
+	// cases than shards uses one shard per case. Defaults to 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +default=1
+	// +optional
+	Shards *int32 `json:"shards,omitempty"`
+
+	// parallelism bounds how many shard pods run at once. Defaults to all shards.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Parallelism *int32 `json:"parallelism,omitempty"`
+}
+
+// ResumeCases says which cases of the earlier run are run again.
+// +kubebuilder:validation:Enum=Missing;NotPassed
+type ResumeCases string
+
+const (
+	// ResumeMissing runs the cases the earlier run has no valid record for (missing ids).
+	ResumeMissing ResumeCases = "Missing"
+	// ResumeNotPassed runs every case whose verdict in the earlier run is not Pass (failed, errored, skipped or
+	// missing).
+	ResumeNotPassed ResumeCases = "NotPassed"
+)
+
+// Resume names an earlier run whose results this run completes.
+type Resume struct {
+	// from is the name of the earlier EvalRun, in this run's namespace. It must have finished, and its eval file
+	// must have the same sha256 as this run's; otherwise this run ends with reason ResumeSourceInvalid.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	From string `json:"from,omitempty"`
+
+	// cases says which cases are run again: Missing (the default) or NotPassed. The others keep the earlier
+	// run's results, marked with carriedFrom.
+	// +default="Missing"
+	// +optional
+	Cases *ResumeCases `json:"cases,omitempty"`
 }
 
 // EvalFileSource is a union: exactly one of inline or configMapKeyRef.

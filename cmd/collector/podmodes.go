@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 
@@ -30,8 +31,19 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 	case "install":
 		bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
 		src := fs.String("src", "", "binary to copy (default: this executable)")
+		config := fs.String("config", "", "run configuration file (run.json): when it names a source eval file, write this pod's shard of it")
 		if code, ok := parseFlags(fs, args); !ok {
 			return code
+		}
+		if *config != "" {
+			cfg, err := loadShardConfig(*config)
+			if err == nil {
+				err = podfiles.WriteShardEvalFile(cfg)
+			}
+			if err != nil {
+				podfiles.Logf(stderr, "collector install: %v\n", err)
+				return exitInfra
+			}
 		}
 		from := *src
 		if from == "" {
@@ -122,12 +134,24 @@ func podModeFlags(fs *flag.FlagSet, args []string, stderr io.Writer, failCode in
 	if *config == "" {
 		return nil, nil, usageError(fs, stderr, "--config is required")
 	}
-	cfg, err := podfiles.LoadRunConfig(*config)
+	cfg, err := loadShardConfig(*config)
 	if err != nil {
 		podfiles.Logf(stderr, "%s: %v\n", fs.Name(), err)
 		return nil, nil, failCode
 	}
 	return cfg, pod, 0
+}
+
+// loadShardConfig loads run.json narrowed to this pod's shard (its Job completion index).
+func loadShardConfig(path string) (*layout.RunConfig, error) {
+	cfg, err := podfiles.LoadRunConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.LoadShard(os.Getenv(layout.EnvShardIndex)); err != nil {
+		return nil, fmt.Errorf("run configuration %s: %w", path, err)
+	}
+	return cfg, nil
 }
 
 // podFlags registers the directories of the pod layout, defaulting to the pod's mount points.

@@ -61,6 +61,24 @@ func WriteResultConfigMaps(ctx context.Context, c client.Client, namespace strin
 	return nil
 }
 
+// WriteShardSection records a shard's collection (its status results section, JSON) under layout.ShardSectionKey
+// in the shard's pre-created ConfigMap, by name only (a merge patch: a missing ConfigMap is an error).
+func WriteShardSection(ctx context.Context, c client.Client, namespace, name string, section results.Section) error {
+	body, err := json.Marshal(section)
+	if err != nil {
+		return fmt.Errorf("encode the section of shard ConfigMap %s: %w", name, err)
+	}
+	patch, err := json.Marshal(map[string]any{"data": map[string]string{layout.ShardSectionKey: string(body)}})
+	if err != nil {
+		return fmt.Errorf("encode the patch of ConfigMap %s: %w", name, err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(layout.FieldManagerCollector)); err != nil {
+		return fmt.Errorf("write shard ConfigMap %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
 // Backoff bounds the retries of API writes.
 type Backoff struct {
 	// Initial is the first wait (default 200ms); each wait doubles up to Max (default 10s), with up to 50% jitter

@@ -220,6 +220,12 @@ func persist(ctx context.Context, o Options, g *Gathered) error {
 	if err != nil {
 		return err
 	}
+	if shard := o.Config.ShardConfigMap(); shard != "" {
+		// A shard of a sharded or resumed run: the manager merges the shards into the EvalRun's status.
+		return retry(ctx, o.Backoff, func(ctx context.Context) error {
+			return WriteShardSection(ctx, o.Client, o.Namespace, shard, g.Output.Section)
+		})
+	}
 	return retry(ctx, o.Backoff, func(ctx context.Context) error {
 		return ApplyStatus(ctx, o.Client, o.Namespace, o.Name, o.UID, g.Output.Section)
 	})

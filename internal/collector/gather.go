@@ -138,7 +138,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 
 	sum := pr.Summary
 	outcome, message := classify(rec, in, tail, noOutput, sum.Total)
-	apiSummary := toAPISummary(sum, tail)
+	apiSummary := results.SummaryStatus(sum, tail.ParseErrorCount, tail.UnexpectedCount)
 	tail.Summary = apiSummary
 	collectedAt := metav1.NewTime(in.Now.UTC().Truncate(time.Second))
 	tail.Collection = evalsv1alpha1.CollectionStatus{
@@ -172,16 +172,6 @@ func (in GatherInput) evalFile() (*evalfile.File, error) {
 	return file, nil
 }
 
-// fullResult is one line of the result ConfigMaps: the case's judgement, its answer and metrics.
-type fullResult struct {
-	evaluate.CaseResult
-	Answer     string                  `json:"answer,omitempty"`
-	Line       int64                   `json:"line,omitempty"`
-	TokenUsage *jsonlresult.TokenUsage `json:"tokenUsage,omitempty"`
-	CostUSD    *float64                `json:"costUsd,omitempty"`
-	DurationMs *float64                `json:"durationMs,omitempty"`
-}
-
 // noOutputSource is the source of a runner that left no readable output: every case is missing.
 var noOutputSource = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
 
@@ -194,7 +184,7 @@ type statusSink struct {
 // Prepare encodes a judged case; it is safe for concurrent use. The encoded line is appended to *buf, so one
 // buffer can hold the lines of a whole batch.
 func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (results.Case, error) {
-	full := fullResult{CaseResult: c.Result}
+	full := results.Line{CaseResult: c.Result}
 	if resp := c.Response; resp != nil {
 		full.Answer, full.Line = resp.Text, resp.Line
 		full.TokenUsage, full.CostUSD, full.DurationMs = resp.TokenUsage, resp.CostUSD, resp.DurationMs
@@ -206,7 +196,7 @@ func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (results.Case, error)
 	}
 	*buf = b
 	line := b[start:len(b):len(b)]
-	return results.Case{Index: c.Index, Status: toAPICase(full.CaseResult, full.Answer), Missing: c.Result.Missing, Line: line}, nil
+	return results.Case{Index: c.Index, Status: full.Status(), Missing: c.Result.Missing, Line: line}, nil
 }
 
 // Commit adds a prepared case to the builder, in output order.
@@ -326,66 +316,4 @@ func stderrSuffix(s string) string {
 		s = s[i+1:]
 	}
 	return ": " + results.Excerpt(s, 512)
-}
-
-// known is v, or Error for a verdict nothing set (the API's enum has no empty value).
-func known(v evaluate.Verdict) evaluate.Verdict {
-	switch v {
-	case evaluate.VerdictPass, evaluate.VerdictFail, evaluate.VerdictError, evaluate.VerdictSkipped:
-		return v
-	}
-	return evaluate.VerdictError
-}
-
-// toAPICase converts a case result to its status form (the results package bounds its strings).
-func toAPICase(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
-	out := evalsv1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: results.Excerpt(answer, 512)}
-	if r.Verdict == evaluate.VerdictPass || r.Verdict == evaluate.VerdictFail {
-		out.Score = evaluate.FormatScore(r.Score)
-	}
-	if r.Verdict == evaluate.VerdictError {
-		out.Error = results.Excerpt(r.Error, 1024)
-	}
-	for i, e := range r.Evaluators {
-		if i == results.MaxStatusEvaluators {
-			break
-		}
-		es := evalsv1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: known(e.Verdict)}
-		if e.Verdict != evaluate.VerdictSkipped {
-			es.Score = evaluate.FormatScore(e.Score)
-		}
-		switch {
-		case len(e.Misses) > 0:
-			es.Message = results.Excerpt(strings.Join(e.Misses, "; "), 512)
-		case e.Reasoning != "":
-			es.Message = results.Excerpt(e.Reasoning, 512)
-		}
-		out.Evaluators = append(out.Evaluators, es)
-	}
-	return out
-}
-
-func toAPISummary(s evaluate.Summary, t results.Tail) evalsv1alpha1.RunSummary {
-	out := evalsv1alpha1.RunSummary{
-		Total:       int32(s.Total),
-		Passed:      int32(s.Passed),
-		Failed:      int32(s.Failed),
-		Errored:     int32(s.Errored),
-		Skipped:     int32(s.Skipped),
-		Missing:     int32(s.Missing),
-		ParseErrors: int32(t.ParseErrorCount),
-		Unexpected:  int32(t.UnexpectedCount),
-		PassRate:    evaluate.FormatScore(s.PassRate()),
-	}
-	if s.Judged > 0 {
-		out.MeanScore = evaluate.FormatScore(s.MeanScore)
-		out.MedianScore = evaluate.FormatScore(s.MedianScore)
-		out.MinScore = evaluate.FormatScore(s.MinScore)
-		out.MaxScore = evaluate.FormatScore(s.MaxScore)
-		out.Histogram = make([]int32, len(s.Histogram))
-		for i, n := range s.Histogram {
-			out.Histogram[i] = int32(n)
-		}
-	}
-	return out
 }

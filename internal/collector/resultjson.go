@@ -8,13 +8,14 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // appendFullResult appends the JSON encoding of r to b: byte for byte what encoding/json.Marshal produces for a
-// fullResult (field order, omitempty, HTML-safe string escapes, float formatting), without reflection or an
+// results.Line (field order, omitempty, HTML-safe string escapes, float formatting), without reflection or an
 // allocation per field. One result line is encoded per case, so this is on the collector's hot path;
 // TestAppendFullResultMatchesEncodingJSON and FuzzAppendFullResult hold it to encoding/json.
-func appendFullResult(b []byte, r *fullResult) ([]byte, error) {
+func appendFullResult(b []byte, r *results.Line) ([]byte, error) {
 	var err error
 	b = append(b, `{"id":`...)
 	b = jsonenc.AppendString(b, r.ID)
@@ -66,6 +67,10 @@ func appendFullResult(b []byte, r *fullResult) ([]byte, error) {
 		if b, err = appendJSONFloat(b, *r.DurationMs); err != nil {
 			return b, fmt.Errorf("durationMs: %w", err)
 		}
+	}
+	if r.CarriedFrom != "" {
+		b = append(b, `,"carriedFrom":`...)
+		b = jsonenc.AppendString(b, r.CarriedFrom)
 	}
 	return append(b, '}'), nil
 }

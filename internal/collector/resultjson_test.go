@@ -8,6 +8,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -15,7 +16,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 	tricky := "quote\" back\\ <b>&amp; \b\f\n\r\t\x00\x1f\x7f é 中 \u2028\u2029 \xff\xfe bad \xe2\x82 end"
-	tests := map[string]fullResult{
+	tests := map[string]results.Line{
 		"zero":    {},
 		"missing": {CaseResult: evaluate.MissingCase("case-1")},
 		"full": {
@@ -29,7 +30,7 @@ func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 			},
 			Answer: tricky, Line: 12345,
 			TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 0.5, Cached: ptr(3e-5)},
-			CostUSD:    ptr(0.00731), DurationMs: ptr(123456789012.0),
+			CostUSD:    ptr(0.00731), DurationMs: ptr(123456789012.0), CarriedFrom: tricky,
 		},
 		"floats": {
 			CaseResult: evaluate.CaseResult{ID: "f", Score: math.Copysign(0, -1), Verdict: evaluate.VerdictPass},
@@ -55,7 +56,7 @@ func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 }
 
 func TestAppendFullResultRejectsNonFinite(t *testing.T) {
-	for name, r := range map[string]fullResult{
+	for name, r := range map[string]results.Line{
 		"NaN score":     {CaseResult: evaluate.CaseResult{Score: math.NaN()}},
 		"infinite cost": {CostUSD: ptr(math.Inf(1))},
 		"member weight": {CaseResult: evaluate.CaseResult{Evaluators: []evaluate.EvaluatorResult{{Members: []evaluate.EvaluatorResult{{Weight: math.Inf(-1)}}}}}},
@@ -93,10 +94,10 @@ func FuzzAppendFullResult(f *testing.F) {
 	f.Add("case-1", "answer <&> \u2028", "reason", 0.5, 1e-7, int64(3))
 	f.Add("\xff", "\x00\"\\", "", math.Inf(1), 1e21, int64(-1))
 	f.Fuzz(func(t *testing.T, id, answer, reasoning string, score, cost float64, line int64) {
-		r := fullResult{
+		r := results.Line{
 			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning),
 				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning}}},
-			Answer: answer, Line: line, CostUSD: &cost,
+			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning,
 		}
 		want, werr := json.Marshal(r)
 		got, gerr := appendFullResult(nil, &r)

@@ -26,7 +26,9 @@ const (
 	// VolumeVerdicts holds the judge's code_judge results; read-only for the collector.
 	VolumeVerdicts = "verdicts"
 	VolumeEval     = "eval"
-	VolumeToken    = "collector-token"
+	// VolumeShard holds a sharded run's shard eval file; written by install, read-only everywhere else.
+	VolumeShard = "shard"
+	VolumeToken = "collector-token"
 )
 
 // Mount points.
@@ -36,6 +38,7 @@ const (
 	SnapshotDir = "/evalrun/snapshot"
 	VerdictsDir = "/evalrun/verdicts"
 	EvalDir     = "/evalrun-eval"
+	ShardDir    = "/evalrun/shard"
 
 	// CollectorImageBinary is where the collector binary lives inside the collector image.
 	CollectorImageBinary = "/collector"
@@ -154,6 +157,10 @@ const (
 	EnvOutputFile = "OUTPUT_FILE"
 )
 
+// EnvShardIndex is the Job completion index the Job controller sets in every container of an Indexed Job's pod:
+// the pod's shard.
+const EnvShardIndex = "JOB_COMPLETION_INDEX"
+
 // Environment variables set in the collector container (downward API and manager-provided values).
 const (
 	EnvRunName      = "EVALRUN_NAME"
@@ -196,4 +203,10 @@ const (
 	MaxResultConfigMaps = 64
 	// CasesPerResultConfigMap is the planning figure the manager uses to size the set.
 	CasesPerResultConfigMap = 2000
+	// ShardSectionKey is the data key of a shard ConfigMap: the shard's collection, a status results section
+	// (JSON) within ShardSectionBudgetBytes.
+	ShardSectionKey = "shard.json"
+	// ShardSectionBudgetBytes bounds a shard's section: the manager reads the shard's cases from its result
+	// ConfigMaps, so the section needs little more than the summary, the collection facts and the lists.
+	ShardSectionBudgetBytes = 32 << 10
 )

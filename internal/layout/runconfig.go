@@ -3,6 +3,7 @@ package layout
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -18,8 +19,27 @@ type RunConfig struct {
 
 	// EvalFile is the path of the eval file ({EVAL_FILE}).
 	EvalFile string `json:"evalFile"`
-	// CaseIDs are the requested case ids, in eval-file order.
+	// CaseIDs are the requested case ids, in eval-file order: the whole run's. In a pod of a sharded run,
+	// LoadShard narrows them (and ResultConfigMaps) to the pod's shard.
 	CaseIDs []string `json:"caseIds"`
+
+	// Shards is the number of shards of the run (1: one pod). A pod's shard is its Job completion index
+	// (EnvShardIndex); shard i holds CaseIDs[ShardRange(len(CaseIDs), Shards, i)].
+	Shards int32 `json:"shards"`
+	// ShardIndex is the pod's shard and ShardOffset the index of its first case among the run's, set by
+	// LoadShard (never written by the manager).
+	ShardIndex  int32 `json:"-"`
+	ShardOffset int   `json:"-"`
+	// SourceEvalFile, when set, is the pinned eval file that install splits: it writes the shard's cases to
+	// EvalFile, in a volume the runner reads but cannot write.
+	SourceEvalFile string `json:"sourceEvalFile,omitempty"`
+	// ShardConfigMaps, when set (a sharded or resumed run), name one pre-created ConfigMap per shard in which that
+	// shard's collector records its collection (key ShardSectionKey); the manager merges them into the EvalRun's
+	// status, which the collectors then do not write.
+	ShardConfigMaps []string `json:"shardConfigMaps,omitempty"`
+	// ResultConfigMapsPerShard is how many of ResultConfigMaps each shard has: shard i's are
+	// ResultConfigMaps[i*n:(i+1)*n]. 0 with one shard: all of them.
+	ResultConfigMapsPerShard int32 `json:"resultConfigMapsPerShard,omitempty"`
 
 	// CommandTemplate, Batching ("Batched" or "PerCase") and Workers describe the runner invocation.
 	CommandTemplate string `json:"commandTemplate"`
@@ -90,6 +110,11 @@ func (c *RunConfig) Validate() error {
 	need(c.MaxOutputBytes > 0, "maxOutputBytes")
 	need(!c.CodeJudges || c.JudgeDeadlineSeconds > 0, "judgeDeadlineSeconds")
 	need(c.CollectorStartSeconds > 0, "collectorStartSeconds")
+	need(c.Shards > 0, "shards")
+	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == int(c.Shards), "shardConfigMaps (one per shard)")
+	need(c.Shards <= 1 || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
+		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
+	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
 	if len(missing) > 0 {
 		return fmt.Errorf("the run configuration lacks %s (the manager resolves every default)", strings.Join(missing, ", "))
 	}
@@ -101,3 +126,53 @@ func (c *RunConfig) Validate() error {
 
 // Seconds is a configuration's number of seconds as a duration.
 func Seconds(n int32) time.Duration { return time.Duration(n) * time.Second }
+
+// Merged reports whether the run's status is merged by the manager from per-shard collections (a sharded or
+// resumed run) rather than written by its one collector.
+func (c *RunConfig) Merged() bool { return len(c.ShardConfigMaps) > 0 }
+
+// ShardRange returns the half-open range [lo, hi) of the cases of shard i when n cases are split into shards
+// contiguous shards: in order, shard i holds cases i*n/shards up to (i+1)*n/shards.
+func ShardRange(n, shards, i int) (lo, hi int) {
+	if shards <= 1 {
+		return 0, n
+	}
+	return i * n / shards, (i + 1) * n / shards
+}
+
+// LoadShard narrows a validated run configuration to the shard with the given index (the pod's Job completion
+// index, EnvShardIndex): its case ids and result ConfigMaps. With one shard, index must be "" or "0".
+func (c *RunConfig) LoadShard(index string) error {
+	i := 0
+	if index != "" {
+		n, err := strconv.Atoi(index)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s is %q, not a shard index", EnvShardIndex, index)
+		}
+		i = n
+	}
+	if i >= int(c.Shards) {
+		return fmt.Errorf("shard %d does not exist: the run has %d shards", i, c.Shards)
+	}
+	if c.Shards > 1 && index == "" {
+		return fmt.Errorf("the run has %d shards but %s is not set", c.Shards, EnvShardIndex)
+	}
+	c.ShardIndex = int32(i)
+	if c.Shards <= 1 {
+		return nil
+	}
+	lo, hi := ShardRange(len(c.CaseIDs), int(c.Shards), i)
+	c.CaseIDs, c.ShardOffset = c.CaseIDs[lo:hi:hi], lo
+	per := int(c.ResultConfigMapsPerShard)
+	c.ResultConfigMaps = c.ResultConfigMaps[i*per : (i+1)*per : (i+1)*per]
+	return nil
+}
+
+// ShardConfigMap is the ConfigMap where this pod's shard records its collection ("" when the collector writes
+// the EvalRun's status itself).
+func (c *RunConfig) ShardConfigMap() string {
+	if !c.Merged() {
+		return ""
+	}
+	return c.ShardConfigMaps[c.ShardIndex]
+}

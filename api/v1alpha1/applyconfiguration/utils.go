@@ -59,10 +59,20 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.PodOverridesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResultsReference"):
 		return &apiv1alpha1.ResultsReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Resume"):
+		return &apiv1alpha1.ResumeApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ResumeStatus"):
+		return &apiv1alpha1.ResumeStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunnerStatus"):
 		return &apiv1alpha1.RunnerStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunSummary"):
 		return &apiv1alpha1.RunSummaryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Sharding"):
+		return &apiv1alpha1.ShardingApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ShardingStatus"):
+		return &apiv1alpha1.ShardingStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ShardStatus"):
+		return &apiv1alpha1.ShardStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SuccessPolicy"):
 		return &apiv1alpha1.SuccessPolicyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Target"):

@@ -46,6 +46,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: answer
       type:
         scalar: string
+    - name: carriedFrom
+      type:
+        scalar: string
     - name: error
       type:
         scalar: string
@@ -153,6 +156,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 300
+    - name: resume
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Resume
+    - name: sharding
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Sharding
     - name: successPolicy
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.SuccessPolicy
@@ -217,9 +226,23 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: results
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference
+    - name: resume
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResumeStatus
     - name: runner
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunnerStatus
+    - name: sharding
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardingStatus
+    - name: shards
+      type:
+        list:
+          elementType:
+            namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardStatus
+          elementRelationship: associative
+          keys:
+          - index
     - name: startTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
@@ -326,6 +349,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: message
       type:
         scalar: string
+    - name: shard
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PodOverrides
   map:
     fields:
@@ -392,6 +418,36 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: totalCases
       type:
         scalar: numeric
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Resume
+  map:
+    fields:
+    - name: cases
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResumeCases
+      default: Missing
+    - name: from
+      type:
+        scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResumeCases
+  scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResumeStatus
+  map:
+    fields:
+    - name: carried
+      type:
+        scalar: numeric
+    - name: cases
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResumeCases
+    - name: from
+      type:
+        scalar: string
+    - name: fromUID
+      type:
+        scalar: string
+    - name: ran
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunSummary
   map:
     fields:
@@ -455,6 +511,79 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: reason
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardStatus
+  map:
+    fields:
+    - name: cases
+      type:
+        scalar: numeric
+    - name: errored
+      type:
+        scalar: numeric
+    - name: failed
+      type:
+        scalar: numeric
+    - name: firstCaseId
+      type:
+        scalar: string
+    - name: index
+      type:
+        scalar: numeric
+    - name: message
+      type:
+        scalar: string
+    - name: missing
+      type:
+        scalar: numeric
+    - name: missingIds
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: parseErrors
+      type:
+        scalar: numeric
+    - name: passed
+      type:
+        scalar: numeric
+    - name: podName
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: state
+      type:
+        scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Sharding
+  map:
+    fields:
+    - name: parallelism
+      type:
+        scalar: numeric
+    - name: shards
+      type:
+        scalar: numeric
+      default: 1
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardingStatus
+  map:
+    fields:
+    - name: failed
+      type:
+        scalar: numeric
+    - name: omittedShards
+      type:
+        scalar: numeric
+    - name: shards
+      type:
+        scalar: numeric
+    - name: split
+      type:
+        scalar: string
+    - name: succeeded
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.SuccessPolicy
   map:
     fields:

@@ -38,6 +38,9 @@ type CaseResultApplyConfiguration struct {
 	Error *string `json:"error,omitempty"`
 	// evaluators summarise each evaluator's judgement.
 	Evaluators []EvaluatorSummaryApplyConfiguration `json:"evaluators,omitempty"`
+	// carriedFrom names the earlier run this result was carried from (spec.resume); empty for a result of this
+	// run.
+	CarriedFrom *string `json:"carriedFrom,omitempty"`
 }
 
 // CaseResultApplyConfiguration constructs a declarative configuration of the CaseResult type for use with
@@ -96,5 +99,13 @@ func (b *CaseResultApplyConfiguration) WithEvaluators(values ...*EvaluatorSummar
 		}
 		b.Evaluators = append(b.Evaluators, *values[i])
 	}
+	return b
+}
+
+// WithCarriedFrom sets the CarriedFrom field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CarriedFrom field is set to the value of the last call.
+func (b *CaseResultApplyConfiguration) WithCarriedFrom(value string) *CaseResultApplyConfiguration {
+	b.CarriedFrom = &value
 	return b
 }

@@ -53,6 +53,14 @@ type EvalRunSpecApplyConfiguration struct {
 	QueueName *string `json:"queueName,omitempty"`
 	// podTemplate holds scheduling and metadata overrides for the run's pod.
 	PodTemplate *PodOverridesApplyConfiguration `json:"podTemplate,omitempty"`
+	// sharding splits the eval's cases into shards that run as one Indexed Job, one pod per shard. Each shard's
+	// runner gets an eval file holding only its cases at {EVAL_FILE}; the manager merges the shards' results into
+	// this run's status. Unset means one pod for all cases.
+	Sharding *ShardingApplyConfiguration `json:"sharding,omitempty"`
+	// resume runs only the cases an earlier run of the same eval file did not finish (or did not pass) and
+	// carries that run's results for the rest, so that a crashed or partly failed run is completed without
+	// re-running (and re-paying for) the cases it already has.
+	Resume *ResumeApplyConfiguration `json:"resume,omitempty"`
 }
 
 // EvalRunSpecApplyConfiguration constructs a declarative configuration of the EvalRunSpec type for use with
@@ -146,5 +154,21 @@ func (b *EvalRunSpecApplyConfiguration) WithQueueName(value string) *EvalRunSpec
 // If called multiple times, the PodTemplate field is set to the value of the last call.
 func (b *EvalRunSpecApplyConfiguration) WithPodTemplate(value *PodOverridesApplyConfiguration) *EvalRunSpecApplyConfiguration {
 	b.PodTemplate = value
+	return b
+}
+
+// WithSharding sets the Sharding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sharding field is set to the value of the last call.
+func (b *EvalRunSpecApplyConfiguration) WithSharding(value *ShardingApplyConfiguration) *EvalRunSpecApplyConfiguration {
+	b.Sharding = value
+	return b
+}
+
+// WithResume sets the Resume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Resume field is set to the value of the last call.
+func (b *EvalRunSpecApplyConfiguration) WithResume(value *ResumeApplyConfiguration) *EvalRunSpecApplyConfiguration {
+	b.Resume = value
 	return b
 }

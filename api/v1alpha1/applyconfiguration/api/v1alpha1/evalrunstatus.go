@@ -63,8 +63,19 @@ type EvalRunStatusApplyConfiguration struct {
 	UnexpectedIDs []string `json:"unexpectedIds,omitempty"`
 	// results says where the full results live and what the status left out. Written by the collector.
 	Results *ResultsReferenceApplyConfiguration `json:"results,omitempty"`
-	// collection holds the collector's facts about the pod it ran in. Written by the collector.
+	// collection holds the collector's facts about the pod it ran in. Written by the collector of a run with
+	// one pod and no resume; a sharded or resumed run has its collectors' facts per shard in shards.
 	Collection *CollectionStatusApplyConfiguration `json:"collection,omitempty"`
+	// sharding counts the shards of a sharded or resumed run and says how its cases were split. Written by the
+	// manager.
+	Sharding *ShardingStatusApplyConfiguration `json:"sharding,omitempty"`
+	// shards lists shards of a sharded or resumed run (index, state, counts, pod): failed shards first, then
+	// those in progress, then the rest, in index order, at most 100 (sharding.omittedShards counts the rest).
+	// Written by the manager.
+	Shards []ShardStatusApplyConfiguration `json:"shards,omitempty"`
+	// resume says what a run with spec.resume ran and what it carried from the earlier run. Written by the
+	// manager.
+	Resume *ResumeStatusApplyConfiguration `json:"resume,omitempty"`
 }
 
 // EvalRunStatusApplyConfiguration constructs a declarative configuration of the EvalRunStatus type for use with
@@ -209,5 +220,34 @@ func (b *EvalRunStatusApplyConfiguration) WithResults(value *ResultsReferenceApp
 // If called multiple times, the Collection field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithCollection(value *CollectionStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
 	b.Collection = value
+	return b
+}
+
+// WithSharding sets the Sharding field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Sharding field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithSharding(value *ShardingStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.Sharding = value
+	return b
+}
+
+// WithShards adds the given value to the Shards field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Shards field.
+func (b *EvalRunStatusApplyConfiguration) WithShards(values ...*ShardStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithShards")
+		}
+		b.Shards = append(b.Shards, *values[i])
+	}
+	return b
+}
+
+// WithResume sets the Resume field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Resume field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithResume(value *ResumeStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.Resume = value
 	return b
 }

@@ -28,6 +28,8 @@ type ParseErrorApplyConfiguration struct {
 	Excerpt *string `json:"excerpt,omitempty"`
 	// message says what is wrong.
 	Message *string `json:"message,omitempty"`
+	// shard is the index of the shard whose output has the line, in a sharded run.
+	Shard *int32 `json:"shard,omitempty"`
 }
 
 // ParseErrorApplyConfiguration constructs a declarative configuration of the ParseError type for use with
@@ -57,5 +59,13 @@ func (b *ParseErrorApplyConfiguration) WithExcerpt(value string) *ParseErrorAppl
 // If called multiple times, the Message field is set to the value of the last call.
 func (b *ParseErrorApplyConfiguration) WithMessage(value string) *ParseErrorApplyConfiguration {
 	b.Message = &value
+	return b
+}
+
+// WithShard sets the Shard field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Shard field is set to the value of the last call.
+func (b *ParseErrorApplyConfiguration) WithShard(value int32) *ParseErrorApplyConfiguration {
+	b.Shard = &value
 	return b
 }

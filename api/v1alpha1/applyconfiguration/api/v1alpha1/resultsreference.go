@@ -22,7 +22,8 @@ package v1alpha1
 //
 // ResultsReference says where the full results live and what the status omitted.
 type ResultsReferenceApplyConfiguration struct {
-	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order.
+	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order
+	// (in a sharded run, shard by shard; in a resumed run, the carried results last).
 	ConfigMaps []string `json:"configMaps,omitempty"`
 	// key is the binaryData key under which each ConfigMap holds its chunk.
 	Key *string `json:"key,omitempty"`

@@ -1,0 +1,95 @@
+package results
+
+import (
+	"strings"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+)
+
+// Line is one line of the result ConfigMaps: a case's judgement, its answer and metrics. The collector encodes
+// it without reflection (byte for byte what encoding/json gives); the manager decodes it to merge shards and to
+// carry results into a resumed run.
+type Line struct {
+	evaluate.CaseResult
+	Answer     string                  `json:"answer,omitempty"`
+	Line       int64                   `json:"line,omitempty"`
+	TokenUsage *jsonlresult.TokenUsage `json:"tokenUsage,omitempty"`
+	CostUSD    *float64                `json:"costUsd,omitempty"`
+	DurationMs *float64                `json:"durationMs,omitempty"`
+	// CarriedFrom names the earlier run a resumed run carried this result from.
+	CarriedFrom string `json:"carriedFrom,omitempty"`
+}
+
+// Status is the line's case as status.cases shows it (the Builder bounds its strings).
+func (l *Line) Status() evalsv1alpha1.CaseResult {
+	out := CaseStatus(l.CaseResult, l.Answer)
+	if l.CarriedFrom != "" {
+		out.CarriedFrom = &l.CarriedFrom
+	}
+	return out
+}
+
+// known is v, or Error for a verdict nothing set (the API's enum has no empty value).
+func known(v evaluate.Verdict) evaluate.Verdict {
+	switch v {
+	case evaluate.VerdictPass, evaluate.VerdictFail, evaluate.VerdictError, evaluate.VerdictSkipped:
+		return v
+	}
+	return evaluate.VerdictError
+}
+
+// CaseStatus converts a case result to its status form (the Builder bounds its strings).
+func CaseStatus(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
+	out := evalsv1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: Excerpt(answer, 512)}
+	if r.Verdict == evaluate.VerdictPass || r.Verdict == evaluate.VerdictFail {
+		out.Score = evaluate.FormatScore(r.Score)
+	}
+	if r.Verdict == evaluate.VerdictError {
+		out.Error = Excerpt(r.Error, 1024)
+	}
+	for i, e := range r.Evaluators {
+		if i == MaxStatusEvaluators {
+			break
+		}
+		es := evalsv1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: known(e.Verdict)}
+		if e.Verdict != evaluate.VerdictSkipped {
+			es.Score = evaluate.FormatScore(e.Score)
+		}
+		switch {
+		case len(e.Misses) > 0:
+			es.Message = Excerpt(strings.Join(e.Misses, "; "), 512)
+		case e.Reasoning != "":
+			es.Message = Excerpt(e.Reasoning, 512)
+		}
+		out.Evaluators = append(out.Evaluators, es)
+	}
+	return out
+}
+
+// SummaryStatus converts a run's summary, with its parse error and unexpected id counts, to its status form.
+func SummaryStatus(s evaluate.Summary, parseErrors, unexpected int) evalsv1alpha1.RunSummary {
+	out := evalsv1alpha1.RunSummary{
+		Total:       int32(s.Total),
+		Passed:      int32(s.Passed),
+		Failed:      int32(s.Failed),
+		Errored:     int32(s.Errored),
+		Skipped:     int32(s.Skipped),
+		Missing:     int32(s.Missing),
+		ParseErrors: int32(parseErrors),
+		Unexpected:  int32(unexpected),
+		PassRate:    evaluate.FormatScore(s.PassRate()),
+	}
+	if s.Judged > 0 {
+		out.MeanScore = evaluate.FormatScore(s.MeanScore)
+		out.MedianScore = evaluate.FormatScore(s.MedianScore)
+		out.MinScore = evaluate.FormatScore(s.MinScore)
+		out.MaxScore = evaluate.FormatScore(s.MaxScore)
+		out.Histogram = make([]int32, len(s.Histogram))
+		for i, n := range s.Histogram {
+			out.Histogram[i] = int32(n)
+		}
+	}
+	return out
+}
