@@ -229,10 +229,6 @@ type ShardStatus struct {
 	// cases is the number of cases the shard runs.
 	// +required
 	Cases int32 `json:"cases"`
-	// firstCaseId is the id of the shard's first case.
-	// +kubebuilder:validation:MaxLength=256
-	// +required
-	FirstCaseID string `json:"firstCaseId"`
 	// state is Pending, Running, Collecting, Succeeded or Failed.
 	// +kubebuilder:validation:MaxLength=32
 	// +required

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -20,6 +22,7 @@ const (
 	ComponentEval      = "eval"
 	ComponentCollector = "collector"
 	ComponentResults   = "results"
+	ComponentShard     = "shard"
 	ComponentJob       = "job"
 )
 
@@ -86,6 +89,18 @@ func BuildResultConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*
 	return out
 }
 
+// BuildShardConfigMaps returns the empty shard ConfigMaps named in cfg.ShardConfigMaps (a sharded or resumed
+// run), each labelled with its shard index. The collectors may only update them by name.
+func BuildShardConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*corev1.ConfigMap {
+	out := make([]*corev1.ConfigMap, 0, len(cfg.ShardConfigMaps))
+	for i, name := range cfg.ShardConfigMaps {
+		meta := childMeta(run, name, ComponentShard)
+		meta.Labels[layout.LabelShard] = strconv.Itoa(i)
+		out = append(out, &corev1.ConfigMap{ObjectMeta: meta})
+	}
+	return out
+}
+
 // BuildCollectorServiceAccount returns the ServiceAccount the run's pod runs as. Only the collector container
 // mounts a token for it.
 func BuildCollectorServiceAccount(run *evalsv1alpha1.EvalRun) *corev1.ServiceAccount {
@@ -96,24 +111,27 @@ func BuildCollectorServiceAccount(run *evalsv1alpha1.EvalRun) *corev1.ServiceAcc
 }
 
 // BuildCollectorRole returns the collector's Role. It grants, by resourceNames only:
-//   - get on this EvalRun, and get and patch on its status (the collector's server-side apply);
-//   - get, update and patch on this run's pre-created result ConfigMaps.
+//   - get on this EvalRun, and get and patch on its status (the collector's server-side apply), unless the run is
+//     sharded or resumed: its collectors then record their collections in shard ConfigMaps and never write the
+//     EvalRun;
+//   - get, update and patch on this run's pre-created result (and shard) ConfigMaps.
 //
 // It grants no create: Kubernetes cannot restrict create by name, so a create grant would let the token make any
 // ConfigMap in the namespace. The manager pre-creates the bounded set of result ConfigMaps instead.
 func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) *rbacv1.Role {
 	group := evalsv1alpha1.GroupVersion.Group
-	return &rbacv1.Role{
-		ObjectMeta: childMeta(run, NamesFor(run.Name).Role, ComponentCollector),
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{group}, Resources: []string{"evalruns"}, ResourceNames: []string{run.Name}, Verbs: []string{"get"}},
-			{APIGroups: []string{group}, Resources: []string{"evalruns/status"}, ResourceNames: []string{run.Name}, Verbs: []string{"get", "patch"}},
-			{
-				APIGroups: []string{""}, Resources: []string{"configmaps"},
-				ResourceNames: append([]string{}, cfg.ResultConfigMaps...), Verbs: []string{"get", "update", "patch"},
-			},
-		},
+	var rules []rbacv1.PolicyRule
+	if !cfg.Merged() {
+		rules = append(rules,
+			rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"evalruns"}, ResourceNames: []string{run.Name}, Verbs: []string{"get"}},
+			rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"evalruns/status"}, ResourceNames: []string{run.Name}, Verbs: []string{"get", "patch"}},
+		)
 	}
+	rules = append(rules, rbacv1.PolicyRule{
+		APIGroups: []string{""}, Resources: []string{"configmaps"},
+		ResourceNames: append(slices.Clone(cfg.ResultConfigMaps), cfg.ShardConfigMaps...), Verbs: []string{"get", "update", "patch"},
+	})
+	return &rbacv1.Role{ObjectMeta: childMeta(run, NamesFor(run.Name).Role, ComponentCollector), Rules: rules}
 }
 
 // BuildCollectorRoleBinding binds the collector's Role to its ServiceAccount.

@@ -20,7 +20,7 @@ func TestBuildRunConfig(t *testing.T) {
 	base := func() layout.RunConfig {
 		return layout.RunConfig{
 			RunName: "screen", Namespace: "team-a", UID: testUID,
-			EvalFile: "/evalrun-eval/eval.yaml", CaseIDs: []string{"case-001", "case-002"},
+			EvalFile: "/evalrun-eval/eval.yaml", CaseIDs: []string{"case-001", "case-002"}, Shards: 1,
 			CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
 			KillGraceSeconds: 10, PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
 			ResultConfigMaps: []string{"screen-evalrun-results-0"}, StatusBudgetBytes: 512 * 1024,
@@ -158,6 +158,52 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
+			},
+		},
+		{
+			name: "4001 cases in 3 shards: each shard its own result ConfigMaps and shard ConfigMap, the shard's eval file",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](3)}
+				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
+				r.Spec.Target.TimeoutSeconds = ptr.To[int32](10)
+			}),
+			ids: caseIDs(4001),
+			want: func(c *layout.RunConfig) {
+				c.CaseIDs = caseIDs(4001)
+				c.Batching = "PerCase"
+				c.Shards, c.ResultConfigMapsPerShard = 3, 1
+				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
+				c.ShardConfigMaps = []string{"screen-evalrun-shard-0", "screen-evalrun-shard-1", "screen-evalrun-shard-2"}
+				c.SourceEvalFile, c.EvalFile = "/evalrun-eval/eval.yaml", "/evalrun/shard/eval.yaml"
+				c.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+				c.TimeoutSeconds = 10
+				// A shard runs ceil(4001/3) = 1334 cases: 1334 rounds of (10+10), + 10 + 60.
+				c.RunnerDeadlineSeconds = 1334*20 + 10 + 60
+			},
+		},
+		{
+			name: "more shards than cases: one shard per case",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](5)}
+			}),
+			ids: []string{"case-001", "case-002"},
+			want: func(c *layout.RunConfig) {
+				c.Shards, c.ResultConfigMapsPerShard = 2, 1
+				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1"}
+				c.ShardConfigMaps = []string{"screen-evalrun-shard-0", "screen-evalrun-shard-1"}
+				c.SourceEvalFile, c.EvalFile = "/evalrun-eval/eval.yaml", "/evalrun/shard/eval.yaml"
+				c.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+			},
+		},
+		{
+			name: "a resumed run of one shard records its collection in a shard ConfigMap",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Resume = &evalsv1alpha1.Resume{From: "earlier"}
+			}),
+			ids: []string{"case-001", "case-002"},
+			want: func(c *layout.RunConfig) {
+				c.ShardConfigMaps = []string{"screen-evalrun-shard-0"}
+				c.StatusBudgetBytes = layout.ShardSectionBudgetBytes
 			},
 		},
 	}

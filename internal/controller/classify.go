@@ -79,6 +79,8 @@ type Assessment struct {
 	// RetryPod names a pod to evict: its runner container never started (an infrastructure failure), so the
 	// Job replaces it without spending its backoffLimit (the eviction marks it DisruptionTarget).
 	RetryPod string
+	// StopPods names pods of a sharded run to delete: their shard is decided (failed) while they still run.
+	StopPods []string
 	// RecheckAfter, when positive, is when the classification may change without any watched object changing
 	// (a timeout or deadline expires).
 	RecheckAfter time.Duration

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,6 +48,9 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	}
 	children := []client.Object{BuildCollectorServiceAccount(run), BuildCollectorRole(run, cfg), BuildCollectorRoleBinding(run)}
 	for _, cm := range BuildResultConfigMaps(run, cfg) {
+		children = append(children, cm)
+	}
+	for _, cm := range BuildShardConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
 	// The children are independent of each other; only the Job needs them all.
@@ -116,7 +120,30 @@ func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) ([]string, int, s
 		}
 		return nil, 0, "invalid eval file: " + err.Error()
 	}
-	return f.CaseIDs(), f.CodeJudgeCases(), ""
+	ids := f.CaseIDs()
+	if shards := Shards(run, len(ids)); shards > 1 {
+		if msg := checkSplit(data, ids, shards, defaults); msg != "" {
+			return nil, 0, msg
+		}
+	}
+	return ids, f.CodeJudgeCases(), ""
+}
+
+// checkSplit checks that the eval file splits into shards whose first shard holds exactly its cases (the pods
+// split it the same way), or says why not.
+func checkSplit(data []byte, ids []string, shards int, defaults []map[string]any) string {
+	lo, hi := layout.ShardRange(len(ids), shards, 0)
+	sub, err := evalfile.Subset(data, func(i int) bool { return i >= lo && i < hi })
+	if err == nil {
+		var f *evalfile.File
+		if f, err = evalfile.Parse(sub, evalfile.WithDefaultEvaluators(defaults)); err == nil && !slices.Equal(f.CaseIDs(), ids[lo:hi]) {
+			err = fmt.Errorf("its first shard holds %d cases instead of %d", len(f.CaseIDs()), hi-lo)
+		}
+	}
+	if err != nil {
+		return "invalid eval file: it cannot be split into shards: " + err.Error()
+	}
+	return ""
 }
 
 // mustDefaults returns the default evaluators; ValidateEvalFile has already rejected malformed ones.

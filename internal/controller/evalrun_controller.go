@@ -101,6 +101,9 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if obs.assessment.RetryPod != "" && obs.job != nil {
 		stopErr = errors.Join(stopErr, r.retryPod(ctx, obs.job, obs.assessment.RetryPod))
 	}
+	for _, pod := range obs.assessment.StopPods {
+		stopErr = errors.Join(stopErr, r.stopPod(ctx, run.Namespace, pod))
+	}
 	return ctrl.Result{RequeueAfter: obs.assessment.RecheckAfter}, errors.Join(stepErr, stopErr)
 }
 
@@ -161,7 +164,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		return nil, err
 	}
 
-	// 5. Classify from the Job, its pods and what the collector recorded.
+	// 5. Classify from the Job, its pods and what the collector (or each shard's) recorded.
 	pods, err := r.podsOf(ctx, job)
 	if err != nil {
 		return nil, err
@@ -172,6 +175,9 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		if obs.PodCreateFailures, err = r.podCreateFailures(ctx, job); err != nil {
 			return nil, err
 		}
+	}
+	if Merged(run) {
+		return r.observeShards(ctx, run, obs, facts)
 	}
 	a := Classify(obs, r.opts)
 	if len(pods) == 0 && a.RecheckAfter == 0 && !a.State.Terminal() && !ptr.Deref(job.Spec.Suspend, false) {
@@ -216,6 +222,9 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 	if a, done := TerminalAssessment(live); done {
 		return &observed{assessment: a, facts: factsFromStatus(live)}, nil
 	}
+	if Merged(live) {
+		return r.observeShardsWithoutJob(ctx, live)
+	}
 	if a, ok := fromCollection(live.Status.Collection, recordedPod(live)); ok {
 		a.Runner = live.Status.Runner
 		return &observed{assessment: a, facts: factsFromStatus(live)}, nil
@@ -229,7 +238,8 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
 	s := run.Status
 	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
-		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName}
+		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName,
+		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume}
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.
@@ -349,6 +359,16 @@ func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podN
 		return fmt.Errorf("evicting pod %s after an infrastructure failure: %w", podName, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Pod replaced after an infrastructure failure", "pod", klog.KRef(job.Namespace, podName), "retry", n)
+	return nil
+}
+
+// stopPod deletes a pod of a sharded run whose shard is decided while it still runs.
+func (r *EvalRunReconciler) stopPod(ctx context.Context, namespace, name string) error {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := r.client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting pod %s of a decided shard: %w", name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Pod of a decided shard deleted", "pod", klog.KRef(namespace, name))
 	return nil
 }
 

@@ -36,14 +36,17 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 	opts = opts.withDefaults()
 	names := NamesFor(run.Name)
 	meta := childMeta(run, names.Job, ComponentJob)
-	meta.Annotations = map[string]string{layout.AnnotationCollectionDeadline: strconv.Itoa(int(collectionDeadline(cfg)))}
+	meta.Annotations = map[string]string{
+		layout.AnnotationCollectionDeadline: strconv.Itoa(int(collectionDeadline(cfg))),
+		layout.AnnotationCases:              strconv.Itoa(len(cfg.CaseIDs)),
+	}
 	suspend := ptr.Deref(run.Spec.Suspend, false)
 	if run.Spec.QueueName != "" {
 		// Kueue admits the Job by unsuspending it; from here on only Kueue touches spec.suspend.
 		meta.Labels[layout.LabelKueueQueue] = run.Spec.QueueName
 		suspend = true
 	}
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: meta,
 		Spec: batchv1.JobSpec{
 			Parallelism:             ptr.To[int32](1),
@@ -62,6 +65,20 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 			Template:             buildPodTemplate(run, cfg, opts),
 		},
 	}
+	if cfg.Shards > 1 {
+		// One pod per shard; a shard's runner failing does not stop the others, and infrastructure failures
+		// (disruptions aside, which are ignored) are retried per shard.
+		parallelism := cfg.Shards
+		if s := run.Spec.Sharding; s != nil && s.Parallelism != nil {
+			parallelism = min(parallelism, *s.Parallelism)
+		}
+		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		job.Spec.Completions = ptr.To(cfg.Shards)
+		job.Spec.Parallelism = ptr.To(parallelism)
+		job.Spec.BackoffLimitPerIndex = job.Spec.BackoffLimit
+		job.Spec.BackoffLimit = nil
+	}
+	return job
 }
 
 // collectionDeadline is how long after the runner's end the collector may take: the code judges' deadline, the
@@ -98,8 +115,8 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 			FSGroup:        ptr.To(layout.PodUser),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
-		Volumes:           buildVolumes(run),
-		InitContainers:    []corev1.Container{buildInstallContainer(opts), buildCollectorContainer(run, opts)},
+		Volumes:           buildVolumes(run, cfg),
+		InitContainers:    []corev1.Container{buildInstallContainer(cfg, opts), buildCollectorContainer(run, cfg, opts)},
 		Containers:        []corev1.Container{buildRunnerContainer(run, cfg), buildJudgeContainer(run, cfg, opts)},
 		NodeSelector:      maps.Clone(o.NodeSelector),
 		Tolerations:       slices.Clone(o.Tolerations),
@@ -113,11 +130,15 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 	}
 }
 
-func buildVolumes(run *evalsv1alpha1.EvalRun) []corev1.Volume {
+func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Volume {
 	emptyDir := func(name string) corev1.Volume {
 		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
 	}
-	return []corev1.Volume{
+	var shard []corev1.Volume
+	if cfg.SourceEvalFile != "" {
+		shard = append(shard, emptyDir(layout.VolumeShard))
+	}
+	return append(shard, []corev1.Volume{
 		emptyDir(layout.VolumeBin),
 		emptyDir(layout.VolumeOut),
 		emptyDir(layout.VolumeSnapshot),
@@ -140,7 +161,7 @@ func buildVolumes(run *evalsv1alpha1.EvalRun) []corev1.Volume {
 				}}}},
 			},
 		}}},
-	}
+	}...)
 }
 
 // mount mounts volume name at its mount point; only the volume's writer mounts it read-write.
@@ -149,6 +170,14 @@ func mount(name, dir string, readOnly bool) corev1.VolumeMount {
 }
 
 func evalMount() corev1.VolumeMount { return mount(layout.VolumeEval, layout.EvalDir, true) }
+
+// evalMounts are the eval ConfigMap and, in a sharded run, the shard's eval file, both read-only.
+func evalMounts(cfg layout.RunConfig) []corev1.VolumeMount {
+	if cfg.SourceEvalFile == "" {
+		return []corev1.VolumeMount{evalMount()}
+	}
+	return []corev1.VolumeMount{evalMount(), mount(layout.VolumeShard, layout.ShardDir, true)}
+}
 
 // restrictedContainerSecurity is the security context of the operator's own containers: the Pod Security
 // "restricted" profile plus a read-only root filesystem.
@@ -172,14 +201,24 @@ func collectorResources(memoryLimit string) corev1.ResourceRequirements {
 	}
 }
 
-func buildInstallContainer(opts Options) corev1.Container {
+// buildInstallContainer copies the collector binary into the bin volume and, in a sharded run, writes the shard's
+// eval file into the shard volume (which only it mounts read-write).
+func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container {
+	command := []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir}
+	mounts := []corev1.VolumeMount{mount(layout.VolumeBin, layout.BinDir, false)}
+	memory := "64Mi"
+	if cfg.SourceEvalFile != "" {
+		command = append(command, "--config", RunConfigPath)
+		mounts = append(mounts, evalMount(), mount(layout.VolumeShard, layout.ShardDir, false))
+		memory = "128Mi"
+	}
 	return corev1.Container{
 		Name:                     layout.ContainerInstall,
 		Image:                    opts.CollectorImage,
 		ImagePullPolicy:          corev1.PullIfNotPresent,
-		Command:                  []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir},
-		VolumeMounts:             []corev1.VolumeMount{mount(layout.VolumeBin, layout.BinDir, false)},
-		Resources:                collectorResources("64Mi"),
+		Command:                  command,
+		VolumeMounts:             mounts,
+		Resources:                collectorResources(memory),
 		SecurityContext:          restrictedContainerSecurity(layout.CollectorUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -189,7 +228,7 @@ func buildInstallContainer(opts Options) corev1.Container {
 // buildCollectorContainer is the only container with API access: a native sidecar (restarted by the kubelet if
 // it crashes; it resumes from its notes) that reads the runner's output volume read-only and writes its snapshot
 // where the judge reads it.
-func buildCollectorContainer(run *evalsv1alpha1.EvalRun, opts Options) corev1.Container {
+func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) corev1.Container {
 	return corev1.Container{
 		Name:            layout.ContainerCollector,
 		Image:           opts.CollectorImage,
@@ -202,14 +241,14 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, opts Options) corev1.Co
 			{Name: layout.EnvRunUID, Value: string(run.UID)},
 			{Name: layout.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		},
-		VolumeMounts: []corev1.VolumeMount{
+		VolumeMounts: append(append([]corev1.VolumeMount{
 			mount(layout.VolumeBin, layout.BinDir, true),
 			mount(layout.VolumeOut, layout.OutDir, true),
 			mount(layout.VolumeSnapshot, layout.SnapshotDir, false),
 			mount(layout.VolumeVerdicts, layout.VerdictsDir, true),
-			evalMount(),
-			{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true},
-		},
+		}, evalMounts(cfg)...),
+			corev1.VolumeMount{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true},
+		),
 		// 512Mi: an output of 16 MiB lines (the parser's limit) peaks near 300 MiB of live heap while one line is
 		// parsed, judged and encoded (BenchmarkGatherLongLines); the request stays small.
 		Resources:                collectorResources("512Mi"),
@@ -251,12 +290,11 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 		ImagePullPolicy: pull,
 		Command:         []string{binary, "judge", "--config", RunConfigPath},
 		WorkingDir:      workingDir,
-		VolumeMounts: []corev1.VolumeMount{
+		VolumeMounts: append([]corev1.VolumeMount{
 			mount(layout.VolumeBin, layout.BinDir, true),
 			mount(layout.VolumeSnapshot, layout.SnapshotDir, true),
 			mount(layout.VolumeVerdicts, layout.VerdictsDir, false),
-			evalMount(),
-		},
+		}, evalMounts(cfg)...),
 		Resources:                res,
 		SecurityContext:          restrictedContainerSecurity(layout.JudgeUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
@@ -282,7 +320,7 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		env = append(env, *e.DeepCopy())
 	}
 	env = append(env,
-		corev1.EnvVar{Name: layout.EnvEvalFile, Value: EvalFilePath},
+		corev1.EnvVar{Name: layout.EnvEvalFile, Value: cfg.EvalFile},
 		corev1.EnvVar{Name: layout.EnvOutputFile, Value: output},
 	)
 	var envFrom []corev1.EnvFromSource
@@ -305,11 +343,10 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		Env:             env,
 		EnvFrom:         envFrom,
 		Resources:       res,
-		VolumeMounts: []corev1.VolumeMount{
+		VolumeMounts: append([]corev1.VolumeMount{
 			mount(layout.VolumeBin, layout.BinDir, true),
 			mount(layout.VolumeOut, layout.OutDir, false),
-			evalMount(),
-		},
+		}, evalMounts(cfg)...),
 		SecurityContext:          RunnerSecurityContext(t.SecurityContext),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

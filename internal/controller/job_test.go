@@ -100,7 +100,7 @@ func baseJob() *batchv1.Job {
 			Name: "screen-evalrun", Namespace: "team-a",
 			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "job"},
 			// No code judges: the results deadline (300s) and a 30s margin.
-			Annotations:     map[string]string{"evals.evalrun.io/collection-deadline-seconds": "330"},
+			Annotations:     map[string]string{"evals.evalrun.io/collection-deadline-seconds": "330", "evals.evalrun.io/cases": "2"},
 			OwnerReferences: ownerRefs(),
 		},
 		Spec: batchv1.JobSpec{
@@ -403,6 +403,51 @@ func TestBuildJob(t *testing.T) {
 				t.Errorf("BuildJob mismatch (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBuildJobSharded checks a sharded run's Job: Indexed, one completion per shard, parallelism bounded,
+// retries per index, and the shard's eval file written by install into a volume every other container reads.
+func TestBuildJobSharded(t *testing.T) {
+	run := testRun(func(r *evalsv1alpha1.EvalRun) {
+		r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](3), Parallelism: ptr.To[int32](2)}
+		r.Spec.BackoffLimit = ptr.To[int32](1)
+	})
+	ids := caseIDs(7)
+	cfg := BuildRunConfig(run, ids, nil, 0, Options{})
+	got := BuildJob(run, cfg, Options{})
+
+	want := baseJob()
+	want.Annotations["evals.evalrun.io/cases"] = "7"
+	want.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	want.Spec.Completions, want.Spec.Parallelism = ptr.To[int32](3), ptr.To[int32](2)
+	want.Spec.BackoffLimit, want.Spec.BackoffLimitPerIndex = nil, ptr.To[int32](1)
+	pod := &want.Spec.Template.Spec
+	shardRW := corev1.VolumeMount{Name: "shard", MountPath: "/evalrun/shard"}
+	shardRO := corev1.VolumeMount{Name: "shard", MountPath: "/evalrun/shard", ReadOnly: true}
+	pod.Volumes = append([]corev1.Volume{{Name: "shard", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, pod.Volumes...)
+	install := &pod.InitContainers[0]
+	install.Command = append(install.Command, "--config", "/evalrun-eval/run.json")
+	install.VolumeMounts = append(install.VolumeMounts, evalRO, shardRW)
+	install.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("128Mi")
+	collector := &pod.InitContainers[1]
+	collector.VolumeMounts = []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, shardRO, tokenRO}
+	runner := runnerOf(want)
+	runner.Env[0].Value = "/evalrun/shard/eval.yaml"
+	runner.VolumeMounts = append(runner.VolumeMounts, shardRO)
+	judge := containerOf(want, "judge")
+	judge.VolumeMounts = append(judge.VolumeMounts, shardRO)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("BuildJob mismatch (-want +got):\n%s", diff)
+	}
+
+	// The collectors of a sharded run write shard ConfigMaps, never the EvalRun.
+	role := BuildCollectorRole(run, cfg)
+	if len(role.Rules) != 1 || role.Rules[0].Resources[0] != "configmaps" {
+		t.Errorf("a sharded run's collector Role grants %v, want only its ConfigMaps", role.Rules)
+	}
+	if diff := cmp.Diff(append(slices.Clone(cfg.ResultConfigMaps), cfg.ShardConfigMaps...), role.Rules[0].ResourceNames); diff != "" {
+		t.Errorf("Role resourceNames (-want +got):\n%s", diff)
 	}
 }
 

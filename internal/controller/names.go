@@ -60,6 +60,12 @@ func (n ChildNames) ResultConfigMap(i int) string {
 	return childName(n.run, childMarker+"-results-"+strconv.Itoa(i), maxObjectName)
 }
 
+// ShardConfigMap returns the name of shard i's ConfigMap, where its collector records its collection:
+// <run>-evalrun-shard-<i>.
+func (n ChildNames) ShardConfigMap(i int) string {
+	return childName(n.run, childMarker+"-shard-"+strconv.Itoa(i), maxObjectName)
+}
+
 // ResultConfigMaps returns the names of count result ConfigMaps, in order.
 func (n ChildNames) ResultConfigMaps(count int) []string {
 	names := make([]string, count)

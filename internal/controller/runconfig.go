@@ -37,6 +37,28 @@ var EvalFilePath = path.Join(layout.EvalDir, layout.EvalFileKey)
 // RunConfigPath is the run.json the collector modes read.
 var RunConfigPath = path.Join(layout.EvalDir, layout.RunConfigKey)
 
+// ShardEvalFilePath is {EVAL_FILE} in a sharded run's pod: the shard's eval file, written by install.
+var ShardEvalFilePath = path.Join(layout.ShardDir, layout.EvalFileKey)
+
+// Merged reports whether the run's status is merged by the manager from per-shard collections: the run is
+// sharded (spec.sharding.shards above 1) or resumes an earlier run.
+func Merged(run *evalsv1alpha1.EvalRun) bool {
+	return specShards(run) > 1 || run.Spec.Resume != nil
+}
+
+// specShards is spec.sharding.shards, 1 when unset.
+func specShards(run *evalsv1alpha1.EvalRun) int {
+	if s := run.Spec.Sharding; s != nil && s.Shards != nil && *s.Shards > 1 {
+		return int(*s.Shards)
+	}
+	return 1
+}
+
+// Shards is the number of shards a run of cases cases gets: spec.sharding.shards, at most one per case.
+func Shards(run *evalsv1alpha1.EvalRun, cases int) int {
+	return max(1, min(specShards(run), cases))
+}
+
 // DefaultEvaluators returns spec.judging.evaluators as JSON objects. An entry that is not a JSON object is an
 // error naming its index.
 func DefaultEvaluators(run *evalsv1alpha1.EvalRun) ([]map[string]any, error) {
@@ -108,7 +130,23 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.CodeJudgeTimeoutSeconds = ptr.Deref(j.CodeJudgeTimeoutSeconds, defaultCodeJudgeTimeoutSeconds)
 		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, defaultCodeJudgeWorkers)
 	}
-	cfg.RunnerDeadlineSeconds = runnerDeadline(cfg, len(caseIDs))
+	shards := Shards(run, len(caseIDs))
+	cfg.Shards = int32(shards)
+	if Merged(run) {
+		cfg.ShardConfigMaps = make([]string, shards)
+		for i := range shards {
+			cfg.ShardConfigMaps[i] = names.ShardConfigMap(i)
+		}
+		cfg.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+	}
+	perShard := (len(caseIDs) + shards - 1) / shards
+	if shards > 1 {
+		per := ResultConfigMapCount(perShard)
+		cfg.ResultConfigMapsPerShard = int32(per)
+		cfg.ResultConfigMaps = names.ResultConfigMaps(shards * per)
+		cfg.SourceEvalFile, cfg.EvalFile = EvalFilePath, ShardEvalFilePath
+	}
+	cfg.RunnerDeadlineSeconds = runnerDeadline(cfg, perShard)
 	if codeJudgeCases > 0 {
 		rounds := (int64(codeJudgeCases) + int64(cfg.CodeJudgeWorkers) - 1) / int64(cfg.CodeJudgeWorkers)
 		cfg.JudgeDeadlineSeconds = clampSeconds(rounds*int64(cfg.CodeJudgeTimeoutSeconds) + judgeDeadlineMarginSeconds)

@@ -103,15 +103,24 @@ func StripCollectedResults(obj any) (any, error) {
 
 // stripConfigMapData drops the data of cached ConfigMaps: the manager only checks that its children exist
 // (pinned eval files and result ConfigMaps can be a MiB each); it reads a pinned eval file from the API server.
+// A shard ConfigMap keeps its data: its collection section (at most layout.ShardSectionBudgetBytes) is what the
+// manager classifies a shard by.
 func stripConfigMapData(obj any) (any, error) {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
 		return obj, nil
 	}
 	cm.ManagedFields = nil
-	cm.Data = nil
 	cm.BinaryData = nil
+	if !isShardConfigMap(cm) {
+		cm.Data = nil
+	}
 	return cm, nil
+}
+
+// isShardConfigMap reports a shard ConfigMap of a sharded or resumed run.
+func isShardConfigMap(obj client.Object) bool {
+	return obj.GetLabels()[layout.LabelComponent] == ComponentShard
 }
 
 // IndexFields registers the owner index on Jobs (owned by EvalRuns) and pods (owned by Jobs).
@@ -139,6 +148,7 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		For(&evalsv1alpha1.EvalRun{}).
 		Owns(&batchv1.Job{}).
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(predicate.NewPredicateFuncs(isShardConfigMap))).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.runOfPod),
 			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Complete(r)

@@ -32,6 +32,10 @@ type ManagerStatus struct {
 	EvalFileSHA256     string                      `json:"evalFileSHA256,omitempty"`
 	EvalConfigMapName  string                      `json:"evalConfigMapName,omitempty"`
 	Runner             *evalsv1alpha1.RunnerStatus `json:"runner,omitempty"`
+	// Sharding, Shards and Resume: a sharded or resumed run's shards and what it carried.
+	Sharding *evalsv1alpha1.ShardingStatus `json:"sharding,omitempty"`
+	Shards   []evalsv1alpha1.ShardStatus   `json:"shards,omitempty"`
+	Resume   *evalsv1alpha1.ResumeStatus   `json:"resume,omitempty"`
 }
 
 // Facts are the manager's observations that are not part of the classification.
@@ -41,6 +45,9 @@ type Facts struct {
 	CompletionTime    *metav1.Time
 	EvalFileSHA256    string
 	EvalConfigMapName string
+	Sharding          *evalsv1alpha1.ShardingStatus
+	Shards            []evalsv1alpha1.ShardStatus
+	Resume            *evalsv1alpha1.ResumeStatus
 }
 
 // CurrentManagerStatus extracts the manager-owned fields from the run's status.
@@ -54,6 +61,9 @@ func CurrentManagerStatus(run *evalsv1alpha1.EvalRun) ManagerStatus {
 		EvalFileSHA256:     s.EvalFileSHA256,
 		EvalConfigMapName:  s.EvalConfigMapName,
 		Runner:             s.Runner,
+		Sharding:           s.Sharding,
+		Shards:             s.Shards,
+		Resume:             s.Resume,
 	}
 	for _, t := range managerConditionTypes {
 		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
@@ -89,6 +99,9 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		EvalFileSHA256:     f.EvalFileSHA256,
 		EvalConfigMapName:  f.EvalConfigMapName,
 		Runner:             a.Runner,
+		Sharding:           f.Sharding,
+		Shards:             f.Shards,
+		Resume:             f.Resume,
 	}
 	conds := append([]metav1.Condition{}, current.Conditions...)
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {

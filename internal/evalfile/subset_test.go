@@ -40,7 +40,7 @@ evalcases:
   - {<<: *c, id: d}
 `,
 	"flow sequence and evalcases not last": "evalcases: [{id: a, input_messages: [{role: user, content: x}]}, {id: b, input_messages: [{role: user, content: y}]}, {id: c, input_messages: [{role: user, content: z}]}]\ndescription: d\n",
-	"aliased evalcases": "x: &c [{id: a, input_messages: [{role: user, content: x}]}, {id: b, input_messages: [{role: user, content: y}]}]\nevalcases: *c\n",
+	"aliased evalcases":                    "x: &c [{id: a, input_messages: [{role: user, content: x}]}, {id: b, input_messages: [{role: user, content: y}]}]\nevalcases: *c\n",
 }
 
 // TestSubsetKeepsExactlyTheSelectedCases checks, for every selection of cases of each file, that the subset parses

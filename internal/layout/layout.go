@@ -173,6 +173,9 @@ const (
 const (
 	FieldManagerManager   = "evalrun-manager"
 	FieldManagerCollector = "evalrun-collector"
+	// FieldManagerMerge is the manager's field manager for the results section it merges from the shards of a
+	// sharded or resumed run (the fields a single pod's collector writes otherwise).
+	FieldManagerMerge = "evalrun-merge"
 )
 
 // Labels and annotations.
@@ -180,6 +183,12 @@ const (
 	LabelRun        = "evals.evalrun.io/run"
 	LabelComponent  = "evals.evalrun.io/component"
 	LabelKueueQueue = "kueue.x-k8s.io/queue-name"
+	// LabelShard, on a shard ConfigMap, is its shard index.
+	LabelShard = "evals.evalrun.io/shard"
+	// AnnotationJobCompletionIndex is the Job controller's annotation of an Indexed Job's pod: its shard.
+	AnnotationJobCompletionIndex = "batch.kubernetes.io/job-completion-index"
+	// AnnotationCases, on the Job, is the number of cases the run runs (split over its shards).
+	AnnotationCases = "evals.evalrun.io/cases"
 	// AnnotationCollectionDeadline, on the Job, is how many seconds after the runner's end the collector may take
 	// to record results (code judges plus API writes), from run.json; the manager waits that long.
 	AnnotationCollectionDeadline = "evals.evalrun.io/collection-deadline-seconds"

@@ -53,6 +53,9 @@ type Options struct {
 	ConfigMaps []string
 	// MaxChunkBytes bounds each chunk (default layout.MaxResultConfigMapBytes).
 	MaxChunkBytes int
+	// AlreadyStored says the cases' Lines are stored already (the manager merging shards): the Builder makes no
+	// chunks, and the section names ConfigMaps as where every case result is.
+	AlreadyStored bool
 }
 
 // Output is what the collector persists.
@@ -84,23 +87,28 @@ func NewBuilder(opts Options) *Builder {
 	if opts.MaxChunkBytes <= 0 {
 		opts.MaxChunkBytes = layout.MaxResultConfigMapBytes
 	}
-	if len(opts.ConfigMaps) > layout.MaxResultConfigMaps {
+	if len(opts.ConfigMaps) > layout.MaxResultConfigMaps && !opts.AlreadyStored {
 		opts.ConfigMaps = opts.ConfigMaps[:layout.MaxResultConfigMaps]
 	}
-	return &Builder{
+	b := &Builder{
 		opts:    opts,
 		failing: candidates{limit: opts.BudgetBytes, cutoff: -1},
 		passing: candidates{limit: opts.BudgetBytes, cutoff: -1},
-		chunks:  newChunkWriter(opts.ConfigMaps, opts.MaxChunkBytes),
 	}
+	if !opts.AlreadyStored {
+		b.chunks = newChunkWriter(opts.ConfigMaps, opts.MaxChunkBytes)
+	}
+	return b
 }
 
 // Add takes one judged case. Cases may come in any order; the output depends only on the set of cases and the
 // order of their Lines (which is the order of the ConfigMap lines).
 func (b *Builder) Add(c Case) error {
 	b.cases++
-	if err := b.chunks.add(c.Line); err != nil {
-		return err
+	if b.chunks != nil {
+		if err := b.chunks.add(c.Line); err != nil {
+			return err
+		}
 	}
 	if c.Missing {
 		return nil
@@ -117,11 +125,19 @@ func (b *Builder) Add(c Case) error {
 // bounded by its API maximum; every omission is counted in Results and flagged with the ResultsTruncated
 // condition.
 func (b *Builder) Finish(t Tail) (*Output, error) {
-	chunks, err := b.chunks.finish()
-	if err != nil {
-		return nil, err
+	out := &Output{StoredCases: b.cases}
+	names := b.opts.ConfigMaps
+	if b.chunks != nil {
+		chunks, err := b.chunks.finish()
+		if err != nil {
+			return nil, err
+		}
+		out = &Output{Chunks: chunks, StoredCases: b.chunks.stored, DroppedCases: b.chunks.dropped}
+		names = make([]string, len(chunks))
+		for i, c := range chunks {
+			names[i] = c.ConfigMap
+		}
 	}
-	out := &Output{Chunks: chunks, StoredCases: b.chunks.stored, DroppedCases: b.chunks.dropped}
 
 	summary := t.Summary
 	collection := t.Collection
@@ -130,10 +146,6 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 		l = l.DeepCopy()
 		l.StderrTail = Excerpt(l.StderrTail, 4096)
 		collection.Launcher = l
-	}
-	names := make([]string, len(chunks))
-	for i, c := range chunks {
-		names[i] = c.ConfigMap
 	}
 	ref := &evalsv1alpha1.ResultsReference{
 		TotalCases: int32(out.StoredCases),

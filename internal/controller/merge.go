@@ -1,0 +1,191 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+)
+
+// observeShards classifies a sharded or resumed run from its Job, its pods and its shards' collections, records
+// the shards in status, and, once the run is decided, merges the shards' results into its status.
+func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs Observation, facts Facts) (*observed, error) {
+	so, err := r.shardObservation(ctx, run, obs.Job)
+	if err != nil {
+		return nil, err
+	}
+	v := ClassifyShards(obs, so, r.opts)
+	if len(obs.Pods) == 0 && v.Assessment.RecheckAfter == 0 && !v.Assessment.State.Terminal() && !ptr.Deref(obs.Job.Spec.Suspend, false) {
+		v.Assessment.RecheckAfter = podRejectedRecheck
+	}
+	return r.decideShards(ctx, run, so, v, facts, obs.Job)
+}
+
+// observeShardsWithoutJob ends a sharded or resumed run whose Job is gone: the shards' recorded collections stand,
+// the rest were cancelled.
+func (r *EvalRunReconciler) observeShardsWithoutJob(ctx context.Context, run *evalsv1alpha1.EvalRun) (*observed, error) {
+	so, err := r.shardObservation(ctx, run, nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.decideShards(ctx, run, so, ShardsWithoutJob(so, run.Status.JobName), factsFromStatus(run), nil)
+}
+
+// decideShards records the shards in the facts and, when the run is decided, merges their results first: the
+// run's terminal condition is written only once its merged results are.
+func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation, v ShardVerdict, facts Facts, job *batchv1.Job) (*observed, error) {
+	facts.Sharding, facts.Shards = shardingStatus(v.Statuses)
+	a := v.Assessment
+	if a.State.Terminal() {
+		summary, err := r.mergeShards(ctx, run, so, v)
+		if err != nil {
+			wait := Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting,
+				Message: truncate("merging the shards' results: "+oneLine(err.Error()), maxConditionMessage)}
+			return &observed{assessment: wait, facts: facts, job: job}, err
+		}
+		// The Passed condition is decided on the merged summary, which the cache does not show yet.
+		run.Status.Summary = summary
+	}
+	return &observed{assessment: a, facts: facts, job: job}, nil
+}
+
+// shardObservation reads the run's shard ConfigMaps from the cache (their data is kept there; they are small) and
+// the number of shards and cases from the Job (or, without a Job, from the shard ConfigMaps).
+func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job) (ShardObservation, error) {
+	var cms corev1.ConfigMapList
+	err := r.client.List(ctx, &cms, client.InNamespace(run.Namespace),
+		client.MatchingLabels{layout.LabelRun: NamesFor(run.Name).RunLabel, layout.LabelComponent: ComponentShard})
+	if err != nil {
+		return ShardObservation{}, fmt.Errorf("listing the shard ConfigMaps of EvalRun %s: %w", run.Name, err)
+	}
+	so := ShardObservation{Shards: 1, Sections: map[int]*results.Section{}}
+	if job != nil {
+		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
+			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
+		}
+		so.Cases, _ = strconv.Atoi(job.Annotations[layout.AnnotationCases])
+	}
+	shardCMs := 0
+	for i := range cms.Items {
+		cm := &cms.Items[i]
+		if !metav1.IsControlledBy(cm, run) {
+			continue
+		}
+		shardCMs++
+		index, err := strconv.Atoi(cm.Labels[layout.LabelShard])
+		if err != nil || index < 0 {
+			continue
+		}
+		raw, ok := cm.Data[layout.ShardSectionKey]
+		if !ok {
+			continue
+		}
+		var s results.Section
+		if err := json.Unmarshal([]byte(raw), &s); err != nil {
+			// A shard ConfigMap is the collector's; an unreadable one counts as a shard that recorded nothing.
+			continue
+		}
+		so.Sections[index] = &s
+	}
+	if job == nil {
+		so.Shards = max(1, shardCMs)
+	}
+	return so, nil
+}
+
+// mergeShards merges the shards' stored results (and, for a resumed run, the carried ones) into the run's status
+// results section, written with its own field manager, and returns the merged summary. It is idempotent: the
+// same shards give the same section.
+func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation, v ShardVerdict) (*evalsv1alpha1.RunSummary, error) {
+	pinned, err := r.pinnedConfigMap(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if pinned == nil {
+		return nil, fmt.Errorf("the pinned eval ConfigMap %s is gone", NamesFor(run.Name).EvalConfigMap)
+	}
+	cfg, err := RunConfigFrom(pinned)
+	if err != nil {
+		return nil, err
+	}
+	ids := cfg.CaseIDs
+	var names []string
+	at := metav1.Time{}
+	for i := range so.Shards {
+		s := so.Sections[i]
+		if s == nil {
+			continue
+		}
+		if s.Results != nil {
+			names = append(names, s.Results.ConfigMaps...)
+		}
+		if c := s.Collection; c != nil && c.CollectedAt != nil && at.Before(c.CollectedAt) {
+			at = *c.CollectedAt
+		}
+	}
+	if at.IsZero() {
+		at = metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
+	}
+	m := results.NewMerger(ids, names, r.opts.StatusBudgetBytes)
+	for _, name := range names {
+		cm := &corev1.ConfigMap{}
+		if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("reading result ConfigMap %s: %w", name, err)
+		}
+		if data := cm.BinaryData[layout.ResultsKey]; len(data) > 0 {
+			if err := m.AddChunk(data); err != nil {
+				return nil, fmt.Errorf("result ConfigMap %s: %w", name, err)
+			}
+		}
+	}
+	for i := range so.Shards {
+		m.AddCollection(so.Sections[i], ptr.To(int32(i)))
+	}
+	shards := so.Shards
+	section, err := m.Finish(func(index int) string {
+		k := shardOf(index, len(ids), shards)
+		a := v.Shards[k]
+		return fmt.Sprintf("shard %d recorded no result for this case (%s): %s", k, a.Reason, oneLine(a.Message))
+	}, at)
+	if err != nil {
+		return nil, err
+	}
+	ac, err := layout.StatusApply(run.Namespace, run.Name, string(run.UID), section)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerMerge), client.ForceOwnership); err != nil {
+		return nil, fmt.Errorf("applying the merged results of EvalRun %s: %w", run.Name, err)
+	}
+	return section.Summary, nil
+}
+
+// shardOf is the shard holding case index of n cases split into shards (layout.ShardRange).
+func shardOf(index, n, shards int) int {
+	if shards <= 1 || n <= 0 {
+		return 0
+	}
+	k := min(index*shards/n, shards-1)
+	for k+1 < shards && (k+1)*n/shards <= index {
+		k++
+	}
+	for k > 0 && k*n/shards > index {
+		k--
+	}
+	return k
+}

@@ -1,0 +1,330 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+)
+
+// SplitContiguous names the split of a sharded run: in eval-file order, shard i holds cases [i*n/shards,
+// (i+1)*n/shards) (layout.ShardRange).
+const SplitContiguous = "Contiguous"
+
+// maxStatusShards bounds status.shards.
+const maxStatusShards = 100
+
+// maxShardMissingIDs bounds each shard's missingIds in status.shards.
+const maxShardMissingIDs = 10
+
+// maxShardMessage bounds a shard's message in status.shards.
+const maxShardMessage = 512
+
+// ShardObservation is what the classification of a sharded or resumed run reads beyond Observation: the number
+// of shards and cases, and each shard's recorded collection (its shard ConfigMap's section), by index.
+type ShardObservation struct {
+	Shards   int
+	Cases    int
+	Sections map[int]*results.Section
+}
+
+// ShardVerdict is the classification of a sharded or resumed run: the run's assessment (what its shards add up
+// to), each shard's own, and the shards' status entries.
+type ShardVerdict struct {
+	Assessment Assessment
+	Shards     []Assessment
+	Statuses   []evalsv1alpha1.ShardStatus
+}
+
+// runFatalReasons are the shard failures that every shard would meet alike (the pod cannot be created,
+// scheduled, pulled or configured; the Job's deadline): one of them ends the whole run and stops its Job. Any
+// other failure ends its shard only, and the others go on.
+var runFatalReasons = map[string]bool{
+	evalsv1alpha1.ReasonImagePullFailed:        true,
+	evalsv1alpha1.ReasonUnschedulable:          true,
+	evalsv1alpha1.ReasonPodRejected:            true,
+	evalsv1alpha1.ReasonInvalidContainerConfig: true,
+	evalsv1alpha1.ReasonInfrastructureFailed:   true,
+	evalsv1alpha1.ReasonDeadlineExceeded:       true,
+}
+
+// failurePriority orders the reasons a finished sharded run can take from its failed shards: the first reason
+// in this list that some shard has is the run's.
+var failurePriority = []string{
+	evalsv1alpha1.ReasonInfrastructureFailed,
+	evalsv1alpha1.ReasonPodRejected,
+	evalsv1alpha1.ReasonImagePullFailed,
+	evalsv1alpha1.ReasonUnschedulable,
+	evalsv1alpha1.ReasonInvalidContainerConfig,
+	evalsv1alpha1.ReasonDeadlineExceeded,
+	evalsv1alpha1.ReasonRunnerOOMKilled,
+	evalsv1alpha1.ReasonRunnerTimedOut,
+	evalsv1alpha1.ReasonHealthcheckFailed,
+	evalsv1alpha1.ReasonRunnerFailed,
+	evalsv1alpha1.ReasonCollectorFailed,
+	evalsv1alpha1.ReasonResultsNotReported,
+	evalsv1alpha1.ReasonCancelled,
+	evalsv1alpha1.ReasonInvalidOutput,
+	evalsv1alpha1.ReasonMissingResults,
+}
+
+// ClassifyShards classifies each shard of a sharded or resumed run as Classify classifies a one-pod run (its own
+// pods, its own view of the Job, its own collection), then adds them up. obs.Job must not be nil.
+func ClassifyShards(obs Observation, so ShardObservation, opts Options) ShardVerdict {
+	byIndex := podsByShard(obs.Pods, so.Shards)
+	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}
+	for i := range so.Shards {
+		shardObs := obs
+		shardObs.Run = runWithCollection(obs.Run, so.Sections[i])
+		shardObs.Job = jobForShard(obs.Job, i)
+		shardObs.Pods = byIndex[i]
+		if len(byIndex[i]) > 0 {
+			shardObs.PodCreateFailures = nil
+		}
+		v.Shards[i] = Classify(shardObs, opts)
+	}
+	v.Assessment = combineShards(v.Shards)
+	v.Statuses = shardStatuses(v.Shards, so)
+	return v
+}
+
+// ShardsWithoutJob classifies the shards of a run whose Job is gone: a shard's recorded collection stands (weighed
+// against nothing, its pod being gone); a shard without one was cancelled.
+func ShardsWithoutJob(so ShardObservation, jobName string) ShardVerdict {
+	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}
+	for i := range so.Shards {
+		var c *evalsv1alpha1.CollectionStatus
+		if s := so.Sections[i]; s != nil {
+			c = s.Collection
+		}
+		a, ok := fromCollection(c, nil)
+		if !ok {
+			a = Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
+				Message: fmt.Sprintf("Job %s was deleted before the shard finished", jobName)}
+		}
+		v.Shards[i] = a
+	}
+	v.Assessment = combineShards(v.Shards)
+	v.Statuses = shardStatuses(v.Shards, so)
+	return v
+}
+
+// runWithCollection is run with status.collection replaced by a shard's (nil when it recorded none): the view
+// of the run the one-pod classification reads.
+func runWithCollection(run *evalsv1alpha1.EvalRun, s *results.Section) *evalsv1alpha1.EvalRun {
+	view := *run
+	view.Status.Collection = nil
+	view.Status.Runner = nil
+	if s != nil {
+		view.Status.Collection = s.Collection
+	}
+	return &view
+}
+
+// podsByShard groups pods by their Job completion index; pods without a valid index are left out.
+func podsByShard(pods []corev1.Pod, shards int) map[int][]corev1.Pod {
+	out := make(map[int][]corev1.Pod, shards)
+	for _, p := range pods {
+		i := 0
+		if shards > 1 {
+			n, err := strconv.Atoi(p.Annotations[layout.AnnotationJobCompletionIndex])
+			if err != nil || n < 0 || n >= shards {
+				continue
+			}
+			i = n
+		}
+		out[i] = append(out[i], p)
+	}
+	return out
+}
+
+// jobForShard is the Job as one shard sees it: an Indexed Job is Complete for a shard whose index completed and
+// Failed for one whose index failed; its deadline fails every shard that had not ended. A Job that is not
+// Indexed (one shard) is itself.
+func jobForShard(job *batchv1.Job, i int) *batchv1.Job {
+	if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+		return job
+	}
+	view := *job
+	view.Status.Conditions = nil
+	switch failed := jobCondition(job, batchv1.JobFailed); {
+	case inIndexSet(job.Status.CompletedIndexes, i):
+		view.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
+	case inIndexSet(ptr.Deref(job.Status.FailedIndexes, ""), i):
+		view.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
+			Reason: batchv1.JobReasonFailedIndexes, Message: fmt.Sprintf("shard %d failed", i)}}
+	case failed != nil && failed.Reason == batchv1.JobReasonDeadlineExceeded:
+		view.Status.Conditions = []batchv1.JobCondition{*failed}
+	case failed != nil:
+		// The Job failed for another reason (its global backoff limit): no pod of this shard runs any more.
+		view.Status.Conditions = []batchv1.JobCondition{*failed}
+	}
+	return &view
+}
+
+// inIndexSet reports whether i is in an Indexed Job's index set ("1,3-5,7").
+func inIndexSet(set string, i int) bool {
+	for part := range strings.SplitSeq(set, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(strings.TrimSpace(lo))
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(strings.TrimSpace(hi)); err != nil {
+				continue
+			}
+		}
+		if i >= a && i <= b {
+			return true
+		}
+	}
+	return false
+}
+
+// combineShards adds the shards' assessments up. A failure every shard would meet alike ends the run at once
+// (its Job stopped). Otherwise the run is in progress until every shard has ended; then it succeeded if every
+// shard did, and failed with the most fundamental of its shards' reasons otherwise.
+func combineShards(shards []Assessment) Assessment {
+	n := len(shards)
+	var out Assessment
+	done, failed := 0, 0
+	var firstActive *Assessment
+	var activeIndex int
+	var recheck time.Duration
+	for i := range shards {
+		a := &shards[i]
+		if a.State == StateFailed && runFatalReasons[a.Reason] && a.StopJob {
+			return Assessment{State: StateFailed, Reason: a.Reason, StopJob: true,
+				Message: truncate(fmt.Sprintf("shard %d: %s", i, a.Message), maxConditionMessage)}
+		}
+		if out.RetryPod == "" {
+			out.RetryPod = a.RetryPod
+		}
+		if a.StopJob && a.Runner != nil && a.Runner.PodName != "" {
+			// A shard decided while its pod still runs (a runner past its timeouts, results that never came): stop
+			// that pod only.
+			out.StopPods = append(out.StopPods, a.Runner.PodName)
+		}
+		switch {
+		case a.State.Terminal():
+			done++
+			if a.State == StateFailed {
+				failed++
+			}
+		default:
+			if firstActive == nil || stateRank(a.State) > stateRank(firstActive.State) {
+				firstActive, activeIndex = a, i
+			}
+			if a.RecheckAfter > 0 && (recheck == 0 || a.RecheckAfter < recheck) {
+				recheck = a.RecheckAfter
+			}
+		}
+	}
+	if firstActive != nil {
+		out.State, out.Reason, out.RecheckAfter = firstActive.State, firstActive.Reason, recheck
+		out.Message = truncate(fmt.Sprintf("%d of %d shards finished (%d failed); shard %d: %s", done, n, failed, activeIndex, firstActive.Message), maxConditionMessage)
+		return out
+	}
+	if failed == 0 {
+		out.State, out.Reason = StateSucceeded, evalsv1alpha1.ReasonCompleted
+		out.Message = fmt.Sprintf("all %d shards completed", n)
+		if n == 1 {
+			out.Message = shards[0].Message
+		}
+		return out
+	}
+	worst := -1
+	for i := range shards {
+		if shards[i].State == StateFailed && (worst < 0 || failureRank(shards[i].Reason) < failureRank(shards[worst].Reason)) {
+			worst = i
+		}
+	}
+	out.State, out.Reason = StateFailed, shards[worst].Reason
+	out.Message = truncate(fmt.Sprintf("%d of %d shards failed; shard %d: %s", failed, n, worst, shards[worst].Message), maxConditionMessage)
+	return out
+}
+
+// stateRank orders the in-progress states by how far a shard got: the run shows its most advanced shard.
+func stateRank(s State) int {
+	switch s {
+	case StateCollecting:
+		return 3
+	case StateRunning:
+		return 2
+	case StateQueued:
+		return 1
+	}
+	return 0
+}
+
+func failureRank(reason string) int {
+	if i := slices.Index(failurePriority, reason); i >= 0 {
+		return i
+	}
+	return len(failurePriority)
+}
+
+// shardStatuses are the status entries of the shards: failed first, then in progress, then succeeded, each group
+// in index order, at most maxStatusShards (the caller counts the rest).
+func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.ShardStatus {
+	out := make([]evalsv1alpha1.ShardStatus, len(shards))
+	for i, a := range shards {
+		lo, hi := layout.ShardRange(so.Cases, so.Shards, i)
+		st := evalsv1alpha1.ShardStatus{Index: int32(i), Cases: int32(hi - lo), State: string(a.State), Reason: a.Reason,
+			Message: truncate(oneLine(a.Message), maxShardMessage)}
+		if a.Runner != nil {
+			st.PodName = a.Runner.PodName
+		}
+		if s := so.Sections[i]; s != nil && s.Summary != nil {
+			sum := s.Summary
+			st.Cases = sum.Total
+			st.Passed, st.Failed, st.Errored, st.Missing, st.ParseErrors = sum.Passed, sum.Failed, sum.Errored, sum.Missing, sum.ParseErrors
+			st.MissingIDs = slices.Clone(s.MissingIDs[:min(len(s.MissingIDs), maxShardMissingIDs)])
+			if st.PodName == "" && s.Collection != nil {
+				st.PodName = s.Collection.PodName
+			}
+		}
+		out[i] = st
+	}
+	group := func(st evalsv1alpha1.ShardStatus) int {
+		switch State(st.State) {
+		case StateFailed:
+			return 0
+		case StateSucceeded:
+			return 2
+		}
+		return 1
+	}
+	slices.SortStableFunc(out, func(a, b evalsv1alpha1.ShardStatus) int { return group(a) - group(b) })
+	return out
+}
+
+// shardingStatus is status.sharding for the shards' entries (all of them), and the bounded status.shards.
+func shardingStatus(all []evalsv1alpha1.ShardStatus) (*evalsv1alpha1.ShardingStatus, []evalsv1alpha1.ShardStatus) {
+	s := &evalsv1alpha1.ShardingStatus{Shards: int32(len(all)), Split: SplitContiguous}
+	for _, st := range all {
+		switch State(st.State) {
+		case StateSucceeded:
+			s.Succeeded++
+		case StateFailed:
+			s.Failed++
+		}
+	}
+	listed := all
+	if len(listed) > maxStatusShards {
+		listed = listed[:maxStatusShards]
+		s.OmittedShards = int32(len(all) - maxStatusShards)
+	}
+	return s, slices.Clone(listed)
+}

@@ -1,0 +1,166 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Merger builds one run's status section from results stored by several collections: the shards of a sharded
+// run, and the results a resumed run carries from an earlier one. Cases are added from their stored chunks in any
+// order; the section depends only on the set of results. Memory stays bounded by the status budget plus one
+// float per judged case (for the median).
+type Merger struct {
+	index   map[string]int
+	seen    []bool
+	summary evaluate.SummaryBuilder
+	builder *Builder
+	missing []indexedID
+	tail    Tail
+	stored  int
+}
+
+type indexedID struct {
+	index int
+	id    string
+}
+
+// NewMerger returns a Merger for a run whose requested case ids (ran and carried, in the run's order) are ids;
+// the section it builds names configMaps as where every stored result is, and keeps within budgetBytes.
+func NewMerger(ids []string, configMaps []string, budgetBytes int64) *Merger {
+	index := make(map[string]int, len(ids))
+	for i, id := range ids {
+		if _, dup := index[id]; !dup {
+			index[id] = i
+		}
+	}
+	return &Merger{
+		index:   index,
+		seen:    make([]bool, len(ids)),
+		builder: NewBuilder(Options{BudgetBytes: budgetBytes, ConfigMaps: configMaps, AlreadyStored: true}),
+	}
+}
+
+// AddChunk adds every result line of one stored chunk (gzip'd JSONL). A result whose id the run did not request,
+// or that was added already, is skipped: the first stored result of a case wins.
+func (m *Merger) AddChunk(data []byte) error {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("open a result chunk: %w", err)
+	}
+	sc := bufio.NewScanner(zr)
+	sc.Buffer(make([]byte, 0, 64<<10), 64<<20)
+	for sc.Scan() {
+		raw := sc.Bytes()
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		var l Line
+		if err := json.Unmarshal(raw, &l); err != nil {
+			return fmt.Errorf("decode a stored result: %w", err)
+		}
+		if err := m.AddLine(&l, raw); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil && err != io.ErrUnexpectedEOF {
+		return fmt.Errorf("read a result chunk: %w", err)
+	}
+	return nil
+}
+
+// AddLine adds one result; raw is its stored encoding.
+func (m *Merger) AddLine(l *Line, raw []byte) error {
+	i, ok := m.index[l.ID]
+	if !ok || m.seen[i] {
+		return nil
+	}
+	m.seen[i] = true
+	m.stored++
+	return m.add(i, l, raw)
+}
+
+func (m *Merger) add(i int, l *Line, raw []byte) error {
+	m.summary.Add(l.CaseResult)
+	if l.Missing {
+		m.missing = append(m.missing, indexedID{index: i, id: l.ID})
+	}
+	return m.builder.Add(Case{Index: i, Status: l.Status(), Missing: l.Missing, Line: raw})
+}
+
+// AddCollection adds what one collection's section says beyond its cases: its parse errors and unexpected ids
+// (each parse error naming shard, when shard is not nil) and their counts.
+func (m *Merger) AddCollection(s *Section, shard *int32) {
+	if s == nil {
+		return
+	}
+	if sum := s.Summary; sum != nil {
+		m.tail.ParseErrorCount += int(sum.ParseErrors)
+		m.tail.UnexpectedCount += int(sum.Unexpected)
+	}
+	for _, pe := range s.ParseErrors {
+		if len(m.tail.ParseErrors) >= MaxStatusParseErrors {
+			break
+		}
+		if shard != nil {
+			pe.Shard = ptrTo(*shard)
+		}
+		m.tail.ParseErrors = append(m.tail.ParseErrors, pe)
+	}
+	for _, id := range s.UnexpectedIDs {
+		if len(m.tail.UnexpectedIDs) >= MaxStatusUnexpected {
+			break
+		}
+		m.tail.UnexpectedIDs = append(m.tail.UnexpectedIDs, id)
+	}
+}
+
+// Finish counts every requested case no stored result covers as missing, with the reason its collection gives
+// (unrecorded: the case's index -> why no result was stored), and builds the section, stamped at.
+func (m *Merger) Finish(unrecorded func(index int) string, at metav1.Time) (*Section, error) {
+	ids := make([]string, len(m.seen))
+	for id, i := range m.index {
+		ids[i] = id
+	}
+	for i, seen := range m.seen {
+		if seen {
+			continue
+		}
+		r := evaluate.MissingCase(ids[i])
+		if why := unrecorded(i); why != "" {
+			r.Error = why
+		}
+		if err := m.add(i, &Line{CaseResult: r}, nil); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(m.missing, func(a, b indexedID) int { return a.index - b.index })
+	m.tail.MissingCount = len(m.missing)
+	for _, mi := range m.missing {
+		if len(m.tail.MissingIDs) >= MaxStatusMissingIDs {
+			break
+		}
+		m.tail.MissingIDs = append(m.tail.MissingIDs, mi.id)
+	}
+	m.tail.Summary = SummaryStatus(m.summary.Summary(), m.tail.ParseErrorCount, m.tail.UnexpectedCount)
+	m.tail.Collection = evalsv1alpha1.CollectionStatus{CollectedAt: &at}
+	out, err := m.builder.Finish(m.tail)
+	if err != nil {
+		return nil, err
+	}
+	s := out.Section
+	// The merged run has no one collection: its collections' facts are per shard.
+	s.Collection = nil
+	s.Results.TotalCases = int32(m.stored)
+	return &s, nil
+}
+
+func ptrTo[T any](v T) *T { return &v }
