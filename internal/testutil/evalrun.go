@@ -2,6 +2,9 @@
 package testutil
 
 import (
+	"fmt"
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -119,4 +122,41 @@ func (w *EvalRunWrapper) Resources(r corev1.ResourceRequirements) *EvalRunWrappe
 func (w *EvalRunWrapper) Env(name, value string) *EvalRunWrapper {
 	w.Spec.Target.Env = append(w.Spec.Target.Env, corev1.EnvVar{Name: name, Value: value})
 	return w
+}
+
+// Shards splits the run's cases into shards, parallelism of them at once (0: all).
+func (w *EvalRunWrapper) Shards(shards, parallelism int32) *EvalRunWrapper {
+	w.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To(shards)}
+	if parallelism > 0 {
+		w.Spec.Sharding.Parallelism = ptr.To(parallelism)
+	}
+	return w
+}
+
+// Resume makes the run resume the EvalRun called from, running the cases mode selects.
+func (w *EvalRunWrapper) Resume(from string, mode evalsv1alpha1.ResumeCases) *EvalRunWrapper {
+	w.Spec.Resume = &evalsv1alpha1.Resume{From: from, Cases: ptr.To(mode)}
+	return w
+}
+
+// DecisionEval is an eval file of n cases, case-000 to case-<n-1>, each judged on its answer's decision field
+// (field_accuracy, exact): an answer {"decision":"CLEAR"} passes, any other decision fails.
+func DecisionEval(n int) string {
+	var b strings.Builder
+	b.WriteString("$schema: agentv-eval-v2\ndescription: decisions\nexecution:\n  evaluators:\n" +
+		"    - name: decision\n      type: field_accuracy\n      fields:\n        - path: decision\n          match: exact\n")
+	b.WriteString("evalcases:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - id: %s\n    input_messages:\n      - role: user\n        content: {row: %d}\n"+
+			"    expected_messages:\n      - role: assistant\n        content: {decision: CLEAR}\n", CaseID(i), i)
+	}
+	return b.String()
+}
+
+// CaseID is the id of case i of DecisionEval.
+func CaseID(i int) string { return fmt.Sprintf("case-%03d", i) }
+
+// DecisionLine is one JSONL record answering case i of DecisionEval with decision.
+func DecisionLine(i int, decision string) string {
+	return fmt.Sprintf(`{"id":%q,"output_messages":[{"role":"assistant","content":{"decision":%q}}]}`, CaseID(i), decision) + "\n"
 }

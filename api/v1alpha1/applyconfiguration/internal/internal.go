@@ -523,9 +523,6 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: failed
       type:
         scalar: numeric
-    - name: firstCaseId
-      type:
-        scalar: string
     - name: index
       type:
         scalar: numeric

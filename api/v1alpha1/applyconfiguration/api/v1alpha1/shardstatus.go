@@ -26,8 +26,6 @@ type ShardStatusApplyConfiguration struct {
 	Index *int32 `json:"index,omitempty"`
 	// cases is the number of cases the shard runs.
 	Cases *int32 `json:"cases,omitempty"`
-	// firstCaseId is the id of the shard's first case.
-	FirstCaseID *string `json:"firstCaseId,omitempty"`
 	// state is Pending, Running, Collecting, Succeeded or Failed.
 	State *string `json:"state,omitempty"`
 	// reason is the shard's reason, from the same set as the run's Succeeded condition.
@@ -69,14 +67,6 @@ func (b *ShardStatusApplyConfiguration) WithIndex(value int32) *ShardStatusApply
 // If called multiple times, the Cases field is set to the value of the last call.
 func (b *ShardStatusApplyConfiguration) WithCases(value int32) *ShardStatusApplyConfiguration {
 	b.Cases = &value
-	return b
-}
-
-// WithFirstCaseID sets the FirstCaseID field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the FirstCaseID field is set to the value of the last call.
-func (b *ShardStatusApplyConfiguration) WithFirstCaseID(value string) *ShardStatusApplyConfiguration {
-	b.FirstCaseID = &value
 	return b
 }
 

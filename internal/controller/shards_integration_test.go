@@ -1,0 +1,224 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+)
+
+// collectorClient is a client acting as the run's collector (its ServiceAccount), so that the shard writes below
+// go through the collector's own RBAC.
+func collectorClient(t *testing.T, run *evalsv1alpha1.EvalRun) client.Client {
+	t.Helper()
+	cfg := *restCfg
+	cfg.Impersonate.UserName = fmt.Sprintf("system:serviceaccount:%s:%s", run.Namespace, controller.NamesFor(run.Name).ServiceAccount)
+	cfg.Impersonate.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + run.Namespace, "system:authenticated"}
+	c, err := client.New(&cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// startShardPod creates the pod of shard index as the Job controller would (its completion index annotation).
+func startShardPod(t *testing.T, job *batchv1.Job, index int) *corev1.Pod {
+	t.Helper()
+	labels := map[string]string{"batch.kubernetes.io/job-name": job.Name, "batch.kubernetes.io/controller-uid": string(job.UID),
+		"batch.kubernetes.io/job-completion-index": strconv.Itoa(index)}
+	for k, v := range job.Spec.Template.Labels {
+		labels[k] = v
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("%s-%d-x7k2p", job.Name, index), Namespace: job.Namespace, Labels: labels,
+			Annotations:     map[string]string{layout.AnnotationJobCompletionIndex: strconv.Itoa(index)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		},
+		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	if err := k8s.Create(context.Background(), pod); err != nil {
+		t.Fatalf("creating pod: %v", err)
+	}
+	updatePodStatus(t, pod, func(s *corev1.PodStatus) { s.Phase = corev1.PodRunning })
+	return pod
+}
+
+// collectShard does what shard index's pod does with the runner's output: install writes the shard's eval file
+// from the pinned one, and the collector (the real pipeline) judges the output and records the shard's collection
+// with the collector's identity.
+func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, output string) {
+	t.Helper()
+	ctx := context.Background()
+	pinned := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := controller.RunConfigFrom(pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	source := filepath.Join(dir, "eval.yaml")
+	if err := os.WriteFile(source, []byte(pinned.Data[layout.EvalFileKey]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shardIndex := ""
+	if cfg.Shards > 1 {
+		cfg.SourceEvalFile, cfg.EvalFile, shardIndex = source, filepath.Join(dir, "shard", "eval.yaml"), strconv.Itoa(index)
+	} else {
+		cfg.EvalFile = source
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.LoadShard(shardIndex); err != nil {
+		t.Fatal(err)
+	}
+	if err := podfiles.WriteShardEvalFile(&cfg); err != nil {
+		t.Fatal(err)
+	}
+	out := layout.Output{Root: filepath.Join(dir, "out")}
+	if err := os.MkdirAll(out.Root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out.BatchOutput(), []byte(output), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := collector.Gather(ctx, collector.GatherInput{Config: &cfg, Output: out, RunnerEnded: true, PodName: podName, Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sa := collectorClient(t, run)
+	if err := collector.WriteResultConfigMaps(ctx, sa, run.Namespace, cfg.ResultConfigMaps, g.Output.Chunks); err != nil {
+		t.Fatal(err)
+	}
+	if err := collector.WriteShardSection(ctx, sa, run.Namespace, cfg.ShardConfigMap(), g.Output.Section); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestShardedRunMergesItsShards runs 7 cases in 3 shards (cases 0-1, 2-3, 4-6): shard 0 passes, shard 1's runner
+// fails after answering one case wrongly, shard 2 leaves one case out. The run waits for every shard, then ends
+// with the most fundamental reason (RunnerFailed) and one merged picture: every result any shard got, the missing
+// ids (the failed shard's unanswered case and shard 2's), each shard's own entry.
+func TestShardedRunMergesItsShards(t *testing.T) {
+	requireEnv(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("sharded", ns).Inline(testutil.DecisionEval(7)).Shards(3, 2))
+	job := waitJob(t, run)
+	if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion ||
+		*job.Spec.Completions != 3 || *job.Spec.Parallelism != 2 || ptr.Deref(job.Spec.BackoffLimitPerIndex, -1) != 0 {
+		t.Fatalf("Job spec: mode %v completions %v parallelism %v backoffLimitPerIndex %v", job.Spec.CompletionMode,
+			job.Spec.Completions, job.Spec.Parallelism, job.Spec.BackoffLimitPerIndex)
+	}
+	// The collectors of a sharded run may not write the EvalRun at all.
+	sa := collectorClient(t, run)
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(run), &evalsv1alpha1.EvalRun{}); !apierrors.IsForbidden(err) {
+		t.Errorf("a shard collector reading its EvalRun: got %v, want Forbidden", err)
+	}
+
+	pods := []*corev1.Pod{startShardPod(t, job, 0), startShardPod(t, job, 1)}
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()); s.Active = 2 })
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+
+	// Shard 0 completes.
+	collectShard(t, run, 0, pods[0].Name, testutil.DecisionLine(0, "CLEAR")+testutil.DecisionLine(1, "CLEAR"))
+	updatePodStatus(t, pods[0], runnerTerminated(0, "Completed", time.Now()))
+	// Shard 1's runner answers case 2 wrongly, then exits 3.
+	collectShard(t, run, 1, pods[1].Name, testutil.DecisionLine(2, "REVIEW"))
+	updatePodStatus(t, pods[1], runnerTerminated(3, "Error", time.Now()))
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) {
+		s.CompletedIndexes, s.FailedIndexes, s.Succeeded, s.Failed, s.Active = "0", ptr.To("1"), 1, 1, 0
+	})
+	// Two of three shards ended; the run waits for the third.
+	eventually(t, "the run waits for shard 2", func() error {
+		got := getRun(t, run)
+		if got.Status.Sharding == nil || got.Status.Sharding.Succeeded != 1 || got.Status.Sharding.Failed != 1 {
+			return fmt.Errorf("sharding %+v", got.Status.Sharding)
+		}
+		if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); c == nil || c.Status != metav1.ConditionUnknown {
+			return fmt.Errorf("succeeded %+v", c)
+		}
+		return nil
+	})
+
+	// Shard 2 leaves case-005 out.
+	pod2 := startShardPod(t, job, 2)
+	collectShard(t, run, 2, pod2.Name, testutil.DecisionLine(4, "CLEAR")+testutil.DecisionLine(6, "CLEAR"))
+	updatePodStatus(t, pod2, runnerTerminated(0, "Completed", time.Now()))
+	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonRunnerFailed)
+
+	c := runCondition(got, evalsv1alpha1.ConditionSucceeded)
+	if !strings.HasPrefix(c.Message, "2 of 3 shards failed; shard 1: ") {
+		t.Errorf("Succeeded message %q", c.Message)
+	}
+	wantSummary := evalsv1alpha1.RunSummary{Total: 7, Passed: 4, Failed: 1, Errored: 2, Missing: 2,
+		MeanScore: "0.8000", MedianScore: "1.0000", MinScore: "0.0000", MaxScore: "1.0000", PassRate: "0.5714", Histogram: []int32{1, 0, 0, 0, 4}}
+	if diff := cmp.Diff(&wantSummary, got.Status.Summary); diff != "" {
+		t.Errorf("merged summary (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"case-003", "case-005"}, got.Status.MissingIDs); diff != "" {
+		t.Errorf("missing ids (-want +got):\n%s", diff)
+	}
+	var verdicts []string
+	for _, cs := range got.Status.Cases {
+		verdicts = append(verdicts, cs.ID+"="+string(cs.Verdict))
+	}
+	// Non-passing first, then passing, each in case order; missing cases are listed in missingIds only.
+	if diff := cmp.Diff([]string{"case-002=Fail", "case-000=Pass", "case-001=Pass", "case-004=Pass", "case-006=Pass"}, verdicts); diff != "" {
+		t.Errorf("cases (-want +got):\n%s", diff)
+	}
+	var shards []string
+	for _, s := range got.Status.Shards {
+		shards = append(shards, fmt.Sprintf("%d:%s/%s cases=%d passed=%d failed=%d missing=%d %v", s.Index, s.State, s.Reason, s.Cases, s.Passed, s.Failed, s.Missing, s.MissingIDs))
+	}
+	if diff := cmp.Diff([]string{
+		"1:Failed/RunnerFailed cases=2 passed=0 failed=1 missing=1 [case-003]",
+		"2:Failed/MissingResults cases=3 passed=2 failed=0 missing=1 [case-005]",
+		"0:Succeeded/Completed cases=2 passed=2 failed=0 missing=0 []",
+	}, shards); diff != "" {
+		t.Errorf("shards (-want +got):\n%s", diff)
+	}
+	if s := got.Status.Sharding; s == nil || s.Shards != 3 || s.Split != controller.SplitContiguous || s.Failed != 2 || s.Succeeded != 1 {
+		t.Errorf("sharding %+v", got.Status.Sharding)
+	}
+	if p := runCondition(got, evalsv1alpha1.ConditionPassed); p == nil || p.Status != metav1.ConditionFalse {
+		t.Errorf("Passed %+v", p)
+	}
+	if r := got.Status.Results; r == nil || r.TotalCases != 7 || len(r.ConfigMaps) != 3 {
+		t.Errorf("results reference %+v", got.Status.Results)
+	}
+	if got.Status.Collection != nil {
+		t.Errorf("a sharded run has no one collection: %+v", got.Status.Collection)
+	}
+}
+
+func runCondition(run *evalsv1alpha1.EvalRun, t string) *metav1.Condition {
+	for i := range run.Status.Conditions {
+		if run.Status.Conditions[i].Type == t {
+			return &run.Status.Conditions[i]
+		}
+	}
+	return nil
+}
