@@ -46,6 +46,18 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if err != nil {
 		return nil, err
 	}
+	facts := Facts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume}
+	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
+		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
+		summary, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
+		if err != nil {
+			return nil, err
+		}
+		run.Status.Summary = summary
+		a := Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted,
+			Message: fmt.Sprintf("nothing left to run: every case's result was carried from EvalRun %s", cfg.Resume.From)}
+		return &observed{assessment: a, facts: facts}, nil
+	}
 	children := []client.Object{BuildCollectorServiceAccount(run), BuildCollectorRole(run, cfg), BuildCollectorRoleBinding(run)}
 	for _, cm := range BuildResultConfigMaps(run, cfg) {
 		children = append(children, cm)
@@ -65,7 +77,6 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if !ok {
 		return nil, fmt.Errorf("creating the Job of EvalRun %s returned %T", run.Name, created)
 	}
-	facts := Facts{EvalFileSHA256: EvalSHA256([]byte(pinned.Data[layout.EvalFileKey])), EvalConfigMapName: pinned.Name}
 	return &observed{facts: facts, job: job}, nil
 }
 
@@ -86,13 +97,52 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
 	caseIDs, codeJudgeCases, invalid := ValidateEvalFile(run, data)
-	if invalid != "" {
-		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: truncate(invalid, maxConditionMessage)}, nil
+	invalidFile := func(msg string) (*corev1.ConfigMap, *Assessment, error) {
+		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: truncate(msg, maxConditionMessage)}, nil
 	}
-	cm, err := BuildEvalConfigMap(run, data, BuildRunConfig(run, caseIDs, mustDefaults(run), codeJudgeCases, r.opts))
+	if invalid != "" {
+		return invalidFile(invalid)
+	}
+	digest := EvalSHA256(data)
+	pinData, runIDs := data, caseIDs
+	var plan *resumePlan
+	if run.Spec.Resume != nil {
+		// The cases to run were chosen when the run was pinned; the earlier run's results are not read again.
+		if pinned, err := r.pinnedConfigMap(ctx, run); pinned != nil || err != nil {
+			return pinned, nil, err
+		}
+		p, wait, err := r.planResume(ctx, run, digest, caseIDs, now)
+		if wait != nil || err != nil {
+			return nil, wait, err
+		}
+		plan, runIDs = p, p.run
+		if len(runIDs) > 0 && len(runIDs) < len(caseIDs) {
+			if pinData, err = evalfile.Subset(data, func(i int) bool { return plan.keep[i] }); err != nil {
+				return invalidFile("invalid eval file: the cases to resume cannot be selected from it: " + err.Error())
+			}
+		}
+		carried := make([]client.Object, len(plan.carried))
+		for i, cm := range plan.carried {
+			carried[i] = cm
+		}
+		if err := r.createAll(ctx, run, carried); err != nil {
+			return nil, nil, err
+		}
+	}
+	if shards := Shards(run, len(runIDs)); shards > 1 {
+		if msg := checkSplit(pinData, runIDs, shards, mustDefaults(run)); msg != "" {
+			return invalidFile(msg)
+		}
+	}
+	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), codeJudgeCases, r.opts)
+	if plan != nil {
+		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.record
+	}
+	cm, err := BuildEvalConfigMap(run, pinData, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
+	cm.Annotations = map[string]string{AnnotationEvalFileSHA256: digest}
 	created, err := r.createOwned(ctx, run, cm)
 	if err != nil {
 		return nil, nil, err
@@ -120,13 +170,7 @@ func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) ([]string, int, s
 		}
 		return nil, 0, "invalid eval file: " + err.Error()
 	}
-	ids := f.CaseIDs()
-	if shards := Shards(run, len(ids)); shards > 1 {
-		if msg := checkSplit(data, ids, shards, defaults); msg != "" {
-			return nil, 0, msg
-		}
-	}
-	return ids, f.CodeJudgeCases(), ""
+	return f.CaseIDs(), f.CodeJudgeCases(), ""
 }
 
 // checkSplit checks that the eval file splits into shards whose first shard holds exactly its cases (the pods
@@ -212,9 +256,21 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 	if err != nil || cm == nil {
 		return facts, err
 	}
-	facts.EvalFileSHA256 = EvalSHA256([]byte(cm.Data[layout.EvalFileKey]))
+	facts.EvalFileSHA256 = pinnedDigest(cm)
 	facts.EvalConfigMapName = cm.Name
+	if cfg, err := RunConfigFrom(cm); err == nil {
+		facts.Resume = cfg.Resume
+	}
 	return facts, nil
+}
+
+// pinnedDigest is the sha256 of the run's eval file: of the pinned copy, or, when the copy holds only the cases a
+// resumed run runs, of the whole file (its annotation).
+func pinnedDigest(cm *corev1.ConfigMap) string {
+	if d := cm.Annotations[AnnotationEvalFileSHA256]; d != "" {
+		return d
+	}
+	return EvalSHA256([]byte(cm.Data[layout.EvalFileKey]))
 }
 
 // createAll creates the objects concurrently and returns every error.

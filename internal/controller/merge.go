@@ -45,7 +45,8 @@ func (r *EvalRunReconciler) observeShardsWithoutJob(ctx context.Context, run *ev
 
 // decideShards records the shards in the facts and, when the run is decided, merges their results first: the
 // run's terminal condition is written only once its merged results are.
-func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation, v ShardVerdict, facts Facts, job *batchv1.Job) (*observed, error) {
+func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation, v ShardVerdict,
+	facts Facts, job *batchv1.Job) (*observed, error) {
 	facts.Sharding, facts.Shards = shardingStatus(v.Statuses)
 	a := v.Assessment
 	if a.State.Terminal() {
@@ -108,7 +109,8 @@ func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1al
 // mergeShards merges the shards' stored results (and, for a resumed run, the carried ones) into the run's status
 // results section, written with its own field manager, and returns the merged summary. It is idempotent: the
 // same shards give the same section.
-func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation, v ShardVerdict) (*evalsv1alpha1.RunSummary, error) {
+func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation,
+	v ShardVerdict) (*evalsv1alpha1.RunSummary, error) {
 	pinned, err := r.pinnedConfigMap(ctx, run)
 	if err != nil {
 		return nil, err
@@ -121,6 +123,14 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		return nil, err
 	}
 	ids := cfg.CaseIDs
+	if len(cfg.AllCaseIDs) > 0 {
+		ids = cfg.AllCaseIDs
+	}
+	// A case's index among those run (and so its shard).
+	runIndex := make(map[string]int, len(cfg.CaseIDs))
+	for i, id := range cfg.CaseIDs {
+		runIndex[id] = i
+	}
 	var names []string
 	at := metav1.Time{}
 	for i := range so.Shards {
@@ -135,6 +145,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 			at = *c.CollectedAt
 		}
 	}
+	names = append(names, cfg.CarriedConfigMaps...)
 	if at.IsZero() {
 		at = metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
 	}
@@ -158,7 +169,14 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	}
 	shards := so.Shards
 	section, err := m.Finish(func(index int) string {
-		k := shardOf(index, len(ids), shards)
+		i, ran := runIndex[ids[index]]
+		if !ran {
+			return "the result carried from EvalRun " + cfg.Resume.From + " is gone"
+		}
+		k := shardOf(i, len(cfg.CaseIDs), shards)
+		if k >= len(v.Shards) {
+			return ""
+		}
 		a := v.Shards[k]
 		return fmt.Sprintf("shard %d recorded no result for this case (%s): %s", k, a.Reason, oneLine(a.Message))
 	}, at)

@@ -66,6 +66,12 @@ func (n ChildNames) ShardConfigMap(i int) string {
 	return childName(n.run, childMarker+"-shard-"+strconv.Itoa(i), maxObjectName)
 }
 
+// CarriedConfigMap returns the name of the i-th ConfigMap of results a resumed run carries:
+// <run>-evalrun-carried-<i>.
+func (n ChildNames) CarriedConfigMap(i int) string {
+	return childName(n.run, childMarker+"-carried-"+strconv.Itoa(i), maxObjectName)
+}
+
 // ResultConfigMaps returns the names of count result ConfigMaps, in order.
 func (n ChildNames) ResultConfigMaps(count int) []string {
 	names := make([]string, count)

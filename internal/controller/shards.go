@@ -233,7 +233,8 @@ func combineShards(shards []Assessment) Assessment {
 	}
 	if firstActive != nil {
 		out.State, out.Reason, out.RecheckAfter = firstActive.State, firstActive.Reason, recheck
-		out.Message = truncate(fmt.Sprintf("%d of %d shards finished (%d failed); shard %d: %s", done, n, failed, activeIndex, firstActive.Message), maxConditionMessage)
+		msg := fmt.Sprintf("%d of %d shards finished (%d failed); shard %d: %s", done, n, failed, activeIndex, firstActive.Message)
+		out.Message = truncate(msg, maxConditionMessage)
 		return out
 	}
 	if failed == 0 {

@@ -63,7 +63,7 @@ func startShardPod(t *testing.T, job *batchv1.Job, index int) *corev1.Pod {
 	return pod
 }
 
-// collectShard does what shard index's pod does with the runner's output: install writes the shard's eval file
+// collectShard does what shard index's pod (or a one-pod run's pod) does with the runner's output: install writes the shard's eval file
 // from the pinned one, and the collector (the real pipeline) judges the output and records the shard's collection
 // with the collector's identity.
 func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, output string) {
@@ -112,7 +112,12 @@ func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, 
 	if err := collector.WriteResultConfigMaps(ctx, sa, run.Namespace, cfg.ResultConfigMaps, g.Output.Chunks); err != nil {
 		t.Fatal(err)
 	}
-	if err := collector.WriteShardSection(ctx, sa, run.Namespace, cfg.ShardConfigMap(), g.Output.Section); err != nil {
+	if cfg.ShardConfigMap() == "" {
+		err = collector.ApplyStatus(ctx, sa, run.Namespace, run.Name, string(run.UID), g.Output.Section)
+	} else {
+		err = collector.WriteShardSection(ctx, sa, run.Namespace, cfg.ShardConfigMap(), g.Output.Section)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 }
@@ -221,4 +226,164 @@ func runCondition(run *evalsv1alpha1.EvalRun, t string) *metav1.Condition {
 		}
 	}
 	return nil
+}
+
+// finishShards runs every shard of run through collectShard with the answers answer gives (one decision per case
+// id, "" to leave the case out), and marks their runners ended with exit code 0.
+func finishShards(t *testing.T, run *evalsv1alpha1.EvalRun, answer func(id string) string) {
+	t.Helper()
+	job := waitJob(t, run)
+	shards := 1
+	if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
+		shards = int(*job.Spec.Completions)
+	}
+	pinned := &corev1.ConfigMap{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := controller.RunConfigFrom(pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indexes []string
+	for i := range shards {
+		pod := startShardPod(t, job, i)
+		lo, hi := layout.ShardRange(len(cfg.CaseIDs), shards, i)
+		var out strings.Builder
+		for _, id := range cfg.CaseIDs[lo:hi] {
+			if d := answer(id); d != "" {
+				n, _ := strconv.Atoi(strings.TrimPrefix(id, "case-"))
+				out.WriteString(testutil.DecisionLine(n, d))
+			}
+		}
+		collectShard(t, run, i, pod.Name, out.String())
+		updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
+		indexes = append(indexes, strconv.Itoa(i))
+	}
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) {
+		s.StartTime = ptr.To(metav1.Now())
+		if shards > 1 {
+			s.CompletedIndexes = strings.Join(indexes, ",")
+		}
+	})
+}
+
+// TestResumeRunsOnlyWhatIsLeft resumes a run whose case-002 failed and case-003 and case-005 are missing: with
+// NotPassed (in 2 shards) only those three run; with Missing only the two missing ones. The other results are
+// carried, marked with the earlier run, and the status is the combined picture.
+func TestResumeRunsOnlyWhatIsLeft(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	eval := testutil.DecisionEval(7)
+	first := createRun(t, testutil.MakeEvalRun("first", ns).Inline(eval).Shards(3, 0))
+	finishShards(t, first, func(id string) string {
+		switch id {
+		case "case-002":
+			return "REVIEW"
+		case "case-003", "case-005":
+			return ""
+		}
+		return "CLEAR"
+	})
+	waitReason(t, first, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+
+	// NotPassed, in 2 shards: case-002, case-003 and case-005 run again, and now pass.
+	second := createRun(t, testutil.MakeEvalRun("second", ns).Inline(eval).Shards(2, 0).Resume("first", evalsv1alpha1.ResumeNotPassed))
+	job := waitJob(t, second)
+	if *job.Spec.Completions != 2 || job.Annotations[layout.AnnotationCases] != "3" {
+		t.Fatalf("the resumed run's Job: %d shards, %s cases; want 2 shards, 3 cases", *job.Spec.Completions, job.Annotations[layout.AnnotationCases])
+	}
+	var ran []string
+	finishShards(t, second, func(id string) string { ran = append(ran, id); return "CLEAR" })
+	if diff := cmp.Diff([]string{"case-002", "case-003", "case-005"}, ran); diff != "" {
+		t.Errorf("cases run again (-want +got):\n%s", diff)
+	}
+	got := waitReason(t, second, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+	if s := got.Status.Summary; s == nil || s.Total != 7 || s.Passed != 7 || s.Missing != 0 {
+		t.Errorf("combined summary %+v", got.Status.Summary)
+	}
+	if p := runCondition(got, evalsv1alpha1.ConditionPassed); p == nil || p.Status != metav1.ConditionTrue {
+		t.Errorf("Passed %+v", p)
+	}
+	checkCarried(t, got, map[string]string{"case-000": "first", "case-001": "first", "case-002": "", "case-003": "",
+		"case-004": "first", "case-005": "", "case-006": "first"})
+	if r := got.Status.Resume; r == nil || r.From != "first" || r.FromUID != string(first.UID) || r.Ran != 3 || r.Carried != 4 || r.Cases != evalsv1alpha1.ResumeNotPassed {
+		t.Errorf("resume status %+v", got.Status.Resume)
+	}
+	if got.Status.EvalFileSHA256 != getRun(t, first).Status.EvalFileSHA256 {
+		t.Errorf("the resumed run's eval file digest %s is not the whole file's", got.Status.EvalFileSHA256)
+	}
+
+	// Missing, one pod: only the two missing cases run; the failed case-002 is carried as it was.
+	third := createRun(t, testutil.MakeEvalRun("third", ns).Inline(eval).Resume("first", evalsv1alpha1.ResumeMissing))
+	ran = nil
+	finishShards(t, third, func(id string) string { ran = append(ran, id); return "CLEAR" })
+	if diff := cmp.Diff([]string{"case-003", "case-005"}, ran); diff != "" {
+		t.Errorf("cases run again (-want +got):\n%s", diff)
+	}
+	got = waitReason(t, third, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+	if s := got.Status.Summary; s == nil || s.Total != 7 || s.Passed != 6 || s.Failed != 1 {
+		t.Errorf("combined summary %+v", got.Status.Summary)
+	}
+
+	// Resuming the complete second run with NotPassed leaves nothing to run: no Job, every result carried.
+	fourth := createRun(t, testutil.MakeEvalRun("fourth", ns).Inline(eval).Resume("second", evalsv1alpha1.ResumeNotPassed))
+	got = waitReason(t, fourth, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+	if s := got.Status.Summary; s == nil || s.Total != 7 || s.Passed != 7 || got.Status.JobName != "" {
+		t.Errorf("nothing to run: summary %+v, job %q", got.Status.Summary, got.Status.JobName)
+	}
+	// A result carried twice keeps the run it came from.
+	checkCarried(t, got, map[string]string{"case-000": "first", "case-001": "first", "case-002": "second", "case-003": "second",
+		"case-004": "first", "case-005": "second", "case-006": "first"})
+}
+
+// checkCarried compares the run's status cases' carriedFrom with want, by case id.
+func checkCarried(t *testing.T, run *evalsv1alpha1.EvalRun, want map[string]string) {
+	t.Helper()
+	got := map[string]string{}
+	for _, c := range run.Status.Cases {
+		got[c.ID] = ptr.Deref(c.CarriedFrom, "")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("carriedFrom by case (-want +got):\n%s", diff)
+	}
+}
+
+// TestResumeSourceProblems: a resume of a run that is not there, of another eval file, or of itself ends with
+// ResumeSourceInvalid and no pod; a resume of a run still in progress waits for it.
+func TestResumeSourceProblems(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	gone := createRun(t, testutil.MakeEvalRun("gone", ns).Inline(testutil.DecisionEval(2)).Resume("nowhere", evalsv1alpha1.ResumeMissing))
+	got := waitReason(t, gone, metav1.ConditionFalse, evalsv1alpha1.ReasonResumeSourceInvalid)
+	if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message, "EvalRun nowhere, named by spec.resume.from, does not exist") {
+		t.Errorf("message %q", c.Message)
+	}
+	self := createRun(t, testutil.MakeEvalRun("self", ns).Inline(testutil.DecisionEval(2)).Resume("self", evalsv1alpha1.ResumeMissing))
+	waitReason(t, self, metav1.ConditionFalse, evalsv1alpha1.ReasonResumeSourceInvalid)
+
+	running := createRun(t, testutil.MakeEvalRun("running", ns).Inline(testutil.DecisionEval(2)))
+	waitJob(t, running)
+	waiting := createRun(t, testutil.MakeEvalRun("waiting", ns).Inline(testutil.DecisionEval(2)).Resume("running", evalsv1alpha1.ResumeMissing))
+	got = waitReason(t, waiting, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message, "waiting for EvalRun running to finish") {
+		t.Errorf("message %q", c.Message)
+	}
+
+	other := createRun(t, testutil.MakeEvalRun("other", ns).Inline(testutil.DecisionEval(3)).Resume("running", evalsv1alpha1.ResumeMissing))
+	finishShards(t, running, func(string) string { return "CLEAR" })
+	waitReason(t, running, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+	got = waitReason(t, other, metav1.ConditionFalse, evalsv1alpha1.ReasonResumeSourceInvalid)
+	if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message, "a run resumes only the same eval file") {
+		t.Errorf("message %q", c.Message)
+	}
+	var jobs batchv1.JobList
+	if err := k8s.List(context.Background(), &jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs.Items {
+		if j.Name != controller.NamesFor("running").Job && j.Name != controller.NamesFor("waiting").Job {
+			t.Errorf("Job %s was created for a run that cannot resume", j.Name)
+		}
+	}
 }

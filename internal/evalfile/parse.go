@@ -122,11 +122,11 @@ func streamableCases(doc *yaml.Node) *yaml.Node {
 	}
 	for i := 0; i < n; i += 2 {
 		k := root.Content[i]
-		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" || (k.Value == "evalcases" && i != n-2) {
+		if k.Kind != yaml.ScalarNode || k.ShortTag() == "!!merge" || (k.Value == casesKey && i != n-2) {
 			return nil
 		}
 	}
-	if k, v := root.Content[n-2], root.Content[n-1]; k.Value != "evalcases" || v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+	if k, v := root.Content[n-2], root.Content[n-1]; k.Value != casesKey || v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
 		return nil
 	}
 	return root.Content[n-1]
@@ -147,7 +147,7 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 	f, cv := p.fileHeader(root, o)
 	if cv != nil {
 		// The header saw an array of nil items; its problems (none, for a non-empty sequence) are recorded.
-		casesPath := keyPath(nil, "evalcases")
+		casesPath := keyPath(nil, casesKey)
 		c := p.newCases(f, len(cases.Content))
 		for i := range cases.Content {
 			if load != nil {
@@ -273,16 +273,16 @@ func (p *parser) fileHeader(root *value, o parseOptions) (*File, *value) {
 	}
 	p.uniqueNames(f.DefaultEvaluators, "judging.evaluators", nil)
 
-	cases := root.get("evalcases")
+	cases := root.get(casesKey)
 	switch {
-	case !root.has("evalcases"):
-		p.add("evalcases", nil, "is required: the file has no evalcases")
+	case !root.has(casesKey):
+		p.add(casesKey, nil, "is required: the file has no evalcases")
 		return f, nil
 	case cases.kind != kindArray:
-		p.add("evalcases", cases, "must be a list of eval cases, got %s", cases.kind)
+		p.add(casesKey, cases, "must be a list of eval cases, got %s", cases.kind)
 		return f, nil
 	case len(cases.vals) == 0:
-		p.add("evalcases", cases, "is empty: the file has no eval cases")
+		p.add(casesKey, cases, "is empty: the file has no eval cases")
 		return f, nil
 	}
 	return f, cases

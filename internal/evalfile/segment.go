@@ -113,7 +113,7 @@ func isItemStart(content []byte) bool {
 // decides what that means).
 func headerHasEvalcases(header []byte) bool {
 	for l := range bytes.SplitSeq(header, []byte("\n")) {
-		if bytes.HasPrefix(l, []byte("evalcases")) {
+		if bytes.HasPrefix(l, []byte(casesKey)) {
 			return true
 		}
 	}
@@ -138,7 +138,7 @@ func (s *segmented) document() (doc, cases *yaml.Node, ok bool) {
 	if doc.Kind != yaml.DocumentNode || root.Kind != yaml.MappingNode || root.Style&yaml.FlowStyle != 0 {
 		return nil, nil, false
 	}
-	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "evalcases", Line: s.keyLine, Column: 1}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: casesKey, Line: s.keyLine, Column: 1}
 	cases = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: s.itemLines[0], Column: s.indent + 1,
 		Content: make([]*yaml.Node, len(s.items))}
 	root.Content = append(root.Content, key, cases)
@@ -212,7 +212,7 @@ func (s *segmented) single(i int) (*yaml.Node, bool) {
 		return nil, false
 	}
 	root := doc.Content[0]
-	if root.Kind != yaml.MappingNode || len(root.Content) < 2 || root.Content[len(root.Content)-2].Value != "evalcases" {
+	if root.Kind != yaml.MappingNode || len(root.Content) < 2 || root.Content[len(root.Content)-2].Value != casesKey {
 		return nil, false
 	}
 	seq := root.Content[len(root.Content)-1]

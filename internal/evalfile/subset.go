@@ -8,6 +8,9 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
+// casesKey is the eval file's top-level key of its cases.
+const casesKey = "evalcases"
+
 // Subset returns the eval file data with only the cases (evalcases items, in file order, counted from 0) that keep
 // accepts; everything else in the file is kept as it is, so a runner given the subset reads the same settings. A
 // shard's or a resumed run's runner gets such a file at {EVAL_FILE}.
@@ -53,7 +56,7 @@ func subsetDocument(data []byte, keep func(i int) bool) ([]byte, error) {
 	root := doc.Content[0]
 	var seq *yaml.Node
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == "evalcases" {
+		if root.Content[i].Value == casesKey {
 			seq = root.Content[i+1]
 		}
 	}

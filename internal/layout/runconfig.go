@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
 // RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector launch`, `collector
@@ -40,6 +42,13 @@ type RunConfig struct {
 	// ResultConfigMapsPerShard is how many of ResultConfigMaps each shard has: shard i's are
 	// ResultConfigMaps[i*n:(i+1)*n]. 0 with one shard: all of them.
 	ResultConfigMapsPerShard int32 `json:"resultConfigMapsPerShard,omitempty"`
+	// AllCaseIDs, in a resumed run, are every case id of the eval file, run (CaseIDs) or carried, in file order:
+	// the order of the merged status. Empty otherwise (CaseIDs are all of them).
+	AllCaseIDs []string `json:"allCaseIds,omitempty"`
+	// CarriedConfigMaps hold the results a resumed run carries from the earlier run, written by the manager.
+	CarriedConfigMaps []string `json:"carriedConfigMaps,omitempty"`
+	// Resume records what a resumed run took from the earlier run.
+	Resume *evalsv1alpha1.ResumeStatus `json:"resume,omitempty"`
 
 	// CommandTemplate, Batching ("Batched" or "PerCase") and Workers describe the runner invocation.
 	CommandTemplate string `json:"commandTemplate"`

@@ -11,6 +11,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -52,6 +53,12 @@ func NewMerger(ids []string, configMaps []string, budgetBytes int64) *Merger {
 // AddChunk adds every result line of one stored chunk (gzip'd JSONL). A result whose id the run did not request,
 // or that was added already, is skipped: the first stored result of a case wins.
 func (m *Merger) AddChunk(data []byte) error {
+	return EachLine(data, m.AddLine)
+}
+
+// EachLine calls f with every result of a stored chunk (gzip'd JSONL), decoded, and its encoding (valid only
+// during the call).
+func EachLine(data []byte, f func(l *Line, raw []byte) error) error {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("open a result chunk: %w", err)
@@ -67,7 +74,7 @@ func (m *Merger) AddChunk(data []byte) error {
 		if err := json.Unmarshal(raw, &l); err != nil {
 			return fmt.Errorf("decode a stored result: %w", err)
 		}
-		if err := m.AddLine(&l, raw); err != nil {
+		if err := f(&l, raw); err != nil {
 			return err
 		}
 	}
@@ -75,6 +82,25 @@ func (m *Merger) AddChunk(data []byte) error {
 		return fmt.Errorf("read a result chunk: %w", err)
 	}
 	return nil
+}
+
+// Chunks splits result lines into the chunks of the named ConfigMaps (gzip'd JSONL, each within the ConfigMap
+// limit), as the collector stores them; it fails when they do not all fit.
+func Chunks(names []string, lines [][]byte) ([]Chunk, error) {
+	w := newChunkWriter(names, layout.MaxResultConfigMapBytes)
+	for _, l := range lines {
+		if err := w.add(l); err != nil {
+			return nil, err
+		}
+	}
+	chunks, err := w.finish()
+	if err != nil {
+		return nil, err
+	}
+	if w.dropped > 0 {
+		return nil, fmt.Errorf("%d results do not fit %d ConfigMaps", w.dropped, len(names))
+	}
+	return chunks, nil
 }
 
 // AddLine adds one result; raw is its stored encoding.

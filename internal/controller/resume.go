@@ -1,0 +1,139 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+)
+
+// AnnotationEvalFileSHA256, on a pinned eval ConfigMap that holds only part of the eval file (a resumed run's
+// cases left to run), is the sha256 of the whole file: the run's status.evalFileSHA256.
+const AnnotationEvalFileSHA256 = "evals.evalrun.io/eval-file-sha256"
+
+// resumePlan is what a resumed run runs and what it carries from the earlier run.
+type resumePlan struct {
+	// run are the case ids to run, in file order; keep selects their indexes in the eval file.
+	run  []string
+	keep map[int]bool
+	// carried are the ConfigMaps holding the carried results (gzip'd JSONL, each result marked carriedFrom).
+	carried []*corev1.ConfigMap
+	record  *evalsv1alpha1.ResumeStatus
+}
+
+// planResume reads the earlier run named by spec.resume.from and decides, for the eval file's case ids (its sha256
+// is digest), which cases run again and which results are carried. It returns an assessment instead when the
+// earlier run has not finished yet (Pending, rechecked) or cannot be resumed (ResumeSourceInvalid, final).
+func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.EvalRun, digest string, ids []string,
+	now time.Time) (*resumePlan, *Assessment, error) {
+	spec := run.Spec.Resume
+	from := spec.From
+	mode := ptr.Deref(spec.Cases, evalsv1alpha1.ResumeMissing)
+	invalid := func(format string, args ...any) (*resumePlan, *Assessment, error) {
+		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid,
+			Message: truncate(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
+	}
+	if from == run.Name {
+		return invalid("spec.resume.from names this run itself")
+	}
+	src := &evalsv1alpha1.EvalRun{}
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: from}, src); err != nil {
+		if apierrors.IsNotFound(err) {
+			return invalid("EvalRun %s, named by spec.resume.from, does not exist in namespace %s", from, run.Namespace)
+		}
+		return nil, nil, fmt.Errorf("reading EvalRun %s to resume: %w", from, err)
+	}
+	outcome, done := TerminalAssessment(src)
+	if !done {
+		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+			Message:      fmt.Sprintf("waiting for EvalRun %s to finish before resuming it", from),
+			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
+	}
+	if src.Status.EvalFileSHA256 != digest {
+		return invalid("EvalRun %s ran an eval file with sha256 %q; this run's eval file has sha256 %q: a run resumes only the same eval file",
+			from, src.Status.EvalFileSHA256, digest)
+	}
+	refs := src.Status.Results
+	if refs == nil || len(refs.ConfigMaps) == 0 {
+		return invalid("EvalRun %s has no stored results to resume from (it ended %s: %s)", from, outcome.Reason, oneLine(outcome.Message))
+	}
+	carry := map[string][]byte{}
+	for _, name := range refs.ConfigMaps {
+		cm := &corev1.ConfigMap{}
+		if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				return invalid("result ConfigMap %s of EvalRun %s is gone", name, from)
+			}
+			return nil, nil, fmt.Errorf("reading result ConfigMap %s of EvalRun %s: %w", name, from, err)
+		}
+		err := results.EachLine(cm.BinaryData[layout.ResultsKey], func(l *results.Line, _ []byte) error {
+			if _, dup := carry[l.ID]; dup || !carried(l, mode) {
+				return nil
+			}
+			if l.CarriedFrom == "" {
+				l.CarriedFrom = from
+			}
+			line, err := json.Marshal(l)
+			carry[l.ID] = line
+			return err
+		})
+		if err != nil {
+			return invalid("result ConfigMap %s of EvalRun %s cannot be read: %v", name, from, err)
+		}
+	}
+	plan := &resumePlan{keep: map[int]bool{}}
+	var lines [][]byte
+	for i, id := range ids {
+		if line, ok := carry[id]; ok {
+			lines = append(lines, line)
+			continue
+		}
+		plan.run = append(plan.run, id)
+		plan.keep[i] = true
+	}
+	names := NamesFor(run.Name)
+	cmNames := make([]string, ResultConfigMapCount(len(lines)))
+	for i := range cmNames {
+		cmNames[i] = names.CarriedConfigMap(i)
+	}
+	chunks, err := results.Chunks(cmNames, lines)
+	if err != nil {
+		return invalid("the results carried from EvalRun %s do not fit this run's ConfigMaps: %v", from, err)
+	}
+	for _, ch := range chunks {
+		cm := &corev1.ConfigMap{ObjectMeta: childMeta(run, ch.ConfigMap, ComponentResults),
+			Immutable: ptr.To(true), BinaryData: map[string][]byte{layout.ResultsKey: ch.Data}}
+		plan.carried = append(plan.carried, cm)
+	}
+	plan.record = &evalsv1alpha1.ResumeStatus{From: from, FromUID: string(src.UID), Cases: mode,
+		Ran: int32(len(plan.run)), Carried: int32(len(lines))}
+	return plan, nil, nil
+}
+
+// carried reports whether an earlier result is kept by a resume in mode: Missing keeps every result that has a
+// record; NotPassed keeps only passing ones.
+func carried(l *results.Line, mode evalsv1alpha1.ResumeCases) bool {
+	if mode == evalsv1alpha1.ResumeNotPassed {
+		return l.Verdict == evaluate.VerdictPass
+	}
+	return !l.Missing
+}
+
+// carriedConfigMapNames are the names of the plan's carried ConfigMaps.
+func (p *resumePlan) carriedConfigMapNames() []string {
+	out := make([]string, len(p.carried))
+	for i, cm := range p.carried {
+		out[i] = cm.Name
+	}
+	return out
+}
