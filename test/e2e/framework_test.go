@@ -426,3 +426,13 @@ func isForbidden(err error) bool { return apierrors.IsForbidden(err) }
 
 // evalRunResource is the EvalRun resource, for raw REST calls.
 var evalRunResource = schema.GroupVersionResource{Group: evalsv1alpha1.GroupVersion.Group, Version: evalsv1alpha1.GroupVersion.Version, Resource: "evalruns"}
+
+// podLogs returns a container's logs.
+func podLogs(t *testing.T, namespace, pod, container string) string {
+	t.Helper()
+	data, err := clientset.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container}).DoRaw(ctxFor(t, 30*time.Second))
+	if err != nil {
+		t.Errorf("reading the logs of %s/%s: %v", pod, container, err)
+	}
+	return string(data)
+}

@@ -46,6 +46,7 @@ type options struct {
 	caseID      string
 	healthcheck bool
 	failAfter   int
+	failOnCase  string
 	exitCode    int
 	invalidLine bool
 	oomAfter    int
@@ -73,7 +74,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.caseID, "case", "", "screen only this case and write it as one JSON object (PerCase mode)")
 	fs.BoolVar(&o.healthcheck, "healthcheck", false, "print a health line and exit 0")
 	fs.IntVar(&o.failAfter, "fail-after", envInt("SCREENING_FAIL_AFTER", -1), "exit with --exit-code after writing this many records")
-	fs.IntVar(&o.exitCode, "exit-code", envInt("SCREENING_EXIT_CODE", 1), "exit code for --fail-after")
+	fs.IntVar(&o.exitCode, "exit-code", envInt("SCREENING_EXIT_CODE", 1), "exit code for --fail-after and --fail-on-case")
+	fs.StringVar(&o.failOnCase, "fail-on-case", os.Getenv("SCREENING_FAIL_ON_CASE"), "exit with --exit-code on reaching this case id (a shard that holds it fails)")
 	fs.BoolVar(&o.invalidLine, "invalid-line", os.Getenv("SCREENING_INVALID_LINE") == "1", "also write an invalid line and a duplicate id")
 	fs.IntVar(&o.oomAfter, "oom-after", envInt("SCREENING_OOM_AFTER", -1), "allocate memory until killed after this many records")
 	fs.IntVar(&o.hangAfter, "hang-after", envInt("SCREENING_HANG_AFTER", -1), "sleep forever after this many records")
@@ -136,6 +138,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if stop := o.knob(written, flush, stderr); stop >= 0 {
 			_ = f.Close()
 			return stop
+		}
+		if o.failOnCase != "" && c.ID == o.failOnCase {
+			flush()
+			_ = f.Close()
+			_, _ = fmt.Fprintf(stderr, "screening-runner: simulated failure at %s: upstream screening service unavailable\n", c.ID)
+			return o.exitCode
 		}
 		if o.delay > 0 {
 			flush()
