@@ -162,7 +162,8 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	missing := capList(t.MissingIDs, MaxStatusMissingIDs)
 	parseErrors := make([]evalsv1alpha1.ParseError, 0, min(len(t.ParseErrors), MaxStatusParseErrors))
 	for _, pe := range capList(t.ParseErrors, MaxStatusParseErrors) {
-		parseErrors = append(parseErrors, evalsv1alpha1.ParseError{Line: pe.Line, Excerpt: Excerpt(pe.Excerpt, 512), Message: Excerpt(pe.Message, 1024)})
+		pe.Excerpt, pe.Message = Excerpt(pe.Excerpt, 512), Excerpt(pe.Message, 1024)
+		parseErrors = append(parseErrors, pe)
 	}
 	unexpected := make([]string, 0, min(len(t.UnexpectedIDs), MaxStatusUnexpected))
 	for _, id := range capList(t.UnexpectedIDs, MaxStatusUnexpected) {

@@ -1,0 +1,150 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+func TestInIndexSet(t *testing.T) {
+	for _, tt := range []struct {
+		set   string
+		in    []int
+		notIn []int
+	}{
+		{"", nil, []int{0, 1}},
+		{"0", []int{0}, []int{1}},
+		{"1,3-5,7", []int{1, 3, 4, 5, 7}, []int{0, 2, 6, 8}},
+		{"0-999", []int{0, 500, 999}, []int{1000}},
+		{"x,2", []int{2}, []int{0}},
+	} {
+		for _, i := range tt.in {
+			if !inIndexSet(tt.set, i) {
+				t.Errorf("inIndexSet(%q, %d) = false", tt.set, i)
+			}
+		}
+		for _, i := range tt.notIn {
+			if inIndexSet(tt.set, i) {
+				t.Errorf("inIndexSet(%q, %d) = true", tt.set, i)
+			}
+		}
+	}
+}
+
+// TestShardOfMatchesShardRange checks shardOf against layout.ShardRange for every case of many splits.
+func TestShardOfMatchesShardRange(t *testing.T) {
+	for n := 1; n <= 60; n++ {
+		for shards := 1; shards <= n; shards++ {
+			for k := range shards {
+				lo, hi := layout.ShardRange(n, shards, k)
+				for i := lo; i < hi; i++ {
+					if got := shardOf(i, n, shards); got != k {
+						t.Fatalf("shardOf(%d, %d, %d) = %d, want %d", i, n, shards, got, k)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestJobForShard(t *testing.T) {
+	indexed := func(mutate func(*batchv1.JobStatus)) *batchv1.Job {
+		j := &batchv1.Job{Spec: batchv1.JobSpec{CompletionMode: ptr.To(batchv1.IndexedCompletion)}}
+		mutate(&j.Status)
+		return j
+	}
+	cond := func(typ batchv1.JobConditionType, reason string) batchv1.JobCondition {
+		return batchv1.JobCondition{Type: typ, Status: corev1.ConditionTrue, Reason: reason}
+	}
+	running := indexed(func(s *batchv1.JobStatus) { s.CompletedIndexes, s.FailedIndexes = "0,2", ptr.To("1") })
+	deadline := indexed(func(s *batchv1.JobStatus) {
+		s.CompletedIndexes = "0"
+		s.Conditions = []batchv1.JobCondition{cond(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded)}
+	})
+	view := func(j *batchv1.Job, i int) []string {
+		var out []string
+		for _, c := range jobForShard(j, i).Status.Conditions {
+			out = append(out, string(c.Type)+"/"+c.Reason)
+		}
+		return out
+	}
+	expect := func(what string, want, got []string) {
+		t.Helper()
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", what, diff)
+		}
+	}
+	expect("completed index", []string{"Complete/"}, view(running, 0))
+	expect("failed index", []string{"Failed/FailedIndexes"}, view(running, 1))
+	expect("index still running", nil, view(running, 3))
+	// The Job's deadline ends the shards that had not ended; a completed one keeps its completion.
+	expect("deadline, completed index", []string{"Complete/"}, view(deadline, 0))
+	expect("deadline, running index", []string{"Failed/DeadlineExceeded"}, view(deadline, 1))
+	// A Job that is not Indexed (one shard) is its own view.
+	plain := &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond(batchv1.JobComplete, "")}}}
+	if jobForShard(plain, 0) != plain {
+		t.Error("a one-pod Job's view is not the Job itself")
+	}
+}
+
+func TestCombineShards(t *testing.T) {
+	ok := Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: "every result was collected"}
+	failed := func(reason, msg string) Assessment {
+		return Assessment{State: StateFailed, Reason: reason, Message: msg}
+	}
+	running := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "pod p is running", RecheckAfter: time.Minute}
+	pending := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: "pod q is pending", RecheckAfter: 10 * time.Second}
+	for _, tt := range []struct {
+		name   string
+		shards []Assessment
+		want   Assessment
+	}{
+		{"one shard is the shard", []Assessment{ok}, ok},
+		{"all completed", []Assessment{ok, ok, ok}, Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: "all 3 shards completed"}},
+		{"in progress shows the most advanced shard and the soonest recheck",
+			[]Assessment{ok, pending, running, failed(evalsv1alpha1.ReasonRunnerFailed, "x")},
+			Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RecheckAfter: 10 * time.Second,
+				Message: "2 of 4 shards finished (1 failed); shard 2: pod p is running"}},
+		{"the most fundamental failure names the run",
+			[]Assessment{failed(evalsv1alpha1.ReasonMissingResults, "m"), ok, failed(evalsv1alpha1.ReasonRunnerOOMKilled, "oom"), failed(evalsv1alpha1.ReasonInvalidOutput, "i")},
+			Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerOOMKilled, Message: "3 of 4 shards failed; shard 2: oom"}},
+		{"a failure every shard meets alike ends the run at once",
+			[]Assessment{running, {State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed, Message: "no image", StopJob: true}},
+			Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed, Message: "shard 1: no image", StopJob: true}},
+		{"a shard decided while its pod runs stops that pod only",
+			[]Assessment{running, {State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: "t", StopJob: true,
+				Runner: &evalsv1alpha1.RunnerStatus{PodName: "p-1"}}},
+			Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RecheckAfter: time.Minute, StopPods: []string{"p-1"},
+				Message: "1 of 2 shards finished (1 failed); shard 0: pod p is running"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, combineShards(tt.shards)); diff != "" {
+				t.Errorf("combineShards (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestShardStatusesAreBoundedFailedFirst(t *testing.T) {
+	shards := make([]Assessment, 150)
+	for i := range shards {
+		shards[i] = Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted}
+	}
+	shards[120] = Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed}
+	shards[7] = Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning}
+	all := shardStatuses(shards, ShardObservation{Shards: 150, Cases: 300})
+	sharding, listed := shardingStatus(all)
+	if len(listed) != maxStatusShards || sharding.OmittedShards != 50 || sharding.Succeeded != 148 || sharding.Failed != 1 {
+		t.Fatalf("listed %d, sharding %+v", len(listed), sharding)
+	}
+	if listed[0].Index != 120 || listed[1].Index != 7 || listed[2].Index != 0 || listed[0].Cases != 2 {
+		t.Errorf("order: %d %d %d (cases %d), want the failed shard, the running one, then shard 0", listed[0].Index, listed[1].Index, listed[2].Index, listed[0].Cases)
+	}
+}
