@@ -273,16 +273,25 @@ func pinnedDigest(cm *corev1.ConfigMap) string {
 	return EvalSHA256([]byte(cm.Data[layout.EvalFileKey]))
 }
 
-// createAll creates the objects concurrently and returns every error.
+// createAll creates the objects concurrently (at most createWorkers at once) and returns every error.
 func (r *EvalRunReconciler) createAll(ctx context.Context, run *evalsv1alpha1.EvalRun, objs []client.Object) error {
 	errs := make([]error, len(objs))
+	// A run of many shards has thousands of children: at most createWorkers requests are in flight at once.
+	sem := make(chan struct{}, createWorkers)
 	var wg sync.WaitGroup
 	for i, obj := range objs {
-		wg.Go(func() { _, errs[i] = r.createOwned(ctx, run, obj) })
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			_, errs[i] = r.createOwned(ctx, run, obj)
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// createWorkers bounds the concurrent creates of one run's children.
+const createWorkers = 16
 
 // createOwned creates obj; when it already exists, it reads it back from the API server and accepts it only if
 // run controls it. It returns the object as stored.
