@@ -75,7 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.healthcheck, "healthcheck", false, "print a health line and exit 0")
 	fs.IntVar(&o.failAfter, "fail-after", envInt("SCREENING_FAIL_AFTER", -1), "exit with --exit-code after writing this many records")
 	fs.IntVar(&o.exitCode, "exit-code", envInt("SCREENING_EXIT_CODE", 1), "exit code for --fail-after and --fail-on-case")
-	fs.StringVar(&o.failOnCase, "fail-on-case", os.Getenv("SCREENING_FAIL_ON_CASE"), "exit with --exit-code on reaching this case id (a shard that holds it fails)")
+	fs.StringVar(&o.failOnCase, "fail-on-case", os.Getenv("SCREENING_FAIL_ON_CASE"), "exit with --exit-code on reaching this case id")
 	fs.BoolVar(&o.invalidLine, "invalid-line", os.Getenv("SCREENING_INVALID_LINE") == "1", "also write an invalid line and a duplicate id")
 	fs.IntVar(&o.oomAfter, "oom-after", envInt("SCREENING_OOM_AFTER", -1), "allocate memory until killed after this many records")
 	fs.IntVar(&o.hangAfter, "hang-after", envInt("SCREENING_HANG_AFTER", -1), "sleep forever after this many records")
