@@ -452,6 +452,13 @@ type ResultsReference struct {
 	// +listType=atomic
 	// +optional
 	ConfigMaps []string `json:"configMaps,omitempty"`
+	// objects are the s3:// URLs of the objects that hold the per-case results (gzip'd JSONL) when spec.storage
+	// names a bucket, shard by shard.
+	// +kubebuilder:validation:MaxItems=2048
+	// +kubebuilder:validation:items:MaxLength=1024
+	// +listType=atomic
+	// +optional
+	Objects []string `json:"objects,omitempty"`
 	// key is the binaryData key under which each ConfigMap holds its chunk.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

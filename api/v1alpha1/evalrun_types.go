@@ -17,7 +17,7 @@ const (
 )
 
 // EvalRunSpec is the desired state of an EvalRun. It is immutable after creation, except suspend.
-// +kubebuilder:validation:XValidation:rule="self.evalFile == oldSelf.evalFile && self.target == oldSelf.target && has(self.judging) == has(oldSelf.judging) && (!has(self.judging) || self.judging == oldSelf.judging) && has(self.successPolicy) == has(oldSelf.successPolicy) && (!has(self.successPolicy) || self.successPolicy == oldSelf.successPolicy) && has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds) && (!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds == oldSelf.activeDeadlineSeconds) && has(self.backoffLimit) == has(oldSelf.backoffLimit) && (!has(self.backoffLimit) || self.backoffLimit == oldSelf.backoffLimit) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.resultsDeadlineSeconds) == has(oldSelf.resultsDeadlineSeconds) && (!has(self.resultsDeadlineSeconds) || self.resultsDeadlineSeconds == oldSelf.resultsDeadlineSeconds) && has(self.queueName) == has(oldSelf.queueName) && (!has(self.queueName) || self.queueName == oldSelf.queueName) && has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate) && has(self.sharding) == has(oldSelf.sharding) && (!has(self.sharding) || self.sharding == oldSelf.sharding) && has(self.resume) == has(oldSelf.resume) && (!has(self.resume) || self.resume == oldSelf.resume)",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
+// +kubebuilder:validation:XValidation:rule="self.evalFile == oldSelf.evalFile && self.target == oldSelf.target && has(self.judging) == has(oldSelf.judging) && (!has(self.judging) || self.judging == oldSelf.judging) && has(self.successPolicy) == has(oldSelf.successPolicy) && (!has(self.successPolicy) || self.successPolicy == oldSelf.successPolicy) && has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds) && (!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds == oldSelf.activeDeadlineSeconds) && has(self.backoffLimit) == has(oldSelf.backoffLimit) && (!has(self.backoffLimit) || self.backoffLimit == oldSelf.backoffLimit) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.resultsDeadlineSeconds) == has(oldSelf.resultsDeadlineSeconds) && (!has(self.resultsDeadlineSeconds) || self.resultsDeadlineSeconds == oldSelf.resultsDeadlineSeconds) && has(self.queueName) == has(oldSelf.queueName) && (!has(self.queueName) || self.queueName == oldSelf.queueName) && has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate) && has(self.sharding) == has(oldSelf.sharding) && (!has(self.sharding) || self.sharding == oldSelf.sharding) && has(self.resume) == has(oldSelf.resume) && (!has(self.resume) || self.resume == oldSelf.resume) && has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
 // +kubebuilder:validation:XValidation:rule="!has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
 type EvalRunSpec struct {
 	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline or configMapKeyRef.
@@ -96,6 +96,58 @@ type EvalRunSpec struct {
 	// re-running (and re-paying for) the cases it already has.
 	// +optional
 	Resume *Resume `json:"resume,omitempty"`
+
+	// storage says where the run keeps its full per-case results. Unset: in ConfigMaps the run owns (in etcd,
+	// bounded to 900 KiB each). With s3, every shard's results and collection go to the bucket and no per-case data
+	// goes to etcd beyond what the status shows.
+	// +optional
+	Storage *ResultsStorage `json:"storage,omitempty"`
+}
+
+// ResultsStorage is where a run's per-case results are kept.
+type ResultsStorage struct {
+	// s3 keeps each shard's per-case results (gzip'd JSONL, results.jsonl.gz) and its collection (summary.json)
+	// in an S3-compatible bucket at <prefix>/<namespace>/<run>/<run uid>/shards/<index>/.
+	// +required
+	S3 S3Bucket `json:"s3,omitzero"`
+}
+
+// S3Bucket is a bucket of an S3-compatible object store and the credentials to use it.
+type S3Bucket struct {
+	// endpoint is the store's URL: http:// or https://, host and optional port (for example
+	// http://seaweedfs.storage.svc:8333). Requests use path-style addressing.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#]+/?$`
+	// +required
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// region signs the requests. Defaults to us-east-1, which S3-compatible stores accept.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Region *string `json:"region,omitempty"`
+
+	// bucket is the bucket's name; it must exist.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`
+	// +required
+	Bucket string `json:"bucket,omitempty"`
+
+	// prefix is prepended to every key (without leading or trailing slash).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[^/](.*[^/])?$`
+	// +optional
+	Prefix *string `json:"prefix,omitempty"`
+
+	// credentialsSecret names a Secret in the run's namespace with the keys accessKeyID and secretAccessKey. It is
+	// mounted only into the collector, never into the runner or the judge; the manager reads it to merge shards.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	CredentialsSecret string `json:"credentialsSecret,omitempty"`
 }
 
 // Sharding splits a run's cases over several pods.

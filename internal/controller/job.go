@@ -138,6 +138,11 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 	if cfg.SourceEvalFile != "" {
 		shard = append(shard, emptyDir(layout.VolumeShard))
 	}
+	if st := run.Spec.Storage; st != nil {
+		shard = append(shard, corev1.Volume{Name: layout.VolumeBucketCredentials, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: st.S3.CredentialsSecret, DefaultMode: ptr.To[int32](0o440),
+		}}})
+	}
 	return append(shard, []corev1.Volume{
 		emptyDir(layout.VolumeBin),
 		emptyDir(layout.VolumeOut),
@@ -241,14 +246,7 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, o
 			{Name: layout.EnvRunUID, Value: string(run.UID)},
 			{Name: layout.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		},
-		VolumeMounts: append(append([]corev1.VolumeMount{
-			mount(layout.VolumeBin, layout.BinDir, true),
-			mount(layout.VolumeOut, layout.OutDir, true),
-			mount(layout.VolumeSnapshot, layout.SnapshotDir, false),
-			mount(layout.VolumeVerdicts, layout.VerdictsDir, true),
-		}, evalMounts(cfg)...),
-			corev1.VolumeMount{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true},
-		),
+		VolumeMounts: collectorMounts(cfg),
 		// 512Mi: an output of 16 MiB lines (the parser's limit) peaks near 300 MiB of live heap while one line is
 		// parsed, judged and encoded (BenchmarkGatherLongLines); the request stays small.
 		Resources:                collectorResources("512Mi"),
@@ -256,6 +254,22 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, o
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+}
+
+// collectorMounts are the collector's volumes: the runner's output read-only, its own snapshot, the judge's
+// verdicts read-only, the eval file, its token and, with a bucket, the bucket's credentials (nobody else's).
+func collectorMounts(cfg layout.RunConfig) []corev1.VolumeMount {
+	mounts := append([]corev1.VolumeMount{
+		mount(layout.VolumeBin, layout.BinDir, true),
+		mount(layout.VolumeOut, layout.OutDir, true),
+		mount(layout.VolumeSnapshot, layout.SnapshotDir, false),
+		mount(layout.VolumeVerdicts, layout.VerdictsDir, true),
+	}, evalMounts(cfg)...)
+	mounts = append(mounts, corev1.VolumeMount{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true})
+	if cfg.Bucket != nil {
+		mounts = append(mounts, mount(layout.VolumeBucketCredentials, layout.BucketCredentialsDir, true))
+	}
+	return mounts
 }
 
 // buildJudgeContainer runs the code_judge scripts under the judge's own uid, on the collector's snapshot (it

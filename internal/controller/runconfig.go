@@ -43,7 +43,7 @@ var ShardEvalFilePath = path.Join(layout.ShardDir, layout.EvalFileKey)
 // Merged reports whether the run's status is merged by the manager from per-shard collections: the run is
 // sharded (spec.sharding.shards above 1) or resumes an earlier run.
 func Merged(run *evalsv1alpha1.EvalRun) bool {
-	return specShards(run) > 1 || run.Spec.Resume != nil
+	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil
 }
 
 // specShards is spec.sharding.shards, 1 when unset.
@@ -129,6 +129,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		}
 		cfg.CodeJudgeTimeoutSeconds = ptr.Deref(j.CodeJudgeTimeoutSeconds, defaultCodeJudgeTimeoutSeconds)
 		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, defaultCodeJudgeWorkers)
+	}
+	if st := run.Spec.Storage; st != nil {
+		b := st.S3
+		cfg.Bucket = &layout.Bucket{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket, Prefix: ptr.Deref(b.Prefix, "")}
 	}
 	shards := Shards(run, len(caseIDs))
 	cfg.Shards = int32(shards)

@@ -28,7 +28,9 @@ const (
 	VolumeEval     = "eval"
 	// VolumeShard holds a sharded run's shard eval file; written by install, read-only everywhere else.
 	VolumeShard = "shard"
-	VolumeToken = "collector-token"
+	// VolumeBucketCredentials is the Secret with the bucket's credentials (spec.storage.s3); the collector's only.
+	VolumeBucketCredentials = "bucket-credentials"
+	VolumeToken             = "collector-token"
 )
 
 // Mount points.
@@ -39,6 +41,9 @@ const (
 	VerdictsDir = "/evalrun/verdicts"
 	EvalDir     = "/evalrun-eval"
 	ShardDir    = "/evalrun/shard"
+	// BucketCredentialsDir is where the collector reads the bucket's credentials (keys accessKeyID and
+	// secretAccessKey).
+	BucketCredentialsDir = "/evalrun/bucket-credentials"
 
 	// CollectorImageBinary is where the collector binary lives inside the collector image.
 	CollectorImageBinary = "/collector"

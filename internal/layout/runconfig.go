@@ -49,6 +49,9 @@ type RunConfig struct {
 	CarriedConfigMaps []string `json:"carriedConfigMaps,omitempty"`
 	// Resume records what a resumed run took from the earlier run.
 	Resume *evalsv1alpha1.ResumeStatus `json:"resume,omitempty"`
+	// Bucket, when set, is where the collector stores its shard's results and collection (spec.storage.s3)
+	// instead of result ConfigMaps; the credentials are mounted at BucketCredentialsDir, in the collector only.
+	Bucket *Bucket `json:"bucket,omitempty"`
 
 	// CommandTemplate, Batching ("Batched" or "PerCase") and Workers describe the runner invocation.
 	CommandTemplate string `json:"commandTemplate"`
@@ -135,6 +138,14 @@ func (c *RunConfig) Validate() error {
 
 // Seconds is a configuration's number of seconds as a duration.
 func Seconds(n int32) time.Duration { return time.Duration(n) * time.Second }
+
+// Bucket is an S3-compatible bucket: spec.storage.s3 without its credentials.
+type Bucket struct {
+	Endpoint string `json:"endpoint"`
+	Region   string `json:"region,omitempty"`
+	Bucket   string `json:"bucket"`
+	Prefix   string `json:"prefix,omitempty"`
+}
 
 // Merged reports whether the run's status is merged by the manager from per-shard collections (a sharded or
 // resumed run) rather than written by its one collector.

@@ -59,6 +59,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.PodOverridesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResultsReference"):
 		return &apiv1alpha1.ResultsReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ResultsStorage"):
+		return &apiv1alpha1.ResultsStorageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Resume"):
 		return &apiv1alpha1.ResumeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResumeStatus"):
@@ -67,6 +69,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.RunnerStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunSummary"):
 		return &apiv1alpha1.RunSummaryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("S3Bucket"):
+		return &apiv1alpha1.S3BucketApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Sharding"):
 		return &apiv1alpha1.ShardingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ShardingStatus"):

@@ -162,6 +162,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: sharding
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Sharding
+    - name: storage
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsStorage
     - name: successPolicy
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.SuccessPolicy
@@ -403,6 +406,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: key
       type:
         scalar: string
+    - name: objects
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
     - name: omittedCases
       type:
         scalar: numeric
@@ -418,6 +427,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: totalCases
       type:
         scalar: numeric
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsStorage
+  map:
+    fields:
+    - name: s3
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.S3Bucket
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Resume
   map:
     fields:
@@ -509,6 +524,24 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: reason
+      type:
+        scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.S3Bucket
+  map:
+    fields:
+    - name: bucket
+      type:
+        scalar: string
+    - name: credentialsSecret
+      type:
+        scalar: string
+    - name: endpoint
+      type:
+        scalar: string
+    - name: prefix
+      type:
+        scalar: string
+    - name: region
       type:
         scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardStatus

@@ -61,6 +61,10 @@ type EvalRunSpecApplyConfiguration struct {
 	// carries that run's results for the rest, so that a crashed or partly failed run is completed without
 	// re-running (and re-paying for) the cases it already has.
 	Resume *ResumeApplyConfiguration `json:"resume,omitempty"`
+	// storage says where the run keeps its full per-case results. Unset: in ConfigMaps the run owns (in etcd,
+	// bounded to 900 KiB each). With s3, every shard's results and collection go to the bucket and no per-case data
+	// goes to etcd beyond what the status shows.
+	Storage *ResultsStorageApplyConfiguration `json:"storage,omitempty"`
 }
 
 // EvalRunSpecApplyConfiguration constructs a declarative configuration of the EvalRunSpec type for use with
@@ -170,5 +174,13 @@ func (b *EvalRunSpecApplyConfiguration) WithSharding(value *ShardingApplyConfigu
 // If called multiple times, the Resume field is set to the value of the last call.
 func (b *EvalRunSpecApplyConfiguration) WithResume(value *ResumeApplyConfiguration) *EvalRunSpecApplyConfiguration {
 	b.Resume = value
+	return b
+}
+
+// WithStorage sets the Storage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Storage field is set to the value of the last call.
+func (b *EvalRunSpecApplyConfiguration) WithStorage(value *ResultsStorageApplyConfiguration) *EvalRunSpecApplyConfiguration {
+	b.Storage = value
 	return b
 }

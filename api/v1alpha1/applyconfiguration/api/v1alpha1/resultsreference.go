@@ -25,6 +25,9 @@ type ResultsReferenceApplyConfiguration struct {
 	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order
 	// (in a sharded run, shard by shard; in a resumed run, the carried results last).
 	ConfigMaps []string `json:"configMaps,omitempty"`
+	// objects are the s3:// URLs of the objects that hold the per-case results (gzip'd JSONL) when spec.storage
+	// names a bucket, shard by shard.
+	Objects []string `json:"objects,omitempty"`
 	// key is the binaryData key under which each ConfigMap holds its chunk.
 	Key *string `json:"key,omitempty"`
 	// format of the chunks; "jsonl+gzip".
@@ -53,6 +56,16 @@ func ResultsReference() *ResultsReferenceApplyConfiguration {
 func (b *ResultsReferenceApplyConfiguration) WithConfigMaps(values ...string) *ResultsReferenceApplyConfiguration {
 	for i := range values {
 		b.ConfigMaps = append(b.ConfigMaps, values[i])
+	}
+	return b
+}
+
+// WithObjects adds the given value to the Objects field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Objects field.
+func (b *ResultsReferenceApplyConfiguration) WithObjects(values ...string) *ResultsReferenceApplyConfiguration {
+	for i := range values {
+		b.Objects = append(b.Objects, values[i])
 	}
 	return b
 }
