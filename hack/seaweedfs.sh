@@ -6,8 +6,8 @@
 #
 # The version is pinned by hack/seaweedfs/go.mod (a wrapper module outside the project's main
 # module: its tools.go imports github.com/seaweedfs/seaweedfs/weed, and go.sum verifies the whole
-# dependency graph). The build is static (CGO_ENABLED=0) and stripped. A cold build takes about
-# 11 minutes of a 2-core machine's time (about 1.5 GiB of module downloads the first time).
+# dependency graph). The build is static (CGO_ENABLED=0) and stripped (157 MiB). A cold build took
+# 9.6 minutes on a 2-core machine, after 2.7 minutes of module downloads on a machine that had none.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
