@@ -8,6 +8,9 @@ GO ?= go
 K8S_VERSION := $(shell $(GO) list -m -f '{{.Version}}' k8s.io/api | sed 's/^v0\./v1./')
 K8S_BIN := $(ROOT)/bin/k8s/$(K8S_VERSION)
 export KUBEBUILDER_ASSETS := $(K8S_BIN)
+# SeaweedFS's weed, the real S3-compatible server of the object store tests (pinned by hack/seaweedfs/go.mod).
+SEAWEEDFS_VERSION := $(shell cd hack/seaweedfs && $(GO) list -m -f '{{.Version}}' github.com/seaweedfs/seaweedfs)
+export EVALRUN_WEED := $(ROOT)/bin/seaweedfs/$(SEAWEEDFS_VERSION)/weed
 GOLANGCI_LINT_VERSION := $(shell cd hack/tools && $(GO) list -m -f '{{.Version}}' github.com/golangci/golangci-lint/v2)
 GOLANGCI_LINT := $(ROOT)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # kube-api-linter's golangci-lint build (its cmd/golangci-lint-kube-api-linter), keyed by both versions it is made of.
@@ -68,8 +71,12 @@ $(KUBE_API_LINTER):
 envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest (cached under bin/k8s/<version>).
 	hack/k8s-binaries.sh kube-apiserver etcd kubectl
 
+.PHONY: seaweedfs
+seaweedfs: ## Build SeaweedFS's weed for the object store tests (cached under bin/seaweedfs/<version>).
+	hack/seaweedfs.sh
+
 .PHONY: test-unit
-test-unit: envtest-assets ## Unit, fuzz-seed and envtest integration tests.
+test-unit: envtest-assets seaweedfs ## Unit, fuzz-seed, envtest and object store (weed) integration tests.
 	$(GO) test ./... -count=1
 
 .PHONY: test-e2e

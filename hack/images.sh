@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds this project's container images without Docker and imports them into the local cluster's containerd.
 #
-#   hack/images.sh [pause|manager|collector|screening-runner ...]     (default: all)
+#   hack/images.sh [pause|manager|collector|screening-runner|seaweedfs ...]     (default: all)
 #
 # Each image is static binaries on an empty base, packed by hack/imagepack into an OCI image-layout tarball under
 # bin/images/ and imported with `ctr -n k8s.io images import`. Packing is deterministic, so an image whose
@@ -13,6 +13,8 @@
 #   localhost/evalrun/collector:dev         /collector (entrypoint), copied into pods by `collector install`
 #   localhost/evalrun/screening-runner:dev  busybox sh + /app/screening-runner, /app/screening-judge,
 #                                           /app/eval.yaml (the sample of examples/screening)
+#   localhost/evalrun/seaweedfs:dev         /weed (SeaweedFS, built by hack/seaweedfs.sh), the S3-compatible bucket of
+#                                           the end-to-end tests (test/e2e/testdata/seaweedfs.yaml)
 #
 # CONTAINERD_ADDRESS overrides the containerd socket (default: the local cluster's, see hack/cluster.sh).
 # IMAGES_NO_IMPORT=1 only packs the tarballs.
@@ -26,7 +28,7 @@ OUT="$ROOT/bin/images"
 BUILD="$OUT/build"
 TAG="${IMAGE_TAG:-dev}"
 IMAGEPACK="$ROOT/bin/tools/imagepack"
-ALL=(pause manager collector screening-runner)
+ALL=(pause manager collector screening-runner seaweedfs)
 WANT=("$@")
 [ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
 
@@ -103,12 +105,24 @@ build_screening_runner() {
     --workdir /app --cmd /app/screening-runner --cmd --healthcheck
 }
 
+build_seaweedfs() {
+  local weed version
+  weed="$(hack/seaweedfs.sh | tail -n 1)"
+  version="$(basename "$(dirname "$weed")")"
+  pack "localhost/evalrun/seaweedfs:$TAG" "$OUT/seaweedfs.tar" \
+    --file /weed="$weed" --entrypoint /weed \
+    --label org.opencontainers.image.title=seaweedfs \
+    --label org.opencontainers.image.version="$version" \
+    --label org.opencontainers.image.licenses=Apache-2.0
+}
+
 for image in "${WANT[@]}"; do
   case "$image" in
     pause) build_pause ;;
     manager) build_manager ;;
     collector) build_collector ;;
     screening-runner) build_screening_runner ;;
+    seaweedfs) build_seaweedfs ;;
     *) die "unknown image $image (want one of: ${ALL[*]})" ;;
   esac
 done
