@@ -34,6 +34,9 @@ type Options struct {
 	Backoff Backoff
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// BucketCredentialsDir holds the bucket's credentials when the run stores its results in a bucket (default
+	// layout.BucketCredentialsDir).
+	BucketCredentialsDir string
 }
 
 // terminationWait is how long the collector, asked to stop before the runner ended, still waits for the runner's
@@ -65,8 +68,16 @@ func Collect(ctx context.Context, o Options) error {
 
 	at := collectionTime(o)
 	snap := TakeSnapshot(o.Config, o.Pod.Output(), o.Pod.SnapshotOutput())
+	var bucket *shardBucket
+	var bucketErr error
+	if o.Config.Bucket != nil {
+		if o.BucketCredentialsDir == "" {
+			o.BucketCredentialsDir = layout.BucketCredentialsDir
+		}
+		bucket, bucketErr = openShardBucket(o.Config, o.Namespace, o.Name, o.UID, o.BucketCredentialsDir)
+	}
 	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap, RunnerEnded: ended,
-		EndReason: why, PodName: o.PodName, Now: at}
+		EndReason: why, PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI()}
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
 	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.JudgeDeadlineSeconds))
@@ -97,7 +108,7 @@ func Collect(ctx context.Context, o Options) error {
 	// The termination message is written before the API writes start, so that the manager can end the run from
 	// it even if the collector is killed while it retries; it is rewritten once they are done.
 	writeTermination(o, terminationMessage(g, ended, errPersisting))
-	perr := persist(pctx, o, g)
+	perr := persist(pctx, o, g, bucket, bucketErr)
 	term := terminationMessage(g, ended, perr)
 	writeTermination(o, term)
 	if perr != nil {
@@ -209,16 +220,35 @@ func handOffToJudge(ctx context.Context, o Options, final bool, why string) (str
 	return o.Pod.JudgeResults(), m.Error
 }
 
-// persist writes the result ConfigMaps, then the status that references them, retrying API errors.
-func persist(ctx context.Context, o Options, g *Gathered) error {
+// persist writes the results (result ConfigMaps, or the bucket's objects), then the status or shard ConfigMap
+// that references them, retrying API errors.
+func persist(ctx context.Context, o Options, g *Gathered, bucket *shardBucket, bucketErr error) error {
 	if o.Client == nil {
 		return fmt.Errorf("no API client")
 	}
-	err := retry(ctx, o.Backoff, func(ctx context.Context) error {
-		return WriteResultConfigMaps(ctx, o.Client, o.Namespace, o.Config.ResultConfigMaps, g.Output.Chunks)
-	})
-	if err != nil {
-		return err
+	if o.Config.Bucket != nil {
+		// The store retries transient failures itself, within ctx.
+		err := bucketErr
+		if err == nil {
+			err = bucket.put(ctx, g.Output.Chunks, g.Output.Section)
+		}
+		if err != nil {
+			// The results did not reach the bucket: the shard's collection says why, so the shard ends with it.
+			err = fmt.Errorf("storing the results in the bucket: %w", err)
+			c := g.Output.Section.Collection
+			failed := failedCollection(o, c.CollectedAt.Time, c.RunnerFinished, err)
+			werr := retry(ctx, o.Backoff, func(ctx context.Context) error {
+				return WriteShardSection(ctx, o.Client, o.Namespace, o.Config.ShardConfigMap(), failed.Output.Section)
+			})
+			return errors.Join(err, werr)
+		}
+	} else {
+		err := retry(ctx, o.Backoff, func(ctx context.Context) error {
+			return WriteResultConfigMaps(ctx, o.Client, o.Namespace, o.Config.ResultConfigMaps, g.Output.Chunks)
+		})
+		if err != nil {
+			return err
+		}
 	}
 	if shard := o.Config.ShardConfigMap(); shard != "" {
 		// A shard of a sharded or resumed run: the manager merges the shards into the EvalRun's status.

@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -42,6 +43,9 @@ type GatherInput struct {
 	Now time.Time
 	// EvalFile is the parsed eval file when the caller already has it; nil: Gather reads Config.EvalFile.
 	EvalFile *evalfile.File
+	// ResultsObject, when set, is the bucket object (s3:// URI) that is to hold every result as one gzip'd JSONL
+	// chunk, instead of the result ConfigMaps.
+	ResultsObject string
 }
 
 // Gathered is one collection: what to persist and the facts the termination message carries.
@@ -93,10 +97,11 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		// out of time), not a skip.
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},
 	}
-	sink := &statusSink{builder: results.NewBuilder(results.Options{
-		BudgetBytes: cfg.StatusBudgetBytes,
-		ConfigMaps:  cfg.ResultConfigMaps,
-	})}
+	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.Merged()}
+	if in.ResultsObject != "" {
+		opts.ConfigMaps, opts.MaxChunkBytes = []string{in.ResultsObject}, math.MaxInt
+	}
+	sink := &statusSink{builder: results.NewBuilder(opts)}
 	var tail results.Tail
 	noOutput := false
 	var src pipeline.Source = pipeline.Batch{Path: in.Output.BatchOutput()}
@@ -153,6 +158,9 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	out, err := sink.builder.Finish(tail)
 	if err != nil {
 		return nil, err
+	}
+	if ref := out.Section.Results; in.ResultsObject != "" && ref != nil {
+		ref.Objects, ref.ConfigMaps, ref.Key = ref.ConfigMaps, nil, ""
 	}
 	return &Gathered{Output: out, Outcome: outcome, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
 }

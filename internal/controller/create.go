@@ -35,6 +35,16 @@ const (
 // resumes without duplicates. It returns an assessment without a Job when the run must wait for its eval file
 // or has failed validation.
 func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
+	if run.Spec.Storage != nil {
+		// The collector could not store a single result without the bucket's credentials: wait for them first.
+		if _, _, missing, err := r.bucketCredentials(ctx, run); missing != "" || err != nil {
+			if err != nil {
+				missing = "checking the bucket's credentials: " + oneLine(err.Error())
+			}
+			return &observed{assessment: Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
+				RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}}, err
+		}
+	}
 	pinned, wait, err := r.pinEvalFile(ctx, run, now)
 	if wait != nil {
 		return &observed{assessment: *wait}, err

@@ -9,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -131,7 +130,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	for i, id := range cfg.CaseIDs {
 		runIndex[id] = i
 	}
-	var names []string
+	var names, objects []string
 	at := metav1.Time{}
 	for i := range so.Shards {
 		s := so.Sections[i]
@@ -140,6 +139,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		}
 		if s.Results != nil {
 			names = append(names, s.Results.ConfigMaps...)
+			objects = append(objects, s.Results.Objects...)
 		}
 		if c := s.Collection; c != nil && c.CollectedAt != nil && at.Before(c.CollectedAt) {
 			at = *c.CollectedAt
@@ -150,19 +150,15 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		at = metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
 	}
 	m := results.NewMerger(ids, names, r.opts.StatusBudgetBytes)
-	for _, name := range names {
-		cm := &corev1.ConfigMap{}
-		if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return nil, fmt.Errorf("reading result ConfigMap %s: %w", name, err)
+	// Results that are gone (a ConfigMap or object deleted) leave their cases missing, with the reason below.
+	err = r.eachStoredChunk(ctx, run, names, objects, true, func(where string, data []byte) error {
+		if err := m.AddChunk(data); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
-		if data := cm.BinaryData[layout.ResultsKey]; len(data) > 0 {
-			if err := m.AddChunk(data); err != nil {
-				return nil, fmt.Errorf("result ConfigMap %s: %w", name, err)
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for i := range so.Shards {
 		m.AddCollection(so.Sections[i], ptr.To(int32(i)))
@@ -182,6 +178,12 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	}, at)
 	if err != nil {
 		return nil, err
+	}
+	if section.Results != nil && len(objects) > 0 {
+		section.Results.Objects = objects
+		if len(names) == 0 {
+			section.Results.Key, section.Results.ConfigMaps = "", nil
+		}
 	}
 	ac, err := layout.StatusApply(run.Namespace, run.Name, string(run.UID), section)
 	if err != nil {

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -64,19 +65,13 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 			from, src.Status.EvalFileSHA256, digest)
 	}
 	refs := src.Status.Results
-	if refs == nil || len(refs.ConfigMaps) == 0 {
+	if refs == nil || len(refs.ConfigMaps)+len(refs.Objects) == 0 {
 		return invalid("EvalRun %s has no stored results to resume from (it ended %s: %s)", from, outcome.Reason, oneLine(outcome.Message))
 	}
 	carry := map[string][]byte{}
-	for _, name := range refs.ConfigMaps {
-		cm := &corev1.ConfigMap{}
-		if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
-			if apierrors.IsNotFound(err) {
-				return invalid("result ConfigMap %s of EvalRun %s is gone", name, from)
-			}
-			return nil, nil, fmt.Errorf("reading result ConfigMap %s of EvalRun %s: %w", name, from, err)
-		}
-		err := results.EachLine(cm.BinaryData[layout.ResultsKey], func(l *results.Line, _ []byte) error {
+	var unreadable error
+	err := r.eachStoredChunk(ctx, src, refs.ConfigMaps, refs.Objects, false, func(where string, data []byte) error {
+		err := results.EachLine(data, func(l *results.Line, _ []byte) error {
 			if _, dup := carry[l.ID]; dup || !carried(l, mode) {
 				return nil
 			}
@@ -88,8 +83,17 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 			return err
 		})
 		if err != nil {
-			return invalid("result ConfigMap %s of EvalRun %s cannot be read: %v", name, from, err)
+			unreadable = fmt.Errorf("%s cannot be read: %w", where, err)
 		}
+		return unreadable
+	})
+	switch {
+	case unreadable != nil:
+		return invalid("the results of EvalRun %s: %v", from, unreadable)
+	case errors.Is(err, errStoredGone):
+		return invalid("the results of EvalRun %s: %v", from, err)
+	case err != nil:
+		return nil, nil, fmt.Errorf("reading the results of EvalRun %s: %w", from, err)
 	}
 	plan := &resumePlan{keep: map[int]bool{}}
 	var lines [][]byte

@@ -150,6 +150,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.ResultConfigMaps = names.ResultConfigMaps(shards * per)
 		cfg.SourceEvalFile, cfg.EvalFile = EvalFilePath, ShardEvalFilePath
 	}
+	if cfg.Bucket != nil {
+		// Every result goes to the bucket: no result ConfigMaps.
+		cfg.ResultConfigMaps, cfg.ResultConfigMapsPerShard = nil, 0
+	}
 	cfg.RunnerDeadlineSeconds = runnerDeadline(cfg, perShard)
 	if codeJudgeCases > 0 {
 		rounds := (int64(codeJudgeCases) + int64(cfg.CodeJudgeWorkers) - 1) / int64(cfg.CodeJudgeWorkers)

@@ -124,7 +124,7 @@ func (c *RunConfig) Validate() error {
 	need(c.CollectorStartSeconds > 0, "collectorStartSeconds")
 	need(c.Shards > 0, "shards")
 	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == int(c.Shards), "shardConfigMaps (one per shard)")
-	need(c.Shards <= 1 || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
+	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
 	if len(missing) > 0 {
@@ -183,8 +183,9 @@ func (c *RunConfig) LoadShard(index string) error {
 	}
 	lo, hi := ShardRange(len(c.CaseIDs), int(c.Shards), i)
 	c.CaseIDs, c.ShardOffset = c.CaseIDs[lo:hi:hi], lo
-	per := int(c.ResultConfigMapsPerShard)
-	c.ResultConfigMaps = c.ResultConfigMaps[i*per : (i+1)*per : (i+1)*per]
+	if per := int(c.ResultConfigMapsPerShard); per > 0 {
+		c.ResultConfigMaps = c.ResultConfigMaps[i*per : (i+1)*per : (i+1)*per]
+	}
 	return nil
 }
 

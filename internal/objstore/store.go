@@ -134,6 +134,12 @@ func Open(cfg Config, opts ...Option) (*Store, error) {
 // URI is key's location, "s3://<bucket>/<prefix>/<key>", for messages and status.
 func (s *Store) URI(key string) string { return "s3://" + s.bucket + "/" + s.prefix + key }
 
+// KeyOf is the key of an s3:// URI that URI gave for this store, and whether the URI is this store's.
+func (s *Store) KeyOf(uri string) (string, bool) {
+	key, ok := strings.CutPrefix(uri, "s3://"+s.bucket+"/"+s.prefix)
+	return key, ok && key != ""
+}
+
 // ObjectInfo describes a stored object.
 type ObjectInfo struct {
 	// Key is relative to the store's prefix.

@@ -53,6 +53,9 @@ type Options struct {
 	ConfigMaps []string
 	// MaxChunkBytes bounds each chunk (default layout.MaxResultConfigMapBytes).
 	MaxChunkBytes int
+	// NoCases leaves every case out of the section (counted as omitted): a shard's section, whose cases the
+	// manager reads from where they are stored.
+	NoCases bool
 	// AlreadyStored says the cases' Lines are stored already (the manager merging shards): the Builder makes no
 	// chunks, and the section names ConfigMaps as where every case result is.
 	AlreadyStored bool
@@ -178,6 +181,9 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	listSizes := listSize(missing) + listSize(parseErrors) + listSize(unexpected)
 	reserve := min(listSizes, b.opts.BudgetBytes/4)
 
+	if b.opts.NoCases {
+		reserve = budget
+	}
 	caseRoom := budget - reserve
 	s.Cases, caseRoom = fill(failing, caseRoom, MaxStatusCases)
 	var more []evalsv1alpha1.CaseResult
