@@ -93,8 +93,16 @@ func TestShardedRunAndResume(t *testing.T) {
 		}
 	}
 
+	resumeNotPassed(t, ns, first.Name, listIDs, got)
+}
+
+// resumeNotPassed resumes the first run of TestShardedRunAndResume with NotPassed, in 2 shards, and checks that it
+// ran only the 4 cases that did not pass and ends with the combined picture.
+func resumeNotPassed(t *testing.T, ns, firstName, listIDs string, first *evalsv1alpha1.EvalRun) {
+	t.Helper()
+	got := first
 	second := MakeEvalRun("second", ns).Inline(sampleEvalFile(t)).Shards(2, 0).
-		Resume(first.Name, evalsv1alpha1.ResumeNotPassed).Command(listIDs + sampleCommand).Obj()
+		Resume(firstName, evalsv1alpha1.ResumeNotPassed).Command(listIDs + sampleCommand).Obj()
 	create(t, second)
 	got2 := waitFinished(t, ns, second.Name, runTimeout)
 	expectCondition(t, got2, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
@@ -106,7 +114,7 @@ func TestShardedRunAndResume(t *testing.T) {
 		carried[c.ID] = ptr.Deref(c.CarriedFrom, "")
 	}
 	for id := range sampleVerdicts {
-		want := first.Name
+		want := firstName
 		if id == "case-007" || id == "case-008" || id == "case-011" {
 			want = ""
 		}
@@ -114,8 +122,8 @@ func TestShardedRunAndResume(t *testing.T) {
 			t.Errorf("case %s carriedFrom %q, want %q", id, carried[id], want)
 		}
 	}
-	if r := got2.Status.Resume; r == nil || r.From != first.Name || r.Ran != 4 || r.Carried != 8 {
-		t.Errorf("resume status %+v, want 4 run and 8 carried from %s", got2.Status.Resume, first.Name)
+	if r := got2.Status.Resume; r == nil || r.From != firstName || r.Ran != 4 || r.Carried != 8 {
+		t.Errorf("resume status %+v, want 4 run and 8 carried from %s", got2.Status.Resume, firstName)
 	}
 	if got2.Status.EvalFileSHA256 != got.Status.EvalFileSHA256 {
 		t.Errorf("the resumed run's eval file digest %s differs from the first's %s", got2.Status.EvalFileSHA256, got.Status.EvalFileSHA256)

@@ -1,0 +1,171 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+)
+
+// The test bucket's credentials, as test/e2e/testdata/seaweedfs.yaml sets them (test credentials only).
+const (
+	bucketAccessKey = "evalrun-e2e"
+	bucketSecretKey = "evalrun-e2e-secret-not-for-production"
+	bucketName      = "evalruns"
+)
+
+// startBucket runs SeaweedFS (a real S3-compatible server) in namespace ns, creates the bucket through its S3 API
+// and returns the endpoint pods use (the Service's cluster IP: the local cluster has no cluster DNS) and the one
+// this host uses (the pod's IP on the local bridge).
+func startBucket(t *testing.T, ns string) (inCluster, fromHost string) {
+	t.Helper()
+	ctx := ctxFor(t, 3*time.Minute)
+	if _, err := kubectl(ctx, t, "apply", "-n", ns, "-f", filepath.Join(repoRoot, "test", "e2e", "testdata", "seaweedfs.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	var podIP string
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		var pods corev1.PodList
+		if err := k8s.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app.kubernetes.io/name": "seaweedfs"}); err != nil {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+					podIP = p.Status.PodIP
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("SeaweedFS did not become ready: %v", err)
+	}
+	// The first upload of the admin identity creates the bucket (from this host, to the pod on the local bridge).
+	store := openBucket(t, "http://"+podIP+":8333")
+	if err := store.Put(ctx, "bootstrap", strings.NewReader("bucket created by the e2e test"), "text/plain"); err != nil {
+		t.Fatalf("creating the bucket: %v", err)
+	}
+	svc := &corev1.Service{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "seaweedfs"}, svc); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + svc.Spec.ClusterIP + ":8333", "http://" + podIP + ":8333"
+}
+
+func openBucket(t *testing.T, endpoint string) *objstore.Store {
+	t.Helper()
+	store, err := objstore.Open(objstore.Config{Endpoint: endpoint, Bucket: bucketName, PathStyle: true,
+		AccessKeyID: bucketAccessKey, SecretAccessKey: objstore.Secret(bucketSecretKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// TestResultsInBucket runs the sample in 2 shards with spec.storage.s3 on SeaweedFS running in the cluster: each
+// shard's results and collection are objects at their deterministic keys, the status references them and holds the
+// merged picture, no result ConfigMap exists, and the runner, which tries, cannot read the bucket's credentials
+// (they are mounted into the collector only).
+func TestResultsInBucket(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "bucket", nil)
+	endpoint, fromHost := startBucket(t, ns)
+
+	// A hostile runner looks for the credentials everywhere it can before it answers.
+	probe := `(ls -la /evalrun /evalrun/* 2>&1; cat /evalrun/bucket-credentials/* 2>&1; env; ` +
+		`find / -name 'secretAccessKey' 2>/dev/null; grep -rs 'not-for-production' /evalrun /etc /tmp 2>&1) >&2; `
+	run := MakeEvalRun("bucket", ns).Inline(sampleEvalFile(t)).Shards(2, 0).Command(probe + sampleCommand).Obj()
+	run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: evalsv1alpha1.S3Bucket{
+		Endpoint: endpoint, Bucket: bucketName, Prefix: ptr.To("nightly"), CredentialsSecret: "evalrun-s3-credentials"}}
+	create(t, run)
+	got := waitFinished(t, ns, run.Name, runTimeout)
+
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
+	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
+	expectDiff(t, "verdicts", sampleVerdicts, verdicts(got))
+	expectDiff(t, "missing ids", []string{"case-012"}, got.Status.MissingIDs)
+
+	prefix := fmt.Sprintf("%s/%s/%s/shards/", ns, run.Name, got.UID)
+	want := []string{
+		fmt.Sprintf("s3://%s/nightly/%s0/results.jsonl.gz", bucketName, prefix),
+		fmt.Sprintf("s3://%s/nightly/%s1/results.jsonl.gz", bucketName, prefix),
+	}
+	if r := got.Status.Results; r == nil {
+		t.Errorf("no results reference")
+	} else {
+		expectDiff(t, "results objects", want, r.Objects)
+		expectDiff(t, "result ConfigMaps", []string(nil), r.ConfigMaps)
+	}
+	// The objects are there, at their deterministic keys: each shard's results and summary.
+	store, err := objstore.Open(objstore.Config{Endpoint: fromHost, Bucket: bucketName, Prefix: "nightly", PathStyle: true,
+		AccessKeyID: bucketAccessKey, SecretAccessKey: objstore.Secret(bucketSecretKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects, err := store.List(ctxFor(t, time.Minute), prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, o := range objects {
+		keys = append(keys, strings.TrimPrefix(o.Key, prefix))
+	}
+	expectDiff(t, "objects", []string{"0/results.jsonl.gz", "0/summary.json", "1/results.jsonl.gz", "1/summary.json"}, keys)
+
+	// No per-case data in etcd beyond the status: no result ConfigMaps at all, and shard ConfigMaps without cases.
+	var cms corev1.ConfigMapList
+	if err := k8s.List(ctxFor(t, time.Minute), &cms, client.InNamespace(ns), client.MatchingLabels{layout.LabelRun: run.Name}); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		if strings.Contains(cm.Name, "-results-") || len(cm.BinaryData) > 0 {
+			t.Errorf("ConfigMap %s holds results (%d binary keys)", cm.Name, len(cm.BinaryData))
+		}
+		if strings.Contains(cm.Data[layout.ShardSectionKey], `"cases"`) {
+			t.Errorf("shard ConfigMap %s holds cases", cm.Name)
+		}
+	}
+
+	expectCredentialsOnlyInCollector(t, ns, run.Name)
+}
+
+// expectCredentialsOnlyInCollector checks that the run's pods mount the bucket's credentials into the collector
+// only, and that the runner's probe of its filesystem and environment found nothing of them.
+func expectCredentialsOnlyInCollector(t *testing.T, ns, run string) {
+	t.Helper()
+	for _, pod := range runPods(t, ns, run) {
+		for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+			mounted := false
+			for _, m := range c.VolumeMounts {
+				mounted = mounted || m.Name == layout.VolumeBucketCredentials
+			}
+			if mounted != (c.Name == layout.ContainerCollector) {
+				t.Errorf("pod %s: container %s mounts the bucket's credentials: %t", pod.Name, c.Name, mounted)
+			}
+		}
+		logs := podLogs(t, ns, pod.Name, layout.ContainerRunner)
+		if strings.Contains(logs, bucketSecretKey) || !strings.Contains(logs, "bucket-credentials") {
+			t.Errorf("pod %s: the runner's probe (%s) read the secret, or did not run", pod.Name, excerpt(logs, 400))
+		}
+		if !bytes.Contains([]byte(logs), []byte("No such file or directory")) {
+			t.Errorf("pod %s: the runner's probe found %q", pod.Name, excerpt(logs, 400))
+		}
+	}
+}
