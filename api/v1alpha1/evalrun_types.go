@@ -196,8 +196,8 @@ type Resume struct {
 	Cases *ResumeCases `json:"cases,omitempty"`
 }
 
-// EvalFileSource is a union: exactly one of inline or configMapKeyRef.
-// +kubebuilder:validation:XValidation:rule="has(self.inline) != has(self.configMapKeyRef)",message="evalFile needs exactly one of inline or configMapKeyRef"
+// EvalFileSource is a union: exactly one of inline, configMapKeyRef or s3.
+// +kubebuilder:validation:XValidation:rule="(has(self.inline) ? 1 : 0) + (has(self.configMapKeyRef) ? 1 : 0) + (has(self.s3) ? 1 : 0) == 1",message="evalFile needs exactly one of inline, configMapKeyRef or s3"
 type EvalFileSource struct {
 	// inline is the eval file's YAML text (agentv-eval-v2), at most 256 KiB. Larger files belong in a ConfigMap.
 	// +kubebuilder:validation:MinLength=1
@@ -208,6 +208,30 @@ type EvalFileSource struct {
 	// configMapKeyRef names a key of a ConfigMap in the EvalRun's namespace that holds the eval file.
 	// +optional
 	ConfigMapKeyRef *ConfigMapKeyReference `json:"configMapKeyRef,omitempty"`
+
+	// s3 names an object in an S3-compatible bucket that holds the eval file, for files beyond a ConfigMap's
+	// 1 MiB. Its sha256 is verified before the run starts (by the manager, which validates the file, and by each
+	// pod, which downloads it into its own volume); the file itself is never copied into etcd.
+	// +optional
+	S3 *S3Object `json:"s3,omitempty"`
+}
+
+// S3Object is one object in an S3-compatible bucket, with the sha256 its content must have.
+type S3Object struct {
+	S3Bucket `json:",inline"`
+
+	// key of the object (after prefix, when one is set).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Key string `json:"key,omitempty"`
+
+	// sha256 is the hex sha256 the object's content must have; a mismatch fails the run with InvalidEvalFile.
+	// +kubebuilder:validation:MinLength=64
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	// +required
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // ConfigMapKeyReference selects one key of a ConfigMap in the same namespace.

@@ -38,7 +38,7 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 		if *config != "" {
 			cfg, err := loadShardConfig(*config)
 			if err == nil {
-				err = podfiles.WriteShardEvalFile(cfg)
+				err = podfiles.WriteShardEvalFile(ctx, cfg, layout.EvalCredentialsDir)
 			}
 			if err != nil {
 				podfiles.Logf(stderr, "collector install: %v\n", err)

@@ -51,19 +51,32 @@ func EvalSHA256(evalData []byte) string {
 
 // BuildEvalConfigMap returns the immutable ConfigMap pinning the eval file (key eval.yaml) and the run
 // configuration (key run.json).
+//
+// An eval file that is a bucket object is not copied: the pods download it. Its case ids, which may be too many
+// for run.json, go gzip'd under layout.IDsKey.
 func BuildEvalConfigMap(run *evalsv1alpha1.EvalRun, evalData []byte, cfg layout.RunConfig) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: childMeta(run, NamesFor(run.Name).EvalConfigMap, ComponentEval),
+		Immutable:  ptr.To(true),
+		Data:       map[string]string{},
+	}
+	if cfg.IDsFile != "" {
+		ids, err := layout.EncodeIDs(cfg.CaseIDs, cfg.AllCaseIDs)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the case ids: %w", err)
+		}
+		cm.BinaryData = map[string][]byte{layout.IDsKey: ids}
+		cfg.CaseIDs, cfg.AllCaseIDs = nil, nil
+	}
+	if cfg.EvalObject == nil {
+		cm.Data[layout.EvalFileKey] = string(evalData)
+	}
 	runJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding run.json: %w", err)
 	}
-	return &corev1.ConfigMap{
-		ObjectMeta: childMeta(run, NamesFor(run.Name).EvalConfigMap, ComponentEval),
-		Immutable:  ptr.To(true),
-		Data: map[string]string{
-			layout.EvalFileKey:  string(evalData),
-			layout.RunConfigKey: string(runJSON),
-		},
-	}, nil
+	cm.Data[layout.RunConfigKey] = string(runJSON)
+	return cm, nil
 }
 
 // RunConfigFrom reads run.json back from a pinned eval ConfigMap.
@@ -75,6 +88,11 @@ func RunConfigFrom(cm *corev1.ConfigMap) (layout.RunConfig, error) {
 	}
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
 		return cfg, fmt.Errorf("decoding %s of ConfigMap %s: %w", layout.RunConfigKey, cm.Name, err)
+	}
+	if cfg.IDsFile != "" {
+		if err := cfg.LoadIDs(cm.BinaryData[layout.IDsKey]); err != nil {
+			return cfg, fmt.Errorf("ConfigMap %s: %w", cm.Name, err)
+		}
 	}
 	return cfg, nil
 }

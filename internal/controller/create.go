@@ -96,6 +96,10 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 // (InvalidEvalFile, final).
 func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *Assessment, error) {
 	data, missing, err := r.evalSource(ctx, run)
+	if errors.Is(err, errInvalidEvalObject) {
+		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
+			Message: truncate(oneLine(err.Error()), maxConditionMessage)}, nil
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -216,6 +220,9 @@ func (r *EvalRunReconciler) evalSource(ctx context.Context, run *evalsv1alpha1.E
 	src := run.Spec.EvalFile
 	if src.Inline != nil {
 		return []byte(*src.Inline), "", nil
+	}
+	if src.S3 != nil {
+		return r.evalObject(ctx, run)
 	}
 	ref := src.ConfigMapKeyRef
 	if ref == nil {

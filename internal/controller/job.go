@@ -138,10 +138,16 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 	if cfg.SourceEvalFile != "" {
 		shard = append(shard, emptyDir(layout.VolumeShard))
 	}
+	secret := func(volume, name string) corev1.Volume {
+		return corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: name, DefaultMode: ptr.To[int32](0o440),
+		}}}
+	}
 	if st := run.Spec.Storage; st != nil {
-		shard = append(shard, corev1.Volume{Name: layout.VolumeBucketCredentials, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: st.S3.CredentialsSecret, DefaultMode: ptr.To[int32](0o440),
-		}}})
+		shard = append(shard, secret(layout.VolumeBucketCredentials, st.S3.CredentialsSecret))
+	}
+	if o := run.Spec.EvalFile.S3; o != nil {
+		shard = append(shard, secret(layout.VolumeEvalCredentials, o.CredentialsSecret))
 	}
 	return append(shard, []corev1.Volume{
 		emptyDir(layout.VolumeBin),
@@ -216,6 +222,12 @@ func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container 
 		command = append(command, "--config", RunConfigPath)
 		mounts = append(mounts, evalMount(), mount(layout.VolumeShard, layout.ShardDir, false))
 		memory = "128Mi"
+	}
+	if cfg.EvalObject != nil {
+		// It downloads the eval file (verifying its sha256) with the credentials only it mounts, and cuts the
+		// pod's cases out of it.
+		mounts = append(mounts, mount(layout.VolumeEvalCredentials, layout.EvalCredentialsDir, true))
+		memory = "512Mi"
 	}
 	return corev1.Container{
 		Name:                     layout.ContainerInstall,

@@ -40,6 +40,12 @@ var RunConfigPath = path.Join(layout.EvalDir, layout.RunConfigKey)
 // ShardEvalFilePath is {EVAL_FILE} in a sharded run's pod: the shard's eval file, written by install.
 var ShardEvalFilePath = path.Join(layout.ShardDir, layout.EvalFileKey)
 
+// DownloadedEvalFilePath is where install downloads an eval file that is a bucket object.
+var DownloadedEvalFilePath = path.Join(layout.ShardDir, "source.yaml")
+
+// IDsFilePath is the case ids file in the eval ConfigMap's mount, when run.json cannot hold them.
+var IDsFilePath = path.Join(layout.EvalDir, layout.IDsKey)
+
 // Merged reports whether the run's status is merged by the manager from per-shard collections: the run is
 // sharded (spec.sharding.shards above 1) or resumes an earlier run.
 func Merged(run *evalsv1alpha1.EvalRun) bool {
@@ -131,8 +137,8 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, defaultCodeJudgeWorkers)
 	}
 	if st := run.Spec.Storage; st != nil {
-		b := st.S3
-		cfg.Bucket = &layout.Bucket{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket, Prefix: ptr.Deref(b.Prefix, "")}
+		b := bucketOf(st.S3)
+		cfg.Bucket = &b
 	}
 	shards := Shards(run, len(caseIDs))
 	cfg.Shards = int32(shards)
@@ -149,6 +155,12 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.ResultConfigMapsPerShard = int32(per)
 		cfg.ResultConfigMaps = names.ResultConfigMaps(shards * per)
 		cfg.SourceEvalFile, cfg.EvalFile = EvalFilePath, ShardEvalFilePath
+	}
+	if o := run.Spec.EvalFile.S3; o != nil {
+		// The eval file stays in its bucket: each pod downloads it (install verifies its sha256) and keeps its cases;
+		// the case ids go to a file of the eval ConfigMap.
+		cfg.EvalObject = &layout.EvalObject{Bucket: bucketOf(o.S3Bucket), Key: o.Key, SHA256: o.SHA256, MaxBytes: maxEvalObjectBytes}
+		cfg.SourceEvalFile, cfg.EvalFile, cfg.IDsFile = DownloadedEvalFilePath, ShardEvalFilePath, IDsFilePath
 	}
 	if cfg.Bucket != nil {
 		// Every result goes to the bucket: no result ConfigMaps.

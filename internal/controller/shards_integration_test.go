@@ -94,7 +94,7 @@ func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, 
 	if err := cfg.LoadShard(shardIndex); err != nil {
 		t.Fatal(err)
 	}
-	if err := podfiles.WriteShardEvalFile(&cfg); err != nil {
+	if err := podfiles.WriteShardEvalFile(ctx, &cfg, ""); err != nil {
 		t.Fatal(err)
 	}
 	out := layout.Output{Root: filepath.Join(dir, "out")}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,9 +30,13 @@ var errStoredGone = errors.New("stored results are gone")
 
 // bucketCredentials returns the keys of the run's bucket credentials Secret, or a message saying what is missing.
 func (r *EvalRunReconciler) bucketCredentials(ctx context.Context, run *evalsv1alpha1.EvalRun) (string, objstore.Secret, string, error) {
-	name := run.Spec.Storage.S3.CredentialsSecret
+	return r.credentials(ctx, run.Namespace, run.Spec.Storage.S3.CredentialsSecret)
+}
+
+// credentials returns the keys of a bucket credentials Secret, or a message saying what is missing.
+func (r *EvalRunReconciler) credentials(ctx context.Context, namespace, name string) (string, objstore.Secret, string, error) {
 	secret := &corev1.Secret{}
-	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, secret); err != nil {
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", "", fmt.Sprintf("waiting for Secret %s holding the bucket's credentials (keys %s and %s)",
 				name, objstore.AccessKeyIDFile, objstore.SecretAccessKeyFile), nil
@@ -48,16 +53,55 @@ func (r *EvalRunReconciler) bucketCredentials(ctx context.Context, run *evalsv1a
 
 // runBucket opens the bucket a run stores its results in (spec.storage.s3), with its credentials Secret.
 func (r *EvalRunReconciler) runBucket(ctx context.Context, run *evalsv1alpha1.EvalRun) (*objstore.Store, error) {
-	id, key, missing, err := r.bucketCredentials(ctx, run)
-	if err != nil {
-		return nil, err
-	}
+	store, missing, err := r.openBucket(ctx, run.Namespace, run.Spec.Storage.S3)
 	if missing != "" {
 		return nil, errors.New(missing)
 	}
-	b := run.Spec.Storage.S3
-	return objstore.Open(objstore.Config{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket,
+	return store, err
+}
+
+// openBucket opens a bucket with its credentials Secret in namespace, or says what is missing.
+func (r *EvalRunReconciler) openBucket(ctx context.Context, namespace string, b evalsv1alpha1.S3Bucket) (*objstore.Store, string, error) {
+	id, key, missing, err := r.credentials(ctx, namespace, b.CredentialsSecret)
+	if missing != "" || err != nil {
+		return nil, missing, err
+	}
+	store, err := objstore.Open(objstore.Config{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket,
 		Prefix: ptr.Deref(b.Prefix, ""), PathStyle: true, AccessKeyID: id, SecretAccessKey: key})
+	return store, "", err
+}
+
+// bucketOf is the layout form of a bucket (without its credentials).
+func bucketOf(b evalsv1alpha1.S3Bucket) layout.Bucket {
+	return layout.Bucket{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket, Prefix: ptr.Deref(b.Prefix, "")}
+}
+
+// maxEvalObjectBytes bounds an eval file read from a bucket.
+const maxEvalObjectBytes = 512 << 20
+
+// errInvalidEvalObject marks an eval file object that can never be used (its sha256 or size is wrong).
+var errInvalidEvalObject = errors.New("invalid eval file object")
+
+// evalObject reads the eval file from its bucket object, verifying its size and sha256. It returns a message
+// instead while the Secret or the object is missing, and an error wrapping errInvalidEvalObject when the object is
+// there but not the expected file.
+func (r *EvalRunReconciler) evalObject(ctx context.Context, run *evalsv1alpha1.EvalRun) ([]byte, string, error) {
+	o := run.Spec.EvalFile.S3
+	store, missing, err := r.openBucket(ctx, run.Namespace, o.S3Bucket)
+	if missing != "" || err != nil {
+		return nil, missing, err
+	}
+	var buf bytes.Buffer
+	err = store.GetVerified(ctx, o.Key, o.SHA256, maxEvalObjectBytes, &buf)
+	switch {
+	case errors.Is(err, objstore.ErrNotFound):
+		return nil, fmt.Sprintf("waiting for the eval file %s", store.URI(o.Key)), nil
+	case errors.Is(err, objstore.ErrDigestMismatch), errors.Is(err, objstore.ErrTooLarge):
+		return nil, "", fmt.Errorf("%w: %w", errInvalidEvalObject, err)
+	case err != nil:
+		return nil, "", err
+	}
+	return buf.Bytes(), "", nil
 }
 
 // eachStoredChunk calls f with every stored chunk of results (gzip'd JSONL) of run: the result ConfigMaps named,

@@ -30,7 +30,10 @@ const (
 	VolumeShard = "shard"
 	// VolumeBucketCredentials is the Secret with the bucket's credentials (spec.storage.s3); the collector's only.
 	VolumeBucketCredentials = "bucket-credentials"
-	VolumeToken             = "collector-token"
+	// VolumeEvalCredentials is the Secret with the eval file's bucket credentials (spec.evalFile.s3); install's
+	// only.
+	VolumeEvalCredentials = "eval-credentials"
+	VolumeToken           = "collector-token"
 )
 
 // Mount points.
@@ -44,6 +47,8 @@ const (
 	// BucketCredentialsDir is where the collector reads the bucket's credentials (keys accessKeyID and
 	// secretAccessKey).
 	BucketCredentialsDir = "/evalrun/bucket-credentials"
+	// EvalCredentialsDir is where install reads the eval file's bucket credentials.
+	EvalCredentialsDir = "/evalrun/eval-credentials"
 
 	// CollectorImageBinary is where the collector binary lives inside the collector image.
 	CollectorImageBinary = "/collector"
@@ -51,6 +56,8 @@ const (
 	// EvalFileKey and RunConfigKey are the keys of the pinned eval ConfigMap.
 	EvalFileKey  = "eval.yaml"
 	RunConfigKey = "run.json"
+	// IDsKey is the eval ConfigMap's binaryData key of the case ids, when run.json cannot hold them.
+	IDsKey = "ids.json.gz"
 
 	// ServiceAccountTokenDir is where the collector's projected token, CA and namespace are mounted (the
 	// in-cluster client configuration reads them there).

@@ -1,6 +1,9 @@
 package layout
 
 import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -49,6 +52,13 @@ type RunConfig struct {
 	CarriedConfigMaps []string `json:"carriedConfigMaps,omitempty"`
 	// Resume records what a resumed run took from the earlier run.
 	Resume *evalsv1alpha1.ResumeStatus `json:"resume,omitempty"`
+	// EvalObject, when set, is the bucket object that holds the eval file (spec.evalFile.s3): install downloads
+	// it into SourceEvalFile, verifying its sha256, with the credentials mounted at EvalCredentialsDir (install's
+	// only), and writes the pod's cases to EvalFile.
+	EvalObject *EvalObject `json:"evalObject,omitempty"`
+	// IDsFile, when set, is the file (in the eval ConfigMap) that holds CaseIDs and AllCaseIDs as gzip'd JSON
+	// (IDsKey), when they are too many for run.json; LoadIDs reads it.
+	IDsFile string `json:"idsFile,omitempty"`
 	// Bucket, when set, is where the collector stores its shard's results and collection (spec.storage.s3)
 	// instead of result ConfigMaps; the credentials are mounted at BucketCredentialsDir, in the collector only.
 	Bucket *Bucket `json:"bucket,omitempty"`
@@ -127,6 +137,7 @@ func (c *RunConfig) Validate() error {
 	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
+	need(c.EvalObject == nil || (c.SourceEvalFile != "" && c.EvalObject.MaxBytes > 0), "sourceEvalFile and evalObject.maxBytes (the eval file is downloaded)")
 	if len(missing) > 0 {
 		return fmt.Errorf("the run configuration lacks %s (the manager resolves every default)", strings.Join(missing, ", "))
 	}
@@ -138,6 +149,47 @@ func (c *RunConfig) Validate() error {
 
 // Seconds is a configuration's number of seconds as a duration.
 func Seconds(n int32) time.Duration { return time.Duration(n) * time.Second }
+
+// EvalObject is the bucket object that holds a run's eval file, with the sha256 and the size it may have.
+type EvalObject struct {
+	Bucket   Bucket `json:"bucket"`
+	Key      string `json:"key"`
+	SHA256   string `json:"sha256"`
+	MaxBytes int64  `json:"maxBytes"`
+}
+
+// runIDs is the content of IDsFile.
+type runIDs struct {
+	CaseIDs    []string `json:"caseIds"`
+	AllCaseIDs []string `json:"allCaseIds,omitempty"`
+}
+
+// EncodeIDs returns the gzip'd JSON of a run's case ids (IDsKey of the eval ConfigMap).
+func EncodeIDs(caseIDs, allCaseIDs []string) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(runIDs{CaseIDs: caseIDs, AllCaseIDs: allCaseIDs}); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// LoadIDs sets CaseIDs and AllCaseIDs from data, the content of IDsFile.
+func (c *RunConfig) LoadIDs(data []byte) error {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("the case ids file: %w", err)
+	}
+	var ids runIDs
+	if err := json.NewDecoder(zr).Decode(&ids); err != nil {
+		return fmt.Errorf("the case ids file: %w", err)
+	}
+	c.CaseIDs, c.AllCaseIDs = ids.CaseIDs, ids.AllCaseIDs
+	return nil
+}
 
 // Bucket is an S3-compatible bucket: spec.storage.s3 without its credentials.
 type Bucket struct {

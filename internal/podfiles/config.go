@@ -1,6 +1,7 @@
 package podfiles
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 )
 
 // LoadRunConfig reads run.json and checks that every default is resolved.
@@ -20,6 +22,15 @@ func LoadRunConfig(path string) (*layout.RunConfig, error) {
 			return nil, fmt.Errorf("run configuration %s does not exist", path)
 		}
 		return nil, fmt.Errorf("read run configuration: %w", err)
+	}
+	if cfg.IDsFile != "" {
+		data, err := os.ReadFile(cfg.IDsFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the run's case ids: %w", err)
+		}
+		if err := cfg.LoadIDs(data); err != nil {
+			return nil, err
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("run configuration %s: %w", path, err)
@@ -40,19 +51,36 @@ func LoadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) {
 	return f, nil
 }
 
-// WriteShardEvalFile writes the pod's shard of a sharded run's eval file: the cases of cfg.SourceEvalFile from
-// cfg.ShardOffset on, as many as the shard's case ids, to cfg.EvalFile (atomically, read-only). It checks that
-// the shard's file holds exactly the shard's case ids. Nothing is written when the run is not split.
-func WriteShardEvalFile(cfg *layout.RunConfig) error {
+// WriteShardEvalFile writes the pod's eval file when it is not the pinned one: the cases of cfg.SourceEvalFile
+// that are the pod's (its shard's), to cfg.EvalFile (atomically, read-only). When the eval file is a bucket
+// object, it first downloads it into cfg.SourceEvalFile, verifying its size and sha256, with the credentials
+// mounted in credentialsDir. It checks that the pod's file holds exactly its case ids. Nothing is written when the
+// pod's eval file is the pinned one.
+func WriteShardEvalFile(ctx context.Context, cfg *layout.RunConfig, credentialsDir string) error {
 	if cfg.SourceEvalFile == "" {
 		return nil
+	}
+	if o := cfg.EvalObject; o != nil {
+		if err := downloadEvalFile(ctx, o, credentialsDir, cfg.SourceEvalFile); err != nil {
+			return err
+		}
 	}
 	data, err := os.ReadFile(cfg.SourceEvalFile)
 	if err != nil {
 		return fmt.Errorf("read the eval file to split: %w", err)
 	}
+	// The source holds the run's cases in order (CaseIDs before the shard was taken), or, downloaded for a
+	// resumed run, every case of the file (AllCaseIDs), of which the pod keeps its own.
 	lo, hi := cfg.ShardOffset, cfg.ShardOffset+len(cfg.CaseIDs)
-	shard, err := evalfile.Subset(data, func(i int) bool { return i >= lo && i < hi })
+	keep := func(i int) bool { return i >= lo && i < hi }
+	if cfg.EvalObject != nil && len(cfg.AllCaseIDs) > 0 {
+		mine := make(map[string]bool, len(cfg.CaseIDs))
+		for _, id := range cfg.CaseIDs {
+			mine[id] = true
+		}
+		keep = func(i int) bool { return i < len(cfg.AllCaseIDs) && mine[cfg.AllCaseIDs[i]] }
+	}
+	shard, err := evalfile.Subset(data, keep)
 	if err != nil {
 		return fmt.Errorf("split eval file %s for shard %d: %w", cfg.SourceEvalFile, cfg.ShardIndex, err)
 	}
@@ -70,4 +98,25 @@ func WriteShardEvalFile(cfg *layout.RunConfig) error {
 		_, err := w.Write(shard)
 		return err
 	})
+}
+
+// downloadEvalFile downloads the eval file's object into path, verifying its size and sha256 on the way; nothing
+// is at path unless it verified.
+func downloadEvalFile(ctx context.Context, o *layout.EvalObject, credentialsDir, path string) error {
+	oc, err := objstore.ConfigFromDir(credentialsDir, objstore.Config{Endpoint: o.Bucket.Endpoint, Region: o.Bucket.Region,
+		Bucket: o.Bucket.Bucket, Prefix: o.Bucket.Prefix, PathStyle: true})
+	if err != nil {
+		return fmt.Errorf("the eval file's bucket credentials: %w", err)
+	}
+	store, err := objstore.Open(oc)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create the eval file's directory: %w", err)
+	}
+	if err := store.GetVerifiedFile(ctx, o.Key, o.SHA256, o.MaxBytes, path, 0o444); err != nil {
+		return fmt.Errorf("download the eval file: %w", err)
+	}
+	return nil
 }

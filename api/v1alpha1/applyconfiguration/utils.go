@@ -71,6 +71,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.RunSummaryApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("S3Bucket"):
 		return &apiv1alpha1.S3BucketApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("S3Object"):
+		return &apiv1alpha1.S3ObjectApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Sharding"):
 		return &apiv1alpha1.ShardingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ShardingStatus"):

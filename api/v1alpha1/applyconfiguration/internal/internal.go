@@ -112,6 +112,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: inline
       type:
         scalar: string
+    - name: s3
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.S3Object
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalRun
   map:
     fields:
@@ -542,6 +545,30 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: region
+      type:
+        scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.S3Object
+  map:
+    fields:
+    - name: bucket
+      type:
+        scalar: string
+    - name: credentialsSecret
+      type:
+        scalar: string
+    - name: endpoint
+      type:
+        scalar: string
+    - name: key
+      type:
+        scalar: string
+    - name: prefix
+      type:
+        scalar: string
+    - name: region
+      type:
+        scalar: string
+    - name: sha256
       type:
         scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardStatus

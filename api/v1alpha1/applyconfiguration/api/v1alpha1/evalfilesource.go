@@ -20,12 +20,16 @@ package v1alpha1
 // EvalFileSourceApplyConfiguration represents a declarative configuration of the EvalFileSource type for use
 // with apply.
 //
-// EvalFileSource is a union: exactly one of inline or configMapKeyRef.
+// EvalFileSource is a union: exactly one of inline, configMapKeyRef or s3.
 type EvalFileSourceApplyConfiguration struct {
 	// inline is the eval file's YAML text (agentv-eval-v2), at most 256 KiB. Larger files belong in a ConfigMap.
 	Inline *string `json:"inline,omitempty"`
 	// configMapKeyRef names a key of a ConfigMap in the EvalRun's namespace that holds the eval file.
 	ConfigMapKeyRef *ConfigMapKeyReferenceApplyConfiguration `json:"configMapKeyRef,omitempty"`
+	// s3 names an object in an S3-compatible bucket that holds the eval file, for files beyond a ConfigMap's
+	// 1 MiB. Its sha256 is verified before the run starts (by the manager, which validates the file, and by each
+	// pod, which downloads it into its own volume); the file itself is never copied into etcd.
+	S3 *S3ObjectApplyConfiguration `json:"s3,omitempty"`
 }
 
 // EvalFileSourceApplyConfiguration constructs a declarative configuration of the EvalFileSource type for use with
@@ -47,5 +51,13 @@ func (b *EvalFileSourceApplyConfiguration) WithInline(value string) *EvalFileSou
 // If called multiple times, the ConfigMapKeyRef field is set to the value of the last call.
 func (b *EvalFileSourceApplyConfiguration) WithConfigMapKeyRef(value *ConfigMapKeyReferenceApplyConfiguration) *EvalFileSourceApplyConfiguration {
 	b.ConfigMapKeyRef = value
+	return b
+}
+
+// WithS3 sets the S3 field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the S3 field is set to the value of the last call.
+func (b *EvalFileSourceApplyConfiguration) WithS3(value *S3ObjectApplyConfiguration) *EvalFileSourceApplyConfiguration {
+	b.S3 = value
 	return b
 }
