@@ -5,6 +5,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -79,7 +81,8 @@ func openBucket(t *testing.T, endpoint string) *objstore.Store {
 	return store
 }
 
-// TestResultsInBucket runs the sample in 2 shards with spec.storage.s3 on SeaweedFS running in the cluster: each
+// TestResultsInBucket runs the sample in 2 shards with its eval file and its results in a bucket of SeaweedFS running
+// in the cluster (a run expecting another sha256 fails before any pod): each
 // shard's results and collection are objects at their deterministic keys, the status references them and holds the
 // merged picture, no result ConfigMap exists, and the runner, which tries, cannot read the bucket's credentials
 // (they are mounted into the collector only).
@@ -91,11 +94,45 @@ func TestResultsInBucket(t *testing.T) {
 	// A hostile runner looks for the credentials everywhere it can before it answers.
 	probe := `(ls -la /evalrun /evalrun/* 2>&1; cat /evalrun/bucket-credentials/* 2>&1; env; ` +
 		`find / -name 'secretAccessKey' 2>/dev/null; grep -rs 'not-for-production' /evalrun /etc /tmp 2>&1) >&2; `
-	run := MakeEvalRun("bucket", ns).Inline(sampleEvalFile(t)).Shards(2, 0).Command(probe + sampleCommand).Obj()
-	run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: evalsv1alpha1.S3Bucket{
-		Endpoint: endpoint, Bucket: bucketName, Prefix: ptr.To("nightly"), CredentialsSecret: "evalrun-s3-credentials"}}
+	// The eval file is an object of the bucket too.
+	evalText := sampleEvalFile(t)
+	host := openBucket(t, fromHost)
+	if err := host.Put(ctxFor(t, time.Minute), "evals/screening.yaml", strings.NewReader(evalText), "application/yaml"); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(evalText))
+	bucket := evalsv1alpha1.S3Bucket{Endpoint: endpoint, Bucket: bucketName, CredentialsSecret: "evalrun-s3-credentials"}
+	run := MakeEvalRun("bucket", ns).Shards(2, 0).Command(probe + sampleCommand).Obj()
+	run.Spec.EvalFile = evalsv1alpha1.EvalFileSource{S3: &evalsv1alpha1.S3Object{S3Bucket: bucket, Key: "evals/screening.yaml", SHA256: hex.EncodeToString(sum[:])}}
+	results := bucket
+	results.Prefix = ptr.To("nightly")
+	run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: results}
 	create(t, run)
+
+	// The same object with another expected sha256 fails before any pod, naming both digests.
+	wrong := run.DeepCopy()
+	wrong.Name, wrong.Spec.EvalFile.S3.SHA256 = "wrong-digest", strings.Repeat("0", 64)
+	create(t, wrong)
+	bad := waitFinished(t, ns, wrong.Name, runTimeout)
+	expectCondition(t, bad, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidEvalFile})
+	if c := succeeded(bad); !strings.Contains(c.Message, strings.Repeat("0", 64)) || !strings.Contains(c.Message, hex.EncodeToString(sum[:])) {
+		t.Errorf("InvalidEvalFile message %q does not name both digests", c.Message)
+	}
+	if pods := runPods(t, ns, wrong.Name); len(pods) != 0 {
+		t.Errorf("a run whose eval file did not verify has %d pods", len(pods))
+	}
+
 	got := waitFinished(t, ns, run.Name, runTimeout)
+	if got.Status.EvalFileSHA256 != hex.EncodeToString(sum[:]) {
+		t.Errorf("evalFileSHA256 %s, want the object's", got.Status.EvalFileSHA256)
+	}
+	pinned := &corev1.ConfigMap{}
+	if err := k8s.Get(ctxFor(t, time.Minute), client.ObjectKey{Namespace: ns, Name: got.Status.EvalConfigMapName}, pinned); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pinned.Data[layout.EvalFileKey]; ok {
+		t.Errorf("the eval file of a bucket object was copied into ConfigMap %s", pinned.Name)
+	}
 
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
@@ -146,18 +183,19 @@ func TestResultsInBucket(t *testing.T) {
 	expectCredentialsOnlyInCollector(t, ns, run.Name)
 }
 
-// expectCredentialsOnlyInCollector checks that the run's pods mount the bucket's credentials into the collector
-// only, and that the runner's probe of its filesystem and environment found nothing of them.
+// expectCredentialsOnlyInCollector checks that the run's pods mount the results bucket's credentials into the
+// collector only and the eval file's into install only, and that the runner's probe of its filesystem and environment found nothing of them.
 func expectCredentialsOnlyInCollector(t *testing.T, ns, run string) {
 	t.Helper()
 	for _, pod := range runPods(t, ns, run) {
 		for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-			mounted := false
+			results, eval := false, false
 			for _, m := range c.VolumeMounts {
-				mounted = mounted || m.Name == layout.VolumeBucketCredentials
+				results = results || m.Name == layout.VolumeBucketCredentials
+				eval = eval || m.Name == layout.VolumeEvalCredentials
 			}
-			if mounted != (c.Name == layout.ContainerCollector) {
-				t.Errorf("pod %s: container %s mounts the bucket's credentials: %t", pod.Name, c.Name, mounted)
+			if results != (c.Name == layout.ContainerCollector) || eval != (c.Name == layout.ContainerInstall) {
+				t.Errorf("pod %s: container %s mounts the results bucket's credentials: %t, the eval file's: %t", pod.Name, c.Name, results, eval)
 			}
 		}
 		logs := podLogs(t, ns, pod.Name, layout.ContainerRunner)
