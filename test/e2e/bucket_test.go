@@ -111,7 +111,8 @@ func TestResultsInBucket(t *testing.T) {
 
 	// The same object with another expected sha256 fails before any pod, naming both digests.
 	wrong := run.DeepCopy()
-	wrong.Name, wrong.Spec.EvalFile.S3.SHA256 = "wrong-digest", strings.Repeat("0", 64)
+	wrong.ObjectMeta = metav1.ObjectMeta{Name: "wrong-digest", Namespace: ns}
+	wrong.Spec.EvalFile.S3.SHA256 = strings.Repeat("0", 64)
 	create(t, wrong)
 	bad := waitFinished(t, ns, wrong.Name, runTimeout)
 	expectCondition(t, bad, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidEvalFile})
@@ -172,8 +173,8 @@ func TestResultsInBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cm := range cms.Items {
-		if strings.Contains(cm.Name, "-results-") || len(cm.BinaryData) > 0 {
-			t.Errorf("ConfigMap %s holds results (%d binary keys)", cm.Name, len(cm.BinaryData))
+		if _, ok := cm.BinaryData[layout.ResultsKey]; ok || strings.Contains(cm.Name, "-results-") {
+			t.Errorf("ConfigMap %s holds results", cm.Name)
 		}
 		if strings.Contains(cm.Data[layout.ShardSectionKey], `"cases"`) {
 			t.Errorf("shard ConfigMap %s holds cases", cm.Name)
