@@ -160,3 +160,22 @@ func TestSubsetOfALargeFileShards(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeFileWithoutAliasesIsNotABomb parses a file of more values than the alias expansion bound, none of them
+// from an alias: only aliases count toward the bound.
+func TestLargeFileWithoutAliasesIsNotABomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("evalcases:\n")
+	n := maxTreeNodes/14 + 1000
+	for i := range n {
+		fmt.Fprintf(&b, "  - id: c%06d\n    input_messages:\n      - role: user\n        content: {row: {amount: 100, origin_country: NZ}}\n"+
+			"    expected_messages:\n      - role: assistant\n        content: {decision: CLEAR}\n", i)
+	}
+	f, err := Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatalf("a %d-case file without aliases: %v", n, err)
+	}
+	if len(f.CaseIDs()) != n {
+		t.Errorf("%d cases, want %d", len(f.CaseIDs()), n)
+	}
+}
