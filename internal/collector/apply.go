@@ -43,19 +43,12 @@ func WriteResultConfigMaps(ctx context.Context, c client.Client, namespace strin
 		byName[ch.ConfigMap] = ch
 	}
 	for _, name := range names {
-		var patch map[string]any
+		patch := map[string]any{"binaryData": nil}
 		if ch, ok := byName[name]; ok {
 			patch = map[string]any{"binaryData": map[string]any{layout.ResultsKey: ch.Data}}
-		} else {
-			patch = map[string]any{"binaryData": nil}
 		}
-		data, err := json.Marshal(patch)
-		if err != nil {
-			return fmt.Errorf("encode the patch of ConfigMap %s: %w", name, err)
-		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-		if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, data), client.FieldOwner(layout.FieldManagerCollector)); err != nil {
-			return fmt.Errorf("write result ConfigMap %s/%s: %w", namespace, name, err)
+		if err := patchConfigMap(ctx, c, namespace, name, "result", patch); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -68,13 +61,18 @@ func WriteShardSection(ctx context.Context, c client.Client, namespace, name str
 	if err != nil {
 		return fmt.Errorf("encode the section of shard ConfigMap %s: %w", name, err)
 	}
-	patch, err := json.Marshal(map[string]any{"data": map[string]string{layout.ShardSectionKey: string(body)}})
+	return patchConfigMap(ctx, c, namespace, name, "shard", map[string]any{"data": map[string]string{layout.ShardSectionKey: string(body)}})
+}
+
+// patchConfigMap merge-patches the named, pre-created ConfigMap (what says which of the run's ConfigMaps it is).
+func patchConfigMap(ctx context.Context, c client.Client, namespace, name, what string, patch map[string]any) error {
+	data, err := json.Marshal(patch)
 	if err != nil {
 		return fmt.Errorf("encode the patch of ConfigMap %s: %w", name, err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(layout.FieldManagerCollector)); err != nil {
-		return fmt.Errorf("write shard ConfigMap %s/%s: %w", namespace, name, err)
+	if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, data), client.FieldOwner(layout.FieldManagerCollector)); err != nil {
+		return fmt.Errorf("write %s ConfigMap %s/%s: %w", what, namespace, name, err)
 	}
 	return nil
 }

@@ -140,15 +140,16 @@ func (w *EvalRunWrapper) Resume(from string, mode evalsv1alpha1.ResumeCases) *Ev
 }
 
 // DecisionEval is an eval file of n cases, case-000 to case-<n-1>, each judged on its answer's decision field
-// (field_accuracy, exact): an answer {"decision":"CLEAR"} passes, any other decision fails.
+// (field_accuracy, exact): an answer {"decision":"CLEAR"} passes, any other decision fails. Every row is one the
+// sample screening runner clears (a small domestic amount).
 func DecisionEval(n int) string {
 	var b strings.Builder
 	b.WriteString("$schema: agentv-eval-v2\ndescription: decisions\nexecution:\n  evaluators:\n" +
 		"    - name: decision\n      type: field_accuracy\n      fields:\n        - path: decision\n          match: exact\n")
 	b.WriteString("evalcases:\n")
 	for i := range n {
-		fmt.Fprintf(&b, "  - id: %s\n    input_messages:\n      - role: user\n        content: {row: %d}\n"+
-			"    expected_messages:\n      - role: assistant\n        content: {decision: CLEAR}\n", CaseID(i), i)
+		fmt.Fprintf(&b, "  - id: %s\n    input_messages:\n      - role: user\n        content: {row: {amount: 100, origin_country: NZ}}\n"+
+			"    expected_messages:\n      - role: assistant\n        content: {decision: CLEAR}\n", CaseID(i))
 	}
 	return b.String()
 }

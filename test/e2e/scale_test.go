@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -20,21 +19,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
-
-// scaleEval is an eval file of n screening cases that the sample runner answers at once (every row CLEAR), each
-// judged on its decision.
-func scaleEval(n int) string {
-	var b strings.Builder
-	b.WriteString("$schema: agentv-eval-v2\ndescription: scale\nexecution:\n  evaluators:\n" +
-		"    - name: decision\n      type: field_accuracy\n      fields:\n        - path: decision\n          match: exact\n")
-	b.WriteString("evalcases:\n")
-	for i := range n {
-		fmt.Fprintf(&b, "  - id: c%06d\n    input_messages:\n      - role: user\n        content: {row: {amount: 100, origin_country: NZ}}\n"+
-			"    expected_messages:\n      - role: assistant\n        content: {decision: CLEAR}\n", i)
-	}
-	return b.String()
-}
 
 // TestScaleHundredThousandCases is the measurement, run on demand (EVALRUN_E2E_SCALE=1; it takes minutes):
 // 100,000 cases in 10 shards, the eval file and the results in the bucket, the sample runner answering at once. It
@@ -47,7 +33,7 @@ func TestScaleHundredThousandCases(t *testing.T) {
 	const cases, shards = 100000, 10
 	ns := newNamespace(t, "scale", nil)
 	endpoint, fromHost := startBucket(t, ns)
-	text := scaleEval(cases)
+	text := testutil.DecisionEval(cases)
 	if err := openBucket(t, fromHost).Put(ctxFor(t, 2*time.Minute), "evals/scale.yaml", strings.NewReader(text), "application/yaml"); err != nil {
 		t.Fatal(err)
 	}
