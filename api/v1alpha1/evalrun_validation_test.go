@@ -71,12 +71,32 @@ func TestEvalRunAdmission(t *testing.T) {
 			r := mk("bad-both", "default").Obj()
 			r.Spec.EvalFile.ConfigMapKeyRef = &evalsv1alpha1.ConfigMapKeyReference{Name: "x"}
 			return r
-		}(), wantErr: "evalFile needs exactly one of inline or configMapKeyRef"},
+		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef or s3"},
+		{name: "inline and s3", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-inline-s3", "default").Obj()
+			r.Spec.EvalFile.S3 = &evalsv1alpha1.S3Object{S3Bucket: s3Bucket(), Key: "e.yaml", SHA256: strings.Repeat("a", 64)}
+			return r
+		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef or s3"},
+		{name: "s3 eval file without a valid sha256", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-sha", "default").Obj()
+			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{S3: &evalsv1alpha1.S3Object{S3Bucket: s3Bucket(), Key: "e.yaml", SHA256: strings.Repeat("A", 64)}}
+			return r
+		}(), wantErr: "spec.evalFile.s3.sha256"},
+		{name: "storage endpoint not a URL", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-endpoint", "default").Obj()
+			b := s3Bucket()
+			b.Endpoint = "seaweedfs:8333"
+			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: b}
+			return r
+		}(), wantErr: "spec.storage.s3.endpoint"},
+		{name: "zero shards", run: mk("bad-shards", "default").Shards(0, 0).Obj(), wantErr: "spec.sharding.shards"},
+		{name: "too many shards", run: mk("bad-shards-2", "default").Shards(1001, 0).Obj(), wantErr: "spec.sharding.shards"},
+		{name: "unknown resume mode", run: mk("bad-resume", "default").Resume("x", "Failed").Obj(), wantErr: "spec.resume.cases"},
 		{name: "neither eval source", run: func() *evalsv1alpha1.EvalRun {
 			r := mk("bad-neither", "default").Obj()
 			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{}
 			return r
-		}(), wantErr: "evalFile needs exactly one of inline or configMapKeyRef"},
+		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef or s3"},
 		{name: "inline too large", run: mk("bad-large", "default").Inline(strings.Repeat("x", 262145)).Obj(),
 			wantErr: "spec.evalFile.inline: Too long"},
 		{name: "workers out of range", run: mk("bad-workers-range", "default").PerCase(65).Obj(),
@@ -325,6 +345,9 @@ func TestEvalRunImmutability(t *testing.T) {
 		{"pod labels", func(r *evalsv1alpha1.EvalRun) {
 			r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Labels: map[string]string{"a": "b"}}
 		}},
+		{"shards", func(r *evalsv1alpha1.EvalRun) { r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](4)} }},
+		{"resume", func(r *evalsv1alpha1.EvalRun) { r.Spec.Resume = &evalsv1alpha1.Resume{From: "earlier"} }},
+		{"storage", func(r *evalsv1alpha1.EvalRun) { r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket()} }},
 	}
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
@@ -428,4 +451,9 @@ func TestSamplesAreAccepted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// s3Bucket is a valid bucket for the admission tests.
+func s3Bucket() evalsv1alpha1.S3Bucket {
+	return evalsv1alpha1.S3Bucket{Endpoint: "http://seaweedfs.storage:8333", Bucket: "evals", CredentialsSecret: "s3-creds"}
 }
