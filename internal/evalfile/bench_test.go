@@ -31,8 +31,8 @@ func BenchmarkParse(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(f.Cases) != 100_000 {
-			b.Fatalf("parsed %d cases", len(f.Cases))
+		if f.NumCases() != 100_000 {
+			b.Fatalf("parsed %d cases", f.NumCases())
 		}
 	}
 }

@@ -16,8 +16,22 @@ import (
 // and '-', and is at most 128 characters long.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// ValidID reports whether id is a valid case id: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+// ValidID reports whether id is a valid case id: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$ (idPattern, checked by hand:
+// a test holds the two to each other).
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case (c == '.' || c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // maxEvaluatorNameLength bounds evaluator names (they appear in the EvalRun status).
 const maxEvaluatorNameLength = 128
@@ -99,7 +113,8 @@ func parseSegmented(sg *segmented, o parseOptions) (*File, bool, error) {
 	}
 	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
 	p := &parser{}
-	f, ok := p.streamFile(tb, doc, cases, o, sg.item)
+	sg.src = string(sg.data)
+	f, ok := p.streamFile(tb, doc, cases, o, sg)
 	if !ok {
 		return nil, false, nil
 	}
@@ -136,9 +151,10 @@ func streamableCases(doc *yaml.Node) *yaml.Node {
 // built and validated first, then each case is built, validated and dropped, both its YAML nodes and its
 // values, so that only the File's cases stay live. Problems come out in the same order as from building the
 // whole tree first (tree problems in tb.problems, the rest in p.problems).
-// load, when set, supplies each item's nodes just before it is built (false: it cannot, and streamFile returns
-// false too).
-func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions, load func(int) (*yaml.Node, bool)) (*File, bool) {
+// sg, when set, is the document's text cut into items: the items fastItem reads are read and validated on
+// several goroutines (see readItems) and kept as the place of their text; sg supplies every other item's nodes
+// just before it is built (when it cannot, streamFile returns false).
+func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions, sg *segmented) (*File, bool) {
 	tb.deferred = cases
 	root := tb.build(doc, nil, 0)
 	if tb.tooLarge {
@@ -149,9 +165,25 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 		// The header saw an array of nil items; its problems (none, for a non-empty sequence) are recorded.
 		casesPath := keyPath(nil, casesKey)
 		c := p.newCases(f, len(cases.Content))
+		var items *itemReader
+		if sg != nil {
+			if items = startItems(sg, f); items != nil {
+				f.src, f.indent = sg.src, sg.indent
+				defer items.stop()
+			}
+		}
 		for i := range cases.Content {
-			if load != nil {
-				n, ok := load(i)
+			if items != nil {
+				// The values of a fast item count as the tree builder counts them; an item that would take the
+				// document past the limit is built from its nodes, which reports it.
+				if r := items.next(i); r.read && tb.nodes+r.nodes <= maxTreeNodes {
+					tb.nodes += r.nodes
+					c.addRead(r, i)
+					continue
+				}
+			}
+			if sg != nil {
+				n, ok := sg.item(i)
 				if !ok {
 					return nil, false
 				}
@@ -164,6 +196,7 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 			}
 			c.add(item, i)
 		}
+		c.index(len(cases.Content))
 	}
 	p.caseIndex, p.caseID = -1, ""
 	return f, true
@@ -175,6 +208,17 @@ type parser struct {
 	// caseIndex and caseID locate problems inside a case; caseIndex is -1 outside cases.
 	caseIndex int
 	caseID    string
+	// validateOnly says the cases built are only validated and then dropped (see readOne): the JSON of their
+	// messages, contents, tool calls, rubrics and evaluators, which no validation reads, is not encoded.
+	validateOnly bool
+}
+
+// raw is v.raw(), or nil when validating only.
+func (p *parser) raw(v *value) json.RawMessage {
+	if p.validateOnly {
+		return nil
+	}
+	return v.raw()
 }
 
 func (p *parser) add(path string, v *value, format string, args ...any) {
@@ -296,7 +340,7 @@ type caseAdder struct {
 }
 
 func (p *parser) newCases(f *File, n int) *caseAdder {
-	f.Cases = make([]*Case, 0, n)
+	f.cases = make([]caseEntry, 0, n)
 	return &caseAdder{p: p, f: f, firstByID: make(map[string]int, n)}
 }
 
@@ -316,7 +360,35 @@ func (a *caseAdder) add(cv *value, i int) {
 		}
 	}
 	p.resolveEvaluators(a.f, c, cv, path)
-	a.f.Cases = append(a.f.Cases, c)
+	a.f.cases = append(a.f.cases, caseEntry{id: c.ID, built: c})
+}
+
+// index hands the ids of a File whose items are all cases, each with its own id, to the File as its
+// index (the map of first items by id is then the map of cases by id).
+func (a *caseAdder) index(items int) {
+	if len(a.f.cases) == items && len(a.firstByID) == items {
+		a.f.byID = a.firstByID
+	}
+}
+
+// addRead adds evalcases[i], read and validated by an item reader, as add would have: the same problems in the
+// same order, and the case kept as the place of its text.
+func (a *caseAdder) addRead(r *readItem, i int) {
+	p := a.p
+	p.problems = append(p.problems, r.caseProblems...)
+	if !r.isCase {
+		return
+	}
+	if r.id != "" {
+		if first, dup := a.firstByID[r.id]; dup {
+			p.problems = append(p.problems, Problem{CaseIndex: i, CaseID: r.id, Path: casePath(i) + ".id", Line: r.idLine,
+				Message: fmt.Sprintf("duplicate id %q: evalcases[%d] has it too", r.id, first)})
+		} else {
+			a.firstByID[r.id] = i
+		}
+	}
+	p.problems = append(p.problems, r.evaluatorProblems...)
+	a.f.cases = append(a.f.cases, caseEntry{id: r.id, start: r.start, end: r.end, line: r.line})
 }
 
 // casePath is "evalcases[i]".
@@ -457,7 +529,7 @@ func (p *parser) messages(list *value, path string) []Message {
 			p.add(mpath(""), mv, "a message must be a mapping with role and content, got %s", mv.kind)
 			continue
 		}
-		m := Message{Raw: mv.raw()}
+		m := Message{Raw: p.raw(mv)}
 		rv := mv.get("role")
 		switch {
 		case rv.isNull():
@@ -498,18 +570,18 @@ func (p *parser) content(v *value, msgPath func(string) string) Content {
 	}
 	switch v.kind {
 	case kindString:
-		return Content{Kind: ContentText, Text: v.str, Raw: v.raw()}
+		return Content{Kind: ContentText, Text: v.str, Raw: p.raw(v)}
 	case kindObject:
-		return Content{Kind: ContentObject, Raw: v.raw()}
+		return Content{Kind: ContentObject, Raw: p.raw(v)}
 	case kindArray:
-		c := Content{Kind: ContentSegments, Raw: v.raw(), Segments: make([]Segment, 0, len(v.vals))}
+		c := Content{Kind: ContentSegments, Raw: p.raw(v), Segments: make([]Segment, 0, len(v.vals))}
 		for i, sv := range v.vals {
 			spath := msgPath(".content[" + strconv.Itoa(i) + "]")
 			if sv.kind != kindObject {
 				p.add(spath, sv, "a content segment must be a mapping {type: text|file, value}, got %s", sv.kind)
 				continue
 			}
-			seg := Segment{Raw: sv.raw()}
+			seg := Segment{Raw: p.raw(sv)}
 			tv := sv.get("type")
 			switch {
 			case tv.isNull():
@@ -566,10 +638,10 @@ func (p *parser) toolCalls(v *value, path string) []ToolCall {
 		}
 		tc := ToolCall{Tool: tool}
 		if in := tv.get("input"); in != nil {
-			tc.Input = in.raw()
+			tc.Input = p.raw(in)
 		}
 		if o := tv.get("output"); o != nil {
-			tc.Output = o.raw()
+			tc.Output = p.raw(o)
 		}
 		out = append(out, tc)
 	}
@@ -584,7 +656,7 @@ func (p *parser) rubrics(v *value, path string) []Rubric {
 	out := make([]Rubric, 0, len(v.vals))
 	for i, rv := range v.vals {
 		rpath := fmt.Sprintf("%s[%d]", path, i)
-		r := Rubric{ID: fmt.Sprintf("rubric-%d", i+1), Weight: 1, Required: true, Raw: rv.raw()}
+		r := Rubric{ID: fmt.Sprintf("rubric-%d", i+1), Weight: 1, Required: true, Raw: p.raw(rv)}
 		switch rv.kind {
 		case kindString:
 			if rv.str == "" {

@@ -11,8 +11,13 @@ import "encoding/json"
 // SchemaV2 is the $schema value of the supported format. A file without $schema is read as this format.
 const SchemaV2 = "agentv-eval-v2"
 
-// File is a parsed, validated eval file. It is read-only once Parse returns; evaluator configs are shared between
-// cases.
+// File is a parsed, validated eval file. It is read-only once Parse returns, and safe for concurrent use;
+// evaluator configs are shared between cases.
+//
+// A large file's cases are not all kept built: a case whose text the file reader reads directly (see fastItem)
+// keeps only its id and the place of its text, and is built again, the same, each time it is asked for (CaseAt,
+// Case). A File of 100,000 such cases holds the file's text and about 40 bytes a case instead of every case's
+// messages and their JSON.
 type File struct {
 	// Schema is the file's $schema ("" when absent).
 	Schema string
@@ -25,17 +30,40 @@ type File struct {
 	Evaluators []*EvaluatorConfig
 	// DefaultEvaluators are the evaluators given with WithDefaultEvaluators (the EvalRun's judging.evaluators).
 	DefaultEvaluators []*EvaluatorConfig
-	// Cases are the eval cases in file order.
-	Cases []*Case
 
-	byID map[string]*Case
+	// cases are the eval cases in file order.
+	cases []caseEntry
+	// src is the file's text, which kept cases are built again from; indent is the column of evalcases' dashes.
+	src    string
+	indent int
+	byID   map[string]int
+}
+
+// caseEntry is one case of a File: built, or the place of its text in File.src.
+type caseEntry struct {
+	id    string
+	built *Case
+	// start and end delimit the item's text; line is its first line.
+	start, end, line int32
+}
+
+// NumCases returns the number of cases.
+func (f *File) NumCases() int { return len(f.cases) }
+
+// CaseAt returns the case at index i (0 <= i < NumCases()), in file order.
+func (f *File) CaseAt(i int) *Case {
+	e := &f.cases[i]
+	if e.built != nil {
+		return e.built
+	}
+	return f.rebuild(e, i)
 }
 
 // CaseIDs returns the case ids in file order.
 func (f *File) CaseIDs() []string {
-	ids := make([]string, len(f.Cases))
-	for i, c := range f.Cases {
-		ids[i] = c.ID
+	ids := make([]string, len(f.cases))
+	for i := range f.cases {
+		ids[i] = f.cases[i].id
 	}
 	return ids
 }
@@ -43,12 +71,16 @@ func (f *File) CaseIDs() []string {
 // Case returns the case with the given id, or nil.
 func (f *File) Case(id string) *Case {
 	if f.byID == nil {
-		f.byID = make(map[string]*Case, len(f.Cases))
-		for _, c := range f.Cases {
-			f.byID[c.ID] = c
+		f.byID = make(map[string]int, len(f.cases))
+		for i := range f.cases {
+			f.byID[f.cases[i].id] = i
 		}
 	}
-	return f.byID[id]
+	i, ok := f.byID[id]
+	if !ok {
+		return nil
+	}
+	return f.CaseAt(i)
 }
 
 // EvaluatorSource says where a case's effective evaluators come from.

@@ -33,7 +33,7 @@ func BenchmarkJudgeCase(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if r := j.JudgeCase(context.Background(), f.Cases[0], resp, nil); r.Verdict != VerdictPass {
+		if r := j.JudgeCase(context.Background(), f.CaseAt(0), resp, nil); r.Verdict != VerdictPass {
 			b.Fatalf("verdict %s", r.Verdict)
 		}
 	}
@@ -54,7 +54,7 @@ func BenchmarkParse10k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		f, err := evalfile.Parse(data)
-		if err != nil || len(f.Cases) != 10000 {
+		if err != nil || f.NumCases() != 10000 {
 			b.Fatal(err)
 		}
 	}
@@ -66,7 +66,7 @@ func BenchmarkCodeJudgePayload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := f.Cases[0]
+	c := f.CaseAt(0)
 	resp := &jsonlresult.Response{Text: `{"decision":"CLEAR"}`, OutputMessages: calls(`screen {"country":"NZ"}`)}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {

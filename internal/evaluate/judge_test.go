@@ -25,7 +25,7 @@ func caseWith(t *testing.T, expected, evaluators string) *evalfile.Case {
 	if err != nil {
 		t.Fatalf("Parse: %v\n%s", err, doc)
 	}
-	return f.Cases[0]
+	return f.CaseAt(0)
 }
 
 func calls(names ...string) []jsonlresult.OutputMessage {
@@ -740,7 +740,7 @@ func TestErrorAndMissingCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := judge.JudgeCase(context.Background(), f.Cases[0], &jsonlresult.Response{}, nil)
+	got := judge.JudgeCase(context.Background(), f.CaseAt(0), &jsonlresult.Response{}, nil)
 	if got.Verdict != VerdictSkipped || !strings.HasPrefix(got.Reason, "the case has no evaluators") {
 		t.Errorf("case without evaluators = %+v, want skipped with a reason", got)
 	}
