@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
 )
 
 // idPattern is the charset of case ids. An id becomes a file name (<id>.out, <id>.txt) in the runner's work
@@ -99,7 +101,7 @@ func finish(tb *treeBuilder, p *parser, f *File) (*File, error) {
 	if problems := append(tb.problems, p.problems...); len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
-	f.Case("") // build the id index now, so that a parsed File is safe for concurrent reads
+	f.index = idindex.New(f.ids) // now, so that a parsed File is safe for concurrent reads
 	return f, nil
 }
 
@@ -196,7 +198,6 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 			}
 			c.add(item, i)
 		}
-		c.index(len(cases.Content))
 	}
 	p.caseIndex, p.caseID = -1, ""
 	return f, true
@@ -340,7 +341,7 @@ type caseAdder struct {
 }
 
 func (p *parser) newCases(f *File, n int) *caseAdder {
-	f.cases = make([]caseEntry, 0, n)
+	f.cases, f.ids = make([]caseEntry, 0, n), make([]string, 0, n)
 	return &caseAdder{p: p, f: f, firstByID: make(map[string]int, n)}
 }
 
@@ -360,15 +361,8 @@ func (a *caseAdder) add(cv *value, i int) {
 		}
 	}
 	p.resolveEvaluators(a.f, c, cv, path)
-	a.f.cases = append(a.f.cases, caseEntry{id: c.ID, built: c})
-}
-
-// index hands the ids of a File whose items are all cases, each with its own id, to the File as its
-// index (the map of first items by id is then the map of cases by id).
-func (a *caseAdder) index(items int) {
-	if len(a.f.cases) == items && len(a.firstByID) == items {
-		a.f.byID = a.firstByID
-	}
+	a.f.cases = append(a.f.cases, caseEntry{built: c})
+	a.f.ids = append(a.f.ids, c.ID)
 }
 
 // addRead adds evalcases[i], read and validated by an item reader, as add would have: the same problems in the
@@ -388,7 +382,8 @@ func (a *caseAdder) addRead(r *readItem, i int) {
 		}
 	}
 	p.problems = append(p.problems, r.evaluatorProblems...)
-	a.f.cases = append(a.f.cases, caseEntry{id: r.id, start: r.start, end: r.end, line: r.line})
+	a.f.cases = append(a.f.cases, caseEntry{start: r.start, end: r.end, line: r.line})
+	a.f.ids = append(a.f.ids, r.id)
 }
 
 // casePath is "evalcases[i]".

@@ -6,7 +6,12 @@
 // because runners and judges read it raw. The package is pure Go.
 package evalfile
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
+)
 
 // SchemaV2 is the $schema value of the supported format. A file without $schema is read as this format.
 const SchemaV2 = "agentv-eval-v2"
@@ -31,17 +36,17 @@ type File struct {
 	// DefaultEvaluators are the evaluators given with WithDefaultEvaluators (the EvalRun's judging.evaluators).
 	DefaultEvaluators []*EvaluatorConfig
 
-	// cases are the eval cases in file order.
+	// cases are the eval cases in file order, ids their ids and index finds them by id.
 	cases []caseEntry
+	ids   []string
+	index *idindex.Index
 	// src is the file's text, which kept cases are built again from; indent is the column of evalcases' dashes.
 	src    string
 	indent int
-	byID   map[string]int
 }
 
 // caseEntry is one case of a File: built, or the place of its text in File.src.
 type caseEntry struct {
-	id    string
 	built *Case
 	// start and end delimit the item's text; line is its first line.
 	start, end, line int32
@@ -60,23 +65,18 @@ func (f *File) CaseAt(i int) *Case {
 }
 
 // CaseIDs returns the case ids in file order.
-func (f *File) CaseIDs() []string {
-	ids := make([]string, len(f.cases))
-	for i := range f.cases {
-		ids[i] = f.cases[i].id
-	}
-	return ids
-}
+func (f *File) CaseIDs() []string { return slices.Clone(f.ids) }
 
 // Case returns the case with the given id, or nil.
-func (f *File) Case(id string) *Case {
-	if f.byID == nil {
-		f.byID = make(map[string]int, len(f.cases))
-		for i := range f.cases {
-			f.byID[f.cases[i].id] = i
-		}
+func (f *File) Case(id string) *Case { return f.CaseNear(id, -1) }
+
+// CaseNear is Case for a caller that expects the case at index hint (asking for the cases in file order, for
+// example): it is found there first.
+func (f *File) CaseNear(id string, hint int) *Case {
+	if f.index == nil {
+		f.index = idindex.New(f.ids)
 	}
-	i, ok := f.byID[id]
+	i, ok := f.index.Find(id, hint)
 	if !ok {
 		return nil
 	}
