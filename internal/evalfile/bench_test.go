@@ -48,3 +48,20 @@ func BenchmarkParseWholeTree(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCaseAt builds every case of the 100,000-case file once, as judging a run does (cases kept as the place
+// of their text are built again when asked for).
+func BenchmarkCaseAt(b *testing.B) {
+	f, err := Parse(benchEvalFile(100_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range f.NumCases() {
+			if c := f.CaseAt(i); c.Index != i {
+				b.Fatalf("case %d has index %d", i, c.Index)
+			}
+		}
+	}
+}

@@ -308,3 +308,48 @@ func FuzzFastItem(f *testing.F) {
 		checkFastItems(t, data)
 	})
 }
+
+// rawMember encodes an object exactly as raw does, and the span it returns encodes the member exactly as the
+// member's own raw does (messages keep their content's JSON as that span).
+func TestRawMemberMatchesRaw(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var walk func(v *value)
+	checked := 0
+	walk = func(v *value) {
+		if v.kind == kindObject {
+			for _, key := range append([]string{"content", "absent"}, v.keys...) {
+				raw, start, end := v.rawMember(key)
+				if string(raw) != string(v.raw()) {
+					t.Fatalf("rawMember(%q) = %s, raw = %s", key, raw, v.raw())
+				}
+				want := ""
+				if m := v.get(key); m != nil {
+					want = string(m.raw())
+				}
+				if got := string(raw[start:end]); got != want {
+					t.Fatalf("rawMember(%q) span %s, want %s (object %s)", key, got, want, raw)
+				}
+				checked++
+			}
+		}
+		for _, c := range v.vals {
+			walk(c)
+		}
+	}
+	for range 300 {
+		doc := []byte(randomItems(rng, 3))
+		sg := segment(doc)
+		if sg == nil {
+			continue
+		}
+		sg.src = string(doc)
+		for i := range sg.items {
+			if v, _, ok := sg.fast(&fastArena{}, i); ok {
+				walk(v)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("only %d objects checked", checked)
+	}
+}

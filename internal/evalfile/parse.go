@@ -361,7 +361,8 @@ func (a *caseAdder) add(cv *value, i int) {
 		}
 	}
 	p.resolveEvaluators(a.f, c, cv, path)
-	a.f.cases = append(a.f.cases, caseEntry{built: c})
+	a.f.cases = append(a.f.cases, caseEntry{start: int32(len(a.f.built))})
+	a.f.built = append(a.f.built, c)
 	a.f.ids = append(a.f.ids, c.ID)
 }
 
@@ -428,13 +429,13 @@ func (p *parser) evalCase(cv *value, i int, path string) *Case {
 	case len(in.vals) == 0:
 		p.add(path+".input_messages", in, "must have at least one message")
 	default:
-		c.InputMessages = p.messages(in, path+".input_messages")
+		c.InputMessages = p.messages(in, path, ".input_messages")
 	}
 	if exp := cv.get("expected_messages"); !exp.isNull() {
 		if exp.kind != kindArray {
 			p.add(path+".expected_messages", exp, "must be a list of messages, got %s", exp.kind)
 		} else {
-			c.ExpectedMessages = p.messages(exp, path+".expected_messages")
+			c.ExpectedMessages = p.messages(exp, path, ".expected_messages")
 		}
 	}
 	if r := cv.get("rubrics"); !r.isNull() {
@@ -479,10 +480,10 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 		list = append(list, p.evaluatorList(own, ownPath, "")...)
 	case len(f.DefaultEvaluators) > 0:
 		c.EvaluatorSource = SourceJudging
-		list = append(list, f.DefaultEvaluators...)
+		list = inherit(list, f.DefaultEvaluators)
 	case len(f.Evaluators) > 0:
 		c.EvaluatorSource = SourceFile
-		list = append(list, f.Evaluators...)
+		list = inherit(list, f.Evaluators)
 	case len(c.Rubrics) > 0:
 		c.EvaluatorSource = SourceCase
 	default:
@@ -501,6 +502,15 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 	c.Evaluators = list
 }
 
+// inherit appends inherited evaluators to a case's list; a case with none of its own shares the inherited list (its
+// capacity cut, so that appending to one case's list never changes another's).
+func inherit(list, inherited []*EvaluatorConfig) []*EvaluatorConfig {
+	if len(list) == 0 {
+		return inherited[:len(inherited):len(inherited)]
+	}
+	return append(list, inherited...)
+}
+
 func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
 	entry := &value{kind: kindObject,
 		keys: []string{keyName, "type", "rubrics"},
@@ -515,16 +525,36 @@ func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
 	}
 }
 
-func (p *parser) messages(list *value, path string) []Message {
+// messagePath is the path of message i of a list at path+field, formatted only for a problem.
+type messagePath struct {
+	path, field string
+	i           int
+}
+
+// at formats the message's path followed by a member path.
+func (m messagePath) at(member string) string {
+	return m.path + m.field + "[" + strconv.Itoa(m.i) + "]" + member
+}
+
+// messages reads the list of messages at path+field.
+func (p *parser) messages(list *value, path, field string) []Message {
 	out := make([]Message, 0, len(list.vals))
 	for i, mv := range list.vals {
 		// Paths are formatted only for problems.
-		mpath := func(member string) string { return path + "[" + strconv.Itoa(i) + "]" + member }
+		mp := messagePath{path: path, field: field, i: i}
+		mpath := mp.at
 		if mv.kind != kindObject {
 			p.add(mpath(""), mv, "a message must be a mapping with role and content, got %s", mv.kind)
 			continue
 		}
-		m := Message{Raw: p.raw(mv)}
+		var m Message
+		var contentRaw json.RawMessage
+		if !p.validateOnly {
+			// The content's JSON is the part of the message's that encodes it: one encoding, one allocation.
+			var start, end int
+			m.Raw, start, end = mv.rawMember("content")
+			contentRaw = m.Raw[start:end:end]
+		}
 		rv := mv.get("role")
 		switch {
 		case rv.isNull():
@@ -546,7 +576,7 @@ func (p *parser) messages(list *value, path string) []Message {
 				p.add(mpath(".role"), rv, "invalid role %q: must be system, user, assistant or tool", truncate(rv.str, 40))
 			}
 		}
-		m.Content = p.content(mv.get("content"), mpath)
+		m.Content = p.content(mv.get("content"), mp, contentRaw)
 		if tc := mv.get("tool_calls"); !tc.isNull() {
 			if m.Role != "" && m.Role != RoleAssistant {
 				p.add(mpath(".tool_calls"), tc, "only assistant messages may carry tool_calls")
@@ -558,20 +588,21 @@ func (p *parser) messages(list *value, path string) []Message {
 	return out
 }
 
-// content reads a message's content; msgPath formats the message's path followed by a member path.
-func (p *parser) content(v *value, msgPath func(string) string) Content {
+// content reads a message's content; msgPath formats the message's path followed by a member path. raw is the
+// content's JSON (nil when validating only).
+func (p *parser) content(v *value, msgPath messagePath, raw json.RawMessage) Content {
 	if v.isNull() {
 		return Content{}
 	}
 	switch v.kind {
 	case kindString:
-		return Content{Kind: ContentText, Text: v.str, Raw: p.raw(v)}
+		return Content{Kind: ContentText, Text: v.str, Raw: raw}
 	case kindObject:
-		return Content{Kind: ContentObject, Raw: p.raw(v)}
+		return Content{Kind: ContentObject, Raw: raw}
 	case kindArray:
-		c := Content{Kind: ContentSegments, Raw: p.raw(v), Segments: make([]Segment, 0, len(v.vals))}
+		c := Content{Kind: ContentSegments, Raw: raw, Segments: make([]Segment, 0, len(v.vals))}
 		for i, sv := range v.vals {
-			spath := msgPath(".content[" + strconv.Itoa(i) + "]")
+			spath := msgPath.at(".content[" + strconv.Itoa(i) + "]")
 			if sv.kind != kindObject {
 				p.add(spath, sv, "a content segment must be a mapping {type: text|file, value}, got %s", sv.kind)
 				continue
@@ -601,7 +632,7 @@ func (p *parser) content(v *value, msgPath func(string) string) Content {
 		}
 		return c
 	}
-	p.add(msgPath(".content"), v, "must be a string, a mapping or a list of segments, got %s", v.kind)
+	p.add(msgPath.at(".content"), v, "must be a string, a mapping or a list of segments, got %s", v.kind)
 	return Content{}
 }
 

@@ -110,6 +110,32 @@ func (v *value) raw() json.RawMessage {
 	return out
 }
 
+// rawMember is raw for an object, with where the value of its member key is in the encoding (start == end when
+// it has none; the first, when several).
+func (v *value) rawMember(key string) (raw json.RawMessage, start, end int) {
+	scratch := rawScratch.Get().(*[]byte)
+	b := append((*scratch)[:0], '{')
+	found := false
+	for i, k := range v.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, k)
+		b = append(b, ':')
+		s := len(b)
+		b = v.vals[i].appendJSON(b)
+		if k == key && !found {
+			start, end, found = s, len(b), true
+		}
+	}
+	b = append(b, '}')
+	raw = make(json.RawMessage, len(b))
+	copy(raw, b)
+	*scratch = b
+	rawScratch.Put(scratch)
+	return raw, start, end
+}
+
 // rawScratch holds buffers raw encodes into before it copies the result out at its exact size.
 var rawScratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 

@@ -36,8 +36,10 @@ type File struct {
 	// DefaultEvaluators are the evaluators given with WithDefaultEvaluators (the EvalRun's judging.evaluators).
 	DefaultEvaluators []*EvaluatorConfig
 
-	// cases are the eval cases in file order, ids their ids and index finds them by id.
+	// cases are the eval cases in file order, ids their ids and index finds them by id; built holds the cases kept
+	// built.
 	cases []caseEntry
+	built []*Case
 	ids   []string
 	index *idindex.Index
 	// src is the file's text, which kept cases are built again from; indent is the column of evalcases' dashes.
@@ -45,10 +47,9 @@ type File struct {
 	indent int
 }
 
-// caseEntry is one case of a File: built, or the place of its text in File.src.
+// caseEntry is one case of a File: the place of its text in File.src (start and end delimit the item's text, line
+// is its first line), or built (end 0) and in File.built.
 type caseEntry struct {
-	built *Case
-	// start and end delimit the item's text; line is its first line.
 	start, end, line int32
 }
 
@@ -58,8 +59,8 @@ func (f *File) NumCases() int { return len(f.cases) }
 // CaseAt returns the case at index i (0 <= i < NumCases()), in file order.
 func (f *File) CaseAt(i int) *Case {
 	e := &f.cases[i]
-	if e.built != nil {
-		return e.built
+	if e.end == 0 {
+		return f.built[e.start]
 	}
 	return f.rebuild(e, i)
 }
