@@ -3,8 +3,12 @@ package evaluate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -754,6 +758,56 @@ func TestBoundedNotes(t *testing.T) {
 	got := bounded(notes)
 	if len(got) != MaxNotes+1 || got[MaxNotes] != "... and 8 more" || len([]rune(got[0])) != MaxNoteLength {
 		t.Errorf("bounded: %d notes, last %q, first %d chars", len(got), got[len(got)-1], len([]rune(got[0])))
+	}
+}
+
+// truncate and bounded return what their general forms (below) return, fast paths or not.
+func TestTruncateAndBoundedMatchTheGeneralForm(t *testing.T) {
+	generalTruncate := func(s string, n int) string {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+		if utf8.RuneCountInString(s) <= n {
+			return s
+		}
+		r := []rune(s)
+		return string(r[:n-1]) + "…"
+	}
+	generalBounded := func(notes []string) []string {
+		out := make([]string, 0, min(len(notes), MaxNotes+1))
+		for i, n := range notes {
+			if i == MaxNotes {
+				out = append(out, fmt.Sprintf("... and %d more", len(notes)-MaxNotes))
+				break
+			}
+			out = append(out, generalTruncate(n, MaxNoteLength))
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "é", "漢", "😀", "\xff", "\xe2\x82", " ", "…"}
+	random := func(maxLen int) string {
+		var b strings.Builder
+		for b.Len() < maxLen && rng.IntN(maxLen+1) > 0 {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	for range 3000 {
+		n := 1 + rng.IntN(12)
+		s := random(20)
+		if got, want := truncate(s, n), generalTruncate(s, n); got != want {
+			t.Fatalf("truncate(%q, %d) = %q, want %q", s, n, got, want)
+		}
+		var notes []string
+		for range rng.IntN(MaxNotes + 3) {
+			note := random(20)
+			if rng.IntN(8) == 0 { // about the length limit, in characters or in bytes
+				note = strings.Repeat(pieces[rng.IntN(len(pieces))], MaxNoteLength-3+rng.IntN(6)) + random(4)
+			}
+			notes = append(notes, note)
+		}
+		if got, want := bounded(notes), generalBounded(notes); !slices.Equal(got, want) || got == nil {
+			t.Fatalf("bounded(%q) = %q, want %q", notes, got, want)
+		}
 	}
 }
 
