@@ -33,8 +33,9 @@ type readItem struct {
 	idLine int
 	// evaluatorProblems are the problems of the case's evaluators (resolveEvaluators').
 	evaluatorProblems []Problem
-	// start, end and line place the item's text.
+	// start, end and line place the item's text; inherits is caseEntry.inherits.
 	start, end, line int32
+	inherits         uint8
 }
 
 type itemBatchState struct {
@@ -164,6 +165,7 @@ func readOne(a *fastArena, sg *segmented, f *File, i int, r *readItem) {
 	p.problems = nil
 	p.resolveEvaluators(f, c, v, path)
 	r.evaluatorProblems = p.problems
+	r.inherits = inheritance(c)
 }
 
 // rebuild builds case i again from its text, as readOne built it when the file was read (valid, since the File

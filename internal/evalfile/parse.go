@@ -383,7 +383,7 @@ func (a *caseAdder) addRead(r *readItem, i int) {
 		}
 	}
 	p.problems = append(p.problems, r.evaluatorProblems...)
-	a.f.cases = append(a.f.cases, caseEntry{start: r.start, end: r.end, line: r.line})
+	a.f.cases = append(a.f.cases, caseEntry{start: r.start, end: r.end, line: r.line, inherits: r.inherits})
 	a.f.ids = append(a.f.ids, r.id)
 }
 

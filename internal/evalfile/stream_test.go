@@ -389,5 +389,44 @@ func TestParseManyItemsLikeTheWholeTree(t *testing.T) {
 		if err == nil && f.NumCases() != 3*itemBatch {
 			t.Errorf("%d cases", f.NumCases())
 		}
+		if err == nil {
+			checkLightCases(t, f)
+		}
+	}
+	for _, opts := range [][]ParseOption{nil, {WithDefaultEvaluators([]map[string]any{{"name": "j", "type": "cost", "budget": 1.0}})}} {
+		f, err := Parse(build(false), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkLightCases(t, f)
+	}
+}
+
+// checkLightCases checks that each light case is its whole case's Index, ID, Evaluators and EvaluatorSource, and
+// that every case whose evaluators are inherited without inline rubrics has one.
+func checkLightCases(t *testing.T, f *File) {
+	t.Helper()
+	light := 0
+	for i := range f.NumCases() {
+		full := f.CaseAt(i)
+		c, ok := f.LightCase(i)
+		inherited := len(full.Rubrics) == 0 && full.EvaluatorSource != SourceCase
+		if ok != inherited && f.cases[i].end != 0 {
+			t.Fatalf("case %d: light %v, want %v (source %s, %d rubrics)", i, ok, inherited, full.EvaluatorSource, len(full.Rubrics))
+		}
+		if !ok {
+			continue
+		}
+		light++
+		want := &Case{Index: full.Index, ID: full.ID, Evaluators: full.Evaluators, EvaluatorSource: full.EvaluatorSource}
+		if f.cases[i].end == 0 {
+			want = full
+		}
+		if diff := cmp.Diff(want, c); diff != "" {
+			t.Fatalf("case %d: light case differs (-want +got):\n%s", i, diff)
+		}
+	}
+	if light == 0 {
+		t.Error("no light case: the check checks nothing")
 	}
 }

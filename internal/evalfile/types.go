@@ -48,9 +48,27 @@ type File struct {
 }
 
 // caseEntry is one case of a File: the place of its text in File.src (start and end delimit the item's text, line
-// is its first line), or built (end 0) and in File.built.
+// is its first line), or built (end 0) and in File.built (at start).
 type caseEntry struct {
 	start, end, line int32
+	// inherits says where a kept case's evaluators come from when it has no inline rubrics and none of its own
+	// (an index into inheritedSources); 0 otherwise.
+	inherits uint8
+}
+
+// inheritedSources are the sources of inherited evaluators, by caseEntry.inherits.
+var inheritedSources = [...]EvaluatorSource{1: SourceFile, 2: SourceJudging, 3: SourceNone}
+
+// inheritance returns the caseEntry.inherits of a case.
+func inheritance(c *Case) uint8 {
+	if len(c.Rubrics) == 0 {
+		for k, s := range inheritedSources {
+			if k > 0 && s == c.EvaluatorSource {
+				return uint8(k)
+			}
+		}
+	}
+	return 0
 }
 
 // NumCases returns the number of cases.
@@ -74,14 +92,42 @@ func (f *File) Case(id string) *Case { return f.CaseNear(id, -1) }
 // CaseNear is Case for a caller that expects the case at index hint (asking for the cases in file order, for
 // example): it is found there first.
 func (f *File) CaseNear(id string, hint int) *Case {
-	if f.index == nil {
-		f.index = idindex.New(f.ids)
-	}
-	i, ok := f.index.Find(id, hint)
+	i, ok := f.Find(id, hint)
 	if !ok {
 		return nil
 	}
 	return f.CaseAt(i)
+}
+
+// Find returns the index of the case with the given id, looking at index hint first (see CaseNear).
+func (f *File) Find(id string, hint int) (int, bool) {
+	if f.index == nil {
+		f.index = idindex.New(f.ids)
+	}
+	return f.index.Find(id, hint)
+}
+
+// LightCase returns case i with only its Index, ID, Evaluators and EvaluatorSource (as CaseAt has them), built
+// without reading its text, when its evaluators are inherited: the file's, judging.evaluators or none, and no
+// inline rubrics. That is all evaluators that read nothing of the case need (see evaluate.ReadsCase); its messages,
+// outcome and conversation id are left empty. A case kept built is returned whole. ok is false for any other case:
+// CaseAt builds it.
+func (f *File) LightCase(i int) (c *Case, ok bool) {
+	e := &f.cases[i]
+	switch {
+	case e.end == 0:
+		return f.built[e.start], true
+	case e.inherits == 0:
+		return nil, false
+	}
+	c = &Case{Index: i, ID: f.ids[i], EvaluatorSource: inheritedSources[e.inherits]}
+	switch c.EvaluatorSource {
+	case SourceFile:
+		c.Evaluators = inherit(nil, f.Evaluators)
+	case SourceJudging:
+		c.Evaluators = inherit(nil, f.DefaultEvaluators)
+	}
+	return c, true
 }
 
 // EvaluatorSource says where a case's effective evaluators come from.

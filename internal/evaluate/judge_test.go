@@ -824,3 +824,66 @@ func TestParseThreshold(t *testing.T) {
 		}
 	}
 }
+
+// A case with only its id and evaluators (evalfile.File.LightCase) is judged exactly as the whole case by
+// evaluators that do not read it (ReadsCase false); field_accuracy and code_judge do read it.
+func TestLightCaseJudgesLikeTheWholeCase(t *testing.T) {
+	evaluators := map[string]string{
+		"tool_trajectory": "{name: t, type: tool_trajectory, mode: any_order, minimums: {a: 1, b: 2}}",
+		"in_order":        "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: b}]}",
+		"exact":           "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a}]}",
+		"latency":         "{name: l, type: latency, threshold: 100}",
+		"cost":            "{name: c, type: cost, budget: 0.5}",
+		"token_usage":     "{name: u, type: token_usage, max_total: 100}",
+		"llm_judge":       "{name: j, type: llm_judge, prompt: be fair}",
+		"composite":       "{name: m, type: composite, evaluators: [{name: l, type: latency, threshold: 100}, {name: c, type: cost, budget: 0.5}]}",
+		"field_accuracy":  "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}]}",
+		"code_judge":      "{name: s, type: code_judge, script: [python3, judge.py]}",
+		"code_aggregator": "{name: m, type: composite, evaluators: [{name: l, type: latency, threshold: 100}], aggregator: {type: code_judge, script: [python3, agg.py]}}",
+	}
+	responses := []*jsonlresult.Response{
+		{Text: `{"decision":"CLEAR"}`, OutputMessages: calls(`a {"k":1}`, "b", "b"), DurationMs: f64(10), CostUSD: f64(0.1),
+			TokenUsage: &jsonlresult.TokenUsage{Input: 10, Output: 10}},
+		{Text: `{"decision":"BLOCK"}`, OutputMessages: calls("c"), DurationMs: f64(1000), CostUSD: f64(2)},
+		{},
+	}
+	reads := map[string]bool{"field_accuracy": true, "code_judge": true, "code_aggregator": true}
+	for name, ev := range evaluators {
+		f, err := evalfile.Parse([]byte("execution:\n  evaluators: [" + ev + "]\nevalcases:\n" +
+			"  - id: c1\n    input_messages: [{role: user, content: question}]\n" +
+			"    expected_messages: [{role: assistant, content: {decision: CLEAR}}]\n    expected_outcome: clear\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		light, ok := f.LightCase(0)
+		if !ok {
+			t.Fatalf("%s: no light case", name)
+		}
+		if got := ReadsCase(light.Evaluators); got != reads[name] {
+			t.Errorf("%s: ReadsCase = %v, want %v", name, got, reads[name])
+			continue
+		}
+		if reads[name] {
+			continue
+		}
+		full := f.CaseAt(0)
+		for _, j := range []*Judge{judge, {Threshold: 0.3, MissingCodeJudge: VerdictError}} {
+			for k, resp := range responses {
+				want := j.JudgeCase(context.Background(), full, resp, nil)
+				if diff := cmp.Diff(want, j.JudgeCase(context.Background(), light, resp, nil)); diff != "" {
+					t.Errorf("%s, response %d: the light case is judged differently (-whole +light):\n%s", name, k, diff)
+				}
+			}
+		}
+	}
+	// What ReadsCase guards against: field_accuracy judges a light case (no expected messages) otherwise.
+	f, err := evalfile.Parse([]byte("execution:\n  evaluators: [" + evaluators["field_accuracy"] + "]\nevalcases:\n" +
+		"  - id: c1\n    input_messages: [{role: user, content: q}]\n    expected_messages: [{role: assistant, content: {decision: CLEAR}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	light, _ := f.LightCase(0)
+	if cmp.Equal(judge.JudgeCase(context.Background(), f.CaseAt(0), responses[0], nil), judge.JudgeCase(context.Background(), light, responses[0], nil)) {
+		t.Error("field_accuracy judges a light case as the whole one: the test shows nothing")
+	}
+}

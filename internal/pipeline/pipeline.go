@@ -243,10 +243,15 @@ func (r *run) judge(c *Case) {
 		return
 	}
 	// The requested ids are usually the eval file's, in its order.
-	ec := r.in.File.CaseNear(id, c.Index)
-	if ec == nil {
+	i, ok := r.in.File.Find(id, c.Index)
+	if !ok {
 		c.Result = evaluate.ErrorCase(id, "the case is not in the eval file")
 		return
+	}
+	// Evaluators that read nothing of the case judge it by its id and evaluators alone.
+	ec, light := r.in.File.LightCase(i)
+	if !light || evaluate.ReadsCase(ec.Evaluators) {
+		ec = r.in.File.CaseAt(i)
 	}
 	c.Result = r.in.Judge.JudgeCase(r.ctx, ec, c.Response, r.in.Recorded[id])
 }
