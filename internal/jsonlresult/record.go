@@ -118,6 +118,9 @@ type recordParser struct {
 	msgs     typedSlab[OutputMessage]
 	calls    typedSlab[ToolCall]
 	resps    typedSlab[responseBlock]
+	// short says the record being read is on a line short enough to share slabs (see object); alone says the
+	// parser reads one record only (slabs would only waste room).
+	short, alone bool
 	// names caches small strings that repeat across records (tool names, message names) so that they are
 	// allocated once per parser instead of once per record.
 	names map[string]string
@@ -166,7 +169,11 @@ func (p *recordParser) object(buf []byte) (record, error) {
 		}
 		return record{}, notObjectError{k}
 	}
-	blk := p.resps.one()
+	// Only a short line's response comes from the slabs: a response kept alive keeps its slabs alive, and they keep
+	// alive every response carved from them and what those point to, the lines among it. A short line is in a
+	// byteSlab with others already; a long one must be freed with its own response.
+	p.short = len(buf) <= maxSlabLine && !p.alone
+	blk := p.resps.one(p.short)
 	rec := record{resp: &blk.resp, respBlock: blk}
 	if !p.members(&rec) {
 		*blk = responseBlock{} // nothing of a failed record stays reachable through the slab
@@ -387,14 +394,14 @@ func (p *recordParser) trace(r *Response) bool {
 		ev.Raw = s.buf[start:s.pos:s.pos]
 		p.traceBuf = append(p.traceBuf, ev)
 	}
-	r.Trace = exactCopy(&p.traceBuf, &p.traces)
+	r.Trace = exactCopy(&p.traceBuf, &p.traces, p.short)
 	return s.err == nil
 }
 
-// exactCopy returns a copy of the scratch slice from the slab, with no spare capacity (nil when empty), and
-// empties the scratch.
-func exactCopy[T any](scratch *[]T, slab *typedSlab[T]) []T {
-	out := slab.copy(*scratch)
+// exactCopy returns a copy of the scratch slice, from the slab when share is set, with no spare capacity (nil
+// when empty), and empties the scratch.
+func exactCopy[T any](scratch *[]T, slab *typedSlab[T], share bool) []T {
+	out := slab.copy(*scratch, share)
 	clear(*scratch)
 	*scratch = (*scratch)[:0]
 	return out
@@ -513,7 +520,7 @@ func (p *recordParser) outputMessages(r *Response) bool {
 		}
 		p.msgBuf = append(p.msgBuf, m)
 	}
-	r.OutputMessages = exactCopy(&p.msgBuf, &p.msgs)
+	r.OutputMessages = exactCopy(&p.msgBuf, &p.msgs, p.short)
 	return s.err == nil
 }
 
@@ -600,7 +607,7 @@ func (p *recordParser) toolCalls(r *Response, msgIndex int) ([]ToolCall, bool) {
 		}
 		p.callBuf = append(p.callBuf, tc)
 	}
-	return exactCopy(&p.callBuf, &p.calls), s.err == nil
+	return exactCopy(&p.callBuf, &p.calls, p.short), s.err == nil
 }
 
 // toolCall reads one tool call; valid says whether it has a string tool.

@@ -45,7 +45,7 @@ type byteSlab struct {
 }
 
 func (s *byteSlab) copy(b []byte) []byte {
-	if len(b) > byteSlabBytes/4 {
+	if len(b) > maxSlabLine {
 		return bytes.Clone(b)
 	}
 	if cap(s.buf)-len(s.buf) < len(b) {
@@ -55,6 +55,9 @@ func (s *byteSlab) copy(b []byte) []byte {
 	s.buf = append(s.buf, b...)
 	return s.buf[start:len(s.buf):len(s.buf)]
 }
+
+// maxSlabLine is the longest line whose copy shares a byteSlab, and whose response shares typed slabs.
+const maxSlabLine = byteSlabBytes / 4
 
 // Slab sizes, in elements, of the typed slabs: they start small and double, as string slabs do.
 const (
@@ -70,12 +73,12 @@ type typedSlab[T any] struct {
 	size int
 }
 
-// copy returns a copy of src (nil when empty).
-func (s *typedSlab[T]) copy(src []T) []T {
+// copy returns a copy of src (nil when empty), carved from the slab when share is set.
+func (s *typedSlab[T]) copy(src []T, share bool) []T {
 	if len(src) == 0 {
 		return nil
 	}
-	if len(src) > maxTypedSlab/4 {
+	if !share || len(src) > maxTypedSlab/4 {
 		out := make([]T, len(src))
 		copy(out, src)
 		return out
@@ -89,8 +92,11 @@ func (s *typedSlab[T]) copy(src []T) []T {
 	return s.buf[start:len(s.buf):len(s.buf)]
 }
 
-// one returns a pointer to a new zero T carved from the slab.
-func (s *typedSlab[T]) one() *T {
+// one returns a pointer to a new zero T, carved from the slab when share is set.
+func (s *typedSlab[T]) one(share bool) *T {
+	if !share {
+		return new(T)
+	}
 	if cap(s.buf) == len(s.buf) {
 		s.size = min(max(2*s.size, firstTypedSlab), maxTypedSlab)
 		s.buf = make([]T, 0, s.size)

@@ -44,8 +44,8 @@ func TestTypedSlabsNeverChangeWhatTheyHandedOut(t *testing.T) {
 		for k := range src {
 			src[k] = i*1000 + k
 		}
-		copies = append(copies, ts.copy(src))
-		p := ts.one()
+		copies = append(copies, ts.copy(src, i%7 != 0))
+		p := ts.one(i%5 != 0)
 		*p = i
 		ones = append(ones, p)
 	}
