@@ -31,8 +31,8 @@ func BenchmarkParse(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(f.Cases) != 100_000 {
-			b.Fatalf("parsed %d cases", len(f.Cases))
+		if f.NumCases() != 100_000 {
+			b.Fatalf("parsed %d cases", f.NumCases())
 		}
 	}
 }
@@ -45,6 +45,23 @@ func BenchmarkParseWholeTree(b *testing.B) {
 	for b.Loop() {
 		if _, err := parseWholeTreeStreaming(data); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCaseAt builds every case of the 100,000-case file once, as judging a run does (cases kept as the place
+// of their text are built again when asked for).
+func BenchmarkCaseAt(b *testing.B) {
+	f, err := Parse(benchEvalFile(100_000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range f.NumCases() {
+			if c := f.CaseAt(i); c.Index != i {
+				b.Fatalf("case %d has index %d", i, c.Index)
+			}
 		}
 	}
 }

@@ -183,8 +183,8 @@ func (ev *EvaluatorConfig) HasCodeJudge() bool {
 // CodeJudgeCases counts the cases with a code_judge evaluator.
 func (f *File) CodeJudgeCases() int {
 	n := 0
-	for _, c := range f.Cases {
-		for _, ev := range c.Evaluators {
+	for i := range f.cases {
+		for _, ev := range f.CaseAt(i).Evaluators {
 			if ev.HasCodeJudge() {
 				n++
 				break

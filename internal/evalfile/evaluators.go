@@ -30,7 +30,7 @@ func (p *parser) evaluator(v *value, path, keyPrefix string) *EvaluatorConfig {
 		return nil
 	}
 	before := len(p.problems)
-	ev := &EvaluatorConfig{Raw: v.raw()}
+	ev := &EvaluatorConfig{Raw: p.raw(v)}
 
 	nv := v.get(keyName)
 	switch {

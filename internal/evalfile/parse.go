@@ -9,6 +9,8 @@ import (
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
 )
 
 // idPattern is the charset of case ids. An id becomes a file name (<id>.out, <id>.txt) in the runner's work
@@ -16,8 +18,22 @@ import (
 // and '-', and is at most 128 characters long.
 var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// ValidID reports whether id is a valid case id: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$.
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+// ValidID reports whether id is a valid case id: ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$ (idPattern, checked by hand:
+// a test holds the two to each other).
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case (c == '.' || c == '_' || c == '-') && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // maxEvaluatorNameLength bounds evaluator names (they appear in the EvalRun status).
 const maxEvaluatorNameLength = 128
@@ -85,7 +101,7 @@ func finish(tb *treeBuilder, p *parser, f *File) (*File, error) {
 	if problems := append(tb.problems, p.problems...); len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
-	f.Case("") // build the id index now, so that a parsed File is safe for concurrent reads
+	f.index = idindex.New(f.ids) // now, so that a parsed File is safe for concurrent reads
 	return f, nil
 }
 
@@ -99,7 +115,8 @@ func parseSegmented(sg *segmented, o parseOptions) (*File, bool, error) {
 	}
 	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
 	p := &parser{}
-	f, ok := p.streamFile(tb, doc, cases, o, sg.item)
+	sg.src = string(sg.data)
+	f, ok := p.streamFile(tb, doc, cases, o, sg)
 	if !ok {
 		return nil, false, nil
 	}
@@ -136,9 +153,10 @@ func streamableCases(doc *yaml.Node) *yaml.Node {
 // built and validated first, then each case is built, validated and dropped, both its YAML nodes and its
 // values, so that only the File's cases stay live. Problems come out in the same order as from building the
 // whole tree first (tree problems in tb.problems, the rest in p.problems).
-// load, when set, supplies each item's nodes just before it is built (false: it cannot, and streamFile returns
-// false too).
-func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions, load func(int) (*yaml.Node, bool)) (*File, bool) {
+// sg, when set, is the document's text cut into items: the items fastItem reads are read and validated on
+// several goroutines (see readItems) and kept as the place of their text; sg supplies every other item's nodes
+// just before it is built (when it cannot, streamFile returns false).
+func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions, sg *segmented) (*File, bool) {
 	tb.deferred = cases
 	root := tb.build(doc, nil, 0)
 	if tb.tooLarge {
@@ -149,9 +167,25 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 		// The header saw an array of nil items; its problems (none, for a non-empty sequence) are recorded.
 		casesPath := keyPath(nil, casesKey)
 		c := p.newCases(f, len(cases.Content))
+		var items *itemReader
+		if sg != nil {
+			if items = startItems(sg, f); items != nil {
+				f.src, f.indent = sg.src, sg.indent
+				defer items.stop()
+			}
+		}
 		for i := range cases.Content {
-			if load != nil {
-				n, ok := load(i)
+			if items != nil {
+				// The values of a fast item count as the tree builder counts them; an item that would take the
+				// document past the limit is built from its nodes, which reports it.
+				if r := items.next(i); r.read && tb.nodes+r.nodes <= maxTreeNodes {
+					tb.nodes += r.nodes
+					c.addRead(r, i)
+					continue
+				}
+			}
+			if sg != nil {
+				n, ok := sg.item(i)
 				if !ok {
 					return nil, false
 				}
@@ -175,6 +209,17 @@ type parser struct {
 	// caseIndex and caseID locate problems inside a case; caseIndex is -1 outside cases.
 	caseIndex int
 	caseID    string
+	// validateOnly says the cases built are only validated and then dropped (see readOne): the JSON of their
+	// messages, contents, tool calls, rubrics and evaluators, which no validation reads, is not encoded.
+	validateOnly bool
+}
+
+// raw is v.raw(), or nil when validating only.
+func (p *parser) raw(v *value) json.RawMessage {
+	if p.validateOnly {
+		return nil
+	}
+	return v.raw()
 }
 
 func (p *parser) add(path string, v *value, format string, args ...any) {
@@ -296,7 +341,7 @@ type caseAdder struct {
 }
 
 func (p *parser) newCases(f *File, n int) *caseAdder {
-	f.Cases = make([]*Case, 0, n)
+	f.cases, f.ids = make([]caseEntry, 0, n), make([]string, 0, n)
 	return &caseAdder{p: p, f: f, firstByID: make(map[string]int, n)}
 }
 
@@ -316,7 +361,30 @@ func (a *caseAdder) add(cv *value, i int) {
 		}
 	}
 	p.resolveEvaluators(a.f, c, cv, path)
-	a.f.Cases = append(a.f.Cases, c)
+	a.f.cases = append(a.f.cases, caseEntry{start: int32(len(a.f.built))})
+	a.f.built = append(a.f.built, c)
+	a.f.ids = append(a.f.ids, c.ID)
+}
+
+// addRead adds evalcases[i], read and validated by an item reader, as add would have: the same problems in the
+// same order, and the case kept as the place of its text.
+func (a *caseAdder) addRead(r *readItem, i int) {
+	p := a.p
+	p.problems = append(p.problems, r.caseProblems...)
+	if !r.isCase {
+		return
+	}
+	if r.id != "" {
+		if first, dup := a.firstByID[r.id]; dup {
+			p.problems = append(p.problems, Problem{CaseIndex: i, CaseID: r.id, Path: casePath(i) + ".id", Line: r.idLine,
+				Message: fmt.Sprintf("duplicate id %q: evalcases[%d] has it too", r.id, first)})
+		} else {
+			a.firstByID[r.id] = i
+		}
+	}
+	p.problems = append(p.problems, r.evaluatorProblems...)
+	a.f.cases = append(a.f.cases, caseEntry{start: r.start, end: r.end, line: r.line, inherits: r.inherits})
+	a.f.ids = append(a.f.ids, r.id)
 }
 
 // casePath is "evalcases[i]".
@@ -361,13 +429,13 @@ func (p *parser) evalCase(cv *value, i int, path string) *Case {
 	case len(in.vals) == 0:
 		p.add(path+".input_messages", in, "must have at least one message")
 	default:
-		c.InputMessages = p.messages(in, path+".input_messages")
+		c.InputMessages = p.messages(in, path, ".input_messages")
 	}
 	if exp := cv.get("expected_messages"); !exp.isNull() {
 		if exp.kind != kindArray {
 			p.add(path+".expected_messages", exp, "must be a list of messages, got %s", exp.kind)
 		} else {
-			c.ExpectedMessages = p.messages(exp, path+".expected_messages")
+			c.ExpectedMessages = p.messages(exp, path, ".expected_messages")
 		}
 	}
 	if r := cv.get("rubrics"); !r.isNull() {
@@ -412,10 +480,10 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 		list = append(list, p.evaluatorList(own, ownPath, "")...)
 	case len(f.DefaultEvaluators) > 0:
 		c.EvaluatorSource = SourceJudging
-		list = append(list, f.DefaultEvaluators...)
+		list = inherit(list, f.DefaultEvaluators)
 	case len(f.Evaluators) > 0:
 		c.EvaluatorSource = SourceFile
-		list = append(list, f.Evaluators...)
+		list = inherit(list, f.Evaluators)
 	case len(c.Rubrics) > 0:
 		c.EvaluatorSource = SourceCase
 	default:
@@ -434,6 +502,15 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 	c.Evaluators = list
 }
 
+// inherit appends inherited evaluators to a case's list; a case with none of its own shares the inherited list (its
+// capacity cut, so that appending to one case's list never changes another's).
+func inherit(list, inherited []*EvaluatorConfig) []*EvaluatorConfig {
+	if len(list) == 0 {
+		return inherited[:len(inherited):len(inherited)]
+	}
+	return append(list, inherited...)
+}
+
 func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
 	entry := &value{kind: kindObject,
 		keys: []string{keyName, "type", "rubrics"},
@@ -448,16 +525,36 @@ func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
 	}
 }
 
-func (p *parser) messages(list *value, path string) []Message {
+// messagePath is the path of message i of a list at path+field, formatted only for a problem.
+type messagePath struct {
+	path, field string
+	i           int
+}
+
+// at formats the message's path followed by a member path.
+func (m messagePath) at(member string) string {
+	return m.path + m.field + "[" + strconv.Itoa(m.i) + "]" + member
+}
+
+// messages reads the list of messages at path+field.
+func (p *parser) messages(list *value, path, field string) []Message {
 	out := make([]Message, 0, len(list.vals))
 	for i, mv := range list.vals {
 		// Paths are formatted only for problems.
-		mpath := func(member string) string { return path + "[" + strconv.Itoa(i) + "]" + member }
+		mp := messagePath{path: path, field: field, i: i}
+		mpath := mp.at
 		if mv.kind != kindObject {
 			p.add(mpath(""), mv, "a message must be a mapping with role and content, got %s", mv.kind)
 			continue
 		}
-		m := Message{Raw: mv.raw()}
+		var m Message
+		var contentRaw json.RawMessage
+		if !p.validateOnly {
+			// The content's JSON is the part of the message's that encodes it: one encoding, one allocation.
+			var start, end int
+			m.Raw, start, end = mv.rawMember("content")
+			contentRaw = m.Raw[start:end:end]
+		}
 		rv := mv.get("role")
 		switch {
 		case rv.isNull():
@@ -479,7 +576,7 @@ func (p *parser) messages(list *value, path string) []Message {
 				p.add(mpath(".role"), rv, "invalid role %q: must be system, user, assistant or tool", truncate(rv.str, 40))
 			}
 		}
-		m.Content = p.content(mv.get("content"), mpath)
+		m.Content = p.content(mv.get("content"), mp, contentRaw)
 		if tc := mv.get("tool_calls"); !tc.isNull() {
 			if m.Role != "" && m.Role != RoleAssistant {
 				p.add(mpath(".tool_calls"), tc, "only assistant messages may carry tool_calls")
@@ -491,25 +588,26 @@ func (p *parser) messages(list *value, path string) []Message {
 	return out
 }
 
-// content reads a message's content; msgPath formats the message's path followed by a member path.
-func (p *parser) content(v *value, msgPath func(string) string) Content {
+// content reads a message's content; msgPath formats the message's path followed by a member path. raw is the
+// content's JSON (nil when validating only).
+func (p *parser) content(v *value, msgPath messagePath, raw json.RawMessage) Content {
 	if v.isNull() {
 		return Content{}
 	}
 	switch v.kind {
 	case kindString:
-		return Content{Kind: ContentText, Text: v.str, Raw: v.raw()}
+		return Content{Kind: ContentText, Text: v.str, Raw: raw}
 	case kindObject:
-		return Content{Kind: ContentObject, Raw: v.raw()}
+		return Content{Kind: ContentObject, Raw: raw}
 	case kindArray:
-		c := Content{Kind: ContentSegments, Raw: v.raw(), Segments: make([]Segment, 0, len(v.vals))}
+		c := Content{Kind: ContentSegments, Raw: raw, Segments: make([]Segment, 0, len(v.vals))}
 		for i, sv := range v.vals {
-			spath := msgPath(".content[" + strconv.Itoa(i) + "]")
+			spath := msgPath.at(".content[" + strconv.Itoa(i) + "]")
 			if sv.kind != kindObject {
 				p.add(spath, sv, "a content segment must be a mapping {type: text|file, value}, got %s", sv.kind)
 				continue
 			}
-			seg := Segment{Raw: sv.raw()}
+			seg := Segment{Raw: p.raw(sv)}
 			tv := sv.get("type")
 			switch {
 			case tv.isNull():
@@ -534,7 +632,7 @@ func (p *parser) content(v *value, msgPath func(string) string) Content {
 		}
 		return c
 	}
-	p.add(msgPath(".content"), v, "must be a string, a mapping or a list of segments, got %s", v.kind)
+	p.add(msgPath.at(".content"), v, "must be a string, a mapping or a list of segments, got %s", v.kind)
 	return Content{}
 }
 
@@ -566,10 +664,10 @@ func (p *parser) toolCalls(v *value, path string) []ToolCall {
 		}
 		tc := ToolCall{Tool: tool}
 		if in := tv.get("input"); in != nil {
-			tc.Input = in.raw()
+			tc.Input = p.raw(in)
 		}
 		if o := tv.get("output"); o != nil {
-			tc.Output = o.raw()
+			tc.Output = p.raw(o)
 		}
 		out = append(out, tc)
 	}
@@ -584,7 +682,7 @@ func (p *parser) rubrics(v *value, path string) []Rubric {
 	out := make([]Rubric, 0, len(v.vals))
 	for i, rv := range v.vals {
 		rpath := fmt.Sprintf("%s[%d]", path, i)
-		r := Rubric{ID: fmt.Sprintf("rubric-%d", i+1), Weight: 1, Required: true, Raw: rv.raw()}
+		r := Rubric{ID: fmt.Sprintf("rubric-%d", i+1), Weight: 1, Required: true, Raw: p.raw(rv)}
 		switch rv.kind {
 		case kindString:
 			if rv.str == "" {

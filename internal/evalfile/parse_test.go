@@ -3,6 +3,7 @@ package evalfile
 import (
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -70,7 +71,7 @@ func TestParseScreeningExample(t *testing.T) {
 	if diff := cmp.Diff([]string{"case-001", "case-002"}, f.CaseIDs()); diff != "" {
 		t.Errorf("CaseIDs (-want +got):\n%s", diff)
 	}
-	if f.Case("case-002") != f.Cases[1] || f.Case("case-003") != nil {
+	if f.Case("case-002") == nil || f.Case("case-002").Index != 1 || f.Case("case-002").ID != "case-002" || f.Case("case-003") != nil {
 		t.Errorf("Case(id) does not find cases by id")
 	}
 	if f.Schema != SchemaV2 || f.Target != "batch_cli" || f.Description != "Batch CLI demo using structured input_messages" {
@@ -91,10 +92,10 @@ func TestParseScreeningExample(t *testing.T) {
 			"  \"row\": {\n    \"id\": \"case-001\",\n    \"name\": \"Example A\",\n    \"amount\": 5000\n  }\n}",
 		Reference: "{\n  \"decision\": \"CLEAR\"\n}",
 	}
-	if diff := cmp.Diff(want, viewCase(f.Cases[0])); diff != "" {
+	if diff := cmp.Diff(want, viewCase(f.CaseAt(0))); diff != "" {
 		t.Errorf("case-001 (-want +got):\n%s", diff)
 	}
-	ev := f.Cases[1].Evaluators[0]
+	ev := f.CaseAt(1).Evaluators[0]
 	wantJudge := &CodeJudgeConfig{Script: "bun run ./scripts/check-output.ts", Cwd: "."}
 	if diff := cmp.Diff(wantJudge, ev.CodeJudge); diff != "" {
 		t.Errorf("code_judge config (-want +got):\n%s", diff)
@@ -163,7 +164,7 @@ func TestParseEveryFieldAndContentForm(t *testing.T) {
 		},
 	}
 	var got []caseView
-	for _, c := range f.Cases {
+	for _, c := range allCases(f) {
 		got = append(got, viewCase(c))
 	}
 	if diff := cmp.Diff(wantCases, got); diff != "" {
@@ -172,7 +173,7 @@ func TestParseEveryFieldAndContentForm(t *testing.T) {
 
 	evs := func(c int) map[string]*EvaluatorConfig {
 		m := map[string]*EvaluatorConfig{}
-		for _, e := range f.Cases[c].Evaluators {
+		for _, e := range f.CaseAt(c).Evaluators {
 			m[e.Name] = e
 		}
 		return m
@@ -234,7 +235,7 @@ func TestParseEveryFieldAndContentForm(t *testing.T) {
 		t.Errorf("rubric (-want +got):\n%s", diff)
 	}
 
-	inline := f.Cases[2].Evaluators[0]
+	inline := f.CaseAt(2).Evaluators[0]
 	if diff := cmp.Diff([]Rubric{
 		{ID: "rubric-1", Outcome: "Answers the question", Weight: 1, Required: true, Raw: json.RawMessage(`"Answers the question"`)},
 		{ID: "cites", Outcome: "Cites the file", Weight: 1, Required: false,
@@ -243,13 +244,13 @@ func TestParseEveryFieldAndContentForm(t *testing.T) {
 		t.Errorf("inline rubrics (-want +got):\n%s", diff)
 	}
 	// File-level evaluators are shared, not copied.
-	if f.Cases[2].Evaluators[1] != f.Evaluators[0] {
+	if f.CaseAt(2).Evaluators[1] != f.Evaluators[0] {
 		t.Errorf("inherited evaluator is not the file-level one")
 	}
 	if diff := cmp.Diff([]FieldSpec{
 		{Path: "decision", Match: MatchExact, Required: true, Weight: 1},
 		{Path: "score", Match: MatchNumericTolerance, Required: true, Weight: 2, Tolerance: 0.1, Relative: true},
-	}, f.Cases[3].Evaluators[0].FieldAccuracy.Fields); diff != "" {
+	}, f.CaseAt(3).Evaluators[0].FieldAccuracy.Fields); diff != "" {
 		t.Errorf("anchored fields (-want +got):\n%s", diff)
 	}
 }
@@ -283,7 +284,7 @@ evalcases:
 	}
 	want := `{"z":1,"a":31,"m":1000,"f":2.5,"big":12345678901234567890,"n":null,"b":"yes","t":true,` +
 		`"d":"2025-01-15","s":"007","q":"it's","list":["b","a"],"merged":{"x":1,"y":3}}`
-	if diff := cmp.Diff(want, string(f.Cases[0].InputMessages[0].Content.Raw)); diff != "" {
+	if diff := cmp.Diff(want, string(f.CaseAt(0).InputMessages[0].Content.Raw)); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
 }
@@ -536,7 +537,7 @@ evalcases:
 		t.Fatal(err)
 	}
 	got := map[string][]string{}
-	for _, c := range f.Cases {
+	for _, c := range allCases(f) {
 		got[c.ID] = viewCase(c).Evaluators
 	}
 	want := map[string][]string{
@@ -572,6 +573,21 @@ func TestValidID(t *testing.T) {
 	for id, want := range tests {
 		if got := ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v, want %v", id, got, want)
+		}
+	}
+	// The hand-written check accepts exactly what idPattern does.
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := []byte("aZ09._-/ :é\x00\n")
+	for range 20000 {
+		b := make([]byte, rng.IntN(132))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+			if rng.IntN(4) > 0 {
+				b[i] = "abcXYZ0189"[rng.IntN(10)]
+			}
+		}
+		if id := string(b); ValidID(id) != idPattern.MatchString(id) {
+			t.Fatalf("ValidID(%q) = %v, idPattern says %v", id, ValidID(id), idPattern.MatchString(id))
 		}
 	}
 }
@@ -627,7 +643,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		seen := map[string]bool{}
-		for _, c := range file.Cases {
+		for _, c := range allCases(file) {
 			if !ValidID(c.ID) || seen[c.ID] || len(c.InputMessages) == 0 {
 				t.Fatalf("accepted invalid case %q", c.ID)
 			}

@@ -18,6 +18,8 @@ import (
 // segmented is an eval file cut into its header (everything before evalcases) and its evalcases items.
 type segmented struct {
 	data []byte
+	// src is data as a string, which fast items' scalars are cut from.
+	src string
 	// header is the text before the evalcases key.
 	header []byte
 	// keyLine is the 1-based line of the evalcases key; items are the byte ranges of the items, itemLines their
@@ -39,6 +41,10 @@ func segment(data []byte) *segmented {
 		return nil
 	}
 	s := &segmented{data: data, indent: -1}
+	if lines := bytes.Count(data, []byte("\n")); lines > 1024 {
+		// At most one item a line: no growing of the item lists as a large file is cut.
+		s.items, s.itemLines = make([][2]int, 0, lines/2), make([]int, 0, lines/2)
+	}
 	line, off := 0, 0
 	inCases, rootSeen := false, false
 	for off < len(data) {
@@ -254,4 +260,10 @@ func shiftLines(n *yaml.Node, delta int) {
 	for _, c := range n.Content {
 		shiftLines(c, delta)
 	}
+}
+
+// fast reads item i straight into values held by a (see fastItem).
+func (s *segmented) fast(a *fastArena, i int) (*value, int, bool) {
+	r := s.items[i]
+	return fastItem(a, s.src, r[0], r[1], s.itemLines[i], s.indent)
 }

@@ -67,7 +67,29 @@ func diffParses(t *testing.T, data []byte, opts ...ParseOption) string {
 	if (wantErr == nil) != (gotErr == nil) {
 		return "errors differ: want " + errString(wantErr) + ", got " + errString(gotErr)
 	}
-	return cmp.Diff(want, got, cmpopts.IgnoreUnexported(File{})) + cmp.Diff(wantV, gotV)
+	return cmp.Diff(viewFile(want), viewFile(got), cmpopts.IgnoreUnexported(File{})) + cmp.Diff(wantV, gotV)
+}
+
+// allCases returns every case of f, built.
+func allCases(f *File) []*Case {
+	out := make([]*Case, f.NumCases())
+	for i := range out {
+		out[i] = f.CaseAt(i)
+	}
+	return out
+}
+
+// fileView is a File with its cases built, for comparisons.
+type fileView struct {
+	File  *File
+	Cases []*Case
+}
+
+func viewFile(f *File) *fileView {
+	if f == nil {
+		return nil
+	}
+	return &fileView{File: f, Cases: allCases(f)}
 }
 
 func errString(err error) string {
@@ -320,5 +342,91 @@ func TestSegmentedParseMatchesWholeTreeOnMutations(t *testing.T) {
 	t.Logf("%d of %d mutations parsed item by item", segmentedCount, mutations)
 	if segmentedCount == 0 {
 		t.Error("no mutation was parsed item by item: the test checks nothing")
+	}
+}
+
+// A file of many items, read by several goroutines in batches (see itemReader), parses as the whole tree does:
+// items fastItem reads and items it leaves to the YAML parser interleaved, problems and duplicate ids across
+// batches, an item that is not a case; valid, the same file without its problems.
+func TestParseManyItemsLikeTheWholeTree(t *testing.T) {
+	build := func(problems bool) []byte {
+		var b strings.Builder
+		b.WriteString("$schema: agentv-eval-v2\nexecution:\n  evaluators:\n    - {name: fast, type: latency, threshold: 1800}\nevalcases:\n")
+		for i := range 3 * itemBatch {
+			id := fmt.Sprintf("case-%04d", i)
+			switch {
+			case problems && i%97 == 5:
+				id = fmt.Sprintf("case-%04d", i/2) // a duplicate, often in another batch
+			case problems && i%131 == 7:
+				b.WriteString("  - just a scalar\n")
+				continue
+			}
+			switch i % 7 {
+			case 1: // a block scalar: read from the YAML nodes
+				fmt.Fprintf(&b, "  - id: %s\n    input_messages:\n      - role: user\n        content: |\n          line one\n          line two\n", id)
+			case 2: // the case's own evaluators
+				fmt.Fprintf(&b, "  - id: %s\n    input_messages: [{role: user, content: {q: %d, tags: [a, b]}}]\n    execution:\n      evaluators:\n        - {name: cheap, type: cost, budget: 0.5}\n", id, i)
+			case 3: // rubrics and expected messages
+				fmt.Fprintf(&b, "  - id: %s\n    input_messages: [{role: user, content: \"x %d\"}]\n    expected_messages: [{role: assistant, content: {decision: CLEAR}}]\n    rubrics: [be right, {id: r2, expected_outcome: cites, weight: 2}]\n", id, i)
+			default:
+				fmt.Fprintf(&b, "  - id: %s\n    input_messages: [{role: user, content: \"screen row %d\"}]\n", id, i)
+			}
+			if problems && i%61 == 3 {
+				b.WriteString("    conversation_id: [not, a, string]\n")
+			}
+		}
+		return []byte(b.String())
+	}
+	for _, problems := range []bool{false, true} {
+		data := build(problems)
+		if diff := diffParses(t, data); diff != "" {
+			t.Errorf("problems %v: Parse differs from the whole-tree parse:\n%s", problems, diff)
+		}
+		f, err := Parse(data)
+		if problems != (err != nil) {
+			t.Errorf("problems %v: error %v", problems, err)
+		}
+		if err == nil && f.NumCases() != 3*itemBatch {
+			t.Errorf("%d cases", f.NumCases())
+		}
+		if err == nil {
+			checkLightCases(t, f)
+		}
+	}
+	for _, opts := range [][]ParseOption{nil, {WithDefaultEvaluators([]map[string]any{{"name": "j", "type": "cost", "budget": 1.0}})}} {
+		f, err := Parse(build(false), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkLightCases(t, f)
+	}
+}
+
+// checkLightCases checks that each light case is its whole case's Index, ID, Evaluators and EvaluatorSource, and
+// that every case whose evaluators are inherited without inline rubrics has one.
+func checkLightCases(t *testing.T, f *File) {
+	t.Helper()
+	light := 0
+	for i := range f.NumCases() {
+		full := f.CaseAt(i)
+		c, ok := f.LightCase(i)
+		inherited := len(full.Rubrics) == 0 && full.EvaluatorSource != SourceCase
+		if ok != inherited && f.cases[i].end != 0 {
+			t.Fatalf("case %d: light %v, want %v (source %s, %d rubrics)", i, ok, inherited, full.EvaluatorSource, len(full.Rubrics))
+		}
+		if !ok {
+			continue
+		}
+		light++
+		want := &Case{Index: full.Index, ID: full.ID, Evaluators: full.Evaluators, EvaluatorSource: full.EvaluatorSource}
+		if f.cases[i].end == 0 {
+			want = full
+		}
+		if diff := cmp.Diff(want, c); diff != "" {
+			t.Fatalf("case %d: light case differs (-want +got):\n%s", i, diff)
+		}
+	}
+	if light == 0 {
+		t.Error("no light case: the check checks nothing")
 	}
 }

@@ -62,7 +62,7 @@ func TestSubsetKeepsExactlyTheSelectedCases(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		n := len(whole.Cases)
+		n := whole.NumCases()
 		for mask := 1; mask < 1<<n && mask < 1<<10; mask++ {
 			keep := func(i int) bool { return mask&(1<<i) != 0 }
 			sub, err := Subset(data, keep)
@@ -74,13 +74,13 @@ func TestSubsetKeepsExactlyTheSelectedCases(t *testing.T) {
 				t.Fatalf("%s, mask %b: the subset does not parse: %v\n%s", name, mask, err, sub)
 			}
 			var want []caseView
-			for i, c := range whole.Cases {
+			for i, c := range allCases(whole) {
 				if keep(i) {
 					want = append(want, viewCase(c))
 				}
 			}
 			var have []caseView
-			for _, c := range got.Cases {
+			for _, c := range allCases(got) {
 				have = append(have, viewCase(c))
 			}
 			if diff := cmp.Diff(want, have); diff != "" {
@@ -144,7 +144,7 @@ func TestSubsetOfALargeFileShards(t *testing.T) {
 		shards := 1 + r.IntN(40)
 		var ids []string
 		for k := range shards {
-			lo, hi := k*len(whole.Cases)/shards, (k+1)*len(whole.Cases)/shards
+			lo, hi := k*whole.NumCases()/shards, (k+1)*whole.NumCases()/shards
 			sub, err := Subset(data, func(i int) bool { return i >= lo && i < hi })
 			if err != nil {
 				t.Fatalf("shard %d of %d: %v", k, shards, err)

@@ -110,6 +110,32 @@ func (v *value) raw() json.RawMessage {
 	return out
 }
 
+// rawMember is raw for an object, with where the value of its member key is in the encoding (start == end when
+// it has none; the first, when several).
+func (v *value) rawMember(key string) (raw json.RawMessage, start, end int) {
+	scratch := rawScratch.Get().(*[]byte)
+	b := append((*scratch)[:0], '{')
+	found := false
+	for i, k := range v.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, k)
+		b = append(b, ':')
+		s := len(b)
+		b = v.vals[i].appendJSON(b)
+		if k == key && !found {
+			start, end, found = s, len(b), true
+		}
+	}
+	b = append(b, '}')
+	raw = make(json.RawMessage, len(b))
+	copy(raw, b)
+	*scratch = b
+	rawScratch.Put(scratch)
+	return raw, start, end
+}
+
 // rawScratch holds buffers raw encodes into before it copies the result out at its exact size.
 var rawScratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
@@ -355,24 +381,31 @@ func (b *treeBuilder) merge(v *value, src *yaml.Node, explicit map[string]bool, 
 }
 
 func (b *treeBuilder) scalar(n *yaml.Node, path *treePath) *value {
-	v := &value{line: n.Line}
+	v, problem := scalarValue(n)
+	if problem != "" {
+		b.problem(path, n.Line, "%s", problem)
+	}
+	return v
+}
+
+// scalarValue converts a scalar node; problem says why it is null instead when it cannot be converted.
+func scalarValue(n *yaml.Node) (v *value, problem string) {
+	v = &value{line: n.Line}
 	switch n.ShortTag() {
 	case "!!null":
 		v.kind = kindNull
 	case "!!bool":
 		var x bool
 		if err := n.Decode(&x); err != nil {
-			b.problem(path, n.Line, "invalid boolean %q", n.Value)
 			v.kind = kindNull
-			return v
+			return v, fmt.Sprintf("invalid boolean %q", n.Value)
 		}
 		v.kind, v.b = kindBool, x
 	case "!!int", "!!float":
 		var x any
 		if err := n.Decode(&x); err != nil {
-			b.problem(path, n.Line, "invalid number %q", n.Value)
 			v.kind = kindNull
-			return v
+			return v, fmt.Sprintf("invalid number %q", n.Value)
 		}
 		var f float64
 		switch t := x.(type) {
@@ -388,14 +421,12 @@ func (b *treeBuilder) scalar(n *yaml.Node, path *treePath) *value {
 		case float64:
 			f = t
 		default:
-			b.problem(path, n.Line, "invalid number %q", n.Value)
 			v.kind = kindNull
-			return v
+			return v, fmt.Sprintf("invalid number %q", n.Value)
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			b.problem(path, n.Line, "%q is not a finite number and cannot be represented in JSON", n.Value)
 			v.kind = kindNull
-			return v
+			return v, fmt.Sprintf("%q is not a finite number and cannot be represented in JSON", n.Value)
 		}
 		if v.num == "" {
 			enc, _ := json.Marshal(f)
@@ -406,5 +437,5 @@ func (b *treeBuilder) scalar(n *yaml.Node, path *treePath) *value {
 		// !!str, !!timestamp, !!binary and custom tags keep their literal text.
 		v.kind, v.str = kindString, n.Value
 	}
-	return v
+	return v, ""
 }

@@ -6,13 +6,23 @@
 // because runners and judges read it raw. The package is pure Go.
 package evalfile
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
+)
 
 // SchemaV2 is the $schema value of the supported format. A file without $schema is read as this format.
 const SchemaV2 = "agentv-eval-v2"
 
-// File is a parsed, validated eval file. It is read-only once Parse returns; evaluator configs are shared between
-// cases.
+// File is a parsed, validated eval file. It is read-only once Parse returns, and safe for concurrent use;
+// evaluator configs are shared between cases.
+//
+// A large file's cases are not all kept built: a case whose text the file reader reads directly (see fastItem)
+// keeps only its id and the place of its text, and is built again, the same, each time it is asked for (CaseAt,
+// Case). A File of 100,000 such cases holds the file's text and about 40 bytes a case instead of every case's
+// messages and their JSON.
 type File struct {
 	// Schema is the file's $schema ("" when absent).
 	Schema string
@@ -25,30 +35,99 @@ type File struct {
 	Evaluators []*EvaluatorConfig
 	// DefaultEvaluators are the evaluators given with WithDefaultEvaluators (the EvalRun's judging.evaluators).
 	DefaultEvaluators []*EvaluatorConfig
-	// Cases are the eval cases in file order.
-	Cases []*Case
 
-	byID map[string]*Case
+	// cases are the eval cases in file order, ids their ids and index finds them by id; built holds the cases kept
+	// built.
+	cases []caseEntry
+	built []*Case
+	ids   []string
+	index *idindex.Index
+	// src is the file's text, which kept cases are built again from; indent is the column of evalcases' dashes.
+	src    string
+	indent int
+}
+
+// caseEntry is one case of a File: the place of its text in File.src (start and end delimit the item's text, line
+// is its first line), or built (end 0) and in File.built (at start).
+type caseEntry struct {
+	start, end, line int32
+	// inherits says where a kept case's evaluators come from when it has no inline rubrics and none of its own
+	// (an index into inheritedSources); 0 otherwise.
+	inherits uint8
+}
+
+// inheritedSources are the sources of inherited evaluators, by caseEntry.inherits.
+var inheritedSources = [...]EvaluatorSource{1: SourceFile, 2: SourceJudging, 3: SourceNone}
+
+// inheritance returns the caseEntry.inherits of a case.
+func inheritance(c *Case) uint8 {
+	if len(c.Rubrics) == 0 {
+		for k, s := range inheritedSources {
+			if k > 0 && s == c.EvaluatorSource {
+				return uint8(k)
+			}
+		}
+	}
+	return 0
+}
+
+// NumCases returns the number of cases.
+func (f *File) NumCases() int { return len(f.cases) }
+
+// CaseAt returns the case at index i (0 <= i < NumCases()), in file order.
+func (f *File) CaseAt(i int) *Case {
+	e := &f.cases[i]
+	if e.end == 0 {
+		return f.built[e.start]
+	}
+	return f.rebuild(e, i)
 }
 
 // CaseIDs returns the case ids in file order.
-func (f *File) CaseIDs() []string {
-	ids := make([]string, len(f.Cases))
-	for i, c := range f.Cases {
-		ids[i] = c.ID
-	}
-	return ids
-}
+func (f *File) CaseIDs() []string { return slices.Clone(f.ids) }
 
 // Case returns the case with the given id, or nil.
-func (f *File) Case(id string) *Case {
-	if f.byID == nil {
-		f.byID = make(map[string]*Case, len(f.Cases))
-		for _, c := range f.Cases {
-			f.byID[c.ID] = c
-		}
+func (f *File) Case(id string) *Case { return f.CaseNear(id, -1) }
+
+// CaseNear is Case for a caller that expects the case at index hint (asking for the cases in file order, for
+// example): it is found there first.
+func (f *File) CaseNear(id string, hint int) *Case {
+	i, ok := f.Find(id, hint)
+	if !ok {
+		return nil
 	}
-	return f.byID[id]
+	return f.CaseAt(i)
+}
+
+// Find returns the index of the case with the given id, looking at index hint first (see CaseNear).
+func (f *File) Find(id string, hint int) (int, bool) {
+	if f.index == nil {
+		f.index = idindex.New(f.ids)
+	}
+	return f.index.Find(id, hint)
+}
+
+// LightCase returns case i with only its Index, ID, Evaluators and EvaluatorSource (as CaseAt has them), built
+// without reading its text, when its evaluators are inherited: the file's, judging.evaluators or none, and no
+// inline rubrics. That is all evaluators that read nothing of the case need (see evaluate.ReadsCase); its messages,
+// outcome and conversation id are left empty. A case kept built is returned whole. ok is false for any other case:
+// CaseAt builds it.
+func (f *File) LightCase(i int) (c *Case, ok bool) {
+	e := &f.cases[i]
+	switch {
+	case e.end == 0:
+		return f.built[e.start], true
+	case e.inherits == 0:
+		return nil, false
+	}
+	c = &Case{Index: i, ID: f.ids[i], EvaluatorSource: inheritedSources[e.inherits]}
+	switch c.EvaluatorSource {
+	case SourceFile:
+		c.Evaluators = inherit(nil, f.Evaluators)
+	case SourceJudging:
+		c.Evaluators = inherit(nil, f.DefaultEvaluators)
+	}
+	return c, true
 }
 
 // EvaluatorSource says where a case's effective evaluators come from.

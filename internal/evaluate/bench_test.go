@@ -33,7 +33,7 @@ func BenchmarkJudgeCase(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if r := j.JudgeCase(context.Background(), f.Cases[0], resp, nil); r.Verdict != VerdictPass {
+		if r := j.JudgeCase(context.Background(), f.CaseAt(0), resp, nil); r.Verdict != VerdictPass {
 			b.Fatalf("verdict %s", r.Verdict)
 		}
 	}
@@ -54,7 +54,7 @@ func BenchmarkParse10k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		f, err := evalfile.Parse(data)
-		if err != nil || len(f.Cases) != 10000 {
+		if err != nil || f.NumCases() != 10000 {
 			b.Fatal(err)
 		}
 	}
@@ -66,13 +66,36 @@ func BenchmarkCodeJudgePayload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := f.Cases[0]
+	c := f.CaseAt(0)
 	resp := &jsonlresult.Response{Text: `{"decision":"CLEAR"}`, OutputMessages: calls(`screen {"country":"NZ"}`)}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		raw, err := CodeJudgePayload(c, c.Evaluators[0], resp)
 		if err != nil || !json.Valid(raw) {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJudgeCaseScreening judges a case of the collector's 100,000-case benchmark: file-level tool_trajectory
+// (any_order with minimums), latency and cost evaluators over a response with three tool calls and metrics.
+func BenchmarkJudgeCaseScreening(b *testing.B) {
+	f, err := evalfile.Parse([]byte("$schema: agentv-eval-v2\nexecution:\n  evaluators:\n" +
+		"    - {name: tools, type: tool_trajectory, mode: any_order, minimums: {search_registry: 1, score_risk: 1}}\n" +
+		"    - {name: fast, type: latency, threshold: 1800}\n" +
+		"    - {name: cheap, type: cost, budget: 0.008}\n" +
+		"evalcases:\n  - id: case-000001\n    input_messages: [{role: user, content: \"screen row 1\"}]\n"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp := &jsonlresult.Response{Text: `{"decision":"CLEAR"}`, OutputMessages: calls(`search_registry {"id":"case-000001"}`, `fetch_profile {"id":"case-000001"}`, `score_risk {"id":"case-000001"}`),
+		DurationMs: f64(1234), CostUSD: f64(0.00512), TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 70}}
+	j := &Judge{Threshold: DefaultThreshold}
+	c := f.CaseAt(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := j.JudgeCase(context.Background(), c, resp, nil); r.Verdict != VerdictPass {
+			b.Fatalf("verdict %s", r.Verdict)
 		}
 	}
 }

@@ -50,7 +50,7 @@ func payloadCase(t *testing.T) *evalfile.Case {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return f.Cases[0]
+	return f.CaseAt(0)
 }
 
 func TestCodeJudgePayloadFieldByField(t *testing.T) {
@@ -124,7 +124,7 @@ func TestCodeJudgePayloadMinimal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := f.Cases[0]
+	c := f.CaseAt(0)
 	raw, err := CodeJudgePayload(c, c.Evaluators[0], &jsonlresult.Response{ID: "a", Text: "hello <b>"})
 	if err != nil {
 		t.Fatal(err)
@@ -284,7 +284,7 @@ echo '{"score": 1.7, "hits": ["decision matches"], "misses": [], "reasoning": "m
 			{Name: "m1", Score: 0, Verdict: VerdictFail, Misses: []string{"slow"}, Reasoning: "took 5ms"},
 			{Name: "m2", Score: 1, Verdict: VerdictPass, Hits: []string{"ok"}},
 		}
-		got := runner.Aggregate(context.Background(), f.Cases[0], f.Cases[0].Evaluators[0], members)
+		got := runner.Aggregate(context.Background(), f.CaseAt(0), f.CaseAt(0).Evaluators[0], members)
 		want := EvaluatorResult{Score: 0.4, Verdict: VerdictPass, Hits: []string{"agg"}, Reasoning: "lenient"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("result (-want +got):\n%s", diff)

@@ -54,6 +54,27 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 	return res
 }
 
+// ReadsCase reports whether judging with evs reads anything of the case but its id and evaluators: field_accuracy
+// reads its expected messages, a code_judge (or a composite's code_judge aggregator) its whole case, and an
+// evaluator of a type this package does not know is assumed to. tool_trajectory, latency, cost, token_usage,
+// llm_judge and rubric evaluators read only the response. For evaluators that do not, a case with only its id and
+// evaluators judges the same (see evalfile.File.LightCase).
+func ReadsCase(evs []*evalfile.EvaluatorConfig) bool {
+	for _, ev := range evs {
+		switch ev.Type {
+		case evalfile.TypeToolTrajectory, evalfile.TypeLatency, evalfile.TypeCost, evalfile.TypeTokenUsage,
+			evalfile.TypeLLMJudge, evalfile.TypeRubric:
+		case evalfile.TypeComposite:
+			if ev.Composite == nil || ev.Composite.Aggregator == evalfile.AggregatorCodeJudge || ReadsCase(ev.Composite.Members) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // RunCodeJudges runs every code_judge of the case (composite members and code_judge aggregators included) with
 // j.CodeJudges and returns their results by evaluator key, as JudgeCase takes them. The in-pod launcher uses it
 // to record results for the collector. It returns nil when j.CodeJudges is nil.

@@ -3,8 +3,12 @@ package evaluate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -25,7 +29,7 @@ func caseWith(t *testing.T, expected, evaluators string) *evalfile.Case {
 	if err != nil {
 		t.Fatalf("Parse: %v\n%s", err, doc)
 	}
-	return f.Cases[0]
+	return f.CaseAt(0)
 }
 
 func calls(names ...string) []jsonlresult.OutputMessage {
@@ -740,7 +744,7 @@ func TestErrorAndMissingCases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := judge.JudgeCase(context.Background(), f.Cases[0], &jsonlresult.Response{}, nil)
+	got := judge.JudgeCase(context.Background(), f.CaseAt(0), &jsonlresult.Response{}, nil)
 	if got.Verdict != VerdictSkipped || !strings.HasPrefix(got.Reason, "the case has no evaluators") {
 		t.Errorf("case without evaluators = %+v, want skipped with a reason", got)
 	}
@@ -757,6 +761,56 @@ func TestBoundedNotes(t *testing.T) {
 	}
 }
 
+// truncate and bounded return what their general forms (below) return, fast paths or not.
+func TestTruncateAndBoundedMatchTheGeneralForm(t *testing.T) {
+	generalTruncate := func(s string, n int) string {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+		if utf8.RuneCountInString(s) <= n {
+			return s
+		}
+		r := []rune(s)
+		return string(r[:n-1]) + "…"
+	}
+	generalBounded := func(notes []string) []string {
+		out := make([]string, 0, min(len(notes), MaxNotes+1))
+		for i, n := range notes {
+			if i == MaxNotes {
+				out = append(out, fmt.Sprintf("... and %d more", len(notes)-MaxNotes))
+				break
+			}
+			out = append(out, generalTruncate(n, MaxNoteLength))
+		}
+		return out
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "é", "漢", "😀", "\xff", "\xe2\x82", " ", "…"}
+	random := func(maxLen int) string {
+		var b strings.Builder
+		for b.Len() < maxLen && rng.IntN(maxLen+1) > 0 {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	for range 3000 {
+		n := 1 + rng.IntN(12)
+		s := random(20)
+		if got, want := truncate(s, n), generalTruncate(s, n); got != want {
+			t.Fatalf("truncate(%q, %d) = %q, want %q", s, n, got, want)
+		}
+		var notes []string
+		for range rng.IntN(MaxNotes + 3) {
+			note := random(20)
+			if rng.IntN(8) == 0 { // about the length limit, in characters or in bytes
+				note = strings.Repeat(pieces[rng.IntN(len(pieces))], MaxNoteLength-3+rng.IntN(6)) + random(4)
+			}
+			notes = append(notes, note)
+		}
+		if got, want := bounded(notes), generalBounded(notes); !slices.Equal(got, want) || got == nil {
+			t.Fatalf("bounded(%q) = %q, want %q", notes, got, want)
+		}
+	}
+}
+
 func TestParseThreshold(t *testing.T) {
 	for in, want := range map[string]float64{"": 0.8, "0": 0, "1": 1, "0.95": 0.95} {
 		got, err := ParseThreshold(in)
@@ -768,5 +822,68 @@ func TestParseThreshold(t *testing.T) {
 		if _, err := ParseThreshold(in); err == nil {
 			t.Errorf("ParseThreshold(%q) succeeded, want an error", in)
 		}
+	}
+}
+
+// A case with only its id and evaluators (evalfile.File.LightCase) is judged exactly as the whole case by
+// evaluators that do not read it (ReadsCase false); field_accuracy and code_judge do read it.
+func TestLightCaseJudgesLikeTheWholeCase(t *testing.T) {
+	evaluators := map[string]string{
+		"tool_trajectory": "{name: t, type: tool_trajectory, mode: any_order, minimums: {a: 1, b: 2}}",
+		"in_order":        "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: b}]}",
+		"exact":           "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a}]}",
+		"latency":         "{name: l, type: latency, threshold: 100}",
+		"cost":            "{name: c, type: cost, budget: 0.5}",
+		"token_usage":     "{name: u, type: token_usage, max_total: 100}",
+		"llm_judge":       "{name: j, type: llm_judge, prompt: be fair}",
+		"composite":       "{name: m, type: composite, evaluators: [{name: l, type: latency, threshold: 100}, {name: c, type: cost, budget: 0.5}]}",
+		"field_accuracy":  "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}]}",
+		"code_judge":      "{name: s, type: code_judge, script: [python3, judge.py]}",
+		"code_aggregator": "{name: m, type: composite, evaluators: [{name: l, type: latency, threshold: 100}], aggregator: {type: code_judge, script: [python3, agg.py]}}",
+	}
+	responses := []*jsonlresult.Response{
+		{Text: `{"decision":"CLEAR"}`, OutputMessages: calls(`a {"k":1}`, "b", "b"), DurationMs: f64(10), CostUSD: f64(0.1),
+			TokenUsage: &jsonlresult.TokenUsage{Input: 10, Output: 10}},
+		{Text: `{"decision":"BLOCK"}`, OutputMessages: calls("c"), DurationMs: f64(1000), CostUSD: f64(2)},
+		{},
+	}
+	reads := map[string]bool{"field_accuracy": true, "code_judge": true, "code_aggregator": true}
+	for name, ev := range evaluators {
+		f, err := evalfile.Parse([]byte("execution:\n  evaluators: [" + ev + "]\nevalcases:\n" +
+			"  - id: c1\n    input_messages: [{role: user, content: question}]\n" +
+			"    expected_messages: [{role: assistant, content: {decision: CLEAR}}]\n    expected_outcome: clear\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		light, ok := f.LightCase(0)
+		if !ok {
+			t.Fatalf("%s: no light case", name)
+		}
+		if got := ReadsCase(light.Evaluators); got != reads[name] {
+			t.Errorf("%s: ReadsCase = %v, want %v", name, got, reads[name])
+			continue
+		}
+		if reads[name] {
+			continue
+		}
+		full := f.CaseAt(0)
+		for _, j := range []*Judge{judge, {Threshold: 0.3, MissingCodeJudge: VerdictError}} {
+			for k, resp := range responses {
+				want := j.JudgeCase(context.Background(), full, resp, nil)
+				if diff := cmp.Diff(want, j.JudgeCase(context.Background(), light, resp, nil)); diff != "" {
+					t.Errorf("%s, response %d: the light case is judged differently (-whole +light):\n%s", name, k, diff)
+				}
+			}
+		}
+	}
+	// What ReadsCase guards against: field_accuracy judges a light case (no expected messages) otherwise.
+	f, err := evalfile.Parse([]byte("execution:\n  evaluators: [" + evaluators["field_accuracy"] + "]\nevalcases:\n" +
+		"  - id: c1\n    input_messages: [{role: user, content: q}]\n    expected_messages: [{role: assistant, content: {decision: CLEAR}}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	light, _ := f.LightCase(0)
+	if cmp.Equal(judge.JudgeCase(context.Background(), f.CaseAt(0), responses[0], nil), judge.JudgeCase(context.Background(), light, responses[0], nil)) {
+		t.Error("field_accuracy judges a light case as the whole one: the test shows nothing")
 	}
 }

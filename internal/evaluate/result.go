@@ -129,6 +129,17 @@ func clamp01(f float64) float64 {
 
 // bounded returns at most MaxNotes notes, each at most MaxNoteLength characters, never nil.
 func bounded(notes []string) []string {
+	within := len(notes) <= MaxNotes
+	for _, n := range notes {
+		within = within && len(n) <= MaxNoteLength && utf8.ValidString(n)
+	}
+	if within {
+		// Nothing to cut: the notes themselves (their capacity cut, so that appending copies).
+		if notes == nil {
+			return []string{}
+		}
+		return notes[:len(notes):len(notes)]
+	}
 	out := make([]string, 0, min(len(notes), MaxNotes+1))
 	for i, n := range notes {
 		if i == MaxNotes {
@@ -142,6 +153,9 @@ func bounded(notes []string) []string {
 
 // truncate cuts s to at most n characters (valid UTF-8), marking the cut with "…".
 func truncate(s string, n int) string {
+	if len(s) <= n && utf8.ValidString(s) {
+		return s // at most n bytes, so at most n characters
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if utf8.RuneCountInString(s) <= n {
 		return s

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -26,12 +27,17 @@ const (
 // candidateToolCalls returns the candidate's tool calls in order: those of outputMessages[].toolCalls, or, when
 // there are none, the trace's tool_call events.
 func candidateToolCalls(resp *jsonlresult.Response) (calls []toolCall, source string) {
+	n := 0
 	for _, m := range resp.OutputMessages {
-		for _, tc := range m.ToolCalls {
-			calls = append(calls, toolCall{name: tc.Tool, input: tc.Input})
-		}
+		n += len(m.ToolCalls)
 	}
-	if len(calls) > 0 {
+	if n > 0 {
+		calls = make([]toolCall, 0, n)
+		for _, m := range resp.OutputMessages {
+			for _, tc := range m.ToolCalls {
+				calls = append(calls, toolCall{name: tc.Tool, input: tc.Input})
+			}
+		}
 		return calls, sourceOutputMessages
 	}
 	for _, e := range resp.Trace {
@@ -49,24 +55,30 @@ func describeCalls(calls []toolCall, source string) string {
 	if len(calls) == 0 {
 		return "the candidate made no tool calls (none in output_messages or trace)"
 	}
-	b := make([]byte, 0, 64+len(source)+16*min(len(calls), 20))
-	b = strconv.AppendInt(b, int64(len(calls)), 10)
-	b = append(b, " tool calls from "...)
-	b = append(b, source...)
-	b = append(b, ": "...)
+	size := 64 + len(source)
+	for i, c := range calls[:min(len(calls), 20)] {
+		size += len(c.name) + 2*min(i, 1)
+	}
+	var b strings.Builder
+	b.Grow(size) // one allocation, the string's own
+	var num [20]byte
+	b.Write(strconv.AppendInt(num[:0], int64(len(calls)), 10))
+	b.WriteString(" tool calls from ")
+	b.WriteString(source)
+	b.WriteString(": ")
 	for i, c := range calls {
 		if i > 0 {
-			b = append(b, ", "...)
+			b.WriteString(", ")
 		}
 		if i == 20 {
-			b = append(b, "... "...)
-			b = strconv.AppendInt(b, int64(len(calls)-20), 10)
-			b = append(b, " more"...)
+			b.WriteString("... ")
+			b.Write(strconv.AppendInt(num[:0], int64(len(calls)-20), 10))
+			b.WriteString(" more")
 			break
 		}
-		b = append(b, c.name...)
+		b.WriteString(c.name)
 	}
-	return string(b)
+	return b.String()
 }
 
 func toolTrajectory(cfg *evalfile.ToolTrajectoryConfig, resp *jsonlresult.Response) outcome {
@@ -99,6 +111,7 @@ func anyOrder(minimums []evalfile.ToolMinimum, calls []toolCall) outcome {
 			counts[c.name]++
 		}
 	}
+	o.hits = make([]string, 0, len(minimums))
 	for _, m := range minimums {
 		n := 0
 		if counts != nil {

@@ -12,6 +12,11 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs attention.
+		if i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
@@ -58,4 +63,25 @@ func AppendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// SWAR constants: a byte's value in every byte of a word.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plain8 reports whether the eight bytes of w (len 8) are all ASCII that AppendString copies as they are: none is
+// a control character, '"', '\\', '<', '>' or '&', or outside ASCII.
+func plain8(w string) bool {
+	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	if x&highs != 0 {
+		return false
+	}
+	// With every byte below 0x80, (v - ones) & ^v & highs is non-zero exactly when some byte of v is zero.
+	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	// A byte below 0x20: (x - 0x20) borrows into its high bit.
+	below := (x - 0x20*ones) & ^x & highs
+	return below|zero(x^('"'*ones))|zero(x^('\\'*ones))|zero(x^('<'*ones))|zero(x^('>'*ones))|zero(x^('&'*ones)) == 0
 }

@@ -2,6 +2,7 @@ package jsonenc
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -28,4 +29,25 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
 		}
 	})
+}
+
+// plain8 says "copy as is" exactly when each of the eight bytes is one AppendString copies as it is.
+func TestPlain8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var w [8]byte
+	for range 200000 {
+		for i := range w {
+			w[i] = byte(0x20 + rng.IntN(0x60))
+			if rng.IntN(16) == 0 {
+				w[i] = byte(rng.IntN(256))
+			}
+		}
+		want := true
+		for _, c := range w {
+			want = want && c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		}
+		if got := plain8(string(w[:])); got != want {
+			t.Fatalf("plain8(%q) = %v, want %v", w, got, want)
+		}
+	}
 }

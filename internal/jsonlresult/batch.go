@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
 )
 
 // Defaults of Options.
@@ -183,6 +185,16 @@ func ParseBatchFile(path string, requested []string, opts Options, fn func(*Resp
 // returns an error (then the result is nil); problems with the content are reported in the result (see
 // BatchResult.Err). Memory stays bounded by the chunks in flight, whatever the size of r, plus the set of ids.
 func ParseBatch(r io.Reader, requested []string, opts Options, fn func(*Response) error) (*BatchResult, error) {
+	idx := idindex.New(requested)
+	if idx == nil {
+		return nil, fmt.Errorf("%d requested ids are too many", len(requested))
+	}
+	return ParseBatchIndex(r, idx, opts, fn)
+}
+
+// ParseBatchIndex is ParseBatch with the requested ids given as an index of them (idindex.New(requested)), for a
+// caller that looks them up too.
+func ParseBatchIndex(r io.Reader, requested *idindex.Index, opts Options, fn func(*Response) error) (*BatchResult, error) {
 	opts = opts.withDefaults()
 	c := newCollector(requested, opts)
 	p := startPipeline(r, opts)
@@ -449,31 +461,24 @@ func isBlank(b []byte) bool {
 
 // collector is the in-order bookkeeping of ParseBatch: ids, duplicates, counts and bounded lists.
 type collector struct {
-	opts       Options
-	ids        []string         // distinct requested ids, in request order
-	index      map[string]int32 // requested id -> position in ids
-	firstLine  []int64          // line of the valid record of each requested id (0: none yet)
+	opts Options
+	// index finds requested ids: the position of their first occurrence among the requested ids.
+	index      *idindex.Index
+	firstLine  []int64          // line of the valid record of each requested id's first occurrence (0: none yet)
 	unexpected map[string]int64 // unexpected id -> line of its first record (bounded)
 	base       int64            // lines before the current chunk
-	res        BatchResult
+	// next is where the next record's id is expected among the requested ids (records in request order).
+	next int
+	res  BatchResult
 }
 
-func newCollector(requested []string, opts Options) *collector {
-	c := &collector{
+func newCollector(requested *idindex.Index, opts Options) *collector {
+	return &collector{
 		opts:       opts,
-		ids:        make([]string, 0, len(requested)),
-		index:      make(map[string]int32, len(requested)),
+		index:      requested,
+		firstLine:  make([]int64, requested.Len()),
 		unexpected: make(map[string]int64),
 	}
-	for _, id := range requested {
-		if _, dup := c.index[id]; dup {
-			continue
-		}
-		c.index[id] = int32(len(c.ids))
-		c.ids = append(c.ids, id)
-	}
-	c.firstLine = make([]int64, len(c.ids))
-	return c
 }
 
 func (c *collector) lineError(line int64, text []byte, msg string) {
@@ -502,7 +507,8 @@ func (c *collector) chunk(ch *chunk, fn func(*Response) error) error {
 			continue
 		}
 		id := o.resp.ID
-		if idx, ok := c.index[id]; ok {
+		if idx, ok := c.index.Find(id, c.next); ok {
+			c.next = idx + 1
 			if prev := c.firstLine[idx]; prev != 0 {
 				c.lineError(line, ch.data[o.start:o.end], duplicateMessage(id, prev))
 				continue
@@ -539,8 +545,15 @@ func duplicateMessage(id string, first int64) string {
 
 func (c *collector) finish() *BatchResult {
 	res := c.res
-	res.Requested = len(c.ids)
-	for i, id := range c.ids {
+	distinct := c.index.Distinct()
+	for i := range c.index.Len() {
+		id := c.index.ID(i)
+		if !distinct {
+			if first, _ := c.index.Find(id, i); first != i {
+				continue // a requested id given again
+			}
+		}
+		res.Requested++
 		if c.firstLine[i] != 0 {
 			continue
 		}

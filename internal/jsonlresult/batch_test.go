@@ -69,6 +69,16 @@ func TestParseBatch(t *testing.T) {
 			},
 		},
 		{
+			name:      "requested ids given twice count once",
+			input:     `{"id":"b","text":"B"}` + "\n" + `{"id":"a","text":"A"}` + "\n" + `{"id":"d","text":"D"}` + "\n",
+			requested: []string{"a", "b", "a", "c", "b", "c"},
+			want: batchRun{
+				Responses: []*Response{{ID: "b", Text: "B", Line: 1}, {ID: "a", Text: "A", Line: 2}},
+				Result: &BatchResult{Requested: 3, Present: 2, MissingIDs: []string{"c"}, MissingCount: 1,
+					UnexpectedIDs: []string{"d"}, UnexpectedCount: 1},
+			},
+		},
+		{
 			name:      "seed: missing eval case result",
 			input:     `{"id":"b","text":"B"}` + "\n",
 			requested: []string{"a", "b", "c"},

@@ -11,9 +11,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -209,11 +211,79 @@ func benchParse(b *testing.B, parse func(path string, ids []string, fn func(*Res
 	b.ReportMetric(float64(workloadRecords*b.N)/b.Elapsed().Seconds(), "records/s")
 }
 
-// BenchmarkParseBatch measures ParseBatch with its default (parallel) settings.
+// BenchmarkParseBatch measures ParseBatch with its default (parallel) settings. It also reports the peak resident
+// set (VmHWM) of a fresh process that parses the workload once.
 func BenchmarkParseBatch(b *testing.B) {
 	benchParse(b, func(path string, ids []string, fn func(*Response) error) (*BatchResult, error) {
 		return ParseBatchFile(path, ids, Options{}, fn)
 	})
+	reportParseRSS(b, false)
+}
+
+// reportParseRSS reports the peak RSS of a child process parsing the workload once, with ParseBatchFile or
+// (baseline) baselineParse.
+func reportParseRSS(b *testing.B, baseline bool) {
+	path, _, _ := workloadFile(b)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestParseRSSHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "JSONLRESULT_RSS_FILE="+path)
+	if baseline {
+		cmd.Env = append(cmd.Env, "JSONLRESULT_RSS_BASELINE=1")
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Logf("peak RSS not measured: %v: %s", err, out)
+		return
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM-KiB="); ok {
+			if kib, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				b.ReportMetric(float64(kib)/1024, "peak-RSS-MiB")
+				return
+			}
+		}
+	}
+	b.Logf("peak RSS not measured: no VmHWM in %s", out)
+}
+
+// TestParseRSSHelper is the child process of reportParseRSS; it does nothing in a normal test run.
+func TestParseRSSHelper(t *testing.T) {
+	path := os.Getenv("JSONLRESULT_RSS_FILE")
+	if path == "" {
+		t.Skip("helper process for the parse benchmarks' peak RSS")
+	}
+	ids := make([]string, workloadRecords)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("case-%06d", i)
+	}
+	runtime.GC()
+	n := 0
+	count := func(*Response) error { n++; return nil }
+	var res *BatchResult
+	var err error
+	if os.Getenv("JSONLRESULT_RSS_BASELINE") != "" {
+		f, ferr := os.Open(path)
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		defer func() { _ = f.Close() }()
+		res, err = baselineParse(f, ids, count)
+	} else {
+		res, err = ParseBatchFile(path, ids, Options{}, count)
+	}
+	if err != nil || res.Err() != nil || n != len(ids) {
+		t.Fatalf("parsed %d responses: %v %v", n, err, res.Err())
+	}
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			if _, err := fmt.Printf("VmHWM-KiB=%s\n", strings.TrimSuffix(strings.TrimSpace(v), " kB")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }
 
 // BenchmarkParseBatchOneWorker measures the tokenizer alone, on one decoding goroutine.
@@ -233,6 +303,7 @@ func BenchmarkBaseline(b *testing.B) {
 		defer func() { _ = f.Close() }()
 		return baselineParse(f, ids, fn)
 	})
+	reportParseRSS(b, true)
 }
 
 // baselineParse is the straightforward implementation the benchmark compares against: bufio.Scanner and

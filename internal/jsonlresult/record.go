@@ -81,8 +81,9 @@ type record struct {
 	idKind  valueKind // kind of a non-string id
 	hasText bool
 	textRaw []byte // raw non-string text
-	// metrics holds token usage, cost and duration in one allocation; resp points into it.
-	metrics *metricsBlock
+	// metrics holds token usage, cost and duration, in respBlock with resp; resp points into it.
+	metrics   *metricsBlock
+	respBlock *responseBlock
 }
 
 type metricsBlock struct {
@@ -94,19 +95,32 @@ type metricsBlock struct {
 
 func (rec *record) block() *metricsBlock {
 	if rec.metrics == nil {
-		rec.metrics = new(metricsBlock)
+		rec.metrics = &rec.respBlock.metrics
 	}
 	return rec.metrics
+}
+
+// responseBlock is a response and its metrics, allocated together (and many at a time, see typedSlab).
+type responseBlock struct {
+	resp    Response
+	metrics metricsBlock
 }
 
 // recordParser reads records. It keeps reusable state, so each goroutine needs its own.
 type recordParser struct {
 	s     scanner
 	lines byteSlab // owned copies of batch lines
-	// Scratch slices for the elements of one array; the response gets an exact-size copy.
+	// Scratch slices for the elements of one array; the response gets an exact-size copy from the slabs below.
 	traceBuf []TraceEvent
 	msgBuf   []OutputMessage
 	callBuf  []ToolCall
+	traces   typedSlab[TraceEvent]
+	msgs     typedSlab[OutputMessage]
+	calls    typedSlab[ToolCall]
+	resps    typedSlab[responseBlock]
+	// short says the record being read is on a line short enough to share slabs (see object); alone says the
+	// parser reads one record only (slabs would only waste room).
+	short, alone bool
 	// names caches small strings that repeat across records (tool names, message names) so that they are
 	// allocated once per parser instead of once per record.
 	names map[string]string
@@ -155,11 +169,18 @@ func (p *recordParser) object(buf []byte) (record, error) {
 		}
 		return record{}, notObjectError{k}
 	}
-	rec := record{resp: &Response{}}
+	// Only a short line's response comes from the slabs: a response kept alive keeps its slabs alive, and they keep
+	// alive every response carved from them and what those point to, the lines among it. A short line is in a
+	// byteSlab with others already; a long one must be freed with its own response.
+	p.short = len(buf) <= maxSlabLine && !p.alone
+	blk := p.resps.one(p.short)
+	rec := record{resp: &blk.resp, respBlock: blk}
 	if !p.members(&rec) {
+		*blk = responseBlock{} // nothing of a failed record stays reachable through the slab
 		return record{}, s.err
 	}
 	if !s.atEnd() {
+		*blk = responseBlock{}
 		return record{}, &syntaxError{off: s.pos, msg: "unexpected content after the object"}
 	}
 	p.finishText(&rec)
@@ -373,17 +394,14 @@ func (p *recordParser) trace(r *Response) bool {
 		ev.Raw = s.buf[start:s.pos:s.pos]
 		p.traceBuf = append(p.traceBuf, ev)
 	}
-	r.Trace = exactCopy(&p.traceBuf)
+	r.Trace = exactCopy(&p.traceBuf, &p.traces, p.short)
 	return s.err == nil
 }
 
-// exactCopy returns a copy of the scratch slice with no spare capacity (nil when empty) and empties the scratch.
-func exactCopy[T any](scratch *[]T) []T {
-	var out []T
-	if len(*scratch) > 0 {
-		out = make([]T, len(*scratch))
-		copy(out, *scratch)
-	}
+// exactCopy returns a copy of the scratch slice, from the slab when share is set, with no spare capacity (nil
+// when empty), and empties the scratch.
+func exactCopy[T any](scratch *[]T, slab *typedSlab[T], share bool) []T {
+	out := slab.copy(*scratch, share)
 	clear(*scratch)
 	*scratch = (*scratch)[:0]
 	return out
@@ -502,7 +520,7 @@ func (p *recordParser) outputMessages(r *Response) bool {
 		}
 		p.msgBuf = append(p.msgBuf, m)
 	}
-	r.OutputMessages = exactCopy(&p.msgBuf)
+	r.OutputMessages = exactCopy(&p.msgBuf, &p.msgs, p.short)
 	return s.err == nil
 }
 
@@ -589,7 +607,7 @@ func (p *recordParser) toolCalls(r *Response, msgIndex int) ([]ToolCall, bool) {
 		}
 		p.callBuf = append(p.callBuf, tc)
 	}
-	return exactCopy(&p.callBuf), s.err == nil
+	return exactCopy(&p.callBuf, &p.calls, p.short), s.err == nil
 }
 
 // toolCall reads one tool call; valid says whether it has a string tool.

@@ -20,7 +20,7 @@ const DefaultMaxSingleBytes = 16 << 20
 func ParseSingle(id string, data []byte) *Response {
 	data = bytes.TrimPrefix(data, bom)
 	owned := ownedCopy(data)
-	var p recordParser
+	p := recordParser{alone: true}
 	rec, err := p.object(owned)
 	if err != nil {
 		return &Response{ID: id, Text: string(owned)}

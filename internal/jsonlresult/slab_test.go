@@ -32,3 +32,35 @@ func TestSlabsNeverChangeWhatTheyHandedOut(t *testing.T) {
 		}
 	}
 }
+
+// Typed slabs hand out copies and new values that keep what they were given while the slabs fill and roll over;
+// appending to a copy does not overwrite the next one.
+func TestTypedSlabsNeverChangeWhatTheyHandedOut(t *testing.T) {
+	var ts typedSlab[int]
+	var copies [][]int
+	var ones []*int
+	for i := range 3000 {
+		src := make([]int, i%(maxTypedSlab/2))
+		for k := range src {
+			src[k] = i*1000 + k
+		}
+		copies = append(copies, ts.copy(src, i%7 != 0))
+		p := ts.one(i%5 != 0)
+		*p = i
+		ones = append(ones, p)
+	}
+	for i := range copies {
+		copies[i] = append(copies[i], -1)
+	}
+	for i, c := range copies {
+		n := i % (maxTypedSlab / 2)
+		if len(c) != n+1 || c[n] != -1 || *ones[i] != i {
+			t.Fatalf("copy %d has %d elements, value %d", i, len(c), *ones[i])
+		}
+		for k := range n {
+			if c[k] != i*1000+k {
+				t.Fatalf("copy %d element %d = %d", i, k, c[k])
+			}
+		}
+	}
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 )
 
@@ -128,14 +129,18 @@ func Run[T any](ctx context.Context, in Input, src Source, sink Sink[T]) (*Resul
 		in.MaxListed = jsonlresult.DefaultMaxListedIDs
 	}
 	r := &run{
-		ctx:   ctx,
-		in:    &in,
-		index: make(map[string]int, len(in.IDs)),
-		seen:  make([]bool, len(in.IDs)),
-		res:   &Result{Requested: len(in.IDs)},
+		ctx:  ctx,
+		in:   &in,
+		ids:  idindex.New(in.IDs),
+		seen: make([]bool, len(in.IDs)),
+		res:  &Result{Requested: len(in.IDs)},
 	}
-	for i, id := range in.IDs {
-		r.index[id] = i
+	if r.ids == nil || !r.ids.Distinct() {
+		// Ids given more than once (against Input's contract) keep their last position, as they always have.
+		r.index = make(map[string]int, len(in.IDs))
+		for i, id := range in.IDs {
+			r.index[id] = i
+		}
 	}
 	p := startParallel(r, sink, in.Workers)
 	r.emit = p.add
@@ -173,9 +178,13 @@ func Run[T any](ctx context.Context, in Input, src Source, sink Sink[T]) (*Resul
 
 // run is the state of one Run.
 type run struct {
-	ctx     context.Context
-	in      *Input
+	ctx context.Context
+	in  *Input
+	// ids finds requested ids (index instead when they are not distinct); next is where the next response's id is
+	// expected (responses in request order).
+	ids     *idindex.Index
 	index   map[string]int
+	next    int
 	seen    []bool
 	res     *Result
 	summary evaluate.SummaryBuilder
@@ -185,11 +194,17 @@ type run struct {
 
 // claim marks a response's case as seen; false for an id that is not requested or already seen.
 func (r *run) claim(id string) (int, bool) {
-	i, ok := r.index[id]
+	var i int
+	var ok bool
+	if r.index != nil {
+		i, ok = r.index[id]
+	} else {
+		i, ok = r.ids.Find(id, r.next)
+	}
 	if !ok || r.seen[i] {
 		return 0, false
 	}
-	r.seen[i] = true
+	r.seen[i], r.next = true, i+1
 	return i, true
 }
 
@@ -227,10 +242,16 @@ func (r *run) judge(c *Case) {
 		c.Result = evaluate.CaseResult{ID: id}
 		return
 	}
-	ec := r.in.File.Case(id)
-	if ec == nil {
+	// The requested ids are usually the eval file's, in its order.
+	i, ok := r.in.File.Find(id, c.Index)
+	if !ok {
 		c.Result = evaluate.ErrorCase(id, "the case is not in the eval file")
 		return
+	}
+	// Evaluators that read nothing of the case judge it by its id and evaluators alone.
+	ec, light := r.in.File.LightCase(i)
+	if !light || evaluate.ReadsCase(ec.Evaluators) {
+		ec = r.in.File.CaseAt(i)
 	}
 	c.Result = r.in.Judge.JudgeCase(r.ctx, ec, c.Response, r.in.Recorded[id])
 }
@@ -253,7 +274,12 @@ func (b Batch) read(ctx context.Context, r *run) error {
 		// memory grows with its workers, so their number does not follow the node's core count.
 		opts.Workers = min(runtime.GOMAXPROCS(0), maxParseWorkers)
 	}
-	br, err := jsonlresult.ParseBatch(ctxReader{ctx, f}, r.in.IDs, opts, r.respond)
+	var br *jsonlresult.BatchResult
+	if r.ids != nil {
+		br, err = jsonlresult.ParseBatchIndex(ctxReader{ctx, f}, r.ids, opts, r.respond)
+	} else {
+		br, err = jsonlresult.ParseBatch(ctxReader{ctx, f}, r.in.IDs, opts, r.respond)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", b.Path, err)
 	}

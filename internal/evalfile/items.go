@@ -1,0 +1,188 @@
+package evalfile
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Reading a large file, most of the work is per item and independent of the other items: reading its text into
+// values (fastItem) and validating the case. An item reader does that work for batches of items on several
+// goroutines, ahead of the one goroutine that adds the cases to the File in order (the only part that depends on
+// the items before: duplicate ids, the tree's value count, the order of problems). Items fastItem does not read
+// are left to that goroutine, which reads them from their YAML nodes as before.
+
+// itemBatch is how many items a reader goroutine takes at a time.
+const itemBatch = 256
+
+// maxItemBatchesAhead bounds the batches read ahead of the cases added, per reader goroutine.
+const maxItemBatchesAhead = 4
+
+// readItem is what an item reader made of one item.
+type readItem struct {
+	// read says fastItem read the item; the rest is set only then.
+	read bool
+	// nodes counts the item's values as the tree builder does.
+	nodes int
+	// caseProblems are the problems of the case itself (evalCase's); isCase says it is a case at all (a mapping).
+	caseProblems []Problem
+	isCase       bool
+	// id is the case's id when valid ("" otherwise), idLine the line of its value.
+	id     string
+	idLine int
+	// evaluatorProblems are the problems of the case's evaluators (resolveEvaluators').
+	evaluatorProblems []Problem
+	// start, end and line place the item's text; inherits is caseEntry.inherits.
+	start, end, line int32
+	inherits         uint8
+}
+
+type itemBatchState struct {
+	done  chan struct{}
+	items []readItem
+}
+
+// itemReader reads and validates items ahead of next.
+type itemReader struct {
+	sg      *segmented
+	f       *File
+	batches []itemBatchState
+	// taken counts the batches handed to goroutines; slots bounds the batches read ahead.
+	taken   atomic.Int64
+	slots   chan struct{}
+	quit    chan struct{}
+	wg      sync.WaitGroup
+	current int // the batch next is in, -1 before the first
+	// arena serves next when it reads batches itself.
+	arena fastArena
+}
+
+// startItems starts reading sg's items for f (whose header is complete), or returns nil when the text is too large
+// to place items with 32-bit offsets.
+func startItems(sg *segmented, f *File) *itemReader {
+	if len(sg.data) > math.MaxInt32 {
+		return nil
+	}
+	n := (len(sg.items) + itemBatch - 1) / itemBatch
+	r := &itemReader{sg: sg, f: f, batches: make([]itemBatchState, n), current: -1, quit: make(chan struct{})}
+	for b := range r.batches {
+		r.batches[b].done = make(chan struct{})
+	}
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		return r // next reads each batch itself when it reaches it
+	}
+	r.slots = make(chan struct{}, workers*maxItemBatchesAhead)
+	for range cap(r.slots) {
+		r.slots <- struct{}{}
+	}
+	r.wg.Add(workers)
+	for range workers {
+		go r.work(&fastArena{})
+	}
+	return r
+}
+
+// work reads batches in order until there are none left or the reader stops.
+func (r *itemReader) work(a *fastArena) {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-r.quit:
+			return
+		default:
+		}
+		select {
+		case <-r.slots:
+		case <-r.quit:
+			return
+		}
+		b := int(r.taken.Add(1) - 1)
+		if b >= len(r.batches) {
+			return
+		}
+		r.readBatch(a, b)
+	}
+}
+
+func (r *itemReader) readBatch(a *fastArena, b int) {
+	lo := b * itemBatch
+	hi := min(lo+itemBatch, len(r.sg.items))
+	items := make([]readItem, hi-lo)
+	for i := lo; i < hi; i++ {
+		readOne(a, r.sg, r.f, i, &items[i-lo])
+	}
+	r.batches[b].items = items
+	close(r.batches[b].done)
+}
+
+// next returns what was read of item i; items are asked for in order.
+func (r *itemReader) next(i int) *readItem {
+	b := i / itemBatch
+	if b != r.current {
+		if r.current >= 0 {
+			r.batches[r.current].items = nil
+			if r.slots != nil {
+				r.slots <- struct{}{}
+			}
+		}
+		r.current = b
+		if r.slots == nil {
+			r.readBatch(&r.arena, b)
+		}
+		<-r.batches[b].done
+	}
+	return &r.batches[b].items[i-b*itemBatch]
+}
+
+// stop ends the reader's goroutines and waits for them.
+func (r *itemReader) stop() {
+	close(r.quit)
+	r.wg.Wait()
+}
+
+// readOne reads item i and validates its case as caseAdder.add would, keeping the problems apart.
+func readOne(a *fastArena, sg *segmented, f *File, i int, r *readItem) {
+	v, nodes, ok := sg.fast(a, i)
+	if !ok {
+		return
+	}
+	r.read, r.nodes = true, nodes
+	span := sg.items[i]
+	r.start, r.end, r.line = int32(span[0]), int32(span[1]), int32(sg.itemLines[i])
+	p := parser{validateOnly: true}
+	path := casePath(i)
+	c := p.evalCase(v, i, path)
+	r.caseProblems = p.problems
+	if c == nil {
+		return
+	}
+	r.isCase = true
+	if c.ID != "" {
+		r.id, r.idLine = c.ID, v.get("id").line
+	}
+	p.problems = nil
+	p.resolveEvaluators(f, c, v, path)
+	r.evaluatorProblems = p.problems
+	r.inherits = inheritance(c)
+}
+
+// rebuild builds case i again from its text, as readOne built it when the file was read (valid, since the File
+// exists).
+func (f *File) rebuild(e *caseEntry, i int) *Case {
+	a := arenas.Get().(*fastArena)
+	defer arenas.Put(a)
+	v, _, ok := fastItem(a, f.src, int(e.start), int(e.end), int(e.line), f.indent)
+	if !ok {
+		panic("evalfile: the text of a case that was read no longer reads")
+	}
+	var p parser
+	path := casePath(i)
+	c := p.evalCase(v, i, path)
+	p.resolveEvaluators(f, c, v, path)
+	return c
+}
+
+// arenas serve rebuild, which may run on many goroutines at once.
+var arenas = sync.Pool{New: func() any { return new(fastArena) }}
