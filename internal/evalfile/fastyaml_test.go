@@ -52,8 +52,8 @@ func checkFastItems(t *testing.T, data []byte) int {
 		if diff := cmp.Diff(want, got, cmp.AllowUnexported(value{})); diff != "" {
 			t.Errorf("fastItem reads item %d differently (-yaml +fast):\n%s\n--- item:\n%s", i, diff, item)
 		}
-		if nodes != tb.nodes {
-			t.Errorf("fastItem counts %d values in item %d, the tree builder %d:\n%s", nodes, i, tb.nodes, item)
+		if nodes != tb.values {
+			t.Errorf("fastItem counts %d values in item %d, the tree builder %d:\n%s", nodes, i, tb.values, item)
 		}
 	}
 	return read

@@ -176,10 +176,8 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 		}
 		for i := range cases.Content {
 			if items != nil {
-				// The values of a fast item count as the tree builder counts them; an item that would take the
-				// document past the limit is built from its nodes, which reports it.
-				if r := items.next(i); r.read && tb.nodes+r.nodes <= maxTreeNodes {
-					tb.nodes += r.nodes
+				// A fast item has no alias, so none of its values counts toward the alias expansion bound.
+				if r := items.next(i); r.read {
 					c.addRead(r, i)
 					continue
 				}

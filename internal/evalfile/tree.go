@@ -203,7 +203,9 @@ func indexPath(parent *treePath, i int) treePath { return treePath{parent: paren
 
 // treeBuilder turns a YAML node graph into values, resolving aliases and merge keys and collecting problems.
 type treeBuilder struct {
+	// nodes counts the values built through aliases (bounded by maxTreeNodes); values counts every value built.
 	nodes    int
+	values   int
 	problems []Problem
 	// expanding guards against an alias that refers to a node containing itself.
 	expanding map[*yaml.Node]bool
@@ -224,6 +226,7 @@ func (b *treeBuilder) build(n *yaml.Node, path *treePath, depth int) *value {
 	}
 	// Values reached through an alias are what an alias bomb multiplies; every other value is one of the text's,
 	// which the file's size already bounds (a 100,000-case file has millions).
+	b.values++
 	if len(b.expanding) > 0 {
 		b.nodes++
 	}
