@@ -14,6 +14,10 @@ import (
 // that does not belong to an item, or any item that does not parse alone sends Parse back to the whole document,
 // which then also gives YAML's own error message. A test and a fuzz target check that both ways give the same
 // File and the same problems.
+//
+// Most items are not parsed by the YAML library at all: fastItem reads items written in plain YAML straight into
+// values, on several goroutines (items.go), and the File keeps such a case as the place of its text. Only the items
+// fastItem declines are parsed as above, in chunks of items.
 
 // segmented is an eval file cut into its header (everything before evalcases) and its evalcases items.
 type segmented struct {

@@ -3,6 +3,7 @@ package evaluate
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -15,16 +16,41 @@ func latency(cfg *evalfile.LatencyConfig, resp *jsonlresult.Response) outcome {
 			reasoning: "latency needs duration_ms in the runner's record"}
 	}
 	d := *resp.DurationMs
-	took, threshold := fmtNum(d), fmtNum(cfg.ThresholdMs)
-	o := outcome{reasoning: "took " + took + "ms (threshold " + threshold + "ms)"}
-	if d <= cfg.ThresholdMs {
+	var buf [2][24]byte
+	took, threshold := appendNum(buf[0][:0], d), appendNum(buf[1][:0], cfg.ThresholdMs)
+	within := d <= cfg.ThresholdMs
+	cmp := " > "
+	if within {
+		cmp = " <= "
+	}
+	// The reasoning and the note in one allocation: "took Xms (threshold Yms)" then "duration Xms <= Yms".
+	var b strings.Builder
+	b.Grow(2*len(took) + 2*len(threshold) + 40)
+	b.WriteString("took ")
+	b.Write(took)
+	b.WriteString("ms (threshold ")
+	b.Write(threshold)
+	b.WriteString("ms)")
+	k := b.Len()
+	b.WriteString("duration ")
+	b.Write(took)
+	b.WriteString("ms")
+	b.WriteString(cmp)
+	b.Write(threshold)
+	b.WriteString("ms")
+	both := b.String()
+	o := outcome{reasoning: both[:k]}
+	if within {
 		o.score = 1
-		o.hits = []string{"duration " + took + "ms <= " + threshold + "ms"}
+		o.hits = []string{both[k:]}
 	} else {
-		o.misses = []string{"duration " + took + "ms > " + threshold + "ms"}
+		o.misses = []string{both[k:]}
 	}
 	return o
 }
+
+// appendNum appends fmtNum(f).
+func appendNum(b []byte, f float64) []byte { return strconv.AppendFloat(b, f, 'g', 6, 64) }
 
 // cost passes when the reported cost_usd is at most the budget.
 func cost(cfg *evalfile.CostConfig, resp *jsonlresult.Response) outcome {
@@ -34,13 +60,34 @@ func cost(cfg *evalfile.CostConfig, resp *jsonlresult.Response) outcome {
 	}
 	c := *resp.CostUSD
 	// strconv's 'f' format with precision 4 is what %.4f prints.
-	spent, budget := strconv.FormatFloat(c, 'f', 4, 64), strconv.FormatFloat(cfg.BudgetUSD, 'f', 4, 64)
-	o := outcome{reasoning: "cost $" + spent + " (budget $" + budget + ")"}
-	if c <= cfg.BudgetUSD {
+	var buf [2][32]byte
+	spent, budget := strconv.AppendFloat(buf[0][:0], c, 'f', 4, 64), strconv.AppendFloat(buf[1][:0], cfg.BudgetUSD, 'f', 4, 64)
+	within := c <= cfg.BudgetUSD
+	cmp := " > $"
+	if within {
+		cmp = " <= $"
+	}
+	// The reasoning and the note in one allocation: "cost $X (budget $Y)" then "cost $X <= $Y budget".
+	var b strings.Builder
+	b.Grow(2*len(spent) + 2*len(budget) + 40)
+	b.WriteString("cost $")
+	b.Write(spent)
+	b.WriteString(" (budget $")
+	b.Write(budget)
+	b.WriteString(")")
+	k := b.Len()
+	b.WriteString("cost $")
+	b.Write(spent)
+	b.WriteString(cmp)
+	b.Write(budget)
+	b.WriteString(" budget")
+	both := b.String()
+	o := outcome{reasoning: both[:k]}
+	if within {
 		o.score = 1
-		o.hits = []string{"cost $" + spent + " <= $" + budget + " budget"}
+		o.hits = []string{both[k:]}
 	} else {
-		o.misses = []string{"cost $" + spent + " > $" + budget + " budget"}
+		o.misses = []string{both[k:]}
 	}
 	return o
 }

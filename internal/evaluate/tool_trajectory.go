@@ -111,7 +111,17 @@ func anyOrder(minimums []evalfile.ToolMinimum, calls []toolCall) outcome {
 			counts[c.name]++
 		}
 	}
-	o.hits = make([]string, 0, len(minimums))
+	// The notes, "<tool>: called N time(s) (at least M required)", share one allocation.
+	size := 0
+	for _, m := range minimums {
+		size += len(m.Tool) + 64
+	}
+	var b strings.Builder
+	b.Grow(size)
+	var num [20]byte
+	var endsBuf [8]int
+	var metBuf [8]bool
+	ends, met := endsBuf[:0], metBuf[:0]
 	for _, m := range minimums {
 		n := 0
 		if counts != nil {
@@ -123,12 +133,25 @@ func anyOrder(minimums []evalfile.ToolMinimum, calls []toolCall) outcome {
 				}
 			}
 		}
-		note := m.Tool + ": called " + strconv.Itoa(n) + " " + times(n) + " (at least " + strconv.Itoa(m.Count) + " required)"
-		if n >= m.Count {
+		b.WriteString(m.Tool)
+		b.WriteString(": called ")
+		b.Write(strconv.AppendInt(num[:0], int64(n), 10))
+		b.WriteString(" ")
+		b.WriteString(times(n))
+		b.WriteString(" (at least ")
+		b.Write(strconv.AppendInt(num[:0], int64(m.Count), 10))
+		b.WriteString(" required)")
+		ends, met = append(ends, b.Len()), append(met, n >= m.Count)
+	}
+	all, start := b.String(), 0
+	o.hits = make([]string, 0, len(minimums))
+	for i, end := range ends {
+		if note := all[start:end]; met[i] {
 			o.hits = append(o.hits, note)
 		} else {
 			o.misses = append(o.misses, note)
 		}
+		start = end
 	}
 	o.score = float64(len(o.hits)) / float64(len(minimums))
 	return o
