@@ -60,9 +60,11 @@ func WriteReferenceWorkload(evalPath, outputPath string, n int) ([]string, error
 			return base.Add(time.Duration(i*1000+k) * time.Millisecond).Format(time.RFC3339Nano)
 		}
 		pf(w, `{"id":%s,"text":%s,"trace":[`, js(id), js(text.String()))
-		pf(w, `{"type":"model_step","timestamp":%q,"id":"s-%d","name":"plan","input":{"prompt_tokens":%d},"output":{"completion_tokens":%d}},`, ts(0), i, 200+rng.IntN(800), 10+rng.IntN(90))
+		pf(w, `{"type":"model_step","timestamp":%q,"id":"s-%d","name":"plan","input":{"prompt_tokens":%d},`+
+			`"output":{"completion_tokens":%d}},`, ts(0), i, 200+rng.IntN(800), 10+rng.IntN(90))
 		pf(w, `{"type":"tool_call","timestamp":%q,"id":"c-%d-0","name":"search_registry","input":{"query":"row %d"}},`, ts(1), i, i)
-		pf(w, `{"type":"tool_result","timestamp":%q,"id":"c-%d-0","output":{"hits":%d}}],"output_messages":[{"role":"assistant","tool_calls":[`, ts(2), i, rng.IntN(4))
+		pf(w, `{"type":"tool_result","timestamp":%q,"id":"c-%d-0","output":{"hits":%d}}],`+
+			`"output_messages":[{"role":"assistant","tool_calls":[`, ts(2), i, rng.IntN(4))
 		for k, tool := range tools {
 			if k > 0 {
 				pf(w, ",")
