@@ -20,6 +20,10 @@ const (
 	ConditionResultsTruncated = "ResultsTruncated"
 	// ConditionQueued is True while the Job is suspended, by spec.suspend or by Kueue.
 	ConditionQueued = "Queued"
+	// ConditionRegressed is set on a finished run with spec.baseline: True when it regressed against the
+	// baseline beyond spec.baseline's bounds, False when it did not, Unknown while the baseline has not finished
+	// or when it cannot be compared.
+	ConditionRegressed = "Regressed"
 )
 
 // Reasons used on EvalRun conditions. They form a fixed set: in progress Pending, Queued, Running, Collecting;
@@ -69,6 +73,12 @@ const (
 	ReasonPolicyMet    = "PolicyMet"
 	ReasonPolicyNotMet = "PolicyNotMet"
 	ReasonNoResults    = "NoResults"
+
+	// Regressed condition reasons.
+	ReasonRegressed           = "Regressed"
+	ReasonNotRegressed        = "NotRegressed"
+	ReasonBaselinePending     = "BaselinePending"
+	ReasonBaselineUnavailable = "BaselineUnavailable"
 
 	// ResultsTruncated condition reasons.
 	ReasonStatusBudgetExceeded = "StatusBudgetExceeded"
@@ -196,7 +206,95 @@ type EvalRunStatus struct {
 	// manager.
 	// +optional
 	Resume *ResumeStatus `json:"resume,omitempty"`
+
+	// baseline compares the run's full per-case results with spec.baseline's run. Written by the manager once
+	// both runs have finished.
+	// +optional
+	Baseline *BaselineComparison `json:"baseline,omitempty"`
 }
+
+// BaselineComparison is how a finished run's per-case results compare with its baseline's, over every stored
+// result of both (not only those in status.cases). A case passes when its verdict is Pass; Fail, Error, Skipped
+// and a missing record do not pass.
+type BaselineComparison struct {
+	// runName is the baseline run.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	RunName string `json:"runName"`
+	// runUID is the baseline run's uid.
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	RunUID string `json:"runUID"`
+	// evalFile is Same when both runs ran an eval file with the same sha256; Different when they did not, and
+	// then only the case ids both have are compared.
+	// +required
+	EvalFile EvalFileComparison `json:"evalFile,omitempty"`
+	// sharedCases is the number of case ids both runs have a result (or a missing record) for.
+	// +required
+	SharedCases int32 `json:"sharedCases"`
+	// newlyFailing are shared cases the baseline passed and this run did not, in this run's case order (at most
+	// 100; newlyFailingCount counts them all).
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=atomic
+	// +optional
+	NewlyFailing []string `json:"newlyFailing,omitempty"`
+	// newlyFailingCount is the number of newly failing cases.
+	// +required
+	NewlyFailingCount int32 `json:"newlyFailingCount"`
+	// newlyPassing are shared cases this run passed and the baseline did not (at most 100).
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=atomic
+	// +optional
+	NewlyPassing []string `json:"newlyPassing,omitempty"`
+	// newlyPassingCount is the number of newly passing cases.
+	// +required
+	NewlyPassingCount int32 `json:"newlyPassingCount"`
+	// missingInRun are cases the baseline has that this run has no result for (not in its eval file, or no
+	// valid record), at most 100.
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=atomic
+	// +optional
+	MissingInRun []string `json:"missingInRun,omitempty"`
+	// missingInRunCount is the number of cases missing in this run.
+	// +required
+	MissingInRunCount int32 `json:"missingInRunCount"`
+	// missingInBaseline are cases this run has that the baseline has no result for, at most 100.
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=atomic
+	// +optional
+	MissingInBaseline []string `json:"missingInBaseline,omitempty"`
+	// missingInBaselineCount is the number of cases missing in the baseline.
+	// +required
+	MissingInBaselineCount int32 `json:"missingInBaselineCount"`
+	// meanScore is this run's mean score over the cases both runs have a result for (Error counts 0; Skipped in
+	// either run leaves the case out), as a decimal string.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	MeanScore string `json:"meanScore,omitempty"`
+	// baselineMeanScore is the baseline's mean score over the same cases.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	BaselineMeanScore string `json:"baselineMeanScore,omitempty"`
+	// meanScoreDelta is meanScore minus baselineMeanScore (negative when the score dropped).
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	MeanScoreDelta string `json:"meanScoreDelta,omitempty"`
+}
+
+// EvalFileComparison says whether two compared runs ran the same eval file.
+// +kubebuilder:validation:Enum=Same;Different
+type EvalFileComparison string
+
+const (
+	// EvalFileSame: both eval files have the same sha256.
+	EvalFileSame EvalFileComparison = "Same"
+	// EvalFileDifferent: the eval files differ; only the shared case ids are compared.
+	EvalFileDifferent EvalFileComparison = "Different"
+)
 
 // ShardingStatus describes how a run's cases were split over its shards and how far the shards got.
 type ShardingStatus struct {
@@ -574,9 +672,11 @@ type LauncherReport struct {
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.summary.failed`
 // +kubebuilder:printcolumn:name="Missing",type=integer,JSONPath=`.status.summary.missing`
 // +kubebuilder:printcolumn:name="Score",type=string,JSONPath=`.status.summary.meanScore`
+// +kubebuilder:printcolumn:name="Regressed",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].status`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // EvalRun runs a batch runner over an eval file as a Kubernetes Job and records the judged per-case results.
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.baseline) || has(self.spec.baseline.runName)",message="spec.baseline.runName is required on an EvalRun (only an EvalSchedule's template may leave it empty, to compare with the schedule's latest successful run)"
 type EvalRun struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.
@@ -584,6 +684,7 @@ type EvalRun struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired evaluation.
+	// +kubebuilder:validation:XValidation:rule="self.evalFile == oldSelf.evalFile && self.target == oldSelf.target && has(self.judging) == has(oldSelf.judging) && (!has(self.judging) || self.judging == oldSelf.judging) && has(self.successPolicy) == has(oldSelf.successPolicy) && (!has(self.successPolicy) || self.successPolicy == oldSelf.successPolicy) && has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds) && (!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds == oldSelf.activeDeadlineSeconds) && has(self.backoffLimit) == has(oldSelf.backoffLimit) && (!has(self.backoffLimit) || self.backoffLimit == oldSelf.backoffLimit) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.resultsDeadlineSeconds) == has(oldSelf.resultsDeadlineSeconds) && (!has(self.resultsDeadlineSeconds) || self.resultsDeadlineSeconds == oldSelf.resultsDeadlineSeconds) && has(self.queueName) == has(oldSelf.queueName) && (!has(self.queueName) || self.queueName == oldSelf.queueName) && has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate) && has(self.sharding) == has(oldSelf.sharding) && (!has(self.sharding) || self.sharding == oldSelf.sharding) && has(self.resume) == has(oldSelf.resume) && (!has(self.resume) || self.resume == oldSelf.resume) && has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage) && has(self.baseline) == has(oldSelf.baseline) && (!has(self.baseline) || self.baseline == oldSelf.baseline)",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
 	// +required
 	Spec EvalRunSpec `json:"spec,omitzero"`
 

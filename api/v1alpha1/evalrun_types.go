@@ -16,8 +16,8 @@ const (
 	BatchingPerCase BatchingMode = "PerCase"
 )
 
-// EvalRunSpec is the desired state of an EvalRun. It is immutable after creation, except suspend.
-// +kubebuilder:validation:XValidation:rule="self.evalFile == oldSelf.evalFile && self.target == oldSelf.target && has(self.judging) == has(oldSelf.judging) && (!has(self.judging) || self.judging == oldSelf.judging) && has(self.successPolicy) == has(oldSelf.successPolicy) && (!has(self.successPolicy) || self.successPolicy == oldSelf.successPolicy) && has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds) && (!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds == oldSelf.activeDeadlineSeconds) && has(self.backoffLimit) == has(oldSelf.backoffLimit) && (!has(self.backoffLimit) || self.backoffLimit == oldSelf.backoffLimit) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.resultsDeadlineSeconds) == has(oldSelf.resultsDeadlineSeconds) && (!has(self.resultsDeadlineSeconds) || self.resultsDeadlineSeconds == oldSelf.resultsDeadlineSeconds) && has(self.queueName) == has(oldSelf.queueName) && (!has(self.queueName) || self.queueName == oldSelf.queueName) && has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate) && has(self.sharding) == has(oldSelf.sharding) && (!has(self.sharding) || self.sharding == oldSelf.sharding) && has(self.resume) == has(oldSelf.resume) && (!has(self.resume) || self.resume == oldSelf.resume) && has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage)",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
+// EvalRunSpec is the desired state of an EvalRun (and the template of an EvalSchedule's runs). An EvalRun's spec
+// is immutable after creation, except suspend.
 // +kubebuilder:validation:XValidation:rule="!has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
 type EvalRunSpec struct {
 	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline or configMapKeyRef.
@@ -102,6 +102,38 @@ type EvalRunSpec struct {
 	// goes to etcd beyond what the status shows.
 	// +optional
 	Storage *ResultsStorage `json:"storage,omitempty"`
+
+	// baseline compares this run's full per-case results with an earlier run's once this run has finished:
+	// newly failing and newly passing cases, cases only one of them has, and the mean score delta go to
+	// status.baseline, and the Regressed condition says whether the run regressed beyond the given bounds.
+	// +optional
+	Baseline *Baseline `json:"baseline,omitempty"`
+}
+
+// Baseline names the run to compare with and how much worse a run may be before it counts as regressed.
+type Baseline struct {
+	// runName is the baseline EvalRun, in this run's namespace. Required on an EvalRun. In an EvalSchedule's
+	// template, leave it empty to compare each run with the schedule's latest run that succeeded (the first run,
+	// which has none, is not compared).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	RunName *string `json:"runName,omitempty"`
+
+	// maxNewFailures is how many newly failing cases (passed in the baseline, not passing now) the run may have
+	// without being Regressed. Defaults to 0.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	// +default=0
+	// +optional
+	MaxNewFailures *int32 `json:"maxNewFailures,omitempty"`
+
+	// maxScoreDrop is how far the mean score over the shared cases may fall below the baseline's (a decimal in
+	// [0, 1]) without the run being Regressed. Unset means no bar on the score.
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
+	// +optional
+	MaxScoreDrop *string `json:"maxScoreDrop,omitempty"`
 }
 
 // ResultsStorage is where a run's per-case results are kept.
@@ -422,7 +454,25 @@ type SuccessPolicy struct {
 	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
 	// +optional
 	MinMeanScore string `json:"minMeanScore,omitempty"`
+
+	// regression says what a Regressed run means for Passed: Ignore (the default) leaves Passed to the bars
+	// above; Fail makes Passed False when the run regressed against spec.baseline, or when it could not be
+	// compared with it. Passed stays Unknown while the comparison waits for the baseline to finish.
+	// +default="Ignore"
+	// +optional
+	Regression *RegressionPolicy `json:"regression,omitempty"`
 }
+
+// RegressionPolicy is what regressing against the baseline means for the Passed condition.
+// +kubebuilder:validation:Enum=Ignore;Fail
+type RegressionPolicy string
+
+const (
+	// RegressionIgnore leaves Passed to the pass rate and mean score bars.
+	RegressionIgnore RegressionPolicy = "Ignore"
+	// RegressionFail makes a regressed (or not comparable) run not pass.
+	RegressionFail RegressionPolicy = "Fail"
+)
 
 // PodOverrides are scheduling and metadata settings for the run's pod.
 type PodOverrides struct {

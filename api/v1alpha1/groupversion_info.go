@@ -25,7 +25,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &EvalRun{}, &EvalRunList{})
+	scheme.AddKnownTypes(GroupVersion, &EvalRun{}, &EvalRunList{}, &EvalSchedule{}, &EvalScheduleList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

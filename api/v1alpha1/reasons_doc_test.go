@@ -11,9 +11,10 @@ import (
 	"testing"
 )
 
-// notOnSucceeded are the reasons of the Passed and ResultsTruncated conditions.
+// notOnSucceeded are the reasons of the Passed, Regressed and ResultsTruncated conditions.
 var notOnSucceeded = map[string]bool{
 	"PolicyMet": true, "PolicyNotMet": true, "NoResults": true, "StatusBudgetExceeded": true, "AllResultsInStatus": true,
+	"Regressed": true, "NotRegressed": true, "BaselinePending": true, "BaselineUnavailable": true,
 }
 
 // inProgress are the reasons of a run that has not ended.

@@ -83,6 +83,11 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if obs == nil {
 		return ctrl.Result{}, stepErr
 	}
+	if obs.assessment.State.Terminal() && needsComparison(run) {
+		if err := r.compareWithBaseline(ctx, run, obs); err != nil {
+			stepErr = errors.Join(stepErr, err)
+		}
+	}
 	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, now)
 	// A status equal to the one this process last applied means the cache has not caught up yet: its watch event
 	// will bring another reconcile, so nothing is written twice.
@@ -239,7 +244,7 @@ func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
 	s := run.Status
 	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
 		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName,
-		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume}
+		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline}
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.

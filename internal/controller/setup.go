@@ -123,14 +123,20 @@ func isShardConfigMap(obj client.Object) bool {
 	return obj.GetLabels()[layout.LabelComponent] == ComponentShard
 }
 
-// IndexFields registers the owner index on Jobs (owned by EvalRuns) and pods (owned by Jobs).
+// IndexFields registers the owner index on Jobs (owned by EvalRuns) and pods (owned by Jobs), and the baseline
+// index on EvalRuns.
 func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
 	for _, obj := range []client.Object{&batchv1.Job{}, &corev1.Pod{}} {
 		if err := indexer.IndexField(ctx, obj, OwnerUIDIndex, controllerUID); err != nil {
 			return err
 		}
 	}
-	return nil
+	return indexer.IndexField(ctx, &evalsv1alpha1.EvalRun{}, BaselineIndex, func(obj client.Object) []string {
+		if run, ok := obj.(*evalsv1alpha1.EvalRun); ok && run.Spec.Baseline != nil && run.Spec.Baseline.RunName != nil {
+			return []string{*run.Spec.Baseline.RunName}
+		}
+		return nil
+	})
 }
 
 func controllerUID(obj client.Object) []string {
@@ -151,7 +157,24 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(predicate.NewPredicateFuncs(isShardConfigMap))).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.runOfPod),
 			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
+		Watches(&evalsv1alpha1.EvalRun{}, handler.EnqueueRequestsFromMapFunc(r.runsComparedWith)).
 		Complete(r)
+}
+
+// runsComparedWith maps an EvalRun to the runs that name it as their baseline, so that they compare once it
+// finishes.
+func (r *EvalRunReconciler) runsComparedWith(ctx context.Context, obj client.Object) []reconcile.Request {
+	var runs evalsv1alpha1.EvalRunList
+	if err := r.client.List(ctx, &runs, client.InNamespace(obj.GetNamespace()), client.MatchingFields{BaselineIndex: obj.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(runs.Items))
+	for i := range runs.Items {
+		if needsComparison(&runs.Items[i]) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&runs.Items[i])})
+		}
+	}
+	return out
 }
 
 // runOfPod maps a pod to the EvalRun controlling the Job controlling it.

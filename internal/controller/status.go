@@ -20,6 +20,7 @@ var managerConditionTypes = []string{
 	evalsv1alpha1.ConditionSucceeded,
 	evalsv1alpha1.ConditionQueued,
 	evalsv1alpha1.ConditionPassed,
+	evalsv1alpha1.ConditionRegressed,
 }
 
 // ManagerStatus holds exactly the EvalRun status fields the manager owns (field manager evalrun-manager).
@@ -36,6 +37,8 @@ type ManagerStatus struct {
 	Sharding *evalsv1alpha1.ShardingStatus `json:"sharding,omitempty"`
 	Shards   []evalsv1alpha1.ShardStatus   `json:"shards,omitempty"`
 	Resume   *evalsv1alpha1.ResumeStatus   `json:"resume,omitempty"`
+	// Baseline: the comparison with spec.baseline's run.
+	Baseline *evalsv1alpha1.BaselineComparison `json:"baseline,omitempty"`
 }
 
 // Facts are the manager's observations that are not part of the classification.
@@ -48,6 +51,10 @@ type Facts struct {
 	Sharding          *evalsv1alpha1.ShardingStatus
 	Shards            []evalsv1alpha1.ShardStatus
 	Resume            *evalsv1alpha1.ResumeStatus
+	// Baseline is the comparison with spec.baseline's run, and Regressed its condition (without its time), when
+	// this reconcile decided them.
+	Baseline  *evalsv1alpha1.BaselineComparison
+	Regressed *metav1.Condition
 }
 
 // CurrentManagerStatus extracts the manager-owned fields from the run's status.
@@ -64,6 +71,7 @@ func CurrentManagerStatus(run *evalsv1alpha1.EvalRun) ManagerStatus {
 		Sharding:           s.Sharding,
 		Shards:             s.Shards,
 		Resume:             s.Resume,
+		Baseline:           s.Baseline,
 	}
 	for _, t := range managerConditionTypes {
 		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
@@ -102,6 +110,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		Sharding:           f.Sharding,
 		Shards:             f.Shards,
 		Resume:             f.Resume,
+		Baseline:           f.Baseline,
 	}
 	conds := append([]metav1.Condition{}, current.Conditions...)
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
@@ -124,7 +133,13 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		set(evalsv1alpha1.ConditionReconciling, metav1.ConditionFalse, a.Reason, a.Message)
 		set(evalsv1alpha1.ConditionStalled, stalled, a.Reason, a.Message)
 		set(evalsv1alpha1.ConditionSucceeded, succeeded, a.Reason, a.Message)
-		passed := PassedCondition(run)
+		if f.Regressed != nil {
+			set(f.Regressed.Type, f.Regressed.Status, f.Regressed.Reason, f.Regressed.Message)
+		} else if run.Spec.Baseline != nil && meta.FindStatusCondition(conds, evalsv1alpha1.ConditionRegressed) == nil {
+			set(evalsv1alpha1.ConditionRegressed, metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselinePending,
+				"comparing with baseline EvalRun "+baselineName(run))
+		}
+		passed := PassedCondition(run, meta.FindStatusCondition(conds, evalsv1alpha1.ConditionRegressed))
 		set(passed.Type, passed.Status, passed.Reason, passed.Message)
 		out.CompletionTime = current.CompletionTime
 		if out.CompletionTime == nil {
@@ -138,6 +153,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		set(evalsv1alpha1.ConditionStalled, metav1.ConditionFalse, a.Reason, a.Message)
 		set(evalsv1alpha1.ConditionSucceeded, metav1.ConditionUnknown, a.Reason, a.Message)
 		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionPassed)
+		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionRegressed)
 	}
 	for _, t := range managerConditionTypes {
 		if c := meta.FindStatusCondition(conds, t); c != nil {
@@ -154,8 +170,39 @@ func StatusChanged(run *evalsv1alpha1.EvalRun, desired ManagerStatus) bool {
 
 // PassedCondition evaluates spec.successPolicy against status.summary: the pass rate (passed / total, missing
 // cases counting as not passed) must reach minPassRate (default 1) and, when set, the mean score must reach
-// minMeanScore.
-func PassedCondition(run *evalsv1alpha1.EvalRun) metav1.Condition {
+// minMeanScore. With regression: Fail, the run must also not have regressed against its baseline (regressed is
+// the Regressed condition, nil while not decided): Passed is Unknown while the comparison waits.
+func PassedCondition(run *evalsv1alpha1.EvalRun, regressed *metav1.Condition) metav1.Condition {
+	cond := policyCondition(run)
+	p := run.Spec.SuccessPolicy
+	if run.Spec.Baseline == nil || p == nil || p.Regression == nil || *p.Regression != evalsv1alpha1.RegressionFail {
+		return cond
+	}
+	switch {
+	case regressed == nil || regressed.Reason == evalsv1alpha1.ReasonBaselinePending:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselinePending
+		cond.Message += "; waiting for the comparison with baseline EvalRun " + baselineName(run)
+	case regressed.Status == metav1.ConditionTrue:
+		cond.Status, cond.Reason = metav1.ConditionFalse, evalsv1alpha1.ReasonPolicyNotMet
+		cond.Message += "; regressed against baseline EvalRun " + baselineName(run) + ": " + regressed.Message
+	case regressed.Status != metav1.ConditionFalse:
+		cond.Status, cond.Reason = metav1.ConditionFalse, evalsv1alpha1.ReasonPolicyNotMet
+		cond.Message += "; not compared with baseline EvalRun " + baselineName(run) + ": " + regressed.Message
+	}
+	cond.Message = truncate(cond.Message, maxConditionMessage)
+	return cond
+}
+
+// baselineName is spec.baseline's run name.
+func baselineName(run *evalsv1alpha1.EvalRun) string {
+	if run.Spec.Baseline == nil || run.Spec.Baseline.RunName == nil {
+		return ""
+	}
+	return *run.Spec.Baseline.RunName
+}
+
+// policyCondition evaluates the pass rate and mean score bars of spec.successPolicy.
+func policyCondition(run *evalsv1alpha1.EvalRun) metav1.Condition {
 	cond := metav1.Condition{Type: evalsv1alpha1.ConditionPassed, Status: metav1.ConditionFalse}
 	sum := run.Status.Summary
 	if sum == nil || sum.Total <= 0 {

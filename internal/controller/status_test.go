@@ -164,7 +164,7 @@ func TestPassedCondition(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.SuccessPolicy, r.Status.Summary = tc.policy, tc.summary })
 			want := metav1.Condition{Type: "Passed", Status: tc.status, Reason: tc.reason, Message: tc.message}
-			if diff := cmp.Diff(want, PassedCondition(run)); diff != "" {
+			if diff := cmp.Diff(want, PassedCondition(run, nil)); diff != "" {
 				t.Errorf("PassedCondition mismatch (-want +got):\n%s", diff)
 			}
 		})

@@ -139,6 +139,25 @@ func (w *EvalRunWrapper) Resume(from string, mode evalsv1alpha1.ResumeCases) *Ev
 	return w
 }
 
+// Baseline compares the run with the EvalRun called name, allowing maxNewFailures newly failing cases and, when
+// maxScoreDrop is not empty, a mean score drop of at most maxScoreDrop.
+func (w *EvalRunWrapper) Baseline(name string, maxNewFailures int32, maxScoreDrop string) *EvalRunWrapper {
+	w.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To(name), MaxNewFailures: ptr.To(maxNewFailures)}
+	if maxScoreDrop != "" {
+		w.Spec.Baseline.MaxScoreDrop = ptr.To(maxScoreDrop)
+	}
+	return w
+}
+
+// FailWhenRegressed makes a regressed run not pass (successPolicy.regression: Fail).
+func (w *EvalRunWrapper) FailWhenRegressed() *EvalRunWrapper {
+	if w.Spec.SuccessPolicy == nil {
+		w.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{}
+	}
+	w.Spec.SuccessPolicy.Regression = ptr.To(evalsv1alpha1.RegressionFail)
+	return w
+}
+
 // DecisionEval is an eval file of n cases, case-000 to case-<n-1>, each judged on its answer's decision field
 // (field_accuracy, exact): an answer {"decision":"CLEAR"} passes, any other decision fails. Every row is one the
 // sample screening runner clears (a small domestic amount).

@@ -31,6 +31,10 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=evals.evalrun.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("Baseline"):
+		return &apiv1alpha1.BaselineApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("BaselineComparison"):
+		return &apiv1alpha1.BaselineComparisonApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CaseResult"):
 		return &apiv1alpha1.CaseResultApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CollectionStatus"):
@@ -45,8 +49,18 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.EvalRunSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EvalRunStatus"):
 		return &apiv1alpha1.EvalRunStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EvalRunTemplate"):
+		return &apiv1alpha1.EvalRunTemplateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EvalSchedule"):
+		return &apiv1alpha1.EvalScheduleApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EvalScheduleSpec"):
+		return &apiv1alpha1.EvalScheduleSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EvalScheduleStatus"):
+		return &apiv1alpha1.EvalScheduleStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EvaluatorSummary"):
 		return &apiv1alpha1.EvaluatorSummaryApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("FinishedRun"):
+		return &apiv1alpha1.FinishedRunApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Healthcheck"):
 		return &apiv1alpha1.HealthcheckApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Judging"):
@@ -73,6 +87,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.S3BucketApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("S3Object"):
 		return &apiv1alpha1.S3ObjectApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScheduledRun"):
+		return &apiv1alpha1.ScheduledRunApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Sharding"):
 		return &apiv1alpha1.ShardingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ShardingStatus"):
@@ -83,6 +99,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.SuccessPolicyApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Target"):
 		return &apiv1alpha1.TargetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TemplateMetadata"):
+		return &apiv1alpha1.TemplateMetadataApplyConfiguration{}
 
 	}
 	return nil

@@ -38,6 +38,79 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Baseline
+  map:
+    fields:
+    - name: maxNewFailures
+      type:
+        scalar: numeric
+      default: 0
+    - name: maxScoreDrop
+      type:
+        scalar: string
+    - name: runName
+      type:
+        scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineComparison
+  map:
+    fields:
+    - name: baselineMeanScore
+      type:
+        scalar: string
+    - name: evalFile
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileComparison
+    - name: meanScore
+      type:
+        scalar: string
+    - name: meanScoreDelta
+      type:
+        scalar: string
+    - name: missingInBaseline
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: missingInBaselineCount
+      type:
+        scalar: numeric
+    - name: missingInRun
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: missingInRunCount
+      type:
+        scalar: numeric
+    - name: newlyFailing
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: newlyFailingCount
+      type:
+        scalar: numeric
+    - name: newlyPassing
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: newlyPassingCount
+      type:
+        scalar: numeric
+    - name: runName
+      type:
+        scalar: string
+    - name: runUID
+      type:
+        scalar: string
+    - name: sharedCases
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BatchingMode
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CaseResult
@@ -93,6 +166,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: runnerFinished
       type:
         scalar: boolean
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ConcurrencyPolicy
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ConfigMapKeyReference
   map:
     fields:
@@ -103,6 +178,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileComparison
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileSource
   map:
     fields:
@@ -143,6 +220,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 0
+    - name: baseline
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Baseline
     - name: evalFile
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileSource
@@ -183,6 +263,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalRunStatus
   map:
     fields:
+    - name: baseline
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineComparison
     - name: cases
       type:
         list:
@@ -261,6 +344,97 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: atomic
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalRunTemplate
+  map:
+    fields:
+    - name: metadata
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TemplateMetadata
+    - name: spec
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalRunSpec
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalSchedule
+  map:
+    fields:
+    - name: apiVersion
+      type:
+        scalar: string
+    - name: kind
+      type:
+        scalar: string
+    - name: metadata
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta
+    - name: spec
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalScheduleSpec
+    - name: status
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalScheduleStatus
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalScheduleSpec
+  map:
+    fields:
+    - name: concurrencyPolicy
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ConcurrencyPolicy
+      default: Allow
+    - name: failedRunsHistoryLimit
+      type:
+        scalar: numeric
+      default: 1
+    - name: schedule
+      type:
+        scalar: string
+    - name: startingDeadlineSeconds
+      type:
+        scalar: numeric
+    - name: successfulRunsHistoryLimit
+      type:
+        scalar: numeric
+      default: 3
+    - name: suspend
+      type:
+        scalar: boolean
+    - name: template
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalRunTemplate
+    - name: timeZone
+      type:
+        scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalScheduleStatus
+  map:
+    fields:
+    - name: active
+      type:
+        list:
+          elementType:
+            namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ScheduledRun
+          elementRelationship: associative
+          keys:
+          - name
+    - name: conditions
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Condition
+          elementRelationship: associative
+          keys:
+          - type
+    - name: lastFinished
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.FinishedRun
+    - name: lastScheduleTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastSuccessfulTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: nextScheduleTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: observedGeneration
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvaluatorSummary
   map:
     fields:
@@ -279,6 +453,33 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: verdict
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Verdict
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.FinishedRun
+  map:
+    fields:
+    - name: completionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: name
+      type:
+        scalar: string
+    - name: passed
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus
+    - name: reason
+      type:
+        scalar: string
+    - name: regressed
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus
+    - name: scheduledTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: succeeded
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus
+    - name: summary
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunSummary
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Healthcheck
   map:
     fields:
@@ -394,6 +595,8 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: io.k8s.api.core.v1.Toleration
           elementRelationship: atomic
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RegressionPolicy
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference
   map:
     fields:
@@ -571,6 +774,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: sha256
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ScheduledRun
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
+    - name: scheduledTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardStatus
   map:
     fields:
@@ -651,6 +863,10 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: "1"
+    - name: regression
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RegressionPolicy
+      default: Ignore
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Target
   map:
     fields:
@@ -699,6 +915,19 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: workingDir
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TemplateMetadata
+  map:
+    fields:
+    - name: annotations
+      type:
+        map:
+          elementType:
+            scalar: string
+    - name: labels
+      type:
+        map:
+          elementType:
+            scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Verdict
   scalar: string
 - name: io.k8s.api.core.v1.Affinity

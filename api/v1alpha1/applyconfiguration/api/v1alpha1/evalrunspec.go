@@ -20,7 +20,8 @@ package v1alpha1
 // EvalRunSpecApplyConfiguration represents a declarative configuration of the EvalRunSpec type for use
 // with apply.
 //
-// EvalRunSpec is the desired state of an EvalRun. It is immutable after creation, except suspend.
+// EvalRunSpec is the desired state of an EvalRun (and the template of an EvalSchedule's runs). An EvalRun's spec
+// is immutable after creation, except suspend.
 type EvalRunSpecApplyConfiguration struct {
 	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline or configMapKeyRef.
 	// The manager copies it into an owned ConfigMap when the run starts, so later edits of the source do not
@@ -65,6 +66,10 @@ type EvalRunSpecApplyConfiguration struct {
 	// bounded to 900 KiB each). With s3, every shard's results and collection go to the bucket and no per-case data
 	// goes to etcd beyond what the status shows.
 	Storage *ResultsStorageApplyConfiguration `json:"storage,omitempty"`
+	// baseline compares this run's full per-case results with an earlier run's once this run has finished:
+	// newly failing and newly passing cases, cases only one of them has, and the mean score delta go to
+	// status.baseline, and the Regressed condition says whether the run regressed beyond the given bounds.
+	Baseline *BaselineApplyConfiguration `json:"baseline,omitempty"`
 }
 
 // EvalRunSpecApplyConfiguration constructs a declarative configuration of the EvalRunSpec type for use with
@@ -182,5 +187,13 @@ func (b *EvalRunSpecApplyConfiguration) WithResume(value *ResumeApplyConfigurati
 // If called multiple times, the Storage field is set to the value of the last call.
 func (b *EvalRunSpecApplyConfiguration) WithStorage(value *ResultsStorageApplyConfiguration) *EvalRunSpecApplyConfiguration {
 	b.Storage = value
+	return b
+}
+
+// WithBaseline sets the Baseline field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Baseline field is set to the value of the last call.
+func (b *EvalRunSpecApplyConfiguration) WithBaseline(value *BaselineApplyConfiguration) *EvalRunSpecApplyConfiguration {
+	b.Baseline = value
 	return b
 }

@@ -76,6 +76,9 @@ type EvalRunStatusApplyConfiguration struct {
 	// resume says what a run with spec.resume ran and what it carried from the earlier run. Written by the
 	// manager.
 	Resume *ResumeStatusApplyConfiguration `json:"resume,omitempty"`
+	// baseline compares the run's full per-case results with spec.baseline's run. Written by the manager once
+	// both runs have finished.
+	Baseline *BaselineComparisonApplyConfiguration `json:"baseline,omitempty"`
 }
 
 // EvalRunStatusApplyConfiguration constructs a declarative configuration of the EvalRunStatus type for use with
@@ -249,5 +252,13 @@ func (b *EvalRunStatusApplyConfiguration) WithShards(values ...*ShardStatusApply
 // If called multiple times, the Resume field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithResume(value *ResumeStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
 	b.Resume = value
+	return b
+}
+
+// WithBaseline sets the Baseline field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Baseline field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithBaseline(value *BaselineComparisonApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.Baseline = value
 	return b
 }

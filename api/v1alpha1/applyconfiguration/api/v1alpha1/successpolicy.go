@@ -17,6 +17,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
 // SuccessPolicyApplyConfiguration represents a declarative configuration of the SuccessPolicy type for use
 // with apply.
 //
@@ -28,6 +32,10 @@ type SuccessPolicyApplyConfiguration struct {
 	// minMeanScore is a second bar, checked only when set: the mean case score must be at least this decimal in
 	// [0, 1]. Unset means no bar on the mean score.
 	MinMeanScore *string `json:"minMeanScore,omitempty"`
+	// regression says what a Regressed run means for Passed: Ignore (the default) leaves Passed to the bars
+	// above; Fail makes Passed False when the run regressed against spec.baseline, or when it could not be
+	// compared with it. Passed stays Unknown while the comparison waits for the baseline to finish.
+	Regression *apiv1alpha1.RegressionPolicy `json:"regression,omitempty"`
 }
 
 // SuccessPolicyApplyConfiguration constructs a declarative configuration of the SuccessPolicy type for use with
@@ -49,5 +57,13 @@ func (b *SuccessPolicyApplyConfiguration) WithMinPassRate(value string) *Success
 // If called multiple times, the MinMeanScore field is set to the value of the last call.
 func (b *SuccessPolicyApplyConfiguration) WithMinMeanScore(value string) *SuccessPolicyApplyConfiguration {
 	b.MinMeanScore = &value
+	return b
+}
+
+// WithRegression sets the Regression field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Regression field is set to the value of the last call.
+func (b *SuccessPolicyApplyConfiguration) WithRegression(value apiv1alpha1.RegressionPolicy) *SuccessPolicyApplyConfiguration {
+	b.Regression = &value
 	return b
 }

@@ -1,0 +1,155 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/compare"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+)
+
+// BaselineIndex is the field index holding the name of an EvalRun's spec.baseline run, so that a baseline that
+// finishes wakes the runs waiting to be compared with it.
+const BaselineIndex = ".spec.baseline.runName"
+
+// maxComparisonIDs bounds each id list of status.baseline.
+const maxComparisonIDs = 100
+
+// baselineRecheck is how often a run waiting for its baseline to finish looks again, besides the baseline's own
+// watch events.
+const baselineRecheck = time.Minute
+
+// needsComparison reports a run with spec.baseline whose comparison is not decided yet: its Regressed condition
+// is missing or waits for the baseline.
+func needsComparison(run *evalsv1alpha1.EvalRun) bool {
+	if run.Spec.Baseline == nil {
+		return false
+	}
+	c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
+	return c == nil || c.Reason == evalsv1alpha1.ReasonBaselinePending
+}
+
+// compareWithBaseline compares a finished run's stored results with its baseline's and records the comparison
+// and the Regressed condition in obs.facts. A baseline still in progress leaves Regressed pending (rechecked); one
+// that cannot be compared (gone, no stored results, unreadable) makes it Unknown with BaselineUnavailable, for
+// good. An error is returned only for what a retry may fix (the API server or the bucket failing).
+func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv1alpha1.EvalRun, obs *observed) error {
+	name := baselineName(run)
+	set := func(status metav1.ConditionStatus, reason, format string, args ...any) {
+		obs.facts.Regressed = &metav1.Condition{Type: evalsv1alpha1.ConditionRegressed, Status: status, Reason: reason,
+			Message: truncate(oneLine(fmt.Sprintf(format, args...)), maxConditionMessage)}
+	}
+	unavailable := func(format string, args ...any) error {
+		set(metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselineUnavailable, format, args...)
+		return nil
+	}
+	if name == run.Name {
+		return unavailable("spec.baseline.runName names this run itself")
+	}
+	base := &evalsv1alpha1.EvalRun{}
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, base); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return unavailable("baseline EvalRun %s does not exist in namespace %s", name, run.Namespace)
+		}
+		return fmt.Errorf("reading baseline EvalRun %s: %w", name, err)
+	}
+	if _, done := TerminalAssessment(base); !done {
+		set(metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselinePending, "waiting for baseline EvalRun %s to finish", name)
+		obs.assessment.RecheckAfter = minRecheck(obs.assessment.RecheckAfter, baselineRecheck)
+		return nil
+	}
+	// The run's own stored results, as the API server has them: a merge may have recorded them in this reconcile.
+	live := &evalsv1alpha1.EvalRun{}
+	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
+		return fmt.Errorf("reading EvalRun %s: %w", run.Name, err)
+	}
+	if !hasStoredResults(base) {
+		return unavailable("baseline EvalRun %s has no stored results", name)
+	}
+	if !hasStoredResults(live) {
+		return unavailable("this run has no stored results to compare with baseline EvalRun %s", name)
+	}
+	bounds, err := compare.BoundsOf(run.Spec.Baseline)
+	if err != nil {
+		return unavailable("%v", err)
+	}
+	b := compare.NewBuilder(maxComparisonIDs)
+	if msg, err := r.readComparedLines(ctx, base, b.AddBaseline); msg != "" || err != nil {
+		return errors.Join(err, unavailableIf(msg, unavailable, "baseline EvalRun "+name))
+	}
+	if msg, err := r.readComparedLines(ctx, live, b.AddRun); msg != "" || err != nil {
+		return errors.Join(err, unavailableIf(msg, unavailable, "this run"))
+	}
+	c := b.Finish()
+	st := c.Status()
+	st.RunName, st.RunUID, st.EvalFile = name, string(base.UID), evalsv1alpha1.EvalFileSame
+	regressed, why := c.Regressed(bounds)
+	scope := fmt.Sprintf("compared with baseline EvalRun %s over %d shared cases", name, c.Shared)
+	if base.Status.EvalFileSHA256 != live.Status.EvalFileSHA256 {
+		st.EvalFile = evalsv1alpha1.EvalFileDifferent
+		scope = fmt.Sprintf("compared with baseline EvalRun %s over the %d case ids both have only (its eval file has sha256 %q, this run's %q)",
+			name, c.Shared, base.Status.EvalFileSHA256, live.Status.EvalFileSHA256)
+	}
+	obs.facts.Baseline = &st
+	if regressed {
+		set(metav1.ConditionTrue, evalsv1alpha1.ReasonRegressed, "%s: %s", scope, why)
+	} else {
+		set(metav1.ConditionFalse, evalsv1alpha1.ReasonNotRegressed, "%s: %s", scope, why)
+	}
+	return nil
+}
+
+// unavailableIf records an unavailable comparison when msg says what about whose results is wrong.
+func unavailableIf(msg string, unavailable func(string, ...any) error, whose string) error {
+	if msg == "" {
+		return nil
+	}
+	return unavailable("the results of %s: %s", whose, msg)
+}
+
+// readComparedLines feeds every stored result line of run to add. It returns a message when the stored results
+// are gone or unreadable (for good), an error when reading them failed otherwise.
+func (r *EvalRunReconciler) readComparedLines(ctx context.Context, run *evalsv1alpha1.EvalRun, add func(*results.Line)) (string, error) {
+	refs := run.Status.Results
+	var unreadable error
+	err := r.eachStoredChunk(ctx, run, refs.ConfigMaps, refs.Objects, false, func(where string, data []byte) error {
+		err := results.EachLine(data, func(l *results.Line, _ []byte) error {
+			add(l)
+			return nil
+		})
+		if err != nil {
+			unreadable = fmt.Errorf("%s cannot be read: %w", where, err)
+		}
+		return unreadable
+	})
+	switch {
+	case unreadable != nil:
+		return unreadable.Error(), nil
+	case errors.Is(err, errStoredGone):
+		return err.Error(), nil
+	case err != nil:
+		return "", err
+	}
+	return "", nil
+}
+
+// hasStoredResults reports a run whose status names stored results.
+func hasStoredResults(run *evalsv1alpha1.EvalRun) bool {
+	refs := run.Status.Results
+	return refs != nil && len(refs.ConfigMaps)+len(refs.Objects) > 0
+}
+
+// minRecheck is the sooner of two recheck delays, 0 meaning none.
+func minRecheck(a, b time.Duration) time.Duration {
+	if a <= 0 {
+		return b
+	}
+	return min(a, b)
+}
