@@ -13,6 +13,7 @@ const (
 	actionProgress = "Progress"
 	actionFinish   = "Finish"
 	actionJudge    = "Judge"
+	actionCompare  = "Compare"
 )
 
 // Event is one event to emit for a status transition.
@@ -21,7 +22,8 @@ type Event struct {
 }
 
 // Transitions returns the events for the change from the run's current status to desired: one when the
-// Succeeded condition's reason or status changes, one when the Passed condition's status changes.
+// Succeeded condition's reason or status changes, one when the Passed condition's status changes, one when the
+// comparison with the baseline is decided.
 func Transitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) []Event {
 	var out []Event
 	before := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
@@ -41,6 +43,15 @@ func Transitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) []Event {
 	if afterP != nil && (beforeP == nil || beforeP.Status != afterP.Status) {
 		e := Event{Type: corev1.EventTypeNormal, Reason: afterP.Reason, Action: actionJudge, Note: afterP.Message}
 		if afterP.Status != metav1.ConditionTrue {
+			e.Type = corev1.EventTypeWarning
+		}
+		out = append(out, e)
+	}
+	beforeR := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
+	afterR := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionRegressed)
+	if afterR != nil && afterR.Reason != evalsv1alpha1.ReasonBaselinePending && (beforeR == nil || beforeR.Reason != afterR.Reason) {
+		e := Event{Type: corev1.EventTypeNormal, Reason: afterR.Reason, Action: actionCompare, Note: afterR.Message}
+		if afterR.Status != metav1.ConditionFalse {
 			e.Type = corev1.EventTypeWarning
 		}
 		out = append(out, e)

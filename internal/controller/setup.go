@@ -55,8 +55,8 @@ func CacheOptions(namespaces []string) cache.Options {
 	return opts
 }
 
-// SetupManager registers the field indexes and the EvalRun controller with mgr, the reconciler using mgr's
-// client, API reader and event recorder.
+// SetupManager registers the field indexes and the EvalRun and EvalSchedule controllers with mgr, the reconcilers
+// using mgr's client, API reader and event recorders.
 func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
 	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
@@ -64,6 +64,10 @@ func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock,
 	r := NewEvalRunReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), clk, opts)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the EvalRun controller: %w", err)
+	}
+	s := NewEvalScheduleReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ScheduleControllerName), clk)
+	if err := s.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the EvalSchedule controller: %w", err)
 	}
 	return nil
 }

@@ -30,13 +30,14 @@ var errStoredGone = errors.New("stored results are gone")
 
 // bucketCredentials returns the keys of the run's bucket credentials Secret, or a message saying what is missing.
 func (r *EvalRunReconciler) bucketCredentials(ctx context.Context, run *evalsv1alpha1.EvalRun) (string, objstore.Secret, string, error) {
-	return r.credentials(ctx, run.Namespace, run.Spec.Storage.S3.CredentialsSecret)
+	return credentials(ctx, r.apiReader, run.Namespace, run.Spec.Storage.S3.CredentialsSecret)
 }
 
-// credentials returns the keys of a bucket credentials Secret, or a message saying what is missing.
-func (r *EvalRunReconciler) credentials(ctx context.Context, namespace, name string) (string, objstore.Secret, string, error) {
+// credentials returns the keys of a bucket credentials Secret, read uncached through reader, or a message saying
+// what is missing.
+func credentials(ctx context.Context, reader client.Reader, namespace, name string) (string, objstore.Secret, string, error) {
 	secret := &corev1.Secret{}
-	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
+	if err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", "", fmt.Sprintf("waiting for Secret %s holding the bucket's credentials (keys %s and %s)",
 				name, objstore.AccessKeyIDFile, objstore.SecretAccessKeyFile), nil
@@ -53,16 +54,17 @@ func (r *EvalRunReconciler) credentials(ctx context.Context, namespace, name str
 
 // runBucket opens the bucket a run stores its results in (spec.storage.s3), with its credentials Secret.
 func (r *EvalRunReconciler) runBucket(ctx context.Context, run *evalsv1alpha1.EvalRun) (*objstore.Store, error) {
-	store, missing, err := r.openBucket(ctx, run.Namespace, run.Spec.Storage.S3)
+	store, missing, err := openBucket(ctx, r.apiReader, run.Namespace, run.Spec.Storage.S3)
 	if missing != "" {
 		return nil, errors.New(missing)
 	}
 	return store, err
 }
 
-// openBucket opens a bucket with its credentials Secret in namespace, or says what is missing.
-func (r *EvalRunReconciler) openBucket(ctx context.Context, namespace string, b evalsv1alpha1.S3Bucket) (*objstore.Store, string, error) {
-	id, key, missing, err := r.credentials(ctx, namespace, b.CredentialsSecret)
+// openBucket opens a bucket with its credentials Secret in namespace (read through reader), or says what is
+// missing.
+func openBucket(ctx context.Context, reader client.Reader, namespace string, b evalsv1alpha1.S3Bucket) (*objstore.Store, string, error) {
+	id, key, missing, err := credentials(ctx, reader, namespace, b.CredentialsSecret)
 	if missing != "" || err != nil {
 		return nil, missing, err
 	}
@@ -87,7 +89,7 @@ var errInvalidEvalObject = errors.New("invalid eval file object")
 // there but not the expected file.
 func (r *EvalRunReconciler) evalObject(ctx context.Context, run *evalsv1alpha1.EvalRun) ([]byte, string, error) {
 	o := run.Spec.EvalFile.S3
-	store, missing, err := r.openBucket(ctx, run.Namespace, o.S3Bucket)
+	store, missing, err := openBucket(ctx, r.apiReader, run.Namespace, o.S3Bucket)
 	if missing != "" || err != nil {
 		return nil, missing, err
 	}

@@ -136,6 +136,11 @@ func startManager() (*runningManager, error) {
 		cancel()
 		return nil, err
 	}
+	sr := controller.NewEvalScheduleReconciler(counted, m.GetAPIReader(), m.GetEventRecorder(controller.ScheduleControllerName), clk)
+	if err := sr.SetupWithManager(m); err != nil {
+		cancel()
+		return nil, err
+	}
 	rm := &runningManager{cancel: cancel, done: make(chan error, 1), cache: m.GetClient()}
 	go func() { rm.done <- m.Start(ctx) }()
 	if !m.GetCache().WaitForCacheSync(ctx) {

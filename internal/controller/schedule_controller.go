@@ -1,0 +1,301 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+)
+
+// +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalschedules,verbs=get;list;watch
+// +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalschedules/status,verbs=get;patch
+// +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalruns,verbs=create;delete
+
+// ScheduleControllerName names the EvalSchedule controller (and its event reporter).
+const ScheduleControllerName = "evalschedule"
+
+// FieldManagerSchedule is the field manager of an EvalSchedule's status.
+const FieldManagerSchedule = "evalschedule-manager"
+
+// Event reasons of an EvalSchedule.
+const (
+	eventRunCreated      = "RunCreated"
+	eventRunDeleted      = "RunDeleted"
+	eventRunReplaced     = "RunReplaced"
+	eventRunSkipped      = "RunSkipped"
+	eventMissedSchedule  = "MissedSchedule"
+	eventInvalidSchedule = "InvalidSchedule"
+	eventStorageCleanup  = "StorageCleanupFailed"
+)
+
+// nextTimeSlack is added to the wait for the next scheduled time, so that the reconcile it brings runs after it.
+const nextTimeSlack = 100 * time.Millisecond
+
+// EvalScheduleReconciler creates an EvalSchedule's runs at their scheduled times, deletes those beyond its
+// history limits and reports the latest outcome.
+type EvalScheduleReconciler struct {
+	client    client.Client
+	apiReader client.Reader
+	recorder  recorder.EventRecorder
+	clock     clock.PassiveClock
+}
+
+// NewEvalScheduleReconciler returns a reconciler; c is the manager's cached client, apiReader reads uncached (the
+// credentials of a deleted run's bucket), rec emits events, clk tells the time.
+func NewEvalScheduleReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock) *EvalScheduleReconciler {
+	return &EvalScheduleReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk}
+}
+
+// SetupWithManager registers the reconciler: EvalSchedules and the EvalRuns they control.
+func (r *EvalScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ScheduleControllerName).
+		For(&evalsv1alpha1.EvalSchedule{}).
+		Owns(&evalsv1alpha1.EvalRun{}).
+		Complete(r)
+}
+
+// Reconcile lists the schedule's runs, deletes expired ones, creates the run due now (following the concurrency
+// policy and the starting deadline), writes the status and waits for the next scheduled time.
+func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	s := &evalsv1alpha1.EvalSchedule{}
+	if err := r.client.Get(ctx, req.NamespacedName, s); err != nil || !s.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("evalSchedule", klog.KObj(s))
+	ctx = ctrl.LoggerInto(ctx, log)
+	now := r.clock.Now()
+
+	runs, err := r.runsOf(ctx, s)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	g := groupRuns(runs)
+	status := s.Status.DeepCopy()
+	status.ObservedGeneration = s.Generation
+
+	// 1. History: delete the finished runs beyond the limits, with what they stored in a bucket.
+	var stepErr error
+	for _, run := range g.expired(&s.Spec) {
+		stepErr = errors.Join(stepErr, r.deleteRun(ctx, s, run, eventRunDeleted, "deleted run %s beyond the history limits"))
+	}
+
+	// 2. The schedule itself.
+	sched, err := ParseSchedule(&s.Spec)
+	if err != nil {
+		r.recorder.Eventf(s, nil, corev1.EventTypeWarning, eventInvalidSchedule, "Schedule", "%s", err.Error())
+		setScheduleConditions(status, s.Generation, now, metav1.ConditionFalse, evalsv1alpha1.ScheduleReasonInvalidSchedule, err.Error())
+		status.NextScheduleTime = nil
+		r.summarize(status, g)
+		return ctrl.Result{}, errors.Join(stepErr, r.applyStatus(ctx, s, status))
+	}
+
+	// 3. The run due now, if any.
+	var requeue time.Duration
+	suspended := ptr.Deref(s.Spec.Suspend, false)
+	if suspended {
+		setScheduleConditions(status, s.Generation, now, metav1.ConditionTrue, evalsv1alpha1.ScheduleReasonSuspended, "the schedule is suspended")
+		status.NextScheduleTime = nil
+	} else {
+		created, err := r.startDue(ctx, s, sched, &g, status, now)
+		stepErr = errors.Join(stepErr, err)
+		if created != nil {
+			g.active = append(g.active, created)
+		}
+		next := sched.Next(now)
+		status.NextScheduleTime = ptr.To(metav1.NewTime(next))
+		requeue = next.Sub(now) + nextTimeSlack
+		setScheduleConditions(status, s.Generation, now, metav1.ConditionTrue, evalsv1alpha1.ScheduleReasonScheduled,
+			"next run at "+next.UTC().Format(time.RFC3339))
+	}
+	r.summarize(status, g)
+	if err := r.applyStatus(ctx, s, status); err != nil {
+		return ctrl.Result{}, errors.Join(stepErr, err)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, stepErr
+}
+
+// startDue creates the run of the most recent scheduled time not started yet, unless it is past the starting
+// deadline or the concurrency policy forbids it. It returns the run it created, if any.
+func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.EvalSchedule, sched interface{ Next(time.Time) time.Time },
+	g *scheduleRuns, status *evalsv1alpha1.EvalScheduleStatus, now time.Time) (*evalsv1alpha1.EvalRun, error) {
+	earliest := s.CreationTimestamp.Time
+	if status.LastScheduleTime != nil {
+		earliest = status.LastScheduleTime.Time
+	}
+	if d := s.Spec.StartingDeadlineSeconds; d != nil {
+		if floor := now.Add(-time.Duration(*d) * time.Second); floor.After(earliest) {
+			earliest = floor
+		}
+	}
+	due, missed := MostRecent(sched, earliest, now)
+	if due.IsZero() {
+		return nil, nil
+	}
+	if missed > 1 {
+		r.recorder.Eventf(s, nil, corev1.EventTypeWarning, eventMissedSchedule, "Schedule",
+			"%d scheduled times passed since %s; starting only the latest, %s", missed, earliest.UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339))
+	}
+	name := ScheduledRunName(s.Name, due)
+	for _, group := range [][]*evalsv1alpha1.EvalRun{g.active, g.succeeded, g.failed} {
+		for _, run := range group {
+			if run.Name == name {
+				status.LastScheduleTime = ptr.To(metav1.NewTime(due))
+				return nil, nil
+			}
+		}
+	}
+	others := g.active
+	switch policy := s.Spec.ConcurrencyPolicy; {
+	case len(others) > 0 && policy == evalsv1alpha1.ConcurrencyForbid:
+		r.recorder.Eventf(s, nil, corev1.EventTypeNormal, eventRunSkipped, "Schedule",
+			"run for %s not started: run %s is still in progress (concurrencyPolicy Forbid)", due.UTC().Format(time.RFC3339), others[0].Name)
+		return nil, nil
+	case len(others) > 0 && policy == evalsv1alpha1.ConcurrencyReplace:
+		var err error
+		for _, run := range others {
+			err = errors.Join(err, r.deleteRun(ctx, s, run, eventRunReplaced, "deleted run %s in progress to start the next one (concurrencyPolicy Replace)"))
+		}
+		if err != nil {
+			return nil, err
+		}
+		g.active = nil
+	}
+	run := scheduledRun(s, due, g.latestSucceeded())
+	if err := r.client.Create(ctx, run); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			status.LastScheduleTime = ptr.To(metav1.NewTime(due))
+			return nil, nil
+		}
+		return nil, fmt.Errorf("creating run %s: %w", run.Name, err)
+	}
+	status.LastScheduleTime = ptr.To(metav1.NewTime(due))
+	r.recorder.Eventf(s, run, corev1.EventTypeNormal, eventRunCreated, "Schedule", "created run %s for %s", run.Name, due.UTC().Format(time.RFC3339))
+	ctrl.LoggerFrom(ctx).V(1).Info("Run created", "evalRun", klog.KObj(run), "scheduledTime", due)
+	return run, nil
+}
+
+// runsOf lists the runs the schedule controls, from the cache.
+func (r *EvalScheduleReconciler) runsOf(ctx context.Context, s *evalsv1alpha1.EvalSchedule) ([]*evalsv1alpha1.EvalRun, error) {
+	var list evalsv1alpha1.EvalRunList
+	if err := r.client.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{LabelSchedule: s.Name}); err != nil {
+		return nil, fmt.Errorf("listing the runs of EvalSchedule %s: %w", s.Name, err)
+	}
+	var out []*evalsv1alpha1.EvalRun
+	for i := range list.Items {
+		if run := &list.Items[i]; metav1.IsControlledBy(run, s) && run.DeletionTimestamp.IsZero() {
+			out = append(out, run)
+		}
+	}
+	return out, nil
+}
+
+// deleteRun deletes one of the schedule's runs: first what it stored in a bucket (the Kubernetes garbage
+// collector deletes its ConfigMaps, Job and pods with it), then the run. Bucket objects that cannot be deleted for
+// want of credentials are reported by an event and left; any other failure is retried.
+func (r *EvalScheduleReconciler) deleteRun(ctx context.Context, s *evalsv1alpha1.EvalSchedule, run *evalsv1alpha1.EvalRun, reason, format string) error {
+	if st := run.Spec.Storage; st != nil {
+		store, missing, err := openBucket(ctx, r.apiReader, run.Namespace, st.S3)
+		if err != nil {
+			return fmt.Errorf("opening the bucket of run %s: %w", run.Name, err)
+		}
+		if missing != "" {
+			r.recorder.Eventf(s, run, corev1.EventTypeWarning, eventStorageCleanup, "Delete",
+				"the results of run %s stay in its bucket: %s", run.Name, missing)
+		} else if err := deleteStored(ctx, store, run); err != nil {
+			return err
+		}
+	}
+	err := r.client.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &run.UID})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting run %s: %w", run.Name, err)
+	}
+	r.recorder.Eventf(s, run, corev1.EventTypeNormal, reason, "Delete", format, run.Name)
+	return nil
+}
+
+// deleteStored deletes every object the run stored in its bucket.
+func deleteStored(ctx context.Context, store *objstore.Store, run *evalsv1alpha1.EvalRun) error {
+	prefix, err := objstore.RunRef{Namespace: run.Namespace, Name: run.Name, UID: string(run.UID)}.Prefix()
+	if err != nil {
+		return err
+	}
+	if _, err := store.DeletePrefix(ctx, prefix); err != nil {
+		return fmt.Errorf("deleting the bucket objects of run %s: %w", run.Name, err)
+	}
+	return nil
+}
+
+// summarize fills status.active, lastFinished and lastSuccessfulTime from the schedule's runs.
+func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleStatus, g scheduleRuns) {
+	status.Active = nil
+	for _, run := range g.active {
+		if len(status.Active) == maxActiveInStatus {
+			break
+		}
+		status.Active = append(status.Active, evalsv1alpha1.ScheduledRun{Name: run.Name, ScheduledTime: metav1.NewTime(scheduledTime(run))})
+	}
+	if last := g.lastFinished(); last != nil {
+		status.LastFinished = finishedRunStatus(last)
+	}
+	for _, run := range g.succeeded {
+		if t := run.Status.CompletionTime; t != nil && (status.LastSuccessfulTime == nil || t.After(status.LastSuccessfulTime.Time)) {
+			status.LastSuccessfulTime = t.DeepCopy()
+		}
+	}
+}
+
+// setScheduleConditions sets Ready (with status, reason and message) and Stalled (True only for an invalid
+// schedule).
+func setScheduleConditions(status *evalsv1alpha1.EvalScheduleStatus, generation int64, now time.Time, ready metav1.ConditionStatus, reason, msg string) {
+	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
+	stalled := metav1.ConditionFalse
+	if ready == metav1.ConditionFalse {
+		stalled = metav1.ConditionTrue
+	}
+	msg = truncate(oneLine(msg), maxConditionMessage)
+	for _, c := range []metav1.Condition{
+		{Type: evalsv1alpha1.ScheduleConditionReady, Status: ready, Reason: reason, Message: msg},
+		{Type: evalsv1alpha1.ScheduleConditionStalled, Status: stalled, Reason: reason, Message: msg},
+	} {
+		c.ObservedGeneration, c.LastTransitionTime = generation, stamp
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
+}
+
+// applyStatus server-side applies the schedule's status when it changed.
+func (r *EvalScheduleReconciler) applyStatus(ctx context.Context, s *evalsv1alpha1.EvalSchedule, status *evalsv1alpha1.EvalScheduleStatus) error {
+	if equality.Semantic.DeepEqual(&s.Status, status) {
+		return nil
+	}
+	raw, err := json.Marshal(status)
+	if err != nil {
+		return fmt.Errorf("encode the status apply body: %w", err)
+	}
+	ac := &acv1alpha1.EvalScheduleStatusApplyConfiguration{}
+	if err := json.Unmarshal(raw, ac); err != nil {
+		return fmt.Errorf("decode the status apply body: %w", err)
+	}
+	apply := acv1alpha1.EvalSchedule(s.Name, s.Namespace).WithStatus(ac)
+	if err := r.client.Status().Apply(ctx, apply, client.FieldOwner(FieldManagerSchedule), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying the status of EvalSchedule %s: %w", s.Name, err)
+	}
+	return nil
+}
