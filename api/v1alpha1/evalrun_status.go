@@ -211,6 +211,81 @@ type EvalRunStatus struct {
 	// both runs have finished.
 	// +optional
 	Baseline *BaselineComparison `json:"baseline,omitempty"`
+
+	// attempt is the attempt this status describes. A finished run starts a new attempt under the same name when
+	// its spec changes (other than suspend) or its evals.evalrun.io/rerun annotation gets a new value. Written by
+	// the manager.
+	// +optional
+	Attempt *Attempt `json:"attempt,omitempty"`
+
+	// previousAttempts are the outcomes of the run's earlier attempts, newest first (at most 10). Written by the
+	// manager.
+	// +listType=map
+	// +listMapKey=number
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	PreviousAttempts []AttemptRecord `json:"previousAttempts,omitempty"`
+}
+
+// AttemptTrigger says what started an attempt.
+// +kubebuilder:validation:Enum=Created;SpecChanged;Rerun
+type AttemptTrigger string
+
+const (
+	// AttemptCreated: the run's first attempt.
+	AttemptCreated AttemptTrigger = "Created"
+	// AttemptSpecChanged: the spec of the finished run changed (say, a new runner image tag from Git).
+	AttemptSpecChanged AttemptTrigger = "SpecChanged"
+	// AttemptRerun: the evals.evalrun.io/rerun annotation got a new value.
+	AttemptRerun AttemptTrigger = "Rerun"
+)
+
+// Attempt identifies one attempt of a run.
+type Attempt struct {
+	// number counts the run's attempts, from 1.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Number int32 `json:"number,omitempty"`
+	// trigger is what started the attempt.
+	// +required
+	Trigger AttemptTrigger `json:"trigger,omitempty"`
+	// specSHA256 is the hex sha256 of the spec the attempt runs (suspend left out).
+	// +kubebuilder:validation:MinLength=64
+	// +kubebuilder:validation:MaxLength=64
+	// +required
+	SpecSHA256 string `json:"specSHA256,omitempty"`
+	// rerun is the value of the evals.evalrun.io/rerun annotation when the attempt started.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Rerun *string `json:"rerun,omitempty"`
+	// generation is the run's metadata.generation whose spec specSHA256 is the digest of.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Generation int64 `json:"generation,omitempty"`
+}
+
+// AttemptRecord is an earlier attempt of a run and how it ended.
+type AttemptRecord struct {
+	// number of the attempt.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Number int32 `json:"number,omitempty"`
+	// trigger is what started the attempt.
+	// +required
+	Trigger AttemptTrigger `json:"trigger,omitempty"`
+	// rerun is the value of the evals.evalrun.io/rerun annotation when the attempt started.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Rerun *string `json:"rerun,omitempty"`
+	// startTime is when the attempt's Job started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// evalFileSHA256 is the sha256 of the eval file the attempt ran.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	EvalFileSHA256 *string `json:"evalFileSHA256,omitempty"`
+	// How the attempt ended.
+	RunOutcome `json:",inline"`
 }
 
 // BaselineComparison is how a finished run's per-case results compare with its baseline's, over every stored
@@ -676,6 +751,7 @@ type LauncherReport struct {
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // EvalRun runs a batch runner over an eval file as a Kubernetes Job and records the judged per-case results.
+// +kubebuilder:validation:XValidation:rule="(self.spec.evalFile == oldSelf.spec.evalFile && self.spec.target == oldSelf.spec.target && has(self.spec.judging) == has(oldSelf.spec.judging) && (!has(self.spec.judging) || self.spec.judging == oldSelf.spec.judging) && has(self.spec.successPolicy) == has(oldSelf.spec.successPolicy) && (!has(self.spec.successPolicy) || self.spec.successPolicy == oldSelf.spec.successPolicy) && has(self.spec.activeDeadlineSeconds) == has(oldSelf.spec.activeDeadlineSeconds) && (!has(self.spec.activeDeadlineSeconds) || self.spec.activeDeadlineSeconds == oldSelf.spec.activeDeadlineSeconds) && has(self.spec.backoffLimit) == has(oldSelf.spec.backoffLimit) && (!has(self.spec.backoffLimit) || self.spec.backoffLimit == oldSelf.spec.backoffLimit) && has(self.spec.ttlSecondsAfterFinished) == has(oldSelf.spec.ttlSecondsAfterFinished) && (!has(self.spec.ttlSecondsAfterFinished) || self.spec.ttlSecondsAfterFinished == oldSelf.spec.ttlSecondsAfterFinished) && has(self.spec.resultsDeadlineSeconds) == has(oldSelf.spec.resultsDeadlineSeconds) && (!has(self.spec.resultsDeadlineSeconds) || self.spec.resultsDeadlineSeconds == oldSelf.spec.resultsDeadlineSeconds) && has(self.spec.queueName) == has(oldSelf.spec.queueName) && (!has(self.spec.queueName) || self.spec.queueName == oldSelf.spec.queueName) && has(self.spec.podTemplate) == has(oldSelf.spec.podTemplate) && (!has(self.spec.podTemplate) || self.spec.podTemplate == oldSelf.spec.podTemplate) && has(self.spec.sharding) == has(oldSelf.spec.sharding) && (!has(self.spec.sharding) || self.spec.sharding == oldSelf.spec.sharding) && has(self.spec.resume) == has(oldSelf.spec.resume) && (!has(self.spec.resume) || self.spec.resume == oldSelf.spec.resume) && has(self.spec.storage) == has(oldSelf.spec.storage) && (!has(self.spec.storage) || self.spec.storage == oldSelf.spec.storage) && has(self.spec.baseline) == has(oldSelf.spec.baseline) && (!has(self.spec.baseline) || self.spec.baseline == oldSelf.spec.baseline)) || (has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown'))",message="spec is immutable except suspend while the run is in progress: once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.baseline) || has(self.spec.baseline.runName)",message="spec.baseline.runName is required on an EvalRun (only an EvalSchedule's template may leave it empty, to compare with the schedule's latest successful run)"
 type EvalRun struct {
 	metav1.TypeMeta `json:",inline"`
@@ -684,7 +760,6 @@ type EvalRun struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the desired evaluation.
-	// +kubebuilder:validation:XValidation:rule="self.evalFile == oldSelf.evalFile && self.target == oldSelf.target && has(self.judging) == has(oldSelf.judging) && (!has(self.judging) || self.judging == oldSelf.judging) && has(self.successPolicy) == has(oldSelf.successPolicy) && (!has(self.successPolicy) || self.successPolicy == oldSelf.successPolicy) && has(self.activeDeadlineSeconds) == has(oldSelf.activeDeadlineSeconds) && (!has(self.activeDeadlineSeconds) || self.activeDeadlineSeconds == oldSelf.activeDeadlineSeconds) && has(self.backoffLimit) == has(oldSelf.backoffLimit) && (!has(self.backoffLimit) || self.backoffLimit == oldSelf.backoffLimit) && has(self.ttlSecondsAfterFinished) == has(oldSelf.ttlSecondsAfterFinished) && (!has(self.ttlSecondsAfterFinished) || self.ttlSecondsAfterFinished == oldSelf.ttlSecondsAfterFinished) && has(self.resultsDeadlineSeconds) == has(oldSelf.resultsDeadlineSeconds) && (!has(self.resultsDeadlineSeconds) || self.resultsDeadlineSeconds == oldSelf.resultsDeadlineSeconds) && has(self.queueName) == has(oldSelf.queueName) && (!has(self.queueName) || self.queueName == oldSelf.queueName) && has(self.podTemplate) == has(oldSelf.podTemplate) && (!has(self.podTemplate) || self.podTemplate == oldSelf.podTemplate) && has(self.sharding) == has(oldSelf.sharding) && (!has(self.sharding) || self.sharding == oldSelf.sharding) && has(self.resume) == has(oldSelf.resume) && (!has(self.resume) || self.resume == oldSelf.resume) && has(self.storage) == has(oldSelf.storage) && (!has(self.storage) || self.storage == oldSelf.storage) && has(self.baseline) == has(oldSelf.baseline) && (!has(self.baseline) || self.baseline == oldSelf.baseline)",message="spec is immutable except suspend: create a new EvalRun for a different evaluation"
 	// +required
 	Spec EvalRunSpec `json:"spec,omitzero"`
 

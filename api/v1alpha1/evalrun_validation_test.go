@@ -348,6 +348,7 @@ func TestEvalRunImmutability(t *testing.T) {
 		{"shards", func(r *evalsv1alpha1.EvalRun) { r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](4)} }},
 		{"resume", func(r *evalsv1alpha1.EvalRun) { r.Spec.Resume = &evalsv1alpha1.Resume{From: "earlier"} }},
 		{"storage", func(r *evalsv1alpha1.EvalRun) { r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket()} }},
+		{"baseline", func(r *evalsv1alpha1.EvalRun) { r.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To("earlier")} }},
 	}
 	for _, m := range mutations {
 		t.Run(m.name, func(t *testing.T) {
@@ -389,6 +390,24 @@ func TestEvalRunImmutability(t *testing.T) {
 			t.Fatalf("Status().Update() = %v", err)
 		}
 	})
+	// Once the run has finished (Succeeded True or False), its spec may change: the manager starts a new attempt.
+	for _, finished := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse} {
+		t.Run("spec may change once finished "+string(finished), func(t *testing.T) {
+			cur := &evalsv1alpha1.EvalRun{}
+			if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(run), cur); err != nil {
+				t.Fatal(err)
+			}
+			cur.Status.Conditions = []metav1.Condition{{Type: evalsv1alpha1.ConditionSucceeded, Status: finished,
+				Reason: evalsv1alpha1.ReasonCompleted, LastTransitionTime: metav1.Now()}}
+			if err := k8sClient.Status().Update(ctx, cur); err != nil {
+				t.Fatalf("Status().Update() = %v", err)
+			}
+			cur.Spec.Target.Image = "other:" + string(finished)
+			if err := k8sClient.Update(ctx, cur); err != nil {
+				t.Fatalf("Update(image) of a finished run = %v", err)
+			}
+		})
+	}
 }
 
 // TestStatusZeroValuesRoundTrip writes a status whose required fields hold their zero values (counts of 0, line 0,

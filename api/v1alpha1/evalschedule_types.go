@@ -172,6 +172,12 @@ type FinishedRun struct {
 	// scheduledTime is the time the run was scheduled for.
 	// +required
 	ScheduledTime metav1.Time `json:"scheduledTime"`
+	// The run's outcome.
+	RunOutcome `json:",inline"`
+}
+
+// RunOutcome is how a finished run (or attempt) ended: its conditions and its summary.
+type RunOutcome struct {
 	// completionTime is when the run finished.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`

@@ -78,6 +78,11 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	log := ctrl.LoggerFrom(ctx).WithValues("evalRun", klog.KObj(run))
 	ctx = ctrl.LoggerInto(ctx, log)
 	now := r.clock.Now()
+	if _, done := TerminalAssessment(run); done {
+		if trigger := NewAttemptTrigger(run); trigger != "" {
+			return r.startNewAttempt(ctx, run, trigger)
+		}
+	}
 
 	obs, stepErr := r.observe(ctx, run, now)
 	if obs == nil {

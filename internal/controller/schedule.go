@@ -159,8 +159,12 @@ func (g scheduleRuns) lastFinished() *evalsv1alpha1.EvalRun {
 
 // finishedRunStatus is a finished run as status.lastFinished shows it.
 func finishedRunStatus(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.FinishedRun {
-	out := &evalsv1alpha1.FinishedRun{Name: run.Name, ScheduledTime: metav1.NewTime(scheduledTime(run)),
-		CompletionTime: run.Status.CompletionTime, Summary: run.Status.Summary}
+	return &evalsv1alpha1.FinishedRun{Name: run.Name, ScheduledTime: metav1.NewTime(scheduledTime(run)), RunOutcome: outcomeOf(run)}
+}
+
+// outcomeOf is how a finished run (its current attempt) ended: its conditions and summary.
+func outcomeOf(run *evalsv1alpha1.EvalRun) evalsv1alpha1.RunOutcome {
+	out := evalsv1alpha1.RunOutcome{CompletionTime: run.Status.CompletionTime, Summary: run.Status.Summary}
 	if c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
 		out.Succeeded, out.Reason = c.Status, c.Reason
 	}

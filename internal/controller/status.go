@@ -39,6 +39,9 @@ type ManagerStatus struct {
 	Resume   *evalsv1alpha1.ResumeStatus   `json:"resume,omitempty"`
 	// Baseline: the comparison with spec.baseline's run.
 	Baseline *evalsv1alpha1.BaselineComparison `json:"baseline,omitempty"`
+	// Attempt and PreviousAttempts: the attempt the status describes, and the earlier ones.
+	Attempt          *evalsv1alpha1.Attempt        `json:"attempt,omitempty"`
+	PreviousAttempts []evalsv1alpha1.AttemptRecord `json:"previousAttempts,omitempty"`
 }
 
 // Facts are the manager's observations that are not part of the classification.
@@ -72,6 +75,8 @@ func CurrentManagerStatus(run *evalsv1alpha1.EvalRun) ManagerStatus {
 		Shards:             s.Shards,
 		Resume:             s.Resume,
 		Baseline:           s.Baseline,
+		Attempt:            s.Attempt,
+		PreviousAttempts:   s.PreviousAttempts,
 	}
 	for _, t := range managerConditionTypes {
 		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
@@ -111,6 +116,8 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		Shards:             f.Shards,
 		Resume:             f.Resume,
 		Baseline:           f.Baseline,
+		Attempt:            desiredAttempt(run),
+		PreviousAttempts:   current.PreviousAttempts,
 	}
 	conds := append([]metav1.Condition{}, current.Conditions...)
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {

@@ -101,6 +101,9 @@ func TestDesiredManagerStatus(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := DesiredManagerStatus(tc.run, tc.a, tc.facts, t0.Add(tc.now))
+			// Every status records the attempt it describes: here a new run's first.
+			tc.want.Attempt = &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated,
+				SpecSHA256: SpecSHA256(&tc.run.Spec), Generation: tc.run.Generation}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("DesiredManagerStatus mismatch (-want +got):\n%s", diff)
 			}
@@ -116,6 +119,7 @@ func TestStatusChangedIsFalseOnceWritten(t *testing.T) {
 		t.Fatal("StatusChanged = false for an empty status")
 	}
 	run.Status.ObservedGeneration, run.Status.Conditions, run.Status.JobName = desired.ObservedGeneration, desired.Conditions, desired.JobName
+	run.Status.Attempt = desired.Attempt
 	// The collector's fields do not count.
 	run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 1}
 	run.Status.Conditions = append(run.Status.Conditions, cond("ResultsTruncated", metav1.ConditionFalse, "AllResultsInStatus", "", 0))

@@ -31,6 +31,10 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=evals.evalrun.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("Attempt"):
+		return &apiv1alpha1.AttemptApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("AttemptRecord"):
+		return &apiv1alpha1.AttemptRecordApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Baseline"):
 		return &apiv1alpha1.BaselineApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BaselineComparison"):
@@ -81,6 +85,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ResumeStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunnerStatus"):
 		return &apiv1alpha1.RunnerStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RunOutcome"):
+		return &apiv1alpha1.RunOutcomeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunSummary"):
 		return &apiv1alpha1.RunSummaryApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("S3Bucket"):

@@ -38,6 +38,62 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Attempt
+  map:
+    fields:
+    - name: generation
+      type:
+        scalar: numeric
+    - name: number
+      type:
+        scalar: numeric
+    - name: rerun
+      type:
+        scalar: string
+    - name: specSHA256
+      type:
+        scalar: string
+    - name: trigger
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.AttemptTrigger
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.AttemptRecord
+  map:
+    fields:
+    - name: completionTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: evalFileSHA256
+      type:
+        scalar: string
+    - name: number
+      type:
+        scalar: numeric
+    - name: passed
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus
+    - name: reason
+      type:
+        scalar: string
+    - name: regressed
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus
+    - name: rerun
+      type:
+        scalar: string
+    - name: startTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: succeeded
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.ConditionStatus
+    - name: summary
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunSummary
+    - name: trigger
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.AttemptTrigger
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.AttemptTrigger
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Baseline
   map:
     fields:
@@ -263,6 +319,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalRunStatus
   map:
     fields:
+    - name: attempt
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Attempt
     - name: baseline
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineComparison
@@ -312,6 +371,14 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ParseError
           elementRelationship: atomic
+    - name: previousAttempts
+      type:
+        list:
+          elementType:
+            namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.AttemptRecord
+          elementRelationship: associative
+          keys:
+          - number
     - name: results
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference

@@ -79,6 +79,13 @@ type EvalRunStatusApplyConfiguration struct {
 	// baseline compares the run's full per-case results with spec.baseline's run. Written by the manager once
 	// both runs have finished.
 	Baseline *BaselineComparisonApplyConfiguration `json:"baseline,omitempty"`
+	// attempt is the attempt this status describes. A finished run starts a new attempt under the same name when
+	// its spec changes (other than suspend) or its evals.evalrun.io/rerun annotation gets a new value. Written by
+	// the manager.
+	Attempt *AttemptApplyConfiguration `json:"attempt,omitempty"`
+	// previousAttempts are the outcomes of the run's earlier attempts, newest first (at most 10). Written by the
+	// manager.
+	PreviousAttempts []AttemptRecordApplyConfiguration `json:"previousAttempts,omitempty"`
 }
 
 // EvalRunStatusApplyConfiguration constructs a declarative configuration of the EvalRunStatus type for use with
@@ -260,5 +267,26 @@ func (b *EvalRunStatusApplyConfiguration) WithResume(value *ResumeStatusApplyCon
 // If called multiple times, the Baseline field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithBaseline(value *BaselineComparisonApplyConfiguration) *EvalRunStatusApplyConfiguration {
 	b.Baseline = value
+	return b
+}
+
+// WithAttempt sets the Attempt field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Attempt field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithAttempt(value *AttemptApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.Attempt = value
+	return b
+}
+
+// WithPreviousAttempts adds the given value to the PreviousAttempts field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PreviousAttempts field.
+func (b *EvalRunStatusApplyConfiguration) WithPreviousAttempts(values ...*AttemptRecordApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithPreviousAttempts")
+		}
+		b.PreviousAttempts = append(b.PreviousAttempts, *values[i])
+	}
 	return b
 }

@@ -30,18 +30,8 @@ type FinishedRunApplyConfiguration struct {
 	Name *string `json:"name,omitempty"`
 	// scheduledTime is the time the run was scheduled for.
 	ScheduledTime *v1.Time `json:"scheduledTime,omitempty"`
-	// completionTime is when the run finished.
-	CompletionTime *v1.Time `json:"completionTime,omitempty"`
-	// succeeded is the status of the run's Succeeded condition (True or False).
-	Succeeded *v1.ConditionStatus `json:"succeeded,omitempty"`
-	// reason is the reason of the run's Succeeded condition.
-	Reason *string `json:"reason,omitempty"`
-	// passed is the status of the run's Passed condition.
-	Passed *v1.ConditionStatus `json:"passed,omitempty"`
-	// regressed is the status of the run's Regressed condition, when it has a baseline.
-	Regressed *v1.ConditionStatus `json:"regressed,omitempty"`
-	// summary is the run's summary.
-	Summary *RunSummaryApplyConfiguration `json:"summary,omitempty"`
+	// The run's outcome.
+	RunOutcomeApplyConfiguration `json:""`
 }
 
 // FinishedRunApplyConfiguration constructs a declarative configuration of the FinishedRun type for use with
@@ -70,7 +60,7 @@ func (b *FinishedRunApplyConfiguration) WithScheduledTime(value v1.Time) *Finish
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CompletionTime field is set to the value of the last call.
 func (b *FinishedRunApplyConfiguration) WithCompletionTime(value v1.Time) *FinishedRunApplyConfiguration {
-	b.CompletionTime = &value
+	b.RunOutcomeApplyConfiguration.CompletionTime = &value
 	return b
 }
 
@@ -78,7 +68,7 @@ func (b *FinishedRunApplyConfiguration) WithCompletionTime(value v1.Time) *Finis
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Succeeded field is set to the value of the last call.
 func (b *FinishedRunApplyConfiguration) WithSucceeded(value v1.ConditionStatus) *FinishedRunApplyConfiguration {
-	b.Succeeded = &value
+	b.RunOutcomeApplyConfiguration.Succeeded = &value
 	return b
 }
 
@@ -86,7 +76,7 @@ func (b *FinishedRunApplyConfiguration) WithSucceeded(value v1.ConditionStatus) 
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Reason field is set to the value of the last call.
 func (b *FinishedRunApplyConfiguration) WithReason(value string) *FinishedRunApplyConfiguration {
-	b.Reason = &value
+	b.RunOutcomeApplyConfiguration.Reason = &value
 	return b
 }
 
@@ -94,7 +84,7 @@ func (b *FinishedRunApplyConfiguration) WithReason(value string) *FinishedRunApp
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Passed field is set to the value of the last call.
 func (b *FinishedRunApplyConfiguration) WithPassed(value v1.ConditionStatus) *FinishedRunApplyConfiguration {
-	b.Passed = &value
+	b.RunOutcomeApplyConfiguration.Passed = &value
 	return b
 }
 
@@ -102,7 +92,7 @@ func (b *FinishedRunApplyConfiguration) WithPassed(value v1.ConditionStatus) *Fi
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Regressed field is set to the value of the last call.
 func (b *FinishedRunApplyConfiguration) WithRegressed(value v1.ConditionStatus) *FinishedRunApplyConfiguration {
-	b.Regressed = &value
+	b.RunOutcomeApplyConfiguration.Regressed = &value
 	return b
 }
 
@@ -110,6 +100,6 @@ func (b *FinishedRunApplyConfiguration) WithRegressed(value v1.ConditionStatus) 
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the Summary field is set to the value of the last call.
 func (b *FinishedRunApplyConfiguration) WithSummary(value *RunSummaryApplyConfiguration) *FinishedRunApplyConfiguration {
-	b.Summary = value
+	b.RunOutcomeApplyConfiguration.Summary = value
 	return b
 }
