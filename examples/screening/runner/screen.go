@@ -92,14 +92,18 @@ func decide(r row) (string, []string) {
 	return decisionClear, []string{}
 }
 
-// screen turns one case into its output record; a non-empty second value says why the case was skipped.
-func screen(c evalCase) (record, string) {
+// screen turns one case into its output record; a non-empty second value says why the case was skipped. With
+// flip, the decision is the opposite one (a model that regressed on this case).
+func screen(c evalCase, flip bool) (record, string) {
 	start := time.Now()
 	r, skip := readRow(c)
 	if skip != "" {
 		return record{}, skip
 	}
 	decision, reasons := decide(r)
+	if flip {
+		decision, reasons = flipDecision(decision), append(reasons, "flipped")
+	}
 	hit := watchlist[strings.ToLower(strings.TrimSpace(r.Name))]
 	calls := []toolCall{
 		{Tool: "watchlist_lookup", Input: map[string]any{"name": r.Name}, Output: map[string]any{"hit": hit}},
@@ -126,4 +130,12 @@ func screen(c evalCase) (record, string) {
 		},
 		DurationMs: float64(time.Since(start).Microseconds()) / 1000,
 	}, ""
+}
+
+// flipDecision is the opposite decision.
+func flipDecision(d string) string {
+	if d == decisionClear {
+		return decisionReview
+	}
+	return decisionClear
 }
