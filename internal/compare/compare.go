@@ -169,12 +169,12 @@ func BoundsOf(spec *evalsv1alpha1.Baseline) (Bounds, error) {
 func (c *Comparison) Regressed(b Bounds) (bool, string) {
 	var why []string
 	regressed := false
+	failing := fmt.Sprintf("%d newly failing cases (at most %d allowed)", c.NewlyFailingCount, b.MaxNewFailures)
 	if c.NewlyFailingCount > b.MaxNewFailures {
 		regressed = true
-		why = append(why, fmt.Sprintf("%d newly failing cases (at most %d allowed)%s", c.NewlyFailingCount, b.MaxNewFailures, examples(c.NewlyFailing, c.NewlyFailingCount)))
-	} else {
-		why = append(why, fmt.Sprintf("%d newly failing cases (at most %d allowed)", c.NewlyFailingCount, b.MaxNewFailures))
+		failing += examples(c.NewlyFailing, c.NewlyFailingCount)
 	}
+	why = append(why, failing)
 	if b.MaxScoreDrop != nil && c.HasScores() {
 		drop := new(big.Rat).Neg(c.Delta())
 		if drop.Cmp(b.MaxScoreDrop) > 0 {

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -86,9 +88,12 @@ func TestGitOpsRerun(t *testing.T) {
 	if a := second.Status.Attempt; a.Trigger != evalsv1alpha1.AttemptSpecChanged {
 		t.Errorf("attempt 2 trigger %s", a.Trigger)
 	}
-	if p := second.Status.PreviousAttempts; len(p) != 1 || p[0].Number != 1 || p[0].Reason != evalsv1alpha1.ReasonCompleted ||
-		p[0].Summary == nil || p[0].Summary.Passed != 3 || p[0].EvalFileSHA256 == nil || *p[0].EvalFileSHA256 != first.Status.EvalFileSHA256 {
-		t.Errorf("previousAttempts %+v", second.Status.PreviousAttempts)
+	want := []evalsv1alpha1.AttemptRecord{{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, StartTime: first.Status.StartTime,
+		EvalFileSHA256: &first.Status.EvalFileSHA256, RunOutcome: evalsv1alpha1.RunOutcome{
+			CompletionTime: first.Status.CompletionTime, Succeeded: metav1.ConditionTrue, Reason: evalsv1alpha1.ReasonCompleted,
+			Passed: ptr.To(metav1.ConditionTrue), Summary: first.Status.Summary}}}
+	if diff := cmp.Diff(want, second.Status.PreviousAttempts); diff != "" {
+		t.Errorf("previousAttempts (-want +got):\n%s", diff)
 	}
 	if second.Status.Summary != nil || second.Status.Results != nil {
 		t.Errorf("attempt 2 shows attempt 1's results: summary %+v, results %+v", second.Status.Summary, second.Status.Results)

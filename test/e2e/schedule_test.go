@@ -17,15 +17,16 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 // scheduleTimeout bounds waiting for a scheduled run: up to a minute to its time, then the run itself.
 const scheduleTimeout = time.Minute + runTimeout
 
-// TestScheduleComparesWithTheLastSuccess runs an every-minute EvalSchedule of the sample on the real cluster. Its
-// first run has no baseline; before the second, the "model" (the runner's SCREENING_FLIP_CASE, from a ConfigMap)
-// regresses on case-004. The second run is compared with the first from their stored results: Regressed=True,
-// naming case-004 as the only newly failing case, and the schedule's status shows it.
+// TestScheduleComparesWithTheLastSuccess runs an every-minute EvalSchedule of the sample runner on the real
+// cluster, on six cases it answers right. Its first run has no baseline; before the second, the "model" (the
+// runner's SCREENING_FLIP_CASE, from a ConfigMap) regresses on case-002. The second run is compared with the first from their stored results: Regressed=True,
+// naming case-002 as the only newly failing case, and the schedule's status shows it.
 func TestScheduleComparesWithTheLastSuccess(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "schedule", nil)
@@ -34,7 +35,7 @@ func TestScheduleComparesWithTheLastSuccess(t *testing.T) {
 	if err := k8s.Create(ctx, model); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := MakeEvalRun("template", ns).Inline(sampleEvalFile(t)).Obj()
+	tmpl := MakeEvalRun("template", ns).Inline(testutil.DecisionEval(6)).Obj()
 	tmpl.Spec.Target.Env = []corev1.EnvVar{{Name: "SCREENING_FLIP_CASE", ValueFrom: &corev1.EnvVarSource{
 		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "model"}, Key: "flip-case"}}}}
 	tmpl.Spec.Baseline = &evalsv1alpha1.Baseline{MaxNewFailures: ptr.To[int32](0)}
@@ -59,7 +60,7 @@ func TestScheduleComparesWithTheLastSuccess(t *testing.T) {
 	first = waitFinished(t, ns, first.Name, runTimeout)
 	expectCondition(t, first, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
 
-	model.Data["flip-case"] = "case-004"
+	model.Data["flip-case"] = "case-002"
 	if err := k8s.Update(ctx, model); err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +78,8 @@ func TestScheduleComparesWithTheLastSuccess(t *testing.T) {
 		t.Fatal("no status.baseline")
 	}
 	expectDiff(t, "baseline comparison", evalsv1alpha1.BaselineComparison{
-		RunName: first.Name, RunUID: string(first.UID), EvalFile: evalsv1alpha1.EvalFileSame, SharedCases: 12,
-		NewlyFailing: []string{"case-004"}, NewlyFailingCount: 1,
+		RunName: first.Name, RunUID: string(first.UID), EvalFile: evalsv1alpha1.EvalFileSame, SharedCases: 6,
+		NewlyFailing: []string{"case-002"}, NewlyFailingCount: 1,
 		MeanScore: b.MeanScore, BaselineMeanScore: b.BaselineMeanScore, MeanScoreDelta: b.MeanScoreDelta,
 	}, *b)
 	if b.MeanScoreDelta == "" || b.MeanScoreDelta[0] != '-' {

@@ -195,3 +195,21 @@ func TestRunOneCase(t *testing.T) {
 		})
 	}
 }
+
+// TestFlipCase: --flip-case answers that one case with the opposite decision (a regressed model) and leaves the
+// others as they were.
+func TestFlipCase(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--eval", "../eval.yaml", "--output", out, "--flip-case", "case-004"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run exit %d, stderr: %s", code, stderr.String())
+	}
+	got, _ := readOutput(t, out)
+	decisions := map[string]string{}
+	for _, l := range got {
+		decisions[l.ID] = l.Decision
+	}
+	if decisions["case-004"] != "CLEAR" || decisions["case-002"] != "REVIEW" || decisions["case-001"] != "CLEAR" {
+		t.Errorf("decisions %v: want case-004 flipped to CLEAR, the others unchanged", decisions)
+	}
+}
