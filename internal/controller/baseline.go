@@ -81,10 +81,10 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 		return unavailable("%v", err)
 	}
 	b := compare.NewBuilder(maxComparisonIDs)
-	if msg, err := r.readComparedLines(ctx, base, b.AddBaseline); msg != "" || err != nil {
+	if msg, err := r.eachStoredLine(ctx, base, func(l *results.Line) error { b.AddBaseline(l); return nil }); msg != "" || err != nil {
 		return errors.Join(err, unavailableIf(msg, unavailable, "baseline EvalRun "+name))
 	}
-	if msg, err := r.readComparedLines(ctx, live, b.AddRun); msg != "" || err != nil {
+	if msg, err := r.eachStoredLine(ctx, live, func(l *results.Line) error { b.AddRun(l); return nil }); msg != "" || err != nil {
 		return errors.Join(err, unavailableIf(msg, unavailable, "this run"))
 	}
 	c := b.Finish()
@@ -114,17 +114,14 @@ func unavailableIf(msg string, unavailable func(string, ...any) error, whose str
 	return unavailable("the results of %s: %s", whose, msg)
 }
 
-// readComparedLines feeds every stored result line of run to add. It returns a message when the stored results
-// are gone or unreadable (for good), an error when reading them failed otherwise.
-func (r *EvalRunReconciler) readComparedLines(ctx context.Context, run *evalsv1alpha1.EvalRun, add func(*results.Line)) (string, error) {
+// eachStoredLine calls f with every stored result line of run (its status.results). It returns a message when
+// the stored results are gone or unreadable (for good; f's error counts as unreadable), an error when reading
+// them failed otherwise (the API server, the bucket).
+func (r *EvalRunReconciler) eachStoredLine(ctx context.Context, run *evalsv1alpha1.EvalRun, f func(*results.Line) error) (string, error) {
 	refs := run.Status.Results
 	var unreadable error
 	err := r.eachStoredChunk(ctx, run, refs.ConfigMaps, refs.Objects, false, func(where string, data []byte) error {
-		err := results.EachLine(data, func(l *results.Line, _ []byte) error {
-			add(l)
-			return nil
-		})
-		if err != nil {
+		if err := results.EachLine(data, func(l *results.Line, _ []byte) error { return f(l) }); err != nil {
 			unreadable = fmt.Errorf("%s cannot be read: %w", where, err)
 		}
 		return unreadable

@@ -80,7 +80,7 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	now := r.clock.Now()
 	if _, done := TerminalAssessment(run); done {
 		if trigger := NewAttemptTrigger(run); trigger != "" {
-			return r.startNewAttempt(ctx, run, trigger)
+			return r.startNewAttempt(ctx, run, trigger, metav1.NewTime(now.UTC().Truncate(time.Second)))
 		}
 	}
 

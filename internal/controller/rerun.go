@@ -96,7 +96,8 @@ func NewAttemptTrigger(run *evalsv1alpha1.EvalRun) evalsv1alpha1.AttemptTrigger 
 // children (Job, ConfigMaps, the collector's identity) and bucket objects, waits until they are gone, then
 // replaces the status with the new attempt and the finished one's record. The next reconcile runs the new attempt
 // from the start, as for a new run.
-func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alpha1.EvalRun, trigger evalsv1alpha1.AttemptTrigger) (ctrl.Result, error) {
+func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alpha1.EvalRun, trigger evalsv1alpha1.AttemptTrigger,
+	now metav1.Time) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	left, err := r.deleteChildren(ctx, run)
 	if err != nil || left > 0 {
@@ -133,6 +134,16 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 		Attempt: &evalsv1alpha1.Attempt{Number: finished.Number + 1, Trigger: trigger, SpecSHA256: SpecSHA256(&run.Spec),
 			Rerun: rerunAnnotation(run), Generation: run.Generation},
 		PreviousAttempts: history,
+	}
+	// In progress from the start, so that kstatus, Flux and Argo CD never take the empty status for a result.
+	msg := fmt.Sprintf("attempt %d is starting", finished.Number+1)
+	for _, c := range []metav1.Condition{
+		{Type: evalsv1alpha1.ConditionReconciling, Status: metav1.ConditionTrue},
+		{Type: evalsv1alpha1.ConditionStalled, Status: metav1.ConditionFalse},
+		{Type: evalsv1alpha1.ConditionSucceeded, Status: metav1.ConditionUnknown},
+	} {
+		c.Reason, c.Message, c.ObservedGeneration, c.LastTransitionTime = evalsv1alpha1.ReasonPending, msg, run.Generation, now
+		next.Status.Conditions = append(next.Status.Conditions, c)
 	}
 	// The whole status is replaced (the collector's fields too), under the run's resourceVersion: a status that
 	// changed meanwhile makes this a conflict, retried from a fresh read.

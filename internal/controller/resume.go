@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -69,29 +68,20 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 		return invalid("EvalRun %s has no stored results to resume from (it ended %s: %s)", from, outcome.Reason, oneLine(outcome.Message))
 	}
 	carry := map[string][]byte{}
-	var unreadable error
-	err := r.eachStoredChunk(ctx, src, refs.ConfigMaps, refs.Objects, false, func(where string, data []byte) error {
-		err := results.EachLine(data, func(l *results.Line, _ []byte) error {
-			if _, dup := carry[l.ID]; dup || !carried(l, mode) {
-				return nil
-			}
-			if l.CarriedFrom == "" {
-				l.CarriedFrom = from
-			}
-			line, err := json.Marshal(l)
-			carry[l.ID] = line
-			return err
-		})
-		if err != nil {
-			unreadable = fmt.Errorf("%s cannot be read: %w", where, err)
+	msg, err := r.eachStoredLine(ctx, src, func(l *results.Line) error {
+		if _, dup := carry[l.ID]; dup || !carried(l, mode) {
+			return nil
 		}
-		return unreadable
+		if l.CarriedFrom == "" {
+			l.CarriedFrom = from
+		}
+		line, err := json.Marshal(l)
+		carry[l.ID] = line
+		return err
 	})
 	switch {
-	case unreadable != nil:
-		return invalid("the results of EvalRun %s: %v", from, unreadable)
-	case errors.Is(err, errStoredGone):
-		return invalid("the results of EvalRun %s: %v", from, err)
+	case msg != "":
+		return invalid("the results of EvalRun %s: %s", from, msg)
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading the results of EvalRun %s: %w", from, err)
 	}

@@ -122,5 +122,3 @@ func waitScheduledRun(t *testing.T, ns, schedule string, seen []string) *evalsv1
 	}
 	return found
 }
-
-
