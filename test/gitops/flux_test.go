@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/cel-go/cel"
@@ -127,6 +128,18 @@ func (f *fluxEvaluator) evaluate(obj map[string]any) (string, error) {
 		}
 	}
 	return inProgress, nil
+}
+
+// TestReadmeShowsTheFluxExpressions checks that README.md's Flux example is the shipped one.
+func TestReadmeShowsTheFluxExpressions(t *testing.T) {
+	ks := readRepoFile(t, fluxKustomization)
+	i := strings.Index(ks, "  healthCheckExprs:\n")
+	if i < 0 {
+		t.Fatalf("%s has no healthCheckExprs", fluxKustomization)
+	}
+	if !strings.Contains(readRepoFile(t, "README.md"), ks[i:]) {
+		t.Errorf("README.md does not show the healthCheckExprs of %s as they are:\n%s", fluxKustomization, ks[i:])
+	}
 }
 
 func TestFluxHealthCheckExprs(t *testing.T) {
