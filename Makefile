@@ -35,6 +35,10 @@ generate: ## Generate deepcopy code and the status apply configurations.
 manifests: ## Generate the CRD and the manager's RBAC role.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths=./api/... paths=./internal/controller/... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
+.PHONY: gitops
+gitops: ## Write config/gitops/argocd/argocd-cm.yaml (the argocd-cm patch) from health.lua.
+	hack/argocd-cm.sh
+
 .PHONY: fmt
 fmt: ## go fmt.
 	$(GO) fmt ./...
@@ -44,7 +48,7 @@ vet: ## go vet.
 	$(GO) vet ./...
 
 .PHONY: verify
-verify: generate manifests ## Regenerate everything and fail on drift or untracked generated files.
+verify: generate manifests gitops ## Regenerate everything and fail on drift or untracked generated files.
 	$(GO) mod tidy -diff
 	cd hack/tools && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
