@@ -60,6 +60,8 @@ type observed struct {
 	assessment Assessment
 	facts      Facts
 	job        *batchv1.Job
+	// runnerEnded is when the last runner container ended, when the pods say so (for the collection latency).
+	runnerEnded time.Time
 }
 
 // Reconcile gets the run, observes and advances it, writes its status once if it changed, then acts on the
@@ -102,6 +104,7 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		r.memory.markApplied(req.NamespacedName, run.UID, desired)
 		r.emitTransitions(run, desired)
+		recordFinished(run, desired, obs.runnerEnded, now)
 		log.V(2).Info("Status written", "state", obs.assessment.State, "reason", obs.assessment.Reason)
 	}
 	var stopErr error
@@ -187,13 +190,17 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		}
 	}
 	if Merged(run) {
-		return r.observeShards(ctx, run, obs, facts)
+		o, err := r.observeShards(ctx, run, obs, facts)
+		if o != nil {
+			o.runnerEnded = lastRunnerEnd(pods)
+		}
+		return o, err
 	}
 	a := Classify(obs, r.opts)
 	if len(pods) == 0 && a.RecheckAfter == 0 && !a.State.Terminal() && !ptr.Deref(job.Spec.Suspend, false) {
 		a.RecheckAfter = podRejectedRecheck
 	}
-	return &observed{assessment: a, facts: facts, job: job}, nil
+	return &observed{assessment: a, facts: facts, job: job, runnerEnded: lastRunnerEnd(pods)}, nil
 }
 
 // observeDecided handles a run whose Succeeded condition is already terminal: its Job is stopped at once while its

@@ -150,6 +150,7 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 		return nil, nil
 	}
 	if missed > 1 {
+		scheduledTimes.WithLabelValues(s.Namespace, "Missed").Add(float64(missed - 1))
 		r.recorder.Eventf(s, nil, corev1.EventTypeWarning, eventMissedSchedule, "Schedule",
 			"%d scheduled times passed since %s; starting only the latest, %s", missed, earliest.UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339))
 	}
@@ -165,6 +166,7 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 	others := g.active
 	switch policy := s.Spec.ConcurrencyPolicy; {
 	case len(others) > 0 && policy == evalsv1alpha1.ConcurrencyForbid:
+		scheduledTimes.WithLabelValues(s.Namespace, "Skipped").Inc()
 		r.recorder.Eventf(s, nil, corev1.EventTypeNormal, eventRunSkipped, "Schedule",
 			"run for %s not started: run %s is still in progress (concurrencyPolicy Forbid)", due.UTC().Format(time.RFC3339), others[0].Name)
 		return nil, nil
@@ -187,6 +189,7 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 		return nil, fmt.Errorf("creating run %s: %w", run.Name, err)
 	}
 	status.LastScheduleTime = ptr.To(metav1.NewTime(due))
+	scheduledTimes.WithLabelValues(s.Namespace, "Created").Inc()
 	r.recorder.Eventf(s, run, corev1.EventTypeNormal, eventRunCreated, "Schedule", "created run %s for %s", run.Name, due.UTC().Format(time.RFC3339))
 	ctrl.LoggerFrom(ctx).V(1).Info("Run created", "evalRun", klog.KObj(run), "scheduledTime", due)
 	return run, nil

@@ -1,0 +1,143 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// The manager's metrics, in controller-runtime's registry (served on its metrics endpoint). Labels are bounded:
+// the namespace, and values from fixed sets (reasons, condition statuses, verdicts); never run names or case ids.
+// README.md's Metrics section documents each one.
+var (
+	runsFinished = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_runs_finished_total",
+		Help: "Runs (attempts) that reached a terminal Succeeded condition, by namespace, reason and Passed status.",
+	}, []string{"namespace", "reason", "passed"})
+	runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "evalrun_run_duration_seconds",
+		Help:    "Seconds from a run's start (its Job's start) to its terminal Succeeded condition.",
+		Buckets: prometheus.ExponentialBuckets(5, 2, 14), // 5 s to about 11 h
+	}, []string{"namespace"})
+	collectionLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "evalrun_collection_latency_seconds",
+		Help: "Seconds from the runner container's end (as the kubelet reports it; the last shard's) to the run's " +
+			"terminal Succeeded condition: snapshot, parse, judge, store and the manager's decision.",
+		Buckets: prometheus.ExponentialBuckets(0.25, 2, 14), // 0.25 s to about 34 min
+	}, []string{"namespace"})
+	casesJudged = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_cases_total",
+		Help: "Cases of finished runs by verdict (Pass, Fail, Error, Skipped); missing cases count as Error too.",
+	}, []string{"namespace", "verdict"})
+	missingIDs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_missing_ids_total",
+		Help: "Requested case ids of finished runs that had no valid record in the runner's output.",
+	}, []string{"namespace"})
+	parseErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_parse_errors_total",
+		Help: "Invalid lines in the runners' output of finished runs.",
+	}, []string{"namespace"})
+	regressions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_baseline_comparisons_total",
+		Help: "Comparisons of finished runs with their baseline, by outcome (the Regressed condition's reason).",
+	}, []string{"namespace", "reason"})
+	scheduledTimes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_schedule_runs_total",
+		Help: "Scheduled times of EvalSchedules by what became of them: Created, Skipped (concurrencyPolicy " +
+			"Forbid), Missed (passed while the manager was away or the schedule suspended, or beyond " +
+			"startingDeadlineSeconds).",
+	}, []string{"namespace", "outcome"})
+)
+
+// activeRunsDesc is the gauge of runs in progress, computed at each scrape from the manager's cache.
+var activeRunsDesc = prometheus.NewDesc("evalrun_active_runs",
+	"EvalRuns whose Succeeded condition is not True or False yet, by namespace.", []string{"namespace"}, nil)
+
+// activeRuns counts the runs in progress per namespace from the cache at each scrape, so the gauge is exact
+// whatever happened to the manager in between.
+type activeRuns struct{ reader client.Reader }
+
+func (a activeRuns) Describe(ch chan<- *prometheus.Desc) { ch <- activeRunsDesc }
+
+func (a activeRuns) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var runs evalsv1alpha1.EvalRunList
+	if err := a.reader.List(ctx, &runs); err != nil {
+		return
+	}
+	counts := map[string]int{}
+	for i := range runs.Items {
+		if _, done := TerminalAssessment(&runs.Items[i]); !done {
+			counts[runs.Items[i].Namespace]++
+		} else if _, seen := counts[runs.Items[i].Namespace]; !seen {
+			counts[runs.Items[i].Namespace] = 0
+		}
+	}
+	for ns, n := range counts {
+		ch <- prometheus.MustNewConstMetric(activeRunsDesc, prometheus.GaugeValue, float64(n), ns)
+	}
+}
+
+// RegisterMetrics registers the manager's metrics with controller-runtime's registry; reader (the manager's
+// cache) feeds the active runs gauge. Registering twice (a manager restarted in one process) is harmless.
+func RegisterMetrics(reader client.Reader) {
+	for _, c := range []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs,
+		parseErrors, regressions, scheduledTimes} {
+		_ = metrics.Registry.Register(c)
+	}
+	_ = metrics.Registry.Register(activeRuns{reader: reader})
+}
+
+// recordFinished counts a status write that decided the run (Succeeded became True or False) and, separately, one
+// that decided its comparison with the baseline. runnerEnded is when the runner container ended, if known.
+func recordFinished(run *evalsv1alpha1.EvalRun, desired ManagerStatus, runnerEnded time.Time, now time.Time) {
+	ns := run.Namespace
+	before := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
+	after := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionSucceeded)
+	if after != nil && after.Status != metav1.ConditionUnknown && (before == nil || before.Status == metav1.ConditionUnknown) {
+		passed := string(metav1.ConditionUnknown)
+		if c := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionPassed); c != nil {
+			passed = string(c.Status)
+		}
+		runsFinished.WithLabelValues(ns, after.Reason, passed).Inc()
+		if desired.StartTime != nil {
+			runDuration.WithLabelValues(ns).Observe(now.Sub(desired.StartTime.Time).Seconds())
+		}
+		if !runnerEnded.IsZero() && !now.Before(runnerEnded) {
+			collectionLatency.WithLabelValues(ns).Observe(now.Sub(runnerEnded).Seconds())
+		}
+		if s := run.Status.Summary; s != nil {
+			casesJudged.WithLabelValues(ns, string(evalsv1alpha1.VerdictPass)).Add(float64(s.Passed))
+			casesJudged.WithLabelValues(ns, string(evalsv1alpha1.VerdictFail)).Add(float64(s.Failed))
+			casesJudged.WithLabelValues(ns, string(evalsv1alpha1.VerdictError)).Add(float64(s.Errored))
+			casesJudged.WithLabelValues(ns, string(evalsv1alpha1.VerdictSkipped)).Add(float64(s.Skipped))
+			missingIDs.WithLabelValues(ns).Add(float64(s.Missing))
+			parseErrors.WithLabelValues(ns).Add(float64(s.ParseErrors))
+		}
+	}
+	beforeR := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
+	afterR := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionRegressed)
+	if afterR != nil && afterR.Reason != evalsv1alpha1.ReasonBaselinePending && (beforeR == nil || beforeR.Reason != afterR.Reason) {
+		regressions.WithLabelValues(ns, afterR.Reason).Inc()
+	}
+}
+
+// lastRunnerEnd is when the last of the pods' runner containers ended, or the zero time.
+func lastRunnerEnd(pods []corev1.Pod) time.Time {
+	var last time.Time
+	for i := range pods {
+		if t := runnerTerminated(&pods[i]); t != nil && t.FinishedAt.After(last) {
+			last = t.FinishedAt.Time
+		}
+	}
+	return last
+}

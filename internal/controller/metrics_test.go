@@ -1,0 +1,64 @@
+package controller
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// TestShippedMetricsArtifactsNameRealMetrics catches a metric renamed in the code but not in what users install
+// or read: every evalrun_* name in the example alerts, the Grafana dashboard and README.md's Metrics section is
+// one the manager registers, and README.md documents every one it registers.
+func TestShippedMetricsArtifactsNameRealMetrics(t *testing.T) {
+	registered := map[string]bool{}
+	ch := make(chan *prometheus.Desc, 64)
+	for _, c := range []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs,
+		parseErrors, regressions, scheduledTimes, activeRuns{}} {
+		c.Describe(ch)
+	}
+	close(ch)
+	fq := regexp.MustCompile(`fqName: "([a-z_]+)"`)
+	for d := range ch {
+		m := fq.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name in %s", d)
+		}
+		registered[m[1]] = true
+	}
+	root := filepath.Join("..", "..")
+	name := regexp.MustCompile(`evalrun_[a-z_]+`)
+	for _, file := range []string{"config/prometheus/rules.yaml", "config/grafana/evalrun-dashboard.json", "README.md"} {
+		data, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if file == "README.md" {
+			_, text, _ = strings.Cut(text, "## Metrics")
+			text, _, _ = strings.Cut(text, "\n## ")
+		}
+		var used []string
+		for _, n := range name.FindAllString(text, -1) {
+			n = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_sum"), "_count")
+			if strings.HasPrefix(n, "evalrun_operator") {
+				continue
+			}
+			if !registered[n] {
+				t.Errorf("%s names %s, which the manager does not register", file, n)
+			}
+			used = append(used, n)
+		}
+		if file == "README.md" {
+			for n := range registered {
+				if !slices.Contains(used, n) {
+					t.Errorf("README.md's Metrics section does not document %s", n)
+				}
+			}
+		}
+	}
+}
