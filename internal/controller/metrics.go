@@ -21,45 +21,48 @@ var (
 	runsFinished = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_runs_finished_total",
 		Help: "Runs (attempts) that reached a terminal Succeeded condition, by namespace, reason and Passed status.",
-	}, []string{"namespace", "reason", "passed"})
+	}, []string{labelNamespace, "reason", "passed"})
 	runDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "evalrun_run_duration_seconds",
 		Help:    "Seconds from a run's start (its Job's start) to its terminal Succeeded condition.",
 		Buckets: prometheus.ExponentialBuckets(5, 2, 14), // 5 s to about 11 h
-	}, []string{"namespace"})
+	}, []string{labelNamespace})
 	collectionLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "evalrun_collection_latency_seconds",
 		Help: "Seconds from the runner container's end (as the kubelet reports it; the last shard's) to the run's " +
 			"terminal Succeeded condition: snapshot, parse, judge, store and the manager's decision.",
 		Buckets: prometheus.ExponentialBuckets(0.25, 2, 14), // 0.25 s to about 34 min
-	}, []string{"namespace"})
+	}, []string{labelNamespace})
 	casesJudged = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_cases_total",
 		Help: "Cases of finished runs by verdict (Pass, Fail, Error, Skipped); missing cases count as Error too.",
-	}, []string{"namespace", "verdict"})
+	}, []string{labelNamespace, "verdict"})
 	missingIDs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_missing_ids_total",
 		Help: "Requested case ids of finished runs that had no valid record in the runner's output.",
-	}, []string{"namespace"})
+	}, []string{labelNamespace})
 	parseErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_parse_errors_total",
 		Help: "Invalid lines in the runners' output of finished runs.",
-	}, []string{"namespace"})
+	}, []string{labelNamespace})
 	regressions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_baseline_comparisons_total",
 		Help: "Comparisons of finished runs with their baseline, by outcome (the Regressed condition's reason).",
-	}, []string{"namespace", "reason"})
+	}, []string{labelNamespace, "reason"})
 	scheduledTimes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_schedule_runs_total",
 		Help: "Scheduled times of EvalSchedules by what became of them: Created, Skipped (concurrencyPolicy " +
 			"Forbid), Missed (passed while the manager was away or the schedule suspended, or beyond " +
 			"startingDeadlineSeconds).",
-	}, []string{"namespace", "outcome"})
+	}, []string{labelNamespace, "outcome"})
 )
+
+// labelNamespace is the namespace label of every metric.
+const labelNamespace = "namespace"
 
 // activeRunsDesc is the gauge of runs in progress, computed at each scrape from the manager's cache.
 var activeRunsDesc = prometheus.NewDesc("evalrun_active_runs",
-	"EvalRuns whose Succeeded condition is not True or False yet, by namespace.", []string{"namespace"}, nil)
+	"EvalRuns whose Succeeded condition is not True or False yet, by namespace.", []string{labelNamespace}, nil)
 
 // activeRuns counts the runs in progress per namespace from the cache at each scrape, so the gauge is exact
 // whatever happened to the manager in between.
