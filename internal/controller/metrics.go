@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,16 +66,23 @@ var activeRunsDesc = prometheus.NewDesc("evalrun_active_runs",
 	"EvalRuns whose Succeeded condition is not True or False yet, by namespace.", []string{labelNamespace}, nil)
 
 // activeRuns counts the runs in progress per namespace from the cache at each scrape, so the gauge is exact
-// whatever happened to the manager in between.
-type activeRuns struct{ reader client.Reader }
+// whatever happened to the manager in between. It reads through the reader RegisterMetrics was given last.
+type activeRuns struct{}
 
-func (a activeRuns) Describe(ch chan<- *prometheus.Desc) { ch <- activeRunsDesc }
+// activeRunsReader is the manager's cache the gauge reads (swapped when a manager starts again in one process).
+var activeRunsReader atomic.Pointer[client.Reader]
 
-func (a activeRuns) Collect(ch chan<- prometheus.Metric) {
+func (activeRuns) Describe(ch chan<- *prometheus.Desc) { ch <- activeRunsDesc }
+
+func (activeRuns) Collect(ch chan<- prometheus.Metric) {
+	reader := activeRunsReader.Load()
+	if reader == nil {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var runs evalsv1alpha1.EvalRunList
-	if err := a.reader.List(ctx, &runs); err != nil {
+	if err := (*reader).List(ctx, &runs); err != nil {
 		return
 	}
 	counts := map[string]int{}
@@ -97,7 +105,8 @@ func RegisterMetrics(reader client.Reader) {
 		parseErrors, regressions, scheduledTimes} {
 		_ = metrics.Registry.Register(c)
 	}
-	_ = metrics.Registry.Register(activeRuns{reader: reader})
+	activeRunsReader.Store(&reader)
+	_ = metrics.Registry.Register(activeRuns{})
 }
 
 // recordFinished counts a status write that decided the run (Succeeded became True or False) and, separately, one
