@@ -112,7 +112,7 @@ func (o *compareOptions) run(cmd *cobra.Command, e *env, name, baseline string) 
 		return err
 	}
 	if doc.Regressed {
-		return ErrRegressed
+		return fmt.Errorf("EvalRun %s %w %s", run.Name, ErrRegressed, base.Name)
 	}
 	return nil
 }

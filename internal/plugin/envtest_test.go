@@ -167,3 +167,5 @@ func encode(t *testing.T, lines []*results.Line) [][]byte {
 func configMap(ns, name string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 }
+
+func clientInNamespace(ns string) client.DeleteAllOfOption { return client.InNamespace(ns) }

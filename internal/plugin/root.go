@@ -22,7 +22,7 @@ import (
 
 // ErrRegressed is returned by compare when the run regressed against the bounds given; main exits 1 on it, as on
 // every error.
-var ErrRegressed = errors.New("regressed against the baseline")
+var ErrRegressed = errors.New("regressed against baseline")
 
 // Output formats of -o.
 const (

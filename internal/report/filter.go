@@ -100,11 +100,11 @@ func Message(l *results.Line) string {
 			return l.Reason
 		}
 	case evaluate.VerdictError:
-		if l.Missing {
-			return "no record for this case in the runner's output"
-		}
 		if l.Error != "" {
 			return l.Error
+		}
+		if l.Missing {
+			return "no record for this case in the runner's output"
 		}
 	}
 	var parts []string

@@ -156,10 +156,8 @@ func scoreLine(l *results.Line) string { return "score " + evaluate.FormatScore(
 // score and every miss or its reasoning.
 func detail(l *results.Line) string {
 	var b strings.Builder
-	if l.Missing {
-		b.WriteString("no record for this case in the runner's output\n")
-	} else if l.Error != "" {
-		b.WriteString(l.Error + "\n")
+	if m := Message(l); Verdict(l) == evaluate.VerdictError && m != "" {
+		b.WriteString(m + "\n")
 	}
 	for _, e := range l.Evaluators {
 		fmt.Fprintf(&b, "%s (%s): %s, score %s\n", e.Name, e.Type, e.Verdict, evaluate.FormatScore(e.Score))
