@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -66,13 +67,18 @@ type junitTestCase struct {
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
-	Text    string `xml:",chardata"`
+	Text    string `xml:",cdata"`
+}
+
+// junitText is an element whose text is written as CDATA (kept readable: newlines and quotes as they are).
+type junitText struct {
+	Text string `xml:",cdata"`
 }
 
 type junitSkipped struct {
@@ -101,20 +107,20 @@ func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
 		switch Verdict(l) {
 		case evaluate.VerdictFail:
 			suite.Failures++
-			tc.Failure = &junitProblem{Type: "Fail", Message: oneLine(scoreLine(l)+": "+msg, maxAttr), Text: detail(l)}
+			tc.Failure = &junitProblem{Type: "Fail", Message: oneLine(scoreLine(l)+": "+msg, maxAttr), Text: xmlSafe(detail(l))}
 		case evaluate.VerdictError:
 			suite.Errors++
 			typ := "Error"
 			if l.Missing {
 				typ = "Missing"
 			}
-			tc.Error = &junitProblem{Type: typ, Message: oneLine(msg, maxAttr), Text: detail(l)}
+			tc.Error = &junitProblem{Type: typ, Message: oneLine(msg, maxAttr), Text: xmlSafe(detail(l))}
 		case evaluate.VerdictSkipped:
 			suite.Skipped++
 			tc.Skipped = &junitSkipped{Message: oneLine(msg, maxAttr)}
 		}
 		if l.Answer != "" {
-			tc.SystemOut = l.Answer
+			tc.SystemOut = &junitText{Text: xmlSafe(l.Answer)}
 		}
 		suite.Cases = append(suite.Cases, tc)
 	}
@@ -169,6 +175,21 @@ func detail(l *results.Line) string {
 		}
 	}
 	return b.String()
+}
+
+// xmlSafe replaces what XML 1.0 cannot hold (control characters other than tab and newlines, invalid UTF-8) with
+// U+FFFD: the runner's answers and the evaluators' messages are hostile text, written as CDATA unescaped.
+func xmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r',
+			r >= 0x20 && r <= 0xD7FF && r != utf8.RuneError,
+			r >= 0xE000 && r <= 0xFFFD,
+			r >= 0x10000 && r <= 0x10FFFF:
+			return r
+		}
+		return '\uFFFD'
+	}, s)
 }
 
 func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }

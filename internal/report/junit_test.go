@@ -176,3 +176,44 @@ func TestWriteJUnitEmptyAndTimeFromCases(t *testing.T) {
 		t.Errorf("suite time %q, want the cases' 1.500", s.Suites[0].Time)
 	}
 }
+
+func TestWriteJUnitHostileText(t *testing.T) {
+	lines := sampleLines()[1:3]
+	lines[0].Answer = "]]><x>\x00\x1b[31m\xff"
+	lines[0].Evaluators[0].Misses = []string{"]]>", "\x07bell"}
+	lines[1].Error = "<error/>]]>\x0c"
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, JUnitRun{Name: "r", Namespace: "n"}, lines); err != nil {
+		t.Fatal(err)
+	}
+	s := checkJUnit(t, b.Bytes())
+	c := s.Suites[0].Cases
+	if want := "]]><x>\uFFFD\uFFFD[31m\uFFFD"; c[0].SystemOut != want {
+		t.Errorf("system-out %q, want %q", c[0].SystemOut, want)
+	}
+	if !strings.Contains(c[0].Failure.Text, "miss: ]]>\n") || !strings.Contains(c[1].Error.Text, "<error/>]]>\uFFFD") {
+		t.Errorf("failure %q, error %q", c[0].Failure.Text, c[1].Error.Text)
+	}
+}
+
+// Whatever text the runner and the evaluators produce, the JUnit document stays well-formed and its counts add up.
+func FuzzWriteJUnit(f *testing.F) {
+	f.Add("case-1", "answer", "miss", "error", "reason")
+	f.Add("]]>", "\x00<&>\"'", "]]]]><![CDATA[", "\xff\xfe", "\u2028")
+	f.Fuzz(func(t *testing.T, id, answer, miss, errText, reason string) {
+		lines := sampleLines()
+		for _, l := range lines {
+			l.ID, l.Answer = id+l.ID, answer
+		}
+		lines[1].Evaluators[0].Misses = []string{miss}
+		lines[2].Error = errText
+		lines[3].Reason = reason
+		var b bytes.Buffer
+		if err := WriteJUnit(&b, JUnitRun{Name: id, Namespace: reason, MissingIDs: []string{miss}}, lines); err != nil {
+			t.Fatal(err)
+		}
+		if s := checkJUnit(t, b.Bytes()); s.Tests != len(lines)+1 {
+			t.Errorf("%d tests, want %d", s.Tests, len(lines)+1)
+		}
+	})
+}
