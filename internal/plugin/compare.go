@@ -9,8 +9,6 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/compare"
 	"github.com/evalrun-operator/evalrun-operator/internal/report"
-	"github.com/evalrun-operator/evalrun-operator/internal/results"
-	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
 type compareOptions struct {
@@ -77,20 +75,12 @@ func (o *compareOptions) run(cmd *cobra.Command, e *env, name, baseline string) 
 		return err
 	}
 	b := compare.NewBuilder(0)
-	for _, side := range []struct {
-		run *evalsv1alpha1.EvalRun
-		add func(*results.Line)
-	}{{base, b.AddBaseline}, {run, b.AddRun}} {
-		if !stored.HasResults(side.run) {
-			_, err := storedLines(ctx, c, side.run) // says why
-			return err
-		}
-		if msg, err := stored.EachLine(ctx, c, side.run, func(l *results.Line) error { side.add(l); return nil }); msg != "" || err != nil {
-			if msg != "" {
-				return fmt.Errorf("the results of EvalRun %s: %s", side.run.Name, msg)
-			}
-			return err
-		}
+	// Every baseline line first, then the run's (compare.Builder's contract).
+	if err := eachLine(ctx, c, base, b.AddBaseline); err != nil {
+		return err
+	}
+	if err := eachLine(ctx, c, run, b.AddRun); err != nil {
+		return err
 	}
 	cmp := b.Finish()
 	doc := report.Comparison{BaselineComparison: cmp.Status()}
