@@ -100,6 +100,10 @@ build: ## Build the manager and collector binaries into bin/.
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/manager ./cmd/manager
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/collector ./cmd/collector
 
+.PHONY: plugin
+plugin: ## Build the kubectl plugin into bin/kubectl-evalrun (put bin/ on PATH for `kubectl evalrun`).
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/kubectl-evalrun ./cmd/kubectl-evalrun
+
 ##@ Local cluster
 .PHONY: cluster-up
 cluster-up: ## Build (first time) and start the local single-node cluster.

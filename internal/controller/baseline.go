@@ -13,6 +13,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/compare"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
 // BaselineIndex is the field index holding the name of an EvalRun's spec.baseline run, so that a baseline that
@@ -70,10 +71,10 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
 		return fmt.Errorf("reading EvalRun %s: %w", run.Name, err)
 	}
-	if !hasStoredResults(base) {
+	if !stored.HasResults(base) {
 		return unavailable("baseline EvalRun %s has no stored results", name)
 	}
-	if !hasStoredResults(live) {
+	if !stored.HasResults(live) {
 		return unavailable("this run has no stored results to compare with baseline EvalRun %s", name)
 	}
 	bounds, err := compare.BoundsOf(run.Spec.Baseline)
@@ -112,35 +113,6 @@ func unavailableIf(msg string, unavailable func(string, ...any) error, whose str
 		return nil
 	}
 	return unavailable("the results of %s: %s", whose, msg)
-}
-
-// eachStoredLine calls f with every stored result line of run (its status.results). It returns a message when
-// the stored results are gone or unreadable (for good; f's error counts as unreadable), an error when reading
-// them failed otherwise (the API server, the bucket).
-func (r *EvalRunReconciler) eachStoredLine(ctx context.Context, run *evalsv1alpha1.EvalRun, f func(*results.Line) error) (string, error) {
-	refs := run.Status.Results
-	var unreadable error
-	err := r.eachStoredChunk(ctx, run, refs.ConfigMaps, refs.Objects, false, func(where string, data []byte) error {
-		if err := results.EachLine(data, func(l *results.Line, _ []byte) error { return f(l) }); err != nil {
-			unreadable = fmt.Errorf("%s cannot be read: %w", where, err)
-		}
-		return unreadable
-	})
-	switch {
-	case unreadable != nil:
-		return unreadable.Error(), nil
-	case errors.Is(err, errStoredGone):
-		return err.Error(), nil
-	case err != nil:
-		return "", err
-	}
-	return "", nil
-}
-
-// hasStoredResults reports a run whose status names stored results.
-func hasStoredResults(run *evalsv1alpha1.EvalRun) bool {
-	refs := run.Status.Results
-	return refs != nil && len(refs.ConfigMaps)+len(refs.Objects) > 0
 }
 
 // minRecheck is the sooner of two recheck delays, 0 meaning none.

@@ -22,6 +22,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=delete
@@ -105,7 +106,7 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 		return ctrl.Result{RequeueAfter: attemptResetRecheck}, err
 	}
 	if run.Spec.Storage != nil {
-		store, missing, err := openBucket(ctx, r.apiReader, run.Namespace, run.Spec.Storage.S3)
+		store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, run.Spec.Storage.S3)
 		switch {
 		case err != nil:
 			return ctrl.Result{}, fmt.Errorf("opening the bucket of the finished attempt: %w", err)

@@ -22,6 +22,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
 // +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalschedules,verbs=get;list;watch
@@ -215,7 +216,7 @@ func (r *EvalScheduleReconciler) runsOf(ctx context.Context, s *evalsv1alpha1.Ev
 // want of credentials are reported by an event and left; any other failure is retried.
 func (r *EvalScheduleReconciler) deleteRun(ctx context.Context, s *evalsv1alpha1.EvalSchedule, run *evalsv1alpha1.EvalRun, reason, format string) error {
 	if st := run.Spec.Storage; st != nil {
-		store, missing, err := openBucket(ctx, r.apiReader, run.Namespace, st.S3)
+		store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, st.S3)
 		if err != nil {
 			return fmt.Errorf("opening the bucket of run %s: %w", run.Name, err)
 		}

@@ -1,0 +1,25 @@
+// kubectl-evalrun is the `kubectl evalrun` plugin: results, export, logs and compare for EvalRuns. Put it on
+// PATH (go install ./cmd/kubectl-evalrun, or make plugin and copy bin/kubectl-evalrun) and run kubectl evalrun.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/plugin"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := plugin.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}).ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}

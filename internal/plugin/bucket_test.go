@@ -1,0 +1,88 @@
+package plugin
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
+)
+
+// A run that stored its results in a bucket (spec.storage.s3, shard by shard) is read from the bucket, with the
+// credentials Secret it names, from a real S3 server (SeaweedFS).
+func TestResultsFromABucket(t *testing.T) {
+	srv := s3server.Start(t, s3server.Options{Buckets: []string{"evals"}})
+	ns := newNamespace(t)
+	c, _ := apiServer(t)
+	ctx := t.Context()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bucket-creds"}, Data: map[string][]byte{
+		objstore.AccessKeyIDFile: []byte(srv.AccessKeyID), objstore.SecretAccessKeyFile: []byte(srv.SecretAccessKey)}}
+	if err := c.Create(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	bucket := evalsv1alpha1.S3Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: ptr.To("team-a"), CredentialsSecret: "bucket-creds"}
+	store, err := objstore.Open(objstore.Config{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "team-a", PathStyle: true,
+		AccessKeyID: srv.AccessKeyID, SecretAccessKey: objstore.Secret(srv.SecretAccessKey)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := screeningLines([]string{"case-008"}, nil, []string{"case-002"})
+	var uris []string
+	for shard := range 2 {
+		chunks, err := results.Chunks([]string{"unused"}, encode(t, lines[shard*5:(shard+1)*5]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := fmt.Sprintf("%s/bucketed/uid/shards/%d/results.jsonl.gz", ns, shard)
+		if err := store.Put(ctx, key, bytes.NewReader(chunks[0].Data), "application/gzip"); err != nil {
+			t.Fatal(err)
+		}
+		uris = append(uris, store.URI(key))
+	}
+	run := testutil.MakeEvalRun("bucketed", ns).Obj()
+	run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket}
+	if err := c.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	run.Status = evalsv1alpha1.EvalRunStatus{Results: &evalsv1alpha1.ResultsReference{Objects: uris, Format: "jsonl+gzip", TotalCases: 10}}
+	if err := c.Status().Update(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+
+	out, _, err := kubectlEvalrun(t, ns, "results", "bucketed", "--verdict", "Fail,Error")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `ID         VERDICT   SCORE    EVALUATORS                      MESSAGE
+case-008   Fail      0.5000   decision=Fail,trajectory=Pass   decision: decision: expected "REVIEW", got "CLEAR"
+case-002   Error     -        -                               the runner produced no record for this case
+`
+	if out != want {
+		t.Errorf("results:\n%s\nwant:\n%s", out, want)
+	}
+	out, _, err = kubectlEvalrun(t, ns, "export", "bucketed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, "\n"); n != 10 {
+		t.Errorf("export: %d lines, want 10", n)
+	}
+
+	// Without its credentials the bucket cannot be read; the command says what is missing.
+	if err := c.Delete(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = kubectlEvalrun(t, ns, "results", "bucketed")
+	if want := "reading the results of EvalRun bucketed: waiting for Secret bucket-creds holding the bucket's credentials (keys accessKeyID and secretAccessKey)"; err == nil || err.Error() != want {
+		t.Errorf("no Secret: error %v, want %q", err, want)
+	}
+}

@@ -1,0 +1,204 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/spf13/cobra"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+type logsOptions struct {
+	caseID     string
+	containers []string
+	tail       int64
+}
+
+func newLogsCommand(e *env) *cobra.Command {
+	o := &logsOptions{}
+	cmd := &cobra.Command{
+		Use:   "logs RUN [--case ID] [--container runner|collector|judge] [--tail N]",
+		Short: "Print the logs of an EvalRun's pods (the runner's and the collector's)",
+		Long: `Print the logs of the pods of an EvalRun's Job: by default the runner's and the collector's containers,
+each under a "==> pod/<pod> container/<container> <==" header, oldest pod first.
+
+A sharded run has one pod per shard; --case ID shows only the pod of the shard that ran that case (found from
+the run's run.json in its eval ConfigMap).`,
+		Example: `  # The runner's and collector's logs of a run
+  kubectl evalrun logs screening-nightly
+
+  # The last 50 lines of the runner of the shard that ran case kyc-0042
+  kubectl evalrun logs screening-nightly --case kyc-0042 --container runner --tail 50`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, e, args[0]) },
+	}
+	cmd.Flags().StringVar(&o.caseID, "case", "", "Only the pod of the shard that ran this case id.")
+	cmd.Flags().StringSliceVarP(&o.containers, "container", "c", []string{layout.ContainerRunner, layout.ContainerCollector},
+		"Containers to show: runner, collector, judge (comma-separated or repeated).")
+	cmd.Flags().Int64Var(&o.tail, "tail", -1, "Lines of the end of each log to show; -1 shows every line.")
+	return cmd
+}
+
+func (o *logsOptions) run(cmd *cobra.Command, e *env, name string) error {
+	for _, c := range o.containers {
+		if c != layout.ContainerRunner && c != layout.ContainerCollector && c != layout.ContainerJudge {
+			return fmt.Errorf("--container %q is not one of runner, collector, judge", c)
+		}
+	}
+	ctx := cmd.Context()
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	cs, err := e.clientset()
+	if err != nil {
+		return err
+	}
+	run, err := e.getRun(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	pods, err := runPods(ctx, c, run, o.caseID)
+	if err != nil {
+		return err
+	}
+	return o.write(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), cs, pods)
+}
+
+// runPods lists the pods of run's Job, oldest first; with caseID, only those of the shard that ran it.
+func runPods(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun, caseID string) ([]corev1.Pod, error) {
+	jobName := run.Status.JobName
+	if jobName == "" {
+		return nil, fmt.Errorf("EvalRun %s has no Job yet", run.Name)
+	}
+	shard := -1
+	if caseID != "" {
+		var err error
+		if shard, err = shardOfCase(ctx, c, run, caseID); err != nil {
+			return nil, err
+		}
+	}
+	sel := labels.SelectorFromSet(labels.Set{batchv1.JobNameLabel: jobName})
+	job := &batchv1.Job{}
+	switch err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: jobName}, job); {
+	case err == nil && job.Spec.Selector != nil:
+		s, err := metav1.LabelSelectorAsSelector(job.Spec.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("the selector of Job %s: %w", jobName, err)
+		}
+		sel = s
+	case err != nil && !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("reading Job %s: %w", jobName, err)
+	}
+	list := &corev1.PodList{}
+	if err := c.List(ctx, list, client.InNamespace(run.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, fmt.Errorf("listing the pods of Job %s: %w", jobName, err)
+	}
+	pods := list.Items
+	if shard >= 0 {
+		pods = slices.DeleteFunc(pods, func(p corev1.Pod) bool {
+			return p.Annotations[layout.AnnotationJobCompletionIndex] != strconv.Itoa(shard)
+		})
+	}
+	if len(pods) == 0 {
+		what := "Job " + jobName
+		if shard >= 0 {
+			what = fmt.Sprintf("shard %d of Job %s (it ran case %s)", shard, jobName, caseID)
+		}
+		return nil, fmt.Errorf("no pods of %s are left (the Job or its pods were deleted)", what)
+	}
+	slices.SortStableFunc(pods, func(a, b corev1.Pod) int {
+		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
+	})
+	return pods, nil
+}
+
+// shardOfCase is the shard (Job completion index) that ran caseID, from run.json in the run's eval ConfigMap; 0
+// for a run of one pod.
+func shardOfCase(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun, caseID string) (int, error) {
+	name := run.Status.EvalConfigMapName
+	if name == "" {
+		return 0, fmt.Errorf("EvalRun %s has no eval ConfigMap yet", run.Name)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
+		return 0, fmt.Errorf("reading the eval ConfigMap %s: %w", name, err)
+	}
+	var cfg layout.RunConfig
+	if err := json.Unmarshal([]byte(cm.Data[layout.RunConfigKey]), &cfg); err != nil {
+		return 0, fmt.Errorf("reading %s of ConfigMap %s: %w", layout.RunConfigKey, name, err)
+	}
+	i := slices.Index(cfg.CaseIDs, caseID)
+	if i < 0 {
+		if slices.Contains(cfg.AllCaseIDs, caseID) && run.Status.Resume != nil {
+			return 0, fmt.Errorf("case %s was not run by EvalRun %s: its result was carried from EvalRun %s",
+				caseID, run.Name, run.Status.Resume.From)
+		}
+		return 0, fmt.Errorf("EvalRun %s has no case %s", run.Name, caseID)
+	}
+	shards := max(int(cfg.Shards), 1)
+	for s := range shards {
+		if lo, hi := layout.ShardRange(len(cfg.CaseIDs), shards, s); i >= lo && i < hi {
+			if shards == 1 {
+				return -1, nil
+			}
+			return s, nil
+		}
+	}
+	return 0, fmt.Errorf("case %s is in no shard of EvalRun %s", caseID, run.Name)
+}
+
+// write streams each chosen container's log of each pod, under a header.
+func (o *logsOptions) write(ctx context.Context, out, errOut io.Writer, cs kubernetes.Interface, pods []corev1.Pod) error {
+	for _, p := range pods {
+		for _, name := range o.containers {
+			if !hasContainer(&p, name) {
+				if _, err := fmt.Fprintf(errOut, "pod/%s has no container %s\n", p.Name, name); err != nil {
+					return err
+				}
+				continue
+			}
+			if _, err := fmt.Fprintf(out, "==> pod/%s container/%s <==\n", p.Name, name); err != nil {
+				return err
+			}
+			opts := &corev1.PodLogOptions{Container: name}
+			if o.tail >= 0 {
+				opts.TailLines = &o.tail
+			}
+			rc, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, opts).Stream(ctx)
+			if err != nil {
+				if _, werr := fmt.Fprintf(errOut, "pod/%s container/%s: %v\n", p.Name, name, err); werr != nil {
+					return werr
+				}
+				continue
+			}
+			_, err = io.Copy(out, rc)
+			_ = rc.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func hasContainer(p *corev1.Pod, name string) bool {
+	has := func(cs []corev1.Container) bool {
+		return slices.ContainsFunc(cs, func(c corev1.Container) bool { return c.Name == name })
+	}
+	return has(p.Spec.Containers) || has(p.Spec.InitContainers)
+}

@@ -1,0 +1,97 @@
+package plugin
+
+import (
+	"fmt"
+	"regexp"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/report"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+)
+
+type resultsOptions struct {
+	verdicts, evaluator, id, output string
+}
+
+func newResultsCommand(e *env) *cobra.Command {
+	o := &resultsOptions{}
+	cmd := &cobra.Command{
+		Use:   "results RUN",
+		Short: "Show the per-case results of an EvalRun, failing cases first",
+		Long: `Show the per-case results of an EvalRun: every case the run stored (its result ConfigMaps, or the objects
+of its bucket read with the credentials Secret the run names), not only the cases that fit in its status.
+
+Cases are listed Fail, Error, Skipped, then Pass, in the run's order within a verdict. The MESSAGE column says
+why a case did not pass: its error, or what its evaluators missed.`,
+		Example: `  # Every case of a run
+  kubectl evalrun results screening-nightly
+
+  # Only failing and erroring cases whose id starts with "kyc-"
+  kubectl evalrun results screening-nightly --verdict Fail,Error --id '^kyc-'
+
+  # The cases a code_judge evaluator named "policy" judged, as JSON
+  kubectl evalrun results screening-nightly --evaluator policy -o json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, e, args[0]) },
+	}
+	cmd.Flags().StringVar(&o.verdicts, "verdict", "", "Only cases with one of these verdicts (comma-separated: Pass, Fail, Error, Skipped).")
+	cmd.Flags().StringVar(&o.evaluator, "evaluator", "", "Only cases judged by an evaluator of this name or type.")
+	cmd.Flags().StringVar(&o.id, "id", "", "Only cases whose id matches this regular expression.")
+	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml.")
+	return cmd
+}
+
+func (o *resultsOptions) run(cmd *cobra.Command, e *env, name string) error {
+	var f report.Filter
+	var err error
+	if f.Verdicts, err = report.ParseVerdicts(o.verdicts); err != nil {
+		return err
+	}
+	if o.id != "" {
+		if f.ID, err = regexp.Compile(o.id); err != nil {
+			return fmt.Errorf("--id: %w", err)
+		}
+	}
+	f.Evaluator = o.evaluator
+	if o.output != outputTable && o.output != outputJSON && o.output != outputYAML {
+		return fmt.Errorf("--output %q is not one of table, json, yaml", o.output)
+	}
+	ctx := cmd.Context()
+	c, err := e.client()
+	if err != nil {
+		return err
+	}
+	run, err := e.getRun(ctx, c, name)
+	if err != nil {
+		return err
+	}
+	lines, err := storedLines(ctx, c, run)
+	if err != nil {
+		return err
+	}
+	var kept []*results.Line
+	for _, l := range lines {
+		if f.Match(l) {
+			kept = append(kept, l)
+		}
+	}
+	report.SortFailingFirst(kept)
+	out := cmd.OutOrStdout()
+	switch o.output {
+	case outputJSON, outputYAML:
+		doc := report.Cases{Run: run.Name, Namespace: run.Namespace, Stored: len(lines), Selected: len(kept), Cases: kept}
+		if doc.Cases == nil {
+			doc.Cases = []*results.Line{}
+		}
+		if o.output == outputJSON {
+			return report.WriteJSON(out, doc)
+		}
+		return report.WriteYAML(out, doc)
+	}
+	if len(kept) == 0 {
+		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No cases of %d stored match.\n", len(lines))
+		return err
+	}
+	return report.WriteTable(out, kept)
+}

@@ -1,0 +1,48 @@
+package plugin
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// Every command's help follows kubectl's conventions: Use names the arguments, Short is one capitalised line
+// without a final period, Long explains, and Example holds indented, commented command lines.
+func TestHelpFollowsKubectlConventions(t *testing.T) {
+	root := NewCommand(genericiooptions.NewTestIOStreamsDiscard())
+	cmds := root.Commands()
+	if len(cmds) != 4 {
+		t.Fatalf("%d commands, want results, export, logs, compare", len(cmds))
+	}
+	for _, c := range append(cmds, root) {
+		name := c.Name()
+		if c.Short == "" || !unicode.IsUpper(rune(c.Short[0])) || strings.HasSuffix(c.Short, ".") || strings.Contains(c.Short, "\n") {
+			t.Errorf("%s: Short %q", name, c.Short)
+		}
+		if c.Long == "" {
+			t.Errorf("%s: no Long", name)
+		}
+		for _, l := range strings.Split(c.Example, "\n") {
+			if l != "" && !strings.HasPrefix(l, "  # ") && !strings.HasPrefix(l, "  kubectl evalrun ") {
+				t.Errorf("%s: Example line %q", name, l)
+			}
+		}
+		if c != root && !strings.Contains(c.Use, "RUN") {
+			t.Errorf("%s: Use %q does not name RUN", name, c.Use)
+		}
+	}
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"compare", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kubectl evalrun compare RUN BASELINE [flags]", "--max-new-failures", "--kubeconfig", "-n, --namespace"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("compare --help lacks %q:\n%s", want, out.String())
+		}
+	}
+}

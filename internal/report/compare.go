@@ -1,0 +1,46 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// Comparison is the document `compare -o json|yaml` writes: status.baseline's shape (every id, not bounded) and
+// the verdict against the bounds given.
+type Comparison struct {
+	evalsv1alpha1.BaselineComparison `json:",inline"`
+	// Regressed is true when the run exceeds the bounds; Why says why (or why not) in one line.
+	Regressed bool   `json:"regressed"`
+	Why       string `json:"why"`
+}
+
+// WriteComparison writes a comparison for people: the counts, each id list, the mean scores and the verdict.
+func WriteComparison(w io.Writer, run string, c *Comparison) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "EvalRun %s against baseline %s (eval file: %s), %d shared cases\n", run, c.RunName, c.EvalFile, c.SharedCases)
+	list := func(title string, count int32, ids []string) {
+		fmt.Fprintf(&b, "%s: %d\n", title, count)
+		for _, id := range ids {
+			fmt.Fprintf(&b, "  %s\n", id)
+		}
+	}
+	list("Newly failing", c.NewlyFailingCount, c.NewlyFailing)
+	list("Newly passing", c.NewlyPassingCount, c.NewlyPassing)
+	list("Missing in run", c.MissingInRunCount, c.MissingInRun)
+	list("Missing in baseline", c.MissingInBaselineCount, c.MissingInBaseline)
+	if c.MeanScore != "" {
+		fmt.Fprintf(&b, "Mean score: %s (baseline %s, delta %s)\n", c.MeanScore, c.BaselineMeanScore, c.MeanScoreDelta)
+	} else {
+		b.WriteString("Mean score: no shared scored cases\n")
+	}
+	verdict := "not regressed"
+	if c.Regressed {
+		verdict = "REGRESSED"
+	}
+	fmt.Fprintf(&b, "Result: %s: %s\n", verdict, c.Why)
+	_, err := io.WriteString(w, b.String())
+	return err
+}

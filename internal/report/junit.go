@@ -1,0 +1,195 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+)
+
+// JUnitRun is what the JUnit report says about the run besides its cases.
+type JUnitRun struct {
+	// Name and Namespace name the EvalRun; the test cases' classname is Name.
+	Name, Namespace string
+	// Started and Duration are the run's start and length (zero: unknown; the cases' durations are added up).
+	Started  time.Time
+	Duration time.Duration
+	// MissingIDs are requested ids the stored results have no line for (each becomes an error test case).
+	MissingIDs []string
+	// Properties are shown as the suite's properties (reason, pass rate, ...), in order.
+	Properties [][2]string
+}
+
+// The JUnit XML schema as CI reporters read it (GitLab, Jenkins, GitHub Actions' test reporters): testsuites >
+// testsuite > testcase with failure, error or skipped.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Properties *junitProps     `xml:"properties,omitempty"`
+	Cases      []junitTestCase `xml:"testcase"`
+}
+
+type junitProps struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitTestCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",cdata"`
+}
+
+// junitText is an element whose text is written as CDATA (kept readable: newlines and quotes as they are).
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr,omitempty"`
+}
+
+// maxAttr bounds the message attribute (runes); the full text is the element's body.
+const maxAttr = 200
+
+// WriteJUnit writes the run's results as JUnit XML: one testcase per eval case (classname the run), a failure
+// for Fail with the evaluators' messages, an error for Error and for each missing id, skipped for Skipped; the
+// answer excerpt as system-out. The suite's counts add up to its cases.
+func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
+	suite := junitSuite{Name: run.Namespace + "/" + run.Name}
+	if !run.Started.IsZero() {
+		suite.Timestamp = run.Started.UTC().Format(time.RFC3339)
+	}
+	var sum float64
+	for _, l := range lines {
+		tc := junitTestCase{Name: l.ID, Classname: run.Name, Time: "0"}
+		if l.DurationMs != nil {
+			sum += *l.DurationMs / 1000
+			tc.Time = seconds(*l.DurationMs / 1000)
+		}
+		msg := Message(l)
+		switch Verdict(l) {
+		case evaluate.VerdictFail:
+			suite.Failures++
+			tc.Failure = &junitProblem{Type: "Fail", Message: oneLine(scoreLine(l)+": "+msg, maxAttr), Text: xmlSafe(detail(l))}
+		case evaluate.VerdictError:
+			suite.Errors++
+			typ := "Error"
+			if l.Missing {
+				typ = "Missing"
+			}
+			tc.Error = &junitProblem{Type: typ, Message: oneLine(msg, maxAttr), Text: xmlSafe(detail(l))}
+		case evaluate.VerdictSkipped:
+			suite.Skipped++
+			tc.Skipped = &junitSkipped{Message: oneLine(msg, maxAttr)}
+		}
+		if l.Answer != "" {
+			tc.SystemOut = &junitText{Text: xmlSafe(l.Answer)}
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	for _, id := range run.MissingIDs {
+		suite.Errors++
+		m := "no stored result for this requested case"
+		suite.Cases = append(suite.Cases, junitTestCase{Name: id, Classname: run.Name, Time: "0",
+			Error: &junitProblem{Type: "Missing", Message: m, Text: m}})
+	}
+	suite.Tests = len(suite.Cases)
+	suite.Time = seconds(sum)
+	if run.Duration > 0 {
+		suite.Time = seconds(run.Duration.Seconds())
+	}
+	if len(run.Properties) > 0 {
+		suite.Properties = &junitProps{}
+		for _, p := range run.Properties {
+			suite.Properties.Props = append(suite.Properties.Props, junitProp{Name: p[0], Value: p[1]})
+		}
+	}
+	doc := junitSuites{Name: "evalrun", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite}}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// scoreLine is "score 0.2500" for a judged case.
+func scoreLine(l *results.Line) string { return "score " + evaluate.FormatScore(l.Score) }
+
+// detail is the body of a failure or error: the case's error, then one line per evaluator with its verdict,
+// score and every miss or its reasoning.
+func detail(l *results.Line) string {
+	var b strings.Builder
+	if m := Message(l); Verdict(l) == evaluate.VerdictError && m != "" {
+		b.WriteString(m + "\n")
+	}
+	for _, e := range l.Evaluators {
+		fmt.Fprintf(&b, "%s (%s): %s, score %s\n", e.Name, e.Type, e.Verdict, evaluate.FormatScore(e.Score))
+		for _, m := range e.Misses {
+			b.WriteString("  miss: " + m + "\n")
+		}
+		if e.Reasoning != "" {
+			b.WriteString("  " + e.Reasoning + "\n")
+		}
+	}
+	return b.String()
+}
+
+// xmlSafe replaces what XML 1.0 cannot hold (control characters other than tab and newlines, invalid UTF-8) with
+// U+FFFD: the runner's answers and the evaluators' messages are hostile text, written as CDATA unescaped.
+func xmlSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r',
+			r >= 0x20 && r <= 0xD7FF && r != utf8.RuneError,
+			r >= 0xE000 && r <= 0xFFFD,
+			r >= 0x10000 && r <= 0x10FFFF:
+			return r
+		}
+		return '\uFFFD'
+	}, s)
+}
+
+func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }

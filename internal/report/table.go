@@ -1,0 +1,98 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+)
+
+// maxMessage bounds the MESSAGE column of the table (runes).
+const maxMessage = 100
+
+// Cases is the document `results -o json|yaml` writes: the selected cases of a run, as stored.
+type Cases struct {
+	Run       string `json:"run"`
+	Namespace string `json:"namespace"`
+	// Stored is how many results the run stored; Selected how many the filters kept.
+	Stored   int             `json:"stored"`
+	Selected int             `json:"selected"`
+	Cases    []*results.Line `json:"cases"`
+}
+
+// WriteTable writes the cases as a kubectl-style table: ID, VERDICT, SCORE, EVALUATORS (each evaluator's name and
+// verdict) and MESSAGE (why it did not pass, one line, cut).
+func WriteTable(w io.Writer, lines []*results.Line) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	if _, err := fmt.Fprintln(tw, "ID\tVERDICT\tSCORE\tEVALUATORS\tMESSAGE"); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		v := Verdict(l)
+		score := "-"
+		if (v == evaluate.VerdictPass || v == evaluate.VerdictFail) && !l.Missing {
+			score = evaluate.FormatScore(l.Score)
+		}
+		evals := make([]string, 0, len(l.Evaluators))
+		for _, e := range l.Evaluators {
+			evals = append(evals, e.Name+"="+string(e.Verdict))
+		}
+		ev := strings.Join(evals, ",")
+		if ev == "" {
+			ev = "-"
+		}
+		msg := oneLine(Message(l), maxMessage)
+		if msg == "" {
+			msg = "-"
+		}
+		if _, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.ID, v, score, ev, msg); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteJSON writes v as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteYAML writes v as YAML (through its JSON form, as kubectl does).
+func WriteYAML(w io.Writer, v any) error {
+	out, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+// WriteJSONL writes every line as one JSON object per line, in the stored encoding.
+func WriteJSONL(w io.Writer, lines []*results.Line) error {
+	enc := json.NewEncoder(w)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneLine folds s onto one line and cuts it to at most n runes, marking the cut with "...".
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-3]) + "..."
+}
