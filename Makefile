@@ -17,6 +17,13 @@ GOLANGCI_LINT := $(ROOT)/bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUBE_API_LINTER_VERSION := $(shell cd hack/tools && $(GO) list -m -f '{{.Version}}' sigs.k8s.io/kube-api-linter)
 KUBE_API_LINTER := $(ROOT)/bin/tools/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)-golangci-lint-$(GOLANGCI_LINT_VERSION)
 CONTROLLER_GEN := $(GO) tool controller-gen
+# helm (charts/evalrun-operator: `helm lint`, `helm template` in the chart's test), pinned by hack/helm/go.mod.
+HELM_VERSION := $(shell cd hack/helm && $(GO) list -m -f '{{.Version}}' helm.sh/helm/v4)
+export EVALRUN_HELM := $(ROOT)/bin/tools/helm-$(HELM_VERSION)
+# The images dist/install.yaml (make build-installer) deploys: the manager, and the collector it gives the run pods
+# (--collector-image). A tag or a digest: IMG=registry.example/evalrun/manager@sha256:<hex>.
+IMG ?= localhost/evalrun/manager:dev
+COLLECTOR_IMG ?= localhost/evalrun/collector:dev
 
 .PHONY: all
 all: build
@@ -32,8 +39,10 @@ generate: ## Generate deepcopy code and the status apply configurations.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt applyconfiguration:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: ## Generate the CRD and the manager's RBAC role.
+manifests: ## Generate the CRDs and the manager's RBAC role; copy the CRDs into the Helm chart.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths=./api/... paths=./internal/controller/... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	rm -f charts/evalrun-operator/crds/*.yaml
+	cp config/crd/bases/*.yaml charts/evalrun-operator/crds/
 
 .PHONY: gitops
 gitops: ## Write config/gitops/argocd/argocd-cm.yaml (the argocd-cm patch) from health.lua.
@@ -51,14 +60,19 @@ vet: ## go vet.
 verify: generate manifests gitops ## Regenerate everything and fail on drift or untracked generated files.
 	$(GO) mod tidy -diff
 	cd hack/tools && $(GO) mod tidy -diff
+	cd hack/helm && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
-	@git diff --exit-code -- api config || { echo "generated files drifted: run 'make generate manifests' and commit"; exit 1; }
-	@untracked="$$(git ls-files --others --exclude-standard -- api config)"; \
+	@git diff --exit-code -- api config charts || { echo "generated files drifted: run 'make generate manifests' and commit"; exit 1; }
+	@untracked="$$(git ls-files --others --exclude-standard -- api config charts)"; \
 	  if [ -n "$$untracked" ]; then echo "untracked generated files:"; echo "$$untracked"; exit 1; fi
 
 .PHONY: lint
-lint: lint-api $(GOLANGCI_LINT) ## Run golangci-lint, and kube-api-linter on the API types.
+lint: lint-api lint-chart $(GOLANGCI_LINT) ## Run golangci-lint, kube-api-linter on the API types, and helm lint.
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-chart
+lint-chart: helm ## helm lint charts/evalrun-operator (strict).
+	$(EVALRUN_HELM) lint --strict charts/evalrun-operator
 
 .PHONY: lint-api
 lint-api: $(KUBE_API_LINTER) ## Run kube-api-linter (.golangci-kal.yml) on api/ only.
@@ -79,8 +93,12 @@ envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest (cached un
 seaweedfs: ## Build SeaweedFS's weed for the object store tests (cached under bin/seaweedfs/<version>).
 	hack/seaweedfs.sh
 
+.PHONY: helm
+helm: ## Build helm for the chart's lint and tests (cached under bin/tools/helm-<version>).
+	hack/helm.sh >/dev/null
+
 .PHONY: test-unit
-test-unit: envtest-assets seaweedfs ## Unit, fuzz-seed, envtest and object store (weed) integration tests.
+test-unit: envtest-assets seaweedfs helm ## Unit, fuzz-seed, envtest, object store (weed) and chart (helm) tests.
 	$(GO) test ./... -count=1
 
 .PHONY: test-e2e
@@ -103,6 +121,10 @@ build: ## Build the manager and collector binaries into bin/.
 .PHONY: plugin
 plugin: ## Build the kubectl plugin into bin/kubectl-evalrun (put bin/ on PATH for `kubectl evalrun`).
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/kubectl-evalrun ./cmd/kubectl-evalrun
+
+.PHONY: build-installer
+build-installer: manifests ## Write dist/install.yaml (CRDs, RBAC, manager) with IMG and COLLECTOR_IMG.
+	IMG=$(IMG) COLLECTOR_IMG=$(COLLECTOR_IMG) hack/build-installer.sh dist/install.yaml
 
 ##@ Local cluster
 .PHONY: cluster-up

@@ -439,6 +439,13 @@ type ShardStatus struct {
 	// +listType=atomic
 	// +optional
 	MissingIDs []string `json:"missingIds,omitempty"`
+	// imageID is the image the shard's latest pod ran its runner from, as the kubelet reported it (the runner
+	// container status' imageID, for example registry.example/runner@sha256:<hex>); empty until the runner
+	// container started. Shards may differ when the runner image is a tag that moved between their pods.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	ImageID *string `json:"imageID,omitempty"`
 }
 
 // ResumeStatus is what a resumed run took from the earlier run.
@@ -486,6 +493,15 @@ type RunnerStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	PodName string `json:"podName,omitempty"`
+
+	// imageID is the image the runner container ran, as the kubelet reported it in the container status' imageID:
+	// the image's digest (for example registry.example/runner@sha256:<hex>), which pins what ran even when
+	// spec.target.image is a tag. Empty until the runner container started. A sharded run has no status.runner:
+	// each shard's imageID is in status.shards.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	ImageID *string `json:"imageID,omitempty"`
 }
 
 // RunSummary counts the judged results of a run.
@@ -755,7 +771,15 @@ type LauncherReport struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.baseline) || has(self.spec.baseline.runName)",message="spec.baseline.runName is required on an EvalRun (only an EvalSchedule's template may leave it empty, to compare with the schedule's latest successful run)"
 type EvalRun struct {
 	metav1.TypeMeta `json:",inline"`
-	// metadata is the standard object metadata.
+	// metadata is the standard object metadata. The run's Job and pod inherit its labels and annotations when the
+	// Job is created (later changes do not reach them), so that Kueue (kueue.x-k8s.io/priority-class), cost
+	// allocation and policy engines see them on the Job and the pod. Not inherited: the operator's and the Job
+	// controller's keys (evals.evalrun.io/*, batch.kubernetes.io/*, job-name, controller-uid), which the operator
+	// sets itself and which always win; the label kueue.x-k8s.io/queue-name (use spec.queueName); the annotations
+	// kubectl.kubernetes.io/* (last-applied-configuration), *kueue.x-k8s.io/* and the legacy AppArmor ones (use
+	// spec.podTemplate.annotations); and GitOps and Helm tracking keys (*argocd.argoproj.io/*, *fluxcd.io/*,
+	// *helm.sh/*), which stay on the EvalRun so those tools do not take the Job or pod for their own. On the pod,
+	// spec.podTemplate.labels and .annotations win over the inherited ones.
 	// +optional
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 

@@ -476,16 +476,17 @@ const (
 
 // PodOverrides are scheduling and metadata settings for the run's pod.
 type PodOverrides struct {
-	// labels are added to the pod. Keys the operator or the Job controller own (evals.evalrun.io/*,
-	// batch.kubernetes.io/*, job-name, controller-uid) are rejected; use spec.queueName for Kueue.
+	// labels are added to the pod, over the labels it inherits from the EvalRun's metadata. Keys the operator or
+	// the Job controller own (evals.evalrun.io/*, batch.kubernetes.io/*, job-name, controller-uid) are rejected;
+	// use spec.queueName for Kueue.
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('evals.evalrun.io/') && !k.startsWith('batch.kubernetes.io/') && !(k in ['job-name', 'controller-uid', 'kueue.x-k8s.io/queue-name']))",message="podTemplate.labels may not set labels the operator or the Job controller own (evals.evalrun.io/*, batch.kubernetes.io/*, job-name, controller-uid) nor kueue.x-k8s.io/queue-name (use spec.queueName)"
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 
-	// annotations are added to the pod. The legacy AppArmor annotations
-	// (container.apparmor.security.beta.kubernetes.io/*) may only name runtime/default or localhost/<profile>, as
-	// the Pod Security "restricted" profile requires.
+	// annotations are added to the pod, over the annotations it inherits from the EvalRun's metadata. The legacy
+	// AppArmor annotations (container.apparmor.security.beta.kubernetes.io/*) may only name runtime/default or
+	// localhost/<profile>, as the Pod Security "restricted" profile requires.
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('container.apparmor.security.beta.kubernetes.io/') || self[k] == 'runtime/default' || self[k].startsWith('localhost/'))",message="AppArmor annotations in podTemplate.annotations must be runtime/default or localhost/<profile> (Pod Security restricted); the pod would be rejected"
 	// +optional

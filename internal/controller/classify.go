@@ -37,6 +37,9 @@ const (
 	maxConditionMessage = 1024
 	maxRunnerMessage    = 2048
 	maxRunnerReason     = 128
+	// maxRunnerImageID bounds status.runner.imageID; a longer one is left out rather than cut (a cut digest would
+	// name another image).
+	maxRunnerImageID = 512
 )
 
 // Container waiting reasons the kubelet reports.
@@ -443,6 +446,9 @@ func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
 	}
 	r := evalsv1alpha1.RunnerStatus{PodName: pod.Name}
 	if s := containerStatus(pod, layout.ContainerRunner); s != nil {
+		if s.ImageID != "" && len(s.ImageID) <= maxRunnerImageID {
+			r.ImageID = ptr.To(s.ImageID)
+		}
 		if t := terminatedState(s); t != nil {
 			r.ExitCode = ptr.To(t.ExitCode)
 			r.Reason = t.Reason
@@ -491,7 +497,7 @@ func recordedPod(run *evalsv1alpha1.EvalRun) *corev1.Pod {
 	pod := &corev1.Pod{}
 	pod.Name = r.PodName
 	if r.ExitCode != nil {
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, State: corev1.ContainerState{
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, ImageID: ptr.Deref(r.ImageID, ""), State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: *r.ExitCode, Reason: r.Reason, Message: r.Message}}}}
 	}
 	return pod

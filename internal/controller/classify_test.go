@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -564,4 +565,82 @@ func TestTruncateAndTail(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withImageID sets the kubelet's imageID on the pod's status of container.
+func withImageID(container, imageID string) podOpt {
+	return func(p *corev1.Pod) {
+		for _, list := range [][]corev1.ContainerStatus{p.Status.ContainerStatuses, p.Status.InitContainerStatuses} {
+			for i := range list {
+				if list[i].Name == container {
+					list[i].ImageID = imageID
+				}
+			}
+		}
+	}
+}
+
+// TestRunnerImageID checks that status.runner.imageID is the runner container's imageID as the kubelet reported
+// it (never another container's), kept when the pod is gone, and that each shard reports its own pod's.
+func TestRunnerImageID(t *testing.T) {
+	const digest = "registry.example/evals/runner@sha256:4f0c0b4c0e4f3bd4b8f7bb4c35a1d0f9a3d6a2d55e7c1d1e0f4d1b8e5a5e2c11"
+	const other = "registry.example/evals/runner@sha256:0000000000000000000000000000000000000000000000000000000000000001"
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		want *evalsv1alpha1.RunnerStatus
+	}{
+		{name: "no pod", want: nil},
+		{name: "runner not started: no imageID", pod: ptr.To(makePod(waiting("runner", "ContainerCreating"))),
+			want: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", Reason: "ContainerCreating", Message: "pull failed"}},
+		{name: "running runner", pod: ptr.To(makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", digest))),
+			want: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ImageID: ptr.To(digest)}},
+		{name: "terminated runner, the judge's image is not the runner's",
+			pod: ptr.To(makePod(terminated("runner", 0, "Completed", ""), withImageID("runner", digest),
+				terminated("judge", 0, "Completed", ""), withImageID("judge", other))),
+			want: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed", ImageID: ptr.To(digest)}},
+		{name: "an imageID over the bound is left out, never cut",
+			pod:  ptr.To(makePod(running("runner"), withImageID("runner", "registry.example/"+strings.Repeat("a", 600)+"@sha256:00"))),
+			want: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, runnerFacts(tc.pod)); diff != "" {
+				t.Errorf("runnerFacts (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("kept from status.runner once the pod is gone", func(t *testing.T) {
+		run := testRun(func(r *evalsv1alpha1.EvalRun) {
+			r.Status.Runner = &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed", ImageID: ptr.To(digest)}
+		})
+		if diff := cmp.Diff(run.Status.Runner, runnerFacts(recordedPod(run))); diff != "" {
+			t.Errorf("runnerFacts(recordedPod) (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("through Classify", func(t *testing.T) {
+		pod := makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", digest))
+		got := Classify(Observation{Run: testRun(), Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0}, Options{})
+		if got.Runner == nil || ptr.Deref(got.Runner.ImageID, "") != digest {
+			t.Errorf("Classify runner = %+v, want imageID %s", got.Runner, digest)
+		}
+	})
+
+	t.Run("each shard reports its own pod's", func(t *testing.T) {
+		shards := []Assessment{
+			{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-0-a", ImageID: ptr.To(digest)}},
+			{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-1-b", ImageID: ptr.To(other)}},
+			{State: StatePending, Reason: evalsv1alpha1.ReasonPending},
+		}
+		got := shardStatuses(shards, ShardObservation{Shards: 3, Cases: 6})
+		var ids []string
+		for _, s := range got {
+			ids = append(ids, s.PodName+"="+ptr.Deref(s.ImageID, ""))
+		}
+		if diff := cmp.Diff([]string{"screen-0-a=" + digest, "screen-1-b=" + other, "="}, ids); diff != "" {
+			t.Errorf("shard imageIDs (-want +got):\n%s", diff)
+		}
+	})
 }

@@ -104,7 +104,9 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		r.memory.markApplied(req.NamespacedName, run.UID, desired)
 		r.emitTransitions(run, desired)
-		recordFinished(run, desired, obs.runnerEnded, now)
+		recordDecisions(run, desired, obs.runnerEnded, now, func(what string) bool {
+			return r.memory.firstTime(req.NamespacedName, run.UID, what)
+		})
 		log.V(2).Info("Status written", "state", obs.assessment.State, "reason", obs.assessment.Reason)
 	}
 	var stopErr error

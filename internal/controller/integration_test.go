@@ -331,10 +331,14 @@ func TestSuspendAndResume(t *testing.T) {
 func TestKueueOwnsSuspension(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
-	run := createRun(t, testutil.MakeEvalRun("queued", ns).Queue("team-a"))
+	run := createRun(t, testutil.MakeEvalRun("queued", ns).Queue("team-a").Label("kueue.x-k8s.io/priority-class", "nightly"))
 	job := waitJob(t, run)
 	if job.Labels[layout.LabelKueueQueue] != "team-a" || !ptr.Deref(job.Spec.Suspend, false) {
 		t.Fatalf("Job labels %v suspend %v; want the Kueue label and suspended", job.Labels, job.Spec.Suspend)
+	}
+	// Kueue reads the workload's priority class from the Job's labels, which it inherits from the EvalRun.
+	if job.Labels["kueue.x-k8s.io/priority-class"] != "nightly" || job.Spec.Template.Labels["kueue.x-k8s.io/priority-class"] != "nightly" {
+		t.Errorf("Job labels %v, pod template labels %v; want the run's kueue.x-k8s.io/priority-class on both", job.Labels, job.Spec.Template.Labels)
 	}
 	got := waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonQueued)
 	if c := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message, "Kueue") {

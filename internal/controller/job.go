@@ -36,10 +36,12 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 	opts = opts.withDefaults()
 	names := NamesFor(run.Name)
 	meta := childMeta(run, names.Job, ComponentJob)
-	meta.Annotations = map[string]string{
+	// The run's own labels and annotations (propagate.go) first, the operator's over them.
+	meta.Labels = mergeMeta(inheritedLabels(run.Labels), meta.Labels)
+	meta.Annotations = mergeMeta(inheritedAnnotations(run.Annotations), map[string]string{
 		layout.AnnotationCollectionDeadline: strconv.Itoa(int(collectionDeadline(cfg))),
 		layout.AnnotationCases:              strconv.Itoa(len(cfg.CaseIDs)),
-	}
+	})
 	suspend := ptr.Deref(run.Spec.Suspend, false)
 	if run.Spec.QueueName != "" {
 		// Kueue admits the Job by unsuspending it; from here on only Kueue touches spec.suspend.
@@ -93,12 +95,12 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 	if o == nil {
 		o = &evalsv1alpha1.PodOverrides{}
 	}
-	labels := maps.Clone(o.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[layout.LabelRun] = names.RunLabel
-	labels[layout.LabelComponent] = ComponentPod
+	// The run's own labels and annotations (propagate.go), then spec.podTemplate's, then the operator's.
+	labels := mergeMeta(inheritedLabels(run.Labels), o.Labels, map[string]string{
+		layout.LabelRun:       names.RunLabel,
+		layout.LabelComponent: ComponentPod,
+	})
+	annotations := mergeMeta(inheritedAnnotations(run.Annotations), o.Annotations)
 
 	spec := corev1.PodSpec{
 		RestartPolicy:                 corev1.RestartPolicyNever,
@@ -125,7 +127,7 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 		PriorityClassName: o.PriorityClassName,
 	}
 	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: maps.Clone(o.Annotations)},
+		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 		Spec:       spec,
 	}
 }

@@ -637,3 +637,116 @@ func TestBuildJobTokenOnlyInCollector(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildJobInheritsRunMetadata checks that the EvalRun's labels and annotations reach the Job and its pod
+// template, except the keys of the operator, the Job controller, Kueue's queue and GitOps/Helm tracking, and that
+// the operator's keys and spec.podTemplate's win.
+func TestBuildJobInheritsRunMetadata(t *testing.T) {
+	const runLabel = "screen"
+	cases := []struct {
+		name          string
+		labels        map[string]string
+		annotations   map[string]string
+		queueName     string
+		podTemplate   *evalsv1alpha1.PodOverrides
+		wantJobLabels map[string]string
+		wantJobAnns   map[string]string
+		wantPodLabels map[string]string
+		wantPodAnns   map[string]string
+	}{
+		{
+			name:          "no metadata: only the operator's",
+			wantJobLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "job"},
+			wantJobAnns:   map[string]string{"evals.evalrun.io/cases": "2", "evals.evalrun.io/collection-deadline-seconds": "330"},
+			wantPodLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "pod"},
+		},
+		{
+			name: "Kueue priority class, cost allocation and team labels reach Job and pod",
+			labels: map[string]string{"kueue.x-k8s.io/priority-class": "nightly", "cost-center": "ml-evals",
+				"app.kubernetes.io/part-of": "screening"},
+			annotations: map[string]string{"example.com/owner": "team-a", "description": "nightly screen"},
+			wantJobLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "job",
+				"kueue.x-k8s.io/priority-class": "nightly", "cost-center": "ml-evals", "app.kubernetes.io/part-of": "screening"},
+			wantJobAnns: map[string]string{"evals.evalrun.io/cases": "2", "evals.evalrun.io/collection-deadline-seconds": "330",
+				"example.com/owner": "team-a", "description": "nightly screen"},
+			wantPodLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "pod",
+				"kueue.x-k8s.io/priority-class": "nightly", "cost-center": "ml-evals", "app.kubernetes.io/part-of": "screening"},
+			wantPodAnns: map[string]string{"example.com/owner": "team-a", "description": "nightly screen"},
+		},
+		{
+			name: "operator, Job controller, queue and tracking keys are not inherited",
+			labels: map[string]string{
+				"evals.evalrun.io/run": "other", "evals.evalrun.io/component": "x", "evals.evalrun.io/schedule": "nightly",
+				"batch.kubernetes.io/job-name": "x", "job-name": "x", "controller-uid": "x",
+				"kueue.x-k8s.io/queue-name":        "sneaky",
+				"kustomize.toolkit.fluxcd.io/name": "evals", "helm.toolkit.fluxcd.io/name": "evals",
+				"argocd.argoproj.io/instance": "evals", "helm.sh/chart": "evals-1.0",
+				"team": "a",
+			},
+			annotations: map[string]string{
+				"kubectl.kubernetes.io/last-applied-configuration":      "{}",
+				"argocd.argoproj.io/tracking-id":                        "evals:evals.evalrun.io/EvalRun:team-a/screen",
+				"argocd.argoproj.io/sync-options":                       "Prune=false",
+				"reconcile.fluxcd.io/requestedAt":                       "2026-11-26T00:00:00Z",
+				"kustomize.toolkit.fluxcd.io/ssa":                       "IfNotPresent",
+				"meta.helm.sh/release-name":                             "evals",
+				"evals.evalrun.io/rerun":                                "1",
+				"evals.evalrun.io/cases":                                "999",
+				"batch.kubernetes.io/job-tracking":                      "",
+				"kueue.x-k8s.io/job-min-parallelism":                    "1",
+				"provreq.kueue.x-k8s.io/ValidUntilSeconds":              "60",
+				"container.apparmor.security.beta.kubernetes.io/runner": "unconfined",
+				"team": "a",
+			},
+			wantJobLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "job", "team": "a"},
+			wantJobAnns: map[string]string{"evals.evalrun.io/cases": "2", "evals.evalrun.io/collection-deadline-seconds": "330",
+				"team": "a"},
+			wantPodLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "pod", "team": "a"},
+			wantPodAnns:   map[string]string{"team": "a"},
+		},
+		{
+			name:      "spec.queueName sets the queue label over nothing inherited",
+			labels:    map[string]string{"kueue.x-k8s.io/priority-class": "high"},
+			queueName: "evals",
+			wantJobLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "job",
+				"kueue.x-k8s.io/priority-class": "high", "kueue.x-k8s.io/queue-name": "evals"},
+			wantJobAnns:   map[string]string{"evals.evalrun.io/cases": "2", "evals.evalrun.io/collection-deadline-seconds": "330"},
+			wantPodLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "pod", "kueue.x-k8s.io/priority-class": "high"},
+		},
+		{
+			name:        "spec.podTemplate wins over the run's metadata on the pod only",
+			labels:      map[string]string{"tier": "run", "team": "a"},
+			annotations: map[string]string{"note": "run"},
+			podTemplate: &evalsv1alpha1.PodOverrides{Labels: map[string]string{"tier": "pod"}, Annotations: map[string]string{"note": "pod"}},
+			wantJobLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "job",
+				"tier": "run", "team": "a"},
+			wantJobAnns: map[string]string{"evals.evalrun.io/cases": "2", "evals.evalrun.io/collection-deadline-seconds": "330",
+				"note": "run"},
+			wantPodLabels: map[string]string{"evals.evalrun.io/run": runLabel, "evals.evalrun.io/component": "pod",
+				"tier": "pod", "team": "a"},
+			wantPodAnns: map[string]string{"note": "pod"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Labels, r.Annotations = tc.labels, tc.annotations
+				r.Spec.QueueName = tc.queueName
+				r.Spec.PodTemplate = tc.podTemplate
+			})
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, 0, Options{}), Options{})
+			if diff := cmp.Diff(tc.wantJobLabels, job.Labels); diff != "" {
+				t.Errorf("Job labels (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantJobAnns, job.Annotations); diff != "" {
+				t.Errorf("Job annotations (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPodLabels, job.Spec.Template.Labels); diff != "" {
+				t.Errorf("pod labels (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantPodAnns, job.Spec.Template.Annotations); diff != "" {
+				t.Errorf("pod annotations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -19,6 +19,8 @@ type remembered struct {
 	uid        types.UID
 	jobCreated bool
 	status     *ManagerStatus
+	// counted are the decisions of the current attempt already counted in the metrics.
+	counted map[string]bool
 }
 
 func newMemory() *memory { return &memory{runs: map[types.NamespacedName]remembered{}} }
@@ -67,4 +69,19 @@ func (m *memory) alreadyApplied(key types.NamespacedName, uid types.UID, s Manag
 
 func (m *memory) markApplied(key types.NamespacedName, uid types.UID, s ManagerStatus) {
 	m.update(key, uid, func(r *remembered) { r.status = &s })
+}
+
+// firstTime reports whether this is the first time the decision what (of the run's current attempt) is counted
+// by this process, and marks it counted: a status written twice while the cache lags is counted once.
+func (m *memory) firstTime(key types.NamespacedName, uid types.UID, what string) bool {
+	first := false
+	m.update(key, uid, func(r *remembered) {
+		if !r.counted[what] {
+			if r.counted == nil {
+				r.counted = map[string]bool{}
+			}
+			r.counted[what], first = true, true
+		}
+	})
+	return first
 }

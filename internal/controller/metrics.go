@@ -109,13 +109,15 @@ func RegisterMetrics(reader client.Reader) {
 	_ = metrics.Registry.Register(activeRuns{})
 }
 
-// recordFinished counts a status write that decided the run (Succeeded became True or False) and, separately, one
-// that decided its comparison with the baseline. runnerEnded is when the runner container ended, if known.
-func recordFinished(run *evalsv1alpha1.EvalRun, desired ManagerStatus, runnerEnded time.Time, now time.Time) {
+// recordDecisions counts what a status write decided: the run's outcome (Succeeded became True or False) and its
+// comparison with the baseline, each once per attempt (first says whether a decision is counted the first time).
+// runnerEnded is when the runner container ended, if known.
+func recordDecisions(run *evalsv1alpha1.EvalRun, desired ManagerStatus, runnerEnded, now time.Time, first func(what string) bool) {
 	ns := run.Namespace
 	before := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 	after := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionSucceeded)
-	if after != nil && after.Status != metav1.ConditionUnknown && (before == nil || before.Status == metav1.ConditionUnknown) {
+	if after != nil && after.Status != metav1.ConditionUnknown && (before == nil || before.Status == metav1.ConditionUnknown) &&
+		first(evalsv1alpha1.ConditionSucceeded) {
 		passed := string(metav1.ConditionUnknown)
 		if c := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionPassed); c != nil {
 			passed = string(c.Status)
@@ -138,7 +140,8 @@ func recordFinished(run *evalsv1alpha1.EvalRun, desired ManagerStatus, runnerEnd
 	}
 	beforeR := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
 	afterR := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionRegressed)
-	if afterR != nil && afterR.Reason != evalsv1alpha1.ReasonBaselinePending && (beforeR == nil || beforeR.Reason != afterR.Reason) {
+	if afterR != nil && afterR.Reason != evalsv1alpha1.ReasonBaselinePending && (beforeR == nil || beforeR.Reason != afterR.Reason) &&
+		first(evalsv1alpha1.ConditionRegressed) {
 		regressions.WithLabelValues(ns, afterR.Reason).Inc()
 	}
 }

@@ -286,6 +286,7 @@ func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.Sha
 			Message: truncate(oneLine(a.Message), maxShardMessage)}
 		if a.Runner != nil {
 			st.PodName = a.Runner.PodName
+			st.ImageID = a.Runner.ImageID
 		}
 		if s := so.Sections[i]; s != nil && s.Summary != nil {
 			sum := s.Summary

@@ -101,6 +101,15 @@ func (w *EvalRunWrapper) Queue(name string) *EvalRunWrapper {
 }
 
 // Suspend sets spec.suspend.
+// Label sets a label on the EvalRun's metadata.
+func (w *EvalRunWrapper) Label(key, value string) *EvalRunWrapper {
+	if w.Labels == nil {
+		w.Labels = map[string]string{}
+	}
+	w.Labels[key] = value
+	return w
+}
+
 func (w *EvalRunWrapper) Suspend(s bool) *EvalRunWrapper {
 	w.Spec.Suspend = ptr.To(s)
 	return w

@@ -239,7 +239,8 @@ func applyManagerStatus(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRu
 	start := metav1.NewTime(now.Add(-time.Minute))
 	a := controller.Assessment{State: controller.StateFailed, Reason: evalsv1alpha1.ReasonMissingResults,
 		Message: long("requested cases have no valid record: ", 2048),
-		Runner:  &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0), Reason: "Completed", Message: long("launcher ", 2048), PodName: long("size-evalrun-", 63)}}
+		Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0), Reason: "Completed", Message: long("launcher ", 2048), PodName: long("size-evalrun-", 63),
+			ImageID: ptr.To(long("registry.example/evals/runner@sha256:", 512))}}
 	f := controller.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
 		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval"}
 	ac, err := layout.StatusApply(fresh.Namespace, fresh.Name, "", controller.DesiredManagerStatus(&fresh, a, f, now))

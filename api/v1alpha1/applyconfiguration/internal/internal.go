@@ -790,6 +790,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: exitCode
       type:
         scalar: numeric
+    - name: imageID
+      type:
+        scalar: string
     - name: message
       type:
         scalar: string
@@ -862,6 +865,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: failed
       type:
         scalar: numeric
+    - name: imageID
+      type:
+        scalar: string
     - name: index
       type:
         scalar: numeric

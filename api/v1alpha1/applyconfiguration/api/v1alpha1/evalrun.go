@@ -32,7 +32,15 @@ import (
 // EvalRun runs a batch runner over an eval file as a Kubernetes Job and records the judged per-case results.
 type EvalRunApplyConfiguration struct {
 	v1.TypeMetaApplyConfiguration `json:""`
-	// metadata is the standard object metadata.
+	// metadata is the standard object metadata. The run's Job and pod inherit its labels and annotations when the
+	// Job is created (later changes do not reach them), so that Kueue (kueue.x-k8s.io/priority-class), cost
+	// allocation and policy engines see them on the Job and the pod. Not inherited: the operator's and the Job
+	// controller's keys (evals.evalrun.io/*, batch.kubernetes.io/*, job-name, controller-uid), which the operator
+	// sets itself and which always win; the label kueue.x-k8s.io/queue-name (use spec.queueName); the annotations
+	// kubectl.kubernetes.io/* (last-applied-configuration), *kueue.x-k8s.io/* and the legacy AppArmor ones (use
+	// spec.podTemplate.annotations); and GitOps and Helm tracking keys (*argocd.argoproj.io/*, *fluxcd.io/*,
+	// *helm.sh/*), which stay on the EvalRun so those tools do not take the Job or pod for their own. On the pod,
+	// spec.podTemplate.labels and .annotations win over the inherited ones.
 	*v1.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	// spec is the desired evaluation.
 	Spec *EvalRunSpecApplyConfiguration `json:"spec,omitempty"`

@@ -26,12 +26,13 @@ import (
 //
 // PodOverrides are scheduling and metadata settings for the run's pod.
 type PodOverridesApplyConfiguration struct {
-	// labels are added to the pod. Keys the operator or the Job controller own (evals.evalrun.io/*,
-	// batch.kubernetes.io/*, job-name, controller-uid) are rejected; use spec.queueName for Kueue.
+	// labels are added to the pod, over the labels it inherits from the EvalRun's metadata. Keys the operator or
+	// the Job controller own (evals.evalrun.io/*, batch.kubernetes.io/*, job-name, controller-uid) are rejected;
+	// use spec.queueName for Kueue.
 	Labels map[string]string `json:"labels,omitempty"`
-	// annotations are added to the pod. The legacy AppArmor annotations
-	// (container.apparmor.security.beta.kubernetes.io/*) may only name runtime/default or localhost/<profile>, as
-	// the Pod Security "restricted" profile requires.
+	// annotations are added to the pod, over the annotations it inherits from the EvalRun's metadata. The legacy
+	// AppArmor annotations (container.apparmor.security.beta.kubernetes.io/*) may only name runtime/default or
+	// localhost/<profile>, as the Pod Security "restricted" profile requires.
 	Annotations map[string]string `json:"annotations,omitempty"`
 	// nodeSelector constrains the pod to nodes with these labels.
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`

@@ -34,6 +34,11 @@ type RunnerStatusApplyConfiguration struct {
 	Message *string `json:"message,omitempty"`
 	// podName is the pod the facts come from.
 	PodName *string `json:"podName,omitempty"`
+	// imageID is the image the runner container ran, as the kubelet reported it in the container status' imageID:
+	// the image's digest (for example registry.example/runner@sha256:<hex>), which pins what ran even when
+	// spec.target.image is a tag. Empty until the runner container started. A sharded run has no status.runner:
+	// each shard's imageID is in status.shards.
+	ImageID *string `json:"imageID,omitempty"`
 }
 
 // RunnerStatusApplyConfiguration constructs a declarative configuration of the RunnerStatus type for use with
@@ -71,5 +76,13 @@ func (b *RunnerStatusApplyConfiguration) WithMessage(value string) *RunnerStatus
 // If called multiple times, the PodName field is set to the value of the last call.
 func (b *RunnerStatusApplyConfiguration) WithPodName(value string) *RunnerStatusApplyConfiguration {
 	b.PodName = &value
+	return b
+}
+
+// WithImageID sets the ImageID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ImageID field is set to the value of the last call.
+func (b *RunnerStatusApplyConfiguration) WithImageID(value string) *RunnerStatusApplyConfiguration {
+	b.ImageID = &value
 	return b
 }

@@ -46,6 +46,10 @@ type ShardStatusApplyConfiguration struct {
 	ParseErrors *int32 `json:"parseErrors,omitempty"`
 	// missingIds are the shard's first missing case ids (at most 10).
 	MissingIDs []string `json:"missingIds,omitempty"`
+	// imageID is the image the shard's latest pod ran its runner from, as the kubelet reported it (the runner
+	// container status' imageID, for example registry.example/runner@sha256:<hex>); empty until the runner
+	// container started. Shards may differ when the runner image is a tag that moved between their pods.
+	ImageID *string `json:"imageID,omitempty"`
 }
 
 // ShardStatusApplyConfiguration constructs a declarative configuration of the ShardStatus type for use with
@@ -149,5 +153,13 @@ func (b *ShardStatusApplyConfiguration) WithMissingIDs(values ...string) *ShardS
 	for i := range values {
 		b.MissingIDs = append(b.MissingIDs, values[i])
 	}
+	return b
+}
+
+// WithImageID sets the ImageID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ImageID field is set to the value of the last call.
+func (b *ShardStatusApplyConfiguration) WithImageID(value string) *ShardStatusApplyConfiguration {
+	b.ImageID = &value
 	return b
 }

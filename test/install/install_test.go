@@ -1,0 +1,430 @@
+// Package install checks the install artifacts against config/: the Helm chart (charts/evalrun-operator, with
+// helm lint and helm template from EVALRUN_HELM, which `make helm` builds) and dist/install.yaml (`make
+// build-installer`, kustomize from kubectl in KUBEBUILDER_ASSETS).
+package install
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	root  = "../.."
+	chart = root + "/charts/evalrun-operator"
+	// release and namespace make the chart's names those of config/default (namePrefix evalrun-, namespace
+	// evalrun-system).
+	namespace = "evalrun-system"
+)
+
+// envHelm names the helm binary (make helm builds it; the Makefile exports its path).
+const envHelm = "EVALRUN_HELM"
+
+// requireHelm returns the helm binary; it fails the test without one (skips it under -short).
+func requireHelm(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv(envHelm)
+	if p == "" {
+		if testing.Short() {
+			t.Skip(envHelm + " is not set (-short)")
+		}
+		t.Fatal(envHelm + " is not set: run `make test-unit`, or `make helm` and set it to bin/tools/helm-<version>")
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("%s: %v (run `make helm`)", envHelm, err)
+	}
+	return p
+}
+
+// requireKubectl returns kubectl (its kustomize) from the envtest assets.
+func requireKubectl(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		if testing.Short() {
+			t.Skip("KUBEBUILDER_ASSETS is not set (-short)")
+		}
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
+	}
+	p := filepath.Join(dir, "kubectl")
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("kubectl: %v (run `make envtest-assets`)", err)
+	}
+	return p
+}
+
+func run(t *testing.T, env []string, name string, args ...string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, errors.New(err.Error() + ": " + stderr.String())
+	}
+	return out, nil
+}
+
+// render runs helm template on the chart with the given --set values (and the CRDs).
+func render(t *testing.T, set ...string) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := renderRaw(t, set...)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	return parse(t, out)
+}
+
+func renderRaw(t *testing.T, set ...string) ([]byte, error) {
+	t.Helper()
+	args := []string{"template", "evalrun", chart, "--namespace", namespace, "--include-crds", "--set", "fullnameOverride=evalrun"}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	return run(t, nil, requireHelm(t), args...)
+}
+
+func kustomize(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := run(t, nil, requireKubectl(t), "kustomize", root+"/config/default")
+	if err != nil {
+		t.Fatalf("kubectl kustomize: %v", err)
+	}
+	return parse(t, out)
+}
+
+func parse(t *testing.T, data []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var m map[string]any
+		if err := d.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs
+			}
+			t.Fatalf("decoding YAML: %v", err)
+		}
+		if len(m) > 0 {
+			objs = append(objs, &unstructured.Unstructured{Object: m})
+		}
+	}
+}
+
+func find(objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func kinds(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
+	}
+	slices.Sort(out)
+	return out
+}
+
+func as[T any](t *testing.T, o *unstructured.Unstructured) *T {
+	t.Helper()
+	if o == nil {
+		t.Fatalf("no %T", new(T))
+	}
+	var v T
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &v); err != nil {
+		t.Fatal(err)
+	}
+	return &v
+}
+
+func TestChartLint(t *testing.T) {
+	helm := requireHelm(t)
+	for _, set := range [][]string{
+		nil,
+		{"watchNamespaces={team-a,team-b}", "metrics.service.enabled=true", "metrics.serviceMonitor.enabled=true"},
+		{"leaderElection.enabled=false", "metrics.enabled=false", "image.digest=sha256:" + strings.Repeat("a", 64)},
+	} {
+		args := []string{"lint", "--strict", chart}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		if out, err := run(t, nil, helm, args...); err != nil {
+			t.Errorf("helm lint %v: %v\n%s", set, err, out)
+		}
+	}
+}
+
+// TestChartCRDsAreConfigs checks that the chart's CRDs are config/crd/bases byte for byte (`make manifests` copies
+// them) and that helm installs them.
+func TestChartCRDsAreConfigs(t *testing.T) {
+	want, err := filepath.Glob(root + "/config/crd/bases/*.yaml")
+	if err != nil || len(want) == 0 {
+		t.Fatalf("no CRDs in config/crd/bases: %v", err)
+	}
+	got, _ := filepath.Glob(chart + "/crds/*.yaml")
+	base := func(ps []string) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, filepath.Base(p))
+		}
+		return out
+	}
+	if diff := cmp.Diff(base(want), base(got)); diff != "" {
+		t.Fatalf("chart CRD files (-config +chart):\n%s", diff)
+	}
+	for _, p := range want {
+		a, _ := os.ReadFile(p)
+		b, _ := os.ReadFile(filepath.Join(chart, "crds", filepath.Base(p)))
+		if !bytes.Equal(a, b) {
+			t.Errorf("charts/evalrun-operator/crds/%s differs from config/crd/bases: run `make manifests`", filepath.Base(p))
+		}
+	}
+	rendered := render(t)
+	for _, o := range kustomize(t) {
+		if o.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		r := find(rendered, o.GetKind(), o.GetName())
+		if r == nil {
+			t.Errorf("helm template renders no CRD %s", o.GetName())
+			continue
+		}
+		// kustomize adds config/default's labels; the rest is the same document.
+		o.SetLabels(nil)
+		if diff := cmp.Diff(o.Object, r.Object); diff != "" {
+			t.Errorf("CRD %s (-kustomize +helm):\n%s", o.GetName(), diff)
+		}
+	}
+}
+
+// TestChartMatchesKustomize checks the chart with its default values against config/default: the same objects
+// (but the Namespace, which `helm install --create-namespace` makes), the manager ClusterRole's rules equal to the
+// generated config/rbac/role.yaml, every other RBAC object's rules, roleRef and subjects, and the manager
+// Deployment's essentials.
+func TestChartMatchesKustomize(t *testing.T) {
+	k := kustomize(t)
+	h := render(t)
+	var wantObjs []*unstructured.Unstructured
+	for _, o := range k {
+		if o.GetKind() != "Namespace" {
+			wantObjs = append(wantObjs, o)
+		}
+	}
+	if diff := cmp.Diff(kinds(wantObjs), kinds(h)); diff != "" {
+		t.Errorf("objects (-kustomize +helm):\n%s", diff)
+	}
+
+	generated, err := os.ReadFile(root + "/config/rbac/role.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.Unmarshal(generated, &role); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(role.Rules, as[rbacv1.ClusterRole](t, find(h, "ClusterRole", "evalrun-manager-role")).Rules); diff != "" {
+		t.Errorf("manager ClusterRole rules (-config/rbac/role.yaml +chart):\n%s", diff)
+	}
+	for _, o := range wantObjs {
+		r := find(h, o.GetKind(), o.GetName())
+		if r == nil {
+			continue
+		}
+		switch o.GetKind() {
+		case "ClusterRole", "Role":
+			if diff := cmp.Diff(as[rbacv1.ClusterRole](t, o).Rules, as[rbacv1.ClusterRole](t, r).Rules); diff != "" {
+				t.Errorf("%s %s rules (-kustomize +helm):\n%s", o.GetKind(), o.GetName(), diff)
+			}
+			for k, v := range o.GetLabels() {
+				if strings.HasPrefix(k, "rbac.authorization.k8s.io/") && r.GetLabels()[k] != v {
+					t.Errorf("%s %s: label %s=%q, want %q", o.GetKind(), o.GetName(), k, r.GetLabels()[k], v)
+				}
+			}
+		case "ClusterRoleBinding", "RoleBinding":
+			w, g := as[rbacv1.RoleBinding](t, o), as[rbacv1.RoleBinding](t, r)
+			if diff := cmp.Diff(w.RoleRef, g.RoleRef); diff != "" {
+				t.Errorf("%s %s roleRef (-kustomize +helm):\n%s", o.GetKind(), o.GetName(), diff)
+			}
+			if diff := cmp.Diff(w.Subjects, g.Subjects); diff != "" {
+				t.Errorf("%s %s subjects (-kustomize +helm):\n%s", o.GetKind(), o.GetName(), diff)
+			}
+		}
+	}
+
+	want := as[appsv1.Deployment](t, find(k, "Deployment", "evalrun-controller-manager"))
+	got := as[appsv1.Deployment](t, find(h, "Deployment", "evalrun-controller-manager"))
+	if diff := cmp.Diff(essentials(want), essentials(got)); diff != "" {
+		t.Errorf("manager Deployment (-kustomize +helm):\n%s", diff)
+	}
+}
+
+// deployment is what the chart's manager Deployment must share with config/manager.
+type deployment struct {
+	Replicas          *int32
+	PodSecurity       *corev1.PodSecurityContext
+	ServiceAccount    string
+	TerminationGrace  *int64
+	Image, PullPolicy string
+	Command, Args     []string
+	Ports             []corev1.ContainerPort
+	Security          *corev1.SecurityContext
+	Liveness          *corev1.Probe
+	Readiness         *corev1.Probe
+	Resources         corev1.ResourceRequirements
+	SelectorMatches   bool
+}
+
+func essentials(d *appsv1.Deployment) deployment {
+	s := d.Spec.Template.Spec
+	c := s.Containers[0]
+	matches := true
+	for k, v := range d.Spec.Selector.MatchLabels {
+		matches = matches && d.Spec.Template.Labels[k] == v
+	}
+	return deployment{Replicas: d.Spec.Replicas, PodSecurity: s.SecurityContext, ServiceAccount: s.ServiceAccountName,
+		TerminationGrace: s.TerminationGracePeriodSeconds, Image: c.Image, PullPolicy: string(c.ImagePullPolicy),
+		Command: c.Command, Args: c.Args, Ports: c.Ports, Security: c.SecurityContext, Liveness: c.LivenessProbe,
+		Readiness: c.ReadinessProbe, Resources: c.Resources, SelectorMatches: matches}
+}
+
+// TestChartValues checks what each value changes.
+func TestChartValues(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	managerOf := func(objs []*unstructured.Unstructured) corev1.Container {
+		return as[appsv1.Deployment](t, find(objs, "Deployment", "evalrun-controller-manager")).Spec.Template.Spec.Containers[0]
+	}
+
+	t.Run("images by digest", func(t *testing.T) {
+		c := managerOf(render(t, "image.repository=registry.example/evalrun/manager", "image.digest="+digest,
+			"collectorImage.repository=registry.example/evalrun/collector", "collectorImage.digest="+digest))
+		if c.Image != "registry.example/evalrun/manager@"+digest {
+			t.Errorf("image = %s", c.Image)
+		}
+		if !slices.Contains(c.Args, "--collector-image=registry.example/evalrun/collector@"+digest) {
+			t.Errorf("args = %v, want the collector by digest", c.Args)
+		}
+	})
+
+	t.Run("watched namespaces: RoleBindings, no ClusterRoleBinding", func(t *testing.T) {
+		objs := render(t, "watchNamespaces={team-a,team-b}")
+		if !slices.Contains(managerOf(objs).Args, "--watch-namespaces=team-a,team-b") {
+			t.Errorf("args = %v, want --watch-namespaces=team-a,team-b", managerOf(objs).Args)
+		}
+		if find(objs, "ClusterRoleBinding", "evalrun-manager-rolebinding") != nil {
+			t.Error("the manager ClusterRoleBinding is rendered in a namespaced install")
+		}
+		var bound []string
+		for _, o := range objs {
+			if o.GetKind() == "RoleBinding" && o.GetName() == "evalrun-manager-rolebinding" {
+				rb := as[rbacv1.RoleBinding](t, o)
+				bound = append(bound, rb.Namespace+" "+rb.RoleRef.Kind+"/"+rb.RoleRef.Name+" "+rb.Subjects[0].Namespace+"/"+rb.Subjects[0].Name)
+			}
+		}
+		want := []string{
+			"team-a ClusterRole/evalrun-manager-role evalrun-system/evalrun-controller-manager",
+			"team-b ClusterRole/evalrun-manager-role evalrun-system/evalrun-controller-manager",
+		}
+		if diff := cmp.Diff(want, bound); diff != "" {
+			t.Errorf("manager RoleBindings (-want +got):\n%s", diff)
+		}
+	})
+
+	t.Run("no leader election, no metrics", func(t *testing.T) {
+		objs := render(t, "leaderElection.enabled=false", "metrics.enabled=false")
+		want := []string{"--health-probe-bind-address=:8081", "--metrics-bind-address=0", "--collector-image=localhost/evalrun/collector:dev"}
+		if diff := cmp.Diff(want, managerOf(objs).Args); diff != "" {
+			t.Errorf("args (-want +got):\n%s", diff)
+		}
+		for _, name := range []string{"Role evalrun-leader-election-role", "ClusterRole evalrun-metrics-auth-role", "ClusterRole evalrun-metrics-reader"} {
+			kind, n, _ := strings.Cut(name, " ")
+			if find(objs, kind, n) != nil {
+				t.Errorf("%s is rendered", name)
+			}
+		}
+	})
+
+	t.Run("metrics Service and ServiceMonitor", func(t *testing.T) {
+		objs := render(t, "metrics.service.enabled=true", "metrics.serviceMonitor.enabled=true")
+		svc := as[corev1.Service](t, find(objs, "Service", "evalrun-metrics"))
+		pod := as[appsv1.Deployment](t, find(objs, "Deployment", "evalrun-controller-manager")).Spec.Template
+		for k, v := range svc.Spec.Selector {
+			if pod.Labels[k] != v {
+				t.Errorf("Service selector %s=%s does not select the manager pod (%v)", k, v, pod.Labels)
+			}
+		}
+		sm := find(objs, "ServiceMonitor", "evalrun-controller-manager")
+		if sm == nil {
+			t.Fatal("no ServiceMonitor")
+		}
+		sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+		for k, v := range sel {
+			if svc.Labels[k] != v {
+				t.Errorf("ServiceMonitor selector %s=%s does not select the Service (%v)", k, v, svc.Labels)
+			}
+		}
+		if find(render(t), "ServiceMonitor", "evalrun-controller-manager") != nil {
+			t.Error("a ServiceMonitor is rendered by default")
+		}
+		if _, err := renderRaw(t, "metrics.serviceMonitor.enabled=true"); err == nil || !strings.Contains(err.Error(), "needs metrics.service.enabled") {
+			t.Errorf("a ServiceMonitor without the Service: err = %v", err)
+		}
+	})
+}
+
+// TestBuildInstaller checks dist/install.yaml as `make build-installer` writes it: config/default's objects with
+// the manager and collector images given by digest.
+func TestBuildInstaller(t *testing.T) {
+	kubectl := requireKubectl(t)
+	out := filepath.Join(t.TempDir(), "install.yaml")
+	manager := "registry.example:5000/evalrun/manager:v0.1.0@sha256:" + strings.Repeat("1", 64)
+	collector := "registry.example:5000/evalrun/collector@sha256:" + strings.Repeat("2", 64)
+	if b, err := run(t, []string{"IMG=" + manager, "COLLECTOR_IMG=" + collector, "KUBECTL=" + kubectl}, root+"/hack/build-installer.sh", out); err != nil {
+		t.Fatalf("hack/build-installer.sh: %v\n%s", err, b)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := parse(t, data)
+	k := kustomize(t)
+	if diff := cmp.Diff(kinds(k), kinds(got)); diff != "" {
+		t.Errorf("objects (-kustomize +install.yaml):\n%s", diff)
+	}
+	c := as[appsv1.Deployment](t, find(got, "Deployment", "evalrun-controller-manager")).Spec.Template.Spec.Containers[0]
+	if want := "registry.example:5000/evalrun/manager@sha256:" + strings.Repeat("1", 64); c.Image != want {
+		t.Errorf("manager image = %s, want %s", c.Image, want)
+	}
+	wantArgs := slices.Clone(as[appsv1.Deployment](t, find(k, "Deployment", "evalrun-controller-manager")).Spec.Template.Spec.Containers[0].Args)
+	for i, a := range wantArgs {
+		if strings.HasPrefix(a, "--collector-image=") {
+			wantArgs[i] = "--collector-image=" + collector
+		}
+	}
+	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
+		t.Errorf("manager args (-want +got):\n%s", diff)
+	}
+
+	if b, err := run(t, []string{"IMG=not an image", "COLLECTOR_IMG=" + collector, "KUBECTL=" + kubectl}, root+"/hack/build-installer.sh", out); err == nil {
+		t.Errorf("hack/build-installer.sh took IMG='not an image':\n%s", b)
+	}
+}
