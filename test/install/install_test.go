@@ -365,7 +365,7 @@ func TestChartValues(t *testing.T) {
 
 	t.Run("metrics Service and ServiceMonitor", func(t *testing.T) {
 		objs := render(t, "metrics.service.enabled=true", "metrics.serviceMonitor.enabled=true")
-		svc := as[corev1.Service](t, find(objs, "Service", "evalrun-metrics"))
+		svc := as[corev1.Service](t, find(objs, "Service", "evalrun-controller-manager-metrics-service"))
 		pod := as[appsv1.Deployment](t, find(objs, "Deployment", "evalrun-controller-manager")).Spec.Template
 		for k, v := range svc.Spec.Selector {
 			if pod.Labels[k] != v {
@@ -385,7 +385,7 @@ func TestChartValues(t *testing.T) {
 		if find(render(t), "ServiceMonitor", "evalrun-controller-manager") != nil {
 			t.Error("a ServiceMonitor is rendered by default")
 		}
-		if _, err := renderRaw(t, "metrics.serviceMonitor.enabled=true"); err == nil || !strings.Contains(err.Error(), "needs metrics.service.enabled") {
+		if _, err := renderRaw(t, "metrics.service.enabled=false", "metrics.serviceMonitor.enabled=true"); err == nil || !strings.Contains(err.Error(), "needs metrics.service.enabled") {
 			t.Errorf("a ServiceMonitor without the Service: err = %v", err)
 		}
 	})
