@@ -22,6 +22,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -431,4 +432,29 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// maxKeyBytes bounds an API key file.
+const maxKeyBytes = 16 << 10
+
+// ReadKeyFile reads an API key from a file (a mounted Secret key), without surrounding whitespace. An empty file is
+// an error.
+func ReadKeyFile(path string) (APIKey, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	data, err := io.ReadAll(io.LimitReader(f, maxKeyBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxKeyBytes {
+		return "", fmt.Errorf("%s is larger than %d bytes", path, maxKeyBytes)
+	}
+	key := strings.TrimSpace(string(data))
+	if key == "" {
+		return "", fmt.Errorf("%s is empty", path)
+	}
+	return APIKey(key), nil
 }
