@@ -378,3 +378,23 @@ func TestPromptInjectionReachesTheModelOnly(t *testing.T) {
 		t.Errorf("verdict %s score %v: only the model's reply decides", res.Verdict, res.Score)
 	}
 }
+
+// FuzzParseReplies: a model's reply is outside input; parsing never panics, and a reply it accepts has a score in
+// [0, 1] and at most 4 hits and misses (freeform).
+func FuzzParseReplies(f *testing.F) {
+	for _, s := range []string{`{"score": 0.5, "hits": ["a"], "misses": [], "reasoning": "r"}`, "```json\n{\"score\":1}\n```",
+		`{"checks": [{"id": "a", "satisfied": true, "reasoning": "x"}], "overall_reasoning": "y"}`, `{"score": 1e400}`, `{`, `[]`, ``} {
+		f.Add(s)
+	}
+	rubrics := []evalfile.Rubric{{ID: "a", Outcome: "o", Weight: 1, Required: true}, {ID: "b", Outcome: "p", Weight: 0}}
+	f.Fuzz(func(t *testing.T, reply string) {
+		if res, err := parseFreeformReply(reply); err == nil {
+			if res.Score < 0 || res.Score > 1 || len(res.Hits) > maxFreeformNotes || len(res.Misses) > maxFreeformNotes {
+				t.Errorf("accepted %q as %+v", reply, res)
+			}
+		}
+		if res, err := parseRubricReply(reply, rubrics); err == nil && (res.Score < 0 || res.Score > 1) {
+			t.Errorf("accepted %q as %+v", reply, res)
+		}
+	})
+}
