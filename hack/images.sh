@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds this project's container images without Docker and imports them into the local cluster's containerd.
 #
-#   hack/images.sh [pause|manager|collector|screening-runner|seaweedfs ...]     (default: all)
+#   hack/images.sh [pause|manager|collector|screening-runner|seaweedfs|judgeserver ...]     (default: all)
 #
 # Each image is static binaries on an empty base, packed by hack/imagepack into an OCI image-layout tarball under
 # bin/images/ and imported with `ctr -n k8s.io images import`. Packing is deterministic, so an image whose
@@ -15,6 +15,8 @@
 #                                           /app/eval.yaml (the sample of examples/screening)
 #   localhost/evalrun/seaweedfs:dev         /weed (SeaweedFS, built by hack/seaweedfs.sh), the S3-compatible bucket of
 #                                           the end-to-end tests (test/e2e/testdata/seaweedfs.yaml)
+#   localhost/evalrun/judgeserver:dev       /judgeserver (test/judgeserver), the deterministic OpenAI-compatible judge of
+#                                           the LLM-judge end-to-end test (test/e2e/testdata/judgeserver.yaml)
 #
 # CONTAINERD_ADDRESS overrides the containerd socket (default: the local cluster's, see hack/cluster.sh).
 # IMAGES_NO_IMPORT=1 only packs the tarballs.
@@ -28,7 +30,7 @@ OUT="$ROOT/bin/images"
 BUILD="$OUT/build"
 TAG="${IMAGE_TAG:-dev}"
 IMAGEPACK="$ROOT/bin/tools/imagepack"
-ALL=(pause manager collector screening-runner seaweedfs)
+ALL=(pause manager collector screening-runner seaweedfs judgeserver)
 WANT=("$@")
 [ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
 
@@ -116,6 +118,11 @@ build_seaweedfs() {
     --label org.opencontainers.image.licenses=Apache-2.0
 }
 
+build_judgeserver() {
+  gobuild "$BUILD/judgeserver" ./test/judgeserver
+  pack "localhost/evalrun/judgeserver:$TAG" "$OUT/judgeserver.tar" --file /judgeserver="$BUILD/judgeserver" --entrypoint /judgeserver
+}
+
 for image in "${WANT[@]}"; do
   case "$image" in
     pause) build_pause ;;
@@ -123,6 +130,7 @@ for image in "${WANT[@]}"; do
     collector) build_collector ;;
     screening-runner) build_screening_runner ;;
     seaweedfs) build_seaweedfs ;;
+    judgeserver) build_judgeserver ;;
     *) die "unknown image $image (want one of: ${ALL[*]})" ;;
   esac
 done

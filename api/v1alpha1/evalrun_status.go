@@ -555,6 +555,34 @@ type RunSummary struct {
 	// +listType=atomic
 	// +optional
 	Histogram []int32 `json:"histogram,omitempty"`
+	// judgeUsage adds up the model calls of LLM judges (spec.judging.llm) over every case: calls, tokens and
+	// time spent waiting. Unset when no model was called.
+	// +optional
+	JudgeUsage *JudgeUsage `json:"judgeUsage,omitempty"`
+}
+
+// JudgeUsage is the model usage of LLM judges, as the endpoint reported it.
+type JudgeUsage struct {
+	// calls is the number of requests sent, retries included.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Calls int64 `json:"calls"`
+	// promptTokens is the sum of the replies' usage.prompt_tokens.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	PromptTokens int64 `json:"promptTokens"`
+	// completionTokens is the sum of the replies' usage.completion_tokens.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	CompletionTokens int64 `json:"completionTokens"`
+	// totalTokens is the sum of the replies' usage.total_tokens.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	TotalTokens int64 `json:"totalTokens"`
+	// latencyMilliseconds is the sum of the calls' latencies (concurrent calls each count in full).
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	LatencyMilliseconds int64 `json:"latencyMilliseconds"`
 }
 
 // CaseResult is the judged result of one case.

@@ -436,6 +436,78 @@ type Judging struct {
 	// resources of the judge container. Defaults to small requests (10m CPU, 64Mi memory) and no limits.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// llm is the model endpoint that judges llm_judge and rubric evaluators (and composites with an llm_judge
+	// aggregator), an OpenAI-compatible chat-completions API. Setting it (even to {}, which takes the manager's
+	// cluster-wide defaults) also judges every case without evaluators with llm_judge, as AgentV does. Unset
+	// leaves those evaluators and cases Skipped. The collector sidecar calls the model; the key is mounted there
+	// only, never into the runner or the judge container.
+	// +optional
+	LLM *LLMJudging `json:"llm,omitempty"`
+}
+
+// LLMJudging is an OpenAI-compatible chat-completions endpoint for LLM judges.
+type LLMJudging struct {
+	// baseURL is the API's base URL, the part before /chat/completions (for example https://api.openai.com/v1).
+	// Defaults to the manager's --llm-base-url; a run whose endpoint resolves to nothing fails with
+	// InvalidEvalFile.
+	// +kubebuilder:validation:MinLength=8
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^\s]+$`
+	// +optional
+	BaseURL *string `json:"baseURL,omitempty"`
+
+	// model is the model name sent with every request. An evaluator's own model key in the eval file is ignored
+	// (the endpoint decides what runs). Defaults to the manager's --llm-model.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Model *string `json:"model,omitempty"`
+
+	// apiKeySecretRef selects the key of a Secret in the run's namespace that holds the API key, sent as a bearer
+	// token. It is mounted into the collector sidecar only; it never appears in status, events, logs or errors.
+	// Unset sends no Authorization header (an endpoint without authentication).
+	// +optional
+	APIKeySecretRef *SecretKeyRef `json:"apiKeySecretRef,omitempty"`
+
+	// timeoutSeconds bounds each request (one attempt); a request that times out is retried like a 5xx.
+	// Defaults to 60.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=600
+	// +default=60
+	// +optional
+	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+
+	// maxConcurrentRequests bounds the requests in flight at once across all cases of a pod. Defaults to 4.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +default=4
+	// +optional
+	MaxConcurrentRequests *int32 `json:"maxConcurrentRequests,omitempty"`
+
+	// requestsPerMinute limits, when set, how many requests a pod starts per minute (retries included). Unset
+	// means no limit beyond maxConcurrentRequests.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +optional
+	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
+}
+
+// SecretKeyRef selects one key of a Secret in the run's namespace.
+type SecretKeyRef struct {
+	// name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	Name string `json:"name,omitempty"`
+
+	// key in the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +required
+	Key string `json:"key,omitempty"`
 }
 
 // SuccessPolicy decides the Passed condition once results are in.

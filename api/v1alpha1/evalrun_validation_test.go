@@ -89,6 +89,27 @@ func TestEvalRunAdmission(t *testing.T) {
 			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: b}
 			return r
 		}(), wantErr: "spec.storage.s3.endpoint"},
+		{name: "llm judging is accepted", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("ok-llm", "default").Obj()
+			r.Spec.Judging = &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge.ns.svc:8080/v1"),
+				Model: ptr.To("gpt-4o-mini"), APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "api-key"}}}
+			return r
+		}()},
+		{name: "llm judging base URL not a URL", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-llm-url", "default").Obj()
+			r.Spec.Judging = &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{BaseURL: ptr.To("judge.ns.svc:8080")}}
+			return r
+		}(), wantErr: "spec.judging.llm.baseURL"},
+		{name: "llm judging secret without a key", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-llm-secret", "default").Obj()
+			r.Spec.Judging = &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-key"}}}
+			return r
+		}(), wantErr: "spec.judging.llm.apiKeySecretRef.key"},
+		{name: "llm judging concurrency out of range", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-llm-conc", "default").Obj()
+			r.Spec.Judging = &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{MaxConcurrentRequests: ptr.To[int32](65)}}
+			return r
+		}(), wantErr: "spec.judging.llm.maxConcurrentRequests"},
 		{name: "zero shards", run: mk("bad-shards", "default").Shards(0, 0).Obj(), wantErr: "spec.sharding.shards"},
 		{name: "too many shards", run: mk("bad-shards-2", "default").Shards(1001, 0).Obj(), wantErr: "spec.sharding.shards"},
 		{name: "unknown resume mode", run: mk("bad-resume", "default").Resume("x", "Failed").Obj(), wantErr: "spec.resume.cases"},

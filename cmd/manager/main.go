@@ -49,6 +49,9 @@ func main() {
 			"(InfrastructureFailed after 3 replacements); for CreateContainerConfigError, before the run fails with InvalidContainerConfig.")
 	flag.DurationVar(&opts.PodRejectedTimeout, "pod-rejected-timeout", controller.DefaultPodRejectedTimeout,
 		"How long the API server may keep rejecting a run's pod (Pod Security, ResourceQuota, webhooks) before the run fails with PodRejected.")
+	flag.StringVar(&opts.LLMBaseURL, "llm-base-url", "",
+		"Cluster-wide default of spec.judging.llm.baseURL (an OpenAI-compatible API's base URL) for runs that set spec.judging.llm.")
+	flag.StringVar(&opts.LLMModel, "llm-model", "", "Cluster-wide default of spec.judging.llm.model.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces whose EvalRuns the manager reconciles (default: all); with it, bind the manager's ClusterRole per namespace with RoleBindings.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,

@@ -38,6 +38,8 @@ const (
 
 const usageText = `usage: collector check --mode batch|single (--eval EVAL.yaml | --ids a,b,c | --ids-file FILE) --output FILE
                        [--format json|table|summary] [--run-code-judges] [--judging JUDGING.yaml] [--pass-threshold 0.8]
+                       [--llm-base-url URL --llm-model MODEL [--llm-api-key-file FILE] [--llm-timeout 60s]
+                        [--llm-max-concurrent 4] [--llm-requests-per-minute N]]
 
 Checks a runner's output the way the collector reads it. With --eval it also judges every case with the eval
 file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Exit code 0
@@ -58,6 +60,8 @@ type config struct {
 	// EvalRun's judging section (its evaluators are the defaults for cases that declare none).
 	passThreshold string
 	judgingPath   string
+	// llm is the model endpoint of LLM judges (--llm-* flags, EVALRUN_LLM_* variables, the judging file's llm).
+	llm llmFlags
 }
 
 // usageError is a problem with the command line.
@@ -118,6 +122,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.passThreshold, "pass-threshold", "", "with --eval, the EvalRun's judging.passThreshold (default: the judging file's, else 0.8)")
 	fs.StringVar(&cfg.judgingPath, "judging", "",
 		"with --eval, a YAML or JSON file holding the EvalRun's spec.judging (or the EvalRun): the in-cluster verdicts")
+	fs.StringVar(&cfg.llm.baseURL, "llm-base-url", os.Getenv(EnvLLMBaseURL),
+		"with --eval, the OpenAI-compatible base URL LLM judges call (default $"+EnvLLMBaseURL+", else the judging file's llm.baseURL)")
+	fs.StringVar(&cfg.llm.model, "llm-model", os.Getenv(EnvLLMModel), "with --eval, the model LLM judges ask (default $"+EnvLLMModel+", else the judging file's)")
+	fs.StringVar(&cfg.llm.keyFile, "llm-api-key-file", "",
+		"with --eval, a file holding the API key (default: $"+EnvLLMAPIKey+"; never give the key itself on the command line)")
+	fs.DurationVar(&cfg.llm.timeout, "llm-timeout", 0, "with --eval, the timeout of each model request (default: the judging file's, else 60s)")
+	fs.IntVar(&cfg.llm.maxConcurrent, "llm-max-concurrent", 0, "with --eval, the model requests in flight at once (default: the judging file's, else 4)")
+	fs.IntVar(&cfg.llm.requestsPerMinute, "llm-requests-per-minute", 0, "with --eval, a limit on model requests started per minute (default: none)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

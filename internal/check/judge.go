@@ -22,6 +22,8 @@ type judgingFile struct {
 	PassThreshold string
 	// CodeJudgeTimeout bounds each local code_judge script, as judging.codeJudgeTimeoutSeconds does in the pod.
 	CodeJudgeTimeout time.Duration
+	// LLM is the judging file's llm block, if any (its key Secret is not read: the key comes from the flags).
+	LLM *evalsv1alpha1.LLMJudging
 }
 
 // loadJudging reads --judging (YAML or JSON) and applies --pass-threshold over it.
@@ -37,6 +39,7 @@ func loadJudging(cfg *config) (judgingFile, error) {
 			return j, usageError(fmt.Sprintf("judging file %s: %v (want the EvalRun's spec.judging, or the EvalRun)", cfg.judgingPath, err))
 		}
 		j.PassThreshold = spec.PassThreshold
+		j.LLM = spec.LLM
 		if spec.CodeJudgeTimeoutSeconds != nil && *spec.CodeJudgeTimeoutSeconds > 0 {
 			j.CodeJudgeTimeout = time.Duration(*spec.CodeJudgeTimeoutSeconds) * time.Second
 		}
@@ -96,5 +99,12 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 	if cfg.runCodeJudges {
 		j.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: settings.CodeJudgeTimeout}
 	}
-	return pipeline.Input{File: file, Judge: j}, nil
+	model, parallel, err := cfg.llm.client(settings.LLM)
+	if err != nil {
+		return pipeline.Input{}, err
+	}
+	if model != nil {
+		j.LLM = model
+	}
+	return pipeline.Input{File: file, Judge: j, CaseParallelism: parallel}, nil
 }

@@ -77,7 +77,7 @@ func Collect(ctx context.Context, o Options) error {
 		bucket, bucketErr = openShardBucket(o.Config, o.Namespace, o.Name, o.UID, o.BucketCredentialsDir)
 	}
 	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap, RunnerEnded: ended,
-		EndReason: why, PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI()}
+		EndReason: why, PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), Log: o.Log}
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
 	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.JudgeDeadlineSeconds))

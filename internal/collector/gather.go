@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"runtime/debug"
@@ -46,6 +47,8 @@ type GatherInput struct {
 	// ResultsObject, when set, is the bucket object (s3:// URI) that is to hold every result as one gzip'd JSONL
 	// chunk, instead of the result ConfigMaps.
 	ResultsObject string
+	// Log receives the LLM client's retry lines (nil: none).
+	Log io.Writer
 }
 
 // Gathered is one collection: what to persist and the facts the termination message carries.
@@ -96,6 +99,13 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},
+	}
+	if cfg.LLM != nil {
+		// LLM judges may spend part of the results deadline; the cases of a batch are judged as many at once as
+		// the endpoint takes requests.
+		deadline := time.Now().Add(time.Duration(judgingShare * float64(layout.Seconds(cfg.ResultsDeadlineSeconds))))
+		pin.Judge.LLM = judgeModel(cfg.LLM, deadline, in.Log)
+		pin.CaseParallelism = int(cfg.LLM.MaxConcurrentRequests)
 	}
 	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.Merged()}
 	if in.ResultsObject != "" {

@@ -8,6 +8,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -41,6 +42,10 @@ func appendFullResult(b []byte, r *results.Line) ([]byte, error) {
 	}
 	if r.Missing {
 		b = append(b, `,"missing":true`...)
+	}
+	if r.ModelUsage != nil {
+		b = append(b, `,"modelUsage":`...)
+		b = appendModelUsage(b, r.ModelUsage)
 	}
 	if r.Answer != "" {
 		b = append(b, `,"answer":`...)
@@ -123,7 +128,25 @@ func appendEvaluatorResult(b []byte, r *evaluate.EvaluatorResult) ([]byte, error
 			return b, err
 		}
 	}
+	if r.Usage != nil {
+		b = append(b, `,"modelUsage":`...)
+		b = appendModelUsage(b, r.Usage)
+	}
 	return append(b, '}'), nil
+}
+
+func appendModelUsage(b []byte, u *llm.Usage) []byte {
+	b = append(b, `{"calls":`...)
+	b = strconv.AppendInt(b, u.Calls, 10)
+	b = append(b, `,"promptTokens":`...)
+	b = strconv.AppendInt(b, u.PromptTokens, 10)
+	b = append(b, `,"completionTokens":`...)
+	b = strconv.AppendInt(b, u.CompletionTokens, 10)
+	b = append(b, `,"totalTokens":`...)
+	b = strconv.AppendInt(b, u.TotalTokens, 10)
+	b = append(b, `,"latencyMs":`...)
+	b = strconv.AppendInt(b, u.LatencyMs, 10)
+	return append(b, '}')
 }
 
 func appendTokenUsage(b []byte, t *jsonlresult.TokenUsage) ([]byte, error) {

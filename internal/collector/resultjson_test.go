@@ -8,6 +8,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/google/go-cmp/cmp"
 )
@@ -22,10 +23,13 @@ func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 		"full": {
 			CaseResult: evaluate.CaseResult{
 				ID: "case-2", Score: 0.8125, Verdict: evaluate.VerdictFail, Error: tricky, Reason: "below threshold",
+				ModelUsage: &llm.Usage{Calls: 3, PromptTokens: 1234, CompletionTokens: 56, TotalTokens: 1290, LatencyMs: 987},
 				Evaluators: []evaluate.EvaluatorResult{
 					{Name: "tools", Type: "tool_trajectory", Score: 1, Verdict: evaluate.VerdictPass, Hits: []string{"a", tricky}, Misses: []string{}, Weight: 1},
 					{Name: "c", Type: "composite", Key: "k", Score: 1e-7, Verdict: evaluate.VerdictFail, Reasoning: tricky, Weight: 2.5,
-						Members: []evaluate.EvaluatorResult{{Name: "m", Type: "latency", Score: 1e21, Weight: -1e-9}}},
+						Members: []evaluate.EvaluatorResult{{Name: "m", Type: "latency", Score: 1e21, Weight: -1e-9,
+							Usage: &llm.Usage{Calls: 1, TotalTokens: 9}}},
+						Usage: &llm.Usage{Calls: 2, PromptTokens: 7, CompletionTokens: 1, TotalTokens: 8, LatencyMs: 1}},
 				},
 			},
 			Answer: tricky, Line: 12345,

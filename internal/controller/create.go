@@ -114,6 +114,9 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	invalidFile := func(msg string) (*corev1.ConfigMap, *Assessment, error) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: truncate(msg, maxConditionMessage)}, nil
 	}
+	if invalid == "" {
+		_, invalid = ResolveLLM(run, r.opts)
+	}
 	if invalid != "" {
 		return invalidFile(invalid)
 	}

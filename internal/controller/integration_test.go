@@ -257,6 +257,19 @@ func TestEvalFileFromConfigMapAppliedLater(t *testing.T) {
 	}
 }
 
+// TestUnresolvedLLMEndpointFailsBeforeAnyPod: spec.judging.llm that resolves to no base URL or model (this manager
+// has no --llm-base-url/--llm-model) ends the run with InvalidEvalFile, saying what to set.
+func TestUnresolvedLLMEndpointFailsBeforeAnyPod(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("llm-unresolved", ns).Inline(testutil.ScreeningEval).LLM(evalsv1alpha1.LLMJudging{}))
+	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidEvalFile)
+	msg := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded).Message
+	if !strings.Contains(msg, "set spec.judging.llm.baseURL") || !strings.Contains(msg, "spec.judging.llm.model") {
+		t.Errorf("Succeeded message %q does not say what to set", msg)
+	}
+}
+
 func TestInvalidEvalFileFailsBeforeAnyPod(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)

@@ -151,6 +151,15 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 	if o := run.Spec.EvalFile.S3; o != nil {
 		shard = append(shard, secret(layout.VolumeEvalCredentials, o.CredentialsSecret))
 	}
+	if j := run.Spec.Judging; cfg.LLM != nil && j != nil && j.LLM != nil && j.LLM.APIKeySecretRef != nil {
+		// Only the selected key, as the file api-key. Optional: a missing Secret or key does not hold the pod
+		// back; the collector then reports every LLM judge as an Error that names them.
+		ref := j.LLM.APIKeySecretRef
+		v := secret(layout.VolumeLLMCredentials, ref.Name)
+		v.Secret.Items = []corev1.KeyToPath{{Key: ref.Key, Path: layout.LLMAPIKeyFile}}
+		v.Secret.Optional = ptr.To(true)
+		shard = append(shard, v)
+	}
 	return append(shard, []corev1.Volume{
 		emptyDir(layout.VolumeBin),
 		emptyDir(layout.VolumeOut),
@@ -271,7 +280,8 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, o
 }
 
 // collectorMounts are the collector's volumes: the runner's output read-only, its own snapshot, the judge's
-// verdicts read-only, the eval file, its token and, with a bucket, the bucket's credentials (nobody else's).
+// verdicts read-only, the eval file, its token and, with a bucket, the bucket's credentials and, with an LLM
+// judges' key, that key (nobody else's).
 func collectorMounts(cfg layout.RunConfig) []corev1.VolumeMount {
 	mounts := append([]corev1.VolumeMount{
 		mount(layout.VolumeBin, layout.BinDir, true),
@@ -282,6 +292,9 @@ func collectorMounts(cfg layout.RunConfig) []corev1.VolumeMount {
 	mounts = append(mounts, corev1.VolumeMount{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true})
 	if cfg.Bucket != nil {
 		mounts = append(mounts, mount(layout.VolumeBucketCredentials, layout.BucketCredentialsDir, true))
+	}
+	if cfg.LLM != nil && cfg.LLM.APIKeyFile != "" {
+		mounts = append(mounts, mount(layout.VolumeLLMCredentials, layout.LLMCredentialsDir, true))
 	}
 	return mounts
 }

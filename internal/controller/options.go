@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -46,10 +47,17 @@ type Options struct {
 	PodRejectedTimeout time.Duration
 	// MaxConcurrentReconciles is how many EvalRuns the controller reconciles at once.
 	MaxConcurrentReconciles int
+	// LLMBaseURL and LLMModel are the cluster-wide defaults of spec.judging.llm.baseURL and model (--llm-base-url,
+	// --llm-model); "" means none.
+	LLMBaseURL string
+	LLMModel   string
 }
 
 // Validate rejects options the manager cannot run with.
 func (o Options) Validate() error {
+	if o.LLMBaseURL != "" && !strings.HasPrefix(o.LLMBaseURL, "http://") && !strings.HasPrefix(o.LLMBaseURL, "https://") {
+		return fmt.Errorf("--llm-base-url %q is not an http(s) URL", o.LLMBaseURL)
+	}
 	if o.StatusBudgetBytes > MaxStatusBudgetBytes {
 		return fmt.Errorf("--status-budget-bytes %d is above %d: an EvalRun at that budget could outgrow the API server's object size limit",
 			o.StatusBudgetBytes, MaxStatusBudgetBytes)

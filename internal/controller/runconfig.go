@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"strings"
 
 	"k8s.io/utils/ptr"
 
@@ -29,6 +30,9 @@ const (
 	judgeDeadlineMarginSeconds = 60
 	// collectorStartSeconds bounds the launcher's wait for the collector.
 	collectorStartSeconds = 300
+	// defaultLLMTimeoutSeconds and defaultLLMMaxConcurrentRequests are spec.judging.llm's defaults.
+	defaultLLMTimeoutSeconds        = 60
+	defaultLLMMaxConcurrentRequests = 4
 )
 
 // EvalFilePath is {EVAL_FILE} in the pod: the pinned eval file in the read-only eval ConfigMap mount.
@@ -80,6 +84,38 @@ func DefaultEvaluators(run *evalsv1alpha1.EvalRun) ([]map[string]any, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// ResolveLLM returns the run's model endpoint for LLM judges: spec.judging.llm with the manager's defaults
+// (--llm-base-url, --llm-model) and the spec's, the API key as the file the collector mounts. It returns nil
+// without spec.judging.llm, and a message when the endpoint resolves to no base URL or model.
+func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*layout.LLM, string) {
+	if run.Spec.Judging == nil || run.Spec.Judging.LLM == nil {
+		return nil, ""
+	}
+	spec := run.Spec.Judging.LLM
+	out := &layout.LLM{
+		BaseURL:               ptr.Deref(spec.BaseURL, opts.LLMBaseURL),
+		Model:                 ptr.Deref(spec.Model, opts.LLMModel),
+		TimeoutSeconds:        ptr.Deref(spec.TimeoutSeconds, defaultLLMTimeoutSeconds),
+		MaxConcurrentRequests: ptr.Deref(spec.MaxConcurrentRequests, defaultLLMMaxConcurrentRequests),
+		RequestsPerMinute:     ptr.Deref(spec.RequestsPerMinute, 0),
+	}
+	if ref := spec.APIKeySecretRef; ref != nil {
+		out.APIKeyFile = path.Join(layout.LLMCredentialsDir, layout.LLMAPIKeyFile)
+		out.APIKeySecret = ref.Name + "/" + ref.Key
+	}
+	var missing []string
+	if out.BaseURL == "" {
+		missing = append(missing, "spec.judging.llm.baseURL (the manager has no --llm-base-url default)")
+	}
+	if out.Model == "" {
+		missing = append(missing, "spec.judging.llm.model (the manager has no --llm-model default)")
+	}
+	if len(missing) > 0 {
+		return nil, "the model endpoint of LLM judges is incomplete: set " + strings.Join(missing, " and ")
+	}
+	return out, ""
 }
 
 // ResultsDeadlineSeconds returns spec.resultsDeadlineSeconds or its default.
@@ -140,6 +176,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		b := bucketOf(st.S3)
 		cfg.Bucket = &b
 	}
+	cfg.LLM, _ = ResolveLLM(run, opts)
 	shards := Shards(run, len(caseIDs))
 	cfg.Shards = int32(shards)
 	if Merged(run) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 )
 
 // CodeJudgeRunner runs code_judge scripts. ScriptRunner is the implementation that executes them; the in-pod
@@ -31,6 +32,16 @@ type Judge struct {
 	// VerdictSkipped (the default, for `collector check` without --run-code-judges) or VerdictError (in the pod,
 	// where the launcher should have recorded every result).
 	MissingCodeJudge Verdict
+	// LLM is the model endpoint of llm_judge and rubric evaluators and llm_judge aggregators; nil leaves them
+	// Skipped (with how to enable them) and cases without evaluators Skipped. When set, a case without evaluators
+	// is judged by llm_judge with AgentV's default prompt (DefaultLLMJudgeName).
+	LLM Model
+}
+
+// NeedsCase reports whether judging a case with evs reads anything of the case but its id and evaluators (see
+// ReadsCase); a case without evaluators is judged by llm_judge when j.LLM is set, which reads the case.
+func (j *Judge) NeedsCase(evs []*evalfile.EvaluatorConfig) bool {
+	return ReadsCase(evs) || (len(evs) == 0 && j.LLM != nil)
 }
 
 // JudgeCase judges one case. resp is the case's response (nil: the case is an error). codeResults holds
@@ -40,30 +51,35 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 		return ErrorCase(c.ID, "the case has no output to judge")
 	}
 	res := CaseResult{ID: c.ID}
-	if len(c.Evaluators) == 0 {
-		res.Verdict = VerdictSkipped
-		res.Reason = "the case has no evaluators: add execution.evaluators to the case or the file, or judging.evaluators to the EvalRun"
-		return res
+	evs := c.Evaluators
+	if len(evs) == 0 {
+		if j.LLM == nil {
+			res.Verdict = VerdictSkipped
+			res.Reason = "the case has no evaluators: add execution.evaluators to the case or the file, or judging.evaluators " +
+				"to the EvalRun, or set spec.judging.llm to judge it with llm_judge as AgentV does"
+			return res
+		}
+		evs = []*evalfile.EvaluatorConfig{defaultLLMJudge}
 	}
 	run := &caseRun{judge: j, ctx: ctx, c: c, resp: resp, recorded: codeResults}
-	res.Evaluators = make([]EvaluatorResult, 0, len(c.Evaluators))
-	for _, ev := range c.Evaluators {
+	res.Evaluators = make([]EvaluatorResult, 0, len(evs))
+	for _, ev := range evs {
 		res.Evaluators = append(res.Evaluators, run.evaluate(ev))
 	}
 	res.Score, res.Verdict, res.Error, res.Reason = j.combine(res.Evaluators)
+	res.ModelUsage = usageOf(sumUsage(res.Evaluators))
 	return res
 }
 
 // ReadsCase reports whether judging with evs reads anything of the case but its id and evaluators: field_accuracy
-// reads its expected messages, a code_judge (or a composite's code_judge aggregator) its whole case, and an
-// evaluator of a type this package does not know is assumed to. tool_trajectory, latency, cost, token_usage,
-// llm_judge and rubric evaluators read only the response. For evaluators that do not, a case with only its id and
+// reads its expected messages, a code_judge (or a composite's code_judge aggregator) its whole case, llm_judge and
+// rubric evaluators its question, expected outcome and messages, and an evaluator of a type this package does not
+// know is assumed to. tool_trajectory, latency, cost and token_usage evaluators read only the response. For evaluators that do not, a case with only its id and
 // evaluators judges the same (see evalfile.File.LightCase).
 func ReadsCase(evs []*evalfile.EvaluatorConfig) bool {
 	for _, ev := range evs {
 		switch ev.Type {
-		case evalfile.TypeToolTrajectory, evalfile.TypeLatency, evalfile.TypeCost, evalfile.TypeTokenUsage,
-			evalfile.TypeLLMJudge, evalfile.TypeRubric:
+		case evalfile.TypeToolTrajectory, evalfile.TypeLatency, evalfile.TypeCost, evalfile.TypeTokenUsage:
 		case evalfile.TypeComposite:
 			if ev.Composite == nil || ev.Composite.Aggregator == evalfile.AggregatorCodeJudge || ReadsCase(ev.Composite.Members) {
 				return true
@@ -208,7 +224,7 @@ func (r *caseRun) evaluate(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	case evalfile.TypeTokenUsage:
 		res = r.deterministic(tokenUsage(ev.TokenUsage, r.resp))
 	case evalfile.TypeLLMJudge, evalfile.TypeRubric:
-		res = skipped(fmt.Sprintf("%s evaluators need a model endpoint, which this operator does not configure; not judged", ev.Type))
+		res = r.llmJudge(ev)
 	case evalfile.TypeCodeJudge:
 		res = r.codeJudge(ev)
 	case evalfile.TypeComposite:
@@ -289,8 +305,7 @@ func (r *caseRun) composite(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 		res.Hits = append(prefixedNotes(members, true), res.Hits...)
 		res.Misses = append(prefixedNotes(members, false), res.Misses...)
 	case evalfile.AggregatorLLMJudge:
-		res = skipped("the llm_judge aggregator needs a model endpoint, which this operator does not configure; not judged")
-		res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
+		res = r.llmAggregate(cfg, members)
 	default:
 		res = weightedAverage(members)
 	}
@@ -346,4 +361,16 @@ func prefixedNotes(members []EvaluatorResult, hits bool) []string {
 		}
 	}
 	return out
+}
+
+// sumUsage adds up the model usage of results and their members.
+func sumUsage(results []EvaluatorResult) llm.Usage {
+	var u llm.Usage
+	for _, r := range results {
+		if r.Usage != nil {
+			u.Add(*r.Usage)
+		}
+		u.Add(sumUsage(r.Members))
+	}
+	return u
 }

@@ -533,8 +533,9 @@ func TestJudgeCaseCombinesEvaluators(t *testing.T) {
 			evaluators: "      - {name: llm, type: llm_judge}\n      - {name: r, type: rubric, rubrics: [be nice]}\n",
 			judge:      Judge{Threshold: 0.8},
 			want: CaseResult{ID: "c1", Verdict: VerdictSkipped,
-				Reason: "no evaluator could judge the case: llm: llm_judge evaluators need a model endpoint, which this operator does not configure; not judged; " +
-					"r: rubric evaluators need a model endpoint, which this operator does not configure; not judged",
+				Reason: "no evaluator could judge the case: llm: llm_judge needs a model endpoint: set spec.judging.llm in the EvalRun " +
+					"(collector check: --llm-base-url and --llm-model) to judge it; not judged; r: rubric needs a model endpoint: " +
+					"set spec.judging.llm in the EvalRun (collector check: --llm-base-url and --llm-model) to judge it; not judged",
 				Evaluators: []EvaluatorResult{{Name: "llm", Verdict: VerdictSkipped}, {Name: "r", Verdict: VerdictSkipped}}},
 		},
 		{
@@ -665,7 +666,8 @@ func TestComposite(t *testing.T) {
 `,
 			want: []brief{{Name: "combo", Verdict: VerdictSkipped,
 				Hits: []string{"[fast] duration 10ms <= 100ms"}, Misses: []string{},
-				Reason: "the llm_judge aggregator needs a model endpoint, which this operator does not configure; not judged"}},
+				Reason: "the llm_judge aggregator needs a model endpoint: set spec.judging.llm in the EvalRun " +
+					"(collector check: --llm-base-url and --llm-model) to judge it; not judged"}},
 		},
 	}
 	for _, tt := range tests {
@@ -847,7 +849,7 @@ func TestLightCaseJudgesLikeTheWholeCase(t *testing.T) {
 		{Text: `{"decision":"BLOCK"}`, OutputMessages: calls("c"), DurationMs: f64(1000), CostUSD: f64(2)},
 		{},
 	}
-	reads := map[string]bool{"field_accuracy": true, "code_judge": true, "code_aggregator": true}
+	reads := map[string]bool{"field_accuracy": true, "code_judge": true, "code_aggregator": true, "llm_judge": true}
 	for name, ev := range evaluators {
 		f, err := evalfile.Parse([]byte("execution:\n  evaluators: [" + ev + "]\nevalcases:\n" +
 			"  - id: c1\n    input_messages: [{role: user, content: question}]\n" +

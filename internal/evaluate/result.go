@@ -1,8 +1,9 @@
 // Package evaluate judges eval cases: the deterministic evaluators (tool_trajectory, field_accuracy, latency, cost,
 // token_usage, composite), the code_judge contract (payload, script execution, result parsing), per-case scores
-// and verdicts, and the run summary. llm_judge and rubric evaluators need a model endpoint and are reported as
-// skipped. The package is pure Go apart from running code_judge scripts (ScriptRunner); of the Kubernetes side it
-// imports only the API's verdict enum, and `collector check` and the in-pod collector judge with the same code.
+// and verdicts, and the run summary. llm_judge and rubric evaluators (llmjudge.go) call a model endpoint
+// (Judge.LLM) and are reported as skipped without one. The package is pure Go apart from running code_judge
+// scripts (ScriptRunner) and the model calls of LLM judges (internal/llm); of the Kubernetes side it imports only
+// the API's verdict enum, and `collector check` and the in-pod collector judge with the same code.
 package evaluate
 
 import (
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 )
 
 // Verdict is the judgement of one evaluator or one case: the API's enum, so that the status, the result files and
@@ -68,6 +70,8 @@ type EvaluatorResult struct {
 	Weight float64 `json:"weight"`
 	// Members are a composite's member results.
 	Members []EvaluatorResult `json:"members,omitempty"`
+	// Usage is the model usage of an LLM judge (its calls, tokens and latency); nil when it called no model.
+	Usage *llm.Usage `json:"modelUsage,omitempty"`
 }
 
 // CaseResult is the judgement of one case.
@@ -84,6 +88,8 @@ type CaseResult struct {
 	Reason string `json:"reason,omitempty"`
 	// Missing is true when the runner produced no record for the case.
 	Missing bool `json:"missing,omitempty"`
+	// ModelUsage adds up the model usage of the case's LLM judges; nil when none called a model.
+	ModelUsage *llm.Usage `json:"modelUsage,omitempty"`
 }
 
 // FormatScore formats a score as the status does: a decimal with 4 digits.

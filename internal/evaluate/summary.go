@@ -1,6 +1,10 @@
 package evaluate
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+)
 
 // Summary counts a run's judged cases.
 type Summary struct {
@@ -21,6 +25,8 @@ type Summary struct {
 	MaxScore    float64 `json:"maxScore"`
 	// Histogram counts judged scores in five bins: [0,0.2) [0.2,0.4) [0.4,0.6) [0.6,0.8) [0.8,1].
 	Histogram [5]int `json:"histogram"`
+	// ModelUsage adds up every case's model usage (LLM judges); zero when no model was called.
+	ModelUsage llm.Usage `json:"modelUsage,omitzero"`
 }
 
 // PassRate is Passed / Total (0 when there are no cases).
@@ -42,6 +48,9 @@ type SummaryBuilder struct {
 // Add counts one case result.
 func (b *SummaryBuilder) Add(r CaseResult) {
 	b.s.Total++
+	if r.ModelUsage != nil {
+		b.s.ModelUsage.Add(*r.ModelUsage)
+	}
 	switch r.Verdict {
 	case VerdictPass:
 		b.s.Passed++

@@ -33,7 +33,10 @@ const (
 	// VolumeEvalCredentials is the Secret with the eval file's bucket credentials (spec.evalFile.s3); install's
 	// only.
 	VolumeEvalCredentials = "eval-credentials"
-	VolumeToken           = "collector-token"
+	// VolumeLLMCredentials is the Secret key with the model endpoint's API key (spec.judging.llm.apiKeySecretRef);
+	// the collector's only.
+	VolumeLLMCredentials = "llm-credentials"
+	VolumeToken          = "collector-token"
 )
 
 // Mount points.
@@ -49,6 +52,10 @@ const (
 	BucketCredentialsDir = "/evalrun/bucket-credentials"
 	// EvalCredentialsDir is where install reads the eval file's bucket credentials.
 	EvalCredentialsDir = "/evalrun/eval-credentials"
+	// LLMCredentialsDir is where the collector reads the model endpoint's API key (the file LLMAPIKeyFile).
+	LLMCredentialsDir = "/evalrun/llm-credentials"
+	// LLMAPIKeyFile is the API key's file name in LLMCredentialsDir.
+	LLMAPIKeyFile = "api-key"
 
 	// CollectorImageBinary is where the collector binary lives inside the collector image.
 	CollectorImageBinary = "/collector"

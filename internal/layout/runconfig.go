@@ -82,6 +82,9 @@ type RunConfig struct {
 	PassThreshold string `json:"passThreshold"`
 	// DefaultEvaluators are the spec's judging.evaluators as raw JSON objects.
 	DefaultEvaluators []map[string]any `json:"defaultEvaluators,omitempty"`
+	// LLM, when set, is the model endpoint of LLM judges (spec.judging.llm resolved with the manager's defaults);
+	// the collector calls it. Unset: LLM judges and cases without evaluators are Skipped.
+	LLM *LLM `json:"llm,omitempty"`
 	// CodeJudgeTimeoutSeconds and CodeJudgeWorkers bound code_judge scripts.
 	CodeJudgeTimeoutSeconds int32 `json:"codeJudgeTimeoutSeconds"`
 	CodeJudgeWorkers        int32 `json:"codeJudgeWorkers"`
@@ -133,6 +136,8 @@ func (c *RunConfig) Validate() error {
 	need(!c.CodeJudges || c.JudgeDeadlineSeconds > 0, "judgeDeadlineSeconds")
 	need(c.CollectorStartSeconds > 0, "collectorStartSeconds")
 	need(c.Shards > 0, "shards")
+	need(c.LLM == nil || (c.LLM.BaseURL != "" && c.LLM.Model != "" && c.LLM.TimeoutSeconds > 0 && c.LLM.MaxConcurrentRequests > 0),
+		"llm.baseURL, llm.model, llm.timeoutSeconds and llm.maxConcurrentRequests")
 	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == int(c.Shards), "shardConfigMaps (one per shard)")
 	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
@@ -149,6 +154,22 @@ func (c *RunConfig) Validate() error {
 
 // Seconds is a configuration's number of seconds as a duration.
 func Seconds(n int32) time.Duration { return time.Duration(n) * time.Second }
+
+// LLM is a model endpoint for LLM judges: spec.judging.llm without its key, which is a file only the collector
+// mounts.
+type LLM struct {
+	BaseURL string `json:"baseURL"`
+	Model   string `json:"model"`
+	// APIKeyFile is the file holding the API key ("" sends none); APIKeySecret names its Secret and key
+	// ("<name>/<key>") for messages.
+	APIKeyFile   string `json:"apiKeyFile,omitempty"`
+	APIKeySecret string `json:"apiKeySecret,omitempty"`
+	// TimeoutSeconds bounds each request; MaxConcurrentRequests the requests in flight in the pod;
+	// RequestsPerMinute, when positive, the requests started per minute.
+	TimeoutSeconds        int32 `json:"timeoutSeconds"`
+	MaxConcurrentRequests int32 `json:"maxConcurrentRequests"`
+	RequestsPerMinute     int32 `json:"requestsPerMinute,omitempty"`
+}
 
 // EvalObject is the bucket object that holds a run's eval file, with the sha256 and the size it may have.
 type EvalObject struct {

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -77,8 +78,9 @@ func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
 				// Capped: after a batch of long lines, a worker's next buffer must not reserve their size again
 				// (with many workers that would follow the core count).
 				buf := make([]byte, 0, min(bufBytes+bufBytes/8, maxPreallocBytes))
+				judgeAll(r, j.cases)
 				for _, c := range j.cases {
-					pc, err := prepareOne(r, sink, &buf, c)
+					pc, err := prepareJudged(sink, &buf, c)
 					if err != nil {
 						o.err = err
 						break
@@ -115,9 +117,39 @@ func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
 	return p
 }
 
+// judgeAll judges the cases of a batch, CaseParallelism at once.
+func judgeAll(r *run, cases []Case) {
+	n := r.in.CaseParallelism
+	if n <= 1 || len(cases) <= 1 {
+		for i := range cases {
+			r.judge(&cases[i])
+		}
+		return
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, len(cases)) {
+		wg.Go(func() {
+			for i := range next {
+				r.judge(&cases[i])
+			}
+		})
+	}
+	for i := range cases {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
 // prepareOne judges a case and lets the sink prepare it; safe for concurrent use.
 func prepareOne[T any](r *run, sink Sink[T], buf *[]byte, c Case) (prepared[T], error) {
 	r.judge(&c)
+	return prepareJudged(sink, buf, c)
+}
+
+// prepareJudged lets the sink prepare a judged case; safe for concurrent use.
+func prepareJudged[T any](sink Sink[T], buf *[]byte, c Case) (prepared[T], error) {
 	v, err := sink.Prepare(buf, c)
 	if err != nil {
 		return prepared[T]{}, err

@@ -40,6 +40,10 @@ type Input struct {
 	MissingReasons map[string]string
 	// Workers judge cases concurrently (0: GOMAXPROCS).
 	Workers int
+	// CaseParallelism is how many cases of one batch a worker judges at once (0 or 1: one after the other). LLM
+	// judges wait on the network, not the CPU: with the model endpoint's concurrency bound here, its requests
+	// stay in flight even when all cases fit in one batch.
+	CaseParallelism int
 	// MaxListed bounds the listed missing ids (0: jsonlresult.DefaultMaxListedIDs); MissingCount counts all.
 	MaxListed int
 }
@@ -250,7 +254,7 @@ func (r *run) judge(c *Case) {
 	}
 	// Evaluators that read nothing of the case judge it by its id and evaluators alone.
 	ec, light := r.in.File.LightCase(i)
-	if !light || evaluate.ReadsCase(ec.Evaluators) {
+	if !light || r.in.Judge.NeedsCase(ec.Evaluators) {
 		ec = r.in.File.CaseAt(i)
 	}
 	c.Result = r.in.Judge.JudgeCase(r.ctx, ec, c.Response, r.in.Recorded[id])

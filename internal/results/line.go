@@ -81,6 +81,10 @@ func SummaryStatus(s evaluate.Summary, parseErrors, unexpected int) evalsv1alpha
 		Unexpected:  int32(unexpected),
 		PassRate:    evaluate.FormatScore(s.PassRate()),
 	}
+	if u := s.ModelUsage; u.Calls > 0 {
+		out.JudgeUsage = &evalsv1alpha1.JudgeUsage{Calls: u.Calls, PromptTokens: u.PromptTokens,
+			CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens, LatencyMilliseconds: u.LatencyMs}
+	}
 	if s.Judged > 0 {
 		out.MeanScore = evaluate.FormatScore(s.MeanScore)
 		out.MedianScore = evaluate.FormatScore(s.MedianScore)

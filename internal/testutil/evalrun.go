@@ -54,6 +54,15 @@ func MakeEvalRun(name, namespace string) *EvalRunWrapper {
 	}}
 }
 
+// LLM sets spec.judging.llm.
+func (w *EvalRunWrapper) LLM(l evalsv1alpha1.LLMJudging) *EvalRunWrapper {
+	if w.Spec.Judging == nil {
+		w.Spec.Judging = &evalsv1alpha1.Judging{}
+	}
+	w.Spec.Judging.LLM = &l
+	return w
+}
+
 // Obj returns the built EvalRun.
 func (w *EvalRunWrapper) Obj() *evalsv1alpha1.EvalRun { return w.DeepCopy() }
 

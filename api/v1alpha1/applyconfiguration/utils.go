@@ -67,10 +67,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.FinishedRunApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Healthcheck"):
 		return &apiv1alpha1.HealthcheckApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("JudgeUsage"):
+		return &apiv1alpha1.JudgeUsageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Judging"):
 		return &apiv1alpha1.JudgingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LauncherReport"):
 		return &apiv1alpha1.LauncherReportApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("LLMJudging"):
+		return &apiv1alpha1.LLMJudgingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ParseError"):
 		return &apiv1alpha1.ParseErrorApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PodOverrides"):
@@ -95,6 +99,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.S3ObjectApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ScheduledRun"):
 		return &apiv1alpha1.ScheduledRunApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyRef"):
+		return &apiv1alpha1.SecretKeyRefApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Sharding"):
 		return &apiv1alpha1.ShardingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ShardingStatus"):

@@ -557,6 +557,24 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 60
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeUsage
+  map:
+    fields:
+    - name: calls
+      type:
+        scalar: numeric
+    - name: completionTokens
+      type:
+        scalar: numeric
+    - name: latencyMilliseconds
+      type:
+        scalar: numeric
+    - name: promptTokens
+      type:
+        scalar: numeric
+    - name: totalTokens
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Judging
   map:
     fields:
@@ -577,6 +595,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: image
       type:
         scalar: string
+    - name: llm
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LLMJudging
     - name: passThreshold
       type:
         scalar: string
@@ -584,6 +605,29 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: resources
       type:
         namedType: io.k8s.api.core.v1.ResourceRequirements
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LLMJudging
+  map:
+    fields:
+    - name: apiKeySecretRef
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.SecretKeyRef
+    - name: baseURL
+      type:
+        scalar: string
+    - name: maxConcurrentRequests
+      type:
+        scalar: numeric
+      default: 4
+    - name: model
+      type:
+        scalar: string
+    - name: requestsPerMinute
+      type:
+        scalar: numeric
+    - name: timeoutSeconds
+      type:
+        scalar: numeric
+      default: 60
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LauncherReport
   map:
     fields:
@@ -751,6 +795,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: numeric
           elementRelationship: atomic
+    - name: judgeUsage
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeUsage
     - name: maxScore
       type:
         scalar: string
@@ -853,6 +900,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: scheduledTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.SecretKeyRef
+  map:
+    fields:
+    - name: key
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardStatus
   map:
     fields:

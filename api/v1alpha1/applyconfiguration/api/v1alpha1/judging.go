@@ -45,6 +45,12 @@ type JudgingApplyConfiguration struct {
 	Image *string `json:"image,omitempty"`
 	// resources of the judge container. Defaults to small requests (10m CPU, 64Mi memory) and no limits.
 	Resources *v1.ResourceRequirements `json:"resources,omitempty"`
+	// llm is the model endpoint that judges llm_judge and rubric evaluators (and composites with an llm_judge
+	// aggregator), an OpenAI-compatible chat-completions API. Setting it (even to {}, which takes the manager's
+	// cluster-wide defaults) also judges every case without evaluators with llm_judge, as AgentV does. Unset
+	// leaves those evaluators and cases Skipped. The collector sidecar calls the model; the key is mounted there
+	// only, never into the runner or the judge container.
+	LLM *LLMJudgingApplyConfiguration `json:"llm,omitempty"`
 }
 
 // JudgingApplyConfiguration constructs a declarative configuration of the Judging type for use with
@@ -100,5 +106,13 @@ func (b *JudgingApplyConfiguration) WithImage(value string) *JudgingApplyConfigu
 // If called multiple times, the Resources field is set to the value of the last call.
 func (b *JudgingApplyConfiguration) WithResources(value v1.ResourceRequirements) *JudgingApplyConfiguration {
 	b.Resources = &value
+	return b
+}
+
+// WithLLM sets the LLM field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LLM field is set to the value of the last call.
+func (b *JudgingApplyConfiguration) WithLLM(value *LLMJudgingApplyConfiguration) *JudgingApplyConfiguration {
+	b.LLM = value
 	return b
 }

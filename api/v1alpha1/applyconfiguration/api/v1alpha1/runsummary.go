@@ -50,6 +50,9 @@ type RunSummaryApplyConfiguration struct {
 	PassRate *string `json:"passRate,omitempty"`
 	// histogram counts judged case scores in five bins: [0,0.2) [0.2,0.4) [0.4,0.6) [0.6,0.8) [0.8,1].
 	Histogram []int32 `json:"histogram,omitempty"`
+	// judgeUsage adds up the model calls of LLM judges (spec.judging.llm) over every case: calls, tokens and
+	// time spent waiting. Unset when no model was called.
+	JudgeUsage *JudgeUsageApplyConfiguration `json:"judgeUsage,omitempty"`
 }
 
 // RunSummaryApplyConfiguration constructs a declarative configuration of the RunSummary type for use with
@@ -169,5 +172,13 @@ func (b *RunSummaryApplyConfiguration) WithHistogram(values ...int32) *RunSummar
 	for i := range values {
 		b.Histogram = append(b.Histogram, values[i])
 	}
+	return b
+}
+
+// WithJudgeUsage sets the JudgeUsage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the JudgeUsage field is set to the value of the last call.
+func (b *RunSummaryApplyConfiguration) WithJudgeUsage(value *JudgeUsageApplyConfiguration) *RunSummaryApplyConfiguration {
+	b.JudgeUsage = value
 	return b
 }

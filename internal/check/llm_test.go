@@ -1,0 +1,87 @@
+package check
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const checkKey = "sk-check-9d2e"
+
+// TestCheckRunsLLMJudges: `collector check --eval` with an endpoint from the flags and the key from the
+// environment judges llm_judge, rubric and evaluator-less cases through it, as the collector does.
+func TestCheckRunsLLMJudges(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+checkKey {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		var body struct {
+			Messages []struct{ Content string } `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		content := `{"score": 0.95, "reasoning": "good"}`
+		if strings.Contains(body.Messages[0].Content, `"checks"`) {
+			content = `{"checks": [{"id": "rubric-1", "satisfied": true, "reasoning": "yes"}], "overall_reasoning": "ok"}`
+		}
+		out, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}},
+			"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+		_, _ = w.Write(out)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	evalPath, outPath := filepath.Join(dir, "eval.yaml"), filepath.Join(dir, "out.jsonl")
+	mustWriteFile(t, evalPath, "evalcases:\n"+
+		"  - id: judged\n    expected_outcome: says hi\n    input_messages: [{role: user, content: hi}]\n"+
+		"    evaluators: [{name: j, type: llm_judge}]\n"+
+		"  - id: rubric\n    input_messages: [{role: user, content: hi}]\n    rubrics: [greets]\n"+
+		"  - id: plain\n    input_messages: [{role: user, content: hi}]\n")
+	mustWriteFile(t, outPath, `{"id":"judged","text":"hi"}`+"\n"+`{"id":"rubric","text":"hi"}`+"\n"+`{"id":"plain","text":"hi"}`+"\n")
+
+	// Without an endpoint: Skipped, saying how to enable judging.
+	code, stdout, _ := runMain(t, "--mode", "batch", "--eval", evalPath, "--output", outPath)
+	if code != ExitOK || !strings.Contains(stdout, "spec.judging.llm") {
+		t.Errorf("without an endpoint: exit %d\n%s", code, stdout)
+	}
+
+	t.Setenv(EnvLLMAPIKey, checkKey)
+	code, stdout, stderr := runMain(t, "--mode", "batch", "--eval", evalPath, "--output", outPath,
+		"--llm-base-url", srv.URL+"/v1", "--llm-model", "m", "--llm-max-concurrent", "2")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	cases, summary, _ := judgedCases(t, stdout)
+	for _, c := range cases {
+		if c.Verdict != "Pass" {
+			t.Errorf("case %s: %+v", c.ID, c)
+		}
+	}
+	usage, _ := summary["modelUsage"].(map[string]any)
+	if usage["calls"] != float64(3) || usage["totalTokens"] != float64(45) {
+		t.Errorf("summary modelUsage = %v", summary["modelUsage"])
+	}
+	if strings.Contains(stdout+stderr, checkKey) {
+		t.Error("the key is in the output")
+	}
+}
+
+func TestCheckLLMFlagProblems(t *testing.T) {
+	dir := t.TempDir()
+	evalPath, outPath := filepath.Join(dir, "eval.yaml"), filepath.Join(dir, "out.jsonl")
+	mustWriteFile(t, evalPath, "evalcases:\n  - id: a\n    input_messages: [{role: user, content: hi}]\n")
+	mustWriteFile(t, outPath, `{"id":"a","text":"hi"}`+"\n")
+	for args, want := range map[string]string{
+		"--llm-model m":                         "LLM judges need a base URL",
+		"--llm-base-url http://127.0.0.1:1":     "LLM judges need a model",
+		"--llm-base-url judge:80 --llm-model m": "is not an http(s) URL",
+		"--llm-base-url http://127.0.0.1:1 --llm-model m --llm-api-key-file " + filepath.Join(dir, "none"): "reading the API key",
+	} {
+		code, _, stderr := runMain(t, append([]string{"--mode", "batch", "--eval", evalPath, "--output", outPath}, strings.Fields(args)...)...)
+		if code == ExitOK || !strings.Contains(stderr, want) {
+			t.Errorf("%s: exit %d, stderr %q; want %q", args, code, stderr, want)
+		}
+	}
+}

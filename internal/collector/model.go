@@ -1,0 +1,67 @@
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+)
+
+// judgingShare is the part of the results deadline LLM judges may spend; the rest is kept for persisting.
+const judgingShare = 0.8
+
+// judgeModel returns the model LLM judges call for the run's endpoint: a client with the API key read from the
+// file the collector mounts. A key that cannot be read, or a client that cannot be built, gives a model that fails
+// every call with the reason, so that each LLM judge is an Error that says why. Calls end by deadline (the
+// part of the results deadline kept for judging): a case judged after it is an Error, never a stuck run.
+func judgeModel(cfg *layout.LLM, deadline time.Time, log io.Writer) evaluate.Model {
+	var key llm.APIKey
+	if cfg.APIKeyFile != "" {
+		k, err := llm.ReadKeyFile(cfg.APIKeyFile)
+		if err != nil {
+			return failingModel{err: fmt.Errorf("the API key (Secret key %s) cannot be read: %w", cfg.APIKeySecret, err)}
+		}
+		key = k
+	}
+	c, err := llm.New(llm.Config{
+		BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: key,
+		Timeout:           layout.Seconds(cfg.TimeoutSeconds),
+		MaxConcurrent:     int(cfg.MaxConcurrentRequests),
+		RequestsPerMinute: int(cfg.RequestsPerMinute),
+		Logf: func(format string, args ...any) {
+			podfiles.Logf(log, format+"\n", args...)
+		},
+	})
+	if err != nil {
+		return failingModel{err: err}
+	}
+	return deadlineModel{inner: c, deadline: deadline}
+}
+
+// failingModel fails every call with err.
+type failingModel struct{ err error }
+
+func (m failingModel) Complete(context.Context, llm.Request) (llm.Reply, error) {
+	return llm.Reply{}, m.err
+}
+
+// deadlineModel bounds every call by a deadline.
+type deadlineModel struct {
+	inner    evaluate.Model
+	deadline time.Time
+}
+
+func (m deadlineModel) Complete(ctx context.Context, req llm.Request) (llm.Reply, error) {
+	if !time.Now().Before(m.deadline) {
+		return llm.Reply{}, errors.New("the time for LLM judging is over (80% of resultsDeadlineSeconds): raise spec.resultsDeadlineSeconds")
+	}
+	ctx, cancel := context.WithDeadline(ctx, m.deadline)
+	defer cancel()
+	return m.inner.Complete(ctx, req)
+}

@@ -1,0 +1,117 @@
+package controller
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+func withLLM(l *evalsv1alpha1.LLMJudging) func(*evalsv1alpha1.EvalRun) {
+	return func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = &evalsv1alpha1.Judging{LLM: l} }
+}
+
+func TestResolveLLM(t *testing.T) {
+	defaults := Options{LLMBaseURL: "http://judge.cluster:8080/v1", LLMModel: "cluster-model"}
+	cases := []struct {
+		name    string
+		run     *evalsv1alpha1.EvalRun
+		opts    Options
+		want    *layout.LLM
+		wantMsg string
+	}{
+		{name: "no judging.llm", run: testRun(), opts: defaults},
+		{name: "the manager's defaults", run: testRun(withLLM(&evalsv1alpha1.LLMJudging{})), opts: defaults,
+			want: &layout.LLM{BaseURL: "http://judge.cluster:8080/v1", Model: "cluster-model", TimeoutSeconds: 60, MaxConcurrentRequests: 4}},
+		{name: "the spec wins, with the key as a file", opts: defaults, run: testRun(withLLM(&evalsv1alpha1.LLMJudging{
+			BaseURL: ptr.To("https://api.example.com/v1"), Model: ptr.To("m"), TimeoutSeconds: ptr.To[int32](5),
+			MaxConcurrentRequests: ptr.To[int32](2), RequestsPerMinute: ptr.To[int32](30),
+			APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"}})),
+			want: &layout.LLM{BaseURL: "https://api.example.com/v1", Model: "m", TimeoutSeconds: 5, MaxConcurrentRequests: 2,
+				RequestsPerMinute: 30, APIKeyFile: "/evalrun/llm-credentials/api-key", APIKeySecret: "judge-key/token"}},
+		{name: "nothing to resolve to", run: testRun(withLLM(&evalsv1alpha1.LLMJudging{})),
+			wantMsg: "set spec.judging.llm.baseURL (the manager has no --llm-base-url default) and spec.judging.llm.model"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, msg := ResolveLLM(tc.run, tc.opts)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("ResolveLLM (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(msg, tc.wantMsg) || (tc.wantMsg == "") != (msg == "") {
+				t.Errorf("message %q, want %q", msg, tc.wantMsg)
+			}
+			cfg := BuildRunConfig(tc.run, []string{"a"}, nil, 0, tc.opts)
+			if diff := cmp.Diff(tc.want, cfg.LLM); diff != "" {
+				t.Errorf("run.json's llm (-want +got):\n%s", diff)
+			}
+			if err := cfg.Validate(); tc.want != nil && err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+		})
+	}
+}
+
+// TestBuildJobLLMKeyOnlyInCollector: the API key's Secret is a volume of the pod with only the selected key, mounted
+// by the collector and by no other container, and run.json holds its path, never the key.
+func TestBuildJobLLMKeyOnlyInCollector(t *testing.T) {
+	for _, codeJudges := range []int{0, 1} {
+		run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m"),
+			APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"}}))
+		cfg := BuildRunConfig(run, []string{"a"}, nil, codeJudges, Options{})
+		job := BuildJob(run, cfg, Options{})
+		var vol *corev1.Volume
+		for i, v := range job.Spec.Template.Spec.Volumes {
+			if v.Secret != nil && v.Secret.SecretName == "judge-key" {
+				vol = &job.Spec.Template.Spec.Volumes[i]
+			}
+		}
+		if vol == nil {
+			t.Fatalf("no volume of the Secret judge-key: %+v", job.Spec.Template.Spec.Volumes)
+		}
+		want := &corev1.SecretVolumeSource{SecretName: "judge-key", DefaultMode: ptr.To[int32](0o440), Optional: ptr.To(true),
+			Items: []corev1.KeyToPath{{Key: "token", Path: "api-key"}}}
+		if diff := cmp.Diff(want, vol.Secret); diff != "" {
+			t.Errorf("the key's volume (-want +got):\n%s", diff)
+		}
+		mounted := map[string]string{}
+		for _, c := range allContainers(job) {
+			for _, m := range c.VolumeMounts {
+				if m.Name == vol.Name {
+					mounted[c.Name] = m.MountPath
+					if !m.ReadOnly {
+						t.Errorf("%s mounts the key read-write", c.Name)
+					}
+				}
+			}
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					t.Errorf("%s has the Secret in its environment", c.Name)
+				}
+			}
+		}
+		if diff := cmp.Diff(map[string]string{"collector": "/evalrun/llm-credentials"}, mounted); diff != "" {
+			t.Errorf("code judges %d: containers mounting the key (-want +got):\n%s", codeJudges, diff)
+		}
+		data, _ := json.Marshal(cfg)
+		if !strings.Contains(string(data), `"apiKeyFile":"/evalrun/llm-credentials/api-key"`) {
+			t.Errorf("run.json: %s", data)
+		}
+	}
+}
+
+func TestBuildJobNoKeyNoVolume(t *testing.T) {
+	run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m")}))
+	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, 0, Options{}), Options{})
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Name == layout.VolumeLLMCredentials {
+			t.Errorf("a key volume without apiKeySecretRef: %+v", v)
+		}
+	}
+}

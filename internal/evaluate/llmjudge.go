@@ -1,0 +1,488 @@
+package evaluate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+)
+
+// Model is the endpoint LLM judges call (an *llm.Client). It must be safe for concurrent use and bound its own
+// requests in flight.
+type Model interface {
+	Complete(ctx context.Context, req llm.Request) (llm.Reply, error)
+}
+
+// MaxReplyAttempts is how many replies an LLM judge asks for at most while the replies are not valid (AgentV's
+// runWithRetry: 3). Transport failures are retried by the Model itself and end the evaluator at once.
+const MaxReplyAttempts = 3
+
+// MaxJudgedAnswerBytes bounds the candidate answer an LLM judge sends to the model: a longer answer is an Error
+// verdict, never a silently shortened prompt.
+const MaxJudgedAnswerBytes = 1 << 20
+
+// DefaultLLMJudgeName names the llm_judge that judges a case without evaluators when a model endpoint is set.
+const DefaultLLMJudgeName = "llm_judge"
+
+// defaultLLMJudge is the evaluator of a case without evaluators when a model endpoint is set (AgentV judges such a
+// case with llm_judge and its default prompt).
+var defaultLLMJudge = &evalfile.EvaluatorConfig{Name: DefaultLLMJudgeName, Type: evalfile.TypeLLMJudge,
+	Key: DefaultLLMJudgeName, LLMJudge: &evalfile.LLMJudgeConfig{}}
+
+// noModelReason is why LLM judges are skipped without an endpoint.
+const noModelReason = "needs a model endpoint: set spec.judging.llm in the EvalRun (collector check: --llm-base-url " +
+	"and --llm-model) to judge it; not judged"
+
+// The prompts below are AgentV's (v2.0.1, packages/core/src/evaluation/evaluators.ts), word for word.
+
+// defaultEvaluatorTemplate is the user prompt of llm_judge without a prompt of its own.
+const defaultEvaluatorTemplate = "You are an expert evaluator. Your goal is to grade the candidate_answer based on how well it " +
+	"achieves the expected_outcome for the original task.\n\n" +
+	"Use the reference_answer as a gold standard for a high-quality response (if provided). The reference_answer may be a " +
+	"simple text response, or it may contain a sequence of expected agent messages including tool calls. When it contains " +
+	"multiple messages, the last message represents the final expected answer. The candidate_answer does not need to match " +
+	"it verbatim, but should capture the key points and follow the same spirit.\n\n" +
+	"Be concise and focused in your evaluation. Provide succinct, specific feedback rather than verbose explanations.\n\n" +
+	"[[ ## expected_outcome ## ]]\n{{expected_outcome}}\n\n" +
+	"[[ ## question ## ]]\n{{question}}\n\n" +
+	"[[ ## reference_answer ## ]]\n{{reference_answer}}\n\n" +
+	"[[ ## candidate_answer ## ]]\n{{candidate_answer}}"
+
+// freeformSystemPrompt is the system prompt of llm_judge (and of the llm_judge aggregator): the reply's schema.
+const freeformSystemPrompt = `You must respond with a single JSON object matching this schema:
+
+{
+  "score": <number between 0.0 and 1.0>,
+  "hits": [<array of strings, max 4 items, brief specific achievements>],
+  "misses": [<array of strings, max 4 items, brief specific failures or omissions, empty if none>],
+  "reasoning": "<string, concise explanation for the score, 1-2 sentences max>"
+}`
+
+// rubricSystemPrompt is the system prompt of rubric judging.
+const rubricSystemPrompt = `You are an expert evaluator. Evaluate the candidate answer against each rubric item.
+You must return a valid JSON object matching this schema:
+{
+  "checks": [
+    {
+      "id": "string (rubric id)",
+      "satisfied": boolean,
+      "reasoning": "string (brief explanation)"
+    }
+  ],
+  "overall_reasoning": "string (summary)"
+}`
+
+// defaultAggregatorPrompt is the user prompt of a composite's llm_judge aggregator without a prompt of its own.
+const defaultAggregatorPrompt = `Review the following evaluation results:
+{{EVALUATOR_RESULTS_JSON}}
+
+Decide the final score and verdict based on all evaluator results.
+Return a JSON object with: score (0.0-1.0), verdict (pass/fail/borderline), and reasoning.`
+
+// maxFreeformNotes is how many hits and misses of a freeform reply are kept (AgentV: slice(0, 4)).
+const maxFreeformNotes = 4
+
+// templateVariable matches {{ name }} in a prompt template.
+var templateVariable = regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_]+)\s*\}\}`)
+
+// promptFileName matches a prompt that is a file name rather than prompt text.
+var promptFileName = regexp.MustCompile(`^[^\s{}]+\.(md|txt|prompt|tmpl|j2|jinja|jinja2)$`)
+
+// llmJudge judges an llm_judge or rubric evaluator: with rubrics, each rubric is checked; otherwise the model
+// scores the answer with the evaluator's prompt or AgentV's default.
+func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
+	if r.judge.LLM == nil {
+		return skipped(string(ev.Type) + " " + noModelReason)
+	}
+	cfg := ev.LLMJudge
+	if cfg == nil {
+		cfg = &evalfile.LLMJudgeConfig{}
+	}
+	if len(r.resp.Text) > MaxJudgedAnswerBytes {
+		return errored(fmt.Sprintf("the candidate answer has %d bytes, more than the %d an LLM judge sends to the model",
+			len(r.resp.Text), MaxJudgedAnswerBytes))
+	}
+	if len(cfg.Rubrics) > 0 {
+		return r.ask(llm.Request{System: rubricSystemPrompt, User: rubricPrompt(r.c, r.resp, cfg.Rubrics)},
+			func(content string) (EvaluatorResult, error) { return parseRubricReply(content, cfg.Rubrics) })
+	}
+	template, err := promptTemplate(cfg.Prompt)
+	if err != nil {
+		return errored(err.Error())
+	}
+	if template == "" {
+		template = defaultEvaluatorTemplate
+	}
+	user := substitute(template, templateValues(r.c, r.resp))
+	return r.ask(llm.Request{System: freeformSystemPrompt, User: user}, parseFreeformReply)
+}
+
+// llmAggregate judges a composite with the llm_judge aggregator over its members' results.
+func (r *caseRun) llmAggregate(cfg *evalfile.CompositeConfig, members []EvaluatorResult) EvaluatorResult {
+	if r.judge.LLM == nil {
+		res := skipped("the llm_judge aggregator " + noModelReason)
+		res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
+		return res
+	}
+	template := cfg.Prompt
+	if promptFileName.MatchString(strings.TrimSpace(template)) {
+		return errored(fileRefError(template))
+	}
+	if template == "" {
+		template = defaultAggregatorPrompt
+	}
+	user := strings.ReplaceAll(template, "{{EVALUATOR_RESULTS_JSON}}", membersJSON(members))
+	return r.ask(llm.Request{System: freeformSystemPrompt, User: user}, parseFreeformReply)
+}
+
+// ask sends req until a reply parses (at most MaxReplyAttempts replies) and returns the parsed result with the
+// usage of every call. A failed call or replies that never parse are an Error verdict with the reason.
+func (r *caseRun) ask(req llm.Request, parse func(string) (EvaluatorResult, error)) EvaluatorResult {
+	var usage llm.Usage
+	var lastErr error
+	for range MaxReplyAttempts {
+		reply, err := r.judge.LLM.Complete(r.ctx, req)
+		usage.Add(reply.Usage)
+		if err != nil {
+			res := errored("the model could not be asked: " + err.Error())
+			res.Usage = usageOf(usage)
+			return res
+		}
+		if reply.FinishReason == "length" {
+			lastErr = errors.New("the reply was cut at the model's token limit (finish_reason length)")
+			continue
+		}
+		res, err := parse(reply.Content)
+		if err != nil {
+			lastErr = fmt.Errorf("%w; the reply: %s", err, jsonlresult.Excerpt(reply.Content, 200))
+			continue
+		}
+		res.Usage = usageOf(usage)
+		return res
+	}
+	res := errored(fmt.Sprintf("the judge's reply is not valid after %d replies: %v", MaxReplyAttempts, lastErr))
+	res.Usage = usageOf(usage)
+	return res
+}
+
+func usageOf(u llm.Usage) *llm.Usage {
+	if u == (llm.Usage{}) {
+		return nil
+	}
+	return &u
+}
+
+func errored(msg string) EvaluatorResult {
+	return EvaluatorResult{Verdict: VerdictError, Misses: []string{msg}, Reasoning: msg}
+}
+
+// promptTemplate returns the evaluator's own prompt text ("" when it has none). A prompt that names a file, or a
+// script prompt (a mapping), is an error: the operator judges from the pinned eval file alone.
+func promptTemplate(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", errors.New("the evaluator's prompt is a mapping (a script prompt), which this operator does not run: write the prompt's text")
+	}
+	if promptFileName.MatchString(strings.TrimSpace(s)) {
+		return "", errors.New(fileRefError(s))
+	}
+	return s, nil
+}
+
+func fileRefError(s string) string {
+	return fmt.Sprintf("the prompt %q names a file; the operator judges from the pinned eval file alone, so write "+
+		"the prompt's text in the eval file instead", jsonlresult.Excerpt(strings.TrimSpace(s), 120))
+}
+
+// templateValues are the variables of a prompt template (AgentV's TEMPLATE_VARIABLES).
+func templateValues(c *evalfile.Case, resp *jsonlresult.Response) map[string]string {
+	return map[string]string{
+		"candidate_answer":  strings.TrimSpace(resp.Text),
+		"reference_answer":  strings.TrimSpace(c.ReferenceAnswer()),
+		"expected_outcome":  strings.TrimSpace(c.ExpectedOutcome),
+		"question":          strings.TrimSpace(c.Question()),
+		"input_messages":    indentedJSON(rawMessages(c.InputMessages)),
+		"expected_messages": indentedJSON(rawMessages(c.ExpectedMessages)),
+		"output_messages":   indentedJSON(outputMessagesOrEmpty(resp.OutputMessages)),
+	}
+}
+
+func outputMessagesOrEmpty(ms []jsonlresult.OutputMessage) []payloadOutputMessage {
+	if out := outputMessages(ms); out != nil {
+		return out
+	}
+	return []payloadOutputMessage{}
+}
+
+func indentedJSON(v any) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return "null"
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// substitute replaces each {{ name }} of template with its value, in one pass: a value is never scanned for
+// variables itself (a candidate answer that writes "{{reference_answer}}" stays that text). Unknown names stay.
+func substitute(template string, values map[string]string) string {
+	return templateVariable.ReplaceAllStringFunc(template, func(m string) string {
+		name := templateVariable.FindStringSubmatch(m)[1]
+		if v, ok := values[name]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// rubricPrompt is AgentV's rubric prompt for case c.
+func rubricPrompt(c *evalfile.Case, resp *jsonlresult.Response, rubrics []evalfile.Rubric) string {
+	parts := []string{
+		"You are an expert evaluator. Evaluate the candidate answer against each rubric item below.",
+		"",
+		"[[ ## question ## ]]",
+		c.Question(),
+		"",
+		"[[ ## expected_outcome ## ]]",
+		c.ExpectedOutcome,
+		"",
+	}
+	if ref := c.ReferenceAnswer(); strings.TrimSpace(ref) != "" {
+		parts = append(parts, "[[ ## reference_answer ## ]]", ref, "")
+	}
+	parts = append(parts, "[[ ## candidate_answer ## ]]", resp.Text, "", "[[ ## rubrics ## ]]")
+	for _, rb := range rubrics {
+		label := ""
+		if rb.Required {
+			label += " (REQUIRED)"
+		}
+		if rb.Weight != 1 {
+			label += " (weight: " + strconv.FormatFloat(rb.Weight, 'f', -1, 64) + ")"
+		}
+		parts = append(parts, "- ["+rb.ID+"]"+label+": "+rb.Outcome)
+	}
+	parts = append(parts, "", "For each rubric, determine if it is satisfied and provide brief reasoning.")
+	return strings.Join(parts, "\n")
+}
+
+// membersJSON is the members' results as the llm_judge aggregator's prompt shows them: an object by member name,
+// in order, indented.
+func membersJSON(members []EvaluatorResult) string {
+	var b strings.Builder
+	b.WriteString("{")
+	for i, m := range members {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		name, _ := json.Marshal(m.Name)
+		body := indentedJSON(struct {
+			Score     float64  `json:"score"`
+			Verdict   string   `json:"verdict"`
+			Hits      []string `json:"hits"`
+			Misses    []string `json:"misses"`
+			Reasoning string   `json:"reasoning,omitempty"`
+		}{m.Score, agentvVerdict(m.Verdict), nonNil(m.Hits), nonNil(m.Misses), m.Reasoning})
+		b.WriteString("\n  ")
+		b.Write(name)
+		b.WriteString(": ")
+		b.WriteString(strings.ReplaceAll(body, "\n", "\n  "))
+	}
+	if len(members) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// jsonFromText is AgentV's parseJsonFromText: code fences removed, then the text from the first '{' to the last
+// '}' (the whole text when there is none), decoded. Numbers stay json.Number.
+func jsonFromText(text string) (map[string]any, error) {
+	cleaned := strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(text, "```json\n", ""), "```json", ""), "```", ""))
+	if i, j := strings.IndexByte(cleaned, '{'), strings.LastIndexByte(cleaned, '}'); i >= 0 && j > i {
+		cleaned = cleaned[i : j+1]
+	}
+	dec := json.NewDecoder(strings.NewReader(cleaned))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("the reply is not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, errors.New("the reply is not valid JSON: text after the object")
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, errors.New("the reply is not a JSON object")
+	}
+	return obj, nil
+}
+
+// parseFreeformReply reads {score, hits?, misses?, reasoning?}: score a number in [0, 1], hits and misses lists of
+// strings (blank ones dropped, at most 4 kept), reasoning a string. Anything else is an error.
+func parseFreeformReply(content string) (EvaluatorResult, error) {
+	obj, err := jsonFromText(content)
+	if err != nil {
+		return EvaluatorResult{}, err
+	}
+	n, ok := obj["score"].(json.Number)
+	if !ok {
+		return EvaluatorResult{}, fmt.Errorf("the reply's score is %s, not a number", describe(obj["score"]))
+	}
+	score, err := n.Float64()
+	if err != nil || score < 0 || score > 1 {
+		return EvaluatorResult{}, fmt.Errorf("the reply's score %s is not in [0, 1]", n)
+	}
+	res := EvaluatorResult{Score: score, Verdict: ""}
+	if res.Hits, err = replyStrings(obj, "hits"); err != nil {
+		return EvaluatorResult{}, err
+	}
+	if res.Misses, err = replyStrings(obj, "misses"); err != nil {
+		return EvaluatorResult{}, err
+	}
+	if res.Reasoning, err = optString(obj, "reasoning"); err != nil {
+		return EvaluatorResult{}, err
+	}
+	res.Hits, res.Misses = firstN(res.Hits, maxFreeformNotes), firstN(res.Misses, maxFreeformNotes)
+	return res, nil
+}
+
+// parseRubricReply reads {checks: [{id, satisfied, reasoning}], overall_reasoning} and scores it as AgentV does:
+// the weights of the satisfied rubrics over the weights of all, and Fail when a required rubric is not satisfied.
+// Unlike AgentV, every rubric must be checked: a reply that leaves one out is not valid (AgentV leaves its weight
+// out of the score, so an omitted required rubric passes).
+func parseRubricReply(content string, rubrics []evalfile.Rubric) (EvaluatorResult, error) {
+	obj, err := jsonFromText(content)
+	if err != nil {
+		return EvaluatorResult{}, err
+	}
+	list, ok := obj["checks"].([]any)
+	if !ok {
+		return EvaluatorResult{}, fmt.Errorf("the reply's checks is %s, not a list", describe(obj["checks"]))
+	}
+	overall, ok := obj["overall_reasoning"].(string)
+	if !ok {
+		return EvaluatorResult{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", describe(obj["overall_reasoning"]))
+	}
+	type check struct {
+		satisfied bool
+		reasoning string
+	}
+	checks := map[string]check{}
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return EvaluatorResult{}, fmt.Errorf("the reply's checks[%d] is %s, not an object", i, describe(item))
+		}
+		id, ok1 := m["id"].(string)
+		sat, ok2 := m["satisfied"].(bool)
+		why, ok3 := m["reasoning"].(string)
+		if !ok1 || !ok2 || !ok3 {
+			return EvaluatorResult{}, fmt.Errorf("the reply's checks[%d] needs a string id, a boolean satisfied and a string reasoning", i)
+		}
+		if _, seen := checks[id]; !seen {
+			checks[id] = check{sat, why}
+		}
+	}
+	var res EvaluatorResult
+	var total, earned float64
+	var missing []string
+	for _, rb := range rubrics {
+		ck, ok := checks[rb.ID]
+		if !ok {
+			missing = append(missing, rb.ID)
+			continue
+		}
+		total += rb.Weight
+		note := "[" + rb.ID + "] " + rb.Outcome + ": " + ck.reasoning
+		if ck.satisfied {
+			earned += rb.Weight
+			res.Hits = append(res.Hits, note)
+			continue
+		}
+		res.Misses = append(res.Misses, note)
+		if rb.Required {
+			res.Verdict = VerdictFail
+		}
+	}
+	if len(missing) > 0 {
+		return EvaluatorResult{}, fmt.Errorf("the reply does not check rubric(s) %s", strings.Join(missing, ", "))
+	}
+	if total > 0 {
+		res.Score = clamp01(earned / total)
+	}
+	res.Reasoning = overall
+	return res, nil
+}
+
+func replyStrings(obj map[string]any, key string) ([]string, error) {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("the reply's %s is %s, not a list of strings", key, describe(v))
+	}
+	var out []string
+	for i, item := range list {
+		s, ok := item.(string)
+		if !ok {
+			return nil, fmt.Errorf("the reply's %s[%d] is %s, not a string", key, i, describe(item))
+		}
+		if strings.TrimSpace(s) != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func optString(obj map[string]any, key string) (string, error) {
+	v, ok := obj[key]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("the reply's %s is %s, not a string", key, describe(v))
+	}
+	return s, nil
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// describe names a decoded JSON value's kind for an error.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "missing or null"
+	case string:
+		return "the string " + strconv.Quote(jsonlresult.Excerpt(v, 40))
+	case json.Number:
+		return "the number " + v.String()
+	case bool:
+		return "a boolean"
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	}
+	return "of another kind"
+}

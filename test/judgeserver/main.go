@@ -1,0 +1,161 @@
+// Command judgeserver is a small deterministic OpenAI-compatible chat-completions server for the end-to-end tests
+// of LLM judges: it answers POST .../chat/completions from rules on the prompt, never from a model.
+//
+// Rules (the prompts are the ones internal/evaluate sends, AgentV's):
+//   - A rubric prompt (the system prompt asks for "checks"): each rubric line "- [id]...: description" of the
+//     "[[ ## rubrics ## ]]" section is satisfied when the description has no double-quoted keyword, or the candidate
+//     answer contains that keyword (case-insensitive).
+//   - Any other prompt: score 1 when the expected outcome's double-quoted keyword (if any) is in the candidate
+//     answer, else 0.
+//   - A candidate answer containing JUDGE-MALFORMED gets a reply that is not JSON (the judge must report Error).
+//
+// With --api-key-file (or JUDGE_API_KEY), requests without "Authorization: Bearer <key>" get 401. Usage counts are
+// the prompt's and the reply's words. It serves /healthz for probes and logs one line per request (never the key).
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+)
+
+func main() {
+	listen := flag.String("listen", ":8080", "address to listen on")
+	keyFile := flag.String("api-key-file", "", "file holding the API key requests must send (default $JUDGE_API_KEY; none: no check)")
+	flag.Parse()
+	key := os.Getenv("JUDGE_API_KEY")
+	if *keyFile != "" {
+		b, err := os.ReadFile(*keyFile)
+		if err != nil {
+			log.Fatalf("judgeserver: %v", err)
+		}
+		key = strings.TrimSpace(string(b))
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.Handle("/", handler(key))
+	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	log.Printf("judgeserver: listening on %s (key check %v)", *listen, key != "")
+	log.Fatal(srv.ListenAndServe())
+}
+
+type request struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+}
+
+func handler(key string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			http.NotFound(w, r)
+			return
+		}
+		if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+			log.Printf("judgeserver: 401 path=%s", r.URL.Path)
+			http.Error(w, `{"error":{"message":"invalid API key"}}`, http.StatusUnauthorized)
+			return
+		}
+		var req request
+		if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil || len(req.Messages) == 0 {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		system, user := "", ""
+		for _, m := range req.Messages {
+			switch m.Role {
+			case "system":
+				system += m.Content
+			case "user":
+				user += m.Content
+			}
+		}
+		content := Answer(system, user)
+		log.Printf("judgeserver: 200 model=%s reply=%.120q", req.Model, content)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "judgeserver-1", "object": "chat.completion", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
+				"message": map[string]any{"role": "assistant", "content": content}}},
+			"usage": map[string]any{"prompt_tokens": words(system + user), "completion_tokens": words(content),
+				"total_tokens": words(system+user) + words(content)},
+		})
+	})
+}
+
+var (
+	quoted     = regexp.MustCompile(`"([^"]+)"`)
+	rubricLine = regexp.MustCompile(`^- \[([^\]]+)\][^:]*: (.*)$`)
+)
+
+// Answer is the reply's content for a system and a user prompt.
+func Answer(system, user string) string {
+	candidate := section(user, "candidate_answer")
+	if strings.Contains(candidate, "JUDGE-MALFORMED") {
+		return "I would rather not answer in JSON."
+	}
+	if strings.Contains(system, `"checks"`) {
+		type check struct {
+			ID        string `json:"id"`
+			Satisfied bool   `json:"satisfied"`
+			Reasoning string `json:"reasoning"`
+		}
+		var checks []check
+		for _, line := range strings.Split(section(user, "rubrics"), "\n") {
+			m := rubricLine.FindStringSubmatch(strings.TrimSpace(line))
+			if m == nil {
+				continue
+			}
+			ok, why := keywordIn(m[2], candidate)
+			checks = append(checks, check{ID: m[1], Satisfied: ok, Reasoning: why})
+		}
+		b, _ := json.Marshal(map[string]any{"checks": checks, "overall_reasoning": fmt.Sprintf("checked %d rubrics by keyword", len(checks))})
+		return string(b)
+	}
+	ok, why := keywordIn(section(user, "expected_outcome"), candidate)
+	score := 0.0
+	hits, misses := []string{}, []string{}
+	if ok {
+		score = 1
+		hits = append(hits, why)
+	} else {
+		misses = append(misses, why)
+	}
+	b, _ := json.Marshal(map[string]any{"score": score, "hits": hits, "misses": misses, "reasoning": why})
+	return string(b)
+}
+
+// keywordIn reports whether the double-quoted keyword of text (if any) is in candidate.
+func keywordIn(text, candidate string) (bool, string) {
+	m := quoted.FindStringSubmatch(text)
+	if m == nil {
+		return true, "no keyword to look for"
+	}
+	if strings.Contains(strings.ToLower(candidate), strings.ToLower(m[1])) {
+		return true, fmt.Sprintf("the answer contains %q", m[1])
+	}
+	return false, fmt.Sprintf("the answer lacks %q", m[1])
+}
+
+// section returns the text after "[[ ## name ## ]]" up to the next such header.
+func section(prompt, name string) string {
+	_, rest, ok := strings.Cut(prompt, "[[ ## "+name+" ## ]]\n")
+	if !ok {
+		return ""
+	}
+	if i := strings.Index(rest, "\n[[ ## "); i >= 0 {
+		rest = rest[:i]
+	}
+	return strings.TrimSpace(rest)
+}
+
+func words(s string) int { return len(strings.Fields(s)) }
