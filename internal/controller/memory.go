@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -61,10 +62,23 @@ func (m *memory) markJobCreated(key types.NamespacedName, uid types.UID) {
 	m.update(key, uid, func(r *remembered) { r.jobCreated = true })
 }
 
-// alreadyApplied reports whether s is exactly the status this process last applied for the run.
+// alreadyApplied reports whether s is the status this process last applied for the run, but for the conditions'
+// transition times: a reconcile that reads the run from a cache that has not caught up with that write computes
+// them anew, a second later perhaps, and writing again would only move them.
 func (m *memory) alreadyApplied(key types.NamespacedName, uid types.UID, s ManagerStatus) bool {
 	last := m.get(key, uid).status
-	return last != nil && equality.Semantic.DeepEqual(*last, s)
+	return last != nil && equality.Semantic.DeepEqual(withoutTransitionTimes(*last), withoutTransitionTimes(s))
+}
+
+// withoutTransitionTimes is s with its conditions' lastTransitionTime cleared.
+func withoutTransitionTimes(s ManagerStatus) ManagerStatus {
+	conds := make([]metav1.Condition, len(s.Conditions))
+	for i, c := range s.Conditions {
+		c.LastTransitionTime = metav1.Time{}
+		conds[i] = c
+	}
+	s.Conditions = conds
+	return s
 }
 
 func (m *memory) markApplied(key types.NamespacedName, uid types.UID, s ManagerStatus) {
