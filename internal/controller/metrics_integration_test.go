@@ -4,36 +4,15 @@ import (
 	"fmt"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
-// nsMetric is the value of a metric's series of namespace ns with the extra label (if any).
+// nsMetric is the value of a metric's series of namespace ns with the extra label pair (if any).
 func nsMetric(name, ns string, label ...string) float64 {
-	var sum float64
-	for _, f := range mustGather() {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if !hasLabel(m, "namespace", ns) || (len(label) == 2 && !hasLabel(m, label[0], label[1])) {
-				continue
-			}
-			switch {
-			case m.Gauge != nil:
-				sum += m.Gauge.GetValue()
-			case m.Counter != nil:
-				sum += m.Counter.GetValue()
-			case m.Histogram != nil:
-				sum += float64(m.Histogram.GetSampleCount())
-			}
-		}
-	}
-	return sum
+	return metricValue(name, append([]string{"namespace", ns}, label...)...)
 }
 
 // TestMetricsMoveWhenRunsFinish: a run in progress counts in evalrun_active_runs; once it finishes (one case
@@ -80,13 +59,4 @@ func TestMetricsMoveWhenRunsFinish(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", m.name, m.label, got, m.want)
 		}
 	}
-}
-
-// mustGather gathers controller-runtime's registry.
-func mustGather() []*dto.MetricFamily {
-	families, err := metrics.Registry.Gather()
-	if err != nil {
-		panic(err)
-	}
-	return families
 }

@@ -276,8 +276,9 @@ func eventually(t testing.TB, what string, f func() error) {
 	}
 }
 
-// metricValue returns the value of a gauge or counter of the controller-runtime registry with the given label.
-func metricValue(name, label, value string) float64 {
+// metricValue returns the sum of a metric's series in the controller-runtime registry that carry every label
+// given as name, value pairs: gauges and counters by value, histograms by sample count.
+func metricValue(name string, labels ...string) float64 {
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		return -1
@@ -287,15 +288,20 @@ func metricValue(name, label, value string) float64 {
 		if f.GetName() != name {
 			continue
 		}
+	series:
 		for _, m := range f.GetMetric() {
-			if !hasLabel(m, label, value) {
-				continue
+			for i := 0; i+1 < len(labels); i += 2 {
+				if !hasLabel(m, labels[i], labels[i+1]) {
+					continue series
+				}
 			}
 			switch {
 			case m.Gauge != nil:
 				sum += m.Gauge.GetValue()
 			case m.Counter != nil:
 				sum += m.Counter.GetValue()
+			case m.Histogram != nil:
+				sum += float64(m.Histogram.GetSampleCount())
 			}
 		}
 	}

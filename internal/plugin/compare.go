@@ -62,11 +62,7 @@ func (o *compareOptions) run(cmd *cobra.Command, e *env, name, baseline string) 
 		return err
 	}
 	ctx := cmd.Context()
-	c, err := e.client()
-	if err != nil {
-		return err
-	}
-	run, err := e.getRun(ctx, c, name)
+	c, run, err := e.clientAndRun(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -48,15 +48,7 @@ func (o *exportOptions) run(cmd *cobra.Command, e *env, name string) (err error)
 		return fmt.Errorf("--format %q is not one of jsonl, junit", o.format)
 	}
 	ctx := cmd.Context()
-	c, err := e.client()
-	if err != nil {
-		return err
-	}
-	run, err := e.getRun(ctx, c, name)
-	if err != nil {
-		return err
-	}
-	lines, err := storedLines(ctx, c, run)
+	run, lines, err := e.storedRun(ctx, name)
 	if err != nil {
 		return err
 	}

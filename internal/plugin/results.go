@@ -58,15 +58,7 @@ func (o *resultsOptions) run(cmd *cobra.Command, e *env, name string) error {
 		return fmt.Errorf("--output %q is not one of table, json, yaml", o.output)
 	}
 	ctx := cmd.Context()
-	c, err := e.client()
-	if err != nil {
-		return err
-	}
-	run, err := e.getRun(ctx, c, name)
-	if err != nil {
-		return err
-	}
-	lines, err := storedLines(ctx, c, run)
+	run, lines, err := e.storedRun(ctx, name)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // ErrRegressed is returned by compare when the run regressed against the bounds given; main exits 1 on it, as on
@@ -91,6 +92,26 @@ func (e *env) clientset() (kubernetes.Interface, error) {
 func (e *env) namespace() (string, error) {
 	ns, _, err := e.flags.ToRawKubeConfigLoader().Namespace()
 	return ns, err
+}
+
+// clientAndRun returns a client and the EvalRun called name in the selected namespace.
+func (e *env) clientAndRun(ctx context.Context, name string) (client.Client, *evalsv1alpha1.EvalRun, error) {
+	c, err := e.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	run, err := e.getRun(ctx, c, name)
+	return c, run, err
+}
+
+// storedRun returns the EvalRun called name and every result line it stored.
+func (e *env) storedRun(ctx context.Context, name string) (*evalsv1alpha1.EvalRun, []*results.Line, error) {
+	c, run, err := e.clientAndRun(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	lines, err := storedLines(ctx, c, run)
+	return run, lines, err
 }
 
 // getRun reads an EvalRun in the selected namespace.
