@@ -183,33 +183,6 @@ func (in GatherInput) evalFile() (*evalfile.File, error) {
 // noOutputSource is the source of a runner that left no readable output: every case is missing.
 var noOutputSource = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
 
-// statusSink encodes each judged case into its result line and its status form, and adds them to the builder in
-// order.
-type statusSink struct {
-	builder *results.Builder
-}
-
-// Prepare encodes a judged case; it is safe for concurrent use. The encoded line is appended to *buf, so one
-// buffer can hold the lines of a whole batch.
-func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (results.Case, error) {
-	full := results.Line{CaseResult: c.Result}
-	if resp := c.Response; resp != nil {
-		full.Answer, full.Line = resp.Text, resp.Line
-		full.TokenUsage, full.CostUSD, full.DurationMs = resp.TokenUsage, resp.CostUSD, resp.DurationMs
-	}
-	start := len(*buf)
-	b, err := appendFullResult(*buf, &full)
-	if err != nil {
-		return results.Case{}, fmt.Errorf("encode the result of case %q: %w", c.Result.ID, err)
-	}
-	*buf = b
-	line := b[start:len(b):len(b)]
-	return results.Case{Index: c.Index, Status: full.Status(), Missing: c.Result.Missing, Line: line}, nil
-}
-
-// Commit adds a prepared case to the builder, in output order.
-func (s *statusSink) Commit(rc results.Case) error { return s.builder.Add(rc) }
-
 // classify decides the collection's outcome and its one-line message. The launcher's report can only make it
 // worse: it names a timeout, a failed healthcheck or failed invocations, never a success the output does not show.
 func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (evalsv1alpha1.CollectionOutcome, string) {
