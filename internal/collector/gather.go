@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime/debug"
+	"runtime"
 	"strings"
 	"time"
 
@@ -174,9 +174,11 @@ func (in GatherInput) evalFile() (*evalfile.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Reading a large eval file leaves its whole YAML tree as garbage; return it before the output streams in,
-	// so the heap (and the pod's RSS) does not grow from that high-water mark.
-	debug.FreeOSMemory()
+	// Reading an eval file leaves garbage (a whole YAML tree, for a file the fast reader declines): collect it
+	// before the output streams in, so that the heap's next goal follows what is live, not that high-water mark.
+	// Its pages are kept for the output's records: returning them to the OS (debug.FreeOSMemory) only to fault
+	// them in again costs 0.3 s of CPU at 100,000 cases (huge pages split, then zeroed page by page).
+	runtime.GC()
 	return file, nil
 }
 
