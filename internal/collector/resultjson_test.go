@@ -80,10 +80,13 @@ func TestAppendFullResultRejectsNonFinite(t *testing.T) {
 // TestAppendJSONFloatMatchesEncodingJSON compares float formatting over random magnitudes, boundaries included.
 func TestAppendJSONFloatMatchesEncodingJSON(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	vals := []float64{0, 1, -1, 1e-6, 9.999999999999999e-7, 1e21, 9.99999999999999e20, 5e-324, 1e-100, 1e100, 0.1, 1.0 / 3}
+	vals := []float64{0, 1, -1, 1e-6, 9.999999999999999e-7, 1e21, 9.99999999999999e20, 5e-324, 1e-100, 1e100, 0.1, 1.0 / 3,
+		// Whole numbers, which take the integer path below 2^53.
+		math.Copysign(0, -1), 1800, -526, 1 << 53, 1<<53 - 1, -(1<<53 - 1), 1<<53 + 2, 1e15, 1e16, 123456789012345}
 	for range 20000 {
 		vals = append(vals, math.Float64frombits(rng.Uint64()))
 		vals = append(vals, rng.NormFloat64()*math.Pow(10, float64(rng.IntN(60)-30)))
+		vals = append(vals, math.Trunc(rng.NormFloat64()*math.Pow(10, float64(rng.IntN(18)))))
 	}
 	for _, f := range vals {
 		want, werr := json.Marshal(f)

@@ -37,6 +37,12 @@ type parallel[T any] struct {
 	pending  chan chan outcome[T]
 	done     chan error
 	failed   chan struct{}
+	// Spare batch slices and buffers, handed back once a batch is judged (cases) or committed (items, buffers),
+	// so that a run allocates them once per batch in flight rather than once per batch. At most a few batches are
+	// in flight, so each list's capacity is never reached but by a race that costs only an allocation.
+	spareCases chan []Case
+	spareItems chan []prepared[T]
+	spareBufs  chan []byte
 }
 
 type job[T any] struct {
@@ -53,45 +59,27 @@ type prepared[T any] struct {
 
 type outcome[T any] struct {
 	items []prepared[T]
+	buf   []byte
 	bytes int64
 	err   error
 }
 
 func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
+	spares := 4*workers + 4
 	p := &parallel[T]{
-		r:        r,
-		sink:     sink,
-		jobs:     make(chan job[T], workers),
-		pending:  make(chan chan outcome[T], 2*workers),
-		done:     make(chan error, 1),
-		failed:   make(chan struct{}),
-		inFlight: semaphore.NewWeighted(maxInFlightBytes),
+		r:          r,
+		sink:       sink,
+		jobs:       make(chan job[T], workers),
+		pending:    make(chan chan outcome[T], 2*workers),
+		done:       make(chan error, 1),
+		failed:     make(chan struct{}),
+		inFlight:   semaphore.NewWeighted(maxInFlightBytes),
+		spareCases: make(chan []Case, spares),
+		spareItems: make(chan []prepared[T], spares),
+		spareBufs:  make(chan []byte, spares),
 	}
 	for range workers {
-		go func() {
-			// Each batch's prepared bytes share one buffer, sized from the previous batch: one allocation per
-			// batch instead of one per case. The buffer is not reused: its bytes live until the batch is committed.
-			bufBytes := 0
-			for j := range p.jobs {
-				var o outcome[T]
-				o.items = make([]prepared[T], 0, len(j.cases))
-				// Capped: after a batch of long lines, a worker's next buffer must not reserve their size again
-				// (with many workers that would follow the core count).
-				buf := make([]byte, 0, min(bufBytes+bufBytes/8, maxPreallocBytes))
-				judgeAll(r, j.cases)
-				for _, c := range j.cases {
-					pc, err := prepareJudged(sink, &buf, c)
-					if err != nil {
-						o.err = err
-						break
-					}
-					o.items = append(o.items, pc)
-				}
-				bufBytes = len(buf)
-				o.bytes = j.bytes
-				j.out <- o
-			}
-		}()
+		go p.work()
 	}
 	go func() {
 		var err error
@@ -110,6 +98,12 @@ func startParallel[T any](r *run, sink Sink[T], workers int) *parallel[T] {
 			}
 			if err != nil {
 				close(p.failed)
+				continue
+			}
+			// Committed: the sink holds nothing of the batch's buffer or items any more.
+			giveBack(p.spareItems, clearSlice(o.items))
+			if cap(o.buf) <= maxPreallocBytes {
+				giveBack(p.spareBufs, o.buf[:0])
 			}
 		}
 		p.done <- err
@@ -140,6 +134,68 @@ func judgeAll(r *run, cases []Case) {
 	}
 	close(next)
 	wg.Wait()
+}
+
+// work judges and prepares batches until the jobs end.
+func (p *parallel[T]) work() {
+	// Each batch's prepared bytes share one buffer: one allocation per batch in flight instead of one per case. A
+	// buffer lives until its batch is committed, then serves another batch.
+	bufBytes := 0
+	for j := range p.jobs {
+		var o outcome[T]
+		o.items = takeSpare(p.spareItems, len(j.cases))
+		buf := takeSpare(p.spareBufs, 0)
+		if buf == nil {
+			// Sized from the previous batch, capped: after a batch of long lines, a worker's next buffer must not
+			// reserve their size again (with many workers that would follow the core count).
+			buf = make([]byte, 0, min(bufBytes+bufBytes/8, maxPreallocBytes))
+		}
+		judgeAll(p.r, j.cases)
+		for _, c := range j.cases {
+			pc, err := prepareJudged(p.sink, &buf, c)
+			if err != nil {
+				o.err = err
+				break
+			}
+			o.items = append(o.items, pc)
+		}
+		bufBytes = len(buf)
+		giveBack(p.spareCases, clearSlice(j.cases))
+		o.buf, o.bytes = buf, j.bytes
+		j.out <- o
+	}
+}
+
+// takeSpare returns a spare slice of at least n capacity, emptied, or a new one (nil when n is 0).
+func takeSpare[E any](spares chan []E, n int) []E {
+	select {
+	case s := <-spares:
+		if cap(s) >= n {
+			return s[:0]
+		}
+	default:
+	}
+	if n == 0 {
+		return nil
+	}
+	return make([]E, 0, n)
+}
+
+// giveBack keeps a slice for reuse, unless enough are kept already.
+func giveBack[E any](spares chan []E, s []E) {
+	if cap(s) == 0 {
+		return
+	}
+	select {
+	case spares <- s:
+	default:
+	}
+}
+
+// clearSlice zeroes s (so that a spare holds no pointers into what it held) and returns it empty.
+func clearSlice[E any](s []E) []E {
+	clear(s)
+	return s[:0]
 }
 
 // prepareOne judges a case and lets the sink prepare it; safe for concurrent use.
@@ -188,6 +244,9 @@ func (p *parallel[T]) add(c Case) error {
 		if err := p.inFlight.Acquire(p.r.ctx, n); err != nil {
 			return err
 		}
+	}
+	if p.batch == nil {
+		p.batch = takeSpare(p.spareCases, batchSize)
 	}
 	p.batch = append(p.batch, c)
 	p.batchBytes += n

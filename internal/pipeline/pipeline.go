@@ -64,8 +64,9 @@ type Case struct {
 
 // Sink receives every requested case exactly once: Prepare, possibly on several goroutines at once, then Commit
 // on one goroutine in order (the cases with a response in output order, then the others in request order).
-// Prepare may append bytes it wants to keep to *buf (one buffer serves a batch of cases, one allocation instead
-// of one per case); what it returns must not alias the Case's Result.Evaluators past Commit.
+// Prepare may append bytes it wants to keep until Commit to *buf (one buffer serves a batch of cases, and is
+// reused for another batch once they are committed, so nothing may refer to those bytes after Commit returns);
+// what it returns must not alias the Case's Result.Evaluators past Commit.
 type Sink[T any] interface {
 	Prepare(buf *[]byte, c Case) (T, error)
 	Commit(T) error

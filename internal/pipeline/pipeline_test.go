@@ -220,6 +220,59 @@ func TestManyCasesCommitInOutputOrderWithWorkers(t *testing.T) {
 	}
 }
 
+// bytesSink keeps what Prepare wrote to its buffer until Commit, and checks it is still there: buffers are
+// reused only for batches whose cases are all committed.
+type bytesSink struct {
+	committed int
+	firstBad  string
+}
+
+type preparedBytes struct {
+	want string // a copy of what Prepare wrote
+	got  []byte // where it wrote it
+}
+
+func (s *bytesSink) Prepare(buf *[]byte, c Case) (preparedBytes, error) {
+	text := c.Result.ID
+	if c.Response != nil {
+		text += "=" + c.Response.Text
+	}
+	start := len(*buf)
+	*buf = append(*buf, text...)
+	return preparedBytes{want: strings.Clone(text), got: (*buf)[start:len(*buf):len(*buf)]}, nil
+}
+
+func (s *bytesSink) Commit(p preparedBytes) error {
+	s.committed++
+	if string(p.got) != p.want && s.firstBad == "" {
+		s.firstBad = fmt.Sprintf("commit %d: prepared %q, now %q", s.committed, p.want, p.got)
+	}
+	return nil
+}
+
+func TestPreparedBytesLastUntilCommit(t *testing.T) {
+	// Enough batches that every buffer serves several, with answers of many lengths so that buffers grow.
+	const n = 40 * batchSize
+	var out strings.Builder
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("case-%05d", i)
+		if i%11 != 0 { // every eleventh case missing
+			fmt.Fprintf(&out, `{"id":%q,"text":%q}`+"\n", ids[i], strings.Repeat(string(rune('a'+i%26)), i%97))
+		}
+	}
+	path := writeFile(t, t.TempDir(), "out.jsonl", out.String())
+	for _, workers := range []int{1, 3, 8} {
+		sink := &bytesSink{}
+		if _, err := Run(context.Background(), Input{IDs: ids, Workers: workers}, Batch{Path: path}, sink); err != nil {
+			t.Fatal(err)
+		}
+		if sink.firstBad != "" || sink.committed != n {
+			t.Errorf("%d workers: %d of %d committed; %s", workers, sink.committed, n, sink.firstBad)
+		}
+	}
+}
+
 func TestSinkErrorStopsTheRun(t *testing.T) {
 	var out strings.Builder
 	var ids []string

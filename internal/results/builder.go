@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -18,12 +19,14 @@ import (
 type Case struct {
 	// Index is the case's position among the requested ids; status lists cases in this order within each group.
 	Index int
-	// Status is the case as status.cases shows it. The Builder cuts its strings to the API bounds.
+	// Status is the case as status.cases shows it. The Builder cuts its strings to the API bounds. For a case that
+	// MayShow reported it cannot show, only Status.Verdict is read.
 	Status evalsv1alpha1.CaseResult
 	// Missing marks a requested case without a record: it is stored in the ConfigMaps but listed in
 	// status.missingIds rather than status.cases.
 	Missing bool
-	// Line is the full result, one JSON object without a trailing newline, stored in the result ConfigMaps.
+	// Line is the full result, one JSON object without a trailing newline, stored in the result ConfigMaps. The
+	// Builder keeps nothing of it once Add returns.
 	Line []byte
 }
 
@@ -95,13 +98,24 @@ func NewBuilder(opts Options) *Builder {
 	}
 	b := &Builder{
 		opts:    opts,
-		failing: candidates{limit: opts.BudgetBytes, cutoff: -1},
-		passing: candidates{limit: opts.BudgetBytes, cutoff: -1},
+		failing: candidates{limit: opts.BudgetBytes, keep: !opts.NoCases},
+		passing: candidates{limit: opts.BudgetBytes, keep: !opts.NoCases},
 	}
 	if !opts.AlreadyStored {
 		b.chunks = newChunkWriter(opts.ConfigMaps, opts.MaxChunkBytes)
 	}
 	return b
+}
+
+// MayShow reports whether the section may still show the case at index with that verdict. Once it is false for an
+// index, it stays false for it and for every higher index of the same group (passing or not), so a caller that
+// gets false may leave the case's Status empty but for its Verdict: Add then only counts it. MayShow is the one
+// method safe to call concurrently with Add (the collector's workers ask it before building a case's status).
+func (b *Builder) MayShow(index int, verdict evalsv1alpha1.Verdict) bool {
+	if verdict == evalsv1alpha1.VerdictPass {
+		return b.passing.mayTake(index)
+	}
+	return b.failing.mayTake(index)
 }
 
 // Add takes one judged case. Cases may come in any order; the output depends only on the set of cases and the
@@ -332,19 +346,29 @@ type sized struct {
 }
 
 // candidates keeps the lowest-index cases of one group whose encodings fit limit bytes: a max-heap on index.
-// Once a case is evicted, no case with a higher index can enter (cutoff), so the kept set is always a prefix in
-// index order and cases past the cutoff cost nothing to reject.
+// Once a case is evicted, no case with a higher index can enter (the cutoff), so the kept set is always a prefix
+// in index order and cases past the cutoff cost nothing to reject. Without keep (a section without cases), it
+// only counts.
 type candidates struct {
-	limit  int64
-	bytes  int64
-	cutoff int // -1: none yet
+	limit int64
+	keep  bool
+	bytes int64
+	// cutoff is one more than the lowest index evicted (0: none yet); it only ever decreases, and is read by
+	// mayTake on other goroutines.
+	cutoff atomic.Int64
 	count  int // every case offered
 	h      sizedHeap
 }
 
+// mayTake reports whether a case at index could still be kept; safe for concurrent use with offer.
+func (c *candidates) mayTake(index int) bool {
+	cut := c.cutoff.Load()
+	return c.keep && (cut == 0 || int64(index) < cut-1)
+}
+
 func (c *candidates) offer(cs Case) error {
 	c.count++
-	if c.cutoff >= 0 && cs.Index >= c.cutoff {
+	if !c.mayTake(cs.Index) {
 		return nil
 	}
 	st := boundCase(cs.Status)
@@ -354,8 +378,8 @@ func (c *candidates) offer(cs Case) error {
 	for (c.bytes > c.limit || len(c.h) > MaxStatusCases) && len(c.h) > 0 {
 		top := heap.Pop(&c.h).(sized)
 		c.bytes -= int64(top.size)
-		if c.cutoff < 0 || top.index < c.cutoff {
-			c.cutoff = top.index
+		if cut := c.cutoff.Load(); cut == 0 || int64(top.index) < cut-1 {
+			c.cutoff.Store(int64(top.index) + 1)
 		}
 	}
 	return nil

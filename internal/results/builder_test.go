@@ -169,6 +169,111 @@ func TestFinishIsDeterministic(t *testing.T) {
 	}
 }
 
+// TestMayShowLeavesTheSectionAsItIs holds a Builder given cases in a shuffled order, with only the verdict of the
+// cases MayShow rules out (as the collector's workers do), to one given every status in case order: the sections
+// must match.
+func TestMayShowLeavesTheSectionAsItIs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    Options
+		n       int
+		answers int // the longest answer; they vary, so that which cases fit depends on which are kept
+		seeds   uint64
+	}{
+		{name: "cutoffs in both groups", opts: Options{BudgetBytes: 12 << 10}, n: 600, answers: 120, seeds: 20},
+		{name: "everything fits", n: 600, answers: 120, seeds: 3},
+		{name: "no cases (a shard)", opts: Options{BudgetBytes: 12 << 10, NoCases: true}, n: 600, answers: 120, seeds: 3},
+		// Tiny cases under a large budget: the count bound, not the bytes, decides which are kept, and every kept
+		// failing case is shown, so that the cutoff's exact edge is seen.
+		{name: "count bound", opts: Options{BudgetBytes: 4 << 20}, n: MaxStatusCases + 2000, answers: 2, seeds: 2},
+	} {
+		name, opts, n := tc.name, tc.opts, tc.n
+		t.Run(name, func(t *testing.T) {
+			answer := strings.Repeat("a", tc.answers)
+			mk := func(i int) Case {
+				v := evalsv1alpha1.VerdictPass
+				if i%3 != 0 || tc.answers < 10 {
+					v = evalsv1alpha1.VerdictFail
+				}
+				return mkCase(i, v, answer[:i%(tc.answers+1)])
+			}
+			full := NewBuilder(opts)
+			for i := range n {
+				if err := full.Add(mk(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := full.Finish(tail())
+			if err != nil {
+				t.Fatal(err)
+			}
+			skipped, shown := 0, 0
+			var got *Output
+			for seed := range tc.seeds {
+				lazy := NewBuilder(opts)
+				for _, i := range rand.New(rand.NewPCG(seed, 6)).Perm(n) {
+					c := mk(i)
+					if v := c.Status.Verdict; !lazy.MayShow(i, v) {
+						c.Status = evalsv1alpha1.CaseResult{Verdict: v}
+						skipped++
+					} else {
+						shown++
+					}
+					if err := lazy.Add(c); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if got, err = lazy.Finish(tail()); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want.Section, got.Section); diff != "" {
+					t.Fatalf("seed %d: section differs (-every status, in order +shuffled, with MayShow):\n%s", seed, diff)
+				}
+			}
+			switch {
+			case opts.NoCases && shown > 0:
+				t.Errorf("MayShow allowed %d cases into a section without cases", shown)
+			case name == "cutoffs in both groups" && (skipped == 0 || len(got.Section.Cases) == 0):
+				t.Errorf("MayShow ruled out %d cases, the section shows %d: the test does not exercise the cutoff", skipped, len(got.Section.Cases))
+			case name == "everything fits" && skipped > 0:
+				t.Errorf("MayShow ruled out %d cases though every case fits", skipped)
+			}
+		})
+	}
+}
+
+// TestMayShowIsFinal checks the promise callers rely on: once MayShow is false for an index, it stays false for
+// that index and every higher one of its group, whatever is added later.
+func TestMayShowIsFinal(t *testing.T) {
+	b := NewBuilder(Options{BudgetBytes: 8 << 10})
+	answer := strings.Repeat("b", 200)
+	ruledOut := map[evalsv1alpha1.Verdict]int{}
+	for _, i := range rand.New(rand.NewPCG(7, 8)).Perm(500) {
+		v := evalsv1alpha1.VerdictPass
+		if i%2 == 0 {
+			v = evalsv1alpha1.VerdictError
+		}
+		for verdict, lowest := range ruledOut {
+			for _, j := range []int{lowest, lowest + 1, lowest + 100} {
+				if b.MayShow(j, verdict) {
+					t.Fatalf("MayShow(%d, %s) became true again after it was false for %d", j, verdict, lowest)
+				}
+			}
+		}
+		if !b.MayShow(i, v) {
+			if lowest, ok := ruledOut[v]; !ok || i < lowest {
+				ruledOut[v] = i
+			}
+		}
+		if err := b.Add(mkCase(i, v, answer)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ruledOut) != 2 {
+		t.Errorf("MayShow ruled out cases of %d groups, want both: the test does not exercise the cutoff", len(ruledOut))
+	}
+}
+
 func TestChunksOverflow(t *testing.T) {
 	const limit = 4 << 10
 	// Incompressible lines, so few fit a chunk.

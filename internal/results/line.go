@@ -26,7 +26,9 @@ type Line struct {
 func (l *Line) Status() evalsv1alpha1.CaseResult {
 	out := CaseStatus(l.CaseResult, l.Answer)
 	if l.CarriedFrom != "" {
-		out.CarriedFrom = &l.CarriedFrom
+		// A copy: pointing into l would move every Line whose status is taken to the heap.
+		from := l.CarriedFrom
+		out.CarriedFrom = &from
 	}
 	return out
 }
