@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"unsafe"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -43,6 +44,7 @@ type ParseOption func(*parseOptions)
 
 type parseOptions struct {
 	defaultEvaluators []map[string]any
+	owned             bool
 }
 
 // WithDefaultEvaluators sets evaluators (each in the eval file's evaluator shape) for cases that declare none of
@@ -51,6 +53,13 @@ type parseOptions struct {
 // problems are reported with paths judging.evaluators[i] and CaseIndex -1.
 func WithDefaultEvaluators(evaluators []map[string]any) ParseOption {
 	return func(o *parseOptions) { o.defaultEvaluators = evaluators }
+}
+
+// WithOwnedData says the caller hands data over to Parse and never changes it again (a file it has just read, for
+// example): the File then refers to data's bytes instead of a copy of them. A copy of a large file costs a fresh
+// allocation as large, page faults and all, on the collector's path before any output is read.
+func WithOwnedData() ParseOption {
+	return func(o *parseOptions) { o.owned = true }
 }
 
 // yamlLine finds the line number in a YAML library error message.
@@ -90,8 +99,16 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 			f = p.file(root, o)
 		}
 	}
+	if f != nil {
+		f.wholeTree = true
+	}
 	return finish(tb, p, f)
 }
+
+// WholeTree reports whether Parse read the file as one YAML document, building its whole node tree (a file whose
+// items cannot be read one at a time: see segment). That leaves garbage of many times the file's size; the cut
+// file's items leave little.
+func (f *File) WholeTree() bool { return f.wholeTree }
 
 // finish returns the File, or the problems the tree builder and the parser found.
 func finish(tb *treeBuilder, p *parser, f *File) (*File, error) {
@@ -115,7 +132,11 @@ func parseSegmented(sg *segmented, o parseOptions) (*File, bool, error) {
 	}
 	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
 	p := &parser{}
-	sg.src = string(sg.data)
+	if o.owned {
+		sg.src = unsafe.String(unsafe.SliceData(sg.data), len(sg.data))
+	} else {
+		sg.src = string(sg.data)
+	}
 	f, ok := p.streamFile(tb, doc, cases, o, sg)
 	if !ok {
 		return nil, false, nil

@@ -430,3 +430,50 @@ func checkLightCases(t *testing.T, f *File) {
 		t.Error("no light case: the check checks nothing")
 	}
 }
+
+// TestOwnedDataParsesTheSame: a File that refers to the caller's bytes (WithOwnedData) is the File of a copy, for
+// fast items, items the YAML library reads, and invalid files.
+func TestOwnedDataParsesTheSame(t *testing.T) {
+	files := map[string]string{
+		"fast items": string(benchEvalFile(300)),
+		"library items": "$schema: agentv-eval-v2\nevalcases:\n  - id: a\n    input_messages: &m [{role: user, content: hi}]\n" +
+			"    expected_messages: *m\n  - id: b\n    input_messages: |\n      not a list\n",
+		"duplicate ids": "evalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]\n  - id: a\n    input_messages: [{role: user, content: y}]\n",
+	}
+	for name, text := range files {
+		t.Run(name, func(t *testing.T) {
+			want, wantErr := Parse([]byte(text))
+			owned := []byte(text)
+			got, gotErr := Parse(owned, WithOwnedData())
+			if errString(wantErr) != errString(gotErr) {
+				t.Fatalf("errors differ: copy %s, owned %s", errString(wantErr), errString(gotErr))
+			}
+			if diff := cmp.Diff(viewFile(want), viewFile(got), cmpopts.IgnoreUnexported(File{})); diff != "" {
+				t.Fatalf("owned data parses differently (-copy +owned):\n%s", diff)
+			}
+			if want != nil && want.WholeTree() != got.WholeTree() {
+				t.Fatalf("WholeTree: copy %v, owned %v", want.WholeTree(), got.WholeTree())
+			}
+		})
+	}
+}
+
+// TestWholeTreeSaysHowTheFileWasRead: only a file that cannot be cut into items builds the whole YAML tree.
+func TestWholeTreeSaysHowTheFileWasRead(t *testing.T) {
+	for text, want := range map[string]bool{
+		string(benchEvalFile(10)): false,
+		// An item that only the YAML library reads is still read on its own.
+		"evalcases:\n  - id: a\n    input_messages:\n      - role: user\n        content: |\n          text\n": false,
+		// Items in a flow sequence, and a document marker, send Parse to the whole document.
+		"evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\n": true,
+		"---\nevalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]\n": true,
+	} {
+		f, err := Parse([]byte(text))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if f.WholeTree() != want {
+			t.Errorf("%q: WholeTree() = %v, want %v", text, f.WholeTree(), want)
+		}
+	}
+}

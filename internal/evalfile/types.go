@@ -45,6 +45,8 @@ type File struct {
 	// src is the file's text, which kept cases are built again from; indent is the column of evalcases' dashes.
 	src    string
 	indent int
+	// wholeTree says Parse built the whole document's YAML tree (see WholeTree).
+	wholeTree bool
 }
 
 // caseEntry is one case of a File: the place of its text in File.src (start and end delimit the item's text, line

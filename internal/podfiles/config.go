@@ -44,7 +44,8 @@ func LoadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read eval file: %w", err)
 	}
-	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(cfg.DefaultEvaluators))
+	// data is this function's alone: the File may refer to it instead of a copy.
+	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(cfg.DefaultEvaluators), evalfile.WithOwnedData())
 	if err != nil {
 		return nil, fmt.Errorf("eval file %s: %w", cfg.EvalFile, err)
 	}

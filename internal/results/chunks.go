@@ -2,8 +2,8 @@ package results
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
+	"github.com/klauspost/compress/gzip"
 )
 
 // Chunk is one result ConfigMap's payload: gzip'd JSONL, one full case result per line.
@@ -16,6 +16,9 @@ type Chunk struct {
 	Cases int
 }
 
+// stagedBytes is how many bytes of lines the writer gathers before compressing them.
+const stagedBytes = 64 << 10
+
 // gzipSlack covers the gzip trailer, the final deflate block and a sync-flush marker.
 const gzipSlack = 1024
 
@@ -25,9 +28,12 @@ type chunkWriter struct {
 	names []string
 	max   int
 
-	buf      bytes.Buffer
-	gz       *gzip.Writer
-	pending  int // uncompressed bytes written since the last flush
+	buf bytes.Buffer
+	gz  *gzip.Writer
+	// staged are lines not yet handed to gz: one Write per stagedBytes instead of two per line (each Write has its
+	// own checksum and bookkeeping). pending counts the uncompressed bytes since the last flush, staged included.
+	staged   []byte
+	pending  int
 	curCases int
 
 	chunks  []Chunk
@@ -81,6 +87,7 @@ func (w *chunkWriter) add(line []byte) error {
 			// Even alone and compressed it does not fit a ConfigMap.
 			w.buf.Reset()
 			w.gz.Reset(&w.buf)
+			w.staged = w.staged[:0]
 			w.curCases, w.pending = 0, 0
 			w.stored--
 			w.dropped++
@@ -96,23 +103,45 @@ func (w *chunkWriter) open() {
 	} else {
 		w.gz.Reset(&w.buf)
 	}
+	w.staged = w.staged[:0]
 	w.pending, w.curCases = 0, 0
 }
 
 func (w *chunkWriter) write(line []byte) error {
-	if _, err := w.gz.Write(line); err != nil {
-		return fmt.Errorf("compress results: %w", err)
+	if len(w.staged) > 0 && len(w.staged)+len(line)+1 > stagedBytes {
+		if err := w.compressStaged(); err != nil {
+			return err
+		}
 	}
-	if _, err := w.gz.Write([]byte{'\n'}); err != nil {
-		return fmt.Errorf("compress results: %w", err)
+	if w.staged == nil {
+		w.staged = make([]byte, 0, stagedBytes)
 	}
+	w.staged = append(append(w.staged, line...), '\n')
 	w.pending += len(line) + 1
 	w.curCases++
 	w.stored++
 	return nil
 }
 
+// compressStaged hands the staged lines to the gzip stream.
+func (w *chunkWriter) compressStaged() error {
+	if len(w.staged) == 0 {
+		return nil
+	}
+	if _, err := w.gz.Write(w.staged); err != nil {
+		return fmt.Errorf("compress results: %w", err)
+	}
+	w.staged = w.staged[:0]
+	if cap(w.staged) > stagedBytes {
+		w.staged = nil // grown for a long line: not kept for the short ones
+	}
+	return nil
+}
+
 func (w *chunkWriter) flush() error {
+	if err := w.compressStaged(); err != nil {
+		return err
+	}
 	if err := w.gz.Flush(); err != nil {
 		return fmt.Errorf("compress results: %w", err)
 	}
@@ -122,6 +151,9 @@ func (w *chunkWriter) flush() error {
 
 // closeChunk finishes the current chunk; after the last name the writer is full.
 func (w *chunkWriter) closeChunk() error {
+	if err := w.compressStaged(); err != nil {
+		return err
+	}
 	if err := w.gz.Close(); err != nil {
 		return fmt.Errorf("compress results: %w", err)
 	}
