@@ -28,7 +28,8 @@ func requestedIDs(cfg *config) ([]string, *evalfile.File, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		file, err = evalfile.Parse(data, evalfile.WithDefaultEvaluators(judging.Evaluators))
+		// data is read here and used nowhere else: the File may refer to it instead of a copy.
+		file, err = evalfile.Parse(data, evalfile.WithDefaultEvaluators(judging.Evaluators), evalfile.WithOwnedData())
 		if err != nil {
 			return nil, nil, fmt.Errorf("eval file %s: %w", cfg.evalPath, err)
 		}

@@ -465,7 +465,7 @@ func TestWholeTreeSaysHowTheFileWasRead(t *testing.T) {
 		// An item that only the YAML library reads is still read on its own.
 		"evalcases:\n  - id: a\n    input_messages:\n      - role: user\n        content: |\n          text\n": false,
 		// Items in a flow sequence, and a document marker, send Parse to the whole document.
-		"evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\n": true,
+		"evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\n":           true,
 		"---\nevalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]\n": true,
 	} {
 		f, err := Parse([]byte(text))

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"fmt"
+
 	"github.com/klauspost/compress/gzip"
 )
 

@@ -330,8 +330,42 @@ func createBucket(ctx context.Context, c *s3.Client, name string) error {
 	return err
 }
 
-// Pause stops the server's process (SIGSTOP) without closing its sockets: requests hang. Resume undoes it.
-func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+// Pause stops the server's process (SIGSTOP) without closing its sockets: requests hang. Resume undoes it. It
+// returns once every thread of the process is stopped: the signal only asks for that, and on a busy machine a
+// thread still running could answer a request sent right after it.
+func (s *Server) Pause() error {
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !allThreadsStopped(s.cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("weed (pid %d) is not stopped 10s after SIGSTOP", s.cmd.Process.Pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// allThreadsStopped reports whether every thread of pid is in the stopped state (T in /proc/<pid>/task/*/stat).
+func allThreadsStopped(pid int) bool {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, name := range tasks {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return false
+		}
+		// The state follows the command name, which is in parentheses and may itself hold ") ".
+		i := bytes.LastIndexByte(data, ')')
+		if i < 0 || i+2 >= len(data) || data[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
 
 // Resume continues a paused server (SIGCONT).
 func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
