@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -392,4 +393,63 @@ func decodeChunks(t *testing.T, chunks []Chunk) []string {
 		}
 	}
 	return lines
+}
+
+// TestChunksLongAndShortLines: lines shorter and longer than what the writer gathers before compressing
+// (stagedBytes), compressible or not, split into chunks under the limit, stored in order and each exactly once; a
+// line that does not fit a chunk even alone is dropped and counted, and the lines after it are stored.
+func TestChunksLongAndShortLines(t *testing.T) {
+	const limit = 200 << 10
+	rng := rand.New(rand.NewPCG(5, 6))
+	noise := func(n int) string {
+		buf := make([]byte, n)
+		for j := range buf {
+			buf[j] = "abcdefghijklmnopqrstuvwxyz0123456789"[rng.IntN(36)]
+		}
+		return string(buf)
+	}
+	var want []string
+	dropped := ""
+	b := NewBuilder(Options{ConfigMaps: []string{"cm-0", "cm-1", "cm-2", "cm-3", "cm-4", "cm-5", "cm-6", "cm-7"}, MaxChunkBytes: limit})
+	for i := 0; i < 400; i++ {
+		var answer string
+		switch {
+		case i == 150:
+			answer = noise(limit) // incompressible and larger than a chunk: dropped
+		case i%37 == 0:
+			answer = noise(stagedBytes + 1000) // longer than the staging, incompressible
+		case i%11 == 0:
+			answer = strings.Repeat("long and compressible ", 5000)
+		default:
+			answer = noise(rng.IntN(300))
+		}
+		line := fmt.Sprintf(`{"id":"c%d","answer":"%s"}`, i, answer)
+		if i == 150 {
+			dropped = line
+		} else {
+			want = append(want, line)
+		}
+		if err := b.Add(Case{Index: i, Status: evalsv1alpha1.CaseResult{ID: fmt.Sprint(i), Verdict: evalsv1alpha1.VerdictPass}, Line: []byte(line)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := b.Finish(tail())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Chunks) < 3 {
+		t.Fatalf("%d chunks: the test must split the lines over several", len(out.Chunks))
+	}
+	for i, c := range out.Chunks {
+		if len(c.Data) >= limit {
+			t.Errorf("chunk %d is %d bytes, not under the %d limit", i, len(c.Data), limit)
+		}
+	}
+	got := decodeChunks(t, out.Chunks)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored lines (-want +got):\n%s", diff)
+	}
+	if out.DroppedCases != 1 || out.StoredCases != len(want) || slices.Contains(got, dropped) {
+		t.Errorf("stored %d, dropped %d; want %d and 1 (the line larger than a chunk)", out.StoredCases, out.DroppedCases, len(want))
+	}
 }
