@@ -1,13 +1,10 @@
 package collector
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -181,20 +178,7 @@ func chunkContents(t *testing.T, chunks []results.Chunk) []storedChunk {
 	t.Helper()
 	out := make([]storedChunk, len(chunks))
 	for i, c := range chunks {
-		zr, err := gzip.NewReader(bytes.NewReader(c.Data))
-		if err != nil {
-			t.Fatalf("chunk %d: %v", i, err)
-		}
-		data, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatalf("chunk %d: %v", i, err)
-		}
-		out[i] = storedChunk{ConfigMap: c.ConfigMap, Cases: c.Cases}
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			out[i].Lines = append(out[i].Lines, sc.Text())
-		}
+		out[i] = storedChunk{ConfigMap: c.ConfigMap, Cases: c.Cases, Lines: testutil.GunzipLines(t, c.Data)}
 	}
 	return out
 }

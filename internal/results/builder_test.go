@@ -1,12 +1,8 @@
 package results
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -14,6 +10,7 @@ import (
 	"time"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -373,24 +370,11 @@ func decodeChunks(t *testing.T, chunks []Chunk) []string {
 	t.Helper()
 	var lines []string
 	for i, c := range chunks {
-		zr, err := gzip.NewReader(bytes.NewReader(c.Data))
-		if err != nil {
-			t.Fatalf("chunk %d: %v", i, err)
+		got := testutil.GunzipLines(t, c.Data)
+		if len(got) != c.Cases {
+			t.Errorf("chunk %d has %d lines, says %d", i, len(got), c.Cases)
 		}
-		data, err := io.ReadAll(zr)
-		if err != nil {
-			t.Fatalf("chunk %d: %v", i, err)
-		}
-		n := 0
-		sc := bufio.NewScanner(bytes.NewReader(data))
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-			n++
-		}
-		if n != c.Cases {
-			t.Errorf("chunk %d has %d lines, says %d", i, n, c.Cases)
-		}
+		lines = append(lines, got...)
 	}
 	return lines
 }

@@ -1,0 +1,33 @@
+package testutil
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"io"
+	"testing"
+)
+
+// GunzipLines returns the lines of a gzip'd JSONL payload (a stored result chunk), failing the test when it is
+// not a complete gzip stream. Lines may be up to 1 MiB.
+func GunzipLines(t testing.TB, data []byte) []string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("open the gzip stream: %v", err)
+	}
+	text, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("read the gzip stream: %v", err)
+	}
+	var lines []string
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("split the lines: %v", err)
+	}
+	return lines
+}
