@@ -1,12 +1,15 @@
 package plugin
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strconv"
+	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,26 +26,36 @@ import (
 )
 
 type logsOptions struct {
-	caseID     string
-	containers []string
-	tail       int64
+	caseID         string
+	containers     []string
+	tail           int64
+	follow         bool
+	maxLogRequests int
 }
 
 func newLogsCommand(e *env) *cobra.Command {
 	o := &logsOptions{}
 	cmd := &cobra.Command{
-		Use:   "logs RUN [--case ID] [--container runner|collector|judge] [--tail N]",
+		Use:   "logs RUN [--case ID] [--container runner|collector|judge] [--tail N] [-f]",
 		Short: "Print the logs of an EvalRun's pods (the runner's and the collector's)",
 		Long: `Print the logs of the pods of an EvalRun's Job: by default the runner's and the collector's containers,
 each under a "==> pod/<pod> container/<container> <==" header, oldest pod first.
 
 A sharded run has one pod per shard; --case ID shows only the pod of the shard that ran that case (found from
-the run's run.json in its eval ConfigMap).`,
+the run's run.json in its eval ConfigMap).
+
+With --follow the logs of every chosen container of the pods that exist now are streamed at once, until each
+container ends (or the command is interrupted); since they interleave, each line is prefixed with
+"pod/<pod>/<container> ". Pods created later (a retried or a queued shard) are not followed: run the command
+again.`,
 		Example: `  # The runner's and collector's logs of a run
   kubectl evalrun logs screening-nightly
 
   # The last 50 lines of the runner of the shard that ran case kyc-0042
-  kubectl evalrun logs screening-nightly --case kyc-0042 --container runner --tail 50`,
+  kubectl evalrun logs screening-nightly --case kyc-0042 --container runner --tail 50
+
+  # Follow a running run's runners and collectors
+  kubectl evalrun logs screening-nightly -f`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, e, args[0]) },
 	}
@@ -50,6 +63,9 @@ the run's run.json in its eval ConfigMap).`,
 	cmd.Flags().StringSliceVarP(&o.containers, "container", "c", []string{layout.ContainerRunner, layout.ContainerCollector},
 		"Containers to show: runner, collector, judge (comma-separated or repeated).")
 	cmd.Flags().Int64Var(&o.tail, "tail", -1, "Lines of the end of each log to show; -1 shows every line.")
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "Stream the logs until the containers end, each line prefixed with its pod and container.")
+	cmd.Flags().IntVar(&o.maxLogRequests, "max-log-requests", 20,
+		"With --follow, the most logs to stream at once; more is an error (narrow them with --case or --container).")
 	return cmd
 }
 
@@ -58,6 +74,9 @@ func (o *logsOptions) run(cmd *cobra.Command, e *env, name string) error {
 		if c != layout.ContainerRunner && c != layout.ContainerCollector && c != layout.ContainerJudge {
 			return fmt.Errorf("--container %q is not one of runner, collector, judge", c)
 		}
+	}
+	if o.follow && o.maxLogRequests < 1 {
+		return fmt.Errorf("--max-log-requests must be at least 1, got %d", o.maxLogRequests)
 	}
 	ctx := cmd.Context()
 	c, err := e.client()
@@ -75,6 +94,9 @@ func (o *logsOptions) run(cmd *cobra.Command, e *env, name string) error {
 	pods, err := runPods(ctx, c, run, o.caseID)
 	if err != nil {
 		return err
+	}
+	if o.follow {
+		return o.followAll(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), cs, pods)
 	}
 	return o.write(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), cs, pods)
 }
@@ -175,11 +197,7 @@ func (o *logsOptions) write(ctx context.Context, out, errOut io.Writer, cs kuber
 			if _, err := fmt.Fprintf(out, "==> pod/%s container/%s <==\n", p.Name, name); err != nil {
 				return err
 			}
-			opts := &corev1.PodLogOptions{Container: name}
-			if o.tail >= 0 {
-				opts.TailLines = &o.tail
-			}
-			rc, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, opts).Stream(ctx)
+			rc, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, o.logOptions(name)).Stream(ctx)
 			if err != nil {
 				if _, werr := fmt.Fprintf(errOut, "pod/%s container/%s: %v\n", p.Name, name, err); werr != nil {
 					return werr
@@ -194,6 +212,115 @@ func (o *logsOptions) write(ctx context.Context, out, errOut io.Writer, cs kuber
 		}
 	}
 	return nil
+}
+
+// logOptions are the log request of one container.
+func (o *logsOptions) logOptions(container string) *corev1.PodLogOptions {
+	opts := &corev1.PodLogOptions{Container: container, Follow: o.follow}
+	if o.tail >= 0 {
+		opts.TailLines = &o.tail
+	}
+	return opts
+}
+
+// followAll streams the chosen containers' logs of pods at once, each line under its pod and container, until
+// every stream ends. A stream that cannot start or breaks is reported on errOut and the others go on; writing to
+// out failing ends them all.
+func (o *logsOptions) followAll(ctx context.Context, out, errOut io.Writer, cs kubernetes.Interface, pods []corev1.Pod) error {
+	type target struct{ namespace, pod, container string }
+	var targets []target
+	for _, p := range pods {
+		for _, name := range o.containers {
+			if !hasContainer(&p, name) {
+				if _, err := fmt.Fprintf(errOut, "pod/%s has no container %s\n", p.Name, name); err != nil {
+					return err
+				}
+				continue
+			}
+			targets = append(targets, target{p.Namespace, p.Name, name})
+		}
+	}
+	if len(targets) > o.maxLogRequests {
+		return fmt.Errorf("--follow would stream %d logs, more than --max-log-requests %d: raise it, or narrow the logs with --case or --container",
+			len(targets), o.maxLogRequests)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	w := &lineWriter{out: out, errOut: errOut}
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Go(func() {
+			prefix := "pod/" + t.pod + "/" + t.container + " "
+			rc, err := cs.CoreV1().Pods(t.namespace).GetLogs(t.pod, o.logOptions(t.container)).Stream(ctx)
+			if err != nil {
+				w.report(prefix, err)
+				return
+			}
+			defer func() { _ = rc.Close() }()
+			if err := w.copyLines(prefix, rc); err != nil {
+				if errors.Is(err, errWrite) {
+					cancel(err)
+					return
+				}
+				if ctx.Err() == nil {
+					w.report(prefix, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); errors.Is(err, errWrite) {
+		return err
+	}
+	return nil
+}
+
+// errWrite marks a failure to write the output (a closed pipe), which ends every stream.
+var errWrite = errors.New("writing the logs")
+
+// lineWriter writes whole prefixed lines of several streams to one output.
+type lineWriter struct {
+	mu          sync.Mutex
+	out, errOut io.Writer
+}
+
+// maxLogLine bounds one line as it is written: a longer one is written in parts, each with the prefix.
+const maxLogLine = 64 << 10
+
+// copyLines writes r's lines, each after prefix, until r ends; a last line without a newline gets one.
+func (w *lineWriter) copyLines(prefix string, r io.Reader) error {
+	br := bufio.NewReaderSize(r, maxLogLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			w.mu.Lock()
+			_, werr := io.WriteString(w.out, prefix)
+			if werr == nil {
+				_, werr = w.out.Write(line)
+			}
+			if werr == nil && line[len(line)-1] != '\n' {
+				_, werr = io.WriteString(w.out, "\n")
+			}
+			w.mu.Unlock()
+			if werr != nil {
+				return fmt.Errorf("%w: %w", errWrite, werr)
+			}
+		}
+		switch {
+		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return err
+		}
+	}
+}
+
+// report writes a stream's error to errOut.
+func (w *lineWriter) report(prefix string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, _ = fmt.Fprintf(w.errOut, "%s%v\n", prefix, err)
 }
 
 func hasContainer(p *corev1.Pod, name string) bool {

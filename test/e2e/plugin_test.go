@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,13 @@ func TestKubectlPlugin(t *testing.T) {
 	}
 	if logs, err := kubectlEvalrun(t, ns, "logs", run.Name, "--container", "collector"); err != nil || logs == "" {
 		t.Errorf("collector logs: %v, %d bytes", err, len(logs))
+	}
+	// Following a finished pod's containers streams their whole logs, each line under its pod and container, and
+	// ends with them.
+	followed, err := kubectlEvalrun(t, ns, "logs", run.Name, "--follow")
+	if err != nil || !regexp.MustCompile(`(?m)^pod/`+regexp.QuoteMeta(run.Status.JobName)+`-\S+/runner screening-runner: wrote 11 records to \S+$`).MatchString(followed) ||
+		!strings.Contains(followed, "/collector ") {
+		t.Errorf("logs --follow: %v\n%s", err, followed)
 	}
 
 	same, err := kubectlEvalrun(t, ns, "compare", run.Name, run.Name)
