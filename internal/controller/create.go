@@ -68,15 +68,20 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 			Message: fmt.Sprintf("nothing left to run: every case's result was carried from EvalRun %s", cfg.Resume.From)}
 		return &observed{assessment: a, facts: facts}, nil
 	}
-	children := []client.Object{BuildCollectorServiceAccount(run), BuildCollectorRole(run, cfg), BuildCollectorRoleBinding(run)}
+	children := []client.Object{BuildCollectorServiceAccount(run), BuildCollectorRole(run, cfg)}
 	for _, cm := range BuildResultConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
 	for _, cm := range BuildShardConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
-	// The children are independent of each other; only the Job needs them all.
+	// These children are independent of each other; the RoleBinding needs the Role (the API server checks that
+	// the manager holds every permission of the Role it binds, reading the Role from storage: created at the same
+	// time, it may not be there yet), and the Job needs them all.
 	if err := r.createAll(ctx, run, children); err != nil {
+		return nil, err
+	}
+	if _, err := r.createOwned(ctx, run, BuildCollectorRoleBinding(run)); err != nil {
 		return nil, err
 	}
 	created, err := r.createOwned(ctx, run, BuildJob(run, cfg, r.opts))

@@ -266,7 +266,9 @@ func (nm *namespacedManager) watchErrors() error {
 	return errors.Join(nm.watch...)
 }
 
-// assertNothingRefused fails the test if a list or watch failed, or if anything the manager logged was a refusal.
+// assertNothingRefused fails the test if a list or watch failed, if anything the manager logged was a refusal, or
+// if a reconcile failed (a run's children are created in an order the API server's checks accept the first time:
+// the collector's RoleBinding after its Role, which the RBAC escalation check reads).
 func (nm *namespacedManager) assertNothingRefused(t *testing.T) {
 	t.Helper()
 	if err := nm.watchErrors(); err != nil {
@@ -275,6 +277,9 @@ func (nm *namespacedManager) assertNothingRefused(t *testing.T) {
 	for _, line := range strings.Split(nm.logs.String(), "\n") {
 		if strings.Contains(strings.ToLower(line), "forbidden") {
 			t.Errorf("the namespaced manager was refused: %s", line)
+		}
+		if strings.Contains(line, "Reconciler error") {
+			t.Errorf("a reconcile failed: %s", line)
 		}
 	}
 }
