@@ -81,7 +81,7 @@ func TestKubectlPlugin(t *testing.T) {
 	// Following a finished pod's containers streams their whole logs, each line under its pod and container, and
 	// ends with them.
 	followed, err := kubectlEvalrun(t, ns, "logs", run.Name, "--follow")
-	if err != nil || !regexp.MustCompile(`(?m)^pod/`+regexp.QuoteMeta(run.Status.JobName)+`-\S+/runner screening-runner: wrote 11 records to \S+$`).MatchString(followed) ||
+	if err != nil || !regexp.MustCompile(`(?m)^pod/`+regexp.QuoteMeta(run.Name)+`-evalrun-\S+/runner screening-runner: wrote 11 records to \S+$`).MatchString(followed) ||
 		!strings.Contains(followed, "/collector ") {
 		t.Errorf("logs --follow: %v\n%s", err, followed)
 	}
