@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
@@ -289,13 +289,9 @@ func (r *EvalScheduleReconciler) applyStatus(ctx context.Context, s *evalsv1alph
 	if equality.Semantic.DeepEqual(&s.Status, status) {
 		return nil
 	}
-	raw, err := json.Marshal(status)
+	ac, err := layout.ApplyConfigurationOf[acv1alpha1.EvalScheduleStatusApplyConfiguration](status)
 	if err != nil {
-		return fmt.Errorf("encode the status apply body: %w", err)
-	}
-	ac := &acv1alpha1.EvalScheduleStatusApplyConfiguration{}
-	if err := json.Unmarshal(raw, ac); err != nil {
-		return fmt.Errorf("decode the status apply body: %w", err)
+		return err
 	}
 	apply := acv1alpha1.EvalSchedule(s.Name, s.Namespace).WithStatus(ac)
 	if err := r.client.Status().Apply(ctx, apply, client.FieldOwner(FieldManagerSchedule), client.ForceOwnership); err != nil {

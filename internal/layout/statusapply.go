@@ -13,17 +13,27 @@ import (
 // section) owns, encoded with the API's JSON names, so that the fields a manager stops sending are removed and
 // those of the other manager are left alone. A non-empty uid makes the apply succeed only on that EvalRun.
 func StatusApply(namespace, name, uid string, owned any) (*acv1alpha1.EvalRunApplyConfiguration, error) {
-	raw, err := json.Marshal(owned)
+	status, err := ApplyConfigurationOf[acv1alpha1.EvalRunStatusApplyConfiguration](owned)
 	if err != nil {
-		return nil, fmt.Errorf("encode the status apply body: %w", err)
-	}
-	status := &acv1alpha1.EvalRunStatusApplyConfiguration{}
-	if err := json.Unmarshal(raw, status); err != nil {
-		return nil, fmt.Errorf("decode the status apply body: %w", err)
+		return nil, err
 	}
 	ac := acv1alpha1.EvalRun(name, namespace).WithStatus(status)
 	if uid != "" {
 		ac.WithUID(types.UID(uid))
+	}
+	return ac, nil
+}
+
+// ApplyConfigurationOf returns v (a status, or the part of one a field manager owns) as the apply configuration
+// AC, through their shared JSON names: every field v sets, and only those.
+func ApplyConfigurationOf[AC any](v any) (*AC, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode the status apply body: %w", err)
+	}
+	ac := new(AC)
+	if err := json.Unmarshal(raw, ac); err != nil {
+		return nil, fmt.Errorf("decode the status apply body: %w", err)
 	}
 	return ac, nil
 }
