@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
@@ -72,7 +73,15 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return benchRunConfig("bench", evalPath, ids), st.Size(), nil
+	cfg := benchRunConfig("bench", evalPath, ids)
+	// As the manager decides, having validated the same file: every case is judged by its id and the file's
+	// evaluators, so the collector reads only the file's header.
+	file, err := podfiles.LoadEvalFile(cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	cfg.SharedEvaluators = evaluate.JudgedByID(file, false)
+	return cfg, st.Size(), nil
 }
 
 // benchRunConfig is a resolved run configuration with every result ConfigMap a run can have and no output bound
@@ -124,28 +133,41 @@ func processCPU() float64 {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
-// BenchmarkGather is collect end to end without the API: eval file, parse, judge, status budget and gzip'd
-// result chunks. It also reports the peak RSS of a fresh process doing one Gather.
-//
-// The workload's eval file (8 MiB, 100,000 cases) is far past what reaches a real pod (inline at most 256 KiB,
-// a ConfigMap at most 1 MiB), and its YAML parse dominates this figure; BenchmarkGatherParsedEvalFile measures
-// the same collection with the eval file parsed beforehand, which is the part that scales with the runner's
-// output.
+// BenchmarkGather is collect end to end without the API, as the pod runs it: eval file, parse, judge, status
+// budget and gzip'd result chunks. Every case of the workload inherits the file's evaluators, which read nothing of
+// the case, so the eval file's header alone is read (layout.RunConfig.SharedEvaluators, set as the manager sets it).
+// It also reports the peak RSS of a fresh process doing one Gather.
 func BenchmarkGather(b *testing.B) {
 	cfg, p, size := benchWorkload(b)
 	g := benchGather(b, cfg, size, func() GatherInput {
 		return GatherInput{Config: cfg, Output: p, RunnerEnded: true, Now: time.Now()}
 	})
 	reportChunks(b, g)
-	if rss, err := gatherRSS(false); err != nil {
-		b.Logf("peak RSS not measured: %v", err)
+	reportRSS(b, cfg, false, "peak-RSS-MiB")
+}
+
+// BenchmarkGatherWholeEvalFile is BenchmarkGather for a file whose cases must be read (evaluators of their own,
+// or evaluators that read them): the whole 8 MiB eval file of 100,000 cases is parsed, item by item. It also
+// reports the peak RSS of a fresh process doing one Gather, and of one parsing the eval file alone.
+func BenchmarkGatherWholeEvalFile(b *testing.B) {
+	shared, p, size := benchWorkload(b)
+	cfg := *shared
+	cfg.SharedEvaluators = false
+	g := benchGather(b, &cfg, size, func() GatherInput {
+		return GatherInput{Config: &cfg, Output: p, RunnerEnded: true, Now: time.Now()}
+	})
+	reportChunks(b, g)
+	reportRSS(b, &cfg, false, "peak-RSS-MiB")
+	reportRSS(b, &cfg, true, "evalfile-peak-RSS-MiB")
+}
+
+// reportRSS reports the peak RSS of a fresh process doing one Gather with cfg (with evalOnly, only the eval file's
+// whole parse) as metric.
+func reportRSS(b *testing.B, cfg *layout.RunConfig, evalOnly bool, metric string) {
+	if rss, err := gatherRSS(cfg, evalOnly); err != nil {
+		b.Logf("%s not measured: %v", metric, err)
 	} else {
-		b.ReportMetric(rss, "peak-RSS-MiB")
-	}
-	if rss, err := gatherRSS(true); err != nil {
-		b.Logf("peak RSS of the eval file alone not measured: %v", err)
-	} else {
-		b.ReportMetric(rss, "evalfile-peak-RSS-MiB")
+		b.ReportMetric(rss, metric)
 	}
 }
 
@@ -196,8 +218,8 @@ func reportChunks(b *testing.B, g *Gathered) {
 
 // gatherRSS runs one Gather (or, with evalOnly, only the eval file parse) in a child test process and returns
 // its peak resident set (VmHWM).
-func gatherRSS(evalOnly bool) (float64, error) {
-	cfgJSON, err := json.Marshal(benchWork.cfg)
+func gatherRSS(cfg *layout.RunConfig, evalOnly bool) (float64, error) {
+	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return 0, err
 	}

@@ -180,7 +180,7 @@ func (in GatherInput) evalFile() (*evalfile.File, error) {
 	if in.EvalFile != nil {
 		return in.EvalFile, nil
 	}
-	file, err := podfiles.LoadEvalFile(in.Config)
+	file, err := podfiles.LoadEvalFileForJudging(in.Config)
 	if err != nil {
 		return nil, err
 	}

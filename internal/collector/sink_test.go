@@ -10,8 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -181,4 +183,60 @@ func chunkContents(t *testing.T, chunks []results.Chunk) []storedChunk {
 		out[i] = storedChunk{ConfigMap: c.ConfigMap, Cases: c.Cases, Lines: testutil.GunzipLines(t, c.Data)}
 	}
 	return out
+}
+
+// TestSharedEvaluatorsGatherTheSame: when the manager found that every case is judged by its id and inherited
+// evaluators (layout.RunConfig.SharedEvaluators), the collector reads only the eval file's header, and collects
+// exactly what reading the whole file gives: the same chunks, section and summary, for evaluators from the file
+// and from judging.evaluators, with missing, unexpected and invalid records; and ids that do not count the file's
+// items send it back to the whole file.
+func TestSharedEvaluatorsGatherTheSame(t *testing.T) {
+	ids, evalPath, outPath := sinkWorkload(t, 1500)
+	p := layout.Output{Root: t.TempDir()}
+	data, err := os.ReadFile(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.BatchOutput(), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		defaults []map[string]any
+		ids      []string
+	}{
+		{name: "the file's evaluators", ids: ids},
+		{name: "judging.evaluators", ids: ids, defaults: []map[string]any{{"name": "cheap", "type": "cost", "budget": 0.001}}},
+		{name: "fewer ids than items", ids: ids[:1000]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testutil.RunConfig(evalPath, tc.ids, ": {OUTPUT_FILE}")
+			cfg.DefaultEvaluators = tc.defaults
+			cfg.ResultConfigMaps = []string{"r-0", "r-1", "r-2", "r-3"}
+			full, err := podfiles.LoadEvalFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !evaluate.JudgedByID(full, false) {
+				t.Fatal("the workload's cases are not judged by id: the test does not exercise the header-only read")
+			}
+			gather := func(shared bool) *Gathered {
+				c := *cfg
+				c.SharedEvaluators = shared
+				g, err := Gather(t.Context(), GatherInput{Config: &c, Output: p, RunnerEnded: true, Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return g
+			}
+			want, got := gather(false), gather(true)
+			if want.Summary.Total == 0 || want.Summary.ParseErrors == 0 || want.Summary.Missing == 0 {
+				t.Fatalf("summary %+v: the workload must have cases, parse errors and missing ones", want.Summary)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("header-only collection differs (-whole file +header only):\n%s", diff)
+			}
+		})
+	}
 }

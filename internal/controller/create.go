@@ -20,6 +20,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
@@ -115,7 +116,8 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
 			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
-	caseIDs, codeJudgeCases, invalid := ValidateEvalFile(run, data)
+	facts, invalid := ValidateEvalFile(run, data)
+	caseIDs := facts.caseIDs
 	invalidFile := func(msg string) (*corev1.ConfigMap, *Assessment, error) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: truncate(msg, maxConditionMessage)}, nil
 	}
@@ -156,7 +158,8 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 			return invalidFile(msg)
 		}
 	}
-	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), codeJudgeCases, r.opts)
+	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), facts.codeJudgeCases, r.opts)
+	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.record
 	}
@@ -179,21 +182,32 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 
 // ValidateEvalFile parses the eval file with the run's default evaluators. It returns the case ids in file
 // order and how many cases have a code_judge, or a message listing the problems (bounded by the parser).
-func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) ([]string, int, string) {
+func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) (evalFileFacts, string) {
 	defaults, err := DefaultEvaluators(run)
 	if err != nil {
-		return nil, 0, "invalid eval file: " + err.Error()
+		return evalFileFacts{}, "invalid eval file: " + err.Error()
 	}
 	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(defaults))
 	if err != nil {
 		var verr *evalfile.ValidationError
 		if errors.As(err, &verr) {
-			return nil, 0, verr.Error()
+			return evalFileFacts{}, verr.Error()
 		}
-		return nil, 0, "invalid eval file: " + err.Error()
+		return evalFileFacts{}, "invalid eval file: " + err.Error()
 	}
-	return f.CaseIDs(), f.CodeJudgeCases(), ""
+	return evalFileFacts{caseIDs: f.CaseIDs(), codeJudgeCases: f.CodeJudgeCases(), file: f}, ""
 }
+
+// evalFileFacts are what validating an eval file established.
+type evalFileFacts struct {
+	caseIDs        []string
+	codeJudgeCases int
+	file           *evalfile.File
+}
+
+// judgedByID reports whether every case is judged by its id and the evaluators all inherit (see
+// evaluate.JudgedByID and layout.RunConfig.SharedEvaluators), with a model endpoint or without.
+func (e evalFileFacts) judgedByID(llm bool) bool { return evaluate.JudgedByID(e.file, llm) }
 
 // checkSplit checks that the eval file splits into shards whose first shard holds exactly its cases (the pods
 // split it the same way), or says why not.

@@ -80,10 +80,18 @@ const (
       type: code_judge
       script: ./judge.sh
 `
+	fileLevelLatency = `execution:
+  evaluators:
+    - name: fast
+      type: latency
+      threshold: 100
+`
 )
 
 // TestValidateEvalFile pins the count that decides whether the pod gets a judge container: every case whose
-// evaluators (its own, the file's or spec.judging's defaults) contain a code_judge script anywhere.
+// evaluators (its own, the file's or spec.judging's defaults) contain a code_judge script anywhere; and whether the
+// collector may read only the file's header (every case inherits evaluators that read nothing of it), without a
+// model and with one.
 func TestValidateEvalFile(t *testing.T) {
 	cases := []struct {
 		name         string
@@ -92,8 +100,16 @@ func TestValidateEvalFile(t *testing.T) {
 		wantIDs      []string
 		wantJudges   int
 		wantProblems string // a substring of the message; "" for a valid file
+		// wantByID and wantByIDWithModel are judgedByID without and with an LLM endpoint.
+		wantByID, wantByIDWithModel bool
 	}{
-		{name: "no evaluators", eval: testutil.ScreeningEval, wantIDs: []string{"case-001", "case-002"}},
+		{name: "no evaluators", eval: testutil.ScreeningEval, wantIDs: []string{"case-001", "case-002"}, wantByID: true},
+		{name: "file-level evaluators that read nothing of the case", eval: evalWith(fileLevelLatency, "", ""),
+			wantIDs: []string{"case-001", "case-002"}, wantByID: true, wantByIDWithModel: true},
+		{name: "spec.judging evaluators that read nothing of the case", eval: evalWith(fileLevelCodeJudge, "", ""),
+			defaults: []string{`{"name":"cheap","type":"cost","budget":0.01}`},
+			wantIDs:  []string{"case-001", "case-002"}, wantByID: true, wantByIDWithModel: true},
+		{name: "one case with its own", eval: evalWith(fileLevelLatency, plainEvaluators, ""), wantIDs: []string{"case-001", "case-002"}},
 		{name: "no code judge", eval: evalWith("", plainEvaluators, plainEvaluators), wantIDs: []string{"case-001", "case-002"}},
 		{name: "one case with a code judge", eval: evalWith("", codeJudgeEvaluators, plainEvaluators),
 			wantIDs: []string{"case-001", "case-002"}, wantJudges: 1},
@@ -121,15 +137,18 @@ func TestValidateEvalFile(t *testing.T) {
 					r.Spec.Judging.Evaluators = append(r.Spec.Judging.Evaluators, runtime.RawExtension{Raw: []byte(d)})
 				}
 			})
-			ids, judges, msg := ValidateEvalFile(run, []byte(tc.eval))
+			facts, msg := ValidateEvalFile(run, []byte(tc.eval))
 			if tc.wantProblems == "" && msg != "" || !strings.Contains(msg, tc.wantProblems) {
 				t.Fatalf("message = %q, want one containing %q", msg, tc.wantProblems)
 			}
-			if diff := cmp.Diff(tc.wantIDs, ids); diff != "" {
+			if diff := cmp.Diff(tc.wantIDs, facts.caseIDs); diff != "" {
 				t.Errorf("case ids (-want +got):\n%s", diff)
 			}
-			if judges != tc.wantJudges {
-				t.Errorf("code judge cases = %d, want %d", judges, tc.wantJudges)
+			if facts.codeJudgeCases != tc.wantJudges {
+				t.Errorf("code judge cases = %d, want %d", facts.codeJudgeCases, tc.wantJudges)
+			}
+			if got, gotWithModel := facts.judgedByID(false), facts.judgedByID(true); got != tc.wantByID || gotWithModel != tc.wantByIDWithModel {
+				t.Errorf("judged by id: %v, with a model %v; want %v, %v", got, gotWithModel, tc.wantByID, tc.wantByIDWithModel)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"unsafe"
@@ -45,6 +46,8 @@ type ParseOption func(*parseOptions)
 type parseOptions struct {
 	defaultEvaluators []map[string]any
 	owned             bool
+	// sharedIDs are the case ids of ParseShared.
+	sharedIDs []string
 }
 
 // WithDefaultEvaluators sets evaluators (each in the eval file's evaluator shape) for cases that declare none of
@@ -103,6 +106,69 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 		f.wholeTree = true
 	}
 	return finish(tb, p, f)
+}
+
+// SharedEvaluators reports whether every case is judged by the evaluators it inherits, the same for all: none
+// declares evaluators or inline rubrics of its own, so each takes the EvalRun's judging.evaluators, else the file's
+// execution.evaluators, else none. Such a file can be read again with ParseShared.
+func (f *File) SharedEvaluators() bool {
+	if f.shared {
+		return true
+	}
+	for _, e := range f.cases {
+		k := e.inherits
+		if e.end == 0 {
+			k = inheritance(f.built[e.start])
+		}
+		if k == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// inheritedSource is where a case without evaluators or inline rubrics of its own takes its evaluators from (as
+// resolveEvaluators decides).
+func inheritedSource(f *File) EvaluatorSource {
+	switch {
+	case len(f.DefaultEvaluators) > 0:
+		return SourceJudging
+	case len(f.Evaluators) > 0:
+		return SourceFile
+	default:
+		return SourceNone
+	}
+}
+
+// ParseShared reads an eval file whose cases all inherit their evaluators (SharedEvaluators was true when the same
+// bytes were parsed, with the same options, by a reader the caller trusts: the manager, before the pod started):
+// only the text before evalcases is parsed and validated, and each case is its id, from ids (the file's case ids
+// in order), and the inherited evaluators. CaseAt gives what LightCase gives: no case has messages, an expected
+// outcome or a conversation id, which only evaluators that read the case need (evaluate.ReadsCase), and a
+// code_judge, an llm_judge or a rubric reads. ok is false, and nothing is read, when the file does not cut into
+// items one at a time (see segment) or does not hold len(ids) of them: Parse it then.
+func ParseShared(data []byte, ids []string, opts ...ParseOption) (f *File, ok bool, err error) {
+	o := parseOptions{}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	o.sharedIDs = ids
+	if ids == nil {
+		o.sharedIDs = []string{}
+	}
+	sg := segment(data)
+	if sg == nil || len(sg.items) != len(ids) {
+		return nil, false, nil
+	}
+	doc, cases, ok := sg.document()
+	if !ok || streamableCases(doc) != cases {
+		return nil, false, nil
+	}
+	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+	p := &parser{}
+	f, _ = p.streamFile(tb, doc, cases, o, nil)
+	f, err = finish(tb, p, f)
+	return f, true, err
 }
 
 // WholeTree reports whether Parse read the file as one YAML document, building its whole node tree (a file whose
@@ -184,7 +250,16 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 		return nil, true
 	}
 	f, cv := p.fileHeader(root, o)
-	if cv != nil {
+	if cv != nil && o.sharedIDs != nil {
+		// Every case inherits its evaluators (ParseShared): the cases are their ids.
+		f.shared = true
+		f.ids = slices.Clone(o.sharedIDs)
+		f.cases = make([]caseEntry, len(f.ids))
+		k := inheritance(&Case{EvaluatorSource: inheritedSource(f)})
+		for i := range f.cases {
+			f.cases[i].inherits = k
+		}
+	} else if cv != nil {
 		// The header saw an array of nil items; its problems (none, for a non-empty sequence) are recorded.
 		casesPath := keyPath(nil, casesKey)
 		c := p.newCases(f, len(cases.Content))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -475,5 +476,79 @@ func TestWholeTreeSaysHowTheFileWasRead(t *testing.T) {
 		if f.WholeTree() != want {
 			t.Errorf("%q: WholeTree() = %v, want %v", text, f.WholeTree(), want)
 		}
+	}
+}
+
+// TestParseSharedReadsOnlyTheHeader: for a file whose cases all inherit their evaluators, ParseShared gives the
+// File of Parse as judging sees it (the header's fields, the ids, each case's LightCase); it declines what it
+// cannot cut or count, and SharedEvaluators is false as soon as one case has evaluators or rubrics of its own.
+func TestParseSharedReadsOnlyTheHeader(t *testing.T) {
+	const head = "$schema: agentv-eval-v2\ndescription: shared\n"
+	const fileEvaluators = "execution:\n  evaluators:\n    - {name: fast, type: latency, threshold: 1800}\n"
+	item := func(id string) string {
+		return "  - id: " + id + "\n    input_messages: [{role: user, content: \"hi " + id + "\"}]\n"
+	}
+	libraryItem := "  - id: lib\n    input_messages:\n      - role: user\n        content: |\n          a block scalar\n"
+	judging := []map[string]any{{"name": "cheap", "type": "cost", "budget": 0.01}}
+	tests := []struct {
+		name   string
+		text   string
+		opts   []ParseOption
+		shared bool
+	}{
+		{name: "file evaluators", text: string(benchEvalFile(300)), shared: true},
+		{name: "judging evaluators over the file's", text: head + fileEvaluators + "evalcases:\n" + item("a") + libraryItem + item("b"),
+			opts: []ParseOption{WithDefaultEvaluators(judging)}, shared: true},
+		{name: "no evaluators", text: head + "evalcases:\n" + item("a") + item("b"), shared: true},
+		{name: "a case with its own", text: head + fileEvaluators + "evalcases:\n" + item("a") +
+			"  - id: own\n    input_messages: [{role: user, content: x}]\n    execution:\n      evaluators: [{name: slow, type: latency, threshold: 9}]\n"},
+		{name: "a case with rubrics", text: head + fileEvaluators + "evalcases:\n" + item("a") +
+			"  - id: rubric\n    input_messages: [{role: user, content: x}]\n    rubrics: [be right]\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := Parse([]byte(tc.text), tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.SharedEvaluators() != tc.shared {
+				t.Fatalf("SharedEvaluators() = %v, want %v", want.SharedEvaluators(), tc.shared)
+			}
+			if !tc.shared {
+				return
+			}
+			got, ok, err := ParseShared([]byte(tc.text), want.CaseIDs(), tc.opts...)
+			if err != nil || !ok {
+				t.Fatalf("ParseShared: ok %v, %v", ok, err)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreUnexported(File{})); diff != "" {
+				t.Errorf("header (-Parse +ParseShared):\n%s", diff)
+			}
+			if !slices.Equal(got.CaseIDs(), want.CaseIDs()) || !got.SharedEvaluators() {
+				t.Fatalf("ids %v, want %v", got.CaseIDs(), want.CaseIDs())
+			}
+			for i := range want.NumCases() {
+				wc, wok := want.LightCase(i)
+				gc, gok := got.LightCase(i)
+				if !wok || !gok {
+					t.Fatalf("case %d: LightCase ok %v and %v", i, wok, gok)
+				}
+				// A case the YAML library read is kept built, and LightCase gives it whole: judging sees only these.
+				light := &Case{Index: wc.Index, ID: wc.ID, Evaluators: wc.Evaluators, EvaluatorSource: wc.EvaluatorSource}
+				if diff := cmp.Diff(light, gc); diff != "" {
+					t.Errorf("case %d (-Parse +ParseShared):\n%s", i, diff)
+				}
+				if diff := cmp.Diff(gc, got.CaseAt(i)); diff != "" {
+					t.Errorf("case %d: CaseAt differs from LightCase:\n%s", i, diff)
+				}
+			}
+			if _, ok, _ := ParseShared([]byte(tc.text), want.CaseIDs()[1:], tc.opts...); ok {
+				t.Error("ParseShared took one id fewer than the file has cases")
+			}
+		})
+	}
+	flow := "evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\n"
+	if _, ok, _ := ParseShared([]byte(flow), []string{"a"}); ok {
+		t.Error("ParseShared read a flow sequence of cases, which it cannot count")
 	}
 }

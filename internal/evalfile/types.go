@@ -47,6 +47,8 @@ type File struct {
 	indent int
 	// wholeTree says Parse built the whole document's YAML tree (see WholeTree).
 	wholeTree bool
+	// shared says the File was read by ParseShared: its cases have no text, only ids and inherited evaluators.
+	shared bool
 }
 
 // caseEntry is one case of a File: the place of its text in File.src (start and end delimit the item's text, line
@@ -79,6 +81,10 @@ func (f *File) NumCases() int { return len(f.cases) }
 // CaseAt returns the case at index i (0 <= i < NumCases()), in file order.
 func (f *File) CaseAt(i int) *Case {
 	e := &f.cases[i]
+	if f.shared {
+		c, _ := f.LightCase(i)
+		return c
+	}
 	if e.end == 0 {
 		return f.built[e.start]
 	}
@@ -117,6 +123,7 @@ func (f *File) Find(id string, hint int) (int, bool) {
 func (f *File) LightCase(i int) (c *Case, ok bool) {
 	e := &f.cases[i]
 	switch {
+	case f.shared:
 	case e.end == 0:
 		return f.built[e.start], true
 	case e.inherits == 0:

@@ -71,6 +71,21 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 	return res
 }
 
+// JudgedByID reports whether every case of f is judged by its id and the evaluators all its cases inherit
+// (evalfile.File.SharedEvaluators), which read nothing of the case (ReadsCase); with a model endpoint (withModel), cases
+// without evaluators get an llm_judge, which reads them. A reader that trusts this may then read the file's header
+// only (evalfile.ParseShared). False for a nil or empty File.
+func JudgedByID(f *evalfile.File, withModel bool) bool {
+	if f == nil || f.NumCases() == 0 || !f.SharedEvaluators() {
+		return false
+	}
+	c, ok := f.LightCase(0)
+	if !ok {
+		return false
+	}
+	return !ReadsCase(c.Evaluators) && (len(c.Evaluators) > 0 || !withModel)
+}
+
 // ReadsCase reports whether judging with evs reads anything of the case but its id and evaluators: field_accuracy
 // reads its expected messages, a code_judge (or a composite's code_judge aggregator) its whole case, llm_judge and
 // rubric evaluators its question, expected outcome and messages, and an evaluator of a type this package does not

@@ -99,6 +99,12 @@ type RunConfig struct {
 	// CodeJudges is true when some requested case has a code_judge: the pod then has a judge container, and the
 	// collector hands it the snapshot of the runner's output.
 	CodeJudges bool `json:"codeJudges,omitempty"`
+
+	// SharedEvaluators is true when the manager, validating the eval file, found that every case is judged by its
+	// id and the evaluators all cases inherit, which read nothing of the case (no code_judge, llm_judge or rubric):
+	// the collector then reads only the eval file's header (evalfile.ParseShared), not its cases, which the
+	// manager has validated.
+	SharedEvaluators bool `json:"sharedEvaluators,omitempty"`
 	// MaxOutputBytes bounds the Batched output file and the launcher's report the collector copies.
 	MaxOutputBytes int64 `json:"maxOutputBytes"`
 	// RunnerDeadlineSeconds, when positive, bounds how long the collector waits for the runner container to end

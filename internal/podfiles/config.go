@@ -52,6 +52,30 @@ func LoadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) {
 	return f, nil
 }
 
+// LoadEvalFileForJudging is LoadEvalFile for a reader that only judges (the collector). When the manager found
+// that every case is judged by its id and the evaluators all inherit (cfg.SharedEvaluators), only the file's header
+// is parsed: the cases are cfg.CaseIDs, which the file must hold as many items as, else it is parsed whole. The
+// launcher, which hands cases' messages to the runner, and the judge container, which runs code judges on whole
+// cases, read the whole file.
+func LoadEvalFileForJudging(cfg *layout.RunConfig) (*evalfile.File, error) {
+	if !cfg.SharedEvaluators || len(cfg.CaseIDs) == 0 {
+		return LoadEvalFile(cfg)
+	}
+	data, err := os.ReadFile(cfg.EvalFile)
+	if err != nil {
+		return nil, fmt.Errorf("read eval file: %w", err)
+	}
+	opts := []evalfile.ParseOption{evalfile.WithDefaultEvaluators(cfg.DefaultEvaluators), evalfile.WithOwnedData()}
+	f, ok, err := evalfile.ParseShared(data, cfg.CaseIDs, opts...)
+	if !ok {
+		f, err = evalfile.Parse(data, opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("eval file %s: %w", cfg.EvalFile, err)
+	}
+	return f, nil
+}
+
 // WriteShardEvalFile writes the pod's eval file when it is not the pinned one: the cases of cfg.SourceEvalFile
 // that are the pod's (its shard's), to cfg.EvalFile (atomically, read-only). When the eval file is a bucket
 // object, it first downloads it into cfg.SourceEvalFile, verifying its size and sha256, with the credentials
