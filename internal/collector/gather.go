@@ -70,8 +70,15 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		snap = &Snapshot{}
 	}
 	rec := snap.Launcher
-	file, err := in.evalFile()
-	if err != nil {
+	// A header-only read (cfg.SharedEvaluators) of an eval file whose case ids are known is light: it overlaps the
+	// start of the output's parse. Any other read comes first, so that its garbage and the responses in flight do
+	// not peak together.
+	var file *evalfile.File
+	var loadFile func() (*evalfile.File, error)
+	var err error
+	if in.EvalFile == nil && cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 {
+		loadFile = in.evalFile
+	} else if file, err = in.evalFile(); err != nil {
 		return nil, err
 	}
 	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
@@ -95,7 +102,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		}
 	}
 	pin := pipeline.Input{
-		IDs: ids, File: file, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: results.MaxStatusMissingIDs,
+		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: results.MaxStatusMissingIDs,
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},

@@ -150,8 +150,15 @@ func (p *parallel[T]) work() {
 			// reserve their size again (with many workers that would follow the core count).
 			buf = make([]byte, 0, min(bufBytes+bufBytes/8, maxPreallocBytes))
 		}
-		judgeAll(p.r, j.cases)
+		if err := p.r.waitFile(); err != nil {
+			o.err = err
+		} else {
+			judgeAll(p.r, j.cases)
+		}
 		for _, c := range j.cases {
+			if o.err != nil {
+				break
+			}
 			pc, err := prepareJudged(p.sink, &buf, c)
 			if err != nil {
 				o.err = err

@@ -28,8 +28,12 @@ import (
 type Input struct {
 	// IDs are the requested case ids, in order, each once.
 	IDs []string
-	// File is the eval file the cases come from; nil collects without judging.
+	// File is the eval file the cases come from; nil collects without judging, unless LoadFile is set.
 	File *evalfile.File
+	// LoadFile, when File is nil, loads the eval file while the output is read: the workers wait for it before
+	// judging their first batch (the responses read meanwhile stay within the bytes in flight). Its error ends the
+	// run.
+	LoadFile func() (*evalfile.File, error)
 	// Judge judges each case with File's evaluators; nil collects without judging.
 	Judge *evaluate.Judge
 	// Recorded are evaluator results judged elsewhere (the judge container's code_judge verdicts), by case id and
@@ -49,7 +53,7 @@ type Input struct {
 }
 
 // judging reports whether the input judges its cases.
-func (in *Input) judging() bool { return in.File != nil && in.Judge != nil }
+func (in *Input) judging() bool { return (in.File != nil || in.LoadFile != nil) && in.Judge != nil }
 
 // Case is one requested case as the pipeline hands it to a Sink.
 type Case struct {
@@ -147,11 +151,21 @@ func Run[T any](ctx context.Context, in Input, src Source, sink Sink[T]) (*Resul
 			r.index[id] = i
 		}
 	}
+	if in.File == nil && in.LoadFile != nil {
+		r.fileLoaded = make(chan struct{})
+		go func() {
+			defer close(r.fileLoaded)
+			r.in.File, r.fileErr = in.LoadFile()
+		}()
+	}
 	p := startParallel(r, sink, in.Workers)
 	r.emit = p.add
 	err := src.read(ctx, r)
 	// A failed worker or sink stops the source with a generic error; the cause is the one finish returns.
 	if ferr := p.finish(); ferr != nil {
+		err = ferr
+	}
+	if ferr := r.waitFile(); ferr != nil {
 		err = ferr
 	}
 	if err != nil {
@@ -195,6 +209,24 @@ type run struct {
 	summary evaluate.SummaryBuilder
 	// emit hands a claimed case to the workers.
 	emit func(Case) error
+	// fileLoaded is closed once Input.LoadFile returned (nil without LoadFile); in.File and fileErr are set then.
+	fileLoaded chan struct{}
+	fileErr    error
+}
+
+// waitFile waits until the eval file is loaded and returns the error of loading it.
+func (r *run) waitFile() error {
+	if r.fileLoaded == nil {
+		return nil
+	}
+	<-r.fileLoaded
+	if r.fileErr != nil {
+		return r.fileErr
+	}
+	if r.in.File == nil {
+		return errors.New("loading the eval file returned none")
+	}
+	return nil
 }
 
 // claim marks a response's case as seen; false for an id that is not requested or already seen.

@@ -316,3 +316,58 @@ func TestReadBounded(t *testing.T) {
 		t.Errorf("a directory: %v", err)
 	}
 }
+
+// TestLoadFileWhileReading: an eval file loaded while the output is read (Input.LoadFile) judges as the same file
+// given up front, when it arrives after the output has been read, for present and missing cases, on one worker or
+// several; a load that fails ends the run with its error, whatever the output.
+func TestLoadFileWhileReading(t *testing.T) {
+	dir := t.TempDir()
+	out := writeFile(t, dir, "out.jsonl", `{"id":"b","text":"{\"decision\":\"no\"}"}`+"\n"+
+		`{"id":"a","text":"{\"decision\":\"yes\"}"}`+"\n")
+	given := &recordingSink{}
+	in := Input{IDs: []string{"a", "b", "c"}, File: parseEval(t), Judge: &evaluate.Judge{Threshold: 0.8}}
+	want, err := Run(context.Background(), in, Batch{Path: out}, given)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 3} {
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
+			read := make(chan struct{})
+			loaded := &recordingSink{}
+			in := Input{IDs: []string{"a", "b", "c"}, Judge: &evaluate.Judge{Threshold: 0.8}, Workers: workers,
+				LoadFile: func() (*evalfile.File, error) {
+					<-read // arrives only once the whole output has been read
+					return parseEval(t), nil
+				}}
+			src := sourceFunc(func(ctx context.Context, r *run) error {
+				err := Batch{Path: out}.read(ctx, r)
+				close(read)
+				return err
+			})
+			got, err := Run(context.Background(), in, src, loaded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(given.committed, loaded.committed); diff != "" {
+				t.Errorf("committed (-file given +file loaded):\n%s", diff)
+			}
+			if diff := cmp.Diff(want.Summary, got.Summary); diff != "" {
+				t.Errorf("summary (-file given +file loaded):\n%s", diff)
+			}
+		})
+	}
+	for name, src := range map[string]Source{"with output": Batch{Path: out}, "without output": Batch{Path: filepath.Join(dir, "none")}} {
+		t.Run("load fails "+name, func(t *testing.T) {
+			in := Input{IDs: []string{"a", "b", "c"}, Judge: &evaluate.Judge{Threshold: 0.8},
+				LoadFile: func() (*evalfile.File, error) { return nil, errors.New("eval file: line 3: not valid YAML") }}
+			if _, err := Run(context.Background(), in, src, &recordingSink{}); err == nil || !strings.Contains(err.Error(), "line 3: not valid YAML") {
+				t.Errorf("err = %v, want the load's error", err)
+			}
+		})
+	}
+}
+
+// sourceFunc is a Source made of a function (to wrap another source).
+type sourceFunc func(ctx context.Context, r *run) error
+
+func (f sourceFunc) read(ctx context.Context, r *run) error { return f(ctx, r) }
