@@ -184,31 +184,47 @@ func shardOfCase(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRu
 	return 0, fmt.Errorf("case %s is in no shard of EvalRun %s", caseID, run.Name)
 }
 
-// write streams each chosen container's log of each pod, under a header.
-func (o *logsOptions) write(ctx context.Context, out, errOut io.Writer, cs kubernetes.Interface, pods []corev1.Pod) error {
+// logTarget is one container of one pod whose log is shown.
+type logTarget struct{ namespace, pod, container string }
+
+// targets are the chosen containers of pods, pod by pod; each pod without one of them is reported on errOut.
+func (o *logsOptions) targets(errOut io.Writer, pods []corev1.Pod) ([]logTarget, error) {
+	var targets []logTarget
 	for _, p := range pods {
 		for _, name := range o.containers {
 			if !hasContainer(&p, name) {
 				if _, err := fmt.Fprintf(errOut, "pod/%s has no container %s\n", p.Name, name); err != nil {
-					return err
+					return nil, err
 				}
 				continue
 			}
-			if _, err := fmt.Fprintf(out, "==> pod/%s container/%s <==\n", p.Name, name); err != nil {
-				return err
+			targets = append(targets, logTarget{p.Namespace, p.Name, name})
+		}
+	}
+	return targets, nil
+}
+
+// write streams each chosen container's log of each pod, under a header.
+func (o *logsOptions) write(ctx context.Context, out, errOut io.Writer, cs kubernetes.Interface, pods []corev1.Pod) error {
+	targets, err := o.targets(errOut, pods)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if _, err := fmt.Fprintf(out, "==> pod/%s container/%s <==\n", t.pod, t.container); err != nil {
+			return err
+		}
+		rc, err := cs.CoreV1().Pods(t.namespace).GetLogs(t.pod, o.logOptions(t.container)).Stream(ctx)
+		if err != nil {
+			if _, werr := fmt.Fprintf(errOut, "pod/%s container/%s: %v\n", t.pod, t.container, err); werr != nil {
+				return werr
 			}
-			rc, err := cs.CoreV1().Pods(p.Namespace).GetLogs(p.Name, o.logOptions(name)).Stream(ctx)
-			if err != nil {
-				if _, werr := fmt.Fprintf(errOut, "pod/%s container/%s: %v\n", p.Name, name, err); werr != nil {
-					return werr
-				}
-				continue
-			}
-			_, err = io.Copy(out, rc)
-			_ = rc.Close()
-			if err != nil {
-				return err
-			}
+			continue
+		}
+		_, err = io.Copy(out, rc)
+		_ = rc.Close()
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -227,18 +243,9 @@ func (o *logsOptions) logOptions(container string) *corev1.PodLogOptions {
 // every stream ends. A stream that cannot start or breaks is reported on errOut and the others go on; writing to
 // out failing ends them all.
 func (o *logsOptions) followAll(ctx context.Context, out, errOut io.Writer, cs kubernetes.Interface, pods []corev1.Pod) error {
-	type target struct{ namespace, pod, container string }
-	var targets []target
-	for _, p := range pods {
-		for _, name := range o.containers {
-			if !hasContainer(&p, name) {
-				if _, err := fmt.Fprintf(errOut, "pod/%s has no container %s\n", p.Name, name); err != nil {
-					return err
-				}
-				continue
-			}
-			targets = append(targets, target{p.Namespace, p.Name, name})
-		}
+	targets, err := o.targets(errOut, pods)
+	if err != nil {
+		return err
 	}
 	if len(targets) > o.maxLogRequests {
 		return fmt.Errorf("--follow would stream %d logs, more than --max-log-requests %d: raise it, or narrow the logs with --case or --container",
