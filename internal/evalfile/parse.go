@@ -50,6 +50,15 @@ type parseOptions struct {
 	sharedIDs []string
 }
 
+// newParseOptions applies opts.
+func newParseOptions(opts []ParseOption) parseOptions {
+	var o parseOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
 // WithDefaultEvaluators sets evaluators (each in the eval file's evaluator shape) for cases that declare none of
 // their own. They take precedence over the file-level execution.evaluators: a case without evaluators of its own
 // is judged by these when there are any, else by the file-level ones. They are validated with the file; their
@@ -71,10 +80,7 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 // Parse reads and validates an agentv-eval-v2 eval file. On validation failure it returns a *ValidationError
 // that lists every problem (YAML syntax errors included, with their line), and no File.
 func Parse(data []byte, opts ...ParseOption) (*File, error) {
-	var o parseOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newParseOptions(opts)
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ValidationError{Problems: []Problem{{CaseIndex: -1, Message: "the eval file is empty"}}}
 	}
@@ -148,10 +154,7 @@ func inheritedSource(f *File) EvaluatorSource {
 // code_judge, an llm_judge or a rubric reads. ok is false, and nothing is read, when the file does not cut into
 // items one at a time (see segment) or does not hold len(ids) of them: Parse it then.
 func ParseShared(data []byte, ids []string, opts ...ParseOption) (f *File, ok bool, err error) {
-	o := parseOptions{}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newParseOptions(opts)
 	o.sharedIDs = ids
 	if ids == nil {
 		o.sharedIDs = []string{}
@@ -160,15 +163,7 @@ func ParseShared(data []byte, ids []string, opts ...ParseOption) (f *File, ok bo
 	if sg == nil || len(sg.items) != len(ids) {
 		return nil, false, nil
 	}
-	doc, cases, ok := sg.document()
-	if !ok || streamableCases(doc) != cases {
-		return nil, false, nil
-	}
-	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
-	p := &parser{}
-	f, _ = p.streamFile(tb, doc, cases, o, nil)
-	f, err = finish(tb, p, f)
-	return f, true, err
+	return parseSegmented(sg, o)
 }
 
 // WholeTree reports whether Parse read the file as one YAML document, building its whole node tree (a file whose
@@ -198,9 +193,11 @@ func parseSegmented(sg *segmented, o parseOptions) (*File, bool, error) {
 	}
 	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
 	p := &parser{}
-	if o.owned {
+	switch {
+	case o.sharedIDs != nil: // no item is read
+	case o.owned:
 		sg.src = unsafe.String(unsafe.SliceData(sg.data), len(sg.data))
-	} else {
+	default:
 		sg.src = string(sg.data)
 	}
 	f, ok := p.streamFile(tb, doc, cases, o, sg)

@@ -39,18 +39,7 @@ func LoadRunConfig(path string) (*layout.RunConfig, error) {
 }
 
 // LoadEvalFile reads and parses the eval file named by the run configuration.
-func LoadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) {
-	data, err := os.ReadFile(cfg.EvalFile)
-	if err != nil {
-		return nil, fmt.Errorf("read eval file: %w", err)
-	}
-	// data is this function's alone: the File may refer to it instead of a copy.
-	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(cfg.DefaultEvaluators), evalfile.WithOwnedData())
-	if err != nil {
-		return nil, fmt.Errorf("eval file %s: %w", cfg.EvalFile, err)
-	}
-	return f, nil
-}
+func LoadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) { return loadEvalFile(cfg, false) }
 
 // LoadEvalFileForJudging is LoadEvalFile for a reader that only judges (the collector). When the manager found
 // that every case is judged by its id and the evaluators all inherit (cfg.SharedEvaluators), only the file's header
@@ -58,16 +47,23 @@ func LoadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) {
 // launcher, which hands cases' messages to the runner, and the judge container, which runs code judges on whole
 // cases, read the whole file.
 func LoadEvalFileForJudging(cfg *layout.RunConfig) (*evalfile.File, error) {
-	if !cfg.SharedEvaluators || len(cfg.CaseIDs) == 0 {
-		return LoadEvalFile(cfg)
-	}
+	return loadEvalFile(cfg, cfg.SharedEvaluators && len(cfg.CaseIDs) > 0)
+}
+
+// loadEvalFile reads the eval file and parses its header only (headerOnly, when the file allows) or all of it.
+func loadEvalFile(cfg *layout.RunConfig, headerOnly bool) (*evalfile.File, error) {
 	data, err := os.ReadFile(cfg.EvalFile)
 	if err != nil {
 		return nil, fmt.Errorf("read eval file: %w", err)
 	}
+	// data is this function's alone: the File may refer to it instead of a copy.
 	opts := []evalfile.ParseOption{evalfile.WithDefaultEvaluators(cfg.DefaultEvaluators), evalfile.WithOwnedData()}
-	f, ok, err := evalfile.ParseShared(data, cfg.CaseIDs, opts...)
-	if !ok {
+	var f *evalfile.File
+	parsed := false
+	if headerOnly {
+		f, parsed, err = evalfile.ParseShared(data, cfg.CaseIDs, opts...)
+	}
+	if !parsed {
 		f, err = evalfile.Parse(data, opts...)
 	}
 	if err != nil {
