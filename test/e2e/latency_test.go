@@ -9,37 +9,121 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
-// latencyRuns is how many one-case runs TestOneCaseLatency measures.
+// latencyRuns is how many one-case runs (and as many bare Jobs) TestOneCaseLatency measures.
 const latencyRuns = 5
 
+// latencyCommand is the one-case runner of the latency figures: the EvalRun and the bare Job run the same command
+// in the same image.
+const latencyCommand = `echo '{"id":"one","text":"hi"}' > %s`
+
 // TestOneCaseLatency measures, as a figure and not a timed assertion, how long a one-case run takes from its
-// create to a terminal Succeeded condition, one run at a time (median and spread in the log). It runs before the
-// parallel scenarios so their load does not skew it.
+// create to a terminal Succeeded condition, against a bare Job running the same runner command in the same image
+// from its create to its Complete condition, one at a time and in turn (EvalRun, Job, EvalRun, ...), so both see
+// the same node. Median and spread go to the log. It runs before the parallel scenarios so their load does not
+// skew it.
 func TestOneCaseLatency(t *testing.T) {
 	ns := newNamespace(t, "latency", nil)
 	eval := "$schema: agentv-eval-v2\nevalcases:\n  - id: one\n    input_messages: [{role: user, content: hi}]\n" +
 		"    expected_messages: [{role: assistant, content: hi}]\n"
-	var took []time.Duration
+	var runs, jobs []time.Duration
 	for i := range latencyRuns {
-		run := MakeEvalRun(fmt.Sprintf("one-%d", i), ns).Inline(eval).Command(`echo '{"id":"one","text":"hi"}' > {OUTPUT_FILE}`).Obj()
+		run := MakeEvalRun(fmt.Sprintf("one-%d", i), ns).Inline(eval).Command(fmt.Sprintf(latencyCommand, "{OUTPUT_FILE}")).Obj()
 		start := time.Now()
 		create(t, run)
 		got := waitTerminalFast(t, ns, run.Name)
-		took = append(took, time.Since(start))
+		runs = append(runs, time.Since(start))
 		expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
+
+		job := bareJob(fmt.Sprintf("bare-%d", i), ns)
+		start = time.Now()
+		if err := k8s.Create(ctxFor(t, nsTimeout), job); err != nil {
+			t.Fatal(err)
+		}
+		waitJobCompleteFast(t, ns, job.Name)
+		jobs = append(jobs, time.Since(start))
 	}
-	sorted := slices.Clone(took)
-	slices.Sort(sorted)
+	rm, jm := median(runs), median(jobs)
 	t.Logf("latency: one-case run, create -> terminal Succeeded, %d runs: median %s, min %s, max %s (all: %v)",
-		len(took), sorted[len(sorted)/2].Round(10*time.Millisecond), sorted[0].Round(10*time.Millisecond),
-		sorted[len(sorted)-1].Round(10*time.Millisecond), took)
+		len(runs), rm.Round(10*time.Millisecond), slices.Min(runs).Round(10*time.Millisecond),
+		slices.Max(runs).Round(10*time.Millisecond), runs)
+	t.Logf("latency: bare Job, same runner, create -> Complete, %d Jobs: median %s, min %s, max %s (all: %v)",
+		len(jobs), jm.Round(10*time.Millisecond), slices.Min(jobs).Round(10*time.Millisecond),
+		slices.Max(jobs).Round(10*time.Millisecond), jobs)
+	t.Logf("latency: EvalRun / bare Job (medians) = %.2fx", float64(rm)/float64(jm))
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// bareJob is a Job running the latency runner in the runner image under Pod Security "restricted", with nothing of
+// the operator around it.
+func bareJob(name, ns string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](0),
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy:                corev1.RestartPolicyNever,
+				AutomountServiceAccountToken: ptr.To(false),
+				EnableServiceLinks:           ptr.To(false),
+				SecurityContext: &corev1.PodSecurityContext{
+					RunAsNonRoot:   ptr.To(true),
+					RunAsUser:      ptr.To[int64](65532),
+					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+				},
+				Containers: []corev1.Container{{
+					Name:            "runner",
+					Image:           runnerImage,
+					ImagePullPolicy: corev1.PullNever,
+					Command:         []string{"sh", "-c", fmt.Sprintf(latencyCommand, "/tmp/results.jsonl")},
+					SecurityContext: &corev1.SecurityContext{
+						AllowPrivilegeEscalation: ptr.To(false),
+						Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+					},
+				}},
+			}},
+		},
+	}
+}
+
+// waitJobCompleteFast polls every 25 ms for the Job's Complete condition (a Failed one fails the test).
+func waitJobCompleteFast(t *testing.T, ns, name string) {
+	t.Helper()
+	ctx := ctxFor(t, runTimeout)
+	job := &batchv1.Job{}
+	err := wait.PollUntilContextCancel(ctx, 25*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		for _, c := range job.Status.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				continue
+			}
+			if c.Type == batchv1.JobFailed {
+				return false, fmt.Errorf("the bare Job failed: %s", c.Message)
+			}
+			if c.Type == batchv1.JobComplete {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("Job %s/%s did not complete: %v", ns, name, err)
+	}
 }
 
 // waitTerminalFast polls every 25 ms (the shared poll interval would blur the figure) for a terminal condition.
