@@ -55,8 +55,20 @@ func (f *File) WriteView(w io.Writer) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	vw := viewWriter{buf: make([]byte, 0, 4096)}
 	vw.buf = append(vw.buf, "$schema: "+SchemaV2+"\nevalcases:\n"...)
+	var arena fastArena
 	for i := range f.NumCases() {
-		if err := vw.writeCase(f.CaseAt(i)); err != nil {
+		var err error
+		if e := &f.cases[i]; e.end != 0 {
+			// A case kept as the place of its text: its values, read again, without building the case.
+			v, _, ok := fastItem(&arena, f.src, int(e.start), int(e.end), int(e.line), f.indent)
+			if !ok {
+				return i, fmt.Errorf("the text of evalcases[%d] no longer reads", i)
+			}
+			vw.writeItem(v)
+		} else {
+			err = vw.writeCase(f.built[e.start])
+		}
+		if err != nil {
 			return i, fmt.Errorf("the runner view of evalcases[%d]: %w", i, err)
 		}
 		if len(vw.buf) >= 32<<10 || i == f.NumCases()-1 {
@@ -83,84 +95,116 @@ const (
 	viewMessageCol = 6
 )
 
-func (vw *viewWriter) writeCase(c *Case) error {
-	b := vw.buf
+// appendCaseHead appends a case's id, conversation id, placeholder outcome and the input_messages key.
+func appendCaseHead(b []byte, id, conversationID string) []byte {
 	b = appendSpaces(b, viewCaseCol)
 	b = append(b, "- id: "...)
-	b = appendScalarString(b, c.ID)
+	b = appendScalarString(b, id)
 	b = append(b, '\n')
-	if c.ConversationID != "" {
+	if conversationID != "" {
 		b = appendSpaces(b, viewCaseCol+2)
 		b = append(b, "conversation_id: "...)
-		b = appendScalarString(b, c.ConversationID)
+		b = appendScalarString(b, conversationID)
 		b = append(b, '\n')
 	}
 	b = appendSpaces(b, viewCaseCol+2)
 	b = append(b, "expected_outcome: "...)
 	b = appendScalarString(b, ViewExpectedOutcome)
-	b = append(b, "\n"...)
+	b = append(b, '\n')
 	b = appendSpaces(b, viewCaseCol+2)
-	b = append(b, "input_messages:\n"...)
-	var err error
+	return append(b, "input_messages:\n"...)
+}
+
+// appendMessageHead appends a message's role.
+func appendMessageHead(b []byte, role string) []byte {
+	b = appendSpaces(b, viewMessageCol)
+	b = append(b, "- role: "...)
+	b = appendScalarString(b, role)
+	return append(b, '\n')
+}
+
+// appendMember appends key: v at column col.
+func appendMember(b []byte, col int, key string, v *value) []byte {
+	b = appendSpaces(b, col)
+	b = append(b, key...)
+	b = append(b, ':')
+	return appendBlockValue(b, v, col+2)
+}
+
+// writeItem writes a validated case from its values (as the parser read them: evalCase and messages decide the
+// same fields from them).
+func (vw *viewWriter) writeItem(v *value) {
+	conversationID := ""
+	if cv := v.get("conversation_id"); cv != nil && cv.kind == kindString {
+		conversationID = cv.str
+	}
+	b := appendCaseHead(vw.buf, v.get("id").str, conversationID)
+	const col = viewMessageCol + 2
+	for _, m := range v.get("input_messages").vals {
+		b = appendMessageHead(b, m.get("role").str)
+		if content := m.get("content"); !content.isNull() {
+			b = appendMember(b, col, "content", content)
+		}
+		if tcs := m.get("tool_calls"); tcs != nil && tcs.kind == kindArray && len(tcs.vals) > 0 {
+			b = appendSpaces(b, col)
+			b = append(b, "tool_calls:\n"...)
+			for _, tc := range tcs.vals {
+				b = appendToolHead(b, col+2, tc.get("tool").str)
+				for _, key := range []string{"input", "output"} {
+					if part := tc.get(key); part != nil {
+						b = appendMember(b, col+4, key, part)
+					}
+				}
+			}
+		}
+	}
+	vw.buf = b
+}
+
+// appendToolHead appends a tool call's tool at column col.
+func appendToolHead(b []byte, col int, tool string) []byte {
+	b = appendSpaces(b, col)
+	b = append(b, "- tool: "...)
+	b = appendScalarString(b, tool)
+	return append(b, '\n')
+}
+
+// writeCase writes a case kept built (its text is not read item by item) from its parsed fields.
+func (vw *viewWriter) writeCase(c *Case) error {
+	b := appendCaseHead(vw.buf, c.ID, c.ConversationID)
+	const col = viewMessageCol + 2
 	for _, m := range c.InputMessages {
-		if b, err = appendMessage(b, m); err != nil {
-			return err
+		b = appendMessageHead(b, string(m.Role))
+		if m.Content.Kind != ContentNone {
+			v, err := decodeJSONValue(m.Content.Raw)
+			if err != nil {
+				return fmt.Errorf("content: %w", err)
+			}
+			b = appendMember(b, col, "content", v)
+		}
+		if len(m.ToolCalls) > 0 {
+			b = appendSpaces(b, col)
+			b = append(b, "tool_calls:\n"...)
+			for _, tc := range m.ToolCalls {
+				b = appendToolHead(b, col+2, tc.Tool)
+				for _, part := range []struct {
+					key string
+					raw json.RawMessage
+				}{{"input", tc.Input}, {"output", tc.Output}} {
+					if part.raw == nil {
+						continue
+					}
+					v, err := decodeJSONValue(part.raw)
+					if err != nil {
+						return fmt.Errorf("tool_calls: %w", err)
+					}
+					b = appendMember(b, col+4, part.key, v)
+				}
+			}
 		}
 	}
 	vw.buf = b
 	return nil
-}
-
-// appendMessage appends one input message: role, content as written, tool calls.
-func appendMessage(b []byte, m Message) ([]byte, error) {
-	col := viewMessageCol + 2
-	b = appendSpaces(b, viewMessageCol)
-	b = append(b, "- role: "...)
-	b = appendScalarString(b, string(m.Role))
-	b = append(b, '\n')
-	switch m.Content.Kind {
-	case ContentNone:
-	case ContentText:
-		b = appendSpaces(b, col)
-		b = append(b, "content: "...)
-		b = appendScalarString(b, m.Content.Text)
-		b = append(b, '\n')
-	default:
-		v, err := decodeJSONValue(m.Content.Raw)
-		if err != nil {
-			return nil, fmt.Errorf("content: %w", err)
-		}
-		b = appendSpaces(b, col)
-		b = append(b, "content:"...)
-		b = appendBlockValue(b, v, col+2)
-	}
-	if len(m.ToolCalls) > 0 {
-		b = appendSpaces(b, col)
-		b = append(b, "tool_calls:\n"...)
-		for _, tc := range m.ToolCalls {
-			b = appendSpaces(b, col+2)
-			b = append(b, "- tool: "...)
-			b = appendScalarString(b, tc.Tool)
-			b = append(b, '\n')
-			for _, part := range []struct {
-				key string
-				raw json.RawMessage
-			}{{"input", tc.Input}, {"output", tc.Output}} {
-				if part.raw == nil {
-					continue
-				}
-				v, err := decodeJSONValue(part.raw)
-				if err != nil {
-					return nil, fmt.Errorf("tool_calls: %w", err)
-				}
-				b = appendSpaces(b, col+4)
-				b = append(b, part.key...)
-				b = append(b, ':')
-				b = appendBlockValue(b, v, col+6)
-			}
-		}
-	}
-	return b, nil
 }
 
 // appendBlockValue appends v as the value of a key or a sequence entry whose indicator (":" or "-") was just

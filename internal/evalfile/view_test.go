@@ -430,3 +430,26 @@ func viewBenchFile(n int) []byte {
 	}
 	return []byte(b.String())
 }
+
+// TestWriteViewBuiltAndReadCasesAgree: a case read item by item (its values) and a case kept built (its parsed
+// fields) give the same view; a document marker makes Parse build every case.
+func TestWriteViewBuiltAndReadCasesAgree(t *testing.T) {
+	files := []string{hostileFile}
+	names, _ := filepath.Glob("testdata/*.yaml")
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, string(data))
+	}
+	for i, data := range files {
+		read, built := viewOf(t, []byte(data)), viewOf(t, []byte("---\n"+data))
+		if f, err := Parse([]byte("---\n" + data)); err != nil || !f.WholeTree() {
+			t.Fatalf("file %d: the document marker did not make Parse build the cases: %v", i, err)
+		}
+		if diff := cmp.Diff(string(built), string(read)); diff != "" {
+			t.Errorf("file %d: views differ (-built +read):\n%s", i, diff)
+		}
+	}
+}
