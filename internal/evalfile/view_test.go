@@ -397,8 +397,8 @@ func FuzzWriteView(f *testing.F) {
 	})
 }
 
-// BenchmarkWriteView writes the view of a 100,000-case file (about 19 MiB: structured inputs, expected messages
-// and an evaluator per case), parse included, as install does for a pod.
+// BenchmarkWriteView writes the view of a 100,000-case file (19 MiB: an expected message and a structured user
+// message per case, AgentV's batch-cli shape), parse included, as install does for a pod.
 func BenchmarkWriteView(b *testing.B) {
 	data := viewBenchFile(100_000)
 	b.SetBytes(int64(len(data)))
@@ -415,18 +415,15 @@ type discardCounter struct{}
 
 func (discardCounter) Write(p []byte) (int, error) { return len(p), nil }
 
-// viewBenchFile is a file of n screening cases shaped like AgentV's batch-cli example.
+// viewBenchFile is a file of n screening cases shaped like AgentV's batch-cli example, about 200 bytes a case.
 func viewBenchFile(n int) []byte {
 	var b strings.Builder
-	b.WriteString("$schema: agentv-eval-v2\ndescription: screening\nexecution:\n  target: batch_cli\nevalcases:\n")
+	b.WriteString("$schema: agentv-eval-v2\nexecution:\n  evaluators:\n    - {name: exact, type: code_judge, script: ./check.sh}\nevalcases:\n")
 	for i := range n {
-		b.WriteString("  - id: case-" + strconv.Itoa(100000+i) + "\n")
-		b.WriteString("    expected_outcome: Batch runner returns JSON with decision=CLEAR.\n")
-		b.WriteString("    expected_messages:\n      - role: assistant\n        content:\n          decision: CLEAR\n")
-		b.WriteString("    input_messages:\n      - role: system\n        content: You are a batch processor.\n")
-		b.WriteString("      - role: user\n        content:\n          request:\n            type: screening_check\n" +
-			"            jurisdiction: AU\n          row:\n            id: case-" + strconv.Itoa(100000+i) +
-			"\n            name: Example A\n            amount: " + strconv.Itoa(5000+i) + "\n")
+		id := "case-" + strconv.Itoa(100000+i)
+		b.WriteString("  - id: " + id + "\n    expected_messages: [{role: assistant, content: {decision: CLEAR}}]\n" +
+			"    input_messages:\n      - role: user\n        content: {row: {id: " + id + ", name: Example A, amount: " +
+			strconv.Itoa(5000+i) + "}}\n")
 	}
 	return []byte(b.String())
 }
@@ -451,5 +448,13 @@ func TestWriteViewBuiltAndReadCasesAgree(t *testing.T) {
 		if diff := cmp.Diff(string(built), string(read)); diff != "" {
 			t.Errorf("file %d: views differ (-built +read):\n%s", i, diff)
 		}
+	}
+}
+
+// TestWriteViewBenchFile keeps the benchmark's file valid, at about 19 MiB for 100,000 cases.
+func TestWriteViewBenchFile(t *testing.T) {
+	checkView(t, viewBenchFile(3))
+	if n := len(viewBenchFile(100_000)); n < 18<<20 || n > 21<<20 {
+		t.Errorf("the benchmark's file is %d bytes", n)
 	}
 }
