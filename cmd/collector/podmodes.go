@@ -29,6 +29,8 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 	fs.SetOutput(stderr)
 	switch mode {
 	case "install":
+		// Writing the runner's view reads the whole eval file: as the collector, keep the heap under the limit.
+		collector.ApplyContainerMemoryLimit(collector.CgroupMemoryFiles)
 		bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
 		src := fs.String("src", "", "binary to copy (default: this executable)")
 		config := fs.String("config", "", "run configuration file (run.json): write this pod's shard of the eval file (when it names a source eval file) and the runner's eval file and configuration into the view volume")

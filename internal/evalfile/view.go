@@ -34,7 +34,7 @@ import (
 // item by item.
 
 // ViewExpectedOutcome is the expected_outcome of every case in a runner view.
-const ViewExpectedOutcome = "Withheld: the runner's view of this eval file carries only the cases' inputs."
+const ViewExpectedOutcome = "Withheld from the runner."
 
 // WriteView parses and validates the eval file data and writes its runner view to w. It returns the number of
 // cases written. An invalid file is an error (a *ValidationError) and nothing is written.

@@ -310,7 +310,7 @@ func TestWriteViewText(t *testing.T) {
 	want := `$schema: agentv-eval-v2
 evalcases:
   - id: case-001
-    expected_outcome: "Withheld: the runner's view of this eval file carries only the cases' inputs."
+    expected_outcome: Withheld from the runner.
     input_messages:
       - role: system
         content: You are a batch processor.
