@@ -54,9 +54,9 @@ type Facts struct {
 	EvalConfigMapName string
 	// EvalFileView is what the runner reads at {EVAL_FILE} (run.json's, as the pod got it).
 	EvalFileView evalsv1alpha1.EvalFileView
-	Sharding          *evalsv1alpha1.ShardingStatus
-	Shards            []evalsv1alpha1.ShardStatus
-	Resume            *evalsv1alpha1.ResumeStatus
+	Sharding     *evalsv1alpha1.ShardingStatus
+	Shards       []evalsv1alpha1.ShardStatus
+	Resume       *evalsv1alpha1.ResumeStatus
 	// Baseline is the comparison with spec.baseline's run, and Regressed its condition (without its time), when
 	// this reconcile decided them.
 	Baseline  *evalsv1alpha1.BaselineComparison
