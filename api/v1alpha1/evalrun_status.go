@@ -135,6 +135,12 @@ type EvalRunStatus struct {
 	// +optional
 	EvalFileSHA256 string `json:"evalFileSHA256,omitempty"`
 
+	// evalFileView is what the run's runner reads at {EVAL_FILE}, spec.target.evalFileView resolved: Inputs (the
+	// runner view, nothing a judge reads) or Full (the whole eval file, expected answers included). Written by
+	// the manager when it builds the run's Job.
+	// +optional
+	EvalFileView EvalFileView `json:"evalFileView,omitempty"`
+
 	// evalConfigMapName is the owned ConfigMap holding the pinned eval file.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

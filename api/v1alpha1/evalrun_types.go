@@ -9,6 +9,20 @@ import (
 // +kubebuilder:validation:Enum=Batched;PerCase
 type BatchingMode string
 
+// EvalFileView says what the runner reads at {EVAL_FILE}.
+// +kubebuilder:validation:Enum=Inputs;Full
+type EvalFileView string
+
+const (
+	// EvalFileViewInputs gives the runner the runner view of its eval file: per case only its id,
+	// conversation_id and input_messages (content as written, file segments included) and a placeholder
+	// expected_outcome, the same for every case; nothing a judge reads.
+	EvalFileViewInputs EvalFileView = "Inputs"
+	// EvalFileViewFull gives the runner its whole pinned (or shard's) eval file, expected answers, rubrics and
+	// judge scripts included. The run records it in status.evalFileView and emits a Warning event.
+	EvalFileViewFull EvalFileView = "Full"
+)
+
 const (
 	// BatchingBatched invokes the command template once for all cases; the runner writes one JSONL file.
 	BatchingBatched BatchingMode = "Batched"
@@ -322,6 +336,17 @@ type Target struct {
 	// +kubebuilder:validation:Maximum=64
 	// +optional
 	Workers *int32 `json:"workers,omitempty"`
+
+	// evalFileView is what the runner reads at {EVAL_FILE} (and $EVAL_FILE): Inputs (the default), a valid
+	// agentv-eval-v2 file with, per case, only id, conversation_id, input_messages and a placeholder
+	// expected_outcome (`collector view EVAL_FILE` writes the same locally), or Full, the whole pinned (shard's)
+	// eval file, for runners that truly need more than the inputs: it hands them the expected answers, rubrics and
+	// judge scripts, so the run's verdicts then prove less (status.evalFileView records it, and a Warning event
+	// EvalFileViewFull is emitted). Either way the runner never reads run.json or the judging settings.
+	// Immutable like the rest of the spec.
+	// +default="Inputs"
+	// +optional
+	EvalFileView EvalFileView `json:"evalFileView,omitempty"`
 
 	// env adds environment variables to the runner container.
 	// +kubebuilder:validation:MaxItems=64

@@ -5,6 +5,7 @@
 //	collector collect  --config FILE ...    the collector container: wait for the runner's end, judge, persist
 //	collector judge    --config FILE ...    the judge container: run code_judge scripts on the collector's snapshot
 //	collector check    ...                  offline check of a runner's output (and judging with --eval)
+//	collector view     EVAL_FILE [-o FILE]  the runner view of an eval file: what a runner reads at {EVAL_FILE}
 package main
 
 import (
@@ -17,7 +18,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/check"
 )
 
-const usage = `usage: collector <install|launch|collect|judge|check> [flags]
+const usage = `usage: collector <install|launch|collect|judge|check|view> [flags]
 run "collector <mode> -h" for the flags of a mode`
 
 func main() {
@@ -33,6 +34,8 @@ func main() {
 	switch mode {
 	case "check":
 		code = check.Main(ctx, args, os.Stdout, os.Stderr)
+	case "view":
+		code = viewMain(args, os.Stdout, os.Stderr)
 	case "install", "launch", "collect", "judge":
 		code = podMain(ctx, mode, args, os.Stdout, os.Stderr)
 	case "-h", "--help", "help":

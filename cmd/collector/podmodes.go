@@ -29,9 +29,11 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 	fs.SetOutput(stderr)
 	switch mode {
 	case "install":
+		// Writing the runner's view reads the whole eval file: as the collector, keep the heap under the limit.
+		collector.ApplyContainerMemoryLimit(collector.CgroupMemoryFiles)
 		bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
 		src := fs.String("src", "", "binary to copy (default: this executable)")
-		config := fs.String("config", "", "run configuration file (run.json): when it names a source eval file, write this pod's shard of it")
+		config := fs.String("config", "", "run configuration file (run.json): write this pod's shard of the eval file (when it names a source eval file) and the runner's eval file and configuration into the view volume")
 		if code, ok := parseFlags(fs, args); !ok {
 			return code
 		}
@@ -39,6 +41,9 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 			cfg, err := loadShardConfig(*config)
 			if err == nil {
 				err = podfiles.WriteShardEvalFile(ctx, cfg, layout.EvalCredentialsDir)
+			}
+			if err == nil {
+				_, err = podfiles.WriteRunnerView(cfg)
 			}
 			if err != nil {
 				podfiles.Logf(stderr, "collector install: %v\n", err)
@@ -67,9 +72,18 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 	case "launch":
 		shell := fs.String("shell", launcher.DefaultShell, "shell that runs the command templates")
 		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
-		cfg, pod, code := podModeFlags(fs, args, stderr, launcher.ExitLaunchFailed)
-		if cfg == nil {
+		config := fs.String("config", "", "the runner's configuration (launch.json in the view volume) (required)")
+		pod := podFlags(fs)
+		if code, ok := parseFlags(fs, args); !ok {
 			return code
+		}
+		if *config == "" {
+			return usageError(fs, stderr, "--config is required")
+		}
+		cfg, err := podfiles.LoadRunnerConfig(*config)
+		if err != nil {
+			podfiles.Logf(stderr, "collector launch: %v\n", err)
+			return launcher.ExitLaunchFailed
 		}
 		if err := launcher.Harden(); err != nil {
 			podfiles.Logf(stderr, "collector launch: %v\n", err)

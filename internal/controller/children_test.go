@@ -21,6 +21,7 @@ func TestBuildRunConfig(t *testing.T) {
 		return layout.RunConfig{
 			RunName: "screen", Namespace: "team-a", UID: testUID,
 			EvalFile: "/evalrun-eval/eval.yaml", CaseIDs: []string{"case-001", "case-002"}, Shards: 1,
+			EvalFileView: "Inputs", RunnerEvalFile: "/evalrun/view/eval.yaml", RunnerConfigFile: "/evalrun/view/launch.json",
 			CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
 			KillGraceSeconds: 10, PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
 			ResultConfigMaps: []string{"screen-evalrun-results-0"}, StatusBudgetBytes: 512 * 1024,
@@ -39,6 +40,12 @@ func TestBuildRunConfig(t *testing.T) {
 		{
 			name: "defaults: no timeout means no runner deadline, no code judges means no judge deadline",
 			run:  testRun(), ids: []string{"case-001", "case-002"}, want: func(*layout.RunConfig) {},
+		},
+		{
+			name: "evalFileView Full: the runner gets the whole file, in the same place",
+			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.EvalFileView = evalsv1alpha1.EvalFileViewFull }),
+			ids:  []string{"case-001", "case-002"},
+			want: func(c *layout.RunConfig) { c.EvalFileView = "Full" },
 		},
 		{
 			name: "per case with workers, timeout, healthcheck and working dir",

@@ -14,7 +14,11 @@ const (
 	actionFinish   = "Finish"
 	actionJudge    = "Judge"
 	actionCompare  = "Compare"
+	actionRun      = "Run"
 )
+
+// eventEvalFileViewFull is the reason of the Warning event of a run whose runner reads the whole eval file.
+const eventEvalFileViewFull = "EvalFileViewFull"
 
 // Event is one event to emit for a status transition.
 type Event struct {
@@ -23,9 +27,15 @@ type Event struct {
 
 // Transitions returns the events for the change from the run's current status to desired: one when the
 // Succeeded condition's reason or status changes, one when the Passed condition's status changes, one when the
-// comparison with the baseline is decided.
+// comparison with the baseline is decided, and a Warning when the status first records that the runner reads the
+// whole eval file (spec.target.evalFileView Full).
 func Transitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) []Event {
 	var out []Event
+	if desired.EvalFileView == evalsv1alpha1.EvalFileViewFull && run.Status.EvalFileView != evalsv1alpha1.EvalFileViewFull {
+		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: eventEvalFileViewFull, Action: actionRun,
+			Note: "spec.target.evalFileView is Full: the runner reads the whole eval file, expected answers, rubrics " +
+				"and judge scripts included, so its verdicts do not show it could not see them"})
+	}
 	before := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 	after := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionSucceeded)
 	if after != nil && (before == nil || before.Reason != after.Reason || before.Status != after.Status) {

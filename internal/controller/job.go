@@ -162,6 +162,7 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 	}
 	return append(shard, []corev1.Volume{
 		emptyDir(layout.VolumeBin),
+		emptyDir(layout.VolumeView),
 		emptyDir(layout.VolumeOut),
 		emptyDir(layout.VolumeSnapshot),
 		emptyDir(layout.VolumeVerdicts),
@@ -223,16 +224,21 @@ func collectorResources(memoryLimit string) corev1.ResourceRequirements {
 	}
 }
 
-// buildInstallContainer copies the collector binary into the bin volume and, in a sharded run, writes the shard's
-// eval file into the shard volume (which only it mounts read-write).
+// buildInstallContainer copies the collector binary into the bin volume, in a sharded run writes the shard's eval
+// file into the shard volume, and writes the runner's eval file (the runner view, or the whole file with
+// evalFileView Full) and its RunnerConfig into the view volume; it alone mounts these volumes read-write.
 func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container {
-	command := []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir}
-	mounts := []corev1.VolumeMount{mount(layout.VolumeBin, layout.BinDir, false)}
-	memory := "64Mi"
+	command := []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir, "--config", RunConfigPath}
+	mounts := []corev1.VolumeMount{
+		mount(layout.VolumeBin, layout.BinDir, false),
+		evalMount(),
+		mount(layout.VolumeView, layout.ViewDir, false),
+	}
+	// 128Mi: the view of a 1 MiB pinned file needs a few MiB; a 19 MiB file (100,000 cases, only from a bucket)
+	// peaks near 95 MiB (BenchmarkWriteView, a fresh collector view).
+	memory := "128Mi"
 	if cfg.SourceEvalFile != "" {
-		command = append(command, "--config", RunConfigPath)
-		mounts = append(mounts, evalMount(), mount(layout.VolumeShard, layout.ShardDir, false))
-		memory = "128Mi"
+		mounts = append(mounts, mount(layout.VolumeShard, layout.ShardDir, false))
 	}
 	if cfg.EvalObject != nil {
 		// It downloads the eval file (verifying its sha256) with the credentials only it mounts, and cuts the
@@ -344,7 +350,8 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 }
 
 // buildRunnerContainer runs the launcher as the container's init process; the runner's reach is its output
-// volume (read-write), the eval file and the binary volume (read-only).
+// volume (read-write), the view volume (its eval file and RunnerConfig) and the binary volume (read-only): never
+// the eval ConfigMap (run.json, the pinned file), the shard volume or any credentials.
 func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) corev1.Container {
 	t := run.Spec.Target
 	out := layout.DefaultPod().Output()
@@ -361,7 +368,7 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		env = append(env, *e.DeepCopy())
 	}
 	env = append(env,
-		corev1.EnvVar{Name: layout.EnvEvalFile, Value: cfg.EvalFile},
+		corev1.EnvVar{Name: layout.EnvEvalFile, Value: cfg.RunnerEvalFile},
 		corev1.EnvVar{Name: layout.EnvOutputFile, Value: output},
 	)
 	var envFrom []corev1.EnvFromSource
@@ -379,15 +386,16 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		Name:            layout.ContainerRunner,
 		Image:           t.Image,
 		ImagePullPolicy: t.ImagePullPolicy,
-		Command:         []string{layout.DefaultPod().Binary(), "launch", "--config", RunConfigPath},
+		Command:         []string{layout.DefaultPod().Binary(), "launch", "--config", RunnerConfigPath},
 		WorkingDir:      t.WorkingDir,
 		Env:             env,
 		EnvFrom:         envFrom,
 		Resources:       res,
-		VolumeMounts: append([]corev1.VolumeMount{
+		VolumeMounts: []corev1.VolumeMount{
 			mount(layout.VolumeBin, layout.BinDir, true),
 			mount(layout.VolumeOut, layout.OutDir, false),
-		}, evalMounts(cfg)...),
+			mount(layout.VolumeView, layout.ViewDir, true),
+		},
 		SecurityContext:          RunnerSecurityContext(t.SecurityContext),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

@@ -54,6 +54,8 @@ var (
 	verdictsRW = corev1.VolumeMount{Name: "verdicts", MountPath: "/evalrun/verdicts"}
 	verdictsRO = corev1.VolumeMount{Name: "verdicts", MountPath: "/evalrun/verdicts", ReadOnly: true}
 	evalRO     = corev1.VolumeMount{Name: "eval", MountPath: "/evalrun-eval", ReadOnly: true}
+	viewRW     = corev1.VolumeMount{Name: "view", MountPath: "/evalrun/view"}
+	viewRO     = corev1.VolumeMount{Name: "view", MountPath: "/evalrun/view", ReadOnly: true}
 	tokenRO    = corev1.VolumeMount{Name: "collector-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}
 )
 
@@ -127,7 +129,7 @@ func baseJob() *batchv1.Job {
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Volumes: []corev1.Volume{
-						emptyDir("bin"), emptyDir("out"), emptyDir("snapshot"), emptyDir("verdicts"),
+						emptyDir("bin"), emptyDir("view"), emptyDir("out"), emptyDir("snapshot"), emptyDir("verdicts"),
 						{Name: "eval", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 							LocalObjectReference: corev1.LocalObjectReference{Name: "screen-evalrun-eval"}, DefaultMode: ptr.To[int32](0o444)}}},
 						{Name: "collector-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
@@ -144,8 +146,8 @@ func baseJob() *batchv1.Job {
 					InitContainers: []corev1.Container{
 						{
 							Name: "install", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-							Command:      []string{"/collector", "install", "--bin", "/evalrun/bin"},
-							VolumeMounts: []corev1.VolumeMount{binRW}, Resources: small("64Mi"), SecurityContext: ourContainerSecurity(65531),
+							Command:      []string{"/collector", "install", "--bin", "/evalrun/bin", "--config", "/evalrun-eval/run.json"},
+							VolumeMounts: []corev1.VolumeMount{binRW, evalRO, viewRW}, Resources: small("128Mi"), SecurityContext: ourContainerSecurity(65531),
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
 						{
@@ -166,12 +168,12 @@ func baseJob() *batchv1.Job {
 					Containers: []corev1.Container{
 						{
 							Name: "runner", Image: "localhost/evalrun/screening-runner:dev",
-							Command: []string{"/evalrun/bin/collector", "launch", "--config", "/evalrun-eval/run.json"},
+							Command: []string{"/evalrun/bin/collector", "launch", "--config", "/evalrun/view/launch.json"},
 							Env: []corev1.EnvVar{
-								{Name: "EVAL_FILE", Value: "/evalrun-eval/eval.yaml"},
+								{Name: "EVAL_FILE", Value: "/evalrun/view/eval.yaml"},
 								{Name: "OUTPUT_FILE", Value: "/evalrun/out/results.jsonl"},
 							},
-							VolumeMounts: []corev1.VolumeMount{binRO, outRW, evalRO},
+							VolumeMounts: []corev1.VolumeMount{binRO, outRW, viewRO},
 							SecurityContext: &corev1.SecurityContext{
 								RunAsNonRoot: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false),
 								Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
@@ -427,14 +429,9 @@ func TestBuildJobSharded(t *testing.T) {
 	shardRO := corev1.VolumeMount{Name: "shard", MountPath: "/evalrun/shard", ReadOnly: true}
 	pod.Volumes = append([]corev1.Volume{{Name: "shard", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, pod.Volumes...)
 	install := &pod.InitContainers[0]
-	install.Command = append(install.Command, "--config", "/evalrun-eval/run.json")
-	install.VolumeMounts = append(install.VolumeMounts, evalRO, shardRW)
-	install.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("128Mi")
+	install.VolumeMounts = append(install.VolumeMounts, shardRW)
 	collector := &pod.InitContainers[1]
 	collector.VolumeMounts = []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, shardRO, tokenRO}
-	runner := runnerOf(want)
-	runner.Env[0].Value = "/evalrun/shard/eval.yaml"
-	runner.VolumeMounts = append(runner.VolumeMounts, shardRO)
 	judge := containerOf(want, "judge")
 	judge.VolumeMounts = append(judge.VolumeMounts, shardRO)
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -482,14 +479,14 @@ func hostileTargets() map[string]func(*evalsv1alpha1.EvalRun) {
 // the judge never sees the runner's output. Every volume has exactly one writer.
 func TestBuildJobMounts(t *testing.T) {
 	want := map[string][]corev1.VolumeMount{
-		"install":   {binRW},
+		"install":   {binRW, evalRO, viewRW},
 		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
-		"runner":    {binRO, outRW, evalRO},
+		"runner":    {binRO, outRW, viewRO},
 		"judge":     {binRO, snapshotRO, verdictsRW, evalRO},
 	}
-	wantWriters := map[string][]string{"bin": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"}}
+	wantWriters := map[string][]string{"bin": {"install"}, "view": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"}}
 	forbidden := map[string][]string{
-		"runner": {"snapshot", "verdicts", "collector-token"},
+		"runner": {"snapshot", "verdicts", "collector-token", "eval", "shard"},
 		"judge":  {"out", "collector-token"},
 	}
 	for targetName, target := range hostileTargets() {
@@ -746,6 +743,70 @@ func TestBuildJobInheritsRunMetadata(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantPodAnns, job.Spec.Template.Annotations); diff != "" {
 				t.Errorf("pod annotations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBuildJobRunnerReachesNothingOfTheJudging pins the runner's reach in every kind of run (one pod, sharded,
+// eval file in a bucket, results in a bucket, LLM judges with a key, evalFileView Full): it mounts bin and the
+// view read-only and out read-write, nothing else (no eval ConfigMap with run.json, no shard volume with the cut
+// file or source.yaml, no credentials); its command reads the view's launch.json, {EVAL_FILE} is the view's file,
+// and its environment is the user's plus EVAL_FILE and OUTPUT_FILE only, none of it from the operator's Secrets.
+func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
+	runs := map[string]func(*evalsv1alpha1.EvalRun){
+		"one pod": func(*evalsv1alpha1.EvalRun) {},
+		"full view": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Target.EvalFileView = evalsv1alpha1.EvalFileViewFull
+		},
+		"sharded": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
+		},
+		"buckets and an LLM key": func(r *evalsv1alpha1.EvalRun) {
+			bucket := evalsv1alpha1.S3Bucket{Endpoint: "http://s3.example", Bucket: "b", CredentialsSecret: "creds"}
+			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{S3: &evalsv1alpha1.S3Object{S3Bucket: bucket, Key: "eval.yaml",
+				SHA256: "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}}
+			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket}
+			r.Spec.Judging = &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://llm"), Model: ptr.To("m"),
+				APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "llm", Key: "k"}}}
+			r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
+		},
+		"user env": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Target.Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
+		},
+	}
+	for name, mutate := range runs {
+		t.Run(name, func(t *testing.T) {
+			run := testRun(mutate)
+			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, 1, Options{})
+			job := BuildJob(run, cfg, Options{})
+			runner := runnerOf(job)
+			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO}, runner.VolumeMounts); diff != "" {
+				t.Errorf("runner mounts (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"/evalrun/bin/collector", "launch", "--config", "/evalrun/view/launch.json"}, runner.Command); diff != "" {
+				t.Errorf("runner command (-want +got):\n%s", diff)
+			}
+			wantEnv := append(slices.Clone(run.Spec.Target.Env),
+				corev1.EnvVar{Name: "EVAL_FILE", Value: "/evalrun/view/eval.yaml"},
+				corev1.EnvVar{Name: "OUTPUT_FILE", Value: "/evalrun/out/results.jsonl"})
+			if diff := cmp.Diff(wantEnv, runner.Env); diff != "" || len(runner.EnvFrom) > 0 {
+				t.Errorf("runner env (-want +got):\n%s\nenvFrom %v", diff, runner.EnvFrom)
+			}
+			if cfg.RunnerEvalFile != "/evalrun/view/eval.yaml" || cfg.RunnerConfigFile != "/evalrun/view/launch.json" {
+				t.Errorf("run.json's runner files %q, %q", cfg.RunnerEvalFile, cfg.RunnerConfigFile)
+			}
+			wantView := string(ptr.Deref(&run.Spec.Target.EvalFileView, ""))
+			if wantView == "" {
+				wantView = "Inputs"
+			}
+			if cfg.EvalFileView != wantView {
+				t.Errorf("run.json's evalFileView %q, want %q", cfg.EvalFileView, wantView)
+			}
+			install := containerOf(job, "install")
+			if !slices.ContainsFunc(install.VolumeMounts, func(m corev1.VolumeMount) bool { return cmp.Equal(m, viewRW) }) ||
+				!slices.Contains(install.Command, "/evalrun-eval/run.json") {
+				t.Errorf("install does not write the view: mounts %v, command %v", install.VolumeMounts, install.Command)
 			}
 		})
 	}

@@ -44,6 +44,22 @@ var RunConfigPath = path.Join(layout.EvalDir, layout.RunConfigKey)
 // ShardEvalFilePath is {EVAL_FILE} in a sharded run's pod: the shard's eval file, written by install.
 var ShardEvalFilePath = path.Join(layout.ShardDir, layout.EvalFileKey)
 
+// RunnerEvalFilePath is {EVAL_FILE} in the runner container: the runner's eval file that install writes into the
+// view volume (the runner view, or the whole file with evalFileView Full).
+var RunnerEvalFilePath = path.Join(layout.ViewDir, layout.EvalFileKey)
+
+// RunnerConfigPath is the runner's RunnerConfig that install writes into the view volume; `collector launch`
+// reads it (the runner never mounts run.json).
+var RunnerConfigPath = path.Join(layout.ViewDir, layout.RunnerConfigName)
+
+// EvalFileView is spec.target.evalFileView, Inputs when unset.
+func EvalFileView(run *evalsv1alpha1.EvalRun) evalsv1alpha1.EvalFileView {
+	if v := run.Spec.Target.EvalFileView; v != "" {
+		return v
+	}
+	return evalsv1alpha1.EvalFileViewInputs
+}
+
 // DownloadedEvalFilePath is where install downloads an eval file that is a bucket object.
 var DownloadedEvalFilePath = path.Join(layout.ShardDir, "source.yaml")
 
@@ -143,6 +159,9 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		Namespace:               run.Namespace,
 		UID:                     string(run.UID),
 		EvalFile:                EvalFilePath,
+		EvalFileView:            string(EvalFileView(run)),
+		RunnerEvalFile:          RunnerEvalFilePath,
+		RunnerConfigFile:        RunnerConfigPath,
 		CaseIDs:                 append([]string{}, caseIDs...),
 		CommandTemplate:         t.CommandTemplate,
 		Batching:                string(batching),

@@ -32,6 +32,7 @@ type ManagerStatus struct {
 	CompletionTime     *metav1.Time                `json:"completionTime,omitempty"`
 	EvalFileSHA256     string                      `json:"evalFileSHA256,omitempty"`
 	EvalConfigMapName  string                      `json:"evalConfigMapName,omitempty"`
+	EvalFileView       evalsv1alpha1.EvalFileView  `json:"evalFileView,omitempty"`
 	Runner             *evalsv1alpha1.RunnerStatus `json:"runner,omitempty"`
 	// Sharding, Shards and Resume: a sharded or resumed run's shards and what it carried.
 	Sharding *evalsv1alpha1.ShardingStatus `json:"sharding,omitempty"`
@@ -51,9 +52,11 @@ type Facts struct {
 	CompletionTime    *metav1.Time
 	EvalFileSHA256    string
 	EvalConfigMapName string
-	Sharding          *evalsv1alpha1.ShardingStatus
-	Shards            []evalsv1alpha1.ShardStatus
-	Resume            *evalsv1alpha1.ResumeStatus
+	// EvalFileView is what the runner reads at {EVAL_FILE} (run.json's, as the pod got it).
+	EvalFileView evalsv1alpha1.EvalFileView
+	Sharding     *evalsv1alpha1.ShardingStatus
+	Shards       []evalsv1alpha1.ShardStatus
+	Resume       *evalsv1alpha1.ResumeStatus
 	// Baseline is the comparison with spec.baseline's run, and Regressed its condition (without its time), when
 	// this reconcile decided them.
 	Baseline  *evalsv1alpha1.BaselineComparison
@@ -70,6 +73,7 @@ func CurrentManagerStatus(run *evalsv1alpha1.EvalRun) ManagerStatus {
 		CompletionTime:     s.CompletionTime,
 		EvalFileSHA256:     s.EvalFileSHA256,
 		EvalConfigMapName:  s.EvalConfigMapName,
+		EvalFileView:       s.EvalFileView,
 		Runner:             s.Runner,
 		Sharding:           s.Sharding,
 		Shards:             s.Shards,
@@ -111,6 +115,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		StartTime:          f.StartTime,
 		EvalFileSHA256:     f.EvalFileSHA256,
 		EvalConfigMapName:  f.EvalConfigMapName,
+		EvalFileView:       f.EvalFileView,
 		Runner:             a.Runner,
 		Sharding:           f.Sharding,
 		Shards:             f.Shards,

@@ -238,3 +238,31 @@ func TestTransitions(t *testing.T) {
 		})
 	}
 }
+
+// TestTransitionsEvalFileViewFull: the status that first records evalFileView Full brings one Warning event;
+// Inputs none, and a run already recorded as Full no second one.
+func TestTransitionsEvalFileViewFull(t *testing.T) {
+	count := func(run *evalsv1alpha1.EvalRun, desired ManagerStatus) int {
+		n := 0
+		for _, e := range Transitions(run, desired) {
+			if e.Reason == eventEvalFileViewFull {
+				if e.Type != "Warning" {
+					t.Errorf("event %+v, want a Warning", e)
+				}
+				n++
+			}
+		}
+		return n
+	}
+	run := testRun()
+	if n := count(run, ManagerStatus{EvalFileView: evalsv1alpha1.EvalFileViewInputs}); n != 0 {
+		t.Errorf("Inputs: %d events, want none", n)
+	}
+	if n := count(run, ManagerStatus{EvalFileView: evalsv1alpha1.EvalFileViewFull}); n != 1 {
+		t.Errorf("Full, first recorded: %d events, want 1", n)
+	}
+	run.Status.EvalFileView = evalsv1alpha1.EvalFileViewFull
+	if n := count(run, ManagerStatus{EvalFileView: evalsv1alpha1.EvalFileViewFull}); n != 0 {
+		t.Errorf("Full, already recorded: %d events, want none", n)
+	}
+}

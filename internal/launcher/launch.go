@@ -20,8 +20,9 @@ import (
 
 // Options configure Launch.
 type Options struct {
-	// Config is the run configuration (run.json).
-	Config *layout.RunConfig
+	// Config is the runner side's run configuration (written by install next to the runner's eval file); the
+	// runner container never mounts run.json.
+	Config *layout.RunnerConfig
 	// Pod is the pod's directory layout: the output tree and the runner-end FIFO.
 	Pod layout.Pod
 	// Shell runs the templates (default DefaultShell).
@@ -73,7 +74,7 @@ func Launch(ctx context.Context, o Options) int {
 		}
 	}
 	l := &launcher{o: o, rec: rep}
-	file, err := podfiles.LoadEvalFile(cfg)
+	file, err := podfiles.LoadRunnerEvalFile(cfg)
 	if err != nil {
 		rep.Error = err.Error()
 	} else {

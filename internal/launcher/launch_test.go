@@ -29,7 +29,7 @@ func newFixture(t *testing.T, template string) *fixture {
 func (f *fixture) launch(t *testing.T, ctx context.Context) (int, *layout.LauncherReport) {
 	t.Helper()
 	_, ended, failed := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
-	code := Launch(ctx, Options{Config: f.Config, Pod: f.Pod, Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard})
+	code := Launch(ctx, Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod, Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard})
 	select {
 	case <-ended:
 	case err := <-failed:
@@ -77,7 +77,7 @@ func TestLaunchWithoutCollector(t *testing.T) {
 	f := newFixture(t, `touch `+marker+`; : {OUTPUT_FILE}`)
 	f.Config.WorkingDir = f.Dir
 	f.Config.CollectorStartSeconds = 1
-	code := Launch(context.Background(), Options{Config: f.Config, Pod: f.Pod, Log: io.Discard})
+	code := Launch(context.Background(), Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod, Log: io.Discard})
 	if code != ExitLaunchFailed {
 		t.Errorf("exit code %d, want %d", code, ExitLaunchFailed)
 	}
@@ -109,7 +109,7 @@ func TestLaunchHealthcheckFailure(t *testing.T) {
 func TestLaunchNoShell(t *testing.T) {
 	f := newFixture(t, `: {OUTPUT_FILE}`)
 	_, ended0, _ := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
-	code := Launch(context.Background(), Options{Config: f.Config, Pod: f.Pod, Shell: "/nonexistent/bin/sh", Log: io.Discard})
+	code := Launch(context.Background(), Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod, Shell: "/nonexistent/bin/sh", Log: io.Discard})
 	<-ended0
 	if code != ExitLaunchFailed {
 		t.Errorf("exit code %d, want %d", code, ExitLaunchFailed)

@@ -3,8 +3,9 @@
 // configuration file. It is pure Go so both sides and their tests share one definition.
 //
 // The pod keeps the runner's reach and the trusted side apart: the runner container mounts only its output
-// volume (read-write), the eval ConfigMap and the binary volume (both read-only). Everything the collector or a
-// judge trusts lives in volumes the runner container does not mount at all.
+// volume (read-write), the view volume (its eval file and RunnerConfig, written by install) and the binary volume
+// (both read-only). Everything the collector or a judge trusts or judges by (run.json, the eval file, the shard's
+// file) lives in volumes the runner container does not mount at all.
 package layout
 
 import "path"
@@ -26,8 +27,12 @@ const (
 	// VolumeVerdicts holds the judge's code_judge results; read-only for the collector.
 	VolumeVerdicts = "verdicts"
 	VolumeEval     = "eval"
-	// VolumeShard holds a sharded run's shard eval file; written by install, read-only everywhere else.
+	// VolumeShard holds a sharded run's shard eval file (and a bucket eval file's download); written by install,
+	// read-only for the collector and the judge, never mounted by the runner.
 	VolumeShard = "shard"
+	// VolumeView holds what the runner reads of the run: its eval file ({EVAL_FILE}: the runner view, or the whole
+	// file with evalFileView Full) and its RunnerConfig; written by install, mounted read-only by the runner only.
+	VolumeView = "view"
 	// VolumeBucketCredentials is the Secret with the bucket's credentials (spec.storage.s3); the collector's only.
 	VolumeBucketCredentials = "bucket-credentials"
 	// VolumeEvalCredentials is the Secret with the eval file's bucket credentials (spec.evalFile.s3); install's
@@ -47,6 +52,7 @@ const (
 	VerdictsDir = "/evalrun/verdicts"
 	EvalDir     = "/evalrun-eval"
 	ShardDir    = "/evalrun/shard"
+	ViewDir     = "/evalrun/view"
 	// BucketCredentialsDir is where the collector reads the bucket's credentials (keys accessKeyID and
 	// secretAccessKey).
 	BucketCredentialsDir = "/evalrun/bucket-credentials"
@@ -63,6 +69,8 @@ const (
 	// EvalFileKey and RunConfigKey are the keys of the pinned eval ConfigMap.
 	EvalFileKey  = "eval.yaml"
 	RunConfigKey = "run.json"
+	// RunnerConfigName is the runner's RunnerConfig in the view volume (ViewDir).
+	RunnerConfigName = "launch.json"
 	// IDsKey is the eval ConfigMap's binaryData key of the case ids, when run.json cannot hold them.
 	IDsKey = "ids.json.gz"
 

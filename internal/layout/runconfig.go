@@ -22,8 +22,16 @@ type RunConfig struct {
 	Namespace string `json:"namespace"`
 	UID       string `json:"uid"`
 
-	// EvalFile is the path of the eval file ({EVAL_FILE}).
+	// EvalFile is the path of the pod's eval file: the pinned one, or the shard's that install writes. The trusted
+	// containers read it; the runner never mounts it (see RunnerEvalFile).
 	EvalFile string `json:"evalFile"`
+	// EvalFileView is what the runner gets at RunnerEvalFile ({EVAL_FILE}): EvalFileViewInputs, the runner view of
+	// EvalFile (evalfile.WriteView), or EvalFileViewFull, a copy of EvalFile (spec.target.evalFileView).
+	EvalFileView string `json:"evalFileView"`
+	// RunnerEvalFile and RunnerConfigFile are where install writes the runner's eval file and its RunnerConfig,
+	// in the view volume: the runner mounts that volume (read-only) and neither run.json nor EvalFile.
+	RunnerEvalFile   string `json:"runnerEvalFile"`
+	RunnerConfigFile string `json:"runnerConfig"`
 	// CaseIDs are the requested case ids, in eval-file order: the whole run's. In a pod of a sharded run,
 	// LoadShard narrows them (and ResultConfigMaps) to the pod's shard.
 	CaseIDs []string `json:"caseIds"`
@@ -128,6 +136,8 @@ func (c *RunConfig) Validate() error {
 		}
 	}
 	need(c.EvalFile != "", "evalFile")
+	need(c.EvalFileView == EvalFileViewInputs || c.EvalFileView == EvalFileViewFull, "evalFileView (Inputs or Full)")
+	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
 	need(c.CommandTemplate != "", "commandTemplate")
 	need(c.Batching == "Batched" || c.Batching == "PerCase", "batching (Batched or PerCase)")
 	need(c.Workers > 0, "workers")

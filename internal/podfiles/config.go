@@ -2,6 +2,7 @@ package podfiles
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,4 +141,70 @@ func downloadEvalFile(ctx context.Context, o *layout.EvalObject, credentialsDir,
 		return fmt.Errorf("download the eval file: %w", err)
 	}
 	return nil
+}
+
+// WriteRunnerView writes what the runner reads of the run into the view volume: its eval file at
+// cfg.RunnerEvalFile, the runner view of cfg.EvalFile (evalfile.WriteView) or, with evalFileView Full, a copy of
+// it, and its RunnerConfig at cfg.RunnerConfigFile, both read-only. cfg is narrowed to the pod's shard, whose eval
+// file WriteShardEvalFile has written. It returns the number of cases in the view (0 for Full).
+func WriteRunnerView(cfg *layout.RunConfig) (int, error) {
+	data, err := os.ReadFile(cfg.EvalFile)
+	if err != nil {
+		return 0, fmt.Errorf("read the eval file for the runner: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.RunnerEvalFile), 0o755); err != nil {
+		return 0, fmt.Errorf("create the runner's view directory: %w", err)
+	}
+	n := 0
+	err = WriteFileAtomic(cfg.RunnerEvalFile, 0o444, func(w io.Writer) error {
+		if cfg.EvalFileView == layout.EvalFileViewFull {
+			_, err := w.Write(data)
+			return err
+		}
+		// data is this function's alone; the evaluators do not matter to the view.
+		var err error
+		n, err = evalfile.WriteView(w, data, evalfile.WithOwnedData())
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("write the runner's eval file: %w", err)
+	}
+	rc := cfg.RunnerConfig(cfg.RunnerEvalFile)
+	if err := rc.Validate(); err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.RunnerConfigFile), 0o755); err != nil {
+		return 0, fmt.Errorf("create the runner's view directory: %w", err)
+	}
+	if err := WriteFileAtomic(cfg.RunnerConfigFile, 0o444, func(w io.Writer) error {
+		return json.NewEncoder(w).Encode(rc)
+	}); err != nil {
+		return 0, fmt.Errorf("write the runner's configuration: %w", err)
+	}
+	return n, nil
+}
+
+// LoadRunnerConfig reads the runner's configuration (written by WriteRunnerView) and checks it.
+func LoadRunnerConfig(path string) (*layout.RunnerConfig, error) {
+	var cfg layout.RunnerConfig
+	if err := ReadJSON(path, &cfg); err != nil {
+		return nil, fmt.Errorf("read the runner configuration: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("runner configuration %s: %w", path, err)
+	}
+	return &cfg, nil
+}
+
+// LoadRunnerEvalFile reads and parses the runner's eval file (the launcher builds PerCase prompts from it).
+func LoadRunnerEvalFile(cfg *layout.RunnerConfig) (*evalfile.File, error) {
+	data, err := os.ReadFile(cfg.EvalFile)
+	if err != nil {
+		return nil, fmt.Errorf("read eval file: %w", err)
+	}
+	f, err := evalfile.Parse(data, evalfile.WithOwnedData())
+	if err != nil {
+		return nil, fmt.Errorf("eval file %s: %w", cfg.EvalFile, err)
+	}
+	return f, nil
 }

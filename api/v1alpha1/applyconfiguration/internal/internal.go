@@ -248,6 +248,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: s3
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.S3Object
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileView
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalRun
   map:
     fields:
@@ -353,6 +355,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: evalFileSHA256
       type:
         scalar: string
+    - name: evalFileView
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileView
     - name: jobName
       type:
         scalar: string
@@ -1020,6 +1025,10 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: io.k8s.api.core.v1.EnvFromSource
           elementRelationship: atomic
+    - name: evalFileView
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileView
+      default: Inputs
     - name: healthcheck
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Healthcheck

@@ -18,6 +18,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
@@ -43,6 +44,10 @@ type EvalRunStatusApplyConfiguration struct {
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// evalFileSHA256 is the hex sha256 of the eval file the run uses (the pinned copy).
 	EvalFileSHA256 *string `json:"evalFileSHA256,omitempty"`
+	// evalFileView is what the run's runner reads at {EVAL_FILE}, spec.target.evalFileView resolved: Inputs (the
+	// runner view, nothing a judge reads) or Full (the whole eval file, expected answers included). Written by
+	// the manager when it builds the run's Job.
+	EvalFileView *apiv1alpha1.EvalFileView `json:"evalFileView,omitempty"`
 	// evalConfigMapName is the owned ConfigMap holding the pinned eval file.
 	EvalConfigMapName *string `json:"evalConfigMapName,omitempty"`
 	// runner holds what the manager learned about the runner container from the Job's pods.
@@ -144,6 +149,14 @@ func (b *EvalRunStatusApplyConfiguration) WithCompletionTime(value metav1.Time) 
 // If called multiple times, the EvalFileSHA256 field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithEvalFileSHA256(value string) *EvalRunStatusApplyConfiguration {
 	b.EvalFileSHA256 = &value
+	return b
+}
+
+// WithEvalFileView sets the EvalFileView field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EvalFileView field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithEvalFileView(value apiv1alpha1.EvalFileView) *EvalRunStatusApplyConfiguration {
+	b.EvalFileView = &value
 	return b
 }
 

@@ -43,6 +43,14 @@ type TargetApplyConfiguration struct {
 	Batching *apiv1alpha1.BatchingMode `json:"batching,omitempty"`
 	// workers is how many PerCase invocations run at once. Defaults to 1. Only with batching PerCase.
 	Workers *int32 `json:"workers,omitempty"`
+	// evalFileView is what the runner reads at {EVAL_FILE} (and $EVAL_FILE): Inputs (the default), a valid
+	// agentv-eval-v2 file with, per case, only id, conversation_id, input_messages and a placeholder
+	// expected_outcome (`collector view EVAL_FILE` writes the same locally), or Full, the whole pinned (shard's)
+	// eval file, for runners that truly need more than the inputs: it hands them the expected answers, rubrics and
+	// judge scripts, so the run's verdicts then prove less (status.evalFileView records it, and a Warning event
+	// EvalFileViewFull is emitted). Either way the runner never reads run.json or the judging settings.
+	// Immutable like the rest of the spec.
+	EvalFileView *apiv1alpha1.EvalFileView `json:"evalFileView,omitempty"`
 	// env adds environment variables to the runner container.
 	Env []v1.EnvVar `json:"env,omitempty"`
 	// envFrom adds environment variables from ConfigMaps or Secrets to the runner container.
@@ -106,6 +114,14 @@ func (b *TargetApplyConfiguration) WithBatching(value apiv1alpha1.BatchingMode) 
 // If called multiple times, the Workers field is set to the value of the last call.
 func (b *TargetApplyConfiguration) WithWorkers(value int32) *TargetApplyConfiguration {
 	b.Workers = &value
+	return b
+}
+
+// WithEvalFileView sets the EvalFileView field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the EvalFileView field is set to the value of the last call.
+func (b *TargetApplyConfiguration) WithEvalFileView(value apiv1alpha1.EvalFileView) *TargetApplyConfiguration {
+	b.EvalFileView = &value
 	return b
 }
 
