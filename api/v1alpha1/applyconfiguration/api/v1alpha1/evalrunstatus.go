@@ -86,6 +86,10 @@ type EvalRunStatusApplyConfiguration struct {
 	// previousAttempts are the outcomes of the run's earlier attempts, newest first (at most 10). Written by the
 	// manager.
 	PreviousAttempts []AttemptRecordApplyConfiguration `json:"previousAttempts,omitempty"`
+	// activeDeadline is the deadline the run's Job got and where it came from: spec.activeDeadlineSeconds, or the
+	// manager's --default-active-deadline-seconds when the spec sets none, so that every run ends. Written by the
+	// manager once the Job exists.
+	ActiveDeadline *ActiveDeadlineApplyConfiguration `json:"activeDeadline,omitempty"`
 }
 
 // EvalRunStatusApplyConfiguration constructs a declarative configuration of the EvalRunStatus type for use with
@@ -288,5 +292,13 @@ func (b *EvalRunStatusApplyConfiguration) WithPreviousAttempts(values ...*Attemp
 		}
 		b.PreviousAttempts = append(b.PreviousAttempts, *values[i])
 	}
+	return b
+}
+
+// WithActiveDeadline sets the ActiveDeadline field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ActiveDeadline field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithActiveDeadline(value *ActiveDeadlineApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.ActiveDeadline = value
 	return b
 }
