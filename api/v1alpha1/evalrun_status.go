@@ -111,9 +111,9 @@ const (
 )
 
 // EvalRunStatus is the observed state of an EvalRun. The manager (field manager "evalrun-manager") writes
-// observedGeneration, conditions other than ResultsTruncated, jobName, times, evalFileSHA256 and runner; the
-// collector (field manager "evalrun-collector") writes summary, cases, missingIds, parseErrors, unexpectedIds,
-// results, collection and the ResultsTruncated condition. Both use server-side apply on disjoint fields.
+// observedGeneration, conditions other than ResultsTruncated, jobName, times, evalFileSHA256, runner and
+// activeDeadline; the collector (field manager "evalrun-collector") writes summary, cases, missingIds,
+// parseErrors, unexpectedIds, results, collection and the ResultsTruncated condition. Both use server-side apply on disjoint fields.
 type EvalRunStatus struct {
 	// conditions are the run's observed conditions: Reconciling, Stalled, Succeeded, Passed, ResultsTruncated,
 	// Queued, at most one of each type.
