@@ -39,7 +39,7 @@ const shortDefaultDeadline = 30
 func TestDefaultDeadlineEndsANeverEndingRun(t *testing.T) {
 	withManagerArg(t, "--default-active-deadline-seconds", "30")
 	ns := newNamespace(t, "deadline", nil)
-	run := MakeEvalRun("forever", ns).Inline(sampleEvalFile(t)).Command("exec sleep 2147483647").Obj()
+	run := MakeEvalRun("forever", ns).Inline(sampleEvalFile(t)).Command("touch {OUTPUT_FILE}; exec sleep 2147483647").Obj()
 	if run.Spec.ActiveDeadlineSeconds != nil || run.Spec.Target.TimeoutSeconds != nil {
 		t.Fatal("the run must set no timeouts")
 	}
