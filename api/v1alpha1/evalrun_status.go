@@ -68,6 +68,16 @@ const (
 	// ReasonResumeSourceInvalid: spec.resume.from names a run that does not exist, has not finished, has no
 	// stored results, or ran an eval file with another sha256.
 	ReasonResumeSourceInvalid = "ResumeSourceInvalid"
+	// ReasonStorageLimitExceeded: the kubelet evicted a pod of the run because it wrote past a storage limit: an
+	// emptyDir over its sizeLimit (the runner's output volume is bounded by target.resources.limits
+	// ["ephemeral-storage"] or the manager's default), a container over its ephemeral-storage limit, or the pod
+	// over the sum of them; the message names the volume or container and the limit. Not retried: a new pod
+	// would write the same.
+	ReasonStorageLimitExceeded = "StorageLimitExceeded"
+	// ReasonDisruptionLimitExceeded: a pod of the run (in a sharded run, of one shard) was taken away (evicted,
+	// drained, preempted, lost with its node, evicted under node pressure, or replaced by the manager after an
+	// infrastructure failure) more than 3 times, as the Job counts them per completion index; the Job is stopped.
+	ReasonDisruptionLimitExceeded = "DisruptionLimitExceeded"
 
 	// Passed condition reasons.
 	ReasonPolicyMet    = "PolicyMet"
@@ -101,9 +111,9 @@ const (
 )
 
 // EvalRunStatus is the observed state of an EvalRun. The manager (field manager "evalrun-manager") writes
-// observedGeneration, conditions other than ResultsTruncated, jobName, times, evalFileSHA256 and runner; the
-// collector (field manager "evalrun-collector") writes summary, cases, missingIds, parseErrors, unexpectedIds,
-// results, collection and the ResultsTruncated condition. Both use server-side apply on disjoint fields.
+// observedGeneration, conditions other than ResultsTruncated, jobName, times, evalFileSHA256, runner and
+// activeDeadline; the collector (field manager "evalrun-collector") writes summary, cases, missingIds,
+// parseErrors, unexpectedIds, results, collection and the ResultsTruncated condition. Both use server-side apply on disjoint fields.
 type EvalRunStatus struct {
 	// conditions are the run's observed conditions: Reconciling, Stalled, Succeeded, Passed, ResultsTruncated,
 	// Queued, at most one of each type.
@@ -231,6 +241,38 @@ type EvalRunStatus struct {
 	// +kubebuilder:validation:MaxItems=10
 	// +optional
 	PreviousAttempts []AttemptRecord `json:"previousAttempts,omitempty"`
+
+	// activeDeadline is the deadline the run's Job got and where it came from: spec.activeDeadlineSeconds, or the
+	// manager's --default-active-deadline-seconds when the spec sets none, so that every run ends. Written by the
+	// manager once the Job exists.
+	// +optional
+	ActiveDeadline *ActiveDeadline `json:"activeDeadline,omitempty"`
+}
+
+// DeadlineSource says where a run's deadline came from.
+// +kubebuilder:validation:Enum=Spec;ManagerDefault
+type DeadlineSource string
+
+const (
+	// DeadlineFromSpec: spec.activeDeadlineSeconds.
+	DeadlineFromSpec DeadlineSource = "Spec"
+	// DeadlineFromManagerDefault: the manager's --default-active-deadline-seconds (spec.activeDeadlineSeconds unset).
+	DeadlineFromManagerDefault DeadlineSource = "ManagerDefault"
+)
+
+// ActiveDeadline is the deadline of a run's Job.
+type ActiveDeadline struct {
+	// seconds is the Job's activeDeadlineSeconds: how long the Job may run, counted by Kubernetes from the Job's
+	// start (time spent suspended or queued by Kueue does not count; the clock starts again when the Job is
+	// resumed). Between 1 and 604800.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=604800
+	// +required
+	Seconds int64 `json:"seconds,omitempty"`
+
+	// source is where the deadline came from: Spec or ManagerDefault.
+	// +required
+	Source DeadlineSource `json:"source,omitempty"`
 }
 
 // AttemptTrigger says what started an attempt.

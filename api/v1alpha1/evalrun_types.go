@@ -53,8 +53,10 @@ type EvalRunSpec struct {
 	// +optional
 	SuccessPolicy *SuccessPolicy `json:"successPolicy,omitempty"`
 
-	// activeDeadlineSeconds bounds the whole Job (all pods, retries included), in seconds. Copied to the Job's
-	// activeDeadlineSeconds. Unset means no deadline.
+	// activeDeadlineSeconds bounds the whole Job (all pods, retries included), in seconds, counted from the Job's
+	// start (time suspended or queued does not count). Copied to the Job's activeDeadlineSeconds. Unset means the
+	// manager's default (--default-active-deadline-seconds, 24 hours unless the operator changed it), so every
+	// run ends; status.activeDeadline says which applied.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=604800
 	// +optional
@@ -361,7 +363,9 @@ type Target struct {
 	// +optional
 	EnvFrom []corev1.EnvFromSource `json:"envFrom,omitempty"`
 
-	// resources are the runner container's compute requests and limits.
+	// resources are the runner container's compute requests and limits. limits["ephemeral-storage"] also
+	// bounds the runner's output volume (its emptyDir sizeLimit; 2Gi when unset): a runner that writes past it
+	// is evicted by the kubelet and the run fails with StorageLimitExceeded.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 

@@ -54,6 +54,9 @@ func main() {
 	flag.StringVar(&opts.LLMModel, "llm-model", "", "Cluster-wide default of spec.judging.llm.model.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces whose EvalRuns the manager reconciles (default: all); with it, bind the manager's ClusterRole per namespace with RoleBindings.")
+	flag.Int64Var(&opts.DefaultActiveDeadlineSeconds, "default-active-deadline-seconds", controller.DefaultActiveDeadlineSeconds,
+		"The Job's activeDeadlineSeconds for runs whose spec.activeDeadlineSeconds is unset (1 to 604800; there is no "+
+			"\"no deadline\": every run ends). Kubernetes counts it from the Job's start; the run then fails with DeadlineExceeded.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
 		"How many EvalRuns are reconciled at once.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
@@ -67,6 +70,11 @@ func main() {
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	if opts.DefaultActiveDeadlineSeconds == 0 {
+		// Options' zero value means the default; on the command line 0 would read as "none", which does not exist.
+		ctrl.Log.Error(nil, "Invalid flags: --default-active-deadline-seconds must be at least 1 (every run ends)")
+		os.Exit(2)
+	}
 	if err := opts.Validate(); err != nil {
 		ctrl.Log.Error(err, "Invalid flags")
 		os.Exit(2)

@@ -108,6 +108,10 @@ func Classify(obs Observation, opts Options) Assessment {
 
 func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
 	job := obs.Job
+	if a, ok := storageLimitExceeded(obs.Pods); ok {
+		// Before the Job's own verdict: the Job fails (or retries) for it without saying why.
+		return a
+	}
 	switch {
 	case jobHasCondition(job, batchv1.JobFailed):
 		return classifyFailedJob(obs, pod)
@@ -133,6 +137,9 @@ func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
 
 // classifyActivePod handles a Job that has neither finished nor been suspended.
 func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessment {
+	if a, ok := disruptionLimitExceeded(obs.Pods); ok {
+		return a
+	}
 	if a, ok := unschedulable(pod, obs.Now, opts.UnschedulableTimeout); ok {
 		return a
 	}
@@ -144,7 +151,8 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 	}
 	if disrupted(pod) {
 		// Eviction, drain or preemption: the Job replaces the pod without spending its backoffLimit (its pod
-		// failure policy ignores DisruptionTarget); what this pod's runner did is not the run's outcome.
+		// failure policy ignores DisruptionTarget), at most MaxDisruptionRetries times (eviction.go); what this
+		// pod's runner did is not the run's outcome.
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
 			Message: fmt.Sprintf("pod %s was disrupted (%s); the Job replaces it", pod.Name, disruptionReason(pod))}
 	}
@@ -260,8 +268,7 @@ func classifyCompleteJob(obs Observation, pod *corev1.Pod) Assessment {
 func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
 	cond := jobCondition(obs.Job, batchv1.JobFailed)
 	if cond.Reason == batchv1.JobReasonDeadlineExceeded {
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonDeadlineExceeded,
-			Message: fmt.Sprintf("the Job ran longer than activeDeadlineSeconds (%d)", ptr.Deref(obs.Job.Spec.ActiveDeadlineSeconds, 0))}
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonDeadlineExceeded, Message: deadlineMessage(obs.Run, obs.Job)}
 	}
 	if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok && a.State == StateFailed {
 		return a
@@ -484,7 +491,7 @@ func StopFinishedRun(a Assessment, pods []corev1.Pod, decidedAt, now time.Time) 
 // its collector gave no results in time (nothing the pod still does can change the outcome).
 func stopAtOnce(a Assessment, pod *corev1.Pod) bool {
 	return a.State == StateFailed && (runnerTerminated(pod) == nil || a.Reason == evalsv1alpha1.ReasonResultsNotReported ||
-		a.Reason == evalsv1alpha1.ReasonInfrastructureFailed)
+		a.Reason == evalsv1alpha1.ReasonInfrastructureFailed || a.Reason == evalsv1alpha1.ReasonDisruptionLimitExceeded)
 }
 
 // recordedPod rebuilds, from the kubelet facts recorded in status.runner, the runner's pod when it is gone, so a

@@ -492,8 +492,15 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "failed: deadline exceeded",
-			run:  testRun(collected("RunnerFailed", "partial")), job: makeJob(started, jobCond(batchv1.JobFailed, "DeadlineExceeded", "Job was active longer than specified deadline")),
-			want: Assessment{State: StateFailed, Reason: "DeadlineExceeded", Message: "the Job ran longer than activeDeadlineSeconds (600)"},
+			run:  testRun(collected("RunnerFailed", "partial"), func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](600) }),
+			job:  makeJob(started, jobCond(batchv1.JobFailed, "DeadlineExceeded", "Job was active longer than specified deadline")),
+			want: Assessment{State: StateFailed, Reason: "DeadlineExceeded", Message: "the Job ran longer than spec.activeDeadlineSeconds (600)"},
+		},
+		{
+			name: "failed: the manager's default deadline exceeded (no timeouts in the spec)",
+			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "DeadlineExceeded", "Job was active longer than specified deadline")),
+			want: Assessment{State: StateFailed, Reason: "DeadlineExceeded",
+				Message: "the Job ran longer than the manager's default deadline (--default-active-deadline-seconds=600; set spec.activeDeadlineSeconds to change it)"},
 		},
 		{
 			name: "failed: runner container OOM-killed",

@@ -173,6 +173,9 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	facts.JobName = job.Name
 	facts.StartTime = jobStartTime(job)
 	facts.CompletionTime = job.Status.CompletionTime
+	if d := jobDeadline(run, job); d != nil {
+		facts.ActiveDeadline = d
+	}
 
 	// 4. Keep the Job's suspension in line with spec.suspend, unless Kueue owns it.
 	if err := r.syncSuspend(ctx, run, job); err != nil {
@@ -258,7 +261,7 @@ func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
 	s := run.Status
 	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
 		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: s.EvalFileView,
-		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline}
+		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline}
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.

@@ -201,7 +201,8 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 	wantStatus := controller.ManagerStatus{
 		ObservedGeneration: 1, JobName: job.Name, EvalFileSHA256: controller.EvalSHA256([]byte(testutil.ScreeningEval)),
 		EvalConfigMapName: names.EvalConfigMap, StartTime: &job.CreationTimestamp,
-		Attempt: &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, SpecSHA256: controller.SpecSHA256(&got.Spec), Generation: 1},
+		Attempt:        &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, SpecSHA256: controller.SpecSHA256(&got.Spec), Generation: 1},
+		ActiveDeadline: &evalsv1alpha1.ActiveDeadline{Seconds: controller.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault},
 	}
 	gotStatus := controller.CurrentManagerStatus(got)
 	gotStatus.Conditions = nil
@@ -482,6 +483,33 @@ func TestFailureReasons(t *testing.T) {
 			},
 		},
 		{
+			// The kubelet evicts a pod whose emptyDir outgrew its sizeLimit (no DisruptionTarget), then the Job fails
+			// its index (backoffLimitPerIndex 0): the eviction, not the runner's exit code, says why.
+			name: "storage limit exceeded", reason: evalsv1alpha1.ReasonStorageLimitExceeded, status: metav1.ConditionFalse,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+					runnerTerminated(137, "Error", time.Now())(s)
+					s.Phase, s.Reason, s.Message = corev1.PodFailed, "Evicted", `Usage of EmptyDir volume "out" exceeds the limit "32Mi". `
+				})
+				failJob(t, job, batchv1.JobReasonFailedIndexes, "Job has failed indexes")
+			},
+		},
+		{
+			// The fourth disruption of the index: the Job would replace the pod again; the manager stops it.
+			name: "disruption limit exceeded", reason: evalsv1alpha1.ReasonDisruptionLimitExceeded, status: metav1.ConditionFalse, stopsJob: true,
+			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
+				patch := client.MergeFrom(pod.DeepCopy())
+				pod.Annotations = map[string]string{batchv1.JobIndexIgnoredFailureCountAnnotation: "3"}
+				if err := k8s.Patch(context.Background(), pod, patch); err != nil {
+					t.Fatal(err)
+				}
+				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+					s.Conditions = append(s.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+						Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting", LastTransitionTime: metav1.Now()})
+				})
+			},
+		},
+		{
 			name: "image pull failed", reason: evalsv1alpha1.ReasonImagePullFailed, status: metav1.ConditionFalse, stopsJob: true,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
@@ -564,6 +592,39 @@ func TestFailureReasons(t *testing.T) {
 				t.Errorf("reconciles of a finished run wrote (-before +after):\n%s", diff)
 			}
 			waitReason(t, run, tc.status, tc.reason)
+		})
+	}
+}
+
+// TestDefaultDeadlineOnTheJob: a run that sets no deadline gets the manager's default on its Job, recorded in
+// status.activeDeadline with its source; one that sets it gets its own.
+func TestDefaultDeadlineOnTheJob(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	cases := []struct {
+		name string
+		w    *testutil.EvalRunWrapper
+		want evalsv1alpha1.ActiveDeadline
+	}{
+		{name: "unset", w: testutil.MakeEvalRun("nodeadline", ns),
+			want: evalsv1alpha1.ActiveDeadline{Seconds: controller.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
+		{name: "set", w: testutil.MakeEvalRun("deadline", ns).ActiveDeadline(1800),
+			want: evalsv1alpha1.ActiveDeadline{Seconds: 1800, Source: evalsv1alpha1.DeadlineFromSpec}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := createRun(t, tc.w)
+			job := waitJob(t, run)
+			if got := ptr.Deref(job.Spec.ActiveDeadlineSeconds, 0); got != tc.want.Seconds {
+				t.Errorf("the Job's activeDeadlineSeconds = %d, want %d", got, tc.want.Seconds)
+			}
+			eventually(t, "status.activeDeadline", func() error {
+				got := getRun(t, run).Status.ActiveDeadline
+				if got == nil || *got != tc.want {
+					return fmt.Errorf("status.activeDeadline = %+v, want %+v", got, tc.want)
+				}
+				return nil
+			})
 		})
 	}
 }

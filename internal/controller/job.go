@@ -51,13 +51,18 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 	job := &batchv1.Job{
 		ObjectMeta: meta,
 		Spec: batchv1.JobSpec{
+			// Indexed, even with one pod: the Job controller then counts each index's failures on its pods
+			// (job-index-failure-count, job-index-ignored-failure-count), which bound disruptions per index
+			// (eviction.go), and backoffLimitPerIndex retries a failed pod of one shard on its own.
+			CompletionMode:          ptr.To(batchv1.IndexedCompletion),
 			Parallelism:             ptr.To[int32](1),
 			Completions:             ptr.To[int32](1),
-			BackoffLimit:            ptr.To(ptr.Deref(run.Spec.BackoffLimit, 0)),
-			ActiveDeadlineSeconds:   run.Spec.ActiveDeadlineSeconds,
+			BackoffLimitPerIndex:    ptr.To(ptr.Deref(run.Spec.BackoffLimit, 0)),
+			ActiveDeadlineSeconds:   ptr.To(RunDeadline(run, opts).Seconds),
 			TTLSecondsAfterFinished: run.Spec.TTLSecondsAfterFinished,
 			Suspend:                 ptr.To(suspend),
-			// A pod disrupted by preemption, eviction or node drain is replaced without spending the retry budget.
+			// A pod disrupted by preemption, eviction or node drain is replaced without spending the retry budget
+			// (at most MaxDisruptionRetries times per index, which the manager enforces: eviction.go).
 			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
 				Action:          batchv1.PodFailurePolicyActionIgnore,
 				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
@@ -74,11 +79,8 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 		if s := run.Spec.Sharding; s != nil && s.Parallelism != nil {
 			parallelism = min(parallelism, *s.Parallelism)
 		}
-		job.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 		job.Spec.Completions = ptr.To(cfg.Shards)
 		job.Spec.Parallelism = ptr.To(parallelism)
-		job.Spec.BackoffLimitPerIndex = job.Spec.BackoffLimit
-		job.Spec.BackoffLimit = nil
 	}
 	return job
 }
@@ -126,6 +128,10 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 		ImagePullSecrets:  slices.Clone(o.ImagePullSecrets),
 		PriorityClassName: o.PriorityClassName,
 	}
+	// Storage (storage.go): each container its own /dev/shm; the trusted side's volumes kept out of the runner's
+	// share of a pod-level ephemeral-storage limit.
+	withOwnShm(&spec)
+	boundTrustedStorage(&spec)
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 		Spec:       spec,
@@ -133,12 +139,9 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 }
 
 func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Volume {
-	emptyDir := func(name string) corev1.Volume {
-		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
-	}
 	var shard []corev1.Volume
 	if cfg.SourceEvalFile != "" {
-		shard = append(shard, emptyDir(layout.VolumeShard))
+		shard = append(shard, EmptyDirVolume(layout.VolumeShard, shardSizeLimit))
 	}
 	secret := func(volume, name string) corev1.Volume {
 		return corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -161,11 +164,11 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 		shard = append(shard, v)
 	}
 	return append(shard, []corev1.Volume{
-		emptyDir(layout.VolumeBin),
-		emptyDir(layout.VolumeView),
-		emptyDir(layout.VolumeOut),
-		emptyDir(layout.VolumeSnapshot),
-		emptyDir(layout.VolumeVerdicts),
+		EmptyDirVolume(layout.VolumeBin, binSizeLimit),
+		EmptyDirVolume(layout.VolumeView, viewSizeLimit),
+		EmptyDirVolume(layout.VolumeOut, OutSizeLimit(run)),
+		EmptyDirVolume(layout.VolumeSnapshot, snapshotSizeLimit(run)),
+		EmptyDirVolume(layout.VolumeVerdicts, VerdictsSizeLimit),
 		{Name: layout.VolumeEval, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: NamesFor(run.Name).EvalConfigMap},
 			DefaultMode:          ptr.To[int32](0o444),

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -94,8 +95,9 @@ func baseJob() *batchv1.Job {
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(limit)},
 		}
 	}
-	emptyDir := func(name string) corev1.Volume {
-		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	emptyDir := func(name, limit string) corev1.Volume {
+		q := resource.MustParse(limit)
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &q}}}
 	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{
@@ -106,10 +108,12 @@ func baseJob() *batchv1.Job {
 			OwnerReferences: ownerRefs(),
 		},
 		Spec: batchv1.JobSpec{
-			Parallelism:  ptr.To[int32](1),
-			Completions:  ptr.To[int32](1),
-			BackoffLimit: ptr.To[int32](0),
-			Suspend:      ptr.To(false),
+			CompletionMode:        ptr.To(batchv1.IndexedCompletion),
+			Parallelism:           ptr.To[int32](1),
+			Completions:           ptr.To[int32](1),
+			BackoffLimitPerIndex:  ptr.To[int32](0),
+			ActiveDeadlineSeconds: ptr.To[int64](86400),
+			Suspend:               ptr.To(false),
 			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
 				Action:          batchv1.PodFailurePolicyActionIgnore,
 				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: "DisruptionTarget", Status: corev1.ConditionTrue}},
@@ -129,7 +133,7 @@ func baseJob() *batchv1.Job {
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Volumes: []corev1.Volume{
-						emptyDir("bin"), emptyDir("view"), emptyDir("out"), emptyDir("snapshot"), emptyDir("verdicts"),
+						emptyDir("bin", "256Mi"), emptyDir("view", "1Gi"), emptyDir("out", "2Gi"), emptyDir("snapshot", "2064Mi"), emptyDir("verdicts", "256Mi"),
 						{Name: "eval", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 							LocalObjectReference: corev1.LocalObjectReference{Name: "screen-evalrun-eval"}, DefaultMode: ptr.To[int32](0o444)}}},
 						{Name: "collector-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
@@ -186,6 +190,20 @@ func baseJob() *batchv1.Job {
 			},
 		},
 	}
+}
+
+// withoutShm returns j without the containers' own /dev/shm volumes and mounts (TestBuildJobMounts and
+// TestEveryEmptyDirIsBounded pin those), so the golden Jobs stay readable.
+func withoutShm(j *batchv1.Job) *batchv1.Job {
+	j = j.DeepCopy()
+	spec := &j.Spec.Template.Spec
+	spec.Volumes = slices.DeleteFunc(spec.Volumes, func(v corev1.Volume) bool { return strings.HasPrefix(v.Name, "shm-") })
+	for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range list {
+			list[i].VolumeMounts = slices.DeleteFunc(list[i].VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/dev/shm" })
+		}
+	}
+	return j
 }
 
 // containerOf returns the named container of the Job's pod (init containers included), nil when there is none.
@@ -313,7 +331,7 @@ func TestBuildJob(t *testing.T) {
 				r.Spec.TTLSecondsAfterFinished = ptr.To[int32](600)
 			}),
 			want: func(j *batchv1.Job) {
-				j.Spec.BackoffLimit = ptr.To[int32](2)
+				j.Spec.BackoffLimitPerIndex = ptr.To[int32](2)
 				j.Spec.ActiveDeadlineSeconds = ptr.To[int64](3600)
 				j.Spec.TTLSecondsAfterFinished = ptr.To[int32](600)
 			},
@@ -400,7 +418,7 @@ func TestBuildJob(t *testing.T) {
 			}
 			want := baseJob()
 			tc.want(want)
-			got := BuildJob(tc.run, cfg, tc.opts)
+			got := withoutShm(BuildJob(tc.run, cfg, tc.opts))
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("BuildJob mismatch (-want +got):\n%s", diff)
 			}
@@ -421,20 +439,20 @@ func TestBuildJobSharded(t *testing.T) {
 
 	want := baseJob()
 	want.Annotations["evals.evalrun.io/cases"] = "7"
-	want.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 	want.Spec.Completions, want.Spec.Parallelism = ptr.To[int32](3), ptr.To[int32](2)
-	want.Spec.BackoffLimit, want.Spec.BackoffLimitPerIndex = nil, ptr.To[int32](1)
+	want.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
 	pod := &want.Spec.Template.Spec
 	shardRW := corev1.VolumeMount{Name: "shard", MountPath: "/evalrun/shard"}
 	shardRO := corev1.VolumeMount{Name: "shard", MountPath: "/evalrun/shard", ReadOnly: true}
-	pod.Volumes = append([]corev1.Volume{{Name: "shard", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}, pod.Volumes...)
+	shardLimit := resource.MustParse("1Gi")
+	pod.Volumes = append([]corev1.Volume{{Name: "shard", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &shardLimit}}}}, pod.Volumes...)
 	install := &pod.InitContainers[0]
 	install.VolumeMounts = append(install.VolumeMounts, shardRW)
 	collector := &pod.InitContainers[1]
 	collector.VolumeMounts = []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, shardRO, tokenRO}
 	judge := containerOf(want, "judge")
 	judge.VolumeMounts = append(judge.VolumeMounts, shardRO)
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, withoutShm(got)); diff != "" {
 		t.Errorf("BuildJob mismatch (-want +got):\n%s", diff)
 	}
 
@@ -478,13 +496,16 @@ func hostileTargets() map[string]func(*evalsv1alpha1.EvalRun) {
 // runner never mounts the snapshot, the verdicts or the token; the collector reads the runner's output read-only;
 // the judge never sees the runner's output. Every volume has exactly one writer.
 func TestBuildJobMounts(t *testing.T) {
+	shm := func(c string) corev1.VolumeMount { return corev1.VolumeMount{Name: "shm-" + c, MountPath: "/dev/shm"} }
 	want := map[string][]corev1.VolumeMount{
-		"install":   {binRW, evalRO, viewRW},
-		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
-		"runner":    {binRO, outRW, viewRO},
-		"judge":     {binRO, snapshotRO, verdictsRW, evalRO},
+		"install":   {binRW, evalRO, viewRW, shm("install")},
+		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO, shm("collector")},
+		"runner":    {binRO, outRW, viewRO, shm("runner")},
+		"judge":     {binRO, snapshotRO, verdictsRW, evalRO, shm("judge")},
 	}
-	wantWriters := map[string][]string{"bin": {"install"}, "view": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"}}
+	// Each container has its own /dev/shm: nothing written there reaches another container.
+	wantWriters := map[string][]string{"bin": {"install"}, "view": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"},
+		"shm-install": {"install"}, "shm-collector": {"collector"}, "shm-runner": {"runner"}, "shm-judge": {"judge"}}
 	forbidden := map[string][]string{
 		"runner": {"snapshot", "verdicts", "collector-token", "eval", "shard"},
 		"judge":  {"out", "collector-token"},

@@ -29,6 +29,12 @@ const (
 	DefaultContainerCreateTimeout = 2 * time.Minute
 	// DefaultMaxConcurrentReconciles is how many EvalRuns are reconciled at once.
 	DefaultMaxConcurrentReconciles = 4
+	// DefaultActiveDeadlineSeconds is the deadline of a run's Job when spec.activeDeadlineSeconds is unset (24
+	// hours): every run ends, even when its user set no timeouts. Kubernetes counts it from the Job's start.
+	DefaultActiveDeadlineSeconds int64 = 24 * 60 * 60
+	// MaxActiveDeadlineSeconds bounds --default-active-deadline-seconds as the CRD bounds
+	// spec.activeDeadlineSeconds (7 days).
+	MaxActiveDeadlineSeconds int64 = 7 * 24 * 60 * 60
 )
 
 // Options configure the manager's builders and classification. The zero value of a field means its default.
@@ -51,6 +57,9 @@ type Options struct {
 	// --llm-model); "" means none.
 	LLMBaseURL string
 	LLMModel   string
+	// DefaultActiveDeadlineSeconds is the Job's activeDeadlineSeconds of a run whose spec sets none
+	// (--default-active-deadline-seconds); there is no value meaning "no deadline".
+	DefaultActiveDeadlineSeconds int64
 }
 
 // Validate rejects options the manager cannot run with.
@@ -61,6 +70,9 @@ func (o Options) Validate() error {
 	if o.StatusBudgetBytes > MaxStatusBudgetBytes {
 		return fmt.Errorf("--status-budget-bytes %d is above %d: an EvalRun at that budget could outgrow the API server's object size limit",
 			o.StatusBudgetBytes, MaxStatusBudgetBytes)
+	}
+	if o.DefaultActiveDeadlineSeconds < 0 || o.DefaultActiveDeadlineSeconds > MaxActiveDeadlineSeconds {
+		return fmt.Errorf("--default-active-deadline-seconds %d is not between 1 and %d", o.DefaultActiveDeadlineSeconds, MaxActiveDeadlineSeconds)
 	}
 	return nil
 }
@@ -87,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxConcurrentReconciles <= 0 {
 		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	if o.DefaultActiveDeadlineSeconds <= 0 {
+		o.DefaultActiveDeadlineSeconds = DefaultActiveDeadlineSeconds
 	}
 	return o
 }

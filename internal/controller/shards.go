@@ -55,17 +55,21 @@ var runFatalReasons = map[string]bool{
 	evalsv1alpha1.ReasonInvalidContainerConfig: true,
 	evalsv1alpha1.ReasonInfrastructureFailed:   true,
 	evalsv1alpha1.ReasonDeadlineExceeded:       true,
+	// The Job would replace a disrupted shard's pod for ever; only stopping the Job stops it.
+	evalsv1alpha1.ReasonDisruptionLimitExceeded: true,
 }
 
 // failurePriority orders the reasons a finished sharded run can take from its failed shards: the first reason
 // in this list that some shard has is the run's.
 var failurePriority = []string{
 	evalsv1alpha1.ReasonInfrastructureFailed,
+	evalsv1alpha1.ReasonDisruptionLimitExceeded,
 	evalsv1alpha1.ReasonPodRejected,
 	evalsv1alpha1.ReasonImagePullFailed,
 	evalsv1alpha1.ReasonUnschedulable,
 	evalsv1alpha1.ReasonInvalidContainerConfig,
 	evalsv1alpha1.ReasonDeadlineExceeded,
+	evalsv1alpha1.ReasonStorageLimitExceeded,
 	evalsv1alpha1.ReasonRunnerOOMKilled,
 	evalsv1alpha1.ReasonRunnerTimedOut,
 	evalsv1alpha1.ReasonHealthcheckFailed,

@@ -43,6 +43,8 @@ type ManagerStatus struct {
 	// Attempt and PreviousAttempts: the attempt the status describes, and the earlier ones.
 	Attempt          *evalsv1alpha1.Attempt        `json:"attempt,omitempty"`
 	PreviousAttempts []evalsv1alpha1.AttemptRecord `json:"previousAttempts,omitempty"`
+	// ActiveDeadline: the Job's deadline and where it came from.
+	ActiveDeadline *evalsv1alpha1.ActiveDeadline `json:"activeDeadline,omitempty"`
 }
 
 // Facts are the manager's observations that are not part of the classification.
@@ -61,6 +63,8 @@ type Facts struct {
 	// this reconcile decided them.
 	Baseline  *evalsv1alpha1.BaselineComparison
 	Regressed *metav1.Condition
+	// ActiveDeadline is the Job's deadline and where it came from.
+	ActiveDeadline *evalsv1alpha1.ActiveDeadline
 }
 
 // CurrentManagerStatus extracts the manager-owned fields from the run's status.
@@ -81,6 +85,7 @@ func CurrentManagerStatus(run *evalsv1alpha1.EvalRun) ManagerStatus {
 		Baseline:           s.Baseline,
 		Attempt:            s.Attempt,
 		PreviousAttempts:   s.PreviousAttempts,
+		ActiveDeadline:     s.ActiveDeadline,
 	}
 	for _, t := range managerConditionTypes {
 		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
@@ -123,6 +128,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		Baseline:           f.Baseline,
 		Attempt:            desiredAttempt(run),
 		PreviousAttempts:   current.PreviousAttempts,
+		ActiveDeadline:     f.ActiveDeadline,
 	}
 	conds := append([]metav1.Condition{}, current.Conditions...)
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {

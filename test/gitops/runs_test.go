@@ -101,6 +101,10 @@ var reasonKinds = map[string]reasonKind{
 	evalsv1alpha1.ReasonCollectorFailed:        failure,
 	evalsv1alpha1.ReasonCancelled:              failure,
 
+	// Every run ends (issue 21): storage evictions and the disruption cap.
+	evalsv1alpha1.ReasonStorageLimitExceeded:    failure,
+	evalsv1alpha1.ReasonDisruptionLimitExceeded: failure,
+
 	evalsv1alpha1.ReasonPolicyMet:    passedReason,
 	evalsv1alpha1.ReasonPolicyNotMet: passedReason,
 	evalsv1alpha1.ReasonNoResults:    passedReason,

@@ -349,9 +349,16 @@ func TestChartValues(t *testing.T) {
 		}
 	})
 
+	t.Run("default deadline", func(t *testing.T) {
+		if args := managerOf(render(t, "defaultActiveDeadlineSeconds=3600")).Args; !slices.Contains(args, "--default-active-deadline-seconds=3600") {
+			t.Errorf("args = %v, want --default-active-deadline-seconds=3600", args)
+		}
+	})
+
 	t.Run("no leader election, no metrics", func(t *testing.T) {
 		objs := render(t, "leaderElection.enabled=false", "metrics.enabled=false")
-		want := []string{"--health-probe-bind-address=:8081", "--metrics-bind-address=0", "--collector-image=localhost/evalrun/collector:dev"}
+		want := []string{"--health-probe-bind-address=:8081", "--metrics-bind-address=0", "--collector-image=localhost/evalrun/collector:dev",
+			"--default-active-deadline-seconds=86400"}
 		if diff := cmp.Diff(want, managerOf(objs).Args); diff != "" {
 			t.Errorf("args (-want +got):\n%s", diff)
 		}

@@ -31,6 +31,8 @@ import (
 func ForKind(kind schema.GroupVersionKind) interface{} {
 	switch kind {
 	// Group=evals.evalrun.io, Version=v1alpha1
+	case v1alpha1.SchemeGroupVersion.WithKind("ActiveDeadline"):
+		return &apiv1alpha1.ActiveDeadlineApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Attempt"):
 		return &apiv1alpha1.AttemptApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("AttemptRecord"):

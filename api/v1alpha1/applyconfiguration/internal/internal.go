@@ -38,6 +38,15 @@ func Parser() *typed.Parser {
 var parserOnce sync.Once
 var parser *typed.Parser
 var schemaYAML = typed.YAMLObject(`types:
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ActiveDeadline
+  map:
+    fields:
+    - name: seconds
+      type:
+        scalar: numeric
+    - name: source
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.DeadlineSource
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Attempt
   map:
     fields:
@@ -234,6 +243,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.DeadlineSource
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileComparison
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileSource
@@ -321,6 +332,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalRunStatus
   map:
     fields:
+    - name: activeDeadline
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ActiveDeadline
     - name: attempt
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Attempt

@@ -34,8 +34,10 @@ type EvalRunSpecApplyConfiguration struct {
 	// successPolicy decides the Passed condition from the judged results. It is separate from whether the run
 	// itself completed (the Succeeded condition). Defaults to every judged case passing.
 	SuccessPolicy *SuccessPolicyApplyConfiguration `json:"successPolicy,omitempty"`
-	// activeDeadlineSeconds bounds the whole Job (all pods, retries included), in seconds. Copied to the Job's
-	// activeDeadlineSeconds. Unset means no deadline.
+	// activeDeadlineSeconds bounds the whole Job (all pods, retries included), in seconds, counted from the Job's
+	// start (time suspended or queued does not count). Copied to the Job's activeDeadlineSeconds. Unset means the
+	// manager's default (--default-active-deadline-seconds, 24 hours unless the operator changed it), so every
+	// run ends; status.activeDeadline says which applied.
 	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
 	// backoffLimit is the number of pod retries the Job allows for infrastructure failures. Copied to the Job.
 	// Defaults to 0: a runner that ran and failed is reported, not retried.

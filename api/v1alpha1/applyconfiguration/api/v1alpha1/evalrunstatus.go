@@ -27,9 +27,9 @@ import (
 // with apply.
 //
 // EvalRunStatus is the observed state of an EvalRun. The manager (field manager "evalrun-manager") writes
-// observedGeneration, conditions other than ResultsTruncated, jobName, times, evalFileSHA256 and runner; the
-// collector (field manager "evalrun-collector") writes summary, cases, missingIds, parseErrors, unexpectedIds,
-// results, collection and the ResultsTruncated condition. Both use server-side apply on disjoint fields.
+// observedGeneration, conditions other than ResultsTruncated, jobName, times, evalFileSHA256, runner and
+// activeDeadline; the collector (field manager "evalrun-collector") writes summary, cases, missingIds,
+// parseErrors, unexpectedIds, results, collection and the ResultsTruncated condition. Both use server-side apply on disjoint fields.
 type EvalRunStatusApplyConfiguration struct {
 	// conditions are the run's observed conditions: Reconciling, Stalled, Succeeded, Passed, ResultsTruncated,
 	// Queued, at most one of each type.
@@ -91,6 +91,10 @@ type EvalRunStatusApplyConfiguration struct {
 	// previousAttempts are the outcomes of the run's earlier attempts, newest first (at most 10). Written by the
 	// manager.
 	PreviousAttempts []AttemptRecordApplyConfiguration `json:"previousAttempts,omitempty"`
+	// activeDeadline is the deadline the run's Job got and where it came from: spec.activeDeadlineSeconds, or the
+	// manager's --default-active-deadline-seconds when the spec sets none, so that every run ends. Written by the
+	// manager once the Job exists.
+	ActiveDeadline *ActiveDeadlineApplyConfiguration `json:"activeDeadline,omitempty"`
 }
 
 // EvalRunStatusApplyConfiguration constructs a declarative configuration of the EvalRunStatus type for use with
@@ -301,5 +305,13 @@ func (b *EvalRunStatusApplyConfiguration) WithPreviousAttempts(values ...*Attemp
 		}
 		b.PreviousAttempts = append(b.PreviousAttempts, *values[i])
 	}
+	return b
+}
+
+// WithActiveDeadline sets the ActiveDeadline field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ActiveDeadline field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithActiveDeadline(value *ActiveDeadlineApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.ActiveDeadline = value
 	return b
 }

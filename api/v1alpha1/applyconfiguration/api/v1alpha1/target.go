@@ -55,7 +55,9 @@ type TargetApplyConfiguration struct {
 	Env []v1.EnvVar `json:"env,omitempty"`
 	// envFrom adds environment variables from ConfigMaps or Secrets to the runner container.
 	EnvFrom []v1.EnvFromSource `json:"envFrom,omitempty"`
-	// resources are the runner container's compute requests and limits.
+	// resources are the runner container's compute requests and limits. limits["ephemeral-storage"] also
+	// bounds the runner's output volume (its emptyDir sizeLimit; 2Gi when unset): a runner that writes past it
+	// is evicted by the kubelet and the run fails with StorageLimitExceeded.
 	Resources *v1.ResourceRequirements `json:"resources,omitempty"`
 	// workingDir is the runner's working directory (also the default cwd of code_judge scripts). Defaults to the
 	// image's.

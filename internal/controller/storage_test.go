@@ -1,0 +1,169 @@
+package controller
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// podShapes are run specs that change the pod's volumes.
+func podShapes() map[string]func(*evalsv1alpha1.EvalRun) {
+	return map[string]func(*evalsv1alpha1.EvalRun){
+		"plain": func(*evalsv1alpha1.EvalRun) {},
+		"sharded": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](3)}
+		},
+		"runner ephemeral-storage limit": func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Target.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("32Mi")}}
+		},
+	}
+}
+
+// TestEveryEmptyDirIsBounded: every emptyDir of the run's pod has a positive sizeLimit (a volume added without
+// one fails here), and every container mounts its own memory-backed /dev/shm, bounded, that no other mounts.
+func TestEveryEmptyDirIsBounded(t *testing.T) {
+	for name, shape := range podShapes() {
+		for _, codeJudges := range []int{0, 2} {
+			t.Run(fmt.Sprintf("%s, %d code judge cases", name, codeJudges), func(t *testing.T) {
+				run := testRun(shape)
+				cfg := BuildRunConfig(run, caseIDs(4), nil, codeJudges, Options{})
+				spec := BuildJob(run, cfg, Options{}).Spec.Template.Spec
+				for _, v := range spec.Volumes {
+					if e := v.EmptyDir; e != nil && (e.SizeLimit == nil || e.SizeLimit.Sign() <= 0) {
+						t.Errorf("emptyDir %s has no sizeLimit", v.Name)
+					}
+				}
+				byName := map[string]corev1.Volume{}
+				for _, v := range spec.Volumes {
+					byName[v.Name] = v
+				}
+				shmUsers := map[string][]string{}
+				for _, list := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+					for _, c := range list {
+						var shm []string
+						for _, m := range c.VolumeMounts {
+							if m.MountPath == "/dev/shm" {
+								shm = append(shm, m.Name)
+								shmUsers[m.Name] = append(shmUsers[m.Name], c.Name)
+							}
+						}
+						if len(shm) != 1 {
+							t.Errorf("container %s mounts %v at /dev/shm, want its own volume", c.Name, shm)
+							continue
+						}
+						v := byName[shm[0]]
+						if v.EmptyDir == nil || v.EmptyDir.Medium != corev1.StorageMediumMemory || v.EmptyDir.SizeLimit.Cmp(ShmSizeLimit) != 0 {
+							t.Errorf("container %s's /dev/shm is %+v, want a memory-backed emptyDir of %s", c.Name, v.VolumeSource, ShmSizeLimit.String())
+						}
+					}
+				}
+				for v, users := range shmUsers {
+					if len(users) != 1 {
+						t.Errorf("/dev/shm volume %s is shared by %v", v, users)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestOutSizeLimit: the runner's output volume is bounded by its ephemeral-storage limit, else 2Gi; the
+// snapshot holds a copy of it.
+func TestOutSizeLimit(t *testing.T) {
+	sizes := func(run *evalsv1alpha1.EvalRun) map[string]string {
+		out := map[string]string{}
+		for _, v := range BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, 0, Options{}), Options{}).Spec.Template.Spec.Volumes {
+			if v.EmptyDir != nil && v.EmptyDir.Medium == "" {
+				out[v.Name] = v.EmptyDir.SizeLimit.String()
+			}
+		}
+		return out
+	}
+	want := map[string]string{"bin": "256Mi", "out": "2Gi", "snapshot": "2064Mi", "verdicts": "256Mi"}
+	if diff := cmp.Diff(want, sizes(testRun())); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	limited := testRun(podShapes()["runner ephemeral-storage limit"])
+	want = map[string]string{"bin": "256Mi", "out": "32Mi", "snapshot": "48Mi", "verdicts": "256Mi"}
+	if diff := cmp.Diff(want, sizes(limited)); diff != "" {
+		t.Errorf("with target.resources.limits.ephemeral-storage 32Mi (-want +got):\n%s", diff)
+	}
+}
+
+// TestTrustedStorageNotCountedAgainstTheRunner: once the runner has an ephemeral-storage limit the kubelet
+// bounds the whole pod by the sum of its containers' limits, so the collector gets a limit covering the volumes
+// the runner does not write (with no request); without any such limit nothing is added.
+func TestTrustedStorageNotCountedAgainstTheRunner(t *testing.T) {
+	ephemeral := func(run *evalsv1alpha1.EvalRun) (limit, request *resource.Quantity) {
+		job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, 0, Options{}), Options{})
+		c := containerOf(job, "collector")
+		if q, ok := c.Resources.Limits[corev1.ResourceEphemeralStorage]; ok {
+			limit = &q
+		}
+		if q, ok := c.Resources.Requests[corev1.ResourceEphemeralStorage]; ok {
+			request = &q
+		}
+		return limit, request
+	}
+	if l, r := ephemeral(testRun()); l != nil || r != nil {
+		t.Errorf("no ephemeral-storage limit anywhere: the collector got limit %v request %v", l, r)
+	}
+	l, r := ephemeral(testRun(podShapes()["runner ephemeral-storage limit"]))
+	// bin 256Mi + snapshot 48Mi + verdicts 256Mi + 128Mi margin; out (the runner's) not counted.
+	if want := resource.MustParse("688Mi"); l == nil || l.Cmp(want) != 0 {
+		t.Errorf("collector ephemeral-storage limit = %v, want %s", l, want.String())
+	}
+	if r == nil || !r.IsZero() {
+		t.Errorf("collector ephemeral-storage request = %v, want 0", r)
+	}
+}
+
+// TestDefaultDeadline: a run without spec.activeDeadlineSeconds gets the manager's default on its Job, and
+// status.activeDeadline says which one applied.
+func TestDefaultDeadline(t *testing.T) {
+	cases := []struct {
+		name string
+		spec *int64
+		opts Options
+		want evalsv1alpha1.ActiveDeadline
+	}{
+		{name: "unset: 24 hours", want: evalsv1alpha1.ActiveDeadline{Seconds: 86400, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
+		{name: "unset: the flag", opts: Options{DefaultActiveDeadlineSeconds: 30},
+			want: evalsv1alpha1.ActiveDeadline{Seconds: 30, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
+		{name: "the spec wins", spec: ptr.To[int64](3600), opts: Options{DefaultActiveDeadlineSeconds: 30},
+			want: evalsv1alpha1.ActiveDeadline{Seconds: 3600, Source: evalsv1alpha1.DeadlineFromSpec}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = tc.spec })
+			job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, 0, tc.opts), tc.opts)
+			if got := ptr.Deref(job.Spec.ActiveDeadlineSeconds, 0); got != tc.want.Seconds {
+				t.Errorf("Job activeDeadlineSeconds = %d, want %d", got, tc.want.Seconds)
+			}
+			if diff := cmp.Diff(&tc.want, jobDeadline(run, job)); diff != "" {
+				t.Errorf("status.activeDeadline (-want +got):\n%s", diff)
+			}
+			// Recorded in status once the Job exists.
+			desired := DesiredManagerStatus(run, Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning},
+				Facts{JobName: job.Name, ActiveDeadline: jobDeadline(run, job)}, t0)
+			if diff := cmp.Diff(&tc.want, desired.ActiveDeadline); diff != "" {
+				t.Errorf("desired status.activeDeadline (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if jobDeadline(testRun(), &batchv1.Job{}) != nil {
+		t.Error("a Job without a deadline (made before the default existed) reports one")
+	}
+	for _, bad := range []int64{-1, MaxActiveDeadlineSeconds + 1} {
+		if err := (Options{DefaultActiveDeadlineSeconds: bad}).Validate(); err == nil {
+			t.Errorf("--default-active-deadline-seconds=%d accepted", bad)
+		}
+	}
+}
