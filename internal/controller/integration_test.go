@@ -200,7 +200,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 	}
 	wantStatus := controller.ManagerStatus{
 		ObservedGeneration: 1, JobName: job.Name, EvalFileSHA256: controller.EvalSHA256([]byte(testutil.ScreeningEval)),
-		EvalConfigMapName: names.EvalConfigMap, StartTime: &job.CreationTimestamp,
+		EvalConfigMapName: names.EvalConfigMap, EvalFileView: evalsv1alpha1.EvalFileViewInputs, StartTime: &job.CreationTimestamp,
 		Attempt:        &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, SpecSHA256: controller.SpecSHA256(&got.Spec), Generation: 1},
 		ActiveDeadline: &evalsv1alpha1.ActiveDeadline{Seconds: controller.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault},
 	}

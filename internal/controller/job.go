@@ -165,7 +165,7 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 	}
 	return append(shard, []corev1.Volume{
 		EmptyDirVolume(layout.VolumeBin, binSizeLimit),
-		EmptyDirVolume(layout.VolumeView, viewSizeLimit),
+		EmptyDirVolume(layout.VolumeView, viewVolumeSizeLimit(cfg)),
 		EmptyDirVolume(layout.VolumeOut, OutSizeLimit(run)),
 		EmptyDirVolume(layout.VolumeSnapshot, snapshotSizeLimit(run)),
 		EmptyDirVolume(layout.VolumeVerdicts, VerdictsSizeLimit),

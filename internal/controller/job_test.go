@@ -133,7 +133,7 @@ func baseJob() *batchv1.Job {
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Volumes: []corev1.Volume{
-						emptyDir("bin", "256Mi"), emptyDir("view", "1Gi"), emptyDir("out", "2Gi"), emptyDir("snapshot", "2064Mi"), emptyDir("verdicts", "256Mi"),
+						emptyDir("bin", "256Mi"), emptyDir("view", "64Mi"), emptyDir("out", "2Gi"), emptyDir("snapshot", "2064Mi"), emptyDir("verdicts", "256Mi"),
 						{Name: "eval", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 							LocalObjectReference: corev1.LocalObjectReference{Name: "screen-evalrun-eval"}, DefaultMode: ptr.To[int32](0o444)}}},
 						{Name: "collector-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
@@ -802,7 +802,7 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, 1, Options{})
 			job := BuildJob(run, cfg, Options{})
 			runner := runnerOf(job)
-			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO}, runner.VolumeMounts); diff != "" {
+			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO, {Name: "shm-runner", MountPath: "/dev/shm"}}, runner.VolumeMounts); diff != "" {
 				t.Errorf("runner mounts (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff([]string{"/evalrun/bin/collector", "launch", "--config", "/evalrun/view/launch.json"}, runner.Command); diff != "" {

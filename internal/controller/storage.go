@@ -26,8 +26,9 @@ var (
 	// shardSizeLimit bounds a shard's eval file volume: the bucket-backed source (at most 512 MiB) and the cut.
 	shardSizeLimit = resource.MustParse("1Gi")
 	// viewSizeLimit bounds the runner's view volume: the runner's eval file (the view, or the whole shard's file
-	// with evalFileView Full; at most the bucket-backed source's 512 MiB) and launch.json.
-	viewSizeLimit = resource.MustParse("1Gi")
+	// with evalFileView Full: at most the eval ConfigMap's 1 MiB) and launch.json (the pod's case ids); with an
+	// eval file in a bucket (at most 512 MiB) it is shardSizeLimit.
+	viewSizeLimit = resource.MustParse("64Mi")
 	// ShmSizeLimit bounds each container's own /dev/shm (memory-backed; the size the container runtime gives a
 	// pod's shared /dev/shm by default). Its pages count against the writing container's memory limit.
 	ShmSizeLimit = resource.MustParse("64Mi")
@@ -55,6 +56,14 @@ func snapshotSizeLimit(run *evalsv1alpha1.EvalRun) resource.Quantity {
 	q := OutSizeLimit(run)
 	q.Add(snapshotMargin)
 	return q
+}
+
+// viewVolumeSizeLimit is the runner's view volume's bound: larger for an eval file read from a bucket.
+func viewVolumeSizeLimit(cfg layout.RunConfig) resource.Quantity {
+	if cfg.EvalObject != nil {
+		return shardSizeLimit.DeepCopy()
+	}
+	return viewSizeLimit.DeepCopy()
 }
 
 // EmptyDirVolume returns an emptyDir volume on the node's disk bounded by limit. Every emptyDir of the run's pod
