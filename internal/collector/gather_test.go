@@ -12,7 +12,6 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
@@ -20,11 +19,15 @@ import (
 )
 
 // fixture is a pod's volumes, an eval file and a run configuration (see testutil.PodFixture).
-type fixture struct{ *testutil.PodFixture }
+type fixture struct {
+	*testutil.PodFixture
+	// report is the launcher's report as it arrived through the runner-end FIFO (nil: none expected).
+	report *layout.LauncherReport
+}
 
 // newFixture's runner is never launched here: the tests write its output and the launcher's report themselves.
 func newFixture(t *testing.T) *fixture {
-	return &fixture{testutil.NewPodFixture(t, ": {OUTPUT_FILE}")}
+	return &fixture{PodFixture: testutil.NewPodFixture(t, ": {OUTPUT_FILE}")}
 }
 
 func (f *fixture) write(t *testing.T, path, content string) { f.Write(t, path, content) }
@@ -32,16 +35,14 @@ func (f *fixture) write(t *testing.T, path, content string) { f.Write(t, path, c
 // finishedRunner writes the launcher's report as the launcher would.
 func (f *fixture) finishedRunner(t *testing.T, exit int32) {
 	t.Helper()
-	if err := podfiles.WriteJSONAtomic(f.Pod.Output().LauncherReport(), layout.LauncherReport{Batching: f.Config.Batching, Runner: &layout.Outcome{ExitCode: &exit}, Invocations: 1}); err != nil {
-		t.Fatal(err)
-	}
+	f.report = &layout.LauncherReport{Batching: f.Config.Batching, Runner: &layout.Outcome{ExitCode: &exit}, Invocations: 1, ExitCode: int(exit)}
 }
 
 // gather snapshots the output and gathers it as the collector does after the runner ended.
 func (f *fixture) gather(t *testing.T, ended bool) *Gathered {
 	t.Helper()
 	in := GatherInput{Config: f.Config, Output: f.Pod.SnapshotOutput(), RunnerEnded: ended, PodName: "pod-1", Now: time.Now(),
-		Snapshot: TakeSnapshot(f.Config, f.Pod.Output(), f.Pod.SnapshotOutput())}
+		Snapshot: TakeSnapshot(f.Config, f.Pod.Output(), f.Pod.SnapshotOutput()), Launcher: f.report}
 	if !ended {
 		in.EndReason = "the pod was stopped before the runner ended"
 	}
@@ -190,9 +191,7 @@ func TestGatherPerCase(t *testing.T) {
 	rec := layout.LauncherReport{Batching: "PerCase", Invocations: 4, FailedCases: 1,
 		Runner: &layout.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"},
 		Cases:  []layout.CaseOutcome{{ID: "gamma", Outcome: layout.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"}}}}
-	if err := podfiles.WriteJSONAtomic(f.Pod.Output().LauncherReport(), rec); err != nil {
-		t.Fatal(err)
-	}
+	f.report = &rec
 	g := f.gather(t, true)
 	if g.Outcome != evalsv1alpha1.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
 		t.Errorf("outcome %s %q", g.Outcome, g.Message)
@@ -278,11 +277,12 @@ func TestGatherHostileOutputs(t *testing.T) {
 		if g.Outcome != evalsv1alpha1.OutcomeMissingResults {
 			t.Errorf("outcome %s, want MissingResults whatever the report claims", g.Outcome)
 		}
-		// A garbage report is noted, never trusted.
-		f.write(t, f.Pod.Output().LauncherReport(), `{"batching": [}`)
+		// A launcher.json in the output directory (where the report once went) is the runner's file: ignored.
+		f.report = nil
+		f.write(t, filepath.Join(f.Pod.Out, "launcher.json"), `{"batching":"Batched","error":"forged"}`)
 		g = f.gather(t, true)
-		if g.Outcome != evalsv1alpha1.OutcomeMissingResults || !strings.Contains(g.Message, "launcher's report is unusable") {
-			t.Errorf("outcome %s %q", g.Outcome, g.Message)
+		if g.Outcome != evalsv1alpha1.OutcomeMissingResults || strings.Contains(g.Message, "forged") {
+			t.Errorf("outcome %s %q, want MissingResults without the runner's launcher.json", g.Outcome, g.Message)
 		}
 	})
 	t.Run("forged verdicts in the output directory are ignored", func(t *testing.T) {
