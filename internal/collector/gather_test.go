@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -387,4 +388,67 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 		t.Fatal(err)
 	}
 	return cmp.Equal(x, y)
+}
+
+// How the wait for the runner ended, and whether the launcher's report arrived, are typed facts: the outcome is
+// decided on them, never on message text, and a missing report or survivors only ever make it worse.
+func TestClassifyEndCauses(t *testing.T) {
+	zero := int32(0)
+	cfg := &layout.RunConfig{Batching: "Batched"}
+	clean := &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1}
+	tests := []struct {
+		name    string
+		in      GatherInput
+		want    evalsv1alpha1.CollectionOutcome
+		wantMsg string
+	}{
+		{"deadline, whatever the text says", GatherInput{EndCause: EndDeadline, EndReason: "anything"},
+			evalsv1alpha1.OutcomeRunnerTimedOut, "anything"},
+		{"a text that once meant a timeout is not one", GatherInput{EndCause: EndPodStopped, EndReason: "the runner container did not end within 9s"},
+			evalsv1alpha1.OutcomeRunnerFailed, "did not finish"},
+		{"survivors reported while the FIFO stays open", GatherInput{EndCause: EndNotStopped, Launcher: &layout.LauncherReport{Survivors: 2}},
+			evalsv1alpha1.OutcomeRunnerNotStopped, "2 processes of the runner that survived SIGKILL"},
+		{"survivors in the final report", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Survivors: 1}},
+			evalsv1alpha1.OutcomeRunnerNotStopped, "1 process of the runner"},
+		{"the report did not arrive", GatherInput{RunnerEnded: true, EndCause: EndEnded, LauncherMissing: errors.New("the stream does not end with the launcher's report")},
+			evalsv1alpha1.OutcomeRunnerFailed, "the launcher's report did not arrive"},
+		{"leftovers killed are said", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1, Leftovers: 3}},
+			evalsv1alpha1.OutcomeCompleted, "the launcher killed 3 processes the runner left behind"},
+		{"a clean report", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: clean},
+			evalsv1alpha1.OutcomeCompleted, "collected the results of all 0 cases"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Config = cfg
+			outcome, msg := classify(tc.in.Launcher, tc.in, results.Tail{}, false, 0)
+			if outcome != tc.want || !strings.Contains(msg, tc.wantMsg) {
+				t.Errorf("classified %s %q, want %s containing %q", outcome, msg, tc.want, tc.wantMsg)
+			}
+		})
+	}
+}
+
+// The status records whether the report arrived, and the survivors.
+func TestLauncherStatusDelivery(t *testing.T) {
+	if got := launcherStatus(nil, nil); got != nil {
+		t.Errorf("no report expected: %+v, want nil", got)
+	}
+	if got := launcherStatus(nil, errors.New("x")); got == nil || got.Delivery != evalsv1alpha1.LauncherReportMissing {
+		t.Errorf("missing report: %+v, want delivery Missing", got)
+	}
+	got := launcherStatus(&layout.LauncherReport{Leftovers: 2, Survivors: 1}, nil)
+	if got.Delivery != evalsv1alpha1.LauncherReportDelivered || got.Leftovers != 2 || got.Survivors != 1 {
+		t.Errorf("report: %+v", got)
+	}
+}
+
+// The report's payload is hostile data: bounded lists, no negative counts.
+func TestDecodeLauncherReport(t *testing.T) {
+	if _, err := decodeLauncherReport([]byte(`{"batching": [}`)); err == nil {
+		t.Error("garbage decoded")
+	}
+	r, err := decodeLauncherReport([]byte(`{"leftovers":-5,"survivors":-1}`))
+	if err != nil || r.Leftovers != 0 || r.Survivors != 0 {
+		t.Errorf("%+v %v, want counts clamped at 0", r, err)
+	}
 }

@@ -91,6 +91,9 @@ func Launch(ctx context.Context, o Options) int {
 	return finishLaunch(o, rep, fd)
 }
 
+// kill is killLeftovers; tests stand in processes that survive SIGKILL.
+var kill = killLeftovers
+
 // reportWriteTimeout bounds how long the launcher waits for the collector to take its report.
 const reportWriteTimeout = 30 * time.Second
 
@@ -101,7 +104,7 @@ const reportWriteTimeout = 30 * time.Second
 // gone.
 func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
 	grace := layout.Seconds(o.Config.KillGraceSeconds)
-	rep.Leftovers, rep.Survivors = killLeftovers(grace)
+	rep.Leftovers, rep.Survivors = kill(grace)
 	if rep.Leftovers > 0 {
 		podfiles.Logf(o.Log, "Killed processes the runner left behind count=%d\n", rep.Leftovers)
 	}
@@ -111,7 +114,7 @@ func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
 		podfiles.Logf(o.Log, "Processes the runner left behind survived SIGKILL count=%d grace=%s\n", rep.Survivors, grace)
 		sendReport(o, fd, podfiles.FrameStuck, rep)
 		for survivors := rep.Survivors; survivors > 0; {
-			_, survivors = killLeftovers(max(grace, time.Second))
+			_, survivors = kill(max(grace, time.Second))
 		}
 	}
 	if o.TerminationLog != "" {
