@@ -497,6 +497,24 @@ func stopAtOnce(a Assessment, pod *corev1.Pod) bool {
 		a.Reason == evalsv1alpha1.ReasonInfrastructureFailed)
 }
 
+// ClassifyWithoutJob decides a one-pod run whose Job (and pod) is gone, from what its status recorded: the
+// collection, weighed against the kubelet's facts recorded in status.runner; without a collection the run was
+// cancelled. It never succeeds without the kubelet's exit code of the runner (WithoutRunnerExit).
+func ClassifyWithoutJob(run *evalsv1alpha1.EvalRun) Assessment {
+	pod := recordedPod(run)
+	a, ok := fromCollection(run.Status.Collection, pod)
+	switch {
+	case !ok:
+		a = Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
+			Message: fmt.Sprintf("Job %s was deleted before the run finished", run.Status.JobName)}
+	case runnerTerminated(pod) == nil:
+		a = WithoutRunnerExit(a, run.Status.JobName)
+	}
+	a.Runner = run.Status.Runner
+	a.Message = truncate(a.Message, maxConditionMessage)
+	return a
+}
+
 // WithoutRunnerExit is a collection's assessment for a run whose pod is gone when the kubelet's exit code of its
 // runner container was never seen (the Job was deleted first): a collection can still make the run fail, but
 // never succeed, because only the kubelet's exit code says that the runner container ended cleanly (the

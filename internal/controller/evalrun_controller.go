@@ -245,18 +245,7 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 	if Merged(live) {
 		return r.observeShardsWithoutJob(ctx, live)
 	}
-	pod := recordedPod(live)
-	if a, ok := fromCollection(live.Status.Collection, pod); ok {
-		if runnerTerminated(pod) == nil {
-			// The Job went before the kubelet's exit code of the runner was seen: the collection cannot succeed.
-			a = WithoutRunnerExit(a, live.Status.JobName)
-		}
-		a.Runner = live.Status.Runner
-		return &observed{assessment: a, facts: factsFromStatus(live)}, nil
-	}
-	a := Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
-		Message: fmt.Sprintf("Job %s was deleted before the run finished", live.Status.JobName), Runner: live.Status.Runner}
-	return &observed{assessment: a, facts: factsFromStatus(live)}, nil
+	return &observed{assessment: ClassifyWithoutJob(live), facts: factsFromStatus(live)}, nil
 }
 
 // factsFromStatus returns the facts already recorded in the run's status.
