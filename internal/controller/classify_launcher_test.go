@@ -57,7 +57,7 @@ func TestClassifyWithoutJob(t *testing.T) {
 func TestClassifyRunnerNotStopped(t *testing.T) {
 	run := testRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: evalsv1alpha1.OutcomeRunnerNotStopped,
-			Message: "the launcher reports 1 process of the runner that survived SIGKILL",
+			Message:  "the launcher reports 1 process of the runner that survived SIGKILL",
 			Launcher: &evalsv1alpha1.LauncherReport{Survivors: 1, Leftovers: 1, Delivery: evalsv1alpha1.LauncherReportDelivered}}
 	})
 	pod := makePod(phase(corev1.PodRunning), running("runner"))
