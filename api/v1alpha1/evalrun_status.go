@@ -47,6 +47,9 @@ const (
 	ReasonResultsNotReported = "ResultsNotReported"
 	ReasonCollectorFailed    = "CollectorFailed"
 	ReasonCancelled          = "Cancelled"
+	// ReasonRunnerNotStopped: processes of the runner survived SIGKILL for the launcher's kill grace (a process in
+	// uninterruptible sleep), so nothing can tell when the runner's output stopped changing.
+	ReasonRunnerNotStopped = "RunnerNotStopped"
 	// ReasonChildConflict: an object the run needs (its pinned eval ConfigMap, result ConfigMaps, RBAC or Job)
 	// exists and is not the run's.
 	ReasonChildConflict = "ChildConflict"
@@ -760,13 +763,15 @@ type CollectionStatus struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	OutputSHA256 string `json:"outputSHA256,omitempty"`
-	// launcher is what the launcher inside the runner container reported about the runner's invocations. It
-	// comes from the runner's reach, so it can only make the outcome worse (a timeout, a failed healthcheck or
-	// invocation); how the runner container ended is in status.runner, from the kubelet.
+	// launcher is what the launcher inside the runner container reported about the runner's invocations,
+	// through the runner-end FIFO after every other process of the container was gone. It can only make the
+	// outcome worse (a timeout, a failed healthcheck or invocation, processes that survived SIGKILL); a report
+	// that did not arrive (delivery Missing) fails the run. How the runner container ended is in status.runner,
+	// from the kubelet.
 	// +optional
 	Launcher *LauncherReport `json:"launcher,omitempty"`
 	// outcome is the collector's classification of the run: Completed, RunnerFailed, RunnerTimedOut,
-	// HealthcheckFailed, MissingResults, InvalidOutput or CollectorFailed. The manager turns it into conditions.
+	// RunnerNotStopped, HealthcheckFailed, MissingResults, InvalidOutput or CollectorFailed. The manager turns it into conditions.
 	// +optional
 	Outcome CollectionOutcome `json:"outcome,omitempty"`
 	// message explains the outcome in one bounded line.
@@ -784,7 +789,7 @@ type CollectionStatus struct {
 
 // CollectionOutcome is the collector's classification of a run, recorded in status.collection.outcome and in
 // its termination message; each value is also the Succeeded condition's reason the manager derives from it.
-// +kubebuilder:validation:Enum=Completed;RunnerFailed;RunnerTimedOut;HealthcheckFailed;MissingResults;InvalidOutput;CollectorFailed
+// +kubebuilder:validation:Enum=Completed;RunnerFailed;RunnerTimedOut;RunnerNotStopped;HealthcheckFailed;MissingResults;InvalidOutput;CollectorFailed
 type CollectionOutcome string
 
 // Collection outcomes.
@@ -796,6 +801,17 @@ const (
 	OutcomeMissingResults    CollectionOutcome = ReasonMissingResults
 	OutcomeInvalidOutput     CollectionOutcome = ReasonInvalidOutput
 	OutcomeCollectorFailed   CollectionOutcome = ReasonCollectorFailed
+	OutcomeRunnerNotStopped  CollectionOutcome = ReasonRunnerNotStopped
+)
+
+// LauncherReportDelivery says whether the launcher's report reached the collector.
+// +kubebuilder:validation:Enum=Delivered;Missing
+type LauncherReportDelivery string
+
+// Launcher report deliveries.
+const (
+	LauncherReportDelivered LauncherReportDelivery = "Delivered"
+	LauncherReportMissing   LauncherReportDelivery = "Missing"
 )
 
 // LauncherReport is the launcher's own account of the runner's invocations (untrusted: written inside the
@@ -823,6 +839,15 @@ type LauncherReport struct {
 	// leftovers is the number of processes the runner left behind that the launcher killed at the end.
 	// +optional
 	Leftovers int32 `json:"leftovers,omitempty"`
+	// survivors is the number of those processes still alive after the launcher's kill grace (SIGKILL does not
+	// end a process in uninterruptible sleep until it wakes); more than zero fails the run (RunnerNotStopped).
+	// +optional
+	Survivors int32 `json:"survivors,omitempty"`
+	// delivery says whether the launcher's report arrived: Delivered, or Missing when the runner container's
+	// processes were gone but no report ended the runner-end FIFO (the run then fails). Empty when the
+	// collector stopped waiting before the runner's end.
+	// +optional
+	Delivery LauncherReportDelivery `json:"delivery,omitempty"`
 	// stderrTail is a bounded excerpt of the end of that invocation's stderr.
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional

@@ -89,6 +89,7 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 			podfiles.Logf(stderr, "collector launch: %v\n", err)
 			return launcher.ExitLaunchFailed
 		}
+		launcher.ShieldSignals()
 		if err := launcher.BecomeSubreaper(); err != nil {
 			podfiles.Logf(stderr, "collector launch: %v (processes the runner leaves behind may outlive it)\n", err)
 		}

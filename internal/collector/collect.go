@@ -59,7 +59,8 @@ func Collect(ctx context.Context, o Options) error {
 		<-ctx.Done()
 		return nil
 	}
-	ended, why := waitForRunner(ctx, o)
+	end := waitForRunner(ctx, o)
+	ended, why := end.Cause == EndEnded, end.Reason
 	if ended {
 		podfiles.Logf(o.Log, "The runner ended; collecting its output\n")
 	} else {
@@ -77,7 +78,8 @@ func Collect(ctx context.Context, o Options) error {
 		bucket, bucketErr = openShardBucket(o.Config, o.Namespace, o.Name, o.UID, o.BucketCredentialsDir)
 	}
 	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap, RunnerEnded: ended,
-		EndReason: why, PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), Log: o.Log}
+		EndCause: end.Cause, EndReason: why, Launcher: end.Report, LauncherMissing: end.ReportMissing,
+		PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), Log: o.Log}
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
 	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.JudgeDeadlineSeconds))
@@ -150,15 +152,45 @@ func writeTermination(o Options, t layout.TerminationMessage) {
 	}
 }
 
-// waitForRunner waits for the runner container's processes to be gone. It returns false with the reason when it
-// stopped waiting first: the collector was asked to stop, or the runner outlived its own timeouts. Its notes in
-// the snapshot volume let a restarted collector resume.
-func waitForRunner(ctx context.Context, o Options) (bool, string) {
+// EndCause is how the collector's wait for the runner ended: a typed fact the outcome is decided on (the
+// reason that goes with it is text for people).
+type EndCause string
+
+// End causes.
+const (
+	// EndEnded: every process of the runner container is gone (the runner-end FIFO's end-of-file).
+	EndEnded EndCause = "Ended"
+	// EndDeadline: the runner container outlived runnerDeadlineSeconds (its timeouts plus a margin).
+	EndDeadline EndCause = "DeadlinePassed"
+	// EndNotStopped: the launcher reported processes of the runner that survived SIGKILL for its kill grace.
+	EndNotStopped EndCause = "NotStopped"
+	// EndPodStopped: the collector was asked to stop before the runner ended.
+	EndPodStopped EndCause = "PodStopped"
+	// EndWatchFailed: the runner-end FIFO could not be watched.
+	EndWatchFailed EndCause = "WatchFailed"
+)
+
+// RunnerEnd is the end of the collector's wait for the runner, with the launcher's report when one arrived.
+type RunnerEnd struct {
+	Cause  EndCause
+	Reason string
+	// Report is the launcher's report (the frame that ended the runner-end FIFO's stream, or its FrameStuck).
+	Report *layout.LauncherReport
+	// ReportMissing says why no usable report ended the stream although the runner's end was seen: a failure.
+	ReportMissing error
+}
+
+// waitForRunner waits for the runner container's processes to be gone, and takes the launcher's report from the
+// end of the runner-end FIFO's stream. It stops waiting first when the collector is asked to stop, the runner
+// outlives its own timeouts, or the launcher reports processes it cannot kill. Its notes in the snapshot volume
+// (and its copy of the report) let a restarted collector resume.
+func waitForRunner(ctx context.Context, o Options) RunnerEnd {
 	if _, err := os.Stat(o.Pod.RunnerEnded()); err == nil {
-		return true, ""
+		return endedWith(savedLauncherReport(o))
 	}
 	_, err := os.Stat(o.Pod.RunnerStarted())
-	started, ended, failed := podfiles.WatchRunnerEnd(o.Pod.RunnerEnd(), err == nil)
+	w := podfiles.WatchRunnerEnd(o.Pod.RunnerEnd(), err == nil)
+	started := w.Started
 	var deadline <-chan time.Time
 	if s := o.Config.RunnerDeadlineSeconds; s > 0 {
 		t := time.NewTimer(time.Duration(s) * time.Second)
@@ -174,15 +206,17 @@ func waitForRunner(ctx context.Context, o Options) (bool, string) {
 				podfiles.Logf(o.Log, "Cannot note the runner's start error=%q\n", err.Error())
 			}
 			continue
-		case <-ended:
-			if err := podfiles.WriteBytesAtomic(o.Pod.RunnerEnded(), nil); err != nil {
-				podfiles.Logf(o.Log, "Cannot note the runner's end error=%q\n", err.Error())
-			}
-			return true, ""
-		case err := <-failed:
-			return false, "the collector could not watch the runner's end: " + err.Error()
+		case <-w.Ended:
+			return runnerEnded(o, w)
+		case payload := <-w.Stuck:
+			rep, _ := decodeLauncherReport(payload)
+			return RunnerEnd{Cause: EndNotStopped, Report: rep,
+				Reason: "the launcher reports processes of the runner that survived SIGKILL; the runner container has not ended"}
+		case err := <-w.Failed:
+			return RunnerEnd{Cause: EndWatchFailed, Reason: "the collector could not watch the runner's end: " + err.Error()}
 		case <-deadline:
-			return false, fmt.Sprintf("the runner container did not end within %ds (its timeouts plus a margin)", o.Config.RunnerDeadlineSeconds)
+			return RunnerEnd{Cause: EndDeadline,
+				Reason: fmt.Sprintf("the runner container did not end within %ds (its timeouts plus a margin)", o.Config.RunnerDeadlineSeconds)}
 		case <-ctx.Done():
 		}
 		break
@@ -190,11 +224,44 @@ func waitForRunner(ctx context.Context, o Options) (bool, string) {
 	t := time.NewTimer(terminationWait)
 	defer t.Stop()
 	select {
-	case <-ended:
-		return true, ""
+	case <-w.Ended:
+		return runnerEnded(o, w)
 	case <-t.C:
-		return false, "the pod was stopped before the runner ended"
+		return RunnerEnd{Cause: EndPodStopped, Reason: "the pod was stopped before the runner ended"}
 	}
+}
+
+// runnerEnded takes the launcher's report from the end of the stream, keeps a copy of it, and notes the end.
+func runnerEnded(o Options, w *podfiles.RunnerEndWatch) RunnerEnd {
+	_, payload, err := w.Final()
+	if err == nil {
+		if werr := podfiles.WriteBytesAtomic(o.Pod.LauncherReport(), payload); werr != nil {
+			podfiles.Logf(o.Log, "Cannot keep the launcher's report error=%q\n", werr.Error())
+		}
+	}
+	if err := podfiles.WriteBytesAtomic(o.Pod.RunnerEnded(), nil); err != nil {
+		podfiles.Logf(o.Log, "Cannot note the runner's end error=%q\n", err.Error())
+	}
+	if err != nil {
+		return endedWith(nil, err)
+	}
+	return endedWith(decodeLauncherReport(payload))
+}
+
+// savedLauncherReport is the copy of the launcher's report a collector that saw the runner's end kept.
+func savedLauncherReport(o Options) (*layout.LauncherReport, error) {
+	data, err := os.ReadFile(o.Pod.LauncherReport())
+	if err != nil {
+		return nil, fmt.Errorf("the collector restarted without a copy of it: %w", err)
+	}
+	return decodeLauncherReport(data)
+}
+
+func endedWith(rep *layout.LauncherReport, err error) RunnerEnd {
+	if err != nil {
+		return RunnerEnd{Cause: EndEnded, ReportMissing: err}
+	}
+	return RunnerEnd{Cause: EndEnded, Report: rep}
 }
 
 // handOffToJudge tells the judge container the snapshot is complete and, when some case has a code_judge, waits

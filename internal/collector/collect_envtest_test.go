@@ -132,11 +132,11 @@ func (r *run) applyManagerStatus(t *testing.T) {
 }
 
 // collect runs Collect as the collector container and plays the launcher: it holds the runner-end FIFO's write
-// end and releases it, as the runner container's end does. With stopEarly, the termination signal comes while
+// end, writes its report as the frame that ends the stream and releases it, as the runner container's end does. With stopEarly, the termination signal comes while
 // the runner has not ended.
 func (r *run) collect(t *testing.T, c client.Client, stopEarly bool) error {
 	t.Helper()
-	for _, marker := range []string{r.Pod.Collected(), r.Pod.RunnerStarted(), r.Pod.RunnerEnded(), r.Pod.SnapshotReady()} {
+	for _, marker := range []string{r.Pod.Collected(), r.Pod.RunnerStarted(), r.Pod.RunnerEnded(), r.Pod.SnapshotReady(), r.Pod.LauncherReport()} {
 		_ = os.Remove(marker)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -154,6 +154,10 @@ func (r *run) collect(t *testing.T, c client.Client, stopEarly bool) error {
 	} else {
 		fd, err := podfiles.HoldRunnerEnd(context.Background(), r.Pod.RunnerEnd(), 30*time.Second)
 		if err != nil {
+			t.Fatal(err)
+		}
+		report := mustJSON(t, layout.LauncherReport{Batching: r.Config.Batching, Invocations: 1, Runner: &layout.Outcome{ExitCode: new(int32)}})
+		if err := podfiles.WriteRunnerEnd(fd, podfiles.EncodeFrame(podfiles.FrameEnd, report), 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		_ = unix.Close(fd)

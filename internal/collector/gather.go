@@ -29,15 +29,21 @@ type GatherInput struct {
 	Config *layout.RunConfig
 	// Output is the collector's snapshot of the runner's output tree (see TakeSnapshot).
 	Output layout.Output
-	// Snapshot says what could not be copied, and carries the launcher's report; nil means nothing was.
+	// Snapshot says what could not be copied; nil means nothing was.
 	Snapshot *Snapshot
 	// JudgeResults is the judge container's judges.jsonl ("" when code judges did not run); JudgeError says why
 	// they did not, if they did not.
 	JudgeResults, JudgeError string
-	// RunnerEnded is true when every process of the runner container had ended before the snapshot;
-	// EndReason says why the collector stopped waiting otherwise.
+	// RunnerEnded is true when every process of the runner container had ended before the snapshot; EndCause
+	// says why the collector stopped waiting otherwise (decided on), and EndReason says it to people.
 	RunnerEnded bool
+	EndCause    EndCause
 	EndReason   string
+	// Launcher is the launcher's report, as it arrived through the runner-end FIFO (nil: none).
+	Launcher *layout.LauncherReport
+	// LauncherMissing, when set, says why no usable launcher report ended the runner-end FIFO although the runner
+	// ended: the runner's end is then unaccounted for, a failure.
+	LauncherMissing error
 	// PodName is recorded in status.collection.
 	PodName string
 	// Now is collectedAt.
@@ -69,7 +75,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if snap == nil {
 		snap = &Snapshot{}
 	}
-	rec := snap.Launcher
+	rec := in.Launcher
 	// A header-only read (cfg.SharedEvaluators) of an eval file whose case ids are known is light: it overlaps the
 	// start of the output's parse. Any other read comes first, so that its garbage and the responses in flight do
 	// not peak together.
@@ -170,7 +176,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		Message:        message,
 		CollectedAt:    &collectedAt,
 		PodName:        in.PodName,
-		Launcher:       launcherStatus(rec),
+		Launcher:       launcherStatus(rec, in.LauncherMissing),
 	}
 	out, err := sink.builder.Finish(tail)
 	if err != nil {
@@ -212,8 +218,8 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 	if in.JudgeError != "" {
 		notes = append(notes, "code judges: "+in.JudgeError)
 	}
-	if s := in.Snapshot; s != nil && s.LauncherErr != nil {
-		notes = append(notes, "the launcher's report is unusable: "+s.LauncherErr.Error())
+	if rec != nil && rec.Leftovers > 0 {
+		notes = append(notes, fmt.Sprintf("the launcher killed %s the runner left behind", plural(rec.Leftovers, "process", "processes")))
 	}
 	with := func(msg string) string {
 		if len(notes) > 0 {
@@ -222,10 +228,21 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 		return msg
 	}
 	if !in.RunnerEnded {
-		if strings.Contains(in.EndReason, "did not end within") {
+		switch in.EndCause {
+		case EndDeadline:
 			return evalsv1alpha1.OutcomeRunnerTimedOut, with(in.EndReason + "; its output was collected as it was then")
+		case EndNotStopped:
+			return evalsv1alpha1.OutcomeRunnerNotStopped, with(notStopped(rec) + "; the output was collected as it was then")
 		}
 		return evalsv1alpha1.OutcomeRunnerFailed, with("the runner did not finish (" + in.EndReason + "); the output was collected as it was then")
+	}
+	if in.LauncherMissing != nil {
+		// The launcher writes its report last, after every runner process is gone; without it nothing says how the
+		// runner's invocations ended (a timeout, leftovers), so the run cannot count as finished.
+		return evalsv1alpha1.OutcomeRunnerFailed, with("the launcher's report did not arrive (" + in.LauncherMissing.Error() + "): how the runner ended is unaccounted for")
+	}
+	if rec != nil && rec.Survivors > 0 {
+		return evalsv1alpha1.OutcomeRunnerNotStopped, with(notStopped(rec))
 	}
 	if rec != nil {
 		switch {
@@ -276,9 +293,28 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 	return evalsv1alpha1.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
 }
 
-// launcherStatus is the launcher's report as recorded in status: labelled as the launcher's, bounded.
-func launcherStatus(rec *layout.LauncherReport) *evalsv1alpha1.LauncherReport {
+// notStopped says that processes of the runner survived SIGKILL.
+func notStopped(rec *layout.LauncherReport) string {
+	if rec == nil || rec.Survivors == 0 {
+		return "the launcher reports processes of the runner that survived SIGKILL for its kill grace"
+	}
+	return fmt.Sprintf("the launcher reports %s of the runner that survived SIGKILL for its kill grace", plural(rec.Survivors, "process", "processes"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// launcherStatus is the launcher's report as recorded in status: labelled as the launcher's, bounded; a report
+// that should have arrived and did not is recorded as Missing.
+func launcherStatus(rec *layout.LauncherReport, missing error) *evalsv1alpha1.LauncherReport {
 	if rec == nil {
+		if missing != nil {
+			return &evalsv1alpha1.LauncherReport{Delivery: evalsv1alpha1.LauncherReportMissing}
+		}
 		return nil
 	}
 	out := &evalsv1alpha1.LauncherReport{
@@ -286,6 +322,8 @@ func launcherStatus(rec *layout.LauncherReport) *evalsv1alpha1.LauncherReport {
 		Invocations:       clampInt32(rec.Invocations),
 		FailedInvocations: clampInt32(rec.FailedCases),
 		Leftovers:         clampInt32(rec.Leftovers),
+		Survivors:         clampInt32(rec.Survivors),
+		Delivery:          evalsv1alpha1.LauncherReportDelivered,
 	}
 	if o := rec.Runner; o != nil {
 		out.ExitCode = o.ExitCode

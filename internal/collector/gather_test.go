@@ -3,6 +3,7 @@ package collector
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
@@ -20,11 +20,15 @@ import (
 )
 
 // fixture is a pod's volumes, an eval file and a run configuration (see testutil.PodFixture).
-type fixture struct{ *testutil.PodFixture }
+type fixture struct {
+	*testutil.PodFixture
+	// report is the launcher's report as it arrived through the runner-end FIFO (nil: none expected).
+	report *layout.LauncherReport
+}
 
 // newFixture's runner is never launched here: the tests write its output and the launcher's report themselves.
 func newFixture(t *testing.T) *fixture {
-	return &fixture{testutil.NewPodFixture(t, ": {OUTPUT_FILE}")}
+	return &fixture{PodFixture: testutil.NewPodFixture(t, ": {OUTPUT_FILE}")}
 }
 
 func (f *fixture) write(t *testing.T, path, content string) { f.Write(t, path, content) }
@@ -32,16 +36,14 @@ func (f *fixture) write(t *testing.T, path, content string) { f.Write(t, path, c
 // finishedRunner writes the launcher's report as the launcher would.
 func (f *fixture) finishedRunner(t *testing.T, exit int32) {
 	t.Helper()
-	if err := podfiles.WriteJSONAtomic(f.Pod.Output().LauncherReport(), layout.LauncherReport{Batching: f.Config.Batching, Runner: &layout.Outcome{ExitCode: &exit}, Invocations: 1}); err != nil {
-		t.Fatal(err)
-	}
+	f.report = &layout.LauncherReport{Batching: f.Config.Batching, Runner: &layout.Outcome{ExitCode: &exit}, Invocations: 1, ExitCode: int(exit)}
 }
 
 // gather snapshots the output and gathers it as the collector does after the runner ended.
 func (f *fixture) gather(t *testing.T, ended bool) *Gathered {
 	t.Helper()
 	in := GatherInput{Config: f.Config, Output: f.Pod.SnapshotOutput(), RunnerEnded: ended, PodName: "pod-1", Now: time.Now(),
-		Snapshot: TakeSnapshot(f.Config, f.Pod.Output(), f.Pod.SnapshotOutput())}
+		Snapshot: TakeSnapshot(f.Config, f.Pod.Output(), f.Pod.SnapshotOutput()), Launcher: f.report}
 	if !ended {
 		in.EndReason = "the pod was stopped before the runner ended"
 	}
@@ -190,9 +192,7 @@ func TestGatherPerCase(t *testing.T) {
 	rec := layout.LauncherReport{Batching: "PerCase", Invocations: 4, FailedCases: 1,
 		Runner: &layout.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"},
 		Cases:  []layout.CaseOutcome{{ID: "gamma", Outcome: layout.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"}}}}
-	if err := podfiles.WriteJSONAtomic(f.Pod.Output().LauncherReport(), rec); err != nil {
-		t.Fatal(err)
-	}
+	f.report = &rec
 	g := f.gather(t, true)
 	if g.Outcome != evalsv1alpha1.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
 		t.Errorf("outcome %s %q", g.Outcome, g.Message)
@@ -278,11 +278,12 @@ func TestGatherHostileOutputs(t *testing.T) {
 		if g.Outcome != evalsv1alpha1.OutcomeMissingResults {
 			t.Errorf("outcome %s, want MissingResults whatever the report claims", g.Outcome)
 		}
-		// A garbage report is noted, never trusted.
-		f.write(t, f.Pod.Output().LauncherReport(), `{"batching": [}`)
+		// A launcher.json in the output directory (where the report once went) is the runner's file: ignored.
+		f.report = nil
+		f.write(t, filepath.Join(f.Pod.Out, "launcher.json"), `{"batching":"Batched","error":"forged"}`)
 		g = f.gather(t, true)
-		if g.Outcome != evalsv1alpha1.OutcomeMissingResults || !strings.Contains(g.Message, "launcher's report is unusable") {
-			t.Errorf("outcome %s %q", g.Outcome, g.Message)
+		if g.Outcome != evalsv1alpha1.OutcomeMissingResults || strings.Contains(g.Message, "forged") {
+			t.Errorf("outcome %s %q, want MissingResults without the runner's launcher.json", g.Outcome, g.Message)
 		}
 	})
 	t.Run("forged verdicts in the output directory are ignored", func(t *testing.T) {
@@ -387,4 +388,67 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 		t.Fatal(err)
 	}
 	return cmp.Equal(x, y)
+}
+
+// How the wait for the runner ended, and whether the launcher's report arrived, are typed facts: the outcome is
+// decided on them, never on message text, and a missing report or survivors only ever make it worse.
+func TestClassifyEndCauses(t *testing.T) {
+	zero := int32(0)
+	cfg := &layout.RunConfig{Batching: "Batched"}
+	clean := &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1}
+	tests := []struct {
+		name    string
+		in      GatherInput
+		want    evalsv1alpha1.CollectionOutcome
+		wantMsg string
+	}{
+		{"deadline, whatever the text says", GatherInput{EndCause: EndDeadline, EndReason: "anything"},
+			evalsv1alpha1.OutcomeRunnerTimedOut, "anything"},
+		{"a text that once meant a timeout is not one", GatherInput{EndCause: EndPodStopped, EndReason: "the runner container did not end within 9s"},
+			evalsv1alpha1.OutcomeRunnerFailed, "did not finish"},
+		{"survivors reported while the FIFO stays open", GatherInput{EndCause: EndNotStopped, Launcher: &layout.LauncherReport{Survivors: 2}},
+			evalsv1alpha1.OutcomeRunnerNotStopped, "2 processes of the runner that survived SIGKILL"},
+		{"survivors in the final report", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Survivors: 1}},
+			evalsv1alpha1.OutcomeRunnerNotStopped, "1 process of the runner"},
+		{"the report did not arrive", GatherInput{RunnerEnded: true, EndCause: EndEnded, LauncherMissing: errors.New("the stream does not end with the launcher's report")},
+			evalsv1alpha1.OutcomeRunnerFailed, "the launcher's report did not arrive"},
+		{"leftovers killed are said", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1, Leftovers: 3}},
+			evalsv1alpha1.OutcomeCompleted, "the launcher killed 3 processes the runner left behind"},
+		{"a clean report", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: clean},
+			evalsv1alpha1.OutcomeCompleted, "collected the results of all 0 cases"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Config = cfg
+			outcome, msg := classify(tc.in.Launcher, tc.in, results.Tail{}, false, 0)
+			if outcome != tc.want || !strings.Contains(msg, tc.wantMsg) {
+				t.Errorf("classified %s %q, want %s containing %q", outcome, msg, tc.want, tc.wantMsg)
+			}
+		})
+	}
+}
+
+// The status records whether the report arrived, and the survivors.
+func TestLauncherStatusDelivery(t *testing.T) {
+	if got := launcherStatus(nil, nil); got != nil {
+		t.Errorf("no report expected: %+v, want nil", got)
+	}
+	if got := launcherStatus(nil, errors.New("x")); got == nil || got.Delivery != evalsv1alpha1.LauncherReportMissing {
+		t.Errorf("missing report: %+v, want delivery Missing", got)
+	}
+	got := launcherStatus(&layout.LauncherReport{Leftovers: 2, Survivors: 1}, nil)
+	if got.Delivery != evalsv1alpha1.LauncherReportDelivered || got.Leftovers != 2 || got.Survivors != 1 {
+		t.Errorf("report: %+v", got)
+	}
+}
+
+// The report's payload is hostile data: bounded lists, no negative counts.
+func TestDecodeLauncherReport(t *testing.T) {
+	if _, err := decodeLauncherReport([]byte(`{"batching": [}`)); err == nil {
+		t.Error("garbage decoded")
+	}
+	r, err := decodeLauncherReport([]byte(`{"leftovers":-5,"survivors":-1}`))
+	if err != nil || r.Leftovers != 0 || r.Survivors != 0 {
+		t.Errorf("%+v %v, want counts clamped at 0", r, err)
+	}
 }

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,9 +12,6 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 )
-
-// maxLauncherReportBytes bounds the launcher's report (it holds at most layout.MaxRecordedCaseFailures tails).
-const maxLauncherReportBytes = 4 << 20
 
 // defaultMaxOutputBytes bounds the Batched output when run.json does not.
 const defaultMaxOutputBytes = 1 << 30
@@ -29,9 +25,6 @@ type Snapshot struct {
 	OutputMissing bool
 	// CaseErrors holds the PerCase outputs that could not be copied, by case id.
 	CaseErrors map[string]error
-	// Launcher is the launcher's report; nil when absent or unusable (LauncherErr says why).
-	Launcher    *layout.LauncherReport
-	LauncherErr error
 }
 
 // TakeSnapshot copies the runner's final output from src into dst, a directory the runner cannot reach, so that
@@ -71,7 +64,6 @@ func TakeSnapshot(cfg *layout.RunConfig, src, dst layout.Output) *Snapshot {
 			s.OutputErr = err
 		}
 	}
-	s.Launcher, s.LauncherErr = readLauncherReport(dir)
 	return s
 }
 
@@ -95,23 +87,4 @@ func copyOut(dir *safefile.Dir, rel, dst string, max int64) (err error) {
 		cerr = fmt.Errorf("write the snapshot of %s: %w", rel, err)
 	}
 	return cerr
-}
-
-// readLauncherReport reads and decodes the launcher's report: hostile data, bounded in size and in its list.
-func readLauncherReport(dir *safefile.Dir) (*layout.LauncherReport, error) {
-	data, err := dir.ReadFile(layout.LauncherReportName, maxLauncherReportBytes)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r layout.LauncherReport
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("decode the launcher's report: %w", err)
-	}
-	if len(r.Cases) > layout.MaxRecordedCaseFailures {
-		r.Cases = r.Cases[:layout.MaxRecordedCaseFailures]
-	}
-	return &r, nil
 }

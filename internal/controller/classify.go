@@ -162,8 +162,9 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
 			Message: fmt.Sprintf("pod %s is being deleted; waiting for the Job", pod.Name), RecheckAfter: podRejectedRecheck}
 	}
-	if c := obs.Run.Status.Collection; c != nil && !c.RunnerFinished && c.Outcome == evalsv1alpha1.OutcomeRunnerTimedOut {
-		// The collector stopped waiting for a runner that outlived its own timeouts: decided, and the Job stopped.
+	if c := obs.Run.Status.Collection; c != nil && !c.RunnerFinished && decidedBeforeRunnerEnd(c.Outcome) {
+		// The collector stopped waiting for a runner that outlived its own timeouts, or whose processes the
+		// launcher could not kill: decided, and the Job stopped.
 		if a, ok := fromCollection(c, pod); ok {
 			return a
 		}
@@ -186,6 +187,12 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is starting", pod.Name)}
 	}
 	return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: fmt.Sprintf("pod %s is pending", pod.Name)}
+}
+
+// decidedBeforeRunnerEnd reports a collection outcome that decides the run while the runner container still
+// runs: the collector stopped waiting for its end (a typed outcome, never its message).
+func decidedBeforeRunnerEnd(o evalsv1alpha1.CollectionOutcome) bool {
+	return o == evalsv1alpha1.OutcomeRunnerTimedOut || o == evalsv1alpha1.OutcomeRunnerNotStopped
 }
 
 // disrupted reports a pod the cluster is taking away (eviction, drain, preemption, a node going): the API server
@@ -341,7 +348,8 @@ func fromOutcome(outcome evalsv1alpha1.CollectionOutcome, message, stderrTail st
 	// non-zero failed, whatever its output or the launcher's report claim.
 	if t := runnerTerminated(pod); t != nil && t.ExitCode != 0 {
 		switch outcome {
-		case evalsv1alpha1.OutcomeRunnerTimedOut, evalsv1alpha1.OutcomeHealthcheckFailed, evalsv1alpha1.OutcomeRunnerFailed, evalsv1alpha1.OutcomeCollectorFailed:
+		case evalsv1alpha1.OutcomeRunnerTimedOut, evalsv1alpha1.OutcomeRunnerNotStopped, evalsv1alpha1.OutcomeHealthcheckFailed,
+			evalsv1alpha1.OutcomeRunnerFailed, evalsv1alpha1.OutcomeCollectorFailed:
 			// Already a failure; the launcher's account names it more precisely.
 		default:
 			m := fmt.Sprintf("the runner container exited with code %d (kubelet)", t.ExitCode)
@@ -364,6 +372,8 @@ func fromOutcome(outcome evalsv1alpha1.CollectionOutcome, message, stderrTail st
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: msg}
 	case evalsv1alpha1.OutcomeRunnerTimedOut:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: msg}
+	case evalsv1alpha1.OutcomeRunnerNotStopped:
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerNotStopped, Message: msg}
 	case evalsv1alpha1.OutcomeHealthcheckFailed:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonHealthcheckFailed, Message: msg}
 	case evalsv1alpha1.OutcomeMissingResults:
@@ -492,6 +502,37 @@ func StopFinishedRun(a Assessment, pods []corev1.Pod, decidedAt, now time.Time) 
 func stopAtOnce(a Assessment, pod *corev1.Pod) bool {
 	return a.State == StateFailed && (runnerTerminated(pod) == nil || a.Reason == evalsv1alpha1.ReasonResultsNotReported ||
 		a.Reason == evalsv1alpha1.ReasonInfrastructureFailed || a.Reason == evalsv1alpha1.ReasonDisruptionLimitExceeded)
+}
+
+// ClassifyWithoutJob decides a one-pod run whose Job (and pod) is gone, from what its status recorded: the
+// collection, weighed against the kubelet's facts recorded in status.runner; without a collection the run was
+// cancelled. It never succeeds without the kubelet's exit code of the runner (WithoutRunnerExit).
+func ClassifyWithoutJob(run *evalsv1alpha1.EvalRun) Assessment {
+	pod := recordedPod(run)
+	a, ok := fromCollection(run.Status.Collection, pod)
+	switch {
+	case !ok:
+		a = Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
+			Message: fmt.Sprintf("Job %s was deleted before the run finished", run.Status.JobName)}
+	case runnerTerminated(pod) == nil:
+		a = WithoutRunnerExit(a, run.Status.JobName)
+	}
+	a.Runner = run.Status.Runner
+	a.Message = truncate(a.Message, maxConditionMessage)
+	return a
+}
+
+// WithoutRunnerExit is a collection's assessment for a run whose pod is gone when the kubelet's exit code of its
+// runner container was never seen (the Job was deleted first): a collection can still make the run fail, but
+// never succeed, because only the kubelet's exit code says that the runner container ended cleanly (the
+// runner's output and the launcher's report are in its reach; its exit code is not).
+func WithoutRunnerExit(a Assessment, jobName string) Assessment {
+	if a.State != StateSucceeded {
+		return a
+	}
+	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled, Runner: a.Runner,
+		Message: fmt.Sprintf("Job %s was deleted before the kubelet reported how the runner container ended; its results are kept, "+
+			"but without the runner's exit code the run cannot count as completed (collected: %s)", jobName, a.Message)}
 }
 
 // recordedPod rebuilds, from the kubelet facts recorded in status.runner, the runner's pod when it is gone, so a

@@ -232,7 +232,8 @@ func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alph
 // observeJobGone handles a run whose Job was deleted. The cache may not show yet the terminal status a reconcile
 // wrote before deleting the Job, so the API server's copy of the run decides. Results the collector persisted
 // stand, whoever deleted the Job afterwards (ttlSecondsAfterFinished: 0, a user, a manager that was away
-// meanwhile); only a run without them was cancelled.
+// meanwhile), except that they succeed only with the kubelet's exit code of the runner recorded; a run without
+// them was cancelled.
 func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alpha1.EvalRun) (*observed, error) {
 	live := &evalsv1alpha1.EvalRun{}
 	if err := r.apiReader.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
@@ -247,13 +248,7 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 	if Merged(live) {
 		return r.observeShardsWithoutJob(ctx, live)
 	}
-	if a, ok := fromCollection(live.Status.Collection, recordedPod(live)); ok {
-		a.Runner = live.Status.Runner
-		return &observed{assessment: a, facts: factsFromStatus(live)}, nil
-	}
-	a := Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
-		Message: fmt.Sprintf("Job %s was deleted before the run finished", live.Status.JobName), Runner: live.Status.Runner}
-	return &observed{assessment: a, facts: factsFromStatus(live)}, nil
+	return &observed{assessment: ClassifyWithoutJob(live), facts: factsFromStatus(live)}, nil
 }
 
 // factsFromStatus returns the facts already recorded in the run's status.

@@ -39,7 +39,7 @@ func (r *EvalRunReconciler) observeShardsWithoutJob(ctx context.Context, run *ev
 	if err != nil {
 		return nil, err
 	}
-	return r.decideShards(ctx, run, so, ShardsWithoutJob(so, run.Status.JobName), factsFromStatus(run), nil)
+	return r.decideShards(ctx, run, so, ShardsWithoutJob(so, run.Status.JobName, run.Status.Shards), factsFromStatus(run), nil)
 }
 
 // decideShards records the shards in the facts and, when the run is decided, merges their results first: the

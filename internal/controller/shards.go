@@ -72,6 +72,7 @@ var failurePriority = []string{
 	evalsv1alpha1.ReasonStorageLimitExceeded,
 	evalsv1alpha1.ReasonRunnerOOMKilled,
 	evalsv1alpha1.ReasonRunnerTimedOut,
+	evalsv1alpha1.ReasonRunnerNotStopped,
 	evalsv1alpha1.ReasonHealthcheckFailed,
 	evalsv1alpha1.ReasonRunnerFailed,
 	evalsv1alpha1.ReasonCollectorFailed,
@@ -102,8 +103,10 @@ func ClassifyShards(obs Observation, so ShardObservation, opts Options) ShardVer
 }
 
 // ShardsWithoutJob classifies the shards of a run whose Job is gone: a shard's recorded collection stands (weighed
-// against nothing, its pod being gone); a shard without one was cancelled.
-func ShardsWithoutJob(so ShardObservation, jobName string) ShardVerdict {
+// against nothing, its pod being gone), but succeeds only if the shard was already recorded as succeeded, that is
+// decided while the kubelet's exit code of its runner was seen (recorded: status.shards); a shard without a
+// collection was cancelled.
+func ShardsWithoutJob(so ShardObservation, jobName string, recorded []evalsv1alpha1.ShardStatus) ShardVerdict {
 	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}
 	for i := range so.Shards {
 		var c *evalsv1alpha1.CollectionStatus
@@ -111,6 +114,9 @@ func ShardsWithoutJob(so ShardObservation, jobName string) ShardVerdict {
 			c = s.Collection
 		}
 		a, ok := fromCollection(c, nil)
+		if ok && !recordedSucceeded(recorded, i) {
+			a = WithoutRunnerExit(a, jobName)
+		}
 		if !ok {
 			a = Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
 				Message: fmt.Sprintf("Job %s was deleted before the shard finished", jobName)}
@@ -120,6 +126,16 @@ func ShardsWithoutJob(so ShardObservation, jobName string) ShardVerdict {
 	v.Assessment = combineShards(v.Shards)
 	v.Statuses = shardStatuses(v.Shards, so)
 	return v
+}
+
+// recordedSucceeded reports whether shard i is recorded as succeeded in status.shards.
+func recordedSucceeded(recorded []evalsv1alpha1.ShardStatus, i int) bool {
+	for _, st := range recorded {
+		if int(st.Index) == i {
+			return State(st.State) == StateSucceeded
+		}
+	}
+	return false
 }
 
 // runWithCollection is run with status.collection replaced by a shard's (nil when it recorded none): the view

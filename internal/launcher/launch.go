@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -48,6 +49,9 @@ const (
 	ExitLaunchFailed = 126
 	// ExitTerminated: the container was asked to stop before the runner ended.
 	ExitTerminated = 143
+	// ExitNotStopped: processes of the runner survived SIGKILL for the kill grace (uninterruptible sleep); the
+	// launcher exits only once they are gone.
+	ExitNotStopped = 122
 )
 
 // Launch runs the runner: healthcheck, then the runner invocations, then it kills every process the runner left
@@ -88,30 +92,63 @@ func Launch(ctx context.Context, o Options) int {
 	return finishLaunch(o, rep, fd)
 }
 
-// finishLaunch kills what the runner left behind, writes the report, releases the runner-end FIFO and returns
-// the exit code.
+// kill is killLeftovers; tests stand in processes that survive SIGKILL.
+var kill = killLeftovers
+
+// reportWriteTimeout bounds how long the launcher waits for the collector to take its report.
+const reportWriteTimeout = 30 * time.Second
+
+// finishLaunch kills what the runner left behind, writes the report into the runner-end FIFO as the frame that
+// ends its stream, releases the FIFO and returns the exit code. The FIFO is released only once no other process
+// is left: when some survive the kill grace (a process in uninterruptible sleep ignores SIGKILL until it wakes),
+// the launcher says so first (a FrameStuck the collector acts on at once), then keeps killing until they are
+// gone.
 func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
-	rep.Leftovers = killLeftovers(layout.Seconds(o.Config.KillGraceSeconds))
+	grace := layout.Seconds(o.Config.KillGraceSeconds)
+	rep.Leftovers, rep.Survivors = kill(grace)
 	if rep.Leftovers > 0 {
 		podfiles.Logf(o.Log, "Killed processes the runner left behind count=%d\n", rep.Leftovers)
 	}
 	code, summary := launchExit(rep)
-	if err := podfiles.WriteJSONAtomic(o.Pod.Output().LauncherReport(), rep); err != nil {
-		podfiles.Logf(o.Log, "Cannot write the launcher report error=%q\n", err.Error())
+	rep.ExitCode = code
+	if rep.Survivors > 0 {
+		podfiles.Logf(o.Log, "Processes the runner left behind survived SIGKILL count=%d grace=%s\n", rep.Survivors, grace)
+		sendReport(o, fd, podfiles.FrameStuck, rep)
+		for survivors := rep.Survivors; survivors > 0; {
+			_, survivors = kill(max(grace, time.Second))
+		}
 	}
 	if o.TerminationLog != "" {
 		_ = os.WriteFile(o.TerminationLog, []byte(results.Excerpt(summary, 1024)), 0o644)
 	}
 	podfiles.Logf(o.Log, "Runner ended exitCode=%d summary=%q\n", code, summary)
+	sendReport(o, fd, podfiles.FrameEnd, rep)
 	if fd >= 0 {
 		_ = unix.Close(fd)
 	}
 	return code
 }
 
+// sendReport writes the report as a frame of kind into the runner-end FIFO; without the FIFO (fd < 0) there is
+// no collector to read it. A report that does not arrive is a failure the collector records.
+func sendReport(o Options, fd int, kind string, rep *layout.LauncherReport) {
+	if fd < 0 {
+		return
+	}
+	data, err := json.Marshal(rep)
+	if err == nil {
+		err = podfiles.WriteRunnerEnd(fd, podfiles.EncodeFrame(kind, data), reportWriteTimeout)
+	}
+	if err != nil {
+		podfiles.Logf(o.Log, "Cannot send the launcher report error=%q\n", err.Error())
+	}
+}
+
 // launchExit is the container's exit code and a one-line summary for a report.
 func launchExit(rep *layout.LauncherReport) (int, string) {
 	switch {
+	case rep.Survivors > 0:
+		return ExitNotStopped, fmt.Sprintf("%d processes the runner left behind survived SIGKILL for the kill grace", rep.Survivors)
 	case rep.Error != "":
 		return ExitLaunchFailed, "the runner could not be started: " + rep.Error
 	case rep.HealthcheckFailed:
@@ -278,7 +315,9 @@ func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration
 		question = c.Question()
 	}
 	promptFile := p.CasePromptFile(id)
-	if err := os.WriteFile(promptFile, []byte(question), 0o644); err != nil {
+	// The prompts directory is the runner's: whatever it planted at the prompt file's path (a FIFO would block
+	// an open for writing for ever) is replaced, never opened.
+	if err := writeFresh(filepath.Dir(promptFile), filepath.Base(promptFile), []byte(question)); err != nil {
 		return layout.Outcome{StartError: fmt.Sprintf("write the prompt file: %v", err)}
 	}
 	values := map[string]string{

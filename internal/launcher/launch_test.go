@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,20 +29,34 @@ func newFixture(t *testing.T, template string) *fixture {
 // Launch returned.
 func (f *fixture) launch(t *testing.T, ctx context.Context) (int, *layout.LauncherReport) {
 	t.Helper()
-	_, ended, failed := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
+	w := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
 	code := Launch(ctx, Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod, Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard})
+	return code, reportOf(t, w, code)
+}
+
+// reportOf waits for the runner-end FIFO's end-of-file and returns the launcher's report that ends its stream;
+// it fails the test unless the report carries the launcher's exit code.
+func reportOf(t *testing.T, w *podfiles.RunnerEndWatch, code int) *layout.LauncherReport {
+	t.Helper()
 	select {
-	case <-ended:
-	case err := <-failed:
+	case <-w.Ended:
+	case err := <-w.Failed:
 		t.Fatalf("runner-end FIFO: %v", err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the runner-end FIFO did not reach end-of-file after Launch returned")
 	}
+	kind, payload, err := w.Final()
+	if err != nil || kind != podfiles.FrameEnd {
+		t.Fatalf("the runner-end FIFO does not end with the launcher's report: %q, %v", kind, err)
+	}
 	var rep layout.LauncherReport
-	if err := podfiles.ReadJSON(f.Pod.Output().LauncherReport(), &rep); err != nil {
+	if err := json.Unmarshal(payload, &rep); err != nil {
 		t.Fatalf("launcher report: %v", err)
 	}
-	return code, &rep
+	if rep.ExitCode != code {
+		t.Errorf("report's exit code %d, Launch returned %d", rep.ExitCode, code)
+	}
+	return &rep
 }
 
 func TestLaunchBatched(t *testing.T) {
@@ -108,15 +123,11 @@ func TestLaunchHealthcheckFailure(t *testing.T) {
 
 func TestLaunchNoShell(t *testing.T) {
 	f := newFixture(t, `: {OUTPUT_FILE}`)
-	_, ended0, _ := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
+	w := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
 	code := Launch(context.Background(), Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod, Shell: "/nonexistent/bin/sh", Log: io.Discard})
-	<-ended0
+	rep := reportOf(t, w, code)
 	if code != ExitLaunchFailed {
 		t.Errorf("exit code %d, want %d", code, ExitLaunchFailed)
-	}
-	var rep layout.LauncherReport
-	if err := podfiles.ReadJSON(f.Pod.Output().LauncherReport(), &rep); err != nil {
-		t.Fatal(err)
 	}
 	if rep.Runner == nil || !strings.Contains(rep.Runner.StartError, "the runner image has no /nonexistent/bin/sh") {
 		t.Fatalf("runner outcome %+v, want a clear no-shell message", rep.Runner)

@@ -13,13 +13,14 @@ import (
 )
 
 // killLeftovers kills every process the runner left behind and reaps them, waiting at most timeout; it returns
-// how many it killed. As the container's init (PID 1), kill(-1) reaches every other process of the container's
-// PID namespace, whatever session or process group they moved to. Outside a container (tests, or a pod sharing
+// how many it killed and how many were still alive at the timeout (survivors: SIGKILL does not end a process in
+// uninterruptible sleep until it wakes). As the container's init (PID 1), kill(-1) reaches every other process of
+// the container's PID namespace, whatever session or process group they moved to. Outside a container (tests, or a pod sharing
 // its PID namespace) it kills the orphans re-parented to this subreaper instead, repeatedly, as their own
 // children are re-parented in turn.
-func killLeftovers(timeout time.Duration) int {
+func killLeftovers(timeout time.Duration) (killed, survived int) {
 	deadline := time.Now().Add(timeout)
-	killed := map[int]bool{}
+	seen := map[int]bool{}
 	// A process may be between fork and re-parenting when a scan runs: the scan repeats until it has come back
 	// empty a few times in a row.
 	for empty := 0; empty < 3 && time.Now().Before(deadline); {
@@ -29,7 +30,7 @@ func killLeftovers(timeout time.Duration) int {
 		} else {
 			empty = 0
 			for _, pid := range pids {
-				killed[pid] = true
+				seen[pid] = true
 			}
 			signalLeftovers(pids)
 		}
@@ -46,7 +47,7 @@ func killLeftovers(timeout time.Duration) int {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	return len(killed)
+	return len(seen), len(leftovers())
 }
 
 // leftovers lists the processes to kill: as PID 1, every other live process of the PID namespace; otherwise the

@@ -134,6 +134,10 @@ func (p Pod) RunnerStarted() string { return path.Join(p.Snapshot, "runner-start
 // RunnerEnded: see RunnerStarted.
 func (p Pod) RunnerEnded() string { return path.Join(p.Snapshot, "runner-ended") }
 
+// LauncherReport is the collector's copy of the launcher's report as it arrived through the runner-end FIFO (the
+// payload of its last frame), kept so that a restarted collector still has it.
+func (p Pod) LauncherReport() string { return path.Join(p.Snapshot, "launcher-report") }
+
 // CollectionTime is the collector's note of when it first collected (RFC 3339): a restarted collector reuses it,
 // so that it writes the same objects again rather than a new collectedAt.
 func (p Pod) CollectionTime() string { return path.Join(p.Snapshot, "collection-time") }
@@ -153,10 +157,9 @@ type Output struct{ Root string }
 
 // Names of the files in an output tree, relative to its root.
 const (
-	BatchOutputName    = "results.jsonl"
-	CaseOutputDirName  = "cases"
-	PromptDirName      = "prompts"
-	LauncherReportName = "launcher.json"
+	BatchOutputName   = "results.jsonl"
+	CaseOutputDirName = "cases"
+	PromptDirName     = "prompts"
 )
 
 // CaseOutputName is the relative name of one case's PerCase output. Case ids are validated as safe file names.
@@ -173,10 +176,6 @@ func (o Output) CaseOutput(id string) string { return path.Join(o.Root, CaseOutp
 
 // CasePromptFile is {PROMPT_FILE} for one case in PerCase mode.
 func (o Output) CasePromptFile(id string) string { return path.Join(o.Root, PromptDirName, id+".txt") }
-
-// LauncherReport is the launcher's report (how the runner invocations ended). It lives in the runner's own
-// volume, so the trusted side reads it as a claim that can only make the outcome worse.
-func (o Output) LauncherReport() string { return path.Join(o.Root, LauncherReportName) }
 
 // Environment variables set in the runner container.
 const (

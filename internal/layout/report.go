@@ -7,10 +7,12 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 )
 
-// LauncherReport is launcher.json, written by the launcher into the runner's output directory after the runner
-// ended: how the runner invocations ended, as the launcher saw them. It lives in the runner's reach, so the
-// collector reads it as hostile data and lets it only make the outcome worse (a timeout, a failed healthcheck, a
-// failed invocation); how the container ended comes from the kubelet.
+// LauncherReport is the launcher's report: how the runner invocations ended, as the launcher saw them. The
+// launcher writes it as the frame that ends the runner-end FIFO's stream (podfiles.EncodeFrame), after every
+// other process of the runner container is gone, so no runner process can suppress, replace or follow it; the
+// collector still decodes it as hostile data (runner processes may write into the FIFO before) and lets it only
+// make the outcome worse (a timeout, a failed healthcheck, a failed invocation, processes that survived). A
+// report that does not arrive is itself a failure; how the container ended comes from the kubelet.
 type LauncherReport struct {
 	// Batching is Batched or PerCase.
 	Batching string `json:"batching"`
@@ -33,6 +35,12 @@ type LauncherReport struct {
 	DurationMs int64 `json:"durationMs"`
 	// Leftovers counts the processes the runner left behind that the launcher killed at the end.
 	Leftovers int `json:"leftovers,omitempty"`
+	// Survivors counts the processes still alive after the launcher's kill grace (SIGKILL does not reach a
+	// process in uninterruptible sleep until it wakes): the runner did not end, and the launcher holds the
+	// runner-end FIFO until they are gone.
+	Survivors int `json:"survivors,omitempty"`
+	// ExitCode is the launcher's own exit code, which the kubelet reports as the runner container's.
+	ExitCode int `json:"exitCode"`
 }
 
 // MaxRecordedCaseFailures bounds LauncherReport.Cases.

@@ -91,6 +91,7 @@ var reasonKinds = map[string]reasonKind{
 	evalsv1alpha1.ReasonRunnerFailed:           failure,
 	evalsv1alpha1.ReasonRunnerOOMKilled:        failure,
 	evalsv1alpha1.ReasonRunnerTimedOut:         failure,
+	evalsv1alpha1.ReasonRunnerNotStopped:       failure,
 	evalsv1alpha1.ReasonHealthcheckFailed:      failure,
 	evalsv1alpha1.ReasonDeadlineExceeded:       failure,
 	evalsv1alpha1.ReasonImagePullFailed:        failure,

@@ -650,6 +650,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LauncherReport
   map:
     fields:
+    - name: delivery
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LauncherReportDelivery
     - name: exitCode
       type:
         scalar: numeric
@@ -671,9 +674,14 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: stderrTail
       type:
         scalar: string
+    - name: survivors
+      type:
+        scalar: numeric
     - name: timedOut
       type:
         scalar: boolean
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LauncherReportDelivery
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ParseError
   map:
     fields:

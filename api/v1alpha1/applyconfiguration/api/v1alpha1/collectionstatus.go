@@ -33,12 +33,14 @@ type CollectionStatusApplyConfiguration struct {
 	RunnerFinished *bool `json:"runnerFinished,omitempty"`
 	// outputSHA256 is the hex sha256 of the runner's output as collected.
 	OutputSHA256 *string `json:"outputSHA256,omitempty"`
-	// launcher is what the launcher inside the runner container reported about the runner's invocations. It
-	// comes from the runner's reach, so it can only make the outcome worse (a timeout, a failed healthcheck or
-	// invocation); how the runner container ended is in status.runner, from the kubelet.
+	// launcher is what the launcher inside the runner container reported about the runner's invocations,
+	// through the runner-end FIFO after every other process of the container was gone. It can only make the
+	// outcome worse (a timeout, a failed healthcheck or invocation, processes that survived SIGKILL); a report
+	// that did not arrive (delivery Missing) fails the run. How the runner container ended is in status.runner,
+	// from the kubelet.
 	Launcher *LauncherReportApplyConfiguration `json:"launcher,omitempty"`
 	// outcome is the collector's classification of the run: Completed, RunnerFailed, RunnerTimedOut,
-	// HealthcheckFailed, MissingResults, InvalidOutput or CollectorFailed. The manager turns it into conditions.
+	// RunnerNotStopped, HealthcheckFailed, MissingResults, InvalidOutput or CollectorFailed. The manager turns it into conditions.
 	Outcome *apiv1alpha1.CollectionOutcome `json:"outcome,omitempty"`
 	// message explains the outcome in one bounded line.
 	Message *string `json:"message,omitempty"`

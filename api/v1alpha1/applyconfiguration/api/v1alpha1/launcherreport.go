@@ -17,6 +17,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
 // LauncherReportApplyConfiguration represents a declarative configuration of the LauncherReport type for use
 // with apply.
 //
@@ -37,6 +41,13 @@ type LauncherReportApplyConfiguration struct {
 	FailedInvocations *int32 `json:"failedInvocations,omitempty"`
 	// leftovers is the number of processes the runner left behind that the launcher killed at the end.
 	Leftovers *int32 `json:"leftovers,omitempty"`
+	// survivors is the number of those processes still alive after the launcher's kill grace (SIGKILL does not
+	// end a process in uninterruptible sleep until it wakes); more than zero fails the run (RunnerNotStopped).
+	Survivors *int32 `json:"survivors,omitempty"`
+	// delivery says whether the launcher's report arrived: Delivered, or Missing when the runner container's
+	// processes were gone but no report ended the runner-end FIFO (the run then fails). Empty when the
+	// collector stopped waiting before the runner's end.
+	Delivery *apiv1alpha1.LauncherReportDelivery `json:"delivery,omitempty"`
 	// stderrTail is a bounded excerpt of the end of that invocation's stderr.
 	StderrTail *string `json:"stderrTail,omitempty"`
 }
@@ -100,6 +111,22 @@ func (b *LauncherReportApplyConfiguration) WithFailedInvocations(value int32) *L
 // If called multiple times, the Leftovers field is set to the value of the last call.
 func (b *LauncherReportApplyConfiguration) WithLeftovers(value int32) *LauncherReportApplyConfiguration {
 	b.Leftovers = &value
+	return b
+}
+
+// WithSurvivors sets the Survivors field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Survivors field is set to the value of the last call.
+func (b *LauncherReportApplyConfiguration) WithSurvivors(value int32) *LauncherReportApplyConfiguration {
+	b.Survivors = &value
+	return b
+}
+
+// WithDelivery sets the Delivery field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Delivery field is set to the value of the last call.
+func (b *LauncherReportApplyConfiguration) WithDelivery(value apiv1alpha1.LauncherReportDelivery) *LauncherReportApplyConfiguration {
+	b.Delivery = &value
 	return b
 }
 
