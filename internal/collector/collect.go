@@ -243,7 +243,9 @@ func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final b
 	}
 	n := int(o.Config.JudgeContainers)
 	podfiles.Logf(o.Log, "Connecting to the judge containers count=%d\n", n)
-	readers, problems := connectJudges(ctx, o.Pod, n)
+	cctx, cancel := context.WithTimeout(ctx, judgeConnectTimeout)
+	readers, problems := connectJudges(cctx, o.Pod, n)
+	cancel()
 	if err := podfiles.WriteJSONAtomic(o.Pod.SnapshotReady(), layout.SnapshotMarker{Final: true}); err != nil {
 		for _, r := range readers {
 			if r != nil {
@@ -260,6 +262,11 @@ func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final b
 	}
 	return verdicts, strings.Join(problems, "; ")
 }
+
+// judgeConnectTimeout bounds the wait for the judge containers' judge runners to connect once the runner ended:
+// they start with the pod and connect as soon as the collector opens their FIFOs, so only a judge container that
+// has not started by then (its image still pulling) waits here; its cases' code judges are then Errors.
+var judgeConnectTimeout = 60 * time.Second
 
 // ensureEvalFile returns file, or the eval file read for judging.
 func ensureEvalFile(o Options, file *evalfile.File) (*evalfile.File, error) {
