@@ -87,7 +87,10 @@ func handOff(t *testing.T, f *fixture, timeout time.Duration) (Verdicts, string)
 
 type testWriter struct{ t *testing.T }
 
-func (w testWriter) Write(p []byte) (int, error) { w.t.Log(strings.TrimSpace(string(p))); return len(p), nil }
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
 
 func scores(v Verdicts) map[string]float64 {
 	out := map[string]float64{}

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -52,7 +54,6 @@ var (
 	snapshotRW = corev1.VolumeMount{Name: "snapshot", MountPath: "/evalrun/snapshot"}
 	snapshotRO = corev1.VolumeMount{Name: "snapshot", MountPath: "/evalrun/snapshot", ReadOnly: true}
 	verdictsRW = corev1.VolumeMount{Name: "verdicts", MountPath: "/evalrun/verdicts"}
-	verdictsRO = corev1.VolumeMount{Name: "verdicts", MountPath: "/evalrun/verdicts", ReadOnly: true}
 	evalRO     = corev1.VolumeMount{Name: "eval", MountPath: "/evalrun-eval", ReadOnly: true}
 	tokenRO    = corev1.VolumeMount{Name: "collector-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}
 )
@@ -62,7 +63,7 @@ var (
 func gateJudge() corev1.Container {
 	return corev1.Container{
 		Name: "judge", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:      []string{"/collector", "judge", "--config", "/evalrun-eval/run.json"},
+		Command:      []string{"/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"},
 		VolumeMounts: []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, evalRO},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
@@ -76,7 +77,7 @@ func gateJudge() corev1.Container {
 func codeJudge() corev1.Container {
 	c := gateJudge()
 	c.Image, c.ImagePullPolicy = "localhost/evalrun/screening-runner:dev", ""
-	c.Command = []string{"/evalrun/bin/collector", "judge", "--config", "/evalrun-eval/run.json"}
+	c.Command = []string{"/evalrun/bin/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"}
 	c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
 	return c
 }
@@ -158,7 +159,7 @@ func baseJob() *batchv1.Job {
 								{Name: "EVALRUN_UID", Value: testUID},
 								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 							},
-							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
+							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, evalRO, tokenRO},
 							Resources:    small("512Mi"), SecurityContext: ourContainerSecurity(65531),
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
@@ -431,7 +432,7 @@ func TestBuildJobSharded(t *testing.T) {
 	install.VolumeMounts = append(install.VolumeMounts, evalRO, shardRW)
 	install.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("128Mi")
 	collector := &pod.InitContainers[1]
-	collector.VolumeMounts = []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, shardRO, tokenRO}
+	collector.VolumeMounts = []corev1.VolumeMount{binRO, outRO, snapshotRW, evalRO, shardRO, tokenRO}
 	runner := runnerOf(want)
 	runner.Env[0].Value = "/evalrun/shard/eval.yaml"
 	runner.VolumeMounts = append(runner.VolumeMounts, shardRO)
@@ -481,34 +482,42 @@ func hostileTargets() map[string]func(*evalsv1alpha1.EvalRun) {
 // runner never mounts the snapshot, the verdicts or the token; the collector reads the runner's output read-only;
 // the judge never sees the runner's output. Every volume has exactly one writer.
 func TestBuildJobMounts(t *testing.T) {
-	want := map[string][]corev1.VolumeMount{
-		"install":   {binRW},
-		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
-		"runner":    {binRO, outRW, evalRO},
-		"judge":     {binRO, snapshotRO, verdictsRW, evalRO},
-	}
-	wantWriters := map[string][]string{"bin": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"}}
 	forbidden := map[string][]string{
-		"runner": {"snapshot", "verdicts", "collector-token"},
-		"judge":  {"out", "collector-token"},
+		"runner":    {"snapshot", "verdicts", "verdicts-1", "collector-token"},
+		"collector": {"verdicts", "verdicts-1"},
 	}
 	for targetName, target := range hostileTargets() {
 		for _, codeJudges := range []int{0, 2} {
 			t.Run(fmt.Sprintf("%s, %d code judge cases", targetName, codeJudges), func(t *testing.T) {
+				want := map[string][]corev1.VolumeMount{
+					"install":   {binRW},
+					"collector": {binRO, outRO, snapshotRW, evalRO, tokenRO},
+					"runner":    {binRO, outRW, evalRO},
+					"judge":     {binRO, snapshotRO, verdictsRW, evalRO},
+				}
+				wantWriters := map[string][]string{"bin": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"}}
+				if codeJudges == 2 {
+					// Two judge containers (the default two workers), each with its own volume, which no other
+					// container mounts.
+					want["judge-1"] = []corev1.VolumeMount{binRO, snapshotRO, {Name: "verdicts-1", MountPath: "/evalrun/verdicts"}, evalRO}
+					wantWriters["verdicts-1"] = []string{"judge-1"}
+				}
 				run := testRun(target)
 				job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, codeJudges, Options{}), Options{})
 				got := map[string][]corev1.VolumeMount{}
 				writers := map[string][]string{}
+				readers := map[string][]string{}
 				for _, c := range allContainers(job) {
 					got[c.Name] = c.VolumeMounts
 					for _, m := range c.VolumeMounts {
+						readers[m.Name] = append(readers[m.Name], c.Name)
 						if !m.ReadOnly {
 							writers[m.Name] = append(writers[m.Name], c.Name)
 						}
 						if m.SubPath != "" || m.SubPathExpr != "" || m.MountPropagation != nil {
 							t.Errorf("container %s mounts %s with subPath %q/%q or propagation %v", c.Name, m.Name, m.SubPath, m.SubPathExpr, m.MountPropagation)
 						}
-						if slices.Contains(forbidden[c.Name], m.Name) {
+						if slices.Contains(forbidden[c.Name], m.Name) || (layout.IsJudgeContainer(c.Name) && slices.Contains([]string{"out", "collector-token"}, m.Name)) {
 							t.Errorf("container %s mounts %s", c.Name, m.Name)
 						}
 					}
@@ -519,8 +528,64 @@ func TestBuildJobMounts(t *testing.T) {
 				if diff := cmp.Diff(wantWriters, writers); diff != "" {
 					t.Errorf("read-write mounts per volume (-want +got):\n%s", diff)
 				}
+				for i := range 2 {
+					if v := layout.JudgeVolume(i); len(readers[v]) > 1 {
+						t.Errorf("volume %s is mounted by %v, want its judge container only", v, readers[v])
+					}
+				}
 			})
 		}
+	}
+}
+
+// TestBuildJobJudgeContainers pins the judge containers: one per code judge worker, at most 8 and at most one
+// per code-judged case, each named, indexed and mounting its own volume; install makes one judge-end FIFO each.
+func TestBuildJobJudgeContainers(t *testing.T) {
+	cases := []struct {
+		name              string
+		workers           *int32
+		cases, codeJudges int
+		want              []string
+	}{
+		{name: "no code judges: the gate only", cases: 3, want: []string{"judge"}},
+		{name: "default two workers", cases: 3, codeJudges: 3, want: []string{"judge", "judge-1"}},
+		{name: "one code-judged case", cases: 3, codeJudges: 1, want: []string{"judge"}},
+		{name: "workers above the cap", workers: ptr.To[int32](64), cases: 20, codeJudges: 20,
+			want: []string{"judge", "judge-1", "judge-2", "judge-3", "judge-4", "judge-5", "judge-6", "judge-7"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeWorkers: tc.workers}
+			})
+			job := BuildJob(run, BuildRunConfig(run, caseIDs(tc.cases), nil, tc.codeJudges, Options{}), Options{})
+			var names []string
+			for i, c := range job.Spec.Template.Spec.Containers {
+				if c.Name == "runner" {
+					continue
+				}
+				names = append(names, c.Name)
+				index := strconv.Itoa(i - 1)
+				if n := len(c.Command); n < 2 || c.Command[n-2] != "--index" || c.Command[n-1] != index {
+					t.Errorf("container %s command %q, want --index %s", c.Name, c.Command, index)
+				}
+				if m := c.VolumeMounts[2]; m.Name != layout.JudgeVolume(i-1) || m.MountPath != layout.VerdictsDir || m.ReadOnly {
+					t.Errorf("container %s mounts %+v, want its own volume %s read-write", c.Name, m, layout.JudgeVolume(i-1))
+				}
+			}
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("judge containers (-want +got):\n%s", diff)
+			}
+			install := job.Spec.Template.Spec.InitContainers[0].Command
+			wantJudges := tc.codeJudges > 0
+			if got := slices.Contains(install, "--judges"); got != wantJudges {
+				t.Errorf("install command %q, want --judges: %v", install, wantJudges)
+			} else if got {
+				if i := slices.Index(install, "--judges"); install[i+1] != strconv.Itoa(len(tc.want)) {
+					t.Errorf("install command %q, want --judges %d", install, len(tc.want))
+				}
+			}
+		})
 	}
 }
 
