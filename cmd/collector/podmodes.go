@@ -112,7 +112,8 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 		judging := &atomic.Bool{}
 		jctx, stop := judgeSignals(ctx, judging)
 		defer stop()
-		if err := judgerunner.Judge(jctx, judgerunner.Options{Config: cfg, Pod: *pod, Index: *index, Shell: *shell, Log: stderr, Judging: judging}); err != nil {
+		if err := judgerunner.Judge(jctx, judgerunner.Options{Config: cfg, Pod: *pod, Index: *index, Shell: *shell, Log: stderr, Judging: judging,
+			Scratch: []string{pod.Verdicts, "/dev/shm"}}); err != nil {
 			podfiles.Logf(stderr, "collector judge: %v\n", err)
 			return exitInfra
 		}

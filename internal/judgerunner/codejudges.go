@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -69,6 +71,12 @@ func runCodeJudges(ctx context.Context, o Options, out sender) layout.JudgeFrame
 	judgeOne := func(c *evalfile.Case, resp *jsonlresult.Response) error {
 		isolated.leftovers = 0
 		results := judge.RunCodeJudges(ctx, c, resp)
+		// Nothing of the case's scripts is alive now (isolatedRunner): what they wrote goes too.
+		for _, dir := range o.Scratch {
+			if err := clearDir(dir); err != nil {
+				podfiles.Logf(o.Log, "Cannot empty a scratch directory dir=%q error=%q\n", dir, err.Error())
+			}
+		}
 		f := layout.JudgeFrame{CaseID: c.ID, Leftovers: isolated.leftovers}
 		for key, r := range results {
 			f.Results = append(f.Results, layout.JudgeLine{CaseID: c.ID, Key: key, Result: r})
@@ -136,4 +144,36 @@ func (r *isolatedRunner) reap(c *evalfile.Case, ev *evalfile.EvaluatorConfig, re
 		return evaluate.EvaluatorResult{Verdict: evaluate.VerdictError, Misses: []string{why}, Reasoning: why}
 	}
 	return res
+}
+
+// clearDir removes everything in dir, whatever its type or mode (the scripts run as this process's uid, so it
+// owns whatever they made and may make it writable again).
+func clearDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		if cerr := os.Chmod(dir, 0o700); cerr != nil {
+			return err
+		}
+		if entries, err = os.ReadDir(dir); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			_ = os.Chmod(p, 0o700)
+			if err := clearDir(p); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -24,6 +24,9 @@ type Options struct {
 	Shell string
 	// Log receives the judge's progress lines.
 	Log io.Writer
+	// Scratch are the directories the scripts may write (the container's own volume, its /dev/shm): each is
+	// emptied after every case, so nothing a case's scripts left there reaches the next case's.
+	Scratch []string
 	// Judging, when set, becomes true before the first code_judge script starts: signals received from then on
 	// may come from scripts, so the caller ignores them (pod modes: judgeSignals).
 	Judging *atomic.Bool

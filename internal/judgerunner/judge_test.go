@@ -30,7 +30,8 @@ func runJudge(t *testing.T, f *testutil.PodFixture, index int) judged {
 	judging := &atomic.Bool{}
 	done := make(chan error, 1)
 	go func() {
-		done <- Judge(context.Background(), Options{Config: f.Config, Pod: f.Pod, Index: index, Shell: "/bin/sh", Log: io.Discard, Judging: judging})
+		done <- Judge(context.Background(), Options{Config: f.Config, Pod: f.Pod, Index: index, Shell: "/bin/sh", Log: io.Discard, Judging: judging,
+			Scratch: []string{scratch(f)}})
 	}()
 	r, err := podfiles.OpenJudgeEndReader(f.Pod.JudgeEnd(index))
 	if err != nil {
@@ -70,6 +71,9 @@ func runJudge(t *testing.T, f *testutil.PodFixture, index int) judged {
 	}
 	return got
 }
+
+// scratch is the scripts' writable directory ($SCRATCH), emptied after every case.
+func scratch(f *testutil.PodFixture) string { return filepath.Join(f.Pod.Verdicts, "scratch") }
 
 // withEval replaces the fixture's eval file and requested cases.
 func withEval(t *testing.T, f *testutil.PodFixture, eval string, ids ...string) {
@@ -125,7 +129,8 @@ evalcases:
           type: code_judge
           script: |
             cat >/dev/null
-            setsid sh -c 'echo $$ > "$SCRATCH/daemon.pid"; while :; do echo forged > "$SCRATCH/forged"; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
+            mkdir -p "$SCRATCH/locked"; echo planted > "$SCRATCH/locked/for-c2"; chmod 0 "$SCRATCH/locked"
+            setsid sh -c 'echo $$ > "$DAEMON/daemon.pid"; while :; do echo forged > "$DAEMON/forged"; sleep 0.05; done' </dev/null >/dev/null 2>&1 &
             sleep 0.3
             echo '{"score": 0}'
   - id: c2
@@ -136,15 +141,18 @@ evalcases:
           type: code_judge
           script: |
             cat >/dev/null
-            if kill -0 "$(cat "$SCRATCH/daemon.pid")" 2>/dev/null; then echo '{"score": 0, "misses": ["c1 daemon alive"]}'; else echo '{"score": 1}'; fi
+            if kill -0 "$(cat "$DAEMON/daemon.pid")" 2>/dev/null; then echo '{"score": 0, "misses": ["c1 daemon alive"]}'
+            elif [ -n "$(ls -A "$SCRATCH" 2>/dev/null)" ]; then echo '{"score": 0, "misses": ["c1 files left"]}'
+            else echo '{"score": 1}'; fi
 `
 
 // Every process a case's judge leaves behind is killed and reaped before the next case's judge starts and before
-// the case's verdict is sent; the case's result says so.
+// the case's verdict is sent, and its scratch files are removed; the case's result says so.
 func TestJudgeKillsWhatACaseLeavesBehind(t *testing.T) {
 	f := testutil.NewPodFixture(t, ": {OUTPUT_FILE}")
 	withEval(t, f, isolationEval, "c1", "c2")
-	t.Setenv("SCRATCH", f.Pod.Verdicts)
+	t.Setenv("DAEMON", f.Pod.Verdicts)
+	t.Setenv("SCRATCH", scratch(f))
 	f.Write(t, f.Pod.SnapshotOutput().BatchOutput(), `{"id":"c1","text":"a"}`+"\n"+`{"id":"c2","text":"b"}`+"\n")
 	got := runJudge(t, f, 0)
 	if len(got.frames) != 3 {
@@ -156,7 +164,7 @@ func TestJudgeKillsWhatACaseLeavesBehind(t *testing.T) {
 		t.Errorf("c1 %+v, want score 0 and the killed leftover recorded", c1)
 	}
 	if c2.CaseID != "c2" || len(c2.Results) != 1 || c2.Results[0].Result.Score != 1 || c2.Leftovers != 0 {
-		t.Errorf("c2 %+v, want score 1: c1's daemon must be gone before c2's judge runs", c2)
+		t.Errorf("c2 %+v, want score 1: c1's daemon and files must be gone before c2's judge runs", c2)
 	}
 	if left := reaper.ChildrenOf(os.Getpid()); len(left) > 0 {
 		t.Errorf("processes left after judging: %v", left)
@@ -196,7 +204,7 @@ evalcases:
 func TestJudgeFramesCannotBeForgedByScripts(t *testing.T) {
 	f := testutil.NewPodFixture(t, ": {OUTPUT_FILE}")
 	withEval(t, f, forgeryEval, "c1")
-	t.Setenv("SCRATCH", f.Pod.Verdicts)
+	t.Setenv("SCRATCH", scratch(f))
 	t.Setenv("BIN", f.Pod.Bin)
 	f.Write(t, f.Pod.SnapshotOutput().BatchOutput(), `{"id":"c1","text":"a"}`+"\n")
 	got := runJudge(t, f, 0)
@@ -212,8 +220,9 @@ func TestJudgeFramesCannotBeForgedByScripts(t *testing.T) {
 func TestJudgeJudgesItsShareOnly(t *testing.T) {
 	f := testutil.NewPodFixture(t, ": {OUTPUT_FILE}")
 	withEval(t, f, isolationEval, "c1", "c2")
+	t.Setenv("DAEMON", f.Pod.Verdicts)
 	f.Config.JudgeContainers = 2
-	t.Setenv("SCRATCH", f.Pod.Verdicts)
+	t.Setenv("SCRATCH", scratch(f))
 	f.Write(t, f.Pod.SnapshotOutput().BatchOutput(), `{"id":"c1","text":"a"}`+"\n"+`{"id":"c2","text":"b"}`+"\n")
 	got := runJudge(t, f, 1)
 	if len(got.frames) != 2 || got.frames[0].CaseID != "c2" || got.frames[1].End == nil || got.frames[1].End.Judged != 1 {
