@@ -83,7 +83,25 @@ func codeJudge() corev1.Container {
 }
 
 // setJudge replaces the judge container of j.
-func setJudge(j *batchv1.Job, c corev1.Container) { *containerOf(j, "judge") = c }
+func setJudge(j *batchv1.Job, c corev1.Container) { setJudges(j, 1, c) }
+
+// setJudges makes j's judge containers n copies of c ("judge", "judge-1", ...), each with its index and its own
+// volume, and has install make their judge-end FIFOs.
+func setJudges(j *batchv1.Job, n int, c corev1.Container) {
+	spec := &j.Spec.Template.Spec
+	spec.InitContainers[0].Command = append(spec.InitContainers[0].Command, "--judges", strconv.Itoa(n))
+	*containerOf(j, "judge") = c
+	for i := 1; i < n; i++ {
+		ci := *c.DeepCopy()
+		ci.Name = "judge-" + strconv.Itoa(i)
+		ci.Command[len(ci.Command)-1] = strconv.Itoa(i)
+		ci.VolumeMounts[2].Name = "verdicts-" + strconv.Itoa(i)
+		spec.Containers = append(spec.Containers, ci)
+		at := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "verdicts" }) + i
+		spec.Volumes = slices.Insert(spec.Volumes, at, corev1.Volume{Name: "verdicts-" + strconv.Itoa(i),
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	}
+}
 
 // baseJob is the Job expected for testRun() with the default options and no code judges, written out in full.
 func baseJob() *batchv1.Job {
@@ -247,8 +265,9 @@ func TestBuildJob(t *testing.T) {
 				judge := codeJudge()
 				judge.WorkingDir, judge.ImagePullPolicy = "/app", corev1.PullNever
 				setJudge(j, judge)
-				// One code judge case: ceil(1/2) rounds of 60s + 60s, the results deadline 300s and a 30s margin.
-				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "450"
+				// One code judge case, one judge container: 1 round of 60s + 4s, + 60s, the results deadline 300s
+				// and a 30s margin.
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "454"
 			},
 		},
 		{
@@ -264,9 +283,10 @@ func TestBuildJob(t *testing.T) {
 				judge := codeJudge()
 				judge.Image, judge.ImagePullPolicy = "registry.example/judge:v1", corev1.PullIfNotPresent
 				judge.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}
-				setJudge(j, judge)
-				// Three code judge cases: ceil(3/2) rounds of 60s + 60s, + 300s + 30s.
-				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "510"
+				// Two judge containers (the default two workers; the pod has two cases): 1 round of 60s + 4s, + 60s,
+				// + 300s + 30s.
+				setJudges(j, 2, judge)
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "454"
 			},
 		},
 		{
@@ -286,9 +306,10 @@ func TestBuildJob(t *testing.T) {
 				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeTimeoutSeconds: ptr.To[int32](7), CodeJudgeWorkers: ptr.To[int32](3)}
 			}),
 			want: func(j *batchv1.Job) {
-				setJudge(j, codeJudge())
-				// The judge deadline (ceil(2/3) = 1 round of 7s, + 60s), the results deadline 60s, a 30s margin.
-				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "157"
+				// Two judge containers (three workers, two cases): the judge deadline (1 round of 7s + 4s, + 60s),
+				// the results deadline 60s, a 30s margin.
+				setJudges(j, 2, codeJudge())
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "161"
 			},
 		},
 		{
@@ -386,7 +407,7 @@ func TestBuildJob(t *testing.T) {
 			codeJudges: 1,
 			want: func(j *batchv1.Job) {
 				setJudge(j, codeJudge())
-				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "450"
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "454"
 			},
 		},
 	}
@@ -670,7 +691,11 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 			if diff := cmp.Diff([]string{"install: run once", "collector: restart Always"}, kinds(spec.InitContainers)); diff != "" {
 				t.Errorf("init containers (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]string{"runner: run once", "judge: run once"}, kinds(spec.Containers)); diff != "" {
+			wantContainers := []string{"runner: run once", "judge: run once"}
+			if tc.codeJudges == 2 {
+				wantContainers = append(wantContainers, "judge-1: run once") // the default two workers
+			}
+			if diff := cmp.Diff(wantContainers, kinds(spec.Containers)); diff != "" {
 				t.Errorf("containers (-want +got):\n%s", diff)
 			}
 			for _, c := range allContainers(job) {
