@@ -161,7 +161,6 @@ read:
 	if je.r.Skipped > 0 {
 		rep.problems = append(rep.problems, fmt.Sprintf("%s: %d writes into its FIFO were not its judge runner's and were ignored", name, je.r.Skipped))
 	}
-	_ = je.r.Close()
 	return rep
 }
 
@@ -190,6 +189,13 @@ func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, rea
 			out[id] = m // shares are disjoint
 		}
 		problems = append(problems, rep.problems...)
+	}
+	// Every FIFO stays open until every judge is done: a script that opens another judge's FIFO to write into it
+	// must not block for want of a reader (its own case would time out).
+	for _, r := range readers {
+		if r != nil {
+			_ = r.Close()
+		}
 	}
 	sort.Strings(problems)
 	return out, problems
