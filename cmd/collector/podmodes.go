@@ -110,7 +110,7 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 			podfiles.Logf(stderr, "collector judge: %v (processes the scripts leave behind may outlive them)\n", err)
 		}
 		judging := &atomic.Bool{}
-		jctx, stop := judgeSignals(ctx, judging)
+		jctx, stop := judgeSignals(judging)
 		defer stop()
 		if err := judgerunner.Judge(jctx, judgerunner.Options{Config: cfg, Pod: *pod, Index: *index, Shell: *shell, Log: stderr, Judging: judging,
 			Scratch: []string{pod.Verdicts, "/dev/shm"}}); err != nil {
@@ -155,7 +155,7 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 // as SIGQUIT, SIGABRT or SIGILL), and once code_judge scripts may exist (judging) it ignores them all, since
 // they may be the scripts'. Before, SIGTERM and SIGINT (the kubelet's) end the returned context. main's own
 // SIGTERM/SIGINT context is not used in this mode.
-func judgeSignals(_ context.Context, judging *atomic.Bool) (context.Context, func()) {
+func judgeSignals(judging *atomic.Bool) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs)
