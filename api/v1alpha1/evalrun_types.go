@@ -446,7 +446,11 @@ type Judging struct {
 	// +optional
 	CodeJudgeTimeoutSeconds *int32 `json:"codeJudgeTimeoutSeconds,omitempty"`
 
-	// codeJudgeWorkers is how many code_judge scripts run at once. Defaults to 2.
+	// codeJudgeWorkers is how many cases' code_judge scripts run at once. Defaults to 2. Each worker is its own
+	// judge container ("judge", "judge-1", ...), which judges its share of the cases one case at a time and kills
+	// every process a case's scripts left behind before the next, so no script can reach another case's judge.
+	// The pod gets min(codeJudgeWorkers, 8, the code-judged cases) judge containers, each with judging.resources:
+	// the pod requests them once per judge container.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=64
 	// +default=2
@@ -462,7 +466,8 @@ type Judging struct {
 	// +optional
 	Image string `json:"image,omitempty"`
 
-	// resources of the judge container. Defaults to small requests (10m CPU, 64Mi memory) and no limits.
+	// resources of each judge container (see codeJudgeWorkers). Defaults to small requests (10m CPU, 64Mi memory)
+	// and no limits.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 

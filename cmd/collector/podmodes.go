@@ -7,12 +7,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/judgerunner"
 	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
 )
 
 // Exit codes of the pod modes.
@@ -34,6 +38,7 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 		bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
 		src := fs.String("src", "", "binary to copy (default: this executable)")
 		config := fs.String("config", "", "run configuration file (run.json): write this pod's shard of the eval file (when it names a source eval file) and the runner's eval file and configuration into the view volume")
+		judges := fs.Int("judges", 0, "make the judge-end FIFOs of this many judge containers")
 		if code, ok := parseFlags(fs, args); !ok {
 			return code
 		}
@@ -68,6 +73,14 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 			podfiles.Logf(stderr, "collector install: %v\n", err)
 			return exitInfra
 		}
+		ends := make([]string, 0, max(*judges, 0))
+		for i := range *judges {
+			ends = append(ends, pod.JudgeEnd(i))
+		}
+		if err := podfiles.CreateJudgeEnds(ends); err != nil {
+			podfiles.Logf(stderr, "collector install: %v\n", err)
+			return exitInfra
+		}
 		return exitOK
 	case "launch":
 		shell := fs.String("shell", launcher.DefaultShell, "shell that runs the command templates")
@@ -96,11 +109,26 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 		return launcher.Launch(ctx, launcher.Options{Config: cfg, Pod: *pod, Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr, TerminationLog: *termLog})
 	case "judge":
 		shell := fs.String("shell", launcher.DefaultShell, "shell that runs the code_judge scripts")
+		index := fs.Int("index", 0, "this judge container's index (its share of the cases and its judge-end FIFO)")
 		cfg, pod, code := podModeFlags(fs, args, stderr, exitInfra)
 		if cfg == nil {
 			return code
 		}
-		if err := judgerunner.Judge(ctx, judgerunner.Options{Config: cfg, Pod: *pod, Shell: *shell, Log: stderr}); err != nil {
+		if cfg.CodeJudges && (*index < 0 || *index >= int(cfg.JudgeContainers)) {
+			return usageError(fs, stderr, fmt.Sprintf("--index %d is not one of the %d judge containers", *index, cfg.JudgeContainers))
+		}
+		if err := reaper.Harden(); err != nil {
+			podfiles.Logf(stderr, "collector judge: %v\n", err)
+			return exitInfra
+		}
+		if err := reaper.BecomeSubreaper(); err != nil {
+			podfiles.Logf(stderr, "collector judge: %v (processes the scripts leave behind may outlive them)\n", err)
+		}
+		judging := &atomic.Bool{}
+		jctx, stop := judgeSignals(judging)
+		defer stop()
+		if err := judgerunner.Judge(jctx, judgerunner.Options{Config: cfg, Pod: *pod, Index: *index, Shell: *shell, Log: stderr, Judging: judging,
+			Scratch: []string{pod.Verdicts, "/dev/shm"}}); err != nil {
 			podfiles.Logf(stderr, "collector judge: %v\n", err)
 			return exitInfra
 		}
@@ -135,6 +163,25 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 	}
 	podfiles.Logf(stderr, "collector: unknown pod mode %q\n", mode)
 	return exitUsage
+}
+
+// judgeSignals is the judge runner's stop signal. As its container's PID 1 it receives, from processes of its own
+// container, only the signals it handles; it handles every one (the Go runtime would otherwise die of some, such
+// as SIGQUIT, SIGABRT or SIGILL), and once code_judge scripts may exist (judging) it ignores them all, since
+// they may be the scripts'. Before, SIGTERM and SIGINT (the kubelet's) end the returned context. main's own
+// SIGTERM/SIGINT context is not used in this mode.
+func judgeSignals(judging *atomic.Bool) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs)
+	go func() {
+		for sig := range sigs {
+			if (sig == syscall.SIGTERM || sig == syscall.SIGINT) && !judging.Load() {
+				cancel()
+			}
+		}
+	}()
+	return ctx, func() { signal.Stop(sigs); cancel() }
 }
 
 // podModeFlags registers --config and the pod layout's flags on fs (after the mode's own), parses args and
@@ -175,7 +222,7 @@ func podFlags(fs *flag.FlagSet) *layout.Pod {
 	fs.StringVar(&p.Bin, "bin", p.Bin, "the bin volume (collector binary, runner-end FIFO)")
 	fs.StringVar(&p.Out, "out", p.Out, "the runner's output volume")
 	fs.StringVar(&p.Snapshot, "snapshot", p.Snapshot, "the collector's snapshot volume")
-	fs.StringVar(&p.Verdicts, "verdicts", p.Verdicts, "the judge's verdicts volume")
+	fs.StringVar(&p.Verdicts, "verdicts", p.Verdicts, "the judge container's own writable volume")
 	return &p
 }
 

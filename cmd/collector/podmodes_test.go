@@ -28,7 +28,7 @@ func TestInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	if code := podMain(context.Background(), "install", []string{"--src", src, "--bin", bin}, &bytes.Buffer{}, &stderr); code != 0 {
+	if code := podMain(context.Background(), "install", []string{"--src", src, "--bin", bin, "--judges", "2"}, &bytes.Buffer{}, &stderr); code != 0 {
 		t.Fatalf("install exit code %d, stderr %q", code, stderr.String())
 	}
 	got, err := os.ReadFile(dest)
@@ -49,12 +49,15 @@ func TestInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 2 {
-		t.Errorf("bin directory holds %d entries, want the binary and the FIFO (no temporary files)", len(entries))
+	if len(entries) != 4 {
+		t.Errorf("bin directory holds %d entries, want the binary, the runner-end FIFO and two judge-end FIFOs (no temporary files)", len(entries))
 	}
-	fifo, err := os.Stat(filepath.Join(bin, "runner-end"))
-	if err != nil || fifo.Mode()&os.ModeNamedPipe == 0 || fifo.Mode().Perm() != podfiles.RunnerEndMode {
-		t.Errorf("runner-end FIFO %v (%v), want a named pipe with mode %o", fifo, err, podfiles.RunnerEndMode)
+	for _, name := range []string{"runner-end", "judge-end-0", "judge-end-1"} {
+		// Writable by any uid, readable by the collector's only: a script can never read a judge's verdicts.
+		fifo, err := os.Stat(filepath.Join(bin, name))
+		if err != nil || fifo.Mode()&os.ModeNamedPipe == 0 || fifo.Mode().Perm() != podfiles.RunnerEndMode {
+			t.Errorf("%s FIFO %v (%v), want a named pipe with mode %o", name, fifo, err, podfiles.RunnerEndMode)
+		}
 	}
 }
 

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -71,6 +73,7 @@ func Collect(ctx context.Context, o Options) error {
 	snap := TakeSnapshot(o.Config, o.Pod.Output(), o.Pod.SnapshotOutput())
 	var bucket *shardBucket
 	var bucketErr error
+	var err error
 	if o.Config.Bucket != nil {
 		if o.BucketCredentialsDir == "" {
 			o.BucketCredentialsDir = layout.BucketCredentialsDir
@@ -93,7 +96,14 @@ func Collect(ctx context.Context, o Options) error {
 		case <-jctx.Done():
 		}
 	})
-	in.JudgeResults, in.JudgeError = handOffToJudge(jctx, o, ended, why)
+	if o.Config.CodeJudges && ended {
+		// The judges' shares are computed from the eval file; Gather judges with the same parse.
+		if in.EvalFile, err = podfiles.LoadEvalFileForJudging(o.Config); err != nil {
+			podfiles.Logf(o.Log, "Cannot read the eval file error=%q\n", err.Error())
+			in.EvalFile = nil
+		}
+	}
+	in.JudgeResults, in.JudgeError = handOffToJudge(jctx, o, in.EvalFile, ended, why)
 	stopJudgeWait()
 	jcancel()
 
@@ -264,27 +274,73 @@ func endedWith(rep *layout.LauncherReport, err error) RunnerEnd {
 	return RunnerEnd{Cause: EndEnded, Report: rep}
 }
 
-// handOffToJudge tells the judge container the snapshot is complete and, when some case has a code_judge, waits
-// for its verdicts. It returns the verdicts file ("" when there are none) and why code judges did not run.
-func handOffToJudge(ctx context.Context, o Options, final bool, why string) (string, string) {
-	if err := podfiles.WriteJSONAtomic(o.Pod.SnapshotReady(), layout.SnapshotMarker{Final: final, Reason: why}); err != nil {
-		return "", "the collector could not hand the output to the judge container: " + err.Error()
+// handOffToJudge tells the judge containers the snapshot is complete and, when some case has a code_judge, reads
+// their verdicts. It returns the verdicts it accepted (nil when there are none) and what went wrong with them.
+//
+// Before the snapshot is marked ready it connects to every judge container's judge-end FIFO and reads its judge
+// runner's key (no script exists yet); then it reads each judge's authenticated frames until its end frame and
+// accepts only results that name an invocation it expects from that container (judgeplan.Expected, computed here
+// from the eval file), the first of each. Nothing any judge writes in a file is read. All of it is bounded by
+// ctx (the judge deadline).
+func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final bool, why string) (Verdicts, string) {
+	if !o.Config.CodeJudges || !final {
+		if err := podfiles.WriteJSONAtomic(o.Pod.SnapshotReady(), layout.SnapshotMarker{Final: final, Reason: why}); err != nil {
+			return nil, "the collector could not hand the output to the judge container: " + err.Error()
+		}
+		if !o.Config.CodeJudges {
+			return nil, ""
+		}
+		return nil, "not run, because the runner's output was not final: " + why
 	}
-	if !o.Config.CodeJudges {
-		return "", ""
+	if note, err := readVerdictsNote(o.Pod); err == nil {
+		return note.Verdicts, strings.Join(note.Problems, "; ")
 	}
-	if !final {
-		return "", "not run, because the runner's output was not final: " + why
+	if _, err := os.Stat(o.Pod.SnapshotReady()); err == nil {
+		// A restarted collector: the judges' keys were in its predecessor's memory, and scripts may exist now,
+		// so no key read from here on can be trusted.
+		return nil, "the collector restarted while the code judges ran; their verdicts are lost"
+	}
+	file, err := ensureEvalFile(o, file)
+	if err != nil {
+		return nil, "the collector could not read the eval file: " + err.Error()
+	}
+	ids := o.Config.CaseIDs
+	if len(ids) == 0 {
+		ids = file.CaseIDs()
+	}
+	n := int(o.Config.JudgeContainers)
+	podfiles.Logf(o.Log, "Connecting to the judge containers count=%d\n", n)
+	cctx, cancel := context.WithTimeout(ctx, judgeConnectTimeout)
+	readers, problems := connectJudges(cctx, o.Pod, n)
+	cancel()
+	if err := podfiles.WriteJSONAtomic(o.Pod.SnapshotReady(), layout.SnapshotMarker{Final: true}); err != nil {
+		for _, r := range readers {
+			if r != nil {
+				_ = r.Close()
+			}
+		}
+		return nil, "the collector could not hand the output to the judge containers: " + err.Error()
 	}
 	podfiles.Logf(o.Log, "Waiting for the code judges\n")
-	if err := podfiles.WaitForFile(ctx, o.Pod.JudgesDone(), 0); err != nil {
-		return "", "the judge container did not finish in time: " + err.Error()
+	verdicts, more := collectVerdicts(ctx, file, ids, readers)
+	problems = append(problems, more...)
+	if err := noteVerdicts(o.Pod, verdicts, problems); err != nil {
+		podfiles.Logf(o.Log, "Cannot note the code judges' verdicts error=%q\n", err.Error())
 	}
-	var m layout.JudgesMarker
-	if err := podfiles.ReadJSON(o.Pod.JudgesDone(), &m); err != nil {
-		return "", "unreadable judge marker: " + err.Error()
+	return verdicts, strings.Join(problems, "; ")
+}
+
+// judgeConnectTimeout bounds the wait for the judge containers' judge runners to connect once the runner ended:
+// they start with the pod and connect as soon as the collector opens their FIFOs, so only a judge container that
+// has not started by then (its image still pulling) waits here; its cases' code judges are then Errors.
+var judgeConnectTimeout = 60 * time.Second
+
+// ensureEvalFile returns file, or the eval file read for judging.
+func ensureEvalFile(o Options, file *evalfile.File) (*evalfile.File, error) {
+	if file != nil {
+		return file, nil
 	}
-	return o.Pod.JudgeResults(), m.Error
+	return podfiles.LoadEvalFileForJudging(o.Config)
 }
 
 // persist writes the results (result ConfigMaps, or the bucket's objects), then the status or shard ConfigMap

@@ -31,9 +31,10 @@ type GatherInput struct {
 	Output layout.Output
 	// Snapshot says what could not be copied; nil means nothing was.
 	Snapshot *Snapshot
-	// JudgeResults is the judge container's judges.jsonl ("" when code judges did not run); JudgeError says why
-	// they did not, if they did not.
-	JudgeResults, JudgeError string
+	// JudgeResults are the code judges' verdicts the collector accepted from the judge containers (nil when code
+	// judges did not run); JudgeError says what went wrong with them, if anything did.
+	JudgeResults Verdicts
+	JudgeError   string
 	// RunnerEnded is true when every process of the runner container had ended before the snapshot; EndCause
 	// says why the collector stopped waiting otherwise (decided on), and EndReason says it to people.
 	RunnerEnded bool
@@ -91,12 +92,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if err != nil {
 		return nil, err
 	}
-	var recorded map[string]map[string]evaluate.EvaluatorResult
-	if in.JudgeResults != "" {
-		if recorded, err = readJudgeResults(in.JudgeResults); err != nil {
-			return nil, err
-		}
-	}
+	recorded := in.JudgeResults
 	ids := cfg.CaseIDs
 	if len(ids) == 0 {
 		ids = file.CaseIDs()

@@ -24,6 +24,8 @@ type fixture struct {
 	*testutil.PodFixture
 	// report is the launcher's report as it arrived through the runner-end FIFO (nil: none expected).
 	report *layout.LauncherReport
+	// recorded are the code judges' verdicts the collector accepted (recordJudge).
+	recorded Verdicts
 }
 
 // newFixture's runner is never launched here: the tests write its output and the launcher's report themselves.
@@ -47,9 +49,7 @@ func (f *fixture) gather(t *testing.T, ended bool) *Gathered {
 	if !ended {
 		in.EndReason = "the pod was stopped before the runner ended"
 	}
-	if _, err := os.Stat(f.Pod.JudgeResults()); err == nil {
-		in.JudgeResults = f.Pod.JudgeResults()
-	}
+	in.JudgeResults = f.recorded
 	g, err := Gather(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -57,13 +57,16 @@ func (f *fixture) gather(t *testing.T, ended bool) *Gathered {
 	return g
 }
 
+// recordJudge records a code judge's result as the collector accepts it from a judge container.
 func (f *fixture) recordJudge(t *testing.T, id, key string, r evaluate.EvaluatorResult) {
 	t.Helper()
-	line, err := json.Marshal(layout.JudgeLine{CaseID: id, Key: key, Result: r})
-	if err != nil {
-		t.Fatal(err)
+	if f.recorded == nil {
+		f.recorded = Verdicts{}
 	}
-	f.write(t, f.Pod.JudgeResults(), string(line)+"\n")
+	if f.recorded[id] == nil {
+		f.recorded[id] = map[string]evaluate.EvaluatorResult{}
+	}
+	f.recorded[id][key] = r
 }
 
 func caseVerdicts(cs []evalsv1alpha1.CaseResult) map[string]evalsv1alpha1.Verdict {

@@ -25,7 +25,7 @@ func TestBuildRunConfig(t *testing.T) {
 			CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
 			KillGraceSeconds: 10, PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
 			ResultConfigMaps: []string{"screen-evalrun-results-0"}, StatusBudgetBytes: 512 * 1024,
-			ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, CollectorStartSeconds: 300,
+			ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, CollectorStartSeconds: 300, JudgeContainers: 1,
 		}
 	}
 	cases := []struct {
@@ -139,8 +139,8 @@ func TestBuildRunConfig(t *testing.T) {
 			ids:        []string{"case-001", "case-002"},
 			codeJudges: 1,
 			want: func(c *layout.RunConfig) {
-				// ceil(1/2) = 1 round of 60s, + margin 60.
-				c.CodeJudges, c.JudgeDeadlineSeconds = true, 60+60
+				// One judge container (one code-judged case): 1 round of 60s + 4s, + margin 60.
+				c.CodeJudges, c.JudgeContainers, c.JudgeDeadlineSeconds = true, 1, 64+60
 			},
 		},
 		{
@@ -154,8 +154,8 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				c.CaseIDs = caseIDs(10)
 				c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = 7, 3
-				// ceil(10/3) = 4 rounds of 7s, + margin 60.
-				c.CodeJudges, c.JudgeDeadlineSeconds = true, 4*7+60
+				// Three judge containers, each one case at a time: ceil(10/3) = 4 rounds of 7s + 4s, + margin 60.
+				c.CodeJudges, c.JudgeContainers, c.JudgeDeadlineSeconds = true, 3, 4*11+60
 			},
 		},
 		{

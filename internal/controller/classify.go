@@ -431,7 +431,7 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 			since = c.LastTransitionTime.Time
 		}
 	}
-	for _, name := range []string{layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner, layout.ContainerJudge} {
+	for _, name := range podContainers {
 		s := containerStatus(pod, name)
 		if s == nil || s.State.Waiting == nil {
 			continue

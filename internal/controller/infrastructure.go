@@ -100,7 +100,7 @@ func findPodFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 	if f, ok := sandboxFault(obs, pod); ok {
 		return f, true
 	}
-	for _, name := range []string{layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner, layout.ContainerJudge} {
+	for _, name := range podContainers {
 		s := containerStatus(pod, name)
 		if s == nil || s.State.Waiting == nil {
 			continue

@@ -772,9 +772,10 @@ func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One case with a code judge, the default 2 workers and 60s timeout: one round plus the 60s margin.
-	if !cfg.CodeJudges || cfg.JudgeDeadlineSeconds != 120 {
-		t.Errorf("run.json codeJudges=%v judgeDeadlineSeconds=%d, want true and 120", cfg.CodeJudges, cfg.JudgeDeadlineSeconds)
+	// One case with a code judge, the default 2 workers and 60s timeout: one judge container, one round (60s plus
+	// 4s to reap) plus the 60s margin.
+	if !cfg.CodeJudges || cfg.JudgeContainers != 1 || cfg.JudgeDeadlineSeconds != 124 {
+		t.Errorf("run.json codeJudges=%v judgeContainers=%d judgeDeadlineSeconds=%d, want true, 1 and 124", cfg.CodeJudges, cfg.JudgeContainers, cfg.JudgeDeadlineSeconds)
 	}
 }
 

@@ -27,6 +27,16 @@ const (
 	ComponentPod = "pod"
 )
 
+// podContainers are the names of every container a run's pod may have: install, collector, runner and up to
+// layout.MaxJudgeContainers judge containers.
+var podContainers = func() []string {
+	names := []string{layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner}
+	for i := range layout.MaxJudgeContainers {
+		names = append(names, layout.JudgeContainer(i))
+	}
+	return names
+}()
+
 // rootCAConfigMap is the ConfigMap every namespace gets with the cluster's CA bundle.
 const rootCAConfigMap = "kube-root-ca.crt"
 
@@ -121,7 +131,7 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 		},
 		Volumes:           buildVolumes(run, cfg),
 		InitContainers:    []corev1.Container{buildInstallContainer(cfg, opts), buildCollectorContainer(run, cfg, opts)},
-		Containers:        []corev1.Container{buildRunnerContainer(run, cfg), buildJudgeContainer(run, cfg, opts)},
+		Containers:        append([]corev1.Container{buildRunnerContainer(run, cfg)}, buildJudgeContainers(run, cfg, opts)...),
 		NodeSelector:      maps.Clone(o.NodeSelector),
 		Tolerations:       slices.Clone(o.Tolerations),
 		Affinity:          o.Affinity.DeepCopy(),
@@ -163,12 +173,17 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 		v.Secret.Optional = ptr.To(true)
 		shard = append(shard, v)
 	}
-	return append(shard, []corev1.Volume{
+	shard = append(shard, []corev1.Volume{
 		EmptyDirVolume(layout.VolumeBin, binSizeLimit),
 		EmptyDirVolume(layout.VolumeView, viewVolumeSizeLimit(cfg)),
 		EmptyDirVolume(layout.VolumeOut, OutSizeLimit(run)),
 		EmptyDirVolume(layout.VolumeSnapshot, snapshotSizeLimit(run)),
-		EmptyDirVolume(layout.VolumeVerdicts, VerdictsSizeLimit),
+	}...)
+	for i := range judgeContainers(cfg) {
+		// Each judge container's own writable directory: no other container mounts it.
+		shard = append(shard, EmptyDirVolume(layout.JudgeVolume(i), VerdictsSizeLimit))
+	}
+	return append(shard, []corev1.Volume{
 		{Name: layout.VolumeEval, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: NamesFor(run.Name).EvalConfigMap},
 			DefaultMode:          ptr.To[int32](0o444),
@@ -232,6 +247,10 @@ func collectorResources(memoryLimit string) corev1.ResourceRequirements {
 // evalFileView Full) and its RunnerConfig into the view volume; it alone mounts these volumes read-write.
 func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container {
 	command := []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir, "--config", RunConfigPath}
+	if cfg.CodeJudges {
+		// The judge-end FIFOs through which the judge containers report their verdicts.
+		command = append(command, "--judges", strconv.Itoa(judgeContainers(cfg)))
+	}
 	mounts := []corev1.VolumeMount{
 		mount(layout.VolumeBin, layout.BinDir, false),
 		evalMount(),
@@ -288,15 +307,14 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, o
 	}
 }
 
-// collectorMounts are the collector's volumes: the runner's output read-only, its own snapshot, the judge's
-// verdicts read-only, the eval file, its token and, with a bucket, the bucket's credentials and, with an LLM
-// judges' key, that key (nobody else's).
+// collectorMounts are the collector's volumes: the runner's output read-only, its own snapshot, the eval file,
+// its token and, with a bucket, the bucket's credentials and, with an LLM judges' key, that key (nobody else's).
+// It mounts no judge container's volume: verdicts reach it only through the judge-end FIFOs in the bin volume.
 func collectorMounts(cfg layout.RunConfig) []corev1.VolumeMount {
 	mounts := append([]corev1.VolumeMount{
 		mount(layout.VolumeBin, layout.BinDir, true),
 		mount(layout.VolumeOut, layout.OutDir, true),
 		mount(layout.VolumeSnapshot, layout.SnapshotDir, false),
-		mount(layout.VolumeVerdicts, layout.VerdictsDir, true),
 	}, evalMounts(cfg)...)
 	mounts = append(mounts, corev1.VolumeMount{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true})
 	if cfg.Bucket != nil {
@@ -308,11 +326,31 @@ func collectorMounts(cfg layout.RunConfig) []corev1.VolumeMount {
 	return mounts
 }
 
-// buildJudgeContainer runs the code_judge scripts under the judge's own uid, on the collector's snapshot (it
-// never mounts the runner's output volume), in the runner's image unless judging.image says otherwise. It is a
-// regular container that ends only once the collector has persisted the results, so the pod cannot finish
-// before that; without code judges it is only that gate, and runs the collector image.
-func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) corev1.Container {
+// judgeContainers is how many judge containers the pod has (run.json's judgeContainers; 1 without code judges).
+func judgeContainers(cfg layout.RunConfig) int {
+	return max(int(cfg.JudgeContainers), 1)
+}
+
+// buildJudgeContainers returns the judge containers: without code judges one, "judge", the pod's gate in the
+// collector image; with them cfg.JudgeContainers, "judge", "judge-1", ..., each its own PID namespace with its
+// judge runner as PID 1, judging its share of the cases one at a time (judgeplan.Partition) with its own
+// writable volume. Parallelism is across containers, never inside one: a script can then reach no other case's
+// judge. Each gets the judge's resources (judging.resources), so the pod requests them once per container.
+func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) []corev1.Container {
+	n := judgeContainers(cfg)
+	out := make([]corev1.Container, n)
+	for i := range n {
+		out[i] = buildJudgeContainer(run, cfg, opts, i)
+	}
+	return out
+}
+
+// buildJudgeContainer is judge container i: it runs the code_judge scripts of its share under the judge's own
+// uid, on the collector's snapshot (it never mounts the runner's output volume), in the runner's image unless
+// judging.image says otherwise. It is a regular container that ends only once the collector has persisted the
+// results, so the pod cannot finish before that; without code judges it is only that gate, and runs the
+// collector image.
+func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options, i int) corev1.Container {
 	image, pull := opts.CollectorImage, corev1.PullIfNotPresent
 	binary := layout.CollectorImageBinary
 	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
@@ -335,15 +373,15 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 		}
 	}
 	return corev1.Container{
-		Name:            layout.ContainerJudge,
+		Name:            layout.JudgeContainer(i),
 		Image:           image,
 		ImagePullPolicy: pull,
-		Command:         []string{binary, "judge", "--config", RunConfigPath},
+		Command:         []string{binary, "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
 		WorkingDir:      workingDir,
 		VolumeMounts: append([]corev1.VolumeMount{
 			mount(layout.VolumeBin, layout.BinDir, true),
 			mount(layout.VolumeSnapshot, layout.SnapshotDir, true),
-			mount(layout.VolumeVerdicts, layout.VerdictsDir, false),
+			mount(layout.JudgeVolume(i), layout.VerdictsDir, false),
 		}, evalMounts(cfg)...),
 		Resources:                res,
 		SecurityContext:          restrictedContainerSecurity(layout.JudgeUser),

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -53,7 +55,6 @@ var (
 	snapshotRW = corev1.VolumeMount{Name: "snapshot", MountPath: "/evalrun/snapshot"}
 	snapshotRO = corev1.VolumeMount{Name: "snapshot", MountPath: "/evalrun/snapshot", ReadOnly: true}
 	verdictsRW = corev1.VolumeMount{Name: "verdicts", MountPath: "/evalrun/verdicts"}
-	verdictsRO = corev1.VolumeMount{Name: "verdicts", MountPath: "/evalrun/verdicts", ReadOnly: true}
 	evalRO     = corev1.VolumeMount{Name: "eval", MountPath: "/evalrun-eval", ReadOnly: true}
 	viewRW     = corev1.VolumeMount{Name: "view", MountPath: "/evalrun/view"}
 	viewRO     = corev1.VolumeMount{Name: "view", MountPath: "/evalrun/view", ReadOnly: true}
@@ -65,7 +66,7 @@ var (
 func gateJudge() corev1.Container {
 	return corev1.Container{
 		Name: "judge", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:      []string{"/collector", "judge", "--config", "/evalrun-eval/run.json"},
+		Command:      []string{"/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"},
 		VolumeMounts: []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, evalRO},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
@@ -79,13 +80,31 @@ func gateJudge() corev1.Container {
 func codeJudge() corev1.Container {
 	c := gateJudge()
 	c.Image, c.ImagePullPolicy = "localhost/evalrun/screening-runner:dev", ""
-	c.Command = []string{"/evalrun/bin/collector", "judge", "--config", "/evalrun-eval/run.json"}
+	c.Command = []string{"/evalrun/bin/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"}
 	c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
 	return c
 }
 
 // setJudge replaces the judge container of j.
-func setJudge(j *batchv1.Job, c corev1.Container) { *containerOf(j, "judge") = c }
+func setJudge(j *batchv1.Job, c corev1.Container) { setJudges(j, 1, c) }
+
+// setJudges makes j's judge containers n copies of c ("judge", "judge-1", ...), each with its index and its own
+// volume, and has install make their judge-end FIFOs.
+func setJudges(j *batchv1.Job, n int, c corev1.Container) {
+	spec := &j.Spec.Template.Spec
+	spec.InitContainers[0].Command = append(spec.InitContainers[0].Command, "--judges", strconv.Itoa(n))
+	*containerOf(j, "judge") = c
+	for i := 1; i < n; i++ {
+		ci := *c.DeepCopy()
+		ci.Name = "judge-" + strconv.Itoa(i)
+		ci.Command[len(ci.Command)-1] = strconv.Itoa(i)
+		ci.VolumeMounts[2].Name = "verdicts-" + strconv.Itoa(i)
+		spec.Containers = append(spec.Containers, ci)
+		at := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "verdicts" }) + i
+		spec.Volumes = slices.Insert(spec.Volumes, at, corev1.Volume{Name: "verdicts-" + strconv.Itoa(i),
+			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	}
+}
 
 // baseJob is the Job expected for testRun() with the default options and no code judges, written out in full.
 func baseJob() *batchv1.Job {
@@ -164,7 +183,7 @@ func baseJob() *batchv1.Job {
 								{Name: "EVALRUN_UID", Value: testUID},
 								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 							},
-							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO},
+							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, evalRO, tokenRO},
 							Resources:    small("512Mi"), SecurityContext: ourContainerSecurity(65531),
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
@@ -266,8 +285,9 @@ func TestBuildJob(t *testing.T) {
 				judge := codeJudge()
 				judge.WorkingDir, judge.ImagePullPolicy = "/app", corev1.PullNever
 				setJudge(j, judge)
-				// One code judge case: ceil(1/2) rounds of 60s + 60s, the results deadline 300s and a 30s margin.
-				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "450"
+				// One code judge case, one judge container: 1 round of 60s + 4s, + 60s, the results deadline 300s
+				// and a 30s margin.
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "454"
 			},
 		},
 		{
@@ -283,9 +303,10 @@ func TestBuildJob(t *testing.T) {
 				judge := codeJudge()
 				judge.Image, judge.ImagePullPolicy = "registry.example/judge:v1", corev1.PullIfNotPresent
 				judge.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}
-				setJudge(j, judge)
-				// Three code judge cases: ceil(3/2) rounds of 60s + 60s, + 300s + 30s.
-				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "510"
+				// Two judge containers (the default two workers; the pod has two cases): 1 round of 60s + 4s, + 60s,
+				// + 300s + 30s.
+				setJudges(j, 2, judge)
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "454"
 			},
 		},
 		{
@@ -305,9 +326,10 @@ func TestBuildJob(t *testing.T) {
 				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeTimeoutSeconds: ptr.To[int32](7), CodeJudgeWorkers: ptr.To[int32](3)}
 			}),
 			want: func(j *batchv1.Job) {
-				setJudge(j, codeJudge())
-				// The judge deadline (ceil(2/3) = 1 round of 7s, + 60s), the results deadline 60s, a 30s margin.
-				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "157"
+				// Two judge containers (three workers, two cases): the judge deadline (1 round of 7s + 4s, + 60s),
+				// the results deadline 60s, a 30s margin.
+				setJudges(j, 2, codeJudge())
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "161"
 			},
 		},
 		{
@@ -405,7 +427,7 @@ func TestBuildJob(t *testing.T) {
 			codeJudges: 1,
 			want: func(j *batchv1.Job) {
 				setJudge(j, codeJudge())
-				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "450"
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "454"
 			},
 		},
 	}
@@ -449,7 +471,7 @@ func TestBuildJobSharded(t *testing.T) {
 	install := &pod.InitContainers[0]
 	install.VolumeMounts = append(install.VolumeMounts, shardRW)
 	collector := &pod.InitContainers[1]
-	collector.VolumeMounts = []corev1.VolumeMount{binRO, outRO, snapshotRW, verdictsRO, evalRO, shardRO, tokenRO}
+	collector.VolumeMounts = []corev1.VolumeMount{binRO, outRO, snapshotRW, evalRO, shardRO, tokenRO}
 	judge := containerOf(want, "judge")
 	judge.VolumeMounts = append(judge.VolumeMounts, shardRO)
 	if diff := cmp.Diff(want, withoutShm(got)); diff != "" {
@@ -497,36 +519,45 @@ func hostileTargets() map[string]func(*evalsv1alpha1.EvalRun) {
 // the judge never sees the runner's output. Every volume has exactly one writer.
 func TestBuildJobMounts(t *testing.T) {
 	shm := func(c string) corev1.VolumeMount { return corev1.VolumeMount{Name: "shm-" + c, MountPath: "/dev/shm"} }
-	want := map[string][]corev1.VolumeMount{
-		"install":   {binRW, evalRO, viewRW, shm("install")},
-		"collector": {binRO, outRO, snapshotRW, verdictsRO, evalRO, tokenRO, shm("collector")},
-		"runner":    {binRO, outRW, viewRO, shm("runner")},
-		"judge":     {binRO, snapshotRO, verdictsRW, evalRO, shm("judge")},
-	}
-	// Each container has its own /dev/shm: nothing written there reaches another container.
-	wantWriters := map[string][]string{"bin": {"install"}, "view": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"},
-		"shm-install": {"install"}, "shm-collector": {"collector"}, "shm-runner": {"runner"}, "shm-judge": {"judge"}}
 	forbidden := map[string][]string{
-		"runner": {"snapshot", "verdicts", "collector-token", "eval", "shard"},
-		"judge":  {"out", "collector-token"},
+		"runner":    {"snapshot", "verdicts", "verdicts-1", "collector-token", "eval", "shard"},
+		"collector": {"verdicts", "verdicts-1"},
 	}
 	for targetName, target := range hostileTargets() {
 		for _, codeJudges := range []int{0, 2} {
 			t.Run(fmt.Sprintf("%s, %d code judge cases", targetName, codeJudges), func(t *testing.T) {
+				want := map[string][]corev1.VolumeMount{
+					"install":   {binRW, evalRO, viewRW, shm("install")},
+					"collector": {binRO, outRO, snapshotRW, evalRO, tokenRO, shm("collector")},
+					"runner":    {binRO, outRW, viewRO, shm("runner")},
+					"judge":     {binRO, snapshotRO, verdictsRW, evalRO, shm("judge")},
+				}
+				// Each container has its own /dev/shm: nothing written there reaches another container.
+				wantWriters := map[string][]string{"bin": {"install"}, "view": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"},
+					"shm-install": {"install"}, "shm-collector": {"collector"}, "shm-runner": {"runner"}, "shm-judge": {"judge"}}
+				if codeJudges == 2 {
+					// Two judge containers (the default two workers), each with its own volume, which no other
+					// container mounts.
+					want["judge-1"] = []corev1.VolumeMount{binRO, snapshotRO, {Name: "verdicts-1", MountPath: "/evalrun/verdicts"}, evalRO, shm("judge-1")}
+					wantWriters["verdicts-1"] = []string{"judge-1"}
+					wantWriters["shm-judge-1"] = []string{"judge-1"}
+				}
 				run := testRun(target)
 				job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, codeJudges, Options{}), Options{})
 				got := map[string][]corev1.VolumeMount{}
 				writers := map[string][]string{}
+				readers := map[string][]string{}
 				for _, c := range allContainers(job) {
 					got[c.Name] = c.VolumeMounts
 					for _, m := range c.VolumeMounts {
+						readers[m.Name] = append(readers[m.Name], c.Name)
 						if !m.ReadOnly {
 							writers[m.Name] = append(writers[m.Name], c.Name)
 						}
 						if m.SubPath != "" || m.SubPathExpr != "" || m.MountPropagation != nil {
 							t.Errorf("container %s mounts %s with subPath %q/%q or propagation %v", c.Name, m.Name, m.SubPath, m.SubPathExpr, m.MountPropagation)
 						}
-						if slices.Contains(forbidden[c.Name], m.Name) {
+						if slices.Contains(forbidden[c.Name], m.Name) || (layout.IsJudgeContainer(c.Name) && slices.Contains([]string{"out", "collector-token"}, m.Name)) {
 							t.Errorf("container %s mounts %s", c.Name, m.Name)
 						}
 					}
@@ -537,8 +568,64 @@ func TestBuildJobMounts(t *testing.T) {
 				if diff := cmp.Diff(wantWriters, writers); diff != "" {
 					t.Errorf("read-write mounts per volume (-want +got):\n%s", diff)
 				}
+				for i := range 2 {
+					if v := layout.JudgeVolume(i); len(readers[v]) > 1 {
+						t.Errorf("volume %s is mounted by %v, want its judge container only", v, readers[v])
+					}
+				}
 			})
 		}
+	}
+}
+
+// TestBuildJobJudgeContainers pins the judge containers: one per code judge worker, at most 8 and at most one
+// per code-judged case, each named, indexed and mounting its own volume; install makes one judge-end FIFO each.
+func TestBuildJobJudgeContainers(t *testing.T) {
+	cases := []struct {
+		name              string
+		workers           *int32
+		cases, codeJudges int
+		want              []string
+	}{
+		{name: "no code judges: the gate only", cases: 3, want: []string{"judge"}},
+		{name: "default two workers", cases: 3, codeJudges: 3, want: []string{"judge", "judge-1"}},
+		{name: "one code-judged case", cases: 3, codeJudges: 1, want: []string{"judge"}},
+		{name: "workers above the cap", workers: ptr.To[int32](64), cases: 20, codeJudges: 20,
+			want: []string{"judge", "judge-1", "judge-2", "judge-3", "judge-4", "judge-5", "judge-6", "judge-7"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeWorkers: tc.workers}
+			})
+			job := BuildJob(run, BuildRunConfig(run, caseIDs(tc.cases), nil, tc.codeJudges, Options{}), Options{})
+			var names []string
+			for i, c := range job.Spec.Template.Spec.Containers {
+				if c.Name == "runner" {
+					continue
+				}
+				names = append(names, c.Name)
+				index := strconv.Itoa(i - 1)
+				if n := len(c.Command); n < 2 || c.Command[n-2] != "--index" || c.Command[n-1] != index {
+					t.Errorf("container %s command %q, want --index %s", c.Name, c.Command, index)
+				}
+				if m := c.VolumeMounts[2]; m.Name != layout.JudgeVolume(i-1) || m.MountPath != layout.VerdictsDir || m.ReadOnly {
+					t.Errorf("container %s mounts %+v, want its own volume %s read-write", c.Name, m, layout.JudgeVolume(i-1))
+				}
+			}
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("judge containers (-want +got):\n%s", diff)
+			}
+			install := job.Spec.Template.Spec.InitContainers[0].Command
+			wantJudges := tc.codeJudges > 0
+			if got := slices.Contains(install, "--judges"); got != wantJudges {
+				t.Errorf("install command %q, want --judges: %v", install, wantJudges)
+			} else if got {
+				if i := slices.Index(install, "--judges"); install[i+1] != strconv.Itoa(len(tc.want)) {
+					t.Errorf("install command %q, want --judges %d", install, len(tc.want))
+				}
+			}
+		})
 	}
 }
 
@@ -623,7 +710,11 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 			if diff := cmp.Diff([]string{"install: run once", "collector: restart Always"}, kinds(spec.InitContainers)); diff != "" {
 				t.Errorf("init containers (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]string{"runner: run once", "judge: run once"}, kinds(spec.Containers)); diff != "" {
+			wantContainers := []string{"runner: run once", "judge: run once"}
+			if tc.codeJudges == 2 {
+				wantContainers = append(wantContainers, "judge-1: run once") // the default two workers
+			}
+			if diff := cmp.Diff(wantContainers, kinds(spec.Containers)); diff != "" {
 				t.Errorf("containers (-want +got):\n%s", diff)
 			}
 			for _, c := range allContainers(job) {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
@@ -28,6 +29,9 @@ const (
 	runnerDeadlineMarginSeconds = 60
 	// judgeDeadlineMarginSeconds is added to the code judges' worst case for the collector's wait on them.
 	judgeDeadlineMarginSeconds = 60
+	// judgeRoundOverheadSeconds is added to each case's script timeout: the wait for its pipes (2 s) and the
+	// killing and reaping of what it left behind (judgerunner.ReapTimeout, 2 s).
+	judgeRoundOverheadSeconds = 4
 	// collectorStartSeconds bounds the launcher's wait for the collector.
 	collectorStartSeconds = 300
 	// defaultLLMTimeoutSeconds and defaultLLMMaxConcurrentRequests are spec.judging.llm's defaults.
@@ -223,9 +227,13 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.ResultConfigMaps, cfg.ResultConfigMapsPerShard = nil, 0
 	}
 	cfg.RunnerDeadlineSeconds = runnerDeadline(cfg, perShard)
+	cfg.JudgeContainers = 1
 	if codeJudgeCases > 0 {
-		rounds := (int64(codeJudgeCases) + int64(cfg.CodeJudgeWorkers) - 1) / int64(cfg.CodeJudgeWorkers)
-		cfg.JudgeDeadlineSeconds = clampSeconds(rounds*int64(cfg.CodeJudgeTimeoutSeconds) + judgeDeadlineMarginSeconds)
+		// Each judge container judges its share one case at a time, killing and reaping what each script left
+		// behind before the next: a round is a script's timeout, its pipes' grace and the reaping.
+		cfg.JudgeContainers = judgeplan.Containers(cfg.CodeJudgeWorkers, min(codeJudgeCases, perShard))
+		rounds := (int64(min(codeJudgeCases, perShard)) + int64(cfg.JudgeContainers) - 1) / int64(cfg.JudgeContainers)
+		cfg.JudgeDeadlineSeconds = clampSeconds(rounds*int64(cfg.CodeJudgeTimeoutSeconds+judgeRoundOverheadSeconds) + judgeDeadlineMarginSeconds)
 	}
 	return cfg
 }

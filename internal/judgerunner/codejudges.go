@@ -1,172 +1,179 @@
 package judgerunner
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
+	"time"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
 )
 
-// codeJudgeCases returns the ids (in request order) of the cases that have a code_judge.
-func codeJudgeCases(file *evalfile.File, ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		c := file.Case(id)
-		if c == nil {
-			continue
-		}
-		for _, ev := range c.Evaluators {
-			if ev.HasCodeJudge() {
-				out = append(out, id)
-				break
-			}
-		}
-	}
-	return out
-}
+// ReapTimeout bounds the killing and reaping of what one code_judge script left behind.
+const ReapTimeout = 2 * time.Second
 
-// runCodeJudges runs the code_judge evaluators of every case that has output in the snapshot out, with at most
-// CodeJudgeWorkers at once, and writes their results to judgesPath (atomically). Cases without output are not
-// judged here: the collector reports them as errors.
-func runCodeJudges(ctx context.Context, cfg *layout.RunConfig, file *evalfile.File, ids []string, p layout.Output,
-	judgesPath, shell string, log io.Writer) (err error) {
+// sender is where the verdicts go (the judge-end FIFO).
+type sender interface{ Send(v any) error }
+
+// runCodeJudges judges this container's share of the code-judged cases that have output in the snapshot, one
+// case at a time: after every script, every other process of the container is killed and reaped
+// (isolatedRunner), and only then is the case's frame sent, so no process of a judge is alive while a verdict is
+// reported, and none outlives its script. Cases without output are not judged here: the collector reports them.
+// It returns the end frame.
+func runCodeJudges(ctx context.Context, o Options, out sender) layout.JudgeFrame {
+	end := &layout.JudgeEnd{}
+	frame := layout.JudgeFrame{End: end}
+	fail := func(err error) layout.JudgeFrame {
+		end.Error = err.Error()
+		podfiles.Logf(o.Log, "Code judges did not run error=%q\n", end.Error)
+		return frame
+	}
+	cfg := o.Config
+	var m layout.SnapshotMarker
+	if err := podfiles.ReadJSON(o.Pod.SnapshotReady(), &m); err != nil {
+		return fail(fmt.Errorf("unreadable snapshot marker: %w", err))
+	}
+	if !m.Final {
+		return fail(fmt.Errorf("the runner's output was not final (%s)", m.Reason))
+	}
 	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	judged := codeJudgeCases(file, ids)
-	out, err := newJudgeWriter(judgesPath)
+	file, err := podfiles.LoadEvalFile(cfg)
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	defer func() {
-		if cerr := out.finish(err == nil); err == nil {
-			err = cerr
+	ids := cfg.CaseIDs
+	if len(ids) == 0 {
+		ids = file.CaseIDs()
+	}
+	share := judgeplan.Partition(judgeplan.CodeJudgedCases(file, ids), int(cfg.JudgeContainers), o.Index)
+	judge := &evaluate.Judge{Threshold: threshold}
+	isolated := &isolatedRunner{inner: evaluate.ScriptRunner{
+		Timeout: layout.Seconds(cfg.CodeJudgeTimeoutSeconds),
+		Dir:     cfg.WorkingDir,
+		Shell:   o.Shell,
+	}, log: o.Log}
+	judge.CodeJudges = isolated
+	podfiles.Logf(o.Log, "Running code judges one case at a time judge=%d cases=%d\n", o.Index, len(share))
+	var sendErr error
+	judgeOne := func(c *evalfile.Case, resp *jsonlresult.Response) error {
+		isolated.leftovers = 0
+		results := judge.RunCodeJudges(ctx, c, resp)
+		// Nothing of the case's scripts is alive now (isolatedRunner): what they wrote goes too.
+		for _, dir := range o.Scratch {
+			if err := clearDir(dir); err != nil {
+				podfiles.Logf(o.Log, "Cannot empty a scratch directory dir=%q error=%q\n", dir, err.Error())
+			}
 		}
-	}()
-	if len(judged) == 0 {
+		f := layout.JudgeFrame{CaseID: c.ID, Leftovers: isolated.leftovers}
+		for key, r := range results {
+			f.Results = append(f.Results, layout.JudgeLine{CaseID: c.ID, Key: key, Result: r})
+		}
+		if err := out.Send(f); err != nil {
+			sendErr = err
+			return err
+		}
+		end.Judged++
 		return nil
 	}
-	judge := &evaluate.Judge{
-		Threshold: threshold,
-		CodeJudges: evaluate.ScriptRunner{
-			Timeout: layout.Seconds(cfg.CodeJudgeTimeoutSeconds),
-			Dir:     cfg.WorkingDir,
-			Shell:   shell,
-		},
-	}
-	n := int(cfg.CodeJudgeWorkers)
-	podfiles.Logf(log, "Running code judges cases=%d workers=%d\n", len(judged), n)
-	work := make(chan *jsonlresult.Response)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for resp := range work {
-				c := file.Case(resp.ID)
-				res := judge.RunCodeJudges(ctx, c, resp)
-				out.add(resp.ID, res)
-			}
-		}()
-	}
-	feed := func(resp *jsonlresult.Response) error {
-		select {
-		case work <- resp:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	var feedErr error
 	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
-		for _, id := range judged {
-			resp, perr := jsonlresult.ParseSingleFile(id, p.CaseOutput(id), 0)
+		for _, id := range share {
+			resp, perr := jsonlresult.ParseSingleFile(id, o.Pod.SnapshotOutput().CaseOutput(id), 0)
 			if perr != nil {
 				continue // no usable output: the collector reports the case as an error
 			}
-			if feedErr = feed(resp); feedErr != nil {
+			if err := judgeOne(file.Case(id), resp); err != nil {
 				break
 			}
 		}
-	} else {
-		_, feedErr = jsonlresult.ParseBatchFile(p.BatchOutput(), judged, jsonlresult.Options{}, feed)
-		if errors.Is(feedErr, jsonlresult.ErrNoOutputFile) {
-			feedErr = nil
+	} else if len(share) > 0 {
+		_, err := jsonlresult.ParseBatchFile(o.Pod.SnapshotOutput().BatchOutput(), share, jsonlresult.Options{},
+			func(resp *jsonlresult.Response) error { return judgeOne(file.Case(resp.ID), resp) })
+		if err != nil && !errors.Is(err, jsonlresult.ErrNoOutputFile) && sendErr == nil {
+			end.Error = "code judges: " + err.Error()
 		}
 	}
-	close(work)
-	wg.Wait()
-	if feedErr != nil {
-		return fmt.Errorf("code judges: %w", feedErr)
+	if sendErr != nil {
+		end.Error = "reporting verdicts: " + sendErr.Error()
 	}
-	return out.err
+	_, _ = reaper.KillLeftovers(ReapTimeout)
+	end.Survivors = len(reaper.Remaining())
+	return frame
 }
 
-// judgeWriter writes judges.jsonl through a temporary file renamed into place at the end.
-type judgeWriter struct {
-	path string
-	mu   sync.Mutex
-	f    *os.File
-	w    *bufio.Writer
-	enc  *json.Encoder
-	err  error
+// isolatedRunner runs each code_judge script, then kills and reaps every other process of the container (as its
+// PID 1, whatever session or group they moved to) before it returns the script's result: nothing a script
+// started is alive when the next script starts or a verdict is sent. A script that left processes behind gets a
+// miss that says so; one whose processes could not all be killed is an Error.
+type isolatedRunner struct {
+	inner evaluate.ScriptRunner
+	log   io.Writer
+	// leftovers counts the processes killed since the case started.
+	leftovers int
 }
 
-func newJudgeWriter(path string) (*judgeWriter, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), ".judges-*.jsonl")
-	if err != nil {
-		return nil, fmt.Errorf("create the code judge results file: %w", err)
-	}
-	w := bufio.NewWriter(f)
-	return &judgeWriter{path: path, f: f, w: w, enc: json.NewEncoder(w)}, nil
+func (r *isolatedRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) evaluate.EvaluatorResult {
+	return r.reap(c, ev, r.inner.Run(ctx, c, ev, resp))
 }
 
-func (j *judgeWriter) add(id string, results map[string]evaluate.EvaluatorResult) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	for key, r := range results {
-		if j.err != nil {
-			return
-		}
-		if err := j.enc.Encode(layout.JudgeLine{CaseID: id, Key: key, Result: r}); err != nil {
-			j.err = fmt.Errorf("write code judge results: %w", err)
-		}
-	}
+func (r *isolatedRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []evaluate.EvaluatorResult) evaluate.EvaluatorResult {
+	return r.reap(c, ev, r.inner.Aggregate(ctx, c, ev, members))
 }
 
-func (j *judgeWriter) finish(keep bool) error {
-	err := j.w.Flush()
-	if err == nil {
-		// The collector, which reads the verdicts, runs as another user.
-		err = j.f.Chmod(0o644)
+func (r *isolatedRunner) reap(c *evalfile.Case, ev *evalfile.EvaluatorConfig, res evaluate.EvaluatorResult) evaluate.EvaluatorResult {
+	n, _ := reaper.KillLeftovers(ReapTimeout)
+	if n > 0 {
+		r.leftovers += n
+		podfiles.Logf(r.log, "Killed processes a code judge left behind case=%q evaluator=%q count=%d\n", c.ID, ev.Name, n)
+		res.Misses = append(res.Misses, fmt.Sprintf("the judge left %d processes running after it returned; they were killed before anything else ran", n))
 	}
-	if err == nil {
-		err = j.f.Sync()
+	if left := len(reaper.Remaining()); left > 0 {
+		why := fmt.Sprintf("%d processes the judge left behind could not be killed within %s", left, ReapTimeout)
+		return evaluate.EvaluatorResult{Verdict: evaluate.VerdictError, Misses: []string{why}, Reasoning: why}
 	}
-	if cerr := j.f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && keep {
-		err = os.Rename(j.f.Name(), j.path)
-	}
-	if err != nil || !keep {
-		_ = os.Remove(j.f.Name())
+	return res
+}
+
+// clearDir removes everything in dir, whatever its type or mode (the scripts run as this process's uid, so it
+// owns whatever they made and may make it writable again).
+func clearDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("write code judge results: %w", err)
+		if cerr := os.Chmod(dir, 0o700); cerr != nil {
+			return err
+		}
+		if entries, err = os.ReadDir(dir); err != nil {
+			return err
+		}
 	}
-	return nil
+	var errs []error
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			_ = os.Chmod(p, 0o700)
+			if err := clearDir(p); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"golang.org/x/sys/unix"
 )
@@ -234,9 +235,4 @@ func (t *tail) String() string {
 
 // BecomeSubreaper makes this process the reaper of its orphaned descendants (as PID 1 is in a container), so
 // processes a runner leaves behind are re-parented here and reaped when their group is terminated.
-func BecomeSubreaper() error {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("become child subreaper: %w", err)
-	}
-	return nil
-}
+func BecomeSubreaper() error { return reaper.BecomeSubreaper() }

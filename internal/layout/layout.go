@@ -8,7 +8,11 @@
 // file) lives in volumes the runner container does not mount at all.
 package layout
 
-import "path"
+import (
+	"path"
+	"strconv"
+	"strings"
+)
 
 // Container and volume names in the run's pod.
 const (
@@ -24,7 +28,9 @@ const (
 	VolumeOut = "out"
 	// VolumeSnapshot holds the collector's copy of the runner's final output; read-only for the judge.
 	VolumeSnapshot = "snapshot"
-	// VolumeVerdicts holds the judge's code_judge results; read-only for the collector.
+	// VolumeVerdicts is the first judge container's own writable directory, where its code_judge scripts may
+	// write; judge container i > 0 has its own, JudgeVolume(i). No other container mounts it and nothing in it is
+	// trusted: verdicts reach the collector only through the judge-end FIFO (Pod.JudgeEnd).
 	VolumeVerdicts = "verdicts"
 	VolumeEval     = "eval"
 	// VolumeShard holds a sharded run's shard eval file (and a bucket eval file's download); written by install,
@@ -43,6 +49,39 @@ const (
 	VolumeLLMCredentials = "llm-credentials"
 	VolumeToken          = "collector-token"
 )
+
+// MaxJudgeContainers bounds the judge containers of a pod (spec.judging.codeJudgeWorkers above it runs this
+// many): each judges its share of the cases one at a time, in its own PID namespace.
+const MaxJudgeContainers = 8
+
+// JudgeContainer is the name of judge container i: "judge", then "judge-1", "judge-2", ...
+func JudgeContainer(i int) string {
+	if i == 0 {
+		return ContainerJudge
+	}
+	return ContainerJudge + "-" + strconv.Itoa(i)
+}
+
+// JudgeVolume is the name of judge container i's own writable volume: "verdicts", then "verdicts-1", ...
+func JudgeVolume(i int) string {
+	if i == 0 {
+		return VolumeVerdicts
+	}
+	return VolumeVerdicts + "-" + strconv.Itoa(i)
+}
+
+// IsJudgeContainer reports whether name is one of the judge containers.
+func IsJudgeContainer(name string) bool {
+	if name == ContainerJudge {
+		return true
+	}
+	n, ok := strings.CutPrefix(name, ContainerJudge+"-")
+	if !ok {
+		return false
+	}
+	i, err := strconv.Atoi(n)
+	return err == nil && i > 0 && i < MaxJudgeContainers && strconv.Itoa(i) == n
+}
 
 // Mount points.
 const (
@@ -146,11 +185,15 @@ func (p Pod) CollectionTime() string { return path.Join(p.Snapshot, "collection-
 // which keeps the pod from finishing, exits only after it.
 func (p Pod) Collected() string { return path.Join(p.Snapshot, "collected") }
 
-// JudgeResults is written by the judge: one JSON line per case and code_judge evaluator.
-func (p Pod) JudgeResults() string { return path.Join(p.Verdicts, "judges.jsonl") }
+// JudgeEnd is the FIFO through which judge container i's judge runner, and only it, reports verdicts to the
+// collector (podfiles/judgeend.go). install makes it in the bin volume, owned by the collector's user and
+// writable by others, so a code_judge script can write into it (a frame it cannot authenticate) or hold it open
+// (a delay until it is killed) but never read it.
+func (p Pod) JudgeEnd(i int) string { return path.Join(p.Bin, "judge-end-"+strconv.Itoa(i)) }
 
-// JudgesDone is written by the judge last, after JudgeResults.
-func (p Pod) JudgesDone() string { return path.Join(p.Verdicts, "done") }
+// JudgeVerdicts is the collector's own note (mode 0600, in its snapshot volume) of the code judges' verdicts
+// it accepted: a collector restarted after judging resumes from it.
+func (p Pod) JudgeVerdicts() string { return path.Join(p.Snapshot, "judge-verdicts.json") }
 
 // Output is the layout of an output tree: the runner's output volume, or the collector's snapshot of it.
 type Output struct{ Root string }

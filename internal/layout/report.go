@@ -72,9 +72,28 @@ type SnapshotMarker struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// JudgesMarker is the content of the judge's done file.
-type JudgesMarker struct {
-	// Error says why code judges could not run, if they could not.
+// JudgeFrame is one message of a judge runner to the collector, an authenticated frame of its judge-end FIFO
+// (podfiles.JudgeEndWriter): one case's code_judge results, or the end of judging.
+type JudgeFrame struct {
+	// CaseID names the judged case (a case frame).
+	CaseID string `json:"caseId,omitempty"`
+	// Results are the case's code_judge results, one per evaluator key.
+	Results []JudgeLine `json:"results,omitempty"`
+	// Leftovers counts the processes the case's scripts left running after they returned; each was killed and
+	// reaped before anything else ran (and the result of the script that left it says so).
+	Leftovers int `json:"leftovers,omitempty"`
+	// End marks the judge runner's last frame.
+	End *JudgeEnd `json:"end,omitempty"`
+}
+
+// JudgeEnd is the end of a judge runner's report.
+type JudgeEnd struct {
+	// Judged counts the cases reported.
+	Judged int `json:"judged"`
+	// Survivors counts the processes of the judge container that were still alive after the last kill (a
+	// process in uninterruptible sleep): the verdicts reported before were sent while none was.
+	Survivors int `json:"survivors,omitempty"`
+	// Error says why code judges could not run (or stopped), if they could not.
 	Error string `json:"error,omitempty"`
 }
 

@@ -119,7 +119,11 @@ type RunConfig struct {
 	// (the runner's own timeouts plus a margin); past it, the collector copies the output as it is and reports
 	// the runner as timed out. 0: the collector waits until the pod is stopped.
 	RunnerDeadlineSeconds int32 `json:"runnerDeadlineSeconds,omitempty"`
-	// JudgeDeadlineSeconds bounds how long the collector waits for the judge container's verdicts.
+	// JudgeContainers is how many judge containers the pod has (1 without code judges; with them
+	// min(codeJudgeWorkers, MaxJudgeContainers, code-judged cases)): judge container i judges the code-judged
+	// cases whose position in the requested order is i modulo JudgeContainers (judgeplan.Partition).
+	JudgeContainers int32 `json:"judgeContainers,omitempty"`
+	// JudgeDeadlineSeconds bounds how long the collector waits for the judge containers' verdicts.
 	JudgeDeadlineSeconds int32 `json:"judgeDeadlineSeconds,omitempty"`
 	// CollectorStartSeconds bounds how long the launcher waits for the collector to open the runner-end FIFO
 	// before it starts the runner.
@@ -150,6 +154,7 @@ func (c *RunConfig) Validate() error {
 	need(c.ResultsDeadlineSeconds > 0, "resultsDeadlineSeconds")
 	need(c.MaxOutputBytes > 0, "maxOutputBytes")
 	need(!c.CodeJudges || c.JudgeDeadlineSeconds > 0, "judgeDeadlineSeconds")
+	need(!c.CodeJudges || (c.JudgeContainers > 0 && c.JudgeContainers <= MaxJudgeContainers), "judgeContainers (1 to 8)")
 	need(c.CollectorStartSeconds > 0, "collectorStartSeconds")
 	need(c.Shards > 0, "shards")
 	need(c.LLM == nil || (c.LLM.BaseURL != "" && c.LLM.Model != "" && c.LLM.TimeoutSeconds > 0 && c.LLM.MaxConcurrentRequests > 0),

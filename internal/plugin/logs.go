@@ -71,8 +71,8 @@ again.`,
 
 func (o *logsOptions) run(cmd *cobra.Command, e *env, name string) error {
 	for _, c := range o.containers {
-		if c != layout.ContainerRunner && c != layout.ContainerCollector && c != layout.ContainerJudge {
-			return fmt.Errorf("--container %q is not one of runner, collector, judge", c)
+		if c != layout.ContainerRunner && c != layout.ContainerCollector && !layout.IsJudgeContainer(c) {
+			return fmt.Errorf("--container %q is not one of runner, collector, judge, judge-1 ... judge-7", c)
 		}
 	}
 	if o.follow && o.maxLogRequests < 1 {

@@ -72,7 +72,7 @@ func TestLogsFindsTheShardOfACase(t *testing.T) {
 	for args, want := range map[string]string{
 		"--case case-006":      "case case-006 was not run by EvalRun sharded: its result was carried from EvalRun earlier",
 		"--case case-042":      "EvalRun sharded has no case case-042",
-		"--container launcher": `--container "launcher" is not one of runner, collector, judge`,
+		"--container launcher": `--container "launcher" is not one of runner, collector, judge, judge-1 ... judge-7`,
 	} {
 		_, _, err := kubectlEvalrun(t, ns, append([]string{"logs", "sharded"}, strings.Fields(args)...)...)
 		if err == nil || err.Error() != want {

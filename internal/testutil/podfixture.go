@@ -68,6 +68,9 @@ func NewPodFixture(t testing.TB, template string) *PodFixture {
 	if err := podfiles.CreateRunnerEnd(pod.RunnerEnd()); err != nil {
 		t.Fatal(err)
 	}
+	if err := podfiles.CreateJudgeEnds([]string{pod.JudgeEnd(0), pod.JudgeEnd(1)}); err != nil {
+		t.Fatal(err)
+	}
 	return &PodFixture{
 		Dir:    dir,
 		Pod:    pod,
@@ -85,6 +88,7 @@ func RunConfig(evalPath string, ids []string, template string) *layout.RunConfig
 		CommandTemplate:  template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1,
 		PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2, CollectorStartSeconds: 10,
 		StatusBudgetBytes: 512 << 10, MaxOutputBytes: 64 << 20, ResultsDeadlineSeconds: 60, JudgeDeadlineSeconds: 60,
+		JudgeContainers: 1,
 	}
 }
 

@@ -36,14 +36,19 @@ type JudgingApplyConfiguration struct {
 	PassThreshold *string `json:"passThreshold,omitempty"`
 	// codeJudgeTimeoutSeconds bounds each code_judge script. Defaults to 60.
 	CodeJudgeTimeoutSeconds *int32 `json:"codeJudgeTimeoutSeconds,omitempty"`
-	// codeJudgeWorkers is how many code_judge scripts run at once. Defaults to 2.
+	// codeJudgeWorkers is how many cases' code_judge scripts run at once. Defaults to 2. Each worker is its own
+	// judge container ("judge", "judge-1", ...), which judges its share of the cases one case at a time and kills
+	// every process a case's scripts left behind before the next, so no script can reach another case's judge.
+	// The pod gets min(codeJudgeWorkers, 8, the code-judged cases) judge containers, each with judging.resources:
+	// the pod requests them once per judge container.
 	CodeJudgeWorkers *int32 `json:"codeJudgeWorkers,omitempty"`
 	// image runs the code_judge scripts, in the judge container. Defaults to target.image (the scripts usually
 	// need the runner's tools). The judge container exists only when some case has a code_judge; it runs under
 	// its own uid, never sees the runner's processes or output directory, and judges the collector's copy of the
 	// runner's final output.
 	Image *string `json:"image,omitempty"`
-	// resources of the judge container. Defaults to small requests (10m CPU, 64Mi memory) and no limits.
+	// resources of each judge container (see codeJudgeWorkers). Defaults to small requests (10m CPU, 64Mi memory)
+	// and no limits.
 	Resources *v1.ResourceRequirements `json:"resources,omitempty"`
 	// llm is the model endpoint that judges llm_judge and rubric evaluators (and composites with an llm_judge
 	// aggregator), an OpenAI-compatible chat-completions API. Setting it (even to {}, which takes the manager's

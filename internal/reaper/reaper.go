@@ -1,4 +1,7 @@
-package launcher
+// Package reaper is what an init process (PID 1 of its container) does about the processes it leaves behind:
+// it kills and reaps every other process of its PID namespace, and it makes itself non-dumpable so that they
+// cannot reach it. The runner container's launcher and the judge container's judge runner both use it.
+package reaper
 
 import (
 	"errors"
@@ -12,13 +15,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// killLeftovers kills every process the runner left behind and reaps them, waiting at most timeout; it returns
-// how many it killed and how many were still alive at the timeout (survivors: SIGKILL does not end a process in
-// uninterruptible sleep until it wakes). As the container's init (PID 1), kill(-1) reaches every other process of
-// the container's PID namespace, whatever session or process group they moved to. Outside a container (tests, or a pod sharing
-// its PID namespace) it kills the orphans re-parented to this subreaper instead, repeatedly, as their own
-// children are re-parented in turn.
-func killLeftovers(timeout time.Duration) (killed, survived int) {
+// KillLeftovers kills every process the runner (or a judge script) left behind and reaps them, waiting at most
+// timeout; it returns how many it killed and how many were still alive at the timeout (survivors: SIGKILL does not
+// end a process in uninterruptible sleep until it wakes). As the container's init (PID 1), kill(-1) reaches every
+// other process of the container's PID namespace, whatever session or process group they moved to. Outside a
+// container (tests, or a pod sharing its PID namespace) it kills the orphans re-parented to this subreaper
+// instead, repeatedly, as their own children are re-parented in turn.
+func KillLeftovers(timeout time.Duration) (killed, survived int) {
 	deadline := time.Now().Add(timeout)
 	seen := map[int]bool{}
 	// A process may be between fork and re-parenting when a scan runs: the scan repeats until it has come back
@@ -118,12 +121,28 @@ func reapAll() {
 	}
 }
 
-// Harden makes the launcher non-dumpable: no process of the runner (same uid, no capabilities) can then
-// ptrace it, read its memory or open its descriptors through /proc, so none can make it close the runner-end
-// FIFO early or change what it reports.
+// Remaining lists the processes KillLeftovers would still kill: after it, the ones it could not (a process in
+// uninterruptible sleep dies only when it leaves it).
+func Remaining() []int { return leftovers() }
+
+// Harden makes this process (the launcher, the judge runner) non-dumpable: no process it starts (same uid, no
+// capabilities) can then ptrace it, read its memory or open its descriptors through /proc, so none can make it
+// close its FIFO early or change what it reports.
 func Harden() error {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fmt.Errorf("make the launcher non-dumpable: %w", err)
+		return fmt.Errorf("make this process non-dumpable: %w", err)
 	}
 	return nil
 }
+
+// BecomeSubreaper makes this process the reaper of its orphaned descendants (as PID 1 is in a container), so
+// processes left behind are re-parented here and KillLeftovers finds them outside a container too.
+func BecomeSubreaper() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("become child subreaper: %w", err)
+	}
+	return nil
+}
+
+// ChildrenOf lists the live (not zombie) children of ppid (tests).
+func ChildrenOf(ppid int) []int { return childrenOf(ppid) }
