@@ -101,8 +101,7 @@ func setJudges(j *batchv1.Job, n int, c corev1.Container) {
 		ci.VolumeMounts[2].Name = "verdicts-" + strconv.Itoa(i)
 		spec.Containers = append(spec.Containers, ci)
 		at := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "verdicts" }) + i
-		spec.Volumes = slices.Insert(spec.Volumes, at, corev1.Volume{Name: "verdicts-" + strconv.Itoa(i),
-			VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+		spec.Volumes = slices.Insert(spec.Volumes, at, EmptyDirVolume("verdicts-"+strconv.Itoa(i), VerdictsSizeLimit))
 	}
 }
 
