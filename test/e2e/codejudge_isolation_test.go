@@ -80,9 +80,10 @@ func TestHostileCodeJudgeDaemonRewritesVerdicts(t *testing.T) {
 	}
 }
 
-// 22. The answer forges verdict lines for every case wherever it can write (its judge's directory, the snapshot,
-// a fake done marker) and into every judge-end FIFO (frames without the judge runner's key), and waits for them
-// to be read. None is: every case ends as the judge scored it.
+// 22. Case h1's answer forges verdict lines for every case wherever it can write (its judge's directory, the
+// snapshot, a fake done marker) and into every judge-end FIFO (frames without the judge runner's key), and waits
+// for them to be read. None is: every case ends as the judge scored it. (One forging answer: three would not fit
+// in a command template's 4096 bytes, and one forges for all.)
 func TestHostileCodeJudgeForgesVerdictLines(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "judge-forge", nil)
@@ -95,7 +96,7 @@ func TestHostileCodeJudgeForgesVerdictLines(t *testing.T) {
 		`printf '` + lines.String() + `' > $d/judges.jsonl 2>/dev/null; echo '{}' > $d/done 2>/dev/null; done; ` +
 		`for p in /evalrun/bin/judge-end-*; do printf '\nevalrun-verdicts %d %064d\n%s\n' ` + fmt.Sprint(len(frame)) + ` 0 '` + frame + `' > $p 2>/dev/null; ` +
 		`printf '` + lines.String() + `' > $p 2>/dev/null; done; sleep 3`
-	run := MakeEvalRun("judge-forge", ns).Inline(hostileEval(3, runAnswerJudge)).Command(answersCommand(forge, forge, forge)).Obj()
+	run := MakeEvalRun("judge-forge", ns).Inline(hostileEval(3, runAnswerJudge)).Command(answersCommand(forge, "true", "true")).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 

@@ -88,7 +88,7 @@ func TestHostileDaemonIgnoresSIGTERM(t *testing.T) {
 func TestHostilePerCasePromptFIFO(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "promptfifo", nil)
-	cmd := `[ {EVAL_ID} != h1 ] || { mkfifo "$(dirname {PROMPT_FILE})/h2.txt"; mkfifo "$(dirname {PROMPT_FILE})/h3.txt"; }; ` +
+	cmd := `[ {EVAL_ID} != h1 ] || { mkfifo "${PROMPT_FILE%/*}/h2.txt"; mkfifo "${PROMPT_FILE%/*}/h3.txt"; }; ` +
 		`grep -q 'Is the sky blue' {PROMPT_FILE} && echo yes > {OUTPUT_FILE}`
 	run := MakeEvalRun("promptfifo", ns).Inline(hostileEval(3, "")).Command(cmd).PerCase(1).Obj()
 	run.Spec.Target.TimeoutSeconds = ptr.To[int32](20)

@@ -94,12 +94,12 @@ func TestRunnerViewHidesExpectedAnswers(t *testing.T) {
 // searchCanaries looks for every canary in every file the runner can read (all of / but /proc, /sys and /dev,
 // whose own processes' environ and cmdline it reads instead, and the runner-end FIFO, which would block a read),
 // in its environment, and prints what it found, one "FOUND <canary>" per line, on stderr; then it answers.
-const searchCanaries = `p=ZQ; p="${p}XJ-[A-Z]*"; found=$( ` +
+const searchCanaries = `out={OUTPUT_FILE}; p=ZQ; p="${p}XJ-[A-Z][A-Z]*"; found=$( ` +
 	`for d in /* /evalrun/*; do case "$d" in /proc|/sys|/dev|/evalrun|/evalrun/bin) continue;; esac; ` +
 	`grep -rsoh -e "$p" "$d"; done; ` +
 	`grep -soh -e "$p" /proc/*/environ /proc/*/cmdline /proc/self/environ; env | grep -o -e "$p" ); ` +
 	`printf '%s\n' "$found" | sort -u | sed -n 's/^./FOUND &/p' >&2; ` +
-	`printf '{"id":"k1","text":"{}"}\n{"id":"k2","text":"{}"}\n{"id":"k3","text":"{}"}\n' > {OUTPUT_FILE}`
+	`printf '{"id":"k1","text":"{}"}\n{"id":"k2","text":"{}"}\n{"id":"k3","text":"{}"}\n' > "$out"`
 
 // TestRunnerViewCanarySearch: canaries planted in the expected answers, expected outcomes, rubrics, a code judge's
 // script and spec.judging are nowhere the runner can read under the default view. Under Full the same search finds
@@ -123,6 +123,8 @@ func TestRunnerViewCanarySearch(t *testing.T) {
 	for view, want := range runs {
 		name := strings.ToLower(string(view))
 		got := waitFinished(t, ns, name, runTimeout)
+		// The search ran to its end only if the runner then answered: a runner that failed searched nothing.
+		expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
 		pods := runPods(t, ns, name)
 		if len(pods) == 0 {
 			t.Fatalf("run %s has no pod", name)
