@@ -319,7 +319,7 @@ func assertNoSecret(t *testing.T, g *Gathered, secret string) {
 // The launcher's reports of how the runner ended, as classify reads them: only ever worse for the runner.
 func TestClassifyLauncherReports(t *testing.T) {
 	seven, zero := int32(7), int32(0)
-	cfg := &layout.RunConfig{Batching: "Batched"}
+	cfg := &layout.RunConfig{Launch: layout.Launch{Batching: "Batched"}}
 	ended := GatherInput{Config: cfg, RunnerEnded: true}
 	tests := []struct {
 		name     string
@@ -397,7 +397,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // decided on them, never on message text, and a missing report or survivors only ever make it worse.
 func TestClassifyEndCauses(t *testing.T) {
 	zero := int32(0)
-	cfg := &layout.RunConfig{Batching: "Batched"}
+	cfg := &layout.RunConfig{Launch: layout.Launch{Batching: "Batched"}}
 	clean := &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1}
 	tests := []struct {
 		name    string

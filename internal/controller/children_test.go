@@ -22,10 +22,11 @@ func TestBuildRunConfig(t *testing.T) {
 			RunName: "screen", Namespace: "team-a", UID: testUID,
 			EvalFile: "/evalrun-eval/eval.yaml", CaseIDs: []string{"case-001", "case-002"}, Shards: 1,
 			EvalFileView: "Inputs", RunnerEvalFile: "/evalrun/view/eval.yaml", RunnerConfigFile: "/evalrun/view/launch.json",
-			CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
-			KillGraceSeconds: 10, PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
+			Launch: layout.Launch{CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
+				KillGraceSeconds: 10, CollectorStartSeconds: 300},
+			PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
 			ResultConfigMaps: []string{"screen-evalrun-results-0"}, StatusBudgetBytes: 512 * 1024,
-			ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, CollectorStartSeconds: 300, JudgeContainers: 1,
+			ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, JudgeContainers: 1,
 		}
 	}
 	cases := []struct {

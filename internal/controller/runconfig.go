@@ -159,20 +159,23 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	}
 	deadline := ResultsDeadlineSeconds(run)
 	cfg := layout.RunConfig{
-		RunName:                 run.Name,
-		Namespace:               run.Namespace,
-		UID:                     string(run.UID),
-		EvalFile:                EvalFilePath,
-		EvalFileView:            string(EvalFileView(run)),
-		RunnerEvalFile:          RunnerEvalFilePath,
-		RunnerConfigFile:        RunnerConfigPath,
-		CaseIDs:                 append([]string{}, caseIDs...),
-		CommandTemplate:         t.CommandTemplate,
-		Batching:                string(batching),
-		Workers:                 workers,
-		TimeoutSeconds:          ptr.Deref(t.TimeoutSeconds, 0),
-		KillGraceSeconds:        defaultKillGraceSeconds,
-		WorkingDir:              t.WorkingDir,
+		RunName:          run.Name,
+		Namespace:        run.Namespace,
+		UID:              string(run.UID),
+		EvalFile:         EvalFilePath,
+		EvalFileView:     string(EvalFileView(run)),
+		RunnerEvalFile:   RunnerEvalFilePath,
+		RunnerConfigFile: RunnerConfigPath,
+		CaseIDs:          append([]string{}, caseIDs...),
+		Launch: layout.Launch{
+			CommandTemplate:       t.CommandTemplate,
+			Batching:              string(batching),
+			Workers:               workers,
+			TimeoutSeconds:        ptr.Deref(t.TimeoutSeconds, 0),
+			KillGraceSeconds:      defaultKillGraceSeconds,
+			WorkingDir:            t.WorkingDir,
+			CollectorStartSeconds: collectorStartSeconds,
+		},
 		PassThreshold:           defaultPassThreshold,
 		DefaultEvaluators:       defaults,
 		CodeJudgeTimeoutSeconds: defaultCodeJudgeTimeoutSeconds,
@@ -182,7 +185,6 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		ResultsDeadlineSeconds:  deadline,
 		CodeJudges:              codeJudgeCases > 0,
 		MaxOutputBytes:          defaultMaxOutputBytes,
-		CollectorStartSeconds:   collectorStartSeconds,
 	}
 	if h := t.Healthcheck; h != nil {
 		cfg.HealthcheckTemplate = h.CommandTemplate

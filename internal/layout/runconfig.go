@@ -71,20 +71,8 @@ type RunConfig struct {
 	// instead of result ConfigMaps; the credentials are mounted at BucketCredentialsDir, in the collector only.
 	Bucket *Bucket `json:"bucket,omitempty"`
 
-	// CommandTemplate, Batching ("Batched" or "PerCase") and Workers describe the runner invocation.
-	CommandTemplate string `json:"commandTemplate"`
-	Batching        string `json:"batching"`
-	Workers         int32  `json:"workers"`
-	// TimeoutSeconds bounds each invocation; 0 means none.
-	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
-	// KillGraceSeconds is the time between SIGTERM and SIGKILL of a timed-out process group.
-	KillGraceSeconds int32 `json:"killGraceSeconds"`
-	// WorkingDir is the runner's working directory ("" keeps the image's).
-	WorkingDir string `json:"workingDir,omitempty"`
-
-	// HealthcheckTemplate, when set, runs before the runner, bounded by HealthcheckTimeoutSeconds.
-	HealthcheckTemplate       string `json:"healthcheckTemplate,omitempty"`
-	HealthcheckTimeoutSeconds int32  `json:"healthcheckTimeoutSeconds,omitempty"`
+	// Launch is what the launcher needs to run the runner (run.json keeps its fields at the top level).
+	Launch
 
 	// PassThreshold is the pass threshold as a decimal string ("0.8").
 	PassThreshold string `json:"passThreshold"`
@@ -125,9 +113,6 @@ type RunConfig struct {
 	JudgeContainers int32 `json:"judgeContainers,omitempty"`
 	// JudgeDeadlineSeconds bounds how long the collector waits for the judge containers' verdicts.
 	JudgeDeadlineSeconds int32 `json:"judgeDeadlineSeconds,omitempty"`
-	// CollectorStartSeconds bounds how long the launcher waits for the collector to open the runner-end FIFO
-	// before it starts the runner.
-	CollectorStartSeconds int32 `json:"collectorStartSeconds"`
 }
 
 // Validate checks that the manager resolved every default: the pod's containers use the configuration as it is
@@ -142,11 +127,7 @@ func (c *RunConfig) Validate() error {
 	need(c.EvalFile != "", "evalFile")
 	need(c.EvalFileView == EvalFileViewInputs || c.EvalFileView == EvalFileViewFull, "evalFileView (Inputs or Full)")
 	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
-	need(c.CommandTemplate != "", "commandTemplate")
-	need(c.Batching == "Batched" || c.Batching == "PerCase", "batching (Batched or PerCase)")
-	need(c.Workers > 0, "workers")
-	need(c.KillGraceSeconds > 0, "killGraceSeconds")
-	need(c.HealthcheckTemplate == "" || c.HealthcheckTimeoutSeconds > 0, "healthcheckTimeoutSeconds")
+	c.Launch.check(need)
 	need(c.PassThreshold != "", "passThreshold")
 	need(c.CodeJudgeTimeoutSeconds > 0, "codeJudgeTimeoutSeconds")
 	need(c.CodeJudgeWorkers > 0, "codeJudgeWorkers")
@@ -155,7 +136,6 @@ func (c *RunConfig) Validate() error {
 	need(c.MaxOutputBytes > 0, "maxOutputBytes")
 	need(!c.CodeJudges || c.JudgeDeadlineSeconds > 0, "judgeDeadlineSeconds")
 	need(!c.CodeJudges || (c.JudgeContainers > 0 && c.JudgeContainers <= MaxJudgeContainers), "judgeContainers (1 to 8)")
-	need(c.CollectorStartSeconds > 0, "collectorStartSeconds")
 	need(c.Shards > 0, "shards")
 	need(c.LLM == nil || (c.LLM.BaseURL != "" && c.LLM.Model != "" && c.LLM.TimeoutSeconds > 0 && c.LLM.MaxConcurrentRequests > 0),
 		"llm.baseURL, llm.model, llm.timeoutSeconds and llm.maxConcurrentRequests")

@@ -14,6 +14,37 @@ const (
 	EvalFileViewFull = "Full"
 )
 
+// Launch is what the launcher needs to run the runner, shared by run.json (RunConfig) and the runner's launch.json
+// (RunnerConfig), both of which keep its fields at their top level.
+type Launch struct {
+	// CommandTemplate, Batching ("Batched" or "PerCase") and Workers describe the runner invocation.
+	CommandTemplate string `json:"commandTemplate"`
+	Batching        string `json:"batching"`
+	Workers         int32  `json:"workers"`
+	// TimeoutSeconds bounds each invocation; 0 means none.
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+	// KillGraceSeconds is the time between SIGTERM and SIGKILL of a timed-out process group.
+	KillGraceSeconds int32 `json:"killGraceSeconds"`
+	// WorkingDir is the runner's working directory ("" keeps the image's).
+	WorkingDir string `json:"workingDir,omitempty"`
+	// HealthcheckTemplate, when set, runs before the runner, bounded by HealthcheckTimeoutSeconds.
+	HealthcheckTemplate       string `json:"healthcheckTemplate,omitempty"`
+	HealthcheckTimeoutSeconds int32  `json:"healthcheckTimeoutSeconds,omitempty"`
+	// CollectorStartSeconds bounds how long the launcher waits for the collector to open the runner-end FIFO
+	// before it starts the runner.
+	CollectorStartSeconds int32 `json:"collectorStartSeconds"`
+}
+
+// check reports, through need, every value the launcher needs that is not set.
+func (l *Launch) check(need func(ok bool, field string)) {
+	need(l.CommandTemplate != "", "commandTemplate")
+	need(l.Batching == "Batched" || l.Batching == "PerCase", "batching (Batched or PerCase)")
+	need(l.Workers > 0, "workers")
+	need(l.KillGraceSeconds > 0, "killGraceSeconds")
+	need(l.HealthcheckTemplate == "" || l.HealthcheckTimeoutSeconds > 0, "healthcheckTimeoutSeconds")
+	need(l.CollectorStartSeconds > 0, "collectorStartSeconds")
+}
+
 // RunnerConfig is the runner side's run configuration: what the launcher needs to run the runner, and nothing of
 // the judging side (no evaluators, pass threshold, model endpoint, result objects or bucket). install writes it
 // next to the runner's eval file, in the view volume the runner mounts read-only; the runner never mounts run.json.
@@ -24,34 +55,13 @@ type RunnerConfig struct {
 	EvalFile string `json:"evalFile"`
 	// CaseIDs are the pod's case ids, in eval-file order.
 	CaseIDs []string `json:"caseIds"`
-
-	CommandTemplate           string `json:"commandTemplate"`
-	Batching                  string `json:"batching"`
-	Workers                   int32  `json:"workers"`
-	TimeoutSeconds            int32  `json:"timeoutSeconds,omitempty"`
-	KillGraceSeconds          int32  `json:"killGraceSeconds"`
-	WorkingDir                string `json:"workingDir,omitempty"`
-	HealthcheckTemplate       string `json:"healthcheckTemplate,omitempty"`
-	HealthcheckTimeoutSeconds int32  `json:"healthcheckTimeoutSeconds,omitempty"`
-	CollectorStartSeconds     int32  `json:"collectorStartSeconds"`
+	Launch
 }
 
 // RunnerConfig returns the runner side of a run configuration (narrowed to the pod's shard by LoadShard), whose
 // eval file is evalFile.
 func (c *RunConfig) RunnerConfig(evalFile string) *RunnerConfig {
-	return &RunnerConfig{
-		EvalFile:                  evalFile,
-		CaseIDs:                   slices.Clone(c.CaseIDs),
-		CommandTemplate:           c.CommandTemplate,
-		Batching:                  c.Batching,
-		Workers:                   c.Workers,
-		TimeoutSeconds:            c.TimeoutSeconds,
-		KillGraceSeconds:          c.KillGraceSeconds,
-		WorkingDir:                c.WorkingDir,
-		HealthcheckTemplate:       c.HealthcheckTemplate,
-		HealthcheckTimeoutSeconds: c.HealthcheckTimeoutSeconds,
-		CollectorStartSeconds:     c.CollectorStartSeconds,
-	}
+	return &RunnerConfig{EvalFile: evalFile, CaseIDs: slices.Clone(c.CaseIDs), Launch: c.Launch}
 }
 
 // Validate checks that every value the launcher needs is set (RunConfig.Validate's rules for them).
@@ -63,12 +73,7 @@ func (c *RunnerConfig) Validate() error {
 		}
 	}
 	need(c.EvalFile != "", "evalFile")
-	need(c.CommandTemplate != "", "commandTemplate")
-	need(c.Batching == "Batched" || c.Batching == "PerCase", "batching (Batched or PerCase)")
-	need(c.Workers > 0, "workers")
-	need(c.KillGraceSeconds > 0, "killGraceSeconds")
-	need(c.HealthcheckTemplate == "" || c.HealthcheckTimeoutSeconds > 0, "healthcheckTimeoutSeconds")
-	need(c.CollectorStartSeconds > 0, "collectorStartSeconds")
+	c.Launch.check(need)
 	if len(missing) > 0 {
 		return fmt.Errorf("the runner configuration lacks %s", strings.Join(missing, ", "))
 	}

@@ -85,8 +85,8 @@ func RunConfig(evalPath string, ids []string, template string) *layout.RunConfig
 		RunName: "run", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids, Shards: 1,
 		EvalFileView: layout.EvalFileViewInputs, RunnerEvalFile: filepath.Join(filepath.Dir(evalPath), "view", "eval.yaml"),
 		RunnerConfigFile: filepath.Join(filepath.Dir(evalPath), "view", layout.RunnerConfigName),
-		CommandTemplate:  template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1,
-		PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2, CollectorStartSeconds: 10,
+		Launch:           layout.Launch{CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1, CollectorStartSeconds: 10},
+		PassThreshold:    "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2,
 		StatusBudgetBytes: 512 << 10, MaxOutputBytes: 64 << 20, ResultsDeadlineSeconds: 60, JudgeDeadlineSeconds: 60,
 		JudgeContainers: 1,
 	}
