@@ -33,55 +33,7 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 	fs.SetOutput(stderr)
 	switch mode {
 	case "install":
-		// Writing the runner's view reads the whole eval file: as the collector, keep the heap under the limit.
-		collector.ApplyContainerMemoryLimit(collector.CgroupMemoryFiles)
-		bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
-		src := fs.String("src", "", "binary to copy (default: this executable)")
-		config := fs.String("config", "", "run configuration file (run.json): write this pod's shard of the eval file (when it names a source eval file) and the runner's eval file and configuration into the view volume")
-		judges := fs.Int("judges", 0, "make the judge-end FIFOs of this many judge containers")
-		if code, ok := parseFlags(fs, args); !ok {
-			return code
-		}
-		if *config != "" {
-			cfg, err := loadShardConfig(*config)
-			if err == nil {
-				err = podfiles.WriteShardEvalFile(ctx, cfg, layout.EvalCredentialsDir)
-			}
-			if err == nil {
-				_, err = podfiles.WriteRunnerView(cfg)
-			}
-			if err != nil {
-				podfiles.Logf(stderr, "collector install: %v\n", err)
-				return exitInfra
-			}
-		}
-		from := *src
-		if from == "" {
-			exe, err := os.Executable()
-			if err != nil {
-				podfiles.Logf(stderr, "collector install: cannot find this executable: %v\n", err)
-				return exitInfra
-			}
-			from = exe
-		}
-		pod := layout.Pod{Bin: *bin}
-		if err := podfiles.Install(from, pod.Binary()); err != nil {
-			podfiles.Logf(stderr, "collector install: %v\n", err)
-			return exitInfra
-		}
-		if err := podfiles.CreateRunnerEnd(pod.RunnerEnd()); err != nil {
-			podfiles.Logf(stderr, "collector install: %v\n", err)
-			return exitInfra
-		}
-		ends := make([]string, 0, max(*judges, 0))
-		for i := range *judges {
-			ends = append(ends, pod.JudgeEnd(i))
-		}
-		if err := podfiles.CreateJudgeEnds(ends); err != nil {
-			podfiles.Logf(stderr, "collector install: %v\n", err)
-			return exitInfra
-		}
-		return exitOK
+		return installMain(ctx, fs, args, stderr)
 	case "launch":
 		shell := fs.String("shell", launcher.DefaultShell, "shell that runs the command templates")
 		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
@@ -251,4 +203,59 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// installMain is the install init container: it copies this binary into the bin volume, makes the runner-end and
+// judge-end FIFOs and, with --config, writes the pod's shard of the eval file and the runner's view.
+func installMain(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer) int {
+	// Writing the runner's view reads the whole eval file: as the collector, keep the heap under the limit.
+	collector.ApplyContainerMemoryLimit(collector.CgroupMemoryFiles)
+	bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
+	src := fs.String("src", "", "binary to copy (default: this executable)")
+	config := fs.String("config", "", "run configuration file (run.json): write this pod's shard of the eval file "+
+		"(when it names a source eval file) and the runner's eval file and configuration into the view volume")
+	judges := fs.Int("judges", 0, "make the judge-end FIFOs of this many judge containers")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *config != "" {
+		cfg, err := loadShardConfig(*config)
+		if err == nil {
+			err = podfiles.WriteShardEvalFile(ctx, cfg, layout.EvalCredentialsDir)
+		}
+		if err == nil {
+			_, err = podfiles.WriteRunnerView(cfg)
+		}
+		if err != nil {
+			podfiles.Logf(stderr, "collector install: %v\n", err)
+			return exitInfra
+		}
+	}
+	from := *src
+	if from == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			podfiles.Logf(stderr, "collector install: cannot find this executable: %v\n", err)
+			return exitInfra
+		}
+		from = exe
+	}
+	pod := layout.Pod{Bin: *bin}
+	if err := podfiles.Install(from, pod.Binary()); err != nil {
+		podfiles.Logf(stderr, "collector install: %v\n", err)
+		return exitInfra
+	}
+	if err := podfiles.CreateRunnerEnd(pod.RunnerEnd()); err != nil {
+		podfiles.Logf(stderr, "collector install: %v\n", err)
+		return exitInfra
+	}
+	ends := make([]string, 0, max(*judges, 0))
+	for i := range *judges {
+		ends = append(ends, pod.JudgeEnd(i))
+	}
+	if err := podfiles.CreateJudgeEnds(ends); err != nil {
+		podfiles.Logf(stderr, "collector install: %v\n", err)
+		return exitInfra
+	}
+	return exitOK
 }

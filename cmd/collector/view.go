@@ -20,7 +20,7 @@ func viewMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	out := fs.String("o", "", "write the view to this file instead of stdout")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: collector view EVAL_FILE [-o FILE]\n\n"+
+		_, _ = fmt.Fprintf(fs.Output(), "usage: collector view EVAL_FILE [-o FILE]\n\n"+
 			"Writes the runner view of EVAL_FILE: per case only its id, conversation_id and input_messages, and\n"+
 			"expected_outcome %q; what a runner reads at {EVAL_FILE}\n"+
 			"unless the EvalRun sets spec.target.evalFileView: Full.\n\n", evalfile.ViewExpectedOutcome)

@@ -235,7 +235,8 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 	if in.LauncherMissing != nil {
 		// The launcher writes its report last, after every runner process is gone; without it nothing says how the
 		// runner's invocations ended (a timeout, leftovers), so the run cannot count as finished.
-		return evalsv1alpha1.OutcomeRunnerFailed, with("the launcher's report did not arrive (" + in.LauncherMissing.Error() + "): how the runner ended is unaccounted for")
+		return evalsv1alpha1.OutcomeRunnerFailed,
+			with("the launcher's report did not arrive (" + in.LauncherMissing.Error() + "): how the runner ended is unaccounted for")
 	}
 	if rec != nil && rec.Survivors > 0 {
 		return evalsv1alpha1.OutcomeRunnerNotStopped, with(notStopped(rec))

@@ -182,7 +182,7 @@ func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, rea
 		go func() { ch <- readJudge(je, deadline) }()
 	}
 	out := Verdicts{}
-	var problems []string
+	problems := make([]string, 0, started)
 	for range started {
 		rep := <-ch
 		for id, m := range rep.verdicts {

@@ -40,7 +40,8 @@ func deadlineMessage(run *evalsv1alpha1.EvalRun, job *batchv1.Job) string {
 		return "the Job ran longer than its activeDeadlineSeconds"
 	}
 	if d.Source == evalsv1alpha1.DeadlineFromManagerDefault {
-		return fmt.Sprintf("the Job ran longer than the manager's default deadline (--default-active-deadline-seconds=%d; set spec.activeDeadlineSeconds to change it)", d.Seconds)
+		return fmt.Sprintf("the Job ran longer than the manager's default deadline "+
+			"(--default-active-deadline-seconds=%d; set spec.activeDeadlineSeconds to change it)", d.Seconds)
 	}
 	return fmt.Sprintf("the Job ran longer than spec.activeDeadlineSeconds (%d)", d.Seconds)
 }

@@ -139,6 +139,7 @@ func disruptionLimitExceeded(pods []corev1.Pod) (Assessment, bool) {
 		return Assessment{}, false
 	}
 	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonDisruptionLimitExceeded,
-		Message: fmt.Sprintf("pods were taken away %d times (evicted, drained, preempted, lost with their node, or replaced after an infrastructure failure; the last: %s), more than the %d replacements allowed",
+		Message: fmt.Sprintf("pods were taken away %d times (evicted, drained, preempted, lost with their node, "+
+			"or replaced after an infrastructure failure; the last: %s), more than the %d replacements allowed",
 			n, pod, MaxDisruptionRetries)}, true
 }

@@ -30,7 +30,8 @@ const (
 // podContainers are the names of every container a run's pod may have: install, collector, runner and up to
 // layout.MaxJudgeContainers judge containers.
 var podContainers = func() []string {
-	names := []string{layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner}
+	names := make([]string, 0, 3+layout.MaxJudgeContainers)
+	names = append(names, layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner)
 	for i := range layout.MaxJudgeContainers {
 		names = append(names, layout.JudgeContainer(i))
 	}

@@ -294,7 +294,7 @@ func appendScalarString(b []byte, s string) []byte {
 // plainSafe reports whether s can be written plain: it starts with a letter, holds only letters, digits, spaces
 // and "_.,-" (no space at either end), and is not a word that YAML 1.1 or 1.2 reads as a boolean or null.
 func plainSafe(s string) bool {
-	if s == "" || len(s) > 256 || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') || s[len(s)-1] == ' ' {
+	if s == "" || len(s) > 256 || (s[0] < 'a' || s[0] > 'z') && (s[0] < 'A' || s[0] > 'Z') || s[len(s)-1] == ' ' {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -395,8 +395,8 @@ func (d *jsonDecoder) value(depth int) (*value, error) {
 	if d.i >= len(d.s) {
 		return nil, errors.New("unexpected end of JSON")
 	}
-	switch c := d.s[d.i]; {
-	case c == '{':
+	switch d.s[d.i] {
+	case '{':
 		d.i++
 		v := &value{kind: kindObject}
 		d.skip()
@@ -424,7 +424,7 @@ func (d *jsonDecoder) value(depth int) (*value, error) {
 				return v, err
 			}
 		}
-	case c == '[':
+	case '[':
 		d.i++
 		v := &value{kind: kindArray}
 		d.skip()
@@ -442,7 +442,7 @@ func (d *jsonDecoder) value(depth int) (*value, error) {
 				return v, err
 			}
 		}
-	case c == '"':
+	case '"':
 		s, err := d.str()
 		return &value{kind: kindString, str: s}, err
 	default:

@@ -128,7 +128,8 @@ func (r *isolatedRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile
 	return r.reap(c, ev, r.inner.Run(ctx, c, ev, resp))
 }
 
-func (r *isolatedRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []evaluate.EvaluatorResult) evaluate.EvaluatorResult {
+func (r *isolatedRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
+	members []evaluate.EvaluatorResult) evaluate.EvaluatorResult {
 	return r.reap(c, ev, r.inner.Aggregate(ctx, c, ev, members))
 }
 

@@ -127,7 +127,7 @@ func (c *RunConfig) Validate() error {
 	need(c.EvalFile != "", "evalFile")
 	need(c.EvalFileView == EvalFileViewInputs || c.EvalFileView == EvalFileViewFull, "evalFileView (Inputs or Full)")
 	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
-	c.Launch.check(need)
+	c.check(need)
 	need(c.PassThreshold != "", "passThreshold")
 	need(c.CodeJudgeTimeoutSeconds > 0, "codeJudgeTimeoutSeconds")
 	need(c.CodeJudgeWorkers > 0, "codeJudgeWorkers")

@@ -73,7 +73,7 @@ func (c *RunnerConfig) Validate() error {
 		}
 	}
 	need(c.EvalFile != "", "evalFile")
-	c.Launch.check(need)
+	c.check(need)
 	if len(missing) > 0 {
 		return fmt.Errorf("the runner configuration lacks %s", strings.Join(missing, ", "))
 	}
