@@ -152,7 +152,7 @@ type EvalRunStatus struct {
 	// runner view, nothing a judge reads) or Full (the whole eval file, expected answers included). Written by
 	// the manager when it builds the run's Job.
 	// +optional
-	EvalFileView EvalFileView `json:"evalFileView,omitempty"`
+	EvalFileView *EvalFileView `json:"evalFileView,omitempty"`
 
 	// evalConfigMapName is the owned ConfigMap holding the pinned eval file.
 	// +kubebuilder:validation:MaxLength=253
@@ -842,12 +842,12 @@ type LauncherReport struct {
 	// survivors is the number of those processes still alive after the launcher's kill grace (SIGKILL does not
 	// end a process in uninterruptible sleep until it wakes); more than zero fails the run (RunnerNotStopped).
 	// +optional
-	Survivors int32 `json:"survivors,omitempty"`
+	Survivors *int32 `json:"survivors,omitempty"`
 	// delivery says whether the launcher's report arrived: Delivered, or Missing when the runner container's
 	// processes were gone but no report ended the runner-end FIFO (the run then fails). Empty when the
 	// collector stopped waiting before the runner's end.
 	// +optional
-	Delivery LauncherReportDelivery `json:"delivery,omitempty"`
+	Delivery *LauncherReportDelivery `json:"delivery,omitempty"`
 	// stderrTail is a bounded excerpt of the end of that invocation's stderr.
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional

@@ -404,6 +404,11 @@ func (in *EvalRunStatus) DeepCopyInto(out *EvalRunStatus) {
 		in, out := &in.CompletionTime, &out.CompletionTime
 		*out = (*in).DeepCopy()
 	}
+	if in.EvalFileView != nil {
+		in, out := &in.EvalFileView, &out.EvalFileView
+		*out = new(EvalFileView)
+		**out = **in
+	}
 	if in.Runner != nil {
 		in, out := &in.Runner, &out.Runner
 		*out = new(RunnerStatus)
@@ -826,6 +831,16 @@ func (in *LauncherReport) DeepCopyInto(out *LauncherReport) {
 	if in.ExitCode != nil {
 		in, out := &in.ExitCode, &out.ExitCode
 		*out = new(int32)
+		**out = **in
+	}
+	if in.Survivors != nil {
+		in, out := &in.Survivors, &out.Survivors
+		*out = new(int32)
+		**out = **in
+	}
+	if in.Delivery != nil {
+		in, out := &in.Delivery, &out.Delivery
+		*out = new(LauncherReportDelivery)
 		**out = **in
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"k8s.io/utils/ptr"
 	"math"
 	"os"
 	"runtime"
@@ -310,7 +311,7 @@ func plural(n int, one, many string) string {
 func launcherStatus(rec *layout.LauncherReport, missing error) *evalsv1alpha1.LauncherReport {
 	if rec == nil {
 		if missing != nil {
-			return &evalsv1alpha1.LauncherReport{Delivery: evalsv1alpha1.LauncherReportMissing}
+			return &evalsv1alpha1.LauncherReport{Delivery: ptr.To(evalsv1alpha1.LauncherReportMissing)}
 		}
 		return nil
 	}
@@ -319,8 +320,8 @@ func launcherStatus(rec *layout.LauncherReport, missing error) *evalsv1alpha1.La
 		Invocations:       clampInt32(rec.Invocations),
 		FailedInvocations: clampInt32(rec.FailedCases),
 		Leftovers:         clampInt32(rec.Leftovers),
-		Survivors:         clampInt32(rec.Survivors),
-		Delivery:          evalsv1alpha1.LauncherReportDelivered,
+		Survivors:         optionalCount(rec.Survivors),
+		Delivery:          ptr.To(evalsv1alpha1.LauncherReportDelivered),
 	}
 	if o := rec.Runner; o != nil {
 		out.ExitCode = o.ExitCode
@@ -354,4 +355,12 @@ func stderrSuffix(s string) string {
 		s = s[i+1:]
 	}
 	return ": " + results.Excerpt(s, 512)
+}
+
+// optionalCount is n clamped to int32, nil when zero (the status field is then omitted).
+func optionalCount(n int) *int32 {
+	if n <= 0 {
+		return nil
+	}
+	return ptr.To(clampInt32(n))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"k8s.io/utils/ptr"
 	"os"
 	"path/filepath"
 	"strings"
@@ -436,11 +437,11 @@ func TestLauncherStatusDelivery(t *testing.T) {
 	if got := launcherStatus(nil, nil); got != nil {
 		t.Errorf("no report expected: %+v, want nil", got)
 	}
-	if got := launcherStatus(nil, errors.New("x")); got == nil || got.Delivery != evalsv1alpha1.LauncherReportMissing {
+	if got := launcherStatus(nil, errors.New("x")); got == nil || ptr.Deref(got.Delivery, "") != evalsv1alpha1.LauncherReportMissing {
 		t.Errorf("missing report: %+v, want delivery Missing", got)
 	}
 	got := launcherStatus(&layout.LauncherReport{Leftovers: 2, Survivors: 1}, nil)
-	if got.Delivery != evalsv1alpha1.LauncherReportDelivered || got.Leftovers != 2 || got.Survivors != 1 {
+	if ptr.Deref(got.Delivery, "") != evalsv1alpha1.LauncherReportDelivered || got.Leftovers != 2 || ptr.Deref(got.Survivors, 0) != 1 {
 		t.Errorf("report: %+v", got)
 	}
 }

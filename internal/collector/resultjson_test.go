@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func ptr[T any](v T) *T { return &v }
+func ptrTo[T any](v T) *T { return &v }
 
 func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 	tricky := "quote\" back\\ <b>&amp; \b\f\n\r\t\x00\x1f\x7f é 中 \u2028\u2029 \xff\xfe bad \xe2\x82 end"
@@ -33,13 +33,13 @@ func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 				},
 			},
 			Answer: tricky, Line: 12345,
-			TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 0.5, Cached: ptr(3e-5)},
-			CostUSD:    ptr(0.00731), DurationMs: ptr(123456789012.0), CarriedFrom: tricky,
+			TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 0.5, Cached: ptrTo(3e-5)},
+			CostUSD:    ptrTo(0.00731), DurationMs: ptrTo(123456789012.0), CarriedFrom: tricky,
 		},
 		"floats": {
 			CaseResult: evaluate.CaseResult{ID: "f", Score: math.Copysign(0, -1), Verdict: evaluate.VerdictPass},
 			TokenUsage: &jsonlresult.TokenUsage{Input: 1e20, Output: 123456789e-15},
-			CostUSD:    ptr(math.SmallestNonzeroFloat64), DurationMs: ptr(math.MaxFloat64),
+			CostUSD:    ptrTo(math.SmallestNonzeroFloat64), DurationMs: ptrTo(math.MaxFloat64),
 		},
 	}
 	for name, r := range tests {
@@ -62,9 +62,9 @@ func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 func TestAppendFullResultRejectsNonFinite(t *testing.T) {
 	for name, r := range map[string]results.Line{
 		"NaN score":     {CaseResult: evaluate.CaseResult{Score: math.NaN()}},
-		"infinite cost": {CostUSD: ptr(math.Inf(1))},
+		"infinite cost": {CostUSD: ptrTo(math.Inf(1))},
 		"member weight": {CaseResult: evaluate.CaseResult{Evaluators: []evaluate.EvaluatorResult{{Members: []evaluate.EvaluatorResult{{Weight: math.Inf(-1)}}}}}},
-		"cached tokens": {TokenUsage: &jsonlresult.TokenUsage{Cached: ptr(math.NaN())}},
+		"cached tokens": {TokenUsage: &jsonlresult.TokenUsage{Cached: ptrTo(math.NaN())}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := json.Marshal(r); err == nil {

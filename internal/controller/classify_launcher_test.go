@@ -58,7 +58,7 @@ func TestClassifyRunnerNotStopped(t *testing.T) {
 	run := testRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: evalsv1alpha1.OutcomeRunnerNotStopped,
 			Message:  "the launcher reports 1 process of the runner that survived SIGKILL",
-			Launcher: &evalsv1alpha1.LauncherReport{Survivors: 1, Leftovers: 1, Delivery: evalsv1alpha1.LauncherReportDelivered}}
+			Launcher: &evalsv1alpha1.LauncherReport{Survivors: ptr.To[int32](1), Leftovers: 1, Delivery: ptr.To(evalsv1alpha1.LauncherReportDelivered)}}
 	})
 	pod := makePod(phase(corev1.PodRunning), running("runner"))
 	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0.Add(time.Minute)}, Options{})
@@ -76,7 +76,7 @@ func TestClassifyRunnerNotStopped(t *testing.T) {
 
 // A report that did not arrive: the collector's RunnerFailed stands even when the kubelet says exit code 0.
 func TestClassifyMissingLauncherReport(t *testing.T) {
-	run := testRun(collectedFor("screen-abcde", "RunnerFailed", "the launcher's report did not arrive", &evalsv1alpha1.LauncherReport{Delivery: evalsv1alpha1.LauncherReportMissing}))
+	run := testRun(collectedFor("screen-abcde", "RunnerFailed", "the launcher's report did not arrive", &evalsv1alpha1.LauncherReport{Delivery: ptr.To(evalsv1alpha1.LauncherReportMissing)}))
 	pod := makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))
 	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0.Add(time.Minute)}, Options{})
 	if got.State != StateFailed || got.Reason != evalsv1alpha1.ReasonRunnerFailed || !strings.Contains(got.Message, "did not arrive") {

@@ -255,7 +255,7 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
 	s := run.Status
 	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
-		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: s.EvalFileView,
+		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: ptr.Deref(s.EvalFileView, ""),
 		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline}
 }
 

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
@@ -31,7 +32,7 @@ type Event struct {
 // whole eval file (spec.target.evalFileView Full).
 func Transitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) []Event {
 	var out []Event
-	if desired.EvalFileView == evalsv1alpha1.EvalFileViewFull && run.Status.EvalFileView != evalsv1alpha1.EvalFileViewFull {
+	if desired.EvalFileView == evalsv1alpha1.EvalFileViewFull && ptr.Deref(run.Status.EvalFileView, "") != evalsv1alpha1.EvalFileViewFull {
 		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: eventEvalFileViewFull, Action: actionRun,
 			Note: "spec.target.evalFileView is Full: the runner reads the whole eval file, expected answers, rubrics " +
 				"and judge scripts included, so its verdicts do not show it could not see them"})

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"k8s.io/utils/ptr"
 	"math/big"
 	"time"
 
@@ -77,7 +78,7 @@ func CurrentManagerStatus(run *evalsv1alpha1.EvalRun) ManagerStatus {
 		CompletionTime:     s.CompletionTime,
 		EvalFileSHA256:     s.EvalFileSHA256,
 		EvalConfigMapName:  s.EvalConfigMapName,
-		EvalFileView:       s.EvalFileView,
+		EvalFileView:       ptr.Deref(s.EvalFileView, ""),
 		Runner:             s.Runner,
 		Sharding:           s.Sharding,
 		Shards:             s.Shards,

@@ -261,7 +261,7 @@ func TestTransitionsEvalFileViewFull(t *testing.T) {
 	if n := count(run, ManagerStatus{EvalFileView: evalsv1alpha1.EvalFileViewFull}); n != 1 {
 		t.Errorf("Full, first recorded: %d events, want 1", n)
 	}
-	run.Status.EvalFileView = evalsv1alpha1.EvalFileViewFull
+	run.Status.EvalFileView = ptr.To(evalsv1alpha1.EvalFileViewFull)
 	if n := count(run, ManagerStatus{EvalFileView: evalsv1alpha1.EvalFileViewFull}); n != 0 {
 		t.Errorf("Full, already recorded: %d events, want none", n)
 	}

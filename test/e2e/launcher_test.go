@@ -34,7 +34,7 @@ func TestHostileBlocksLauncherReportExits7(t *testing.T) {
 		t.Errorf("status.runner %+v, want the kubelet's exit code 7", got.Status.Runner)
 	}
 	l := launcherOf(got)
-	if l == nil || l.Delivery != evalsv1alpha1.LauncherReportDelivered || l.ExitCode == nil || *l.ExitCode != 7 {
+	if l == nil || ptr.Deref(l.Delivery, "") != evalsv1alpha1.LauncherReportDelivered || l.ExitCode == nil || *l.ExitCode != 7 {
 		t.Errorf("status.collection.launcher %+v, want the launcher's report (delivered) of exit code 7", l)
 	}
 }
@@ -51,7 +51,7 @@ func TestHostileBlocksLauncherReportTimesOut(t *testing.T) {
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonRunnerTimedOut})
-	if l := launcherOf(got); l == nil || !l.TimedOut || l.Delivery != evalsv1alpha1.LauncherReportDelivered {
+	if l := launcherOf(got); l == nil || !l.TimedOut || ptr.Deref(l.Delivery, "") != evalsv1alpha1.LauncherReportDelivered {
 		t.Errorf("status.collection.launcher %+v, want the delivered report of the timeout", l)
 	}
 	if r := got.Status.Runner; r == nil || r.ExitCode == nil || *r.ExitCode != 124 {
@@ -74,7 +74,7 @@ func TestHostileDaemonIgnoresSIGTERM(t *testing.T) {
 
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
 	l := launcherOf(got)
-	if l == nil || l.Delivery != evalsv1alpha1.LauncherReportDelivered || l.Leftovers < 1 || l.Survivors != 0 {
+	if l == nil || ptr.Deref(l.Delivery, "") != evalsv1alpha1.LauncherReportDelivered || l.Leftovers < 1 || ptr.Deref(l.Survivors, 0) != 0 {
 		t.Errorf("status.collection.launcher %+v, want the daemon counted as a killed leftover, no survivors", l)
 	}
 	if c := succeeded(got); c == nil || !strings.Contains(c.Message, "the runner left behind") {

@@ -69,16 +69,16 @@ func TestRunnerViewHidesExpectedAnswers(t *testing.T) {
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
 	expectDiff(t, "verdicts under the default view", map[string]evalsv1alpha1.Verdict{
 		"k1": evalsv1alpha1.VerdictFail, "k2": evalsv1alpha1.VerdictFail, "k3": evalsv1alpha1.VerdictFail}, verdicts(got))
-	if got.Status.EvalFileView != evalsv1alpha1.EvalFileViewInputs {
-		t.Errorf("status.evalFileView %q, want Inputs", got.Status.EvalFileView)
+	if ptr.Deref(got.Status.EvalFileView, "") != evalsv1alpha1.EvalFileViewInputs {
+		t.Errorf("status.evalFileView %v, want Inputs", got.Status.EvalFileView)
 	}
 
 	got = waitFinished(t, ns, full.Name, runTimeout)
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
 	expectDiff(t, "verdicts under Full", map[string]evalsv1alpha1.Verdict{
 		"k1": evalsv1alpha1.VerdictPass, "k2": evalsv1alpha1.VerdictPass, "k3": evalsv1alpha1.VerdictPass}, verdicts(got))
-	if got.Status.EvalFileView != evalsv1alpha1.EvalFileViewFull {
-		t.Errorf("status.evalFileView %q, want Full", got.Status.EvalFileView)
+	if ptr.Deref(got.Status.EvalFileView, "") != evalsv1alpha1.EvalFileViewFull {
+		t.Errorf("status.evalFileView %v, want Full", got.Status.EvalFileView)
 	}
 	events, err := clientset.CoreV1().Events(ns).List(ctxFor(t, time.Minute), metav1.ListOptions{})
 	if err != nil {
@@ -177,8 +177,8 @@ func TestRunnerViewBatchCLIShape(t *testing.T) {
 		expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
 		expectDiff(t, name+" summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 		expectDiff(t, name+" verdicts", sampleVerdicts, verdicts(got))
-		if got.Status.EvalFileView != evalsv1alpha1.EvalFileViewInputs {
-			t.Errorf("%s status.evalFileView %q, want Inputs", name, got.Status.EvalFileView)
+		if ptr.Deref(got.Status.EvalFileView, "") != evalsv1alpha1.EvalFileViewInputs {
+			t.Errorf("%s status.evalFileView %v, want Inputs", name, got.Status.EvalFileView)
 		}
 	}
 }
