@@ -50,12 +50,12 @@ func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.
 			podfiles.Logf(stderr, "collector launch: %v\n", err)
 			return launcher.ExitLaunchFailed
 		}
-		if err := launcher.Harden(); err != nil {
+		if err := reaper.Harden(); err != nil {
 			podfiles.Logf(stderr, "collector launch: %v\n", err)
 			return launcher.ExitLaunchFailed
 		}
 		launcher.ShieldSignals()
-		if err := launcher.BecomeSubreaper(); err != nil {
+		if err := reaper.BecomeSubreaper(); err != nil {
 			podfiles.Logf(stderr, "collector launch: %v (processes the runner leaves behind may outlive it)\n", err)
 		}
 		return launcher.Launch(ctx, launcher.Options{Config: cfg, Pod: *pod, Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr, TerminationLog: *termLog})

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
@@ -85,8 +85,8 @@ func TestViewErrors(t *testing.T) {
 // TestInstallWritesTheRunnersView: install writes the runner's eval file (the view, or the whole file with Full)
 // and its configuration, read-only, and the configuration holds nothing of the judging side.
 func TestInstallWritesTheRunnersView(t *testing.T) {
-	for _, view := range []string{layout.EvalFileViewInputs, layout.EvalFileViewFull} {
-		t.Run(view, func(t *testing.T) {
+	for _, view := range []evalsv1alpha1.EvalFileView{evalsv1alpha1.EvalFileViewInputs, evalsv1alpha1.EvalFileViewFull} {
+		t.Run(string(view), func(t *testing.T) {
 			f := testutil.NewPodFixture(t, "run {EVAL_FILE} {OUTPUT_FILE}")
 			f.Config.EvalFileView = view
 			f.Config.DefaultEvaluators = []map[string]any{{"name": "CANARY-judging", "type": "latency", "threshold": 1}}
@@ -108,7 +108,7 @@ func TestInstallWritesTheRunnersView(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := []byte(testutil.PodTestEval)
-			if view == layout.EvalFileViewInputs {
+			if view == evalsv1alpha1.EvalFileViewInputs {
 				var buf bytes.Buffer
 				if _, err := evalfile.WriteView(&buf, want); err != nil {
 					t.Fatal(err)

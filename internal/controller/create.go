@@ -58,7 +58,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 		return nil, err
 	}
 	facts := Facts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
-		EvalFileView: evalsv1alpha1.EvalFileView(cfg.EvalFileView)}
+		EvalFileView: cfg.EvalFileView}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
 		summary, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
@@ -300,7 +300,7 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 	facts.EvalConfigMapName = cm.Name
 	if cfg, err := RunConfigFrom(cm); err == nil {
 		facts.Resume = cfg.Resume
-		facts.EvalFileView = evalsv1alpha1.EvalFileView(cfg.EvalFileView)
+		facts.EvalFileView = cfg.EvalFileView
 	}
 	return facts, nil
 }

@@ -95,12 +95,9 @@ func storageLimitExceeded(pods []corev1.Pod) (Assessment, bool) {
 func (e StorageEviction) message() string {
 	switch e.Limit {
 	case StorageLimitEmptyDir:
-		what := fmt.Sprintf("volume %q", e.Name)
+		what, hint := fmt.Sprintf("volume %q", e.Name), ""
 		if e.Name == layout.VolumeOut {
 			what = fmt.Sprintf("the runner's output volume %q", e.Name)
-		}
-		hint := ""
-		if e.Name == layout.VolumeOut {
 			hint = "; raise target.resources.limits.ephemeral-storage, which sizes it"
 		}
 		return fmt.Sprintf("the kubelet evicted pod %s: %s grew past its sizeLimit %s%s", e.Pod, what, e.Quantity, hint)

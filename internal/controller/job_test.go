@@ -911,7 +911,7 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 			if wantView == "" {
 				wantView = "Inputs"
 			}
-			if cfg.EvalFileView != wantView {
+			if string(cfg.EvalFileView) != wantView {
 				t.Errorf("run.json's evalFileView %q, want %q", cfg.EvalFileView, wantView)
 			}
 			install := containerOf(job, "install")

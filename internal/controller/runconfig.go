@@ -163,7 +163,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		Namespace:        run.Namespace,
 		UID:              string(run.UID),
 		EvalFile:         EvalFilePath,
-		EvalFileView:     string(EvalFileView(run)),
+		EvalFileView:     EvalFileView(run),
 		RunnerEvalFile:   RunnerEvalFilePath,
 		RunnerConfigFile: RunnerConfigPath,
 		CaseIDs:          append([]string{}, caseIDs...),

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
 )
 
 // A runner takes every path where the launcher once wrote or could write its report (a directory, a FIFO, a
@@ -89,7 +90,7 @@ func TestLaunchSurvivorsAreReportedBeforeTheFIFOCloses(t *testing.T) {
 		<-release
 		return 0, 0
 	}
-	t.Cleanup(func() { kill = killLeftovers })
+	t.Cleanup(func() { kill = reaper.KillLeftovers })
 	w := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
 	done := make(chan int, 1)
 	go func() {
@@ -116,17 +117,17 @@ func TestLaunchSurvivorsAreReportedBeforeTheFIFOCloses(t *testing.T) {
 	}
 }
 
-// killLeftovers counts what is still alive at its deadline.
+// reaper.KillLeftovers counts what is still alive at its deadline.
 func TestKillLeftoversCountsSurvivors(t *testing.T) {
 	cmd := exec.Command("sleep", "30")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	if _, survived := killLeftovers(0); survived != 1 {
+	if _, survived := reaper.KillLeftovers(0); survived != 1 {
 		t.Errorf("survivors %d at a zero grace, want 1 (the child was not killed yet)", survived)
 	}
-	killed, survived := killLeftovers(5 * time.Second)
+	killed, survived := reaper.KillLeftovers(5 * time.Second)
 	if killed != 1 || survived != 0 {
 		t.Errorf("killed %d, survivors %d; want 1, 0", killed, survived)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -92,8 +93,8 @@ func Launch(ctx context.Context, o Options) int {
 	return finishLaunch(o, rep, fd)
 }
 
-// kill is killLeftovers; tests stand in processes that survive SIGKILL.
-var kill = killLeftovers
+// kill is reaper.KillLeftovers; tests stand in processes that survive SIGKILL.
+var kill = reaper.KillLeftovers
 
 // reportWriteTimeout bounds how long the launcher waits for the collector to take its report.
 const reportWriteTimeout = 30 * time.Second

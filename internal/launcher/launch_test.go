@@ -13,6 +13,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
@@ -197,7 +198,7 @@ func TestLaunchTimeout(t *testing.T) {
 // the runner's processes write is the runner's answer; the leftover here waits longer than the launcher's
 // output drain so that its rewrite would come after.)
 func TestLaunchKillsLeftovers(t *testing.T) {
-	if err := BecomeSubreaper(); err != nil {
+	if err := reaper.BecomeSubreaper(); err != nil {
 		t.Skip(err)
 	}
 	f := newFixture(t, "")
@@ -212,7 +213,7 @@ func TestLaunchKillsLeftovers(t *testing.T) {
 	if rep.Leftovers < 1 {
 		t.Errorf("leftovers %d, want the setsid process the runner left behind counted", rep.Leftovers)
 	}
-	if left := childrenOf(os.Getpid()); len(left) > 0 {
+	if left := reaper.ChildrenOf(os.Getpid()); len(left) > 0 {
 		t.Fatalf("processes %v the runner left behind outlived Launch", left)
 	}
 	if _, err := os.Stat(late); err == nil {

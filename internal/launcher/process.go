@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"golang.org/x/sys/unix"
 )
@@ -232,7 +231,3 @@ func (t *tail) String() string {
 	defer t.mu.Unlock()
 	return results.ValidTail(t.buf, t.cut)
 }
-
-// BecomeSubreaper makes this process the reaper of its orphaned descendants (as PID 1 is in a container), so
-// processes a runner leaves behind are re-parented here and reaped when their group is terminated.
-func BecomeSubreaper() error { return reaper.BecomeSubreaper() }

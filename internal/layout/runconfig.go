@@ -27,7 +27,7 @@ type RunConfig struct {
 	EvalFile string `json:"evalFile"`
 	// EvalFileView is what the runner gets at RunnerEvalFile ({EVAL_FILE}): EvalFileViewInputs, the runner view of
 	// EvalFile (evalfile.WriteView), or EvalFileViewFull, a copy of EvalFile (spec.target.evalFileView).
-	EvalFileView string `json:"evalFileView"`
+	EvalFileView evalsv1alpha1.EvalFileView `json:"evalFileView"`
 	// RunnerEvalFile and RunnerConfigFile are where install writes the runner's eval file and its RunnerConfig,
 	// in the view volume: the runner mounts that volume (read-only) and neither run.json nor EvalFile.
 	RunnerEvalFile   string `json:"runnerEvalFile"`
@@ -125,7 +125,7 @@ func (c *RunConfig) Validate() error {
 		}
 	}
 	need(c.EvalFile != "", "evalFile")
-	need(c.EvalFileView == EvalFileViewInputs || c.EvalFileView == EvalFileViewFull, "evalFileView (Inputs or Full)")
+	need(c.EvalFileView == evalsv1alpha1.EvalFileViewInputs || c.EvalFileView == evalsv1alpha1.EvalFileViewFull, "evalFileView (Inputs or Full)")
 	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
 	c.check(need)
 	need(c.PassThreshold != "", "passThreshold")

@@ -6,14 +6,6 @@ import (
 	"strings"
 )
 
-// EvalFileView values of RunConfig.EvalFileView (spec.target.evalFileView).
-const (
-	// EvalFileViewInputs gives the runner the runner view of its eval file (evalfile.WriteView).
-	EvalFileViewInputs = "Inputs"
-	// EvalFileViewFull gives the runner its whole (shard's) eval file.
-	EvalFileViewFull = "Full"
-)
-
 // Launch is what the launcher needs to run the runner, shared by run.json (RunConfig) and the runner's launch.json
 // (RunnerConfig), both of which keep its fields at their top level.
 type Launch struct {

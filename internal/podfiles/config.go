@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
@@ -157,7 +158,7 @@ func WriteRunnerView(cfg *layout.RunConfig) (int, error) {
 	}
 	n := 0
 	err = WriteFileAtomic(cfg.RunnerEvalFile, 0o444, func(w io.Writer) error {
-		if cfg.EvalFileView == layout.EvalFileViewFull {
+		if cfg.EvalFileView == evalsv1alpha1.EvalFileViewFull {
 			_, err := w.Write(data)
 			return err
 		}

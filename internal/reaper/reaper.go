@@ -57,9 +57,9 @@ func KillLeftovers(timeout time.Duration) (killed, survived int) {
 // live children of this (subreaper) process.
 func leftovers() []int {
 	if os.Getpid() == 1 {
-		return childrenOf(-1)
+		return ChildrenOf(-1)
 	}
-	return childrenOf(os.Getpid())
+	return ChildrenOf(os.Getpid())
 }
 
 // signalLeftovers sends SIGKILL to the leftover processes.
@@ -73,9 +73,9 @@ func signalLeftovers(pids []int) {
 	}
 }
 
-// childrenOf lists the live (not zombie) processes whose parent is ppid; ppid -1 lists every process but this
+// ChildrenOf lists the live (not zombie) processes whose parent is ppid; ppid -1 lists every process but this
 // one.
-func childrenOf(ppid int) []int {
+func ChildrenOf(ppid int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -143,6 +143,3 @@ func BecomeSubreaper() error {
 	}
 	return nil
 }
-
-// ChildrenOf lists the live (not zombie) children of ppid (tests).
-func ChildrenOf(ppid int) []int { return childrenOf(ppid) }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 )
@@ -83,7 +84,7 @@ func NewPodFixture(t testing.TB, template string) *PodFixture {
 func RunConfig(evalPath string, ids []string, template string) *layout.RunConfig {
 	return &layout.RunConfig{
 		RunName: "run", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids, Shards: 1,
-		EvalFileView: layout.EvalFileViewInputs, RunnerEvalFile: filepath.Join(filepath.Dir(evalPath), "view", "eval.yaml"),
+		EvalFileView: evalsv1alpha1.EvalFileViewInputs, RunnerEvalFile: filepath.Join(filepath.Dir(evalPath), "view", "eval.yaml"),
 		RunnerConfigFile: filepath.Join(filepath.Dir(evalPath), "view", layout.RunnerConfigName),
 		Launch:           layout.Launch{CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1, CollectorStartSeconds: 10},
 		PassThreshold:    "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2,
