@@ -13,6 +13,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +63,7 @@ func Collect(ctx context.Context, o Options) error {
 		return nil
 	}
 	end := waitForRunner(ctx, o)
-	ended, why := end.Cause == EndEnded, end.Reason
+	ended, why := end.Cause == outcome.EndEnded, end.Reason
 	if ended {
 		podfiles.Logf(o.Log, "The runner ended; collecting its output\n")
 	} else {
@@ -162,27 +163,9 @@ func writeTermination(o Options, t layout.TerminationMessage) {
 	}
 }
 
-// EndCause is how the collector's wait for the runner ended: a typed fact the outcome is decided on (the
-// reason that goes with it is text for people).
-type EndCause string
-
-// End causes.
-const (
-	// EndEnded: every process of the runner container is gone (the runner-end FIFO's end-of-file).
-	EndEnded EndCause = "Ended"
-	// EndDeadline: the runner container outlived runnerDeadlineSeconds (its timeouts plus a margin).
-	EndDeadline EndCause = "DeadlinePassed"
-	// EndNotStopped: the launcher reported processes of the runner that survived SIGKILL for its kill grace.
-	EndNotStopped EndCause = "NotStopped"
-	// EndPodStopped: the collector was asked to stop before the runner ended.
-	EndPodStopped EndCause = "PodStopped"
-	// EndWatchFailed: the runner-end FIFO could not be watched.
-	EndWatchFailed EndCause = "WatchFailed"
-)
-
 // RunnerEnd is the end of the collector's wait for the runner, with the launcher's report when one arrived.
 type RunnerEnd struct {
-	Cause  EndCause
+	Cause  outcome.End
 	Reason string
 	// Report is the launcher's report (the frame that ended the runner-end FIFO's stream, or its FrameStuck).
 	Report *layout.LauncherReport
@@ -220,12 +203,12 @@ func waitForRunner(ctx context.Context, o Options) RunnerEnd {
 			return runnerEnded(o, w)
 		case payload := <-w.Stuck:
 			rep, _ := decodeLauncherReport(payload)
-			return RunnerEnd{Cause: EndNotStopped, Report: rep,
+			return RunnerEnd{Cause: outcome.EndNotStopped, Report: rep,
 				Reason: "the launcher reports processes of the runner that survived SIGKILL; the runner container has not ended"}
 		case err := <-w.Failed:
-			return RunnerEnd{Cause: EndWatchFailed, Reason: "the collector could not watch the runner's end: " + err.Error()}
+			return RunnerEnd{Cause: outcome.EndWatchFailed, Reason: "the collector could not watch the runner's end: " + err.Error()}
 		case <-deadline:
-			return RunnerEnd{Cause: EndDeadline,
+			return RunnerEnd{Cause: outcome.EndDeadline,
 				Reason: fmt.Sprintf("the runner container did not end within %ds (its timeouts plus a margin)", o.Config.RunnerDeadlineSeconds)}
 		case <-ctx.Done():
 		}
@@ -237,7 +220,7 @@ func waitForRunner(ctx context.Context, o Options) RunnerEnd {
 	case <-w.Ended:
 		return runnerEnded(o, w)
 	case <-t.C:
-		return RunnerEnd{Cause: EndPodStopped, Reason: "the pod was stopped before the runner ended"}
+		return RunnerEnd{Cause: outcome.EndPodStopped, Reason: "the pod was stopped before the runner ended"}
 	}
 }
 
@@ -269,9 +252,9 @@ func savedLauncherReport(o Options) (*layout.LauncherReport, error) {
 
 func endedWith(rep *layout.LauncherReport, err error) RunnerEnd {
 	if err != nil {
-		return RunnerEnd{Cause: EndEnded, ReportMissing: err}
+		return RunnerEnd{Cause: outcome.EndEnded, ReportMissing: err}
 	}
-	return RunnerEnd{Cause: EndEnded, Report: rep}
+	return RunnerEnd{Cause: outcome.EndEnded, Report: rep}
 }
 
 // handOffToJudge tells the judge containers the snapshot is complete and, when some case has a code_judge, reads

@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -39,7 +40,7 @@ type GatherInput struct {
 	// RunnerEnded is true when every process of the runner container had ended before the snapshot; EndCause
 	// says why the collector stopped waiting otherwise (decided on), and EndReason says it to people.
 	RunnerEnded bool
-	EndCause    EndCause
+	EndCause    outcome.End
 	EndReason   string
 	// Launcher is the launcher's report, as it arrived through the runner-end FIFO (nil: none).
 	Launcher *layout.LauncherReport
@@ -208,8 +209,7 @@ func (in GatherInput) evalFile() (*evalfile.File, error) {
 // noOutputSource is the source of a runner that left no readable output: every case is missing.
 var noOutputSource = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
 
-// classify decides the collection's outcome and its one-line message. The launcher's report can only make it
-// worse: it names a timeout, a failed healthcheck or failed invocations, never a success the output does not show.
+// classify decides the collection's outcome (outcome.Collection, from typed facts) and says it in one line.
 func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (evalsv1alpha1.CollectionOutcome, string) {
 	var notes []string
 	if in.JudgeError != "" {
@@ -218,77 +218,92 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 	if rec != nil && rec.Leftovers > 0 {
 		notes = append(notes, fmt.Sprintf("the launcher killed %s the runner left behind", plural(rec.Leftovers, "process", "processes")))
 	}
-	with := func(msg string) string {
-		if len(notes) > 0 {
-			msg += "; " + strings.Join(notes, "; ")
+	d := outcome.Collection(collectionFacts(rec, in, tail, noOutput))
+	msg := ""
+	switch d.Cause {
+	case outcome.CauseRunnerDeadline:
+		msg = in.EndReason + "; its output was collected as it was then"
+	case outcome.CauseNotStopped:
+		msg = notStopped(rec)
+		if !in.RunnerEnded {
+			msg += "; the output was collected as it was then"
 		}
-		return msg
-	}
-	if !in.RunnerEnded {
-		switch in.EndCause {
-		case EndDeadline:
-			return evalsv1alpha1.OutcomeRunnerTimedOut, with(in.EndReason + "; its output was collected as it was then")
-		case EndNotStopped:
-			return evalsv1alpha1.OutcomeRunnerNotStopped, with(notStopped(rec) + "; the output was collected as it was then")
-		}
-		return evalsv1alpha1.OutcomeRunnerFailed, with("the runner did not finish (" + in.EndReason + "); the output was collected as it was then")
-	}
-	if in.LauncherMissing != nil {
+	case outcome.CauseRunnerNotEnded:
+		msg = "the runner did not finish (" + in.EndReason + "); the output was collected as it was then"
+	case outcome.CauseReportMissing:
 		// The launcher writes its report last, after every runner process is gone; without it nothing says how the
 		// runner's invocations ended (a timeout, leftovers), so the run cannot count as finished.
-		return evalsv1alpha1.OutcomeRunnerFailed,
-			with("the launcher's report did not arrive (" + in.LauncherMissing.Error() + "): how the runner ended is unaccounted for")
-	}
-	if rec != nil && rec.Survivors > 0 {
-		return evalsv1alpha1.OutcomeRunnerNotStopped, with(notStopped(rec))
-	}
-	if rec != nil {
-		switch {
-		case rec.Error != "":
-			return evalsv1alpha1.OutcomeRunnerFailed, with("the launcher reports that the runner could not be started: " + rec.Error)
-		case rec.HealthcheckFailed:
-			msg := "the launcher reports that the healthcheck failed"
-			if h := rec.Healthcheck; h != nil {
-				msg = "the launcher reports that the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
-			}
-			return evalsv1alpha1.OutcomeHealthcheckFailed, with(msg)
+		msg = "the launcher's report did not arrive (" + in.LauncherMissing.Error() + "): how the runner ended is unaccounted for"
+	case outcome.CauseStartFailed:
+		msg = "the launcher reports that the runner could not be started: " + rec.Error
+	case outcome.CauseHealthcheckFailed:
+		msg = "the launcher reports that the healthcheck failed"
+		if h := rec.Healthcheck; h != nil {
+			msg = "the launcher reports that the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
 		}
-		timedOut, failed := false, rec.FailedCases > 0
-		if o := rec.Runner; o != nil {
-			timedOut = o.TimedOut
-			failed = failed || !o.Succeeded()
-		}
-		for _, c := range rec.Cases {
-			timedOut = timedOut || c.TimedOut
-		}
-		what := "the launcher reports that the runner"
-		if in.Config.Batching == string(evalsv1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
-			what = fmt.Sprintf("the launcher reports that %d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
-		}
-		switch {
-		case timedOut && rec.Runner != nil:
-			return evalsv1alpha1.OutcomeRunnerTimedOut, with(what + " " + rec.Runner.Describe())
-		case failed && rec.Runner != nil:
-			return evalsv1alpha1.OutcomeRunnerFailed, with(what + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail))
-		}
-	}
-	switch {
-	case tail.ParseErrorCount > 0:
+	case outcome.CauseRunnerTimedOut:
+		msg = launcherRunner(rec, in) + " " + rec.Runner.Describe()
+	case outcome.CauseRunnerFailed:
+		msg = launcherRunner(rec, in) + " " + rec.Runner.Describe() + stderrSuffix(rec.Runner.StderrTail)
+	case outcome.CauseInvalidOutput:
 		first := tail.ParseErrors[0]
+		msg = fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message)
 		if first.Line == 0 {
-			return evalsv1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d output problems (first: %s)", tail.ParseErrorCount, first.Message))
+			msg = fmt.Sprintf("%d output problems (first: %s)", tail.ParseErrorCount, first.Message)
 		}
-		return evalsv1alpha1.OutcomeInvalidOutput, with(fmt.Sprintf("%d invalid output lines (first: line %d: %s)", tail.ParseErrorCount, first.Line, first.Message))
-	case noOutput:
-		return evalsv1alpha1.OutcomeMissingResults, with("the runner wrote no output file")
-	case tail.MissingCount > 0:
+	case outcome.CauseNoOutput:
+		msg = "the runner wrote no output file"
+	case outcome.CauseMissingResults:
 		noun := "cases have"
 		if tail.MissingCount == 1 {
 			noun = "case has"
 		}
-		return evalsv1alpha1.OutcomeMissingResults, with(fmt.Sprintf("%d requested %s no result (first: %s)", tail.MissingCount, noun, tail.MissingIDs[0]))
+		msg = fmt.Sprintf("%d requested %s no result (first: %s)", tail.MissingCount, noun, tail.MissingIDs[0])
+	default:
+		msg = fmt.Sprintf("collected the results of all %d cases", total)
 	}
-	return evalsv1alpha1.OutcomeCompleted, with(fmt.Sprintf("collected the results of all %d cases", total))
+	if len(notes) > 0 {
+		msg += "; " + strings.Join(notes, "; ")
+	}
+	return d.Outcome, msg
+}
+
+// collectionFacts are the typed facts the outcome is decided on: how the wait for the runner ended, the
+// launcher's report, the output.
+func collectionFacts(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool) outcome.Facts {
+	f := outcome.Facts{End: in.EndCause, Output: outcome.Output{ParseErrors: tail.ParseErrorCount, NoOutput: noOutput, Missing: tail.MissingCount}}
+	if in.RunnerEnded {
+		f.End = outcome.EndEnded
+	} else if f.End == outcome.EndEnded || f.End == "" {
+		// A wait that did not see the runner's end, whatever cause it names.
+		f.End = outcome.EndPodStopped
+	}
+	f.Launcher.Missing = in.LauncherMissing != nil
+	if rec == nil {
+		return f
+	}
+	f.Launcher.Survivors = rec.Survivors
+	f.Launcher.StartFailed = rec.Error != ""
+	f.Launcher.HealthcheckFailed = rec.HealthcheckFailed
+	f.Launcher.Failed = rec.FailedCases > 0
+	if o := rec.Runner; o != nil {
+		f.Launcher.RunnerReported = true
+		f.Launcher.TimedOut = o.TimedOut
+		f.Launcher.Failed = f.Launcher.Failed || !o.Succeeded()
+	}
+	for _, c := range rec.Cases {
+		f.Launcher.TimedOut = f.Launcher.TimedOut || c.TimedOut
+	}
+	return f
+}
+
+// launcherRunner is how the launcher's report names the runner's process: the runner (Batch), or the first of the
+// failed invocations (PerCase).
+func launcherRunner(rec *layout.LauncherReport, in GatherInput) string {
+	if in.Config.Batching == string(evalsv1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
+		return fmt.Sprintf("the launcher reports that %d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
+	}
+	return "the launcher reports that the runner"
 }
 
 // notStopped says that processes of the runner survived SIGKILL.

@@ -15,6 +15,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
@@ -407,19 +408,19 @@ func TestClassifyEndCauses(t *testing.T) {
 		want    evalsv1alpha1.CollectionOutcome
 		wantMsg string
 	}{
-		{"deadline, whatever the text says", GatherInput{EndCause: EndDeadline, EndReason: "anything"},
+		{"deadline, whatever the text says", GatherInput{EndCause: outcome.EndDeadline, EndReason: "anything"},
 			evalsv1alpha1.OutcomeRunnerTimedOut, "anything"},
-		{"a text that once meant a timeout is not one", GatherInput{EndCause: EndPodStopped, EndReason: "the runner container did not end within 9s"},
+		{"a text that once meant a timeout is not one", GatherInput{EndCause: outcome.EndPodStopped, EndReason: "the runner container did not end within 9s"},
 			evalsv1alpha1.OutcomeRunnerFailed, "did not finish"},
-		{"survivors reported while the FIFO stays open", GatherInput{EndCause: EndNotStopped, Launcher: &layout.LauncherReport{Survivors: 2}},
+		{"survivors reported while the FIFO stays open", GatherInput{EndCause: outcome.EndNotStopped, Launcher: &layout.LauncherReport{Survivors: 2}},
 			evalsv1alpha1.OutcomeRunnerNotStopped, "2 processes of the runner that survived SIGKILL"},
-		{"survivors in the final report", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Survivors: 1}},
+		{"survivors in the final report", GatherInput{RunnerEnded: true, EndCause: outcome.EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Survivors: 1}},
 			evalsv1alpha1.OutcomeRunnerNotStopped, "1 process of the runner"},
-		{"the report did not arrive", GatherInput{RunnerEnded: true, EndCause: EndEnded, LauncherMissing: errors.New("the stream does not end with the launcher's report")},
+		{"the report did not arrive", GatherInput{RunnerEnded: true, EndCause: outcome.EndEnded, LauncherMissing: errors.New("the stream does not end with the launcher's report")},
 			evalsv1alpha1.OutcomeRunnerFailed, "the launcher's report did not arrive"},
-		{"leftovers killed are said", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1, Leftovers: 3}},
+		{"leftovers killed are said", GatherInput{RunnerEnded: true, EndCause: outcome.EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1, Leftovers: 3}},
 			evalsv1alpha1.OutcomeCompleted, "the launcher killed 3 processes the runner left behind"},
-		{"a clean report", GatherInput{RunnerEnded: true, EndCause: EndEnded, Launcher: clean},
+		{"a clean report", GatherInput{RunnerEnded: true, EndCause: outcome.EndEnded, Launcher: clean},
 			evalsv1alpha1.OutcomeCompleted, "collected the results of all 0 cases"},
 	}
 	for _, tc := range tests {

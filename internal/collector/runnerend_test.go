@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"golang.org/x/sys/unix"
 )
@@ -31,12 +32,12 @@ func endOf(t *testing.T, f *fixture, stream []byte) RunnerEnd {
 func TestWaitForRunnerTakesTheReport(t *testing.T) {
 	f := newFixture(t)
 	end := endOf(t, f, append([]byte("runner junk"), podfiles.EncodeFrame(podfiles.FrameEnd, []byte(`{"batching":"Batched","exitCode":7,"leftovers":1}`))...))
-	if end.Cause != EndEnded || end.ReportMissing != nil || end.Report == nil || end.Report.ExitCode != 7 || end.Report.Leftovers != 1 {
+	if end.Cause != outcome.EndEnded || end.ReportMissing != nil || end.Report == nil || end.Report.ExitCode != 7 || end.Report.Leftovers != 1 {
 		t.Fatalf("end %+v, want the launcher's report", end)
 	}
 	// A restarted collector finds the runner's end noted, and its copy of the report.
 	again := waitForRunner(t.Context(), Options{Config: f.Config, Pod: f.Pod, Log: io.Discard})
-	if again.Cause != EndEnded || again.Report == nil || again.Report.ExitCode != 7 {
+	if again.Cause != outcome.EndEnded || again.Report == nil || again.Report.ExitCode != 7 {
 		t.Errorf("resumed end %+v, want the kept report", again)
 	}
 }
@@ -45,7 +46,7 @@ func TestWaitForRunnerTakesTheReport(t *testing.T) {
 func TestWaitForRunnerReportMissing(t *testing.T) {
 	f := newFixture(t)
 	end := endOf(t, f, []byte("the runner's last words\n"))
-	if end.Cause != EndEnded || end.Report != nil || end.ReportMissing == nil {
+	if end.Cause != outcome.EndEnded || end.Report != nil || end.ReportMissing == nil {
 		t.Fatalf("end %+v, want a missing report", end)
 	}
 	if err := os.Remove(f.Pod.LauncherReport()); err == nil {
@@ -71,7 +72,7 @@ func TestWaitForRunnerNotStopped(t *testing.T) {
 		_ = unix.Close(fd)
 	}()
 	end := waitForRunner(t.Context(), Options{Config: f.Config, Pod: f.Pod, Log: io.Discard})
-	if end.Cause != EndNotStopped || end.Report == nil || end.Report.Survivors != 2 {
+	if end.Cause != outcome.EndNotStopped || end.Report == nil || end.Report.Survivors != 2 {
 		t.Fatalf("end %+v, want NotStopped with 2 survivors", end)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 )
 
 // State is where a run is in its life.
@@ -162,7 +163,7 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
 			Message: fmt.Sprintf("pod %s is being deleted; waiting for the Job", pod.Name), RecheckAfter: podRejectedRecheck}
 	}
-	if c := obs.Run.Status.Collection; c != nil && !c.RunnerFinished && decidedBeforeRunnerEnd(c.Outcome) {
+	if c := obs.Run.Status.Collection; c != nil && !c.RunnerFinished && outcome.DecidedBeforeRunnerEnd(c.Outcome) {
 		// The collector stopped waiting for a runner that outlived its own timeouts, or whose processes the
 		// launcher could not kill: decided, and the Job stopped.
 		if a, ok := fromCollection(c, pod); ok {
@@ -187,12 +188,6 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is starting", pod.Name)}
 	}
 	return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: fmt.Sprintf("pod %s is pending", pod.Name)}
-}
-
-// decidedBeforeRunnerEnd reports a collection outcome that decides the run while the runner container still
-// runs: the collector stopped waiting for its end (a typed outcome, never its message).
-func decidedBeforeRunnerEnd(o evalsv1alpha1.CollectionOutcome) bool {
-	return o == evalsv1alpha1.OutcomeRunnerTimedOut || o == evalsv1alpha1.OutcomeRunnerNotStopped
 }
 
 // disrupted reports a pod the cluster is taking away (eviction, drain, preemption, a node going): the API server
@@ -283,16 +278,12 @@ func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
 	if a, ok := fromTerminationMessage(pod); ok && a.State == StateFailed {
 		return a
 	}
-	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil {
-		if t := terminatedState(runner); t != nil {
-			if t.Reason == terminatedOOMKilled {
-				return oomKilled()
-			}
-			if t.ExitCode != 0 {
-				return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed,
-					Message: fmt.Sprintf("the runner container exited with code %d (the launcher failed): %s", t.ExitCode, oneLine(t.Message))}
-			}
-		}
+	switch k := kubeletFacts(pod); {
+	case k.OOMKilled:
+		return oomKilled()
+	case k.Terminated && k.ExitCode != 0:
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed,
+			Message: fmt.Sprintf("the runner container exited with code %d (the launcher failed): %s", k.ExitCode, oneLine(runnerTerminated(pod).Message))}
 	}
 	if collector := containerStatus(pod, layout.ContainerCollector); collector != nil {
 		if t := terminatedState(collector); t != nil && t.ExitCode != 0 {
@@ -339,62 +330,52 @@ func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
 	return a, true
 }
 
-func fromOutcome(outcome evalsv1alpha1.CollectionOutcome, message, stderrTail string, pod *corev1.Pod) Assessment {
-	if runnerOOMKilled(pod) {
-		return oomKilled()
-	}
+func fromOutcome(o evalsv1alpha1.CollectionOutcome, message, stderrTail string, pod *corev1.Pod) Assessment {
 	msg := oneLine(message)
-	// How the runner container ended is the kubelet's word, which the runner cannot forge: a runner that exits
-	// non-zero failed, whatever its output or the launcher's report claim.
-	if t := runnerTerminated(pod); t != nil && t.ExitCode != 0 {
-		switch outcome {
-		case evalsv1alpha1.OutcomeRunnerTimedOut, evalsv1alpha1.OutcomeRunnerNotStopped, evalsv1alpha1.OutcomeHealthcheckFailed,
-			evalsv1alpha1.OutcomeRunnerFailed, evalsv1alpha1.OutcomeCollectorFailed:
-			// Already a failure; the launcher's account names it more precisely.
-		default:
-			m := fmt.Sprintf("the runner container exited with code %d (kubelet)", t.ExitCode)
-			if tm := oneLine(t.Message); tm != "" {
-				m += ": " + lastRunes(tm, 512)
-			}
-			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: m + "; collected: " + msg}
-		}
+	end := outcome.Run(o, kubeletFacts(pod))
+	state := StateFailed
+	if end.Succeeded {
+		state = StateSucceeded
 	}
-	switch outcome {
+	switch end.Override {
+	case outcome.OverrideOOMKilled:
+		return oomKilled()
+	case outcome.OverrideExitCode:
+		t := runnerTerminated(pod)
+		m := fmt.Sprintf("the runner container exited with code %d (kubelet)", t.ExitCode)
+		if tm := oneLine(t.Message); tm != "" {
+			m += ": " + lastRunes(tm, 512)
+		}
+		return Assessment{State: state, Reason: end.Reason, Message: m + "; collected: " + msg}
+	case outcome.OverrideUnknownOutcome:
+		return Assessment{State: state, Reason: end.Reason,
+			Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", truncate(string(o), 64), msg)}
+	}
+	switch o {
 	case evalsv1alpha1.OutcomeCompleted:
 		if msg == "" {
 			msg = "every result was collected"
 		}
-		return Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: msg}
 	case evalsv1alpha1.OutcomeRunnerFailed:
 		if tail := oneLine(stderrTail); tail != "" {
 			msg = strings.TrimSpace(msg + "; stderr: " + lastRunes(tail, 512))
 		}
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: msg}
-	case evalsv1alpha1.OutcomeRunnerTimedOut:
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: msg}
-	case evalsv1alpha1.OutcomeRunnerNotStopped:
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerNotStopped, Message: msg}
-	case evalsv1alpha1.OutcomeHealthcheckFailed:
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonHealthcheckFailed, Message: msg}
-	case evalsv1alpha1.OutcomeMissingResults:
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonMissingResults, Message: msg}
-	case evalsv1alpha1.OutcomeInvalidOutput:
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidOutput, Message: msg}
-	case evalsv1alpha1.OutcomeCollectorFailed:
-		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed, Message: msg}
 	}
-	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
-		Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", truncate(string(outcome), 64), msg)}
+	return Assessment{State: state, Reason: end.Reason, Message: msg}
+}
+
+// kubeletFacts are the kubelet's facts about the runner container of pod (none for a nil pod or a running runner).
+func kubeletFacts(pod *corev1.Pod) outcome.Kubelet {
+	t := runnerTerminated(pod)
+	if t == nil {
+		return outcome.Kubelet{}
+	}
+	return outcome.Kubelet{Terminated: true, ExitCode: t.ExitCode, OOMKilled: t.Reason == terminatedOOMKilled}
 }
 
 func oomKilled() Assessment {
 	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerOOMKilled,
 		Message: "the runner container ran out of memory (OOMKilled); raise target.resources.limits.memory"}
-}
-
-func runnerOOMKilled(pod *corev1.Pod) bool {
-	t := runnerTerminated(pod)
-	return t != nil && t.Reason == terminatedOOMKilled
 }
 
 // runnerTerminated is the runner container's terminated state as the kubelet reported it, nil while it runs.

@@ -13,6 +13,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -43,43 +44,6 @@ type ShardVerdict struct {
 	Assessment Assessment
 	Shards     []Assessment
 	Statuses   []evalsv1alpha1.ShardStatus
-}
-
-// runFatalReasons are the shard failures that every shard would meet alike (the pod cannot be created,
-// scheduled, pulled or configured; the Job's deadline): one of them ends the whole run and stops its Job. Any
-// other failure ends its shard only, and the others go on.
-var runFatalReasons = map[string]bool{
-	evalsv1alpha1.ReasonImagePullFailed:        true,
-	evalsv1alpha1.ReasonUnschedulable:          true,
-	evalsv1alpha1.ReasonPodRejected:            true,
-	evalsv1alpha1.ReasonInvalidContainerConfig: true,
-	evalsv1alpha1.ReasonInfrastructureFailed:   true,
-	evalsv1alpha1.ReasonDeadlineExceeded:       true,
-	// The Job would replace a disrupted shard's pod for ever; only stopping the Job stops it.
-	evalsv1alpha1.ReasonDisruptionLimitExceeded: true,
-}
-
-// failurePriority orders the reasons a finished sharded run can take from its failed shards: the first reason
-// in this list that some shard has is the run's.
-var failurePriority = []string{
-	evalsv1alpha1.ReasonInfrastructureFailed,
-	evalsv1alpha1.ReasonDisruptionLimitExceeded,
-	evalsv1alpha1.ReasonPodRejected,
-	evalsv1alpha1.ReasonImagePullFailed,
-	evalsv1alpha1.ReasonUnschedulable,
-	evalsv1alpha1.ReasonInvalidContainerConfig,
-	evalsv1alpha1.ReasonDeadlineExceeded,
-	evalsv1alpha1.ReasonStorageLimitExceeded,
-	evalsv1alpha1.ReasonRunnerOOMKilled,
-	evalsv1alpha1.ReasonRunnerTimedOut,
-	evalsv1alpha1.ReasonRunnerNotStopped,
-	evalsv1alpha1.ReasonHealthcheckFailed,
-	evalsv1alpha1.ReasonRunnerFailed,
-	evalsv1alpha1.ReasonCollectorFailed,
-	evalsv1alpha1.ReasonResultsNotReported,
-	evalsv1alpha1.ReasonCancelled,
-	evalsv1alpha1.ReasonInvalidOutput,
-	evalsv1alpha1.ReasonMissingResults,
 }
 
 // ClassifyShards classifies each shard of a sharded or resumed run as Classify classifies a one-pod run (its own
@@ -224,7 +188,7 @@ func combineShards(shards []Assessment) Assessment {
 	var recheck time.Duration
 	for i := range shards {
 		a := &shards[i]
-		if a.State == StateFailed && runFatalReasons[a.Reason] && a.StopJob {
+		if a.State == StateFailed && outcome.RunFatal(a.Reason) && a.StopJob {
 			return Assessment{State: StateFailed, Reason: a.Reason, StopJob: true,
 				Message: truncate(fmt.Sprintf("shard %d: %s", i, a.Message), maxConditionMessage)}
 		}
@@ -267,7 +231,7 @@ func combineShards(shards []Assessment) Assessment {
 	}
 	worst := -1
 	for i := range shards {
-		if shards[i].State == StateFailed && (worst < 0 || failureRank(shards[i].Reason) < failureRank(shards[worst].Reason)) {
+		if shards[i].State == StateFailed && (worst < 0 || outcome.Worse(shards[i].Reason, shards[worst].Reason)) {
 			worst = i
 		}
 	}
@@ -287,13 +251,6 @@ func stateRank(s State) int {
 		return 1
 	}
 	return 0
-}
-
-func failureRank(reason string) int {
-	if i := slices.Index(failurePriority, reason); i >= 0 {
-		return i
-	}
-	return len(failurePriority)
 }
 
 // shardStatuses are the status entries of the shards: failed first, then in progress, then succeeded, each group
