@@ -58,7 +58,7 @@ func apiClient(t *testing.T) client.WithWatch {
 		envClient, envErr = client.NewWithWatch(cfg, client.Options{Scheme: s})
 	})
 	if envErr != nil {
-		t.Fatalf("start envtest: %v", envErr)
+		testutil.EnvUnavailable(t, envErr)
 	}
 	return envClient
 }

@@ -61,7 +61,7 @@ func apiServer(t *testing.T) (client.Client, string) {
 		kubeconfig, envErr = writeKubeconfig(cfg)
 	})
 	if envErr != nil {
-		t.Fatalf("start envtest: %v", envErr)
+		testutil.EnvUnavailable(t, envErr)
 	}
 	return envClient, kubeconfig
 }

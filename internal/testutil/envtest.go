@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -68,4 +69,19 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// RequireEnvtestVar, when set (make test-unit sets it), makes a missing KUBEBUILDER_ASSETS fail the envtest tests
+// instead of skipping them.
+const RequireEnvtestVar = "EVALRUN_REQUIRE_ENVTEST"
+
+// EnvUnavailable ends a test whose envtest did not start. Without KUBEBUILDER_ASSETS the test is skipped with the
+// reason, so that plain `go test ./internal/...` runs every pure test; with EVALRUN_REQUIRE_ENVTEST set, or for any
+// other error, it fails.
+func EnvUnavailable(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrNoAssets) && os.Getenv(RequireEnvtestVar) == "" {
+		t.Skipf("envtest test skipped: %v (set %s=1 to make this a failure)", err, RequireEnvtestVar)
+	}
+	t.Fatalf("start envtest: %v", err)
 }
