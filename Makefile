@@ -99,7 +99,7 @@ helm: ## Build helm for the chart's lint and tests (cached under bin/tools/helm-
 
 .PHONY: test-unit
 test-unit: envtest-assets seaweedfs helm ## Unit, fuzz-seed, envtest, object store (weed) and chart (helm) tests.
-	EVALRUN_REQUIRE_ENVTEST=1 $(GO) test ./... -count=1
+	EVALRUN_REQUIRE_TEST_ASSETS=1 $(GO) test ./... -count=1
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on the real local cluster (brings it up).

@@ -40,20 +40,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// requireWeed fails the test without EVALRUN_WEED (skips it under -short).
-func requireWeed(t *testing.T) {
-	t.Helper()
-	if _, err := s3server.Binary(); err != nil {
-		if testing.Short() {
-			t.Skipf("skipped under -short: %v", err)
-		}
-		t.Fatal(err)
-	}
-}
-
 func sharedServer(t *testing.T) *s3server.Server {
 	t.Helper()
-	requireWeed(t)
+	s3server.Require(t)
 	shared.once.Do(func() {
 		shared.srv, shared.err = s3server.Launch(context.Background(), s3server.Options{Buckets: []string{testBucket}})
 		if shared.err == nil {
@@ -455,7 +444,7 @@ func TestConcurrentPuts(t *testing.T) {
 // fail within its context with an error, not hang. A paused server (SIGSTOP: connections open, no answers) must
 // not hold an operation past its context either.
 func TestServerStopped(t *testing.T) {
-	requireWeed(t)
+	s3server.Require(t)
 	srv := s3server.Start(t, s3server.Options{Buckets: []string{testBucket}})
 	t.Logf("weed server ready in %v", srv.Started.Round(time.Millisecond))
 	st := openStore(t, srv, fastRetry)

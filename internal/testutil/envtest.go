@@ -71,17 +71,27 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// RequireEnvtestVar, when set (make test-unit sets it), makes a missing KUBEBUILDER_ASSETS fail the envtest tests
-// instead of skipping them.
-const RequireEnvtestVar = "EVALRUN_REQUIRE_ENVTEST"
+// RequireAssetsVar, when set (make test-unit sets it), makes a missing test asset (KUBEBUILDER_ASSETS for envtest,
+// EVALRUN_WEED for the S3-compatible server) fail the tests that need it instead of skipping them.
+const RequireAssetsVar = "EVALRUN_REQUIRE_TEST_ASSETS"
 
-// EnvUnavailable ends a test whose envtest did not start. Without KUBEBUILDER_ASSETS the test is skipped with the
-// reason, so that plain `go test ./internal/...` runs every pure test; with EVALRUN_REQUIRE_ENVTEST set, or for any
-// other error, it fails.
-func EnvUnavailable(t testing.TB, err error) {
-	t.Helper()
-	if errors.Is(err, ErrNoAssets) && os.Getenv(RequireEnvtestVar) == "" {
-		t.Skipf("envtest test skipped: %v (set %s=1 to make this a failure)", err, RequireEnvtestVar)
+// AssetMissing ends a test whose asset (envtest's binaries, SeaweedFS's weed) is not there: it is skipped with the
+// reason, so that plain `go test ./internal/...` runs every pure test, unless EVALRUN_REQUIRE_TEST_ASSETS is set,
+// which makes it a failure.
+func AssetMissing(tb testing.TB, err error) {
+	tb.Helper()
+	if os.Getenv(RequireAssetsVar) == "" {
+		tb.Skipf("skipped, a test asset is missing: %v (set %s=1 to make this a failure)", err, RequireAssetsVar)
 	}
-	t.Fatalf("start envtest: %v", err)
+	tb.Fatal(err)
+}
+
+// EnvUnavailable ends a test whose envtest did not start: skipped without KUBEBUILDER_ASSETS (see AssetMissing),
+// failed for any other error.
+func EnvUnavailable(tb testing.TB, err error) {
+	tb.Helper()
+	if errors.Is(err, ErrNoAssets) {
+		AssetMissing(tb, err)
+	}
+	tb.Fatalf("start envtest: %v", err)
 }

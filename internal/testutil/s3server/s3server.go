@@ -26,6 +26,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 // EnvWeed is the environment variable that holds the weed binary's path. `make test-unit` sets it.
@@ -83,16 +85,23 @@ func Binary() (string, error) {
 	return p, nil
 }
 
-// Start launches a server for tb and stops it at tb's cleanup. Without EVALRUN_WEED the test fails (it is skipped
-// under -short only).
-func Start(tb testing.TB, opts Options) *Server {
+// Require ends a test that needs the weed binary when it is not there: skipped under -short, otherwise as
+// testutil.AssetMissing decides (skipped with the reason, or failed when test assets are required).
+func Require(tb testing.TB) {
 	tb.Helper()
 	if _, err := Binary(); err != nil {
 		if testing.Short() {
 			tb.Skipf("skipped under -short: %v", err)
 		}
-		tb.Fatal(err)
+		testutil.AssetMissing(tb, err)
 	}
+}
+
+// Start launches a server for tb and stops it at tb's cleanup. Without EVALRUN_WEED the test fails (it is skipped
+// under -short only).
+func Start(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	Require(tb)
 	if opts.Dir == "" {
 		opts.Dir = tb.TempDir()
 	}
