@@ -61,6 +61,7 @@ verify: generate manifests gitops ## Regenerate everything and fail on drift or 
 	$(GO) mod tidy -diff
 	cd hack/tools && $(GO) mod tidy -diff
 	cd hack/helm && $(GO) mod tidy -diff
+	cd hack/seaweedfs && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api config charts || { echo "generated files drifted: run 'make generate manifests' and commit"; exit 1; }
 	@untracked="$$(git ls-files --others --exclude-standard -- api config charts)"; \

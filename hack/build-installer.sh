@@ -10,16 +10,12 @@
 # sets the manager's image (kustomize `images`), and the one --collector-image argument is then replaced (checked). kustomize is kubectl's (`kubectl kustomize`), from bin/k8s/<version>.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 OUT="${1:-dist/install.yaml}"
 IMG="${IMG:?set IMG to the manager image}"
 COLLECTOR_IMG="${COLLECTOR_IMG:?set COLLECTOR_IMG to the collector image}"
-API_VERSION="$(go list -m -f '{{.Version}}' k8s.io/api)"
-KUBECTL="${KUBECTL:-$ROOT/bin/k8s/v1.$(echo "$API_VERSION" | cut -d. -f2-)/kubectl}"
+KUBECTL="${KUBECTL:-$(k8s_bin)/kubectl}"
 [ -x "$KUBECTL" ] || hack/k8s-binaries.sh kubectl >/dev/null
-
-die() { echo "build-installer: $*" >&2; exit 1; }
 
 # The manager's image and its --collector-image argument, as config/manager/manager.yaml has them.
 DEFAULT_IMG_NAME=localhost/evalrun/manager

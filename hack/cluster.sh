@@ -43,12 +43,10 @@
 # /run/containerd/s) when this script created them.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-API_VERSION="$(go list -m -f '{{.Version}}' k8s.io/api)"
-K8S_VERSION="v1.$(echo "$API_VERSION" | cut -d. -f2).$(echo "$API_VERSION" | cut -d. -f3)"
-K8S_BIN="$ROOT/bin/k8s/$K8S_VERSION"
+K8S_VERSION="$(k8s_version)"
+K8S_BIN="$(k8s_bin)"
 OUT_DIR="$ROOT/bin/cluster"
 KUBECONFIG_OUT="$OUT_DIR/kubeconfig"
 
@@ -93,8 +91,6 @@ HARDCODED_DIRS=(/var/log/containers /var/log/pods /var/lib/kubelet /var/lib/cni 
 # Components in start order; `down` stops them in reverse.
 COMPONENTS=(containerd etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
 
-log() { printf 'cluster: %s\n' "$*" >&2; }
-die() { printf 'cluster: error: %s\n' "$*" >&2; exit 1; }
 now_ms() { date +%s%3N; }
 kubectl() { "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_OUT" "$@"; }
 ctr_k8s() { ctr --address "$CTRD_SOCK" -n k8s.io "$@"; }

@@ -3,10 +3,8 @@
 # operator, run the sample screening EvalRun and print its results. The cluster stays up.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-API_VERSION="$(go list -m -f '{{.Version}}' k8s.io/api)"
-K8S_BIN="$ROOT/bin/k8s/v1.$(echo "$API_VERSION" | cut -d. -f2-)"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+K8S_BIN="$(k8s_bin)"
 export KUBECONFIG="$ROOT/bin/cluster/kubeconfig"
 NAMESPACE="${DEMO_NAMESPACE:-default}"
 RUN=screening-sample

@@ -4,14 +4,11 @@
 # Deployment's pod template gets the image digest as an annotation, which rolls the manager exactly when it changed.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-API_VERSION="$(go list -m -f '{{.Version}}' k8s.io/api)"
-K8S_BIN="$ROOT/bin/k8s/v1.$(echo "$API_VERSION" | cut -d. -f2-)"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+K8S_BIN="$(k8s_bin)"
 export KUBECONFIG="${KUBECONFIG:-$ROOT/bin/cluster/kubeconfig}"
 NAMESPACE=evalrun-system
 kubectl() { "$K8S_BIN/kubectl" "$@"; }
-log() { printf 'deploy: %s\n' "$*" >&2; }
 
 [ -f "$KUBECONFIG" ] || { log "no kubeconfig at $KUBECONFIG: run hack/cluster.sh up first"; exit 1; }
 [ -f config/default/kustomization.yaml ] || { log "config/default/kustomization.yaml does not exist yet"; exit 1; }

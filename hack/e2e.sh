@@ -4,8 +4,7 @@
 # stops it. E2E_RUN selects tests (go test -run), E2E_TIMEOUT overrides the 45m budget.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 export KUBECONFIG="$ROOT/bin/cluster/kubeconfig"
 
 t0=$(date +%s)

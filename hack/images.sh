@@ -22,8 +22,7 @@
 # IMAGES_NO_IMPORT=1 only packs the tarballs.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ADDRESS="${CONTAINERD_ADDRESS:-/run/evalrun-cluster/containerd.sock}"
 OUT="$ROOT/bin/images"
@@ -34,8 +33,6 @@ ALL=(pause manager collector screening-runner seaweedfs judgeserver)
 WANT=("$@")
 [ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
 
-log() { printf 'images: %s\n' "$*" >&2; }
-die() { printf 'images: error: %s\n' "$*" >&2; exit 1; }
 
 mkdir -p "$OUT" "$BUILD"
 go build -o "$IMAGEPACK" ./hack/imagepack
@@ -70,7 +67,7 @@ pack() {
 
 build_pause() {
   local modfile src dir version
-  version="v1.$(go list -m -f '{{.Version}}' k8s.io/api | cut -d. -f2-)"
+  version="$(k8s_version)"
   dir="$(cd /tmp && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@$version" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')"
   src="$dir/build/pause/linux/pause.c"
   [ -f "$src" ] || die "pause source not found at $src"

@@ -14,13 +14,11 @@
 # go.etcd.io/etcd/server/v3 at the version k8s.io/kubernetes itself requires.
 set -euo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-API_VERSION="$(go list -m -f '{{.Version}}' k8s.io/api)"           # v0.37.2
+K8S_VERSION="$(k8s_version)"                     # v1.37.2
+API_VERSION="v0.${K8S_VERSION#v1.}"             # v0.37.2: the staging modules' release
 MINOR="$(echo "$API_VERSION" | cut -d. -f2)"
-PATCH="$(echo "$API_VERSION" | cut -d. -f3)"
-K8S_VERSION="${K8S_VERSION:-v1.${MINOR}.${PATCH}}"
 OUT="$ROOT/bin/k8s/$K8S_VERSION"
 WORK="$ROOT/bin/k8s/build-$K8S_VERSION"
 ALL=(kube-apiserver etcd kubectl kubelet kube-controller-manager kube-scheduler kube-proxy)
@@ -35,7 +33,6 @@ if [ ${#missing[@]} -eq 0 ]; then
 fi
 mkdir -p "$OUT" "$WORK/k8s" "$WORK/etcd"
 
-log() { echo "k8s-binaries: $*" >&2; }
 
 # --- wrapper module for k8s.io/kubernetes -------------------------------------
 if [ ! -f "$WORK/k8s/.ready" ]; then

@@ -1,0 +1,50 @@
+# hack/lib.sh: what every hack/ script shares. Source it first:
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# It sets ROOT (the repository) and cds there, and defines log and die (prefixed with the script's name),
+# k8s_version (the Kubernetes release the module builds against) and build_pinned_tool (a tool built once from a
+# wrapper module under hack/ and cached under bin/).
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+LOG_PREFIX="${LOG_PREFIX:-$(basename "$0" .sh)}"
+
+log() { printf '%s: %s\n' "$LOG_PREFIX" "$*" >&2; }
+die() { printf '%s: error: %s\n' "$LOG_PREFIX" "$*" >&2; exit 1; }
+
+# k8s_version prints the Kubernetes release derived from go.mod: k8s.io/api v0.Y.Z -> v1.Y.Z (K8S_VERSION, when
+# set, wins).
+k8s_version() {
+  if [ -n "${K8S_VERSION:-}" ]; then
+    echo "$K8S_VERSION"
+    return
+  fi
+  local api
+  api="$(cd "$ROOT" && go list -m -f '{{.Version}}' k8s.io/api)"
+  echo "v1.${api#v0.}"
+}
+
+# k8s_bin prints the folder of the Kubernetes binaries (hack/k8s-binaries.sh builds them there).
+k8s_bin() { echo "$ROOT/bin/k8s/$(k8s_version)"; }
+
+# pinned_version MODULE_DIR MODULE prints the version of MODULE that the wrapper module in MODULE_DIR pins.
+pinned_version() { (cd "$ROOT/$1" && go list -m -f '{{.Version}}' "$2"); }
+
+# build_pinned_tool MODULE_DIR PACKAGE BIN builds PACKAGE, pinned by the wrapper module MODULE_DIR (outside the
+# project's main module: its tools.go imports PACKAGE, its go.sum verifies the whole dependency graph), into BIN
+# unless BIN is already there: static, stripped, niced. It prints BIN.
+build_pinned_tool() {
+  local dir="$1" pkg="$2" bin="$3" start
+  if [ -x "$bin" ]; then
+    echo "$bin"
+    return
+  fi
+  mkdir -p "$(dirname "$bin")"
+  start=$(date +%s)
+  log "building $pkg ($(basename "$bin"), static, CGO_ENABLED=0)"
+  # GOFLAGS is reset so a caller's flags (-mod=vendor and the like) cannot reach the module; -mod=readonly makes a
+  # stale go.sum an error instead of a silent rewrite.
+  (cd "$ROOT/$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly nice -n 10 go build -trimpath -ldflags "-s -w" -o "$bin.tmp" "$pkg")
+  mv "$bin.tmp" "$bin"
+  log "built $bin in $(($(date +%s) - start))s ($(du -h "$bin" | cut -f1))"
+  echo "$bin"
+}
