@@ -10,6 +10,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +25,7 @@ import (
 // conditions, are left alone; fields the collector applied before and no longer sends are removed. When uid is
 // not empty the apply only succeeds on the EvalRun with that uid.
 func ApplyStatus(ctx context.Context, c client.Client, namespace, name, uid string, section results.Section) error {
-	ac, err := layout.StatusApply(namespace, name, uid, section)
+	ac, err := ssa.StatusApply(namespace, name, uid, section)
 	if err != nil {
 		return err
 	}

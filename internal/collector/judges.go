@@ -115,7 +115,7 @@ read:
 			}
 			break read
 		}
-		var f layout.JudgeFrame
+		var f podfiles.JudgeFrame
 		if err := json.Unmarshal(payload, &f); err != nil {
 			nRejected++
 			reject("an undecodable frame")

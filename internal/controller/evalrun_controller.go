@@ -23,6 +23,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
 )
 
 // +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalruns,verbs=get;list;watch
@@ -401,7 +402,7 @@ func (r *EvalRunReconciler) stopJob(ctx context.Context, job *batchv1.Job) error
 
 // applyStatus server-side applies the manager's status fields with the manager's field owner.
 func (r *EvalRunReconciler) applyStatus(ctx context.Context, run *evalsv1alpha1.EvalRun, s ManagerStatus) error {
-	ac, err := layout.StatusApply(run.Namespace, run.Name, "", s)
+	ac, err := ssa.StatusApply(run.Namespace, run.Name, "", s)
 	if err != nil {
 		return err
 	}

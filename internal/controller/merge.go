@@ -16,6 +16,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
 )
 
 // observeShards classifies a sharded or resumed run from its Job, its pods and its shards' collections, records
@@ -185,7 +186,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 			section.Results.Key, section.Results.ConfigMaps = "", nil
 		}
 	}
-	ac, err := layout.StatusApply(run.Namespace, run.Name, string(run.UID), section)
+	ac, err := ssa.StatusApply(run.Namespace, run.Name, string(run.UID), section)
 	if err != nil {
 		return nil, err
 	}

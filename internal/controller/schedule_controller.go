@@ -20,8 +20,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
@@ -289,7 +289,7 @@ func (r *EvalScheduleReconciler) applyStatus(ctx context.Context, s *evalsv1alph
 	if equality.Semantic.DeepEqual(&s.Status, status) {
 		return nil
 	}
-	ac, err := layout.ApplyConfigurationOf[acv1alpha1.EvalScheduleStatusApplyConfiguration](status)
+	ac, err := ssa.ApplyConfigurationOf[acv1alpha1.EvalScheduleStatusApplyConfiguration](status)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
 )
 
 func cond(t string, s metav1.ConditionStatus, reason, msg string, since time.Duration) metav1.Condition {
@@ -179,7 +179,7 @@ func TestStatusApplyHoldsOnlyManagerFields(t *testing.T) {
 	run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 3} })
 	s := ManagerStatus{ObservedGeneration: 1, JobName: "screen", Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0)},
 		Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionUnknown, "Pending", "", 0)}}
-	ac, err := layout.StatusApply(run.Namespace, run.Name, "", s)
+	ac, err := ssa.StatusApply(run.Namespace, run.Name, "", s)
 	if err != nil {
 		t.Fatal(err)
 	}

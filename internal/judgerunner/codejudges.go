@@ -30,10 +30,10 @@ type sender interface{ Send(v any) error }
 // (isolatedRunner), and only then is the case's frame sent, so no process of a judge is alive while a verdict is
 // reported, and none outlives its script. Cases without output are not judged here: the collector reports them.
 // It returns the end frame.
-func runCodeJudges(ctx context.Context, o Options, out sender) layout.JudgeFrame {
-	end := &layout.JudgeEnd{}
-	frame := layout.JudgeFrame{End: end}
-	fail := func(err error) layout.JudgeFrame {
+func runCodeJudges(ctx context.Context, o Options, out sender) podfiles.JudgeFrame {
+	end := &podfiles.JudgeEnd{}
+	frame := podfiles.JudgeFrame{End: end}
+	fail := func(err error) podfiles.JudgeFrame {
 		end.Error = err.Error()
 		podfiles.Logf(o.Log, "Code judges did not run error=%q\n", end.Error)
 		return frame
@@ -77,9 +77,9 @@ func runCodeJudges(ctx context.Context, o Options, out sender) layout.JudgeFrame
 				podfiles.Logf(o.Log, "Cannot empty a scratch directory dir=%q error=%q\n", dir, err.Error())
 			}
 		}
-		f := layout.JudgeFrame{CaseID: c.ID, Leftovers: isolated.leftovers}
+		f := podfiles.JudgeFrame{CaseID: c.ID, Leftovers: isolated.leftovers}
 		for key, r := range results {
-			f.Results = append(f.Results, layout.JudgeLine{CaseID: c.ID, Key: key, Result: r})
+			f.Results = append(f.Results, podfiles.JudgeLine{CaseID: c.ID, Key: key, Result: r})
 		}
 		if err := out.Send(f); err != nil {
 			sendErr = err

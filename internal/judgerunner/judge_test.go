@@ -19,7 +19,7 @@ import (
 
 // judged is what the collector's side of a judge-end FIFO received.
 type judged struct {
-	frames  []layout.JudgeFrame
+	frames  []podfiles.JudgeFrame
 	skipped int
 }
 
@@ -46,7 +46,7 @@ func runJudge(t *testing.T, f *testutil.PodFixture, index int) judged {
 		if err != nil {
 			t.Fatalf("reading the judge's frames: %v (got %+v)", err, got.frames)
 		}
-		var fr layout.JudgeFrame
+		var fr podfiles.JudgeFrame
 		if err := json.Unmarshal(payload, &fr); err != nil {
 			t.Fatal(err)
 		}

@@ -25,6 +25,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -243,7 +244,7 @@ func applyManagerStatus(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRu
 			ImageID: ptr.To(long("registry.example/evals/runner@sha256:", 512))}}
 	f := controller.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
 		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval"}
-	ac, err := layout.StatusApply(fresh.Namespace, fresh.Name, "", controller.DesiredManagerStatus(&fresh, a, f, now))
+	ac, err := ssa.StatusApply(fresh.Namespace, fresh.Name, "", controller.DesiredManagerStatus(&fresh, a, f, now))
 	if err != nil {
 		t.Fatal(err)
 	}

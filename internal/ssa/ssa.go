@@ -1,4 +1,6 @@
-package layout
+// Package ssa builds the server-side apply bodies of the status subresources: the part of an EvalRun's or an
+// EvalSchedule's status one field manager owns, as the generated apply configuration.
+package ssa
 
 import (
 	"encoding/json"
