@@ -112,10 +112,13 @@ func ErrorCase(id, reason string) CaseResult {
 	return CaseResult{ID: id, Verdict: VerdictError, Error: truncate(reason, MaxReasoningLength)}
 }
 
+// MissingReason is the error of a missing case (MissingCase), and what every report says about one.
+const MissingReason = "the runner produced no record for this case"
+
 // MissingCase is the result of a requested case with no valid record in the runner's output. It counts as
 // errored and missing in the summary.
 func MissingCase(id string) CaseResult {
-	r := ErrorCase(id, "the runner produced no record for this case")
+	r := ErrorCase(id, MissingReason)
 	r.Missing = true
 	return r
 }
