@@ -351,15 +351,17 @@ func TestEvalRunDefaults(t *testing.T) {
 		got   any
 		want  any
 	}{
-		{"target.batching", got.Spec.Target.Batching, evalsv1alpha1.BatchingBatched},
-		{"backoffLimit", ptr.Deref(got.Spec.BackoffLimit, -1), int32(0)},
-		{"resultsDeadlineSeconds", ptr.Deref(got.Spec.ResultsDeadlineSeconds, -1), int32(300)},
-		{"evalFile.configMapKeyRef.key", got.Spec.EvalFile.ConfigMapKeyRef.Key, "eval.yaml"},
-		{"judging.passThreshold", got.Spec.Judging.PassThreshold, "0.8"},
-		{"judging.codeJudgeTimeoutSeconds", ptr.Deref(got.Spec.Judging.CodeJudgeTimeoutSeconds, -1), int32(60)},
-		{"judging.codeJudgeWorkers", ptr.Deref(got.Spec.Judging.CodeJudgeWorkers, -1), int32(2)},
-		{"target.healthcheck.timeoutSeconds", ptr.Deref(got.Spec.Target.Healthcheck.TimeoutSeconds, -1), int32(60)},
-		{"successPolicy.minPassRate", got.Spec.SuccessPolicy.MinPassRate, "1"},
+		{"target.batching", got.Spec.Target.Batching, evalsv1alpha1.DefaultBatching},
+		{"target.evalFileView", got.Spec.Target.EvalFileView, evalsv1alpha1.DefaultEvalFileView},
+		{"backoffLimit", ptr.Deref(got.Spec.BackoffLimit, -1), evalsv1alpha1.DefaultBackoffLimit},
+		{"resultsDeadlineSeconds", ptr.Deref(got.Spec.ResultsDeadlineSeconds, -1), evalsv1alpha1.DefaultResultsDeadlineSeconds},
+		{"evalFile.configMapKeyRef.key", got.Spec.EvalFile.ConfigMapKeyRef.Key, evalsv1alpha1.DefaultEvalFileKey},
+		{"judging.passThreshold", got.Spec.Judging.PassThreshold, evalsv1alpha1.DefaultPassThreshold},
+		{"judging.codeJudgeTimeoutSeconds", ptr.Deref(got.Spec.Judging.CodeJudgeTimeoutSeconds, -1), evalsv1alpha1.DefaultCodeJudgeTimeoutSeconds},
+		{"judging.codeJudgeWorkers", ptr.Deref(got.Spec.Judging.CodeJudgeWorkers, -1), evalsv1alpha1.DefaultCodeJudgeWorkers},
+		{"target.healthcheck.timeoutSeconds", ptr.Deref(got.Spec.Target.Healthcheck.TimeoutSeconds, -1), evalsv1alpha1.DefaultHealthcheckTimeoutSeconds},
+		{"successPolicy.minPassRate", got.Spec.SuccessPolicy.MinPassRate, evalsv1alpha1.DefaultMinPassRate},
+		{"successPolicy.regression", ptr.Deref(got.Spec.SuccessPolicy.Regression, ""), evalsv1alpha1.DefaultRegression},
 	}
 	for _, c := range checks {
 		if c.got != c.want {

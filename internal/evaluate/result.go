@@ -33,8 +33,16 @@ const (
 	VerdictSkipped = evalsv1alpha1.VerdictSkipped
 )
 
-// DefaultThreshold is the pass threshold when the EvalRun sets none.
-const DefaultThreshold = 0.8
+// DefaultThreshold is the pass threshold when the EvalRun sets none: the API's DefaultPassThreshold.
+var DefaultThreshold = mustParseFloat(evalsv1alpha1.DefaultPassThreshold)
+
+func mustParseFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
 
 // scoreEpsilon absorbs float rounding when a score is compared with the threshold (0.7 and 0.9 average to
 // 0.7999999999999999).
