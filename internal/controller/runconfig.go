@@ -160,7 +160,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		RunnerConfigFile: RunnerConfigPath,
 		CaseIDs:          append([]string{}, caseIDs...),
 		Launch: layout.Launch{
-			CommandTemplate:       t.CommandTemplate,
+			CommandTemplate:       string(t.CommandTemplate),
 			Batching:              string(batching),
 			Workers:               workers,
 			TimeoutSeconds:        ptr.Deref(t.TimeoutSeconds, 0),
@@ -179,7 +179,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		MaxOutputBytes:          defaultMaxOutputBytes,
 	}
 	if h := t.Healthcheck; h != nil {
-		cfg.HealthcheckTemplate = h.CommandTemplate
+		cfg.HealthcheckTemplate = string(h.CommandTemplate)
 		cfg.HealthcheckTimeoutSeconds = ptr.Deref(h.TimeoutSeconds, evalsv1alpha1.DefaultHealthcheckTimeoutSeconds)
 	}
 	if j := run.Spec.Judging; j != nil {
