@@ -8,7 +8,9 @@ import (
 // CommandTemplate is a command run with /bin/sh -c after its {PLACEHOLDER}s are replaced by shell-quoted values
 // (target.commandTemplate, healthcheck.commandTemplate). Each placeholder must stand in a plain, unquoted word: the
 // rule below rejects one inside quotes, `...`, $(...), ${...} or $((...)), or after a backslash, where the shell
-// would not read its quoted value as one literal word. Which placeholders are allowed is up to each field.
+// would not read its quoted value as one literal word. Which placeholders are allowed is up to each field. The
+// rule's regular expression is written out in named parts in placeholder_rule_test.go, which checks it is their
+// composition: change it there first.
 // +kubebuilder:validation:MinLength=1
 // +kubebuilder:validation:MaxLength=4096
 // +kubebuilder:validation:XValidation:rule=`!self.matches(r'^(?:\\\n|#[^\n]*\n)*(?:[ \t\n;&|<>()](?:\\\n|#[^\n]*\n)*|(?:[^ \t\n;&|<>()\\\x27\x22\x60$#]|\\[^\n]|\$[$A-Za-z0-9_@*?!#-]|\$?\x27[^\x27]*\x27|\$?\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*\$?\x22|\$?\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))(?:#|\\\n)*)*(?:\$?(?:\x27(?:[^\x27]*[^\x27$])?|\\|\x60(?:[^\x60]*[^\x60$])?|\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*(?:\\|\$?\x60(?:[^\x60]*[^\x60$])?|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?)?)|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?|\(\((?:[^)]*[^)$])?)\{[A-Z][A-Z0-9_]*\}')`,message="placeholders must not be quoted or inside `...`, $(...) or ${...}: their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
