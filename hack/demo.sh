@@ -38,7 +38,7 @@ done
 
 echo
 printf '%-12s %-8s %-7s %s\n' CASE VERDICT SCORE NOTE
-kubectl -n "$NAMESPACE" get evalrun "$RUN" -o go-template='{{range .status.cases}}{{.id}}{{"\t"}}{{.verdict}}{{"\t"}}{{if .score}}{{.score}}{{else}}-{{end}}{{"\t"}}{{if .error}}{{.error}}{{else}}{{range $i, $e := .evaluators}}{{if ne $e.verdict "Pass"}}{{$e.name}}: {{$e.message}} {{end}}{{end}}{{end}}{{"\n"}}{{end}}{{range .status.missingIds}}{{.}}{{"\t"}}Missing{{"\t"}}-{{"\t"}}no record in the runner output{{"\n"}}{{end}}' \
+kubectl -n "$NAMESPACE" get evalrun "$RUN" -o go-template='{{range .status.cases}}{{.id}}{{"\t"}}{{.verdict}}{{"\t"}}{{if .score}}{{.score}}{{else}}-{{end}}{{"\t"}}{{if .error}}{{.error}}{{else}}{{range $i, $e := .evaluators}}{{if ne $e.verdict "Pass"}}{{$e.name}}: {{$e.message}} {{end}}{{end}}{{end}}{{"\n"}}{{end}}{{range .status.missingIds}}{{.}}{{"\t"}}Missing{{"\t"}}-{{"\t"}}the runner produced no record for this case{{"\n"}}{{end}}' \
   | sort | awk -F'\t' '{ note = $4; if (length(note) > 70) note = substr(note, 1, 67) "..."; printf "%-12s %-8s %-7s %s\n", $1, $2, $3, note }'
 echo
 kubectl -n "$NAMESPACE" get evalruns

@@ -5,6 +5,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
+// CommandTemplate is a command run with /bin/sh -c after its {PLACEHOLDER}s are replaced by shell-quoted values
+// (target.commandTemplate, healthcheck.commandTemplate). Each placeholder must stand in a plain, unquoted word: the
+// rule below rejects one inside quotes, `...`, $(...), ${...} or $((...)), or after a backslash, where the shell
+// would not read its quoted value as one literal word. Which placeholders are allowed is up to each field. The
+// rule's regular expression is written out in named parts in placeholder_rule_test.go, which checks it is their
+// composition: change it there first.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=4096
+// +kubebuilder:validation:XValidation:rule=`!self.matches(r'^(?:\\\n|#[^\n]*\n)*(?:[ \t\n;&|<>()](?:\\\n|#[^\n]*\n)*|(?:[^ \t\n;&|<>()\\\x27\x22\x60$#]|\\[^\n]|\$[$A-Za-z0-9_@*?!#-]|\$?\x27[^\x27]*\x27|\$?\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*\$?\x22|\$?\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))(?:#|\\\n)*)*(?:\$?(?:\x27(?:[^\x27]*[^\x27$])?|\\|\x60(?:[^\x60]*[^\x60$])?|\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*(?:\\|\$?\x60(?:[^\x60]*[^\x60$])?|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?)?)|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?|\(\((?:[^)]*[^)$])?)\{[A-Z][A-Z0-9_]*\}')`,message="placeholders must not be quoted or inside `...`, $(...) or ${...}: their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
+type CommandTemplate string
+
 // BatchingMode says how the runner is invoked.
 // +kubebuilder:validation:Enum=Batched;PerCase
 type BatchingMode string
@@ -320,13 +331,10 @@ type Target struct {
 	// backslash, where the shell would not read its quoted value as one literal word. There, use the environment
 	// variable the runner also gets ("$EVAL_ID"; the prompt is only in the file "$PROMPT_FILE"). Admission
 	// rejects the common misplacements; the rest fail when the command is rendered, before it runs.
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="self.contains('{OUTPUT_FILE}')",message="commandTemplate must contain {OUTPUT_FILE}: the runner writes its results there"
 	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').replace('{EVAL_ID}', '').replace('{PROMPT_FILE}', '').replace('{PROMPT}', '').replace('{ATTEMPT}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}"
-	// +kubebuilder:validation:XValidation:rule=`!self.matches(r'^(?:\\\n|#[^\n]*\n)*(?:[ \t\n;&|<>()](?:\\\n|#[^\n]*\n)*|(?:[^ \t\n;&|<>()\\\x27\x22\x60$#]|\\[^\n]|\$[$A-Za-z0-9_@*?!#-]|\$?\x27[^\x27]*\x27|\$?\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*\$?\x22|\$?\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))(?:#|\\\n)*)*(?:\$?(?:\x27(?:[^\x27]*[^\x27$])?|\\|\x60(?:[^\x60]*[^\x60$])?|\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*(?:\\|\$?\x60(?:[^\x60]*[^\x60$])?|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?)?)|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?|\(\((?:[^)]*[^)$])?)\{[A-Z][A-Z0-9_]*\}')`,message="placeholders must not be quoted or inside `...`, $(...) or ${...}: their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
 	// +required
-	CommandTemplate string `json:"commandTemplate,omitempty"`
+	CommandTemplate CommandTemplate `json:"commandTemplate,omitempty"`
 
 	// batching is Batched (one invocation for all cases, the default) or PerCase (one invocation per case).
 	// +default="Batched"
@@ -406,12 +414,9 @@ type Target struct {
 type Healthcheck struct {
 	// commandTemplate is run with /bin/sh -c; allowed placeholders: {EVAL_FILE}, {OUTPUT_FILE}, each in a plain,
 	// unquoted word as in target.commandTemplate (their values are already shell-quoted).
-	// +kubebuilder:validation:MinLength=1
-	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="healthcheck.commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}"
-	// +kubebuilder:validation:XValidation:rule=`!self.matches(r'^(?:\\\n|#[^\n]*\n)*(?:[ \t\n;&|<>()](?:\\\n|#[^\n]*\n)*|(?:[^ \t\n;&|<>()\\\x27\x22\x60$#]|\\[^\n]|\$[$A-Za-z0-9_@*?!#-]|\$?\x27[^\x27]*\x27|\$?\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*\$?\x22|\$?\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))(?:#|\\\n)*)*(?:\$?(?:\x27(?:[^\x27]*[^\x27$])?|\\|\x60(?:[^\x60]*[^\x60$])?|\x22(?:[^\x22\\\x60$]|\\[^$]|\$[A-Za-z0-9_@*?!#-]|\x60(?:[^\x60\\]|\\[\s\S])*\x60|\$\((?:[^()\x27\x22\\\x60$#]|\\[\s\S]|\$[$A-Za-z0-9_@*?!#-])*\)|\$\{[^{}\x27\x22\\\x60$]*\}|\$\(\([^()\x27\x22\\\x60$#]*\)\))*(?:\\|\$?\x60(?:[^\x60]*[^\x60$])?|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?)?)|\$\((?:[^)]*[^)$])?|\$\{(?:[^}]*[^}$])?|\(\((?:[^)]*[^)$])?)\{[A-Z][A-Z0-9_]*\}')`,message="placeholders must not be quoted or inside `...`, $(...) or ${...}: their values are already shell-quoted; write {PROMPT}, not \"{PROMPT}\""
 	// +required
-	CommandTemplate string `json:"commandTemplate,omitempty"`
+	CommandTemplate CommandTemplate `json:"commandTemplate,omitempty"`
 
 	// timeoutSeconds bounds the healthcheck. Defaults to 60.
 	// +kubebuilder:validation:Minimum=1

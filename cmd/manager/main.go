@@ -38,7 +38,7 @@ func main() {
 	)
 	flag.StringVar(&opts.CollectorImage, "collector-image", controller.DefaultCollectorImage,
 		"Image of the install and collector containers (holds the collector binary at /collector).")
-	flag.Int64Var(&opts.StatusBudgetBytes, "status-budget-bytes", controller.DefaultStatusBudgetBytes,
+	flag.Int64Var(&opts.StatusBudgetBytes, "status-budget-bytes", evalsv1alpha1.DefaultStatusBudgetBytes,
 		"Byte budget of the results section the collector writes into an EvalRun's status (at most 614400).")
 	flag.DurationVar(&opts.UnschedulableTimeout, "unschedulable-timeout", controller.DefaultUnschedulableTimeout,
 		"How long a run's pod may stay unschedulable before the run fails with Unschedulable.")

@@ -106,7 +106,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		}
 	}
 	pin := pipeline.Input{
-		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: results.MaxStatusMissingIDs,
+		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: evalsv1alpha1.MaxStatusMissingIDs,
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},
@@ -154,7 +154,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	}
 	tail.ParseErrorCount += pr.ParseErrorCount
 	for _, le := range pr.ParseErrors {
-		if len(tail.ParseErrors) >= results.MaxStatusParseErrors {
+		if len(tail.ParseErrors) >= evalsv1alpha1.MaxStatusParseErrors {
 			break
 		}
 		tail.ParseErrors = append(tail.ParseErrors, evalsv1alpha1.ParseError{Line: le.Line, Excerpt: le.Excerpt, Message: le.Message})

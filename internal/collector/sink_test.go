@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
@@ -116,7 +117,7 @@ func TestStatusSinkMatchesSerialReference(t *testing.T) {
 		{name: "one bucket object", opts: results.Options{ConfigMaps: []string{"s3://bucket/results.jsonl.gz"}, MaxChunkBytes: math.MaxInt}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pin := pipeline.Input{IDs: ids, File: file, MaxListed: results.MaxStatusMissingIDs,
+			pin := pipeline.Input{IDs: ids, File: file, MaxListed: evalsv1alpha1.MaxStatusMissingIDs,
 				Judge: &evaluate.Judge{Threshold: 0.8, MissingCodeJudge: evaluate.VerdictError}}
 			ref := results.NewBuilder(tc.opts)
 			pin.Workers = 1

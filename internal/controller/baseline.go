@@ -20,9 +20,6 @@ import (
 // finishes wakes the runs waiting to be compared with it.
 const BaselineIndex = ".spec.baseline.runName"
 
-// maxComparisonIDs bounds each id list of status.baseline.
-const maxComparisonIDs = 100
-
 // baselineRecheck is how often a run waiting for its baseline to finish looks again, besides the baseline's own
 // watch events.
 const baselineRecheck = time.Minute
@@ -81,7 +78,7 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 	if err != nil {
 		return unavailable("%v", err)
 	}
-	b := compare.NewBuilder(maxComparisonIDs)
+	b := compare.NewBuilder(evalsv1alpha1.MaxComparisonIDs)
 	if msg, err := r.eachStoredLine(ctx, base, func(l *results.Line) error { b.AddBaseline(l); return nil }); msg != "" || err != nil {
 		return errors.Join(err, unavailableIf(msg, unavailable, "baseline EvalRun "+name))
 	}

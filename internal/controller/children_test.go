@@ -24,9 +24,10 @@ func TestBuildRunConfig(t *testing.T) {
 			EvalFileView: "Inputs", RunnerEvalFile: "/evalrun/view/eval.yaml", RunnerConfigFile: "/evalrun/view/launch.json",
 			Launch: layout.Launch{CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
 				KillGraceSeconds: 10, CollectorStartSeconds: 300},
-			PassThreshold: "0.8", CodeJudgeTimeoutSeconds: 60, CodeJudgeWorkers: 2,
-			ResultConfigMaps: []string{"screen-evalrun-results-0"}, StatusBudgetBytes: 512 * 1024,
-			ResultsDeadlineSeconds: 300, MaxOutputBytes: 1 << 30, JudgeContainers: 1,
+			PassThreshold: evalsv1alpha1.DefaultPassThreshold, CodeJudgeTimeoutSeconds: evalsv1alpha1.DefaultCodeJudgeTimeoutSeconds,
+			CodeJudgeWorkers: evalsv1alpha1.DefaultCodeJudgeWorkers, ResultConfigMaps: []string{"screen-evalrun-results-0"},
+			StatusBudgetBytes: evalsv1alpha1.DefaultStatusBudgetBytes, ResultsDeadlineSeconds: evalsv1alpha1.DefaultResultsDeadlineSeconds,
+			MaxOutputBytes: 1 << 30, JudgeContainers: 1,
 		}
 	}
 	cases := []struct {

@@ -174,7 +174,7 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 		// The runner container ended (the kubelet says so) and the collector recorded this pod's results: the
 		// run is decided without waiting for the Job, unless a failed runner is to be retried.
 		if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok {
-			if runner.State.Terminated.ExitCode == 0 || ptr.Deref(obs.Run.Spec.BackoffLimit, 0) == 0 {
+			if runner.State.Terminated.ExitCode == 0 || ptr.Deref(obs.Run.Spec.BackoffLimit, evalsv1alpha1.DefaultBackoffLimit) == 0 {
 				return a
 			}
 			return Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting, Message: "results are recorded; waiting for the Job to retry or fail"}

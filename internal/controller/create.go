@@ -253,7 +253,7 @@ func (r *EvalRunReconciler) evalSource(ctx context.Context, run *evalsv1alpha1.E
 	}
 	key := ref.Key
 	if key == "" {
-		key = layout.EvalFileKey
+		key = evalsv1alpha1.DefaultEvalFileKey
 	}
 	cm := &corev1.ConfigMap{}
 	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.Name}, cm)

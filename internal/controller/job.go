@@ -68,7 +68,7 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 			CompletionMode:          ptr.To(batchv1.IndexedCompletion),
 			Parallelism:             ptr.To[int32](1),
 			Completions:             ptr.To[int32](1),
-			BackoffLimitPerIndex:    ptr.To(ptr.Deref(run.Spec.BackoffLimit, 0)),
+			BackoffLimitPerIndex:    ptr.To(ptr.Deref(run.Spec.BackoffLimit, evalsv1alpha1.DefaultBackoffLimit)),
 			ActiveDeadlineSeconds:   ptr.To(RunDeadline(run, opts).Seconds),
 			TTLSecondsAfterFinished: run.Spec.TTLSecondsAfterFinished,
 			Suspend:                 ptr.To(suspend),

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
 // Defaults of the manager's options.
 const (
 	// DefaultCollectorImage is the image holding the static collector binary at layout.CollectorImageBinary.
 	DefaultCollectorImage = "localhost/evalrun/collector:dev"
-	// DefaultStatusBudgetBytes bounds the status results section the collector writes (512 KiB).
-	DefaultStatusBudgetBytes = 512 * 1024
 	// MaxStatusBudgetBytes bounds --status-budget-bytes: at the full budget of its worst shape (10,000 tiny cases)
 	// an EvalRun's object, managedFields included (an entry per case), measures 2.43 times the section; 600 KiB
 	// keeps it under the API server's 1.5 MiB object limit (test/objectsize).
@@ -83,7 +83,7 @@ func (o Options) withDefaults() Options {
 		o.CollectorImage = DefaultCollectorImage
 	}
 	if o.StatusBudgetBytes <= 0 {
-		o.StatusBudgetBytes = DefaultStatusBudgetBytes
+		o.StatusBudgetBytes = evalsv1alpha1.DefaultStatusBudgetBytes
 	}
 	if o.UnschedulableTimeout <= 0 {
 		o.UnschedulableTimeout = DefaultUnschedulableTimeout

@@ -34,9 +34,6 @@ import (
 // AnnotationRerun, set to a new value on a finished run, starts a new attempt of it with the same spec.
 const AnnotationRerun = "evals.evalrun.io/rerun"
 
-// maxPreviousAttempts bounds status.previousAttempts.
-const maxPreviousAttempts = 10
-
 // attemptResetRecheck is how soon a run whose earlier attempt's children are being deleted looks again.
 const attemptResetRecheck = time.Second
 
@@ -127,8 +124,8 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 		record.EvalFileSHA256 = &d
 	}
 	history := append([]evalsv1alpha1.AttemptRecord{record}, run.Status.PreviousAttempts...)
-	if len(history) > maxPreviousAttempts {
-		history = history[:maxPreviousAttempts]
+	if len(history) > evalsv1alpha1.MaxPreviousAttempts {
+		history = history[:evalsv1alpha1.MaxPreviousAttempts]
 	}
 	next.Status = evalsv1alpha1.EvalRunStatus{
 		ObservedGeneration: run.Generation,

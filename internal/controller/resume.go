@@ -38,7 +38,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 	now time.Time) (*resumePlan, *Assessment, error) {
 	spec := run.Spec.Resume
 	from := spec.From
-	mode := ptr.Deref(spec.Cases, evalsv1alpha1.ResumeMissing)
+	mode := ptr.Deref(spec.Cases, evalsv1alpha1.DefaultResumeCases)
 	invalid := func(format string, args ...any) (*resumePlan, *Assessment, error) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid,
 			Message: truncate(fmt.Sprintf(format, args...), maxConditionMessage)}, nil

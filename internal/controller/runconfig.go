@@ -13,16 +13,11 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
-// Spec defaults the manager applies when a field is unset (the API server applies the same defaults at admission;
-// the builders do not rely on it).
+// Settings of run.json that are not in the spec. The spec's defaults, which the manager applies when a field is
+// unset (the API server applies the same at admission; the builders do not rely on it), are the API's
+// evalsv1alpha1.Default* constants.
 const (
-	defaultWorkers                 = 1
-	defaultKillGraceSeconds        = 10
-	defaultHealthcheckTimeout      = 60
-	defaultPassThreshold           = "0.8"
-	defaultCodeJudgeTimeoutSeconds = 60
-	defaultCodeJudgeWorkers        = 2
-	defaultResultsDeadlineSeconds  = 300
+	defaultKillGraceSeconds = 10
 	// defaultMaxOutputBytes bounds the Batched output file the collector reads.
 	defaultMaxOutputBytes = 1 << 30
 	// runnerDeadlineMarginSeconds is added to the runner's own timeouts for the collector's wait on its end.
@@ -34,9 +29,6 @@ const (
 	judgeRoundOverheadSeconds = 4
 	// collectorStartSeconds bounds the launcher's wait for the collector.
 	collectorStartSeconds = 300
-	// defaultLLMTimeoutSeconds and defaultLLMMaxConcurrentRequests are spec.judging.llm's defaults.
-	defaultLLMTimeoutSeconds        = 60
-	defaultLLMMaxConcurrentRequests = 4
 )
 
 // EvalFilePath is {EVAL_FILE} in the pod: the pinned eval file in the read-only eval ConfigMap mount.
@@ -61,7 +53,7 @@ func EvalFileView(run *evalsv1alpha1.EvalRun) evalsv1alpha1.EvalFileView {
 	if v := run.Spec.Target.EvalFileView; v != "" {
 		return v
 	}
-	return evalsv1alpha1.EvalFileViewInputs
+	return evalsv1alpha1.DefaultEvalFileView
 }
 
 // DownloadedEvalFilePath is where install downloads an eval file that is a bucket object.
@@ -76,12 +68,12 @@ func Merged(run *evalsv1alpha1.EvalRun) bool {
 	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil
 }
 
-// specShards is spec.sharding.shards, 1 when unset.
+// specShards is spec.sharding.shards, its default when unset.
 func specShards(run *evalsv1alpha1.EvalRun) int {
 	if s := run.Spec.Sharding; s != nil && s.Shards != nil && *s.Shards > 1 {
 		return int(*s.Shards)
 	}
-	return 1
+	return int(evalsv1alpha1.DefaultShards)
 }
 
 // Shards is the number of shards a run of cases cases gets: spec.sharding.shards, at most one per case.
@@ -117,8 +109,8 @@ func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*layout.LLM, string) 
 	out := &layout.LLM{
 		BaseURL:               ptr.Deref(spec.BaseURL, opts.LLMBaseURL),
 		Model:                 ptr.Deref(spec.Model, opts.LLMModel),
-		TimeoutSeconds:        ptr.Deref(spec.TimeoutSeconds, defaultLLMTimeoutSeconds),
-		MaxConcurrentRequests: ptr.Deref(spec.MaxConcurrentRequests, defaultLLMMaxConcurrentRequests),
+		TimeoutSeconds:        ptr.Deref(spec.TimeoutSeconds, evalsv1alpha1.DefaultLLMTimeoutSeconds),
+		MaxConcurrentRequests: ptr.Deref(spec.MaxConcurrentRequests, evalsv1alpha1.DefaultLLMMaxConcurrentRequests),
 		RequestsPerMinute:     ptr.Deref(spec.RequestsPerMinute, 0),
 	}
 	if ref := spec.APIKeySecretRef; ref != nil {
@@ -140,7 +132,7 @@ func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*layout.LLM, string) 
 
 // ResultsDeadlineSeconds returns spec.resultsDeadlineSeconds or its default.
 func ResultsDeadlineSeconds(run *evalsv1alpha1.EvalRun) int32 {
-	return ptr.Deref(run.Spec.ResultsDeadlineSeconds, defaultResultsDeadlineSeconds)
+	return ptr.Deref(run.Spec.ResultsDeadlineSeconds, evalsv1alpha1.DefaultResultsDeadlineSeconds)
 }
 
 // BuildRunConfig renders run.json from the spec, the eval file's case ids (in file order) and the parsed default
@@ -151,11 +143,11 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	t := run.Spec.Target
 	batching := t.Batching
 	if batching == "" {
-		batching = evalsv1alpha1.BatchingBatched
+		batching = evalsv1alpha1.DefaultBatching
 	}
-	workers := int32(defaultWorkers)
+	workers := evalsv1alpha1.DefaultTargetWorkers
 	if batching == evalsv1alpha1.BatchingPerCase {
-		workers = ptr.Deref(t.Workers, defaultWorkers)
+		workers = ptr.Deref(t.Workers, evalsv1alpha1.DefaultTargetWorkers)
 	}
 	deadline := ResultsDeadlineSeconds(run)
 	cfg := layout.RunConfig{
@@ -168,7 +160,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		RunnerConfigFile: RunnerConfigPath,
 		CaseIDs:          append([]string{}, caseIDs...),
 		Launch: layout.Launch{
-			CommandTemplate:       t.CommandTemplate,
+			CommandTemplate:       string(t.CommandTemplate),
 			Batching:              string(batching),
 			Workers:               workers,
 			TimeoutSeconds:        ptr.Deref(t.TimeoutSeconds, 0),
@@ -176,10 +168,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 			WorkingDir:            t.WorkingDir,
 			CollectorStartSeconds: collectorStartSeconds,
 		},
-		PassThreshold:           defaultPassThreshold,
+		PassThreshold:           evalsv1alpha1.DefaultPassThreshold,
 		DefaultEvaluators:       defaults,
-		CodeJudgeTimeoutSeconds: defaultCodeJudgeTimeoutSeconds,
-		CodeJudgeWorkers:        defaultCodeJudgeWorkers,
+		CodeJudgeTimeoutSeconds: evalsv1alpha1.DefaultCodeJudgeTimeoutSeconds,
+		CodeJudgeWorkers:        evalsv1alpha1.DefaultCodeJudgeWorkers,
 		ResultConfigMaps:        names.ResultConfigMaps(ResultConfigMapCount(len(caseIDs))),
 		StatusBudgetBytes:       opts.StatusBudgetBytes,
 		ResultsDeadlineSeconds:  deadline,
@@ -187,15 +179,15 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		MaxOutputBytes:          defaultMaxOutputBytes,
 	}
 	if h := t.Healthcheck; h != nil {
-		cfg.HealthcheckTemplate = h.CommandTemplate
-		cfg.HealthcheckTimeoutSeconds = ptr.Deref(h.TimeoutSeconds, defaultHealthcheckTimeout)
+		cfg.HealthcheckTemplate = string(h.CommandTemplate)
+		cfg.HealthcheckTimeoutSeconds = ptr.Deref(h.TimeoutSeconds, evalsv1alpha1.DefaultHealthcheckTimeoutSeconds)
 	}
 	if j := run.Spec.Judging; j != nil {
 		if j.PassThreshold != "" {
 			cfg.PassThreshold = j.PassThreshold
 		}
-		cfg.CodeJudgeTimeoutSeconds = ptr.Deref(j.CodeJudgeTimeoutSeconds, defaultCodeJudgeTimeoutSeconds)
-		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, defaultCodeJudgeWorkers)
+		cfg.CodeJudgeTimeoutSeconds = ptr.Deref(j.CodeJudgeTimeoutSeconds, evalsv1alpha1.DefaultCodeJudgeTimeoutSeconds)
+		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, evalsv1alpha1.DefaultCodeJudgeWorkers)
 	}
 	if st := run.Spec.Storage; st != nil {
 		b := bucketOf(st.S3)

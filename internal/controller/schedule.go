@@ -27,9 +27,6 @@ const (
 // (an every-minute schedule after a year away is 525,600 of them).
 const maxScheduleWalk = 1_000_000
 
-// maxActiveInStatus bounds status.active.
-const maxActiveInStatus = 100
-
 // ParseSchedule parses spec.schedule in spec.timeZone (the manager's local zone when unset).
 func ParseSchedule(spec *evalsv1alpha1.EvalScheduleSpec) (cron.Schedule, error) {
 	if strings.Contains(spec.Schedule, "TZ") {
@@ -133,8 +130,8 @@ func (g scheduleRuns) expired(spec *evalsv1alpha1.EvalScheduleSpec) []*evalsv1al
 			}
 		}
 	}
-	cut(g.succeeded, spec.SuccessfulRunsHistoryLimit, 3)
-	cut(g.failed, spec.FailedRunsHistoryLimit, 1)
+	cut(g.succeeded, spec.SuccessfulRunsHistoryLimit, evalsv1alpha1.DefaultSuccessfulRunsHistoryLimit)
+	cut(g.failed, spec.FailedRunsHistoryLimit, evalsv1alpha1.DefaultFailedRunsHistoryLimit)
 	return out
 }
 

@@ -251,7 +251,7 @@ func deleteStored(ctx context.Context, store *objstore.Store, run *evalsv1alpha1
 func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleStatus, g scheduleRuns) {
 	status.Active = nil
 	for _, run := range g.active {
-		if len(status.Active) == maxActiveInStatus {
+		if len(status.Active) == evalsv1alpha1.MaxScheduleActive {
 			break
 		}
 		status.Active = append(status.Active, evalsv1alpha1.ScheduledRun{Name: run.Name, ScheduledTime: metav1.NewTime(scheduledTime(run))})

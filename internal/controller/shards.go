@@ -21,12 +21,6 @@ import (
 // (i+1)*n/shards) (layout.ShardRange).
 const SplitContiguous = "Contiguous"
 
-// maxStatusShards bounds status.shards.
-const maxStatusShards = 100
-
-// maxShardMissingIDs bounds each shard's missingIds in status.shards.
-const maxShardMissingIDs = 10
-
 // maxShardMessage bounds a shard's message in status.shards.
 const maxShardMessage = 512
 
@@ -254,7 +248,7 @@ func stateRank(s State) int {
 }
 
 // shardStatuses are the status entries of the shards: failed first, then in progress, then succeeded, each group
-// in index order, at most maxStatusShards (the caller counts the rest).
+// in index order, at most evalsv1alpha1.MaxStatusShards (the caller counts the rest).
 func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.ShardStatus {
 	out := make([]evalsv1alpha1.ShardStatus, len(shards))
 	for i, a := range shards {
@@ -269,7 +263,7 @@ func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.Sha
 			sum := s.Summary
 			st.Cases = sum.Total
 			st.Passed, st.Failed, st.Errored, st.Missing, st.ParseErrors = sum.Passed, sum.Failed, sum.Errored, sum.Missing, sum.ParseErrors
-			st.MissingIDs = slices.Clone(s.MissingIDs[:min(len(s.MissingIDs), maxShardMissingIDs)])
+			st.MissingIDs = slices.Clone(s.MissingIDs[:min(len(s.MissingIDs), evalsv1alpha1.MaxShardMissingIDs)])
 			if st.PodName == "" && s.Collection != nil {
 				st.PodName = s.Collection.PodName
 			}
@@ -301,9 +295,9 @@ func shardingStatus(all []evalsv1alpha1.ShardStatus) (*evalsv1alpha1.ShardingSta
 		}
 	}
 	listed := all
-	if len(listed) > maxStatusShards {
-		listed = listed[:maxStatusShards]
-		s.OmittedShards = int32(len(all) - maxStatusShards)
+	if len(listed) > evalsv1alpha1.MaxStatusShards {
+		listed = listed[:evalsv1alpha1.MaxStatusShards]
+		s.OmittedShards = int32(len(all) - evalsv1alpha1.MaxStatusShards)
 	}
 	return s, slices.Clone(listed)
 }

@@ -141,7 +141,7 @@ func TestShardStatusesAreBoundedFailedFirst(t *testing.T) {
 	shards[7] = Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning}
 	all := shardStatuses(shards, ShardObservation{Shards: 150, Cases: 300})
 	sharding, listed := shardingStatus(all)
-	if len(listed) != maxStatusShards || sharding.OmittedShards != 50 || sharding.Succeeded != 148 || sharding.Failed != 1 {
+	if len(listed) != evalsv1alpha1.MaxStatusShards || sharding.OmittedShards != 50 || sharding.Succeeded != 148 || sharding.Failed != 1 {
 		t.Fatalf("listed %d, sharding %+v", len(listed), sharding)
 	}
 	if listed[0].Index != 120 || listed[1].Index != 7 || listed[2].Index != 0 || listed[0].Cases != 2 {

@@ -228,7 +228,7 @@ func policyCondition(run *evalsv1alpha1.EvalRun) metav1.Condition {
 		cond.Reason, cond.Message = evalsv1alpha1.ReasonNoResults, "no judged results were recorded"
 		return cond
 	}
-	minRate, minMean := "1", ""
+	minRate, minMean := evalsv1alpha1.DefaultMinPassRate, ""
 	if p := run.Spec.SuccessPolicy; p != nil {
 		if p.MinPassRate != "" {
 			minRate = p.MinPassRate

@@ -33,8 +33,16 @@ const (
 	VerdictSkipped = evalsv1alpha1.VerdictSkipped
 )
 
-// DefaultThreshold is the pass threshold when the EvalRun sets none.
-const DefaultThreshold = 0.8
+// DefaultThreshold is the pass threshold when the EvalRun sets none: the API's DefaultPassThreshold.
+var DefaultThreshold = mustParseFloat(evalsv1alpha1.DefaultPassThreshold)
+
+func mustParseFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
 
 // scoreEpsilon absorbs float rounding when a score is compared with the threshold (0.7 and 0.9 average to
 // 0.7999999999999999).
@@ -112,10 +120,13 @@ func ErrorCase(id, reason string) CaseResult {
 	return CaseResult{ID: id, Verdict: VerdictError, Error: truncate(reason, MaxReasoningLength)}
 }
 
+// MissingReason is the error of a missing case (MissingCase), and what every report says about one.
+const MissingReason = "the runner produced no record for this case"
+
 // MissingCase is the result of a requested case with no valid record in the runner's output. It counts as
 // errored and missing in the summary.
 func MissingCase(id string) CaseResult {
-	r := ErrorCase(id, "the runner produced no record for this case")
+	r := ErrorCase(id, MissingReason)
 	r.Missing = true
 	return r
 }

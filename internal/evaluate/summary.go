@@ -3,6 +3,7 @@ package evaluate
 import (
 	"sort"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 )
 
@@ -24,7 +25,7 @@ type Summary struct {
 	MinScore    float64 `json:"minScore"`
 	MaxScore    float64 `json:"maxScore"`
 	// Histogram counts judged scores in five bins: [0,0.2) [0.2,0.4) [0.4,0.6) [0.6,0.8) [0.8,1].
-	Histogram [5]int `json:"histogram"`
+	Histogram [evalsv1alpha1.HistogramBins]int `json:"histogram"`
 	// ModelUsage adds up every case's model usage (LLM judges); zero when no model was called.
 	ModelUsage llm.Usage `json:"modelUsage,omitzero"`
 }

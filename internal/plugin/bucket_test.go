@@ -64,7 +64,7 @@ func TestResultsFromABucket(t *testing.T) {
 	}
 	want := `ID         VERDICT   SCORE    EVALUATORS                      MESSAGE
 case-008   Fail      0.5000   decision=Fail,trajectory=Pass   decision: decision: expected "REVIEW", got "CLEAR"
-case-002   Error     -        -                               the runner produced no record for this case
+case-002   Missing   -        -                               the runner produced no record for this case
 `
 	if out != want {
 		t.Errorf("results:\n%s\nwant:\n%s", out, want)

@@ -127,7 +127,7 @@ func TestResultsErrors(t *testing.T) {
 		"no such run":              {[]string{"results", "nope"}, `reading EvalRun ` + ns + `/nope: evalruns.evals.evalrun.io "nope" not found`},
 		"no stored results":        {[]string{"results", "running"}, "EvalRun " + ns + "/running has no stored results: it has not stored results yet (Succeeded=True, Completed: done)"},
 		"results gone":             {[]string{"export", "gone"}, "the results of EvalRun gone: result ConfigMap gone-evalrun-results-0: stored results are gone"},
-		"bad verdict":              {[]string{"results", "gone", "--verdict", "Failed"}, `verdict "Failed" is not one of Pass, Fail, Error, Skipped`},
+		"bad verdict":              {[]string{"results", "gone", "--verdict", "Failed"}, `verdict "Failed" is not one of Pass, Fail, Error, Skipped, Missing`},
 		"bad output":               {[]string{"results", "gone", "-o", "wide"}, `--output "wide" is not one of table, json, yaml`},
 		"bad format":               {[]string{"export", "gone", "--format", "csv"}, `--format "csv" is not one of jsonl, junit`},
 		"baseline without results": {[]string{"compare", "gone", "running"}, "EvalRun " + ns + "/running has no stored results: it has not stored results yet (Succeeded=True, Completed: done)"},

@@ -22,8 +22,10 @@ func newResultsCommand(e *env) *cobra.Command {
 		Long: `Show the per-case results of an EvalRun: every case the run stored (its result ConfigMaps, or the objects
 of its bucket read with the credentials Secret the run names), not only the cases that fit in its status.
 
-Cases are listed Fail, Error, Skipped, then Pass, in the run's order within a verdict. The MESSAGE column says
-why a case did not pass: its error, or what its evaluators missed.`,
+Cases are listed Fail, Error, Missing, Skipped, then Pass, in the run's order within a verdict. Missing is a
+requested case the runner produced no record for; as in the EvalRun's status (summary.errored counts
+summary.missing), it is a kind of Error: --verdict Error selects it too, --verdict Missing only it. The MESSAGE
+column says why a case did not pass: its error, or what its evaluators missed.`,
 		Example: `  # Every case of a run
   kubectl evalrun results screening-nightly
 
@@ -35,7 +37,7 @@ why a case did not pass: its error, or what its evaluators missed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, e, args[0]) },
 	}
-	cmd.Flags().StringVar(&o.verdicts, "verdict", "", "Only cases with one of these verdicts (comma-separated: Pass, Fail, Error, Skipped).")
+	cmd.Flags().StringVar(&o.verdicts, "verdict", "", "Only cases with one of these verdicts (comma-separated: Pass, Fail, Error, Skipped, Missing; Error includes Missing).")
 	cmd.Flags().StringVar(&o.evaluator, "evaluator", "", "Only cases judged by an evaluator of this name or type.")
 	cmd.Flags().StringVar(&o.id, "id", "", "Only cases whose id matches this regular expression.")
 	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml.")

@@ -13,41 +13,60 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
+// Outcome is what every report calls a case: the API's verdict (Pass, Fail, Error, Skipped), or Missing for a
+// requested case the runner produced no valid record for. Missing is the API's word (status.missingIds,
+// summary.missing, the MISSING printer column) and its category is Error's: the API counts missing cases in
+// summary.errored, the stored result of one has verdict Error and missing: true, and the JUnit report makes it an
+// <error> of type Missing.
+type Outcome string
+
+// Outcomes, failing first.
+const (
+	OutcomeFail    = Outcome(evaluate.VerdictFail)
+	OutcomeError   = Outcome(evaluate.VerdictError)
+	OutcomeMissing = Outcome("Missing")
+	OutcomeSkipped = Outcome(evaluate.VerdictSkipped)
+	OutcomePass    = Outcome(evaluate.VerdictPass)
+)
+
+// outcomes are the outcomes in the order ParseVerdicts names them: the API's enum, then Missing.
+var outcomes = []Outcome{OutcomePass, OutcomeFail, OutcomeError, OutcomeSkipped, OutcomeMissing}
+
 // Filter selects result lines. The zero Filter selects every line.
 type Filter struct {
-	// Verdicts, when set, are the verdicts kept.
-	Verdicts []evaluate.Verdict
+	// Verdicts, when set, are the outcomes kept. Error keeps missing cases too (as summary.errored counts them);
+	// Missing keeps only them.
+	Verdicts []Outcome
 	// Evaluator, when set, keeps the cases judged by an evaluator of that name or type.
 	Evaluator string
 	// ID, when set, keeps the cases whose id it matches.
 	ID *regexp.Regexp
 }
 
-// ParseVerdicts reads a comma-separated verdict list, case-insensitively ("fail,error").
-func ParseVerdicts(s string) ([]evaluate.Verdict, error) {
+// ParseVerdicts reads a comma-separated outcome list, case-insensitively ("fail,error,missing").
+func ParseVerdicts(s string) ([]Outcome, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var out []evaluate.Verdict
+	var out []Outcome
 	for f := range strings.SplitSeq(s, ",") {
 		f = strings.TrimSpace(f)
-		found := false
-		for _, v := range []evaluate.Verdict{evaluate.VerdictPass, evaluate.VerdictFail, evaluate.VerdictError, evaluate.VerdictSkipped} {
-			if strings.EqualFold(f, string(v)) {
-				out, found = append(out, v), true
-			}
+		i := slices.IndexFunc(outcomes, func(o Outcome) bool { return strings.EqualFold(f, string(o)) })
+		if i < 0 {
+			return nil, fmt.Errorf("verdict %q is not one of Pass, Fail, Error, Skipped, Missing", f)
 		}
-		if !found {
-			return nil, fmt.Errorf("verdict %q is not one of Pass, Fail, Error, Skipped", f)
-		}
+		out = append(out, outcomes[i])
 	}
 	return out, nil
 }
 
 // Match reports whether the filter keeps l.
 func (f *Filter) Match(l *results.Line) bool {
-	if len(f.Verdicts) > 0 && !slices.Contains(f.Verdicts, Verdict(l)) {
-		return false
+	if len(f.Verdicts) > 0 {
+		o := CaseOutcome(l)
+		if !slices.Contains(f.Verdicts, o) && (o != OutcomeMissing || !slices.Contains(f.Verdicts, OutcomeError)) {
+			return false
+		}
 	}
 	if f.ID != nil && !f.ID.MatchString(l.ID) {
 		return false
@@ -60,52 +79,56 @@ func (f *Filter) Match(l *results.Line) bool {
 	return true
 }
 
-// Verdict is the line's verdict as the API spells it: Error for a missing record or an unset verdict.
-func Verdict(l *results.Line) evaluate.Verdict {
+// CaseOutcome is the line's outcome: Missing for a missing record, its verdict, or Error for an unset verdict.
+func CaseOutcome(l *results.Line) Outcome {
 	switch {
 	case l.Missing:
-		return evaluate.VerdictError
+		return OutcomeMissing
 	case l.Verdict == evaluate.VerdictPass, l.Verdict == evaluate.VerdictFail, l.Verdict == evaluate.VerdictSkipped:
-		return l.Verdict
+		return Outcome(l.Verdict)
 	}
-	return evaluate.VerdictError
+	return OutcomeError
 }
 
-// rank orders verdicts failing first: Fail, Error, Skipped, Pass.
-func rank(v evaluate.Verdict) int {
-	switch v {
-	case evaluate.VerdictFail:
+// rank orders outcomes failing first: Fail, Error, Missing, Skipped, Pass.
+func rank(o Outcome) int {
+	switch o {
+	case OutcomeFail:
 		return 0
-	case evaluate.VerdictError:
+	case OutcomeError:
 		return 1
-	case evaluate.VerdictSkipped:
+	case OutcomeMissing:
 		return 2
+	case OutcomeSkipped:
+		return 3
 	}
-	return 3
+	return 4
 }
 
-// SortFailingFirst orders lines Fail, Error, Skipped, Pass, keeping the stored order within a verdict.
+// SortFailingFirst orders lines Fail, Error, Missing, Skipped, Pass, keeping the stored order within an outcome.
 func SortFailingFirst(lines []*results.Line) {
-	slices.SortStableFunc(lines, func(a, b *results.Line) int { return rank(Verdict(a)) - rank(Verdict(b)) })
+	slices.SortStableFunc(lines, func(a, b *results.Line) int { return rank(CaseOutcome(a)) - rank(CaseOutcome(b)) })
 }
 
 // Message is one line saying why a case did not pass: its error, or what its non-passing evaluators reported
 // ("name: misses; ..."); for a passing case, empty.
 func Message(l *results.Line) string {
-	switch Verdict(l) {
-	case evaluate.VerdictPass:
+	switch CaseOutcome(l) {
+	case OutcomePass:
 		return ""
-	case evaluate.VerdictSkipped:
+	case OutcomeSkipped:
 		if l.Reason != "" {
 			return l.Reason
 		}
-	case evaluate.VerdictError:
+	case OutcomeError:
 		if l.Error != "" {
 			return l.Error
 		}
-		if l.Missing {
-			return "no record for this case in the runner's output"
+	case OutcomeMissing:
+		if l.Error != "" {
+			return l.Error
 		}
+		return evaluate.MissingReason
 	}
 	var parts []string
 	for _, e := range l.Evaluators {

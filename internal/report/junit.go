@@ -20,7 +20,8 @@ type JUnitRun struct {
 	// Started and Duration are the run's start and length (zero: unknown; the cases' durations are added up).
 	Started  time.Time
 	Duration time.Duration
-	// MissingIDs are requested ids the stored results have no line for (each becomes an error test case).
+	// MissingIDs are requested ids the stored results have no line for (each becomes an error testcase of type
+	// Missing, as a stored missing case does).
 	MissingIDs []string
 	// Properties are shown as the suite's properties (reason, pass rate, ...), in order.
 	Properties [][2]string
@@ -89,8 +90,13 @@ type junitSkipped struct {
 const maxAttr = 200
 
 // WriteJUnit writes the run's results as JUnit XML: one testcase per eval case (classname the run), a failure
-// for Fail with the evaluators' messages, an error for Error and for each missing id, skipped for Skipped; the
-// answer excerpt as system-out. The suite's counts add up to its cases.
+// for Fail with the evaluators' messages, an error of type Error for Error, an error of type Missing for each
+// missing case (a stored one or one of MissingIDs), skipped for Skipped; the answer excerpt as system-out.
+//
+// A missing case is an error, as in the API: summary.errored counts it, the run does not succeed (MissingResults)
+// and CI reporters show errors as red, where skipped would pass unnoticed and failure would claim it was judged
+// below the threshold. So the suite's failures, errors and skipped are the run's summary.failed, summary.errored
+// (missing included) and summary.skipped, and its counts add up to its cases.
 func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
 	suite := junitSuite{Name: run.Namespace + "/" + run.Name}
 	if !run.Started.IsZero() {
@@ -104,18 +110,14 @@ func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
 			tc.Time = seconds(*l.DurationMs / 1000)
 		}
 		msg := Message(l)
-		switch Verdict(l) {
-		case evaluate.VerdictFail:
+		switch o := CaseOutcome(l); o {
+		case OutcomeFail:
 			suite.Failures++
-			tc.Failure = &junitProblem{Type: "Fail", Message: oneLine(scoreLine(l)+": "+msg, maxAttr), Text: xmlSafe(detail(l))}
-		case evaluate.VerdictError:
+			tc.Failure = &junitProblem{Type: string(o), Message: oneLine(scoreLine(l)+": "+msg, maxAttr), Text: xmlSafe(detail(l))}
+		case OutcomeError, OutcomeMissing:
 			suite.Errors++
-			typ := "Error"
-			if l.Missing {
-				typ = "Missing"
-			}
-			tc.Error = &junitProblem{Type: typ, Message: oneLine(msg, maxAttr), Text: xmlSafe(detail(l))}
-		case evaluate.VerdictSkipped:
+			tc.Error = &junitProblem{Type: string(o), Message: oneLine(msg, maxAttr), Text: xmlSafe(detail(l))}
+		case OutcomeSkipped:
 			suite.Skipped++
 			tc.Skipped = &junitSkipped{Message: oneLine(msg, maxAttr)}
 		}
@@ -126,9 +128,8 @@ func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
 	}
 	for _, id := range run.MissingIDs {
 		suite.Errors++
-		m := "no stored result for this requested case"
 		suite.Cases = append(suite.Cases, junitTestCase{Name: id, Classname: run.Name, Time: "0",
-			Error: &junitProblem{Type: "Missing", Message: m, Text: m}})
+			Error: &junitProblem{Type: string(OutcomeMissing), Message: evaluate.MissingReason, Text: evaluate.MissingReason + "\n"}})
 	}
 	suite.Tests = len(suite.Cases)
 	suite.Time = seconds(sum)
@@ -162,8 +163,10 @@ func scoreLine(l *results.Line) string { return "score " + evaluate.FormatScore(
 // score and every miss or its reasoning.
 func detail(l *results.Line) string {
 	var b strings.Builder
-	if m := Message(l); Verdict(l) == evaluate.VerdictError && m != "" {
-		b.WriteString(m + "\n")
+	if o := CaseOutcome(l); o == OutcomeError || o == OutcomeMissing {
+		if m := Message(l); m != "" {
+			b.WriteString(m + "\n")
+		}
 	}
 	for _, e := range l.Evaluators {
 		fmt.Fprintf(&b, "%s (%s): %s, score %s\n", e.Name, e.Type, e.Verdict, evaluate.FormatScore(e.Score))

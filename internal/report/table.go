@@ -17,7 +17,8 @@ import (
 // maxMessage bounds the MESSAGE column of the table (runes).
 const maxMessage = 100
 
-// Cases is the document `results -o json|yaml` writes: the selected cases of a run, as stored.
+// Cases is the document `results -o json|yaml` writes: the selected cases of a run, as stored (a missing case as
+// the API records it: verdict Error, missing: true).
 type Cases struct {
 	Run       string `json:"run"`
 	Namespace string `json:"namespace"`
@@ -27,17 +28,18 @@ type Cases struct {
 	Cases    []*results.Line `json:"cases"`
 }
 
-// WriteTable writes the cases as a kubectl-style table: ID, VERDICT, SCORE, EVALUATORS (each evaluator's name and
-// verdict) and MESSAGE (why it did not pass, one line, cut).
+// WriteTable writes the cases as a kubectl-style table: ID, VERDICT (the case's Outcome: Missing for a case the
+// runner produced no record for), SCORE, EVALUATORS (each evaluator's name and verdict) and MESSAGE (why it did not
+// pass, one line, cut).
 func WriteTable(w io.Writer, lines []*results.Line) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	if _, err := fmt.Fprintln(tw, "ID\tVERDICT\tSCORE\tEVALUATORS\tMESSAGE"); err != nil {
 		return err
 	}
 	for _, l := range lines {
-		v := Verdict(l)
+		v := CaseOutcome(l)
 		score := "-"
-		if (v == evaluate.VerdictPass || v == evaluate.VerdictFail) && !l.Missing {
+		if v == OutcomePass || v == OutcomeFail {
 			score = evaluate.FormatScore(l.Score)
 		}
 		evals := make([]string, 0, len(l.Evaluators))

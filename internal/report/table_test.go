@@ -21,7 +21,7 @@ func TestWriteTable(t *testing.T) {
 	want := `ID         VERDICT   SCORE    EVALUATORS                  MESSAGE
 case-002   Fail      0.2500   decision=Fail,policy=Pass   decision: decision: want "REVIEW", got "CLEAR"
 case-003   Error     -        -                           output is not JSON <&>
-case-005   Error     -        -                           no record for this case in the runner's output
+case-005   Missing   -        -                           the runner produced no record for this case
 case-004   Skipped   -        -                           no evaluator applies
 case-001   Pass      1.0000   decision=Pass               -
 `

@@ -50,7 +50,7 @@ type Tail struct {
 
 // Options configure a Builder.
 type Options struct {
-	// BudgetBytes bounds the JSON encoding of the Section (default DefaultBudgetBytes).
+	// BudgetBytes bounds the JSON encoding of the Section (default evalsv1alpha1.DefaultStatusBudgetBytes).
 	BudgetBytes int64
 	// ConfigMaps are the result ConfigMap names, in order; chunk i goes to ConfigMaps[i].
 	ConfigMaps []string
@@ -88,7 +88,7 @@ type Builder struct {
 // NewBuilder returns a Builder.
 func NewBuilder(opts Options) *Builder {
 	if opts.BudgetBytes <= 0 {
-		opts.BudgetBytes = DefaultBudgetBytes
+		opts.BudgetBytes = evalsv1alpha1.DefaultStatusBudgetBytes
 	}
 	if opts.MaxChunkBytes <= 0 {
 		opts.MaxChunkBytes = layout.MaxResultConfigMapBytes
@@ -176,14 +176,14 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 
 	failing := b.failing.sorted()
 	passing := b.passing.sorted()
-	missing := capList(t.MissingIDs, MaxStatusMissingIDs)
-	parseErrors := make([]evalsv1alpha1.ParseError, 0, min(len(t.ParseErrors), MaxStatusParseErrors))
-	for _, pe := range capList(t.ParseErrors, MaxStatusParseErrors) {
+	missing := capList(t.MissingIDs, evalsv1alpha1.MaxStatusMissingIDs)
+	parseErrors := make([]evalsv1alpha1.ParseError, 0, min(len(t.ParseErrors), evalsv1alpha1.MaxStatusParseErrors))
+	for _, pe := range capList(t.ParseErrors, evalsv1alpha1.MaxStatusParseErrors) {
 		pe.Excerpt, pe.Message = Excerpt(pe.Excerpt, 512), Excerpt(pe.Message, 1024)
 		parseErrors = append(parseErrors, pe)
 	}
-	unexpected := make([]string, 0, min(len(t.UnexpectedIDs), MaxStatusUnexpected))
-	for _, id := range capList(t.UnexpectedIDs, MaxStatusUnexpected) {
+	unexpected := make([]string, 0, min(len(t.UnexpectedIDs), evalsv1alpha1.MaxStatusUnexpectedIDs))
+	for _, id := range capList(t.UnexpectedIDs, evalsv1alpha1.MaxStatusUnexpectedIDs) {
 		unexpected = append(unexpected, Excerpt(id, 256))
 	}
 
@@ -199,9 +199,9 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 		reserve = budget
 	}
 	caseRoom := budget - reserve
-	s.Cases, caseRoom = fill(failing, caseRoom, MaxStatusCases)
+	s.Cases, caseRoom = fill(failing, caseRoom, evalsv1alpha1.MaxStatusCases)
 	var more []evalsv1alpha1.CaseResult
-	more, caseRoom = fill(passing, caseRoom, MaxStatusCases-len(s.Cases))
+	more, caseRoom = fill(passing, caseRoom, evalsv1alpha1.MaxStatusCases-len(s.Cases))
 	s.Cases = append(s.Cases, more...)
 	room := caseRoom + reserve
 	s.MissingIDs, room = fillList(missing, room)
@@ -375,7 +375,7 @@ func (c *candidates) offer(cs Case) error {
 	sz := jsonSize(st) + 1
 	heap.Push(&c.h, sized{index: cs.Index, size: sz, status: st})
 	c.bytes += int64(sz)
-	for (c.bytes > c.limit || len(c.h) > MaxStatusCases) && len(c.h) > 0 {
+	for (c.bytes > c.limit || len(c.h) > evalsv1alpha1.MaxStatusCases) && len(c.h) > 0 {
 		top := heap.Pop(&c.h).(sized)
 		c.bytes -= int64(top.size)
 		if cut := c.cutoff.Load(); cut == 0 || int64(top.index) < cut-1 {

@@ -130,7 +130,7 @@ func TestFinishBudgetOrdering(t *testing.T) {
 	if len(out.Section.MissingIDs) == 0 {
 		t.Errorf("missing ids were starved by cases; the list reserve should keep some")
 	}
-	if len(out.Section.MissingIDs) > MaxStatusMissingIDs {
+	if len(out.Section.MissingIDs) > evalsv1alpha1.MaxStatusMissingIDs {
 		t.Errorf("%d missing ids, over the API maximum", len(out.Section.MissingIDs))
 	}
 	cond := out.Section.TruncatedCondition()
@@ -183,7 +183,7 @@ func TestMayShowLeavesTheSectionAsItIs(t *testing.T) {
 		{name: "no cases (a shard)", opts: Options{BudgetBytes: 12 << 10, NoCases: true}, n: 600, answers: 120, seeds: 3},
 		// Tiny cases under a large budget: the count bound, not the bytes, decides which are kept, and every kept
 		// failing case is shown, so that the cutoff's exact edge is seen.
-		{name: "count bound", opts: Options{BudgetBytes: 4 << 20}, n: MaxStatusCases + 2000, answers: 2, seeds: 2},
+		{name: "count bound", opts: Options{BudgetBytes: 4 << 20}, n: evalsv1alpha1.MaxStatusCases + 2000, answers: 2, seeds: 2},
 	} {
 		name, opts, n := tc.name, tc.opts, tc.n
 		t.Run(name, func(t *testing.T) {

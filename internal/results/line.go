@@ -52,7 +52,7 @@ func CaseStatus(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
 		out.Error = Excerpt(r.Error, 1024)
 	}
 	for i, e := range r.Evaluators {
-		if i == MaxStatusEvaluators {
+		if i == evalsv1alpha1.MaxCaseEvaluators {
 			break
 		}
 		es := evalsv1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: known(e.Verdict)}

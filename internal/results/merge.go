@@ -133,7 +133,7 @@ func (m *Merger) AddCollection(s *Section, shard *int32) {
 		m.tail.UnexpectedCount += int(sum.Unexpected)
 	}
 	for _, pe := range s.ParseErrors {
-		if len(m.tail.ParseErrors) >= MaxStatusParseErrors {
+		if len(m.tail.ParseErrors) >= evalsv1alpha1.MaxStatusParseErrors {
 			break
 		}
 		if shard != nil {
@@ -142,7 +142,7 @@ func (m *Merger) AddCollection(s *Section, shard *int32) {
 		m.tail.ParseErrors = append(m.tail.ParseErrors, pe)
 	}
 	for _, id := range s.UnexpectedIDs {
-		if len(m.tail.UnexpectedIDs) >= MaxStatusUnexpected {
+		if len(m.tail.UnexpectedIDs) >= evalsv1alpha1.MaxStatusUnexpectedIDs {
 			break
 		}
 		m.tail.UnexpectedIDs = append(m.tail.UnexpectedIDs, id)
@@ -171,7 +171,7 @@ func (m *Merger) Finish(unrecorded func(index int) string, at metav1.Time) (*Sec
 	slices.SortFunc(m.missing, func(a, b indexedID) int { return a.index - b.index })
 	m.tail.MissingCount = len(m.missing)
 	for _, mi := range m.missing {
-		if len(m.tail.MissingIDs) >= MaxStatusMissingIDs {
+		if len(m.tail.MissingIDs) >= evalsv1alpha1.MaxStatusMissingIDs {
 			break
 		}
 		m.tail.MissingIDs = append(m.tail.MissingIDs, mi.id)

@@ -8,18 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// DefaultBudgetBytes is the default bound of the status results section, measured on its JSON encoding.
-const DefaultBudgetBytes = 512 << 10
-
-// Bounds of the status lists; they match the MaxItems of the EvalRun API.
-const (
-	MaxStatusCases       = 20000
-	MaxStatusMissingIDs  = 1000
-	MaxStatusParseErrors = 100
-	MaxStatusUnexpected  = 100
-	// MaxStatusEvaluators bounds the evaluators of each status case.
-	MaxStatusEvaluators = 16
-)
+// The section's budget and list bounds are the API's: evalsv1alpha1.DefaultStatusBudgetBytes and the
+// evalsv1alpha1.MaxStatus* constants (checked against the CRD's MaxItems).
 
 // Section is the part of EvalRun status the collector owns.
 type Section struct {

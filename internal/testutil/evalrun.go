@@ -74,7 +74,7 @@ func (w *EvalRunWrapper) Image(image string) *EvalRunWrapper {
 
 // Command sets the command template.
 func (w *EvalRunWrapper) Command(tmpl string) *EvalRunWrapper {
-	w.Spec.Target.CommandTemplate = tmpl
+	w.Spec.Target.CommandTemplate = evalsv1alpha1.CommandTemplate(tmpl)
 	return w
 }
 
@@ -99,7 +99,7 @@ func (w *EvalRunWrapper) FromConfigMap(name, key string) *EvalRunWrapper {
 
 // Healthcheck sets the healthcheck template.
 func (w *EvalRunWrapper) Healthcheck(tmpl string) *EvalRunWrapper {
-	w.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: tmpl}
+	w.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: evalsv1alpha1.CommandTemplate(tmpl)}
 	return w
 }
 

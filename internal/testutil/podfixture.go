@@ -87,8 +87,8 @@ func RunConfig(evalPath string, ids []string, template string) *layout.RunConfig
 		EvalFileView: evalsv1alpha1.EvalFileViewInputs, RunnerEvalFile: filepath.Join(filepath.Dir(evalPath), "view", "eval.yaml"),
 		RunnerConfigFile: filepath.Join(filepath.Dir(evalPath), "view", layout.RunnerConfigName),
 		Launch:           layout.Launch{CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1, CollectorStartSeconds: 10},
-		PassThreshold:    "0.8", CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2,
-		StatusBudgetBytes: 512 << 10, MaxOutputBytes: 64 << 20, ResultsDeadlineSeconds: 60, JudgeDeadlineSeconds: 60,
+		PassThreshold:    evalsv1alpha1.DefaultPassThreshold, CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2,
+		StatusBudgetBytes: evalsv1alpha1.DefaultStatusBudgetBytes, MaxOutputBytes: 64 << 20, ResultsDeadlineSeconds: 60, JudgeDeadlineSeconds: 60,
 		JudgeContainers: 1,
 	}
 }

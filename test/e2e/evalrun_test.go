@@ -522,7 +522,7 @@ func TestLargeRunTruncated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const budget = 512 * 1024
+	const budget = evalsv1alpha1.DefaultStatusBudgetBytes
 	if len(status) > budget+16*1024 {
 		t.Errorf("status is %d bytes, over the %d-byte budget (plus the manager's fields)", len(status), budget)
 	}

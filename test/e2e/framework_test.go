@@ -181,7 +181,7 @@ func (b *EvalRunBuilder) FromConfigMap(name, key string) *EvalRunBuilder {
 
 // Command sets the command template.
 func (b *EvalRunBuilder) Command(tpl string) *EvalRunBuilder {
-	b.run.Spec.Target.CommandTemplate = tpl
+	b.run.Spec.Target.CommandTemplate = evalsv1alpha1.CommandTemplate(tpl)
 	return b
 }
 
@@ -221,7 +221,7 @@ func (b *EvalRunBuilder) PerCase(workers int32) *EvalRunBuilder {
 
 // Healthcheck sets the healthcheck command.
 func (b *EvalRunBuilder) Healthcheck(tpl string) *EvalRunBuilder {
-	b.run.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: tpl, TimeoutSeconds: ptr.To[int32](30)}
+	b.run.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: evalsv1alpha1.CommandTemplate(tpl), TimeoutSeconds: ptr.To[int32](30)}
 	return b
 }
 

@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -53,7 +53,7 @@ func BenchmarkManagerMemoryFinishedRuns(b *testing.B) {
 			b.Fatal(err)
 		}
 		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-		section := buildSection(b, shapes[1], controller.DefaultStatusBudgetBytes, now)
+		section := buildSection(b, shapes[1], evalsv1alpha1.DefaultStatusBudgetBytes, now)
 		start := time.Now()
 		var next atomic.Int64
 		var wg sync.WaitGroup

@@ -231,6 +231,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: runnerFinished
       type:
         scalar: boolean
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CommandTemplate
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ConcurrencyPolicy
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ConfigMapKeyReference
@@ -571,7 +573,7 @@ var schemaYAML = typed.YAMLObject(`types:
     fields:
     - name: commandTemplate
       type:
-        scalar: string
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CommandTemplate
     - name: timeoutSeconds
       type:
         scalar: numeric
@@ -1032,7 +1034,7 @@ var schemaYAML = typed.YAMLObject(`types:
       default: Batched
     - name: commandTemplate
       type:
-        scalar: string
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CommandTemplate
     - name: env
       type:
         list:

@@ -17,6 +17,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
 // HealthcheckApplyConfiguration represents a declarative configuration of the Healthcheck type for use
 // with apply.
 //
@@ -24,7 +28,7 @@ package v1alpha1
 type HealthcheckApplyConfiguration struct {
 	// commandTemplate is run with /bin/sh -c; allowed placeholders: {EVAL_FILE}, {OUTPUT_FILE}, each in a plain,
 	// unquoted word as in target.commandTemplate (their values are already shell-quoted).
-	CommandTemplate *string `json:"commandTemplate,omitempty"`
+	CommandTemplate *apiv1alpha1.CommandTemplate `json:"commandTemplate,omitempty"`
 	// timeoutSeconds bounds the healthcheck. Defaults to 60.
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
 }
@@ -38,7 +42,7 @@ func Healthcheck() *HealthcheckApplyConfiguration {
 // WithCommandTemplate sets the CommandTemplate field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CommandTemplate field is set to the value of the last call.
-func (b *HealthcheckApplyConfiguration) WithCommandTemplate(value string) *HealthcheckApplyConfiguration {
+func (b *HealthcheckApplyConfiguration) WithCommandTemplate(value apiv1alpha1.CommandTemplate) *HealthcheckApplyConfiguration {
 	b.CommandTemplate = &value
 	return b
 }

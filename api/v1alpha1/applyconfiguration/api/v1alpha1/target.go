@@ -38,7 +38,7 @@ type TargetApplyConfiguration struct {
 	// backslash, where the shell would not read its quoted value as one literal word. There, use the environment
 	// variable the runner also gets ("$EVAL_ID"; the prompt is only in the file "$PROMPT_FILE"). Admission
 	// rejects the common misplacements; the rest fail when the command is rendered, before it runs.
-	CommandTemplate *string `json:"commandTemplate,omitempty"`
+	CommandTemplate *apiv1alpha1.CommandTemplate `json:"commandTemplate,omitempty"`
 	// batching is Batched (one invocation for all cases, the default) or PerCase (one invocation per case).
 	Batching *apiv1alpha1.BatchingMode `json:"batching,omitempty"`
 	// workers is how many PerCase invocations run at once. Defaults to 1. Only with batching PerCase.
@@ -98,7 +98,7 @@ func (b *TargetApplyConfiguration) WithImagePullPolicy(value v1.PullPolicy) *Tar
 // WithCommandTemplate sets the CommandTemplate field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the CommandTemplate field is set to the value of the last call.
-func (b *TargetApplyConfiguration) WithCommandTemplate(value string) *TargetApplyConfiguration {
+func (b *TargetApplyConfiguration) WithCommandTemplate(value apiv1alpha1.CommandTemplate) *TargetApplyConfiguration {
 	b.CommandTemplate = &value
 	return b
 }
