@@ -50,11 +50,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// needAPIServer skips an admission test when the package runs without envtest's API server.
+// needAPIServer ends an admission test when the package runs without envtest's API server: skipped with the
+// reason, or failed under make test-unit (testutil.AssetMissing).
 func needAPIServer(t *testing.T) {
 	t.Helper()
 	if envErr != nil {
-		t.Skip(envErr)
+		testutil.AssetMissing(t, envErr)
 	}
 }
 
