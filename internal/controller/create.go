@@ -7,13 +7,13 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -318,16 +318,12 @@ func pinnedDigest(cm *corev1.ConfigMap) string {
 func (r *EvalRunReconciler) createAll(ctx context.Context, run *evalsv1alpha1.EvalRun, objs []client.Object) error {
 	errs := make([]error, len(objs))
 	// A run of many shards has thousands of children: at most createWorkers requests are in flight at once.
-	sem := make(chan struct{}, createWorkers)
-	var wg sync.WaitGroup
-	for i, obj := range objs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			_, errs[i] = r.createOwned(ctx, run, obj)
-		})
+	workqueue.ParallelizeUntil(ctx, createWorkers, len(objs), func(i int) {
+		_, errs[i] = r.createOwned(ctx, run, objs[i])
+	})
+	if err := ctx.Err(); err != nil {
+		errs = append(errs, err) // the pieces not started when ctx ended
 	}
-	wg.Wait()
 	return errors.Join(errs...)
 }
 
