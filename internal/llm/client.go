@@ -28,6 +28,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 )
 
@@ -138,7 +139,7 @@ var ErrUnavailable = errors.New("the model endpoint is unavailable")
 type Client struct {
 	cfg      Config
 	endpoint string
-	sem      chan struct{}
+	sem      *semaphore.Weighted
 	limiter  *rate.Limiter
 	http     *http.Client
 	// sleep waits between attempts (replaced in tests).
@@ -176,7 +177,7 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		cfg:      cfg,
 		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
-		sem:      make(chan struct{}, cfg.MaxConcurrent),
+		sem:      semaphore.NewWeighted(int64(cfg.MaxConcurrent)),
 		http:     cfg.HTTPClient,
 		sleep:    sleepCtx,
 	}
@@ -290,12 +291,10 @@ func (c *Client) attempt(ctx context.Context, body []byte) (Reply, time.Duration
 			return Reply{}, 0, fmt.Errorf("waiting for the requests-per-minute limit: %w", err)
 		}
 	}
-	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
-		return Reply{}, 0, ctx.Err()
+	if err := c.sem.Acquire(ctx, 1); err != nil {
+		return Reply{}, 0, err
 	}
-	defer func() { <-c.sem }()
+	defer c.sem.Release(1)
 
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
