@@ -41,7 +41,7 @@ func ApplyStatus(ctx context.Context, c client.Client, namespace, name, uid stri
 func WriteResultConfigMaps(ctx context.Context, c client.Client, namespace string, names []string, chunks []results.Chunk) error {
 	byName := make(map[string]results.Chunk, len(chunks))
 	for _, ch := range chunks {
-		byName[ch.ConfigMap] = ch
+		byName[ch.Destination] = ch
 	}
 	for _, name := range names {
 		patch := map[string]any{"binaryData": nil}

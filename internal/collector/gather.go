@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"runtime"
 	"strings"
@@ -120,7 +119,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	}
 	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.Merged()}
 	if in.ResultsObject != "" {
-		opts.ConfigMaps, opts.MaxChunkBytes = []string{in.ResultsObject}, math.MaxInt
+		opts.Objects = []string{in.ResultsObject}
 	}
 	sink := &statusSink{builder: results.NewBuilder(opts)}
 	var tail results.Tail
@@ -179,9 +178,6 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	out, err := sink.builder.Finish(tail)
 	if err != nil {
 		return nil, err
-	}
-	if ref := out.Section.Results; in.ResultsObject != "" && ref != nil {
-		ref.Objects, ref.ConfigMaps, ref.Key = ref.ConfigMaps, nil, ""
 	}
 	return &Gathered{Output: out, Outcome: outcome, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
 }

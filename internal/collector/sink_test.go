@@ -181,7 +181,7 @@ func chunkContents(t *testing.T, chunks []results.Chunk) []storedChunk {
 	t.Helper()
 	out := make([]storedChunk, len(chunks))
 	for i, c := range chunks {
-		out[i] = storedChunk{ConfigMap: c.ConfigMap, Cases: c.Cases, Lines: testutil.GunzipLines(t, c.Data)}
+		out[i] = storedChunk{ConfigMap: c.Destination, Cases: c.Cases, Lines: testutil.GunzipLines(t, c.Data)}
 	}
 	return out
 }

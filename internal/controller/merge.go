@@ -150,7 +150,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	if at.IsZero() {
 		at = metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
 	}
-	m := results.NewMerger(ids, names, r.opts.StatusBudgetBytes)
+	m := results.NewMerger(ids, names, objects, r.opts.StatusBudgetBytes)
 	// Results that are gone (a ConfigMap or object deleted) leave their cases missing, with the reason below.
 	err = r.eachStoredChunk(ctx, run, names, objects, true, func(where string, data []byte) error {
 		if err := m.AddChunk(data); err != nil {
@@ -179,12 +179,6 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	}, at)
 	if err != nil {
 		return nil, err
-	}
-	if section.Results != nil && len(objects) > 0 {
-		section.Results.Objects = objects
-		if len(names) == 0 {
-			section.Results.Key, section.Results.ConfigMaps = "", nil
-		}
 	}
 	ac, err := ssa.StatusApply(run.Namespace, run.Name, string(run.UID), section)
 	if err != nil {

@@ -105,7 +105,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 		return invalid("the results carried from EvalRun %s do not fit this run's ConfigMaps: %v", from, err)
 	}
 	for _, ch := range chunks {
-		cm := &corev1.ConfigMap{ObjectMeta: childMeta(run, ch.ConfigMap, ComponentResults),
+		cm := &corev1.ConfigMap{ObjectMeta: childMeta(run, ch.Destination, ComponentResults),
 			Immutable: ptr.To(true), BinaryData: map[string][]byte{layout.ResultsKey: ch.Data}}
 		plan.carried = append(plan.carried, cm)
 	}

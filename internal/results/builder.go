@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -54,7 +55,11 @@ type Options struct {
 	BudgetBytes int64
 	// ConfigMaps are the result ConfigMap names, in order; chunk i goes to ConfigMaps[i].
 	ConfigMaps []string
-	// MaxChunkBytes bounds each chunk (default layout.MaxResultConfigMapBytes).
+	// Objects are the bucket objects (s3:// URIs) that hold the results instead of ConfigMaps: the collector's one
+	// object takes every result as one chunk, unbounded by a ConfigMap's size; the manager merging shards names
+	// every shard's object (with AlreadyStored). The section names them as results.objects.
+	Objects []string
+	// MaxChunkBytes bounds each chunk (default layout.MaxResultConfigMapBytes; unbounded for Objects).
 	MaxChunkBytes int
 	// NoCases leaves every case out of the section (counted as omitted): a shard's section, whose cases the
 	// manager reads from where they are stored.
@@ -90,7 +95,10 @@ func NewBuilder(opts Options) *Builder {
 	if opts.BudgetBytes <= 0 {
 		opts.BudgetBytes = evalsv1alpha1.DefaultStatusBudgetBytes
 	}
-	if opts.MaxChunkBytes <= 0 {
+	switch {
+	case len(opts.Objects) > 0 && !opts.AlreadyStored:
+		opts.ConfigMaps, opts.MaxChunkBytes = nil, math.MaxInt
+	case opts.MaxChunkBytes <= 0:
 		opts.MaxChunkBytes = layout.MaxResultConfigMapBytes
 	}
 	if len(opts.ConfigMaps) > layout.MaxResultConfigMaps && !opts.AlreadyStored {
@@ -102,7 +110,7 @@ func NewBuilder(opts Options) *Builder {
 		passing: candidates{limit: opts.BudgetBytes, keep: !opts.NoCases},
 	}
 	if !opts.AlreadyStored {
-		b.chunks = newChunkWriter(opts.ConfigMaps, opts.MaxChunkBytes)
+		b.chunks = newChunkWriter(append(opts.ConfigMaps, opts.Objects...), opts.MaxChunkBytes)
 	}
 	return b
 }
@@ -143,16 +151,21 @@ func (b *Builder) Add(c Case) error {
 // condition.
 func (b *Builder) Finish(t Tail) (*Output, error) {
 	out := &Output{StoredCases: b.cases}
-	names := b.opts.ConfigMaps
+	configMaps, objects := b.opts.ConfigMaps, b.opts.Objects
 	if b.chunks != nil {
 		chunks, err := b.chunks.finish()
 		if err != nil {
 			return nil, err
 		}
 		out = &Output{Chunks: chunks, StoredCases: b.chunks.stored, DroppedCases: b.chunks.dropped}
-		names = make([]string, len(chunks))
+		names := make([]string, len(chunks))
 		for i, c := range chunks {
-			names[i] = c.ConfigMap
+			names[i] = c.Destination
+		}
+		if len(objects) > 0 {
+			objects = names
+		} else {
+			configMaps = names
 		}
 	}
 
@@ -167,9 +180,14 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	ref := &evalsv1alpha1.ResultsReference{
 		TotalCases: int32(out.StoredCases),
 	}
-	if len(names) > 0 {
-		ref.ConfigMaps = names
+	if len(configMaps) > 0 {
+		ref.ConfigMaps = configMaps
 		ref.Key = layout.ResultsKey
+	}
+	if len(objects) > 0 {
+		ref.Objects = objects
+	}
+	if len(configMaps)+len(objects) > 0 {
 		ref.Format = layout.ResultsFormat
 	}
 	s := Section{Summary: &summary, Results: ref, Collection: &collection}
@@ -258,9 +276,14 @@ func truncationMessage(r *evalsv1alpha1.ResultsReference, dropped int) string {
 	}
 	msg := fmt.Sprintf("The status budget left out %d cases, %d missing ids, %d parse errors and %d unexpected ids",
 		r.OmittedCases, r.OmittedMissingIDs, r.OmittedParseErrors, r.OmittedUnexpectedIDs)
-	if dropped > 0 {
+	switch {
+	case dropped > 0:
 		msg += fmt.Sprintf("; %d case results did not fit the %d result ConfigMaps and were not stored", dropped, len(r.ConfigMaps))
-	} else if len(r.ConfigMaps) > 0 {
+	case len(r.ConfigMaps) > 0 && len(r.Objects) > 0:
+		msg += "; every case result is in the result ConfigMaps and bucket objects"
+	case len(r.Objects) > 0:
+		msg += "; every case result is in the bucket objects"
+	case len(r.ConfigMaps) > 0:
 		msg += "; every case result is in the result ConfigMaps"
 	}
 	return msg

@@ -300,8 +300,8 @@ func TestChunksOverflow(t *testing.T) {
 		if len(c.Data) >= limit {
 			t.Errorf("chunk %d is %d bytes, not under the %d limit", i, len(c.Data), limit)
 		}
-		if c.ConfigMap != []string{"cm-0", "cm-1", "cm-2"}[i] {
-			t.Errorf("chunk %d goes to %s", i, c.ConfigMap)
+		if c.Destination != []string{"cm-0", "cm-1", "cm-2"}[i] {
+			t.Errorf("chunk %d goes to %s", i, c.Destination)
 		}
 	}
 	lines := decodeChunks(t, out.Chunks)

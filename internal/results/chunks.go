@@ -9,8 +9,8 @@ import (
 
 // Chunk is one result ConfigMap's payload: gzip'd JSONL, one full case result per line.
 type Chunk struct {
-	// ConfigMap is the name of the result ConfigMap the chunk belongs in.
-	ConfigMap string
+	// Destination is the result ConfigMap (a name) or bucket object (an s3:// URI) the chunk belongs in.
+	Destination string
 	// Data is the gzip stream; always shorter than the chunk limit.
 	Data []byte
 	// Cases is the number of lines in the chunk.
@@ -162,9 +162,9 @@ func (w *chunkWriter) closeChunk() error {
 		return fmt.Errorf("result chunk %d is %d bytes, over the %d-byte limit", len(w.chunks), w.buf.Len(), w.max)
 	}
 	w.chunks = append(w.chunks, Chunk{
-		ConfigMap: w.names[len(w.chunks)],
-		Data:      bytes.Clone(w.buf.Bytes()),
-		Cases:     w.curCases,
+		Destination: w.names[len(w.chunks)],
+		Data:        bytes.Clone(w.buf.Bytes()),
+		Cases:       w.curCases,
 	})
 	w.curCases, w.pending = 0, 0
 	w.full = len(w.chunks) == len(w.names)

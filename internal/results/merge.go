@@ -35,8 +35,9 @@ type indexedID struct {
 }
 
 // NewMerger returns a Merger for a run whose requested case ids (ran and carried, in the run's order) are ids;
-// the section it builds names configMaps as where every stored result is, and keeps within budgetBytes.
-func NewMerger(ids []string, configMaps []string, budgetBytes int64) *Merger {
+// the section it builds names configMaps and objects (the shards' bucket objects) as where every stored result
+// is, and keeps within budgetBytes.
+func NewMerger(ids, configMaps, objects []string, budgetBytes int64) *Merger {
 	index := make(map[string]int, len(ids))
 	for i, id := range ids {
 		if _, dup := index[id]; !dup {
@@ -46,7 +47,7 @@ func NewMerger(ids []string, configMaps []string, budgetBytes int64) *Merger {
 	return &Merger{
 		index:   index,
 		seen:    make([]bool, len(ids)),
-		builder: NewBuilder(Options{BudgetBytes: budgetBytes, ConfigMaps: configMaps, AlreadyStored: true}),
+		builder: NewBuilder(Options{BudgetBytes: budgetBytes, ConfigMaps: configMaps, Objects: objects, AlreadyStored: true}),
 	}
 }
 

@@ -43,7 +43,7 @@ func TestMergerBuildsOneSectionFromStoredCollections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMerger([]string{"a", "b", "c", "d", "e"}, []string{"r-0", "r-1", "c-0"}, evalsv1alpha1.DefaultStatusBudgetBytes)
+	m := NewMerger([]string{"a", "b", "c", "d", "e"}, []string{"r-0", "r-1", "c-0"}, nil, evalsv1alpha1.DefaultStatusBudgetBytes)
 	for _, ch := range [][]Chunk{shard0, shard1, carried} {
 		if err := m.AddChunk(ch[0].Data); err != nil {
 			t.Fatal(err)
