@@ -12,6 +12,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -435,5 +436,49 @@ func TestChunksLongAndShortLines(t *testing.T) {
 	}
 	if out.DroppedCases != 1 || out.StoredCases != len(want) || slices.Contains(got, dropped) {
 		t.Errorf("stored %d, dropped %d; want %d and 1 (the line larger than a chunk)", out.StoredCases, out.DroppedCases, len(want))
+	}
+}
+
+// TestObjectsHoldEveryResult: with a bucket object, every result goes into its one chunk, however large (no
+// ConfigMap bound), and the section names the object, never a ConfigMap or a ConfigMap key.
+func TestObjectsHoldEveryResult(t *testing.T) {
+	const object = "s3://bucket/runs/ns/r/uid/shard-0/results.jsonl.gz"
+	b := NewBuilder(Options{ConfigMaps: []string{"r-results-0"}, Objects: []string{object}, MaxChunkBytes: 64})
+	long := strings.Repeat("an answer that a 64-byte chunk could never hold ", 40)
+	for i := range 50 {
+		if err := b.Add(mkCase(i, evalsv1alpha1.VerdictPass, long)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := b.Finish(tail())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Chunks) != 1 || out.Chunks[0].Destination != object || out.DroppedCases != 0 {
+		t.Fatalf("chunks %d (first to %q), dropped %d: want one chunk in %s and nothing dropped", len(out.Chunks),
+			out.Chunks[0].Destination, out.DroppedCases, object)
+	}
+	wantRef := &evalsv1alpha1.ResultsReference{Objects: []string{object}, Format: "jsonl+gzip", TotalCases: 50}
+	if diff := cmp.Diff(wantRef, out.Section.Results, cmpopts.IgnoreFields(evalsv1alpha1.ResultsReference{}, "OmittedCases")); diff != "" {
+		t.Errorf("results reference (-want +got):\n%s", diff)
+	}
+	if got := len(decodeChunks(t, out.Chunks)); got != 50 {
+		t.Errorf("the object holds %d results, want 50", got)
+	}
+	if msg := out.Section.TruncatedCondition().Message; strings.Contains(msg, "ConfigMap") {
+		t.Errorf("the truncation message names ConfigMaps for a bucket run: %q", msg)
+	}
+}
+
+// TestMergedLocations: the manager's merged section names the shards' ConfigMaps and objects as they were stored.
+func TestMergedLocations(t *testing.T) {
+	m := NewMerger([]string{"a"}, []string{"c-0"}, []string{"s3://b/0", "s3://b/1"}, evalsv1alpha1.DefaultStatusBudgetBytes)
+	s, err := m.Finish(func(int) string { return "gone" }, collectedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &evalsv1alpha1.ResultsReference{ConfigMaps: []string{"c-0"}, Objects: []string{"s3://b/0", "s3://b/1"}, Key: "results.jsonl.gz", Format: "jsonl+gzip"}
+	if diff := cmp.Diff(want, s.Results); diff != "" {
+		t.Errorf("results reference (-want +got):\n%s", diff)
 	}
 }
