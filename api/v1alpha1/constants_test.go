@@ -111,8 +111,8 @@ func TestCRDMatchesTheConstants(t *testing.T) {
 	}
 }
 
-// crdSchema reads a generated CRD's schema (its only version's).
-func crdSchema(t *testing.T, file string) *apiextensionsv1.JSONSchemaProps {
+// readCRD reads a generated CRD from config/crd/bases.
+func readCRD(t *testing.T, file string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", file))
 	if err != nil {
@@ -122,6 +122,13 @@ func crdSchema(t *testing.T, file string) *apiextensionsv1.JSONSchemaProps {
 	if err := yaml.Unmarshal(data, &crd); err != nil {
 		t.Fatal(err)
 	}
+	return &crd
+}
+
+// crdSchema reads a generated CRD's schema (its only version's).
+func crdSchema(t *testing.T, file string) *apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	crd := readCRD(t, file)
 	if len(crd.Spec.Versions) != 1 {
 		t.Fatalf("%s has %d versions, want 1", file, len(crd.Spec.Versions))
 	}

@@ -2,14 +2,11 @@ package v1alpha1_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
-	"sigs.k8s.io/yaml"
 )
 
 // TestCRDsPassTheAPIServersChecks runs the checks the API server makes when the CRDs are created (the schema is
@@ -17,17 +14,10 @@ import (
 func TestCRDsPassTheAPIServersChecks(t *testing.T) {
 	for _, file := range []string{evalRunCRD, evalScheduleCRD} {
 		t.Run(file, func(t *testing.T) {
-			data, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var crd apiextensionsv1.CustomResourceDefinition
-			if err := yaml.Unmarshal(data, &crd); err != nil {
-				t.Fatal(err)
-			}
-			apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(&crd)
+			crd := readCRD(t, file)
+			apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
 			var internal apiextensions.CustomResourceDefinition
-			if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(&crd, &internal, nil); err != nil {
+			if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, &internal, nil); err != nil {
 				t.Fatal(err)
 			}
 			if errs := apiextensionsvalidation.ValidateCustomResourceDefinition(context.Background(), &internal); len(errs) > 0 {
