@@ -39,7 +39,7 @@ import (
 // readManifest decodes the YAML file at config/rbac/<name> into obj.
 func readManifest(t *testing.T, name string, obj any) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", name))
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "rbac", name))
 	if err != nil {
 		t.Fatal(err)
 	}
