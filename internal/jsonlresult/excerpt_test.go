@@ -1,6 +1,7 @@
 package jsonlresult
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -46,5 +47,26 @@ func TestExcerptBytesLongInput(t *testing.T) {
 	got := excerptBytes([]byte(s), ExcerptChars)
 	if n := utf8.RuneCountInString(got); n != ExcerptChars || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") {
 		t.Errorf("excerptBytes = %q (%d characters), want %d valid characters ending in the mark", got, n, ExcerptChars)
+	}
+}
+
+// BenchmarkExcerptBytes measures the excerpt of a line error: a short line returned as it is, and long lines of
+// ASCII, of two-byte characters and of invalid bytes, cut.
+func BenchmarkExcerptBytes(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		line []byte
+	}{
+		{"short", []byte(`{"id":"case-000001","text":`)},
+		{"ascii 64KiB", bytes.Repeat([]byte("x"), 64<<10)},
+		{"two-byte 64KiB", bytes.Repeat([]byte("é"), 32<<10)},
+		{"invalid 64KiB", bytes.Repeat([]byte{0xff}, 64<<10)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = excerptBytes(bc.line, ExcerptChars)
+			}
+		})
 	}
 }
