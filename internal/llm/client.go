@@ -29,6 +29,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 const redacted = "[redacted]"
@@ -64,7 +66,7 @@ const (
 	DefaultUnavailableAfter = 3
 	// maxReplyBytes bounds a reply body.
 	maxReplyBytes = 8 << 20
-	// maxErrorBody bounds the excerpt of an error reply quoted in an error.
+	// maxErrorBody bounds the excerpt of an error reply quoted in an error, in bytes.
 	maxErrorBody = 300
 )
 
@@ -415,13 +417,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 
 func excerpt(data []byte) string { return excerptString(string(data)) }
 
-func excerptString(s string) string {
-	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
-	if r := []rune(s); len(r) > maxErrorBody {
-		return string(r[:maxErrorBody]) + "…"
-	}
-	return s
-}
+func excerptString(s string) string { return textbound.Head(strings.TrimSpace(s), maxErrorBody) }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
