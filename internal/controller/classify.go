@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +13,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // State is where a run is in its life.
@@ -102,7 +102,7 @@ func Classify(obs Observation, opts Options) Assessment {
 	if job != nil && !jobFinished(job) && stopAtOnce(a, pod) {
 		a.StopJob = true
 	}
-	a.Message = truncate(a.Message, maxConditionMessage)
+	a.Message = textbound.Head(a.Message, maxConditionMessage)
 	return a
 }
 
@@ -354,7 +354,7 @@ func fromOutcome(outcome evalsv1alpha1.CollectionOutcome, message, stderrTail st
 		default:
 			m := fmt.Sprintf("the runner container exited with code %d (kubelet)", t.ExitCode)
 			if tm := oneLine(t.Message); tm != "" {
-				m += ": " + lastRunes(tm, 512)
+				m += ": " + textbound.Tail(tm, 512)
 			}
 			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: m + "; collected: " + msg}
 		}
@@ -367,7 +367,7 @@ func fromOutcome(outcome evalsv1alpha1.CollectionOutcome, message, stderrTail st
 		return Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: msg}
 	case evalsv1alpha1.OutcomeRunnerFailed:
 		if tail := oneLine(stderrTail); tail != "" {
-			msg = strings.TrimSpace(msg + "; stderr: " + lastRunes(tail, 512))
+			msg = strings.TrimSpace(msg + "; stderr: " + textbound.Tail(tail, 512))
 		}
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: msg}
 	case evalsv1alpha1.OutcomeRunnerTimedOut:
@@ -384,7 +384,7 @@ func fromOutcome(outcome evalsv1alpha1.CollectionOutcome, message, stderrTail st
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed, Message: msg}
 	}
 	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
-		Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", truncate(string(outcome), 64), msg)}
+		Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", textbound.Head(string(outcome), 64), msg)}
 }
 
 func oomKilled() Assessment {
@@ -475,8 +475,8 @@ func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
 			r.Message = w.Message
 		}
 	}
-	r.Reason = truncate(r.Reason, maxRunnerReason)
-	r.Message = lastRunes(r.Message, maxRunnerMessage)
+	r.Reason = textbound.Head(r.Reason, maxRunnerReason)
+	r.Message = textbound.Tail(r.Message, maxRunnerMessage)
 	return &r
 }
 
@@ -518,7 +518,7 @@ func ClassifyWithoutJob(run *evalsv1alpha1.EvalRun) Assessment {
 		a = WithoutRunnerExit(a, run.Status.JobName)
 	}
 	a.Runner = run.Status.Runner
-	a.Message = truncate(a.Message, maxConditionMessage)
+	a.Message = textbound.Head(a.Message, maxConditionMessage)
 	return a
 }
 
@@ -607,27 +607,3 @@ func jobFinished(job *batchv1.Job) bool {
 
 // oneLine collapses whitespace runs (newlines included) into single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// truncate keeps at most n bytes of s, cut on a rune boundary and marked with "…" when cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// lastRunes keeps at most n bytes of the end of s, cut on a rune boundary and marked with "…" when cut.
-func lastRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	start := len(s) - n + len("…")
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return "…" + s[start:]
-}
