@@ -137,7 +137,8 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	case snap.OutputErr != nil:
 		noOutput = true
 		tail.ParseErrorCount = 1
-		tail.ParseErrors = []evalsv1alpha1.ParseError{{Message: textbound.Head("the output cannot be read: "+snap.OutputErr.Error(), results.MaxParseErrorMessageBytes)}}
+		msg := textbound.Head("the output cannot be read: "+snap.OutputErr.Error(), results.MaxParseErrorMessageBytes)
+		tail.ParseErrors = []evalsv1alpha1.ParseError{{Message: msg}}
 		src = noOutputSource
 	case snap.OutputMissing:
 		noOutput = true
