@@ -39,6 +39,11 @@ func Head(s string, maxBytes int) string {
 		return s
 	}
 	mark, keep := markFor(maxBytes)
+	if len(s) > maxBytes {
+		if cut, ok := validHead(s, keep); ok {
+			return s[:cut] + mark
+		}
+	}
 	// n counts the bytes of Valid(s[:i]); the runes that end within keep are kept should s need a cut.
 	n, cut := 0, -1
 	for i := 0; i < len(s); {
@@ -79,6 +84,11 @@ func Tail(s string, maxBytes int) string {
 		return s
 	}
 	mark, keep := markFor(maxBytes)
+	if len(s) > maxBytes {
+		if cut, ok := validTail(s, keep); ok {
+			return mark + s[cut:]
+		}
+	}
 	// n counts the bytes of Valid(s[i:]); the runes that start within keep of the end are kept should s need a cut.
 	n, cut := 0, -1
 	for i := len(s); i > 0; {
@@ -107,6 +117,43 @@ func markFor(maxBytes int) (mark string, keep int) {
 		return "", maxBytes
 	}
 	return Mark, maxBytes - len(Mark)
+}
+
+// validHead is the fast path of Head for a text longer than the bound: when the runes that fit in keep bytes
+// are valid, and so is the one cut, s[:cut] is the text to keep.
+func validHead(s string, keep int) (cut int, ok bool) {
+	cut = keep // keep < len(s)
+	for cut > 0 && keep-cut < utf8.UTFMax-1 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if !utf8.RuneStart(s[cut]) || !utf8.ValidString(s[:cut]) {
+		return 0, false
+	}
+	if cut < keep { // the bytes from cut to keep must be the start of one valid rune, which is cut
+		if r, size := utf8.DecodeRuneInString(s[cut:]); r == utf8.RuneError && size == 1 || cut+size <= keep {
+			return 0, false
+		}
+	}
+	return cut, true
+}
+
+// validTail is validHead for Tail: when the runes in the last keep bytes are valid, and so is the one cut,
+// s[cut:] is the text to keep.
+func validTail(s string, keep int) (cut int, ok bool) {
+	start := len(s) - keep // > 0
+	cut = start
+	for cut < len(s) && cut-start < utf8.UTFMax-1 && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	if cut < len(s) && !utf8.RuneStart(s[cut]) || !utf8.ValidString(s[cut:]) {
+		return 0, false
+	}
+	if cut > start { // the bytes from start to cut must be the end of one valid rune, which is cut
+		if r, size := utf8.DecodeLastRuneInString(s[:cut]); r == utf8.RuneError && size == 1 || cut-size >= start {
+			return 0, false
+		}
+	}
+	return cut, true
 }
 
 // widthAt returns how many bytes the rune at s[i:] takes in valid text, and how many bytes of s it spans.

@@ -36,6 +36,9 @@ func TestHeadAndTail(t *testing.T) {
 		{name: "invalid short of the mark", s: "\xffa", max: 2, head: "", tail: "a"},
 		{name: "a valid U+FFFD stays", s: "\uFFFDx", max: 4, head: "\uFFFDx", tail: "\uFFFDx"},
 		{name: "the mark in the text", s: "……x", max: 6, head: "……", tail: "…x"},
+		{name: "a stray continuation byte at the cut", s: "abc\x80defg", max: 6, head: "abc…", tail: "…efg"},
+		{name: "a stray continuation byte after a whole rune", s: "0\xb40", max: 1, head: "0", tail: "0"},
+		{name: "an invalid byte right after the kept text", s: "abc\xffdefg", max: 6, head: "abc…", tail: "…efg"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
