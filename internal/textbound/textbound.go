@@ -68,8 +68,11 @@ func Head(s string, maxBytes int) string {
 
 // HeadBytes is Head for a byte slice; it converts at most maxBytes+1 bytes of b, however long b is.
 func HeadBytes(b []byte, maxBytes int) string {
+	if maxBytes <= 0 {
+		return ""
+	}
 	// Each byte of b takes at least one byte of the result, so the bytes past maxBytes+1 cannot change it.
-	if maxBytes >= 0 && len(b) > maxBytes+1 {
+	if len(b) > maxBytes+1 {
 		b = b[:maxBytes+1]
 	}
 	return Head(string(b), maxBytes)
