@@ -697,7 +697,7 @@ type ParseError struct {
 	// line is the 1-based physical line number in the output file (0 for a whole-file problem).
 	// +required
 	Line int64 `json:"line"`
-	// excerpt is at most 120 characters of the line, marked when cut.
+	// excerpt is the start of the line, at most 120 bytes of valid UTF-8, marked when cut.
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Excerpt string `json:"excerpt,omitempty"`

@@ -7,11 +7,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
-	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// tableTextChars bounds the answer excerpt in the table format.
-const tableTextChars = 60
+// tableTextBytes bounds the answer excerpt in the table format, in bytes.
+const tableTextBytes = 60
 
 // render writes the document in the chosen format.
 func render(stdout, stderr io.Writer, format string, doc *Document) error {
@@ -59,7 +59,7 @@ func writeTable(out io.Writer, doc *Document) error {
 			tw.printf("%s\t%s\t", c.Verdict, score)
 		}
 		tw.printf("%s\t%d\t%d\t%s\n", line, len(c.Trace),
-			len(c.OutputMessages), oneLine.Replace(jsonlresult.Excerpt(c.Text, tableTextChars)))
+			len(c.OutputMessages), oneLine.Replace(textbound.Head(c.Text, tableTextBytes)))
 	}
 	if err := tw.flush(); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -115,7 +116,7 @@ func Collect(ctx context.Context, o Options) error {
 	defer cancel()
 	g, gerr := Gather(pctx, in)
 	if gerr != nil {
-		podfiles.Logf(o.Log, "Collection failed error=%q\n", results.Excerpt(gerr.Error(), 512))
+		podfiles.Logf(o.Log, "Collection failed error=%q\n", textbound.Head(gerr.Error(), 512))
 		g = failedCollection(o, at, ended, gerr)
 	}
 	// The termination message is written before the API writes start, so that the manager can end the run from
@@ -125,7 +126,7 @@ func Collect(ctx context.Context, o Options) error {
 	term := terminationMessage(g, ended, perr)
 	writeTermination(o, term)
 	if perr != nil {
-		podfiles.Logf(o.Log, "Results not persisted error=%q\n", results.Excerpt(perr.Error(), 1024))
+		podfiles.Logf(o.Log, "Results not persisted error=%q\n", textbound.Head(perr.Error(), 1024))
 	} else {
 		podfiles.Logf(o.Log, "Results persisted outcome=%s total=%d\n", g.Outcome, g.Summary.Total)
 	}
@@ -370,7 +371,7 @@ func persist(ctx context.Context, o Options, g *Gathered, bucket *shardBucket, b
 // failedCollection is the section recorded when the collector could not gather results at all.
 func failedCollection(o Options, now time.Time, finished bool, err error) *Gathered {
 	at := metav1.NewTime(now.UTC().Truncate(time.Second))
-	msg := results.Excerpt("the collector could not gather the results: "+err.Error(), 2048)
+	msg := textbound.Head("the collector could not gather the results: "+err.Error(), results.MaxCollectionMessageBytes)
 	b := results.NewBuilder(results.Options{BudgetBytes: o.Config.StatusBudgetBytes})
 	out, ferr := b.Finish(results.Tail{Collection: evalsv1alpha1.CollectionStatus{
 		RunnerFinished: finished, Outcome: evalsv1alpha1.OutcomeCollectorFailed, Message: msg, CollectedAt: &at, PodName: o.PodName,
@@ -386,7 +387,7 @@ func failedCollection(o Options, now time.Time, finished bool, err error) *Gathe
 func terminationMessage(g *Gathered, finished bool, perr error) layout.TerminationMessage {
 	s := g.Summary
 	t := layout.TerminationMessage{
-		Outcome: g.Outcome, Message: results.Excerpt(g.Message, 1024), RunnerFinished: finished, Persisted: perr == nil,
+		Outcome: g.Outcome, Message: textbound.Head(g.Message, 1024), RunnerFinished: finished, Persisted: perr == nil,
 		Total: s.Total, Passed: s.Passed, Failed: s.Failed, Errored: s.Errored, Skipped: s.Skipped, Missing: s.Missing,
 		ParseErrors: s.ParseErrors, Unexpected: s.Unexpected,
 	}
@@ -394,7 +395,7 @@ func terminationMessage(g *Gathered, finished bool, perr error) layout.Terminati
 		t.OutputSHA256 = c.OutputSHA256
 	}
 	if perr != nil {
-		t.PersistError = results.Excerpt(perr.Error(), 512)
+		t.PersistError = textbound.Head(perr.Error(), 512)
 	}
 	return t
 }
@@ -405,8 +406,8 @@ func writeTerminationLog(path string, t layout.TerminationMessage) error {
 		return err
 	}
 	for len(data) > layout.MaxTerminationMessageBytes && len(t.Message) > 0 {
-		t.Message = results.Excerpt(t.Message, len(t.Message)/2)
-		t.PersistError = results.Excerpt(t.PersistError, len(t.PersistError)/2)
+		t.Message = textbound.Head(t.Message, len(t.Message)/2)
+		t.PersistError = textbound.Head(t.PersistError, len(t.PersistError)/2)
 		if data, err = json.Marshal(t); err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -136,7 +137,8 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	case snap.OutputErr != nil:
 		noOutput = true
 		tail.ParseErrorCount = 1
-		tail.ParseErrors = []evalsv1alpha1.ParseError{{Message: results.Excerpt("the output cannot be read: "+snap.OutputErr.Error(), 1024)}}
+		msg := textbound.Head("the output cannot be read: "+snap.OutputErr.Error(), results.MaxParseErrorMessageBytes)
+		tail.ParseErrors = []evalsv1alpha1.ParseError{{Message: msg}}
 		src = noOutputSource
 	case snap.OutputMissing:
 		noOutput = true
@@ -336,12 +338,12 @@ func launcherStatus(rec *layout.LauncherReport, missing error) *evalsv1alpha1.La
 	}
 	if o := rec.Runner; o != nil {
 		out.ExitCode = o.ExitCode
-		out.Signal = results.Excerpt(o.Signal, 32)
+		out.Signal = textbound.Head(o.Signal, results.MaxSignalBytes)
 		out.TimedOut = o.TimedOut
-		out.StderrTail = results.LastBytes(o.StderrTail, 4096)
+		out.StderrTail = textbound.Tail(o.StderrTail, results.MaxStderrTailBytes)
 	}
 	if h := rec.Healthcheck; rec.HealthcheckFailed && h != nil {
-		out.StderrTail = results.LastBytes(h.StderrTail, 4096)
+		out.StderrTail = textbound.Tail(h.StderrTail, results.MaxStderrTailBytes)
 	}
 	return out
 }
@@ -365,7 +367,7 @@ func stderrSuffix(s string) string {
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}
-	return ": " + results.Excerpt(s, 512)
+	return ": " + textbound.Head(s, 512)
 }
 
 // optionalCount is n clamped to int32, nil when zero (the status field is then omitted).

@@ -14,6 +14,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/compare"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // BaselineIndex is the field index holding the name of an EvalRun's spec.baseline run, so that a baseline that
@@ -42,7 +43,7 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 	name := baselineName(run)
 	set := func(status metav1.ConditionStatus, reason, format string, args ...any) {
 		obs.facts.Regressed = &metav1.Condition{Type: evalsv1alpha1.ConditionRegressed, Status: status, Reason: reason,
-			Message: truncate(oneLine(fmt.Sprintf(format, args...)), maxConditionMessage)}
+			Message: textbound.Head(oneLine(fmt.Sprintf(format, args...)), maxConditionMessage)}
 	}
 	unavailable := func(format string, args ...any) error {
 		set(metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselineUnavailable, format, args...)

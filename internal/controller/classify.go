@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +14,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // State is where a run is in its life.
@@ -103,7 +103,7 @@ func Classify(obs Observation, opts Options) Assessment {
 	if job != nil && !jobFinished(job) && stopAtOnce(a, pod) {
 		a.StopJob = true
 	}
-	a.Message = truncate(a.Message, maxConditionMessage)
+	a.Message = textbound.Head(a.Message, maxConditionMessage)
 	return a
 }
 
@@ -344,12 +344,12 @@ func fromOutcome(o evalsv1alpha1.CollectionOutcome, message, stderrTail string, 
 		t := runnerTerminated(pod)
 		m := fmt.Sprintf("the runner container exited with code %d (kubelet)", t.ExitCode)
 		if tm := oneLine(t.Message); tm != "" {
-			m += ": " + lastRunes(tm, 512)
+			m += ": " + textbound.Tail(tm, 512)
 		}
 		return Assessment{State: state, Reason: end.Reason, Message: m + "; collected: " + msg}
 	case outcome.OverrideUnknownOutcome:
 		return Assessment{State: state, Reason: end.Reason,
-			Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", truncate(string(o), 64), msg)}
+			Message: fmt.Sprintf("the collector reported an unknown outcome %q: %s", textbound.Head(string(o), 64), msg)}
 	}
 	switch o {
 	case evalsv1alpha1.OutcomeCompleted:
@@ -358,7 +358,7 @@ func fromOutcome(o evalsv1alpha1.CollectionOutcome, message, stderrTail string, 
 		}
 	case evalsv1alpha1.OutcomeRunnerFailed:
 		if tail := oneLine(stderrTail); tail != "" {
-			msg = strings.TrimSpace(msg + "; stderr: " + lastRunes(tail, 512))
+			msg = strings.TrimSpace(msg + "; stderr: " + textbound.Tail(tail, 512))
 		}
 	}
 	return Assessment{State: state, Reason: end.Reason, Message: msg}
@@ -456,8 +456,8 @@ func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
 			r.Message = w.Message
 		}
 	}
-	r.Reason = truncate(r.Reason, maxRunnerReason)
-	r.Message = lastRunes(r.Message, maxRunnerMessage)
+	r.Reason = textbound.Head(r.Reason, maxRunnerReason)
+	r.Message = textbound.Tail(r.Message, maxRunnerMessage)
 	return &r
 }
 
@@ -499,7 +499,7 @@ func ClassifyWithoutJob(run *evalsv1alpha1.EvalRun) Assessment {
 		a = WithoutRunnerExit(a, run.Status.JobName)
 	}
 	a.Runner = run.Status.Runner
-	a.Message = truncate(a.Message, maxConditionMessage)
+	a.Message = textbound.Head(a.Message, maxConditionMessage)
 	return a
 }
 
@@ -588,27 +588,3 @@ func jobFinished(job *batchv1.Job) bool {
 
 // oneLine collapses whitespace runs (newlines included) into single spaces.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// truncate keeps at most n bytes of s, cut on a rune boundary and marked with "…" when cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// lastRunes keeps at most n bytes of the end of s, cut on a rune boundary and marked with "…" when cut.
-func lastRunes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	start := len(s) - n + len("…")
-	for start < len(s) && !utf8.RuneStart(s[start]) {
-		start++
-	}
-	return "…" + s[start:]
-}

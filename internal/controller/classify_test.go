@@ -551,29 +551,6 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-func TestTruncateAndTail(t *testing.T) {
-	cases := []struct {
-		name, in string
-		n        int
-		head     string
-		tail     string
-	}{
-		{name: "fits", in: "abc", n: 3, head: "abc", tail: "abc"},
-		{name: "ascii", in: "abcdefgh", n: 6, head: "abc…", tail: "…fgh"},
-		{name: "multibyte boundary", in: "ééééé", n: 7, head: "éé…", tail: "…éé"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := truncate(tc.in, tc.n); got != tc.head {
-				t.Errorf("truncate(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.head)
-			}
-			if got := lastRunes(tc.in, tc.n); got != tc.tail {
-				t.Errorf("lastRunes(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.tail)
-			}
-		})
-	}
-}
-
 // withImageID sets the kubelet's imageID on the pod's status of container.
 func withImageID(container, imageID string) podOpt {
 	return func(p *corev1.Pod) {

@@ -22,6 +22,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Waiting for a missing eval-file source: the delay grows with the time already waited, within these bounds.
@@ -105,7 +106,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	data, missing, err := r.evalSource(ctx, run)
 	if errors.Is(err, errInvalidEvalObject) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
-			Message: truncate(oneLine(err.Error()), maxConditionMessage)}, nil
+			Message: textbound.Head(oneLine(err.Error()), maxConditionMessage)}, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -120,7 +121,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	facts, invalid := ValidateEvalFile(run, data)
 	caseIDs := facts.caseIDs
 	invalidFile := func(msg string) (*corev1.ConfigMap, *Assessment, error) {
-		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: truncate(msg, maxConditionMessage)}, nil
+		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: textbound.Head(msg, maxConditionMessage)}, nil
 	}
 	if invalid == "" {
 		_, invalid = ResolveLLM(run, r.opts)
@@ -394,5 +395,5 @@ func childFailure(err error) (Assessment, bool) {
 	if !errors.As(err, &ce) {
 		return Assessment{}, false
 	}
-	return Assessment{State: StateFailed, Reason: ce.reason, Message: truncate(oneLine(ce.Error()), maxConditionMessage)}, true
+	return Assessment{State: StateFailed, Reason: ce.reason, Message: textbound.Head(oneLine(ce.Error()), maxConditionMessage)}, true
 }

@@ -24,6 +24,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalruns,verbs=get;list;watch
@@ -155,7 +156,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		if created == nil && err != nil {
 			// Shown while the queue retries with backoff, so a run never waits silently.
 			a := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-				Message: truncate("retrying: "+oneLine(err.Error()), maxConditionMessage)}
+				Message: textbound.Head("retrying: "+oneLine(err.Error()), maxConditionMessage)}
 			return &observed{assessment: a, facts: facts}, err
 		}
 		if created == nil {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Event actions.
@@ -73,6 +74,6 @@ func Transitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) []Event {
 // emitTransitions records the events of a status write that succeeded.
 func (r *EvalRunReconciler) emitTransitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) {
 	for _, e := range Transitions(run, desired) {
-		r.recorder.Eventf(run, nil, e.Type, e.Reason, e.Action, "%s", truncate(e.Note, maxConditionMessage))
+		r.recorder.Eventf(run, nil, e.Type, e.Reason, e.Action, "%s", textbound.Head(e.Note, maxConditionMessage))
 	}
 }

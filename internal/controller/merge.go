@@ -17,6 +17,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // observeShards classifies a sharded or resumed run from its Job, its pods and its shards' collections, records
@@ -53,7 +54,7 @@ func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1
 		summary, err := r.mergeShards(ctx, run, so, v)
 		if err != nil {
 			wait := Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting,
-				Message: truncate("merging the shards' results: "+oneLine(err.Error()), maxConditionMessage)}
+				Message: textbound.Head("merging the shards' results: "+oneLine(err.Error()), maxConditionMessage)}
 			return &observed{assessment: wait, facts: facts, job: job}, err
 		}
 		// The Passed condition is decided on the merged summary, which the cache does not show yet.

@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // AnnotationEvalFileSHA256, on a pinned eval ConfigMap that holds only part of the eval file (a resumed run's
@@ -41,7 +42,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 	mode := ptr.Deref(spec.Cases, evalsv1alpha1.DefaultResumeCases)
 	invalid := func(format string, args ...any) (*resumePlan, *Assessment, error) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid,
-			Message: truncate(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
+			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
 	}
 	if from == run.Name {
 		return invalid("spec.resume.from names this run itself")

@@ -23,6 +23,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // +kubebuilder:rbac:groups=evals.evalrun.io,resources=evalschedules,verbs=get;list;watch
@@ -274,7 +275,7 @@ func setScheduleConditions(status *evalsv1alpha1.EvalScheduleStatus, generation 
 	if ready == metav1.ConditionFalse {
 		stalled = metav1.ConditionTrue
 	}
-	msg = truncate(oneLine(msg), maxConditionMessage)
+	msg = textbound.Head(oneLine(msg), maxConditionMessage)
 	for _, c := range []metav1.Condition{
 		{Type: evalsv1alpha1.ScheduleConditionReady, Status: ready, Reason: reason, Message: msg},
 		{Type: evalsv1alpha1.ScheduleConditionStalled, Status: stalled, Reason: reason, Message: msg},

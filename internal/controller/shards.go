@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // SplitContiguous names the split of a sharded run: in eval-file order, shard i holds cases [i*n/shards,
@@ -184,7 +185,7 @@ func combineShards(shards []Assessment) Assessment {
 		a := &shards[i]
 		if a.State == StateFailed && outcome.RunFatal(a.Reason) && a.StopJob {
 			return Assessment{State: StateFailed, Reason: a.Reason, StopJob: true,
-				Message: truncate(fmt.Sprintf("shard %d: %s", i, a.Message), maxConditionMessage)}
+				Message: textbound.Head(fmt.Sprintf("shard %d: %s", i, a.Message), maxConditionMessage)}
 		}
 		if out.RetryPod == "" {
 			out.RetryPod = a.RetryPod
@@ -212,7 +213,7 @@ func combineShards(shards []Assessment) Assessment {
 	if firstActive != nil {
 		out.State, out.Reason, out.RecheckAfter = firstActive.State, firstActive.Reason, recheck
 		msg := fmt.Sprintf("%d of %d shards finished (%d failed); shard %d: %s", done, n, failed, activeIndex, firstActive.Message)
-		out.Message = truncate(msg, maxConditionMessage)
+		out.Message = textbound.Head(msg, maxConditionMessage)
 		return out
 	}
 	if failed == 0 {
@@ -230,7 +231,7 @@ func combineShards(shards []Assessment) Assessment {
 		}
 	}
 	out.State, out.Reason = StateFailed, shards[worst].Reason
-	out.Message = truncate(fmt.Sprintf("%d of %d shards failed; shard %d: %s", failed, n, worst, shards[worst].Message), maxConditionMessage)
+	out.Message = textbound.Head(fmt.Sprintf("%d of %d shards failed; shard %d: %s", failed, n, worst, shards[worst].Message), maxConditionMessage)
 	return out
 }
 
@@ -254,7 +255,7 @@ func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.Sha
 	for i, a := range shards {
 		lo, hi := layout.ShardRange(so.Cases, so.Shards, i)
 		st := evalsv1alpha1.ShardStatus{Index: int32(i), Cases: int32(hi - lo), State: string(a.State), Reason: a.Reason,
-			Message: truncate(oneLine(a.Message), maxShardMessage)}
+			Message: textbound.Head(oneLine(a.Message), maxShardMessage)}
 		if a.Runner != nil {
 			st.PodName = a.Runner.PodName
 			st.ImageID = a.Runner.ImageID

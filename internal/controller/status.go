@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // managerConditionTypes are the condition types the manager owns, in the order it writes them. The collector
@@ -208,7 +209,7 @@ func PassedCondition(run *evalsv1alpha1.EvalRun, regressed *metav1.Condition) me
 		cond.Status, cond.Reason = metav1.ConditionFalse, evalsv1alpha1.ReasonPolicyNotMet
 		cond.Message += "; not compared with baseline EvalRun " + baselineName(run) + ": " + regressed.Message
 	}
-	cond.Message = truncate(cond.Message, maxConditionMessage)
+	cond.Message = textbound.Head(cond.Message, maxConditionMessage)
 	return cond
 }
 

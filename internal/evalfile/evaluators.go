@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // evaluatorList parses a list of evaluator entries. keyPrefix is the Key of the enclosing composite ("" at top
@@ -88,7 +90,7 @@ func (p *parser) evaluator(v *value, path, keyPrefix string) *EvaluatorConfig {
 	case TypeTokenUsage:
 		ev.TokenUsage = p.tokenUsage(v, path)
 	default:
-		p.add(path+".type", tv, "unknown evaluator type %q: must be one of %s", truncate(tv.str, 40), typeList())
+		p.add(path+".type", tv, "unknown evaluator type %q: must be one of %s", textbound.Head(tv.str, 40), typeList())
 		return nil
 	}
 	if len(p.problems) > before {
@@ -293,7 +295,7 @@ func (p *parser) composite(v *value, path, key string) *CompositeConfig {
 			for i, name := range wv.keys {
 				wpath := joinPath(apath+".weights", name)
 				if !memberNamed(c.Members, name) && len(c.Members) > 0 {
-					p.add(wpath, wv.vals[i], "no member evaluator is named %q", truncate(name, 80))
+					p.add(wpath, wv.vals[i], "no member evaluator is named %q", textbound.Head(name, 80))
 					continue
 				}
 				if f, ok := p.nonNegative(wv.vals[i], wpath); ok {
@@ -309,7 +311,7 @@ func (p *parser) composite(v *value, path, key string) *CompositeConfig {
 		c.Aggregator = AggregatorLLMJudge
 		c.Prompt = p.optString(av, "prompt", apath)
 	default:
-		p.add(apath+".type", at, "unknown aggregator %q: must be weighted_average, code_judge or llm_judge", truncate(at.str, 40))
+		p.add(apath+".type", at, "unknown aggregator %q: must be weighted_average, code_judge or llm_judge", textbound.Head(at.str, 40))
 	}
 	return c
 }
@@ -380,7 +382,7 @@ func (p *parser) toolTrajectory(v *value, path string) *ToolTrajectoryConfig {
 			}
 		}
 	default:
-		p.add(path+".mode", mv, "unknown mode %q: must be any_order, in_order or exact", truncate(mv.str, 40))
+		p.add(path+".mode", mv, "unknown mode %q: must be any_order, in_order or exact", textbound.Head(mv.str, 40))
 	}
 	return c
 }
@@ -422,7 +424,7 @@ func (p *parser) fieldAccuracy(v *value, path string) *FieldAccuracyConfig {
 				case MatchExact, MatchNumericTolerance, MatchDate:
 					fs.Match = FieldMatch(mv.str)
 				default:
-					p.add(ipath+".match", mv, "unknown match %q: must be exact, numeric_tolerance or date (use a code_judge for fuzzy matching)", truncate(mv.str, 40))
+					p.add(ipath+".match", mv, "unknown match %q: must be exact, numeric_tolerance or date (use a code_judge for fuzzy matching)", textbound.Head(mv.str, 40))
 				}
 			}
 			fs.Required = p.optBool(item, "required", ipath, true)

@@ -13,6 +13,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // idPattern is the charset of case ids. An id becomes a file name (<id>.out, <id>.txt) in the runner's work
@@ -499,7 +500,7 @@ func (p *parser) evalCase(cv *value, i int, path string) *Case {
 		p.add(path+".id", idv, "must not be empty")
 	case !ValidID(idv.str):
 		p.add(path+".id", idv, "%q is not a safe id: ids become file names and object keys, so they must match %s",
-			truncate(idv.str, 80), idPattern.String())
+			textbound.Head(idv.str, 80), idPattern.String())
 	default:
 		c.ID = idv.str
 		p.caseID = c.ID
@@ -664,7 +665,7 @@ func (p *parser) messages(list *value, path, field string) []Message {
 			case RoleTool:
 				m.Role = RoleTool
 			default:
-				p.add(mpath(".role"), rv, "invalid role %q: must be system, user, assistant or tool", truncate(rv.str, 40))
+				p.add(mpath(".role"), rv, "invalid role %q: must be system, user, assistant or tool", textbound.Head(rv.str, 40))
 			}
 		}
 		m.Content = p.content(mv.get("content"), mp, contentRaw)
@@ -879,13 +880,4 @@ func numberValue(f float64) *value {
 		return &value{kind: kindString, str: strconv.FormatFloat(f, 'g', -1, 64)}
 	}
 	return &value{kind: kindNumber, f: f, num: string(b)}
-}
-
-// truncate cuts s to at most n runes, marking the cut.
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // The runner view of an eval file is what a runner under evaluation may read of it: a valid agentv-eval-v2
@@ -459,7 +461,7 @@ func (d *jsonDecoder) value(depth int) (*value, error) {
 		}
 		f, err := strconv.ParseFloat(lit, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) || !json.Valid([]byte(lit)) {
-			return nil, fmt.Errorf("invalid JSON literal %q", truncate(lit, 40))
+			return nil, fmt.Errorf("invalid JSON literal %q", textbound.Head(lit, 40))
 		}
 		return &value{kind: kindNumber, num: lit, f: f}, nil
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // viewOf writes the runner view of data, failing the test when it cannot.
@@ -154,7 +156,7 @@ func checkViewNode(t testing.TB, n *yaml.Node, level string, allowed map[string]
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if n.Tag == "!!str" && !allowed[n.Value] {
-			t.Errorf("the view holds %q (line %d), which is no input of the file", truncate(n.Value, 80), n.Line)
+			t.Errorf("the view holds %q (line %d), which is no input of the file", textbound.Head(n.Value, 80), n.Line)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -338,7 +340,7 @@ func TestWriteViewStrings(t *testing.T) {
 		"@x", "`x", "'", "\"", "\\", " x", "x ", "a\nb", "\r\n", "\t", "\x00", "\x7f", "\u0085", "\u00a0", "\u2028",
 		"\u2029", "\ufeff", "\ufffe", "\uffff", "😀", "é", strings.Repeat("k", 600), "2001-12-14", "1:20", "!tag", "&a", "*a",
 		"? x", "%x", "{x}", "[x]", "x,y", ",x", "on", "OFF", "Y", "y", "n"} {
-		t.Run(strconv.Quote(truncate(s, 20)), func(t *testing.T) {
+		t.Run(strconv.Quote(textbound.Head(s, 20)), func(t *testing.T) {
 			data := "evalcases:\n  - id: a\n    input_messages:\n      - role: user\n        content: " + yamlQuote(t, s) +
 				"\n      - role: user\n        content:\n          " + yamlQuote(t, s) + ": " + yamlQuote(t, s) + "\n"
 			checkView(t, []byte(data))

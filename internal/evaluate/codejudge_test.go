@@ -236,8 +236,8 @@ echo '{"score": 1.7, "hits": ["decision matches"], "misses": [], "reasoning": "m
 			t.Errorf("miss = %q", excerpt(miss, 200))
 		}
 		_, stderr, _ := strings.Cut(miss, "; stderr: ")
-		if n := len([]rune(stderr)); n != maxStderrTail {
-			t.Errorf("stderr tail has %d characters, want %d", n, maxStderrTail)
+		if n := len(stderr); n != maxStderrTail {
+			t.Errorf("stderr tail has %d bytes, want %d", n, maxStderrTail)
 		}
 	})
 	t.Run("hang is killed at the timeout with its children", func(t *testing.T) {

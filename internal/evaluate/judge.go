@@ -7,6 +7,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // CodeJudgeRunner runs code_judge scripts. ScriptRunner is the implementation that executes them; the in-pod
@@ -202,7 +203,7 @@ func skipReasons(results []EvaluatorResult) string {
 		}
 		out += r.Name + ": " + r.Reasoning
 	}
-	return truncate(out, MaxReasoningLength)
+	return textbound.Head(out, MaxReasoningLength)
 }
 
 // caseRun judges the evaluators of one case.
@@ -255,7 +256,7 @@ func (r *caseRun) finish(ev *evalfile.EvaluatorConfig, res EvaluatorResult) Eval
 	res.Name, res.Type, res.Key, res.Weight = ev.Name, string(ev.Type), ev.Key, ev.EffectiveWeight()
 	res.Score = clamp01(res.Score)
 	res.Hits, res.Misses = bounded(res.Hits), bounded(res.Misses)
-	res.Reasoning = truncate(res.Reasoning, MaxReasoningLength)
+	res.Reasoning = textbound.Head(res.Reasoning, MaxReasoningLength)
 	switch res.Verdict {
 	case VerdictError, VerdictSkipped:
 		res.Score = 0

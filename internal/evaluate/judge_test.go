@@ -14,6 +14,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // caseWith parses a one-case eval file whose case has the given expected content and evaluators (YAML flow
@@ -758,20 +759,31 @@ func TestBoundedNotes(t *testing.T) {
 		notes = append(notes, strings.Repeat("x", 3000))
 	}
 	got := bounded(notes)
-	if len(got) != MaxNotes+1 || got[MaxNotes] != "... and 8 more" || len([]rune(got[0])) != MaxNoteLength {
-		t.Errorf("bounded: %d notes, last %q, first %d chars", len(got), got[len(got)-1], len([]rune(got[0])))
+	if len(got) != MaxNotes+1 || got[MaxNotes] != "... and 8 more" || len(got[0]) != MaxNoteLength {
+		t.Errorf("bounded: %d notes, last %q, first %d bytes", len(got), got[len(got)-1], len(got[0]))
 	}
 }
 
-// truncate and bounded return what their general forms (below) return, fast paths or not.
-func TestTruncateAndBoundedMatchTheGeneralForm(t *testing.T) {
+// textbound.Head, as notes are cut, and bounded return what their general forms (below) return, fast paths or
+// not.
+func TestHeadAndBoundedMatchTheGeneralForm(t *testing.T) {
 	generalTruncate := func(s string, n int) string {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-		if utf8.RuneCountInString(s) <= n {
+		s = string([]rune(s)) // each invalid byte becomes U+FFFD
+		if len(s) <= n {
 			return s
 		}
-		r := []rune(s)
-		return string(r[:n-1]) + "…"
+		mark := "…"
+		if n < len(mark) {
+			mark = "" // no room for it
+		}
+		var b strings.Builder
+		for _, r := range s {
+			if b.Len()+utf8.RuneLen(r)+len(mark) > n {
+				break
+			}
+			b.WriteRune(r)
+		}
+		return b.String() + mark
 	}
 	generalBounded := func(notes []string) []string {
 		out := make([]string, 0, min(len(notes), MaxNotes+1))
@@ -796,8 +808,8 @@ func TestTruncateAndBoundedMatchTheGeneralForm(t *testing.T) {
 	for range 3000 {
 		n := 1 + rng.IntN(12)
 		s := random(20)
-		if got, want := truncate(s, n), generalTruncate(s, n); got != want {
-			t.Fatalf("truncate(%q, %d) = %q, want %q", s, n, got, want)
+		if got, want := textbound.Head(s, n), generalTruncate(s, n); got != want {
+			t.Fatalf("textbound.Head(%q, %d) = %q, want %q", s, n, got, want)
 		}
 		var notes []string
 		for range rng.IntN(MaxNotes + 3) {

@@ -13,6 +13,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Model is the endpoint LLM judges call (an *llm.Client). It must be safe for concurrent use and bound its own
@@ -162,7 +163,7 @@ func (r *caseRun) ask(req llm.Request, parse func(string) (EvaluatorResult, erro
 		}
 		res, err := parse(reply.Content)
 		if err != nil {
-			lastErr = fmt.Errorf("%w; the reply: %s", err, jsonlresult.Excerpt(reply.Content, 200))
+			lastErr = fmt.Errorf("%w; the reply: %s", err, textbound.Head(reply.Content, 200))
 			continue
 		}
 		res.Usage = usageOf(usage)
@@ -202,7 +203,7 @@ func promptTemplate(raw json.RawMessage) (string, error) {
 
 func fileRefError(s string) string {
 	return fmt.Sprintf("the prompt %q names a file; the operator judges from the pinned eval file alone, so write "+
-		"the prompt's text in the eval file instead", jsonlresult.Excerpt(strings.TrimSpace(s), 120))
+		"the prompt's text in the eval file instead", textbound.Head(strings.TrimSpace(s), 120))
 }
 
 // templateValues are the variables of a prompt template (AgentV's TEMPLATE_VARIABLES).
@@ -474,7 +475,7 @@ func describe(v any) string {
 	case nil:
 		return "missing or null"
 	case string:
-		return "the string " + strconv.Quote(jsonlresult.Excerpt(v, 40))
+		return "the string " + strconv.Quote(textbound.Head(v, 40))
 	case json.Number:
 		return "the number " + v.String()
 	case bool:

@@ -9,11 +9,11 @@ package evaluate
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Verdict is the judgement of one evaluator or one case: the API's enum, so that the status, the result files and
@@ -52,10 +52,10 @@ const scoreEpsilon = 1e-9
 const (
 	// MaxNotes bounds hits and misses (each); a final note says how many were left out.
 	MaxNotes = 32
-	// MaxNoteLength bounds each hit and miss, in characters (a failed judge's miss quotes up to 2,000 characters
-	// of its stderr).
+	// MaxNoteLength bounds each hit and miss, in bytes (a failed judge's miss quotes up to 2,000 bytes of its
+	// stderr).
 	MaxNoteLength = 2400
-	// MaxReasoningLength bounds reasoning, in characters.
+	// MaxReasoningLength bounds reasoning, in bytes.
 	MaxReasoningLength = 2000
 )
 
@@ -117,7 +117,7 @@ func ParseThreshold(s string) (float64, error) {
 
 // ErrorCase is the result of a case that has no usable output (for example a runner error), with the reason.
 func ErrorCase(id, reason string) CaseResult {
-	return CaseResult{ID: id, Verdict: VerdictError, Error: truncate(reason, MaxReasoningLength)}
+	return CaseResult{ID: id, Verdict: VerdictError, Error: textbound.Head(reason, MaxReasoningLength)}
 }
 
 // MissingReason is the error of a missing case (MissingCase), and what every report says about one.
@@ -144,7 +144,7 @@ func clamp01(f float64) float64 {
 	return f
 }
 
-// bounded returns at most MaxNotes notes, each at most MaxNoteLength characters, never nil.
+// bounded returns at most MaxNotes notes, each at most MaxNoteLength bytes, never nil.
 func bounded(notes []string) []string {
 	within := len(notes) <= MaxNotes
 	for _, n := range notes {
@@ -163,30 +163,7 @@ func bounded(notes []string) []string {
 			out = append(out, fmt.Sprintf("... and %d more", len(notes)-MaxNotes))
 			break
 		}
-		out = append(out, truncate(n, MaxNoteLength))
+		out = append(out, textbound.Head(n, MaxNoteLength))
 	}
 	return out
-}
-
-// truncate cuts s to at most n characters (valid UTF-8), marking the cut with "…".
-func truncate(s string, n int) string {
-	if len(s) <= n && utf8.ValidString(s) {
-		return s // at most n bytes, so at most n characters
-	}
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
-}
-
-// tail keeps the last n characters of s (valid UTF-8), marking the cut with "…".
-func tail(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return "…" + string(r[len(r)-n+1:])
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // DefaultCodeJudgeTimeout bounds a code_judge script when ScriptRunner.Timeout is 0.
@@ -21,7 +22,7 @@ const DefaultCodeJudgeTimeout = 60 * time.Second
 const (
 	// maxJudgeStdout is how much of the end of stdout is kept for parsing.
 	maxJudgeStdout = 1 << 20
-	// maxStderrTail is how many characters of the end of stderr a miss quotes.
+	// maxStderrTail is how many bytes of the end of stderr a miss quotes.
 	maxStderrTail = 2000
 	// pipeGrace is how long Run waits for the output pipes after the script exits or is killed (a background
 	// child may hold them open).
@@ -107,7 +108,7 @@ func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, pa
 	// Reap anything the script left running in its group.
 	_ = killGroup(cmd)
 	elapsed := time.Since(start).Round(time.Millisecond)
-	stderrTail := tail(strings.TrimSpace(stderr.String()), maxStderrTail)
+	stderrTail := textbound.Tail(strings.TrimSpace(stderr.String()), maxStderrTail)
 
 	switch {
 	case cmd.Process == nil:

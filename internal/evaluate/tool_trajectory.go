@@ -10,6 +10,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // toolCall is one call the candidate made.
@@ -292,5 +293,5 @@ func excerpt(s string, n int) string {
 	if s == "" {
 		return "empty"
 	}
-	return truncate(s, n)
+	return textbound.Head(s, n)
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Defaults of Options.
@@ -30,9 +31,11 @@ const (
 	// full of ids nobody asked for cannot grow memory without limit. Duplicates of unexpected ids beyond it are
 	// not reported; they are still counted as unexpected.
 	maxUnexpectedTracked = 100_000
-	// excerptHeadBytes is how much of an over-long line is kept for its excerpt: enough for ExcerptChars
-	// characters and one more byte to tell that the line was cut.
-	excerptHeadBytes = 4*ExcerptChars + 1
+	// excerptHeadBytes is how much of an over-long line is kept for its excerpt: a byte-order mark (dropped from
+	// the first line), ExcerptBytes and one more byte to tell that the line was cut.
+	excerptHeadBytes = len("\xEF\xBB\xBF") + ExcerptBytes + 1
+	// maxIDExcerptBytes bounds an id quoted in a message.
+	maxIDExcerptBytes = 80
 	// errorSummaryItems bounds how many ids and line errors BatchResult.Err names.
 	errorSummaryItems = 10
 )
@@ -118,7 +121,7 @@ func (e *BatchError) Error() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(Excerpt(id, 80))
+			b.WriteString(textbound.Head(id, maxIDExcerptBytes))
 		}
 		if more := e.MissingCount - min(len(e.MissingIDs), errorSummaryItems); more > 0 {
 			fmt.Fprintf(&b, " and %d more", more)
@@ -484,7 +487,7 @@ func newCollector(requested *idindex.Index, opts Options) *collector {
 func (c *collector) lineError(line int64, text []byte, msg string) {
 	c.res.ParseErrorCount++
 	if len(c.res.ParseErrors) < c.opts.MaxParseErrors {
-		c.res.ParseErrors = append(c.res.ParseErrors, LineError{Line: line, Excerpt: excerptBytes(text, ExcerptChars), Message: msg})
+		c.res.ParseErrors = append(c.res.ParseErrors, LineError{Line: line, Excerpt: textbound.HeadBytes(text, ExcerptBytes), Message: msg})
 	}
 }
 
@@ -540,7 +543,7 @@ func (c *collector) chunk(ch *chunk, fn func(*Response) error) error {
 }
 
 func duplicateMessage(id string, first int64) string {
-	return fmt.Sprintf("duplicate id %q (first seen on line %d)", Excerpt(id, 80), first)
+	return fmt.Sprintf("duplicate id %q (first seen on line %d)", textbound.Head(id, maxIDExcerptBytes), first)
 }
 
 func (c *collector) finish() *BatchResult {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // parseSettings are the chunkings and worker counts every table case runs with: they must not change the result.
@@ -330,7 +332,7 @@ func TestParseBatch(t *testing.T) {
 			name:  "nesting deeper than encoding/json allows is a line error, not a crash",
 			input: `{"id":"a","x":` + strings.Repeat("[", maxNestingDepth+5) + "\n",
 			want: batchRun{Result: &BatchResult{ParseErrorCount: 1, ParseErrors: []LineError{{Line: 1,
-				Excerpt: Excerpt(`{"id":"a","x":`+strings.Repeat("[", 200), ExcerptChars),
+				Excerpt: textbound.Head(`{"id":"a","x":`+strings.Repeat("[", 200), ExcerptBytes),
 				Message: "invalid JSON: nesting deeper than 10000 levels at column 10014"}}}},
 		},
 		{
@@ -343,9 +345,9 @@ func TestParseBatch(t *testing.T) {
 				Responses: []*Response{{ID: "a", Text: "A", Line: 1}, {ID: "c", Text: "C", Line: 3}},
 				Result: &BatchResult{Requested: 3, Present: 2, MissingIDs: []string{"b"}, MissingCount: 1, ParseErrorCount: 2,
 					ParseErrors: []LineError{
-						{Line: 2, Excerpt: `{"id":"b","text":"` + strings.Repeat("x", 101) + "…",
+						{Line: 2, Excerpt: `{"id":"b","text":"` + strings.Repeat("x", 99) + "…",
 							Message: "line is 130 bytes long, over the limit of 64 bytes"},
-						{Line: 4, Excerpt: strings.Repeat("y", 119) + "…", Message: "line is 300 bytes long, over the limit of 64 bytes"},
+						{Line: 4, Excerpt: strings.Repeat("y", 117) + "…", Message: "line is 300 bytes long, over the limit of 64 bytes"},
 					}},
 			},
 		},
@@ -354,7 +356,7 @@ func TestParseBatch(t *testing.T) {
 			input: "\xEF\xBB\xBF" + strings.Repeat("z", 200) + "\n",
 			opts:  Options{MaxLineBytes: 64},
 			want: batchRun{Result: &BatchResult{ParseErrorCount: 1, ParseErrors: []LineError{
-				{Line: 1, Excerpt: strings.Repeat("z", 119) + "…", Message: "line is 203 bytes long, over the limit of 64 bytes"},
+				{Line: 1, Excerpt: strings.Repeat("z", 117) + "…", Message: "line is 203 bytes long, over the limit of 64 bytes"},
 			}}},
 		},
 		{

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // The reference workload: 100,000 records of about 1,260 bytes (126 MB), each with an id, a text of about 150
@@ -321,7 +323,7 @@ func baselineParse(r io.Reader, requested []string, fn func(*Response) error) (*
 	res := &BatchResult{Requested: len(requested)}
 	addErr := func(line int64, text []byte, msg string) {
 		res.ParseErrorCount++
-		res.ParseErrors = append(res.ParseErrors, LineError{Line: line, Excerpt: excerptBytes(text, ExcerptChars), Message: msg})
+		res.ParseErrors = append(res.ParseErrors, LineError{Line: line, Excerpt: textbound.HeadBytes(text, ExcerptBytes), Message: msg})
 	}
 	var line int64
 	for sc.Scan() {

@@ -87,7 +87,7 @@ func FuzzParseBatch(f *testing.F) {
 				res.UnexpectedCount, nonBlank)
 		}
 		for _, e := range res.ParseErrors {
-			if !utf8.ValidString(e.Excerpt) || utf8.RuneCountInString(e.Excerpt) > ExcerptChars {
+			if !utf8.ValidString(e.Excerpt) || len(e.Excerpt) > ExcerptBytes {
 				t.Errorf("line %d: bad excerpt %q", e.Line, e.Excerpt)
 			}
 			if len(raw[e.Line-1]) > maxLine {

@@ -78,7 +78,8 @@ type TokenUsage struct {
 type LineError struct {
 	// Line is the 1-based physical line number.
 	Line int64 `json:"line"`
-	// Excerpt is at most 120 characters of the line, cut on a UTF-8 boundary and marked with "…" when cut.
+	// Excerpt is at most ExcerptBytes bytes of the line, valid UTF-8, cut on a rune boundary and marked with "…"
+	// when cut.
 	Excerpt string `json:"excerpt"`
 	// Message says what is wrong.
 	Message string `json:"message"`

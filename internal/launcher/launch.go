@@ -17,7 +17,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
-	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Options configure Launch.
@@ -120,7 +120,7 @@ func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
 		}
 	}
 	if o.TerminationLog != "" {
-		_ = os.WriteFile(o.TerminationLog, []byte(results.Excerpt(summary, 1024)), 0o644)
+		_ = os.WriteFile(o.TerminationLog, []byte(textbound.Head(summary, 1024)), 0o644)
 	}
 	podfiles.Logf(o.Log, "Runner ended exitCode=%d summary=%q\n", code, summary)
 	sendReport(o, fd, podfiles.FrameEnd, rep)

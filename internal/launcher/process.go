@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"golang.org/x/sys/unix"
 )
 
@@ -198,12 +198,12 @@ func (p passThrough) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// tail keeps the last max bytes written to it.
+// tail keeps the end of what is written to it: its last max+1 bytes, one more than String returns, to tell that
+// the output was cut.
 type tail struct {
 	mu  sync.Mutex
 	max int
 	buf []byte
-	cut bool
 }
 
 func newTail(max int) *tail { return &tail{max: max} }
@@ -211,23 +211,22 @@ func newTail(max int) *tail { return &tail{max: max} }
 func (t *tail) Write(b []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	n := len(b)
-	if len(b) >= t.max {
-		t.cut = t.cut || len(t.buf) > 0 || len(b) > t.max
-		t.buf = append(t.buf[:0], b[len(b)-t.max:]...)
+	n, keep := len(b), t.max+1
+	if len(b) >= keep {
+		t.buf = append(t.buf[:0], b[len(b)-keep:]...)
 		return n, nil
 	}
-	if over := len(t.buf) + len(b) - t.max; over > 0 {
-		t.cut = true
+	if over := len(t.buf) + len(b) - keep; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
 	t.buf = append(t.buf, b...)
 	return n, nil
 }
 
-// String returns the tail as valid UTF-8, without a rune cut at its start.
+// String returns at most max bytes of the end of the output, as textbound.Tail cuts it: valid UTF-8, never from
+// inside a rune, marked when cut.
 func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return results.ValidTail(t.buf, t.cut)
+	return textbound.Tail(string(t.buf), t.max)
 }

@@ -101,8 +101,9 @@ func TestTail(t *testing.T) {
 		want   string
 	}{
 		{"fits", []string{"ab", "cd"}, 8, "abcd"},
-		{"overflow across writes", []string{"abcdef", "gh"}, 4, "efgh"},
-		{"one large write", []string{"abcdefgh"}, 3, "fgh"},
+		{"overflow across writes", []string{"abcdef", "gh"}, 4, "…h"},
+		{"one large write", []string{"abcdefgh"}, 3, "…"},
+		{"the mark and the end", []string{"abcdef", "ghijkl"}, 6, "…jkl"},
 		{"cut inside a rune", []string{"éa"}, 2, "a"},
 		{"invalid bytes replaced", []string{"a\xffb"}, 8, "a\uFFFDb"},
 	}

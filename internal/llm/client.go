@@ -30,6 +30,8 @@ import (
 
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 const redacted = "[redacted]"
@@ -65,7 +67,7 @@ const (
 	DefaultUnavailableAfter = 3
 	// maxReplyBytes bounds a reply body.
 	maxReplyBytes = 8 << 20
-	// maxErrorBody bounds the excerpt of an error reply quoted in an error.
+	// maxErrorBody bounds the excerpt of an error reply quoted in an error, in bytes.
 	maxErrorBody = 300
 )
 
@@ -414,13 +416,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 
 func excerpt(data []byte) string { return excerptString(string(data)) }
 
-func excerptString(s string) string {
-	s = strings.ToValidUTF8(strings.TrimSpace(s), "\uFFFD")
-	if r := []rune(s); len(r) > maxErrorBody {
-		return string(r[:maxErrorBody]) + "…"
-	}
-	return s
-}
+func excerptString(s string) string { return textbound.Head(strings.TrimSpace(s), maxErrorBody) }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

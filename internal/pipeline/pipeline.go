@@ -22,6 +22,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Input says which cases to collect and how to judge them.
@@ -178,7 +179,7 @@ func Run[T any](ctx context.Context, in Input, src Source, sink Sink[T]) (*Resul
 		}
 		res := evaluate.MissingCase(id)
 		if why, ok := in.MissingReasons[id]; ok {
-			res.Error = jsonlresult.Excerpt(why, evaluate.MaxReasoningLength)
+			res.Error = textbound.Head(why, evaluate.MaxReasoningLength)
 		}
 		if !in.judging() {
 			res = evaluate.CaseResult{ID: id, Missing: true}
@@ -260,7 +261,7 @@ func (r *run) caseError(i int, id string, err error) error {
 	r.seen[i] = true
 	r.res.ParseErrorCount++
 	if len(r.res.ParseErrors) < jsonlresult.DefaultMaxParseErrors {
-		r.res.ParseErrors = append(r.res.ParseErrors, jsonlresult.LineError{Message: jsonlresult.Excerpt(fmt.Sprintf("case %s: %v", id, err), 1024)})
+		r.res.ParseErrors = append(r.res.ParseErrors, jsonlresult.LineError{Message: textbound.Head(fmt.Sprintf("case %s: %v", id, err), 1024)})
 	}
 	res := evaluate.ErrorCase(id, err.Error())
 	return r.emit(Case{Index: i, Result: res})

@@ -86,7 +86,7 @@ type junitSkipped struct {
 	Message string `xml:"message,attr,omitempty"`
 }
 
-// maxAttr bounds the message attribute (runes); the full text is the element's body.
+// maxAttr bounds the message attribute, in bytes; the full text is the element's body.
 const maxAttr = 200
 
 // WriteJUnit writes the run's results as JUnit XML: one testcase per eval case (classname the run), a failure

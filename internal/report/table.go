@@ -6,15 +6,15 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
-	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// maxMessage bounds the MESSAGE column of the table (runes).
+// maxMessage bounds the MESSAGE column of the table, in bytes.
 const maxMessage = 100
 
 // Cases is the document `results -o json|yaml` writes: the selected cases of a run, as stored (a missing case as
@@ -89,12 +89,5 @@ func WriteJSONL(w io.Writer, lines []*results.Line) error {
 	return nil
 }
 
-// oneLine folds s onto one line and cuts it to at most n runes, marking the cut with "...".
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-3]) + "..."
-}
+// oneLine folds s onto one line and cuts it to at most n bytes (textbound.Head).
+func oneLine(s string, n int) string { return textbound.Head(strings.Join(strings.Fields(s), " "), n) }

@@ -38,7 +38,7 @@ func TestWriteTableCutsLongMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	row := strings.Split(b.String(), "\n")[1]
-	if !strings.HasSuffix(row, strings.Repeat("x", maxMessage-3)+"...") {
+	if !strings.HasSuffix(row, strings.Repeat("x", maxMessage-len("…"))+"…") {
 		t.Errorf("row %q does not end with the cut message", row)
 	}
 }

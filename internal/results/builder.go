@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"sync/atomic"
-	"unicode/utf8"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -171,10 +170,10 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 
 	summary := t.Summary
 	collection := t.Collection
-	collection.Message = Excerpt(collection.Message, 2048)
+	collection.Message = textbound.Head(collection.Message, MaxCollectionMessageBytes)
 	if l := collection.Launcher; l != nil {
 		l = l.DeepCopy()
-		l.StderrTail = Excerpt(l.StderrTail, 4096)
+		l.StderrTail = textbound.Tail(l.StderrTail, MaxStderrTailBytes)
 		collection.Launcher = l
 	}
 	ref := &evalsv1alpha1.ResultsReference{
@@ -197,12 +196,13 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	missing := capList(t.MissingIDs, evalsv1alpha1.MaxStatusMissingIDs)
 	parseErrors := make([]evalsv1alpha1.ParseError, 0, min(len(t.ParseErrors), evalsv1alpha1.MaxStatusParseErrors))
 	for _, pe := range capList(t.ParseErrors, evalsv1alpha1.MaxStatusParseErrors) {
-		pe.Excerpt, pe.Message = Excerpt(pe.Excerpt, 512), Excerpt(pe.Message, 1024)
+		pe.Excerpt = textbound.Head(pe.Excerpt, MaxParseErrorExcerptBytes)
+		pe.Message = textbound.Head(pe.Message, MaxParseErrorMessageBytes)
 		parseErrors = append(parseErrors, pe)
 	}
 	unexpected := make([]string, 0, min(len(t.UnexpectedIDs), evalsv1alpha1.MaxStatusUnexpectedIDs))
 	for _, id := range capList(t.UnexpectedIDs, evalsv1alpha1.MaxStatusUnexpectedIDs) {
-		unexpected = append(unexpected, Excerpt(id, 256))
+		unexpected = append(unexpected, textbound.Head(id, MaxCaseIDBytes))
 	}
 
 	// Fixed part: everything but the lists, with the largest counts it can carry and the condition.
@@ -429,21 +429,21 @@ func (h *sizedHeap) Pop() any {
 
 // boundCase cuts a case's strings and lists to the API bounds.
 func boundCase(c evalsv1alpha1.CaseResult) evalsv1alpha1.CaseResult {
-	c.ID = Excerpt(c.ID, 256)
-	c.Score = Excerpt(c.Score, 16)
-	c.Answer = Excerpt(c.Answer, 512)
-	c.Error = Excerpt(c.Error, 1024)
-	if len(c.Evaluators) > 16 {
-		c.Evaluators = c.Evaluators[:16]
+	c.ID = textbound.Head(c.ID, MaxCaseIDBytes)
+	c.Score = textbound.Head(c.Score, MaxScoreBytes)
+	c.Answer = textbound.Head(c.Answer, MaxAnswerBytes)
+	c.Error = textbound.Head(c.Error, MaxCaseErrorBytes)
+	if len(c.Evaluators) > evalsv1alpha1.MaxCaseEvaluators {
+		c.Evaluators = c.Evaluators[:evalsv1alpha1.MaxCaseEvaluators]
 	}
 	evs := make([]evalsv1alpha1.EvaluatorSummary, len(c.Evaluators))
 	for i, e := range c.Evaluators {
 		evs[i] = evalsv1alpha1.EvaluatorSummary{
-			Name:    Excerpt(e.Name, 128),
-			Type:    Excerpt(e.Type, 64),
+			Name:    textbound.Head(e.Name, MaxEvaluatorNameBytes),
+			Type:    textbound.Head(e.Type, MaxEvaluatorTypeBytes),
 			Verdict: e.Verdict,
-			Score:   Excerpt(e.Score, 16),
-			Message: Excerpt(e.Message, 512),
+			Score:   textbound.Head(e.Score, MaxScoreBytes),
+			Message: textbound.Head(e.Message, MaxEvaluatorMessageBytes),
 		}
 	}
 	if len(evs) == 0 {
@@ -451,56 +451,4 @@ func boundCase(c evalsv1alpha1.CaseResult) evalsv1alpha1.CaseResult {
 	}
 	c.Evaluators = evs
 	return c
-}
-
-// Excerpt returns s cut to at most max bytes on a UTF-8 boundary, ending with "…" when cut, with invalid UTF-8
-// replaced. The result is also at most max characters.
-func Excerpt(s string, max int) string {
-	if !utf8.ValidString(s) {
-		s = toValidUTF8(s)
-	}
-	if len(s) <= max {
-		return s
-	}
-	const mark = "…"
-	cut := max - len(mark)
-	if cut < 0 {
-		cut = 0
-	}
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
-}
-
-// LastBytes keeps at most n bytes of the end of s, as valid UTF-8: the tail of a process's output.
-func LastBytes(s string, n int) string {
-	if len(s) <= n {
-		return strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return ValidTail([]byte(s[len(s)-n:]), true)
-}
-
-// ValidTail is b as valid UTF-8; when b was cut from a longer text (cut), a partial rune at its start is dropped.
-func ValidTail(b []byte, cut bool) string {
-	if cut {
-		for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); i++ {
-			b = b[1:]
-		}
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
-}
-
-func toValidUTF8(s string) string {
-	b := make([]byte, 0, len(s))
-	for len(s) > 0 {
-		r, n := utf8.DecodeRuneInString(s)
-		if r == utf8.RuneError && n == 1 {
-			b = utf8.AppendRune(b, utf8.RuneError)
-		} else {
-			b = append(b, s[:n]...)
-		}
-		s = s[n:]
-	}
-	return string(b)
 }

@@ -348,25 +348,6 @@ func TestBoundCase(t *testing.T) {
 	}
 }
 
-func TestExcerpt(t *testing.T) {
-	tests := []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"short", 10, "short"},
-		{"abcdefghij", 6, "abc…"},
-		{"ééé", 5, "é…"},
-		{"ééé", 4, "…"},
-		{"a\xffb", 10, "a\uFFFDb"},
-	}
-	for _, tc := range tests {
-		if got := Excerpt(tc.in, tc.max); got != tc.want {
-			t.Errorf("Excerpt(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
-		}
-	}
-}
-
 func decodeChunks(t *testing.T, chunks []Chunk) []string {
 	t.Helper()
 	var lines []string

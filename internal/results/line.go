@@ -6,6 +6,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Line is one line of the result ConfigMaps: a case's judgement, its answer and metrics. The collector encodes
@@ -44,12 +45,12 @@ func known(v evaluate.Verdict) evaluate.Verdict {
 
 // CaseStatus converts a case result to its status form (the Builder bounds its strings).
 func CaseStatus(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
-	out := evalsv1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: Excerpt(answer, 512)}
+	out := evalsv1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: textbound.Head(answer, MaxAnswerBytes)}
 	if r.Verdict == evaluate.VerdictPass || r.Verdict == evaluate.VerdictFail {
 		out.Score = evaluate.FormatScore(r.Score)
 	}
 	if r.Verdict == evaluate.VerdictError {
-		out.Error = Excerpt(r.Error, 1024)
+		out.Error = textbound.Head(r.Error, MaxCaseErrorBytes)
 	}
 	for i, e := range r.Evaluators {
 		if i == evalsv1alpha1.MaxCaseEvaluators {
@@ -61,9 +62,9 @@ func CaseStatus(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
 		}
 		switch {
 		case len(e.Misses) > 0:
-			es.Message = Excerpt(strings.Join(e.Misses, "; "), 512)
+			es.Message = textbound.Head(strings.Join(e.Misses, "; "), MaxEvaluatorMessageBytes)
 		case e.Reasoning != "":
-			es.Message = Excerpt(e.Reasoning, 512)
+			es.Message = textbound.Head(e.Reasoning, MaxEvaluatorMessageBytes)
 		}
 		out.Evaluators = append(out.Evaluators, es)
 	}

@@ -11,6 +11,36 @@ import (
 // The section's budget and list bounds are the API's: evalsv1alpha1.DefaultStatusBudgetBytes and the
 // evalsv1alpha1.MaxStatus* constants (checked against the CRD's MaxItems).
 
+// Bounds, in bytes, of the status strings the collector writes, cut with textbound. Each is at most the maxLength
+// of its field in the EvalRun CRD, which counts characters: n bytes are at most n characters (bounds_test.go reads
+// the CRD).
+const (
+	// MaxCaseIDBytes bounds cases[].id and unexpectedIds[].
+	MaxCaseIDBytes = 256
+	// MaxScoreBytes bounds cases[].score and cases[].evaluators[].score.
+	MaxScoreBytes = 16
+	// MaxAnswerBytes bounds cases[].answer.
+	MaxAnswerBytes = 512
+	// MaxCaseErrorBytes bounds cases[].error.
+	MaxCaseErrorBytes = 1024
+	// MaxEvaluatorNameBytes bounds cases[].evaluators[].name.
+	MaxEvaluatorNameBytes = 128
+	// MaxEvaluatorTypeBytes bounds cases[].evaluators[].type.
+	MaxEvaluatorTypeBytes = 64
+	// MaxEvaluatorMessageBytes bounds cases[].evaluators[].message.
+	MaxEvaluatorMessageBytes = 512
+	// MaxParseErrorExcerptBytes bounds parseErrors[].excerpt.
+	MaxParseErrorExcerptBytes = 512
+	// MaxParseErrorMessageBytes bounds parseErrors[].message.
+	MaxParseErrorMessageBytes = 1024
+	// MaxCollectionMessageBytes bounds collection.message.
+	MaxCollectionMessageBytes = 2048
+	// MaxSignalBytes bounds collection.launcher.signal.
+	MaxSignalBytes = 32
+	// MaxStderrTailBytes bounds collection.launcher.stderrTail.
+	MaxStderrTailBytes = 4096
+)
+
 // Section is the part of EvalRun status the collector owns.
 type Section struct {
 	Summary       *evalsv1alpha1.RunSummary       `json:"summary,omitempty"`

@@ -22,6 +22,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // The test bucket's credentials, as test/e2e/testdata/seaweedfs.yaml sets them (test credentials only).
@@ -201,10 +202,10 @@ func expectCredentialsOnlyInCollector(t *testing.T, ns, run string) {
 		}
 		logs := podLogs(t, ns, pod.Name, layout.ContainerRunner)
 		if strings.Contains(logs, bucketSecretKey) || !strings.Contains(logs, "bucket-credentials") {
-			t.Errorf("pod %s: the runner's probe (%s) read the secret, or did not run", pod.Name, excerpt(logs, 400))
+			t.Errorf("pod %s: the runner's probe (%s) read the secret, or did not run", pod.Name, textbound.Head(logs, 400))
 		}
 		if !bytes.Contains([]byte(logs), []byte("No such file or directory")) {
-			t.Errorf("pod %s: the runner's probe found %q", pod.Name, excerpt(logs, 400))
+			t.Errorf("pod %s: the runner's probe found %q", pod.Name, textbound.Head(logs, 400))
 		}
 	}
 }

@@ -33,6 +33,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Shared timeouts.
@@ -271,16 +272,9 @@ func waitRun(t *testing.T, namespace, name string, timeout time.Duration, what s
 func describeConditions(conds []metav1.Condition) string {
 	var b strings.Builder
 	for _, c := range conds {
-		_, _ = fmt.Fprintf(&b, "\n  %s=%s reason=%s message=%q", c.Type, c.Status, c.Reason, excerpt(c.Message, 300))
+		_, _ = fmt.Fprintf(&b, "\n  %s=%s reason=%s message=%q", c.Type, c.Status, c.Reason, textbound.Head(c.Message, 300))
 	}
 	return b.String()
-}
-
-func excerpt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
 
 // runPods lists the pods of the run's Job.
@@ -327,7 +321,7 @@ func dumpDiagnostics(t *testing.T, namespace string) {
 	}
 	if events, err := clientset.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{}); err == nil {
 		for _, e := range events.Items {
-			t.Logf("event %s/%s %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, excerpt(e.Message, 300))
+			t.Logf("event %s/%s %s %s: %s", e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, textbound.Head(e.Message, 300))
 		}
 	}
 	dumpPodLogs(ctx, t, namespace, metav1.ListOptions{}, 100)
@@ -364,7 +358,7 @@ func dumpPodLogs(ctx context.Context, t *testing.T, namespace string, opts metav
 				if previous {
 					label = "previous log"
 				}
-				t.Logf("----- %s/%s %s %s -----\n%s", namespace, p.Name, name, label, excerpt(string(b), 16000))
+				t.Logf("----- %s/%s %s %s -----\n%s", namespace, p.Name, name, label, textbound.Head(string(b), 16000))
 			}
 		}
 	}
@@ -373,9 +367,9 @@ func dumpPodLogs(ctx context.Context, t *testing.T, namespace string, opts metav
 func describeState(s corev1.ContainerState) string {
 	switch {
 	case s.Terminated != nil:
-		return fmt.Sprintf("terminated(exit=%d reason=%s message=%q)", s.Terminated.ExitCode, s.Terminated.Reason, excerpt(s.Terminated.Message, 200))
+		return fmt.Sprintf("terminated(exit=%d reason=%s message=%q)", s.Terminated.ExitCode, s.Terminated.Reason, textbound.Head(s.Terminated.Message, 200))
 	case s.Waiting != nil:
-		return fmt.Sprintf("waiting(%s: %s)", s.Waiting.Reason, excerpt(s.Waiting.Message, 200))
+		return fmt.Sprintf("waiting(%s: %s)", s.Waiting.Reason, textbound.Head(s.Waiting.Message, 200))
 	case s.Running != nil:
 		return "running"
 	}

@@ -17,6 +17,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // judgeKey is the test key of test/e2e/testdata/judgeserver.yaml.
@@ -164,10 +165,10 @@ func TestLLMJudges(t *testing.T) {
 			t.Errorf("pod %s: containers mounting the key (-want +got):\n%s", pod.Name, diff)
 		}
 		if logs := podLogs(t, ns, pod.Name, layout.ContainerRunner); strings.Contains(logs, judgeKey) || !strings.Contains(logs, "llm-credentials") {
-			t.Errorf("the runner's search for the key: %s", excerpt(logs, 2000))
+			t.Errorf("the runner's search for the key: %s", textbound.Head(logs, 2000))
 		}
 		if logs := podLogs(t, ns, pod.Name, layout.ContainerCollector); strings.Contains(logs, judgeKey) {
-			t.Errorf("the key is in the collector's logs: %s", excerpt(logs, 2000))
+			t.Errorf("the key is in the collector's logs: %s", textbound.Head(logs, 2000))
 		}
 	}
 	raw, err := kubectl(ctxFor(t, time.Minute), t, "get", "evalrun", "-n", ns, run.Name, "-o", "yaml")

@@ -12,6 +12,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Shards splits the run into shards pods, parallelism at once (0: all).
@@ -89,7 +90,7 @@ func TestShardedRunAndResume(t *testing.T) {
 			"2": "- id: case-009 - id: case-010 - id: case-011 - id: case-012 ",
 		}[index]
 		if want == "" || !strings.Contains(logs, "ids: "+want+":end") {
-			t.Errorf("shard %q's runner log %q does not list exactly its cases %q", index, excerpt(logs, 300), want)
+			t.Errorf("shard %q's runner log %q does not list exactly its cases %q", index, textbound.Head(logs, 300), want)
 		}
 	}
 
@@ -137,7 +138,7 @@ func resumeNotPassed(t *testing.T, ns, firstName, listIDs string, first *evalsv1
 		logs := podLogs(t, ns, pod.Name, layout.ContainerRunner)
 		want := map[string]string{"0": "- id: case-007 - id: case-008 ", "1": "- id: case-011 - id: case-012 "}[index]
 		if want == "" || !strings.Contains(logs, "ids: "+want+":end") {
-			t.Errorf("the resume's shard %q ran %q, want exactly %q", index, excerpt(logs, 300), want)
+			t.Errorf("the resume's shard %q ran %q, want exactly %q", index, textbound.Head(logs, 300), want)
 		}
 	}
 }

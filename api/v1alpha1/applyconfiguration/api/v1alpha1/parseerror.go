@@ -24,7 +24,7 @@ package v1alpha1
 type ParseErrorApplyConfiguration struct {
 	// line is the 1-based physical line number in the output file (0 for a whole-file problem).
 	Line *int64 `json:"line,omitempty"`
-	// excerpt is at most 120 characters of the line, marked when cut.
+	// excerpt is the start of the line, at most 120 bytes of valid UTF-8, marked when cut.
 	Excerpt *string `json:"excerpt,omitempty"`
 	// message says what is wrong.
 	Message *string `json:"message,omitempty"`
