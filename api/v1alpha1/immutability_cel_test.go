@@ -137,7 +137,7 @@ func TestImmutabilityRulesMatchTheGo(t *testing.T) {
 		"failed":      {{Type: evalsv1alpha1.ConditionSucceeded, Status: metav1.ConditionFalse, Reason: "RunnerFailed"}},
 	}
 	for state, conds := range states {
-		for field, changes := range specChanges {
+		for name, changes := range specChanges {
 			for i, change := range changes {
 				changed := everyFieldSet()
 				change(&changed.Spec)
@@ -148,11 +148,11 @@ func TestImmutabilityRulesMatchTheGo(t *testing.T) {
 					want := specUpdateAllowed(old, updated)
 					errs := validate(t, updated, old)
 					if got := len(errs) == 0; got != want {
-						t.Errorf("%s run, spec.%s change %d (direction %d): admitted %v, want %v: %v", state, field, i, dir, got, want, errs)
+						t.Errorf("%s run, spec.%s change %d (direction %d): admitted %v, want %v: %v", state, name, i, dir, got, want, errs)
 					}
 					for _, e := range errs {
 						if !strings.Contains(e.Error(), immutableMessage) {
-							t.Errorf("%s run, spec.%s change %d: rejection %q does not say %q", state, field, i, e.Error(), immutableMessage)
+							t.Errorf("%s run, spec.%s change %d: rejection %q does not say %q", state, name, i, e.Error(), immutableMessage)
 						}
 					}
 				}

@@ -120,7 +120,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.output, "output", "", "the runner's output file")
 	fs.StringVar(&cfg.format, "format", formatJSON, "json, table or summary")
 	fs.BoolVar(&cfg.runCodeJudges, "run-code-judges", false, "with --eval, run code_judge scripts locally (they run the eval file's commands)")
-	fs.StringVar(&cfg.passThreshold, "pass-threshold", "", "with --eval, the EvalRun's judging.passThreshold (default: the judging file's, else "+evalsv1alpha1.DefaultPassThreshold+")")
+	fs.StringVar(&cfg.passThreshold, "pass-threshold", "",
+		"with --eval, the EvalRun's judging.passThreshold (default: the judging file's, else "+evalsv1alpha1.DefaultPassThreshold+")")
 	fs.StringVar(&cfg.judgingPath, "judging", "",
 		"with --eval, a YAML or JSON file holding the EvalRun's spec.judging (or the EvalRun): the in-cluster verdicts")
 	fs.StringVar(&cfg.llm.baseURL, "llm-base-url", os.Getenv(EnvLLMBaseURL),

@@ -164,14 +164,14 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	tail.MissingIDs, tail.MissingCount = pr.MissingIDs, pr.MissingCount
 
 	sum := pr.Summary
-	outcome, message := classify(rec, in, tail, noOutput, sum.Total)
+	decided, message := classify(rec, in, tail, noOutput, sum.Total)
 	apiSummary := results.SummaryStatus(sum, tail.ParseErrorCount, tail.UnexpectedCount)
 	tail.Summary = apiSummary
 	collectedAt := metav1.NewTime(in.Now.UTC().Truncate(time.Second))
 	tail.Collection = evalsv1alpha1.CollectionStatus{
 		RunnerFinished: in.RunnerEnded,
 		OutputSHA256:   sha,
-		Outcome:        outcome,
+		Outcome:        decided,
 		Message:        message,
 		CollectedAt:    &collectedAt,
 		PodName:        in.PodName,
@@ -181,7 +181,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gathered{Output: out, Outcome: outcome, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
+	return &Gathered{Output: out, Outcome: decided, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
 }
 
 // evalFile returns the parsed eval file: the caller's, or Config.EvalFile read and parsed.

@@ -37,7 +37,8 @@ column says why a case did not pass: its error, or what its evaluators missed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, e, args[0]) },
 	}
-	cmd.Flags().StringVar(&o.verdicts, "verdict", "", "Only cases with one of these verdicts (comma-separated: Pass, Fail, Error, Skipped, Missing; Error includes Missing).")
+	cmd.Flags().StringVar(&o.verdicts, "verdict", "",
+		"Only cases with one of these verdicts (comma-separated: Pass, Fail, Error, Skipped, Missing; Error includes Missing).")
 	cmd.Flags().StringVar(&o.evaluator, "evaluator", "", "Only cases judged by an evaluator of this name or type.")
 	cmd.Flags().StringVar(&o.id, "id", "", "Only cases whose id matches this regular expression.")
 	cmd.Flags().StringVarP(&o.output, "output", "o", outputTable, "Output format: table, json or yaml.")
