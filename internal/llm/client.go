@@ -4,7 +4,8 @@
 // flight shared by every caller of one Client, an optional requests-per-minute limit, and the token usage and
 // latency of every call. After several calls in a row failed for an unreachable endpoint, the Client fails the
 // next ones at once (ErrUnavailable), so that a run whose endpoint is down ends instead of waiting out every
-// case's retries.
+// case's retries; every ProbeAfter it lets one call through, and a success closes the breaker (a burst of 429s or an
+// endpoint that was down for a while does not fail the rest of the run).
 //
 // The API key is an APIKey: it formats and marshals as "[redacted]", and the Client removes it from every error
 // text it returns (a server that echoes the Authorization header cannot leak it through us).
@@ -65,6 +66,8 @@ const (
 	// DefaultUnavailableAfter is how many calls in a row must fail for an unreachable endpoint (every attempt a
 	// transport error, a timeout or a 5xx) before the Client fails calls at once.
 	DefaultUnavailableAfter = 3
+	// DefaultProbeAfter is how long an unavailable endpoint is failed at once before one call probes it again.
+	DefaultProbeAfter = 30 * time.Second
 	// maxReplyBytes bounds a reply body.
 	maxReplyBytes = 8 << 20
 	// maxErrorBody bounds the excerpt of an error reply quoted in an error, in bytes.
@@ -92,6 +95,9 @@ type Config struct {
 	// UnavailableAfter is how many failed calls in a row mark the endpoint unavailable (DefaultUnavailableAfter
 	// when 0; negative: never).
 	UnavailableAfter int
+	// ProbeAfter is how long the endpoint stays marked unavailable before one call is let through to probe it
+	// (DefaultProbeAfter when 0): its success makes the endpoint available again, its failure restarts the wait.
+	ProbeAfter time.Duration
 	// HTTPClient sends the requests (a client with no timeout of its own when nil: Timeout applies per attempt).
 	HTTPClient *http.Client
 	// Logf, when set, receives one line per retried attempt (never the key, the prompt or the reply).
@@ -144,12 +150,17 @@ type Client struct {
 	sem      *semaphore.Weighted
 	limiter  *rate.Limiter
 	http     *http.Client
-	// sleep waits between attempts (replaced in tests).
+	// sleep waits between attempts, now reads the clock (replaced in tests).
 	sleep func(ctx context.Context, d time.Duration) error
+	now   func() time.Time
 
 	mu          sync.Mutex
 	failedInRow int
 	lastFailure string
+	// openedAt is when the endpoint was last marked unavailable (or its probe failed); probing is true while one
+	// call probes it.
+	openedAt time.Time
+	probing  bool
 }
 
 // New returns a Client for cfg; it checks the base URL.
@@ -176,12 +187,16 @@ func New(cfg Config) (*Client, error) {
 	if cfg.UnavailableAfter == 0 {
 		cfg.UnavailableAfter = DefaultUnavailableAfter
 	}
+	if cfg.ProbeAfter <= 0 {
+		cfg.ProbeAfter = DefaultProbeAfter
+	}
 	c := &Client{
 		cfg:      cfg,
 		endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
 		sem:      semaphore.NewWeighted(int64(cfg.MaxConcurrent)),
 		http:     cfg.HTTPClient,
 		sleep:    sleepCtx,
+		now:      time.Now,
 	}
 	if c.http == nil {
 		c.http = &http.Client{}
@@ -231,8 +246,19 @@ type chatResponse struct {
 func (c *Client) Complete(ctx context.Context, req Request) (Reply, error) {
 	start := time.Now()
 	var reply Reply
-	if err := c.unavailable(); err != nil {
+	probe, err := c.unavailable()
+	if err != nil {
 		return reply, err
+	}
+	done := false
+	if probe {
+		// A probe that ends any other way than a success or a counted failure (a permanent error, the caller's
+		// context) still ends the probe: the wait starts again.
+		defer func() {
+			if !done {
+				c.probeEnded()
+			}
+		}()
 	}
 	body, err := json.Marshal(chatRequest{
 		Model:          c.cfg.Model,
@@ -250,6 +276,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Reply, error) {
 			res.Usage.Calls = reply.Usage.Calls
 			res.Usage.LatencyMs = time.Since(start).Milliseconds()
 			c.succeeded()
+			done = true
 			return res, nil
 		}
 		lastErr = err
@@ -259,6 +286,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Reply, error) {
 		}
 		if attempt >= c.cfg.MaxAttempts {
 			c.failed(err)
+			done = true
 			break
 		}
 		wait := backoff(c.cfg.BaseBackoff, attempt)
@@ -349,18 +377,24 @@ func (c *Client) attempt(ctx context.Context, body []byte) (Reply, time.Duration
 	return out, 0, nil
 }
 
-// unavailable returns ErrUnavailable, wrapped with the last failure, once UnavailableAfter calls in a row failed.
-func (c *Client) unavailable() error {
+// unavailable returns ErrUnavailable, wrapped with the last failure, once UnavailableAfter calls in a row failed,
+// until ProbeAfter has passed: then it lets one call through as the probe (probe true) while the others still fail
+// at once.
+func (c *Client) unavailable() (probe bool, err error) {
 	if c.cfg.UnavailableAfter < 0 {
-		return nil
+		return false, nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failedInRow < c.cfg.UnavailableAfter {
-		return nil
+		return false, nil
 	}
-	return fmt.Errorf("%w: %d calls in a row failed after every retry, the last with: %s (not retried)",
-		ErrUnavailable, c.failedInRow, c.lastFailure)
+	if !c.probing && c.now().Sub(c.openedAt) >= c.cfg.ProbeAfter {
+		c.probing = true
+		return true, nil
+	}
+	return false, fmt.Errorf("%w: %d calls in a row failed after every retry, the last with: %s (not retried; probed again %s after the last failure)",
+		ErrUnavailable, c.failedInRow, c.lastFailure, c.cfg.ProbeAfter)
 }
 
 func (c *Client) failed(err error) {
@@ -368,12 +402,21 @@ func (c *Client) failed(err error) {
 	defer c.mu.Unlock()
 	c.failedInRow++
 	c.lastFailure = excerptString(c.redact(err.Error()))
+	c.openedAt, c.probing = c.now(), false
 }
 
 func (c *Client) succeeded() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.failedInRow = 0
+	c.failedInRow, c.probing = 0, false
+}
+
+// probeEnded ends a probe that neither succeeded nor counted as a failure: the endpoint stays unavailable and the
+// wait for the next probe starts again.
+func (c *Client) probeEnded() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.openedAt, c.probing = c.now(), false
 }
 
 // redact removes the API key from s.

@@ -383,3 +383,72 @@ func TestNewChecksConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestUnavailableEndpointIsProbedAgain: a burst of 429s marks the endpoint unavailable, but not for good: once
+// ProbeAfter has passed one call probes it, and its success makes every later call go through; a failed probe, or
+// one cut short by its caller, restarts the wait.
+func TestUnavailableEndpointIsProbedAgain(t *testing.T) {
+	var limited atomic.Bool
+	var requests atomic.Int32
+	limited.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		if limited.Load() {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, `{"error": "rate limited"}`, http.StatusTooManyRequests)
+			return
+		}
+		_, _ = io.WriteString(w, completion(`{"score": 1}`))
+	}))
+	defer srv.Close()
+	c, _ := newClient(t, srv, func(c *Config) { c.MaxAttempts = 1; c.ProbeAfter = 30 * time.Second })
+	now := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	c.now = func() time.Time { return now }
+	call := func(ctx context.Context) error {
+		_, err := c.Complete(ctx, Request{System: "s", User: "u"})
+		return err
+	}
+	fastFail := func(when string) {
+		t.Helper()
+		before := requests.Load()
+		if err := call(context.Background()); !errors.Is(err, ErrUnavailable) || requests.Load() != before {
+			t.Fatalf("%s: err = %v, %d requests sent; want ErrUnavailable without a request", when, err, requests.Load()-before)
+		}
+	}
+
+	for i := range DefaultUnavailableAfter {
+		if err := call(context.Background()); err == nil || errors.Is(err, ErrUnavailable) {
+			t.Fatalf("call %d: err = %v, want the 429", i, err)
+		}
+	}
+	fastFail("right after the burst")
+	limited.Store(false) // the endpoint is back, but nothing has probed it yet
+	now = now.Add(29 * time.Second)
+	fastFail("before ProbeAfter")
+
+	// A probe cut short by its caller restarts the wait.
+	now = now.Add(time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := call(ctx); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a probe with a cancelled context: err = %v, want the context's", err)
+	}
+	fastFail("after a probe cut short")
+
+	// A failed probe restarts the wait too.
+	limited.Store(true)
+	now = now.Add(30 * time.Second)
+	if err := call(context.Background()); err == nil || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("the probe: err = %v, want its 429", err)
+	}
+	fastFail("after a failed probe")
+
+	// A successful probe closes the breaker for every later call.
+	limited.Store(false)
+	now = now.Add(30 * time.Second)
+	for i := range 3 {
+		if err := call(context.Background()); err != nil {
+			t.Fatalf("call %d after the endpoint came back: %v", i, err)
+		}
+	}
+}
