@@ -2,17 +2,15 @@ package v1alpha1_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 const (
@@ -74,8 +72,8 @@ var listBounds = []struct {
 // MaxItems. Changing a marker without its constant, or the reverse, fails here.
 func TestCRDMatchesTheConstants(t *testing.T) {
 	schemas := map[string]*apiextensionsv1.JSONSchemaProps{
-		evalRunCRD:      crdSchema(t, evalRunCRD),
-		evalScheduleCRD: crdSchema(t, evalScheduleCRD),
+		evalRunCRD:      testutil.CRDSchema(t, evalRunCRD),
+		evalScheduleCRD: testutil.CRDSchema(t, evalScheduleCRD),
 	}
 	roots := map[string]reflect.Type{
 		evalRunCRD:      reflect.TypeFor[evalsv1alpha1.EvalRun](),
@@ -98,61 +96,17 @@ func TestCRDMatchesTheConstants(t *testing.T) {
 	}
 
 	for _, b := range listBounds {
-		if got := schemaAt(t, schemas[b.crd], b.path).MaxItems; got == nil || *got != b.want {
+		if got := testutil.SchemaAt(t, schemas[b.crd], b.path).MaxItems; got == nil || *got != b.want {
 			t.Errorf("%s: %s maxItems %v, the code's constant %d", b.crd, b.path, deref(got), b.want)
 		}
 	}
 
 	// spec.target.workers has no +default (it is only valid with PerCase); the manager's fallback is within its
 	// bounds.
-	w := schemaAt(t, schemas[evalRunCRD], "spec.target.workers")
+	w := testutil.SchemaAt(t, schemas[evalRunCRD], "spec.target.workers")
 	if d := float64(evalsv1alpha1.DefaultTargetWorkers); w.Minimum == nil || w.Maximum == nil || d < *w.Minimum || d > *w.Maximum {
 		t.Errorf("DefaultTargetWorkers %v is outside spec.target.workers' bounds", d)
 	}
-}
-
-// readCRD reads a generated CRD from config/crd/bases.
-func readCRD(t *testing.T, file string) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(data, &crd); err != nil {
-		t.Fatal(err)
-	}
-	return &crd
-}
-
-// crdSchema reads a generated CRD's schema (its only version's).
-func crdSchema(t *testing.T, file string) *apiextensionsv1.JSONSchemaProps {
-	t.Helper()
-	crd := readCRD(t, file)
-	if len(crd.Spec.Versions) != 1 {
-		t.Fatalf("%s has %d versions, want 1", file, len(crd.Spec.Versions))
-	}
-	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema
-}
-
-// schemaAt is the schema at a dotted path; "[]" steps into a list's items ("status.shards[].missingIds").
-func schemaAt(t *testing.T, s *apiextensionsv1.JSONSchemaProps, path string) *apiextensionsv1.JSONSchemaProps {
-	t.Helper()
-	for step := range strings.SplitSeq(path, ".") {
-		name, list := strings.CutSuffix(step, "[]")
-		p, ok := s.Properties[name]
-		if !ok {
-			t.Fatalf("the CRD has no %s (at %s)", path, name)
-		}
-		s = &p
-		if list {
-			if s.Items == nil || s.Items.Schema == nil {
-				t.Fatalf("%s is not a list", path)
-			}
-			s = s.Items.Schema
-		}
-	}
-	return s
 }
 
 // apiPkg is this API's package: defaults of fields of other packages' types (corev1's) are not ours.

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 // TestCRDsPassTheAPIServersChecks runs the checks the API server makes when the CRDs are created (the schema is
@@ -14,7 +16,7 @@ import (
 func TestCRDsPassTheAPIServersChecks(t *testing.T) {
 	for _, file := range []string{evalRunCRD, evalScheduleCRD} {
 		t.Run(file, func(t *testing.T) {
-			crd := readCRD(t, file)
+			crd := testutil.ReadCRD(t, file)
 			apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
 			var internal apiextensions.CustomResourceDefinition
 			if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, &internal, nil); err != nil {

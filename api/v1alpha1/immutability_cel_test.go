@@ -171,7 +171,7 @@ func TestImmutabilityRulesMatchTheGo(t *testing.T) {
 func crdValidator(t *testing.T, file string) func(t *testing.T, obj, old runtime.Object) field.ErrorList {
 	t.Helper()
 	var internal apiextensions.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(crdSchema(t, file), &internal, nil); err != nil {
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(testutil.CRDSchema(t, file), &internal, nil); err != nil {
 		t.Fatal(err)
 	}
 	s, err := structuralschema.NewStructural(&internal)

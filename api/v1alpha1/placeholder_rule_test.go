@@ -3,6 +3,8 @@ package v1alpha1_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 // The placeholder-quoting rule of CommandTemplate is one regular expression in one marker line (markers cannot
@@ -52,7 +54,7 @@ func TestPlaceholderQuotingRuleIsItsParts(t *testing.T) {
 	want := `!self.matches(r'` + misplacedPlaceholder + `')`
 	for _, path := range []string{"spec.target.commandTemplate", "spec.target.healthcheck.commandTemplate"} {
 		var found int
-		for _, r := range schemaAt(t, crdSchema(t, evalRunCRD), path).XValidations {
+		for _, r := range testutil.SchemaAt(t, testutil.CRDSchema(t, evalRunCRD), path).XValidations {
 			if strings.HasPrefix(r.Rule, `!self.matches(r'^`) {
 				found++
 				if r.Rule != want {

@@ -17,6 +17,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"golang.org/x/sys/unix"
@@ -140,7 +141,7 @@ func processCPU() float64 {
 func BenchmarkGather(b *testing.B) {
 	cfg, p, size := benchWorkload(b)
 	g := benchGather(b, cfg, size, func() GatherInput {
-		return GatherInput{Config: cfg, Output: p, RunnerEnded: true, Now: time.Now()}
+		return GatherInput{Config: cfg, Output: p, EndCause: outcome.EndEnded, Now: time.Now()}
 	})
 	reportChunks(b, g)
 	reportRSS(b, cfg, false, "peak-RSS-MiB")
@@ -154,7 +155,7 @@ func BenchmarkGatherWholeEvalFile(b *testing.B) {
 	cfg := *shared
 	cfg.SharedEvaluators = false
 	g := benchGather(b, &cfg, size, func() GatherInput {
-		return GatherInput{Config: &cfg, Output: p, RunnerEnded: true, Now: time.Now()}
+		return GatherInput{Config: &cfg, Output: p, EndCause: outcome.EndEnded, Now: time.Now()}
 	})
 	reportChunks(b, g)
 	reportRSS(b, &cfg, false, "peak-RSS-MiB")
@@ -180,7 +181,7 @@ func BenchmarkGatherParsedEvalFile(b *testing.B) {
 		b.Fatal(err)
 	}
 	g := benchGather(b, cfg, size, func() GatherInput {
-		return GatherInput{Config: cfg, Output: p, RunnerEnded: true, Now: time.Now(), EvalFile: file}
+		return GatherInput{Config: cfg, Output: p, EndCause: outcome.EndEnded, Now: time.Now(), EvalFile: file}
 	})
 	reportChunks(b, g)
 }
@@ -267,7 +268,7 @@ func TestGatherRSSHelper(t *testing.T) {
 		printHWM(t)
 		return
 	}
-	g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: layout.Output{Root: filepath.Join(os.Getenv("PODRUNTIME_RSS_WORK"), "out")}, RunnerEnded: true, Now: time.Now()})
+	g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: layout.Output{Root: filepath.Join(os.Getenv("PODRUNTIME_RSS_WORK"), "out")}, EndCause: outcome.EndEnded, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func Collect(ctx context.Context, o Options) error {
 		}
 		bucket, bucketErr = openShardBucket(o.Config, o.Namespace, o.Name, o.UID, o.BucketCredentialsDir)
 	}
-	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap, RunnerEnded: ended,
+	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap,
 		EndCause: end.Cause, EndReason: why, Launcher: end.Report, LauncherMissing: end.ReportMissing,
 		PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), Log: o.Log}
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and

@@ -37,11 +37,10 @@ type GatherInput struct {
 	// judges did not run); JudgeError says what went wrong with them, if anything did.
 	JudgeResults Verdicts
 	JudgeError   string
-	// RunnerEnded is true when every process of the runner container had ended before the snapshot; EndCause
-	// says why the collector stopped waiting otherwise (decided on), and EndReason says it to people.
-	RunnerEnded bool
-	EndCause    outcome.End
-	EndReason   string
+	// EndCause is how the collector's wait for the runner ended (outcome.EndEnded: every process of the runner
+	// container had ended before the snapshot; the zero value: it did not end); EndReason says it to people.
+	EndCause  outcome.End
+	EndReason string
 	// Launcher is the launcher's report, as it arrived through the runner-end FIFO (nil: none).
 	Launcher *layout.LauncherReport
 	// LauncherMissing, when set, says why no usable launcher report ended the runner-end FIFO although the runner
@@ -169,7 +168,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	tail.Summary = apiSummary
 	collectedAt := metav1.NewTime(in.Now.UTC().Truncate(time.Second))
 	tail.Collection = evalsv1alpha1.CollectionStatus{
-		RunnerFinished: in.RunnerEnded,
+		RunnerFinished: in.runnerEnded(),
 		OutputSHA256:   sha,
 		Outcome:        decided,
 		Message:        message,
@@ -183,6 +182,9 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	}
 	return &Gathered{Output: out, Outcome: decided, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
 }
+
+// runnerEnded reports whether every process of the runner container had ended before the snapshot.
+func (in GatherInput) runnerEnded() bool { return in.EndCause == outcome.EndEnded }
 
 // evalFile returns the parsed eval file: the caller's, or Config.EvalFile read and parsed.
 func (in GatherInput) evalFile() (*evalfile.File, error) {
@@ -223,7 +225,7 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 		msg = in.EndReason + "; its output was collected as it was then"
 	case outcome.CauseNotStopped:
 		msg = notStopped(rec)
-		if !in.RunnerEnded {
+		if !in.runnerEnded() {
 			msg += "; the output was collected as it was then"
 		}
 	case outcome.CauseRunnerNotEnded:
@@ -270,12 +272,6 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 // launcher's report, the output.
 func collectionFacts(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool) outcome.Facts {
 	f := outcome.Facts{End: in.EndCause, Output: outcome.Output{ParseErrors: tail.ParseErrorCount, NoOutput: noOutput, Missing: tail.MissingCount}}
-	if in.RunnerEnded {
-		f.End = outcome.EndEnded
-	} else if f.End == outcome.EndEnded || f.End == "" {
-		// A wait that did not see the runner's end, whatever cause it names.
-		f.End = outcome.EndPodStopped
-	}
 	f.Launcher.Missing = in.LauncherMissing != nil
 	if rec == nil {
 		return f

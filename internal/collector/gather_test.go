@@ -48,10 +48,10 @@ func (f *fixture) finishedRunner(t *testing.T, exit int32) {
 // gather snapshots the output and gathers it as the collector does after the runner ended.
 func (f *fixture) gather(t *testing.T, ended bool) *Gathered {
 	t.Helper()
-	in := GatherInput{Config: f.Config, Output: f.Pod.SnapshotOutput(), RunnerEnded: ended, PodName: "pod-1", Now: time.Now(),
+	in := GatherInput{Config: f.Config, Output: f.Pod.SnapshotOutput(), EndCause: outcome.EndEnded, PodName: "pod-1", Now: time.Now(),
 		Snapshot: TakeSnapshot(f.Config, f.Pod.Output(), f.Pod.SnapshotOutput()), Launcher: f.report}
 	if !ended {
-		in.EndReason = "the pod was stopped before the runner ended"
+		in.EndCause, in.EndReason = outcome.EndPodStopped, "the pod was stopped before the runner ended"
 	}
 	in.JudgeResults = f.recorded
 	g, err := Gather(context.Background(), in)
@@ -324,7 +324,7 @@ func assertNoSecret(t *testing.T, g *Gathered, secret string) {
 func TestClassifyLauncherReports(t *testing.T) {
 	seven, zero := int32(7), int32(0)
 	cfg := &layout.RunConfig{Launch: layout.Launch{Batching: "Batched"}}
-	ended := GatherInput{Config: cfg, RunnerEnded: true}
+	ended := GatherInput{Config: cfg, EndCause: outcome.EndEnded}
 	tests := []struct {
 		name     string
 		rep      *layout.LauncherReport
@@ -415,13 +415,13 @@ func TestClassifyEndCauses(t *testing.T) {
 			evalsv1alpha1.OutcomeRunnerFailed, "did not finish"},
 		{"survivors reported while the FIFO stays open", GatherInput{EndCause: outcome.EndNotStopped, Launcher: &layout.LauncherReport{Survivors: 2}},
 			evalsv1alpha1.OutcomeRunnerNotStopped, "2 processes of the runner that survived SIGKILL"},
-		{"survivors in the final report", GatherInput{RunnerEnded: true, EndCause: outcome.EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Survivors: 1}},
+		{"survivors in the final report", GatherInput{EndCause: outcome.EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Survivors: 1}},
 			evalsv1alpha1.OutcomeRunnerNotStopped, "1 process of the runner"},
-		{"the report did not arrive", GatherInput{RunnerEnded: true, EndCause: outcome.EndEnded, LauncherMissing: errors.New("the stream does not end with the launcher's report")},
+		{"the report did not arrive", GatherInput{EndCause: outcome.EndEnded, LauncherMissing: errors.New("the stream does not end with the launcher's report")},
 			evalsv1alpha1.OutcomeRunnerFailed, "the launcher's report did not arrive"},
-		{"leftovers killed are said", GatherInput{RunnerEnded: true, EndCause: outcome.EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1, Leftovers: 3}},
+		{"leftovers killed are said", GatherInput{EndCause: outcome.EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1, Leftovers: 3}},
 			evalsv1alpha1.OutcomeCompleted, "the launcher killed 3 processes the runner left behind"},
-		{"a clean report", GatherInput{RunnerEnded: true, EndCause: outcome.EndEnded, Launcher: clean},
+		{"a clean report", GatherInput{EndCause: outcome.EndEnded, Launcher: clean},
 			evalsv1alpha1.OutcomeCompleted, "collected the results of all 0 cases"},
 	}
 	for _, tc := range tests {

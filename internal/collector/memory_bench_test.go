@@ -18,6 +18,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 )
 
@@ -155,7 +156,7 @@ func benchLongLines(b *testing.B, records int) {
 	b.ResetTimer()
 	for range b.N {
 		g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: layout.Output{Root: filepath.Join(dir, "out")},
-			RunnerEnded: true, Now: time.Now()})
+			EndCause: outcome.EndEnded, Now: time.Now()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -251,7 +252,7 @@ func TestGatherLongLinesHelper(t *testing.T) {
 		}
 	})
 	g, err := Gather(context.Background(), GatherInput{Config: cfg,
-		Output: layout.Output{Root: filepath.Join(os.Getenv("COLLECTOR_LONGLINES_WORK"), "out")}, RunnerEnded: true, Now: time.Now()})
+		Output: layout.Output{Root: filepath.Join(os.Getenv("COLLECTOR_LONGLINES_WORK"), "out")}, EndCause: outcome.EndEnded, Now: time.Now()})
 	close(stop)
 	wg.Wait()
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -225,7 +226,7 @@ func TestSharedEvaluatorsGatherTheSame(t *testing.T) {
 			gather := func(shared bool) *Gathered {
 				c := *cfg
 				c.SharedEvaluators = shared
-				g, err := Gather(t.Context(), GatherInput{Config: &c, Output: p, RunnerEnded: true, Now: now})
+				g, err := Gather(t.Context(), GatherInput{Config: &c, Output: p, EndCause: outcome.EndEnded, Now: now})
 				if err != nil {
 					t.Fatal(err)
 				}

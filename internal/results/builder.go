@@ -109,7 +109,11 @@ func NewBuilder(opts Options) *Builder {
 		passing: candidates{limit: opts.BudgetBytes, keep: !opts.NoCases},
 	}
 	if !opts.AlreadyStored {
-		b.chunks = newChunkWriter(append(opts.ConfigMaps, opts.Objects...), opts.MaxChunkBytes)
+		dest := opts.ConfigMaps
+		if len(opts.Objects) > 0 {
+			dest = opts.Objects
+		}
+		b.chunks = newChunkWriter(dest, opts.MaxChunkBytes)
 	}
 	return b
 }

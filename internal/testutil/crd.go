@@ -10,11 +10,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// CRDMaxLength returns the maxLength of the string field at path in the schema of the CRD file (a file name in
-// config/crd/bases) for version v1alpha1. The path names fields from the object's root, dot-separated, with "[]"
-// after a list to step into its items: "status.cases[].evaluators[].message" or "status.missingIds[]". It fails
-// the test when the file, the path or its maxLength is missing.
-func CRDMaxLength(t testing.TB, file, path string) int64 {
+// ReadCRD reads a generated CRD from config/crd/bases (file is its name there), found from the working directory
+// up to the module root.
+func ReadCRD(t testing.TB, file string) *apiextensionsv1.CustomResourceDefinition {
 	t.Helper()
 	root, err := moduleRoot()
 	if err != nil {
@@ -28,31 +26,47 @@ func CRDMaxLength(t testing.TB, file, path string) int64 {
 	if err := yaml.Unmarshal(data, &crd); err != nil {
 		t.Fatalf("%s: %v", file, err)
 	}
-	var schema *apiextensionsv1.JSONSchemaProps
-	for _, v := range crd.Spec.Versions {
-		if v.Name == "v1alpha1" && v.Schema != nil {
-			schema = v.Schema.OpenAPIV3Schema
-		}
+	return &crd
+}
+
+// CRDSchema is the schema of a generated CRD's only version.
+func CRDSchema(t testing.TB, file string) *apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	crd := ReadCRD(t, file)
+	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Schema == nil {
+		t.Fatalf("%s has %d versions, want 1 with a schema", file, len(crd.Spec.Versions))
 	}
-	if schema == nil {
-		t.Fatalf("%s has no v1alpha1 schema", file)
-	}
-	for _, field := range strings.Split(path, ".") {
-		name, list := strings.CutSuffix(field, "[]")
-		p, ok := schema.Properties[name]
+	return crd.Spec.Versions[0].Schema.OpenAPIV3Schema
+}
+
+// SchemaAt is the schema at path: field names from s, dot-separated, with "[]" after a list to step into its items
+// ("status.cases[].evaluators[].message", "status.missingIds[]"). It fails the test when a step is missing.
+func SchemaAt(t testing.TB, s *apiextensionsv1.JSONSchemaProps, path string) *apiextensionsv1.JSONSchemaProps {
+	t.Helper()
+	for step := range strings.SplitSeq(path, ".") {
+		name, list := strings.CutSuffix(step, "[]")
+		p, ok := s.Properties[name]
 		if !ok {
-			t.Fatalf("%s: no field %q on the way to %s", file, name, path)
+			t.Fatalf("the CRD has no %s (at %s)", path, name)
 		}
-		schema = &p
+		s = &p
 		if list {
-			if schema.Items == nil || schema.Items.Schema == nil {
-				t.Fatalf("%s: %s is not a list, in %s", file, name, path)
+			if s.Items == nil || s.Items.Schema == nil {
+				t.Fatalf("%s is not a list", path)
 			}
-			schema = schema.Items.Schema
+			s = s.Items.Schema
 		}
 	}
-	if schema.MaxLength == nil {
+	return s
+}
+
+// CRDMaxLength returns the maxLength of the string field at path (see SchemaAt) in the CRD file. It fails the test
+// when the file, the path or its maxLength is missing.
+func CRDMaxLength(t testing.TB, file, path string) int64 {
+	t.Helper()
+	s := SchemaAt(t, CRDSchema(t, file), path)
+	if s.MaxLength == nil {
 		t.Fatalf("%s: %s has no maxLength", file, path)
 	}
-	return *schema.MaxLength
+	return *s.MaxLength
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -104,7 +105,7 @@ func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, 
 	if err := os.WriteFile(out.BatchOutput(), []byte(output), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g, err := collector.Gather(ctx, collector.GatherInput{Config: &cfg, Output: out, RunnerEnded: true, PodName: podName, Now: time.Now()})
+	g, err := collector.Gather(ctx, collector.GatherInput{Config: &cfg, Output: out, EndCause: outcome.EndEnded, PodName: podName, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
