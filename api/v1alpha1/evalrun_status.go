@@ -81,6 +81,11 @@ const (
 	// drained, preempted, lost with its node, evicted under node pressure, or replaced by the manager after an
 	// infrastructure failure) more than 3 times, as the Job counts them per completion index; the Job is stopped.
 	ReasonDisruptionLimitExceeded = "DisruptionLimitExceeded"
+	// ReasonBucketUnavailable: a bucket the run names (its eval file's, its storage's, its resume source's) failed
+	// or did not answer, so the run could not be prepared within its deadline (spec.activeDeadlineSeconds or the
+	// manager's default, counted from the run's creation, or from the start of a new attempt); the message names
+	// the endpoint and the call.
+	ReasonBucketUnavailable = "BucketUnavailable"
 
 	// Passed condition reasons.
 	ReasonPolicyMet    = "PolicyMet"

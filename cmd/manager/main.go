@@ -58,7 +58,14 @@ func main() {
 		"The Job's activeDeadlineSeconds for runs whose spec.activeDeadlineSeconds is unset (1 to 604800; there is no "+
 			"\"no deadline\": every run ends). Kubernetes counts it from the Job's start; the run then fails with DeadlineExceeded.")
 	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
-		"How many EvalRuns are reconciled at once.")
+		"How many EvalRuns are reconciled at once on the controller's workers (the reconciles of runs that name a bucket run off them: --bucket-concurrency).")
+	flag.IntVar(&opts.ScheduleConcurrentReconciles, "schedule-concurrent-reconciles", controller.DefaultScheduleConcurrentReconciles,
+		"How many EvalSchedules are reconciled at once.")
+	flag.IntVar(&opts.BucketConcurrency, "bucket-concurrency", controller.DefaultBucketConcurrency,
+		"How many reconciles of runs that name one bucket endpoint run at once, off the workers: an endpoint that hangs holds at most this many, and delays only the runs that name it.")
+	flag.DurationVar(&opts.BucketCallTimeout, "bucket-call-timeout", controller.DefaultBucketCallTimeout,
+		"Bound of each bucket step of a reconcile (pinning an eval file, merging shards, planning a resume, a comparison, a clean-up); "+
+			"a run that cannot be prepared within its deadline (spec.activeDeadlineSeconds or --default-active-deadline-seconds, from its creation) fails with BucketUnavailable.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, for example :8443 (HTTPS) or :8080 (HTTP); 0 disables it.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,

@@ -80,10 +80,10 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 		return unavailable("%v", err)
 	}
 	b := compare.NewBuilder(evalsv1alpha1.MaxComparisonIDs)
-	if msg, err := r.eachStoredLine(ctx, base, func(l *results.Line) error { b.AddBaseline(l); return nil }); msg != "" || err != nil {
+	if msg, err := r.eachStoredLine(ctx, run, base, func(l *results.Line) error { b.AddBaseline(l); return nil }); msg != "" || err != nil {
 		return errors.Join(err, unavailableIf(msg, unavailable, "baseline EvalRun "+name))
 	}
-	if msg, err := r.eachStoredLine(ctx, live, func(l *results.Line) error { b.AddRun(l); return nil }); msg != "" || err != nil {
+	if msg, err := r.eachStoredLine(ctx, run, live, func(l *results.Line) error { b.AddRun(l); return nil }); msg != "" || err != nil {
 		return errors.Join(err, unavailableIf(msg, unavailable, "this run"))
 	}
 	c := b.Finish()

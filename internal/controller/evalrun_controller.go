@@ -49,12 +49,15 @@ type EvalRunReconciler struct {
 	clock     clock.PassiveClock
 	opts      Options
 	memory    *memory
+	// off runs the reconciles of runs that name a bucket off the workers.
+	off *offWorker
 }
 
 // NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the
 // source ConfigMap of an eval file, and confirmations of objects missing from the cache); rec emits events.
 func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock, opts Options) *EvalRunReconciler {
-	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.withDefaults(), memory: newMemory()}
+	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.withDefaults(), memory: newMemory(),
+		off: newOffWorker(opts.BucketConcurrency)}
 }
 
 // observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
@@ -66,21 +69,35 @@ type observed struct {
 	runnerEnded time.Time
 }
 
-// Reconcile gets the run, observes and advances it, writes its status once if it changed, then acts on the
-// outcome (stop a failed run's Job) and emits events for transitions.
+// Reconcile gets the run and reconciles it: on this worker, or, for a run that names a bucket, off the workers
+// (offworker.go), so that a bucket that hangs never holds a worker.
 func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &evalsv1alpha1.EvalRun{}
 	if err := r.client.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.memory.forget(req.NamespacedName)
+			r.off.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !run.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, nil
+	if endpoints := r.bucketEndpoints(ctx, run); len(endpoints) > 0 {
+		return r.off.reconcile(ctx, run, endpoints, r.laneContext(run), r.reconcileRun)
 	}
+	return r.reconcileRun(ctx, run)
+}
+
+// reconcileRun observes and advances the run, writes its status once if it changed, then acts on the outcome
+// (stop a failed run's Job) and emits events for transitions.
+func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(run)}
 	log := ctrl.LoggerFrom(ctx).WithValues("evalRun", klog.KObj(run))
 	ctx = ctrl.LoggerInto(ctx, log)
+	if !run.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, run)
+	}
+	if changed, err := r.ensureFinalizer(ctx, run); changed || err != nil {
+		return ctrl.Result{}, err
+	}
 	now := r.clock.Now()
 	if _, done := TerminalAssessment(run); done {
 		if trigger := NewAttemptTrigger(run); trigger != "" {
@@ -152,6 +169,10 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		created, err := r.createChildren(ctx, run, now)
 		if a, ok := childFailure(err); ok {
 			return &observed{assessment: a, facts: facts}, nil
+		}
+		if a := r.bucketUnavailable(run, err, r.clock.Now()); a != nil {
+			// A bucket the run needs failed or hung until the run's preparation deadline: the run ends.
+			return &observed{assessment: *a, facts: facts}, nil
 		}
 		if created == nil && err != nil {
 			// Shown while the queue retries with backoff, so a run never waits silently.

@@ -27,8 +27,11 @@ const (
 	// (CreateContainerError, RunContainerError, CreateContainerConfigError) or the pod's sandbox before the pod
 	// is replaced (or, for CreateContainerConfigError, the run fails with InvalidContainerConfig).
 	DefaultContainerCreateTimeout = 2 * time.Minute
-	// DefaultMaxConcurrentReconciles is how many EvalRuns are reconciled at once.
+	// DefaultMaxConcurrentReconciles is how many EvalRuns are reconciled at once (on the workers: the reconciles
+	// of runs that name a bucket run off them, see BucketConcurrency).
 	DefaultMaxConcurrentReconciles = 4
+	// DefaultScheduleConcurrentReconciles is how many EvalSchedules are reconciled at once.
+	DefaultScheduleConcurrentReconciles = 2
 	// DefaultActiveDeadlineSeconds is the deadline of a run's Job when spec.activeDeadlineSeconds is unset (24
 	// hours): every run ends, even when its user set no timeouts. Kubernetes counts it from the Job's start.
 	DefaultActiveDeadlineSeconds int64 = 24 * 60 * 60
@@ -51,8 +54,17 @@ type Options struct {
 	ContainerCreateTimeout time.Duration
 	// PodRejectedTimeout bounds how long the Job's pod may keep failing to be created.
 	PodRejectedTimeout time.Duration
-	// MaxConcurrentReconciles is how many EvalRuns the controller reconciles at once.
+	// MaxConcurrentReconciles is how many EvalRuns the controller reconciles at once (--max-concurrent-reconciles).
 	MaxConcurrentReconciles int
+	// ScheduleConcurrentReconciles is how many EvalSchedules the schedule controller reconciles at once
+	// (--schedule-concurrent-reconciles).
+	ScheduleConcurrentReconciles int
+	// BucketConcurrency is how many reconciles of runs naming one bucket endpoint run at once, off the workers
+	// (--bucket-concurrency): a hung endpoint holds at most this many goroutines, and no worker.
+	BucketConcurrency int
+	// BucketCallTimeout bounds each bucket step of a reconcile (--bucket-call-timeout); a run not prepared yet is
+	// also bounded by its preparation deadline.
+	BucketCallTimeout time.Duration
 	// LLMBaseURL and LLMModel are the cluster-wide defaults of spec.judging.llm.baseURL and model (--llm-base-url,
 	// --llm-model); "" means none.
 	LLMBaseURL string
@@ -99,6 +111,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxConcurrentReconciles <= 0 {
 		o.MaxConcurrentReconciles = DefaultMaxConcurrentReconciles
+	}
+	if o.ScheduleConcurrentReconciles <= 0 {
+		o.ScheduleConcurrentReconciles = DefaultScheduleConcurrentReconciles
+	}
+	if o.BucketConcurrency <= 0 {
+		o.BucketConcurrency = DefaultBucketConcurrency
+	}
+	if o.BucketCallTimeout <= 0 {
+		o.BucketCallTimeout = DefaultBucketCallTimeout
 	}
 	if o.DefaultActiveDeadlineSeconds <= 0 {
 		o.DefaultActiveDeadlineSeconds = DefaultActiveDeadlineSeconds

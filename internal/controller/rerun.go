@@ -111,8 +111,11 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, eventStorageCleanup, "Delete",
 				"the finished attempt's results stay in the bucket: %s", missing)
 		default:
-			if err := deleteStored(ctx, store, run); err != nil {
-				return ctrl.Result{}, err
+			bctx, cancel := r.bucketContext(ctx, run)
+			err := deleteStored(bctx, store, run)
+			cancel()
+			if err != nil {
+				return ctrl.Result{}, onBucket(run.Spec.Storage.S3.Endpoint, "deleting the finished attempt's objects", err)
 			}
 		}
 	}

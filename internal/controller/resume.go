@@ -69,7 +69,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 		return invalid("EvalRun %s has no stored results to resume from (it ended %s: %s)", from, outcome.Reason, oneLine(outcome.Message))
 	}
 	carry := map[string][]byte{}
-	msg, err := r.eachStoredLine(ctx, src, func(l *results.Line) error {
+	msg, err := r.eachStoredLine(ctx, run, src, func(l *results.Line) error {
 		if _, dup := carry[l.ID]; dup || !carried(l, mode) {
 			return nil
 		}

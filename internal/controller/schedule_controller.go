@@ -16,13 +16,13 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
-	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -54,21 +54,24 @@ const nextTimeSlack = 100 * time.Millisecond
 // history limits and reports the latest outcome.
 type EvalScheduleReconciler struct {
 	client    client.Client
-	apiReader client.Reader
 	recorder  recorder.EventRecorder
 	clock     clock.PassiveClock
+	workers   int
 }
 
-// NewEvalScheduleReconciler returns a reconciler; c is the manager's cached client, apiReader reads uncached (the
-// credentials of a deleted run's bucket), rec emits events, clk tells the time.
-func NewEvalScheduleReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock) *EvalScheduleReconciler {
-	return &EvalScheduleReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk}
+// NewEvalScheduleReconciler returns a reconciler; c is the manager's cached client, rec emits events, clk tells the
+// time.
+// opts.ScheduleConcurrentReconciles is how many schedules it reconciles at once.
+func NewEvalScheduleReconciler(c client.Client, rec recorder.EventRecorder, clk clock.PassiveClock,
+	opts Options) *EvalScheduleReconciler {
+	return &EvalScheduleReconciler{client: c, recorder: rec, clock: clk, workers: opts.withDefaults().ScheduleConcurrentReconciles}
 }
 
 // SetupWithManager registers the reconciler: EvalSchedules and the EvalRuns they control.
 func (r *EvalScheduleReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ScheduleControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers}).
 		For(&evalsv1alpha1.EvalSchedule{}).
 		Owns(&evalsv1alpha1.EvalRun{}).
 		Complete(r)
@@ -212,22 +215,10 @@ func (r *EvalScheduleReconciler) runsOf(ctx context.Context, s *evalsv1alpha1.Ev
 	return out, nil
 }
 
-// deleteRun deletes one of the schedule's runs: first what it stored in a bucket (the Kubernetes garbage
-// collector deletes its ConfigMaps, Job and pods with it), then the run. Bucket objects that cannot be deleted for
-// want of credentials are reported by an event and left; any other failure is retried.
+// deleteRun deletes one of the schedule's runs. The Kubernetes garbage collector deletes its ConfigMaps, Job and
+// pods; the run's finalizer holds it until the EvalRun controller has deleted what it stored in a bucket (off its
+// workers, bounded), so no bucket call is made here and a bucket that hangs never holds this controller.
 func (r *EvalScheduleReconciler) deleteRun(ctx context.Context, s *evalsv1alpha1.EvalSchedule, run *evalsv1alpha1.EvalRun, reason, format string) error {
-	if st := run.Spec.Storage; st != nil {
-		store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, st.S3)
-		if err != nil {
-			return fmt.Errorf("opening the bucket of run %s: %w", run.Name, err)
-		}
-		if missing != "" {
-			r.recorder.Eventf(s, run, corev1.EventTypeWarning, eventStorageCleanup, "Delete",
-				"the results of run %s stay in its bucket: %s", run.Name, missing)
-		} else if err := deleteStored(ctx, store, run); err != nil {
-			return err
-		}
-	}
 	err := r.client.Delete(ctx, run, client.PropagationPolicy(metav1.DeletePropagationBackground), client.Preconditions{UID: &run.UID})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting run %s: %w", run.Name, err)

@@ -66,7 +66,7 @@ func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock,
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the EvalRun controller: %w", err)
 	}
-	s := NewEvalScheduleReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ScheduleControllerName), clk)
+	s := NewEvalScheduleReconciler(mgr.GetClient(), mgr.GetEventRecorder(ScheduleControllerName), clk, opts)
 	if err := s.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the EvalSchedule controller: %w", err)
 	}
@@ -154,6 +154,10 @@ func controllerUID(obj client.Object) []string {
 // SetupWithManager registers the reconciler: EvalRuns, the Jobs they own, and the pods of those Jobs (mapped
 // to their run through the Job's controller reference).
 func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// The reconciles of runs that name a bucket fly off the workers, where the controllers run (the leader).
+	if err := mgr.Add(r.off); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
@@ -163,6 +167,7 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.runOfPod),
 			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Watches(&evalsv1alpha1.EvalRun{}, handler.EnqueueRequestsFromMapFunc(r.runsComparedWith)).
+		WatchesRawSource(r.off.source()).
 		Complete(r)
 }
 

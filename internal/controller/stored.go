@@ -36,35 +36,54 @@ const maxEvalObjectBytes = 512 << 20
 // errInvalidEvalObject marks an eval file object that can never be used (its sha256 or size is wrong).
 var errInvalidEvalObject = errors.New("invalid eval file object")
 
-// evalObject reads the eval file from its bucket object, verifying its size and sha256. It returns a message
-// instead while the Secret or the object is missing, and an error wrapping errInvalidEvalObject when the object is
-// there but not the expected file.
+// evalObject reads the eval file from its bucket object, verifying its size and sha256, within the run's bucket
+// call bounds (bucketContext). It returns a message instead while the Secret or the object is missing, an error
+// wrapping errInvalidEvalObject when the object is there but not the expected file, and a bucketError when the
+// bucket fails or does not answer in time.
 func (r *EvalRunReconciler) evalObject(ctx context.Context, run *evalsv1alpha1.EvalRun) ([]byte, string, error) {
 	o := run.Spec.EvalFile.S3
 	store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, o.S3Bucket)
 	if missing != "" || err != nil {
 		return nil, missing, err
 	}
+	bctx, cancel := r.bucketContext(ctx, run)
+	defer cancel()
 	var buf bytes.Buffer
-	err = store.GetVerified(ctx, o.Key, o.SHA256, maxEvalObjectBytes, &buf)
+	err = store.GetVerified(bctx, o.Key, o.SHA256, maxEvalObjectBytes, &buf)
 	switch {
 	case errors.Is(err, objstore.ErrNotFound):
 		return nil, fmt.Sprintf("waiting for the eval file %s", store.URI(o.Key)), nil
 	case errors.Is(err, objstore.ErrDigestMismatch), errors.Is(err, objstore.ErrTooLarge):
 		return nil, "", fmt.Errorf("%w: %w", errInvalidEvalObject, err)
 	case err != nil:
-		return nil, "", err
+		return nil, "", onBucket(o.Endpoint, "reading the eval file "+store.URI(o.Key), err)
 	}
 	return buf.Bytes(), "", nil
 }
 
-// eachStoredChunk calls f with every stored chunk of results of run (stored.EachChunk, read uncached).
+// eachStoredChunk calls f with every stored chunk of results of run (stored.EachChunk, read uncached), within the
+// run's bucket call bounds.
 func (r *EvalRunReconciler) eachStoredChunk(ctx context.Context, run *evalsv1alpha1.EvalRun, configMaps, objects []string,
 	skipGone bool, f func(where string, data []byte) error) error {
-	return stored.EachChunk(ctx, r.apiReader, run, configMaps, objects, skipGone, f)
+	bctx, cancel := r.bucketContext(ctx, run)
+	defer cancel()
+	err := stored.EachChunk(bctx, r.apiReader, run, configMaps, objects, skipGone, f)
+	return onStorage(run, "reading the stored results of EvalRun "+run.Name, err)
 }
 
-// eachStoredLine calls f with every stored result line of run (stored.EachLine, read uncached).
-func (r *EvalRunReconciler) eachStoredLine(ctx context.Context, run *evalsv1alpha1.EvalRun, f func(*results.Line) error) (string, error) {
-	return stored.EachLine(ctx, r.apiReader, run, f)
+// eachStoredLine calls f with every stored result line of of (stored.EachLine, read uncached), within the bucket
+// call bounds of the run being reconciled.
+func (r *EvalRunReconciler) eachStoredLine(ctx context.Context, run, of *evalsv1alpha1.EvalRun, f func(*results.Line) error) (string, error) {
+	bctx, cancel := r.bucketContext(ctx, run)
+	defer cancel()
+	msg, err := stored.EachLine(bctx, r.apiReader, of, f)
+	return msg, onStorage(of, "reading the stored results of EvalRun "+of.Name, err)
+}
+
+// onStorage marks err as a bucket error of run's storage when run stores its results in a bucket.
+func onStorage(run *evalsv1alpha1.EvalRun, what string, err error) error {
+	if err == nil || run.Spec.Storage == nil {
+		return err
+	}
+	return onBucket(run.Spec.Storage.S3.Endpoint, what, err)
 }

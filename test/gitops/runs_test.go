@@ -105,6 +105,8 @@ var reasonKinds = map[string]reasonKind{
 	// Every run ends (issue 21): storage evictions and the disruption cap.
 	evalsv1alpha1.ReasonStorageLimitExceeded:    failure,
 	evalsv1alpha1.ReasonDisruptionLimitExceeded: failure,
+	// A manager that never stalls (issue 23): a bucket that hangs ends the runs naming it.
+	evalsv1alpha1.ReasonBucketUnavailable: failure,
 
 	evalsv1alpha1.ReasonPolicyMet:    passedReason,
 	evalsv1alpha1.ReasonPolicyNotMet: passedReason,

@@ -137,7 +137,7 @@ func startManager() (*runningManager, error) {
 		cancel()
 		return nil, err
 	}
-	sr := controller.NewEvalScheduleReconciler(counted, m.GetAPIReader(), m.GetEventRecorder(controller.ScheduleControllerName), clk)
+	sr := controller.NewEvalScheduleReconciler(counted, m.GetEventRecorder(controller.ScheduleControllerName), clk, testOptions)
 	if err := sr.SetupWithManager(m); err != nil {
 		cancel()
 		return nil, err

@@ -1,0 +1,197 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/semaphore"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+// Reconciles that may call a bucket run off the controller's workers.
+//
+// A bucket call can hang: an endpoint that accepts TCP and never answers holds the call until its deadline. On a
+// worker, that holds the worker, and a few such runs hold them all: every other run and schedule of the cluster
+// waits. So the reconcile of a run that names a bucket is a flight: a goroutine of its own, started by the worker,
+// which is free at once.
+//   - One flight per run at a time, as the workqueue guarantees one reconcile per key: a reconcile asked while
+//     the run's flight is in the air returns at once and asks for one more flight once it lands, so no event is
+//     lost.
+//   - A landed flight enqueues its run (a channel source); the next reconcile returns the flight's result, so its
+//     error brings the queue's backoff, and its RequeueAfter stands.
+//   - Flights are bounded per bucket endpoint (a lane): a hung endpoint holds goroutines of the runs that name it,
+//     never a worker nor another endpoint's lane.
+//   - Each bucket call inside a flight is bounded by its own deadline (bucketContext), so a lane frees up.
+
+// DefaultBucketConcurrency is how many reconciles of runs naming one bucket endpoint call it at once.
+const DefaultBucketConcurrency = 8
+
+// flight is one reconcile off the workers.
+type flight struct {
+	uid    types.UID
+	cancel context.CancelFunc
+	landed bool
+	// again records a reconcile asked while the flight was in the air: what it was asked for may be newer than
+	// what the flight saw.
+	again  bool
+	result ctrl.Result
+	err    error
+}
+
+// offWorker runs flights and hands their results back to the workers.
+type offWorker struct {
+	perLane int64
+
+	mu      sync.Mutex
+	base    context.Context
+	flights map[types.NamespacedName]*flight
+	lanes   map[string]*semaphore.Weighted
+	landed  chan event.GenericEvent
+}
+
+func newOffWorker(perLane int) *offWorker {
+	if perLane <= 0 {
+		perLane = DefaultBucketConcurrency
+	}
+	return &offWorker{perLane: int64(perLane), flights: map[types.NamespacedName]*flight{},
+		lanes: map[string]*semaphore.Weighted{}, landed: make(chan event.GenericEvent, 1024)}
+}
+
+// Start makes the offWorker fly; its flights end with ctx (the manager's). It implements manager.Runnable, so it
+// runs where the controllers run (the leader).
+func (o *offWorker) Start(ctx context.Context) error {
+	o.mu.Lock()
+	o.base = ctx
+	o.mu.Unlock()
+	<-ctx.Done()
+	return nil
+}
+
+// source enqueues the run of every landed flight.
+func (o *offWorker) source() source.Source {
+	return source.Channel(o.landed, &handler.EnqueueRequestForObject{})
+}
+
+// reconcile returns what the worker returns for run: the result of its landed flight, or nothing while a flight
+// is in the air (its landing enqueues the run), after starting one when none is. lanes are the bucket endpoints
+// the run names; deadline bounds the wait for a lane (see bucketDeadline): a flight that cannot get a lane before
+// it flies anyway, its bucket calls ending at once. Without a started offWorker (no manager), fn runs here.
+func (o *offWorker) reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, lanes []string,
+	laneCtx func(context.Context) (context.Context, context.CancelFunc),
+	fn func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error)) (ctrl.Result, error) {
+	key := client.ObjectKeyFromObject(run)
+	o.mu.Lock()
+	if o.base == nil {
+		o.mu.Unlock()
+		return fn(ctx, run)
+	}
+	defer o.mu.Unlock()
+	if f := o.flights[key]; f != nil {
+		switch {
+		case f.uid != run.UID:
+			// A run deleted and created again under the same name: the old flight's result is no one's.
+			f.cancel()
+			delete(o.flights, key)
+		case !f.landed:
+			f.again = true
+			return ctrl.Result{}, nil
+		default:
+			delete(o.flights, key)
+			if f.err != nil || !f.again {
+				return f.result, f.err
+			}
+		}
+	}
+	fctx, cancel := context.WithCancel(ctrl.LoggerInto(o.base, ctrl.LoggerFrom(ctx)))
+	f := &flight{uid: run.UID, cancel: cancel}
+	o.flights[key] = f
+	go o.fly(fctx, f, run.DeepCopy(), o.lanesOf(lanes), laneCtx, fn)
+	return ctrl.Result{}, nil
+}
+
+// forget cancels the flight of a run that is gone.
+func (o *offWorker) forget(key types.NamespacedName) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if f := o.flights[key]; f != nil {
+		f.cancel()
+		delete(o.flights, key)
+	}
+}
+
+// inFlight reports how many flights are in the air (for tests and metrics).
+func (o *offWorker) inFlight() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := 0
+	for _, f := range o.flights {
+		if !f.landed {
+			n++
+		}
+	}
+	return n
+}
+
+// lanesOf returns the semaphores of endpoints, in a fixed order (so two flights never wait on each other).
+func (o *offWorker) lanesOf(endpoints []string) []*semaphore.Weighted {
+	endpoints = slices.Compact(slices.Sorted(slices.Values(endpoints)))
+	out := make([]*semaphore.Weighted, 0, len(endpoints))
+	for _, e := range endpoints {
+		l := o.lanes[e]
+		if l == nil {
+			l = semaphore.NewWeighted(o.perLane)
+			o.lanes[e] = l
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// fly runs one flight: it waits for its lanes (within laneCtx's deadline), runs fn, records the result and
+// enqueues the run.
+func (o *offWorker) fly(ctx context.Context, f *flight, run *evalsv1alpha1.EvalRun, lanes []*semaphore.Weighted,
+	laneCtx func(context.Context) (context.Context, context.CancelFunc),
+	fn func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error)) {
+	defer f.cancel()
+	res, err := func() (res ctrl.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic in the reconcile of EvalRun %s: %v", run.Name, p)
+			}
+		}()
+		wctx, cancel := laneCtx(ctx)
+		held := 0
+		for _, l := range lanes {
+			if l.Acquire(wctx, 1) != nil {
+				break
+			}
+			held++
+		}
+		cancel()
+		defer func() {
+			for _, l := range lanes[:held] {
+				l.Release(1)
+			}
+		}()
+		if ctx.Err() != nil {
+			return ctrl.Result{}, ctx.Err()
+		}
+		return fn(ctx, run)
+	}()
+	o.mu.Lock()
+	f.landed, f.result, f.err = true, res, err
+	o.mu.Unlock()
+	select {
+	case o.landed <- event.GenericEvent{Object: run}:
+	case <-o.base.Done():
+	}
+}
