@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
@@ -25,7 +26,7 @@ import (
 // conditions, are left alone; fields the collector applied before and no longer sends are removed. When uid is
 // not empty the apply only succeeds on the EvalRun with that uid.
 func ApplyStatus(ctx context.Context, c client.Client, namespace, name, uid string, section results.Section) error {
-	ac, err := ssa.StatusApply(namespace, name, uid, section)
+	ac, err := statusApply(namespace, name, uid, section)
 	if err != nil {
 		return err
 	}
@@ -33,6 +34,11 @@ func ApplyStatus(ctx context.Context, c client.Client, namespace, name, uid stri
 		return fmt.Errorf("apply the status of EvalRun %s/%s: %w", namespace, name, err)
 	}
 	return nil
+}
+
+// statusApply is the server-side apply body of ApplyStatus.
+func statusApply(namespace, name, uid string, section results.Section) (*acv1alpha1.EvalRunApplyConfiguration, error) {
+	return ssa.StatusApply(namespace, name, uid, section)
 }
 
 // WriteResultConfigMaps stores the chunks in the pre-created result ConfigMaps named in names, by name only
