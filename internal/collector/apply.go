@@ -8,9 +8,10 @@ import (
 	"math"
 	"time"
 
+	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
-	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,14 +26,16 @@ import (
 // conditions, are left alone; fields the collector applied before and no longer sends are removed. When uid is
 // not empty the apply only succeeds on the EvalRun with that uid.
 func ApplyStatus(ctx context.Context, c client.Client, namespace, name, uid string, section results.Section) error {
-	ac, err := ssa.StatusApply(namespace, name, uid, section)
-	if err != nil {
-		return err
-	}
+	ac := statusApply(namespace, name, uid, &section)
 	if err := c.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerCollector), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply the status of EvalRun %s/%s: %w", namespace, name, err)
 	}
 	return nil
+}
+
+// statusApply is the server-side apply body of ApplyStatus: the collector's fields (statusapply.Collector).
+func statusApply(namespace, name, uid string, section *results.Section) *acv1alpha1.EvalRunApplyConfiguration {
+	return statusapply.EvalRun(namespace, name, types.UID(uid), statusapply.Collector(section))
 }
 
 // WriteResultConfigMaps stores the chunks in the pre-created result ConfigMaps named in names, by name only

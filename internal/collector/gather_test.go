@@ -17,7 +17,6 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
-	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
@@ -365,10 +364,7 @@ func TestStatusApplyCarriesTheWholeSection(t *testing.T) {
 		sec.Results == nil || sec.Collection == nil || sec.Collection.Launcher == nil || len(sec.Conditions) == 0 {
 		t.Fatalf("the section does not exercise every field: %+v", sec)
 	}
-	ac, err := ssa.StatusApply("ns", "run", "uid-1", sec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ac := statusApply("ns", "run", "uid-1", &sec)
 	want, err := json.Marshal(sec)
 	if err != nil {
 		t.Fatal(err)

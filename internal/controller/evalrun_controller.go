@@ -23,7 +23,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -117,13 +117,13 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, now)
 	// A status equal to the one this process last applied means the cache has not caught up yet: its watch event
 	// will bring another reconcile, so nothing is written twice.
-	if StatusChanged(run, desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, desired) {
-		if err := r.applyStatus(ctx, run, desired); err != nil {
+	if StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired) {
+		if err := r.applyStatus(ctx, run, &desired); err != nil {
 			return ctrl.Result{}, errors.Join(stepErr, err)
 		}
-		r.memory.markApplied(req.NamespacedName, run.UID, desired)
-		r.emitTransitions(run, desired)
-		recordDecisions(run, desired, obs.runnerEnded, now, func(what string) bool {
+		r.memory.markApplied(req.NamespacedName, run.UID, &desired)
+		r.emitTransitions(run, &desired)
+		recordDecisions(run, &desired, obs.runnerEnded, now, func(what string) bool {
 			return r.memory.firstTime(req.NamespacedName, run.UID, what)
 		})
 		log.V(2).Info("Status written", "state", obs.assessment.State, "reason", obs.assessment.Reason)
@@ -422,12 +422,10 @@ func (r *EvalRunReconciler) stopJob(ctx context.Context, job *batchv1.Job) error
 	return nil
 }
 
-// applyStatus server-side applies the manager's status fields with the manager's field owner.
-func (r *EvalRunReconciler) applyStatus(ctx context.Context, run *evalsv1alpha1.EvalRun, s ManagerStatus) error {
-	ac, err := ssa.StatusApply(run.Namespace, run.Name, "", s)
-	if err != nil {
-		return err
-	}
+// applyStatus server-side applies the manager's status fields (statusapply.Manager) with the manager's field
+// owner.
+func (r *EvalRunReconciler) applyStatus(ctx context.Context, run *evalsv1alpha1.EvalRun, s *evalsv1alpha1.EvalRunStatus) error {
+	ac := statusapply.EvalRun(run.Namespace, run.Name, "", statusapply.Manager(s))
 	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying the status of EvalRun %s: %w", run.Name, err)
 	}

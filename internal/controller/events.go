@@ -31,9 +31,9 @@ type Event struct {
 // Succeeded condition's reason or status changes, one when the Passed condition's status changes, one when the
 // comparison with the baseline is decided, and a Warning when the status first records that the runner reads the
 // whole eval file (spec.target.evalFileView Full).
-func Transitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) []Event {
+func Transitions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus) []Event {
 	var out []Event
-	if desired.EvalFileView == evalsv1alpha1.EvalFileViewFull && ptr.Deref(run.Status.EvalFileView, "") != evalsv1alpha1.EvalFileViewFull {
+	if ptr.Deref(desired.EvalFileView, "") == evalsv1alpha1.EvalFileViewFull && ptr.Deref(run.Status.EvalFileView, "") != evalsv1alpha1.EvalFileViewFull {
 		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: eventEvalFileViewFull, Action: actionRun,
 			Note: "spec.target.evalFileView is Full: the runner reads the whole eval file, expected answers, rubrics " +
 				"and judge scripts included, so its verdicts do not show it could not see them"})
@@ -72,7 +72,7 @@ func Transitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) []Event {
 }
 
 // emitTransitions records the events of a status write that succeeded.
-func (r *EvalRunReconciler) emitTransitions(run *evalsv1alpha1.EvalRun, desired ManagerStatus) {
+func (r *EvalRunReconciler) emitTransitions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus) {
 	for _, e := range Transitions(run, desired) {
 		r.recorder.Eventf(run, nil, e.Type, e.Reason, e.Action, "%s", textbound.Head(e.Note, maxConditionMessage))
 	}

@@ -4,8 +4,11 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 )
 
 // memory remembers, per EvalRun, what this manager process itself wrote, so that a reconcile reading a cache
@@ -19,7 +22,8 @@ type memory struct {
 type remembered struct {
 	uid        types.UID
 	jobCreated bool
-	status     *ManagerStatus
+	// status is the manager's part of the status this process last applied.
+	status *evalsv1alpha1.EvalRunStatus
 	// counted are the decisions of the current attempt already counted in the metrics.
 	counted map[string]bool
 }
@@ -65,24 +69,23 @@ func (m *memory) markJobCreated(key types.NamespacedName, uid types.UID) {
 // alreadyApplied reports whether s is the status this process last applied for the run, but for the conditions'
 // transition times: a reconcile that reads the run from a cache that has not caught up with that write computes
 // them anew, a second later perhaps, and writing again would only move them.
-func (m *memory) alreadyApplied(key types.NamespacedName, uid types.UID, s ManagerStatus) bool {
+func (m *memory) alreadyApplied(key types.NamespacedName, uid types.UID, s *evalsv1alpha1.EvalRunStatus) bool {
 	last := m.get(key, uid).status
-	return last != nil && equality.Semantic.DeepEqual(withoutTransitionTimes(*last), withoutTransitionTimes(s))
+	return last != nil && equality.Semantic.DeepEqual(withoutTransitionTimes(last), withoutTransitionTimes(s))
 }
 
-// withoutTransitionTimes is s with its conditions' lastTransitionTime cleared.
-func withoutTransitionTimes(s ManagerStatus) ManagerStatus {
-	conds := make([]metav1.Condition, len(s.Conditions))
-	for i, c := range s.Conditions {
-		c.LastTransitionTime = metav1.Time{}
-		conds[i] = c
+// withoutTransitionTimes is the manager's part of s, as it applies it, with its conditions' lastTransitionTime
+// cleared.
+func withoutTransitionTimes(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfiguration {
+	ac := statusapply.Manager(s)
+	for i := range ac.Conditions {
+		ac.Conditions[i].LastTransitionTime = nil
 	}
-	s.Conditions = conds
-	return s
+	return ac
 }
 
-func (m *memory) markApplied(key types.NamespacedName, uid types.UID, s ManagerStatus) {
-	m.update(key, uid, func(r *remembered) { r.status = &s })
+func (m *memory) markApplied(key types.NamespacedName, uid types.UID, s *evalsv1alpha1.EvalRunStatus) {
+	m.update(key, uid, func(r *remembered) { r.status = s })
 }
 
 // firstTime reports whether this is the first time the decision what (of the run's current attempt) is counted

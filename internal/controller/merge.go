@@ -16,7 +16,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
-	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -181,10 +181,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	if err != nil {
 		return nil, err
 	}
-	ac, err := ssa.StatusApply(run.Namespace, run.Name, string(run.UID), section)
-	if err != nil {
-		return nil, err
-	}
+	ac := statusapply.EvalRun(run.Namespace, run.Name, run.UID, statusapply.Collector(section))
 	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerMerge), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying the merged results of EvalRun %s: %w", run.Name, err)
 	}

@@ -112,7 +112,7 @@ func RegisterMetrics(reader client.Reader) {
 // recordDecisions counts what a status write decided: the run's outcome (Succeeded became True or False) and its
 // comparison with the baseline, each once per attempt (first says whether a decision is counted the first time).
 // runnerEnded is when the runner container ended, if known.
-func recordDecisions(run *evalsv1alpha1.EvalRun, desired ManagerStatus, runnerEnded, now time.Time, first func(what string) bool) {
+func recordDecisions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus, runnerEnded, now time.Time, first func(what string) bool) {
 	ns := run.Namespace
 	before := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 	after := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionSucceeded)

@@ -22,7 +22,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
-	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -281,11 +281,7 @@ func (r *EvalScheduleReconciler) applyStatus(ctx context.Context, s *evalsv1alph
 	if equality.Semantic.DeepEqual(&s.Status, status) {
 		return nil
 	}
-	ac, err := ssa.ApplyConfigurationOf[acv1alpha1.EvalScheduleStatusApplyConfiguration](status)
-	if err != nil {
-		return err
-	}
-	apply := acv1alpha1.EvalSchedule(s.Name, s.Namespace).WithStatus(ac)
+	apply := acv1alpha1.EvalSchedule(s.Name, s.Namespace).WithStatus(statusapply.Schedule(status))
 	if err := r.client.Status().Apply(ctx, apply, client.FieldOwner(FieldManagerSchedule), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying the status of EvalSchedule %s: %w", s.Name, err)
 	}

@@ -11,43 +11,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
-
-// managerConditionTypes are the condition types the manager owns, in the order it writes them. The collector
-// owns ResultsTruncated.
-var managerConditionTypes = []string{
-	evalsv1alpha1.ConditionReconciling,
-	evalsv1alpha1.ConditionStalled,
-	evalsv1alpha1.ConditionSucceeded,
-	evalsv1alpha1.ConditionQueued,
-	evalsv1alpha1.ConditionPassed,
-	evalsv1alpha1.ConditionRegressed,
-}
-
-// ManagerStatus holds exactly the EvalRun status fields the manager owns (field manager evalrun-manager).
-type ManagerStatus struct {
-	ObservedGeneration int64                       `json:"observedGeneration,omitempty"`
-	Conditions         []metav1.Condition          `json:"conditions,omitempty"`
-	JobName            string                      `json:"jobName,omitempty"`
-	StartTime          *metav1.Time                `json:"startTime,omitempty"`
-	CompletionTime     *metav1.Time                `json:"completionTime,omitempty"`
-	EvalFileSHA256     string                      `json:"evalFileSHA256,omitempty"`
-	EvalConfigMapName  string                      `json:"evalConfigMapName,omitempty"`
-	EvalFileView       evalsv1alpha1.EvalFileView  `json:"evalFileView,omitempty"`
-	Runner             *evalsv1alpha1.RunnerStatus `json:"runner,omitempty"`
-	// Sharding, Shards and Resume: a sharded or resumed run's shards and what it carried.
-	Sharding *evalsv1alpha1.ShardingStatus `json:"sharding,omitempty"`
-	Shards   []evalsv1alpha1.ShardStatus   `json:"shards,omitempty"`
-	Resume   *evalsv1alpha1.ResumeStatus   `json:"resume,omitempty"`
-	// Baseline: the comparison with spec.baseline's run.
-	Baseline *evalsv1alpha1.BaselineComparison `json:"baseline,omitempty"`
-	// Attempt and PreviousAttempts: the attempt the status describes, and the earlier ones.
-	Attempt          *evalsv1alpha1.Attempt        `json:"attempt,omitempty"`
-	PreviousAttempts []evalsv1alpha1.AttemptRecord `json:"previousAttempts,omitempty"`
-	// ActiveDeadline: the Job's deadline and where it came from.
-	ActiveDeadline *evalsv1alpha1.ActiveDeadline `json:"activeDeadline,omitempty"`
-}
 
 // Facts are the manager's observations that are not part of the classification.
 type Facts struct {
@@ -69,34 +35,6 @@ type Facts struct {
 	ActiveDeadline *evalsv1alpha1.ActiveDeadline
 }
 
-// CurrentManagerStatus extracts the manager-owned fields from the run's status.
-func CurrentManagerStatus(run *evalsv1alpha1.EvalRun) ManagerStatus {
-	s := run.Status
-	out := ManagerStatus{
-		ObservedGeneration: s.ObservedGeneration,
-		JobName:            s.JobName,
-		StartTime:          s.StartTime,
-		CompletionTime:     s.CompletionTime,
-		EvalFileSHA256:     s.EvalFileSHA256,
-		EvalConfigMapName:  s.EvalConfigMapName,
-		EvalFileView:       ptr.Deref(s.EvalFileView, ""),
-		Runner:             s.Runner,
-		Sharding:           s.Sharding,
-		Shards:             s.Shards,
-		Resume:             s.Resume,
-		Baseline:           s.Baseline,
-		Attempt:            s.Attempt,
-		PreviousAttempts:   s.PreviousAttempts,
-		ActiveDeadline:     s.ActiveDeadline,
-	}
-	for _, t := range managerConditionTypes {
-		if c := meta.FindStatusCondition(s.Conditions, t); c != nil {
-			out.Conditions = append(out.Conditions, *c)
-		}
-	}
-	return out
-}
-
 // TerminalAssessment returns the run's recorded terminal outcome, if its Succeeded condition is True or False.
 // A finished run keeps its outcome: later observations never change it.
 func TerminalAssessment(run *evalsv1alpha1.EvalRun) (Assessment, bool) {
@@ -111,28 +49,36 @@ func TerminalAssessment(run *evalsv1alpha1.EvalRun) (Assessment, bool) {
 	return Assessment{State: state, Reason: c.Reason, Message: c.Message, Runner: run.Status.Runner.DeepCopy()}, true
 }
 
-// DesiredManagerStatus returns the manager's status for the assessment a and facts f. Condition transition
-// times are kept from the current status when a condition's status does not change; now is used otherwise.
-func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now time.Time) ManagerStatus {
-	current := CurrentManagerStatus(run)
+// DesiredManagerStatus returns the manager's part of the status for the assessment a and facts f: only the fields
+// the manager owns (statusapply.Manager) are set. Condition transition times are kept from the current status
+// when a condition's status does not change; now is used otherwise.
+func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now time.Time) evalsv1alpha1.EvalRunStatus {
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
-	out := ManagerStatus{
+	out := evalsv1alpha1.EvalRunStatus{
 		ObservedGeneration: run.Generation,
 		JobName:            f.JobName,
 		StartTime:          f.StartTime,
 		EvalFileSHA256:     f.EvalFileSHA256,
 		EvalConfigMapName:  f.EvalConfigMapName,
-		EvalFileView:       f.EvalFileView,
 		Runner:             a.Runner,
 		Sharding:           f.Sharding,
 		Shards:             f.Shards,
 		Resume:             f.Resume,
 		Baseline:           f.Baseline,
 		Attempt:            desiredAttempt(run),
-		PreviousAttempts:   current.PreviousAttempts,
+		PreviousAttempts:   run.Status.PreviousAttempts,
 		ActiveDeadline:     f.ActiveDeadline,
 	}
-	conds := append([]metav1.Condition{}, current.Conditions...)
+	if f.EvalFileView != "" {
+		out.EvalFileView = ptr.To(f.EvalFileView)
+	}
+	// Only the manager's conditions: the others' stay out of the desired status.
+	var conds []metav1.Condition
+	for _, t := range statusapply.ManagerConditionTypes {
+		if c := meta.FindStatusCondition(run.Status.Conditions, t); c != nil {
+			conds = append(conds, *c)
+		}
+	}
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&conds, metav1.Condition{
 			Type: t, Status: status, Reason: reason, Message: msg,
@@ -161,7 +107,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		}
 		passed := PassedCondition(run, meta.FindStatusCondition(conds, evalsv1alpha1.ConditionRegressed))
 		set(passed.Type, passed.Status, passed.Reason, passed.Message)
-		out.CompletionTime = current.CompletionTime
+		out.CompletionTime = run.Status.CompletionTime
 		if out.CompletionTime == nil {
 			out.CompletionTime = f.CompletionTime
 		}
@@ -175,7 +121,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionPassed)
 		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionRegressed)
 	}
-	for _, t := range managerConditionTypes {
+	for _, t := range statusapply.ManagerConditionTypes {
 		if c := meta.FindStatusCondition(conds, t); c != nil {
 			out.Conditions = append(out.Conditions, *c)
 		}
@@ -183,9 +129,10 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 	return out
 }
 
-// StatusChanged reports whether desired differs from the manager-owned fields of the run's status.
-func StatusChanged(run *evalsv1alpha1.EvalRun, desired ManagerStatus) bool {
-	return !equality.Semantic.DeepEqual(CurrentManagerStatus(run), desired)
+// StatusChanged reports whether desired differs from the manager-owned fields of the run's status: whether
+// applying it would change them. Both are compared as the manager applies them (statusapply.Manager).
+func StatusChanged(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus) bool {
+	return !equality.Semantic.DeepEqual(statusapply.Manager(&run.Status), statusapply.Manager(desired))
 }
 
 // PassedCondition evaluates spec.successPolicy against status.summary: the pass rate (passed / total, missing

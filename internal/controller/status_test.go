@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 )
 
 func cond(t string, s metav1.ConditionStatus, reason, msg string, since time.Duration) metav1.Condition {
@@ -26,12 +26,12 @@ func TestDesiredManagerStatus(t *testing.T) {
 		a     Assessment
 		facts Facts
 		now   time.Duration
-		want  ManagerStatus
+		want  evalsv1alpha1.EvalRunStatus
 	}{
 		{
 			name: "first write while running",
 			run:  testRun(), a: running, facts: facts, now: time.Minute,
-			want: ManagerStatus{
+			want: evalsv1alpha1.EvalRunStatus{
 				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-evalrun-eval",
 				Conditions: []metav1.Condition{
 					cond("Reconciling", metav1.ConditionTrue, "Running", "pod p is running", time.Minute),
@@ -53,7 +53,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 				}
 			}),
 			a: running, facts: facts, now: time.Hour,
-			want: ManagerStatus{
+			want: evalsv1alpha1.EvalRunStatus{
 				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-evalrun-eval",
 				Conditions: []metav1.Condition{
 					cond("Reconciling", metav1.ConditionTrue, "Running", "pod p is running", 0),
@@ -70,7 +70,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 			}),
 			a:     Assessment{State: StateSucceeded, Reason: "Completed", Message: "done", Runner: &evalsv1alpha1.RunnerStatus{PodName: "p"}},
 			facts: Facts{JobName: "screen", CompletionTime: ptr.To(at(time.Minute))}, now: 2 * time.Minute,
-			want: ManagerStatus{
+			want: evalsv1alpha1.EvalRunStatus{
 				ObservedGeneration: 1, JobName: "screen", CompletionTime: ptr.To(at(time.Minute)), Runner: &evalsv1alpha1.RunnerStatus{PodName: "p"},
 				Conditions: []metav1.Condition{
 					cond("Reconciling", metav1.ConditionFalse, "Completed", "done", 2*time.Minute),
@@ -86,7 +86,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 			run:  testRun(),
 			a:    Assessment{State: StateFailed, Reason: "InvalidEvalFile", Message: "invalid eval file: 1 problem: x"},
 			now:  3 * time.Second,
-			want: ManagerStatus{
+			want: evalsv1alpha1.EvalRunStatus{
 				ObservedGeneration: 1, CompletionTime: ptr.To(at(3 * time.Second)),
 				Conditions: []metav1.Condition{
 					cond("Reconciling", metav1.ConditionFalse, "InvalidEvalFile", "invalid eval file: 1 problem: x", 3*time.Second),
@@ -115,7 +115,7 @@ func TestStatusChangedIsFalseOnceWritten(t *testing.T) {
 	run := testRun()
 	a := Assessment{State: StatePending, Reason: "Pending", Message: "waiting"}
 	desired := DesiredManagerStatus(run, a, Facts{JobName: "screen"}, t0)
-	if !StatusChanged(run, desired) {
+	if !StatusChanged(run, &desired) {
 		t.Fatal("StatusChanged = false for an empty status")
 	}
 	run.Status.ObservedGeneration, run.Status.Conditions, run.Status.JobName = desired.ObservedGeneration, desired.Conditions, desired.JobName
@@ -124,8 +124,8 @@ func TestStatusChangedIsFalseOnceWritten(t *testing.T) {
 	run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 1}
 	run.Status.Conditions = append(run.Status.Conditions, cond("ResultsTruncated", metav1.ConditionFalse, "AllResultsInStatus", "", 0))
 	again := DesiredManagerStatus(run, a, Facts{JobName: "screen"}, t0.Add(time.Hour))
-	if StatusChanged(run, again) {
-		t.Errorf("StatusChanged = true for an unchanged assessment: %s", cmp.Diff(CurrentManagerStatus(run), again))
+	if StatusChanged(run, &again) {
+		t.Errorf("StatusChanged = true for an unchanged assessment: %s", cmp.Diff(statusapply.Manager(&run.Status), statusapply.Manager(&again)))
 	}
 }
 
@@ -177,12 +177,12 @@ func TestPassedCondition(t *testing.T) {
 
 func TestStatusApplyHoldsOnlyManagerFields(t *testing.T) {
 	run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 3} })
-	s := ManagerStatus{ObservedGeneration: 1, JobName: "screen", Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0)},
-		Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionUnknown, "Pending", "", 0)}}
-	ac, err := ssa.StatusApply(run.Namespace, run.Name, "", s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The collector's summary and condition in the status are left out of the manager's apply.
+	s := evalsv1alpha1.EvalRunStatus{ObservedGeneration: 1, JobName: "screen", Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0)},
+		Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionUnknown, "Pending", "", 0),
+			cond("ResultsTruncated", metav1.ConditionFalse, "AllResultsInStatus", "", 0)},
+		Summary: run.Status.Summary}
+	ac := statusapply.EvalRun(run.Namespace, run.Name, "", statusapply.Manager(&s))
 	raw, err := json.Marshal(ac)
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +231,8 @@ func TestTransitions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Transitions(tc.run, DesiredManagerStatus(tc.run, tc.a, Facts{}, t0))
+			desired := DesiredManagerStatus(tc.run, tc.a, Facts{}, t0)
+			got := Transitions(tc.run, &desired)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Transitions mismatch (-want +got):\n%s", diff)
 			}
@@ -242,7 +243,7 @@ func TestTransitions(t *testing.T) {
 // TestTransitionsEvalFileViewFull: the status that first records evalFileView Full brings one Warning event;
 // Inputs none, and a run already recorded as Full no second one.
 func TestTransitionsEvalFileViewFull(t *testing.T) {
-	count := func(run *evalsv1alpha1.EvalRun, desired ManagerStatus) int {
+	count := func(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus) int {
 		n := 0
 		for _, e := range Transitions(run, desired) {
 			if e.Reason == eventEvalFileViewFull {
@@ -255,14 +256,14 @@ func TestTransitionsEvalFileViewFull(t *testing.T) {
 		return n
 	}
 	run := testRun()
-	if n := count(run, ManagerStatus{EvalFileView: evalsv1alpha1.EvalFileViewInputs}); n != 0 {
+	if n := count(run, &evalsv1alpha1.EvalRunStatus{EvalFileView: ptr.To(evalsv1alpha1.EvalFileViewInputs)}); n != 0 {
 		t.Errorf("Inputs: %d events, want none", n)
 	}
-	if n := count(run, ManagerStatus{EvalFileView: evalsv1alpha1.EvalFileViewFull}); n != 1 {
+	if n := count(run, &evalsv1alpha1.EvalRunStatus{EvalFileView: ptr.To(evalsv1alpha1.EvalFileViewFull)}); n != 1 {
 		t.Errorf("Full, first recorded: %d events, want 1", n)
 	}
 	run.Status.EvalFileView = ptr.To(evalsv1alpha1.EvalFileViewFull)
-	if n := count(run, ManagerStatus{EvalFileView: evalsv1alpha1.EvalFileViewFull}); n != 0 {
+	if n := count(run, &evalsv1alpha1.EvalRunStatus{EvalFileView: ptr.To(evalsv1alpha1.EvalFileViewFull)}); n != 0 {
 		t.Errorf("Full, already recorded: %d events, want none", n)
 	}
 }

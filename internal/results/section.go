@@ -41,7 +41,7 @@ const (
 	MaxStderrTailBytes = 4096
 )
 
-// Section is the part of EvalRun status the collector owns.
+// Section is the part of EvalRun status the collector owns; statusapply.Collector builds its apply body.
 type Section struct {
 	Summary       *evalsv1alpha1.RunSummary       `json:"summary,omitempty"`
 	Cases         []evalsv1alpha1.CaseResult      `json:"cases,omitempty"`

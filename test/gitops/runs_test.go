@@ -13,7 +13,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,6 +26,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -235,12 +235,13 @@ func advance(run *evalsv1alpha1.EvalRun, state controller.State, reason, message
 func write(run *evalsv1alpha1.EvalRun, a controller.Assessment, f controller.Facts) {
 	f.JobName = run.Name + "-evalrun"
 	desired := controller.DesiredManagerStatus(run, a, f, now)
+	before, after := statusapply.Manager(&run.Status), statusapply.Manager(&desired)
 	owned := map[string]bool{}
-	for _, c := range controller.CurrentManagerStatus(run).Conditions {
-		owned[c.Type] = true
+	for _, c := range before.Conditions {
+		owned[*c.Type] = true
 	}
-	for _, c := range desired.Conditions {
-		owned[c.Type] = true
+	for _, c := range after.Conditions {
+		owned[*c.Type] = true
 	}
 	conditions := desired.Conditions
 	for _, c := range run.Status.Conditions {
@@ -248,13 +249,13 @@ func write(run *evalsv1alpha1.EvalRun, a controller.Assessment, f controller.Fac
 			conditions = append(conditions, c)
 		}
 	}
-	// Every field of ManagerStatus is the manager's: the apply replaces them all, and keeps the others.
+	// The fields the manager applied before are its own: the apply replaces them with those it applies now, and
+	// keeps the others.
 	status := toMap(run.Status)
-	for _, field := range reflect.VisibleFields(reflect.TypeFor[controller.ManagerStatus]()) {
-		name, _, _ := strings.Cut(field.Tag.Get("json"), ",")
+	for name := range toMap(before) {
 		delete(status, name)
 	}
-	maps.Copy(status, toMap(desired))
+	maps.Copy(status, toMap(after))
 	var next evalsv1alpha1.EvalRunStatus
 	roundTrip(status, &next)
 	next.Conditions = conditions

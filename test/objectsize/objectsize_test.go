@@ -25,7 +25,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
-	"github.com/evalrun-operator/evalrun-operator/internal/ssa"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -230,7 +230,7 @@ func startEnv(t testing.TB) (*envtest.Environment, *rest.Config, client.Client) 
 }
 
 // applyManagerStatus applies the manager's terminal status as the manager does (controller.DesiredManagerStatus and
-// controller.ApplyObject, field manager evalrun-manager), with the longest messages it carries.
+// statusapply.Manager, field manager evalrun-manager), with the longest messages it carries.
 func applyManagerStatus(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRun, now time.Time) {
 	t.Helper()
 	var fresh evalsv1alpha1.EvalRun
@@ -244,10 +244,8 @@ func applyManagerStatus(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRu
 			ImageID: ptr.To(long("registry.example/evals/runner@sha256:", 512))}}
 	f := controller.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
 		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval"}
-	ac, err := ssa.StatusApply(fresh.Namespace, fresh.Name, "", controller.DesiredManagerStatus(&fresh, a, f, now))
-	if err != nil {
-		t.Fatal(err)
-	}
+	desired := controller.DesiredManagerStatus(&fresh, a, f, now)
+	ac := statusapply.EvalRun(fresh.Namespace, fresh.Name, "", statusapply.Manager(&desired))
 	if err := c.Status().Apply(context.Background(), ac,
 		client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
 		t.Fatalf("the manager's status apply: %v", err)
