@@ -114,7 +114,8 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 			stepErr = errors.Join(stepErr, err)
 		}
 	}
-	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, now)
+	// Transitions are stamped when they were observed: a reconcile off the workers may have waited on a bucket.
+	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, r.clock.Now())
 	// A status equal to the one this process last applied means the cache has not caught up yet: its watch event
 	// will bring another reconcile, so nothing is written twice.
 	if StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -35,6 +36,10 @@ func (r *EvalRunReconciler) ensureFinalizer(ctx context.Context, run *evalsv1alp
 	patch := client.MergeFromWithOptions(run.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(run, FinalizerBucketObjects)
 	if err := r.client.Patch(ctx, run, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			// The run changed meanwhile: its watch event brings the next reconcile, which adds it.
+			return true, nil
+		}
 		return false, fmt.Errorf("adding finalizer %s to EvalRun %s: %w", FinalizerBucketObjects, run.Name, err)
 	}
 	return true, nil

@@ -81,6 +81,12 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 		waitJob(t, run)
 	}
 	t.Logf("3 ordinary runs got their Job %s after they were created, with 6 runs hung on a bucket", time.Since(started).Round(time.Millisecond))
+	// They did not wait for the hung runs: none of those has ended yet (they hold no worker).
+	for _, run := range hung {
+		if c := meta.FindStatusCondition(getRun(t, run).Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil && c.Status != metav1.ConditionUnknown {
+			t.Fatalf("run %s ended (%s) before the ordinary runs got their Job: they waited for it", run.Name, c.Reason)
+		}
+	}
 
 	for _, run := range hung {
 		eventually(t, "run "+run.Name+" ended BucketUnavailable", func() error {
