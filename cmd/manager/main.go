@@ -62,10 +62,12 @@ func main() {
 	flag.IntVar(&opts.ScheduleConcurrentReconciles, "schedule-concurrent-reconciles", controller.DefaultScheduleConcurrentReconciles,
 		"How many EvalSchedules are reconciled at once.")
 	flag.IntVar(&opts.BucketConcurrency, "bucket-concurrency", controller.DefaultBucketConcurrency,
-		"How many reconciles of runs that name one bucket endpoint run at once, off the workers: an endpoint that hangs holds at most this many, and delays only the runs that name it.")
+		"How many reconciles of runs that name one bucket endpoint run at once, off the workers: "+
+			"an endpoint that hangs holds at most this many, and delays only the runs that name it.")
 	flag.DurationVar(&opts.BucketCallTimeout, "bucket-call-timeout", controller.DefaultBucketCallTimeout,
 		"Bound of each bucket step of a reconcile (pinning an eval file, merging shards, planning a resume, a comparison, a clean-up); "+
-			"a run that cannot be prepared within its deadline (spec.activeDeadlineSeconds or --default-active-deadline-seconds, from its creation) fails with BucketUnavailable.")
+			"a run that cannot be prepared within its deadline (spec.activeDeadlineSeconds or --default-active-deadline-seconds, "+
+			"from its creation) fails with BucketUnavailable.")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "0",
 		"Address of the metrics endpoint, for example :8443 (HTTPS) or :8080 (HTTP); 0 disables it.")
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,

@@ -167,24 +167,8 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	// 3. No Job yet: pin the eval file, create the collector's access, the result ConfigMaps and the Job.
 	facts := factsFromStatus(run)
 	if job == nil {
-		created, err := r.createChildren(ctx, run, now)
-		if a, ok := childFailure(err); ok {
-			return &observed{assessment: a, facts: facts}, nil
-		}
-		if a := r.bucketUnavailable(run, err, r.clock.Now()); a != nil {
-			// A bucket the run needs failed or hung until the run's preparation deadline: the run ends.
-			return &observed{assessment: *a, facts: facts}, nil
-		}
-		if created == nil && err != nil {
-			// Shown while the queue retries with backoff, so a run never waits silently.
-			a := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-				Message: textbound.Head("retrying: "+oneLine(err.Error()), maxConditionMessage)}
-			return &observed{assessment: a, facts: facts}, err
-		}
-		if created == nil {
-			return nil, err
-		}
-		if created.job == nil || err != nil {
+		created, err := r.create(ctx, run, facts, now)
+		if created == nil || created.job == nil || err != nil {
 			return created, err
 		}
 		job, facts = created.job, created.facts
@@ -230,6 +214,26 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		a.RecheckAfter = podRejectedRecheck
 	}
 	return &observed{assessment: a, facts: facts, job: job, runnerEnded: lastRunnerEnd(pods)}, nil
+}
+
+// create runs step 3 for a run without a Job: it creates the children and says what became of the run. The
+// observed has a Job only when everything was created.
+func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalRun, facts Facts, now time.Time) (*observed, error) {
+	created, err := r.createChildren(ctx, run, now)
+	if a, ok := childFailure(err); ok {
+		return &observed{assessment: a, facts: facts}, nil
+	}
+	if a := r.bucketUnavailable(run, err, r.clock.Now()); a != nil {
+		// A bucket the run needs failed or hung until the run's preparation deadline: the run ends.
+		return &observed{assessment: *a, facts: facts}, nil
+	}
+	if created == nil && err != nil {
+		// Shown while the queue retries with backoff, so a run never waits silently.
+		a := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+			Message: textbound.Head("retrying: "+oneLine(err.Error()), maxConditionMessage)}
+		return &observed{assessment: a, facts: facts}, err
+	}
+	return created, err
 }
 
 // observeDecided handles a run whose Succeeded condition is already terminal: its Job is stopped at once while its

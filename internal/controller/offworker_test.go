@@ -36,7 +36,9 @@ func startedOffWorker(t *testing.T, perLane int) *offWorker {
 	}
 }
 
-func noLaneBound(ctx context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(ctx) }
+func noLaneBound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}
 
 // landing waits for the next landed flight and returns its run's name.
 func landing(t *testing.T, o *offWorker) string {
@@ -57,13 +59,13 @@ func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
 	hung := make(chan struct{})
 	t.Cleanup(func() { close(hung) })
 	var hungCalls atomic.Int32
-	hang := func(ctx context.Context, run *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+	hang := func(ctx context.Context, _ *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
 		hungCalls.Add(1)
 		select {
 		case <-hung:
 		case <-ctx.Done():
 		}
-		return ctrl.Result{}, errors.New("bucket endpoint http://black-hole:9000 did not answer")
+		return ctrl.Result{RequeueAfter: time.Second}, errors.New("bucket endpoint http://black-hole:9000 did not answer")
 	}
 	for _, name := range []string{"hung-1", "hung-2", "hung-3", "hung-4"} {
 		done := make(chan struct{})
@@ -199,7 +201,9 @@ func TestOffWorkerLaneDeadlinePanicAndRecreatedRuns(t *testing.T) {
 	}
 
 	old := flightRun("same-name")
-	failOld := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) { return ctrl.Result{}, errors.New("old") }
+	failOld := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+		return ctrl.Result{}, errors.New("old")
+	}
 	if _, err := o.reconcile(context.Background(), old, nil, noLaneBound, failOld); err != nil {
 		t.Fatal(err)
 	}

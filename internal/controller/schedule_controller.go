@@ -53,10 +53,10 @@ const nextTimeSlack = 100 * time.Millisecond
 // EvalScheduleReconciler creates an EvalSchedule's runs at their scheduled times, deletes those beyond its
 // history limits and reports the latest outcome.
 type EvalScheduleReconciler struct {
-	client    client.Client
-	recorder  recorder.EventRecorder
-	clock     clock.PassiveClock
-	workers   int
+	client   client.Client
+	recorder recorder.EventRecorder
+	clock    clock.PassiveClock
+	workers  int
 }
 
 // NewEvalScheduleReconciler returns a reconciler; c is the manager's cached client, rec emits events, clk tells the
