@@ -11,12 +11,24 @@ running() {
   tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$1"
 }
 
-# start NAME BINARY ARGS...: run in its own session, log to $LOGS/NAME.log, record the pid.
+# close_inherited_fds closes every file descriptor above 2 of the calling (sub)shell.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/self/fd/*; do
+    fd="${fd##*/}"
+    [ "$fd" -gt 2 ] 2>/dev/null || continue
+    eval "exec $fd>&-" 2>/dev/null || true
+  done
+}
+
+# start NAME BINARY ARGS...: run in its own session, log to $LOGS/NAME.log, record the pid. The component inherits
+# no file descriptor but its stdin, stdout and stderr: a lock its caller holds (`flock /work/cluster.lock make
+# cluster-up`) is released when the caller ends, not held by the daemons for as long as the cluster runs.
 start() {
   local name="$1"; shift
   if running "$name"; then return 0; fi
   mkdir -p "$PIDS" "$LOGS"
-  setsid "$@" >> "$LOGS/$name.log" 2>&1 < /dev/null &
+  ( close_inherited_fds; exec setsid "$@" ) >> "$LOGS/$name.log" 2>&1 < /dev/null &
   echo $! > "$PIDS/$name.pid"
 }
 
