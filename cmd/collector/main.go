@@ -41,7 +41,7 @@ func main() {
 	case "view":
 		code = viewMain(args, os.Stdout, os.Stderr)
 	case "install", "collect", "judge":
-		code = podMain(ctx, mode, args, os.Stdout, os.Stderr)
+		code = podMain(ctx, mode, args, os.Stderr)
 	case "-h", "--help", "help":
 		if _, err := fmt.Fprintln(os.Stdout, usage); err != nil {
 			code = 1

@@ -29,7 +29,7 @@ const (
 
 // podMain runs one pod mode (install, collect, judge) with its command-line arguments and returns the process exit
 // code: 0 on success, 1 for an infrastructure failure, 2 for a usage error.
-func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.Writer) int {
+func podMain(ctx context.Context, mode string, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collector "+mode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	switch mode {

@@ -24,7 +24,7 @@ func TestInstall(t *testing.T) {
 	bin, judgeBin := filepath.Join(dir, "bin"), filepath.Join(dir, "judge-bin")
 	var stderr bytes.Buffer
 	args := []string{"--launcher", launcherSrc, "--judge-runner", judgeSrc, "--bin", bin, "--judge-bin", judgeBin, "--judges", "2"}
-	if code := podMain(context.Background(), "install", args, &bytes.Buffer{}, &stderr); code != 0 {
+	if code := podMain(context.Background(), "install", args, &stderr); code != 0 {
 		t.Fatalf("install exit code %d, stderr %q", code, stderr.String())
 	}
 	for path, want := range map[string]string{filepath.Join(bin, "launcher"): "launcher\n", filepath.Join(judgeBin, "collector"): "judge runner\n"} {
@@ -58,7 +58,7 @@ func TestInstallErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			if got := podMain(context.Background(), "install", tc.args, &bytes.Buffer{}, &stderr); got != tc.want {
+			if got := podMain(context.Background(), "install", tc.args, &stderr); got != tc.want {
 				t.Errorf("exit code = %d, want %d (stderr %q)", got, tc.want, stderr.String())
 			}
 		})

@@ -100,7 +100,7 @@ func TestInstallWritesTheRunnersView(t *testing.T) {
 			}
 			var stderr bytes.Buffer
 			args := []string{"--launcher", exe, "--bin", f.Pod.Bin, "--config", runJSON}
-			if code := podMain(context.Background(), "install", args, &bytes.Buffer{}, &stderr); code != exitOK {
+			if code := podMain(context.Background(), "install", args, &stderr); code != exitOK {
 				t.Fatalf("install exit code %d, stderr %q", code, stderr.String())
 			}
 			got, err := os.ReadFile(f.Config.RunnerEvalFile)

@@ -248,8 +248,9 @@ func collectorResources(memoryLimit string) corev1.ResourceRequirements {
 }
 
 // buildInstallContainer copies the launcher into the bin volume (with code judges, the collector binary, the judge
-// runner, into the judge-bin volume), in a sharded run writes the shard's eval file into the shard volume, and writes the runner's eval file (the runner view, or the whole file with
-// evalFileView Full) and its RunnerConfig into the view volume; it alone mounts these volumes read-write.
+// runner, into the judge-bin volume), in a sharded run writes the shard's eval file into the shard volume, and
+// writes the runner's eval file (the runner view, or the whole file with evalFileView Full) and its RunnerConfig
+// into the view volume; it alone mounts these volumes read-write.
 func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container {
 	command := []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir, "--config", RunConfigPath}
 	if cfg.CodeJudges {

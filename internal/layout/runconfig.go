@@ -14,8 +14,9 @@ import (
 )
 
 // RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector install`, `collector
-// collect` and `collector judge` read it (the launcher reads the RunnerConfig install derives from it); it carries everything they need from the EvalRun spec, with every
-// default already resolved by the manager, so that none needs API access to read the spec.
+// collect` and `collector judge` read it (the launcher reads the RunnerConfig install derives from it); it carries
+// everything they need from the EvalRun spec, with every default already resolved by the manager, so that none
+// needs API access to read the spec.
 type RunConfig struct {
 	// RunName, Namespace and UID identify the EvalRun.
 	RunName   string `json:"runName"`
