@@ -115,9 +115,10 @@ bench: ## Benchmarks (compare runs with benchstat).
 
 ##@ Build
 .PHONY: build
-build: ## Build the manager and collector binaries into bin/.
+build: ## Build the manager, collector and launcher binaries into bin/.
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/manager ./cmd/manager
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/collector ./cmd/collector
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/launcher ./cmd/launcher
 
 .PHONY: plugin
 plugin: ## Build the kubectl plugin into bin/kubectl-evalrun (put bin/ on PATH for `kubectl evalrun`).

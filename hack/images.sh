@@ -10,7 +10,9 @@
 #
 #   localhost/evalrun/pause:dev             /pause, built with gcc -static from k8s.io/kubernetes's build/pause
 #   localhost/evalrun/manager:dev           /manager
-#   localhost/evalrun/collector:dev         /collector (entrypoint), copied into pods by `collector install`
+#   localhost/evalrun/collector:dev         /collector (entrypoint: install, collect, judge) and /launcher (the
+#                                           runner's init), which `collector install` copies into the pod's bin
+#                                           volume
 #   localhost/evalrun/screening-runner:dev  busybox sh + /app/screening-runner, /app/screening-judge,
 #                                           /app/eval.yaml (the sample of examples/screening)
 #   localhost/evalrun/seaweedfs:dev         /weed (SeaweedFS, built by hack/seaweedfs.sh), the S3-compatible bucket of
@@ -88,7 +90,9 @@ build_manager() {
 
 build_collector() {
   gobuild "$BUILD/collector" ./cmd/collector
-  pack "localhost/evalrun/collector:$TAG" "$OUT/collector.tar" --file /collector="$BUILD/collector" --entrypoint /collector
+  gobuild "$BUILD/launcher" ./cmd/launcher
+  pack "localhost/evalrun/collector:$TAG" "$OUT/collector.tar" --file /collector="$BUILD/collector" \
+    --file /launcher="$BUILD/launcher" --entrypoint /collector
 }
 
 build_screening_runner() {

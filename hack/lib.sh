@@ -1,8 +1,8 @@
 # hack/lib.sh: what every hack/ script shares. Source it first:
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # It sets ROOT (the repository) and cds there, and defines log and die (prefixed with the script's name),
-# k8s_version (the Kubernetes release the module builds against) and build_pinned_tool (a tool built once from a
-# wrapper module under hack/ and cached under bin/).
+# k8s_version (the Kubernetes release the module builds against), build_pinned_tool (a tool built once from a
+# wrapper module under hack/ and cached under bin/) and render (a configuration template with named ${VARS}).
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -47,4 +47,28 @@ build_pinned_tool() {
   mv "$bin.tmp" "$bin"
   log "built $bin in $(($(date +%s) - start))s ($(du -h "$bin" | cut -f1))"
   echo "$bin"
+}
+
+# render TEMPLATE NAME...: prints TEMPLATE with every ${NAME} replaced by the value of the shell variable NAME, for
+# the NAMEs given and nothing else: no other $, backquote or backslash is expanded, so a template is the file it
+# writes, byte for byte, except for those placeholders. A NAME that is unset, or a ${NAME} left in the output that
+# the caller did not name, is an error (a template and its writer cannot drift apart silently).
+render() {
+  local tmpl="$1" text rest name; shift
+  [ -f "$tmpl" ] || die "render: no template $tmpl"
+  IFS= read -r -d '' text < "$tmpl" || true
+  rest="$text"
+  for name in "$@"; do
+    [ -n "${!name+set}" ] || die "render $tmpl: $name is not set"
+    rest="${rest//"\${$name}"/}"
+  done
+  # Checked on the template, not the output: a value may itself contain "${...}".
+  if [[ "$rest" =~ \$\{[A-Za-z_][A-Za-z0-9_]*\} ]]; then
+    die "render $tmpl: ${BASH_REMATCH[0]} is not among the names given ($*)"
+  fi
+  for name in "$@"; do
+    # Quoted pattern and replacement: the value is inserted as is (no glob, no & of patsub_replacement).
+    text="${text//"\${$name}"/"${!name}"}"
+  done
+  printf '%s' "$text"
 }

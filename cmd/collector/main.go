@@ -1,11 +1,15 @@
-// Command collector is the one static binary that runs inside an EvalRun's pod and on users' machines:
+// Command collector is the trusted side of an EvalRun's pod, and the users' offline check, in one static binary:
 //
-//	collector install  --bin DIR            copy this binary into the bin volume, make the runner-end FIFO (init)
-//	collector launch   --config FILE ...    the runner container's init: run the command template, kill leftovers
-//	collector collect  --config FILE ...    the collector container: wait for the runner's end, judge, persist
-//	collector judge    --config FILE ...    the judge container: run code_judge scripts on the collector's snapshot
+//	collector install  --config FILE ...    the install init container: the pod's eval file and the runner's view,
+//	                                        the launcher (cmd/launcher) into the bin volume, with code judges this
+//	                                        binary into the judge-bin volume, the FIFOs
+//	collector collect  --config FILE ...    the collector sidecar: wait for the runner's end, judge, persist
+//	collector judge    --config FILE ...    a judge container's init: run its code_judge scripts on the snapshot
 //	collector check    ...                  offline check of a runner's output (and judging with --eval)
 //	collector view     EVAL_FILE [-o FILE]  the runner view of an eval file: what a runner reads at {EVAL_FILE}
+//
+// The runner container's init is not here: it is the launcher (cmd/launcher), a separate small binary, so the
+// runner's bin volume holds no judging code.
 package main
 
 import (
@@ -18,7 +22,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/check"
 )
 
-const usage = `usage: collector <install|launch|collect|judge|check|view> [flags]
+const usage = `usage: collector <install|collect|judge|check|view> [flags]
 run "collector <mode> -h" for the flags of a mode`
 
 func main() {
@@ -36,8 +40,8 @@ func main() {
 		code = check.Main(ctx, args, os.Stdout, os.Stderr)
 	case "view":
 		code = viewMain(args, os.Stdout, os.Stderr)
-	case "install", "launch", "collect", "judge":
-		code = podMain(ctx, mode, args, os.Stdout, os.Stderr)
+	case "install", "collect", "judge":
+		code = podMain(ctx, mode, args, os.Stderr)
 	case "-h", "--help", "help":
 		if _, err := fmt.Fprintln(os.Stdout, usage); err != nil {
 			code = 1

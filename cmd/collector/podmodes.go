@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/judgerunner"
 	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
@@ -26,39 +27,14 @@ const (
 	exitUsage = 2
 )
 
-// Main runs one pod mode with its command-line arguments and returns the process exit code: 0 on success, 1 for
-// an infrastructure failure, 2 for a usage error.
-func podMain(ctx context.Context, mode string, args []string, stdout, stderr io.Writer) int {
+// podMain runs one pod mode (install, collect, judge) with its command-line arguments and returns the process exit
+// code: 0 on success, 1 for an infrastructure failure, 2 for a usage error.
+func podMain(ctx context.Context, mode string, args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("collector "+mode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	switch mode {
 	case "install":
 		return installMain(ctx, fs, args, stderr)
-	case "launch":
-		shell := fs.String("shell", launcher.DefaultShell, "shell that runs the command templates")
-		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
-		config := fs.String("config", "", "the runner's configuration (launch.json in the view volume) (required)")
-		pod := podFlags(fs)
-		if code, ok := parseFlags(fs, args); !ok {
-			return code
-		}
-		if *config == "" {
-			return usageError(fs, stderr, "--config is required")
-		}
-		cfg, err := podfiles.LoadRunnerConfig(*config)
-		if err != nil {
-			podfiles.Logf(stderr, "collector launch: %v\n", err)
-			return launcher.ExitLaunchFailed
-		}
-		if err := reaper.Harden(); err != nil {
-			podfiles.Logf(stderr, "collector launch: %v\n", err)
-			return launcher.ExitLaunchFailed
-		}
-		launcher.ShieldSignals()
-		if err := reaper.BecomeSubreaper(); err != nil {
-			podfiles.Logf(stderr, "collector launch: %v (processes the runner leaves behind may outlive it)\n", err)
-		}
-		return launcher.Launch(ctx, launcher.Options{Config: cfg, Pod: *pod, Shell: *shell, Stdout: stdout, Stderr: stderr, Log: stderr, TerminationLog: *termLog})
 	case "judge":
 		shell := fs.String("shell", launcher.DefaultShell, "shell that runs the code_judge scripts")
 		index := fs.Int("index", 0, "this judge container's index (its share of the cases and its judge-end FIFO)")
@@ -171,7 +147,7 @@ func loadShardConfig(path string) (*layout.RunConfig, error) {
 // podFlags registers the directories of the pod layout, defaulting to the pod's mount points.
 func podFlags(fs *flag.FlagSet) *layout.Pod {
 	p := layout.DefaultPod()
-	fs.StringVar(&p.Bin, "bin", p.Bin, "the bin volume (collector binary, runner-end FIFO)")
+	fs.StringVar(&p.Bin, "bin", p.Bin, "the bin volume (runner-end and judge-end FIFOs)")
 	fs.StringVar(&p.Out, "out", p.Out, "the runner's output volume")
 	fs.StringVar(&p.Snapshot, "snapshot", p.Snapshot, "the collector's snapshot volume")
 	fs.StringVar(&p.Verdicts, "verdicts", p.Verdicts, "the judge container's own writable volume")
@@ -205,55 +181,46 @@ func envOr(name, def string) string {
 	return def
 }
 
-// installMain is the install init container: it copies this binary into the bin volume, makes the runner-end and
-// judge-end FIFOs and, with --config, writes the pod's shard of the eval file and the runner's view.
+// installMain is the install init container (internal/install): the pod's eval file and the runner's view, the
+// launcher in the bin volume, in a run with code judges this binary (the judge runner) in the judge-bin volume, and
+// the FIFOs.
 func installMain(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer) int {
 	// Writing the runner's view reads the whole eval file: as the collector, keep the heap under the limit.
 	collector.ApplyContainerMemoryLimit(collector.CgroupMemoryFiles)
-	bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy this binary and make the runner-end FIFO")
-	src := fs.String("src", "", "binary to copy (default: this executable)")
+	bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy the launcher and make the FIFOs")
+	judgeBin := fs.String("judge-bin", layout.JudgeBinDir, "the judge-bin volume: where to copy the judge runner (with --judges)")
+	launcherSrc := fs.String("launcher", layout.LauncherImageBinary, "the launcher binary to copy into the bin volume")
+	judgeSrc := fs.String("judge-runner", "", "the judge runner to copy into the judge-bin volume (default: this executable)")
 	config := fs.String("config", "", "run configuration file (run.json): write this pod's shard of the eval file "+
 		"(when it names a source eval file) and the runner's eval file and configuration into the view volume")
-	judges := fs.Int("judges", 0, "make the judge-end FIFOs of this many judge containers")
+	judges := fs.Int("judges", 0, "the number of judge containers that run code judges: copy the judge runner and make their judge-end FIFOs")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	o := install.Options{
+		EvalCredentialsDir: layout.EvalCredentialsDir,
+		Pod:                layout.Pod{Bin: *bin, JudgeBin: *judgeBin},
+		Launcher:           *launcherSrc,
+		JudgeRunner:        *judgeSrc,
+		Judges:             *judges,
+	}
 	if *config != "" {
 		cfg, err := loadShardConfig(*config)
-		if err == nil {
-			err = podfiles.WriteShardEvalFile(ctx, cfg, layout.EvalCredentialsDir)
-		}
-		if err == nil {
-			_, err = podfiles.WriteRunnerView(cfg)
-		}
 		if err != nil {
 			podfiles.Logf(stderr, "collector install: %v\n", err)
 			return exitInfra
 		}
+		o.Config = cfg
 	}
-	from := *src
-	if from == "" {
+	if o.JudgeRunner == "" && o.Judges > 0 {
 		exe, err := os.Executable()
 		if err != nil {
 			podfiles.Logf(stderr, "collector install: cannot find this executable: %v\n", err)
 			return exitInfra
 		}
-		from = exe
+		o.JudgeRunner = exe
 	}
-	pod := layout.Pod{Bin: *bin}
-	if err := podfiles.Install(from, pod.Binary()); err != nil {
-		podfiles.Logf(stderr, "collector install: %v\n", err)
-		return exitInfra
-	}
-	if err := podfiles.CreateRunnerEnd(pod.RunnerEnd()); err != nil {
-		podfiles.Logf(stderr, "collector install: %v\n", err)
-		return exitInfra
-	}
-	ends := make([]string, 0, max(*judges, 0))
-	for i := range *judges {
-		ends = append(ends, pod.JudgeEnd(i))
-	}
-	if err := podfiles.CreateJudgeEnds(ends); err != nil {
+	if err := install.Run(ctx, o); err != nil {
 		podfiles.Logf(stderr, "collector install: %v\n", err)
 		return exitInfra
 	}

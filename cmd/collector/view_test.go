@@ -99,8 +99,8 @@ func TestInstallWritesTheRunnersView(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stderr bytes.Buffer
-			args := []string{"--src", exe, "--bin", f.Pod.Bin, "--config", runJSON}
-			if code := podMain(context.Background(), "install", args, &bytes.Buffer{}, &stderr); code != exitOK {
+			args := []string{"--launcher", exe, "--bin", f.Pod.Bin, "--config", runJSON}
+			if code := podMain(context.Background(), "install", args, &stderr); code != exitOK {
 				t.Fatalf("install exit code %d, stderr %q", code, stderr.String())
 			}
 			got, err := os.ReadFile(f.Config.RunnerEvalFile)

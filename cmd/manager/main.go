@@ -37,7 +37,7 @@ func main() {
 		watchNamespaces string
 	)
 	flag.StringVar(&opts.CollectorImage, "collector-image", controller.DefaultCollectorImage,
-		"Image of the install and collector containers (holds the collector binary at /collector).")
+		"Image of the install and collector containers (holds the collector binary at /collector and the launcher at /launcher).")
 	flag.Int64Var(&opts.StatusBudgetBytes, "status-budget-bytes", evalsv1alpha1.DefaultStatusBudgetBytes,
 		"Byte budget of the results section the collector writes into an EvalRun's status (at most 614400).")
 	flag.DurationVar(&opts.UnschedulableTimeout, "unschedulable-timeout", controller.DefaultUnschedulableTimeout,

@@ -100,7 +100,7 @@ func readLayout(t *testing.T, file string) map[string][]byte {
 
 type layerFile struct {
 	Mode     int64
-	UID      int
+	UID, GID int
 	Type     byte
 	Linkname string
 	Content  string
@@ -123,7 +123,7 @@ func readLayer(t *testing.T, blob []byte) map[string]layerFile {
 			t.Fatal(err)
 		}
 		b, _ := io.ReadAll(tr)
-		got[hdr.Name] = layerFile{Mode: hdr.Mode, UID: hdr.Uid, Type: hdr.Typeflag, Linkname: hdr.Linkname, Content: string(b)}
+		got[hdr.Name] = layerFile{Mode: hdr.Mode, UID: hdr.Uid, GID: hdr.Gid, Type: hdr.Typeflag, Linkname: hdr.Linkname, Content: string(b)}
 	}
 }
 
@@ -139,6 +139,9 @@ func TestWriteImage(t *testing.T) {
 		Dirs:       []DirEntry{{Dest: "/work", Mode: 0o1777}},
 		Applets:    []string{"sh", "cat"},
 		Entrypoint: []string{"/app/tool"},
+		Cmd:        []string{"--healthcheck"},
+		Env:        []string{"MODE=test"},
+		Labels:     map[string]string{"org.opencontainers.image.title": "test"},
 		User:       "65532:65532",
 		WorkingDir: "/app",
 	}
@@ -187,7 +190,8 @@ func TestWriteImage(t *testing.T) {
 	if err := json.Unmarshal(files["blobs/sha256/"+man.Config.Digest[len("sha256:"):]], &cfg); err != nil {
 		t.Fatal(err)
 	}
-	wantCfg := containerConfig{User: "65532:65532", Env: []string{"PATH=/bin:/usr/bin:/"}, Entrypoint: []string{"/app/tool"}, WorkingDir: "/app"}
+	wantCfg := containerConfig{User: "65532:65532", Env: []string{"PATH=/bin:/usr/bin:/", "MODE=test"}, Entrypoint: []string{"/app/tool"},
+		Cmd: []string{"--healthcheck"}, WorkingDir: "/app", Labels: map[string]string{"org.opencontainers.image.title": "test"}}
 	if diff := cmp.Diff(wantCfg, cfg.Config); diff != "" {
 		t.Errorf("config mismatch (-want +got):\n%s", diff)
 	}
@@ -215,7 +219,7 @@ func TestWriteImage(t *testing.T) {
 		"etc/group":     {Mode: 0o644, Type: tar.TypeReg, Content: "root:x:0:\nnonroot:x:65532:\n"},
 		"etc/passwd":    {Mode: 0o644, Type: tar.TypeReg, Content: "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"},
 		"home/":         {Mode: 0o755, Type: tar.TypeDir},
-		"home/nonroot/": {Mode: 0o700, UID: 65532, Type: tar.TypeDir},
+		"home/nonroot/": {Mode: 0o700, UID: 65532, GID: 65532, Type: tar.TypeDir},
 		"tmp/":          {Mode: 0o1777, Type: tar.TypeDir},
 		"work/":         {Mode: 0o1777, Type: tar.TypeDir},
 	}

@@ -115,7 +115,7 @@ read:
 			}
 			break read
 		}
-		var f podfiles.JudgeFrame
+		var f judgeplan.JudgeFrame
 		if err := json.Unmarshal(payload, &f); err != nil {
 			nRejected++
 			reject("an undecodable frame")

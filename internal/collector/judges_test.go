@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 )
@@ -44,7 +45,7 @@ func newJudgesFixture(t *testing.T, judges int32) *fixture {
 
 // fakeJudge plays judge container index's judge runner: it connects, waits for the snapshot and sends frames
 // (then the end frame unless crash).
-func fakeJudge(t *testing.T, f *fixture, index int, frames []podfiles.JudgeFrame, crash bool) {
+func fakeJudge(t *testing.T, f *fixture, index int, frames []judgeplan.JudgeFrame, crash bool) {
 	t.Helper()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -65,17 +66,17 @@ func fakeJudge(t *testing.T, f *fixture, index int, frames []podfiles.JudgeFrame
 			}
 		}
 		if !crash {
-			_ = w.Send(podfiles.JudgeFrame{End: &podfiles.JudgeEnd{Judged: len(frames)}})
+			_ = w.Send(judgeplan.JudgeFrame{End: &judgeplan.JudgeEnd{Judged: len(frames)}})
 		}
 	}()
 }
 
-func caseFrame(id string, lines ...podfiles.JudgeLine) podfiles.JudgeFrame {
-	return podfiles.JudgeFrame{CaseID: id, Results: lines}
+func caseFrame(id string, lines ...judgeplan.JudgeLine) judgeplan.JudgeFrame {
+	return judgeplan.JudgeFrame{CaseID: id, Results: lines}
 }
 
-func line(id, key string, score float64) podfiles.JudgeLine {
-	return podfiles.JudgeLine{CaseID: id, Key: key, Result: evaluate.EvaluatorResult{Name: key, Type: "code_judge", Score: score}}
+func line(id, key string, score float64) judgeplan.JudgeLine {
+	return judgeplan.JudgeLine{CaseID: id, Key: key, Result: evaluate.EvaluatorResult{Name: key, Type: "code_judge", Score: score}}
 }
 
 func handOff(t *testing.T, f *fixture, timeout time.Duration) (Verdicts, string) {
@@ -107,13 +108,13 @@ func scores(v Verdicts) map[string]float64 {
 // FIFO, a forged verdicts file and a fake done marker change nothing.
 func TestHandOffAcceptsOnlyAskedInvocations(t *testing.T) {
 	f := newJudgesFixture(t, 2)
-	fakeJudge(t, f, 0, []podfiles.JudgeFrame{
+	fakeJudge(t, f, 0, []judgeplan.JudgeFrame{
 		caseFrame("a", line("a", "t", 0), line("a", "t", 1), line("a", "other", 1)),
 		caseFrame("b", line("b", "t", 1)), // judge 1's case
 		caseFrame("zzz", line("zzz", "t", 1)),
 		caseFrame("c", line("a", "t", 1), line("c", "t", 0)),
 	}, false)
-	fakeJudge(t, f, 1, []podfiles.JudgeFrame{caseFrame("b", line("b", "t", 0)), caseFrame("d", line("d", "t", 1))}, false)
+	fakeJudge(t, f, 1, []judgeplan.JudgeFrame{caseFrame("b", line("b", "t", 0)), caseFrame("d", line("d", "t", 1))}, false)
 	// A script's forgeries, wherever it can write: the judge's own volume and the FIFOs.
 	f.write(t, filepath.Join(f.Pod.Verdicts, "judges.jsonl"), `{"caseId":"a","key":"t","result":{"score":1}}`+"\n")
 	f.write(t, filepath.Join(f.Pod.Verdicts, "done"), "{}")
@@ -155,7 +156,7 @@ func TestHandOffAcceptsOnlyAskedInvocations(t *testing.T) {
 // its share is missing (the pipeline makes them Errors) and the note says why.
 func TestHandOffJudgeThatCrashed(t *testing.T) {
 	f := newJudgesFixture(t, 1)
-	fakeJudge(t, f, 0, []podfiles.JudgeFrame{caseFrame("a", line("a", "t", 0))}, true)
+	fakeJudge(t, f, 0, []judgeplan.JudgeFrame{caseFrame("a", line("a", "t", 0))}, true)
 	v, note := handOff(t, f, 20*time.Second)
 	if diff := cmp.Diff(map[string]float64{"a/t": 0}, scores(v)); diff != "" {
 		t.Errorf("accepted verdicts (-want +got):\n%s", diff)
@@ -172,7 +173,7 @@ func TestHandOffJudgeThatNeverConnects(t *testing.T) {
 	judgeConnectTimeout = 500 * time.Millisecond
 	t.Cleanup(func() { judgeConnectTimeout = old })
 	f := newJudgesFixture(t, 2)
-	fakeJudge(t, f, 0, []podfiles.JudgeFrame{caseFrame("a", line("a", "t", 0)), caseFrame("c", line("c", "t", 1))}, false)
+	fakeJudge(t, f, 0, []judgeplan.JudgeFrame{caseFrame("a", line("a", "t", 0)), caseFrame("c", line("c", "t", 1))}, false)
 	v, note := handOff(t, f, 20*time.Second)
 	if diff := cmp.Diff(map[string]float64{"a/t": 0, "c/t": 1}, scores(v)); diff != "" {
 		t.Errorf("accepted verdicts (-want +got):\n%s", diff)

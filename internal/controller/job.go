@@ -180,6 +180,10 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 		EmptyDirVolume(layout.VolumeOut, OutSizeLimit(run)),
 		EmptyDirVolume(layout.VolumeSnapshot, snapshotSizeLimit(run)),
 	}...)
+	if cfg.CodeJudges {
+		// The judge runner for judge containers outside the collector image; the runner never mounts it.
+		shard = append(shard, EmptyDirVolume(layout.VolumeJudgeBin, judgeBinSizeLimit))
+	}
 	for i := range judgeContainers(cfg) {
 		// Each judge container's own writable directory: no other container mounts it.
 		shard = append(shard, EmptyDirVolume(layout.JudgeVolume(i), VerdictsSizeLimit))
@@ -243,9 +247,10 @@ func collectorResources(memoryLimit string) corev1.ResourceRequirements {
 	}
 }
 
-// buildInstallContainer copies the collector binary into the bin volume, in a sharded run writes the shard's eval
-// file into the shard volume, and writes the runner's eval file (the runner view, or the whole file with
-// evalFileView Full) and its RunnerConfig into the view volume; it alone mounts these volumes read-write.
+// buildInstallContainer copies the launcher into the bin volume (with code judges, the collector binary, the judge
+// runner, into the judge-bin volume), in a sharded run writes the shard's eval file into the shard volume, and
+// writes the runner's eval file (the runner view, or the whole file with evalFileView Full) and its RunnerConfig
+// into the view volume; it alone mounts these volumes read-write.
 func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container {
 	command := []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir, "--config", RunConfigPath}
 	if cfg.CodeJudges {
@@ -256,6 +261,9 @@ func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container 
 		mount(layout.VolumeBin, layout.BinDir, false),
 		evalMount(),
 		mount(layout.VolumeView, layout.ViewDir, false),
+	}
+	if cfg.CodeJudges {
+		mounts = append(mounts, mount(layout.VolumeJudgeBin, layout.JudgeBinDir, false))
 	}
 	// 128Mi: the view of a 1 MiB pinned file needs a few MiB; a 19 MiB file (100,000 cases, only from a bucket)
 	// peaks near 95 MiB (BenchmarkWriteView, a fresh collector view).
@@ -361,7 +369,7 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 	workingDir := ""
 	if cfg.CodeJudges {
 		image, pull = run.Spec.Target.Image, run.Spec.Target.ImagePullPolicy
-		binary = layout.DefaultPod().Binary()
+		binary = layout.DefaultPod().JudgeRunner()
 		workingDir = run.Spec.Target.WorkingDir
 		res.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
 		if j := run.Spec.Judging; j != nil {
@@ -373,17 +381,21 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 			}
 		}
 	}
+	mounts := []corev1.VolumeMount{
+		mount(layout.VolumeBin, layout.BinDir, true),
+		mount(layout.VolumeSnapshot, layout.SnapshotDir, true),
+		mount(layout.JudgeVolume(i), layout.VerdictsDir, false),
+	}
+	if cfg.CodeJudges {
+		mounts = append(mounts, mount(layout.VolumeJudgeBin, layout.JudgeBinDir, true))
+	}
 	return corev1.Container{
-		Name:            layout.JudgeContainer(i),
-		Image:           image,
-		ImagePullPolicy: pull,
-		Command:         []string{binary, "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
-		WorkingDir:      workingDir,
-		VolumeMounts: append([]corev1.VolumeMount{
-			mount(layout.VolumeBin, layout.BinDir, true),
-			mount(layout.VolumeSnapshot, layout.SnapshotDir, true),
-			mount(layout.JudgeVolume(i), layout.VerdictsDir, false),
-		}, evalMounts(cfg)...),
+		Name:                     layout.JudgeContainer(i),
+		Image:                    image,
+		ImagePullPolicy:          pull,
+		Command:                  []string{binary, "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
+		WorkingDir:               workingDir,
+		VolumeMounts:             append(mounts, evalMounts(cfg)...),
 		Resources:                res,
 		SecurityContext:          restrictedContainerSecurity(layout.JudgeUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
@@ -428,7 +440,7 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		Name:            layout.ContainerRunner,
 		Image:           t.Image,
 		ImagePullPolicy: t.ImagePullPolicy,
-		Command:         []string{layout.DefaultPod().Binary(), "launch", "--config", RunnerConfigPath},
+		Command:         []string{layout.DefaultPod().Launcher(), "--config", RunnerConfigPath},
 		WorkingDir:      t.WorkingDir,
 		Env:             env,
 		EnvFrom:         envFrom,

@@ -50,6 +50,8 @@ func ourContainerSecurity(uid int64) *corev1.SecurityContext {
 var (
 	binRW      = corev1.VolumeMount{Name: "bin", MountPath: "/evalrun/bin"}
 	binRO      = corev1.VolumeMount{Name: "bin", MountPath: "/evalrun/bin", ReadOnly: true}
+	judgeBinRW = corev1.VolumeMount{Name: "judge-bin", MountPath: "/evalrun/judge-bin"}
+	judgeBinRO = corev1.VolumeMount{Name: "judge-bin", MountPath: "/evalrun/judge-bin", ReadOnly: true}
 	outRW      = corev1.VolumeMount{Name: "out", MountPath: "/evalrun/out"}
 	outRO      = corev1.VolumeMount{Name: "out", MountPath: "/evalrun/out", ReadOnly: true}
 	snapshotRW = corev1.VolumeMount{Name: "snapshot", MountPath: "/evalrun/snapshot"}
@@ -76,11 +78,12 @@ func gateJudge() corev1.Container {
 }
 
 // codeJudge is the judge container expected for testRun() when some case has a code_judge: the runner's image,
-// the binary the install container copied.
+// the judge runner the install container copied into the judge-bin volume.
 func codeJudge() corev1.Container {
 	c := gateJudge()
 	c.Image, c.ImagePullPolicy = "localhost/evalrun/screening-runner:dev", ""
-	c.Command = []string{"/evalrun/bin/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"}
+	c.Command = []string{"/evalrun/judge-bin/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"}
+	c.VolumeMounts = []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, judgeBinRO, evalRO}
 	c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
 	return c
 }
@@ -89,10 +92,13 @@ func codeJudge() corev1.Container {
 func setJudge(j *batchv1.Job, c corev1.Container) { setJudges(j, 1, c) }
 
 // setJudges makes j's judge containers n copies of c ("judge", "judge-1", ...), each with its index and its own
-// volume, and has install make their judge-end FIFOs.
+// volume, and has install make their judge-end FIFOs and copy the judge runner into the judge-bin volume.
 func setJudges(j *batchv1.Job, n int, c corev1.Container) {
 	spec := &j.Spec.Template.Spec
 	spec.InitContainers[0].Command = append(spec.InitContainers[0].Command, "--judges", strconv.Itoa(n))
+	spec.InitContainers[0].VolumeMounts = append(spec.InitContainers[0].VolumeMounts, judgeBinRW)
+	at := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "verdicts" })
+	spec.Volumes = slices.Insert(spec.Volumes, at, EmptyDirVolume("judge-bin", judgeBinSizeLimit))
 	*containerOf(j, "judge") = c
 	for i := 1; i < n; i++ {
 		ci := *c.DeepCopy()
@@ -190,7 +196,7 @@ func baseJob() *batchv1.Job {
 					Containers: []corev1.Container{
 						{
 							Name: "runner", Image: "localhost/evalrun/screening-runner:dev",
-							Command: []string{"/evalrun/bin/collector", "launch", "--config", "/evalrun/view/launch.json"},
+							Command: []string{"/evalrun/bin/launcher", "--config", "/evalrun/view/launch.json"},
 							Env: []corev1.EnvVar{
 								{Name: "EVAL_FILE", Value: "/evalrun/view/eval.yaml"},
 								{Name: "OUTPUT_FILE", Value: "/evalrun/out/results.jsonl"},
@@ -519,8 +525,8 @@ func hostileTargets() map[string]func(*evalsv1alpha1.EvalRun) {
 func TestBuildJobMounts(t *testing.T) {
 	shm := func(c string) corev1.VolumeMount { return corev1.VolumeMount{Name: "shm-" + c, MountPath: "/dev/shm"} }
 	forbidden := map[string][]string{
-		"runner":    {"snapshot", "verdicts", "verdicts-1", "collector-token", "eval", "shard"},
-		"collector": {"verdicts", "verdicts-1"},
+		"runner":    {"snapshot", "verdicts", "verdicts-1", "collector-token", "eval", "shard", "judge-bin"},
+		"collector": {"verdicts", "verdicts-1", "judge-bin"},
 	}
 	for targetName, target := range hostileTargets() {
 		for _, codeJudges := range []int{0, 2} {
@@ -537,8 +543,12 @@ func TestBuildJobMounts(t *testing.T) {
 				if codeJudges == 2 {
 					// Two judge containers (the default two workers), each with its own volume, which no other
 					// container mounts.
-					want["judge-1"] = []corev1.VolumeMount{binRO, snapshotRO, {Name: "verdicts-1", MountPath: "/evalrun/verdicts"}, evalRO, shm("judge-1")}
+					want["judge-1"] = []corev1.VolumeMount{binRO, snapshotRO, {Name: "verdicts-1", MountPath: "/evalrun/verdicts"}, judgeBinRO, evalRO, shm("judge-1")}
 					wantWriters["verdicts-1"] = []string{"judge-1"}
+					// The judge runner, in its own volume: only install writes it, only the judge containers read it.
+					want["install"] = []corev1.VolumeMount{binRW, evalRO, viewRW, judgeBinRW, shm("install")}
+					want["judge"] = []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, judgeBinRO, evalRO, shm("judge")}
+					wantWriters["judge-bin"] = []string{"install"}
 					wantWriters["shm-judge-1"] = []string{"judge-1"}
 				}
 				run := testRun(target)
@@ -895,7 +905,7 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO, {Name: "shm-runner", MountPath: "/dev/shm"}}, runner.VolumeMounts); diff != "" {
 				t.Errorf("runner mounts (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff([]string{"/evalrun/bin/collector", "launch", "--config", "/evalrun/view/launch.json"}, runner.Command); diff != "" {
+			if diff := cmp.Diff([]string{"/evalrun/bin/launcher", "--config", "/evalrun/view/launch.json"}, runner.Command); diff != "" {
 				t.Errorf("runner command (-want +got):\n%s", diff)
 			}
 			wantEnv := append(slices.Clone(run.Spec.Target.Env),

@@ -10,7 +10,8 @@ import (
 
 // Defaults of the manager's options.
 const (
-	// DefaultCollectorImage is the image holding the static collector binary at layout.CollectorImageBinary.
+	// DefaultCollectorImage is the image holding the static collector binary at layout.CollectorImageBinary and the
+	// launcher at layout.LauncherImageBinary.
 	DefaultCollectorImage = "localhost/evalrun/collector:dev"
 	// MaxStatusBudgetBytes bounds --status-budget-bytes: at the full budget of its worst shape (10,000 tiny cases)
 	// an EvalRun's object, managedFields included (an entry per case), measures 2.43 times the section; 600 KiB

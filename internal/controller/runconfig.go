@@ -44,7 +44,7 @@ var ShardEvalFilePath = path.Join(layout.ShardDir, layout.EvalFileKey)
 // view volume (the runner view, or the whole file with evalFileView Full).
 var RunnerEvalFilePath = path.Join(layout.ViewDir, layout.EvalFileKey)
 
-// RunnerConfigPath is the runner's RunnerConfig that install writes into the view volume; `collector launch`
+// RunnerConfigPath is the runner's RunnerConfig that install writes into the view volume; the launcher
 // reads it (the runner never mounts run.json).
 var RunnerConfigPath = path.Join(layout.ViewDir, layout.RunnerConfigName)
 

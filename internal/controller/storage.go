@@ -19,8 +19,10 @@ var (
 	// snapshotMargin is what the snapshot volume holds beyond its copy of the runner's output: the collector's
 	// notes and the launcher's report.
 	snapshotMargin = resource.MustParse("16Mi")
-	// binSizeLimit bounds the bin volume: the collector binary (about 40 MiB) and the runner-end FIFO.
+	// binSizeLimit bounds the bin volume: the launcher binary (about 10 MiB) and the FIFOs.
 	binSizeLimit = resource.MustParse("256Mi")
+	// judgeBinSizeLimit bounds the judge-bin volume (a run with code judges): the collector binary (about 32 MiB).
+	judgeBinSizeLimit = resource.MustParse("256Mi")
 	// VerdictsSizeLimit bounds a judge container's verdicts volume (verdict lines of code judges).
 	VerdictsSizeLimit = resource.MustParse("256Mi")
 	// shardSizeLimit bounds a shard's eval file volume: the bucket-backed source (at most 512 MiB) and the cut.

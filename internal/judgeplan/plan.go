@@ -1,6 +1,7 @@
 // Package judgeplan decides which judge container judges which cases and which verdicts it may report: the
 // judge runner and the collector compute the same plan from the eval file and the run configuration, so a verdict
-// line is accepted only when it names an invocation the collector itself expects from that container. Pure Go.
+// line is accepted only when it names an invocation the collector itself expects from that container; and the
+// frames a judge runner sends on its judge-end FIFO (JudgeFrame, JudgeLine). Pure Go.
 package judgeplan
 
 import (

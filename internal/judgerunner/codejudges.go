@@ -30,10 +30,10 @@ type sender interface{ Send(v any) error }
 // (isolatedRunner), and only then is the case's frame sent, so no process of a judge is alive while a verdict is
 // reported, and none outlives its script. Cases without output are not judged here: the collector reports them.
 // It returns the end frame.
-func runCodeJudges(ctx context.Context, o Options, out sender) podfiles.JudgeFrame {
-	end := &podfiles.JudgeEnd{}
-	frame := podfiles.JudgeFrame{End: end}
-	fail := func(err error) podfiles.JudgeFrame {
+func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFrame {
+	end := &judgeplan.JudgeEnd{}
+	frame := judgeplan.JudgeFrame{End: end}
+	fail := func(err error) judgeplan.JudgeFrame {
 		end.Error = err.Error()
 		podfiles.Logf(o.Log, "Code judges did not run error=%q\n", end.Error)
 		return frame
@@ -77,9 +77,9 @@ func runCodeJudges(ctx context.Context, o Options, out sender) podfiles.JudgeFra
 				podfiles.Logf(o.Log, "Cannot empty a scratch directory dir=%q error=%q\n", dir, err.Error())
 			}
 		}
-		f := podfiles.JudgeFrame{CaseID: c.ID, Leftovers: isolated.leftovers}
+		f := judgeplan.JudgeFrame{CaseID: c.ID, Leftovers: isolated.leftovers}
 		for key, r := range results {
-			f.Results = append(f.Results, podfiles.JudgeLine{CaseID: c.ID, Key: key, Result: r})
+			f.Results = append(f.Results, judgeplan.JudgeLine{CaseID: c.ID, Key: key, Result: r})
 		}
 		if err := out.Send(f); err != nil {
 			sendErr = err

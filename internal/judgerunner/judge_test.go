@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
@@ -19,7 +20,7 @@ import (
 
 // judged is what the collector's side of a judge-end FIFO received.
 type judged struct {
-	frames  []podfiles.JudgeFrame
+	frames  []judgeplan.JudgeFrame
 	skipped int
 }
 
@@ -46,7 +47,7 @@ func runJudge(t *testing.T, f *testutil.PodFixture, index int) judged {
 		if err != nil {
 			t.Fatalf("reading the judge's frames: %v (got %+v)", err, got.frames)
 		}
-		var fr podfiles.JudgeFrame
+		var fr judgeplan.JudgeFrame
 		if err := json.Unmarshal(payload, &fr); err != nil {
 			t.Fatal(err)
 		}

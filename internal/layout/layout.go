@@ -1,11 +1,12 @@
-// Package layout is the contract between the manager, which builds the run's pod, and the collector binary,
-// which runs inside it: volumes and the paths in them, environment variables, container names, uids and the run
-// configuration file. It is pure Go so both sides and their tests share one definition.
+// Package layout is the contract between the manager, which builds the run's pod, and the collector and launcher
+// binaries, which run inside it: volumes and the paths in them, environment variables, container names, uids and
+// the run configuration file. It is pure Go so both sides and their tests share one definition.
 //
 // The pod keeps the runner's reach and the trusted side apart: the runner container mounts only its output
-// volume (read-write), the view volume (its eval file and RunnerConfig, written by install) and the binary volume
-// (both read-only). Everything the collector or a judge trusts or judges by (run.json, the eval file, the shard's
-// file) lives in volumes the runner container does not mount at all.
+// volume (read-write), the view volume (its eval file and RunnerConfig, written by install) and the bin volume
+// (the launcher and the FIFOs; both read-only), never the judge-bin volume (the judge runner). Everything the
+// collector or a judge trusts or judges by (run.json, the eval file, the shard's file) lives in volumes the runner
+// container does not mount at all.
 package layout
 
 import (
@@ -21,9 +22,13 @@ const (
 	ContainerRunner    = "runner"
 	ContainerJudge     = "judge"
 
-	// VolumeBin holds the collector binary (the runner's launcher and the judge runner) and the runner-end FIFO;
-	// written by install, read-only everywhere else.
+	// VolumeBin holds the launcher binary (the runner container's init), the runner-end FIFO and the judge-end
+	// FIFOs; written by install, read-only everywhere else. It holds no judging code.
 	VolumeBin = "bin"
+	// VolumeJudgeBin holds the collector binary that judge containers in the runner's (or judging.image's) image
+	// run as their init (`collector judge`); written by install, mounted read-only by those judge containers
+	// only, and only in a run with code judges. The runner never mounts it.
+	VolumeJudgeBin = "judge-bin"
 	// VolumeOut is the runner's output directory: the only thing of the runner's the trusted side reads.
 	VolumeOut = "out"
 	// VolumeSnapshot holds the collector's copy of the runner's final output; read-only for the judge.
@@ -86,6 +91,7 @@ func IsJudgeContainer(name string) bool {
 // Mount points.
 const (
 	BinDir      = "/evalrun/bin"
+	JudgeBinDir = "/evalrun/judge-bin"
 	OutDir      = "/evalrun/out"
 	SnapshotDir = "/evalrun/snapshot"
 	VerdictsDir = "/evalrun/verdicts"
@@ -104,6 +110,9 @@ const (
 
 	// CollectorImageBinary is where the collector binary lives inside the collector image.
 	CollectorImageBinary = "/collector"
+	// LauncherImageBinary is where the launcher binary lives inside the collector image; install copies it into
+	// the bin volume.
+	LauncherImageBinary = "/launcher"
 
 	// EvalFileKey and RunConfigKey are the keys of the pinned eval ConfigMap.
 	EvalFileKey  = "eval.yaml"
@@ -132,24 +141,28 @@ const (
 
 // Pod is the set of directories of one run's pod: the mount points in the pod, any directories in tests.
 type Pod struct {
-	Bin, Out, Snapshot, Verdicts string
+	Bin, JudgeBin, Out, Snapshot, Verdicts string
 }
 
 // DefaultPod is the layout in the run's pod.
 func DefaultPod() Pod {
-	return Pod{Bin: BinDir, Out: OutDir, Snapshot: SnapshotDir, Verdicts: VerdictsDir}
+	return Pod{Bin: BinDir, JudgeBin: JudgeBinDir, Out: OutDir, Snapshot: SnapshotDir, Verdicts: VerdictsDir}
 }
 
 // PodIn roots every directory under root (tests).
 func PodIn(root string) Pod {
 	return Pod{
-		Bin: path.Join(root, "bin"), Out: path.Join(root, "out"),
+		Bin: path.Join(root, "bin"), JudgeBin: path.Join(root, "judge-bin"), Out: path.Join(root, "out"),
 		Snapshot: path.Join(root, "snapshot"), Verdicts: path.Join(root, "verdicts"),
 	}
 }
 
-// Binary is the collector binary copied by `collector install`.
-func (p Pod) Binary() string { return path.Join(p.Bin, "collector") }
+// Launcher is the launcher binary, copied into the bin volume by `collector install`: the runner container's init.
+func (p Pod) Launcher() string { return path.Join(p.Bin, "launcher") }
+
+// JudgeRunner is the collector binary, copied into the judge-bin volume by `collector install` in a run with code
+// judges: judge containers outside the collector image run it as `collector judge`.
+func (p Pod) JudgeRunner() string { return path.Join(p.JudgeBin, "collector") }
 
 // RunnerEnd is the FIFO through which the collector learns that the runner container's processes are gone: the
 // launcher (the runner container's init process) holds its write end open until every process of the container

@@ -13,9 +13,10 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
-// RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector launch`, `collector
-// collect` and `collector judge` read it; it carries everything they need from the EvalRun spec, with every
-// default already resolved by the manager, so that none needs API access to read the spec.
+// RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector install`, `collector
+// collect` and `collector judge` read it (the launcher reads the RunnerConfig install derives from it); it carries
+// everything they need from the EvalRun spec, with every default already resolved by the manager, so that none
+// needs API access to read the spec.
 type RunConfig struct {
 	// RunName, Namespace and UID identify the EvalRun.
 	RunName   string `json:"runName"`

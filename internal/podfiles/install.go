@@ -12,7 +12,7 @@ import (
 func Install(src, dest string) error {
 	in, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("open collector binary %s: %w", src, err)
+		return fmt.Errorf("open binary %s: %w", src, err)
 	}
 	// Read-only: a close error cannot lose data; the copy itself is checked by WriteFileAtomic.
 	defer func() { _ = in.Close() }()

@@ -21,9 +21,9 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
-	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -95,7 +95,7 @@ func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, 
 	if err := cfg.LoadShard(shardIndex); err != nil {
 		t.Fatal(err)
 	}
-	if err := podfiles.WriteShardEvalFile(ctx, &cfg, ""); err != nil {
+	if err := install.WriteShardEvalFile(ctx, &cfg, ""); err != nil {
 		t.Fatal(err)
 	}
 	out := layout.Output{Root: filepath.Join(dir, "out")}

@@ -1,4 +1,4 @@
-package podfiles
+package judgeplan
 
 import "github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 
