@@ -48,7 +48,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	schedule := &evalsv1alpha1.EvalSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "beside", Namespace: fineNS},
 		Spec: evalsv1alpha1.EvalScheduleSpec{Schedule: "* * * * *", ConcurrencyPolicy: evalsv1alpha1.ConcurrencyForbid,
-			Template: evalsv1alpha1.EvalRunTemplate{Spec: MakeEvalRun("template", fineNS).Obj().Spec}},
+			Template: evalsv1alpha1.EvalRunTemplate{Spec: MakeEvalRun("template", fineNS).Inline(sampleEvalFile(t)).Obj().Spec}},
 	}
 	if err := k8s.Create(ctx, schedule); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 3 {
 		name := fmt.Sprintf("fine-%d", i)
-		create(t, MakeEvalRun(name, fineNS).Obj())
+		create(t, MakeEvalRun(name, fineNS).Inline(sampleEvalFile(t)).Obj())
 		wg.Go(func() {
 			run := waitFinished(t, fineNS, name, runTimeout)
 			expectCondition(t, run, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
