@@ -163,7 +163,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), facts.codeJudgeCases, r.opts)
 	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
 	if plan != nil {
-		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.record
+		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
 	}
 	cm, err := BuildEvalConfigMap(run, pinData, cfg)
 	if err != nil {

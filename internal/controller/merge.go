@@ -148,6 +148,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		}
 	}
 	names = append(names, cfg.CarriedConfigMaps...)
+	objects = append(objects, cfg.CarriedObjects...)
 	if at.IsZero() {
 		at = metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
 	}

@@ -1,8 +1,11 @@
 package controller
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,7 +17,9 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -27,9 +32,11 @@ type resumePlan struct {
 	// run are the case ids to run, in file order; keep selects their indexes in the eval file.
 	run  []string
 	keep map[int]bool
-	// carried are the ConfigMaps holding the carried results (gzip'd JSONL, each result marked carriedFrom).
-	carried []*corev1.ConfigMap
-	record  *evalsv1alpha1.ResumeStatus
+	// carried are the ConfigMaps holding the carried results (gzip'd JSONL, each result marked carriedFrom), or,
+	// for a run that stores its results in a bucket, carriedObjects are the objects holding them, in its bucket.
+	carried        []*corev1.ConfigMap
+	carriedObjects []string
+	record         *evalsv1alpha1.ResumeStatus
 }
 
 // planResume reads the earlier run named by spec.resume.from and decides, for the eval file's case ids (its sha256
@@ -96,6 +103,20 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 		plan.run = append(plan.run, id)
 		plan.keep[i] = true
 	}
+	plan.record = &evalsv1alpha1.ResumeStatus{From: from, FromUID: string(src.UID), Cases: mode,
+		Ran: int32(len(plan.run)), Carried: int32(len(lines))}
+	if run.Spec.Storage != nil {
+		// A run whose results are in a bucket keeps per-case data out of etcd: the carried results are copied
+		// into its own bucket objects, however many.
+		if len(lines) > 0 {
+			uri, err := r.storeCarried(ctx, run, lines)
+			if err != nil {
+				return nil, nil, err
+			}
+			plan.carriedObjects = []string{uri}
+		}
+		return plan, nil, nil
+	}
 	names := NamesFor(run.Name)
 	cmNames := make([]string, ResultConfigMapCount(len(lines)))
 	for i := range cmNames {
@@ -110,9 +131,41 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 			Immutable: ptr.To(true), BinaryData: map[string][]byte{layout.ResultsKey: ch.Data}}
 		plan.carried = append(plan.carried, cm)
 	}
-	plan.record = &evalsv1alpha1.ResumeStatus{From: from, FromUID: string(src.UID), Cases: mode,
-		Ran: int32(len(plan.run)), Carried: int32(len(lines))}
 	return plan, nil, nil
+}
+
+// storeCarried writes the carried result lines as one gzip'd JSONL object of run's bucket
+// (objstore.RunRef.CarriedResultsKey), within the run's bucket call bounds, and returns its s3:// URI. The key is
+// the run's own, so a retry writes the same object again.
+func (r *EvalRunReconciler) storeCarried(ctx context.Context, run *evalsv1alpha1.EvalRun, lines [][]byte) (string, error) {
+	st := run.Spec.Storage.S3
+	store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, st)
+	if err == nil && missing != "" {
+		err = errors.New(missing)
+	}
+	if err != nil {
+		return "", onBucket(st.Endpoint, "opening the bucket for the carried results", err)
+	}
+	key, err := objstore.RunRef{Namespace: run.Namespace, Name: run.Name, UID: string(run.UID)}.CarriedResultsKey()
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	for _, l := range lines {
+		if _, err := zw.Write(append(l, '\n')); err != nil {
+			return "", err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	bctx, cancel := r.bucketContext(ctx, run)
+	defer cancel()
+	if err := store.Put(bctx, key, &buf, "application/gzip"); err != nil {
+		return "", onBucket(st.Endpoint, "storing the carried results "+store.URI(key), err)
+	}
+	return store.URI(key), nil
 }
 
 // carried reports whether an earlier result is kept by a resume in mode: Missing keeps every result that has a

@@ -59,6 +59,10 @@ type RunConfig struct {
 	AllCaseIDs []string `json:"allCaseIds,omitempty"`
 	// CarriedConfigMaps hold the results a resumed run carries from the earlier run, written by the manager.
 	CarriedConfigMaps []string `json:"carriedConfigMaps,omitempty"`
+	// CarriedObjects, in a resumed run that stores its results in a bucket, are the s3:// URIs of the objects
+	// (gzip'd JSONL) holding the carried results, in this run's bucket, written by the manager; such a run has no
+	// CarriedConfigMaps.
+	CarriedObjects []string `json:"carriedObjects,omitempty"`
 	// Resume records what a resumed run took from the earlier run.
 	Resume *evalsv1alpha1.ResumeStatus `json:"resume,omitempty"`
 	// EvalObject, when set, is the bucket object that holds the eval file (spec.evalFile.s3): install downloads

@@ -90,6 +90,17 @@ func (r RunRef) ShardSummaryKey(index int) (string, error) {
 	return p + SummaryObject, nil
 }
 
+// CarriedResultsKey is the key of the results a resumed run carries from the earlier run,
+// "<namespace>/<name>/<uid>/carried/results.jsonl.gz": the manager copies them there, so the run stands alone
+// when the earlier run and its objects are deleted.
+func (r RunRef) CarriedResultsKey() (string, error) {
+	p, err := r.Prefix()
+	if err != nil {
+		return "", err
+	}
+	return p + "carried/" + ResultsObject, nil
+}
+
 // cleanPrefix returns the store prefix as it is put before keys: "" or the segments joined by "/" with a trailing
 // "/". Slashes at the ends of p are dropped; anything else that checkSegments refuses is an error.
 func cleanPrefix(p string) (string, error) {

@@ -11,6 +11,9 @@
 //
 // With --api-key-file (or JUDGE_API_KEY), requests without "Authorization: Bearer <key>" get 401. Usage counts are
 // the prompt's and the reply's words. It serves /healthz for probes and logs one line per request (never the key).
+//
+// With --black-hole ADDR it also listens on ADDR as a dependency that hangs: it accepts every TCP connection and
+// never answers nor closes it (the hung bucket or LLM endpoint of the fault tests).
 package main
 
 import (
@@ -19,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -29,7 +33,16 @@ import (
 func main() {
 	listen := flag.String("listen", ":8080", "address to listen on")
 	keyFile := flag.String("api-key-file", "", "file holding the API key requests must send (default $JUDGE_API_KEY; none: no check)")
+	blackHole := flag.String("black-hole", "", "also listen on this address, accepting connections and never answering them")
 	flag.Parse()
+	if *blackHole != "" {
+		ln, err := net.Listen("tcp", *blackHole)
+		if err != nil {
+			log.Fatalf("judgeserver: %v", err)
+		}
+		log.Printf("judgeserver: black hole on %s", *blackHole)
+		go swallow(ln)
+	}
 	key := os.Getenv("JUDGE_API_KEY")
 	if *keyFile != "" {
 		b, err := os.ReadFile(*keyFile)
@@ -44,6 +57,19 @@ func main() {
 	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Printf("judgeserver: listening on %s (key check %v)", *listen, key != "")
 	log.Fatal(srv.ListenAndServe())
+}
+
+// swallow accepts every connection on ln and holds it open without reading or writing, for ever.
+func swallow(ln net.Listener) {
+	var held []net.Conn
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			log.Fatalf("judgeserver: black hole: %v", err)
+		}
+		held = append(held, c)
+		log.Printf("judgeserver: black hole holds %d connections", len(held))
+	}
 }
 
 type request struct {
