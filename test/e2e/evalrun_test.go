@@ -114,8 +114,8 @@ func expectDiff(t *testing.T, what string, want, got any) {
 // 1. Happy path: the sample run.
 func TestHappyPath(t *testing.T) {
 	ns := newNamespace(t, "happy", nil)
-	run := MakeEvalRun("screening", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").
-		Healthcheck("/app/screening-runner --healthcheck").Obj()
+	run := sampleRun("screening", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").
+		Healthcheck("/app/screening-runner --healthcheck").HealthcheckTimeout(30).Obj()
 	created := time.Now()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
@@ -203,7 +203,7 @@ func reportTimings(t *testing.T, ns string, run *evalsv1alpha1.EvalRun, created,
 func TestInvalidOutput(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "invalid", nil)
-	run := MakeEvalRun("invalid", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --invalid-line").Obj()
+	run := sampleRun("invalid", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --invalid-line").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -225,7 +225,7 @@ func TestInvalidOutput(t *testing.T) {
 func TestRunnerFailed(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "failed", nil)
-	run := MakeEvalRun("failed", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --fail-after 3").Obj()
+	run := sampleRun("failed", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --fail-after 3").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -250,7 +250,7 @@ func TestRunnerFailed(t *testing.T) {
 func TestRunnerOOMKilled(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "oom", nil)
-	run := MakeEvalRun("oom", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --oom-after 2").MemoryLimit("48Mi").Obj()
+	run := sampleRun("oom", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --oom-after 2").MemoryLimit("48Mi").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -263,7 +263,7 @@ func TestRunnerOOMKilled(t *testing.T) {
 func TestDeadlineExceeded(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "deadline", nil)
-	run := MakeEvalRun("deadline", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --hang-after 2").Deadline(15).Obj()
+	run := sampleRun("deadline", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --hang-after 2").ActiveDeadline(15).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -275,7 +275,7 @@ func TestDeadlineExceeded(t *testing.T) {
 func TestImagePullFailed(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "pull", nil)
-	run := MakeEvalRun("pull", ns).Inline(sampleEvalFile(t)).Image("localhost/evalrun/does-not-exist:dev").Obj()
+	run := sampleRun("pull", ns).Inline(sampleEvalFile(t)).Image("localhost/evalrun/does-not-exist:dev").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, 3*time.Minute)
 
@@ -288,7 +288,7 @@ func TestCollectorKilledDuringCollection(t *testing.T) {
 	ns := newNamespace(t, "collector", nil)
 	evalText := generatedEvalFile(3000)
 	createEvalConfigMap(t, ns, "eval", evalText)
-	run := MakeEvalRun("collector", ns).FromConfigMap("eval", "eval.yaml").Obj()
+	run := sampleRun("collector", ns).FromConfigMap("eval", "eval.yaml").Obj()
 	create(t, run)
 
 	// The collector notes the runner's end in its snapshot volume (an emptyDir on this host) before it copies and
@@ -375,7 +375,7 @@ func collectorPID(podUID string) (int, error) {
 // 8. The manager restarts mid-run: no duplicate Job, the run completes.
 func TestManagerRestartMidRun(t *testing.T) {
 	ns := newNamespace(t, "restart", nil)
-	run := MakeEvalRun("restart", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
+	run := sampleRun("restart", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
 	create(t, run)
 	waitPod(t, ns, run.Name)
 
@@ -429,7 +429,7 @@ func TestRestrictedNamespace(t *testing.T) {
 	ns := newNamespace(t, "restricted", map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest",
 	})
-	run := MakeEvalRun("restricted", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run := sampleRun("restricted", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -446,8 +446,8 @@ func TestTokenIsolation(t *testing.T) {
 	ns := newNamespace(t, "token", nil)
 	// The runner refuses to run when a service-account mount is visible, so a leaked token fails the run.
 	check := `if [ -e /var/run/secrets/kubernetes.io/serviceaccount ]; then echo "service account mount visible to the runner" >&2; exit 3; fi; `
-	run := MakeEvalRun("token", ns).Inline(sampleEvalFile(t)).Command(check + sampleCommand).MinPassRate("0.8").Obj()
-	other := MakeEvalRun("other", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run := sampleRun("token", ns).Inline(sampleEvalFile(t)).Command(check + sampleCommand).MinPassRate("0.8").Obj()
+	other := sampleRun("other", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	create(t, run)
 	create(t, other)
 	got := waitFinished(t, ns, run.Name, runTimeout)
@@ -511,7 +511,7 @@ func TestLargeRunTruncated(t *testing.T) {
 	ns := newNamespace(t, "large", nil)
 	const n = 5000
 	createEvalConfigMap(t, ns, "eval", generatedEvalFile(n))
-	run := MakeEvalRun("large", ns).FromConfigMap("eval", "eval.yaml").Obj()
+	run := sampleRun("large", ns).FromConfigMap("eval", "eval.yaml").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, 6*time.Minute)
 
@@ -613,9 +613,9 @@ func createEvalConfigMap(t *testing.T, ns, name, text string) {
 func TestPerCaseWorkers(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "percase", nil)
-	run := MakeEvalRun("percase", ns).Inline(sampleEvalFile(t)).
+	run := sampleRun("percase", ns).Inline(sampleEvalFile(t)).
 		Command("/app/screening-runner --eval {EVAL_FILE} --case {EVAL_ID} --output {OUTPUT_FILE}").
-		PerCase(3).Healthcheck("/app/screening-runner --healthcheck").MinPassRate("0.8").Obj()
+		PerCase(3).Healthcheck("/app/screening-runner --healthcheck").HealthcheckTimeout(30).MinPassRate("0.8").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 

@@ -57,7 +57,7 @@ func TestHostileForgedFilesAndExitCode(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "forge", nil)
 	cmd := `printf '{"id":"h1","text":"no"}\n{"id":"h2","text":"no"}\n' > {OUTPUT_FILE}; ` + forgeEverything + `exit 7`
-	run := MakeEvalRun("forge", ns).Inline(hostileEval(2, `cat >/dev/null; echo '{"score": 0}'`)).Command(cmd).Obj()
+	run := sampleRun("forge", ns).Inline(hostileEval(2, `cat >/dev/null; echo '{"score": 0}'`)).Command(cmd).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -90,7 +90,7 @@ func TestHostileSymlinksAndFIFO(t *testing.T) {
 		`h2) ln -sf /proc/self/environ {OUTPUT_FILE};; ` +
 		`h3) mkfifo {OUTPUT_FILE};; ` +
 		`*) echo yes > {OUTPUT_FILE};; esac`
-	run := MakeEvalRun("links", ns).Inline(hostileEval(4, "")).Command(cmd).PerCase(2).Obj()
+	run := sampleRun("links", ns).Inline(hostileEval(4, "")).Command(cmd).PerCase(2).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -114,7 +114,7 @@ func TestHostileSymlinksAndFIFO(t *testing.T) {
 func TestHostileBatchFIFO(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "fifo", nil)
-	run := MakeEvalRun("fifo", ns).Inline(hostileEval(2, "")).Command(`mkfifo {OUTPUT_FILE}`).Obj()
+	run := sampleRun("fifo", ns).Inline(hostileEval(2, "")).Command(`mkfifo {OUTPUT_FILE}`).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -134,7 +134,7 @@ func TestHostileLeftoverRewritesOutput(t *testing.T) {
 	cmd := `echo '{"id":"h1","text":"yes"}' > {OUTPUT_FILE}; ` +
 		// The pause lets setsid run before the runner exits, so the leftover has left the runner's process group.
 		`(setsid sh -c 'sleep 4; echo "{\"id\":\"h1\",\"text\":\"forged\"}" > /evalrun/out/results.jsonl' </dev/null >/dev/null 2>&1 &); sleep 1; exit 0`
-	run := MakeEvalRun("leftover", ns).Inline(hostileEval(1, judge)).Command(cmd).Obj()
+	run := sampleRun("leftover", ns).Inline(hostileEval(1, judge)).Command(cmd).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -152,7 +152,7 @@ func TestHostileLeftoverRewritesOutput(t *testing.T) {
 func TestRunnerAsOtherUser(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "uid", nil)
-	run := MakeEvalRun("uid", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run := sampleRun("uid", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	run.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](1000)}
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
