@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,6 +27,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // Scenarios that only touch their own namespace run in parallel (after the sequential ones: the happy path, whose
@@ -540,36 +538,8 @@ func expectAllResultsInConfigMaps(t *testing.T, run *evalsv1alpha1.EvalRun, n in
 	if ref == nil || len(ref.ConfigMaps) == 0 {
 		t.Fatalf("status.results names no ConfigMaps: %+v", ref)
 	}
-	ctx := ctxFor(t, time.Minute)
 	seen := map[string]int{}
-	for _, name := range ref.ConfigMaps {
-		var cm corev1.ConfigMap
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &cm); err != nil {
-			t.Fatalf("result ConfigMap %s: %v", name, err)
-		}
-		data, ok := cm.BinaryData[ref.Key]
-		if !ok {
-			continue // a pre-created ConfigMap the run did not need
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("ConfigMap %s: %v", name, err)
-		}
-		sc := bufio.NewScanner(zr)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var rec struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-				t.Fatalf("ConfigMap %s: a line is not JSON: %v", name, err)
-			}
-			seen[rec.ID]++
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatalf("ConfigMap %s: %v", name, err)
-		}
-	}
+	eachStoredResult(t, run, func(l *results.Line, _ []byte) { seen[l.ID]++ })
 	if len(seen) != n {
 		t.Errorf("the result ConfigMaps hold %d distinct ids, want %d", len(seen), n)
 	}

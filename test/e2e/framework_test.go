@@ -31,6 +31,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -154,6 +156,26 @@ func sampleEvalFile(t *testing.T) string {
 func sampleRun(name, namespace string) *testutil.EvalRunWrapper {
 	return testutil.MakeEvalRun(name, namespace).Image(runnerImage).PullPolicy(corev1.PullIfNotPresent).
 		Command(sampleCommand).ResultsDeadline(120)
+}
+
+// eachStoredResult calls f with every result line stored in the result ConfigMaps run's status names, read as
+// the product reads them (stored.EachChunk, results.EachLine; raw is valid only during the call), and fails the
+// test when one cannot be read.
+func eachStoredResult(t *testing.T, run *evalsv1alpha1.EvalRun, f func(l *results.Line, raw []byte)) {
+	t.Helper()
+	ref := run.Status.Results
+	if ref == nil {
+		return
+	}
+	err := stored.EachChunk(ctxFor(t, time.Minute), k8s, run, ref.ConfigMaps, nil, false, func(where string, data []byte) error {
+		if err := results.EachLine(data, func(l *results.Line, raw []byte) error { f(l, raw); return nil }); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the stored results: %v", err)
+	}
 }
 
 // create creates the run and fails the test on error.

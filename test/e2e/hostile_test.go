@@ -3,22 +3,18 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // The runner is untrusted: these scenarios are the attacks an agent under evaluation would try. Each asserts the
@@ -171,26 +167,7 @@ func expectNoSecrets(t *testing.T, run *evalsv1alpha1.EvalRun) {
 		t.Fatal(err)
 	}
 	texts := []string{string(status)}
-	if ref := run.Status.Results; ref != nil {
-		ctx := ctxFor(t, time.Minute)
-		for _, name := range ref.ConfigMaps {
-			var cm corev1.ConfigMap
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &cm); err != nil {
-				t.Fatalf("result ConfigMap %s: %v", name, err)
-			}
-			if data, ok := cm.BinaryData[ref.Key]; ok {
-				zr, err := gzip.NewReader(bytes.NewReader(data))
-				if err != nil {
-					t.Fatal(err)
-				}
-				sc := bufio.NewScanner(zr)
-				sc.Buffer(make([]byte, 1<<20), 16<<20)
-				for sc.Scan() {
-					texts = append(texts, sc.Text())
-				}
-			}
-		}
-	}
+	eachStoredResult(t, run, func(_ *results.Line, raw []byte) { texts = append(texts, string(raw)) })
 	// A JWT starts with the base64 of `{"alg":`; the environment holds the API server's address.
 	for _, secret := range []string{"eyJhbGciOi", "KUBERNETES_SERVICE_HOST", "EVALRUN_UID="} {
 		if slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, secret) }) {
