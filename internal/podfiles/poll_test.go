@@ -29,11 +29,17 @@ func TestWriteEndPollsEnd(t *testing.T) {
 		wantIs  error
 	}{
 		{name: "runner end: no reader within the timeout", wantErr: "the collector did not open the runner-end FIFO within 120ms",
-			open: func() (bool, error) { fd, err := HoldRunnerEnd(context.Background(), fifo, 120*time.Millisecond); return fd >= 0, err }},
+			open: func() (bool, error) {
+				fd, err := HoldRunnerEnd(context.Background(), fifo, 120*time.Millisecond)
+				return fd >= 0, err
+			}},
 		{name: "runner end: the context ends", wantIs: context.Canceled,
 			open: func() (bool, error) { fd, err := HoldRunnerEnd(canceled, fifo, time.Minute); return fd >= 0, err }},
 		{name: "runner end: no FIFO", wantErr: "open the runner-end FIFO " + missing,
-			open: func() (bool, error) { fd, err := HoldRunnerEnd(context.Background(), missing, time.Minute); return fd >= 0, err }},
+			open: func() (bool, error) {
+				fd, err := HoldRunnerEnd(context.Background(), missing, time.Minute)
+				return fd >= 0, err
+			}},
 		{name: "judge end: stopped", open: func() (bool, error) {
 			calls := 0
 			w, err := OpenJudgeEnd(context.Background(), fifo, func() bool { calls++; return calls == 3 })
