@@ -186,19 +186,21 @@ func run(ctx context.Context, cfg *config) (*Document, error) {
 	in.IDs = ids
 	// Step 2: the source of the responses.
 	doc := newDocument(cfg.mode)
-	var src pipeline.Source = pipeline.Batch{Path: cfg.output}
+	out := pipeline.Output{Batching: evalsv1alpha1.BatchingBatched, BatchPath: cfg.output}
 	if cfg.mode == modeSingle {
 		data, err := readSingle(ids[0], cfg.output)
 		if err != nil {
 			return nil, err
 		}
-		src = pipeline.PerCase{Read: func(string) ([]byte, error) {
+		out.Batching = evalsv1alpha1.BatchingPerCase
+		out.ReadCase = func(string) ([]byte, error) {
 			if data == nil {
 				return nil, os.ErrNotExist
 			}
 			return data, nil
-		}}
+		}
 	}
+	src := pipeline.SourceFor(out)
 	// Step 3: parse, claim, judge. With --format summary the cases are not kept, so that very large outputs are
 	// checked in bounded memory.
 	sink := &documentSink{keep: cfg.format != formatSummary, judged: in.Judge != nil}

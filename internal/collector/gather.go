@@ -124,15 +124,17 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	sink := &statusSink{builder: results.NewBuilder(opts)}
 	var tail results.Tail
 	noOutput := false
-	var src pipeline.Source = pipeline.Batch{Path: in.Output.BatchOutput()}
-	switch {
-	case cfg.Batching == string(evalsv1alpha1.BatchingPerCase):
-		src = pipeline.PerCase{Read: func(id string) ([]byte, error) {
+	shape := pipeline.Output{Batching: evalsv1alpha1.BatchingMode(cfg.Batching), BatchPath: in.Output.BatchOutput(),
+		ReadCase: func(id string) ([]byte, error) {
 			if err := snap.CaseErrors[id]; err != nil {
 				return nil, err
 			}
 			return pipeline.ReadBounded(in.Output.CaseOutput(id), maxCaseOutputBytes)
 		}}
+	src := pipeline.SourceFor(shape)
+	switch {
+	case shape.PerCase():
+		// Each case's own copy says whether it has output.
 	case snap.OutputErr != nil:
 		noOutput = true
 		tail.ParseErrorCount = 1

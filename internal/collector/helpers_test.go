@@ -1,32 +1,22 @@
 package collector
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"testing"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
-// decodeAll returns the stored result lines of a collection by case id.
+// decodeAll returns the stored result lines of a collection by case id, read as the manager and the plugin read
+// them (results.EachLine).
 func decodeAll(t *testing.T, g *Gathered) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, c := range g.Output.Chunks {
-		zr, err := gzip.NewReader(bytes.NewReader(c.Data))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := bufio.NewScanner(zr)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			var r struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-				t.Fatalf("stored line is not JSON: %v", err)
-			}
-			out[r.ID] = sc.Text()
+		if err := results.EachLine(c.Data, func(l *results.Line, raw []byte) error {
+			out[l.ID] = string(raw)
+			return nil
+		}); err != nil {
+			t.Fatalf("stored chunk for %s: %v", c.Destination, err)
 		}
 	}
 	return out

@@ -1,10 +1,13 @@
 package evalfile
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // Reading a large file, most of the work is per item and independent of the other items: reading its text into
@@ -48,10 +51,12 @@ type itemReader struct {
 	sg      *segmented
 	f       *File
 	batches []itemBatchState
-	// taken counts the batches handed to goroutines; slots bounds the batches read ahead.
+	// taken counts the batches handed to goroutines; slots bounds the batches read ahead (nil: next reads each
+	// batch itself); stopped ends the goroutines (stop).
 	taken   atomic.Int64
-	slots   chan struct{}
-	quit    chan struct{}
+	slots   *semaphore.Weighted
+	stopped context.Context
+	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	current int // the batch next is in, -1 before the first
 	// arena serves next when it reads batches itself.
@@ -65,7 +70,8 @@ func startItems(sg *segmented, f *File) *itemReader {
 		return nil
 	}
 	n := (len(sg.items) + itemBatch - 1) / itemBatch
-	r := &itemReader{sg: sg, f: f, batches: make([]itemBatchState, n), current: -1, quit: make(chan struct{})}
+	r := &itemReader{sg: sg, f: f, batches: make([]itemBatchState, n), current: -1}
+	r.stopped, r.cancel = context.WithCancel(context.Background())
 	for b := range r.batches {
 		r.batches[b].done = make(chan struct{})
 	}
@@ -73,10 +79,7 @@ func startItems(sg *segmented, f *File) *itemReader {
 	if workers <= 1 {
 		return r // next reads each batch itself when it reaches it
 	}
-	r.slots = make(chan struct{}, workers*maxItemBatchesAhead)
-	for range cap(r.slots) {
-		r.slots <- struct{}{}
-	}
+	r.slots = semaphore.NewWeighted(int64(workers * maxItemBatchesAhead))
 	r.wg.Add(workers)
 	for range workers {
 		go r.work(&fastArena{})
@@ -88,14 +91,8 @@ func startItems(sg *segmented, f *File) *itemReader {
 func (r *itemReader) work(a *fastArena) {
 	defer r.wg.Done()
 	for {
-		select {
-		case <-r.quit:
-			return
-		default:
-		}
-		select {
-		case <-r.slots:
-		case <-r.quit:
+		// Acquire fails once the reader stopped, even with a slot free.
+		if r.slots.Acquire(r.stopped, 1) != nil {
 			return
 		}
 		b := int(r.taken.Add(1) - 1)
@@ -124,7 +121,7 @@ func (r *itemReader) next(i int) *readItem {
 		if r.current >= 0 {
 			r.batches[r.current].items = nil
 			if r.slots != nil {
-				r.slots <- struct{}{}
+				r.slots.Release(1)
 			}
 		}
 		r.current = b
@@ -138,7 +135,7 @@ func (r *itemReader) next(i int) *readItem {
 
 // stop ends the reader's goroutines and waits for them.
 func (r *itemReader) stop() {
-	close(r.quit)
+	r.cancel()
 	r.wg.Wait()
 }
 

@@ -1,13 +1,6 @@
 package jsonlresult
 
-import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-)
+import "bytes"
 
 // DefaultMaxSingleBytes is the default size limit of a single-case output file.
 const DefaultMaxSingleBytes = 16 << 20
@@ -35,29 +28,4 @@ func ParseSingle(id string, data []byte) *Response {
 		r.Text = text
 	}
 	return r
-}
-
-// ParseSingleFile reads and parses one case's output file. It returns an error wrapping ErrNoOutputFile when the
-// file does not exist, and an error when it is larger than maxBytes (0 means DefaultMaxSingleBytes). Like
-// ParseBatchFile it trusts path.
-func ParseSingleFile(id, path string, maxBytes int) (*Response, error) {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxSingleBytes
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("case %q: %w: %s does not exist", id, ErrNoOutputFile, path)
-		}
-		return nil, fmt.Errorf("case %q: opening the output file: %w", id, err)
-	}
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, int64(maxBytes)+1))
-	if err != nil {
-		return nil, fmt.Errorf("case %q: reading the output file: %w", id, err)
-	}
-	if len(data) > maxBytes {
-		return nil, fmt.Errorf("case %q: the output file %s is larger than the limit of %d bytes", id, path, maxBytes)
-	}
-	return ParseSingle(id, data), nil
 }

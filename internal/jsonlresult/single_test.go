@@ -2,10 +2,6 @@ package jsonlresult
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,40 +81,5 @@ func TestParseSingleDoesNotAliasInput(t *testing.T) {
 	}
 	if diff := cmp.Diff(json.RawMessage(`{"a":1}`), got.OutputMessages[0].Content); diff != "" {
 		t.Errorf("content changed with the input (-want +got):\n%s", diff)
-	}
-}
-
-func TestParseSingleFile(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	ok := write("ok.out", `{"text":"fine"}`)
-	big := write("big.out", strings.Repeat("x", 101))
-
-	got, err := ParseSingleFile("c", ok, 0)
-	if err != nil {
-		t.Fatalf("ParseSingleFile: %v", err)
-	}
-	if diff := cmp.Diff(&Response{ID: "c", Text: "fine"}, got); diff != "" {
-		t.Errorf("ParseSingleFile mismatch (-want +got):\n%s", diff)
-	}
-
-	_, err = ParseSingleFile("c", filepath.Join(dir, "absent.out"), 0)
-	if !errors.Is(err, ErrNoOutputFile) || !strings.Contains(err.Error(), "the runner wrote no output file") {
-		t.Errorf("ParseSingleFile on a missing file = %v, want ErrNoOutputFile", err)
-	}
-	if _, err = ParseSingleFile("c", big, 100); err == nil || !strings.Contains(err.Error(), "larger than the limit of 100 bytes") {
-		t.Errorf("ParseSingleFile on a big file = %v, want a size error", err)
-	}
-	if got, err = ParseSingleFile("c", big, 101); err != nil || len(got.Text) != 101 {
-		t.Errorf("ParseSingleFile at the limit = %v, %v; want the whole content", got, err)
-	}
-	if _, err = ParseSingleFile("c", dir, 0); err == nil || errors.Is(err, ErrNoOutputFile) {
-		t.Errorf("ParseSingleFile on a directory = %v, want a read error", err)
 	}
 }

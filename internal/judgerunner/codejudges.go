@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
 )
@@ -88,22 +89,15 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 		end.Judged++
 		return nil
 	}
-	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
-		for _, id := range share {
-			resp, perr := jsonlresult.ParseSingleFile(id, o.Pod.SnapshotOutput().CaseOutput(id), 0)
-			if perr != nil {
-				continue // no usable output: the collector reports the case as an error
-			}
-			if err := judgeOne(file.Case(id), resp); err != nil {
-				break
-			}
-		}
-	} else if len(share) > 0 {
-		_, err := jsonlresult.ParseBatchFile(o.Pod.SnapshotOutput().BatchOutput(), share, jsonlresult.Options{},
-			func(resp *jsonlresult.Response) error { return judgeOne(file.Case(resp.ID), resp) })
-		if err != nil && !errors.Is(err, jsonlresult.ErrNoOutputFile) && sendErr == nil {
-			end.Error = "code judges: " + err.Error()
-		}
+	snapshot := o.Pod.SnapshotOutput()
+	src := pipeline.SourceFor(pipeline.Output{Batching: evalsv1alpha1.BatchingMode(cfg.Batching), BatchPath: snapshot.BatchOutput(),
+		ReadCase: func(id string) ([]byte, error) {
+			return pipeline.ReadBounded(snapshot.CaseOutput(id), jsonlresult.DefaultMaxSingleBytes)
+		}})
+	// A case without usable output is not judged here: the collector reports it as an error.
+	err = pipeline.Responses(src, share, func(resp *jsonlresult.Response) error { return judgeOne(file.Case(resp.ID), resp) })
+	if err != nil && sendErr == nil {
+		end.Error = "code judges: " + err.Error()
 	}
 	if sendErr != nil {
 		end.Error = "reporting verdicts: " + sendErr.Error()

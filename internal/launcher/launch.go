@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -264,28 +264,22 @@ func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 	n := int(cfg.Workers)
 	podfiles.Logf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
 	outcomes := make([]*layout.Outcome, len(l.ids))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out := l.runCase(ctx, l.ids[i], timeout)
-				outcomes[i] = &out
-			}
-		}()
-	}
-dispatch:
+	var g errgroup.Group
+	g.SetLimit(n)
 	for i := range l.ids {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break dispatch
+		if ctx.Err() != nil {
+			break // the container was asked to terminate: start no other case
 		}
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return nil // it was asked to while this case waited for a worker
+			}
+			out := l.runCase(ctx, l.ids[i], timeout)
+			outcomes[i] = &out
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait() // runCase reports through its outcome; no task fails
 	for i, out := range outcomes {
 		if out == nil {
 			continue // never started: the container was asked to terminate

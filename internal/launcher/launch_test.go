@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
@@ -177,6 +179,34 @@ func TestLaunchPerCase(t *testing.T) {
 	}
 	if rep.Invocations != 4 || rep.FailedCases != 1 || len(rep.Cases) != 1 || rep.Cases[0].ID != "gamma" || *rep.Cases[0].ExitCode != 4 {
 		t.Errorf("report %+v, want 4 invocations with gamma failing with exit 4", rep)
+	}
+}
+
+// TestLaunchPerCaseTerminated: once the container is asked to terminate (the context ends) while a case runs, no
+// other case starts; the report counts only the invocation that ran.
+func TestLaunchPerCaseTerminated(t *testing.T) {
+	f := newFixture(t, `sleep 0.5; echo done > {OUTPUT_FILE}`)
+	f.Config.Batching = "PerCase"
+	f.Config.Workers = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	started, running := filepath.Join(f.Dir, "started"), filepath.Join(f.Dir, "running")
+	if err := unix.Mkfifo(running, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.Config.CommandTemplate = `echo {EVAL_ID} >> ` + started + `; echo {EVAL_ID} > ` + running + `; ` + f.Config.CommandTemplate
+	go func() {
+		// Ask once the first case has started: its write into the FIFO waits for this reader.
+		if _, err := os.ReadFile(running); err == nil {
+			cancel()
+		}
+	}()
+	_, rep := f.launch(t, ctx)
+	data, err := os.ReadFile(started)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := strings.Fields(string(data)); len(ids) != 1 || rep.Invocations != 1 {
+		t.Errorf("cases started %q, report's invocations %d; want one case started and counted", ids, rep.Invocations)
 	}
 }
 

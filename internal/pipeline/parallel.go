@@ -2,10 +2,10 @@ package pipeline
 
 import (
 	"errors"
-	"sync"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -120,20 +120,15 @@ func judgeAll(r *run, cases []Case) {
 		}
 		return
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(n, len(cases)) {
-		wg.Go(func() {
-			for i := range next {
-				r.judge(&cases[i])
-			}
+	var g errgroup.Group
+	g.SetLimit(n)
+	for i := range cases {
+		g.Go(func() error {
+			r.judge(&cases[i])
+			return nil
 		})
 	}
-	for i := range cases {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait() // r.judge reports through the case; no task fails
 }
 
 // work judges and prepares batches until the jobs end.

@@ -9,13 +9,8 @@ package pipeline
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"runtime"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
@@ -104,30 +99,6 @@ type Result struct {
 
 // OK reports whether every requested case has a response and nothing in the output was invalid.
 func (r *Result) OK() bool { return r.MissingCount == 0 && r.ParseErrorCount == 0 && !r.NoOutput }
-
-// Source is where the runner's responses come from: Batch or PerCase.
-type Source interface {
-	read(ctx context.Context, r *run) error
-}
-
-// maxParseWorkers bounds the batch parser's decoding goroutines (see Batch): with 16 MiB lines, one line is decoded
-// while the workers judge and encode the one before (BenchmarkGatherLongLines: 20 such lines peak at 439 MiB RSS
-// under the collector's 512Mi limit with one parse worker, 534 MiB with two).
-const maxParseWorkers = 1
-
-// Batch is a JSONL batch output file. The path is opened as it is (symbolic links followed), so it must be a
-// file the caller trusts: the check command's argument or the collector's own snapshot, never the runner's volume.
-type Batch struct {
-	Path    string
-	Options jsonlresult.Options
-}
-
-// PerCase is one output file per requested case, read through Read. Read returns an error satisfying
-// errors.Is(err, os.ErrNotExist) for a case without output (the case is missing); any other error is that case's
-// read error, judged as an error and listed with the parse errors.
-type PerCase struct {
-	Read func(id string) ([]byte, error)
-}
 
 // Run collects the responses of src for in's requested ids and hands each requested case to sink. It returns an
 // error only when reading the output fails or sink does; what is wrong with the output itself is in the Result.
@@ -292,98 +263,4 @@ func (r *run) judge(c *Case) {
 		ec = r.in.File.CaseAt(i)
 	}
 	c.Result = r.in.Judge.JudgeCase(r.ctx, ec, c.Response, r.in.Recorded[id])
-}
-
-func (b Batch) read(ctx context.Context, r *run) error {
-	f, err := os.Open(b.Path)
-	if errors.Is(err, os.ErrNotExist) {
-		r.res.NoOutput = true
-		r.res.NoOutputErr = fmt.Errorf("%w: %s does not exist", jsonlresult.ErrNoOutputFile, b.Path)
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("opening the output file: %w", err)
-	}
-	// Read-only: a close error cannot lose data.
-	defer func() { _ = f.Close() }()
-	opts := b.Options
-	if opts.Workers <= 0 {
-		// Each parse worker may hold a chunk with a line of up to 16 MiB and its decoded record: the parser's
-		// memory grows with its workers, so their number does not follow the node's core count.
-		opts.Workers = min(runtime.GOMAXPROCS(0), maxParseWorkers)
-	}
-	var br *jsonlresult.BatchResult
-	if r.ids != nil {
-		br, err = jsonlresult.ParseBatchIndex(ctxReader{ctx, f}, r.ids, opts, r.respond)
-	} else {
-		br, err = jsonlresult.ParseBatch(ctxReader{ctx, f}, r.in.IDs, opts, r.respond)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", b.Path, err)
-	}
-	r.res.OutputSHA256 = br.OutputSHA256
-	r.res.ParseErrors, r.res.ParseErrorCount = br.ParseErrors, br.ParseErrorCount
-	r.res.UnexpectedIDs, r.res.UnexpectedCount = br.UnexpectedIDs, br.UnexpectedCount
-	return nil
-}
-
-func (p PerCase) read(ctx context.Context, r *run) error {
-	h := sha256.New()
-	var lenBuf [8]byte
-	for i, id := range r.in.IDs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		data, err := p.Read(id)
-		if errors.Is(err, os.ErrNotExist) {
-			continue // missing
-		}
-		h.Write([]byte(id))
-		binary.BigEndian.PutUint64(lenBuf[:], uint64(len(data)))
-		h.Write(lenBuf[:])
-		h.Write(data)
-		if err != nil {
-			if err := r.caseError(i, id, err); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := r.respond(jsonlresult.ParseSingle(id, data)); err != nil {
-			return err
-		}
-	}
-	r.res.OutputSHA256 = hex.EncodeToString(h.Sum(nil))
-	return nil
-}
-
-// ReadBounded reads the file at path, at most max bytes: a larger file is an error (with its first max bytes).
-// It follows symbolic links: for files the caller trusts.
-func ReadBounded(path string, max int) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	// Read-only: a close error cannot lose data.
-	defer func() { _ = f.Close() }()
-	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, fmt.Errorf("read the output file: %w", err)
-	}
-	if len(data) > max {
-		return data[:max], fmt.Errorf("the output file is larger than the limit of %d bytes", max)
-	}
-	return data, nil
-}
-
-// ctxReader stops reading once the context is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

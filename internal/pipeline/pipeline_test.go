@@ -14,6 +14,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 )
 
 // recordingSink records what the pipeline hands it, in commit order, and counts concurrent Prepare calls.
@@ -371,3 +372,7 @@ func TestLoadFileWhileReading(t *testing.T) {
 type sourceFunc func(ctx context.Context, r *run) error
 
 func (f sourceFunc) read(ctx context.Context, r *run) error { return f(ctx, r) }
+
+func (f sourceFunc) each([]string, func(*jsonlresult.Response) error) error {
+	return errors.New("sourceFunc reads only through Run")
+}

@@ -48,8 +48,7 @@ func TestResultsFromABucket(t *testing.T) {
 		}
 		uris = append(uris, store.URI(key))
 	}
-	run := testutil.MakeEvalRun("bucketed", ns).Obj()
-	run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket}
+	run := testutil.MakeEvalRun("bucketed", ns).Storage(bucket).Obj()
 	if err := c.Create(ctx, run); err != nil {
 		t.Fatal(err)
 	}

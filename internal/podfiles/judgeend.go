@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The judge-end FIFOs carry the code judges' verdicts from each judge container's judge runner to the collector,
@@ -56,36 +57,32 @@ type JudgeEndWriter struct {
 // the collector has opened the read end, stop returns true (nil, nil), or ctx ends. The descriptor is
 // close-on-exec, so no code_judge script inherits it.
 func OpenJudgeEnd(ctx context.Context, path string, stop func() bool) (*JudgeEndWriter, error) {
-	for {
-		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err == nil {
-			w := &JudgeEndWriter{fd: fd, key: make([]byte, 32)}
-			if _, err := rand.Read(w.key); err != nil {
-				_ = w.Close()
-				return nil, fmt.Errorf("make the judge-end key: %w", err)
-			}
-			if err := unix.SetNonblock(fd, false); err != nil {
-				_ = w.Close()
-				return nil, fmt.Errorf("open the judge-end FIFO %s: %w", path, err)
-			}
-			if err := w.write([]byte(judgeKeyPrefix + hex.EncodeToString(w.key) + "\n")); err != nil {
-				_ = w.Close()
-				return nil, err
-			}
-			return w, nil
+	fd, stopped := -1, false
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		var err error
+		if fd, err = openWriteEnd(path); err != nil {
+			return false, fmt.Errorf("open the judge-end FIFO %s: %w", path, err)
 		}
-		if !errors.Is(err, unix.ENXIO) && !errors.Is(err, unix.EINTR) {
-			return nil, fmt.Errorf("open the judge-end FIFO %s: %w", path, err)
-		}
-		if stop != nil && stop() {
-			return nil, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
+		stopped = fd < 0 && stop != nil && stop()
+		return fd >= 0 || stopped, nil
+	})
+	if err != nil || stopped {
+		return nil, err
 	}
+	w := &JudgeEndWriter{fd: fd, key: make([]byte, 32)}
+	if _, err := rand.Read(w.key); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("make the judge-end key: %w", err)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open the judge-end FIFO %s: %w", path, err)
+	}
+	if err := w.write([]byte(judgeKeyPrefix + hex.EncodeToString(w.key) + "\n")); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return w, nil
 }
 
 // Send writes v (JSON) as one frame: chunks of at most maxChunkData bytes, each one atomic write with a header

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The runner-end FIFO tells the collector, without trusting anything the runner can write, that every process of
@@ -43,24 +44,37 @@ func CreateRunnerEnd(path string) error {
 // without blocking fails with ENXIO until a reader exists), waiting at most timeout. The returned descriptor is
 // raw, so no finalizer closes it early; it is close-on-exec, so the runner's processes do not inherit it.
 func HoldRunnerEnd(ctx context.Context, path string, timeout time.Duration) (int, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-		if err == nil {
-			return fd, nil
+	fd := -1
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		var err error
+		fd, err = openWriteEnd(path)
+		if err != nil {
+			return false, fmt.Errorf("open the runner-end FIFO %s: %w", path, err)
 		}
-		if !errors.Is(err, unix.ENXIO) && !errors.Is(err, unix.EINTR) {
-			return -1, fmt.Errorf("open the runner-end FIFO %s: %w", path, err)
-		}
-		if time.Now().After(deadline) {
-			return -1, fmt.Errorf("the collector did not open the runner-end FIFO within %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return -1, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		return fd >= 0, nil
+	})
+	switch {
+	case err == nil:
+		return fd, nil
+	case !wait.Interrupted(err):
+		return -1, err
+	case ctx.Err() != nil:
+		return -1, ctx.Err()
 	}
+	return -1, fmt.Errorf("the collector did not open the runner-end FIFO within %s", timeout)
+}
+
+// openWriteEnd opens a FIFO's write end without blocking (close-on-exec): -1 and no error while no reader has
+// it open (ENXIO) or the open was interrupted.
+func openWriteEnd(path string) (int, error) {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENXIO) || errors.Is(err, unix.EINTR) {
+		return -1, nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return fd, nil
 }
 
 // WriteRunnerEnd writes a frame (EncodeFrame) into the runner-end FIFO through the launcher's descriptor (opened

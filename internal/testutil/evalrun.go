@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -103,13 +104,51 @@ func (w *EvalRunWrapper) Healthcheck(tmpl string) *EvalRunWrapper {
 	return w
 }
 
+// HealthcheckTimeout sets the healthcheck's timeoutSeconds (after Healthcheck).
+func (w *EvalRunWrapper) HealthcheckTimeout(seconds int32) *EvalRunWrapper {
+	w.Spec.Target.Healthcheck.TimeoutSeconds = ptr.To(seconds)
+	return w
+}
+
+// FromS3 takes the eval file from a bucket object with the given sha256 (hex).
+func (w *EvalRunWrapper) FromS3(bucket evalsv1alpha1.S3Bucket, key, sha256 string) *EvalRunWrapper {
+	w.Spec.EvalFile = evalsv1alpha1.EvalFileSource{S3: &evalsv1alpha1.S3Object{S3Bucket: bucket, Key: key, SHA256: sha256}}
+	return w
+}
+
+// Storage keeps the run's results in a bucket (spec.storage.s3).
+func (w *EvalRunWrapper) Storage(bucket evalsv1alpha1.S3Bucket) *EvalRunWrapper {
+	w.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket}
+	return w
+}
+
+// PullPolicy sets the runner image's pull policy.
+func (w *EvalRunWrapper) PullPolicy(p corev1.PullPolicy) *EvalRunWrapper {
+	w.Spec.Target.ImagePullPolicy = p
+	return w
+}
+
+// ResultsDeadline sets spec.resultsDeadlineSeconds.
+func (w *EvalRunWrapper) ResultsDeadline(seconds int32) *EvalRunWrapper {
+	w.Spec.ResultsDeadlineSeconds = ptr.To(seconds)
+	return w
+}
+
+// MinPassRate sets the success policy's minPassRate.
+func (w *EvalRunWrapper) MinPassRate(rate string) *EvalRunWrapper {
+	if w.Spec.SuccessPolicy == nil {
+		w.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{}
+	}
+	w.Spec.SuccessPolicy.MinPassRate = rate
+	return w
+}
+
 // Queue sets the Kueue queue name.
 func (w *EvalRunWrapper) Queue(name string) *EvalRunWrapper {
 	w.Spec.QueueName = name
 	return w
 }
 
-// Suspend sets spec.suspend.
 // Label sets a label on the EvalRun's metadata.
 func (w *EvalRunWrapper) Label(key, value string) *EvalRunWrapper {
 	if w.Labels == nil {
@@ -119,6 +158,7 @@ func (w *EvalRunWrapper) Label(key, value string) *EvalRunWrapper {
 	return w
 }
 
+// Suspend sets spec.suspend.
 func (w *EvalRunWrapper) Suspend(s bool) *EvalRunWrapper {
 	w.Spec.Suspend = ptr.To(s)
 	return w
@@ -134,6 +174,14 @@ func (w *EvalRunWrapper) ActiveDeadline(s int64) *EvalRunWrapper {
 func (w *EvalRunWrapper) Resources(r corev1.ResourceRequirements) *EvalRunWrapper {
 	w.Spec.Target.Resources = &r
 	return w
+}
+
+// MemoryLimit sets the runner's memory request and limit to q.
+func (w *EvalRunWrapper) MemoryLimit(q string) *EvalRunWrapper {
+	return w.Resources(corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)},
+	})
 }
 
 // Env adds an environment variable to the runner.

@@ -9,7 +9,9 @@ import (
 )
 
 // GunzipLines returns the lines of a gzip'd JSONL payload (a stored result chunk), failing the test when it is
-// not a complete gzip stream. Lines may be up to 1 MiB.
+// not a complete gzip stream. Lines may be up to 1 MiB. It is for the tests of the chunk writer, which must end
+// every stream; tests that read what a run stored read it as the product does, with results.EachLine (which
+// takes a stream cut short and cannot be imported here: the results package's own tests use this one).
 func GunzipLines(t testing.TB, data []byte) []string {
 	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(data))

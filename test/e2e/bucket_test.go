@@ -103,11 +103,10 @@ func TestResultsInBucket(t *testing.T) {
 	}
 	sum := sha256.Sum256([]byte(evalText))
 	bucket := evalsv1alpha1.S3Bucket{Endpoint: endpoint, Bucket: bucketName, CredentialsSecret: "evalrun-s3-credentials"}
-	run := MakeEvalRun("bucket", ns).Shards(2, 0).Command(probe + sampleCommand).Obj()
-	run.Spec.EvalFile = evalsv1alpha1.EvalFileSource{S3: &evalsv1alpha1.S3Object{S3Bucket: bucket, Key: "evals/screening.yaml", SHA256: hex.EncodeToString(sum[:])}}
 	results := bucket
 	results.Prefix = ptr.To("nightly")
-	run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: results}
+	run := sampleRun("bucket", ns).Shards(2, 0).Command(probe+sampleCommand).
+		FromS3(bucket, "evals/screening.yaml", hex.EncodeToString(sum[:])).Storage(results).Obj()
 	create(t, run)
 
 	// The same object with another expected sha256 fails before any pod, naming both digests.

@@ -68,7 +68,7 @@ func TestHostileCodeJudgeDaemonRewritesVerdicts(t *testing.T) {
 	daemon := `(setsid sh -c 'trap "" TERM; while :; do ` +
 		`for f in /evalrun/verdicts/judges.jsonl /evalrun/verdicts/*; do sed -i s/\"score\":0/\"score\":1/g "$f"; done 2>/dev/null; ` +
 		`sleep 0.1; done' </dev/null >/dev/null 2>&1 &); sleep 0.5`
-	run := MakeEvalRun("judge-daemon", ns).Inline(hostileEval(3, runAnswerJudge)).Command(answersCommand(daemon, daemon, daemon)).Obj()
+	run := sampleRun("judge-daemon", ns).Inline(hostileEval(3, runAnswerJudge)).Command(answersCommand(daemon, daemon, daemon)).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -96,7 +96,7 @@ func TestHostileCodeJudgeForgesVerdictLines(t *testing.T) {
 		`printf '` + lines.String() + `' > $d/judges.jsonl 2>/dev/null; echo '{}' > $d/done 2>/dev/null; done; ` +
 		`for p in /evalrun/bin/judge-end-*; do printf '\nevalrun-verdicts %d %064d\n%s\n' ` + fmt.Sprint(len(frame)) + ` 0 '` + frame + `' > $p 2>/dev/null; ` +
 		`printf '` + lines.String() + `' > $p 2>/dev/null; done; sleep 3`
-	run := MakeEvalRun("judge-forge", ns).Inline(hostileEval(3, runAnswerJudge)).Command(answersCommand(forge, "true", "true")).Obj()
+	run := sampleRun("judge-forge", ns).Inline(hostileEval(3, runAnswerJudge)).Command(answersCommand(forge, "true", "true")).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -116,7 +116,7 @@ func TestHostileCodeJudgeTampersWithAnotherCase(t *testing.T) {
 		`for s in TERM INT HUP QUIT ABRT ILL TRAP SEGV BUS USR1 PIPE SYS KILL STOP; do kill -$s 1 2>/dev/null; done; sleep 0.2; done`
 	// h2 and h3 take a while to answer, so their judges run while h1's attacks.
 	slow := `sleep 4`
-	run := MakeEvalRun("judge-tamper", ns).Inline(hostileEval(3, runAnswerJudge)).Command(answersCommand(tamper, slow, slow)).Obj()
+	run := sampleRun("judge-tamper", ns).Inline(hostileEval(3, runAnswerJudge)).Command(answersCommand(tamper, slow, slow)).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 

@@ -39,7 +39,7 @@ const shortDefaultDeadline = 30
 func TestDefaultDeadlineEndsANeverEndingRun(t *testing.T) {
 	withManagerArg(t, "--default-active-deadline-seconds", "30")
 	ns := newNamespace(t, "deadline", nil)
-	run := MakeEvalRun("forever", ns).Inline(sampleEvalFile(t)).Command("touch {OUTPUT_FILE}; exec sleep 2147483647").Obj()
+	run := sampleRun("forever", ns).Inline(sampleEvalFile(t)).Command("touch {OUTPUT_FILE}; exec sleep 2147483647").Obj()
 	if run.Spec.ActiveDeadlineSeconds != nil || run.Spec.Target.TimeoutSeconds != nil {
 		t.Fatal("the run must set no timeouts")
 	}
@@ -71,7 +71,7 @@ func TestDefaultDeadlineEndsANeverEndingRun(t *testing.T) {
 func TestRunnerFillingOutEndsWithoutRetry(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "fillout", nil)
-	run := MakeEvalRun("fillout", ns).Inline(sampleEvalFile(t)).
+	run := sampleRun("fillout", ns).Inline(sampleEvalFile(t)).
 		Command("dd if=/dev/zero of={OUTPUT_FILE} bs=1048576 count=48 2>/dev/null; exec sleep 3600").Obj()
 	run.Spec.Target.Resources = &corev1.ResourceRequirements{
 		Limits: corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("32Mi")},

@@ -3,9 +3,6 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,6 +27,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // Scenarios that only touch their own namespace run in parallel (after the sequential ones: the happy path, whose
@@ -114,8 +112,8 @@ func expectDiff(t *testing.T, what string, want, got any) {
 // 1. Happy path: the sample run.
 func TestHappyPath(t *testing.T) {
 	ns := newNamespace(t, "happy", nil)
-	run := MakeEvalRun("screening", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").
-		Healthcheck("/app/screening-runner --healthcheck").Obj()
+	run := sampleRun("screening", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").
+		Healthcheck("/app/screening-runner --healthcheck").HealthcheckTimeout(30).Obj()
 	created := time.Now()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
@@ -203,7 +201,7 @@ func reportTimings(t *testing.T, ns string, run *evalsv1alpha1.EvalRun, created,
 func TestInvalidOutput(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "invalid", nil)
-	run := MakeEvalRun("invalid", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --invalid-line").Obj()
+	run := sampleRun("invalid", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --invalid-line").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -225,7 +223,7 @@ func TestInvalidOutput(t *testing.T) {
 func TestRunnerFailed(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "failed", nil)
-	run := MakeEvalRun("failed", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --fail-after 3").Obj()
+	run := sampleRun("failed", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --fail-after 3").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -250,7 +248,7 @@ func TestRunnerFailed(t *testing.T) {
 func TestRunnerOOMKilled(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "oom", nil)
-	run := MakeEvalRun("oom", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --oom-after 2").MemoryLimit("48Mi").Obj()
+	run := sampleRun("oom", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --oom-after 2").MemoryLimit("48Mi").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -263,7 +261,7 @@ func TestRunnerOOMKilled(t *testing.T) {
 func TestDeadlineExceeded(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "deadline", nil)
-	run := MakeEvalRun("deadline", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --hang-after 2").Deadline(15).Obj()
+	run := sampleRun("deadline", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --hang-after 2").ActiveDeadline(15).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -275,7 +273,7 @@ func TestDeadlineExceeded(t *testing.T) {
 func TestImagePullFailed(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "pull", nil)
-	run := MakeEvalRun("pull", ns).Inline(sampleEvalFile(t)).Image("localhost/evalrun/does-not-exist:dev").Obj()
+	run := sampleRun("pull", ns).Inline(sampleEvalFile(t)).Image("localhost/evalrun/does-not-exist:dev").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, 3*time.Minute)
 
@@ -288,7 +286,7 @@ func TestCollectorKilledDuringCollection(t *testing.T) {
 	ns := newNamespace(t, "collector", nil)
 	evalText := generatedEvalFile(3000)
 	createEvalConfigMap(t, ns, "eval", evalText)
-	run := MakeEvalRun("collector", ns).FromConfigMap("eval", "eval.yaml").Obj()
+	run := sampleRun("collector", ns).FromConfigMap("eval", "eval.yaml").Obj()
 	create(t, run)
 
 	// The collector notes the runner's end in its snapshot volume (an emptyDir on this host) before it copies and
@@ -375,7 +373,7 @@ func collectorPID(podUID string) (int, error) {
 // 8. The manager restarts mid-run: no duplicate Job, the run completes.
 func TestManagerRestartMidRun(t *testing.T) {
 	ns := newNamespace(t, "restart", nil)
-	run := MakeEvalRun("restart", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
+	run := sampleRun("restart", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
 	create(t, run)
 	waitPod(t, ns, run.Name)
 
@@ -429,7 +427,7 @@ func TestRestrictedNamespace(t *testing.T) {
 	ns := newNamespace(t, "restricted", map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest",
 	})
-	run := MakeEvalRun("restricted", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run := sampleRun("restricted", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -446,8 +444,8 @@ func TestTokenIsolation(t *testing.T) {
 	ns := newNamespace(t, "token", nil)
 	// The runner refuses to run when a service-account mount is visible, so a leaked token fails the run.
 	check := `if [ -e /var/run/secrets/kubernetes.io/serviceaccount ]; then echo "service account mount visible to the runner" >&2; exit 3; fi; `
-	run := MakeEvalRun("token", ns).Inline(sampleEvalFile(t)).Command(check + sampleCommand).MinPassRate("0.8").Obj()
-	other := MakeEvalRun("other", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run := sampleRun("token", ns).Inline(sampleEvalFile(t)).Command(check + sampleCommand).MinPassRate("0.8").Obj()
+	other := sampleRun("other", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	create(t, run)
 	create(t, other)
 	got := waitFinished(t, ns, run.Name, runTimeout)
@@ -511,7 +509,7 @@ func TestLargeRunTruncated(t *testing.T) {
 	ns := newNamespace(t, "large", nil)
 	const n = 5000
 	createEvalConfigMap(t, ns, "eval", generatedEvalFile(n))
-	run := MakeEvalRun("large", ns).FromConfigMap("eval", "eval.yaml").Obj()
+	run := sampleRun("large", ns).FromConfigMap("eval", "eval.yaml").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, 6*time.Minute)
 
@@ -540,36 +538,8 @@ func expectAllResultsInConfigMaps(t *testing.T, run *evalsv1alpha1.EvalRun, n in
 	if ref == nil || len(ref.ConfigMaps) == 0 {
 		t.Fatalf("status.results names no ConfigMaps: %+v", ref)
 	}
-	ctx := ctxFor(t, time.Minute)
 	seen := map[string]int{}
-	for _, name := range ref.ConfigMaps {
-		var cm corev1.ConfigMap
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &cm); err != nil {
-			t.Fatalf("result ConfigMap %s: %v", name, err)
-		}
-		data, ok := cm.BinaryData[ref.Key]
-		if !ok {
-			continue // a pre-created ConfigMap the run did not need
-		}
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			t.Fatalf("ConfigMap %s: %v", name, err)
-		}
-		sc := bufio.NewScanner(zr)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			var rec struct {
-				ID string `json:"id"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-				t.Fatalf("ConfigMap %s: a line is not JSON: %v", name, err)
-			}
-			seen[rec.ID]++
-		}
-		if err := sc.Err(); err != nil {
-			t.Fatalf("ConfigMap %s: %v", name, err)
-		}
-	}
+	eachStoredResult(t, run, func(l *results.Line, _ []byte) { seen[l.ID]++ })
 	if len(seen) != n {
 		t.Errorf("the result ConfigMaps hold %d distinct ids, want %d", len(seen), n)
 	}
@@ -613,9 +583,9 @@ func createEvalConfigMap(t *testing.T, ns, name, text string) {
 func TestPerCaseWorkers(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "percase", nil)
-	run := MakeEvalRun("percase", ns).Inline(sampleEvalFile(t)).
+	run := sampleRun("percase", ns).Inline(sampleEvalFile(t)).
 		Command("/app/screening-runner --eval {EVAL_FILE} --case {EVAL_ID} --output {OUTPUT_FILE}").
-		PerCase(3).Healthcheck("/app/screening-runner --healthcheck").MinPassRate("0.8").Obj()
+		PerCase(3).Healthcheck("/app/screening-runner --healthcheck").HealthcheckTimeout(30).MinPassRate("0.8").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 

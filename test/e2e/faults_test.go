@@ -35,13 +35,13 @@ func TestChildNames(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "names", nil)
 	createEvalConfigMap(t, ns, "mine-eval", sampleEvalFile(t))
-	run := MakeEvalRun("mine", ns).FromConfigMap("mine-eval", "eval.yaml").MinPassRate("0.8").Obj()
+	run := sampleRun("mine", ns).FromConfigMap("mine-eval", "eval.yaml").MinPassRate("0.8").Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 	expectDiff(t, "summary", counts{Total: 12, Passed: 10, Failed: 1, Errored: 1, Missing: 1}, summaryCounts(got))
 
 	createEvalConfigMap(t, ns, "clash-evalrun-eval", "not the pinned copy")
-	clash := MakeEvalRun("clash", ns).Inline(sampleEvalFile(t)).Obj()
+	clash := sampleRun("clash", ns).Inline(sampleEvalFile(t)).Obj()
 	start := time.Now()
 	create(t, clash)
 	got = waitFinished(t, ns, clash.Name, time.Minute)
@@ -62,7 +62,7 @@ func TestQuotaRejectsPod(t *testing.T) {
 	if err := k8s.Create(ctxFor(t, 30*time.Second), quota); err != nil {
 		t.Fatal(err)
 	}
-	run := MakeEvalRun("quota", ns).Inline(sampleEvalFile(t)).Obj()
+	run := sampleRun("quota", ns).Inline(sampleEvalFile(t)).Obj()
 	start := time.Now()
 	create(t, run)
 	expectPodRejected(t, ns, run.Name, "quota", "exceeded quota", start)
@@ -97,7 +97,7 @@ func expectPodRejected(t *testing.T, ns, name, fault, fragment string, start tim
 func TestJobDeletedAfterCollection(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "ttl", nil)
-	run := MakeEvalRun("ttl", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run := sampleRun("ttl", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	run.Spec.TTLSecondsAfterFinished = ptr.To[int32](0)
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
@@ -114,7 +114,7 @@ func TestJobDeletedAfterCollection(t *testing.T) {
 func TestPodEvictedMidRun(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "evict", nil)
-	run := MakeEvalRun("evict", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
+	run := sampleRun("evict", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
 	start := time.Now()
 	create(t, run)
 	first := waitRunnerRunning(t, ns, run.Name)
@@ -156,7 +156,7 @@ func waitRunnerRunning(t *testing.T, ns, name string) corev1.Pod {
 func TestAPIServerAwayDuringCollection(t *testing.T) {
 	pid := apiServerPID(t)
 	ns := newNamespace(t, "apiaway", nil)
-	run := MakeEvalRun("apiaway", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 300").MinPassRate("0.8").Obj()
+	run := sampleRun("apiaway", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 300").MinPassRate("0.8").Obj()
 	start := time.Now()
 	create(t, run)
 	pod := waitPod(t, ns, run.Name)
@@ -215,7 +215,7 @@ func waitRunnerEndedNote(t *testing.T, pod corev1.Pod) {
 // RunnerFailed. Sequential: while the single node is cordoned no other test's pod could start.
 func TestNodeDrainedMidRun(t *testing.T) {
 	ns := newNamespace(t, "drain", nil)
-	run := MakeEvalRun("drain", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
+	run := sampleRun("drain", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 700").MinPassRate("0.8").Obj()
 	start := time.Now()
 	create(t, run)
 	first := waitRunnerRunning(t, ns, run.Name)
@@ -274,7 +274,7 @@ func TestPodSecurityRejectsPod(t *testing.T) {
 	ns := newNamespace(t, "psa", map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "v1.18",
 	})
-	run := MakeEvalRun("psa", ns).Inline(sampleEvalFile(t)).Obj()
+	run := sampleRun("psa", ns).Inline(sampleEvalFile(t)).Obj()
 	run.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Annotations: map[string]string{
 		"container.seccomp.security.alpha.kubernetes.io/" + layout.ContainerRunner: "unconfined",
 	}}
@@ -291,7 +291,7 @@ func TestPodSecurityRejectsPod(t *testing.T) {
 func TestCollectorKilledWhilePersisting(t *testing.T) {
 	apiPID := apiServerPID(t)
 	ns := newNamespace(t, "persist", nil)
-	run := MakeEvalRun("persist", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 300").MinPassRate("0.8").Obj()
+	run := sampleRun("persist", ns).Inline(sampleEvalFile(t)).Command(sampleCommand + " --delay-ms 300").MinPassRate("0.8").Obj()
 	start := time.Now()
 	create(t, run)
 	pod := waitPod(t, ns, run.Name)

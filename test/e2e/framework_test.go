@@ -20,7 +20,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -28,11 +27,13 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/stored"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -150,84 +151,32 @@ func sampleEvalFile(t *testing.T) string {
 	return string(b)
 }
 
-// EvalRunBuilder builds EvalRuns for tests.
-type EvalRunBuilder struct{ run evalsv1alpha1.EvalRun }
-
-// MakeEvalRun starts an EvalRun of the sample runner image with the sample command.
-func MakeEvalRun(name, namespace string) *EvalRunBuilder {
-	return &EvalRunBuilder{run: evalsv1alpha1.EvalRun{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec: evalsv1alpha1.EvalRunSpec{
-			Target: evalsv1alpha1.Target{
-				Image:           runnerImage,
-				ImagePullPolicy: corev1.PullIfNotPresent,
-				CommandTemplate: sampleCommand,
-			},
-			ResultsDeadlineSeconds: ptr.To[int32](120),
-		},
-	}}
+// sampleRun is testutil.MakeEvalRun made to run on the local cluster: the sample runner's command, its image as
+// loaded into the node (never pulled), and two minutes to collect.
+func sampleRun(name, namespace string) *testutil.EvalRunWrapper {
+	return testutil.MakeEvalRun(name, namespace).Image(runnerImage).PullPolicy(corev1.PullIfNotPresent).
+		Command(sampleCommand).ResultsDeadline(120)
 }
 
-// Inline sets the eval file text.
-func (b *EvalRunBuilder) Inline(text string) *EvalRunBuilder {
-	b.run.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Inline: &text}
-	return b
-}
-
-// FromConfigMap reads the eval file from a ConfigMap key.
-func (b *EvalRunBuilder) FromConfigMap(name, key string) *EvalRunBuilder {
-	b.run.Spec.EvalFile = evalsv1alpha1.EvalFileSource{ConfigMapKeyRef: &evalsv1alpha1.ConfigMapKeyReference{Name: name, Key: key}}
-	return b
-}
-
-// Command sets the command template.
-func (b *EvalRunBuilder) Command(tpl string) *EvalRunBuilder {
-	b.run.Spec.Target.CommandTemplate = evalsv1alpha1.CommandTemplate(tpl)
-	return b
-}
-
-// Image sets the runner image.
-func (b *EvalRunBuilder) Image(image string) *EvalRunBuilder {
-	b.run.Spec.Target.Image = image
-	return b
-}
-
-// MemoryLimit sets the runner's memory request and limit.
-func (b *EvalRunBuilder) MemoryLimit(q string) *EvalRunBuilder {
-	b.run.Spec.Target.Resources = &corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)},
+// eachStoredResult calls f with every result line stored in the result ConfigMaps run's status names, read as
+// the product reads them (stored.EachChunk, results.EachLine; raw is valid only during the call), and fails the
+// test when one cannot be read.
+func eachStoredResult(t *testing.T, run *evalsv1alpha1.EvalRun, f func(l *results.Line, raw []byte)) {
+	t.Helper()
+	ref := run.Status.Results
+	if ref == nil {
+		return
 	}
-	return b
+	err := stored.EachChunk(ctxFor(t, time.Minute), k8s, run, ref.ConfigMaps, nil, false, func(where string, data []byte) error {
+		if err := results.EachLine(data, func(l *results.Line, raw []byte) error { f(l, raw); return nil }); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the stored results: %v", err)
+	}
 }
-
-// Deadline sets activeDeadlineSeconds.
-func (b *EvalRunBuilder) Deadline(seconds int64) *EvalRunBuilder {
-	b.run.Spec.ActiveDeadlineSeconds = &seconds
-	return b
-}
-
-// MinPassRate sets the success policy's minPassRate.
-func (b *EvalRunBuilder) MinPassRate(rate string) *EvalRunBuilder {
-	b.run.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{MinPassRate: rate}
-	return b
-}
-
-// PerCase switches to PerCase batching with the given workers.
-func (b *EvalRunBuilder) PerCase(workers int32) *EvalRunBuilder {
-	b.run.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
-	b.run.Spec.Target.Workers = &workers
-	return b
-}
-
-// Healthcheck sets the healthcheck command.
-func (b *EvalRunBuilder) Healthcheck(tpl string) *EvalRunBuilder {
-	b.run.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: evalsv1alpha1.CommandTemplate(tpl), TimeoutSeconds: ptr.To[int32](30)}
-	return b
-}
-
-// Obj returns the EvalRun.
-func (b *EvalRunBuilder) Obj() *evalsv1alpha1.EvalRun { return b.run.DeepCopy() }
 
 // create creates the run and fails the test on error.
 func create(t *testing.T, run *evalsv1alpha1.EvalRun) {

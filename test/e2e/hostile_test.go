@@ -3,22 +3,18 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // The runner is untrusted: these scenarios are the attacks an agent under evaluation would try. Each asserts the
@@ -57,7 +53,7 @@ func TestHostileForgedFilesAndExitCode(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "forge", nil)
 	cmd := `printf '{"id":"h1","text":"no"}\n{"id":"h2","text":"no"}\n' > {OUTPUT_FILE}; ` + forgeEverything + `exit 7`
-	run := MakeEvalRun("forge", ns).Inline(hostileEval(2, `cat >/dev/null; echo '{"score": 0}'`)).Command(cmd).Obj()
+	run := sampleRun("forge", ns).Inline(hostileEval(2, `cat >/dev/null; echo '{"score": 0}'`)).Command(cmd).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -90,7 +86,7 @@ func TestHostileSymlinksAndFIFO(t *testing.T) {
 		`h2) ln -sf /proc/self/environ {OUTPUT_FILE};; ` +
 		`h3) mkfifo {OUTPUT_FILE};; ` +
 		`*) echo yes > {OUTPUT_FILE};; esac`
-	run := MakeEvalRun("links", ns).Inline(hostileEval(4, "")).Command(cmd).PerCase(2).Obj()
+	run := sampleRun("links", ns).Inline(hostileEval(4, "")).Command(cmd).PerCase(2).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -114,7 +110,7 @@ func TestHostileSymlinksAndFIFO(t *testing.T) {
 func TestHostileBatchFIFO(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "fifo", nil)
-	run := MakeEvalRun("fifo", ns).Inline(hostileEval(2, "")).Command(`mkfifo {OUTPUT_FILE}`).Obj()
+	run := sampleRun("fifo", ns).Inline(hostileEval(2, "")).Command(`mkfifo {OUTPUT_FILE}`).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -134,7 +130,7 @@ func TestHostileLeftoverRewritesOutput(t *testing.T) {
 	cmd := `echo '{"id":"h1","text":"yes"}' > {OUTPUT_FILE}; ` +
 		// The pause lets setsid run before the runner exits, so the leftover has left the runner's process group.
 		`(setsid sh -c 'sleep 4; echo "{\"id\":\"h1\",\"text\":\"forged\"}" > /evalrun/out/results.jsonl' </dev/null >/dev/null 2>&1 &); sleep 1; exit 0`
-	run := MakeEvalRun("leftover", ns).Inline(hostileEval(1, judge)).Command(cmd).Obj()
+	run := sampleRun("leftover", ns).Inline(hostileEval(1, judge)).Command(cmd).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -152,7 +148,7 @@ func TestHostileLeftoverRewritesOutput(t *testing.T) {
 func TestRunnerAsOtherUser(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "uid", nil)
-	run := MakeEvalRun("uid", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run := sampleRun("uid", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	run.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](1000)}
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
@@ -171,26 +167,7 @@ func expectNoSecrets(t *testing.T, run *evalsv1alpha1.EvalRun) {
 		t.Fatal(err)
 	}
 	texts := []string{string(status)}
-	if ref := run.Status.Results; ref != nil {
-		ctx := ctxFor(t, time.Minute)
-		for _, name := range ref.ConfigMaps {
-			var cm corev1.ConfigMap
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, &cm); err != nil {
-				t.Fatalf("result ConfigMap %s: %v", name, err)
-			}
-			if data, ok := cm.BinaryData[ref.Key]; ok {
-				zr, err := gzip.NewReader(bytes.NewReader(data))
-				if err != nil {
-					t.Fatal(err)
-				}
-				sc := bufio.NewScanner(zr)
-				sc.Buffer(make([]byte, 1<<20), 16<<20)
-				for sc.Scan() {
-					texts = append(texts, sc.Text())
-				}
-			}
-		}
-	}
+	eachStoredResult(t, run, func(_ *results.Line, raw []byte) { texts = append(texts, string(raw)) })
 	// A JWT starts with the base64 of `{"alg":`; the environment holds the API server's address.
 	for _, secret := range []string{"eyJhbGciOi", "KUBERNETES_SERVICE_HOST", "EVALRUN_UID="} {
 		if slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, secret) }) {

@@ -37,7 +37,7 @@ func TestOneCaseLatency(t *testing.T) {
 		"    expected_messages: [{role: assistant, content: hi}]\n"
 	var runs, jobs []time.Duration
 	for i := range latencyRuns {
-		run := MakeEvalRun(fmt.Sprintf("one-%d", i), ns).Inline(eval).Command(fmt.Sprintf(latencyCommand, "{OUTPUT_FILE}")).Obj()
+		run := sampleRun(fmt.Sprintf("one-%d", i), ns).Inline(eval).Command(fmt.Sprintf(latencyCommand, "{OUTPUT_FILE}")).Obj()
 		start := time.Now()
 		create(t, run)
 		got := waitTerminalFast(t, ns, run.Name)

@@ -25,7 +25,7 @@ func TestHostileBlocksLauncherReportExits7(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "noreport", nil)
 	cmd := `printf '{"id":"h1","text":"yes"}\n{"id":"h2","text":"yes"}\n' > {OUTPUT_FILE}; ` + blockReportPaths + `exit 7`
-	run := MakeEvalRun("noreport", ns).Inline(hostileEval(2, "")).Command(cmd).Obj()
+	run := sampleRun("noreport", ns).Inline(hostileEval(2, "")).Command(cmd).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -45,7 +45,7 @@ func TestHostileBlocksLauncherReportTimesOut(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "noreport-timeout", nil)
 	cmd := `printf '{"id":"h1","text":"yes"}\n{"id":"h2","text":"yes"}\n' > {OUTPUT_FILE}; ` + blockReportPaths + `sleep 300`
-	run := MakeEvalRun("noreport-timeout", ns).Inline(hostileEval(2, "")).Command(cmd).Obj()
+	run := sampleRun("noreport-timeout", ns).Inline(hostileEval(2, "")).Command(cmd).Obj()
 	run.Spec.Target.TimeoutSeconds = ptr.To[int32](5)
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
@@ -68,7 +68,7 @@ func TestHostileDaemonIgnoresSIGTERM(t *testing.T) {
 	daemon := `trap "" TERM HUP INT; ( trap "" TERM HUP INT; while :; do mkdir -p /evalrun/out/launcher.json; sleep 0.2; done ) & exit 0`
 	cmd := `printf '{"id":"h1","text":"yes"}\n{"id":"h2","text":"yes"}\n' > {OUTPUT_FILE}; ` +
 		`( setsid sh -c '` + daemon + `' </dev/null >/dev/null 2>&1 & ); sleep 1; exit 0`
-	run := MakeEvalRun("daemon", ns).Inline(hostileEval(2, "")).Command(cmd).Obj()
+	run := sampleRun("daemon", ns).Inline(hostileEval(2, "")).Command(cmd).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 
@@ -90,7 +90,7 @@ func TestHostilePerCasePromptFIFO(t *testing.T) {
 	ns := newNamespace(t, "promptfifo", nil)
 	cmd := `[ {EVAL_ID} != h1 ] || { mkfifo "${PROMPT_FILE%/*}/h2.txt"; mkfifo "${PROMPT_FILE%/*}/h3.txt"; }; ` +
 		`grep -q 'Is the sky blue' {PROMPT_FILE} && echo yes > {OUTPUT_FILE}`
-	run := MakeEvalRun("promptfifo", ns).Inline(hostileEval(3, "")).Command(cmd).PerCase(1).Obj()
+	run := sampleRun("promptfifo", ns).Inline(hostileEval(3, "")).Command(cmd).PerCase(1).Obj()
 	run.Spec.Target.TimeoutSeconds = ptr.To[int32](20)
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)

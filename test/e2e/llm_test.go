@@ -102,7 +102,7 @@ func TestLLMJudges(t *testing.T) {
 		`{"id":"rubric-inline-missed","text":"Hi Ada."}` + "\n" +
 		`{"id":"no-evaluators","text":"The sky is blue."}` + "\n" +
 		`{"id":"malformed-reply","text":"JUDGE-MALFORMED"}` + "\n"
-	run := MakeEvalRun("llm", ns).Inline(llmEval).Command(probe + "printf '%s' '" + answers + "' > {OUTPUT_FILE}").MinPassRate("0").Obj()
+	run := sampleRun("llm", ns).Inline(llmEval).Command(probe + "printf '%s' '" + answers + "' > {OUTPUT_FILE}").MinPassRate("0").Obj()
 	run.Spec.Judging = &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{
 		BaseURL: ptr.To(baseURL), Model: ptr.To("rules"), MaxConcurrentRequests: ptr.To[int32](2), TimeoutSeconds: ptr.To[int32](10),
 		APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-api-key", Key: "token"},

@@ -28,7 +28,7 @@ func TestManagerMetrics(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "metrics", nil)
 	ctx := ctxFor(t, runTimeout+time.Minute)
-	run := MakeEvalRun("measured", ns).Inline(testutil.DecisionEval(3)).Obj()
+	run := sampleRun("measured", ns).Inline(testutil.DecisionEval(3)).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})

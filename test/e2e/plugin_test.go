@@ -36,7 +36,7 @@ func kubectlEvalrun(t *testing.T, ns string, args ...string) (string, error) {
 func TestKubectlPlugin(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "plugin", nil)
-	run := MakeEvalRun("screening-sample", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
+	run := sampleRun("screening-sample", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	create(t, run)
 	waitFinished(t, ns, run.Name, runTimeout)
 

@@ -39,10 +39,8 @@ func TestScaleHundredThousandCases(t *testing.T) {
 	}
 	sum := sha256.Sum256([]byte(text))
 	bucket := evalsv1alpha1.S3Bucket{Endpoint: endpoint, Bucket: bucketName, CredentialsSecret: "evalrun-s3-credentials"}
-	run := MakeEvalRun("scale", ns).Shards(shards, 0).Obj()
-	run.Spec.EvalFile = evalsv1alpha1.EvalFileSource{S3: &evalsv1alpha1.S3Object{S3Bucket: bucket, Key: "evals/scale.yaml", SHA256: hex.EncodeToString(sum[:])}}
-	run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket}
-	run.Spec.Target.Resources = &corev1.ResourceRequirements{}
+	run := sampleRun("scale", ns).Shards(shards, 0).FromS3(bucket, "evals/scale.yaml", hex.EncodeToString(sum[:])).
+		Storage(bucket).Resources(corev1.ResourceRequirements{}).Obj()
 	start := time.Now()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, 15*time.Minute)

@@ -35,7 +35,7 @@ func TestScheduleComparesWithTheLastSuccess(t *testing.T) {
 	if err := k8s.Create(ctx, model); err != nil {
 		t.Fatal(err)
 	}
-	tmpl := MakeEvalRun("template", ns).Inline(testutil.DecisionEval(6)).Obj()
+	tmpl := sampleRun("template", ns).Inline(testutil.DecisionEval(6)).Obj()
 	tmpl.Spec.Target.Env = []corev1.EnvVar{{Name: "SCREENING_FLIP_CASE", ValueFrom: &corev1.EnvVarSource{
 		ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "model"}, Key: "flip-case"}}}}
 	tmpl.Spec.Baseline = &evalsv1alpha1.Baseline{MaxNewFailures: ptr.To[int32](0)}

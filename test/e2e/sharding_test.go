@@ -15,21 +15,6 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// Shards splits the run into shards pods, parallelism at once (0: all).
-func (b *EvalRunBuilder) Shards(shards, parallelism int32) *EvalRunBuilder {
-	b.run.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To(shards)}
-	if parallelism > 0 {
-		b.run.Spec.Sharding.Parallelism = ptr.To(parallelism)
-	}
-	return b
-}
-
-// Resume resumes the run called from, running the cases mode selects.
-func (b *EvalRunBuilder) Resume(from string, mode evalsv1alpha1.ResumeCases) *EvalRunBuilder {
-	b.run.Spec.Resume = &evalsv1alpha1.Resume{From: from, Cases: ptr.To(mode)}
-	return b
-}
-
 // shardSummary is a shard's status entry, as compared.
 func shardSummary(run *evalsv1alpha1.EvalRun) []string {
 	var out []string
@@ -51,7 +36,7 @@ func TestShardedRunAndResume(t *testing.T) {
 	ns := newNamespace(t, "sharded", nil)
 	// The runner prints the ids of its eval file, so each shard's log shows what it was given.
 	listIDs := `printf 'ids: %s:end\n' "$(grep -o -- '- id: case-[0-9]*' "$EVAL_FILE" | tr '\n' ' ')" >&2; `
-	first := MakeEvalRun("first", ns).Inline(sampleEvalFile(t)).Shards(3, 2).
+	first := sampleRun("first", ns).Inline(sampleEvalFile(t)).Shards(3, 2).
 		Command(listIDs + sampleCommand + " --fail-on-case case-007").Obj()
 	create(t, first)
 	got := waitFinished(t, ns, first.Name, runTimeout)
@@ -102,7 +87,7 @@ func TestShardedRunAndResume(t *testing.T) {
 func resumeNotPassed(t *testing.T, ns, firstName, listIDs string, first *evalsv1alpha1.EvalRun) {
 	t.Helper()
 	got := first
-	second := MakeEvalRun("second", ns).Inline(sampleEvalFile(t)).Shards(2, 0).
+	second := sampleRun("second", ns).Inline(sampleEvalFile(t)).Shards(2, 0).
 		Resume(firstName, evalsv1alpha1.ResumeNotPassed).Command(listIDs + sampleCommand).Obj()
 	create(t, second)
 	got2 := waitFinished(t, ns, second.Name, runTimeout)

@@ -36,10 +36,8 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	const deadline = 60
 	var hung []*evalsv1alpha1.EvalRun
 	for i := range 5 {
-		run := MakeEvalRun(fmt.Sprintf("hung-%d", i), hungNS).Deadline(deadline).Obj()
-		run.Spec.EvalFile = evalsv1alpha1.EvalFileSource{S3: &evalsv1alpha1.S3Object{
-			S3Bucket: evalsv1alpha1.S3Bucket{Endpoint: endpoint, Bucket: "evals", CredentialsSecret: "s3-creds"},
-			Key:      "suite.yaml", SHA256: strings.Repeat("ab", 32)}}
+		run := sampleRun(fmt.Sprintf("hung-%d", i), hungNS).ActiveDeadline(deadline).
+			FromS3(evalsv1alpha1.S3Bucket{Endpoint: endpoint, Bucket: "evals", CredentialsSecret: "s3-creds"}, "suite.yaml", strings.Repeat("ab", 32)).Obj()
 		create(t, run)
 		hung = append(hung, run)
 	}
@@ -48,7 +46,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	schedule := &evalsv1alpha1.EvalSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "beside", Namespace: fineNS},
 		Spec: evalsv1alpha1.EvalScheduleSpec{Schedule: "* * * * *", ConcurrencyPolicy: evalsv1alpha1.ConcurrencyForbid,
-			Template: evalsv1alpha1.EvalRunTemplate{Spec: MakeEvalRun("template", fineNS).Inline(sampleEvalFile(t)).Obj().Spec}},
+			Template: evalsv1alpha1.EvalRunTemplate{Spec: sampleRun("template", fineNS).Obj().Spec}},
 	}
 	if err := k8s.Create(ctx, schedule); err != nil {
 		t.Fatal(err)
@@ -59,7 +57,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 3 {
 		name := fmt.Sprintf("fine-%d", i)
-		create(t, MakeEvalRun(name, fineNS).Inline(sampleEvalFile(t)).Obj())
+		create(t, sampleRun(name, fineNS).Obj())
 		wg.Go(func() {
 			run := waitFinished(t, fineNS, name, runTimeout)
 			expectCondition(t, run, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})

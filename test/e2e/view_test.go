@@ -59,8 +59,8 @@ const copyAnswers = `set -- $(sed -n 's/.*answer: *\([A-Za-z0-9-]*\).*/\1/p' "$E
 func TestRunnerViewHidesExpectedAnswers(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "view-copy", nil)
-	inputs := MakeEvalRun("inputs", ns).Inline(viewEval(false, false)).Command(copyAnswers).Obj()
-	full := MakeEvalRun("full", ns).Inline(viewEval(false, false)).Command(copyAnswers).Obj()
+	inputs := sampleRun("inputs", ns).Inline(viewEval(false, false)).Command(copyAnswers).Obj()
+	full := sampleRun("full", ns).Inline(viewEval(false, false)).Command(copyAnswers).Obj()
 	full.Spec.Target.EvalFileView = evalsv1alpha1.EvalFileViewFull
 	create(t, inputs)
 	create(t, full)
@@ -114,7 +114,7 @@ func TestRunnerViewCanarySearch(t *testing.T) {
 		evalsv1alpha1.EvalFileViewFull:   {canary("EXPECTED"), canary("OUTCOME"), canary("RUBRIC"), canary("SCRIPT")},
 	}
 	for view := range runs {
-		run := MakeEvalRun(strings.ToLower(string(view)), ns).Inline(viewEval(true, true)).Command(searchCanaries).Obj()
+		run := sampleRun(strings.ToLower(string(view)), ns).Inline(viewEval(true, true)).Command(searchCanaries).Obj()
 		run.Spec.Target.EvalFileView = view
 		run.Spec.Target.TimeoutSeconds = ptr.To[int32](300) // a search that blocks ends, and the test says so
 		run.Spec.Judging = judging.DeepCopy()
@@ -168,8 +168,8 @@ func TestRunnerViewCanarySearch(t *testing.T) {
 func TestRunnerViewBatchCLIShape(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "view-batch", nil)
-	one := MakeEvalRun("one", ns).Inline(sampleEvalFile(t)).Obj()
-	sharded := MakeEvalRun("sharded", ns).Inline(sampleEvalFile(t)).Shards(3, 0).Obj()
+	one := sampleRun("one", ns).Inline(sampleEvalFile(t)).Obj()
+	sharded := sampleRun("sharded", ns).Inline(sampleEvalFile(t)).Shards(3, 0).Obj()
 	create(t, one)
 	create(t, sharded)
 	for _, name := range []string{one.Name, sharded.Name} {

@@ -508,8 +508,7 @@ func addCompleted(t *testing.T, add func(string, *evalsv1alpha1.EvalRun, argoHea
 	add("completed, no results", complete(newRun(), 0, 0, false),
 		argoHealth{argoDegraded, "The run completed but did not meet its success policy (NoResults): " + noResultsMessage}, failed, current)
 
-	run := newRun()
-	run.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.5"}
+	run := created(testutil.MakeEvalRun("run", "evals").MinPassRate("0.5"))
 	add("completed, policy met at minPassRate 0.5", complete(run, 1, 2, false),
 		argoHealth{argoHealthy, "The run completed and met its success policy (PolicyMet): 1 of 2 cases passed (pass rate 0.5000, required 0.5)"},
 		current, current)
