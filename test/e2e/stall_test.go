@@ -16,11 +16,13 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 // TestHungBucketDelaysOnlyTheRunsNamingIt: five runs (more than the manager's four workers) name an eval file on an
 // endpoint that accepts TCP and never answers (the judge server's black hole, a pod of the cluster). Meanwhile
-// three ordinary runs and an every-minute schedule in another namespace complete on time, and each hung run ends
+// three ordinary runs and an every-minute schedule in another namespace (six cases the sample runner answers right)
+// complete on time, and each hung run ends
 // BucketUnavailable, naming the endpoint, once its deadline (counted from its creation) has passed.
 func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	t.Parallel()
@@ -46,7 +48,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	schedule := &evalsv1alpha1.EvalSchedule{
 		ObjectMeta: metav1.ObjectMeta{Name: "beside", Namespace: fineNS},
 		Spec: evalsv1alpha1.EvalScheduleSpec{Schedule: "* * * * *", ConcurrencyPolicy: evalsv1alpha1.ConcurrencyForbid,
-			Template: evalsv1alpha1.EvalRunTemplate{Spec: sampleRun("template", fineNS).Obj().Spec}},
+			Template: evalsv1alpha1.EvalRunTemplate{Spec: sampleRun("template", fineNS).Inline(testutil.DecisionEval(6)).Obj().Spec}},
 	}
 	if err := k8s.Create(ctx, schedule); err != nil {
 		t.Fatal(err)
@@ -57,7 +59,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 3 {
 		name := fmt.Sprintf("fine-%d", i)
-		create(t, sampleRun(name, fineNS).Obj())
+		create(t, sampleRun(name, fineNS).Inline(testutil.DecisionEval(6)).Obj())
 		wg.Go(func() {
 			run := waitFinished(t, fineNS, name, runTimeout)
 			expectCondition(t, run, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
