@@ -23,7 +23,7 @@ func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (results.Case, error)
 		full.TokenUsage, full.CostUSD, full.DurationMs = resp.TokenUsage, resp.CostUSD, resp.DurationMs
 	}
 	start := len(*buf)
-	b, err := appendFullResult(*buf, &full)
+	b, err := full.AppendJSON(*buf)
 	if err != nil {
 		return results.Case{}, fmt.Errorf("encode the result of case %q: %w", c.Result.ID, err)
 	}

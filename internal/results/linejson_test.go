@@ -1,4 +1,4 @@
-package collector
+package results
 
 import (
 	"encoding/json"
@@ -9,15 +9,13 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
-	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/google/go-cmp/cmp"
 )
 
-func ptrTo[T any](v T) *T { return &v }
 
-func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
+func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	tricky := "quote\" back\\ <b>&amp; \b\f\n\r\t\x00\x1f\x7f é 中 \u2028\u2029 \xff\xfe bad \xe2\x82 end"
-	tests := map[string]results.Line{
+	tests := map[string]Line{
 		"zero":    {},
 		"missing": {CaseResult: evaluate.MissingCase("case-1")},
 		"full": {
@@ -48,19 +46,19 @@ func TestAppendFullResultMatchesEncodingJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := appendFullResult([]byte("prefix"), &r)
+			got, err := r.AppendJSON([]byte("prefix"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff("prefix"+string(want), string(got)); diff != "" {
-				t.Errorf("appendFullResult differs from encoding/json (-want +got):\n%s", diff)
+				t.Errorf("AppendJSON differs from encoding/json (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestAppendFullResultRejectsNonFinite(t *testing.T) {
-	for name, r := range map[string]results.Line{
+	for name, r := range map[string]Line{
 		"NaN score":     {CaseResult: evaluate.CaseResult{Score: math.NaN()}},
 		"infinite cost": {CostUSD: ptrTo(math.Inf(1))},
 		"member weight": {CaseResult: evaluate.CaseResult{Evaluators: []evaluate.EvaluatorResult{{Members: []evaluate.EvaluatorResult{{Weight: math.Inf(-1)}}}}}},
@@ -70,8 +68,8 @@ func TestAppendFullResultRejectsNonFinite(t *testing.T) {
 			if _, err := json.Marshal(r); err == nil {
 				t.Fatal("encoding/json accepted the value; the case is wrong")
 			}
-			if _, err := appendFullResult(nil, &r); err == nil {
-				t.Error("appendFullResult accepted a value encoding/json rejects")
+			if _, err := r.AppendJSON(nil); err == nil {
+				t.Error("AppendJSON accepted a value encoding/json rejects")
 			}
 		})
 	}
@@ -97,22 +95,61 @@ func TestAppendJSONFloatMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func FuzzAppendFullResult(f *testing.F) {
+func FuzzAppendJSON(f *testing.F) {
 	f.Add("case-1", "answer <&> \u2028", "reason", 0.5, 1e-7, int64(3))
 	f.Add("\xff", "\x00\"\\", "", math.Inf(1), 1e21, int64(-1))
 	f.Fuzz(func(t *testing.T, id, answer, reasoning string, score, cost float64, line int64) {
-		r := results.Line{
+		r := Line{
 			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning),
 				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning}}},
 			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning,
 		}
 		want, werr := json.Marshal(r)
-		got, gerr := appendFullResult(nil, &r)
+		got, gerr := r.AppendJSON(nil)
 		if (werr != nil) != (gerr != nil) {
-			t.Fatalf("encoding/json error %v, appendFullResult error %v", werr, gerr)
+			t.Fatalf("encoding/json error %v, AppendJSON error %v", werr, gerr)
 		}
 		if werr == nil && string(want) != string(got) {
-			t.Fatalf("encoding differs:\nencoding/json     %s\nappendFullResult  %s", want, got)
+			t.Fatalf("encoding differs:\nencoding/json     %s\nAppendJSON  %s", want, got)
+		}
+	})
+}
+
+// benchLine is a typical stored result: three evaluators with hits, misses and reasoning, an answer and usage.
+func benchLine() *Line {
+	ev := func(name string) evaluate.EvaluatorResult {
+		return evaluate.EvaluatorResult{Name: name, Type: "llm_judge", Score: 0.75, Verdict: evaluate.VerdictPass, Weight: 1,
+			Hits: []string{"names the capital", "cites the source"}, Misses: []string{"no date"},
+			Reasoning: "The answer names Paris and cites the atlas, but gives no date for the figure it quotes."}
+	}
+	return &Line{
+		CaseResult: evaluate.CaseResult{ID: "case-00042", Score: 0.8125, Verdict: evaluate.VerdictPass,
+			Evaluators: []evaluate.EvaluatorResult{ev("accuracy"), ev("sources"), ev("style")}},
+		Answer:     `{"decision":"CLEAR","reason":"the amount is small and the origin is domestic"}`,
+		Line:       42,
+		TokenUsage: &jsonlresult.TokenUsage{Input: 1234, Output: 56},
+	}
+}
+
+// BenchmarkAppendJSON encodes one typical result line: AppendJSON against encoding/json.Marshal.
+func BenchmarkAppendJSON(b *testing.B) {
+	l := benchLine()
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, 0, 4096)
+		for b.Loop() {
+			var err error
+			if buf, err = l.AppendJSON(buf[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(l); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }
