@@ -6,12 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
@@ -24,17 +19,12 @@ func TestResultsFromABucket(t *testing.T) {
 	ns := newNamespace(t)
 	c, _ := apiServer(t)
 	ctx := t.Context()
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bucket-creds"}, Data: map[string][]byte{
-		objstore.AccessKeyIDFile: []byte(srv.AccessKeyID), objstore.SecretAccessKeyFile: []byte(srv.SecretAccessKey)}}
+	secret := srv.CredentialsSecret(ns, "bucket-creds")
 	if err := c.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	bucket := evalsv1alpha1.S3Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: ptr.To("team-a"), CredentialsSecret: "bucket-creds"}
-	store, err := objstore.Open(objstore.Config{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "team-a", PathStyle: true,
-		AccessKeyID: srv.AccessKeyID, SecretAccessKey: objstore.Secret(srv.SecretAccessKey)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bucket := srv.Bucket("evals", "team-a", "bucket-creds")
+	store := srv.Store(t, "evals", "team-a")
 	lines := screeningLines([]string{"case-008"}, nil, []string{"case-002"})
 	var uris []string
 	for shard := range 2 {

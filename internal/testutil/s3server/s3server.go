@@ -27,6 +27,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -416,4 +421,32 @@ func (s *Server) LogTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// CredentialsSecret is a Secret holding the server's keys under the key names a bucket's credentials Secret has
+// (objstore.AccessKeyIDFile, objstore.SecretAccessKeyFile), for spec.storage.s3 and spec.evalFile.s3.
+func (s *Server) CredentialsSecret(namespace, name string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Data: map[string][]byte{
+		objstore.AccessKeyIDFile: []byte(s.AccessKeyID), objstore.SecretAccessKeyFile: []byte(s.SecretAccessKey)}}
+}
+
+// Bucket is the API's description of bucket (with prefix) on this server, its credentials in the Secret named
+// secret, and Store opens it as the operator does, with the server's keys.
+func (s *Server) Bucket(bucket, prefix, secret string) evalsv1alpha1.S3Bucket {
+	b := evalsv1alpha1.S3Bucket{Endpoint: s.Endpoint, Bucket: bucket, CredentialsSecret: secret}
+	if prefix != "" {
+		b.Prefix = &prefix
+	}
+	return b
+}
+
+// Store opens bucket (with prefix) as the operator does, with the server's keys.
+func (s *Server) Store(tb testing.TB, bucket, prefix string) *objstore.Store {
+	tb.Helper()
+	store, err := objstore.Open(objstore.Config{Endpoint: s.Endpoint, Bucket: bucket, Prefix: prefix, PathStyle: true,
+		AccessKeyID: s.AccessKeyID, SecretAccessKey: objstore.Secret(s.SecretAccessKey)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return store
 }

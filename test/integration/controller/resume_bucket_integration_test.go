@@ -14,7 +14,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -38,17 +37,12 @@ func TestBucketResumeWritesNoPerCaseConfigMap(t *testing.T) {
 	srv := s3server.Start(t, s3server.Options{Buckets: []string{"evals"}})
 	ns := newNamespace(t)
 	ctx := context.Background()
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-creds", Namespace: ns}, Data: map[string][]byte{
-		objstore.AccessKeyIDFile: []byte(srv.AccessKeyID), objstore.SecretAccessKeyFile: []byte(srv.SecretAccessKey)}}
+	secret := srv.CredentialsSecret(ns, "s3-creds")
 	if err := k8s.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	bucket := evalsv1alpha1.S3Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: ptr.To("nightly"), CredentialsSecret: "s3-creds"}
-	store, err := objstore.Open(objstore.Config{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "nightly", PathStyle: true,
-		AccessKeyID: srv.AccessKeyID, SecretAccessKey: objstore.Secret(srv.SecretAccessKey)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bucket := srv.Bucket("evals", "nightly", "s3-creds")
+	store := srv.Store(t, "evals", "nightly")
 	evalText := testutil.DecisionEval(cases)
 	sum := sha256.Sum256([]byte(evalText))
 	digest := hex.EncodeToString(sum[:])

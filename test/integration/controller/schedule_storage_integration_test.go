@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,12 +25,11 @@ func TestScheduleHistoryDeletesBucketObjects(t *testing.T) {
 	srv := s3server.Start(t, s3server.Options{Buckets: []string{"evals"}})
 	ns := newNamespace(t)
 	ctx := context.Background()
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s3-creds", Namespace: ns}, Data: map[string][]byte{
-		objstore.AccessKeyIDFile: []byte(srv.AccessKeyID), objstore.SecretAccessKeyFile: []byte(srv.SecretAccessKey)}}
+	secret := srv.CredentialsSecret(ns, "s3-creds")
 	if err := k8s.Create(ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	bucket := evalsv1alpha1.S3Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: ptr.To("results"), CredentialsSecret: "s3-creds"}
+	bucket := srv.Bucket("evals", "results", "s3-creds")
 	s := newSchedule("stored", ns, evalsv1alpha1.ConcurrencyAllow)
 	s.Spec.Suspend = ptr.To(true)
 	s.Spec.SuccessfulRunsHistoryLimit = ptr.To[int32](0)
@@ -40,11 +38,7 @@ func TestScheduleHistoryDeletesBucketObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = getSchedule(t, s)
-	store, err := objstore.Open(objstore.Config{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "results", PathStyle: true,
-		AccessKeyID: srv.AccessKeyID, SecretAccessKey: objstore.Secret(srv.SecretAccessKey)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := srv.Store(t, "evals", "results")
 	// A run the schedule made an hour ago, finished, with its shard's objects; and an unrelated run's object.
 	at := time.Now().Add(-time.Hour).Truncate(time.Minute)
 	run := &evalsv1alpha1.EvalRun{
