@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -25,9 +27,10 @@ import (
 // which is free at once.
 //   - One flight per run at a time, as the workqueue guarantees one reconcile per key: a reconcile asked while
 //     the run's flight is in the air returns at once and asks for one more flight once it lands, so no event is
-//     lost.
-//   - A landed flight enqueues its run (a channel source); the next reconcile returns the flight's result, so its
-//     error brings the queue's backoff, and its RequeueAfter stands.
+//     lost. Any other reconcile starts a flight.
+//   - A flight follows up on its own result, as the queue would: after an error it asks again after the run's
+//     exponential backoff (the controller's default rate limiter, per run), after a RequeueAfter after that
+//     delay, through a channel source. A flight that asked nothing and saw nothing new is the last one.
 //   - Flights are bounded per bucket endpoint (a lane): a hung endpoint holds goroutines of the runs that name it,
 //     never a worker nor another endpoint's lane.
 //   - Each bucket call inside a flight is bounded by its own deadline (bucketContext), so a lane frees up.
@@ -39,23 +42,24 @@ const DefaultBucketConcurrency = 8
 type flight struct {
 	uid    types.UID
 	cancel context.CancelFunc
-	landed bool
 	// again records a reconcile asked while the flight was in the air: what it was asked for may be newer than
 	// what the flight saw.
-	again  bool
-	result ctrl.Result
-	err    error
+	again bool
 }
 
-// offWorker runs flights and hands their results back to the workers.
+// offWorker runs flights and asks for the follow-ups they need.
 type offWorker struct {
 	perLane int64
 
 	mu      sync.Mutex
 	base    context.Context
 	flights map[types.NamespacedName]*flight
+	// later holds the follow-up a landed flight asked for (its backoff or RequeueAfter), stopped when another
+	// flight of the run starts.
+	later   map[types.NamespacedName]*time.Timer
 	lanes   map[string]*semaphore.Weighted
-	landed  chan event.GenericEvent
+	backoff workqueue.TypedRateLimiter[types.NamespacedName]
+	asks    chan event.GenericEvent
 }
 
 func newOffWorker(perLane int) *offWorker {
@@ -63,7 +67,9 @@ func newOffWorker(perLane int) *offWorker {
 		perLane = DefaultBucketConcurrency
 	}
 	return &offWorker{perLane: int64(perLane), flights: map[types.NamespacedName]*flight{},
-		lanes: map[string]*semaphore.Weighted{}, landed: make(chan event.GenericEvent, 1024)}
+		later: map[types.NamespacedName]*time.Timer{}, lanes: map[string]*semaphore.Weighted{},
+		backoff: workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
+		asks:    make(chan event.GenericEvent, 1024)}
 }
 
 // Start makes the offWorker fly; its flights end with ctx (the manager's). It implements manager.Runnable, so it
@@ -76,15 +82,15 @@ func (o *offWorker) Start(ctx context.Context) error {
 	return nil
 }
 
-// source enqueues the run of every landed flight.
+// source enqueues the runs whose flights asked for another reconcile.
 func (o *offWorker) source() source.Source {
-	return source.Channel(o.landed, &handler.EnqueueRequestForObject{})
+	return source.Channel(o.asks, &handler.EnqueueRequestForObject{})
 }
 
-// reconcile returns what the worker returns for run: the result of its landed flight, or nothing while a flight
-// is in the air (its landing enqueues the run), after starting one when none is. lanes are the bucket endpoints
-// the run names; deadline bounds the wait for a lane (see bucketDeadline): a flight that cannot get a lane before
-// it flies anyway, its bucket calls ending at once. Without a started offWorker (no manager), fn runs here.
+// reconcile is what the worker does for run: while a flight is in the air, it notes that one more is needed;
+// otherwise it starts one. lanes are the bucket endpoints the run names; laneCtx bounds the wait for a lane (see
+// laneContext): a flight that cannot get a lane before then flies anyway, its bucket calls ending at once.
+// Without a started offWorker (no manager), fn runs here.
 func (o *offWorker) reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, lanes []string,
 	laneCtx func(context.Context) (context.Context, context.CancelFunc),
 	fn func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error)) (ctrl.Result, error) {
@@ -96,20 +102,17 @@ func (o *offWorker) reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, l
 	}
 	defer o.mu.Unlock()
 	if f := o.flights[key]; f != nil {
-		switch {
-		case f.uid != run.UID:
-			// A run deleted and created again under the same name: the old flight's result is no one's.
-			f.cancel()
-			delete(o.flights, key)
-		case !f.landed:
+		if f.uid == run.UID {
 			f.again = true
 			return ctrl.Result{}, nil
-		default:
-			delete(o.flights, key)
-			if f.err != nil || !f.again {
-				return f.result, f.err
-			}
 		}
+		// A run deleted and created again under the same name: the old flight is no one's.
+		f.cancel()
+		delete(o.flights, key)
+	}
+	if t := o.later[key]; t != nil {
+		t.Stop()
+		delete(o.later, key)
 	}
 	fctx, cancel := context.WithCancel(ctrl.LoggerInto(o.base, ctrl.LoggerFrom(ctx)))
 	f := &flight{uid: run.UID, cancel: cancel}
@@ -118,7 +121,7 @@ func (o *offWorker) reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, l
 	return ctrl.Result{}, nil
 }
 
-// forget cancels the flight of a run that is gone.
+// forget cancels the flight of a run that is gone, and any follow-up.
 func (o *offWorker) forget(key types.NamespacedName) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -126,19 +129,18 @@ func (o *offWorker) forget(key types.NamespacedName) {
 		f.cancel()
 		delete(o.flights, key)
 	}
+	if t := o.later[key]; t != nil {
+		t.Stop()
+		delete(o.later, key)
+	}
+	o.backoff.Forget(key)
 }
 
-// inFlight reports how many flights are in the air (for tests and metrics).
+// inFlight reports how many flights are in the air (for tests).
 func (o *offWorker) inFlight() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	n := 0
-	for _, f := range o.flights {
-		if !f.landed {
-			n++
-		}
-	}
-	return n
+	return len(o.flights)
 }
 
 // lanesOf returns the semaphores of endpoints, in a fixed order (so two flights never wait on each other).
@@ -156,8 +158,7 @@ func (o *offWorker) lanesOf(endpoints []string) []*semaphore.Weighted {
 	return out
 }
 
-// fly runs one flight: it waits for its lanes (within laneCtx's deadline), runs fn, records the result and
-// enqueues the run.
+// fly runs one flight: it waits for its lanes (within laneCtx's deadline), runs fn, then asks for what follows.
 func (o *offWorker) fly(ctx context.Context, f *flight, run *evalsv1alpha1.EvalRun, lanes []*semaphore.Weighted,
 	laneCtx func(context.Context) (context.Context, context.CancelFunc),
 	fn func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error)) {
@@ -187,11 +188,47 @@ func (o *offWorker) fly(ctx context.Context, f *flight, run *evalsv1alpha1.EvalR
 		}
 		return fn(ctx, run)
 	}()
+	o.land(ctx, f, run, res, err)
+}
+
+// land ends a flight and asks for the next one it needs: at once when a reconcile was asked meanwhile, after the
+// run's backoff after an error, after RequeueAfter; none otherwise.
+func (o *offWorker) land(ctx context.Context, f *flight, run *evalsv1alpha1.EvalRun, res ctrl.Result, err error) {
+	key := client.ObjectKeyFromObject(run)
 	o.mu.Lock()
-	f.landed, f.result, f.err = true, res, err
-	o.mu.Unlock()
-	select {
-	case o.landed <- event.GenericEvent{Object: run}:
-	case <-o.base.Done():
+	defer o.mu.Unlock()
+	if o.flights[key] != f {
+		return // forgotten, or replaced by a flight of a new run of the same name
 	}
+	delete(o.flights, key)
+	var wait time.Duration
+	switch {
+	case err != nil:
+		wait = o.backoff.When(key)
+		ctrl.LoggerFrom(ctx).Error(err, "Reconciler error (off the workers)", "retryAfter", wait)
+	case f.again:
+		o.backoff.Forget(key)
+	case res.RequeueAfter > 0:
+		o.backoff.Forget(key)
+		wait = res.RequeueAfter
+	default:
+		o.backoff.Forget(key)
+		return
+	}
+	ask := event.GenericEvent{Object: run}
+	if wait <= 0 || f.again {
+		o.send(ask)
+		return
+	}
+	o.later[key] = time.AfterFunc(wait, func() { o.send(ask) })
+}
+
+// send asks for a reconcile of the run through the channel source, unless the manager is stopping.
+func (o *offWorker) send(ask event.GenericEvent) {
+	go func() {
+		select {
+		case o.asks <- ask:
+		case <-o.base.Done():
+		}
+	}()
 }

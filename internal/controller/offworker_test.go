@@ -40,20 +40,34 @@ func noLaneBound(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithCancel(ctx)
 }
 
-// landing waits for the next landed flight and returns its run's name.
-func landing(t *testing.T, o *offWorker) string {
+// asked waits for the next reconcile a flight asks for and returns its run's name.
+func asked(t *testing.T, o *offWorker) string {
 	t.Helper()
 	select {
-	case ev := <-o.landed:
+	case ev := <-o.asks:
 		return ev.Object.GetName()
 	case <-time.After(10 * time.Second):
-		t.Fatal("no flight landed within 10s")
+		t.Fatal("no reconcile asked for within 10s")
 		return ""
 	}
 }
 
-// A worker that dispatches a hung reconcile is free at once; the reconciles of runs naming another endpoint, or
-// no bucket, are not delayed; the result of a landed flight is what the next reconcile of its run returns.
+// nothingAsked fails when a flight asks for a reconcile within d.
+func nothingAsked(t *testing.T, o *offWorker, d time.Duration) {
+	t.Helper()
+	select {
+	case ev := <-o.asks:
+		t.Fatalf("a reconcile of %s was asked for", ev.Object.GetName())
+	case <-time.After(d):
+	}
+}
+
+func result(res ctrl.Result, err error) func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+	return func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) { return res, err }
+}
+
+// A worker that dispatches a hung reconcile is free at once; the reconciles of runs naming another endpoint are
+// not delayed; a hung endpoint's flights are bounded by its lane.
 func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
 	o := startedOffWorker(t, 2)
 	hung := make(chan struct{})
@@ -65,7 +79,7 @@ func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
 		case <-hung:
 		case <-ctx.Done():
 		}
-		return ctrl.Result{RequeueAfter: time.Second}, errors.New("bucket endpoint http://black-hole:9000 did not answer")
+		return ctrl.Result{RequeueAfter: time.Hour}, nil
 	}
 	for _, name := range []string{"hung-1", "hung-2", "hung-3", "hung-4"} {
 		done := make(chan struct{})
@@ -84,32 +98,31 @@ func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
 	// Two of the four hold the black hole's lane; the other two wait for it, off the workers.
 	waitFor(t, func() bool { return hungCalls.Load() == 2 })
 
-	fine := func(ctx context.Context, run *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
-		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	ran := make(chan struct{})
+	fine := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+		close(ran)
+		return ctrl.Result{}, nil
 	}
-	run := flightRun("fine")
-	if _, err := o.reconcile(context.Background(), run, []string{"http://seaweed:8333"}, noLaneBound, fine); err != nil {
+	if _, err := o.reconcile(context.Background(), flightRun("fine"), []string{"http://seaweed:8333"}, noLaneBound, fine); err != nil {
 		t.Fatal(err)
 	}
-	if got := landing(t, o); got != "fine" {
-		t.Fatalf("landed %s, want fine", got)
-	}
-	res, err := o.reconcile(context.Background(), run, []string{"http://seaweed:8333"}, noLaneBound, fine)
-	if err != nil || res.RequeueAfter != time.Minute {
-		t.Fatalf("the landed flight's result = %v, %v; want RequeueAfter 1m", res, err)
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a run naming another endpoint waited for the hung one")
 	}
 	if hungCalls.Load() != 2 {
 		t.Fatalf("%d hung reconciles run at once, want the lane's bound 2", hungCalls.Load())
 	}
 }
 
-// A reconcile asked while its run's flight is in the air starts no second flight, and one more flight follows
-// the landing, so nothing it was asked for is lost; a flight's error is handed back (the queue's backoff).
+// A reconcile asked while its run's flight is in the air starts no second flight, and one more is asked for once
+// it lands, so nothing it was asked for is lost; a flight that saw nothing new asks for nothing.
 func TestOffWorkerOneFlightPerRun(t *testing.T) {
 	o := startedOffWorker(t, 8)
 	release := make(chan struct{})
 	var calls, inside, most atomic.Int32
-	fn := func(ctx context.Context, run *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+	fn := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
 		n := inside.Add(1)
 		defer inside.Add(-1)
 		if n > most.Load() {
@@ -131,42 +144,57 @@ func TestOffWorkerOneFlightPerRun(t *testing.T) {
 		t.Fatalf("%d flights in the air, want 1", o.inFlight())
 	}
 	close(release)
-	landing(t, o)
-	// The reconciles asked meanwhile bring one more flight.
+	if got := asked(t, o); got != "run" {
+		t.Fatalf("asked for %s", got)
+	}
 	if _, err := o.reconcile(context.Background(), run, lanes, noLaneBound, fn); err != nil {
 		t.Fatal(err)
 	}
-	landing(t, o)
-	if _, err := o.reconcile(context.Background(), run, lanes, noLaneBound, fn); err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, func() bool { return o.inFlight() == 0 })
+	nothingAsked(t, o, 200*time.Millisecond)
 	if calls.Load() != 2 || most.Load() != 1 {
 		t.Fatalf("calls = %d (want 2), at most %d at once (want 1)", calls.Load(), most.Load())
 	}
+}
 
-	failing := flightRun("failing")
-	boom := errors.New("reading the eval file at bucket endpoint http://x: 503")
-	fail := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) { return ctrl.Result{}, boom }
-	if _, err := o.reconcile(context.Background(), failing, lanes, noLaneBound, fail); err != nil {
+// A flight follows up on its result as the queue would: an error (a panic too) brings a reconcile after the run's
+// backoff, a RequeueAfter after that delay.
+func TestOffWorkerFollowsUpItsResult(t *testing.T) {
+	o := startedOffWorker(t, 8)
+	lanes := []string{"http://x:9000"}
+	boom := errors.New("reading the eval file at bucket endpoint http://x:9000: 503")
+	if _, err := o.reconcile(context.Background(), flightRun("failing"), lanes, noLaneBound, result(ctrl.Result{}, boom)); err != nil {
 		t.Fatal(err)
 	}
-	landing(t, o)
-	if _, err := o.reconcile(context.Background(), failing, lanes, noLaneBound, fail); !errors.Is(err, boom) {
-		t.Fatalf("the landed flight's error = %v, want %v", err, boom)
+	if got := asked(t, o); got != "failing" {
+		t.Fatalf("asked for %s", got)
+	}
+	panicky := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) { panic("boom") }
+	if _, err := o.reconcile(context.Background(), flightRun("panicky"), lanes, noLaneBound, panicky); err != nil {
+		t.Fatal(err)
+	}
+	if got := asked(t, o); got != "panicky" {
+		t.Fatalf("asked for %s", got)
+	}
+	start := time.Now()
+	if _, err := o.reconcile(context.Background(), flightRun("later"), lanes, noLaneBound, result(ctrl.Result{RequeueAfter: 300 * time.Millisecond}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := asked(t, o); got != "later" || time.Since(start) < 300*time.Millisecond {
+		t.Fatalf("asked for %s after %s; want later after 300ms", got, time.Since(start))
 	}
 }
 
 // A flight whose lane wait ends (its run's preparation deadline) flies anyway, so it can end its run in time; a
-// panic in a flight is an error, not a crash; a run created again under the same name does not get the old
-// run's result.
-func TestOffWorkerLaneDeadlinePanicAndRecreatedRuns(t *testing.T) {
+// run created again under the same name gets a flight of its own.
+func TestOffWorkerLaneDeadlineAndRecreatedRuns(t *testing.T) {
 	o := startedOffWorker(t, 1)
 	hung := make(chan struct{})
 	t.Cleanup(func() { close(hung) })
 	lanes := []string{"http://black-hole:9000"}
-	hang := func(ctx context.Context, run *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+	hang := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
 		<-hung
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: time.Hour}, nil
 	}
 	if _, err := o.reconcile(context.Background(), flightRun("holder"), lanes, noLaneBound, hang); err != nil {
 		t.Fatal(err)
@@ -176,7 +204,7 @@ func TestOffWorkerLaneDeadlinePanicAndRecreatedRuns(t *testing.T) {
 		return context.WithTimeout(ctx, 50*time.Millisecond)
 	}
 	flew := make(chan struct{})
-	late := func(ctx context.Context, run *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+	late := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
 		close(flew)
 		return ctrl.Result{}, nil
 	}
@@ -188,33 +216,31 @@ func TestOffWorkerLaneDeadlinePanicAndRecreatedRuns(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a flight past its lane deadline did not fly")
 	}
-	landing(t, o)
-
-	panicky := flightRun("panicky")
-	boom := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) { panic("boom") }
-	if _, err := o.reconcile(context.Background(), panicky, nil, noLaneBound, boom); err != nil {
-		t.Fatal(err)
-	}
-	landing(t, o)
-	if _, err := o.reconcile(context.Background(), panicky, nil, noLaneBound, boom); err == nil {
-		t.Fatal("a panicking flight landed without an error")
-	}
 
 	old := flightRun("same-name")
-	failOld := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
-		return ctrl.Result{}, errors.New("old")
-	}
-	if _, err := o.reconcile(context.Background(), old, nil, noLaneBound, failOld); err != nil {
+	block := make(chan struct{})
+	if _, err := o.reconcile(context.Background(), old, nil, noLaneBound, func(ctx context.Context, _ *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+		<-block
+		return ctrl.Result{}, ctx.Err()
+	}); err != nil {
 		t.Fatal(err)
 	}
-	landing(t, o)
 	recreated := old.DeepCopy()
 	recreated.UID = "same-name-uid-2"
+	ranNew := make(chan struct{})
 	if _, err := o.reconcile(context.Background(), recreated, nil, noLaneBound, func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+		close(ranNew)
 		return ctrl.Result{}, nil
 	}); err != nil {
-		t.Fatalf("the recreated run got the old run's result: %v", err)
+		t.Fatal(err)
 	}
+	select {
+	case <-ranNew:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the recreated run waited for the old run's flight")
+	}
+	close(block)
+	nothingAsked(t, o, 200*time.Millisecond) // the old run's cancelled flight asks for nothing
 }
 
 // Without a started offWorker (no manager), the reconcile runs on the caller's goroutine.

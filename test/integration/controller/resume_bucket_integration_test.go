@@ -82,8 +82,10 @@ func TestBucketResumeWritesNoPerCaseConfigMap(t *testing.T) {
 	if err := store.Put(ctx, key, &gz, "application/gzip"); err != nil {
 		t.Fatal(err)
 	}
-	// Once the manager has prepared it (its Job exists), it is marked finished, so no write of its pinning follows.
+	// Once the manager has prepared it and said so (Queued: suspended), it is marked finished, so no write of its
+	// preparation follows.
 	waitJob(t, first)
+	waitReason(t, first, metav1.ConditionUnknown, evalsv1alpha1.ReasonQueued)
 	eventually(t, "the earlier run finished with its results in the bucket", func() error {
 		cur := getRun(t, first)
 		cur.Status.EvalFileSHA256 = digest
