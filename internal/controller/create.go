@@ -160,7 +160,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 			return invalidFile(msg)
 		}
 	}
-	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), facts.codeJudgeCases, r.opts)
+	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
 	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.record
@@ -205,6 +205,15 @@ type evalFileFacts struct {
 	caseIDs        []string
 	codeJudgeCases int
 	file           *evalfile.File
+}
+
+// judgeLoad is what judging the file's cases takes, for run (which may name a model endpoint).
+func (e evalFileFacts) judgeLoad(run *evalsv1alpha1.EvalRun) JudgeLoad {
+	load := JudgeLoad{CodeJudgeCases: e.codeJudgeCases}
+	if e.file != nil {
+		load.LLMRequests, load.LLMRequestsPerCase = e.file.LLMRequests(run.Spec.Judging != nil && run.Spec.Judging.LLM != nil)
+	}
+	return load
 }
 
 // judgedByID reports whether every case is judged by its id and the evaluators all inherit (see

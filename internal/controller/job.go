@@ -97,9 +97,11 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 }
 
 // collectionDeadline is how long after the runner's end the collector may take: the code judges' deadline, the
-// results deadline for the API writes, and a margin for the kubelet's and the manager's own delays.
+// LLM judges' deadline, the results deadline for the API writes, and a margin for the kubelet's and the manager's
+// own delays.
 func collectionDeadline(cfg layout.RunConfig) int32 {
-	return clampSeconds(int64(cfg.JudgeDeadlineSeconds) + int64(cfg.ResultsDeadlineSeconds) + collectionMarginSeconds)
+	return clampSeconds(int64(cfg.JudgeDeadlineSeconds) + int64(cfg.LLMJudgeDeadlineSeconds) + int64(cfg.ResultsDeadlineSeconds) +
+		collectionMarginSeconds)
 }
 
 func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) corev1.PodTemplateSpec {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,7 +48,7 @@ func TestResolveLLM(t *testing.T) {
 			if !strings.Contains(msg, tc.wantMsg) || (tc.wantMsg == "") != (msg == "") {
 				t.Errorf("message %q, want %q", msg, tc.wantMsg)
 			}
-			cfg := BuildRunConfig(tc.run, []string{"a"}, nil, 0, tc.opts)
+			cfg := BuildRunConfig(tc.run, []string{"a"}, nil, JudgeLoad{}, tc.opts)
 			if diff := cmp.Diff(tc.want, cfg.LLM); diff != "" {
 				t.Errorf("run.json's llm (-want +got):\n%s", diff)
 			}
@@ -64,7 +65,7 @@ func TestBuildJobLLMKeyOnlyInCollector(t *testing.T) {
 	for _, codeJudges := range []int{0, 1} {
 		run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m"),
 			APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"}}))
-		cfg := BuildRunConfig(run, []string{"a"}, nil, codeJudges, Options{})
+		cfg := BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{CodeJudgeCases: codeJudges}, Options{})
 		job := BuildJob(run, cfg, Options{})
 		var vol *corev1.Volume
 		for i, v := range job.Spec.Template.Spec.Volumes {
@@ -108,10 +109,68 @@ func TestBuildJobLLMKeyOnlyInCollector(t *testing.T) {
 
 func TestBuildJobNoKeyNoVolume(t *testing.T) {
 	run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m")}))
-	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, 0, Options{}), Options{})
+	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{}, Options{}), Options{})
 	for _, v := range job.Spec.Template.Spec.Volumes {
 		if v.Name == layout.VolumeLLMCredentials {
 			t.Errorf("a key volume without apiKeySecretRef: %+v", v)
 		}
+	}
+}
+
+// TestLLMJudgeDeadline: the LLM judges' deadline grows with the pod's requests as the code judges' does (rounds of
+// maxConcurrentRequests, one timeoutSeconds each, no less than requestsPerMinute needs, plus 60 s), counts only a
+// shard's share, stops at the run's deadline, and the collection deadline the manager waits for includes it.
+func TestLLMJudgeDeadline(t *testing.T) {
+	endpoint := func(mutate ...func(*evalsv1alpha1.LLMJudging)) func(*evalsv1alpha1.EvalRun) {
+		l := &evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m")}
+		for _, m := range mutate {
+			m(l)
+		}
+		return withLLM(l)
+	}
+	shards := func(n int32) func(*evalsv1alpha1.EvalRun) {
+		return func(r *evalsv1alpha1.EvalRun) { r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To(n)} }
+	}
+	cases := []struct {
+		name  string
+		run   *evalsv1alpha1.EvalRun
+		cases int
+		load  JudgeLoad
+		want  int32
+	}{
+		{name: "no model endpoint", run: testRun(), cases: 3, load: JudgeLoad{LLMRequests: 3, LLMRequestsPerCase: 1}},
+		{name: "one round", run: testRun(endpoint()), cases: 3, load: JudgeLoad{LLMRequests: 3, LLMRequestsPerCase: 1},
+			want: 60 + 60},
+		{name: "nothing to ask the model", run: testRun(endpoint()), cases: 3, want: 60},
+		{name: "1,000 cases of two requests, four at once", run: testRun(endpoint()), cases: 1000,
+			load: JudgeLoad{LLMRequests: 2000, LLMRequestsPerCase: 2}, want: 500*60 + 60},
+		{name: "a shard's share of them", run: testRun(endpoint(), shards(10)), cases: 1000,
+			load: JudgeLoad{LLMRequests: 2000, LLMRequestsPerCase: 2}, want: 50*60 + 60},
+		{name: "the timeout and concurrency set", cases: 100, load: JudgeLoad{LLMRequests: 100, LLMRequestsPerCase: 1},
+			run: testRun(endpoint(func(l *evalsv1alpha1.LLMJudging) {
+				l.TimeoutSeconds, l.MaxConcurrentRequests = ptr.To[int32](10), ptr.To[int32](8)
+			})), want: 13*10 + 60},
+		{name: "the rate is the bound", cases: 200, load: JudgeLoad{LLMRequests: 200, LLMRequestsPerCase: 1},
+			run: testRun(endpoint(func(l *evalsv1alpha1.LLMJudging) {
+				l.TimeoutSeconds, l.MaxConcurrentRequests, l.RequestsPerMinute = ptr.To[int32](5), ptr.To[int32](64), ptr.To[int32](30)
+			})), want: 7*60 + 60},
+		{name: "at most the run's deadline", cases: 1000, load: JudgeLoad{LLMRequests: 2000, LLMRequestsPerCase: 2},
+			run: testRun(endpoint(), func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](600) }), want: 600},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := BuildRunConfig(tc.run, caseIDs(tc.cases), nil, tc.load, Options{})
+			if cfg.LLMJudgeDeadlineSeconds != tc.want {
+				t.Errorf("llmJudgeDeadlineSeconds %d, want %d", cfg.LLMJudgeDeadlineSeconds, tc.want)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("Validate: %v", err)
+			}
+			job := BuildJob(tc.run, cfg, Options{})
+			want := strconv.Itoa(int(cfg.JudgeDeadlineSeconds + tc.want + cfg.ResultsDeadlineSeconds + collectionMarginSeconds))
+			if got := job.Annotations[layout.AnnotationCollectionDeadline]; got != want {
+				t.Errorf("collection deadline %s, want %s", got, want)
+			}
+		})
 	}
 }

@@ -113,6 +113,10 @@ type RunConfig struct {
 	JudgeContainers int32 `json:"judgeContainers,omitempty"`
 	// JudgeDeadlineSeconds bounds how long the collector waits for the judge containers' verdicts.
 	JudgeDeadlineSeconds int32 `json:"judgeDeadlineSeconds,omitempty"`
+	// LLMJudgeDeadlineSeconds, set with LLM, bounds how long the collector's LLM judges may take (the manager sizes
+	// it from the pod's requests, maxConcurrentRequests, timeoutSeconds and requestsPerMinute); a request after it
+	// is an Error. Persisting then has ResultsDeadlineSeconds.
+	LLMJudgeDeadlineSeconds int32 `json:"llmJudgeDeadlineSeconds,omitempty"`
 }
 
 // Validate checks that the manager resolved every default: the pod's containers use the configuration as it is
@@ -139,6 +143,7 @@ func (c *RunConfig) Validate() error {
 	need(c.Shards > 0, "shards")
 	need(c.LLM == nil || (c.LLM.BaseURL != "" && c.LLM.Model != "" && c.LLM.TimeoutSeconds > 0 && c.LLM.MaxConcurrentRequests > 0),
 		"llm.baseURL, llm.model, llm.timeoutSeconds and llm.maxConcurrentRequests")
+	need(c.LLM == nil || c.LLMJudgeDeadlineSeconds > 0, "llmJudgeDeadlineSeconds")
 	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == int(c.Shards), "shardConfigMaps (one per shard)")
 	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
