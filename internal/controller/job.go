@@ -86,12 +86,8 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 	if cfg.Shards > 1 {
 		// One pod per shard; a shard's runner failing does not stop the others, and infrastructure failures
 		// (disruptions aside, which are ignored) are retried per shard.
-		parallelism := cfg.Shards
-		if s := run.Spec.Sharding; s != nil && s.Parallelism != nil {
-			parallelism = min(parallelism, *s.Parallelism)
-		}
 		job.Spec.Completions = ptr.To(cfg.Shards)
-		job.Spec.Parallelism = ptr.To(parallelism)
+		job.Spec.Parallelism = ptr.To(podsAtOnce(run, cfg.Shards))
 	}
 	return job
 }

@@ -210,6 +210,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	cfg.LLM, _ = ResolveLLM(run, opts)
 	shards := Shards(run, len(caseIDs))
 	cfg.Shards = int32(shards)
+	if cfg.LLM != nil {
+		cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute = podShares(podsAtOnce(run, cfg.Shards),
+			cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute)
+	}
 	if Merged(run) {
 		cfg.ShardConfigMaps = make([]string, shards)
 		for i := range shards {
@@ -247,6 +251,28 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.LLMJudgeDeadlineSeconds = llmJudgeDeadline(cfg.LLM, min(load.LLMRequests, perShard*load.LLMRequestsPerCase), RunDeadline(run, opts).Seconds)
 	}
 	return cfg
+}
+
+// podsAtOnce is how many of the run's pods run at once: its shards, at most spec.sharding.parallelism.
+func podsAtOnce(run *evalsv1alpha1.EvalRun, shards int32) int32 {
+	pods := max(shards, 1)
+	if s := run.Spec.Sharding; s != nil && s.Parallelism != nil {
+		pods = min(pods, max(*s.Parallelism, 1))
+	}
+	return pods
+}
+
+// podShares splits the run's LLM bounds (spec.judging.llm.maxConcurrentRequests and requestsPerMinute, which hold
+// per run) between the pods that run at once: each gets ceil(bound / pods), at least 1 (so a run with more pods
+// at once than the bound sends up to one per pod); an unset rate (0) stays unset.
+func podShares(pods, maxConcurrent, perMinute int32) (int32, int32) {
+	share := func(n int32) int32 {
+		if n <= 0 {
+			return n
+		}
+		return max((n+pods-1)/pods, 1)
+	}
+	return share(maxConcurrent), share(perMinute)
 }
 
 // llmJudgeDeadline is how long the LLM judges of one pod may take, sized as the code judges' deadline is: the

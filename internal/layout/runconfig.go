@@ -171,7 +171,8 @@ type LLM struct {
 	APIKeyFile   string `json:"apiKeyFile,omitempty"`
 	APIKeySecret string `json:"apiKeySecret,omitempty"`
 	// TimeoutSeconds bounds each request; MaxConcurrentRequests the requests in flight in the pod;
-	// RequestsPerMinute, when positive, the requests started per minute.
+	// RequestsPerMinute, when positive, the requests the pod starts per minute. The last two are the pod's share
+	// of the run's bounds (the manager divides them between the pods that run at once).
 	TimeoutSeconds        int32 `json:"timeoutSeconds"`
 	MaxConcurrentRequests int32 `json:"maxConcurrentRequests"`
 	RequestsPerMinute     int32 `json:"requestsPerMinute,omitempty"`
