@@ -55,6 +55,10 @@ const (
 	ReasonChildConflict = "ChildConflict"
 	// ReasonInvalidSpec: the API server rejected a child built from the spec (labels, resources, sizes).
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonCreateForbidden: the API server kept refusing (403 Forbidden, other than a quota) to create one of the
+	// run's objects within the manager's --pod-rejected-timeout: the manager's own RBAC (a namespaced install
+	// without its RoleBinding), an admission webhook or policy.
+	ReasonCreateForbidden = "CreateForbidden"
 	// ReasonPodRejected: the Job's pod could not be created (Pod Security, ResourceQuota, a webhook, an unknown
 	// priority class) within the manager's --pod-rejected-timeout.
 	ReasonPodRejected = "PodRejected"

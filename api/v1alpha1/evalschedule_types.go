@@ -132,6 +132,12 @@ type EvalScheduleStatus struct {
 	// +optional
 	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
 
+	// lastSkippedTime is the latest scheduled time skipped because a run was in progress (concurrencyPolicy
+	// Forbid). A skipped time is counted once (evalrun_schedule_runs_total, a RunSkipped event) and never started
+	// later, even when the run in progress finishes before the next scheduled time.
+	// +optional
+	LastSkippedTime *metav1.Time `json:"lastSkippedTime,omitempty"`
+
 	// nextScheduleTime is the next scheduled time (unset while suspended or invalid).
 	// +optional
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`

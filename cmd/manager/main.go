@@ -48,7 +48,8 @@ func main() {
 		"How long the kubelet may keep failing to create a run's container or pod sandbox before the pod is replaced "+
 			"(InfrastructureFailed after 3 replacements); for CreateContainerConfigError, before the run fails with InvalidContainerConfig.")
 	flag.DurationVar(&opts.PodRejectedTimeout, "pod-rejected-timeout", controller.DefaultPodRejectedTimeout,
-		"How long the API server may keep rejecting a run's pod (Pod Security, ResourceQuota, webhooks) before the run fails with PodRejected.")
+		"How long the API server may keep rejecting a run's pod (Pod Security, ResourceQuota, webhooks) before the run fails with PodRejected, "+
+			"and refusing to create the run's own objects with Forbidden (the manager's RBAC, admission webhooks or policies) before it fails with CreateForbidden.")
 	flag.StringVar(&opts.LLMBaseURL, "llm-base-url", "",
 		"Cluster-wide default of spec.judging.llm.baseURL (an OpenAI-compatible API's base URL) for runs that set spec.judging.llm.")
 	flag.StringVar(&opts.LLMModel, "llm-model", "", "Cluster-wide default of spec.judging.llm.model.")

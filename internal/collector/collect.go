@@ -109,9 +109,9 @@ func Collect(ctx context.Context, o Options) error {
 	stopJudgeWait()
 	jcancel()
 
-	// Persisting is bounded by the results deadline, not by the termination signal: the kubelet's grace period
-	// is the outer bound.
-	deadline := layout.Seconds(o.Config.ResultsDeadlineSeconds)
+	// LLM judging (within Gather) is bounded by its own deadline and persisting by the results deadline, not by
+	// the termination signal: the kubelet's grace period is the outer bound.
+	deadline := layout.Seconds(o.Config.LLMJudgeDeadlineSeconds) + layout.Seconds(o.Config.ResultsDeadlineSeconds)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	g, gerr := Gather(pctx, in)

@@ -111,10 +111,9 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},
 	}
 	if cfg.LLM != nil {
-		// LLM judges may spend part of the results deadline; the cases of a batch are judged as many at once as
-		// the endpoint takes requests.
-		deadline := time.Now().Add(time.Duration(judgingShare * float64(layout.Seconds(cfg.ResultsDeadlineSeconds))))
-		pin.Judge.LLM = judgeModel(cfg.LLM, deadline, in.Log)
+		// LLM judges have their own deadline, sized by the manager from the pod's requests; the cases of a batch
+		// are judged as many at once as the endpoint takes requests.
+		pin.Judge.LLM = judgeModel(cfg.LLM, time.Now().Add(layout.Seconds(cfg.LLMJudgeDeadlineSeconds)), in.Log)
 		pin.CaseParallelism = int(cfg.LLM.MaxConcurrentRequests)
 	}
 	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.Merged()}

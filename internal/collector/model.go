@@ -13,13 +13,10 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 )
 
-// judgingShare is the part of the results deadline LLM judges may spend; the rest is kept for persisting.
-const judgingShare = 0.8
-
 // judgeModel returns the model LLM judges call for the run's endpoint: a client with the API key read from the
 // file the collector mounts. A key that cannot be read, or a client that cannot be built, gives a model that fails
-// every call with the reason, so that each LLM judge is an Error that says why. Calls end by deadline (the
-// part of the results deadline kept for judging): a case judged after it is an Error, never a stuck run.
+// every call with the reason, so that each LLM judge is an Error that says why. Calls end by deadline (run.json's
+// llmJudgeDeadlineSeconds from the start of judging): a case judged after it is an Error, never a stuck run.
 func judgeModel(cfg *layout.LLM, deadline time.Time, log io.Writer) evaluate.Model {
 	var key llm.APIKey
 	if cfg.APIKeyFile != "" {
@@ -59,7 +56,8 @@ type deadlineModel struct {
 
 func (m deadlineModel) Complete(ctx context.Context, req llm.Request) (llm.Reply, error) {
 	if !time.Now().Before(m.deadline) {
-		return llm.Reply{}, errors.New("the time for LLM judging is over (80% of resultsDeadlineSeconds): raise spec.resultsDeadlineSeconds")
+		return llm.Reply{}, errors.New("the time for LLM judging is over (sized from the pod's requests, " +
+			"spec.judging.llm.maxConcurrentRequests, timeoutSeconds and requestsPerMinute, at most the run's deadline)")
 	}
 	ctx, cancel := context.WithDeadline(ctx, m.deadline)
 	defer cancel()

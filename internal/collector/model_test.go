@@ -44,6 +44,7 @@ func TestGatherWithLLMJudges(t *testing.T) {
 	}
 	f.Config.LLM = &layout.LLM{BaseURL: srv.URL + "/v1", Model: "m", APIKeyFile: keyFile, APIKeySecret: "judge-key/token",
 		TimeoutSeconds: 5, MaxConcurrentRequests: 2}
+	f.Config.LLMJudgeDeadlineSeconds = 60
 	f.recordJudge(t, "alpha", "judge", evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1})
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"A"}`+"\n"+`{"id":"beta","text":"B"}`+"\n"+
 		`{"id":"gamma","text":"C"}`+"\n"+`{"id":"delta","text":"D"}`+"\n")
@@ -77,6 +78,7 @@ func TestGatherWithAnUnreadableKey(t *testing.T) {
 	f := newFixture(t)
 	f.Config.LLM = &layout.LLM{BaseURL: srv.URL, Model: "m", APIKeyFile: filepath.Join(t.TempDir(), "absent"),
 		APIKeySecret: "judge-key/token", TimeoutSeconds: 5, MaxConcurrentRequests: 2}
+	f.Config.LLMJudgeDeadlineSeconds = 60
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"beta","text":"B"}`+"\n")
 	g := f.gather(t, true)
 	for _, c := range g.Output.Section.Cases {

@@ -220,7 +220,7 @@ func TestBuildRunConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			want := base()
 			tc.want(&want)
-			got := BuildRunConfig(tc.run, tc.ids, tc.defaults, tc.codeJudges, tc.opts)
+			got := BuildRunConfig(tc.run, tc.ids, tc.defaults, JudgeLoad{CodeJudgeCases: tc.codeJudges}, tc.opts)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("BuildRunConfig mismatch (-want +got):\n%s", diff)
 			}
@@ -282,7 +282,7 @@ func errString(err error) string {
 
 func TestBuildEvalConfigMapRoundTrip(t *testing.T) {
 	run := testRun()
-	cfg := BuildRunConfig(run, []string{"case-001"}, nil, 1, Options{})
+	cfg := BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: 1}, Options{})
 	cm, err := BuildEvalConfigMap(run, []byte("evalcases: []\n"), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +319,7 @@ func TestEvalSHA256(t *testing.T) {
 
 func TestBuildCollectorRBAC(t *testing.T) {
 	run := testRun()
-	cfg := BuildRunConfig(run, caseIDs(2500), nil, 0, Options{})
+	cfg := BuildRunConfig(run, caseIDs(2500), nil, JudgeLoad{}, Options{})
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: "team-a", OwnerReferences: ownerRefs(),
 			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "collector"}}

@@ -160,7 +160,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 			return invalidFile(msg)
 		}
 	}
-	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), facts.codeJudgeCases, r.opts)
+	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
 	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
@@ -205,6 +205,15 @@ type evalFileFacts struct {
 	caseIDs        []string
 	codeJudgeCases int
 	file           *evalfile.File
+}
+
+// judgeLoad is what judging the file's cases takes, for run (which may name a model endpoint).
+func (e evalFileFacts) judgeLoad(run *evalsv1alpha1.EvalRun) JudgeLoad {
+	load := JudgeLoad{CodeJudgeCases: e.codeJudgeCases}
+	if e.file != nil {
+		load.LLMRequests, load.LLMRequestsPerCase = e.file.LLMRequests(run.Spec.Judging != nil && run.Spec.Judging.LLM != nil)
+	}
+	return load
 }
 
 // judgedByID reports whether every case is judged by its id and the evaluators all inherit (see
@@ -340,12 +349,7 @@ func (r *EvalRunReconciler) createOwned(ctx context.Context, run *evalsv1alpha1.
 		return obj, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		err = fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err)
-		if permanentCreateError(err) {
-			// The same create fails the same way on every retry: end the run with the API's message.
-			return nil, &childError{reason: evalsv1alpha1.ReasonInvalidSpec, err: err}
-		}
-		return nil, err
+		return nil, createFailure(fmt.Errorf("creating %s %s: %w", kind, obj.GetName(), err))
 	}
 	existing, ok := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
 	if !ok {
@@ -374,19 +378,67 @@ type childError struct {
 func (e *childError) Error() string { return e.err.Error() }
 func (e *childError) Unwrap() error { return e.err }
 
-// permanentCreateError reports whether a create error will not heal by itself: the object is invalid (labels or
-// annotations from podTemplate, a ConfigMap over the size limit, resources above a LimitRange's maximum), or the
-// request is malformed. Quota, conflicts, throttling and server errors may heal and are retried.
-func permanentCreateError(err error) bool {
+// forbiddenError is a create the API server refused with 403 Forbidden for a reason other than a quota: the
+// manager's own RBAC (a namespaced install missing its RoleBinding), an admission webhook or policy, a namespace
+// being deleted. None of these is known to be the spec's, and each may heal (an administrator fixes the RBAC, a
+// webhook recovers), so the run waits, Pending with the API's message, and ends CreateForbidden only once the
+// refusals have lasted the manager's --pod-rejected-timeout (createForbidden).
+type forbiddenError struct{ err error }
+
+func (e *forbiddenError) Error() string { return e.err.Error() }
+func (e *forbiddenError) Unwrap() error { return e.err }
+
+// quotaExceeded reports a Forbidden that a ResourceQuota gave: it may free up, and is retried for as long as it
+// takes.
+func quotaExceeded(err error) bool { return strings.Contains(err.Error(), "exceeded quota") }
+
+// createFailure classifies a failed create (err wraps the API server's error): a forbiddenError for a refusal
+// that may heal (createForbidden decides), a childError ending the run InvalidSpec for an object the API server
+// will never take (the same create fails the same way on every retry: the run ends with the API's message), and
+// err itself, retried with backoff, for the rest.
+func createFailure(err error) error {
 	switch {
-	case apierrors.IsInvalid(err), apierrors.IsRequestEntityTooLargeError(err), apierrors.IsBadRequest(err):
-		return true
-	case apierrors.IsForbidden(err):
-		// Forbidden covers both RBAC (the manager's own setup, may be fixed) and admission (a LimitRange maximum,
-		// a policy webhook). Quota may free up; the rest is the spec's.
-		return !strings.Contains(err.Error(), "exceeded quota")
+	case apierrors.IsForbidden(err) && !quotaExceeded(err):
+		return &forbiddenError{err: err}
+	case permanentCreateError(err):
+		return &childError{reason: evalsv1alpha1.ReasonInvalidSpec, err: err}
 	}
-	return false
+	return err
+}
+
+// permanentCreateError reports whether a create error will not heal by itself: the object is invalid (labels or
+// annotations from podTemplate, a ConfigMap over the size limit), or the request is malformed. Quota, Forbidden
+// (forbiddenError), conflicts, throttling and server errors may heal and are retried.
+func permanentCreateError(err error) bool {
+	return apierrors.IsInvalid(err) || apierrors.IsRequestEntityTooLargeError(err) || apierrors.IsBadRequest(err)
+}
+
+// createForbidden decides what becomes of a run whose children the API server refuses with Forbidden (err holds a
+// forbiddenError): Pending with the API's message while the refusals last less than PodRejectedTimeout, counted
+// from the first this manager process saw in this attempt (a restarted manager counts anew), then Failed
+// CreateForbidden. It returns nil for any other error.
+func (r *EvalRunReconciler) createForbidden(run *evalsv1alpha1.EvalRun, err error, now time.Time) *Assessment {
+	var fe *forbiddenError
+	if !errors.As(err, &fe) {
+		return nil
+	}
+	since := r.memory.forbiddenSince(client.ObjectKeyFromObject(run), run.UID, attemptNumber(run), now)
+	timeout := r.opts.PodRejectedTimeout
+	msg := oneLine(fe.Error())
+	if now.Sub(since) < timeout {
+		return &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+			Message: textbound.Head("the API server refuses to create the run's objects (retrying): "+msg, maxConditionMessage)}
+	}
+	return &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCreateForbidden,
+		Message: textbound.Head(fmt.Sprintf("the API server refused to create the run's objects for %s: %s", timeout, msg), maxConditionMessage)}
+}
+
+// attemptNumber is the run's current attempt, 1 before the manager recorded one.
+func attemptNumber(run *evalsv1alpha1.EvalRun) int32 {
+	if a := run.Status.Attempt; a != nil {
+		return a.Number
+	}
+	return 1
 }
 
 // childFailure turns a child error that retrying cannot heal into a terminal assessment.

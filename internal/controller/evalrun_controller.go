@@ -232,6 +232,13 @@ func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalR
 	if a, ok := childFailure(err); ok {
 		return &observed{assessment: a, facts: facts}, nil
 	}
+	if a := r.createForbidden(run, err, now); a != nil {
+		// Pending while the queue retries with backoff (the error), until the refusals outlast the timeout.
+		if a.State.Terminal() {
+			err = nil
+		}
+		return &observed{assessment: *a, facts: facts}, err
+	}
 	if a := r.bucketUnavailable(run, err, r.clock.Now()); a != nil {
 		// A bucket the run needs failed or hung until the run's preparation deadline: the run ends.
 		return &observed{assessment: *a, facts: facts}, nil

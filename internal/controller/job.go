@@ -86,20 +86,18 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 	if cfg.Shards > 1 {
 		// One pod per shard; a shard's runner failing does not stop the others, and infrastructure failures
 		// (disruptions aside, which are ignored) are retried per shard.
-		parallelism := cfg.Shards
-		if s := run.Spec.Sharding; s != nil && s.Parallelism != nil {
-			parallelism = min(parallelism, *s.Parallelism)
-		}
 		job.Spec.Completions = ptr.To(cfg.Shards)
-		job.Spec.Parallelism = ptr.To(parallelism)
+		job.Spec.Parallelism = ptr.To(podsAtOnce(run, cfg.Shards))
 	}
 	return job
 }
 
 // collectionDeadline is how long after the runner's end the collector may take: the code judges' deadline, the
-// results deadline for the API writes, and a margin for the kubelet's and the manager's own delays.
+// LLM judges' deadline, the results deadline for the API writes, and a margin for the kubelet's and the manager's
+// own delays.
 func collectionDeadline(cfg layout.RunConfig) int32 {
-	return clampSeconds(int64(cfg.JudgeDeadlineSeconds) + int64(cfg.ResultsDeadlineSeconds) + collectionMarginSeconds)
+	return clampSeconds(int64(cfg.JudgeDeadlineSeconds) + int64(cfg.LLMJudgeDeadlineSeconds) + int64(cfg.ResultsDeadlineSeconds) +
+		collectionMarginSeconds)
 }
 
 func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) corev1.PodTemplateSpec {

@@ -439,7 +439,7 @@ func TestBuildJob(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			names := NamesFor(tc.run.Name)
-			cfg := BuildRunConfig(tc.run, []string{"case-001", "case-002"}, nil, tc.codeJudges, tc.opts)
+			cfg := BuildRunConfig(tc.run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, tc.opts)
 			if diff := cmp.Diff(names.ResultConfigMaps(1), cfg.ResultConfigMaps); diff != "" {
 				t.Fatalf("result ConfigMaps (-want +got):\n%s", diff)
 			}
@@ -461,7 +461,7 @@ func TestBuildJobSharded(t *testing.T) {
 		r.Spec.BackoffLimit = ptr.To[int32](1)
 	})
 	ids := caseIDs(7)
-	cfg := BuildRunConfig(run, ids, nil, 0, Options{})
+	cfg := BuildRunConfig(run, ids, nil, JudgeLoad{}, Options{})
 	got := BuildJob(run, cfg, Options{})
 
 	want := baseJob()
@@ -552,7 +552,7 @@ func TestBuildJobMounts(t *testing.T) {
 					wantWriters["shm-judge-1"] = []string{"judge-1"}
 				}
 				run := testRun(target)
-				job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, codeJudges, Options{}), Options{})
+				job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: codeJudges}, Options{}), Options{})
 				got := map[string][]corev1.VolumeMount{}
 				writers := map[string][]string{}
 				readers := map[string][]string{}
@@ -607,7 +607,7 @@ func TestBuildJobJudgeContainers(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeWorkers: tc.workers}
 			})
-			job := BuildJob(run, BuildRunConfig(run, caseIDs(tc.cases), nil, tc.codeJudges, Options{}), Options{})
+			job := BuildJob(run, BuildRunConfig(run, caseIDs(tc.cases), nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, Options{}), Options{})
 			var names []string
 			for i, c := range job.Spec.Template.Spec.Containers {
 				if c.Name == "runner" {
@@ -658,7 +658,7 @@ func TestBuildJobRunnerUser(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: tc.runAs}
 			})
-			job := BuildJob(run, BuildRunConfig(run, []string{"case-001"}, nil, 1, Options{}), Options{})
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: 1}, Options{}), Options{})
 			pod := job.Spec.Template.Spec
 			got := map[string]int64{}
 			for _, c := range allContainers(job) {
@@ -700,7 +700,7 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
-			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, tc.codeJudges, Options{}), Options{})
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, Options{}), Options{})
 			spec := job.Spec.Template.Spec
 			if ptr.Deref(spec.ShareProcessNamespace, false) {
 				t.Errorf("shareProcessNamespace = %v, want false", spec.ShareProcessNamespace)
@@ -743,7 +743,7 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 // mounts the token volume, and nothing mounts the ServiceAccount token path otherwise.
 func TestBuildJobTokenOnlyInCollector(t *testing.T) {
 	run := testRun()
-	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, 1, Options{}), Options{})
+	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{CodeJudgeCases: 1}, Options{}), Options{})
 	if ptr.Deref(job.Spec.Template.Spec.AutomountServiceAccountToken, true) {
 		t.Errorf("automountServiceAccountToken = %v, want false", job.Spec.Template.Spec.AutomountServiceAccountToken)
 	}
@@ -852,7 +852,7 @@ func TestBuildJobInheritsRunMetadata(t *testing.T) {
 				r.Spec.QueueName = tc.queueName
 				r.Spec.PodTemplate = tc.podTemplate
 			})
-			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, 0, Options{}), Options{})
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{}, Options{}), Options{})
 			if diff := cmp.Diff(tc.wantJobLabels, job.Labels); diff != "" {
 				t.Errorf("Job labels (-want +got):\n%s", diff)
 			}
@@ -899,7 +899,7 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 	for name, mutate := range runs {
 		t.Run(name, func(t *testing.T) {
 			run := testRun(mutate)
-			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, 1, Options{})
+			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{CodeJudgeCases: 1}, Options{})
 			job := BuildJob(run, cfg, Options{})
 			runner := runnerOf(job)
 			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO, {Name: "shm-runner", MountPath: "/dev/shm"}}, runner.VolumeMounts); diff != "" {

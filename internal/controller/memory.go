@@ -2,6 +2,7 @@ package controller
 
 import (
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
@@ -26,6 +27,10 @@ type remembered struct {
 	status *evalsv1alpha1.EvalRunStatus
 	// counted are the decisions of the current attempt already counted in the metrics.
 	counted map[string]bool
+	// forbidden is when this process first saw the API server refuse (Forbidden) a child of the attempt numbered
+	// forbiddenAttempt.
+	forbidden        time.Time
+	forbiddenAttempt int32
 }
 
 func newMemory() *memory { return &memory{runs: map[types.NamespacedName]remembered{}} }
@@ -64,6 +69,19 @@ func (m *memory) jobCreated(key types.NamespacedName, uid types.UID) bool {
 
 func (m *memory) markJobCreated(key types.NamespacedName, uid types.UID) {
 	m.update(key, uid, func(r *remembered) { r.jobCreated = true })
+}
+
+// forbiddenSince returns when this process first saw the creation of a child of the run's attempt refused with
+// Forbidden, recording now when it is the first.
+func (m *memory) forbiddenSince(key types.NamespacedName, uid types.UID, attempt int32, now time.Time) time.Time {
+	var since time.Time
+	m.update(key, uid, func(r *remembered) {
+		if r.forbidden.IsZero() || r.forbiddenAttempt != attempt {
+			r.forbidden, r.forbiddenAttempt = now, attempt
+		}
+		since = r.forbidden
+	})
+	return since
 }
 
 // alreadyApplied reports whether s is the status this process last applied for the run, but for the conditions'

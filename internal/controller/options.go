@@ -22,7 +22,8 @@ const (
 	// DefaultImagePullTimeout is how long an image pull may keep failing before the run fails.
 	DefaultImagePullTimeout = 2 * time.Minute
 	// DefaultPodRejectedTimeout is how long the Job's pod may keep being rejected at creation (Pod Security,
-	// ResourceQuota, a webhook) before the run fails with PodRejected.
+	// ResourceQuota, a webhook) before the run fails with PodRejected, and the run's own objects refused with
+	// Forbidden (the manager's RBAC, an admission webhook or policy) before it fails with CreateForbidden.
 	DefaultPodRejectedTimeout = 2 * time.Minute
 	// DefaultContainerCreateTimeout is how long the kubelet may keep failing to create or start a container
 	// (CreateContainerError, RunContainerError, CreateContainerConfigError) or the pod's sandbox before the pod
@@ -53,7 +54,8 @@ type Options struct {
 	ImagePullTimeout time.Duration
 	// ContainerCreateTimeout bounds how long a container (or the pod's sandbox) may keep failing to be created.
 	ContainerCreateTimeout time.Duration
-	// PodRejectedTimeout bounds how long the Job's pod may keep failing to be created.
+	// PodRejectedTimeout bounds how long the Job's pod may keep failing to be created, and how long the run's
+	// objects may keep being refused with Forbidden.
 	PodRejectedTimeout time.Duration
 	// MaxConcurrentReconciles is how many EvalRuns the controller reconciles at once (--max-concurrent-reconciles).
 	MaxConcurrentReconciles int

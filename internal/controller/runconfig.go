@@ -24,6 +24,9 @@ const (
 	runnerDeadlineMarginSeconds = 60
 	// judgeDeadlineMarginSeconds is added to the code judges' worst case for the collector's wait on them.
 	judgeDeadlineMarginSeconds = 60
+	// llmJudgeMarginSeconds is added to the LLM judges' worst case (replies asked again, retries after 429s and
+	// 5xx, the client's backoff); it is also the least time LLM judging gets.
+	llmJudgeMarginSeconds = 60
 	// judgeRoundOverheadSeconds is added to each case's script timeout: the wait for its pipes (2 s) and the
 	// killing and reaping of what it left behind (judgerunner.ReapTimeout, 2 s).
 	judgeRoundOverheadSeconds = 4
@@ -135,9 +138,20 @@ func ResultsDeadlineSeconds(run *evalsv1alpha1.EvalRun) int32 {
 	return ptr.Deref(run.Spec.ResultsDeadlineSeconds, evalsv1alpha1.DefaultResultsDeadlineSeconds)
 }
 
-// BuildRunConfig renders run.json from the spec, the eval file's case ids (in file order) and the parsed default
-// evaluators.
-func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, codeJudgeCases int, opts Options) layout.RunConfig {
+// JudgeLoad is what judging the run's cases takes, counted from the eval file when the manager validates it; the
+// judging deadlines of run.json are sized from it.
+type JudgeLoad struct {
+	// CodeJudgeCases is how many cases have a code_judge.
+	CodeJudgeCases int
+	// LLMRequests is how many requests to the model endpoint judging every case makes, and LLMRequestsPerCase the
+	// most one case makes (evalfile.File.LLMRequests).
+	LLMRequests, LLMRequestsPerCase int
+}
+
+// BuildRunConfig renders run.json from the spec, the eval file's case ids (in file order), the parsed default
+// evaluators and what judging the cases takes.
+func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, load JudgeLoad, opts Options) layout.RunConfig {
+	codeJudgeCases := load.CodeJudgeCases
 	opts = opts.withDefaults()
 	names := NamesFor(run.Name)
 	t := run.Spec.Target
@@ -196,6 +210,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	cfg.LLM, _ = ResolveLLM(run, opts)
 	shards := Shards(run, len(caseIDs))
 	cfg.Shards = int32(shards)
+	if cfg.LLM != nil {
+		cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute = podShares(podsAtOnce(run, cfg.Shards),
+			cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute)
+	}
 	if Merged(run) {
 		cfg.ShardConfigMaps = make([]string, shards)
 		for i := range shards {
@@ -229,7 +247,50 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		rounds := (int64(min(codeJudgeCases, perShard)) + int64(cfg.JudgeContainers) - 1) / int64(cfg.JudgeContainers)
 		cfg.JudgeDeadlineSeconds = clampSeconds(rounds*int64(cfg.CodeJudgeTimeoutSeconds+judgeRoundOverheadSeconds) + judgeDeadlineMarginSeconds)
 	}
+	if cfg.LLM != nil {
+		cfg.LLMJudgeDeadlineSeconds = llmJudgeDeadline(cfg.LLM, min(load.LLMRequests, perShard*load.LLMRequestsPerCase), RunDeadline(run, opts).Seconds)
+	}
 	return cfg
+}
+
+// podsAtOnce is how many of the run's pods run at once: its shards, at most spec.sharding.parallelism.
+func podsAtOnce(run *evalsv1alpha1.EvalRun, shards int32) int32 {
+	pods := max(shards, 1)
+	if s := run.Spec.Sharding; s != nil && s.Parallelism != nil {
+		pods = min(pods, max(*s.Parallelism, 1))
+	}
+	return pods
+}
+
+// podShares splits the run's LLM bounds (spec.judging.llm.maxConcurrentRequests and requestsPerMinute, which hold
+// per run) between the pods that run at once: each gets ceil(bound / pods), at least 1 (so a run with more pods
+// at once than the bound sends up to one per pod); an unset rate (0) stays unset.
+func podShares(pods, maxConcurrent, perMinute int32) (int32, int32) {
+	share := func(n int32) int32 {
+		if n <= 0 {
+			return n
+		}
+		return max((n+pods-1)/pods, 1)
+	}
+	return share(maxConcurrent), share(perMinute)
+}
+
+// llmJudgeDeadline is how long the LLM judges of one pod may take, sized as the code judges' deadline is: the
+// pod's requests (at most its share of cases times the most one case makes) in rounds of maxConcurrentRequests,
+// each round one request's timeoutSeconds, and no less than the minutes requestsPerMinute needs for them, plus a
+// margin; capped at the run's deadline (the Job ends by then whatever the judges do).
+func llmJudgeDeadline(l *layout.LLM, requests int, runDeadline int64) int32 {
+	reqs := int64(max(requests, 0))
+	concurrency := int64(max(l.MaxConcurrentRequests, 1))
+	total := (reqs + concurrency - 1) / concurrency * int64(l.TimeoutSeconds)
+	if rpm := int64(l.RequestsPerMinute); rpm > 0 {
+		total = max(total, (reqs+rpm-1)/rpm*60)
+	}
+	total += llmJudgeMarginSeconds
+	if runDeadline > 0 {
+		total = min(total, max(runDeadline, llmJudgeMarginSeconds))
+	}
+	return clampSeconds(total)
 }
 
 // runnerDeadline is how long the collector waits for the runner container to end: the healthcheck's and the

@@ -134,7 +134,24 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.applyStatus(ctx, s, status); err != nil {
 		return ctrl.Result{}, errors.Join(stepErr, err)
 	}
+	r.reportSkip(s, status, g)
 	return ctrl.Result{RequeueAfter: requeue}, stepErr
+}
+
+// reportSkip counts and announces a scheduled time skipped under concurrencyPolicy Forbid, once: when the status
+// just written records a skipped time the schedule's previous status did not.
+func (r *EvalScheduleReconciler) reportSkip(s *evalsv1alpha1.EvalSchedule, status *evalsv1alpha1.EvalScheduleStatus, g scheduleRuns) {
+	skipped, before := status.LastSkippedTime, s.Status.LastSkippedTime
+	if skipped == nil || (before != nil && skipped.Equal(before)) {
+		return
+	}
+	scheduledTimes.WithLabelValues(s.Namespace, "Skipped").Inc()
+	blocker := "another run"
+	if len(g.active) > 0 {
+		blocker = "run " + g.active[0].Name
+	}
+	r.recorder.Eventf(s, nil, corev1.EventTypeNormal, eventRunSkipped, "Schedule",
+		"run for %s not started: %s is still in progress (concurrencyPolicy Forbid)", skipped.UTC().Format(time.RFC3339), blocker)
 }
 
 // startDue creates the run of the most recent scheduled time not started yet, unless it is past the starting
@@ -142,8 +159,10 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.EvalSchedule, sched interface{ Next(time.Time) time.Time },
 	g *scheduleRuns, status *evalsv1alpha1.EvalScheduleStatus, now time.Time) (*evalsv1alpha1.EvalRun, error) {
 	earliest := s.CreationTimestamp.Time
-	if status.LastScheduleTime != nil {
-		earliest = status.LastScheduleTime.Time
+	for _, t := range []*metav1.Time{status.LastScheduleTime, status.LastSkippedTime} {
+		if t != nil && t.After(earliest) {
+			earliest = t.Time
+		}
 	}
 	if d := s.Spec.StartingDeadlineSeconds; d != nil {
 		if floor := now.Add(-time.Duration(*d) * time.Second); floor.After(earliest) {
@@ -171,9 +190,9 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 	others := g.active
 	switch policy := s.Spec.ConcurrencyPolicy; {
 	case len(others) > 0 && policy == evalsv1alpha1.ConcurrencyForbid:
-		scheduledTimes.WithLabelValues(s.Namespace, "Skipped").Inc()
-		r.recorder.Eventf(s, nil, corev1.EventTypeNormal, eventRunSkipped, "Schedule",
-			"run for %s not started: run %s is still in progress (concurrencyPolicy Forbid)", due.UTC().Format(time.RFC3339), others[0].Name)
+		// The time is skipped for good: the next reconciles start after it, so it is counted (by reportSkip,
+		// once the status holds it) and announced once, and never started late.
+		status.LastSkippedTime = ptr.To(metav1.NewTime(due))
 		return nil, nil
 	case len(others) > 0 && policy == evalsv1alpha1.ConcurrencyReplace:
 		var err error

@@ -33,7 +33,7 @@ func TestEveryEmptyDirIsBounded(t *testing.T) {
 		for _, codeJudges := range []int{0, 2} {
 			t.Run(fmt.Sprintf("%s, %d code judge cases", name, codeJudges), func(t *testing.T) {
 				run := testRun(shape)
-				cfg := BuildRunConfig(run, caseIDs(4), nil, codeJudges, Options{})
+				cfg := BuildRunConfig(run, caseIDs(4), nil, JudgeLoad{CodeJudgeCases: codeJudges}, Options{})
 				spec := BuildJob(run, cfg, Options{}).Spec.Template.Spec
 				for _, v := range spec.Volumes {
 					if e := v.EmptyDir; e != nil && (e.SizeLimit == nil || e.SizeLimit.Sign() <= 0) {
@@ -79,7 +79,7 @@ func TestEveryEmptyDirIsBounded(t *testing.T) {
 func TestOutSizeLimit(t *testing.T) {
 	sizes := func(run *evalsv1alpha1.EvalRun) map[string]string {
 		out := map[string]string{}
-		for _, v := range BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, 0, Options{}), Options{}).Spec.Template.Spec.Volumes {
+		for _, v := range BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, Options{}), Options{}).Spec.Template.Spec.Volumes {
 			if v.EmptyDir != nil && v.EmptyDir.Medium == "" {
 				out[v.Name] = v.EmptyDir.SizeLimit.String()
 			}
@@ -102,7 +102,7 @@ func TestOutSizeLimit(t *testing.T) {
 // the runner does not write (with no request); without any such limit nothing is added.
 func TestTrustedStorageNotCountedAgainstTheRunner(t *testing.T) {
 	ephemeral := func(run *evalsv1alpha1.EvalRun) (limit, request *resource.Quantity) {
-		job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, 0, Options{}), Options{})
+		job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, Options{}), Options{})
 		c := containerOf(job, "collector")
 		if q, ok := c.Resources.Limits[corev1.ResourceEphemeralStorage]; ok {
 			limit = &q
@@ -143,7 +143,7 @@ func TestDefaultDeadline(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = tc.spec })
-			job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, 0, tc.opts), tc.opts)
+			job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, tc.opts), tc.opts)
 			if got := ptr.Deref(job.Spec.ActiveDeadlineSeconds, 0); got != tc.want.Seconds {
 				t.Errorf("Job activeDeadlineSeconds = %d, want %d", got, tc.want.Seconds)
 			}

@@ -193,3 +193,43 @@ func (f *File) CodeJudgeCases() int {
 	}
 	return n
 }
+
+// LLMRequests counts the requests to a model endpoint one judging of ev makes (one per llm_judge or rubric
+// evaluator, composite members and an llm_judge aggregator included), not counting replies asked again.
+func (ev *EvaluatorConfig) LLMRequests() int {
+	switch ev.Type {
+	case TypeLLMJudge, TypeRubric:
+		return 1
+	case TypeComposite:
+		if ev.Composite == nil {
+			return 0
+		}
+		n := 0
+		if ev.Composite.Aggregator == AggregatorLLMJudge {
+			n++
+		}
+		for _, m := range ev.Composite.Members {
+			n += m.LLMRequests()
+		}
+		return n
+	}
+	return 0
+}
+
+// LLMRequests counts the requests to a model endpoint judging every case makes (total) and the most one case
+// makes (perCase). withModel says whether the run has one: a case without evaluators is then judged by llm_judge.
+func (f *File) LLMRequests(withModel bool) (total, perCase int) {
+	for i := range f.cases {
+		n := 0
+		evs := f.CaseAt(i).Evaluators
+		for _, ev := range evs {
+			n += ev.LLMRequests()
+		}
+		if len(evs) == 0 && withModel {
+			n = 1
+		}
+		total += n
+		perCase = max(perCase, n)
+	}
+	return total, perCase
+}

@@ -118,6 +118,10 @@ type RunConfig struct {
 	JudgeContainers int32 `json:"judgeContainers,omitempty"`
 	// JudgeDeadlineSeconds bounds how long the collector waits for the judge containers' verdicts.
 	JudgeDeadlineSeconds int32 `json:"judgeDeadlineSeconds,omitempty"`
+	// LLMJudgeDeadlineSeconds, set with LLM, bounds how long the collector's LLM judges may take (the manager sizes
+	// it from the pod's requests, maxConcurrentRequests, timeoutSeconds and requestsPerMinute); a request after it
+	// is an Error. Persisting then has ResultsDeadlineSeconds.
+	LLMJudgeDeadlineSeconds int32 `json:"llmJudgeDeadlineSeconds,omitempty"`
 }
 
 // Validate checks that the manager resolved every default: the pod's containers use the configuration as it is
@@ -144,6 +148,7 @@ func (c *RunConfig) Validate() error {
 	need(c.Shards > 0, "shards")
 	need(c.LLM == nil || (c.LLM.BaseURL != "" && c.LLM.Model != "" && c.LLM.TimeoutSeconds > 0 && c.LLM.MaxConcurrentRequests > 0),
 		"llm.baseURL, llm.model, llm.timeoutSeconds and llm.maxConcurrentRequests")
+	need(c.LLM == nil || c.LLMJudgeDeadlineSeconds > 0, "llmJudgeDeadlineSeconds")
 	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == int(c.Shards), "shardConfigMaps (one per shard)")
 	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
@@ -171,7 +176,8 @@ type LLM struct {
 	APIKeyFile   string `json:"apiKeyFile,omitempty"`
 	APIKeySecret string `json:"apiKeySecret,omitempty"`
 	// TimeoutSeconds bounds each request; MaxConcurrentRequests the requests in flight in the pod;
-	// RequestsPerMinute, when positive, the requests started per minute.
+	// RequestsPerMinute, when positive, the requests the pod starts per minute. The last two are the pod's share
+	// of the run's bounds (the manager divides them between the pods that run at once).
 	TimeoutSeconds        int32 `json:"timeoutSeconds"`
 	MaxConcurrentRequests int32 `json:"maxConcurrentRequests"`
 	RequestsPerMinute     int32 `json:"requestsPerMinute,omitempty"`

@@ -115,6 +115,7 @@ func Schedule(s *evalsv1alpha1.EvalScheduleStatus) *acv1alpha1.EvalScheduleStatu
 	}
 	optional(s.ObservedGeneration, ac.WithObservedGeneration)
 	timestamp(s.LastScheduleTime, ac.WithLastScheduleTime)
+	timestamp(s.LastSkippedTime, ac.WithLastSkippedTime)
 	timestamp(s.NextScheduleTime, ac.WithNextScheduleTime)
 	timestamp(s.LastSuccessfulTime, ac.WithLastSuccessfulTime)
 	for i := range s.Active {

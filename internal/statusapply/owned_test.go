@@ -153,7 +153,7 @@ func TestOwnedFields(t *testing.T) {
 		{
 			name:   "schedule",
 			status: Schedule(&schedule),
-			wantKeys: []string{"active", "conditions", "lastFinished", "lastScheduleTime", "lastSuccessfulTime",
+			wantKeys: []string{"active", "conditions", "lastFinished", "lastScheduleTime", "lastSkippedTime", "lastSuccessfulTime",
 				"nextScheduleTime", "observedGeneration"},
 			wantConditions: []string{"Ready", "Stalled"},
 		},

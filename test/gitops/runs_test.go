@@ -107,6 +107,8 @@ var reasonKinds = map[string]reasonKind{
 	evalsv1alpha1.ReasonDisruptionLimitExceeded: failure,
 	// A manager that never stalls (issue 23): a bucket that hangs ends the runs naming it.
 	evalsv1alpha1.ReasonBucketUnavailable: failure,
+	// The manager's RBAC or an admission policy refusing the run's objects past --pod-rejected-timeout.
+	evalsv1alpha1.ReasonCreateForbidden: failure,
 
 	evalsv1alpha1.ReasonPolicyMet:    passedReason,
 	evalsv1alpha1.ReasonPolicyNotMet: passedReason,

@@ -200,7 +200,8 @@ func TestScheduleRunsComparesAndKeepsHistory(t *testing.T) {
 	})
 }
 
-// TestSchedulePolicies: Forbid skips a run due while one is in progress; Replace deletes the one in progress
+// TestSchedulePolicies: Forbid skips a run due while one is in progress, counts it once and never starts it
+// late; Replace deletes the one in progress
 // and starts the new one; after three missed hours only the latest is started (with an event); a starting
 // deadline shorter than the time since the latest scheduled time starts none; suspend starts none; an invalid
 // schedule is Stalled.
@@ -239,6 +240,30 @@ func TestSchedulePolicies(t *testing.T) {
 	waitRuns(t, ns, name("forbid", third), name("replace", next))
 	waitEvent(t, forbid, "RunSkipped")
 	waitEvent(t, replace, "RunReplaced")
+
+	// The skipped time is counted once, however often the schedule is reconciled, and is not started when the
+	// run in progress finishes before the next scheduled time.
+	skipped := func() float64 {
+		return metricValue("evalrun_schedule_runs_total", "namespace", ns, "outcome", "Skipped")
+	}
+	for range 3 {
+		pokeSchedule(t, forbid)
+	}
+	if n := skipped(); n != 1 {
+		t.Errorf("skipped scheduled times counted %v times after three more reconciles; want 1", n)
+	}
+	if st := getSchedule(t, forbid).Status; st.LastSkippedTime == nil || !st.LastSkippedTime.Time.Equal(next) ||
+		!st.LastScheduleTime.Time.Equal(third) {
+		t.Errorf("lastSkippedTime %v, lastScheduleTime %v; want %v and %v", st.LastSkippedTime, st.LastScheduleTime, next, third)
+	}
+	inProgress := getRunNamed(t, ns, name("forbid", third))
+	finishShards(t, inProgress, func(string) string { return "CLEAR" })
+	waitReason(t, inProgress, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+	pokeSchedule(t, forbid)
+	waitRuns(t, ns, name("forbid", third), name("replace", next))
+	if n := skipped(); n != 1 {
+		t.Errorf("skipped scheduled times counted %v times after the run in progress finished; want 1", n)
+	}
 
 	// An invalid schedule stalls, saying why.
 	bad := getSchedule(t, forbid)

@@ -514,6 +514,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: lastScheduleTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
+    - name: lastSkippedTime
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
     - name: lastSuccessfulTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time

@@ -33,6 +33,10 @@ type EvalScheduleStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// lastScheduleTime is the scheduled time of the latest run created.
 	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+	// lastSkippedTime is the latest scheduled time skipped because a run was in progress (concurrencyPolicy
+	// Forbid). A skipped time is counted once (evalrun_schedule_runs_total, a RunSkipped event) and never started
+	// later, even when the run in progress finishes before the next scheduled time.
+	LastSkippedTime *metav1.Time `json:"lastSkippedTime,omitempty"`
 	// nextScheduleTime is the next scheduled time (unset while suspended or invalid).
 	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
 	// lastSuccessfulTime is when the latest run that succeeded finished.
@@ -75,6 +79,14 @@ func (b *EvalScheduleStatusApplyConfiguration) WithObservedGeneration(value int6
 // If called multiple times, the LastScheduleTime field is set to the value of the last call.
 func (b *EvalScheduleStatusApplyConfiguration) WithLastScheduleTime(value metav1.Time) *EvalScheduleStatusApplyConfiguration {
 	b.LastScheduleTime = &value
+	return b
+}
+
+// WithLastSkippedTime sets the LastSkippedTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the LastSkippedTime field is set to the value of the last call.
+func (b *EvalScheduleStatusApplyConfiguration) WithLastSkippedTime(value metav1.Time) *EvalScheduleStatusApplyConfiguration {
+	b.LastSkippedTime = &value
 	return b
 }
 

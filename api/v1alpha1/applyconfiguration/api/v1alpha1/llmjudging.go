@@ -36,10 +36,13 @@ type LLMJudgingApplyConfiguration struct {
 	// timeoutSeconds bounds each request (one attempt); a request that times out is retried like a 5xx.
 	// Defaults to 60.
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
-	// maxConcurrentRequests bounds the requests in flight at once across all cases of a pod. Defaults to 4.
+	// maxConcurrentRequests bounds the requests in flight at once across all cases of the run: each pod that runs
+	// at once (min(shards, sharding.parallelism)) gets ceil(maxConcurrentRequests / pods), at least 1, so a run
+	// with more pods at once than this sends up to one per pod. Defaults to 4.
 	MaxConcurrentRequests *int32 `json:"maxConcurrentRequests,omitempty"`
-	// requestsPerMinute limits, when set, how many requests a pod starts per minute (retries included). Unset
-	// means no limit beyond maxConcurrentRequests.
+	// requestsPerMinute limits, when set, how many requests the run starts per minute (retries included): each
+	// pod that runs at once (min(shards, sharding.parallelism)) starts at most ceil(requestsPerMinute / pods), at
+	// least 1. Unset means no limit beyond maxConcurrentRequests.
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
 }
 
