@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-
 func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	tricky := "quote\" back\\ <b>&amp; \b\f\n\r\t\x00\x1f\x7f é 中 \u2028\u2029 \xff\xfe bad \xe2\x82 end"
 	tests := map[string]Line{
