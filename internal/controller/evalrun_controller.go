@@ -118,11 +118,22 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, r.clock.Now())
 	// A status equal to the one this process last applied means the cache has not caught up yet: its watch event
 	// will bring another reconcile, so nothing is written twice.
-	if StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired) {
+	changed := StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired)
+	recheck := obs.assessment.RecheckAfter
+	if changed && Merged(run) && obs.job != nil && !obs.assessment.State.Terminal() {
+		// Shards' progress is written in batches: at most once per interval while shards run; the end at once.
+		if wait := shardStatusWait(r.memory.appliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
+			changed = false
+			if recheck <= 0 || wait < recheck {
+				recheck = wait
+			}
+		}
+	}
+	if changed {
 		if err := r.applyStatus(ctx, run, &desired); err != nil {
 			return ctrl.Result{}, errors.Join(stepErr, err)
 		}
-		r.memory.markApplied(req.NamespacedName, run.UID, &desired)
+		r.memory.markApplied(req.NamespacedName, run.UID, &desired, r.clock.Now())
 		r.emitTransitions(run, &desired)
 		recordDecisions(run, &desired, obs.runnerEnded, now, func(what string) bool {
 			return r.memory.firstTime(req.NamespacedName, run.UID, what)
@@ -139,7 +150,18 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	for _, pod := range obs.assessment.StopPods {
 		stopErr = errors.Join(stopErr, r.stopPod(ctx, run.Namespace, pod))
 	}
-	return ctrl.Result{RequeueAfter: obs.assessment.RecheckAfter}, errors.Join(stepErr, stopErr)
+	return ctrl.Result{RequeueAfter: recheck}, errors.Join(stepErr, stopErr)
+}
+
+// shardStatusWait is how long a sharded or resumed run's progress waits before it is written, when the manager
+// last wrote the run's status at last: nothing once interval has passed (or it never wrote it), else the rest of
+// the interval. The reconcile that comes then writes what the shards add up to by that time, so shard completions
+// are merged in batches of one interval, whatever the number of shards.
+func shardStatusWait(last, now time.Time, interval time.Duration) time.Duration {
+	if last.IsZero() {
+		return 0
+	}
+	return max(0, last.Add(interval).Sub(now))
 }
 
 // observe runs the numbered steps of one reconcile. It returns nil only when there is nothing to report.

@@ -148,3 +148,27 @@ func TestShardStatusesAreBoundedFailedFirst(t *testing.T) {
 		t.Errorf("order: %d %d %d (cases %d), want the failed shard, the running one, then shard 0", listed[0].Index, listed[1].Index, listed[2].Index, listed[0].Cases)
 	}
 }
+
+// TestShardStatusWait: a sharded run's progress is written at once the first time and once an interval has
+// passed since the last write; sooner, it waits for the rest of the interval.
+func TestShardStatusWait(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	cases := []struct {
+		name string
+		last time.Time
+		want time.Duration
+	}{
+		{name: "never written", want: 0},
+		{name: "written just now", last: now, want: 5 * time.Second},
+		{name: "written 2s ago", last: now.Add(-2 * time.Second), want: 3 * time.Second},
+		{name: "written an interval ago", last: now.Add(-5 * time.Second), want: 0},
+		{name: "written long ago", last: now.Add(-time.Hour), want: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := shardStatusWait(tc.last, now, 5*time.Second); got != tc.want {
+				t.Errorf("shardStatusWait = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
