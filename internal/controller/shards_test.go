@@ -100,6 +100,7 @@ func TestCombineShards(t *testing.T) {
 		return Assessment{State: StateFailed, Reason: reason, Message: msg}
 	}
 	running := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "pod p is running", RecheckAfter: time.Minute}
+	stopP1 := PodStop{Pod: "p-1", Index: 1, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: "t"}
 	pending := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: "pod q is pending", RecheckAfter: 10 * time.Second}
 	for _, tt := range []struct {
 		name   string
@@ -120,8 +121,8 @@ func TestCombineShards(t *testing.T) {
 			Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed, Message: "shard 1: no image", StopJob: true}},
 		{"a shard decided while its pod runs stops that pod only",
 			[]Assessment{running, {State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: "t", StopJob: true,
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "p-1"}}},
-			Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RecheckAfter: time.Minute, StopPods: []string{"p-1"},
+				Runner: &evalsv1alpha1.RunnerStatus{PodName: "p-1"}, StopPods: []PodStop{stopP1}}},
+			Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RecheckAfter: time.Minute, StopPods: []PodStop{stopP1},
 				Message: "1 of 2 shards finished (1 failed); shard 0: pod p is running"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -266,3 +266,79 @@ func TestMissingSecretEndsWithInvalidContainerConfig(t *testing.T) {
 		return nil
 	})
 }
+
+// TestShardInfrastructureFailureEndsItsShardOnly: in a run of 2 shards, shard 1's pods never run. Its retries are
+// counted per index (shard 0's are its own) and, after 3 replacements, the manager stops shard 1 alone: the pod
+// gets the stop condition and is evicted, the Job (whose pod failure policy then fails index 1) is kept and
+// records the stopped shard, and shard 0 goes on. The run ends once shard 0 completed, failed with
+// InfrastructureFailed, the reason of its one failed shard.
+func TestShardInfrastructureFailureEndsItsShardOnly(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("infra-shards", ns).Inline(testutil.DecisionEval(4)).Shards(2, 2))
+	job := waitJob(t, run)
+	if rules := job.Spec.PodFailurePolicy.Rules; len(rules) == 0 || rules[0].Action != batchv1.PodFailurePolicyActionFailIndex ||
+		len(rules[0].OnPodConditions) != 1 || string(rules[0].OnPodConditions[0].Type) != layout.PodConditionShardStopped {
+		t.Fatalf("the Job's first pod failure policy rule is not FailIndex on %s: %+v", layout.PodConditionShardStopped, rules)
+	}
+	shard0 := startShardPod(t, job, 0)
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()); s.Active = 2 })
+
+	byIndex := func() string {
+		cur := &batchv1.Job{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), cur); err != nil {
+			t.Fatal(err)
+		}
+		return cur.Annotations[layout.AnnotationInfrastructureRetriesByIndex] + " " + cur.Annotations[layout.AnnotationStoppedShards]
+	}
+	for attempt := 1; attempt <= controller.MaxInfrastructureRetries+1; attempt++ {
+		pod := createJobPod(t, job, fmt.Sprintf("%s-1-try%d", job.Name, attempt))
+		patch := client.MergeFrom(pod.DeepCopy())
+		pod.Annotations = map[string]string{layout.AnnotationJobCompletionIndex: "1"}
+		if err := k8s.Patch(context.Background(), pod, patch); err != nil {
+			t.Fatal(err)
+		}
+		updatePodStatus(t, pod, runnerStartError)
+		waitPodGone(t, pod)
+		want := fmt.Sprintf("1=%d:%s ", attempt, pod.Name)
+		if attempt > controller.MaxInfrastructureRetries {
+			want = fmt.Sprintf("1=%d:%s-1-try%d 1=%s", controller.MaxInfrastructureRetries, job.Name, controller.MaxInfrastructureRetries,
+				evalsv1alpha1.ReasonInfrastructureFailed)
+		}
+		eventually(t, fmt.Sprintf("attempt %d is counted for index 1", attempt), func() error {
+			if got := byIndex(); got != want {
+				return fmt.Errorf("retries and stopped shards %q, want %q", got, want)
+			}
+			return nil
+		})
+	}
+	if n := writes.in(ns)["patch Pod/status"]; n != 1 {
+		t.Errorf("%d stop conditions set on pods, want 1 (the last pod of shard 1)", n)
+	}
+	eventually(t, "shard 1 is failed while shard 0 goes on", func() error {
+		got := getRun(t, run)
+		if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); c == nil || c.Status != metav1.ConditionUnknown {
+			return fmt.Errorf("succeeded %+v, want Unknown", c)
+		}
+		if s := got.Status.Sharding; s == nil || s.Failed != 1 {
+			return fmt.Errorf("sharding %+v", got.Status.Sharding)
+		}
+		return nil
+	})
+	if r := retriesOf(t, job); r == "gone" {
+		t.Fatal("the Job of the run was stopped for one shard's infrastructure failure")
+	}
+
+	// The Job controller fails index 1 (the pod failure policy) and shard 0 completes.
+	collectShard(t, run, 0, shard0.Name, testutil.DecisionLine(0, "CLEAR")+testutil.DecisionLine(1, "CLEAR"))
+	updatePodStatus(t, shard0, runnerTerminated(0, "Completed", time.Now()))
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.CompletedIndexes, s.FailedIndexes, s.Active = "0", ptr.To("1"), 0 })
+	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonInfrastructureFailed)
+	if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); !strings.HasPrefix(c.Message, "1 of 2 shards failed; shard 1: ") ||
+		!strings.Contains(c.Message, "after 3 replaced pods") {
+		t.Errorf("Succeeded message %q, want shard 1's infrastructure failure", c.Message)
+	}
+	if sum := got.Status.Summary; sum == nil || sum.Passed != 2 || sum.Missing != 2 {
+		t.Errorf("merged summary %+v, want shard 0's 2 passed and shard 1's 2 missing", got.Status.Summary)
+	}
+}
