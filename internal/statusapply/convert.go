@@ -121,9 +121,18 @@ func parseError(p *evalsv1alpha1.ParseError) *acv1alpha1.ParseErrorApplyConfigur
 	return ac
 }
 
+// missingIDRun converts one of status.missingIdShards.
+func missingIDRun(r *evalsv1alpha1.MissingIDRun) *acv1alpha1.MissingIDRunApplyConfiguration {
+	ac := acv1alpha1.MissingIDRun().WithCount(r.Count)
+	pointer(r.Shard, ac.WithShard)
+	return ac
+}
+
 // resultsReference converts status.results.
 func resultsReference(r *evalsv1alpha1.ResultsReference) *acv1alpha1.ResultsReferenceApplyConfiguration {
 	ac := acv1alpha1.ResultsReference().WithConfigMaps(r.ConfigMaps...).WithObjects(r.Objects...)
+	optional(r.ObjectsPrefix, ac.WithObjectsPrefix)
+	optional(r.ConfigMapsPrefix, ac.WithConfigMapsPrefix)
 	optional(r.Key, ac.WithKey)
 	optional(r.Format, ac.WithFormat)
 	optional(r.TotalCases, ac.WithTotalCases)
