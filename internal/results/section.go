@@ -45,16 +45,16 @@ const (
 
 // Section is the part of EvalRun status the collector owns; statusapply.Collector builds its apply body.
 type Section struct {
-	Summary       *evalsv1alpha1.RunSummary       `json:"summary,omitempty"`
-	Cases         []evalsv1alpha1.CaseResult      `json:"cases,omitempty"`
-	MissingIDs    []string                        `json:"missingIds,omitempty"`
+	Summary    *evalsv1alpha1.RunSummary  `json:"summary,omitempty"`
+	Cases      []evalsv1alpha1.CaseResult `json:"cases,omitempty"`
+	MissingIDs []string                   `json:"missingIds,omitempty"`
 	// MissingIDShards names the shard of each of MissingIDs (a merged run's), as runs.
-	MissingIDShards []evalsv1alpha1.MissingIDRun `json:"missingIdShards,omitempty"`
-	ParseErrors   []evalsv1alpha1.ParseError      `json:"parseErrors,omitempty"`
-	UnexpectedIDs []string                        `json:"unexpectedIds,omitempty"`
-	Results       *evalsv1alpha1.ResultsReference `json:"results,omitempty"`
-	Collection    *evalsv1alpha1.CollectionStatus `json:"collection,omitempty"`
-	Conditions    []metav1.Condition              `json:"conditions,omitempty"`
+	MissingIDShards []evalsv1alpha1.MissingIDRun    `json:"missingIdShards,omitempty"`
+	ParseErrors     []evalsv1alpha1.ParseError      `json:"parseErrors,omitempty"`
+	UnexpectedIDs   []string                        `json:"unexpectedIds,omitempty"`
+	Results         *evalsv1alpha1.ResultsReference `json:"results,omitempty"`
+	Collection      *evalsv1alpha1.CollectionStatus `json:"collection,omitempty"`
+	Conditions      []metav1.Condition              `json:"conditions,omitempty"`
 }
 
 // Truncated reports whether anything was left out of the section (it is then in the result ConfigMaps only).
