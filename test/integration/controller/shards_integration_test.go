@@ -187,6 +187,11 @@ func TestShardedRunMergesItsShards(t *testing.T) {
 	if diff := cmp.Diff([]string{"case-003", "case-005"}, got.Status.MissingIDs); diff != "" {
 		t.Errorf("missing ids (-want +got):\n%s", diff)
 	}
+	// Each missing id names its shard.
+	if diff := cmp.Diff([]evalsv1alpha1.MissingIDRun{{Shard: ptr.To[int32](1), Count: 1}, {Shard: ptr.To[int32](2), Count: 1}},
+		got.Status.MissingIDShards); diff != "" {
+		t.Errorf("missing ids' shards (-want +got):\n%s", diff)
+	}
 	var verdicts []string
 	for _, cs := range got.Status.Cases {
 		verdicts = append(verdicts, cs.ID+"="+string(cs.Verdict))
