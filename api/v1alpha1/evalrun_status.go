@@ -468,7 +468,7 @@ type MissingIDRun struct {
 	// count is the number of consecutive ids of missingIds in this run.
 	// +kubebuilder:validation:Minimum=1
 	// +required
-	Count int32 `json:"count"`
+	Count int32 `json:"count,omitempty"`
 }
 
 // ShardStatus is one shard of a sharded or resumed run.
@@ -755,18 +755,19 @@ type ResultsReference struct {
 	// +listType=atomic
 	// +optional
 	Objects []string `json:"objects,omitempty"`
-	// objectsPrefix, when set, is the start every URL of objects shares: an object's URL is objectsPrefix followed
-	// by its item. It is set when the full URLs would take more than an eighth of the status budget (a run of
-	// up to 1,000 shards with long names and bucket prefixes).
+	// objectsPrefix is the start every URL of objects shares, when the full URLs would take more than an eighth of
+	// the status budget (a run of up to 1,000 shards with long names and bucket prefixes): an object's URL is
+	// objectsPrefix followed by its item. Unset otherwise.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
-	ObjectsPrefix string `json:"objectsPrefix,omitempty"`
-	// configMapsPrefix, when set, is the start every name of configMaps shares: a ConfigMap's name is
-	// configMapsPrefix followed by its item. It is set when the full names would take more than an eighth of the
-	// status budget.
+	ObjectsPrefix *string `json:"objectsPrefix,omitempty"`
+	// configMapsPrefix is the start every name of configMaps shares, when the full names would take more than an
+	// eighth of the status budget: a ConfigMap's name is configMapsPrefix followed by its item. Unset otherwise.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
-	ConfigMapsPrefix string `json:"configMapsPrefix,omitempty"`
+	ConfigMapsPrefix *string `json:"configMapsPrefix,omitempty"`
 	// key is the binaryData key under which each ConfigMap holds its chunk.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

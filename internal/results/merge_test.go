@@ -188,8 +188,8 @@ func TestLocationsShareAPrefixPastTheirShare(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := s.Results
-			if got := r.ObjectsPrefix != "" || r.ConfigMapsPrefix != ""; got != tc.shortened {
-				t.Errorf("prefixes %q %q, want shortened %t", r.ObjectsPrefix, r.ConfigMapsPrefix, tc.shortened)
+			if got := r.ObjectsPrefix != nil || r.ConfigMapsPrefix != nil; got != tc.shortened {
+				t.Errorf("prefixes %v %v, want shortened %t", r.ObjectsPrefix, r.ConfigMapsPrefix, tc.shortened)
 			}
 			if diff := cmp.Diff(tc.objects, ObjectURLs(r)); diff != "" {
 				t.Errorf("object URLs (-want +got):\n%s", diff)
@@ -221,8 +221,8 @@ func TestShortenedCutsBetweenRunes(t *testing.T) {
 		{items: []string{"abc", "abcd"}, prefix: "ab", wantShortened: []string{"c", "cd"}},
 		{items: []string{"x1", "y1"}, prefix: "", wantShortened: []string{"x1", "y1"}},
 	} {
-		prefix, got := shortened(tc.items, 0)
-		if prefix != tc.prefix || !slices.Equal(got, tc.wantShortened) {
+		p, got := shortened(tc.items, 0)
+		if prefix := ptr.Deref(p, ""); prefix != tc.prefix || (p != nil && prefix == "") || !slices.Equal(got, tc.wantShortened) {
 			t.Errorf("shortened(%q) = %q %q, want %q %q", tc.items, prefix, got, tc.prefix, tc.wantShortened)
 		}
 	}

@@ -6,6 +6,8 @@ package results
 import (
 	"unicode/utf8"
 
+	"k8s.io/utils/ptr"
+
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -68,7 +70,7 @@ func ConfigMapNames(r *evalsv1alpha1.ResultsReference) []string {
 	if r == nil {
 		return nil
 	}
-	return withPrefix(r.ConfigMapsPrefix, r.ConfigMaps)
+	return withPrefix(ptr.Deref(r.ConfigMapsPrefix, ""), r.ConfigMaps)
 }
 
 // ObjectURLs are the s3:// URLs of the bucket objects r names, in order: each item of r.Objects after
@@ -77,7 +79,7 @@ func ObjectURLs(r *evalsv1alpha1.ResultsReference) []string {
 	if r == nil {
 		return nil
 	}
-	return withPrefix(r.ObjectsPrefix, r.Objects)
+	return withPrefix(ptr.Deref(r.ObjectsPrefix, ""), r.Objects)
 }
 
 func withPrefix(prefix string, items []string) []string {
@@ -92,11 +94,11 @@ func withPrefix(prefix string, items []string) []string {
 }
 
 // shortened is items as the section names them: unchanged while their encoding takes at most limit bytes, else
-// each after the longest start they all share (that start returned apart), so that 1,000 shards' locations with
-// the longest names fit the status budget.
-func shortened(items []string, limit int64) (string, []string) {
+// each after the longest start they all share (that start returned apart, nil when there is none), so that
+// 1,000 shards' locations with the longest names fit the status budget.
+func shortened(items []string, limit int64) (*string, []string) {
 	if len(items) < 2 || listSize(items) <= limit {
-		return "", items
+		return nil, items
 	}
 	prefix := items[0]
 	for _, it := range items[1:] {
@@ -116,11 +118,11 @@ func shortened(items []string, limit int64) (string, []string) {
 		prefix = prefix[:len(prefix)-1]
 	}
 	if prefix == "" {
-		return "", items
+		return nil, items
 	}
 	out := make([]string, len(items))
 	for i, it := range items {
 		out[i] = it[len(prefix):]
 	}
-	return prefix, out
+	return &prefix, out
 }

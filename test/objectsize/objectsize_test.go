@@ -428,7 +428,7 @@ func TestEvalRunSizeAtThousandShards(t *testing.T) {
 			t.Logf("%s at 1,000 shards: %d status cases (%d omitted), %d missing ids in %d shard runs, %d objects (prefix %d B); "+
 				"section %d B + shards %d B = %d B (budget %d B, section budget %d B); object %d B = %.2f MiB (status %d B, managedFields %d B); limit %d B, headroom %d B",
 				s.name, len(st.Cases), st.Results.OmittedCases, len(st.MissingIDs), len(st.MissingIDShards), len(st.Results.Objects),
-				len(st.Results.ObjectsPrefix), sectionBytes, shardsBytes, sectionBytes+shardsBytes, budget, sectionBudget, len(body),
+				len(ptr.Deref(st.Results.ObjectsPrefix, "")), sectionBytes, shardsBytes, sectionBytes+shardsBytes, budget, sectionBudget, len(body),
 				float64(len(body))/(1<<20), jsonLen(t, st), managed, objectLimit, objectLimit-len(body))
 			if len(st.Results.Objects) != 1000 || len(st.Shards) != evalsv1alpha1.MaxStatusShards || len(st.MissingIDs) == 0 || len(st.Cases) == 0 {
 				t.Fatalf("the applies did not land: %d objects, %d shards, %d missing ids, %d cases", len(st.Results.Objects), len(st.Shards),

@@ -29,13 +29,12 @@ type ResultsReferenceApplyConfiguration struct {
 	// objects are the s3:// URLs of the objects that hold the per-case results (gzip'd JSONL) when spec.storage
 	// names a bucket, shard by shard; with objectsPrefix, each is the rest of its URL after objectsPrefix.
 	Objects []string `json:"objects,omitempty"`
-	// objectsPrefix, when set, is the start every URL of objects shares: an object's URL is objectsPrefix followed
-	// by its item. It is set when the full URLs would take more than an eighth of the status budget (a run of
-	// up to 1,000 shards with long names and bucket prefixes).
+	// objectsPrefix is the start every URL of objects shares, when the full URLs would take more than an eighth of
+	// the status budget (a run of up to 1,000 shards with long names and bucket prefixes): an object's URL is
+	// objectsPrefix followed by its item. Unset otherwise.
 	ObjectsPrefix *string `json:"objectsPrefix,omitempty"`
-	// configMapsPrefix, when set, is the start every name of configMaps shares: a ConfigMap's name is
-	// configMapsPrefix followed by its item. It is set when the full names would take more than an eighth of the
-	// status budget.
+	// configMapsPrefix is the start every name of configMaps shares, when the full names would take more than an
+	// eighth of the status budget: a ConfigMap's name is configMapsPrefix followed by its item. Unset otherwise.
 	ConfigMapsPrefix *string `json:"configMapsPrefix,omitempty"`
 	// key is the binaryData key under which each ConfigMap holds its chunk.
 	Key *string `json:"key,omitempty"`
