@@ -21,9 +21,9 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
-// createJobPod creates a pod named name the way the Job controller would from the Job's template, and marks the
-// Job started.
-func createJobPod(t *testing.T, job *batchv1.Job, name string) *corev1.Pod {
+// createJobPod creates a pod named name the way the Job controller would from the Job's template (then changed by
+// mutate), and marks the Job started.
+func createJobPod(t *testing.T, job *batchv1.Job, name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 	t.Helper()
 	labels := map[string]string{"batch.kubernetes.io/job-name": job.Name, "batch.kubernetes.io/controller-uid": string(job.UID)}
 	for k, v := range job.Spec.Template.Labels {
@@ -35,6 +35,9 @@ func createJobPod(t *testing.T, job *batchv1.Job, name string) *corev1.Pod {
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	for _, m := range mutate {
+		m(pod)
 	}
 	if err := k8s.Create(context.Background(), pod); err != nil {
 		t.Fatalf("creating pod %s: %v", name, err)
@@ -291,15 +294,20 @@ func TestShardInfrastructureFailureEndsItsShardOnly(t *testing.T) {
 		}
 		return cur.Annotations[layout.AnnotationInfrastructureRetriesByIndex] + " " + cur.Annotations[layout.AnnotationStoppedShards]
 	}
+	var last *corev1.Pod
 	for attempt := 1; attempt <= controller.MaxInfrastructureRetries+1; attempt++ {
-		pod := createJobPod(t, job, fmt.Sprintf("%s-1-try%d", job.Name, attempt))
-		patch := client.MergeFrom(pod.DeepCopy())
-		pod.Annotations = map[string]string{layout.AnnotationJobCompletionIndex: "1"}
-		if err := k8s.Patch(context.Background(), pod, patch); err != nil {
-			t.Fatal(err)
-		}
+		pod := createJobPod(t, job, fmt.Sprintf("%s-1-try%d", job.Name, attempt), func(p *corev1.Pod) {
+			p.Annotations = map[string]string{layout.AnnotationJobCompletionIndex: "1"}
+			if attempt > controller.MaxInfrastructureRetries {
+				// Scheduled: its eviction leaves it terminating (no kubelet here ends it), so its condition is seen.
+				p.Spec.NodeName = "node-1"
+			}
+		})
 		updatePodStatus(t, pod, runnerStartError)
-		waitPodGone(t, pod)
+		last = pod
+		if attempt <= controller.MaxInfrastructureRetries {
+			waitPodGone(t, pod)
+		}
 		want := fmt.Sprintf("1=%d:%s ", attempt, pod.Name)
 		if attempt > controller.MaxInfrastructureRetries {
 			want = fmt.Sprintf("1=%d:%s-1-try%d 1=%s", controller.MaxInfrastructureRetries, job.Name, controller.MaxInfrastructureRetries,
@@ -312,6 +320,23 @@ func TestShardInfrastructureFailureEndsItsShardOnly(t *testing.T) {
 			return nil
 		})
 	}
+	eventually(t, "the last pod of shard 1 is marked stopped and evicted", func() error {
+		cur := &corev1.Pod{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(last), cur); err != nil {
+			return err
+		}
+		var stop *corev1.PodCondition
+		for i := range cur.Status.Conditions {
+			if string(cur.Status.Conditions[i].Type) == layout.PodConditionShardStopped {
+				stop = &cur.Status.Conditions[i]
+			}
+		}
+		if stop == nil || stop.Status != corev1.ConditionTrue || stop.Reason != evalsv1alpha1.ReasonInfrastructureFailed ||
+			!strings.Contains(stop.Message, "after 3 replaced pods") || cur.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("stop condition %+v, deletion %v", stop, cur.DeletionTimestamp)
+		}
+		return nil
+	})
 	if n := writes.in(ns)["patch Pod/status"]; n != 1 {
 		t.Errorf("%d stop conditions set on pods, want 1 (the last pod of shard 1)", n)
 	}
