@@ -185,12 +185,22 @@ type EvalRunStatus struct {
 	Cases []CaseResult `json:"cases,omitempty"`
 
 	// missingIds are requested case ids with no valid record, in request order (bounded; the full count is in
-	// summary.missing). Written by the collector.
+	// summary.missing). Written by the collector. In a sharded or resumed run, missingIdShards names each id's
+	// shard.
 	// +kubebuilder:validation:MaxItems=1000
 	// +kubebuilder:validation:items:MaxLength=256
 	// +listType=atomic
 	// +optional
 	MissingIDs []string `json:"missingIds,omitempty"`
+
+	// missingIdShards names the shard of each id of missingIds in a sharded or resumed run, as runs in the same
+	// order: the first run's count ids of missingIds are its shard's, the next run's count ids the next run's
+	// shard's, and so on; the counts add up to the length of missingIds. A run without a shard holds ids carried
+	// from an earlier run, which no shard ran. Written with missingIds (by the manager merging the shards).
+	// +kubebuilder:validation:MaxItems=1000
+	// +listType=atomic
+	// +optional
+	MissingIDShards []MissingIDRun `json:"missingIdShards,omitempty"`
 
 	// parseErrors are problems with lines of the runner's output (bounded; the full count is in
 	// summary.parseErrors). Written by the collector.
@@ -451,6 +461,18 @@ type ShardingStatus struct {
 	// omittedShards is the number of shards left out of status.shards.
 	// +required
 	OmittedShards int32 `json:"omittedShards"`
+}
+
+// MissingIDRun is a run of consecutive ids of status.missingIds that one shard ran.
+type MissingIDRun struct {
+	// shard is the index of the shard that ran these cases; unset for cases carried from an earlier run.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Shard *int32 `json:"shard,omitempty"`
+	// count is the number of consecutive ids of missingIds in this run.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Count int32 `json:"count,omitempty"`
 }
 
 // ShardStatus is one shard of a sharded or resumed run.
@@ -723,19 +745,33 @@ type ParseError struct {
 // ResultsReference says where the full results live and what the status omitted.
 type ResultsReference struct {
 	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order
-	// (in a sharded run, shard by shard; in a resumed run, the carried results last).
+	// (in a sharded run, shard by shard; in a resumed run, the carried results last); with configMapsPrefix, each
+	// is the rest of its name after configMapsPrefix.
 	// +kubebuilder:validation:MaxItems=2048
 	// +kubebuilder:validation:items:MaxLength=253
 	// +listType=atomic
 	// +optional
 	ConfigMaps []string `json:"configMaps,omitempty"`
 	// objects are the s3:// URLs of the objects that hold the per-case results (gzip'd JSONL) when spec.storage
-	// names a bucket, shard by shard.
+	// names a bucket, shard by shard; with objectsPrefix, each is the rest of its URL after objectsPrefix.
 	// +kubebuilder:validation:MaxItems=2048
 	// +kubebuilder:validation:items:MaxLength=1024
 	// +listType=atomic
 	// +optional
 	Objects []string `json:"objects,omitempty"`
+	// objectsPrefix is the start every URL of objects shares, when the full URLs would take more than an eighth of
+	// the status budget (a run of up to 1,000 shards with long names and bucket prefixes): an object's URL is
+	// objectsPrefix followed by its item. Unset otherwise.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	ObjectsPrefix *string `json:"objectsPrefix,omitempty"`
+	// configMapsPrefix is the start every name of configMaps shares, when the full names would take more than an
+	// eighth of the status budget: a ConfigMap's name is configMapsPrefix followed by its item. Unset otherwise.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ConfigMapsPrefix *string `json:"configMapsPrefix,omitempty"`
 	// key is the binaryData key under which each ConfigMap holds its chunk.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

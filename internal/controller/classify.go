@@ -83,11 +83,23 @@ type Assessment struct {
 	// RetryPod names a pod to evict: its runner container never started (an infrastructure failure), so the
 	// Job replaces it without spending its backoffLimit (the eviction marks it DisruptionTarget).
 	RetryPod string
-	// StopPods names pods of a sharded run to delete: their shard is decided (failed) while they still run.
-	StopPods []string
+	// RetryIndex is RetryPod's completion index, whose retries are counted.
+	RetryIndex int
+	// StopPods are pods of a sharded run to stop: their shard is decided (failed) while they still run or wait.
+	StopPods []PodStop
 	// RecheckAfter, when positive, is when the classification may change without any watched object changing
 	// (a timeout or deadline expires).
 	RecheckAfter time.Duration
+}
+
+// PodStop is a pod of a shard the manager decided failed, to be stopped without the Job replacing it: the
+// pod gets the PodConditionShardStopped condition with the shard's reason and message, then is evicted, and the
+// Job's pod failure policy fails its index.
+type PodStop struct {
+	Pod     string
+	Index   int
+	Reason  string
+	Message string
 }
 
 // Classify decides the state and reason of a run that has a Job (Job must not be nil). It is a pure function of

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -37,6 +39,7 @@ import (
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=list
 // +kubebuilder:rbac:groups="",resources=pods/eviction,verbs=create
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 
 // The manager holds configmaps update and patch only because Kubernetes lets it create the collector's Role
 // (which grants them by name) only if it holds them itself; it never updates a ConfigMap.
@@ -118,11 +121,23 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, r.clock.Now())
 	// A status equal to the one this process last applied means the cache has not caught up yet: its watch event
 	// will bring another reconcile, so nothing is written twice.
-	if StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired) {
+	changed := StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired)
+	recheck := obs.assessment.RecheckAfter
+	if changed && Merged(run) && obs.job != nil && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 {
+		// Shards' progress is written in batches: at most once per interval while shards run; the end, and a
+		// shard stopped, at once.
+		if wait := shardStatusWait(r.memory.appliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
+			changed = false
+			if recheck <= 0 || wait < recheck {
+				recheck = wait
+			}
+		}
+	}
+	if changed {
 		if err := r.applyStatus(ctx, run, &desired); err != nil {
 			return ctrl.Result{}, errors.Join(stepErr, err)
 		}
-		r.memory.markApplied(req.NamespacedName, run.UID, &desired)
+		r.memory.markApplied(req.NamespacedName, run.UID, &desired, r.clock.Now())
 		r.emitTransitions(run, &desired)
 		recordDecisions(run, &desired, obs.runnerEnded, now, func(what string) bool {
 			return r.memory.firstTime(req.NamespacedName, run.UID, what)
@@ -134,12 +149,23 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 		stopErr = r.stopJob(ctx, obs.job)
 	}
 	if obs.assessment.RetryPod != "" && obs.job != nil {
-		stopErr = errors.Join(stopErr, r.retryPod(ctx, obs.job, obs.assessment.RetryPod))
+		stopErr = errors.Join(stopErr, r.retryPod(ctx, obs.job, obs.assessment.RetryPod, obs.assessment.RetryIndex))
 	}
-	for _, pod := range obs.assessment.StopPods {
-		stopErr = errors.Join(stopErr, r.stopPod(ctx, run.Namespace, pod))
+	if len(obs.assessment.StopPods) > 0 && obs.job != nil {
+		stopErr = errors.Join(stopErr, r.stopShards(ctx, obs.job, obs.assessment.StopPods))
 	}
-	return ctrl.Result{RequeueAfter: obs.assessment.RecheckAfter}, errors.Join(stepErr, stopErr)
+	return ctrl.Result{RequeueAfter: recheck}, errors.Join(stepErr, stopErr)
+}
+
+// shardStatusWait is how long a sharded or resumed run's progress waits before it is written, when the manager
+// last wrote the run's status at last: nothing once interval has passed (or it never wrote it), else the rest of
+// the interval. The reconcile that comes then writes what the shards add up to by that time, so shard completions
+// are merged in batches of one interval, whatever the number of shards.
+func shardStatusWait(last, now time.Time, interval time.Duration) time.Duration {
+	if last.IsZero() {
+		return 0
+	}
+	return max(0, last.Add(interval).Sub(now))
 }
 
 // observe runs the numbered steps of one reconcile. It returns nil only when there is nothing to report.
@@ -396,40 +422,97 @@ func (r *EvalRunReconciler) syncSuspend(ctx context.Context, run *evalsv1alpha1.
 	return nil
 }
 
-// retryPod counts an infrastructure retry on the Job, then evicts the pod: the eviction marks it DisruptionTarget,
-// which the Job's pod failure policy ignores, so the Job replaces it without spending its backoffLimit. The count
-// is written first (with the pod's name, under an optimistic lock), so a retry is never made without being
-// counted, and a pod seen again before it is gone is evicted again without being counted twice.
-func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podName string) error {
-	n, _ := strconv.Atoi(job.Annotations[layout.AnnotationInfrastructureRetries])
-	if job.Annotations[layout.AnnotationInfrastructureRetriedPod] != podName {
+// retryPod counts an infrastructure retry of completion index on the Job, then evicts the pod: the eviction marks
+// it DisruptionTarget, which the Job's pod failure policy ignores, so the Job replaces it without spending its
+// backoffLimit. The count is written first (with the pod's name, under an optimistic lock), so a retry is never
+// made without being counted, and a pod seen again before it is gone is evicted again without being counted twice.
+func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podName string, index int) error {
+	byIndex := parseIndexRetries(job.Annotations[layout.AnnotationInfrastructureRetriesByIndex])
+	n := byIndex[index].count
+	if byIndex[index].pod != podName {
 		job = job.DeepCopy()
 		patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
 		n++
-		job.Annotations[layout.AnnotationInfrastructureRetries] = strconv.Itoa(n)
+		byIndex[index] = indexRetry{count: n, pod: podName}
+		total, _ := strconv.Atoi(job.Annotations[layout.AnnotationInfrastructureRetries])
+		job.Annotations[layout.AnnotationInfrastructureRetries] = strconv.Itoa(total + 1)
 		job.Annotations[layout.AnnotationInfrastructureRetriedPod] = podName
+		job.Annotations[layout.AnnotationInfrastructureRetriesByIndex] = formatIndexRetries(byIndex)
 		if err := r.client.Patch(ctx, job, patch); err != nil {
 			return fmt.Errorf("counting an infrastructure retry on Job %s: %w", job.Name, err)
 		}
 	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: podName}}
-	if err := r.client.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.evict(ctx, job.Namespace, podName); err != nil {
 		return fmt.Errorf("evicting pod %s after an infrastructure failure: %w", podName, err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Pod replaced after an infrastructure failure", "pod", klog.KRef(job.Namespace, podName), "retry", n)
+	ctrl.LoggerFrom(ctx).Info("Pod replaced after an infrastructure failure", "pod", klog.KRef(job.Namespace, podName), "index", index, "retry", n)
 	return nil
 }
 
-// stopPod deletes a pod of a sharded run whose shard is decided while it still runs.
-func (r *EvalRunReconciler) stopPod(ctx context.Context, namespace, name string) error {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if err := r.client.Delete(ctx, pod); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting pod %s of a decided shard: %w", name, err)
+// stopShards stops the pods of shards decided failed while they still run or wait, without stopping the others:
+// it records the shards on the Job (AnnotationStoppedShards, under an optimistic lock, so a stopped shard keeps its
+// reason once its pods are gone), sets PodConditionShardStopped on each pod, then evicts it. The Job's pod failure
+// policy fails the index of a pod with that condition (FailIndex), which neither replaces it nor spends another
+// index's retries.
+func (r *EvalRunReconciler) stopShards(ctx context.Context, job *batchv1.Job, stops []PodStop) error {
+	stopped := parseStoppedShards(job.Annotations[layout.AnnotationStoppedShards])
+	record := false
+	for _, s := range stops {
+		if stopped[s.Index] != s.Reason {
+			stopped[s.Index], record = s.Reason, true
+		}
 	}
-	ctrl.LoggerFrom(ctx).V(2).Info("Pod of a decided shard deleted", "pod", klog.KRef(namespace, name))
+	if record {
+		job = job.DeepCopy()
+		patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if job.Annotations == nil {
+			job.Annotations = map[string]string{}
+		}
+		job.Annotations[layout.AnnotationStoppedShards] = formatStoppedShards(stopped)
+		if err := r.client.Patch(ctx, job, patch); err != nil {
+			return fmt.Errorf("recording the stopped shards on Job %s: %w", job.Name, err)
+		}
+	}
+	var errs error
+	for _, s := range stops {
+		errs = errors.Join(errs, r.stopPod(ctx, job.Namespace, s))
+	}
+	return errs
+}
+
+// stopPod sets PodConditionShardStopped on a pod of a stopped shard, then evicts it.
+func (r *EvalRunReconciler) stopPod(ctx context.Context, namespace string, s PodStop) error {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: s.Pod}}
+	cond := corev1.PodCondition{Type: layout.PodConditionShardStopped, Status: corev1.ConditionTrue, Reason: s.Reason,
+		Message: s.Message, LastTransitionTime: metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))}
+	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{cond}}})
+	if err != nil {
+		return fmt.Errorf("encoding the stop condition of pod %s: %w", s.Pod, err)
+	}
+	// A strategic merge patch adds the one condition (the list merges on type), leaving the kubelet's.
+	err = r.client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, body))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("marking pod %s of stopped shard %d: %w", s.Pod, s.Index, err)
+	}
+	if err := r.evict(ctx, namespace, s.Pod); err != nil {
+		return fmt.Errorf("evicting pod %s of stopped shard %d: %w", s.Pod, s.Index, err)
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Pod of a stopped shard evicted", "pod", klog.KRef(namespace, s.Pod), "index", s.Index, "reason", s.Reason)
+	return nil
+}
+
+// evict evicts a pod (the Eviction API: the pod gets DisruptionTarget); a pod that is gone is fine.
+func (r *EvalRunReconciler) evict(ctx context.Context, namespace, name string) error {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
+	if err := r.client.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
 	return nil
 }
 

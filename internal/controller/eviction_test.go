@@ -156,8 +156,8 @@ func TestClassifyEndsEveryRun(t *testing.T) {
 	}
 }
 
-// TestShardsEndOnTheirOwn: a shard whose runner filled its output fails alone (the others go on); a shard
-// disrupted past the cap ends the whole run and stops the Job, which would otherwise replace it for ever.
+// TestShardsEndOnTheirOwn: a shard whose runner filled its output fails alone (the others go on); so does a shard
+// disrupted past the cap, or whose pods never ran: its pods are stopped (the Job fails its index), never the Job.
 func TestShardsEndOnTheirOwn(t *testing.T) {
 	shardPod := func(i int, opts ...podOpt) corev1.Pod {
 		p := makePod(append([]podOpt{named(fmt.Sprintf("screen-%d-x", i), time.Second), func(p *corev1.Pod) {
@@ -181,11 +181,107 @@ func TestShardsEndOnTheirOwn(t *testing.T) {
 		t.Errorf("run: %+v, want Running (shard 1 goes on) with its Job", a)
 	}
 
-	disrupted := ClassifyShards(Observation{Run: run, Job: job, Now: t0.Add(time.Hour), Pods: []corev1.Pod{
-		shardPod(0, phase(corev1.PodRunning), running("runner")),
-		shardPod(1, ignoredFailures(4)),
-	}}, ShardObservation{Shards: 2, Cases: 4}, Options{})
-	if a := disrupted.Assessment; a.State != StateFailed || a.Reason != evalsv1alpha1.ReasonDisruptionLimitExceeded || !a.StopJob {
-		t.Errorf("run: %+v, want DisruptionLimitExceeded with the Job stopped", a)
+	infraJob := job.DeepCopy()
+	infraJob.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries-by-index": "1=3:screen-1-old"}
+	for _, tc := range []struct {
+		name   string
+		job    *batchv1.Job
+		shard1 corev1.Pod
+		reason string
+	}{
+		{name: "disrupted a fourth time", job: job, shard1: shardPod(1, ignoredFailures(4)), reason: evalsv1alpha1.ReasonDisruptionLimitExceeded},
+		{name: "never ran after 3 replacements", job: infraJob,
+			shard1: shardPod(1, phase(corev1.PodRunning), ended("runner", 128, "StartError", "no such file", time.Minute)),
+			reason: evalsv1alpha1.ReasonInfrastructureFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := ClassifyShards(Observation{Run: run, Job: tc.job, Now: t0.Add(time.Hour), Pods: []corev1.Pod{
+				shardPod(0, phase(corev1.PodRunning), running("runner")), tc.shard1,
+			}}, ShardObservation{Shards: 2, Cases: 4}, Options{})
+			if a := v.Shards[1]; a.State != StateFailed || a.Reason != tc.reason {
+				t.Errorf("shard 1: %s %s %s, want Failed %s", a.State, a.Reason, a.Message, tc.reason)
+			}
+			a := v.Assessment
+			if a.State != StateRunning || a.StopJob {
+				t.Errorf("run: %+v, want Running (shard 0 goes on) with its Job", a)
+			}
+			if len(a.StopPods) != 1 || a.StopPods[0].Pod != "screen-1-x" || a.StopPods[0].Index != 1 || a.StopPods[0].Reason != tc.reason {
+				t.Errorf("stop pods %+v, want shard 1's pod with %s", a.StopPods, tc.reason)
+			}
+		})
+	}
+}
+
+// TestStoppedShardStaysFailed: a shard the manager stopped keeps its reason while its pod carries the stop
+// condition (and is not stopped twice once it is being deleted), once only the Job's record of it is left, and,
+// without the Job, as status.shards recorded it; the other shard's outcome is its own.
+func TestStoppedShardStaysFailed(t *testing.T) {
+	shardPod := func(i int, opts ...podOpt) corev1.Pod {
+		return makePod(append([]podOpt{named(fmt.Sprintf("screen-%d-x", i), time.Second), func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}
+		}}, opts...)...)
+	}
+	stopCond := func(p *corev1.Pod) {
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: "evals.evalrun.io/ShardStopped",
+			Status: corev1.ConditionTrue, Reason: evalsv1alpha1.ReasonInfrastructureFailed, Message: "never ran"})
+	}
+	job := makeJob(started, func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Completions = ptr.To[int32](2)
+	})
+	recorded := func(r *evalsv1alpha1.EvalRun) {
+		r.Status.Shards = []evalsv1alpha1.ShardStatus{{Index: 1, State: string(StateFailed), Reason: evalsv1alpha1.ReasonInfrastructureFailed,
+			Message: "recorded: never ran"}}
+	}
+	failedIndex := job.DeepCopy()
+	failedIndex.Annotations = map[string]string{"evals.evalrun.io/stopped-shards": "1=InfrastructureFailed"}
+	failedIndex.Status.FailedIndexes = ptr.To("1")
+	for _, tc := range []struct {
+		name    string
+		job     *batchv1.Job
+		run     *evalsv1alpha1.EvalRun
+		pods    []corev1.Pod
+		message string
+		stops   int
+	}{
+		{name: "the pod carries the condition", job: job, run: testRun(),
+			pods: []corev1.Pod{shardPod(1, phase(corev1.PodRunning), running("runner"), stopCond)}, message: "never ran", stops: 1},
+		{name: "the pod is being deleted", job: job, run: testRun(),
+			pods: []corev1.Pod{shardPod(1, phase(corev1.PodRunning), running("runner"), stopCond, beingDeleted)}, message: "never ran"},
+		{name: "the pod is gone, the index failed, status recorded it", job: failedIndex, run: testRun(recorded), message: "recorded: never ran"},
+		{name: "the pod is gone, the index failed, unrecorded", job: failedIndex, run: testRun(),
+			message: "the manager stopped shard 1 (InfrastructureFailed)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pods := append([]corev1.Pod{shardPod(0, phase(corev1.PodRunning), running("runner"))}, tc.pods...)
+			v := ClassifyShards(Observation{Run: tc.run, Job: tc.job, Now: t0.Add(time.Hour), Pods: pods},
+				ShardObservation{Shards: 2, Cases: 4}, Options{})
+			a := v.Shards[1]
+			if a.State != StateFailed || a.Reason != evalsv1alpha1.ReasonInfrastructureFailed || a.Message != tc.message || len(a.StopPods) != tc.stops {
+				t.Errorf("shard 1: %s %s %q (stops %+v), want Failed InfrastructureFailed %q with %d stops", a.State, a.Reason, a.Message, a.StopPods, tc.message, tc.stops)
+			}
+			if s := v.Shards[0]; s.State != StateRunning {
+				t.Errorf("shard 0: %s %s, want Running", s.State, s.Reason)
+			}
+		})
+	}
+	gone := ShardsWithoutJob(ShardObservation{Shards: 2, Cases: 4}, "screen-evalrun", testRun(recorded).Status.Shards)
+	if a := gone.Shards[1]; a.Reason != evalsv1alpha1.ReasonInfrastructureFailed || a.Message != "recorded: never ran" {
+		t.Errorf("without the Job, shard 1: %s %q, want the recorded InfrastructureFailed", a.Reason, a.Message)
+	}
+	if a := gone.Shards[0]; a.Reason != evalsv1alpha1.ReasonCancelled {
+		t.Errorf("without the Job, shard 0: %s, want Cancelled", a.Reason)
+	}
+}
+
+// TestStoppedShardsRoundTrip: the stopped shards are written in index order and read back.
+func TestStoppedShardsRoundTrip(t *testing.T) {
+	m := map[int]string{10: evalsv1alpha1.ReasonDisruptionLimitExceeded, 2: evalsv1alpha1.ReasonInfrastructureFailed}
+	s := formatStoppedShards(m)
+	if s != "2=InfrastructureFailed,10=DisruptionLimitExceeded" {
+		t.Errorf("formatStoppedShards = %q", s)
+	}
+	if diff := cmp.Diff(m, parseStoppedShards(s+",bad,=x")); diff != "" {
+		t.Errorf("parseStoppedShards (-want +got):\n%s", diff)
 	}
 }

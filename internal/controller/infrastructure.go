@@ -2,7 +2,10 @@ package controller
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +28,8 @@ const (
 	// ConfigMap or key named by env is missing, or the image would run as root); it retries for ever, and it
 	// heals once the user creates what is missing.
 	waitCreateContainerConfigError = "CreateContainerConfigError"
-	// MaxInfrastructureRetries bounds how many pods a run replaces after infrastructure failures.
+	// MaxInfrastructureRetries bounds how many pods of one completion index (the one pod of a run, or a shard)
+	// the manager replaces after infrastructure failures.
 	MaxInfrastructureRetries = 3
 )
 
@@ -45,7 +49,7 @@ type podFault struct {
 // infrastructureFailure handles a pod whose containers cannot run through no fault of the runner (see
 // findPodFault). Faults the kubelet keeps retrying are shown in Pending with the kubelet's message until
 // timeout has passed since they began. Then the pod is replaced by eviction, up to MaxInfrastructureRetries
-// times (counted on the Job), and the run fails with InfrastructureFailed; CreateContainerConfigError fails the
+// times per completion index (counted on the Job), and the run (or that shard) fails with InfrastructureFailed; CreateContainerConfigError fails the
 // run with InvalidContainerConfig instead. Such a pod would otherwise wait for ever: the kubelet retries, or
 // (restartPolicy Never) gives up without ending the pod, and the collector waits for a runner that never
 // opened the runner-end FIFO.
@@ -68,18 +72,62 @@ func infrastructureFailure(obs Observation, pod *corev1.Pod, timeout time.Durati
 	if f.config {
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidContainerConfig, Message: f.what}, true
 	}
-	retries, _ := strconv.Atoi(obs.Job.Annotations[layout.AnnotationInfrastructureRetries])
-	if obs.Job.Annotations[layout.AnnotationInfrastructureRetriedPod] == pod.Name {
+	index := podIndex(pod)
+	r := parseIndexRetries(obs.Job.Annotations[layout.AnnotationInfrastructureRetriesByIndex])[index]
+	if r.pod == pod.Name {
 		// Counted already (the cache may not show the eviction yet, or it failed): evict again, count nothing.
-		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name,
-			Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, retries, MaxInfrastructureRetries)}, true
+		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name, RetryIndex: index,
+			Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, r.count, MaxInfrastructureRetries)}, true
 	}
-	if retries >= MaxInfrastructureRetries {
+	if r.count >= MaxInfrastructureRetries {
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInfrastructureFailed,
-			Message: fmt.Sprintf("%s, after %d replaced pods", f.what, retries)}, true
+			Message: fmt.Sprintf("%s, after %d replaced pods", f.what, r.count)}, true
 	}
-	return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name,
-		Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, retries+1, MaxInfrastructureRetries)}, true
+	return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name, RetryIndex: index,
+		Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, r.count+1, MaxInfrastructureRetries)}, true
+}
+
+// podIndex is the pod's completion index (its Job's Indexed pods carry it); 0 for a pod without a valid one.
+func podIndex(pod *corev1.Pod) int {
+	n, err := strconv.Atoi(pod.Annotations[layout.AnnotationJobCompletionIndex])
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// indexRetry is one completion index's infrastructure retries: how many of its pods the manager replaced, and
+// the last one.
+type indexRetry struct {
+	count int
+	pod   string
+}
+
+// parseIndexRetries reads AnnotationInfrastructureRetriesByIndex ("<index>=<count>:<pod>,..."); entries it
+// cannot read count as none.
+func parseIndexRetries(s string) map[int]indexRetry {
+	out := map[int]indexRetry{}
+	for entry := range strings.SplitSeq(s, ",") {
+		index, rest, ok := strings.Cut(entry, "=")
+		count, pod, ok2 := strings.Cut(rest, ":")
+		i, err := strconv.Atoi(index)
+		n, err2 := strconv.Atoi(count)
+		if !ok || !ok2 || err != nil || err2 != nil || i < 0 || n < 0 {
+			continue
+		}
+		out[i] = indexRetry{count: n, pod: pod}
+	}
+	return out
+}
+
+// formatIndexRetries writes AnnotationInfrastructureRetriesByIndex, in index order.
+func formatIndexRetries(m map[int]indexRetry) string {
+	indexes := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(indexes))
+	for k, i := range indexes {
+		parts[k] = fmt.Sprintf("%d=%d:%s", i, m[i].count, m[i].pod)
+	}
+	return strings.Join(parts, ",")
 }
 
 // findPodFault reads, from the pod alone, whether its containers cannot run through no fault of the runner:

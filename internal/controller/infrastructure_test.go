@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -150,8 +151,7 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := makeJob(started)
 			if tc.retries != "" {
-				job.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries": tc.retries,
-					"evals.evalrun.io/infrastructure-retried-pod": tc.retried}
+				job.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries-by-index": "0=" + tc.retries + ":" + tc.retried}
 			}
 			run := tc.run
 			if run == nil {
@@ -170,5 +170,48 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 func TestContainerCreateTimeoutDefault(t *testing.T) {
 	if got := (Options{}).withDefaults().ContainerCreateTimeout; got != 2*time.Minute {
 		t.Errorf("default container-create timeout %s, want 2m0s", got)
+	}
+}
+
+// TestInfrastructureRetriesPerIndex: the cap counts each completion index's own replaced pods; another index's
+// retries, used up or not, do not count.
+func TestInfrastructureRetriesPerIndex(t *testing.T) {
+	startError := func(index int) corev1.Pod {
+		p := makePod(phase(corev1.PodRunning), ended("runner", 128, "StartError", "no such file", time.Minute))
+		p.Annotations = map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(index)}
+		return p
+	}
+	for _, tc := range []struct {
+		name    string
+		byIndex string
+		index   int
+		want    string
+		retry   bool
+	}{
+		{name: "index 1 used up, index 0 replaced", byIndex: "1=3:screen-old", index: 0, want: "Running", retry: true},
+		{name: "index 1 used up: InfrastructureFailed", byIndex: "0=1:screen-zero,1=3:screen-old", index: 1, want: "InfrastructureFailed"},
+		{name: "index 7 twice: a third replacement", byIndex: "7=2:screen-old", index: 7, want: "Running", retry: true},
+		{name: "an unreadable annotation counts nothing", byIndex: "x=y,2=three:p", index: 2, want: "Running", retry: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := makeJob(started)
+			job.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries-by-index": tc.byIndex}
+			got := Classify(Observation{Run: testRun(), Job: job, Pods: []corev1.Pod{startError(tc.index)}, Now: t0.Add(2 * time.Minute)}, Options{})
+			if got.Reason != tc.want || (got.RetryPod != "") != tc.retry || (tc.retry && got.RetryIndex != tc.index) {
+				t.Errorf("got %s (retry %q, index %d): %s; want %s (retry %t, index %d)", got.Reason, got.RetryPod, got.RetryIndex, got.Message, tc.want, tc.retry, tc.index)
+			}
+		})
+	}
+}
+
+// TestIndexRetriesRoundTrip: the per-index counts are written in index order and read back.
+func TestIndexRetriesRoundTrip(t *testing.T) {
+	m := map[int]indexRetry{12: {count: 1, pod: "r-evalrun-12-abcde"}, 3: {count: 3, pod: "r-evalrun-3-fghij"}}
+	s := formatIndexRetries(m)
+	if s != "3=3:r-evalrun-3-fghij,12=1:r-evalrun-12-abcde" {
+		t.Errorf("formatIndexRetries = %q", s)
+	}
+	if diff := cmp.Diff(m, parseIndexRetries(s), cmp.AllowUnexported(indexRetry{})); diff != "" {
+		t.Errorf("parseIndexRetries (-want +got):\n%s", diff)
 	}
 }

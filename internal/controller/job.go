@@ -88,6 +88,13 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 		// (disruptions aside, which are ignored) are retried per shard.
 		job.Spec.Completions = ptr.To(cfg.Shards)
 		job.Spec.Parallelism = ptr.To(podsAtOnce(run, cfg.Shards))
+		// A shard the manager decided failed (its pods never ran, kept being taken away, or outlived their
+		// timeouts) is stopped on its own: the manager marks its pod, then evicts it, and this first rule fails
+		// that index instead of replacing the pod; the other shards go on.
+		job.Spec.PodFailurePolicy.Rules = slices.Insert(job.Spec.PodFailurePolicy.Rules, 0, batchv1.PodFailurePolicyRule{
+			Action:          batchv1.PodFailurePolicyActionFailIndex,
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: layout.PodConditionShardStopped, Status: corev1.ConditionTrue}},
+		})
 	}
 	return job
 }

@@ -468,6 +468,10 @@ func TestBuildJobSharded(t *testing.T) {
 	want.Annotations["evals.evalrun.io/cases"] = "7"
 	want.Spec.Completions, want.Spec.Parallelism = ptr.To[int32](3), ptr.To[int32](2)
 	want.Spec.BackoffLimitPerIndex = ptr.To[int32](1)
+	// A shard the manager stops fails its index only.
+	want.Spec.PodFailurePolicy.Rules = append([]batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionFailIndex,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: "evals.evalrun.io/ShardStopped", Status: corev1.ConditionTrue}}}},
+		want.Spec.PodFailurePolicy.Rules...)
 	pod := &want.Spec.Template.Spec
 	shardRW := corev1.VolumeMount{Name: "shard", MountPath: "/evalrun/shard"}
 	shardRO := corev1.VolumeMount{Name: "shard", MountPath: "/evalrun/shard", ReadOnly: true}

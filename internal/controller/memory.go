@@ -31,6 +31,8 @@ type remembered struct {
 	// forbiddenAttempt.
 	forbidden        time.Time
 	forbiddenAttempt int32
+	// appliedAt is when this process last applied the run's status.
+	appliedAt time.Time
 }
 
 func newMemory() *memory { return &memory{runs: map[types.NamespacedName]remembered{}} }
@@ -102,8 +104,13 @@ func withoutTransitionTimes(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunS
 	return ac
 }
 
-func (m *memory) markApplied(key types.NamespacedName, uid types.UID, s *evalsv1alpha1.EvalRunStatus) {
-	m.update(key, uid, func(r *remembered) { r.status = s })
+func (m *memory) markApplied(key types.NamespacedName, uid types.UID, s *evalsv1alpha1.EvalRunStatus, at time.Time) {
+	m.update(key, uid, func(r *remembered) { r.status, r.appliedAt = s, at })
+}
+
+// appliedAt is when this process last applied the run's status (zero: never).
+func (m *memory) appliedAt(key types.NamespacedName, uid types.UID) time.Time {
+	return m.get(key, uid).appliedAt
 }
 
 // firstTime reports whether this is the first time the decision what (of the run's current attempt) is counted

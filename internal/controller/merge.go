@@ -140,8 +140,8 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 			continue
 		}
 		if s.Results != nil {
-			names = append(names, s.Results.ConfigMaps...)
-			objects = append(objects, s.Results.Objects...)
+			names = append(names, results.ConfigMapNames(s.Results)...)
+			objects = append(objects, results.ObjectURLs(s.Results)...)
 		}
 		if c := s.Collection; c != nil && c.CollectedAt != nil && at.Before(c.CollectedAt) {
 			at = *c.CollectedAt
@@ -152,7 +152,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	if at.IsZero() {
 		at = metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
 	}
-	m := results.NewMerger(ids, names, objects, r.opts.StatusBudgetBytes)
+	m := results.NewMerger(ids, names, objects, MergedSectionBudget(r.opts.StatusBudgetBytes, v.Statuses))
 	// Results that are gone (a ConfigMap or object deleted) leave their cases missing, with the reason below.
 	err = r.eachStoredChunk(ctx, run, names, objects, true, func(where string, data []byte) error {
 		if err := m.AddChunk(data); err != nil {
@@ -178,6 +178,12 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		}
 		a := v.Shards[k]
 		return fmt.Sprintf("shard %d recorded no result for this case (%s): %s", k, a.Reason, oneLine(a.Message))
+	}, func(index int) (int32, bool) {
+		i, ran := runIndex[ids[index]]
+		if !ran {
+			return 0, false
+		}
+		return int32(shardOf(i, len(cfg.CaseIDs), shards)), true
 	}, at)
 	if err != nil {
 		return nil, err
@@ -187,6 +193,23 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		return nil, fmt.Errorf("applying the merged results of EvalRun %s: %w", run.Name, err)
 	}
 	return section.Summary, nil
+}
+
+// MergedSectionBudget is the status budget of a merged run's results section: the status budget less what the
+// manager writes about the shards next to it (status.sharding and status.shards, with a quarter more for their
+// managedFields), so that the section and the shards together stay within the budget however many shards there
+// are. all are the shards' entries, as shardingStatus bounds them.
+func MergedSectionBudget(budget int64, all []evalsv1alpha1.ShardStatus) int64 {
+	sharding, listed := shardingStatus(all)
+	data, err := json.Marshal(struct {
+		Sharding *evalsv1alpha1.ShardingStatus `json:"sharding"`
+		Shards   []evalsv1alpha1.ShardStatus   `json:"shards"`
+	}{sharding, listed})
+	if err != nil {
+		// Plain data: Marshal cannot fail on it.
+		panic(fmt.Sprintf("encode the shards' status: %v", err))
+	}
+	return budget - int64(len(data))*5/4
 }
 
 // shardOf is the shard holding case index of n cases split into shards (layout.ShardRange).

@@ -40,6 +40,10 @@ const (
 	// MaxActiveDeadlineSeconds bounds --default-active-deadline-seconds as the CRD bounds
 	// spec.activeDeadlineSeconds (7 days).
 	MaxActiveDeadlineSeconds int64 = 7 * 24 * 60 * 60
+	// DefaultShardStatusInterval is how often, at most, the status of a sharded or resumed run is written while
+	// its shards run: shard completions are merged into one write per interval (a run of 1,000 shards is not
+	// written 1,000 times), and the run's end is written at once.
+	DefaultShardStatusInterval = 5 * time.Second
 )
 
 // Options configure the manager's builders and classification. The zero value of a field means its default.
@@ -75,6 +79,9 @@ type Options struct {
 	// DefaultActiveDeadlineSeconds is the Job's activeDeadlineSeconds of a run whose spec sets none
 	// (--default-active-deadline-seconds); there is no value meaning "no deadline".
 	DefaultActiveDeadlineSeconds int64
+	// ShardStatusInterval is how often, at most, a sharded or resumed run's status is written while its shards
+	// run (DefaultShardStatusInterval).
+	ShardStatusInterval time.Duration
 }
 
 // Validate rejects options the manager cannot run with.
@@ -126,6 +133,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DefaultActiveDeadlineSeconds <= 0 {
 		o.DefaultActiveDeadlineSeconds = DefaultActiveDeadlineSeconds
+	}
+	if o.ShardStatusInterval <= 0 {
+		o.ShardStatusInterval = DefaultShardStatusInterval
 	}
 	return o
 }

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,8 +46,15 @@ type ShardVerdict struct {
 // pods, its own view of the Job, its own collection), then adds them up. obs.Job must not be nil.
 func ClassifyShards(obs Observation, so ShardObservation, opts Options) ShardVerdict {
 	byIndex := podsByShard(obs.Pods, so.Shards)
+	stopped := parseStoppedShards(obs.Job.Annotations[layout.AnnotationStoppedShards])
 	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}
 	for i := range so.Shards {
+		if a, ok := stoppedShard(i, byIndex[i], stopped[i], obs.Run.Status.Shards); ok {
+			// Pods that outlived an eviction that failed are stopped again.
+			a.StopPods = stopsOf(i, byIndex[i], &a)
+			v.Shards[i] = a
+			continue
+		}
 		shardObs := obs
 		shardObs.Run = runWithCollection(obs.Run, so.Sections[i])
 		shardObs.Job = jobForShard(obs.Job, i)
@@ -55,6 +63,10 @@ func ClassifyShards(obs Observation, so ShardObservation, opts Options) ShardVer
 			shardObs.PodCreateFailures = nil
 		}
 		v.Shards[i] = Classify(shardObs, opts)
+		if a := &v.Shards[i]; a.State == StateFailed && a.StopJob && !outcome.RunFatal(a.Reason) {
+			// Decided while its pods may still run or wait: stop them, and only them.
+			a.StopPods = stopsOf(i, byIndex[i], a)
+		}
 	}
 	v.Assessment = combineShards(v.Shards)
 	v.Statuses = shardStatuses(v.Shards, so)
@@ -71,6 +83,10 @@ func ShardsWithoutJob(so ShardObservation, jobName string, recorded []evalsv1alp
 		var c *evalsv1alpha1.CollectionStatus
 		if s := so.Sections[i]; s != nil {
 			c = s.Collection
+		}
+		if a, ok := stoppedShard(i, nil, "", recorded); ok {
+			v.Shards[i] = a
+			continue
 		}
 		a, ok := fromCollection(c, nil)
 		if ok && !recordedSucceeded(recorded, i) {
@@ -171,6 +187,92 @@ func inIndexSet(set string, i int) bool {
 	return false
 }
 
+// stopsOf are the pods of shard index, decided failed as a says, that are to be stopped: those that have neither
+// ended nor are being deleted; without any pod listed, the pod a's runner facts name.
+func stopsOf(index int, pods []corev1.Pod, a *Assessment) []PodStop {
+	stop := func(name string) PodStop {
+		return PodStop{Pod: name, Index: index, Reason: a.Reason, Message: textbound.Head(oneLine(a.Message), maxShardMessage)}
+	}
+	var out []PodStop
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
+			continue
+		}
+		out = append(out, stop(p.Name))
+	}
+	if len(pods) == 0 && a.Runner != nil && a.Runner.PodName != "" {
+		out = append(out, stop(a.Runner.PodName))
+	}
+	return out
+}
+
+// shardStopCondition is the pod's PodConditionShardStopped condition when it is set, or nil.
+func shardStopCondition(pod *corev1.Pod) *corev1.PodCondition {
+	c := podCondition(pod, layout.PodConditionShardStopped)
+	if c == nil || c.Status != corev1.ConditionTrue {
+		return nil
+	}
+	return c
+}
+
+// stoppedShard is the verdict of shard index once the manager stopped it: failed with the reason (and message)
+// of the stop condition on one of its pods; once its pods are gone, with the reason the Job records
+// (AnnotationStoppedShards, stoppedReason) and the message status.shards recorded; without the Job, as
+// status.shards recorded a shard failed for a reason only the manager decides (infrastructure, disruptions).
+func stoppedShard(index int, pods []corev1.Pod, stoppedReason string, recorded []evalsv1alpha1.ShardStatus) (Assessment, bool) {
+	for i := range pods {
+		if c := shardStopCondition(&pods[i]); c != nil {
+			return Assessment{State: StateFailed, Reason: c.Reason, Message: c.Message, Runner: runnerFacts(&pods[i])}, true
+		}
+	}
+	var rec *evalsv1alpha1.ShardStatus
+	for k := range recorded {
+		if int(recorded[k].Index) == index && State(recorded[k].State) == StateFailed {
+			rec = &recorded[k]
+		}
+	}
+	switch {
+	case stoppedReason != "" && rec != nil && rec.Reason == stoppedReason:
+		return Assessment{State: StateFailed, Reason: rec.Reason, Message: rec.Message}, true
+	case stoppedReason != "":
+		return Assessment{State: StateFailed, Reason: stoppedReason,
+			Message: fmt.Sprintf("the manager stopped shard %d (%s)", index, stoppedReason)}, true
+	case pods == nil && rec != nil && managerDecided(rec.Reason):
+		return Assessment{State: StateFailed, Reason: rec.Reason, Message: rec.Message}, true
+	}
+	return Assessment{}, false
+}
+
+// managerDecided reports a shard failure reason that no collection records: the manager decides it from the pods.
+func managerDecided(reason string) bool {
+	return reason == evalsv1alpha1.ReasonInfrastructureFailed || reason == evalsv1alpha1.ReasonDisruptionLimitExceeded
+}
+
+// parseStoppedShards reads AnnotationStoppedShards ("<index>=<reason>,..."); entries it cannot read are left out.
+func parseStoppedShards(s string) map[int]string {
+	out := map[int]string{}
+	for entry := range strings.SplitSeq(s, ",") {
+		index, reason, ok := strings.Cut(entry, "=")
+		i, err := strconv.Atoi(index)
+		if !ok || err != nil || i < 0 || reason == "" {
+			continue
+		}
+		out[i] = reason
+	}
+	return out
+}
+
+// formatStoppedShards writes AnnotationStoppedShards, in index order.
+func formatStoppedShards(m map[int]string) string {
+	indexes := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(indexes))
+	for k, i := range indexes {
+		parts[k] = fmt.Sprintf("%d=%s", i, m[i])
+	}
+	return strings.Join(parts, ",")
+}
+
 // combineShards adds the shards' assessments up. A failure every shard would meet alike ends the run at once
 // (its Job stopped). Otherwise the run is in progress until every shard has ended; then it succeeded if every
 // shard did, and failed with the most fundamental of its shards' reasons otherwise.
@@ -188,13 +290,11 @@ func combineShards(shards []Assessment) Assessment {
 				Message: textbound.Head(fmt.Sprintf("shard %d: %s", i, a.Message), maxConditionMessage)}
 		}
 		if out.RetryPod == "" {
-			out.RetryPod = a.RetryPod
+			out.RetryPod, out.RetryIndex = a.RetryPod, a.RetryIndex
 		}
-		if a.StopJob && a.Runner != nil && a.Runner.PodName != "" {
-			// A shard decided while its pod still runs (a runner past its timeouts, results that never came): stop
-			// that pod only.
-			out.StopPods = append(out.StopPods, a.Runner.PodName)
-		}
+		// A shard decided while its pods still run or wait (a runner past its timeouts, results that never came,
+		// pods that never ran or kept being taken away): stop those pods only.
+		out.StopPods = append(out.StopPods, a.StopPods...)
 		switch {
 		case a.State.Terminal():
 			done++

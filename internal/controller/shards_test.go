@@ -100,6 +100,7 @@ func TestCombineShards(t *testing.T) {
 		return Assessment{State: StateFailed, Reason: reason, Message: msg}
 	}
 	running := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "pod p is running", RecheckAfter: time.Minute}
+	stopP1 := PodStop{Pod: "p-1", Index: 1, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: "t"}
 	pending := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: "pod q is pending", RecheckAfter: 10 * time.Second}
 	for _, tt := range []struct {
 		name   string
@@ -120,8 +121,8 @@ func TestCombineShards(t *testing.T) {
 			Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed, Message: "shard 1: no image", StopJob: true}},
 		{"a shard decided while its pod runs stops that pod only",
 			[]Assessment{running, {State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerTimedOut, Message: "t", StopJob: true,
-				Runner: &evalsv1alpha1.RunnerStatus{PodName: "p-1"}}},
-			Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RecheckAfter: time.Minute, StopPods: []string{"p-1"},
+				Runner: &evalsv1alpha1.RunnerStatus{PodName: "p-1"}, StopPods: []PodStop{stopP1}}},
+			Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RecheckAfter: time.Minute, StopPods: []PodStop{stopP1},
 				Message: "1 of 2 shards finished (1 failed); shard 0: pod p is running"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,5 +147,29 @@ func TestShardStatusesAreBoundedFailedFirst(t *testing.T) {
 	}
 	if listed[0].Index != 120 || listed[1].Index != 7 || listed[2].Index != 0 || listed[0].Cases != 2 {
 		t.Errorf("order: %d %d %d (cases %d), want the failed shard, the running one, then shard 0", listed[0].Index, listed[1].Index, listed[2].Index, listed[0].Cases)
+	}
+}
+
+// TestShardStatusWait: a sharded run's progress is written at once the first time and once an interval has
+// passed since the last write; sooner, it waits for the rest of the interval.
+func TestShardStatusWait(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	cases := []struct {
+		name string
+		last time.Time
+		want time.Duration
+	}{
+		{name: "never written", want: 0},
+		{name: "written just now", last: now, want: 5 * time.Second},
+		{name: "written 2s ago", last: now.Add(-2 * time.Second), want: 3 * time.Second},
+		{name: "written an interval ago", last: now.Add(-5 * time.Second), want: 0},
+		{name: "written long ago", last: now.Add(-time.Hour), want: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := shardStatusWait(tc.last, now, 5*time.Second); got != tc.want {
+				t.Errorf("shardStatusWait = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

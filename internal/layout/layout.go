@@ -277,10 +277,22 @@ const (
 	// AnnotationInfrastructureRetries, on the Job, counts the pods the manager replaced because their containers
 	// never ran (an infrastructure failure).
 	AnnotationInfrastructureRetries = "evals.evalrun.io/infrastructure-retries"
-	// AnnotationInfrastructureRetriedPod, on the Job, names the pod the last counted retry replaces, so a pod is
-	// counted once however often it is seen before it is gone.
+	// AnnotationInfrastructureRetriedPod, on the Job, names the pod the last counted retry replaces.
 	AnnotationInfrastructureRetriedPod = "evals.evalrun.io/infrastructure-retried-pod"
+	// AnnotationInfrastructureRetriesByIndex, on the Job, counts those pods per completion index (the one pod of
+	// a run is index 0), each with the last pod replaced, so a pod is counted once however often it is seen
+	// before it is gone: "<index>=<count>:<pod>,...", in index order. The cap is per index.
+	AnnotationInfrastructureRetriesByIndex = "evals.evalrun.io/infrastructure-retries-by-index"
+	// AnnotationStoppedShards, on the Job of a sharded run, names the shards the manager stopped and why:
+	// "<index>=<reason>,...", in index order. A stopped shard stays failed with that reason once its pods are
+	// gone.
+	AnnotationStoppedShards = "evals.evalrun.io/stopped-shards"
 )
+
+// PodConditionShardStopped is the pod condition the manager sets (status True, the shard's reason and message) on
+// a pod of a shard it decided failed before evicting the pod; the Job's pod failure policy fails that index on it
+// (FailIndex) instead of replacing the pod, so the other shards go on.
+const PodConditionShardStopped = "evals.evalrun.io/ShardStopped"
 
 // Result ConfigMaps.
 const (

@@ -89,16 +89,15 @@ func Run(o evalsv1alpha1.CollectionOutcome, k Kubelet) RunEnd {
 }
 
 // runFatal are the shard failures that every shard would meet alike (the pod cannot be created, scheduled,
-// pulled or configured; the Job's deadline): one of them ends the whole run and stops its Job.
+// pulled or configured; the Job's deadline): one of them ends the whole run and stops its Job. Infrastructure
+// failures and disruptions are counted per completion index: they end their shard only (the manager stops that
+// index), as a runner's failure does.
 var runFatal = []string{
 	evalsv1alpha1.ReasonImagePullFailed,
 	evalsv1alpha1.ReasonUnschedulable,
 	evalsv1alpha1.ReasonPodRejected,
 	evalsv1alpha1.ReasonInvalidContainerConfig,
-	evalsv1alpha1.ReasonInfrastructureFailed,
 	evalsv1alpha1.ReasonDeadlineExceeded,
-	// The Job would replace a disrupted shard's pod for ever; only stopping the Job stops it.
-	evalsv1alpha1.ReasonDisruptionLimitExceeded,
 }
 
 // RunFatal reports a shard's failure reason that ends the whole run (every shard would meet it alike). Any other

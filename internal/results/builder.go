@@ -38,6 +38,9 @@ type Tail struct {
 	// MissingCount counts all of them.
 	MissingIDs   []string
 	MissingCount int
+	// MissingIDShards names the shard of each of MissingIDs, as runs (a merged run's; may cover more ids than the
+	// section lists: it is cut to them).
+	MissingIDShards []evalsv1alpha1.MissingIDRun
 	// ParseErrors are the output's line errors (possibly bounded); ParseErrorCount counts all of them.
 	ParseErrors     []evalsv1alpha1.ParseError
 	ParseErrorCount int
@@ -183,12 +186,13 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	ref := &evalsv1alpha1.ResultsReference{
 		TotalCases: int32(out.StoredCases),
 	}
+	// The locations are what the section cannot do without; past an eighth of the budget they share a prefix.
 	if len(configMaps) > 0 {
-		ref.ConfigMaps = configMaps
+		ref.ConfigMapsPrefix, ref.ConfigMaps = shortened(configMaps, b.opts.BudgetBytes/8)
 		ref.Key = layout.ResultsKey
 	}
 	if len(objects) > 0 {
-		ref.Objects = objects
+		ref.ObjectsPrefix, ref.Objects = shortened(objects, b.opts.BudgetBytes/8)
 	}
 	if len(configMaps)+len(objects) > 0 {
 		ref.Format = layout.ResultsFormat
@@ -209,8 +213,10 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 		unexpected = append(unexpected, textbound.Head(id, MaxCaseIDBytes))
 	}
 
-	// Fixed part: everything but the lists, with the largest counts it can carry and the condition.
+	// Fixed part: everything but the lists, with the largest counts it can carry and the condition; the missing
+	// ids' shards at their longest.
 	s.Conditions = []metav1.Condition{truncatedCondition(true, "", collection.CollectedAt)}
+	s.MissingIDShards = cutRuns(t.MissingIDShards, len(missing))
 	fixed := jsonSize(s) + 2*len(`,"cases":[],"missingIds":[],"parseErrors":[],"unexpectedIds":[]`) + 64 + 512
 	budget := b.opts.BudgetBytes - int64(fixed)
 
@@ -238,6 +244,7 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 
 	// The estimate above is conservative; verify and, should it ever be short, drop the least important items.
 	for {
+		s.MissingIDShards = cutRuns(t.MissingIDShards, len(s.MissingIDs))
 		truncated := s.Truncated() || out.DroppedCases > 0
 		s.Conditions = []metav1.Condition{truncatedCondition(truncated, truncationMessage(ref, out.DroppedCases), collection.CollectedAt)}
 		if int64(jsonSize(s)) <= b.opts.BudgetBytes {
@@ -249,6 +256,20 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	}
 	out.Section = s
 	return out, nil
+}
+
+// cutRuns is the prefix of runs that covers the first n ids.
+func cutRuns(runs []evalsv1alpha1.MissingIDRun, n int) []evalsv1alpha1.MissingIDRun {
+	var out []evalsv1alpha1.MissingIDRun
+	for _, r := range runs {
+		if n <= 0 {
+			break
+		}
+		r.Count = min(r.Count, int32(n))
+		n -= int(r.Count)
+		out = append(out, r)
+	}
+	return out
 }
 
 // dropLast removes the least important item of the section and counts it. It returns false when nothing is left

@@ -454,7 +454,7 @@ func TestObjectsHoldEveryResult(t *testing.T) {
 // TestMergedLocations: the manager's merged section names the shards' ConfigMaps and objects as they were stored.
 func TestMergedLocations(t *testing.T) {
 	m := NewMerger([]string{"a"}, []string{"c-0"}, []string{"s3://b/0", "s3://b/1"}, evalsv1alpha1.DefaultStatusBudgetBytes)
-	s, err := m.Finish(func(int) string { return "gone" }, collectedAt)
+	s, err := m.Finish(func(int) string { return "gone" }, func(int) (int32, bool) { return 0, false }, collectedAt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -151,8 +151,9 @@ func (m *Merger) AddCollection(s *Section, shard *int32) {
 }
 
 // Finish counts every requested case no stored result covers as missing, with the reason its collection gives
-// (unrecorded: the case's index -> why no result was stored), and builds the section, stamped at.
-func (m *Merger) Finish(unrecorded func(index int) string, at metav1.Time) (*Section, error) {
+// (unrecorded: the case's index -> why no result was stored), names the shard of each missing id (shardOf: the
+// case's index -> its shard, false for a case no shard ran), and builds the section, stamped at.
+func (m *Merger) Finish(unrecorded func(index int) string, shardOf func(index int) (int32, bool), at metav1.Time) (*Section, error) {
 	ids := make([]string, len(m.seen))
 	for id, i := range m.index {
 		ids[i] = id
@@ -176,6 +177,16 @@ func (m *Merger) Finish(unrecorded func(index int) string, at metav1.Time) (*Sec
 			break
 		}
 		m.tail.MissingIDs = append(m.tail.MissingIDs, mi.id)
+		var shard *int32
+		if k, ok := shardOf(mi.index); ok {
+			shard = &k
+		}
+		runs := m.tail.MissingIDShards
+		if n := len(runs); n > 0 && equalShard(runs[n-1].Shard, shard) {
+			runs[n-1].Count++
+			continue
+		}
+		m.tail.MissingIDShards = append(runs, evalsv1alpha1.MissingIDRun{Shard: shard, Count: 1})
 	}
 	m.tail.Summary = SummaryStatus(m.summary.Summary(), m.tail.ParseErrorCount, m.tail.UnexpectedCount)
 	m.tail.Collection = evalsv1alpha1.CollectionStatus{CollectedAt: &at}
@@ -191,3 +202,7 @@ func (m *Merger) Finish(unrecorded func(index int) string, at metav1.Time) (*Sec
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+func equalShard(a, b *int32) bool {
+	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
+}

@@ -2,7 +2,11 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,7 +59,12 @@ func TestMergerBuildsOneSectionFromStoredCollections(t *testing.T) {
 		ParseErrors: []evalsv1alpha1.ParseError{{Line: 1, Message: "x"}}}, ptr.To[int32](1))
 	at := metav1.Now()
 	at.Time = at.Truncate(1e9)
-	s, err := m.Finish(func(i int) string { return "shard 2 recorded nothing" }, at)
+	// a and c ran in shard 0, d in shard 1, e in shard 2; b was carried.
+	shardOf := map[int]int32{0: 0, 2: 0, 3: 1, 4: 2}
+	s, err := m.Finish(func(i int) string { return "shard 2 recorded nothing" }, func(i int) (int32, bool) {
+		k, ok := shardOf[i]
+		return k, ok
+	}, at)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +77,9 @@ func TestMergerBuildsOneSectionFromStoredCollections(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"d", "e"}, s.MissingIDs); diff != "" {
 		t.Errorf("missing ids (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]evalsv1alpha1.MissingIDRun{{Shard: ptr.To[int32](1), Count: 1}, {Shard: ptr.To[int32](2), Count: 1}}, s.MissingIDShards); diff != "" {
+		t.Errorf("missing ids' shards (-want +got):\n%s", diff)
 	}
 	want := evalsv1alpha1.RunSummary{Total: 5, Passed: 2, Failed: 1, Errored: 2, Missing: 2, ParseErrors: 4, Unexpected: 1,
 		MeanScore: "0.7500", MedianScore: "1.0000", MinScore: "0.2500", MaxScore: "1.0000", PassRate: "0.4000", Histogram: []int32{0, 1, 0, 0, 2}}
@@ -85,5 +97,133 @@ func TestMergerBuildsOneSectionFromStoredCollections(t *testing.T) {
 func TestChunksFailsWhenResultsDoNotFit(t *testing.T) {
 	if _, err := Chunks(nil, [][]byte{[]byte(`{"id":"a"}`)}); err == nil {
 		t.Error("Chunks with no ConfigMap stored a result")
+	}
+}
+
+// TestMissingIDShardsAreRunsOfTheListedIDs: the missing ids' shards are runs in the order of missingIds, ids no
+// shard ran in runs without a shard, and cut with the ids the budget leaves out.
+func TestMissingIDShardsAreRunsOfTheListedIDs(t *testing.T) {
+	ids := make([]string, 2000)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("case-%04d-%s", i, strings.Repeat("x", 200))
+	}
+	// Cases 0-999 ran in 4 shards of 250; 1000-1999 were carried.
+	shardOf := func(i int) (int32, bool) { return int32(i / 250), i < 1000 }
+	for _, tc := range []struct {
+		name   string
+		budget int64
+		want   []evalsv1alpha1.MissingIDRun
+	}{
+		{name: "every missing id listed (the API's 1,000)", budget: evalsv1alpha1.DefaultStatusBudgetBytes,
+			want: []evalsv1alpha1.MissingIDRun{{Shard: ptr.To[int32](0), Count: 250}, {Shard: ptr.To[int32](1), Count: 250},
+				{Shard: ptr.To[int32](2), Count: 250}, {Shard: ptr.To[int32](3), Count: 250}}},
+		{name: "a small budget cuts the ids and their runs", budget: 64 << 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMerger(ids, []string{"r-0"}, nil, tc.budget)
+			s, err := m.Finish(func(int) string { return "" }, shardOf, metav1.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			total := 0
+			for _, r := range s.MissingIDShards {
+				total += int(r.Count)
+			}
+			if total != len(s.MissingIDs) {
+				t.Errorf("the runs cover %d ids, missingIds lists %d", total, len(s.MissingIDs))
+			}
+			if tc.want != nil {
+				if diff := cmp.Diff(tc.want, s.MissingIDShards); diff != "" {
+					t.Errorf("runs (-want +got):\n%s", diff)
+				}
+			} else if len(s.MissingIDs) >= evalsv1alpha1.MaxStatusMissingIDs || s.Results.OmittedMissingIDs == 0 {
+				t.Errorf("%d missing ids listed, %d omitted: the budget did not cut them", len(s.MissingIDs), s.Results.OmittedMissingIDs)
+			}
+			if size := jsonLen(t, s); int64(size) > tc.budget {
+				t.Errorf("section %d bytes, over the %d-byte budget", size, tc.budget)
+			}
+		})
+	}
+}
+
+func jsonLen(t *testing.T, v any) int {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(data)
+}
+
+// TestLocationsShareAPrefixPastTheirShare: a merged run's 1,000 bucket objects with the longest names, or 2,048
+// result ConfigMaps with the longest names, would not fit the status budget as full names; the section then names
+// them after the prefix they share, and ObjectURLs and ConfigMapNames give the full names back. A few short names
+// stay as they are.
+func TestLocationsShareAPrefixPastTheirShare(t *testing.T) {
+	base := "s3://" + strings.Repeat("b", 63) + "/" + strings.Repeat("p", 512) + "/" + strings.Repeat("n", 63) + "/" +
+		strings.Repeat("r", 253) + "/0b7a1c2e-3f4d-4e5f-8a9b-0c1d2e3f4a5b/shards/"
+	objects := make([]string, 1000)
+	for i := range objects {
+		objects[i] = fmt.Sprintf("%s%d/results.jsonl.gz", base, i)
+	}
+	cms := make([]string, 2048)
+	for i := range cms {
+		cms[i] = fmt.Sprintf("%s-0123abcd-evalrun-results-%d", strings.Repeat("r", 253-len(fmt.Sprintf("-0123abcd-evalrun-results-%d", i))), i)
+	}
+	for _, tc := range []struct {
+		name       string
+		configMaps []string
+		objects    []string
+		shortened  bool
+	}{
+		{name: "1,000 objects", objects: objects, shortened: true},
+		{name: "2,048 ConfigMaps", configMaps: cms, shortened: true},
+		{name: "two objects", objects: objects[:2]},
+		{name: "three ConfigMaps", configMaps: cms[:3]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMerger([]string{"a"}, tc.configMaps, tc.objects, evalsv1alpha1.DefaultStatusBudgetBytes)
+			s, err := m.Finish(func(int) string { return "" }, func(int) (int32, bool) { return 0, true }, metav1.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := s.Results
+			if got := r.ObjectsPrefix != nil || r.ConfigMapsPrefix != nil; got != tc.shortened {
+				t.Errorf("prefixes %v %v, want shortened %t", r.ObjectsPrefix, r.ConfigMapsPrefix, tc.shortened)
+			}
+			if diff := cmp.Diff(tc.objects, ObjectURLs(r)); diff != "" {
+				t.Errorf("object URLs (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.configMaps, ConfigMapNames(r)); diff != "" {
+				t.Errorf("ConfigMap names (-want +got):\n%s", diff)
+			}
+			if size := jsonLen(t, s); size > evalsv1alpha1.DefaultStatusBudgetBytes {
+				t.Errorf("section %d bytes, over the budget", size)
+			}
+			for _, it := range append(slices.Clone(r.Objects), r.ConfigMaps...) {
+				if it == "" || !utf8.ValidString(it) {
+					t.Fatalf("item %q", it)
+				}
+			}
+		})
+	}
+}
+
+// TestShortenedCutsBetweenRunes: the shared prefix never ends inside a rune, and never takes a whole item.
+func TestShortenedCutsBetweenRunes(t *testing.T) {
+	for _, tc := range []struct {
+		items         []string
+		prefix        string
+		wantShortened []string
+	}{
+		{items: []string{"abcé1", "abcé2"}, prefix: "abcé", wantShortened: []string{"1", "2"}},
+		{items: []string{"abé", "abè"}, prefix: "ab", wantShortened: []string{"é", "è"}},
+		{items: []string{"abc", "abcd"}, prefix: "ab", wantShortened: []string{"c", "cd"}},
+		{items: []string{"x1", "y1"}, prefix: "", wantShortened: []string{"x1", "y1"}},
+	} {
+		p, got := shortened(tc.items, 0)
+		if prefix := ptr.Deref(p, ""); prefix != tc.prefix || (p != nil && prefix == "") || !slices.Equal(got, tc.wantShortened) {
+			t.Errorf("shortened(%q) = %q %q, want %q %q", tc.items, prefix, got, tc.prefix, tc.wantShortened)
+		}
 	}
 }

@@ -4,6 +4,10 @@
 package results
 
 import (
+	"unicode/utf8"
+
+	"k8s.io/utils/ptr"
+
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -43,18 +47,82 @@ const (
 
 // Section is the part of EvalRun status the collector owns; statusapply.Collector builds its apply body.
 type Section struct {
-	Summary       *evalsv1alpha1.RunSummary       `json:"summary,omitempty"`
-	Cases         []evalsv1alpha1.CaseResult      `json:"cases,omitempty"`
-	MissingIDs    []string                        `json:"missingIds,omitempty"`
-	ParseErrors   []evalsv1alpha1.ParseError      `json:"parseErrors,omitempty"`
-	UnexpectedIDs []string                        `json:"unexpectedIds,omitempty"`
-	Results       *evalsv1alpha1.ResultsReference `json:"results,omitempty"`
-	Collection    *evalsv1alpha1.CollectionStatus `json:"collection,omitempty"`
-	Conditions    []metav1.Condition              `json:"conditions,omitempty"`
+	Summary    *evalsv1alpha1.RunSummary  `json:"summary,omitempty"`
+	Cases      []evalsv1alpha1.CaseResult `json:"cases,omitempty"`
+	MissingIDs []string                   `json:"missingIds,omitempty"`
+	// MissingIDShards names the shard of each of MissingIDs (a merged run's), as runs.
+	MissingIDShards []evalsv1alpha1.MissingIDRun    `json:"missingIdShards,omitempty"`
+	ParseErrors     []evalsv1alpha1.ParseError      `json:"parseErrors,omitempty"`
+	UnexpectedIDs   []string                        `json:"unexpectedIds,omitempty"`
+	Results         *evalsv1alpha1.ResultsReference `json:"results,omitempty"`
+	Collection      *evalsv1alpha1.CollectionStatus `json:"collection,omitempty"`
+	Conditions      []metav1.Condition              `json:"conditions,omitempty"`
 }
 
 // Truncated reports whether anything was left out of the section (it is then in the result ConfigMaps only).
 func (s *Section) Truncated() bool {
 	r := s.Results
 	return r != nil && (r.OmittedCases > 0 || r.OmittedMissingIDs > 0 || r.OmittedParseErrors > 0 || r.OmittedUnexpectedIDs > 0)
+}
+
+// ConfigMapNames are the result ConfigMaps r names, in order: each item of r.ConfigMaps after r.ConfigMapsPrefix.
+func ConfigMapNames(r *evalsv1alpha1.ResultsReference) []string {
+	if r == nil {
+		return nil
+	}
+	return withPrefix(ptr.Deref(r.ConfigMapsPrefix, ""), r.ConfigMaps)
+}
+
+// ObjectURLs are the s3:// URLs of the bucket objects r names, in order: each item of r.Objects after
+// r.ObjectsPrefix.
+func ObjectURLs(r *evalsv1alpha1.ResultsReference) []string {
+	if r == nil {
+		return nil
+	}
+	return withPrefix(ptr.Deref(r.ObjectsPrefix, ""), r.Objects)
+}
+
+func withPrefix(prefix string, items []string) []string {
+	if prefix == "" || len(items) == 0 {
+		return items
+	}
+	out := make([]string, len(items))
+	for i, item := range items {
+		out[i] = prefix + item
+	}
+	return out
+}
+
+// shortened is items as the section names them: unchanged while their encoding takes at most limit bytes, else
+// each after the longest start they all share (that start returned apart, nil when there is none), so that
+// 1,000 shards' locations with the longest names fit the status budget.
+func shortened(items []string, limit int64) (*string, []string) {
+	if len(items) < 2 || listSize(items) <= limit {
+		return nil, items
+	}
+	prefix := items[0]
+	for _, it := range items[1:] {
+		n := 0
+		for n < len(prefix) && n < len(it) && prefix[n] == it[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	// Keep every item non-empty, and cut between runes.
+	for _, it := range items {
+		if len(it) == len(prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	for prefix != "" && !utf8.RuneStart(items[0][len(prefix)]) {
+		prefix = prefix[:len(prefix)-1]
+	}
+	if prefix == "" {
+		return nil, items
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it[len(prefix):]
+	}
+	return &prefix, out
 }

@@ -121,9 +121,19 @@ func parseError(p *evalsv1alpha1.ParseError) *acv1alpha1.ParseErrorApplyConfigur
 	return ac
 }
 
+// missingIDRun converts one of status.missingIdShards.
+func missingIDRun(r *evalsv1alpha1.MissingIDRun) *acv1alpha1.MissingIDRunApplyConfiguration {
+	ac := acv1alpha1.MissingIDRun()
+	optional(r.Count, ac.WithCount)
+	pointer(r.Shard, ac.WithShard)
+	return ac
+}
+
 // resultsReference converts status.results.
 func resultsReference(r *evalsv1alpha1.ResultsReference) *acv1alpha1.ResultsReferenceApplyConfiguration {
 	ac := acv1alpha1.ResultsReference().WithConfigMaps(r.ConfigMaps...).WithObjects(r.Objects...)
+	pointer(r.ObjectsPrefix, ac.WithObjectsPrefix)
+	pointer(r.ConfigMapsPrefix, ac.WithConfigMapsPrefix)
 	optional(r.Key, ac.WithKey)
 	optional(r.Format, ac.WithFormat)
 	optional(r.TotalCases, ac.WithTotalCases)

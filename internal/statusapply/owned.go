@@ -75,7 +75,7 @@ func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfi
 
 // Collector returns the results section s as the part of the status the collector owns (field manager
 // evalrun-collector; for a sharded or resumed run, the manager's evalrun-merge owns the same fields): summary,
-// cases, missingIds, parseErrors, unexpectedIds, results, collection and the conditions of
+// cases, missingIds, missingIdShards, parseErrors, unexpectedIds, results, collection and the conditions of
 // CollectorConditionTypes (ResultsTruncated).
 func Collector(s *results.Section) *acv1alpha1.EvalRunStatusApplyConfiguration {
 	ac := acv1alpha1.EvalRunStatus()
@@ -93,6 +93,9 @@ func Collector(s *results.Section) *acv1alpha1.EvalRunStatusApplyConfiguration {
 		ac.WithCases(cases...)
 	}
 	ac.WithMissingIDs(s.MissingIDs...)
+	for i := range s.MissingIDShards {
+		ac.WithMissingIDShards(missingIDRun(&s.MissingIDShards[i]))
+	}
 	for i := range s.ParseErrors {
 		ac.WithParseErrors(parseError(&s.ParseErrors[i]))
 	}

@@ -146,8 +146,8 @@ func TestOwnedFields(t *testing.T) {
 		{
 			name:   "collector",
 			status: Collector(&section),
-			wantKeys: []string{"cases", "collection", "conditions", "missingIds", "parseErrors", "results", "summary",
-				"unexpectedIds"},
+			wantKeys: []string{"cases", "collection", "conditions", "missingIdShards", "missingIds", "parseErrors", "results",
+				"summary", "unexpectedIds"},
 			wantConditions: []string{"ResultsTruncated"},
 		},
 		{
@@ -273,6 +273,7 @@ func TestManagerIgnoresOtherFields(t *testing.T) {
 	a.Conditions = allConditions
 	b := *a.DeepCopy()
 	b.Summary, b.Cases, b.MissingIDs, b.ParseErrors, b.UnexpectedIDs, b.Results, b.Collection = nil, nil, nil, nil, nil, nil, nil
+	b.MissingIDShards = nil
 	b.Conditions = nil
 	for _, c := range slices.Backward(a.Conditions) {
 		if slices.Contains(ManagerConditionTypes, c.Type) {

@@ -130,7 +130,7 @@ func EachLine(ctx context.Context, reader client.Reader, run *evalsv1alpha1.Eval
 		return "", nil
 	}
 	var unreadable error
-	err := EachChunk(ctx, reader, run, refs.ConfigMaps, refs.Objects, false, func(where string, data []byte) error {
+	err := EachChunk(ctx, reader, run, results.ConfigMapNames(refs), results.ObjectURLs(refs), false, func(where string, data []byte) error {
 		if err := results.EachLine(data, func(l *results.Line, _ []byte) error { return f(l) }); err != nil {
 			unreadable = fmt.Errorf("%s cannot be read: %w", where, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +25,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
@@ -233,6 +236,13 @@ func startEnv(t testing.TB) (*envtest.Environment, *rest.Config, client.Client) 
 // statusapply.Manager, field manager evalrun-manager), with the longest messages it carries.
 func applyManagerStatus(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRun, now time.Time) {
 	t.Helper()
+	applyManagerStatusWith(t, c, run, now, nil, nil)
+}
+
+// applyManagerStatusWith is applyManagerStatus with the shards' status of a sharded run.
+func applyManagerStatusWith(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRun, now time.Time,
+	sharding *evalsv1alpha1.ShardingStatus, shards []evalsv1alpha1.ShardStatus) {
+	t.Helper()
 	var fresh evalsv1alpha1.EvalRun
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(run), &fresh); err != nil {
 		t.Fatal(err)
@@ -243,7 +253,7 @@ func applyManagerStatus(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRu
 		Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0), Reason: "Completed", Message: long("launcher ", 2048), PodName: long("size-evalrun-", 63),
 			ImageID: ptr.To(long("registry.example/evals/runner@sha256:", 512))}}
 	f := controller.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
-		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval"}
+		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval", Sharding: sharding, Shards: shards}
 	desired := controller.DesiredManagerStatus(&fresh, a, f, now)
 	ac := statusapply.EvalRun(fresh.Namespace, fresh.Name, "", statusapply.Manager(&desired))
 	if err := c.Status().Apply(context.Background(), ac,
@@ -273,4 +283,198 @@ func getJSON(ctx context.Context, hc *http.Client, host, ns, name string) ([]byt
 		return nil, fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
 	}
 	return body, nil
+}
+
+// Longest names the API allows, for the 1,000-shard run: its name (a DNS subdomain), namespace (a DNS label),
+// bucket and bucket prefix, and case ids.
+var (
+	longRunName   = long("r", 253)
+	longNamespace = long("size-1000-shards-", 63)
+	longBucket    = long("bucket-", 63)
+	longPrefix    = long("evals/nightly/", 512)
+)
+
+// thousandShardSection merges, as the manager does (results.Merger), the stored results of 1,000 shards with the
+// longest names: every shard's bucket object, s.cases judged cases of s.caseFor's shape, missing cases with the
+// longest ids (s.missing, spread over the shards), parse errors each naming its shard, within budget.
+func thousandShardSection(t testing.TB, s shape, name, uid string, budget int64, collectedAt time.Time) results.Section {
+	t.Helper()
+	const shards = 1000
+	n := s.cases + s.missing
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = long(fmt.Sprintf("case-%07d-", i), 256)
+	}
+	objects := make([]string, shards)
+	for i := range objects {
+		objects[i] = fmt.Sprintf("s3://%s/%s/%s/%s/%s/shards/%d/results.jsonl.gz", longBucket, longPrefix, longNamespace, name, uid, i)
+	}
+	m := results.NewMerger(ids, nil, objects, budget)
+	// Every shard holds n/shards cases; in each, the missing ones come last.
+	missingFrom := func(i int) bool { return i%(n/shards) >= s.cases/shards }
+	for i, id := range ids {
+		if missingFrom(i) {
+			continue
+		}
+		c := s.caseFor(i)
+		c.ID = id
+		l := storedLine(c)
+		raw, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.AddLine(&l, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := range shards {
+		sec := &results.Section{Summary: &evalsv1alpha1.RunSummary{ParseErrors: 1}, ParseErrors: []evalsv1alpha1.ParseError{{
+			Line: 1, Excerpt: long("{not json ", 512), Message: long("invalid character 'n' looking for beginning of object key string ", 1024)}}}
+		m.AddCollection(sec, ptr.To(int32(k)))
+	}
+	sec, err := m.Finish(func(int) string { return long("shard recorded no result for this case: ", 1024) },
+		func(i int) (int32, bool) { return int32(i / (n / shards)), true }, metav1.NewTime(collectedAt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *sec
+}
+
+// thousandShardStatuses are 1,000 shard entries at their longest (the failed ones listed first), as the manager
+// records them.
+func thousandShardStatuses() []evalsv1alpha1.ShardStatus {
+	out := make([]evalsv1alpha1.ShardStatus, 1000)
+	for i := range out {
+		ids := make([]string, evalsv1alpha1.MaxShardMissingIDs)
+		for k := range ids {
+			ids[k] = long(fmt.Sprintf("case-%07d-", i*100+k), 256)
+		}
+		out[i] = evalsv1alpha1.ShardStatus{Index: int32(i), Cases: 100, State: "Failed", Reason: evalsv1alpha1.ReasonInfrastructureFailed,
+			Message: long("the runner container of pod could not start: ", 512), PodName: long(fmt.Sprintf("%s-%d-", longRunName, i), 253),
+			Passed: 80, Failed: 10, Errored: 10, Missing: 10, ParseErrors: 1, MissingIDs: ids,
+			ImageID: ptr.To(long("registry.example/evals/runner@sha256:", 512))}
+	}
+	return out
+}
+
+// TestEvalRunSizeAtThousandShards applies, for the two extreme shapes of cases, the merged section of a run of
+// 1,000 shards with the longest names and bucket prefix (field manager evalrun-merge) and then the manager's
+// terminal status with 1,000 shards at their longest (evalrun-manager), reads the object back and checks that the
+// section and the shards' entries together stay within the status budget and the object, managedFields included,
+// within the API server's object limit.
+func TestEvalRunSizeAtThousandShards(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
+	}
+	_, cfg, c := startEnv(t)
+	raw, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: longNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+	budget := int64(controller.MaxStatusBudgetBytes)
+	statuses := thousandShardStatuses()
+	for i, s := range []shape{
+		{name: "minimal-passing-cases", cases: 20000, missing: 1000, caseFor: shapes[0].caseFor},
+		{name: "largest-cases-and-lists", cases: 2000, missing: 1000, caseFor: shapes[2].caseFor},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			name := longRunName[:len(longRunName)-1] + strconv.Itoa(i)
+			run := testutil.MakeEvalRun(name, longNamespace).Shards(1000, 20).Obj()
+			run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: evalsv1alpha1.S3Bucket{Endpoint: "http://seaweedfs.storage.svc:8333",
+				Bucket: longBucket, Prefix: ptr.To(longPrefix), CredentialsSecret: "s3-creds"}}
+			if err := c.Create(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			sectionBudget := controller.MergedSectionBudget(budget, statuses)
+			section := thousandShardSection(t, s, name, string(run.UID), sectionBudget, now)
+			ac := statusapply.EvalRun(run.Namespace, run.Name, run.UID, statusapply.Collector(&section))
+			if err := c.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerMerge), client.ForceOwnership); err != nil {
+				t.Fatalf("the merged status apply: %v", err)
+			}
+			sharding := &evalsv1alpha1.ShardingStatus{Shards: 1000, Split: controller.SplitContiguous, Failed: 1000,
+				OmittedShards: 1000 - evalsv1alpha1.MaxStatusShards}
+			applyManagerStatusWith(t, c, run, now, sharding, statuses[:evalsv1alpha1.MaxStatusShards])
+
+			body, err := getJSON(ctx, raw, cfg.Host, run.Namespace, run.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var obj struct {
+				Metadata struct {
+					ManagedFields []json.RawMessage `json:"managedFields"`
+				} `json:"metadata"`
+				Status evalsv1alpha1.EvalRunStatus `json:"status"`
+			}
+			if err := json.Unmarshal(body, &obj); err != nil {
+				t.Fatal(err)
+			}
+			st := obj.Status
+			sectionBytes := jsonLen(t, results.Section{Summary: st.Summary, Cases: st.Cases, MissingIDs: st.MissingIDs,
+				MissingIDShards: st.MissingIDShards, ParseErrors: st.ParseErrors, UnexpectedIDs: st.UnexpectedIDs, Results: st.Results,
+				Conditions: conditionsOf(st.Conditions, evalsv1alpha1.ConditionResultsTruncated)})
+			shardsBytes := jsonLen(t, struct {
+				Sharding *evalsv1alpha1.ShardingStatus `json:"sharding"`
+				Shards   []evalsv1alpha1.ShardStatus   `json:"shards"`
+			}{st.Sharding, st.Shards})
+			managed := 0
+			for _, m := range obj.Metadata.ManagedFields {
+				managed += len(m)
+			}
+			t.Logf("%s at 1,000 shards: %d status cases (%d omitted), %d missing ids in %d shard runs, %d objects (prefix %d B); "+
+				"section %d B + shards %d B = %d B (budget %d B, section budget %d B); object %d B = %.2f MiB (status %d B, managedFields %d B); limit %d B, headroom %d B",
+				s.name, len(st.Cases), st.Results.OmittedCases, len(st.MissingIDs), len(st.MissingIDShards), len(st.Results.Objects),
+				len(ptr.Deref(st.Results.ObjectsPrefix, "")), sectionBytes, shardsBytes, sectionBytes+shardsBytes, budget, sectionBudget, len(body),
+				float64(len(body))/(1<<20), jsonLen(t, st), managed, objectLimit, objectLimit-len(body))
+			if len(st.Results.Objects) != 1000 || len(st.Shards) != evalsv1alpha1.MaxStatusShards || len(st.MissingIDs) == 0 || len(st.Cases) == 0 {
+				t.Fatalf("the applies did not land: %d objects, %d shards, %d missing ids, %d cases", len(st.Results.Objects), len(st.Shards),
+					len(st.MissingIDs), len(st.Cases))
+			}
+			if got, want := results.ObjectURLs(st.Results)[999], fmt.Sprintf("s3://%s/%s/%s/%s/%s/shards/999/results.jsonl.gz",
+				longBucket, longPrefix, longNamespace, name, run.UID); got != want {
+				t.Errorf("object 999 reads back as %q, want %q", got, want)
+			}
+			if int64(sectionBytes+shardsBytes) > budget {
+				t.Errorf("the section (%d B) and the shards (%d B) are over the %d-byte status budget", sectionBytes, shardsBytes, budget)
+			}
+			if len(body) >= objectLimit {
+				t.Errorf("the EvalRun is %d bytes with managedFields, not below the %d-byte object limit", len(body), objectLimit)
+			}
+		})
+	}
+}
+
+func jsonLen(t testing.TB, v any) int {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(data)
+}
+
+func conditionsOf(conds []metav1.Condition, types ...string) []metav1.Condition {
+	var out []metav1.Condition
+	for _, c := range conds {
+		if slices.Contains(types, c.Type) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// storedLine is a case of a shape as a stored result line, the form the manager merges.
+func storedLine(c evalsv1alpha1.CaseResult) results.Line {
+	score, _ := strconv.ParseFloat(c.Score, 64)
+	r := evaluate.CaseResult{ID: c.ID, Score: score, Verdict: c.Verdict, Error: c.Error}
+	for _, e := range c.Evaluators {
+		es, _ := strconv.ParseFloat(e.Score, 64)
+		r.Evaluators = append(r.Evaluators, evaluate.EvaluatorResult{Name: e.Name, Type: e.Type, Score: es, Verdict: e.Verdict,
+			Reasoning: e.Message})
+	}
+	return results.Line{CaseResult: r, Answer: c.Answer}
 }

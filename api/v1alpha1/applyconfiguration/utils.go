@@ -77,6 +77,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.LauncherReportApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LLMJudging"):
 		return &apiv1alpha1.LLMJudgingApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("MissingIDRun"):
+		return &apiv1alpha1.MissingIDRunApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ParseError"):
 		return &apiv1alpha1.ParseErrorApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PodOverrides"):

@@ -21,9 +21,9 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
-// createJobPod creates a pod named name the way the Job controller would from the Job's template, and marks the
-// Job started.
-func createJobPod(t *testing.T, job *batchv1.Job, name string) *corev1.Pod {
+// createJobPod creates a pod named name the way the Job controller would from the Job's template (then changed by
+// mutate), and marks the Job started.
+func createJobPod(t *testing.T, job *batchv1.Job, name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 	t.Helper()
 	labels := map[string]string{"batch.kubernetes.io/job-name": job.Name, "batch.kubernetes.io/controller-uid": string(job.UID)}
 	for k, v := range job.Spec.Template.Labels {
@@ -35,6 +35,9 @@ func createJobPod(t *testing.T, job *batchv1.Job, name string) *corev1.Pod {
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
+	}
+	for _, m := range mutate {
+		m(pod)
 	}
 	if err := k8s.Create(context.Background(), pod); err != nil {
 		t.Fatalf("creating pod %s: %v", name, err)
@@ -265,4 +268,102 @@ func TestMissingSecretEndsWithInvalidContainerConfig(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestShardInfrastructureFailureEndsItsShardOnly: in a run of 2 shards, shard 1's pods never run. Its retries are
+// counted per index (shard 0's are its own) and, after 3 replacements, the manager stops shard 1 alone: the pod
+// gets the stop condition and is evicted, the Job (whose pod failure policy then fails index 1) is kept and
+// records the stopped shard, and shard 0 goes on. The run ends once shard 0 completed, failed with
+// InfrastructureFailed, the reason of its one failed shard.
+func TestShardInfrastructureFailureEndsItsShardOnly(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("infra-shards", ns).Inline(testutil.DecisionEval(4)).Shards(2, 2))
+	job := waitJob(t, run)
+	if rules := job.Spec.PodFailurePolicy.Rules; len(rules) == 0 || rules[0].Action != batchv1.PodFailurePolicyActionFailIndex ||
+		len(rules[0].OnPodConditions) != 1 || string(rules[0].OnPodConditions[0].Type) != layout.PodConditionShardStopped {
+		t.Fatalf("the Job's first pod failure policy rule is not FailIndex on %s: %+v", layout.PodConditionShardStopped, rules)
+	}
+	shard0 := startShardPod(t, job, 0)
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()); s.Active = 2 })
+
+	byIndex := func() string {
+		cur := &batchv1.Job{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), cur); err != nil {
+			t.Fatal(err)
+		}
+		return cur.Annotations[layout.AnnotationInfrastructureRetriesByIndex] + " " + cur.Annotations[layout.AnnotationStoppedShards]
+	}
+	var last *corev1.Pod
+	for attempt := 1; attempt <= controller.MaxInfrastructureRetries+1; attempt++ {
+		pod := createJobPod(t, job, fmt.Sprintf("%s-1-try%d", job.Name, attempt), func(p *corev1.Pod) {
+			p.Annotations = map[string]string{layout.AnnotationJobCompletionIndex: "1"}
+			if attempt > controller.MaxInfrastructureRetries {
+				// Scheduled: its eviction leaves it terminating (no kubelet here ends it), so its condition is seen.
+				p.Spec.NodeName = "node-1"
+			}
+		})
+		updatePodStatus(t, pod, runnerStartError)
+		last = pod
+		if attempt <= controller.MaxInfrastructureRetries {
+			waitPodGone(t, pod)
+		}
+		want := fmt.Sprintf("1=%d:%s ", attempt, pod.Name)
+		if attempt > controller.MaxInfrastructureRetries {
+			want = fmt.Sprintf("1=%d:%s-1-try%d 1=%s", controller.MaxInfrastructureRetries, job.Name, controller.MaxInfrastructureRetries,
+				evalsv1alpha1.ReasonInfrastructureFailed)
+		}
+		eventually(t, fmt.Sprintf("attempt %d is counted for index 1", attempt), func() error {
+			if got := byIndex(); got != want {
+				return fmt.Errorf("retries and stopped shards %q, want %q", got, want)
+			}
+			return nil
+		})
+	}
+	eventually(t, "the last pod of shard 1 is marked stopped and evicted", func() error {
+		cur := &corev1.Pod{}
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(last), cur); err != nil {
+			return err
+		}
+		var stop *corev1.PodCondition
+		for i := range cur.Status.Conditions {
+			if string(cur.Status.Conditions[i].Type) == layout.PodConditionShardStopped {
+				stop = &cur.Status.Conditions[i]
+			}
+		}
+		if stop == nil || stop.Status != corev1.ConditionTrue || stop.Reason != evalsv1alpha1.ReasonInfrastructureFailed ||
+			!strings.Contains(stop.Message, "after 3 replaced pods") || cur.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("stop condition %+v, deletion %v", stop, cur.DeletionTimestamp)
+		}
+		return nil
+	})
+	if n := writes.in(ns)["patch Pod/status"]; n != 1 {
+		t.Errorf("%d stop conditions set on pods, want 1 (the last pod of shard 1)", n)
+	}
+	eventually(t, "shard 1 is failed while shard 0 goes on", func() error {
+		got := getRun(t, run)
+		if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); c == nil || c.Status != metav1.ConditionUnknown {
+			return fmt.Errorf("succeeded %+v, want Unknown", c)
+		}
+		if s := got.Status.Sharding; s == nil || s.Failed != 1 {
+			return fmt.Errorf("sharding %+v", got.Status.Sharding)
+		}
+		return nil
+	})
+	if r := retriesOf(t, job); r == "gone" {
+		t.Fatal("the Job of the run was stopped for one shard's infrastructure failure")
+	}
+
+	// The Job controller fails index 1 (the pod failure policy) and shard 0 completes.
+	collectShard(t, run, 0, shard0.Name, testutil.DecisionLine(0, "CLEAR")+testutil.DecisionLine(1, "CLEAR"))
+	updatePodStatus(t, shard0, runnerTerminated(0, "Completed", time.Now()))
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.CompletedIndexes, s.FailedIndexes, s.Active = "0", ptr.To("1"), 0 })
+	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonInfrastructureFailed)
+	if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); !strings.HasPrefix(c.Message, "1 of 2 shards failed; shard 1: ") ||
+		!strings.Contains(c.Message, "after 3 replaced pods") {
+		t.Errorf("Succeeded message %q, want shard 1's infrastructure failure", c.Message)
+	}
+	if sum := got.Status.Summary; sum == nil || sum.Passed != 2 || sum.Missing != 2 {
+		t.Errorf("merged summary %+v, want shard 0's 2 passed and shard 1's 2 missing", got.Status.Summary)
+	}
 }

@@ -184,9 +184,9 @@ func TestShardedRunMergesItsShards(t *testing.T) {
 	if diff := cmp.Diff(&wantSummary, got.Status.Summary); diff != "" {
 		t.Errorf("merged summary (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"case-003", "case-005"}, got.Status.MissingIDs); diff != "" {
-		t.Errorf("missing ids (-want +got):\n%s", diff)
-	}
+	// Each missing id names its shard.
+	expectMissing(t, got, []string{"case-003", "case-005"},
+		[]evalsv1alpha1.MissingIDRun{{Shard: ptr.To[int32](1), Count: 1}, {Shard: ptr.To[int32](2), Count: 1}})
 	var verdicts []string
 	for _, cs := range got.Status.Cases {
 		verdicts = append(verdicts, cs.ID+"="+string(cs.Verdict))
@@ -217,6 +217,17 @@ func TestShardedRunMergesItsShards(t *testing.T) {
 	}
 	if got.Status.Collection != nil {
 		t.Errorf("a sharded run has no one collection: %+v", got.Status.Collection)
+	}
+}
+
+// expectMissing checks the run's missing ids and their shards.
+func expectMissing(t *testing.T, run *evalsv1alpha1.EvalRun, ids []string, shards []evalsv1alpha1.MissingIDRun) {
+	t.Helper()
+	if diff := cmp.Diff(ids, run.Status.MissingIDs); diff != "" {
+		t.Errorf("missing ids (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(shards, run.Status.MissingIDShards); diff != "" {
+		t.Errorf("missing ids' shards (-want +got):\n%s", diff)
 	}
 }
 

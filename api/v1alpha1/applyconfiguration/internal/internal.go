@@ -377,6 +377,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: jobName
       type:
         scalar: string
+    - name: missingIdShards
+      type:
+        list:
+          elementType:
+            namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.MissingIDRun
+          elementRelationship: atomic
     - name: missingIds
       type:
         list:
@@ -687,6 +693,15 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: boolean
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LauncherReportDelivery
   scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.MissingIDRun
+  map:
+    fields:
+    - name: count
+      type:
+        scalar: numeric
+    - name: shard
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ParseError
   map:
     fields:
@@ -749,6 +764,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: configMapsPrefix
+      type:
+        scalar: string
     - name: format
       type:
         scalar: string
@@ -761,6 +779,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             scalar: string
           elementRelationship: atomic
+    - name: objectsPrefix
+      type:
+        scalar: string
     - name: omittedCases
       type:
         scalar: numeric

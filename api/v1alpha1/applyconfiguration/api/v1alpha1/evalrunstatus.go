@@ -58,8 +58,14 @@ type EvalRunStatusApplyConfiguration struct {
 	// the ConfigMaps named in results. Written by the collector.
 	Cases []CaseResultApplyConfiguration `json:"cases,omitempty"`
 	// missingIds are requested case ids with no valid record, in request order (bounded; the full count is in
-	// summary.missing). Written by the collector.
+	// summary.missing). Written by the collector. In a sharded or resumed run, missingIdShards names each id's
+	// shard.
 	MissingIDs []string `json:"missingIds,omitempty"`
+	// missingIdShards names the shard of each id of missingIds in a sharded or resumed run, as runs in the same
+	// order: the first run's count ids of missingIds are its shard's, the next run's count ids the next run's
+	// shard's, and so on; the counts add up to the length of missingIds. A run without a shard holds ids carried
+	// from an earlier run, which no shard ran. Written with missingIds (by the manager merging the shards).
+	MissingIDShards []MissingIDRunApplyConfiguration `json:"missingIdShards,omitempty"`
 	// parseErrors are problems with lines of the runner's output (bounded; the full count is in
 	// summary.parseErrors). Written by the collector.
 	ParseErrors []ParseErrorApplyConfiguration `json:"parseErrors,omitempty"`
@@ -207,6 +213,19 @@ func (b *EvalRunStatusApplyConfiguration) WithCases(values ...*CaseResultApplyCo
 func (b *EvalRunStatusApplyConfiguration) WithMissingIDs(values ...string) *EvalRunStatusApplyConfiguration {
 	for i := range values {
 		b.MissingIDs = append(b.MissingIDs, values[i])
+	}
+	return b
+}
+
+// WithMissingIDShards adds the given value to the MissingIDShards field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the MissingIDShards field.
+func (b *EvalRunStatusApplyConfiguration) WithMissingIDShards(values ...*MissingIDRunApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithMissingIDShards")
+		}
+		b.MissingIDShards = append(b.MissingIDShards, *values[i])
 	}
 	return b
 }

@@ -23,11 +23,19 @@ package v1alpha1
 // ResultsReference says where the full results live and what the status omitted.
 type ResultsReferenceApplyConfiguration struct {
 	// configMaps are the owned ConfigMaps that together hold every per-case result as gzip'd JSONL, in order
-	// (in a sharded run, shard by shard; in a resumed run, the carried results last).
+	// (in a sharded run, shard by shard; in a resumed run, the carried results last); with configMapsPrefix, each
+	// is the rest of its name after configMapsPrefix.
 	ConfigMaps []string `json:"configMaps,omitempty"`
 	// objects are the s3:// URLs of the objects that hold the per-case results (gzip'd JSONL) when spec.storage
-	// names a bucket, shard by shard.
+	// names a bucket, shard by shard; with objectsPrefix, each is the rest of its URL after objectsPrefix.
 	Objects []string `json:"objects,omitempty"`
+	// objectsPrefix is the start every URL of objects shares, when the full URLs would take more than an eighth of
+	// the status budget (a run of up to 1,000 shards with long names and bucket prefixes): an object's URL is
+	// objectsPrefix followed by its item. Unset otherwise.
+	ObjectsPrefix *string `json:"objectsPrefix,omitempty"`
+	// configMapsPrefix is the start every name of configMaps shares, when the full names would take more than an
+	// eighth of the status budget: a ConfigMap's name is configMapsPrefix followed by its item. Unset otherwise.
+	ConfigMapsPrefix *string `json:"configMapsPrefix,omitempty"`
 	// key is the binaryData key under which each ConfigMap holds its chunk.
 	Key *string `json:"key,omitempty"`
 	// format of the chunks; "jsonl+gzip".
@@ -67,6 +75,22 @@ func (b *ResultsReferenceApplyConfiguration) WithObjects(values ...string) *Resu
 	for i := range values {
 		b.Objects = append(b.Objects, values[i])
 	}
+	return b
+}
+
+// WithObjectsPrefix sets the ObjectsPrefix field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ObjectsPrefix field is set to the value of the last call.
+func (b *ResultsReferenceApplyConfiguration) WithObjectsPrefix(value string) *ResultsReferenceApplyConfiguration {
+	b.ObjectsPrefix = &value
+	return b
+}
+
+// WithConfigMapsPrefix sets the ConfigMapsPrefix field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ConfigMapsPrefix field is set to the value of the last call.
+func (b *ResultsReferenceApplyConfiguration) WithConfigMapsPrefix(value string) *ResultsReferenceApplyConfiguration {
+	b.ConfigMapsPrefix = &value
 	return b
 }
 
