@@ -41,15 +41,15 @@ func collectorClient(t *testing.T, run *evalsv1alpha1.EvalRun) client.Client {
 	return c
 }
 
-// startShardPod creates the pod of shard index as the Job controller would (its completion index annotation).
-func startShardPod(t *testing.T, job *batchv1.Job, index int) *corev1.Pod {
-	t.Helper()
+// shardPod is the pod of shard index as the Job controller would create it (its labels and completion index
+// annotation, the Job as its controller).
+func shardPod(job *batchv1.Job, index int) *corev1.Pod {
 	labels := map[string]string{"batch.kubernetes.io/job-name": job.Name, "batch.kubernetes.io/controller-uid": string(job.UID),
 		"batch.kubernetes.io/job-completion-index": strconv.Itoa(index)}
 	for k, v := range job.Spec.Template.Labels {
 		labels[k] = v
 	}
-	pod := &corev1.Pod{
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("%s-%d-x7k2p", job.Name, index), Namespace: job.Namespace, Labels: labels,
 			Annotations:     map[string]string{layout.AnnotationJobCompletionIndex: strconv.Itoa(index)},
@@ -57,6 +57,12 @@ func startShardPod(t *testing.T, job *batchv1.Job, index int) *corev1.Pod {
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
 	}
+}
+
+// startShardPod creates the pod of shard index as the Job controller would and marks it running.
+func startShardPod(t *testing.T, job *batchv1.Job, index int) *corev1.Pod {
+	t.Helper()
+	pod := shardPod(job, index)
 	if err := k8s.Create(context.Background(), pod); err != nil {
 		t.Fatalf("creating pod: %v", err)
 	}

@@ -21,9 +21,9 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
-	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -63,7 +63,7 @@ func (s *shardCollector) collect(ctx context.Context, dir string, index int, pod
 	if err := cfg.LoadShard(strconv.Itoa(index)); err != nil {
 		return err
 	}
-	if err := podfiles.WriteShardEvalFile(ctx, &cfg, ""); err != nil {
+	if err := install.WriteShardEvalFile(ctx, &cfg, ""); err != nil {
 		return err
 	}
 	out := layout.Output{Root: filepath.Join(dir, "out")}
@@ -163,19 +163,7 @@ func TestThousandShards(t *testing.T) {
 // finishShard creates shard i's pod, collects its output (one case; the last shard's is left out) and ends its
 // runner.
 func finishShard(ctx context.Context, t *testing.T, sc *shardCollector, job *batchv1.Job, i int) error {
-	labels := map[string]string{"batch.kubernetes.io/job-name": job.Name, "batch.kubernetes.io/controller-uid": string(job.UID),
-		"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}
-	for k, v := range job.Spec.Template.Labels {
-		labels[k] = v
-	}
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: fmt.Sprintf("%s-%d-x7k2p", job.Name, i), Namespace: job.Namespace, Labels: labels,
-			Annotations:     map[string]string{layout.AnnotationJobCompletionIndex: strconv.Itoa(i)},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
-		},
-		Spec: *job.Spec.Template.Spec.DeepCopy(),
-	}
+	pod := shardPod(job, i)
 	if err := k8s.Create(ctx, pod); err != nil {
 		return fmt.Errorf("creating pod of shard %d: %w", i, err)
 	}
