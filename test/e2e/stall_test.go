@@ -63,6 +63,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 		wg.Go(func() {
 			run := waitFinished(t, fineNS, name, runTimeout)
 			expectCondition(t, run, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
+			t.Logf("ordinary run %s: created to Succeeded in %s", name, succeeded(run).LastTransitionTime.Sub(run.CreationTimestamp.Time))
 		})
 	}
 	wg.Go(func() {
