@@ -79,7 +79,7 @@ func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
 		case <-hung:
 		case <-ctx.Done():
 		}
-		return ctrl.Result{RequeueAfter: time.Hour}, nil
+		return ctrl.Result{RequeueAfter: time.Hour}, ctx.Err()
 	}
 	for _, name := range []string{"hung-1", "hung-2", "hung-3", "hung-4"} {
 		done := make(chan struct{})
