@@ -152,7 +152,7 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 		stopErr = errors.Join(stopErr, r.retryPod(ctx, obs.job, obs.assessment.RetryPod, obs.assessment.RetryIndex))
 	}
 	if len(obs.assessment.StopPods) > 0 && obs.job != nil {
-		stopErr = errors.Join(stopErr, r.stopShards(ctx, obs.job, obs.assessment.StopPods))
+		stopErr = errors.Join(stopErr, r.stopShards(ctx, run, obs.job, obs.assessment.StopPods))
 	}
 	return ctrl.Result{RequeueAfter: recheck}, errors.Join(stepErr, stopErr)
 }
@@ -457,7 +457,7 @@ func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podN
 // reason once its pods are gone), sets PodConditionShardStopped on each pod, then evicts it. The Job's pod failure
 // policy fails the index of a pod with that condition (FailIndex), which neither replaces it nor spends another
 // index's retries.
-func (r *EvalRunReconciler) stopShards(ctx context.Context, job *batchv1.Job, stops []PodStop) error {
+func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job, stops []PodStop) error {
 	stopped := parseStoppedShards(job.Annotations[layout.AnnotationStoppedShards])
 	record := false
 	for _, s := range stops {
@@ -476,9 +476,17 @@ func (r *EvalRunReconciler) stopShards(ctx context.Context, job *batchv1.Job, st
 			return fmt.Errorf("recording the stopped shards on Job %s: %w", job.Name, err)
 		}
 	}
+	key := client.ObjectKeyFromObject(run)
 	var errs error
 	for _, s := range stops {
-		errs = errors.Join(errs, r.stopPod(ctx, job.Namespace, s))
+		if r.memory.podStopped(key, run.UID, s.Pod) {
+			continue // marked and evicted already; the cache has not caught up yet
+		}
+		err := r.stopPod(ctx, job.Namespace, s)
+		if err == nil {
+			r.memory.markPodStopped(key, run.UID, s.Pod)
+		}
+		errs = errors.Join(errs, err)
 	}
 	return errs
 }

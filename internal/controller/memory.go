@@ -33,6 +33,8 @@ type remembered struct {
 	forbiddenAttempt int32
 	// appliedAt is when this process last applied the run's status.
 	appliedAt time.Time
+	// stoppedPods are the pods of stopped shards this process marked and evicted.
+	stoppedPods map[string]bool
 }
 
 func newMemory() *memory { return &memory{runs: map[types.NamespacedName]remembered{}} }
@@ -126,4 +128,19 @@ func (m *memory) firstTime(key types.NamespacedName, uid types.UID, what string)
 		}
 	})
 	return first
+}
+
+// podStopped reports whether this process has marked and evicted pod (of a stopped shard of the run) already: a
+// reconcile whose cache does not show the pod's condition yet does not patch it again.
+func (m *memory) podStopped(key types.NamespacedName, uid types.UID, pod string) bool {
+	return m.get(key, uid).stoppedPods[pod]
+}
+
+func (m *memory) markPodStopped(key types.NamespacedName, uid types.UID, pod string) {
+	m.update(key, uid, func(r *remembered) {
+		if r.stoppedPods == nil {
+			r.stoppedPods = map[string]bool{}
+		}
+		r.stoppedPods[pod] = true
+	})
 }
