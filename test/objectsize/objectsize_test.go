@@ -179,23 +179,7 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 			}
 			applyManagerStatus(t, c, run, now)
 
-			body, err := getJSON(ctx, raw, cfg.Host, ns, run.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var obj struct {
-				Metadata struct {
-					ManagedFields []json.RawMessage `json:"managedFields"`
-				} `json:"metadata"`
-				Status evalsv1alpha1.EvalRunStatus `json:"status"`
-			}
-			if err := json.Unmarshal(body, &obj); err != nil {
-				t.Fatal(err)
-			}
-			managed := 0
-			for _, m := range obj.Metadata.ManagedFields {
-				managed += len(m)
-			}
+			body, obj, managed := readStored(ctx, t, raw, cfg.Host, ns, run.Name)
 			statusJSON, err := json.Marshal(obj.Status)
 			if err != nil {
 				t.Fatal(err)
@@ -263,6 +247,33 @@ func applyManagerStatusWith(t testing.TB, c client.Client, run *evalsv1alpha1.Ev
 }
 
 // getJSON reads the EvalRun as kubectl get -o json does, managedFields included, and returns the body.
+// storedEvalRun is an EvalRun as the API server returns it: its status and its managedFields entries.
+type storedEvalRun struct {
+	Metadata struct {
+		ManagedFields []json.RawMessage `json:"managedFields"`
+	} `json:"metadata"`
+	Status evalsv1alpha1.EvalRunStatus `json:"status"`
+}
+
+// readStored reads EvalRun ns/name as stored, managedFields included: its bytes, its decoding and the bytes of
+// its managedFields.
+func readStored(ctx context.Context, t *testing.T, hc *http.Client, host, ns, name string) ([]byte, storedEvalRun, int) {
+	t.Helper()
+	body, err := getJSON(ctx, hc, host, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj storedEvalRun
+	if err := json.Unmarshal(body, &obj); err != nil {
+		t.Fatal(err)
+	}
+	managed := 0
+	for _, m := range obj.Metadata.ManagedFields {
+		managed += len(m)
+	}
+	return body, obj, managed
+}
+
 func getJSON(ctx context.Context, hc *http.Client, host, ns, name string) ([]byte, error) {
 	url := fmt.Sprintf("%s/apis/%s/namespaces/%s/evalruns/%s", strings.TrimSuffix(host, "/"), evalsv1alpha1.GroupVersion.String(), ns, name)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -400,19 +411,7 @@ func TestEvalRunSizeAtThousandShards(t *testing.T) {
 				OmittedShards: 1000 - evalsv1alpha1.MaxStatusShards}
 			applyManagerStatusWith(t, c, run, now, sharding, statuses[:evalsv1alpha1.MaxStatusShards])
 
-			body, err := getJSON(ctx, raw, cfg.Host, run.Namespace, run.Name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var obj struct {
-				Metadata struct {
-					ManagedFields []json.RawMessage `json:"managedFields"`
-				} `json:"metadata"`
-				Status evalsv1alpha1.EvalRunStatus `json:"status"`
-			}
-			if err := json.Unmarshal(body, &obj); err != nil {
-				t.Fatal(err)
-			}
+			body, obj, managed := readStored(ctx, t, raw, cfg.Host, run.Namespace, run.Name)
 			st := obj.Status
 			sectionBytes := jsonLen(t, results.Section{Summary: st.Summary, Cases: st.Cases, MissingIDs: st.MissingIDs,
 				MissingIDShards: st.MissingIDShards, ParseErrors: st.ParseErrors, UnexpectedIDs: st.UnexpectedIDs, Results: st.Results,
@@ -421,10 +420,6 @@ func TestEvalRunSizeAtThousandShards(t *testing.T) {
 				Sharding *evalsv1alpha1.ShardingStatus `json:"sharding"`
 				Shards   []evalsv1alpha1.ShardStatus   `json:"shards"`
 			}{st.Sharding, st.Shards})
-			managed := 0
-			for _, m := range obj.Metadata.ManagedFields {
-				managed += len(m)
-			}
 			t.Logf("%s at 1,000 shards: %d status cases (%d omitted), %d missing ids in %d shard runs, %d objects (prefix %d B); "+
 				"section %d B + shards %d B = %d B (budget %d B, section budget %d B); object %d B = %.2f MiB (status %d B, managedFields %d B); limit %d B, headroom %d B",
 				s.name, len(st.Cases), st.Results.OmittedCases, len(st.MissingIDs), len(st.MissingIDShards), len(st.Results.Objects),
