@@ -92,12 +92,17 @@ func (r *EvalRunReconciler) preparationDeadline(run *evalsv1alpha1.EvalRun) (tim
 	return start.Add(time.Duration(RunDeadline(run, r.opts).Seconds) * time.Second), true
 }
 
-// bucketContext bounds one bucket step of run: the manager's bucket call timeout and, for a run not prepared yet,
-// its preparation deadline.
-func (r *EvalRunReconciler) bucketContext(ctx context.Context, run *evalsv1alpha1.EvalRun) (context.Context, context.CancelFunc) {
+// bucketContext bounds one bucket step of run: the manager's bucket call timeout, for a run not prepared yet its
+// preparation deadline, and each of until that is set.
+func (r *EvalRunReconciler) bucketContext(ctx context.Context, run *evalsv1alpha1.EvalRun, until ...time.Time) (context.Context, context.CancelFunc) {
 	deadline := r.clock.Now().Add(r.opts.BucketCallTimeout)
-	if d, ok := r.preparationDeadline(run); ok && d.Before(deadline) {
-		deadline = d
+	if d, ok := r.preparationDeadline(run); ok {
+		until = append(until, d)
+	}
+	for _, d := range until {
+		if !d.IsZero() && d.Before(deadline) {
+			deadline = d
+		}
 	}
 	return context.WithDeadline(ctx, deadline)
 }

@@ -80,12 +80,7 @@ func (r *EvalRunReconciler) deleteBucketObjects(ctx context.Context, run *evalsv
 	if missing != "" {
 		return fmt.Errorf("cannot delete them: %s", missing)
 	}
-	bctx, cancel := r.bucketContext(ctx, run)
+	bctx, cancel := r.bucketContext(ctx, run, until)
 	defer cancel()
-	if d, ok := bctx.Deadline(); !ok || until.Before(d) {
-		var cancelUntil context.CancelFunc
-		bctx, cancelUntil = context.WithDeadline(bctx, until)
-		defer cancelUntil()
-	}
 	return onBucket(st.Endpoint, "deleting the run's objects", deleteStored(bctx, store, run))
 }
