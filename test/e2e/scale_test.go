@@ -3,11 +3,15 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -22,16 +27,100 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
-// TestScaleHundredThousandCases is the issue's measurement, run on demand (EVALRUN_E2E_SCALE=1; it takes minutes):
-// 100,000 cases in 10 shards, the eval file and the results in the bucket, the sample runner answering at once. It
-// checks the merged outcome and logs the wall time from apply to Succeeded and the bytes the run keeps in etcd.
+// The measurements of issues 14 and 23, run on demand (EVALRUN_E2E_SCALE=1; they take minutes each and are not part
+// of make test): they check the outcome and log what the closing notes quote.
+
+// TestScaleHundredThousandCases: 100,000 cases in 10 shards, the eval file and the results in the bucket, the sample
+// runner answering at once.
 func TestScaleHundredThousandCases(t *testing.T) {
+	scaleOnly(t)
+	measureShardedRun(t, "scale", 100000, 10, 0, true)
+}
+
+// TestScaleThousandShards: 100,000 cases in 1,000 shards, 50 pods at a time (the node holds 110 pods, the other
+// tests' included), once with the results in the bucket and once in ConfigMaps (the eval file is in the bucket
+// both times: 100,000 cases do not fit a ConfigMap).
+func TestScaleThousandShards(t *testing.T) {
+	scaleOnly(t)
+	parallelism := int32(50)
+	if v := os.Getenv("EVALRUN_E2E_SCALE_PARALLELISM"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("EVALRUN_E2E_SCALE_PARALLELISM: %v", err)
+		}
+		parallelism = int32(n)
+	}
+	t.Run("bucket", func(t *testing.T) { measureShardedRun(t, "shards-bucket", 100000, 1000, parallelism, true) })
+	t.Run("configmaps", func(t *testing.T) { measureShardedRun(t, "shards-cm", 100000, 1000, parallelism, false) })
+}
+
+// TestScaleThousandRuns: 1,000 one-case EvalRuns, every one ending Completed. The node holds 110 pods and no Kueue
+// queues them here, so they are applied as a sliding window: at most EVALRUN_E2E_SCALE_WINDOW (80) runs are not
+// terminal at a time, the next applied as soon as one ends. It logs the time until every run is terminal and the
+// manager's peak resident set.
+func TestScaleThousandRuns(t *testing.T) {
+	scaleOnly(t)
+	const runs = 1000
+	window := 80
+	if v := os.Getenv("EVALRUN_E2E_SCALE_WINDOW"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("EVALRUN_E2E_SCALE_WINDOW: %v", err)
+		}
+		window = n
+	}
+	ns := newNamespace(t, "runs", nil)
+	text := testutil.DecisionEval(1)
+	mem := watchManagerMemory(t)
+	start := time.Now()
+	created, terminal := 0, 0
+	reasons := map[string]int{}
+	ctx := ctxFor(t, 90*time.Minute)
+	for terminal < runs {
+		var list evalsv1alpha1.EvalRunList
+		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		terminal = 0
+		clear(reasons)
+		for i := range list.Items {
+			if c := succeeded(&list.Items[i]); c != nil && c.Status != metav1.ConditionUnknown {
+				terminal++
+				reasons[string(c.Status)+"/"+c.Reason]++
+			}
+		}
+		for ; created < runs && created-terminal < window; created++ {
+			create(t, sampleRun(fmt.Sprintf("one-%04d", created), ns).Inline(text).Resources(corev1.ResourceRequirements{}).Obj())
+		}
+		if terminal < runs {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("%d of %d runs terminal after %s: %v", terminal, runs, time.Since(start).Round(time.Second), reasons)
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}
+	t.Logf("scale: %d one-case EvalRuns (at most %d not terminal at once): every run terminal after %s; outcomes %v; manager %s",
+		runs, window, time.Since(start).Round(100*time.Millisecond), reasons, mem())
+	if reasons["True/"+evalsv1alpha1.ReasonCompleted] != runs {
+		t.Errorf("outcomes %v, want all %d True/%s", reasons, runs, evalsv1alpha1.ReasonCompleted)
+	}
+}
+
+// scaleOnly skips a measurement unless EVALRUN_E2E_SCALE is set.
+func scaleOnly(t *testing.T) {
+	t.Helper()
 	if os.Getenv("EVALRUN_E2E_SCALE") == "" {
 		t.Skip("a measurement run: set EVALRUN_E2E_SCALE=1")
 	}
-	t.Parallel()
-	const cases, shards = 100000, 10
-	ns := newNamespace(t, "scale", nil)
+}
+
+// measureShardedRun runs cases decision cases in shards shards (parallelism pods at once, 0: the default), the eval
+// file in the bucket and the results there too when bucketResults. It checks the merged outcome and logs the wall
+// time from apply to Succeeded, the EvalRun's writes (watch events), the manager's peak resident set over the run
+// and the bytes the run keeps in etcd.
+func measureShardedRun(t *testing.T, name string, cases int, shards, parallelism int32, bucketResults bool) {
+	ns := newNamespace(t, name, nil)
 	endpoint, fromHost := startBucket(t, ns)
 	text := testutil.DecisionEval(cases)
 	if err := openBucket(t, fromHost).Put(ctxFor(t, 2*time.Minute), "evals/scale.yaml", strings.NewReader(text), "application/yaml"); err != nil {
@@ -39,18 +128,33 @@ func TestScaleHundredThousandCases(t *testing.T) {
 	}
 	sum := sha256.Sum256([]byte(text))
 	bucket := evalsv1alpha1.S3Bucket{Endpoint: endpoint, Bucket: bucketName, CredentialsSecret: "evalrun-s3-credentials"}
-	run := sampleRun("scale", ns).Shards(shards, 0).FromS3(bucket, "evals/scale.yaml", hex.EncodeToString(sum[:])).
-		Storage(bucket).Resources(corev1.ResourceRequirements{}).Obj()
+	w := sampleRun(name, ns).Shards(shards, parallelism).FromS3(bucket, "evals/scale.yaml", hex.EncodeToString(sum[:])).
+		Resources(corev1.ResourceRequirements{})
+	if bucketResults {
+		w = w.Storage(bucket)
+	}
+	run := w.Obj()
+	mem := watchManagerMemory(t)
+	writes := countWrites(t, ns, run.Name)
 	start := time.Now()
 	create(t, run)
-	got := waitFinished(t, ns, run.Name, 15*time.Minute)
+	got := waitFinished(t, ns, run.Name, 45*time.Minute)
 	elapsed := time.Since(start)
 
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
-	expectDiff(t, "summary", counts{Total: cases, Passed: cases}, summaryCounts(got))
-	t.Logf("scale: %d cases, %d shards, %.1f MiB eval file: apply -> Succeeded %s", cases, shards, float64(len(text))/(1<<20), elapsed.Round(100*time.Millisecond))
+	expectDiff(t, "summary", counts{Total: int32(cases), Passed: int32(cases)}, summaryCounts(got))
+	t.Logf("scale: %d cases, %d shards (parallelism %d), %.1f MiB eval file, results in %s: apply -> Succeeded %s; "+
+		"EvalRun writes %d; manager %s", cases, shards, parallelism, float64(len(text))/(1<<20), map[bool]string{true: "the bucket", false: "ConfigMaps"}[bucketResults],
+		elapsed.Round(100*time.Millisecond), writes(), mem())
+	logBytesInEtcd(t, got, cases)
+	if r := got.Status.Results; r == nil || r.TotalCases != int32(cases) || (bucketResults && len(r.Objects) != int(shards)) {
+		t.Errorf("results reference %+v", got.Status.Results)
+	}
+}
 
-	// What the run keeps in etcd: the EvalRun and every object it owns, as the API serves them.
+// logBytesInEtcd logs what the run keeps in etcd: the EvalRun and every object it owns, as the API serves them.
+func logBytesInEtcd(t *testing.T, run *evalsv1alpha1.EvalRun, cases int) {
+	t.Helper()
 	sizes := map[string]int{}
 	add := func(kind string, obj any) {
 		data, err := json.Marshal(obj)
@@ -60,17 +164,13 @@ func TestScaleHundredThousandCases(t *testing.T) {
 		sizes[kind] += len(data)
 	}
 	ctx := ctxFor(t, time.Minute)
-	live := &evalsv1alpha1.EvalRun{}
-	if err := k8s.Get(ctx, client.ObjectKeyFromObject(run), live); err != nil {
-		t.Fatal(err)
-	}
-	add("EvalRun", live)
+	add("EvalRun", run)
 	sel := client.MatchingLabels{layout.LabelRun: run.Name}
 	var cms corev1.ConfigMapList
 	var jobs batchv1.JobList
 	var roles rbacv1.RoleList
 	for _, l := range []client.ObjectList{&cms, &jobs, &roles} {
-		if err := k8s.List(ctx, l, client.InNamespace(ns), sel); err != nil {
+		if err := k8s.List(ctx, l, client.InNamespace(run.Namespace), sel); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,8 +188,90 @@ func TestScaleHundredThousandCases(t *testing.T) {
 		total += n
 	}
 	t.Logf("scale: bytes in etcd for the run (JSON as served): total %d; %v; %d ConfigMaps; status.cases %d (of %d)",
-		total, sizes, len(cms.Items), len(got.Status.Cases), cases)
-	if r := got.Status.Results; r == nil || len(r.Objects) != shards || r.TotalCases != cases {
-		t.Errorf("results reference %+v", got.Status.Results)
+		total, sizes, len(cms.Items), len(run.Status.Cases), cases)
+}
+
+// countWrites watches the EvalRun name in namespace from now on and returns a function that says how many times
+// it was written (every MODIFIED event: the manager's and the collectors' status writes and the finalizer's).
+func countWrites(t *testing.T, namespace, name string) func() int64 {
+	t.Helper()
+	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := wc.Watch(ctx, &evalsv1alpha1.EvalRunList{}, client.InNamespace(namespace),
+		client.MatchingFields{"metadata.name": name})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Modified {
+				n.Add(1)
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	return n.Load
+}
+
+// watchManagerMemory resets the manager process's peak resident set (VmHWM, through /proc/PID/clear_refs: the
+// tests run as root on the node) and returns a function that reports its peak since then and its resident set now.
+// When the manager's process is not found on this host it says so instead of failing the measurement.
+func watchManagerMemory(t *testing.T) func() string {
+	t.Helper()
+	pid := managerPID()
+	if pid == "" {
+		return func() string { return "memory: manager process not found on this host" }
+	}
+	if err := os.WriteFile("/proc/"+pid+"/clear_refs", []byte("5"), 0); err != nil {
+		t.Logf("resetting the manager's VmHWM: %v (the peak is then since the manager started)", err)
+	}
+	before := procStatus(pid)
+	return func() string {
+		now := procStatus(pid)
+		return fmt.Sprintf("pid %s RSS before %d MiB, peak %d MiB, after %d MiB", pid, before["VmRSS"]/1024, now["VmHWM"]/1024, now["VmRSS"]/1024)
+	}
+}
+
+// managerPID finds the manager's process on this host (the node): the one whose command line has /manager, the
+// manager's binary path as its first argument; "" when there is none.
+func managerPID() string {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmd), "\x00")
+		if len(args) > 0 && args[0] == "/manager" {
+			return e.Name()
+		}
+	}
+	return ""
+}
+
+// procStatus reads the kB fields of /proc/PID/status.
+func procStatus(pid string) map[string]int64 {
+	out := map[string]int64{}
+	data, err := os.ReadFile("/proc/" + pid + "/status")
+	if err != nil {
+		return out
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok || !strings.HasSuffix(v, " kB") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(v, " kB")), 10, 64)
+		if err == nil {
+			out[k] = n
+		}
+	}
+	return out
 }
