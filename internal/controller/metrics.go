@@ -56,6 +56,17 @@ var (
 			"Forbid), Missed (passed while the manager was away or the schedule suspended, or beyond " +
 			"startingDeadlineSeconds).",
 	}, []string{labelNamespace, "outcome"})
+	flightsInAir = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "evalrun_bucket_reconciles_in_flight",
+		Help: "Reconciles of runs that name a bucket running off the controller's workers now (flights), waiting " +
+			"for their endpoint's lane included. Many for long: a bucket endpoint is slow or hangs.",
+	})
+	flightDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "evalrun_bucket_reconcile_duration_seconds",
+		Help: "Seconds a reconcile of a run that names a bucket took off the workers (its lane wait included), by " +
+			"result: Success, Requeue (asked to look again later) or Error (retried with the run's backoff).",
+		Buckets: prometheus.ExponentialBuckets(0.01, 4, 9), // 10 ms to about 11 min
+	}, []string{"result"})
 )
 
 // labelNamespace is the namespace label of every metric.
@@ -102,7 +113,7 @@ func (activeRuns) Collect(ch chan<- prometheus.Metric) {
 // cache) feeds the active runs gauge. Registering twice (a manager restarted in one process) is harmless.
 func RegisterMetrics(reader client.Reader) {
 	for _, c := range []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs,
-		parseErrors, regressions, scheduledTimes} {
+		parseErrors, regressions, scheduledTimes, flightsInAir, flightDuration} {
 		_ = metrics.Registry.Register(c)
 	}
 	activeRunsReader.Store(&reader)

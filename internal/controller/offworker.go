@@ -117,6 +117,7 @@ func (o *offWorker) reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, l
 	fctx, cancel := context.WithCancel(ctrl.LoggerInto(o.base, ctrl.LoggerFrom(ctx)))
 	f := &flight{uid: run.UID, cancel: cancel}
 	o.flights[key] = f
+	flightsInAir.Inc()
 	go o.fly(fctx, f, run.DeepCopy(), o.lanesOf(lanes), laneCtx, fn)
 	return ctrl.Result{}, nil
 }
@@ -163,6 +164,7 @@ func (o *offWorker) fly(ctx context.Context, f *flight, run *evalsv1alpha1.EvalR
 	laneCtx func(context.Context) (context.Context, context.CancelFunc),
 	fn func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error)) {
 	defer f.cancel()
+	started := time.Now()
 	res, err := func() (res ctrl.Result, err error) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -188,7 +190,21 @@ func (o *offWorker) fly(ctx context.Context, f *flight, run *evalsv1alpha1.EvalR
 		}
 		return fn(ctx, run)
 	}()
+	flightsInAir.Dec()
+	flightDuration.WithLabelValues(flightResult(res, err)).Observe(time.Since(started).Seconds())
 	o.land(ctx, f, run, res, err)
+}
+
+// flightResult is the result label of a flight's duration.
+func flightResult(res ctrl.Result, err error) string {
+	switch {
+	case err != nil:
+		return "Error"
+	case res.RequeueAfter > 0:
+		return "Requeue"
+	default:
+		return "Success"
+	}
 }
 
 // land ends a flight and asks for the next one it needs: at once when a reconcile was asked meanwhile, after the

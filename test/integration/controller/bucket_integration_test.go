@@ -75,6 +75,10 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	}
 	// The hung runs' flights are in the air, each holding a connection to the black hole, before the others come.
 	time.Sleep(2 * time.Second)
+	// The flights gauge shows them (other tests' flights may add to it).
+	if n := metricValue("evalrun_bucket_reconciles_in_flight"); n < float64(len(hung)) {
+		t.Errorf("evalrun_bucket_reconciles_in_flight = %v with %d runs hung on a bucket, want at least %d", n, len(hung), len(hung))
+	}
 	started := time.Now()
 	for i := range 3 {
 		run := createRun(t, testutil.MakeEvalRun(fmt.Sprintf("fine-%d", i), fineNS))
