@@ -17,7 +17,7 @@ import (
 
 // The manager's metrics, in controller-runtime's registry (served on its metrics endpoint). Labels are bounded:
 // the namespace, and values from fixed sets (reasons, condition statuses, verdicts); never run names or case ids.
-// README.md's Metrics section documents each one.
+// docs/operations.md's Metrics section documents each one.
 var (
 	runsFinished = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_runs_finished_total",
