@@ -17,7 +17,7 @@ import (
 
 // The manager's metrics, in controller-runtime's registry (served on its metrics endpoint). Labels are bounded:
 // the namespace, and values from fixed sets (reasons, condition statuses, verdicts); never run names or case ids.
-// README.md's Metrics section documents each one.
+// docs/operations.md's Metrics section documents each one.
 var (
 	runsFinished = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_runs_finished_total",
@@ -109,15 +109,19 @@ func (activeRuns) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// collectors are every metric of the manager, in the order they are registered.
+func collectors() []prometheus.Collector {
+	return []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs, parseErrors,
+		regressions, scheduledTimes, flightsInAir, flightDuration, activeRuns{}}
+}
+
 // RegisterMetrics registers the manager's metrics with controller-runtime's registry; reader (the manager's
 // cache) feeds the active runs gauge. Registering twice (a manager restarted in one process) is harmless.
 func RegisterMetrics(reader client.Reader) {
-	for _, c := range []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs,
-		parseErrors, regressions, scheduledTimes, flightsInAir, flightDuration} {
+	activeRunsReader.Store(&reader)
+	for _, c := range collectors() {
 		_ = metrics.Registry.Register(c)
 	}
-	activeRunsReader.Store(&reader)
-	_ = metrics.Registry.Register(activeRuns{})
 }
 
 // recordDecisions counts what a status write decided: the run's outcome (Succeeded became True or False) and its

@@ -10,8 +10,9 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// CodeJudgeRunner runs code_judge scripts. ScriptRunner is the implementation that executes them; the in-pod
-// launcher runs them in the runner container and hands the results to the collector as recorded results.
+// CodeJudgeRunner runs code_judge scripts. ScriptRunner is the implementation that executes them; in the pod the
+// judge runner (internal/judgerunner) runs them in the judge containers and hands the results to the collector as
+// recorded results, and `collector check --run-code-judges` runs them locally.
 //
 // Results a runner returns leave Verdict empty unless the judge failed (VerdictError) or a code_judge aggregator
 // set it; the Judge applies the threshold.
@@ -108,8 +109,8 @@ func ReadsCase(evs []*evalfile.EvaluatorConfig) bool {
 }
 
 // RunCodeJudges runs every code_judge of the case (composite members and code_judge aggregators included) with
-// j.CodeJudges and returns their results by evaluator key, as JudgeCase takes them. The in-pod launcher uses it
-// to record results for the collector. It returns nil when j.CodeJudges is nil.
+// j.CodeJudges and returns their results by evaluator key, as JudgeCase takes them. The judge runner
+// (internal/judgerunner) uses it to record results for the collector. It returns nil when j.CodeJudges is nil.
 func (j *Judge) RunCodeJudges(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response) map[string]EvaluatorResult {
 	if j.CodeJudges == nil || resp == nil {
 		return nil

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const root = "../.."
@@ -101,6 +103,89 @@ func TestPackageMapMatchesTree(t *testing.T) {
 	for pkg := range goPackages(t, "internal", "cmd", "test", "api", "hack") {
 		if !covered(pkg) {
 			t.Errorf("package %s/ is not in ARCHITECTURE.md's package map", pkg)
+		}
+	}
+}
+
+// topDirs returns the folders directly under top (a folder of the tree), sorted, as "top/name".
+func topDirs(t *testing.T, top string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(root, top))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			dirs = append(dirs, top+"/"+e.Name())
+		}
+	}
+	return dirs
+}
+
+// mapDiff compares the map's lines under top ("internal", "cmd") with the folders directly under it: missing are
+// folders without a line, extra are lines naming no such folder (a nested folder's line counts as extra: each
+// folder under top has exactly one line of its own).
+func mapDiff(listed, dirs []string, top string) (missing, extra []string) {
+	var under []string
+	for _, dir := range listed {
+		if strings.HasPrefix(dir, top+"/") {
+			under = append(under, dir)
+		}
+	}
+	for _, dir := range dirs {
+		if !slices.Contains(under, dir) {
+			missing = append(missing, dir)
+		}
+	}
+	for _, dir := range under {
+		if !slices.Contains(dirs, dir) {
+			extra = append(extra, dir)
+		}
+	}
+	return missing, extra
+}
+
+// TestMapDiff: the comparison of TestPackageMapListsEveryFolder finds a folder without a line and a line without a
+// folder, and nothing when both agree.
+func TestMapDiff(t *testing.T) {
+	tests := []struct {
+		name           string
+		listed, dirs   []string
+		missing, extra []string
+	}{
+		{name: "equal", listed: []string{"internal/a", "internal/b", "cmd/x"}, dirs: []string{"internal/a", "internal/b"}},
+		{name: "a folder without a line", listed: []string{"internal/a"}, dirs: []string{"internal/a", "internal/bundle"},
+			missing: []string{"internal/bundle"}},
+		{name: "a line without a folder", listed: []string{"internal/a", "internal/gone"}, dirs: []string{"internal/a"},
+			extra: []string{"internal/gone"}},
+		{name: "a nested line", listed: []string{"internal/a", "internal/a/b"}, dirs: []string{"internal/a"},
+			extra: []string{"internal/a/b"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			missing, extra := mapDiff(tc.listed, tc.dirs, "internal")
+			if diff := cmp.Diff(tc.missing, missing); diff != "" {
+				t.Errorf("missing (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.extra, extra); diff != "" {
+				t.Errorf("extra (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestPackageMapListsEveryFolder: the map's lines under internal/ and cmd/ are exactly the folders directly under
+// them, in both directions: a folder added without its line fails, and so does a line whose folder is gone.
+func TestPackageMapListsEveryFolder(t *testing.T) {
+	listed := packageMap(t)
+	for _, top := range []string{"internal", "cmd"} {
+		missing, extra := mapDiff(listed, topDirs(t, top), top)
+		for _, dir := range missing {
+			t.Errorf("%s/ has no line in ARCHITECTURE.md's package map", dir)
+		}
+		for _, dir := range extra {
+			t.Errorf("ARCHITECTURE.md's package map lists %s/, which is not a folder directly under %s/", dir, top)
 		}
 	}
 }

@@ -130,15 +130,16 @@ func (f *fluxEvaluator) evaluate(obj map[string]any) (string, error) {
 	return inProgress, nil
 }
 
-// TestReadmeShowsTheFluxExpressions checks that README.md's Flux example is the shipped one.
-func TestReadmeShowsTheFluxExpressions(t *testing.T) {
+// TestDocsShowTheFluxExpressions checks that the Flux example of docs/schedules-and-gitops.md is the shipped one.
+func TestDocsShowTheFluxExpressions(t *testing.T) {
+	const doc = "docs/schedules-and-gitops.md"
 	ks := readRepoFile(t, fluxKustomization)
 	i := strings.Index(ks, "  healthCheckExprs:\n")
 	if i < 0 {
 		t.Fatalf("%s has no healthCheckExprs", fluxKustomization)
 	}
-	if !strings.Contains(readRepoFile(t, "README.md"), ks[i:]) {
-		t.Errorf("README.md does not show the healthCheckExprs of %s as they are:\n%s", fluxKustomization, ks[i:])
+	if !strings.Contains(readRepoFile(t, doc), ks[i:]) {
+		t.Errorf("%s does not show the healthCheckExprs of %s as they are:\n%s", doc, fluxKustomization, ks[i:])
 	}
 }
 
