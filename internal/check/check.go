@@ -44,8 +44,8 @@ const usageText = `usage: collector check --mode batch|single (--eval EVAL.yaml 
                         [--llm-max-concurrent 4] [--llm-requests-per-minute N]]
 
 Checks a runner's output the way the collector reads it. With --eval it also judges every case with the eval
-file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Files the judges read (prompt files, input files, reference files)
-resolve from the eval file's directory up to --bundle DIR (default: the eval file's directory), never outside it. Exit code 0
+file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Files the judges read (prompt files, input
+files, reference files) resolve from the eval file's directory up to --bundle DIR (default: the eval file's directory), never outside it. Exit code 0
 when every requested case has a result and the output has no line errors, 1 when it fails the check, 2 for usage
 or I/O errors.`
 
@@ -120,7 +120,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.mode, "mode", "", "output contract: batch (one JSONL file for all cases) or single (one file for one case)")
 	fs.StringVar(&cfg.evalPath, "eval", "", "eval file whose evalcases are the requested cases")
 	fs.StringVar(&cfg.bundle, "bundle", "",
-		"with --eval, the eval bundle's root directory, holding the eval file and the files it names (prompt, input and reference files; default: the eval file's directory)")
+		"with --eval, the eval bundle's root directory: the eval file and the files it names (prompt, input and "+
+			"reference files; default: the eval file's directory)")
 	fs.StringVar(&cfg.ids, "ids", "", "comma-separated requested case ids")
 	fs.StringVar(&cfg.idsFile, "ids-file", "", "file with one requested case id per line")
 	fs.StringVar(&cfg.output, "output", "", "the runner's output file")

@@ -48,6 +48,13 @@ type textSegment struct {
 	Value string `json:"value"`
 }
 
+// Segment kinds as AgentV names them.
+const (
+	kindText      = "text"
+	kindFile      = "file"
+	kindGuideline = "guideline_ref"
+)
+
 // promptSegment is one part of a message as buildPromptInputs sees it.
 type promptSegment struct {
 	kind string // "text", "file" or "guideline_ref"
@@ -75,12 +82,12 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 	for _, m := range c.InputMessages {
 		switch m.Content.Kind {
 		case evalfile.ContentText:
-			segments = append(segments, textSegment{"text", m.Content.Text})
+			segments = append(segments, textSegment{kindText, m.Content.Text})
 			textParts = append(textParts, m.Content.Text)
 			flatTexts = append(flatTexts, m.Content.Text)
 		case evalfile.ContentObject:
 			s := jsIndent(m.Content.Raw)
-			segments = append(segments, textSegment{"text", s})
+			segments = append(segments, textSegment{kindText, s})
 			textParts = append(textParts, s)
 			flatTexts = append(flatTexts, s)
 		case evalfile.ContentSegments:
@@ -106,7 +113,7 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 					continue
 				}
 				display := displayPath(s.Value)
-				segments = append(segments, fileSegment{"file", display, text, resolvedPath(b, bpath)})
+				segments = append(segments, fileSegment{kindFile, display, text, resolvedPath(b, bpath)})
 				fileText[display] = text
 			}
 		}
@@ -120,6 +127,17 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 	in.expectedMessages = jsJSON(nonNilSlice(expected))
 	in.reference = lastContent
 	// Step 3: the question (buildPromptInputs).
+	question := formatQuestion(c, segments, flatTexts, guidelines, fileText)
+	if strings.TrimSpace(question) == "" {
+		question = joinTrimmed(textParts, " ")
+	}
+	in.question = strings.TrimSpace(question)
+	return in, nil
+}
+
+// formatQuestion is buildPromptInputs' question: with role markers when the conversation has several turns or
+// several input messages with content, else the segments in order and the code blocks after them.
+func formatQuestion(c *evalfile.Case, segments []any, flatTexts, guidelines []string, fileText map[string]string) string {
 	byMessage := make([][]promptSegment, len(c.InputMessages))
 	multiTurn := false
 	withContent := 0
@@ -132,7 +150,7 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 			withContent++
 		}
 	}
-	var question string
+	question := ""
 	if multiTurn || withContent > 1 {
 		var parts []string
 		for i, m := range c.InputMessages {
@@ -171,7 +189,7 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 				}
 			}
 		}
-		var blocks []string
+		blocks := make([]string, 0, len(flatTexts))
 		for _, t := range flatTexts {
 			blocks = append(blocks, codeBlock.FindAllString(t, -1)...)
 		}
@@ -180,11 +198,7 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 		}
 		question = joinTrimmed(parts, "\n\n")
 	}
-	if strings.TrimSpace(question) == "" {
-		question = joinTrimmed(textParts, " ")
-	}
-	in.question = strings.TrimSpace(question)
-	return in, nil
+	return question
 }
 
 // messageSegments are the segments of one input message as buildPromptInputs sees them: non-blank texts, files
@@ -194,10 +208,10 @@ func messageSegments(m evalfile.Message, guidelines []string, fileText map[strin
 	switch m.Content.Kind {
 	case evalfile.ContentText:
 		if strings.TrimSpace(m.Content.Text) != "" {
-			out = append(out, promptSegment{kind: "text", text: m.Content.Text})
+			out = append(out, promptSegment{kind: kindText, text: m.Content.Text})
 		}
 	case evalfile.ContentObject:
-		out = append(out, promptSegment{kind: "text", text: jsIndent(m.Content.Raw)})
+		out = append(out, promptSegment{kind: kindText, text: jsIndent(m.Content.Raw)})
 	case evalfile.ContentSegments:
 		for _, s := range m.Content.Segments {
 			switch s.Type {
@@ -206,15 +220,15 @@ func messageSegments(m evalfile.Message, guidelines []string, fileText map[strin
 					continue
 				}
 				if bundle.MatchAnyGlob(guidelines, s.Value) {
-					out = append(out, promptSegment{kind: "guideline_ref", path: s.Value})
+					out = append(out, promptSegment{kind: kindGuideline, path: s.Value})
 					continue
 				}
 				if t, ok := fileText[s.Value]; ok {
-					out = append(out, promptSegment{kind: "file", text: t, path: s.Value})
+					out = append(out, promptSegment{kind: kindFile, text: t, path: s.Value})
 				}
 			case evalfile.SegmentText:
 				if strings.TrimSpace(s.Value) != "" {
-					out = append(out, promptSegment{kind: "text", text: s.Value})
+					out = append(out, promptSegment{kind: kindText, text: s.Value})
 				}
 			}
 		}
@@ -225,7 +239,7 @@ func messageSegments(m evalfile.Message, guidelines []string, fileText map[strin
 // visible reports whether segments show anything: a non-blank text or a file with text (AgentV's hasVisibleContent).
 func visible(segments []promptSegment) bool {
 	for _, s := range segments {
-		if (s.kind == "text" || s.kind == "file") && strings.TrimSpace(s.text) != "" {
+		if (s.kind == kindText || s.kind == kindFile) && strings.TrimSpace(s.text) != "" {
 			return true
 		}
 	}
@@ -235,11 +249,11 @@ func visible(segments []promptSegment) bool {
 // formatSegment is AgentV's formatSegment in its "lm" mode.
 func formatSegment(s promptSegment) (string, bool) {
 	switch s.kind {
-	case "text":
+	case kindText:
 		return s.text, s.text != ""
-	case "guideline_ref":
+	case kindGuideline:
 		return "<Attached: " + s.path + ">", true
-	case "file":
+	case kindFile:
 		if s.text == "" {
 			return "", false
 		}
@@ -289,7 +303,7 @@ func expectedMessages(b bundle.Dir, c *evalfile.Case) ([]any, string, error) {
 				if err != nil {
 					return nil, "", fmt.Errorf("expected-message file %q: %w", s.Value, err)
 				}
-				segs = append(segs, fileSegment{"file", displayPath(s.Value), text, resolvedPath(b, bpath)})
+				segs = append(segs, fileSegment{kindFile, displayPath(s.Value), text, resolvedPath(b, bpath)})
 			}
 			content = nonNilSlice(segs)
 		}
@@ -310,7 +324,7 @@ func expectedMessages(b bundle.Dir, c *evalfile.Case) ([]any, string, error) {
 				reference = m.Content.Text
 			case content != nil:
 				reference = jsJSON(content)
-			case len(calls.ToolCalls) > 0 && string(calls.ToolCalls) != "null":
+			case len(calls.ToolCalls) > 0 && calls.ToolCalls[0] == '[':
 				reference = jsIndent(calls.ToolCalls)
 			}
 		}
