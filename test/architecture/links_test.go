@@ -18,6 +18,7 @@ import (
 // entry).
 var pendingPages = map[string]bool{
 	"docs/report.md": true, // `kubectl evalrun report` (issue 25's report)
+	"docs/bundles.md": true, // eval bundles (issue 24)
 }
 
 var (
