@@ -333,7 +333,6 @@ func shiftLines(n *yaml.Node, delta int) {
 	}
 }
 
-
 // fast reads item i straight into values held by a (see fastItem).
 func (s *segmented) fast(a *fastArena, i int) (*value, int, bool) {
 	r := s.items[i]
