@@ -112,6 +112,8 @@ type cutter struct {
 	inCases, rootSeen bool
 	// indent is the column (0-based) of the items' dashes, -1 before the first item.
 	indent int
+	// why says why the line last classified lineUncut cannot be cut.
+	why string
 }
 
 // next classifies the next line (with or without its line break).
@@ -123,11 +125,14 @@ func (c *cutter) next(line []byte) lineKind {
 	blank := len(content) == 0 || content[0] == '#'
 	switch {
 	case bytes.HasPrefix(text, []byte("---")) || bytes.HasPrefix(text, []byte("...")) || bytes.HasPrefix(text, []byte("%")):
+		c.why = "a document marker (---, ...) or a directive (%)"
 		return lineUncut // several documents, or directives
 	case bytes.IndexByte(text, '\t') >= 0 && !blank:
+		c.why = "a tab"
 		return lineUncut // tabs: leave the subtleties to the YAML parser
 	case !c.inCases && !blank && !c.rootSeen:
 		if indent != 0 {
+			c.why = "an indented top-level mapping"
 			return lineUncut // the root is indented: leave it to the YAML parser
 		}
 		c.rootSeen = true
@@ -145,6 +150,7 @@ func (c *cutter) next(line []byte) lineKind {
 		return lineInItem
 	case c.indent < 0:
 		if !isItemStart(content) {
+			c.why = "evalcases is not a block sequence (\"- id: ...\" items, one a line)"
 			return lineUncut // a flow sequence, or not a sequence
 		}
 		c.indent = indent
@@ -152,6 +158,7 @@ func (c *cutter) next(line []byte) lineKind {
 	case indent == c.indent && isItemStart(content):
 		return lineItem
 	case indent <= c.indent:
+		c.why = "a top-level key after evalcases, or a line outside its items"
 		return lineUncut // another top-level key after evalcases, or a line outside the items
 	}
 	return lineInItem
