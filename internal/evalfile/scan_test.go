@@ -311,3 +311,40 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+// longCasesFile is an eval file of n cases of about 2.3 KiB each (a 2 KiB user message and an expected outcome),
+// as a nightly suite's: the shape of the manager's 256 MiB memory benchmark (test/objectsize).
+func longCasesFile(n int) []byte {
+	question := strings.Repeat("Screen the applicant's record against the sanctions list and explain the decision. ", 25)
+	var b strings.Builder
+	b.WriteString("$schema: agentv-eval-v2\nexecution:\n  evaluators:\n    - {name: fast, type: latency, threshold: 1800}\nevalcases:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - id: case-%07d\n    input_messages:\n      - role: user\n        content: \"%s (row %d)\"\n"+
+			"    expected_outcome: \"The decision for row %d is CLEAR.\"\n", i, question, i, i)
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkScanLongCases scans a file of 10,000 long cases (22 MiB, above the in-memory limit: streamed).
+func BenchmarkScanLongCases(b *testing.B) {
+	data := longCasesFile(10_000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if f, err := Scan(bytes.NewReader(data)); err != nil || f.NumCases() != 10_000 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseLongCases parses the file of BenchmarkScanLongCases.
+func BenchmarkParseLongCases(b *testing.B) {
+	data := longCasesFile(10_000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if f, err := Parse(data); err != nil || f.NumCases() != 10_000 {
+			b.Fatal(err)
+		}
+	}
+}
