@@ -35,24 +35,23 @@ func scanCorpus(t testing.TB) map[string][]byte {
 		"problems in the header and in cases": "$schema: v1\nexecution: {evaluators: [{name: x, type: nope}], x: 1, x: 2}\nevalcases:\n" +
 			"  - id: a\n    id: b\n    input_messages: []\n  - id: a\n    input_messages: [{role: bot, content: 1, content: 2}]\n  - 7\n" +
 			"  - id: \"a b\"\n    input_messages: [{role: user, content: [{type: file, value: \"\"}]}]\n",
-		"duplicate ids":               "evalcases:\n- {id: a, input_messages: [{role: user, content: x}]}\n- {id: a, input_messages: [{role: user, content: y}]}\n",
-		"alias loop in a case":        "evalcases:\n- &c {id: a, input_messages: [{role: user, content: x}], self: [*c]}\n",
-		"merge keys across items":     "evalcases:\n- &c {id: a, input_messages: [{role: user, content: x}]}\n- {<<: *c, id: b}\n",
-		"cases expand past the limit": "evalcases:\n" + aliasBomb(),
-		"evalcases not last":          "evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\ndescription: d\n",
-		"flow sequence":               "evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\n",
-		"evalcases twice":             "evalcases:\n  - id: a\nevalcases:\n  - id: b\n",
-		"alias to the header":         "x: &m [{role: user, content: x}]\nevalcases:\n  - id: a\n    input_messages: *m\n  - id: b\n    input_messages: *m\n    expected_messages: 5\n",
-		"a header anchor shadowed":    "x: &m [{role: user, content: h}]\nevalcases:\n  - id: a\n    input_messages: &m [{role: user, content: i}]\n  - id: b\n    input_messages: *m\n",
-		"alias to another item":       "evalcases:\n  - id: a\n    input_messages: &m [{role: user, content: x}]\n  - id: b\n    input_messages: *m\n",
-		"a syntax error in an item":   "evalcases:\n  - id: a\n    input_messages: [{role: user, content: x}\n  - id: b\n",
-		"a tab":                       "evalcases:\n  - id: a\n    input_messages:\t[{role: user, content: x}]\n",
-		"CRLF":                        "evalcases:\r\n  - id: a\r\n    input_messages: [{role: user, content: x}]\r\n  - id: b\r\n    input_messages: [{role: user, content: x}]\r\n",
-		"a byte-order mark":           "\xef\xbb\xbfevalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]\n",
-		"no final line break":         "evalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]",
-		"empty":                       "  \n",
-		"not a sequence":              "evalcases:\n  a: 1\n",
-		"no evalcases":                "description: d\n",
+		"duplicate ids":             "evalcases:\n- {id: a, input_messages: [{role: user, content: x}]}\n- {id: a, input_messages: [{role: user, content: y}]}\n",
+		"alias loop in a case":      "evalcases:\n- &c {id: a, input_messages: [{role: user, content: x}], self: [*c]}\n",
+		"merge keys across items":   "evalcases:\n- &c {id: a, input_messages: [{role: user, content: x}]}\n- {<<: *c, id: b}\n",
+		"evalcases not last":        "evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\ndescription: d\n",
+		"flow sequence":             "evalcases: [{id: a, input_messages: [{role: user, content: x}]}]\n",
+		"evalcases twice":           "evalcases:\n  - id: a\nevalcases:\n  - id: b\n",
+		"alias to the header":       "x: &m [{role: user, content: x}]\nevalcases:\n  - id: a\n    input_messages: *m\n  - id: b\n    input_messages: *m\n    expected_messages: 5\n",
+		"a header anchor shadowed":  "x: &m [{role: user, content: h}]\nevalcases:\n  - id: a\n    input_messages: &m [{role: user, content: i}]\n  - id: b\n    input_messages: *m\n",
+		"alias to another item":     "evalcases:\n  - id: a\n    input_messages: &m [{role: user, content: x}]\n  - id: b\n    input_messages: *m\n",
+		"a syntax error in an item": "evalcases:\n  - id: a\n    input_messages: [{role: user, content: x}\n  - id: b\n",
+		"a tab":                     "evalcases:\n  - id: a\n    input_messages:\t[{role: user, content: x}]\n",
+		"CRLF":                      "evalcases:\r\n  - id: a\r\n    input_messages: [{role: user, content: x}]\r\n  - id: b\r\n    input_messages: [{role: user, content: x}]\r\n",
+		"a byte-order mark":         "\xef\xbb\xbfevalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]\n",
+		"no final line break":       "evalcases:\n  - id: a\n    input_messages: [{role: user, content: x}]",
+		"empty":                     "  \n",
+		"not a sequence":            "evalcases:\n  a: 1\n",
+		"no evalcases":              "description: d\n",
 		"code judges and rubrics": "execution:\n  evaluators: [{name: j, type: code_judge, script: ./j.sh}]\nevalcases:\n" +
 			"  - {id: a, input_messages: [{role: user, content: x}]}\n" +
 			"  - {id: b, input_messages: [{role: user, content: x}], rubrics: [one, two]}\n" +
@@ -200,6 +199,13 @@ func TestScanMatchesParse(t *testing.T) {
 	t.Logf("%d of %d files streamed", streamed, len(corpus)+mutations)
 	if streamed < len(corpus)/2 {
 		t.Errorf("only %d files streamed: the test checks little", streamed)
+	}
+}
+
+// A case that expands past the tree's bound ends Scan as it ends Parse (once: the expansion takes seconds).
+func TestScanStopsAtTheTreeBound(t *testing.T) {
+	if _, diff := scanDiff([]byte("evalcases:\n" + aliasBomb())); diff != "" {
+		t.Errorf("Scan differs from Parse:\n%s", diff)
 	}
 }
 
