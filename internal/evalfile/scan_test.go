@@ -202,6 +202,26 @@ func TestScanMatchesParse(t *testing.T) {
 	}
 }
 
+// FuzzScanMatchesParse holds Scan to Parse on any input, streamed or parsed whole, and, with an in-memory limit
+// below the input's size, to the same answer or a refusal that says the file must be in block style.
+func FuzzScanMatchesParse(f *testing.F) {
+	for _, data := range scanCorpus(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		streamed, diff := scanDiff(data)
+		if diff != "" {
+			t.Fatalf("Scan differs from Parse:\n%s", diff)
+		}
+		if !streamed || len(data) < 2 {
+			return
+		}
+		if _, diff := scanDiff(data, WithWholeLimit(len(data)-1)); diff != "" {
+			t.Fatalf("a streamed file differs within a limit below its size:\n%s", diff)
+		}
+	})
+}
+
 // A case that expands past the tree's bound ends Scan as it ends Parse (once: the expansion takes seconds).
 func TestScanStopsAtTheTreeBound(t *testing.T) {
 	if _, diff := scanDiff([]byte("evalcases:\n" + aliasBomb())); diff != "" {
