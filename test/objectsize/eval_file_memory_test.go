@@ -69,6 +69,10 @@ func BenchmarkManagerMemoryLargeEvalFile(b *testing.B) {
 // Job exists, and returns the manager's peak resident set minus its idle one, in MiB.
 func measureEvalFilePinning(tb testing.TB, size int64) float64 {
 	tb.Helper()
+	s3server.Require(tb)
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		testutil.AssetMissing(tb, testutil.ErrNoAssets)
+	}
 	env, _, c := startEnv(tb)
 	srv := s3server.Start(tb, s3server.Options{Buckets: []string{"evals"}})
 	dir := tb.TempDir()
