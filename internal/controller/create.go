@@ -103,7 +103,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 // when the source is not there yet (Pending, rechecked with a growing delay) or the file is invalid
 // (InvalidEvalFile, final).
 func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *Assessment, error) {
-	data, missing, err := r.evalSource(ctx, run)
+	facts, invalid, missing, err := r.readEvalFile(ctx, run)
 	if errors.Is(err, errInvalidEvalObject) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
 			Message: textbound.Head(oneLine(err.Error()), maxConditionMessage)}, nil
@@ -118,7 +118,6 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
 			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
-	facts, invalid := ValidateEvalFile(run, data)
 	caseIDs := facts.caseIDs
 	invalidFile := func(msg string) (*corev1.ConfigMap, *Assessment, error) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: textbound.Head(msg, maxConditionMessage)}, nil
@@ -129,8 +128,9 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if invalid != "" {
 		return invalidFile(invalid)
 	}
-	digest := EvalSHA256(data)
-	pinData, runIDs := data, caseIDs
+	// A streamed bucket object has no text here (data nil): the pods download it and cut their shards from it.
+	digest := facts.digest
+	pinData, runIDs := facts.data, caseIDs
 	var plan *resumePlan
 	if run.Spec.Resume != nil {
 		// The cases to run were chosen when the run was pinned; the earlier run's results are not read again.
@@ -142,8 +142,8 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 			return nil, wait, err
 		}
 		plan, runIDs = p, p.run
-		if len(runIDs) > 0 && len(runIDs) < len(caseIDs) {
-			if pinData, err = evalfile.Subset(data, func(i int) bool { return plan.keep[i] }); err != nil {
+		if len(runIDs) > 0 && len(runIDs) < len(caseIDs) && pinData != nil {
+			if pinData, err = evalfile.Subset(pinData, func(i int) bool { return plan.keep[i] }); err != nil {
 				return invalidFile("invalid eval file: the cases to resume cannot be selected from it: " + err.Error())
 			}
 		}
@@ -155,7 +155,9 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 			return nil, nil, err
 		}
 	}
-	if shards := Shards(run, len(runIDs)); shards > 1 {
+	// A streamed file splits by construction: Scan parsed each item alone after the header, as the pod reads the
+	// items its shard keeps (evalfile.Facts.Text).
+	if shards := Shards(run, len(runIDs)); shards > 1 && pinData != nil {
 		if msg := checkSplit(pinData, runIDs, shards, mustDefaults(run)); msg != "" {
 			return invalidFile(msg)
 		}
@@ -182,6 +184,21 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	return pinned, nil, nil
 }
 
+// readEvalFile reads and validates the run's eval file: a bucket object streamed through its sha256 check and
+// evalfile.Scan, never held whole (scanEvalObject), or the inline text or ConfigMap key (at most 1 MiB), parsed
+// whole. It returns its facts, or a message saying why it is invalid, or one saying what is missing.
+func (r *EvalRunReconciler) readEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun) (evalFileFacts, string, string, error) {
+	if run.Spec.EvalFile.S3 != nil {
+		return r.scanEvalObject(ctx, run)
+	}
+	data, missing, err := r.evalSource(ctx, run)
+	if missing != "" || err != nil {
+		return evalFileFacts{}, "", missing, err
+	}
+	facts, invalid := ValidateEvalFile(run, data)
+	return facts, invalid, "", nil
+}
+
 // ValidateEvalFile parses the eval file with the run's default evaluators. It returns the case ids in file
 // order and how many cases have a code_judge, or a message listing the problems (bounded by the parser).
 func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) (evalFileFacts, string) {
@@ -191,34 +208,50 @@ func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) (evalFileFacts, s
 	}
 	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(defaults))
 	if err != nil {
-		var verr *evalfile.ValidationError
-		if errors.As(err, &verr) {
-			return evalFileFacts{}, verr.Error()
-		}
-		return evalFileFacts{}, "invalid eval file: " + err.Error()
+		return evalFileFacts{}, invalidMessage(err)
 	}
-	return evalFileFacts{caseIDs: f.CaseIDs(), codeJudgeCases: f.CodeJudgeCases(), file: f}, ""
+	return newEvalFileFacts(evalfile.FactsOf(f), data, EvalSHA256(data)), ""
+}
+
+// invalidMessage is the InvalidEvalFile message of a parse error: the problems (bounded by the parser), or the
+// error.
+func invalidMessage(err error) string {
+	var verr *evalfile.ValidationError
+	if errors.As(err, &verr) {
+		return verr.Error()
+	}
+	return "invalid eval file: " + err.Error()
 }
 
 // evalFileFacts are what validating an eval file established.
 type evalFileFacts struct {
 	caseIDs        []string
 	codeJudgeCases int
-	file           *evalfile.File
+	facts          *evalfile.Facts
+	// data is the file's text, nil for a bucket object read as a stream; digest its sha256.
+	data   []byte
+	digest string
+}
+
+// newEvalFileFacts returns the evalFileFacts of a valid file.
+func newEvalFileFacts(f *evalfile.Facts, data []byte, digest string) evalFileFacts {
+	return evalFileFacts{caseIDs: f.CaseIDs(), codeJudgeCases: f.CodeJudgeCases(), facts: f, data: data, digest: digest}
 }
 
 // judgeLoad is what judging the file's cases takes, for run (which may name a model endpoint).
 func (e evalFileFacts) judgeLoad(run *evalsv1alpha1.EvalRun) JudgeLoad {
 	load := JudgeLoad{CodeJudgeCases: e.codeJudgeCases}
-	if e.file != nil {
-		load.LLMRequests, load.LLMRequestsPerCase = e.file.LLMRequests(run.Spec.Judging != nil && run.Spec.Judging.LLM != nil)
+	if e.facts != nil {
+		load.LLMRequests, load.LLMRequestsPerCase = e.facts.LLMRequests(run.Spec.Judging != nil && run.Spec.Judging.LLM != nil)
 	}
 	return load
 }
 
 // judgedByID reports whether every case is judged by its id and the evaluators all inherit (see
 // evaluate.JudgedByID and layout.RunConfig.SharedEvaluators), with a model endpoint or without.
-func (e evalFileFacts) judgedByID(llm bool) bool { return evaluate.JudgedByID(e.file, llm) }
+func (e evalFileFacts) judgedByID(llm bool) bool {
+	return e.facts != nil && evaluate.JudgedByID(e.facts, llm)
+}
 
 // checkSplit checks that the eval file splits into shards whose first shard holds exactly its cases (the pods
 // split it the same way), or says why not.
@@ -248,14 +281,11 @@ func sourceWait(waited time.Duration) time.Duration {
 	return min(max(waited/2, minSourceWait), maxSourceWait)
 }
 
-// evalSource returns the eval file's bytes, or a message saying what is missing.
+// evalSource returns the bytes of an inline or ConfigMap eval file, or a message saying what is missing.
 func (r *EvalRunReconciler) evalSource(ctx context.Context, run *evalsv1alpha1.EvalRun) ([]byte, string, error) {
 	src := run.Spec.EvalFile
 	if src.Inline != nil {
 		return []byte(*src.Inline), "", nil
-	}
-	if src.S3 != nil {
-		return r.evalObject(ctx, run)
 	}
 	ref := src.ConfigMapKeyRef
 	if ref == nil {

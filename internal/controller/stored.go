@@ -1,14 +1,15 @@
 package controller
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -36,29 +37,46 @@ const maxEvalObjectBytes = 512 << 20
 // errInvalidEvalObject marks an eval file object that can never be used (its sha256 or size is wrong).
 var errInvalidEvalObject = errors.New("invalid eval file object")
 
-// evalObject reads the eval file from its bucket object, verifying its size and sha256, within the run's bucket
-// call bounds (bucketContext). It returns a message instead while the Secret or the object is missing, an error
-// wrapping errInvalidEvalObject when the object is there but not the expected file, and a bucketError when the
-// bucket fails or does not answer in time.
-func (r *EvalRunReconciler) evalObject(ctx context.Context, run *evalsv1alpha1.EvalRun) ([]byte, string, error) {
+// scanEvalObject reads the eval file from its bucket object as a stream, through the object's size and sha256
+// check and evalfile.Scan, within the run's bucket call bounds (bucketContext): the manager never holds the file
+// (up to 512 MiB) whole, only its facts (evalFileFacts, data nil unless Scan parsed a small file whole). It returns
+// the facts or a message saying why the file is invalid; a message instead while the Secret or the object is
+// missing; an error wrapping errInvalidEvalObject when the object is there but not the expected file (which wins
+// over anything Scan found); and a bucketError when the bucket fails or does not answer in time.
+func (r *EvalRunReconciler) scanEvalObject(ctx context.Context, run *evalsv1alpha1.EvalRun) (evalFileFacts, string, string, error) {
 	o := run.Spec.EvalFile.S3
 	store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, o.S3Bucket)
 	if missing != "" || err != nil {
-		return nil, missing, err
+		return evalFileFacts{}, "", missing, err
 	}
+	defaults, defaultsErr := DefaultEvaluators(run)
 	bctx, cancel := r.bucketContext(ctx, run)
 	defer cancel()
-	var buf bytes.Buffer
-	err = store.GetVerified(bctx, o.Key, o.SHA256, maxEvalObjectBytes, &buf)
+	// The object streams through the pipe as Scan reads it; Scan reads to the end, so the download ends, with the
+	// digest's verdict, before Scan returns.
+	pr, pw := io.Pipe()
+	got := make(chan error, 1)
+	go func() {
+		err := store.GetVerified(bctx, o.Key, o.SHA256, maxEvalObjectBytes, pw)
+		pw.CloseWithError(err) // nil: Scan reads the end of the text
+		got <- err
+	}()
+	facts, scanErr := evalfile.Scan(pr, evalfile.WithDefaultEvaluators(defaults))
+	pr.CloseWithError(errors.New("the eval file's reader stopped")) // a download Scan left early stops writing
+	err = <-got
 	switch {
 	case errors.Is(err, objstore.ErrNotFound):
-		return nil, fmt.Sprintf("waiting for the eval file %s", store.URI(o.Key)), nil
+		return evalFileFacts{}, "", fmt.Sprintf("waiting for the eval file %s", store.URI(o.Key)), nil
 	case errors.Is(err, objstore.ErrDigestMismatch), errors.Is(err, objstore.ErrTooLarge):
-		return nil, "", fmt.Errorf("%w: %w", errInvalidEvalObject, err)
+		return evalFileFacts{}, "", "", fmt.Errorf("%w: %w", errInvalidEvalObject, err)
 	case err != nil:
-		return nil, "", onBucket(o.Endpoint, "reading the eval file "+store.URI(o.Key), err)
+		return evalFileFacts{}, "", "", onBucket(o.Endpoint, "reading the eval file "+store.URI(o.Key), err)
+	case defaultsErr != nil:
+		return evalFileFacts{}, "invalid eval file: " + defaultsErr.Error(), "", nil
+	case scanErr != nil:
+		return evalFileFacts{}, invalidMessage(scanErr), "", nil
 	}
-	return buf.Bytes(), "", nil
+	return newEvalFileFacts(facts, facts.Text(), o.SHA256), "", "", nil
 }
 
 // eachStoredChunk calls f with every stored chunk of results of run (stored.EachChunk, read uncached), within the

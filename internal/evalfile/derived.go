@@ -184,14 +184,37 @@ func (ev *EvaluatorConfig) HasCodeJudge() bool {
 func (f *File) CodeJudgeCases() int {
 	n := 0
 	for i := range f.cases {
-		for _, ev := range f.CaseAt(i).Evaluators {
-			if ev.HasCodeJudge() {
-				n++
-				break
-			}
+		if loadOf(f.CaseAt(i).Evaluators).codeJudge {
+			n++
 		}
 	}
 	return n
+}
+
+// caseLoad is what judging one case takes: whether it runs a code_judge script, and the requests to a model
+// endpoint its evaluators make (none: bare, judged by llm_judge when the run has a model).
+type caseLoad struct {
+	codeJudge bool
+	bare      bool
+	llm       int32
+}
+
+// loadOf is the caseLoad of a case judged by evs.
+func loadOf(evs []*EvaluatorConfig) caseLoad {
+	l := caseLoad{bare: len(evs) == 0}
+	for _, ev := range evs {
+		l.codeJudge = l.codeJudge || ev.HasCodeJudge()
+		l.llm += int32(ev.LLMRequests())
+	}
+	return l
+}
+
+// requests is the requests judging the case makes, with a model endpoint (withModel) or without.
+func (l caseLoad) requests(withModel bool) int {
+	if l.bare && withModel {
+		return 1
+	}
+	return int(l.llm)
 }
 
 // LLMRequests counts the requests to a model endpoint one judging of ev makes (one per llm_judge or rubric
@@ -220,14 +243,7 @@ func (ev *EvaluatorConfig) LLMRequests() int {
 // makes (perCase). withModel says whether the run has one: a case without evaluators is then judged by llm_judge.
 func (f *File) LLMRequests(withModel bool) (total, perCase int) {
 	for i := range f.cases {
-		n := 0
-		evs := f.CaseAt(i).Evaluators
-		for _, ev := range evs {
-			n += ev.LLMRequests()
-		}
-		if len(evs) == 0 && withModel {
-			n = 1
-		}
+		n := loadOf(f.CaseAt(i).Evaluators).requests(withModel)
 		total += n
 		perCase = max(perCase, n)
 	}

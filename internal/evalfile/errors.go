@@ -42,12 +42,15 @@ const maxProblemsInError = 20
 // ValidationError lists every problem found in an eval file.
 type ValidationError struct {
 	Problems []Problem
+	// More counts the problems found but not listed: Scan keeps the first ones of a file read as a stream, so that
+	// a large file with a problem in every case holds no more memory than a valid one (Parse lists them all).
+	More int `json:"more,omitempty"`
 }
 
 // Error lists the first problems and says how many there are in all.
 func (e *ValidationError) Error() string {
 	var b strings.Builder
-	n := len(e.Problems)
+	n := len(e.Problems) + e.More
 	if n == 1 {
 		b.WriteString("invalid eval file: 1 problem: ")
 	} else {
@@ -62,6 +65,9 @@ func (e *ValidationError) Error() string {
 			b.WriteString("; ")
 		}
 		b.WriteString(p.String())
+	}
+	if len(e.Problems) <= maxProblemsInError && e.More > 0 {
+		fmt.Fprintf(&b, "; ... and %d more", e.More)
 	}
 	return b.String()
 }

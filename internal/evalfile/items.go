@@ -39,6 +39,8 @@ type readItem struct {
 	// start, end and line place the item's text; inherits is caseEntry.inherits.
 	start, end, line int32
 	inherits         uint8
+	// load is what judging the case takes (Scan's facts).
+	load caseLoad
 }
 
 type itemBatchState struct {
@@ -108,7 +110,8 @@ func (r *itemReader) readBatch(a *fastArena, b int) {
 	hi := min(lo+itemBatch, len(r.sg.items))
 	items := make([]readItem, hi-lo)
 	for i := lo; i < hi; i++ {
-		readOne(a, r.sg, r.f, i, &items[i-lo])
+		span := r.sg.items[i]
+		readOne(a, r.sg.src, span[0], span[1], r.sg.itemLines[i], r.sg.indent, r.f, i, &items[i-lo])
 	}
 	r.batches[b].items = items
 	close(r.batches[b].done)
@@ -139,15 +142,16 @@ func (r *itemReader) stop() {
 	r.wg.Wait()
 }
 
-// readOne reads item i and validates its case as caseAdder.add would, keeping the problems apart.
-func readOne(a *fastArena, sg *segmented, f *File, i int, r *readItem) {
-	v, nodes, ok := sg.fast(a, i)
+// readOne reads item i, the text src[start:end] whose first line is line and whose dash is at column indent, with
+// fastItem, and validates its case as caseAdder.add would, keeping the problems apart. r.read is false when
+// fastItem declines the item.
+func readOne(a *fastArena, src string, start, end, line, indent int, f *File, i int, r *readItem) {
+	v, nodes, ok := fastItem(a, src, start, end, line, indent)
 	if !ok {
 		return
 	}
 	r.read, r.nodes = true, nodes
-	span := sg.items[i]
-	r.start, r.end, r.line = int32(span[0]), int32(span[1]), int32(sg.itemLines[i])
+	r.start, r.end, r.line = int32(start), int32(end), int32(line)
 	p := parser{validateOnly: true}
 	path := casePath(i)
 	c := p.evalCase(v, i, path)
@@ -163,6 +167,7 @@ func readOne(a *fastArena, sg *segmented, f *File, i int, r *readItem) {
 	p.resolveEvaluators(f, c, v, path)
 	r.evaluatorProblems = p.problems
 	r.inherits = inheritance(c)
+	r.load = loadOf(c.Evaluators)
 }
 
 // rebuild builds case i again from its text, as readOne built it when the file was read (valid, since the File

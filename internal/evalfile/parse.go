@@ -49,6 +49,8 @@ type parseOptions struct {
 	owned             bool
 	// sharedIDs are the case ids of ParseShared.
 	sharedIDs []string
+	// wholeLimit is Scan's in-memory limit (WithWholeLimit); 0: MaxWholeBytes.
+	wholeLimit int
 }
 
 // newParseOptions applies opts.
@@ -135,12 +137,12 @@ func (f *File) SharedEvaluators() bool {
 }
 
 // inheritedSource is where a case without evaluators or inline rubrics of its own takes its evaluators from (as
-// resolveEvaluators decides).
-func inheritedSource(f *File) EvaluatorSource {
+// resolveEvaluators decides), given the EvalRun's defaults and the file-level evaluators.
+func inheritedSource(defaults, fileLevel []*EvaluatorConfig) EvaluatorSource {
 	switch {
-	case len(f.DefaultEvaluators) > 0:
+	case len(defaults) > 0:
 		return SourceJudging
-	case len(f.Evaluators) > 0:
+	case len(fileLevel) > 0:
 		return SourceFile
 	default:
 		return SourceNone
@@ -242,18 +244,16 @@ func streamableCases(doc *yaml.Node) *yaml.Node {
 // several goroutines (see readItems) and kept as the place of their text; sg supplies every other item's nodes
 // just before it is built (when it cannot, streamFile returns false).
 func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions, sg *segmented) (*File, bool) {
-	tb.deferred = cases
-	root := tb.build(doc, nil, 0)
+	f, cv := p.streamHeader(tb, doc, cases, o)
 	if tb.tooLarge {
 		return nil, true
 	}
-	f, cv := p.fileHeader(root, o)
 	if cv != nil && o.sharedIDs != nil {
 		// Every case inherits its evaluators (ParseShared): the cases are their ids.
 		f.shared = true
 		f.ids = slices.Clone(o.sharedIDs)
 		f.cases = make([]caseEntry, len(f.ids))
-		k := inheritance(&Case{EvaluatorSource: inheritedSource(f)})
+		k := inheritance(&Case{EvaluatorSource: inheritedSource(f.DefaultEvaluators, f.Evaluators)})
 		for i := range f.cases {
 			f.cases[i].inherits = k
 		}
@@ -293,6 +293,18 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 	}
 	p.caseIndex, p.caseID = -1, ""
 	return f, true
+}
+
+// streamHeader builds and validates everything of doc but the items of cases, its evalcases sequence (see
+// streamFile); it returns the evalcases array when there are cases to add. The File is nil when the tree grew too
+// large (tb.tooLarge).
+func (p *parser) streamHeader(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions) (*File, *value) {
+	tb.deferred = cases
+	root := tb.build(doc, nil, 0)
+	if tb.tooLarge {
+		return nil, nil
+	}
+	return p.fileHeader(root, o)
 }
 
 // parser validates the value tree and builds the File, collecting problems.
@@ -430,6 +442,8 @@ type caseAdder struct {
 	p         *parser
 	f         *File
 	firstByID map[string]int
+	// facts, when set, records each valid case's facts instead of adding it to the File (Scan).
+	facts *Facts
 }
 
 func (p *parser) newCases(f *File, n int) *caseAdder {
@@ -453,6 +467,10 @@ func (a *caseAdder) add(cv *value, i int) {
 		}
 	}
 	p.resolveEvaluators(a.f, c, cv, path)
+	if a.facts != nil {
+		a.facts.add(c.ID, inheritance(c), loadOf(c.Evaluators))
+		return
+	}
 	a.f.cases = append(a.f.cases, caseEntry{start: int32(len(a.f.built))})
 	a.f.built = append(a.f.built, c)
 	a.f.ids = append(a.f.ids, c.ID)
@@ -475,6 +493,10 @@ func (a *caseAdder) addRead(r *readItem, i int) {
 		}
 	}
 	p.problems = append(p.problems, r.evaluatorProblems...)
+	if a.facts != nil {
+		a.facts.add(r.id, r.inherits, r.load)
+		return
+	}
 	a.f.cases = append(a.f.cases, caseEntry{start: r.start, end: r.end, line: r.line, inherits: r.inherits})
 	a.f.ids = append(a.f.ids, r.id)
 }

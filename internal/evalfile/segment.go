@@ -41,7 +41,7 @@ type segmented struct {
 
 // segment cuts data, or returns nil when the cut is not certain to be faithful.
 func segment(data []byte) *segmented {
-	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+	if hasBOM(data) {
 		return nil
 	}
 	s := &segmented{data: data, indent: -1}
@@ -49,59 +49,119 @@ func segment(data []byte) *segmented {
 		// At most one item a line: no growing of the item lists as a large file is cut.
 		s.items, s.itemLines = make([][2]int, 0, lines/2), make([]int, 0, lines/2)
 	}
-	line, off := 0, 0
-	inCases, rootSeen := false, false
+	var c cutter
+	c.indent = -1
+	off := 0
 	for off < len(data) {
 		end := bytes.IndexByte(data[off:], '\n')
 		next := len(data)
 		if end >= 0 {
 			next = off + end + 1
 		}
-		text := bytes.TrimRight(data[off:next], "\r\n")
-		line++
-		content := bytes.TrimLeft(text, " ")
-		indent := len(text) - len(content)
-		blank := len(content) == 0 || content[0] == '#'
-		switch {
-		case bytes.HasPrefix(text, []byte("---")) || bytes.HasPrefix(text, []byte("...")) || bytes.HasPrefix(text, []byte("%")):
-			return nil // several documents, or directives
-		case bytes.IndexByte(text, '\t') >= 0 && !blank:
-			return nil // tabs: leave the subtleties to the YAML parser
-		case !inCases && !blank && !rootSeen:
-			if indent != 0 {
-				return nil // the root is indented: leave it to the YAML parser
+		switch c.next(data[off:next]) {
+		case lineUncut:
+			return nil
+		case lineKey:
+			s.header, s.keyLine = data[:off], c.line
+			if headerHasEvalcases(s.header) {
+				return nil
 			}
-			rootSeen = true
-			fallthrough
-		case !inCases:
-			if indent == 0 && !blank && isEvalcasesKey(content) {
-				inCases, s.header, s.keyLine = true, data[:off], line
+		case lineItem:
+			if n := len(s.items); n > 0 {
+				s.items[n-1][1] = off
 			}
-		case blank:
-		case s.indent < 0:
-			if !isItemStart(content) {
-				return nil // a flow sequence, or not a sequence
-			}
-			s.indent = indent
 			s.items = append(s.items, [2]int{off, 0})
-			s.itemLines = append(s.itemLines, line)
-		case indent == s.indent && isItemStart(content):
-			s.items[len(s.items)-1][1] = off
-			s.items = append(s.items, [2]int{off, 0})
-			s.itemLines = append(s.itemLines, line)
-		case indent <= s.indent:
-			return nil // another top-level key after evalcases, or a line outside the items
+			s.itemLines = append(s.itemLines, c.line)
 		}
 		off = next
 	}
-	if !inCases || len(s.items) == 0 {
+	if !c.inCases || len(s.items) == 0 {
 		return nil
 	}
+	s.indent = c.indent
 	s.items[len(s.items)-1][1] = len(data)
-	if headerHasEvalcases(s.header) {
-		return nil
-	}
 	return s
+}
+
+// hasBOM reports whether data starts with a UTF-8 byte-order mark (the cut leaves such a file to the YAML parser).
+func hasBOM(data []byte) bool { return bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) }
+
+// lineKind is what a line is to the cut (see cutter).
+type lineKind int
+
+const (
+	// lineHeader is a line before the evalcases key.
+	lineHeader lineKind = iota
+	// lineKey is the evalcases key's line.
+	lineKey
+	// lineGap is a blank or comment line between the evalcases key and the first item: part of neither.
+	lineGap
+	// lineItem starts an item; lineInItem continues the current one (blank and comment lines included).
+	lineItem
+	lineInItem
+	// lineUncut says the file cannot be cut faithfully (see segment).
+	lineUncut
+)
+
+// cutter classifies an eval file's lines one at a time, in order: the one set of rules by which segment cuts a
+// file held whole and Scan cuts a file it reads as a stream. Its zero value with indent -1 is ready for line 1.
+type cutter struct {
+	// line is the 1-based number of the line last classified.
+	line int
+	// inCases says the evalcases key was seen; rootSeen that the root's first line was.
+	inCases, rootSeen bool
+	// indent is the column (0-based) of the items' dashes, -1 before the first item.
+	indent int
+	// why says why the line last classified lineUncut cannot be cut.
+	why string
+}
+
+// next classifies the next line (with or without its line break).
+func (c *cutter) next(line []byte) lineKind {
+	c.line++
+	text := bytes.TrimRight(line, "\r\n")
+	content := bytes.TrimLeft(text, " ")
+	indent := len(text) - len(content)
+	blank := len(content) == 0 || content[0] == '#'
+	switch {
+	case bytes.HasPrefix(text, []byte("---")) || bytes.HasPrefix(text, []byte("...")) || bytes.HasPrefix(text, []byte("%")):
+		c.why = "a document marker (---, ...) or a directive (%)"
+		return lineUncut // several documents, or directives
+	case bytes.IndexByte(text, '\t') >= 0 && !blank:
+		c.why = "a tab"
+		return lineUncut // tabs: leave the subtleties to the YAML parser
+	case !c.inCases && !blank && !c.rootSeen:
+		if indent != 0 {
+			c.why = "an indented top-level mapping"
+			return lineUncut // the root is indented: leave it to the YAML parser
+		}
+		c.rootSeen = true
+		fallthrough
+	case !c.inCases:
+		if indent == 0 && !blank && isEvalcasesKey(content) {
+			c.inCases = true
+			return lineKey
+		}
+		return lineHeader
+	case blank:
+		if c.indent < 0 {
+			return lineGap
+		}
+		return lineInItem
+	case c.indent < 0:
+		if !isItemStart(content) {
+			c.why = "evalcases is not a block sequence (\"- id: ...\" items, one a line)"
+			return lineUncut // a flow sequence, or not a sequence
+		}
+		c.indent = indent
+		return lineItem
+	case indent == c.indent && isItemStart(content):
+		return lineItem
+	case indent <= c.indent:
+		c.why = "a top-level key after evalcases, or a line outside its items"
+		return lineUncut // another top-level key after evalcases, or a line outside the items
+	}
+	return lineInItem
 }
 
 // isEvalcasesKey reports whether a top-level line is "evalcases:" with nothing but a comment after it.
@@ -134,23 +194,31 @@ func headerHasEvalcases(header []byte) bool {
 // node with one empty slot per item (filled by item). ok is false when the header does not parse alone or its
 // root is not a mapping.
 func (s *segmented) document() (doc, cases *yaml.Node, ok bool) {
+	return headerDocument(s.header, s.keyLine, s.itemLines[0], s.indent, len(s.items))
+}
+
+// headerDocument parses header, the text before the evalcases key at line keyLine, into a document node whose
+// root mapping ends with the evalcases key and a sequence node of n empty slots, the first item at line firstLine
+// and its dash at column indent (0-based). ok is false when the header does not parse alone or its root is not a
+// block mapping.
+func headerDocument(header []byte, keyLine, firstLine, indent, n int) (doc, cases *yaml.Node, ok bool) {
 	doc = &yaml.Node{}
-	if len(bytes.TrimSpace(s.header)) > 0 {
-		if err := yaml.Unmarshal(s.header, doc); err != nil {
+	if len(bytes.TrimSpace(header)) > 0 {
+		if err := yaml.Unmarshal(header, doc); err != nil {
 			return nil, nil, false
 		}
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
-		doc = &yaml.Node{Kind: yaml.DocumentNode, Line: s.keyLine, Column: 1,
-			Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map", Line: s.keyLine, Column: 1}}}
+		doc = &yaml.Node{Kind: yaml.DocumentNode, Line: keyLine, Column: 1,
+			Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map", Line: keyLine, Column: 1}}}
 	}
 	root := doc.Content[0]
 	if doc.Kind != yaml.DocumentNode || root.Kind != yaml.MappingNode || root.Style&yaml.FlowStyle != 0 {
 		return nil, nil, false
 	}
-	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: casesKey, Line: s.keyLine, Column: 1}
-	cases = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: s.itemLines[0], Column: s.indent + 1,
-		Content: make([]*yaml.Node, len(s.items))}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: casesKey, Line: keyLine, Column: 1}
+	cases = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: firstLine, Column: indent + 1,
+		Content: make([]*yaml.Node, n)}
 	root.Content = append(root.Content, key, cases)
 	return doc, cases, true
 }
@@ -197,26 +265,32 @@ func (s *segmented) loadChunk(i int) {
 	}
 }
 
-// single parses item i alone, with the line numbers it has in the whole file. An item that refers to the header's
-// anchors is parsed after the header, unless some item defines anchors of its own (which could shadow the
-// header's). ok is false when it does not parse that way (an alias to another item's anchor, a syntax error).
+// single parses item i alone, with the line numbers it has in the whole file (see parseAlone). An item that
+// refers to the header's anchors is parsed after the header only when no item defines anchors of its own.
 func (s *segmented) single(i int) (*yaml.Node, bool) {
 	r := s.items[i]
-	text := s.data[r[0]:r[1]]
+	return parseAlone(s.header, s.data[r[0]:r[1]], s.itemLines[i], !s.itemsDefineAnchors())
+}
+
+// parseAlone parses one item's text, whose first line is line of the whole file, on its own, with the line numbers
+// it has in the whole file. An item that does not parse alone (it refers to the header's anchors) is parsed after
+// header when headerAnchors says no item before it can have defined an anchor that shadows the header's. ok is
+// false when it does not parse either way (an alias to another item's anchor, a syntax error).
+func parseAlone(header, text []byte, line int, headerAnchors bool) (*yaml.Node, bool) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(text, &doc); err == nil {
 		items, ok := sequenceItems(&doc, 1)
 		if !ok {
 			return nil, false
 		}
-		shiftLines(items[0], s.itemLines[i]-1)
+		shiftLines(items[0], line-1)
 		return items[0], true
 	}
-	if s.itemsDefineAnchors() || len(s.header) == 0 {
+	if !headerAnchors || len(header) == 0 {
 		return nil, false
 	}
-	composed := make([]byte, 0, len(s.header)+len("evalcases:\n")+len(text))
-	composed = append(append(append(composed, s.header...), "evalcases:\n"...), text...)
+	composed := make([]byte, 0, len(header)+len("evalcases:\n")+len(text))
+	composed = append(append(append(composed, header...), "evalcases:\n"...), text...)
 	doc = yaml.Node{}
 	if err := yaml.Unmarshal(composed, &doc); err != nil || doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
 		return nil, false
@@ -230,7 +304,7 @@ func (s *segmented) single(i int) (*yaml.Node, bool) {
 		return nil, false
 	}
 	n := seq.Content[0]
-	shiftLines(n, s.itemLines[i]-(bytes.Count(s.header, []byte("\n"))+2))
+	shiftLines(n, line-(bytes.Count(header, []byte("\n"))+2))
 	return n, true
 }
 

@@ -280,8 +280,13 @@ func (b *treeBuilder) build(n *yaml.Node, path *treePath, depth int) *value {
 // buildItem converts item i of the deferred sequence, found at path with the given depth, exactly as build would
 // have as part of the sequence.
 func (b *treeBuilder) buildItem(i int, path *treePath, depth int) *value {
+	return b.buildNode(b.deferred.Content[i], i, path, depth)
+}
+
+// buildNode is buildItem for item i's node n, given by the caller (Scan, which holds one item at a time).
+func (b *treeBuilder) buildNode(n *yaml.Node, i int, path *treePath, depth int) *value {
 	ip := indexPath(path, i)
-	return b.build(b.deferred.Content[i], &ip, depth+1)
+	return b.build(n, &ip, depth+1)
 }
 
 func joinPath(path, key string) string {

@@ -77,11 +77,19 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 	return res
 }
 
+// CaseSource is what JudgedByID reads of an eval file: a parsed evalfile.File, or the evalfile.Facts the manager
+// reads a large file's stream into.
+type CaseSource interface {
+	NumCases() int
+	SharedEvaluators() bool
+	LightCase(i int) (*evalfile.Case, bool)
+}
+
 // JudgedByID reports whether every case of f is judged by its id and the evaluators all its cases inherit
 // (evalfile.File.SharedEvaluators), which read nothing of the case (ReadsCase); with a model endpoint (withModel), cases
 // without evaluators get an llm_judge, which reads them. A reader that trusts this may then read the file's header
-// only (evalfile.ParseShared). False for a nil or empty File.
-func JudgedByID(f *evalfile.File, withModel bool) bool {
+// only (evalfile.ParseShared). False for no source (a nil interface) or an empty one.
+func JudgedByID(f CaseSource, withModel bool) bool {
 	if f == nil || f.NumCases() == 0 || !f.SharedEvaluators() {
 		return false
 	}
