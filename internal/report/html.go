@@ -38,9 +38,10 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"score": func(f float64) string { return evaluate.FormatScore(f) },
 }).Parse(pageTemplate))
 
-// csp is the page's Content-Security-Policy: nothing from the network (default-src 'none' covers connect, img,
-// font, frame and media), the one inline script and style sheet by their hashes, no forms and no <base>.
-var csp = "default-src 'none'; script-src '" + hashSource(pageScript) + "'; style-src '" + hashSource(pageStyle) +
+// ContentSecurityPolicy is the page's Content-Security-Policy (its meta element, and the header of a served
+// report): nothing from the network (default-src 'none' covers connect, img, font, frame and media), the one
+// inline script and style sheet by their hashes, no forms and no <base>.
+var ContentSecurityPolicy = "default-src 'none'; script-src '" + hashSource(pageScript) + "'; style-src '" + hashSource(pageStyle) +
 	"'; img-src data:; base-uri 'none'; form-action 'none'"
 
 // hashSource is a CSP hash source of an inline script or style.
@@ -96,7 +97,7 @@ type HTMLInput struct {
 	Baseline *Baseline
 	// Schedule is the EvalSchedule owning the run, or the one reported; History its kept runs.
 	Schedule *evalsv1alpha1.EvalSchedule
-	History  []*evalsv1alpha1.EvalRun
+	History  []KeptRun
 	// Generated is when the report was made.
 	Generated time.Time
 	// RefreshSeconds, when positive, makes the page reload itself (a served report of a run in progress).
@@ -143,7 +144,7 @@ type outcomeCount struct {
 // rendered as markup, the cases as JSON (every <, > and & escaped, so no text can end the script element) rendered
 // by the inline script a page of rows at a time, and a schedule's chart as inline SVG.
 func WriteHTML(w io.Writer, in HTMLInput) error {
-	v := view{CSP: csp, Style: template.CSS(pageStyle), Generated: in.Generated.UTC().Format(time.RFC3339), Refresh: in.RefreshSeconds}
+	v := view{CSP: ContentSecurityPolicy, Style: template.CSS(pageStyle), Generated: in.Generated.UTC().Format(time.RFC3339), Refresh: in.RefreshSeconds}
 	data := pageData{PageSize: defaultPageSize, MaxPageSize: maxPageSize}
 	if in.Run != nil {
 		v.Title = "EvalRun " + in.Run.Namespace + "/" + in.Run.Name
@@ -314,27 +315,30 @@ type scheduleView struct {
 	Chart                     *chart
 }
 
-// historyTime is when a kept run ran: its scheduled time (the schedule's annotation), else its start, else its
-// creation.
-func historyTime(r *evalsv1alpha1.EvalRun) time.Time {
-	if t, err := time.Parse(time.RFC3339, r.Annotations[AnnotationScheduledTime]); err == nil {
-		return t
-	}
-	if r.Status.StartTime != nil {
-		return r.Status.StartTime.Time
-	}
-	return r.CreationTimestamp.Time
+// KeptRun is one of a schedule's kept runs and the time it was scheduled for (zero when unknown: its start, else
+// its creation, stands in).
+type KeptRun struct {
+	Run           *evalsv1alpha1.EvalRun
+	ScheduledTime time.Time
 }
 
-// AnnotationScheduledTime is the annotation an EvalSchedule puts on the runs it creates: their scheduled time
-// (the controller's AnnotationScheduledTime; the report package cannot import the controller).
-const AnnotationScheduledTime = "evals.evalrun.io/scheduled-time"
+// When is when the kept run ran.
+func (k KeptRun) When() time.Time {
+	switch {
+	case !k.ScheduledTime.IsZero():
+		return k.ScheduledTime
+	case k.Run.Status.StartTime != nil:
+		return k.Run.Status.StartTime.Time
+	}
+	return k.Run.CreationTimestamp.Time
+}
 
 // scheduleReport builds the chart of the schedule's kept runs that have a summary, oldest first.
-func scheduleReport(s *evalsv1alpha1.EvalSchedule, history []*evalsv1alpha1.EvalRun) *scheduleView {
+func scheduleReport(s *evalsv1alpha1.EvalSchedule, history []KeptRun) *scheduleView {
 	sv := &scheduleView{Name: s.Name, Namespace: s.Namespace, Schedule: s.Spec.Schedule}
-	for _, r := range history {
-		p := chartPoint{Run: r.Name, Time: historyTime(r)}
+	for _, k := range history {
+		r := k.Run
+		p := chartPoint{Run: r.Name, Time: k.When()}
 		if c := meta.FindStatusCondition(r.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
 			p.Reason = c.Reason
 		}

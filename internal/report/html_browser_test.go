@@ -131,12 +131,12 @@ func TestHTMLReportChartInBrowser(t *testing.T) {
 	b := browser.Start(t, 1280, 900)
 	s := &evalsv1alpha1.EvalSchedule{ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "evals"}}
 	s.Spec.Schedule = "0 2 * * *"
-	var history []*evalsv1alpha1.EvalRun
-	for i, rate := range []string{"0.5000", "0.7500", "1.0000", "0.2500"} {
-		r := &evalsv1alpha1.EvalRun{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("nightly-%d", i), Namespace: "evals",
-			Annotations: map[string]string{AnnotationScheduledTime: time.Date(2026, 11, 20+i, 2, 0, 0, 0, time.UTC).Format(time.RFC3339)}}}
+	var history []KeptRun
+	// Listed newest first: the chart orders them by time.
+	for i, rate := range []string{"0.2500", "1.0000", "0.7500", "0.5000"} {
+		r := &evalsv1alpha1.EvalRun{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("nightly-%d", 3-i), Namespace: "evals"}}
 		r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 4, PassRate: rate, MeanScore: rate}
-		history = append(history, r)
+		history = append(history, KeptRun{Run: r, ScheduledTime: time.Date(2026, 11, 23-i, 2, 0, 0, 0, time.UTC)})
 	}
 	url, _ := writeReport(t, HTMLInput{Schedule: s, History: history, Generated: time.Now()})
 	b.Open(t, url)
