@@ -197,12 +197,12 @@ func (b *Browser) Poll(t testing.TB, expr string) {
 	}
 }
 
-// Screenshot writes a PNG of the whole page to the artifacts folder as name.png, logs its path and returns it.
+// Screenshot writes a PNG of the whole page (FullScreenshot at quality 100 is lossless PNG) to the artifacts folder as name.png, logs its path and returns it.
 func (b *Browser) Screenshot(t testing.TB, name string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
 	defer cancel()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
