@@ -1,7 +1,7 @@
 package report
 
 import (
-	"bytes"
+	"bufio"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
@@ -156,23 +156,23 @@ func WriteHTML(w io.Writer, in HTMLInput) error {
 			v.Title = "EvalSchedule " + in.Schedule.Namespace + "/" + in.Schedule.Name
 		}
 	}
-	var b bytes.Buffer
-	if err := page.Execute(&b, v); err != nil {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := page.Execute(bw, v); err != nil {
 		return fmt.Errorf("rendering the report: %w", err)
 	}
 	if in.Run != nil {
 		// encoding/json escapes <, >, &, U+2028 and U+2029 in strings: the JSON cannot close the element.
-		b.WriteString(`<script type="application/json" id="report-data">`)
-		if err := json.NewEncoder(&b).Encode(data); err != nil {
+		_, _ = bw.WriteString(`<script type="application/json" id="report-data">`)
+		if err := json.NewEncoder(bw).Encode(data); err != nil {
 			return fmt.Errorf("encoding the report's cases: %w", err)
 		}
-		b.WriteString("</script>\n<script>")
-		b.WriteString(pageScript)
-		b.WriteString("</script>\n")
+		_, _ = bw.WriteString("</script>\n<script>")
+		_, _ = bw.WriteString(pageScript)
+		_, _ = bw.WriteString("</script>\n")
 	}
-	b.WriteString("</body>\n</html>\n")
-	_, err := w.Write(b.Bytes())
-	return err
+	_, _ = bw.WriteString("</body>\n</html>\n")
+	// A write error sticks in bw: Flush returns it.
+	return bw.Flush()
 }
 
 // runReport builds the run's sections and its cases' data.

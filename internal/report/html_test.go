@@ -112,3 +112,22 @@ func TestWriteHTMLContentSecurityPolicy(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkWriteHTML renders the report of 1,000 and 100,000 cases (every tenth failing).
+func BenchmarkWriteHTML(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		lines := manyLines(n)
+		in := HTMLInput{Run: reportRun(lines), Lines: lines, Generated: time.Now()}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var out bytes.Buffer
+			b.ReportAllocs()
+			for b.Loop() {
+				out.Reset()
+				if err := WriteHTML(&out, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(out.Len()), "bytes/page")
+		})
+	}
+}
