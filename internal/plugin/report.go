@@ -77,7 +77,8 @@ run changes; while the run is in progress the page reloads itself every 10 s.`,
 	cmd.Flags().StringVar(&o.schedule, "schedule", "", "Chart this EvalSchedule's kept runs (and, without RUN, report its newest run).")
 	cmd.Flags().BoolVar(&o.serve, "serve", false, "Serve the report on a loopback address instead of writing a file.")
 	cmd.Flags().StringVar(&o.address, "address", "127.0.0.1:8080", "The loopback address --serve listens on (port 0: any free port).")
-	cmd.Flags().IntVar(&o.maxTextBytes, "max-text-bytes", report.DefaultMaxTextBytes, "The budget of the texts the page embeds (answers, inputs, reasonings), over every case.")
+	cmd.Flags().IntVar(&o.maxTextBytes, "max-text-bytes", report.DefaultMaxTextBytes,
+		"The budget of the texts the page embeds (answers, inputs, reasonings), over every case.")
 	return cmd
 }
 

@@ -18,7 +18,6 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/compare"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -34,9 +33,7 @@ var (
 )
 
 // page is the parsed template of the server-rendered sections.
-var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"score": func(f float64) string { return evaluate.FormatScore(f) },
-}).Parse(pageTemplate))
+var page = template.Must(template.New("report").Parse(pageTemplate))
 
 // ContentSecurityPolicy is the page's Content-Security-Policy (its meta element, and the header of a served
 // report): nothing from the network (default-src 'none' covers connect, img, font, frame and media), the one

@@ -148,7 +148,10 @@ func caseOf(l *results.Line, t CaseText, budget int) (caseData, bool) {
 
 // evalsOf is the evaluators' entries (composites with their members) and whether a text was cut.
 func evalsOf(list []evaluate.EvaluatorResult, reasoning int) ([]evalData, bool) {
-	var out []evalData
+	if len(list) == 0 {
+		return nil, false
+	}
+	out := make([]evalData, 0, len(list))
 	anyCut := false
 	for _, e := range list {
 		d := evalData{Name: e.Name, Type: e.Type, Verdict: string(e.Verdict)}

@@ -90,7 +90,7 @@ func (b *Browser) listen(ev any) {
 	switch e := ev.(type) {
 	case *runtime.EventConsoleAPICalled:
 		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning || e.Type == runtime.ConsoleAPICalledTypeAssert {
-			var args []string
+			args := make([]string, 0, len(e.Args))
 			for _, a := range e.Args {
 				args = append(args, string(a.Value)+a.Description)
 			}
@@ -154,7 +154,8 @@ func (b *Browser) Open(t testing.TB, rawURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u.Scheme != "file" && !(u.Scheme == "http" && (u.Hostname() == "127.0.0.1" || u.Hostname() == "::1" || u.Hostname() == "localhost")) {
+	loopback := u.Scheme == "http" && (u.Hostname() == "127.0.0.1" || u.Hostname() == "::1" || u.Hostname() == "localhost")
+	if u.Scheme != "file" && !loopback {
 		t.Fatalf("browser: %s is neither a file nor a loopback URL", rawURL)
 	}
 	if err := b.Do(chromedp.Navigate(rawURL)); err != nil {
