@@ -27,7 +27,11 @@
   cases.forEach(function (c) { counts[c.o] = (counts[c.o] || 0) + 1; if (c.b) { newly[c.b]++; } });
   var vsel = $("f-verdict");
   option(vsel, "not-passing", "Not passing (" + fmt((counts.Fail || 0) + (counts.Error || 0) + (counts.Missing || 0)) + ")");
-  ["Fail", "Error", "Missing", "Skipped", "Pass"].forEach(function (o) { option(vsel, o, o + " (" + fmt(counts[o] || 0) + ")"); });
+  ["Fail", "Error", "Missing", "Skipped", "Pass"].forEach(function (o) {
+    // Error selects the missing cases too, as status.summary.errored counts them.
+    var n = (counts[o] || 0) + (o === "Error" ? counts.Missing || 0 : 0);
+    option(vsel, o, (o === "Error" ? "Error, Missing" : o) + " (" + fmt(n) + ")");
+  });
   if (data.baseline) {
     option(vsel, "NewlyFailing", "Newly failing (" + fmt(newly.NewlyFailing) + ")");
     option(vsel, "NewlyPassing", "Newly passing (" + fmt(newly.NewlyPassing) + ")");
