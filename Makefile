@@ -98,9 +98,15 @@ seaweedfs: ## Build SeaweedFS's weed for the object store tests (cached under bi
 helm: ## Build helm for the chart's lint and tests (cached under bin/tools/helm-<version>).
 	hack/helm.sh >/dev/null
 
+.PHONY: chromium
+chromium: ## Install Debian's chromium when missing (the HTML report's browser tests drive it headless).
+	hack/chromium.sh >/dev/null
+
 .PHONY: test-unit
-test-unit: envtest-assets seaweedfs helm ## Unit, fuzz-seed, envtest, object store (weed) and chart (helm) tests.
-	EVALRUN_REQUIRE_TEST_ASSETS=1 $(GO) test ./... -count=1
+test-unit: envtest-assets seaweedfs helm chromium ## Unit, fuzz-seed, envtest, object store (weed), chart (helm) and browser (chromium) tests.
+	artifacts="$${ARTIFACTS:-$(ROOT)/bin/artifacts}"; status=0; \
+	  EVALRUN_REQUIRE_TEST_ASSETS=1 EVALRUN_CHROMIUM="$$(hack/chromium.sh)" ARTIFACTS="$$artifacts" $(GO) test ./... -count=1 || status=$$?; \
+	  echo "test-unit: the browser tests' screenshots are in $$artifacts"; exit $$status
 
 .PHONY: test-e2e
 test-e2e: ## End-to-end tests on the real local cluster (brings it up).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: bring the local cluster up (building it on first use), build and import the images, deploy the
-# operator, run the sample screening EvalRun and print its results. The cluster stays up.
+# operator, run the sample screening EvalRun, print its results and write its HTML report (kubectl evalrun report;
+# DEMO_REPORT names the file, bin/demo/<run>.html by default). The cluster stays up.
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -42,5 +43,13 @@ kubectl -n "$NAMESPACE" get evalrun "$RUN" -o go-template='{{range .status.cases
   | sort | awk -F'\t' '{ note = $4; if (length(note) > 70) note = substr(note, 1, 67) "..."; printf "%-12s %-8s %-7s %s\n", $1, $2, $3, note }'
 echo
 kubectl -n "$NAMESPACE" get evalruns
+echo
+
+# The same run as one self-contained HTML page, next to the table above.
+REPORT="${DEMO_REPORT:-$ROOT/bin/demo/$RUN.html}"
+mkdir -p "$(dirname "$REPORT")"
+CGO_ENABLED=0 go build -trimpath -o "$ROOT/bin/kubectl-evalrun" ./cmd/kubectl-evalrun
+"$ROOT/bin/kubectl-evalrun" -n "$NAMESPACE" report "$RUN" -o "$REPORT"
+echo "demo: the HTML report of $RUN is $REPORT (open it in a browser; kubectl evalrun report $RUN --serve serves it)"
 echo
 echo "demo: the cluster is still running (KUBECONFIG=$KUBECONFIG). Stop it and undo every host change with: make cluster-down"

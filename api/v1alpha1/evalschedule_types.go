@@ -248,3 +248,11 @@ type EvalScheduleList struct {
 	// items are the EvalSchedules.
 	Items []EvalSchedule `json:"items"`
 }
+
+// Labels and annotations of the runs an EvalSchedule creates: users and tools select a schedule's runs by them.
+const (
+	// LabelSchedule, on a run, names the EvalSchedule that created it.
+	LabelSchedule = "evals.evalrun.io/schedule"
+	// AnnotationScheduledTime, on a run, is the scheduled time it was created for (RFC 3339, UTC).
+	AnnotationScheduledTime = "evals.evalrun.io/scheduled-time"
+)

@@ -15,14 +15,6 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
-// Labels and annotations of the runs an EvalSchedule creates.
-const (
-	// LabelSchedule, on a run, names the EvalSchedule that created it.
-	LabelSchedule = "evals.evalrun.io/schedule"
-	// AnnotationScheduledTime, on a run, is the scheduled time it was created for (RFC 3339, UTC).
-	AnnotationScheduledTime = "evals.evalrun.io/scheduled-time"
-)
-
 // maxScheduleWalk bounds how many scheduled times one reconcile steps through to find the most recent missed one
 // (an every-minute schedule after a year away is 525,600 of them).
 const maxScheduleWalk = 1_000_000
@@ -72,7 +64,7 @@ func ScheduledRunName(schedule string, t time.Time) string {
 
 // scheduledTime reads a run's scheduled time from its annotation, falling back to its creation time.
 func scheduledTime(run *evalsv1alpha1.EvalRun) time.Time {
-	if t, err := time.Parse(time.RFC3339, run.Annotations[AnnotationScheduledTime]); err == nil {
+	if t, err := time.Parse(time.RFC3339, run.Annotations[evalsv1alpha1.AnnotationScheduledTime]); err == nil {
 		return t
 	}
 	return run.CreationTimestamp.Time
@@ -195,8 +187,8 @@ func scheduledRun(s *evalsv1alpha1.EvalSchedule, t time.Time, latest *evalsv1alp
 			run.Annotations[k] = v
 		}
 	}
-	run.Labels[LabelSchedule] = s.Name
-	run.Annotations[AnnotationScheduledTime] = t.UTC().Format(time.RFC3339)
+	run.Labels[evalsv1alpha1.LabelSchedule] = s.Name
+	run.Annotations[evalsv1alpha1.AnnotationScheduledTime] = t.UTC().Format(time.RFC3339)
 	if b := run.Spec.Baseline; b != nil && ptr.Deref(b.RunName, "") == "" {
 		if latest == nil {
 			run.Spec.Baseline = nil

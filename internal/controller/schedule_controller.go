@@ -222,7 +222,7 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 // runsOf lists the runs the schedule controls, from the cache.
 func (r *EvalScheduleReconciler) runsOf(ctx context.Context, s *evalsv1alpha1.EvalSchedule) ([]*evalsv1alpha1.EvalRun, error) {
 	var list evalsv1alpha1.EvalRunList
-	if err := r.client.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{LabelSchedule: s.Name}); err != nil {
+	if err := r.client.List(ctx, &list, client.InNamespace(s.Namespace), client.MatchingLabels{evalsv1alpha1.LabelSchedule: s.Name}); err != nil {
 		return nil, fmt.Errorf("listing the runs of EvalSchedule %s: %w", s.Name, err)
 	}
 	var out []*evalsv1alpha1.EvalRun

@@ -1,6 +1,8 @@
 // Package plugin is `kubectl evalrun`: the commands that read an EvalRun's full stored results (internal/stored)
-// and render them (internal/report), show its pods' logs and compare it with a baseline (internal/compare). I/O:
-// the API server through the usual kubectl flags (cli-runtime), the bucket through the run's credentials Secret.
+// and render them (internal/report: tables, exports, the HTML report written to a file or served on loopback),
+// show its pods' logs and compare it with a baseline (internal/compare). I/O: the API server through the usual
+// kubectl flags (cli-runtime), the bucket through the run's credentials Secret, a loopback listener (report
+// --serve).
 package plugin
 
 import (
@@ -44,7 +46,7 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	e := &env{flags: genericclioptions.NewConfigFlags(true), streams: streams}
 	cmd := &cobra.Command{
 		Use:   "evalrun",
-		Short: "Read EvalRun results, export them for CI, show logs and compare with a baseline",
+		Short: "Read EvalRun results, export them for CI, show logs, compare with a baseline and write an HTML report",
 		Long: `kubectl evalrun reads an EvalRun's full per-case results, wherever the run stored them (its result
 ConfigMaps, or its bucket with the credentials Secret the run names), not only what fit in its status.
 
@@ -56,7 +58,10 @@ Install it on your PATH as kubectl-evalrun and kubectl runs it as "kubectl evalr
   kubectl evalrun export screening-nightly --format junit -f report.xml
 
   # Fail a CI job when a run regressed against another
-  kubectl evalrun compare screening-pr screening-nightly --max-new-failures 0`,
+  kubectl evalrun compare screening-pr screening-nightly --max-new-failures 0
+
+  # One self-contained HTML page of a run, to open or share
+  kubectl evalrun report screening-nightly -o screening-nightly.html`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
@@ -66,7 +71,7 @@ Install it on your PATH as kubectl-evalrun and kubectl runs it as "kubectl evalr
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	e.flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newResultsCommand(e), newExportCommand(e), newLogsCommand(e), newCompareCommand(e))
+	cmd.AddCommand(newResultsCommand(e), newExportCommand(e), newLogsCommand(e), newCompareCommand(e), newReportCommand(e))
 	return cmd
 }
 

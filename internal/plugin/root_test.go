@@ -14,8 +14,8 @@ import (
 func TestHelpFollowsKubectlConventions(t *testing.T) {
 	root := NewCommand(genericiooptions.NewTestIOStreamsDiscard())
 	cmds := root.Commands()
-	if len(cmds) != 4 {
-		t.Fatalf("%d commands, want results, export, logs, compare", len(cmds))
+	if len(cmds) != 5 {
+		t.Fatalf("%d commands, want results, export, logs, compare, report", len(cmds))
 	}
 	for _, c := range append(cmds, root) {
 		name := c.Name()

@@ -1,6 +1,8 @@
 // Package report renders a run's stored per-case results for people and CI systems: the filtered case table
-// (failing first), JSON/YAML/JSONL, JUnit XML and a baseline comparison. `kubectl evalrun` reads the results
-// (internal/stored) and writes them through it. Pure: it takes result lines, wherever they were stored.
+// (failing first), JSON/YAML/JSONL, JUnit XML, a baseline comparison and the self-contained HTML report (WriteHTML:
+// one page with its script and style inline, the run's EvalRun and EvalSchedule objects and result lines in).
+// `kubectl evalrun` reads the results (internal/stored) and writes them through it. Pure: it takes result lines,
+// wherever they were stored.
 package report
 
 import (

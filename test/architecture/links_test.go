@@ -17,7 +17,6 @@ import (
 // that does not exist yet is not an error; once the page exists it is checked like any other (then remove its
 // entry).
 var pendingPages = map[string]bool{
-	"docs/report.md":  true, // `kubectl evalrun report` (issue 25's report)
 	"docs/bundles.md": true, // eval bundles (issue 24)
 }
 

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -108,7 +107,7 @@ func waitScheduledRun(t *testing.T, ns, schedule string, seen []string) *evalsv1
 	var found *evalsv1alpha1.EvalRun
 	err := wait.PollUntilContextCancel(ctxFor(t, scheduleTimeout), pollInterval, true, func(ctx context.Context) (bool, error) {
 		var runs evalsv1alpha1.EvalRunList
-		if err := k8s.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{controller.LabelSchedule: schedule}); err != nil {
+		if err := k8s.List(ctx, &runs, client.InNamespace(ns), client.MatchingLabels{evalsv1alpha1.LabelSchedule: schedule}); err != nil {
 			return false, err
 		}
 		for i := range runs.Items {

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -68,7 +67,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	}
 	wg.Go(func() {
 		run := waitScheduledRun(t, fineNS, "beside", nil)
-		at, err := time.Parse(time.RFC3339, run.Annotations[controller.AnnotationScheduledTime])
+		at, err := time.Parse(time.RFC3339, run.Annotations[evalsv1alpha1.AnnotationScheduledTime])
 		if err != nil {
 			t.Errorf("scheduled run %s: %v", run.Name, err)
 			return

@@ -143,8 +143,8 @@ func TestScheduleRunsComparesAndKeepsHistory(t *testing.T) {
 	firstName := controller.ScheduledRunName("nightly", first)
 	waitRuns(t, ns, firstName)
 	run1 := getRunNamed(t, ns, firstName)
-	if run1.Labels[controller.LabelSchedule] != "nightly" || run1.Labels["team"] != "search" ||
-		run1.Annotations[controller.AnnotationScheduledTime] != first.UTC().Format(time.RFC3339) || !metav1.IsControlledBy(run1, getSchedule(t, s)) {
+	if run1.Labels[evalsv1alpha1.LabelSchedule] != "nightly" || run1.Labels["team"] != "search" ||
+		run1.Annotations[evalsv1alpha1.AnnotationScheduledTime] != first.UTC().Format(time.RFC3339) || !metav1.IsControlledBy(run1, getSchedule(t, s)) {
 		t.Errorf("run metadata: labels %v, annotations %v, owners %v", run1.Labels, run1.Annotations, run1.OwnerReferences)
 	}
 	if run1.Spec.Baseline != nil {

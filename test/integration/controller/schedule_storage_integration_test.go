@@ -43,8 +43,8 @@ func TestScheduleHistoryDeletesBucketObjects(t *testing.T) {
 	at := time.Now().Add(-time.Hour).Truncate(time.Minute)
 	run := &evalsv1alpha1.EvalRun{
 		ObjectMeta: metav1.ObjectMeta{Name: controller.ScheduledRunName("stored", at), Namespace: ns,
-			Labels:          map[string]string{controller.LabelSchedule: "stored"},
-			Annotations:     map[string]string{controller.AnnotationScheduledTime: at.UTC().Format(time.RFC3339)},
+			Labels:          map[string]string{evalsv1alpha1.LabelSchedule: "stored"},
+			Annotations:     map[string]string{evalsv1alpha1.AnnotationScheduledTime: at.UTC().Format(time.RFC3339)},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s, evalsv1alpha1.GroupVersion.WithKind("EvalSchedule"))}},
 		Spec: *s.Spec.Template.Spec.DeepCopy(),
 	}

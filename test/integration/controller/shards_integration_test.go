@@ -1,7 +1,9 @@
 package controller_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +25,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -75,6 +78,14 @@ func startShardPod(t *testing.T, job *batchv1.Job, index int) *corev1.Pod {
 // with the collector's identity.
 func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, output string) {
 	t.Helper()
+	collectShardInto(t, run, index, podName, output, nil)
+}
+
+// collectShardInto is collectShard for a run whose results go to store (its spec.storage bucket, as the
+// collector's credentials open it) when store is not nil: the shard's results object and summary, as the
+// collector puts them, then its shard section.
+func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, output string, store *objstore.Store) {
+	t.Helper()
 	ctx := context.Background()
 	pinned := &corev1.ConfigMap{}
 	if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
@@ -111,12 +122,38 @@ func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, 
 	if err := os.WriteFile(out.BatchOutput(), []byte(output), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g, err := collector.Gather(ctx, collector.GatherInput{Config: &cfg, Output: out, EndCause: outcome.EndEnded, PodName: podName, Now: time.Now()})
+	in := collector.GatherInput{Config: &cfg, Output: out, EndCause: outcome.EndEnded, PodName: podName, Now: time.Now()}
+	ref := objstore.RunRef{Namespace: run.Namespace, Name: run.Name, UID: string(run.UID)}
+	resultsKey, err := ref.ShardResultsKey(int(cfg.ShardIndex))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store != nil {
+		in.ResultsObject = store.URI(resultsKey)
+	}
+	g, err := collector.Gather(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sa := collectorClient(t, run)
-	if err := collector.WriteResultConfigMaps(ctx, sa, run.Namespace, cfg.ResultConfigMaps, g.Output.Chunks); err != nil {
+	if store != nil {
+		for _, ch := range g.Output.Chunks {
+			if err := store.Put(ctx, resultsKey, bytes.NewReader(ch.Data), objstore.ContentTypeGzip); err != nil {
+				t.Fatal(err)
+			}
+		}
+		summaryKey, err := ref.ShardSummaryKey(int(cfg.ShardIndex))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := json.Marshal(g.Output.Section)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Put(ctx, summaryKey, bytes.NewReader(body), objstore.ContentTypeJSON); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := collector.WriteResultConfigMaps(ctx, sa, run.Namespace, cfg.ResultConfigMaps, g.Output.Chunks); err != nil {
 		t.Fatal(err)
 	}
 	if cfg.ShardConfigMap() == "" {
@@ -250,6 +287,12 @@ func runCondition(run *evalsv1alpha1.EvalRun, t string) *metav1.Condition {
 // id, "" to leave the case out), and marks their runners ended with exit code 0.
 func finishShards(t *testing.T, run *evalsv1alpha1.EvalRun, answer func(id string) string) {
 	t.Helper()
+	finishShardsInto(t, run, answer, nil)
+}
+
+// finishShardsInto is finishShards for a run whose results go to store (nil: its result ConfigMaps).
+func finishShardsInto(t *testing.T, run *evalsv1alpha1.EvalRun, answer func(id string) string, store *objstore.Store) {
+	t.Helper()
 	job := waitJob(t, run)
 	shards := 1
 	if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
@@ -274,7 +317,7 @@ func finishShards(t *testing.T, run *evalsv1alpha1.EvalRun, answer func(id strin
 				out.WriteString(testutil.DecisionLine(n, d))
 			}
 		}
-		collectShard(t, run, i, pod.Name, out.String())
+		collectShardInto(t, run, i, pod.Name, out.String(), store)
 		updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
 		indexes = append(indexes, strconv.Itoa(i))
 	}

@@ -1,0 +1,208 @@
+package report
+
+import (
+	"slices"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+)
+
+// pageData is the JSON the page's script renders the case table from. Keys are short: a report of 100,000 cases
+// repeats them 100,000 times.
+type pageData struct {
+	Run         string     `json:"run"`
+	PageSize    int        `json:"pageSize"`
+	MaxPageSize int        `json:"maxPageSize"`
+	Evaluators  []string   `json:"evaluators"`
+	Baseline    string     `json:"baseline,omitempty"`
+	CutCases    int        `json:"cutCases"`
+	Cases       []caseData `json:"cases"`
+}
+
+// caseData is one case of the table, failing first (its position is the default order).
+type caseData struct {
+	ID      string `json:"id"`
+	Outcome string `json:"o"`
+	// Score is the case score (Pass and Fail only).
+	Score string `json:"s,omitempty"`
+	// Message is why the case did not pass, on one line.
+	Message    string     `json:"m,omitempty"`
+	Evaluators []evalData `json:"e,omitempty"`
+	Answer     *text      `json:"a,omitempty"`
+	Input      *text      `json:"in,omitempty"`
+	Expected   *text      `json:"ex,omitempty"`
+	// Error and Reason say why a case erred or was skipped.
+	Error  *text  `json:"err,omitempty"`
+	Reason string `json:"r,omitempty"`
+	// Carried names the run a resumed run carried the result from.
+	Carried string `json:"c,omitempty"`
+	// Newly is NewlyFailing or NewlyPassing against the baseline.
+	Newly string `json:"b,omitempty"`
+	// BaseOutcome, BaseScore and Delta are the baseline's result of the case and the score's change.
+	BaseOutcome string `json:"bo,omitempty"`
+	BaseScore   string `json:"bs,omitempty"`
+	Delta       string `json:"d,omitempty"`
+	// DurationMs and Tokens are the runner's metrics of the case.
+	DurationMs *float64 `json:"ms,omitempty"`
+	Tokens     float64  `json:"tok,omitempty"`
+}
+
+// evalData is one evaluator's result of a case.
+type evalData struct {
+	Name      string     `json:"n"`
+	Type      string     `json:"t"`
+	Verdict   string     `json:"v"`
+	Score     string     `json:"s,omitempty"`
+	Hits      []string   `json:"h,omitempty"`
+	Misses    []string   `json:"x,omitempty"`
+	Reasoning *text      `json:"r,omitempty"`
+	Members   []evalData `json:"mem,omitempty"`
+}
+
+// text is a text as embedded: cut to its bound when longer (Bytes, then, is its full length).
+type text struct {
+	Text  string `json:"t"`
+	Bytes int    `json:"n,omitempty"`
+}
+
+// bounded is s cut to n bytes (textbound.Head), with its full length when cut; nil for "".
+func bounded(s string, n int) (*text, bool) {
+	if s == "" {
+		return nil, false
+	}
+	out := textbound.Head(s, n)
+	if out == s {
+		return &text{Text: s}, false
+	}
+	return &text{Text: out, Bytes: len(s)}, true
+}
+
+// caseBudget is the text bound of one case for n cases.
+func caseBudget(maxBytes, n int) int {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxTextBytes
+	}
+	if n == 0 {
+		return maxCaseText
+	}
+	return min(max(maxBytes/n, minCaseText), maxCaseText)
+}
+
+// casesData is the table's data: every stored line failing first, its texts cut to the budget.
+func casesData(in HTMLInput, m *marks) pageData {
+	lines := slices.Clone(in.Lines)
+	SortFailingFirst(lines)
+	budget := caseBudget(in.MaxTextBytes, len(lines))
+	data := pageData{Run: in.Run.Name, PageSize: defaultPageSize, MaxPageSize: maxPageSize, Cases: make([]caseData, 0, len(lines))}
+	if m != nil {
+		data.Baseline = m.status.RunName
+	}
+	names := map[string]bool{}
+	for _, l := range lines {
+		c, cut := caseOf(l, in.Cases[l.ID], budget)
+		if m != nil {
+			m.annotate(&c, l)
+		}
+		for _, e := range l.Evaluators {
+			if !names[e.Name] {
+				names[e.Name] = true
+				data.Evaluators = append(data.Evaluators, e.Name)
+			}
+		}
+		if cut {
+			data.CutCases++
+		}
+		data.Cases = append(data.Cases, c)
+	}
+	slices.Sort(data.Evaluators)
+	return data
+}
+
+// caseOf is one line's table entry and whether a text of it was cut.
+func caseOf(l *results.Line, t CaseText, budget int) (caseData, bool) {
+	o := CaseOutcome(l)
+	c := caseData{ID: l.ID, Outcome: string(o), Carried: l.CarriedFrom, DurationMs: l.DurationMs}
+	if o == OutcomePass || o == OutcomeFail {
+		c.Score = evaluate.FormatScore(l.Score)
+	}
+	c.Message = oneLine(Message(l), maxMessageText)
+	if l.TokenUsage != nil {
+		c.Tokens = l.TokenUsage.Input + l.TokenUsage.Output
+	}
+	var cut, anyCut bool
+	c.Answer, cut = bounded(l.Answer, budget/2)
+	anyCut = anyCut || cut
+	c.Input, cut = bounded(t.Input, budget/4)
+	anyCut = anyCut || cut
+	c.Expected, cut = bounded(t.Expected, budget/4)
+	anyCut = anyCut || cut
+	c.Error, cut = bounded(l.Error, budget/4)
+	anyCut = anyCut || cut
+	if o == OutcomeSkipped {
+		c.Reason = oneLine(l.Reason, maxMessageText)
+	}
+	c.Evaluators, cut = evalsOf(l.Evaluators, budget/4)
+	return c, anyCut || cut
+}
+
+// evalsOf is the evaluators' entries (composites with their members) and whether a text was cut.
+func evalsOf(list []evaluate.EvaluatorResult, reasoning int) ([]evalData, bool) {
+	if len(list) == 0 {
+		return nil, false
+	}
+	out := make([]evalData, 0, len(list))
+	anyCut := false
+	for _, e := range list {
+		d := evalData{Name: e.Name, Type: e.Type, Verdict: string(e.Verdict)}
+		if e.Verdict != evaluate.VerdictSkipped {
+			d.Score = evaluate.FormatScore(e.Score)
+		}
+		var cut bool
+		d.Hits, cut = notes(e.Hits)
+		anyCut = anyCut || cut
+		d.Misses, cut = notes(e.Misses)
+		anyCut = anyCut || cut
+		d.Reasoning, cut = bounded(e.Reasoning, reasoning)
+		anyCut = anyCut || cut
+		d.Members, cut = evalsOf(e.Members, reasoning)
+		anyCut = anyCut || cut
+		out = append(out, d)
+	}
+	return out, anyCut
+}
+
+// notes are hits or misses, each cut to maxNoteText.
+func notes(list []string) ([]string, bool) {
+	if len(list) == 0 {
+		return nil, false
+	}
+	out := make([]string, len(list))
+	cut := false
+	for i, s := range list {
+		out[i] = textbound.Head(s, maxNoteText)
+		cut = cut || out[i] != s
+	}
+	return out, cut
+}
+
+// annotate marks a case newly failing or passing and gives its baseline result and score change.
+func (m *marks) annotate(c *caseData, l *results.Line) {
+	c.Newly = m.newly[l.ID]
+	b, ok := m.base[l.ID]
+	if !ok {
+		return
+	}
+	bo := CaseOutcome(b)
+	c.BaseOutcome = string(bo)
+	if bo == OutcomePass || bo == OutcomeFail {
+		c.BaseScore = evaluate.FormatScore(b.Score)
+		if c.Score != "" {
+			d := l.Score - b.Score
+			c.Delta = evaluate.FormatScore(d)
+			if d >= 0 {
+				c.Delta = "+" + c.Delta
+			}
+		}
+	}
+}
