@@ -10,8 +10,9 @@
 # examples of EXAMPLES from internal/check/testdata/agentv/features into a scratch directory (an empty .git makes it
 # AgentV's repository root, as it is the bundle root for collector check), writes a targets file where every
 # target is AgentV's mock provider replying with answer.txt and judged by an "azure" target on a loopback
-# test/judgeserver --record, runs `agentv eval` (one worker, so the recordings are numbered in a stable order) on
-# each example and replaces testdata/agentv/recordings/<example>/ with the request bodies the judge server saw.
+# test/judgeserver --record --replies hashed (replies that are a function of the prompts alone, the scratch
+# directory written /BUNDLE first, so that the operator, asked the same way, can be compared score by score), runs
+# `agentv eval` (one worker, so the recordings are numbered in a stable order) on each example and replaces testdata/agentv/recordings/<example>/ with the request bodies the judge server saw.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 set -euo pipefail
 
@@ -52,7 +53,8 @@ export ORACLE_ENDPOINT="http://127.0.0.1:$PORT" ORACLE_API_KEY=oracle ORACLE_MOD
 for ex in $EXAMPLES; do
   rec="$work/rec/$ex"
   mkdir -p "$rec"
-  "$work/judgeserver" --listen "127.0.0.1:$PORT" --record "$rec" 2>"$work/judgeserver-$ex.log" &
+  "$work/judgeserver" --listen "127.0.0.1:$PORT" --record "$rec" --replies hashed \
+    --bundle-root "$work/features" 2>"$work/judgeserver-$ex.log" &
   server_pid=$!
   for _ in $(seq 50); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
   for f in "$work/features/$ex"/evals/*.yaml; do

@@ -14,6 +14,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"syscall"
 )
 
 // MaxRefLength bounds a file reference: a longer value is text, never a path.
@@ -139,8 +140,31 @@ func isOutside(err error) bool {
 // ErrTooLarge marks a bundle file larger than the reader allows.
 var ErrTooLarge = errors.New("the file is larger than allowed")
 
+// openRegular opens the bundle path p for reading only if it is a regular file when opened. It opens without
+// blocking (O_NONBLOCK: a FIFO put in place of the file Resolve found, between the two, would otherwise hold the
+// open until a writer comes) and checks the opened file's own mode, so what is read is what was checked.
+func openRegular(root *os.Root, p string) (*os.File, error) {
+	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s of the eval bundle: %w", p, err)
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w (%s)", ErrNotRegular, fi.Mode().Type())
+	}
+	if err != nil {
+		_ = f.Close() // read only, and not to be read
+		return nil, fmt.Errorf("reading %s of the eval bundle: %w", p, err)
+	}
+	return f, nil
+}
+
+// ErrNotRegular marks a bundle path that is not a regular file when it is opened (a FIFO, a device, a directory).
+var ErrNotRegular = errors.New("not a regular file")
+
 // ReadFile resolves ref (Resolve) and returns the file's bytes and its bundle path, reading at most limit bytes:
-// a larger file is an error wrapping ErrTooLarge, never a silently shortened text.
+// a larger file is an error wrapping ErrTooLarge, never a silently shortened text. Only a regular file is read
+// (openRegular): a FIFO or a device, named or swapped in after Resolve, is an error, never a wait or an endless read.
 func (d Dir) ReadFile(ref string, limit int64) ([]byte, string, error) {
 	p, err := d.Resolve(ref)
 	if err != nil {
@@ -151,9 +175,9 @@ func (d Dir) ReadFile(ref string, limit int64) ([]byte, string, error) {
 		return nil, "", fmt.Errorf("opening the eval bundle %s: %w", d.Root, err)
 	}
 	defer func() { _ = root.Close() }() // read only: nothing to lose on close
-	f, err := root.Open(p)
+	f, err := openRegular(root, p)
 	if err != nil {
-		return nil, "", fmt.Errorf("reading %s of the eval bundle: %w", p, err)
+		return nil, "", err
 	}
 	defer func() { _ = f.Close() }() // read only
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))

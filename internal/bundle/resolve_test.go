@@ -4,7 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -130,4 +133,112 @@ func mustLink(t *testing.T, target, link string) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestHostileReferences: what a hostile eval author can name as a prompt, input or reference file. Nothing outside
+// the root is ever read, nothing that is not a regular file is opened for reading, and no reference makes the reader
+// wait or read without bound.
+func TestHostileReferences(t *testing.T) {
+	outside := t.TempDir()
+	write(t, outside, map[string]string{"secret.md": "expected answers"})
+	root := t.TempDir()
+	write(t, root, map[string]string{"suites/eval.yaml": "", "huge.md": strings.Repeat("x", 4096)})
+	mustLink(t, filepath.Join(outside, "secret.md"), filepath.Join(root, "suites/abs.md"))
+	mustLink(t, "../../"+filepath.Base(outside)+"/secret.md", filepath.Join(root, "suites/rel.md"))
+	mustLink(t, outside, filepath.Join(root, "suites/outdir"))
+	mustLink(t, "/dev/zero", filepath.Join(root, "suites/zero.md"))
+	if err := syscall.Mkfifo(filepath.Join(root, "suites/fifo.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	device := false
+	if os.Getuid() == 0 { // a character device (1, 5: /dev/zero's numbers) inside the bundle needs root to make
+		device = syscall.Mknod(filepath.Join(root, "suites/dev.md"), syscall.S_IFCHR|0o644, 1<<8|5) == nil
+	}
+	d := Dir{Root: root, EvalFile: "suites/eval.yaml"}
+	for _, tc := range []struct {
+		ref     string
+		outside bool // ErrOutsideBundle; otherwise a NotFoundError
+		skip    bool
+	}{
+		{ref: "../../etc/passwd", outside: true},
+		{ref: "../../../../../../etc/passwd", outside: true},
+		{ref: "/../x", outside: true},
+		{ref: "/../../etc/passwd", outside: true},
+		{ref: `..\..\etc\passwd`, outside: true},
+		{ref: `\..\x`, outside: true},
+		{ref: "./../../" + filepath.Base(outside) + "/secret.md", outside: true},
+		{ref: "abs.md"},                  // an absolute link out of the root
+		{ref: "rel.md"},                  // a relative link out of the root
+		{ref: "outdir/secret.md"},        // a link to a directory out of the root
+		{ref: "zero.md"},                 // a link to a device out of the root
+		{ref: "fifo.md"},                 // a FIFO: never opened (an open would wait for a writer)
+		{ref: "dev.md", skip: !device},   // a device inside the root
+		{ref: "suites"},                  // a directory
+		{ref: "/etc/passwd"},             // "/" is the bundle's root, not the file system's
+		{ref: "suites/../../etc/passwd"}, // cleaned inside the root first: root/etc/passwd, absent
+	} {
+		if tc.skip {
+			continue
+		}
+		done := make(chan error, 1)
+		go func() { _, _, err := d.ReadFile(tc.ref, 1<<20); done <- err }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("ReadFile(%q) still waits after 10s", tc.ref)
+		}
+		var nf *NotFoundError
+		switch {
+		case tc.outside && !errors.Is(err, ErrOutsideBundle):
+			t.Errorf("ReadFile(%q) = %v, want ErrOutsideBundle", tc.ref, err)
+		case !tc.outside && !errors.As(err, &nf):
+			t.Errorf("ReadFile(%q) = %v, want a NotFoundError", tc.ref, err)
+		}
+	}
+	if _, _, err := d.ReadFile("/huge.md", 4095); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadFile of a file over the limit = %v, want ErrTooLarge", err)
+	}
+}
+
+// TestOpenRegularRefusesWhatWasSwapped: a FIFO or a device put where Resolve found a regular file (a race between
+// the check and the open) is refused by the open itself, at once.
+func TestOpenRegularRefusesWhatWasSwapped(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"ok.md": "text"})
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"fifo.md"}
+	if os.Getuid() == 0 && syscall.Mknod(filepath.Join(root, "dev.md"), syscall.S_IFCHR|0o644, 1<<8|5) == nil {
+		names = append(names, "dev.md")
+	}
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = r.Close() }()
+	for _, name := range names {
+		done := make(chan error, 1)
+		go func() {
+			f, err := openRegular(r, name)
+			if err == nil {
+				_ = f.Close()
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) {
+				t.Errorf("openRegular(%s) = %v, want ErrNotRegular", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("openRegular(%s) still waits after 10s", name)
+		}
+	}
+	f, err := openRegular(r, "ok.md")
+	if err != nil {
+		t.Fatalf("openRegular of a regular file: %v", err)
+	}
+	_ = f.Close()
 }

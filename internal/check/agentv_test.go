@@ -9,14 +9,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/test/judgeserver/replies"
 )
 
 // agentvMessages are the messages of a chat-completions request, normalized for the comparison with AgentV's
@@ -44,14 +45,25 @@ func agentvMessages(t *testing.T, body []byte, root string) string {
 	return b.String()
 }
 
-// rubricID finds the rubric ids of a rubric prompt (in a JSON-encoded request body).
-var rubricID = regexp.MustCompile(`\\n- \[([^\]]+)\]`)
-
 // TestAgentVExamples drives AgentV v2.0.1's own example eval files through collector check (with the bundle
-// dir) against a loopback endpoint that records the requests, and compares each request with what AgentV sent
-// for the same case and answer (testdata/agentv/recordings). The requests that differ by design (composite: its
-// members' own prompts, its aggregator's prompt file) are listed in ARCHITECTURE.md.
+// dir and the code judges run) against a loopback endpoint that records the requests and replies as the judge
+// server replied to AgentV (replies.Hashed: a function of the prompts alone), and compares
+//   - each request with what AgentV sent for the same case and answer (testdata/agentv/recordings), and
+//   - each evaluator's score and pass/fail with AgentV's result for it (recordings/<example>/agentv-results.jsonl),
+//     listing every difference with its reason (agentvDifferences).
+//
+// The requests that differ by design (composite: its members' own prompts, its aggregator's prompt file) are listed
+// in ARCHITECTURE.md.
 func TestAgentVExamples(t *testing.T) {
+	// The recordings were made with node (the composite's code_judge aggregator) and without uv (the other code
+	// judges run `uv run ...`: AgentV scored their spawn failure 0, the operator calls it Error): the code judges
+	// must run here as they ran there.
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skipf("AgentV's composite example runs its aggregator with node: %v", err)
+	}
+	if p, err := exec.LookPath("uv"); err == nil {
+		t.Skipf("uv is on PATH (%s): AgentV's code judges would run here, and did not when AgentV was recorded", p)
+	}
 	root, err := filepath.Abs("testdata/agentv/features")
 	if err != nil {
 		t.Fatal(err)
@@ -60,12 +72,15 @@ func TestAgentVExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var totals parity
 	for _, tc := range []struct {
 		example string
 		// same is how many of the operator's requests AgentV also sent (byte for byte, normalized).
 		same int
+		// results is how many evaluator results AgentV gave (every case, top-level evaluators).
+		results int
 	}{
-		{"basic", 4}, {"rubric", 4}, {"composite", 0}, {"weighted-evaluators", 8}, {"local-cli", 1}, {"cw-incident-triage", 8},
+		{"basic", 4, 5}, {"rubric", 4, 5}, {"composite", 0, 4}, {"weighted-evaluators", 8, 8}, {"local-cli", 1, 1}, {"cw-incident-triage", 8, 16},
 	} {
 		t.Run(tc.example, func(t *testing.T) {
 			var mu sync.Mutex
@@ -75,18 +90,9 @@ func TestAgentVExamples(t *testing.T) {
 				mu.Lock()
 				got = append(got, agentvMessages(t, body, root))
 				mu.Unlock()
-				reply := `{"score": 1, "hits": ["ok"], "misses": [], "reasoning": "ok"}`
-				if bytes.Contains(body, []byte(`\"checks\"`)) {
-					// Every rubric "- [id]..." of the prompt satisfied, so that no reply is asked for again.
-					var checks []map[string]any
-					for _, m := range rubricID.FindAllStringSubmatch(string(body), -1) {
-						checks = append(checks, map[string]any{"id": m[1], "satisfied": true, "reasoning": "ok"})
-					}
-					b, _ := json.Marshal(map[string]any{"checks": checks, "overall_reasoning": "ok"})
-					reply = string(b)
-				}
+				system, user := promptsOf(t, body)
 				_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0,
-					"finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": reply}}}})
+					"finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": replies.Hashed(system, user, root)}}}})
 			}))
 			defer srv.Close()
 			evalPath := filepath.Join(root, tc.example, "evals", "dataset.yaml")
@@ -109,7 +115,8 @@ func TestAgentVExamples(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			Main(context.Background(), []string{"--mode", "batch", "--eval", evalPath, "--bundle", root, "--output", output,
-				"--llm-base-url", srv.URL + "/v1", "--llm-model", "oracle-model", "--llm-max-concurrent", "1"}, &stdout, &stderr)
+				"--llm-base-url", srv.URL + "/v1", "--llm-model", "oracle-model", "--llm-max-concurrent", "1",
+				"--run-code-judges", "--format", "json"}, &stdout, &stderr)
 			recorded, _ := filepath.Glob(filepath.Join("testdata/agentv/recordings", tc.example, "*.json"))
 			want := map[string]int{}
 			for _, p := range recorded {
@@ -146,6 +153,35 @@ func TestAgentVExamples(t *testing.T) {
 			if same != tc.same {
 				t.Errorf("%d requests as AgentV sent them, want %d", same, tc.same)
 			}
+			p := compareWithAgentV(t, tc.example, stdout.Bytes())
+			t.Logf("%s: judged %d of %d evaluator and case results, same score in %d, same pass/fail in %d",
+				tc.example, p.judged, p.results, p.sameScore, p.samePass)
+			if p.results != tc.results {
+				t.Errorf("AgentV gave %d evaluator results, want %d", p.results, tc.results)
+			}
+			totals.add(p)
 		})
 	}
+	t.Logf("all: judged %d of %d evaluator and case results, same score in %d of %d, same pass/fail in %d of %d",
+		totals.judged, totals.results, totals.sameScore, totals.results, totals.samePass, totals.results)
+}
+
+// promptsOf returns the system and user prompts of a chat-completions request body.
+func promptsOf(t *testing.T, body []byte) (system, user string) {
+	t.Helper()
+	var req struct {
+		Messages []struct{ Role, Content string }
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatalf("a request body: %v", err)
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "system", "developer":
+			system += m.Content
+		case "user":
+			user += m.Content
+		}
+	}
+	return system, user
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 )
 
@@ -246,5 +247,59 @@ func TestCheckJudgingFileShapes(t *testing.T) {
 	if code := Main(context.Background(), []string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--judging", bad}, &strings.Builder{}, &stderr); code != ExitUsage ||
 		!strings.Contains(stderr.String(), `unknown field "threshold"`) || !strings.Contains(stderr.String(), "spec.judging") {
 		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestBundleDir: --bundle DIR must hold --eval; the eval file's path inside it is where references resolve from.
+func TestBundleDir(t *testing.T) {
+	root := t.TempDir()
+	abs := func(p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
+	for _, tc := range []struct {
+		name, bundle, eval string
+		want               bundle.Dir
+		wantErr            string
+	}{
+		{name: "no --bundle: the eval file's directory", eval: abs("suites/eval.yaml"),
+			want: bundle.Dir{Root: abs("suites"), EvalFile: "eval.yaml"}},
+		{name: "the eval file deeper in the bundle", bundle: root, eval: abs("suites/math/eval.yaml"),
+			want: bundle.Dir{Root: root, EvalFile: "suites/math/eval.yaml"}},
+		{name: "a bundle given with dot-dots", bundle: abs("suites/.."), eval: abs("suites/eval.yaml"),
+			want: bundle.Dir{Root: root, EvalFile: "suites/eval.yaml"}},
+		{name: "the eval file outside the bundle", bundle: abs("suites"), eval: abs("other/eval.yaml"),
+			wantErr: "--eval " + abs("other/eval.yaml") + " is not inside --bundle " + abs("suites")},
+		{name: "the eval file in the bundle's parent", bundle: abs("suites"), eval: abs("eval.yaml"),
+			wantErr: "is not inside --bundle"},
+		{name: "a sibling whose name starts like the bundle's", bundle: abs("suites"), eval: abs("suites-evil/eval.yaml"),
+			wantErr: "is not inside --bundle"},
+		{name: "the eval file reached through dot-dots", bundle: abs("suites"), eval: abs("suites/../other/eval.yaml"),
+			wantErr: "is not inside --bundle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := bundleDir(tc.bundle, tc.eval)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("bundleDir = %+v, %v; want an error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("bundleDir (-want +got):\n%s", diff)
+			}
+		})
+	}
+	// Through the command: a usage error with the message, nothing judged.
+	evalPath := abs("other/eval.yaml")
+	if err := os.MkdirAll(filepath.Dir(evalPath), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(evalPath, []byte("evalcases:\n  - {id: a, expected_outcome: x, input_messages: [{role: user, content: q}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runMain(t, "--mode", "batch", "--eval", evalPath, "--bundle", abs("suites"), "--output", fixture("batch-ok.jsonl"))
+	if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "is not inside --bundle") {
+		t.Errorf("collector check with the eval file outside --bundle: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }

@@ -15,6 +15,10 @@
 // With --record DIR it writes every chat-completions request body it answers, indented, to DIR/0001.json,
 // DIR/0002.json, ... in the order they arrive (hack/agentv-oracle.sh records what AgentV sends this way).
 //
+// With --replies hashed it answers every prompt with replies.Hashed instead (a reply that is a function of the
+// prompts alone, the path given with --bundle-root written /BUNDLE first): hack/agentv-oracle.sh records AgentV so, and
+// internal/check's TestAgentVExamples asks the operator the same way and compares the scores.
+//
 // With --black-hole ADDR it also listens on ADDR as a dependency that hangs: it accepts every TCP connection and
 // never answers nor closes it (the hung bucket or LLM endpoint of the fault tests).
 package main
@@ -34,6 +38,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/test/judgeserver/replies"
 )
 
 func main() {
@@ -41,7 +47,17 @@ func main() {
 	keyFile := flag.String("api-key-file", "", "file holding the API key requests must send (default $JUDGE_API_KEY; none: no check)")
 	blackHole := flag.String("black-hole", "", "also listen on this address, accepting connections and never answering them")
 	record := flag.String("record", "", "write every request body to this directory, numbered in arrival order")
+	mode := flag.String("replies", "rules", "how replies are made: rules (the keyword rules) or hashed (replies.Hashed)")
+	bundleRoot := flag.String("bundle-root", "", "with --replies hashed, the path written /BUNDLE before hashing")
 	flag.Parse()
+	answer := Answer
+	switch *mode {
+	case "rules":
+	case "hashed":
+		answer = func(system, user string) string { return replies.Hashed(system, user, *bundleRoot) }
+	default:
+		log.Fatalf("judgeserver: --replies must be rules or hashed, got %q", *mode)
+	}
 	if *blackHole != "" {
 		ln, err := net.Listen("tcp", *blackHole)
 		if err != nil {
@@ -67,7 +83,7 @@ func main() {
 		}
 		rec = &Recorder{Dir: *record}
 	}
-	mux.Handle("/", handler(key, rec))
+	mux.Handle("/", handler(key, rec, answer))
 	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Printf("judgeserver: listening on %s (key check %v)", *listen, key != "")
 	log.Fatal(srv.ListenAndServe())
@@ -118,8 +134,9 @@ func (r *Recorder) Record(body []byte) error {
 	return nil
 }
 
-// handler answers chat-completions requests; rec, when not nil, records each body before it is answered.
-func handler(key string, rec *Recorder) http.Handler {
+// handler answers chat-completions requests with answer(system, user); rec, when not nil, records each body before
+// it is answered.
+func handler(key string, rec *Recorder, answer func(system, user string) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 			http.NotFound(w, r)
@@ -155,7 +172,7 @@ func handler(key string, rec *Recorder) http.Handler {
 				user += m.Content
 			}
 		}
-		content := Answer(system, user)
+		content := answer(system, user)
 		log.Printf("judgeserver: 200 model=%s reply=%.120q", req.Model, content)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
