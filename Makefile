@@ -102,8 +102,12 @@ helm: ## Build helm for the chart's lint and tests (cached under bin/tools/helm-
 chromium: ## Install Debian's chromium when missing (the HTML report's browser tests drive it headless).
 	hack/chromium.sh >/dev/null
 
+.PHONY: nodejs
+nodejs: ## Install Debian's nodejs when node is missing (AgentV's composite example runs a node script).
+	hack/nodejs.sh >/dev/null
+
 .PHONY: test-unit
-test-unit: envtest-assets seaweedfs helm chromium ## Unit, fuzz-seed, envtest, object store (weed), chart (helm) and browser (chromium) tests.
+test-unit: envtest-assets seaweedfs helm chromium nodejs ## Unit, fuzz-seed, envtest, object store (weed), chart (helm) and browser (chromium) tests.
 	artifacts="$${ARTIFACTS:-$(ROOT)/bin/artifacts}"; status=0; \
 	  EVALRUN_REQUIRE_TEST_ASSETS=1 EVALRUN_CHROMIUM="$$(hack/chromium.sh)" ARTIFACTS="$$artifacts" $(GO) test ./... -count=1 || status=$$?; \
 	  echo "test-unit: the browser tests' screenshots are in $$artifacts"; exit $$status

@@ -24,12 +24,5 @@ find_chromium() {
 if find_chromium; then
   exit 0
 fi
-command -v apt-get >/dev/null || die "chromium is missing and there is no apt-get to install it; install a Chromium and set EVALRUN_CHROMIUM"
-sudo=()
-[ "$(id -u)" -eq 0 ] || sudo=(sudo)
-apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y -q)
-log "installing chromium (Debian's package)"
-"${apt[@]}" install --no-install-recommends chromium >/dev/null ||
-  { "${apt[@]}" update >/dev/null && "${apt[@]}" install --no-install-recommends chromium >/dev/null; } ||
-  die "apt-get install chromium failed"
+apt_install chromium
 find_chromium || die "chromium was installed but is not on PATH"

@@ -27,6 +27,19 @@ k8s_version() {
 k8s_bin() { echo "$ROOT/bin/k8s/$(k8s_version)"; }
 
 # pinned_version MODULE_DIR MODULE prints the version of MODULE that the wrapper module in MODULE_DIR pins.
+# apt_install PKG...: installs Debian packages (no recommends), updating the package lists only when the first
+# attempt fails; waits up to five minutes for a dpkg lock another install holds. Dies naming the packages.
+apt_install() {
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  command -v apt-get >/dev/null || die "$* missing and there is no apt-get to install them"
+  local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 -y -q)
+  log "installing $*"
+  "${apt[@]}" install --no-install-recommends "$@" >/dev/null ||
+    { "${apt[@]}" update >/dev/null && "${apt[@]}" install --no-install-recommends "$@" >/dev/null; } ||
+    die "apt-get install $* failed"
+}
+
 pinned_version() { (cd "$ROOT/$1" && go list -m -f '{{.Version}}' "$2"); }
 
 # build_pinned_tool MODULE_DIR PACKAGE BIN builds PACKAGE, pinned by the wrapper module MODULE_DIR (outside the

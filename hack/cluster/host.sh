@@ -13,13 +13,9 @@ ensure_packages() {
   # libc6-dev provides the static libc gcc -static needs for the pause binary.
   [ -e /usr/lib/x86_64-linux-gnu/libc.a ] || [ -e /usr/lib/aarch64-linux-gnu/libc.a ] || want+=(libc6-dev)
   [ ${#want[@]} -eq 0 ] && return 0
-  log "installing missing packages: ${want[*]}"
   # Debian would start the containerd service on install where an init system exists; policy-rc.d (if present)
   # and the absence of systemd keep it stopped here. We never use the system service.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" >/dev/null ||
-    { DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null &&
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" >/dev/null; } ||
-    die "apt-get install ${want[*]} failed"
+  apt_install "${want[@]}"
 }
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -59,6 +59,9 @@ func TestAgentVExamples(t *testing.T) {
 	// judges run `uv run ...`: AgentV scored their spawn failure 0, the operator calls it Error): the code judges
 	// must run here as they ran there.
 	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("EVALRUN_REQUIRE_TEST_ASSETS") != "" {
+			t.Fatalf("node is missing (make nodejs installs it): %v", err)
+		}
 		t.Skipf("AgentV's composite example runs its aggregator with node: %v", err)
 	}
 	if p, err := exec.LookPath("uv"); err == nil {
