@@ -82,12 +82,21 @@ func (m *Manifest) Validate() error {
 		return fmt.Errorf("the eval bundle has %d files, more than %d", len(m.Files), MaxFiles)
 	}
 	var total int64
+	paths := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		paths[f.Path] = true
+	}
 	for i, f := range m.Files {
 		if err := CheckPath(f.Path); err != nil {
 			return err
 		}
 		if i > 0 && m.Files[i-1].Path >= f.Path {
 			return fmt.Errorf("the eval bundle's files are not in path order, or %s is listed twice", f.Path)
+		}
+		for dir := path.Dir(f.Path); dir != "."; dir = path.Dir(dir) {
+			if paths[dir] {
+				return fmt.Errorf("the eval bundle has both a file %s and a file %s under it", dir, f.Path)
+			}
 		}
 		if !isHexDigest(f.SHA256) {
 			return fmt.Errorf("file %s of the eval bundle: sha256 %q is not 64 lower-case hex digits", f.Path, f.SHA256)

@@ -86,6 +86,8 @@ func TestManifestRefusals(t *testing.T) {
 		{"wrong digest", Manifest{EvalFile: "eval.yaml", Files: []File{good}, SHA256: Digest([]File{tampered})}, "digest"},
 		{"twice", Manifest{EvalFile: "eval.yaml", Files: []File{good, good}, SHA256: Digest([]File{good, good})}, "listed twice"},
 		{"bad sha", Manifest{EvalFile: "eval.yaml", Files: []File{{Path: "eval.yaml", SHA256: "ABC"}}}, "hex digits"},
+		{"file and directory", Manifest{EvalFile: "eval.yaml", Files: []File{good, {Path: "eval.yaml/x", SHA256: good.SHA256}},
+			SHA256: Digest([]File{good, {Path: "eval.yaml/x", SHA256: good.SHA256}})}, "both a file"},
 		{"bad path", Manifest{EvalFile: "eval.yaml", Files: []File{{Path: "../eval.yaml", SHA256: good.SHA256}}}, "not a bundle path"},
 	} {
 		err := tc.m.Validate()

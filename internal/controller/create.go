@@ -59,7 +59,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 		return nil, err
 	}
 	facts := Facts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
-		EvalFileView: cfg.EvalFileView}
+		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
 		summary, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
@@ -103,8 +103,20 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 // when the source is not there yet (Pending, rechecked with a growing delay) or the file is invalid
 // (InvalidEvalFile, final).
 func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *Assessment, error) {
-	data, missing, err := r.evalSource(ctx, run)
-	if errors.Is(err, errInvalidEvalObject) {
+	var (
+		data    []byte
+		missing string
+		err     error
+		pb      *pinnedBundle
+	)
+	if run.Spec.EvalFile.Bundle != nil {
+		if pb, missing, err = r.readBundle(ctx, run); pb != nil {
+			data = pb.evalData
+		}
+	} else {
+		data, missing, err = r.evalSource(ctx, run)
+	}
+	if errors.Is(err, errInvalidEvalObject) || errors.Is(err, errInvalidBundle) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
 			Message: textbound.Head(oneLine(err.Error()), maxConditionMessage)}, nil
 	}
@@ -125,6 +137,10 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	}
 	if invalid == "" {
 		_, invalid = ResolveLLM(run, r.opts)
+	}
+	if invalid == "" && pb != nil {
+		// Every input file must be in the bundle: the runner gets them, and only them.
+		invalid = bundleInputs(pb.manifest, facts.file)
 	}
 	if invalid != "" {
 		return invalidFile(invalid)
@@ -165,11 +181,27 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
 	}
+	if pb != nil {
+		cfg.Bundle.SHA256, cfg.Bundle.Files, cfg.Bundle.Bytes = pb.manifest.SHA256, int32(len(pb.manifest.Files)), pb.manifest.Bytes()
+		if pb.copy != nil {
+			// The pods read the manager's immutable copy, never the user's ConfigMap.
+			if _, err := r.createOwned(ctx, run, pb.copy); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
 	cm, err := BuildEvalConfigMap(run, pinData, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	cm.Annotations = map[string]string{AnnotationEvalFileSHA256: digest}
+	if pb != nil {
+		manifest, err := pb.manifest.Encode()
+		if err != nil {
+			return nil, nil, err
+		}
+		cm.Data[layout.BundleManifestKey] = string(manifest)
+	}
 	created, err := r.createOwned(ctx, run, cm)
 	if err != nil {
 		return nil, nil, err
@@ -311,6 +343,7 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 	if cfg, err := RunConfigFrom(cm); err == nil {
 		facts.Resume = cfg.Resume
 		facts.EvalFileView = cfg.EvalFileView
+		facts.BundleSHA256 = bundleDigest(cfg)
 	}
 	return facts, nil
 }
