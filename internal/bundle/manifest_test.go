@@ -106,7 +106,6 @@ func TestManifestRefusals(t *testing.T) {
 
 func (f File) clone() *File { return &f }
 
-
 func TestVerify(t *testing.T) {
 	f := hashed(t, "prompts/judge.md", "Judge.")
 	if err := f.Verify([]byte("Judge.")); err != nil {
