@@ -116,7 +116,7 @@ func (d Dir) Resolve(ref string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("opening the eval bundle %s: %w", d.Root, err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // read only: nothing to lose on close
 	for _, p := range cands {
 		fi, err := root.Stat(p)
 		if err == nil && fi.Mode().IsRegular() {
@@ -150,12 +150,12 @@ func (d Dir) ReadFile(ref string, limit int64) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("opening the eval bundle %s: %w", d.Root, err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // read only: nothing to lose on close
 	f, err := root.Open(p)
 	if err != nil {
 		return nil, "", fmt.Errorf("reading %s of the eval bundle: %w", p, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, "", fmt.Errorf("reading %s of the eval bundle: %w", p, err)

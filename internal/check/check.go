@@ -39,11 +39,13 @@ const (
 
 const usageText = `usage: collector check --mode batch|single (--eval EVAL.yaml | --ids a,b,c | --ids-file FILE) --output FILE
                        [--format json|table|summary] [--run-code-judges] [--judging JUDGING.yaml] [--pass-threshold 0.8]
+                       [--bundle DIR]
                        [--llm-base-url URL --llm-model MODEL [--llm-api-key-file FILE] [--llm-timeout 60s]
                         [--llm-max-concurrent 4] [--llm-requests-per-minute N]]
 
 Checks a runner's output the way the collector reads it. With --eval it also judges every case with the eval
-file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Exit code 0
+file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Files the judges read (prompt files, input
+files, reference files) resolve from the eval file's directory up to --bundle DIR (default: the eval file's directory), never outside it. Exit code 0
 when every requested case has a result and the output has no line errors, 1 when it fails the check, 2 for usage
 or I/O errors.`
 
@@ -51,10 +53,12 @@ or I/O errors.`
 type config struct {
 	mode     string
 	evalPath string
-	ids      string
-	idsFile  string
-	output   string
-	format   string
+	// bundle is the eval bundle's root directory (--bundle); "" makes the eval file's directory the root.
+	bundle  string
+	ids     string
+	idsFile string
+	output  string
+	format  string
 	// runCodeJudges runs code_judge scripts locally when judging with --eval.
 	runCodeJudges bool
 	// passThreshold is the EvalRun's judging.passThreshold; judgingPath names a YAML or JSON file holding the
@@ -115,6 +119,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	fs.StringVar(&cfg.mode, "mode", "", "output contract: batch (one JSONL file for all cases) or single (one file for one case)")
 	fs.StringVar(&cfg.evalPath, "eval", "", "eval file whose evalcases are the requested cases")
+	fs.StringVar(&cfg.bundle, "bundle", "",
+		"with --eval, the eval bundle's root directory: the eval file and the files it names (prompt, input and "+
+			"reference files; default: the eval file's directory)")
 	fs.StringVar(&cfg.ids, "ids", "", "comma-separated requested case ids")
 	fs.StringVar(&cfg.idsFile, "ids-file", "", "file with one requested case id per line")
 	fs.StringVar(&cfg.output, "output", "", "the runner's output file")
@@ -159,6 +166,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if cfg.output == "" {
 		return nil, errors.New("--output is required")
+	}
+	if cfg.bundle != "" && cfg.evalPath == "" {
+		return nil, errors.New("--bundle needs --eval")
 	}
 	if cfg.runCodeJudges && cfg.evalPath == "" {
 		return nil, errors.New("--run-code-judges needs --eval")

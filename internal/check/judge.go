@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
@@ -95,7 +97,11 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 	if err != nil {
 		return pipeline.Input{}, usageError(fmt.Sprintf("pass threshold: %v", err))
 	}
-	j := &evaluate.Judge{Threshold: threshold}
+	b, err := bundleDir(cfg.bundle, cfg.evalPath)
+	if err != nil {
+		return pipeline.Input{}, err
+	}
+	j := &evaluate.Judge{Threshold: threshold, Bundle: b}
 	if cfg.runCodeJudges {
 		j.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: settings.CodeJudgeTimeout}
 	}
@@ -107,4 +113,26 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 		j.LLM = model
 	}
 	return pipeline.Input{File: file, Judge: j, CaseParallelism: parallel}, nil
+}
+
+// bundleDir is the eval bundle of `collector check`: the directory given with --bundle, which must hold the eval
+// file (its path inside it is the eval file's bundle path), or, without --bundle, the eval file's own directory.
+// References then resolve from the eval file's directory up to that root (bundle.Dir), never outside it.
+func bundleDir(root, evalPath string) (bundle.Dir, error) {
+	if root == "" {
+		return bundle.Dir{Root: filepath.Dir(evalPath), EvalFile: filepath.Base(evalPath)}, nil
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return bundle.Dir{}, fmt.Errorf("--bundle: %w", err)
+	}
+	absEval, err := filepath.Abs(evalPath)
+	if err != nil {
+		return bundle.Dir{}, fmt.Errorf("--eval: %w", err)
+	}
+	rel, err := filepath.Rel(absRoot, absEval)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return bundle.Dir{}, usageError(fmt.Sprintf("--eval %s is not inside --bundle %s", evalPath, root))
+	}
+	return bundle.Dir{Root: absRoot, EvalFile: filepath.ToSlash(rel)}, nil
 }

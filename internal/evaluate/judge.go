@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
@@ -37,6 +38,9 @@ type Judge struct {
 	// Skipped (with how to enable them) and cases without evaluators Skipped. When set, a case without evaluators
 	// is judged by llm_judge with AgentV's default prompt (DefaultLLMJudgeName).
 	LLM Model
+	// Bundle is the eval bundle the judges read files from: prompt files, input files, reference files
+	// (bundle.Dir; the zero value is no bundle, and every file reference is then an Error naming it).
+	Bundle bundle.Dir
 }
 
 // NeedsCase reports whether judging a case with evs reads anything of the case but its id and evaluators (see
@@ -213,6 +217,13 @@ type caseRun struct {
 	c        *evalfile.Case
 	resp     *jsonlresult.Response
 	recorded map[string]EvaluatorResult
+	// inputs are the judges' inputs, built once (inputsBuilt) by the first LLM judge that needs them.
+	inputs      judgeInputs
+	inputsErr   error
+	inputsBuilt bool
+	// requests are the model requests of the LLM-judged evaluators, by evaluator key (an llm_judge
+	// aggregator shows them as AgentV's evaluatorRawRequest).
+	requests map[string]llm.Request
 }
 
 // outcome is what a deterministic evaluator found.
@@ -321,7 +332,7 @@ func (r *caseRun) composite(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 		res.Hits = append(prefixedNotes(members, true), res.Hits...)
 		res.Misses = append(prefixedNotes(members, false), res.Misses...)
 	case evalfile.AggregatorLLMJudge:
-		res = r.llmAggregate(cfg, members)
+		res = r.llmAggregate(ev, members)
 	default:
 		res = weightedAverage(members)
 	}

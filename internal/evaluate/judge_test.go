@@ -181,11 +181,11 @@ func TestToolTrajectory(t *testing.T) {
 				Reasoning: "4 tool calls from output_messages: search, report, search, report"},
 		},
 		{
+			// An empty expected list specifies no sequence: AgentV scores it 1 whatever the calls (issue 24).
 			name:      "exact with calls but none expected",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: []}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search")},
-			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{},
-				Misses:    []string{"expected exactly 0 tool calls, got 1", "call #1: unexpected extra call to search"},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no tool sequence specified"}, Misses: []string{},
 				Reasoning: "1 tool calls from output_messages: search"},
 		},
 		{
@@ -225,7 +225,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "exact no calls expected, none made",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: []}",
 			resp:      jsonlresult.Response{},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no calls expected and none made"}, Misses: []string{},
+			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no tool sequence specified"}, Misses: []string{},
 				Reasoning: "the candidate made no tool calls (none in output_messages or trace)"},
 		},
 		{

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
@@ -94,11 +95,9 @@ const maxFreeformNotes = 4
 // templateVariable matches {{ name }} in a prompt template.
 var templateVariable = regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_]+)\s*\}\}`)
 
-// promptFileName matches a prompt that is a file name rather than prompt text.
-var promptFileName = regexp.MustCompile(`^[^\s{}]+\.(md|txt|prompt|tmpl|j2|jinja|jinja2)$`)
-
 // llmJudge judges an llm_judge or rubric evaluator: with rubrics, each rubric is checked; otherwise the model
-// scores the answer with the evaluator's prompt or AgentV's default.
+// scores the answer with the evaluator's prompt (text, or a file of the eval bundle) or AgentV's default. Unlike
+// AgentV v2.0.1, a composite's llm_judge member is judged with its own prompt too (AgentV ignores it).
 func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	if r.judge.LLM == nil {
 		return skipped(string(ev.Type) + " " + noModelReason)
@@ -111,42 +110,76 @@ func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 		return errored(fmt.Sprintf("the candidate answer has %d bytes, more than the %d an LLM judge sends to the model",
 			len(r.resp.Text), MaxJudgedAnswerBytes))
 	}
+	in, err := r.judgeInputs()
+	if err != nil {
+		return errored(err.Error())
+	}
 	if len(cfg.Rubrics) > 0 {
-		return r.ask(llm.Request{System: rubricSystemPrompt, User: rubricPrompt(r.c, r.resp, cfg.Rubrics)},
+		return r.ask(ev.Key, llm.Request{System: rubricSystemPrompt, User: rubricPrompt(r.c, r.resp, in, cfg.Rubrics)},
 			func(content string) (EvaluatorResult, error) { return parseRubricReply(content, cfg.Rubrics) })
 	}
-	template, err := promptTemplate(cfg.Prompt)
+	template, err := r.promptTemplate(cfg.Prompt)
 	if err != nil {
 		return errored(err.Error())
 	}
 	if template == "" {
 		template = defaultEvaluatorTemplate
 	}
-	user := substitute(template, templateValues(r.c, r.resp))
-	return r.ask(llm.Request{System: freeformSystemPrompt, User: user}, parseFreeformReply)
+	user := substitute(template, templateValues(in, r.resp))
+	return r.ask(ev.Key, llm.Request{System: freeformSystemPrompt, User: user}, parseFreeformReply)
 }
 
-// llmAggregate judges a composite with the llm_judge aggregator over its members' results.
-func (r *caseRun) llmAggregate(cfg *evalfile.CompositeConfig, members []EvaluatorResult) EvaluatorResult {
+// judgeInputs builds the case's judge inputs once (buildJudgeInputs over the judge's bundle).
+func (r *caseRun) judgeInputs() (judgeInputs, error) {
+	if !r.inputsBuilt {
+		r.inputs, r.inputsErr = buildJudgeInputs(r.judge.Bundle, r.c)
+		r.inputsBuilt = true
+	}
+	return r.inputs, r.inputsErr
+}
+
+// llmAggregate judges a composite with the llm_judge aggregator over its members' results. An errored member
+// makes the composite an Error and a skipped one Skipped, without asking the model: what it would say about
+// results that are not there cannot stand.
+func (r *caseRun) llmAggregate(ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult {
+	cfg := ev.Composite
+	for _, v := range []Verdict{VerdictError, VerdictSkipped} {
+		for _, m := range members {
+			if m.Verdict != v {
+				continue
+			}
+			res := EvaluatorResult{Verdict: v, Reasoning: fmt.Sprintf("member %q is %s, so the llm_judge aggregator did not judge", m.Name, v)}
+			res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
+			return res
+		}
+	}
 	if r.judge.LLM == nil {
 		res := skipped("the llm_judge aggregator " + noModelReason)
 		res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
 		return res
 	}
-	template := cfg.Prompt
-	if promptFileName.MatchString(strings.TrimSpace(template)) {
-		return errored(fileRefError(template))
+	raw, err := json.Marshal(cfg.Prompt)
+	if err != nil {
+		return errored(err.Error())
+	}
+	template, err := r.promptTemplate(raw)
+	if err != nil {
+		return errored(err.Error())
 	}
 	if template == "" {
 		template = defaultAggregatorPrompt
 	}
-	user := strings.ReplaceAll(template, "{{EVALUATOR_RESULTS_JSON}}", membersJSON(members))
-	return r.ask(llm.Request{System: freeformSystemPrompt, User: user}, parseFreeformReply)
+	user := strings.ReplaceAll(template, "{{EVALUATOR_RESULTS_JSON}}", r.membersJSON(ev, members))
+	return r.ask(ev.Key, llm.Request{System: freeformSystemPrompt, User: user}, parseFreeformReply)
 }
 
 // ask sends req until a reply parses (at most MaxReplyAttempts replies) and returns the parsed result with the
 // usage of every call. A failed call or replies that never parse are an Error verdict with the reason.
-func (r *caseRun) ask(req llm.Request, parse func(string) (EvaluatorResult, error)) EvaluatorResult {
+func (r *caseRun) ask(key string, req llm.Request, parse func(string) (EvaluatorResult, error)) EvaluatorResult {
+	if r.requests == nil {
+		r.requests = map[string]llm.Request{}
+	}
+	r.requests[key] = req
 	var usage llm.Usage
 	var lastErr error
 	for range MaxReplyAttempts {
@@ -185,9 +218,11 @@ func errored(msg string) EvaluatorResult {
 	return EvaluatorResult{Verdict: VerdictError, Misses: []string{msg}, Reasoning: msg}
 }
 
-// promptTemplate returns the evaluator's own prompt text ("" when it has none). A prompt that names a file, or a
-// script prompt (a mapping), is an error: the operator judges from the pinned eval file alone.
-func promptTemplate(raw json.RawMessage) (string, error) {
+// promptTemplate returns the evaluator's own prompt text ("" when it has none). A prompt that is a file reference
+// (bundle.IsFileRef) is that file of the eval bundle; one that does not resolve is an error naming it (AgentV
+// falls back to sending the value itself as the prompt; a path is never a prompt here). A script prompt (a
+// mapping) is an error: the operator does not run prompt scripts.
+func (r *caseRun) promptTemplate(raw json.RawMessage) (string, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", nil
 	}
@@ -195,26 +230,26 @@ func promptTemplate(raw json.RawMessage) (string, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", errors.New("the evaluator's prompt is a mapping (a script prompt), which this operator does not run: write the prompt's text")
 	}
-	if promptFileName.MatchString(strings.TrimSpace(s)) {
-		return "", errors.New(fileRefError(s))
+	if !bundle.IsFileRef(s) {
+		return s, nil
 	}
-	return s, nil
+	text, _, err := readBundleFile(r.judge.Bundle, strings.TrimSpace(s))
+	if err != nil {
+		return "", fmt.Errorf("the prompt file %q: %w", textbound.Head(strings.TrimSpace(s), 200), err)
+	}
+	return text, nil
 }
 
-func fileRefError(s string) string {
-	return fmt.Sprintf("the prompt %q names a file; the operator judges from the pinned eval file alone, so write "+
-		"the prompt's text in the eval file instead", textbound.Head(strings.TrimSpace(s), 120))
-}
-
-// templateValues are the variables of a prompt template (AgentV's TEMPLATE_VARIABLES).
-func templateValues(c *evalfile.Case, resp *jsonlresult.Response) map[string]string {
+// templateValues are the variables of a prompt template (AgentV's TEMPLATE_VARIABLES), from the case's judge
+// inputs and the response.
+func templateValues(in judgeInputs, resp *jsonlresult.Response) map[string]string {
 	return map[string]string{
 		"candidate_answer":  strings.TrimSpace(resp.Text),
-		"reference_answer":  strings.TrimSpace(c.ReferenceAnswer()),
-		"expected_outcome":  strings.TrimSpace(c.ExpectedOutcome),
-		"question":          strings.TrimSpace(c.Question()),
-		"input_messages":    indentedJSON(rawMessages(c.InputMessages)),
-		"expected_messages": indentedJSON(rawMessages(c.ExpectedMessages)),
+		"reference_answer":  strings.TrimSpace(in.reference),
+		"expected_outcome":  strings.TrimSpace(in.expectedOutcome),
+		"question":          in.question,
+		"input_messages":    in.inputSegments,
+		"expected_messages": in.expectedMessages,
 		"output_messages":   indentedJSON(outputMessagesOrEmpty(resp.OutputMessages)),
 	}
 }
@@ -250,18 +285,18 @@ func substitute(template string, values map[string]string) string {
 }
 
 // rubricPrompt is AgentV's rubric prompt for case c.
-func rubricPrompt(c *evalfile.Case, resp *jsonlresult.Response, rubrics []evalfile.Rubric) string {
+func rubricPrompt(c *evalfile.Case, resp *jsonlresult.Response, in judgeInputs, rubrics []evalfile.Rubric) string {
 	parts := []string{
 		"You are an expert evaluator. Evaluate the candidate answer against each rubric item below.",
 		"",
 		"[[ ## question ## ]]",
-		c.Question(),
+		in.question,
 		"",
 		"[[ ## expected_outcome ## ]]",
 		c.ExpectedOutcome,
 		"",
 	}
-	if ref := c.ReferenceAnswer(); strings.TrimSpace(ref) != "" {
+	if ref := in.reference; strings.TrimSpace(ref) != "" {
 		parts = append(parts, "[[ ## reference_answer ## ]]", ref, "")
 	}
 	parts = append(parts, "[[ ## candidate_answer ## ]]", resp.Text, "", "[[ ## rubrics ## ]]")
@@ -279,34 +314,47 @@ func rubricPrompt(c *evalfile.Case, resp *jsonlresult.Response, rubrics []evalfi
 	return strings.Join(parts, "\n")
 }
 
-// membersJSON is the members' results as the llm_judge aggregator's prompt shows them: an object by member name,
-// in order, indented.
-func membersJSON(members []EvaluatorResult) string {
-	var b strings.Builder
-	b.WriteString("{")
+// membersJSON is the members' results as AgentV's llm_judge aggregator shows them: an object by member name, in
+// order, each the member's whole result as AgentV keeps it (score, verdict, hits, misses, expectedAspectCount,
+// reasoning, evaluatorRawRequest with the member's prompts, evaluatorResults of a nested composite), indented.
+func (r *caseRun) membersJSON(ev *evalfile.EvaluatorConfig, members []EvaluatorResult) string {
+	obj := make(orderedObject, 0, len(members))
 	for i, m := range members {
-		if i > 0 {
-			b.WriteString(",")
+		key := ""
+		if i < len(ev.Composite.Members) {
+			key = ev.Composite.Members[i].Key
 		}
-		name, _ := json.Marshal(m.Name)
-		body := indentedJSON(struct {
-			Score     float64  `json:"score"`
-			Verdict   string   `json:"verdict"`
-			Hits      []string `json:"hits"`
-			Misses    []string `json:"misses"`
-			Reasoning string   `json:"reasoning,omitempty"`
-		}{m.Score, agentvVerdict(m.Verdict), nonNil(m.Hits), nonNil(m.Misses), m.Reasoning})
-		b.WriteString("\n  ")
-		b.Write(name)
-		b.WriteString(": ")
-		b.WriteString(strings.ReplaceAll(body, "\n", "\n  "))
+		obj = append(obj, kv{m.Name, r.agentvResult(key, m)})
 	}
-	if len(members) > 0 {
-		b.WriteString("\n")
-	}
-	b.WriteString("}")
-	return b.String()
+	return jsJSON(obj)
 }
+
+// agentvResult is one evaluator's result in AgentV's EvaluationScore shape.
+func (r *caseRun) agentvResult(key string, m EvaluatorResult) orderedObject {
+	res := orderedObject{{"score", m.Score}, {"verdict", agentvVerdict(m.Verdict)}, {"hits", nonNil(m.Hits)},
+		{"misses", nonNil(m.Misses)}, {"expectedAspectCount", max(len(m.Hits)+len(m.Misses), 1)}}
+	if m.Reasoning != "" {
+		res = append(res, kv{"reasoning", m.Reasoning})
+	}
+	if req, ok := r.requests[key]; ok {
+		res = append(res, kv{"evaluatorRawRequest", orderedObject{{"userPrompt", req.User}, {"systemPrompt", req.System},
+			{"target", llmTarget}}})
+	}
+	if len(m.Members) > 0 {
+		children := make([]any, 0, len(m.Members))
+		for _, c := range m.Members {
+			children = append(children, orderedObject{{"name", c.Name}, {"type", c.Type}, {"score", c.Score},
+				{"verdict", agentvVerdict(c.Verdict)}, {"hits", nonNil(c.Hits)}, {"misses", nonNil(c.Misses)},
+				{"reasoning", c.Reasoning}})
+		}
+		res = append(res, kv{"evaluatorResults", children})
+	}
+	return res
+}
+
+// llmTarget names the judge in an evaluatorRawRequest (AgentV: its judge target's name; the operator has one
+// judge endpoint).
+const llmTarget = "llm"
 
 // jsonFromText is AgentV's parseJsonFromText: code fences removed, then the text from the first '{' to the last
 // '}' (the whole text when there is none), decoded. Numbers stay json.Number.

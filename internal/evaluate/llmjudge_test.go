@@ -107,7 +107,7 @@ func TestLLMJudgeRequestAndReply(t *testing.T) {
 		t.Fatalf("%d requests, want 1", len(bodies))
 	}
 	b := bodies[0]
-	wantUser := strings.NewReplacer("{{expected_outcome}}", "names the capital", "{{question}}", "What is the capital of France?",
+	wantUser := strings.NewReplacer("{{expected_outcome}}", "names the capital", "{{question}}", "@[System]:\nbe brief\n\n@[User]:\nWhat is the capital of France?",
 		"{{reference_answer}}", "Paris", "{{candidate_answer}}", "Paris.").Replace(defaultEvaluatorTemplate)
 	if b.Model != "judge-model" || b.Messages[0].Role != "system" || b.Messages[1].Role != "user" ||
 		b.Messages[0].Content != freeformSystemPrompt || cmp.Diff(map[string]string{"type": "json_object"}, b.ResponseFormat) != "" {
@@ -136,7 +136,7 @@ func TestLLMJudgeCustomPrompt(t *testing.T) {
 	m := newModelServer(t, always(`{"score": 0.2}`))
 	c := llmCase(t, "      - {name: judge, type: llm_judge, prompt: \"Q={{ question }} A={{candidate_answer}} X={{unknown}} E={{expected_messages}}\"}\n")
 	res := m.judge(t).JudgeCase(context.Background(), c, &jsonlresult.Response{ID: "c1", Text: "Lyon"}, nil)
-	want := "Q=What is the capital of France? A=Lyon X={{unknown}} E=[\n  {\n    \"role\": \"assistant\",\n    \"content\": \"Paris\"\n  }\n]"
+	want := "Q=@[System]:\nbe brief\n\n@[User]:\nWhat is the capital of France? A=Lyon X={{unknown}} E=[\n  {\n    \"role\": \"assistant\",\n    \"content\": \"Paris\"\n  }\n]"
 	if got := m.bodies()[0].Messages[1].Content; got != want {
 		t.Errorf("user prompt = %q, want %q", got, want)
 	}
@@ -253,7 +253,7 @@ func TestRubrics(t *testing.T) {
 				t.Errorf("system prompt = %q", b.Messages[0].Content)
 			}
 			wantUser := "You are an expert evaluator. Evaluate the candidate answer against each rubric item below.\n\n" +
-				"[[ ## question ## ]]\nWhat is the capital of France?\n\n[[ ## expected_outcome ## ]]\nnames the capital\n\n" +
+				"[[ ## question ## ]]\n@[System]:\nbe brief\n\n@[User]:\nWhat is the capital of France?\n\n[[ ## expected_outcome ## ]]\nnames the capital\n\n" +
 				"[[ ## reference_answer ## ]]\nParis\n\n[[ ## candidate_answer ## ]]\nParis\n\n[[ ## rubrics ## ]]\n" +
 				"- [capital] (REQUIRED): names Paris\n- [brief] (weight: 2): is one word\n- [polite]: is polite\n\n" +
 				"For each rubric, determine if it is satisfied and provide brief reasoning."
@@ -309,7 +309,7 @@ func TestLLMAggregator(t *testing.T) {
 	}
 	user := m.bodies()[0].Messages[1].Content
 	want := strings.Replace(defaultAggregatorPrompt, "{{EVALUATOR_RESULTS_JSON}}",
-		"{\n  \"fast\": {\n    \"score\": 1,\n    \"verdict\": \"pass\",\n    \"hits\": [\n      \"duration 10ms <= 100ms\"\n    ],\n    \"misses\": [],\n    \"reasoning\": \"took 10ms (threshold 100ms)\"\n  }\n}", 1)
+		"{\n  \"fast\": {\n    \"score\": 1,\n    \"verdict\": \"pass\",\n    \"hits\": [\n      \"duration 10ms <= 100ms\"\n    ],\n    \"misses\": [],\n    \"expectedAspectCount\": 1,\n    \"reasoning\": \"took 10ms (threshold 100ms)\"\n  }\n}", 1)
 	if diff := cmp.Diff(want, user); diff != "" {
 		t.Errorf("aggregator prompt (-want +got):\n%s", diff)
 	}
@@ -370,7 +370,7 @@ func TestPromptInjectionReachesTheModelOnly(t *testing.T) {
 	if !ok || after != strings.TrimSpace(hostile) {
 		t.Errorf("the answer is not verbatim at the end of the user message:\n%s", after)
 	}
-	if want, _, _ := strings.Cut(strings.NewReplacer("{{expected_outcome}}", "names the capital", "{{question}}", "What is the capital of France?",
+	if want, _, _ := strings.Cut(strings.NewReplacer("{{expected_outcome}}", "names the capital", "{{question}}", "@[System]:\nbe brief\n\n@[User]:\nWhat is the capital of France?",
 		"{{reference_answer}}", "Paris").Replace(defaultEvaluatorTemplate), "[[ ## candidate_answer ## ]]\n"); before != want {
 		t.Errorf("the template before the answer changed:\n%s", before)
 	}

@@ -213,8 +213,14 @@ func inOrder(expected []evalfile.ExpectedCall, calls []toolCall) outcome {
 // exact compares call i with expected call i and scores the share of matching expected positions, as AgentV
 // v2.0.1 does (2 expected, 1 made and matching: 0.5; extra calls do not lower the score). A different number of
 // calls is a Fail verdict whatever the score (stricter than AgentV), and the first miss says the counts differ.
+// An empty expected list specifies no sequence: score 1 and a pass whatever the calls, as AgentV scores it.
 func exact(expected []evalfile.ExpectedCall, calls []toolCall) outcome {
 	var o outcome
+	if len(expected) == 0 {
+		o.score = 1
+		o.hits = []string{"no tool sequence specified"}
+		return o
+	}
 	n := max(len(expected), len(calls))
 	for i := 0; i < n; i++ {
 		switch {
@@ -236,13 +242,7 @@ func exact(expected []evalfile.ExpectedCall, calls []toolCall) outcome {
 		o.fail = true
 		o.misses = append([]string{fmt.Sprintf("expected exactly %d tool calls, got %d", len(expected), len(calls))}, o.misses...)
 	}
-	switch {
-	case n == 0:
-		o.score = 1
-		o.hits = []string{"no calls expected and none made"}
-	case len(expected) > 0:
-		o.score = float64(len(o.hits)) / float64(len(expected))
-	}
+	o.score = float64(len(o.hits)) / float64(len(expected))
 	return o
 }
 

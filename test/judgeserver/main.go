@@ -12,11 +12,15 @@
 // With --api-key-file (or JUDGE_API_KEY), requests without "Authorization: Bearer <key>" get 401. Usage counts are
 // the prompt's and the reply's words. It serves /healthz for probes and logs one line per request (never the key).
 //
+// With --record DIR it writes every chat-completions request body it answers, indented, to DIR/0001.json,
+// DIR/0002.json, ... in the order they arrive (hack/agentv-oracle.sh records what AgentV sends this way).
+//
 // With --black-hole ADDR it also listens on ADDR as a dependency that hangs: it accepts every TCP connection and
 // never answers nor closes it (the hung bucket or LLM endpoint of the fault tests).
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -25,8 +29,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,6 +40,7 @@ func main() {
 	listen := flag.String("listen", ":8080", "address to listen on")
 	keyFile := flag.String("api-key-file", "", "file holding the API key requests must send (default $JUDGE_API_KEY; none: no check)")
 	blackHole := flag.String("black-hole", "", "also listen on this address, accepting connections and never answering them")
+	record := flag.String("record", "", "write every request body to this directory, numbered in arrival order")
 	flag.Parse()
 	if *blackHole != "" {
 		ln, err := net.Listen("tcp", *blackHole)
@@ -53,7 +60,14 @@ func main() {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-	mux.Handle("/", handler(key))
+	var rec *Recorder
+	if *record != "" {
+		if err := os.MkdirAll(*record, 0o755); err != nil {
+			log.Fatalf("judgeserver: %v", err)
+		}
+		rec = &Recorder{Dir: *record}
+	}
+	mux.Handle("/", handler(key, rec))
 	srv := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Printf("judgeserver: listening on %s (key check %v)", *listen, key != "")
 	log.Fatal(srv.ListenAndServe())
@@ -80,7 +94,32 @@ type request struct {
 	} `json:"messages"`
 }
 
-func handler(key string) http.Handler {
+// Recorder writes request bodies to Dir, numbered from 1 in arrival order. Safe for concurrent use.
+type Recorder struct {
+	Dir string
+	mu  sync.Mutex
+	n   int
+}
+
+// Record writes body, indented, as the next numbered file.
+func (r *Recorder) Record(body []byte) error {
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, body, "", "  "); err != nil {
+		return fmt.Errorf("recording a request: %w", err)
+	}
+	buf.WriteByte('\n')
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.n++
+	name := filepath.Join(r.Dir, fmt.Sprintf("%04d.json", r.n))
+	if err := os.WriteFile(name, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("recording a request: %w", err)
+	}
+	return nil
+}
+
+// handler answers chat-completions requests; rec, when not nil, records each body before it is answered.
+func handler(key string, rec *Recorder) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 			http.NotFound(w, r)
@@ -91,15 +130,26 @@ func handler(key string) http.Handler {
 			http.Error(w, `{"error":{"message":"invalid API key"}}`, http.StatusUnauthorized)
 			return
 		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
 		var req request
-		if err := json.NewDecoder(io.LimitReader(r.Body, 16<<20)).Decode(&req); err != nil || len(req.Messages) == 0 {
+		if err == nil {
+			err = json.Unmarshal(body, &req)
+		}
+		if err != nil || len(req.Messages) == 0 {
 			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 			return
+		}
+		if rec != nil {
+			if err := rec.Record(body); err != nil {
+				log.Printf("judgeserver: %v", err)
+				http.Error(w, `{"error":{"message":"recording failed"}}`, http.StatusInternalServerError)
+				return
+			}
 		}
 		system, user := "", ""
 		for _, m := range req.Messages {
 			switch m.Role {
-			case "system":
+			case "system", "developer": // the AI SDK sends the system prompt as "developer" to some models
 				system += m.Content
 			case "user":
 				user += m.Content

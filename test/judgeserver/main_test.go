@@ -15,7 +15,7 @@ import (
 // TestJudgeServerWithTheJudges: the server's rules give the verdicts the e2e test expects when the real LLM judges
 // ask it (prompts, parsing and scoring of internal/evaluate), and a wrong key is refused.
 func TestJudgeServerWithTheJudges(t *testing.T) {
-	srv := httptest.NewServer(handler("k3y"))
+	srv := httptest.NewServer(handler("k3y", nil))
 	defer srv.Close()
 	f, err := evalfile.Parse([]byte(`evalcases:
   - id: capital

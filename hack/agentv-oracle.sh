@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# hack/agentv-oracle.sh: records what AgentV v2.0.1 itself sends its LLM judge for AgentV's own example eval files,
+# the oracle of internal/check's TestAgentVExamples (testdata/agentv/README.md says how to read the recordings).
+#
+#   AGENTV_SRC=/work/agentv-2.0.1 hack/agentv-oracle.sh
+#
+# AGENTV_SRC is AgentV's sources at tag v2.0.1 (git archive of github.com/EntityProcess/agentv) with its npm
+# dependencies and tsx installed in AGENTV_SRC/node_modules (the versions of its bun.lock; the registry's newer
+# `agentv` package is not v2.0.1) and @agentv/core resolving to AGENTV_SRC/packages/core/src. The script copies the
+# examples of EXAMPLES from internal/check/testdata/agentv/features into a scratch directory (an empty .git makes it
+# AgentV's repository root, as it is the bundle root for collector check), writes a targets file where every
+# target is AgentV's mock provider replying with answer.txt and judged by an "azure" target on a loopback
+# test/judgeserver --record, runs `agentv eval` (one worker, so the recordings are numbered in a stable order) on
+# each example and replaces testdata/agentv/recordings/<example>/ with the request bodies the judge server saw.
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+set -euo pipefail
+
+: "${AGENTV_SRC:?set AGENTV_SRC to AgentV v2.0.1 sources with node_modules (see the header)}"
+EXAMPLES="${EXAMPLES:-basic rubric composite weighted-evaluators local-cli cw-incident-triage}"
+PORT="${PORT:-18734}"
+TESTDATA="$ROOT/internal/check/testdata/agentv"
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
+  [ -n "${KEEP:-}" ] || rm -rf "$work"; [ -z "${KEEP:-}" ] || echo "kept $work" >&2
+}
+trap cleanup EXIT
+
+go build -o "$work/judgeserver" ./test/judgeserver
+cp -r "$TESTDATA/features" "$work/features"
+mkdir -p "$work/features/.git"
+answer="$(cat "$TESTDATA/answer.txt")"
+{
+  echo '$schema: agentv-targets-v2.2'
+  echo 'targets:'
+  for name in default azure_base local_cli mock_extractor; do
+    echo "  - name: $name"
+    echo '    provider: mock'
+    echo '    judge_target: judge'
+    printf '    response: %s\n' "$(printf '%s' "$answer" | python3 -c 'import json,sys; print(json.dumps(sys.stdin.read()))')"
+  done
+  echo '  - name: judge'
+  echo '    provider: azure'
+  echo '    endpoint: ${{ ORACLE_ENDPOINT }}'
+  echo '    api_key: ${{ ORACLE_API_KEY }}'
+  echo '    model: ${{ ORACLE_MODEL }}'
+} > "$work/targets.yaml"
+
+export ORACLE_ENDPOINT="http://127.0.0.1:$PORT" ORACLE_API_KEY=oracle ORACLE_MODEL=oracle-model
+for ex in $EXAMPLES; do
+  rec="$work/rec/$ex"
+  mkdir -p "$rec"
+  "$work/judgeserver" --listen "127.0.0.1:$PORT" --record "$rec" 2>"$work/judgeserver-$ex.log" &
+  server_pid=$!
+  for _ in $(seq 50); do curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+  for f in "$work/features/$ex"/evals/*.yaml; do
+    log "agentv eval $ex/evals/$(basename "$f")"
+    (cd "$work/features" && node "$AGENTV_SRC/node_modules/.bin/tsx" "$AGENTV_SRC/apps/cli/src/cli.ts" eval "$f" \
+      --targets "$work/targets.yaml" --workers 1 --out "$work/out-$ex.jsonl") >"$work/agentv-$ex.log" 2>&1 ||
+      { cat "$work/agentv-$ex.log" >&2; die "agentv eval failed on $ex"; }
+  done
+  kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=""
+  rm -rf "$TESTDATA/recordings/$ex"
+  mkdir -p "$TESTDATA/recordings/$ex"
+  cp "$rec"/*.json "$TESTDATA/recordings/$ex/" 2>/dev/null || true
+  cp "$work/out-$ex.jsonl" "$TESTDATA/recordings/$ex/agentv-results.jsonl"
+  # The scratch directory's path is the only thing of this machine in what AgentV sent or wrote: made "/BUNDLE".
+  sed -i "s#$work/features#/BUNDLE#g" "$TESTDATA/recordings/$ex"/*
+  n="$(find "$rec" -name '*.json' | wc -l)"
+  [ "$n" -gt 0 ] || die "$ex: AgentV sent no request (see $work/out-$ex.jsonl)"
+  log "$ex: $n requests recorded"
+done

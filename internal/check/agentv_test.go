@@ -1,0 +1,151 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+)
+
+// agentvMessages are the messages of a chat-completions request, normalized for the comparison with AgentV's
+// recordings: the system message's role ("developer" from the AI SDK) is "system"; the model name and every other
+// field are left out; the bundle's absolute path is "/BUNDLE".
+func agentvMessages(t *testing.T, body []byte, root string) string {
+	t.Helper()
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatalf("a request body: %v", err)
+	}
+	var b strings.Builder
+	for _, m := range req.Messages {
+		role := m.Role
+		if role == "developer" {
+			role = "system"
+		}
+		b.WriteString("<<" + role + ">>\n" + strings.ReplaceAll(m.Content, root, "/BUNDLE") + "\n")
+	}
+	return b.String()
+}
+
+// rubricID finds the rubric ids of a rubric prompt (in a JSON-encoded request body).
+var rubricID = regexp.MustCompile(`\\n- \[([^\]]+)\]`)
+
+// TestAgentVExamples drives AgentV v2.0.1's own example eval files through collector check (with the bundle
+// dir) against a loopback endpoint that records the requests, and compares each request with what AgentV sent
+// for the same case and answer (testdata/agentv/recordings). The requests that differ by design (composite: its
+// members' own prompts, its aggregator's prompt file) are listed in ARCHITECTURE.md.
+func TestAgentVExamples(t *testing.T) {
+	root, err := filepath.Abs("testdata/agentv/features")
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := os.ReadFile("testdata/agentv/answer.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		example string
+		// same is how many of the operator's requests AgentV also sent (byte for byte, normalized).
+		same int
+	}{
+		{"basic", 4}, {"rubric", 4}, {"composite", 0}, {"weighted-evaluators", 8}, {"local-cli", 1}, {"cw-incident-triage", 8},
+	} {
+		t.Run(tc.example, func(t *testing.T) {
+			var mu sync.Mutex
+			var got []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				got = append(got, agentvMessages(t, body, root))
+				mu.Unlock()
+				reply := `{"score": 1, "hits": ["ok"], "misses": [], "reasoning": "ok"}`
+				if bytes.Contains(body, []byte(`\"checks\"`)) {
+					// Every rubric "- [id]..." of the prompt satisfied, so that no reply is asked for again.
+					var checks []map[string]any
+					for _, m := range rubricID.FindAllStringSubmatch(string(body), -1) {
+						checks = append(checks, map[string]any{"id": m[1], "satisfied": true, "reasoning": "ok"})
+					}
+					b, _ := json.Marshal(map[string]any{"checks": checks, "overall_reasoning": "ok"})
+					reply = string(b)
+				}
+				_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0,
+					"finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": reply}}}})
+			}))
+			defer srv.Close()
+			evalPath := filepath.Join(root, tc.example, "evals", "dataset.yaml")
+			data, err := os.ReadFile(evalPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := evalfile.Parse(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			for i := range f.NumCases() {
+				line, _ := json.Marshal(map[string]string{"id": f.CaseAt(i).ID, "text": string(answer)})
+				out.Write(append(line, '\n'))
+			}
+			output := filepath.Join(t.TempDir(), "out.jsonl")
+			if err := os.WriteFile(output, out.Bytes(), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			Main(context.Background(), []string{"--mode", "batch", "--eval", evalPath, "--bundle", root, "--output", output,
+				"--llm-base-url", srv.URL + "/v1", "--llm-model", "oracle-model", "--llm-max-concurrent", "1"}, &stdout, &stderr)
+			recorded, _ := filepath.Glob(filepath.Join("testdata/agentv/recordings", tc.example, "*.json"))
+			want := map[string]int{}
+			for _, p := range recorded {
+				body, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want[agentvMessages(t, body, "/BUNDLE")]++
+			}
+			same := 0
+			var differ []string
+			for _, g := range got {
+				if want[g] > 0 {
+					want[g]--
+					same++
+					continue
+				}
+				differ = append(differ, g)
+			}
+			sort.Strings(differ)
+			t.Logf("%s: %d of %d requests as AgentV's (%d recorded); stderr: %s", tc.example, same, len(got), len(recorded), stderr.String())
+			if dir := os.Getenv("AGENTV_DIFF_DIR"); dir != "" {
+				for i, d := range differ {
+					_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-got-%02d.txt", tc.example, i)), []byte(d), 0o644)
+				}
+				i := 0
+				for w, n := range want {
+					for ; n > 0; n-- {
+						_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-want-%02d.txt", tc.example, i)), []byte(w), 0o644)
+						i++
+					}
+				}
+			}
+			if same != tc.same {
+				t.Errorf("%d requests as AgentV sent them, want %d", same, tc.same)
+			}
+		})
+	}
+}
