@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -225,6 +226,11 @@ type Bundle struct {
 	// RunnerDir/EvalFile (RunnerEvalFile) and the input files of the pod's cases at their bundle paths.
 	RunnerDir string `json:"runnerDir"`
 }
+
+// EvalDir is the eval file's directory in the bundle volume, where code_judge scripts run in a bundle run (as
+// `collector check --bundle` runs them: in the eval file's directory), so that a script the eval file names by a
+// relative path is found.
+func (b *Bundle) EvalDir() string { return path.Join(b.Dir, path.Dir(b.EvalFile)) }
 
 // runIDs is the content of IDsFile.
 type runIDs struct {
