@@ -44,7 +44,8 @@ func PathOf(key string) (string, error) {
 		switch {
 		case c == '_':
 			if i+2 >= len(key) || !upperHex(key[i+1]) || !upperHex(key[i+2]) {
-				return "", fmt.Errorf("ConfigMap key %q is not an eval bundle key: %q at byte %d is not \"_\" and two upper-case hex digits (write \"_5F\" for \"_\")", key, key[i:min(i+3, len(key))], i)
+				return "", fmt.Errorf("ConfigMap key %q is not an eval bundle key: %q at byte %d is not \"_\" and two upper-case hex digits "+
+					"(write \"_5F\" for \"_\")", key, key[i:min(i+3, len(key))], i)
 			}
 			b.WriteByte(hexVal(key[i+1])<<4 | hexVal(key[i+2]))
 			i += 2

@@ -19,7 +19,7 @@ func Scan(root string) ([]File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening the bundle directory: %w", err)
 	}
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	var files []File
 	var total int64
 	err = fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
@@ -48,7 +48,7 @@ func Scan(root string) ([]File, error) {
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		h, err := Hash(p, f, MaxBytes-total)
 		if err != nil {
 			if errors.Is(err, ErrTooLarge) {

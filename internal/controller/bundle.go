@@ -267,3 +267,34 @@ func readingBucket(run *evalsv1alpha1.EvalRun) string {
 	}
 	return ""
 }
+
+// readEvalFile reads the run's eval file from its source: the bundle's (with the bundle) or evalSource's. It
+// returns a message instead while the source is missing.
+func (r *EvalRunReconciler) readEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun) ([]byte, *pinnedBundle, string, error) {
+	if run.Spec.EvalFile.Bundle == nil {
+		data, missing, err := r.evalSource(ctx, run)
+		return data, nil, missing, err
+	}
+	pb, missing, err := r.readBundle(ctx, run)
+	if pb == nil {
+		return nil, nil, missing, err
+	}
+	return pb.evalData, pb, missing, err
+}
+
+// pinBundle records the pinned bundle pb (nil: no bundle) in cfg, creates a ConfigMap bundle's copy and returns
+// the manifest for the eval ConfigMap.
+func (r *EvalRunReconciler) pinBundle(ctx context.Context, run *evalsv1alpha1.EvalRun, pb *pinnedBundle, cfg *layout.RunConfig) ([]byte, error) {
+	if pb == nil {
+		return nil, nil
+	}
+	m := pb.manifest
+	cfg.Bundle.SHA256, cfg.Bundle.Files, cfg.Bundle.Bytes = m.SHA256, int32(len(m.Files)), m.Bytes()
+	if pb.copy != nil {
+		// The pods read the manager's immutable copy, never the user's ConfigMap.
+		if _, err := r.createOwned(ctx, run, pb.copy); err != nil {
+			return nil, err
+		}
+	}
+	return m.Encode()
+}

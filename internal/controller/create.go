@@ -103,19 +103,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 // when the source is not there yet (Pending, rechecked with a growing delay) or the file is invalid
 // (InvalidEvalFile, final).
 func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *Assessment, error) {
-	var (
-		data    []byte
-		missing string
-		err     error
-		pb      *pinnedBundle
-	)
-	if run.Spec.EvalFile.Bundle != nil {
-		if pb, missing, err = r.readBundle(ctx, run); pb != nil {
-			data = pb.evalData
-		}
-	} else {
-		data, missing, err = r.evalSource(ctx, run)
-	}
+	data, pb, missing, err := r.readEvalFile(ctx, run)
 	if errors.Is(err, errInvalidEvalObject) || errors.Is(err, errInvalidBundle) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
 			Message: textbound.Head(oneLine(err.Error()), maxConditionMessage)}, nil
@@ -181,25 +169,16 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
 	}
-	if pb != nil {
-		cfg.Bundle.SHA256, cfg.Bundle.Files, cfg.Bundle.Bytes = pb.manifest.SHA256, int32(len(pb.manifest.Files)), pb.manifest.Bytes()
-		if pb.copy != nil {
-			// The pods read the manager's immutable copy, never the user's ConfigMap.
-			if _, err := r.createOwned(ctx, run, pb.copy); err != nil {
-				return nil, nil, err
-			}
-		}
+	manifest, err := r.pinBundle(ctx, run, pb, &cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	cm, err := BuildEvalConfigMap(run, pinData, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	cm.Annotations = map[string]string{AnnotationEvalFileSHA256: digest}
-	if pb != nil {
-		manifest, err := pb.manifest.Encode()
-		if err != nil {
-			return nil, nil, err
-		}
+	if manifest != nil {
 		cm.Data[layout.BundleManifestKey] = string(manifest)
 	}
 	created, err := r.createOwned(ctx, run, cm)

@@ -80,7 +80,7 @@ func readPinnedCopy(dir string, f bundle.File) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s of the eval bundle: %w", f.Path, err)
 	}
-	defer src.Close()
+	defer func() { _ = src.Close() }()
 	content, err := io.ReadAll(io.LimitReader(src, f.Size+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s of the eval bundle: %w", f.Path, err)

@@ -75,7 +75,8 @@ Either way it prints the bundle's digest (spec.evalFile.bundle.sha256) on standa
 	f.StringVar(&o.s3.Bucket, "s3-bucket", "", "The bucket to upload to.")
 	f.StringVar(&o.s3Prefix, "s3-prefix", "", "The prefix the bundle goes under: the bundle's root (required with --s3-endpoint).")
 	f.StringVar(&o.s3Region, "s3-region", "", "The region requests are signed for (default us-east-1).")
-	f.StringVar(&o.s3.CredentialsSecret, "s3-credentials-secret", "", "The Secret (keys accessKeyID, secretAccessKey) in the namespace that holds the bucket's credentials.")
+	f.StringVar(&o.s3.CredentialsSecret, "s3-credentials-secret", "",
+		"The Secret (keys accessKeyID, secretAccessKey) in the namespace that holds the bucket's credentials.")
 	return cmd
 }
 
@@ -87,7 +88,9 @@ func (o *bundleOptions) run(cmd *cobra.Command, e *env, dir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "eval bundle %s: %d files, %d bytes, sha256 %s\n", dir, len(m.Files), m.Bytes(), m.SHA256)
+	if _, err := fmt.Fprintf(cmd.ErrOrStderr(), "eval bundle %s: %d files, %d bytes, sha256 %s\n", dir, len(m.Files), m.Bytes(), m.SHA256); err != nil {
+		return err
+	}
 	if o.s3.Endpoint != "" {
 		return o.upload(cmd, e, dir, m)
 	}
@@ -114,7 +117,9 @@ func (o *bundleOptions) run(cmd *cobra.Command, e *env, dir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "configmap/%s %s\n", cm.Name, verb)
+	if _, err := fmt.Fprintf(cmd.OutOrStdout(), "configmap/%s %s\n", cm.Name, verb); err != nil {
+		return err
+	}
 	return o.print(cmd.ErrOrStderr(), evalFileOf(&evalsv1alpha1.EvalBundle{EvalFile: m.EvalFile,
 		ConfigMap: &evalsv1alpha1.BundleConfigMap{Name: cm.Name}, SHA256: ptr.To(m.SHA256)}))
 }
@@ -192,7 +197,8 @@ func (o *bundleOptions) configMap(dir string, m *bundle.Manifest) (*corev1.Confi
 		}
 		size += len(key) + int(f.Size)
 		if size > maxConfigMapBundleBytes {
-			return nil, fmt.Errorf("the bundle holds %d bytes with its keys, more than a ConfigMap takes (1 MiB): upload it to a bucket with --s3-endpoint, --s3-bucket, --s3-prefix and --s3-credentials-secret (spec.evalFile.bundle.s3)", m.Bytes())
+			return nil, fmt.Errorf("the bundle holds %d bytes with its keys, more than a ConfigMap takes (1 MiB): upload it to a bucket "+
+				"with --s3-endpoint, --s3-bucket, --s3-prefix and --s3-credentials-secret (spec.evalFile.bundle.s3)", m.Bytes())
 		}
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
 		if err != nil {
@@ -245,7 +251,9 @@ func (o *bundleOptions) upload(cmd *cobra.Command, e *env, dir string, m *bundle
 			return err
 		}
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "uploaded %d files to %s\n", len(m.Files), store.URI(""))
+	if _, err := fmt.Fprintf(cmd.ErrOrStderr(), "uploaded %d files to %s\n", len(m.Files), store.URI("")); err != nil {
+		return err
+	}
 	return o.print(cmd.OutOrStdout(), evalFileOf(&evalsv1alpha1.EvalBundle{EvalFile: m.EvalFile, S3: &o.s3, SHA256: ptr.To(m.SHA256)}))
 }
 

@@ -106,10 +106,19 @@ func TestEvalBundles(t *testing.T) {
 	}
 	t.Logf("the bundle: %d files, %d bytes, sha256 %s", len(files), bytes, m.SHA256)
 
-	probe := `(echo PROBE; find / -xdev \( -name 'judge.md' -o -name 'answer.md' -o -name 'check.sh' -o -name 'input.txt' -o -name 'bundle.json' \) 2>/dev/null; ` +
-		`ls -la /evalrun /evalrun/* 2>&1; for p in /proc/[0-9]*; do ls $p/root/evalrun/bundle $p/cwd 2>&1; cat $p/root/evalrun/bundle/prompts/judge.md 2>&1; done; ` +
+	// The markers are spelled by the shell ("PROMPT-MARKER-$(echo 7Q)"), so the command in launch.json does not
+	// hold them and a grep that finds one found a file of the bundle.
+	spelled := func(marker string) string {
+		i := strings.LastIndex(marker, "-")
+		return `"` + marker[:i+1] + `$(echo ` + marker[i+1:] + `)"`
+	}
+	probe := `(echo PROBE; find / \( -path /proc -o -path /sys \) -prune -o \( -name 'judge.md' -o -name 'answer.md' -o -name 'check.sh' ` +
+		`-o -name 'input.txt' -o -name 'bundle.json' -o -name 'eval.yaml' \) -print 2>/dev/null; ` +
+		`ls -laR /evalrun 2>&1; for p in /proc/[0-9]*; do ls $p/root/evalrun/bundle 2>&1; cat $p/root/evalrun/bundle/prompts/judge.md 2>&1; done; ` +
 		`cat /evalrun/bundle/prompts/judge.md /evalrun/bundle-source/* /evalrun-eval/* 2>&1; ` +
-		`grep -rsl -e '` + promptMarker + `' -e '` + referenceMarker + `' -e '` + judgeMarker + `' /evalrun /tmp /etc /app /proc/self/root/evalrun 2>&1; echo PROBE-END) >&2; `
+		`for d in /*; do case $d in /proc|/sys|/dev) ;; *) grep -rsl -e ` + spelled(promptMarker) + ` -e ` + spelled(referenceMarker) +
+		` -e ` + spelled(judgeMarker) + ` "$d" 2>&1;; esac; done; ` +
+		`echo PROBE-END) >&2; `
 	answer := `in=$(cat "$(dirname "$EVAL_FILE")/data/input.txt") && printf '{"id":"case-001","text":"The file says %s"}\n' "$in" > {OUTPUT_FILE}`
 	judging := &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{BaseURL: ptr.To(baseURL), Model: ptr.To("rules"), TimeoutSeconds: ptr.To[int32](10),
 		APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-api-key", Key: "token"}}}
@@ -160,7 +169,7 @@ func TestEvalBundles(t *testing.T) {
 		for _, secret := range []string{"judge.md", "answer.md", "check.sh", "bundle.json", promptMarker, referenceMarker, judgeMarker} {
 			// A failed cat names the path it tried ("No such file", "can't open"); any other line naming a secret is a find.
 			for _, line := range strings.Split(probeOut, "\n") {
-				if strings.Contains(line, secret) && !strings.Contains(line, "No such file") && !strings.Contains(line, "cat: can't open") {
+				if strings.Contains(line, secret) && !strings.Contains(line, "No such file") && !strings.Contains(line, "Permission denied") {
 					t.Errorf("%s: the runner found %q: %s", run.Name, secret, line)
 				}
 			}
