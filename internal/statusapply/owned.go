@@ -43,7 +43,7 @@ func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfi
 	timestamp(s.CompletionTime, ac.WithCompletionTime)
 	optional(s.EvalFileSHA256, ac.WithEvalFileSHA256)
 	if s.BundleSHA256 != nil {
-		optional(*s.BundleSHA256, ac.WithBundleSHA256)
+		ac.WithBundleSHA256(*s.BundleSHA256)
 	}
 	if s.EvalFileView != nil {
 		optional(*s.EvalFileView, ac.WithEvalFileView)
