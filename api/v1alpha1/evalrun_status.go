@@ -157,6 +157,13 @@ type EvalRunStatus struct {
 	// +optional
 	EvalFileSHA256 string `json:"evalFileSHA256,omitempty"`
 
+	// bundleSHA256 is the digest of the eval bundle the run uses (spec.evalFile.bundle), as the manager pinned it:
+	// every pod verifies every file against it. Unset for a run without a bundle.
+	// +kubebuilder:validation:MinLength=64
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	BundleSHA256 *string `json:"bundleSHA256,omitempty"`
+
 	// evalFileView is what the run's runner reads at {EVAL_FILE}, spec.target.evalFileView resolved: Inputs (the
 	// runner view, nothing a judge reads) or Full (the whole eval file, expected answers included). Written by
 	// the manager when it builds the run's Job.

@@ -45,7 +45,8 @@ const (
 // is immutable after creation, except suspend.
 // +kubebuilder:validation:XValidation:rule="!has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
 type EvalRunSpec struct {
-	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline or configMapKeyRef.
+	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline, configMapKeyRef, s3 or
+	// bundle (an eval file with the files it names).
 	// The manager copies it into an owned ConfigMap when the run starts, so later edits of the source do not
 	// change a running evaluation.
 	// +required
@@ -255,8 +256,8 @@ type Resume struct {
 	Cases *ResumeCases `json:"cases,omitempty"`
 }
 
-// EvalFileSource is a union: exactly one of inline, configMapKeyRef or s3.
-// +kubebuilder:validation:XValidation:rule="(has(self.inline) ? 1 : 0) + (has(self.configMapKeyRef) ? 1 : 0) + (has(self.s3) ? 1 : 0) == 1",message="evalFile needs exactly one of inline, configMapKeyRef or s3"
+// EvalFileSource is a union: exactly one of inline, configMapKeyRef, s3 or bundle.
+// +kubebuilder:validation:XValidation:rule="(has(self.inline) ? 1 : 0) + (has(self.configMapKeyRef) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.bundle) ? 1 : 0) == 1",message="evalFile needs exactly one of inline, configMapKeyRef, s3 or bundle"
 type EvalFileSource struct {
 	// inline is the eval file's YAML text (agentv-eval-v2), at most 256 KiB. Larger files belong in a ConfigMap.
 	// +kubebuilder:validation:MinLength=1
@@ -273,6 +274,60 @@ type EvalFileSource struct {
 	// pod, which downloads it into its own volume); the file itself is never copied into etcd.
 	// +optional
 	S3 *S3Object `json:"s3,omitempty"`
+
+	// bundle is an eval bundle: the eval file together with the files it names (prompt files, input files of
+	// `type: file` segments, reference-answer files, code-judge scripts, templates), under one root at the
+	// relative paths the eval file uses. The manager reads every file when the run starts and pins the bundle by
+	// its digest (status.bundleSHA256); each pod verifies every file against it. The judging containers get the
+	// whole bundle read-only; the runner only the input files its cases name (docs/bundles.md).
+	// +optional
+	Bundle *EvalBundle `json:"bundle,omitempty"`
+}
+
+// EvalBundle is an eval bundle: a root (a ConfigMap or a bucket prefix: exactly one) and the eval file's path in it.
+// +kubebuilder:validation:XValidation:rule="(has(self.configMap) ? 1 : 0) + (has(self.s3) ? 1 : 0) == 1",message="evalFile.bundle needs exactly one of configMap or s3"
+type EvalBundle struct {
+	// evalFile is the eval file's path inside the bundle: relative, slash-separated, without "." or ".."
+	// segments (for example suites/math/eval.yaml). File references in it resolve from its directory up to the
+	// bundle's root, as AgentV's do, never outside the root.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^[^/\\]+(/[^/\\]+)*$`
+	// +kubebuilder:validation:XValidation:rule="!self.split('/').exists(s, s == '.' || s == '..')",message="evalFile must not have \".\" or \"..\" segments"
+	// +required
+	EvalFile string `json:"evalFile,omitempty"`
+
+	// configMap names a ConfigMap in the EvalRun's namespace whose every key is one file of the bundle, its
+	// bundle path escaped (a key cannot hold "/"): each byte other than a letter, a digit, "-" or "." (and a "."
+	// starting the key) is written "_" and two upper-case hex digits, so prompts/judge.md is the key
+	// prompts_2Fjudge.md (`kubectl evalrun bundle DIR` writes it). At most 1 MiB, a ConfigMap's bound.
+	// +optional
+	ConfigMap *BundleConfigMap `json:"configMap,omitempty"`
+
+	// s3 is a bucket prefix holding the bundle, for bundles beyond 1 MiB: the object <prefix>/<path> is the file
+	// <path>. prefix is required. At most 1000 files and 512 MiB; the manager reads every object when the run
+	// starts, and each pod's install downloads and verifies them with credentials only it mounts.
+	// +kubebuilder:validation:XValidation:rule="has(self.prefix)",message="evalFile.bundle.s3 needs a prefix: the bundle's root"
+	// +optional
+	S3 *S3Bucket `json:"s3,omitempty"`
+
+	// sha256 is the bundle digest the files must have (`kubectl evalrun bundle` prints it): the hex sha256 of one
+	// line "<sha256> <size> <path>\n" per file, in path order. Unset, the bundle is pinned as found when the run
+	// starts. A mismatch fails the run with InvalidEvalFile.
+	// +kubebuilder:validation:MinLength=64
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	// +optional
+	SHA256 *string `json:"sha256,omitempty"`
+}
+
+// BundleConfigMap names the ConfigMap that holds an eval bundle.
+type BundleConfigMap struct {
+	// name of the ConfigMap, in the EvalRun's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name,omitempty"`
 }
 
 // S3Object is one object in an S3-compatible bucket, with the sha256 its content must have.

@@ -91,12 +91,40 @@ func TestEvalRunAdmission(t *testing.T) {
 			r := mk("bad-both", "default").Obj()
 			r.Spec.EvalFile.ConfigMapKeyRef = &evalsv1alpha1.ConfigMapKeyReference{Name: "x"}
 			return r
-		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef or s3"},
+		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef, s3 or bundle"},
 		{name: "inline and s3", run: func() *evalsv1alpha1.EvalRun {
 			r := mk("bad-inline-s3", "default").Obj()
 			r.Spec.EvalFile.S3 = &evalsv1alpha1.S3Object{S3Bucket: s3Bucket(), Key: "e.yaml", SHA256: strings.Repeat("a", 64)}
 			return r
-		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef or s3"},
+		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef, s3 or bundle"},
+		{name: "bundle from a ConfigMap is accepted", run: withBundle("ok-bundle-cm", func(b *evalsv1alpha1.EvalBundle) {
+			b.SHA256 = ptr.To(strings.Repeat("a", 64))
+		})},
+		{name: "bundle from a bucket prefix is accepted", run: withBundle("ok-bundle-s3", func(b *evalsv1alpha1.EvalBundle) {
+			b.ConfigMap, b.S3 = nil, ptr.To(s3Bucket())
+			b.S3.Prefix = ptr.To("bundles/math")
+		})},
+		{name: "bundle and inline", run: func() *evalsv1alpha1.EvalRun {
+			r := withBundle("bad-bundle-inline", func(*evalsv1alpha1.EvalBundle) {})
+			r.Spec.EvalFile.Inline = ptr.To("evalcases: []")
+			return r
+		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef, s3 or bundle"},
+		{name: "bundle with two roots", run: withBundle("bad-bundle-two", func(b *evalsv1alpha1.EvalBundle) {
+			b.S3 = ptr.To(s3Bucket())
+			b.S3.Prefix = ptr.To("b")
+		}), wantErr: "evalFile.bundle needs exactly one of configMap or s3"},
+		{name: "bundle without a root", run: withBundle("bad-bundle-none", func(b *evalsv1alpha1.EvalBundle) { b.ConfigMap = nil }),
+			wantErr: "evalFile.bundle needs exactly one of configMap or s3"},
+		{name: "bundle in a bucket without a prefix", run: withBundle("bad-bundle-prefix", func(b *evalsv1alpha1.EvalBundle) {
+			b.ConfigMap, b.S3 = nil, ptr.To(s3Bucket())
+			b.S3.Prefix = nil
+		}), wantErr: "evalFile.bundle.s3 needs a prefix"},
+		{name: "bundle eval file leaving the root", run: withBundle("bad-bundle-dotdot", func(b *evalsv1alpha1.EvalBundle) { b.EvalFile = "suite/../../eval.yaml" }),
+			wantErr: "evalFile must not have"},
+		{name: "bundle eval file absolute", run: withBundle("bad-bundle-abs", func(b *evalsv1alpha1.EvalBundle) { b.EvalFile = "/eval.yaml" }),
+			wantErr: "spec.evalFile.bundle.evalFile"},
+		{name: "bundle digest not hex", run: withBundle("bad-bundle-sha", func(b *evalsv1alpha1.EvalBundle) { b.SHA256 = ptr.To("xyz") }),
+			wantErr: "spec.evalFile.bundle.sha256"},
 		{name: "s3 eval file without a valid sha256", run: func() *evalsv1alpha1.EvalRun {
 			r := mk("bad-sha", "default").Obj()
 			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{S3: &evalsv1alpha1.S3Object{S3Bucket: s3Bucket(), Key: "e.yaml", SHA256: strings.Repeat("A", 64)}}
@@ -137,7 +165,7 @@ func TestEvalRunAdmission(t *testing.T) {
 			r := mk("bad-neither", "default").Obj()
 			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{}
 			return r
-		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef or s3"},
+		}(), wantErr: "evalFile needs exactly one of inline, configMapKeyRef, s3 or bundle"},
 		{name: "inline too large", run: mk("bad-large", "default").Inline(strings.Repeat("x", 262145)).Obj(),
 			wantErr: "spec.evalFile.inline: Too long"},
 		{name: "workers out of range", run: mk("bad-workers-range", "default").PerCase(65).Obj(),
@@ -523,4 +551,13 @@ func TestSamplesAreAccepted(t *testing.T) {
 // s3Bucket is a valid bucket for the admission tests.
 func s3Bucket() evalsv1alpha1.S3Bucket {
 	return evalsv1alpha1.S3Bucket{Endpoint: "http://seaweedfs.storage:8333", Bucket: "evals", CredentialsSecret: "s3-creds"}
+}
+
+// withBundle is a run whose eval file is suites/math/eval.yaml of the bundle in ConfigMap "bundle", changed by edit.
+func withBundle(name string, edit func(*evalsv1alpha1.EvalBundle)) *evalsv1alpha1.EvalRun {
+	r := testutil.MakeEvalRun(name, "default").Obj()
+	b := &evalsv1alpha1.EvalBundle{EvalFile: "suites/math/eval.yaml", ConfigMap: &evalsv1alpha1.BundleConfigMap{Name: "bundle"}}
+	edit(b)
+	r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: b}
+	return r
 }

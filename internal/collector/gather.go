@@ -10,6 +10,7 @@ import (
 	"time"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -108,7 +109,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: evalsv1alpha1.MaxStatusMissingIDs,
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
-		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError},
+		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError, Bundle: judgingBundle(cfg)},
 	}
 	if cfg.LLM != nil {
 		// LLM judges have their own deadline, sized by the manager from the pod's requests; the cases of a batch
@@ -373,4 +374,13 @@ func optionalCount(n int) *int32 {
 		return nil
 	}
 	return ptr.To(clampInt32(n))
+}
+
+// judgingBundle is the run's eval bundle as the judges read it (install materialized it in the bundle volume,
+// every file verified); the zero Dir without a bundle.
+func judgingBundle(cfg *layout.RunConfig) bundle.Dir {
+	if cfg.Bundle == nil {
+		return bundle.Dir{}
+	}
+	return bundle.Dir{Root: cfg.Bundle.Dir, EvalFile: cfg.Bundle.EvalFile}
 }

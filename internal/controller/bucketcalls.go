@@ -43,12 +43,15 @@ func onBucket(endpoint, what string, err error) error {
 	return &bucketError{endpoint: endpoint, what: what, err: err}
 }
 
-// bucketEndpoints are the bucket endpoints a reconcile of run may call: its eval file's, its storage's, and those
+// bucketEndpoints are the bucket endpoints a reconcile of run may call: its eval file's (or eval bundle's), its storage's, and those
 // of the runs it resumes from or compares with (read from the cache; a run not found names none).
 func (r *EvalRunReconciler) bucketEndpoints(ctx context.Context, run *evalsv1alpha1.EvalRun) []string {
 	var out []string
 	if o := run.Spec.EvalFile.S3; o != nil {
 		out = append(out, o.Endpoint)
+	}
+	if b := run.Spec.EvalFile.Bundle; b != nil && b.S3 != nil {
+		out = append(out, b.S3.Endpoint)
 	}
 	if st := run.Spec.Storage; st != nil {
 		out = append(out, st.S3.Endpoint)

@@ -68,7 +68,7 @@ func BuildEvalConfigMap(run *evalsv1alpha1.EvalRun, evalData []byte, cfg layout.
 		cm.BinaryData = map[string][]byte{layout.IDsKey: ids}
 		cfg.CaseIDs, cfg.AllCaseIDs = nil, nil
 	}
-	if cfg.EvalObject == nil {
+	if !cfg.EvalFileInBucket() {
 		cm.Data[layout.EvalFileKey] = string(evalData)
 	}
 	runJSON, err := json.Marshal(cfg)

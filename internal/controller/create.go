@@ -59,7 +59,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 		return nil, err
 	}
 	facts := Facts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
-		EvalFileView: cfg.EvalFileView}
+		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
 		summary, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
@@ -103,8 +103,8 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 // when the source is not there yet (Pending, rechecked with a growing delay) or the file is invalid
 // (InvalidEvalFile, final).
 func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *Assessment, error) {
-	facts, invalid, missing, err := r.readEvalFile(ctx, run)
-	if errors.Is(err, errInvalidEvalObject) {
+	facts, pb, invalid, missing, err := r.readEvalFile(ctx, run)
+	if errors.Is(err, errInvalidEvalObject) || errors.Is(err, errInvalidBundle) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
 			Message: textbound.Head(oneLine(err.Error()), maxConditionMessage)}, nil
 	}
@@ -124,6 +124,13 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	}
 	if invalid == "" {
 		_, invalid = ResolveLLM(run, r.opts)
+	}
+	if invalid == "" && pb != nil {
+		// Every input file must be in the bundle: the runner gets them, and only them.
+		invalid = bundleInputs(pb.manifest, facts.file)
+	}
+	if invalid == "" && pb != nil && facts.file == nil {
+		invalid = "invalid eval bundle: its eval file could not be read whole"
 	}
 	if invalid != "" {
 		return invalidFile(invalid)
@@ -167,11 +174,18 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
 	}
+	manifest, err := r.pinBundle(ctx, run, pb, &cfg)
+	if err != nil {
+		return nil, nil, err
+	}
 	cm, err := BuildEvalConfigMap(run, pinData, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	cm.Annotations = map[string]string{AnnotationEvalFileSHA256: digest}
+	if manifest != nil {
+		cm.Data[layout.BundleManifestKey] = string(manifest)
+	}
 	created, err := r.createOwned(ctx, run, cm)
 	if err != nil {
 		return nil, nil, err
@@ -185,18 +199,31 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 }
 
 // readEvalFile reads and validates the run's eval file: a bucket object streamed through its sha256 check and
-// evalfile.Scan, never held whole (scanEvalObject), or the inline text or ConfigMap key (at most 1 MiB), parsed
-// whole. It returns its facts, or a message saying why it is invalid, or one saying what is missing.
-func (r *EvalRunReconciler) readEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun) (evalFileFacts, string, string, error) {
+// evalfile.Scan, never held whole (scanEvalObject); a bundle's eval file (readBundle: at most
+// evalfile.MaxWholeBytes, the bundle pinned with it); or the inline text or ConfigMap key (at most 1 MiB), parsed
+// whole. It returns its facts and the bundle read, or a message saying why it is invalid, or one saying what is
+// missing.
+func (r *EvalRunReconciler) readEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun) (evalFileFacts, *pinnedBundle, string, string, error) {
 	if run.Spec.EvalFile.S3 != nil {
-		return r.scanEvalObject(ctx, run)
+		facts, invalid, missing, err := r.scanEvalObject(ctx, run)
+		return facts, nil, invalid, missing, err
 	}
-	data, missing, err := r.evalSource(ctx, run)
+	var data []byte
+	var pb *pinnedBundle
+	var missing string
+	var err error
+	if run.Spec.EvalFile.Bundle != nil {
+		if pb, missing, err = r.readBundle(ctx, run); pb != nil {
+			data = pb.evalData
+		}
+	} else {
+		data, missing, err = r.evalSource(ctx, run)
+	}
 	if missing != "" || err != nil {
-		return evalFileFacts{}, "", missing, err
+		return evalFileFacts{}, nil, "", missing, err
 	}
 	facts, invalid := ValidateEvalFile(run, data)
-	return facts, invalid, "", nil
+	return facts, pb, invalid, "", nil
 }
 
 // ValidateEvalFile parses the eval file with the run's default evaluators. It returns the case ids in file
@@ -210,7 +237,9 @@ func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) (evalFileFacts, s
 	if err != nil {
 		return evalFileFacts{}, invalidMessage(err)
 	}
-	return newEvalFileFacts(evalfile.FactsOf(f), data, EvalSHA256(data)), ""
+	facts := newEvalFileFacts(evalfile.FactsOf(f), data, EvalSHA256(data))
+	facts.file = f
+	return facts, ""
 }
 
 // invalidMessage is the InvalidEvalFile message of a parse error: the problems (bounded by the parser), or the
@@ -231,6 +260,8 @@ type evalFileFacts struct {
 	// data is the file's text, nil for a bucket object read as a stream; digest its sha256.
 	data   []byte
 	digest string
+	// file is the parsed file, nil for a bucket object read as a stream (a bundle's input files are checked on it).
+	file *evalfile.File
 }
 
 // newEvalFileFacts returns the evalFileFacts of a valid file.
@@ -341,6 +372,7 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 	if cfg, err := RunConfigFrom(cm); err == nil {
 		facts.Resume = cfg.Resume
 		facts.EvalFileView = cfg.EvalFileView
+		facts.BundleSHA256 = bundleDigest(cfg)
 	}
 	return facts, nil
 }

@@ -245,11 +245,10 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 // create runs step 3 for a run without a Job: it creates the children and says what became of the run. The
 // observed has a Job only when everything was created.
 func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalRun, facts Facts, now time.Time) (*observed, error) {
-	if o := run.Spec.EvalFile.S3; o != nil && len(run.Status.Conditions) == 0 {
+	if msg := readingBucket(run); msg != "" && len(run.Status.Conditions) == 0 {
 		// Reading a bucket may take until the run's preparation deadline: say so first, so a new run never
 		// waits without a status.
-		a := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-			Message: textbound.Head(fmt.Sprintf("reading the eval file %s from bucket %s at %s", o.Key, o.Bucket, o.Endpoint), maxConditionMessage)}
+		a := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: textbound.Head(msg, maxConditionMessage)}
 		if err := r.applyStatus(ctx, run, ptr.To(DesiredManagerStatus(run, a, facts, now))); err != nil {
 			return nil, err
 		}
@@ -326,7 +325,8 @@ func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
 	s := run.Status
 	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
 		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: ptr.Deref(s.EvalFileView, ""),
-		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline}
+		BundleSHA256: ptr.Deref(s.BundleSHA256, ""),
+		Sharding:     s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline}
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.

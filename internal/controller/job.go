@@ -170,6 +170,20 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 	if o := run.Spec.EvalFile.S3; o != nil {
 		shard = append(shard, secret(layout.VolumeEvalCredentials, o.CredentialsSecret))
 	}
+	if b := run.Spec.EvalFile.Bundle; b != nil && b.S3 != nil {
+		shard = append(shard, secret(layout.VolumeEvalCredentials, b.S3.CredentialsSecret))
+	}
+	if b := cfg.Bundle; b != nil {
+		// The whole bundle, for the judging containers; install writes it.
+		shard = append(shard, EmptyDirVolume(layout.VolumeBundle, bundleSizeLimit(b)))
+		if b.SourceDir != "" {
+			// The manager's pinned copy of a ConfigMap bundle: install's only.
+			shard = append(shard, corev1.Volume{Name: layout.VolumeBundleSource, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: NamesFor(run.Name).BundleConfigMap()},
+				DefaultMode:          ptr.To[int32](0o440),
+			}}})
+		}
+	}
 	if j := run.Spec.Judging; cfg.LLM != nil && j != nil && j.LLM != nil && j.LLM.APIKeySecretRef != nil {
 		// Only the selected key, as the file api-key. Optional: a missing Secret or key does not hold the pod
 		// back; the collector then reports every LLM judge as an Error that names them.
@@ -222,12 +236,17 @@ func mount(name, dir string, readOnly bool) corev1.VolumeMount {
 
 func evalMount() corev1.VolumeMount { return mount(layout.VolumeEval, layout.EvalDir, true) }
 
-// evalMounts are the eval ConfigMap and, in a sharded run, the shard's eval file, both read-only.
+// evalMounts are the judging containers' read-only view of the run: the eval ConfigMap, in a sharded run (or one
+// whose eval file is in a bucket) the shard's eval file, and in a bundle run the whole bundle.
 func evalMounts(cfg layout.RunConfig) []corev1.VolumeMount {
-	if cfg.SourceEvalFile == "" {
-		return []corev1.VolumeMount{evalMount()}
+	mounts := []corev1.VolumeMount{evalMount()}
+	if cfg.SourceEvalFile != "" {
+		mounts = append(mounts, mount(layout.VolumeShard, layout.ShardDir, true))
 	}
-	return []corev1.VolumeMount{evalMount(), mount(layout.VolumeShard, layout.ShardDir, true)}
+	if cfg.Bundle != nil {
+		mounts = append(mounts, mount(layout.VolumeBundle, layout.BundleDir, true))
+	}
+	return mounts
 }
 
 // restrictedContainerSecurity is the security context of the operator's own containers: the Pod Security
@@ -281,6 +300,17 @@ func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container 
 		// pod's cases out of it.
 		mounts = append(mounts, mount(layout.VolumeEvalCredentials, layout.EvalCredentialsDir, true))
 		memory = "512Mi"
+	}
+	if b := cfg.Bundle; b != nil {
+		// It materializes the bundle, every file verified against the pinned manifest, from the manager's
+		// pinned copy or from the bucket (with the credentials only it mounts), and the runner's input files.
+		mounts = append(mounts, mount(layout.VolumeBundle, layout.BundleDir, false))
+		if b.SourceDir != "" {
+			mounts = append(mounts, mount(layout.VolumeBundleSource, layout.BundleSourceDir, true))
+		} else {
+			mounts = append(mounts, mount(layout.VolumeEvalCredentials, layout.EvalCredentialsDir, true))
+			memory = "512Mi"
+		}
 	}
 	return corev1.Container{
 		Name:                     layout.ContainerInstall,

@@ -72,6 +72,12 @@ func (n ChildNames) CarriedConfigMap(i int) string {
 	return childName(n.run, childMarker+"-carried-"+strconv.Itoa(i), maxObjectName)
 }
 
+// BundleConfigMap returns the name of the pinned copy of a run's eval bundle from a ConfigMap:
+// <run>-evalrun-bundle.
+func (n ChildNames) BundleConfigMap() string {
+	return childName(n.run, childMarker+"-bundle", maxObjectName)
+}
+
 // ResultConfigMaps returns the names of count result ConfigMaps, in order.
 func (n ChildNames) ResultConfigMaps(count int) []string {
 	names := make([]string, count)

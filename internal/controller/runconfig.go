@@ -234,6 +234,15 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.EvalObject = &layout.EvalObject{Bucket: bucketOf(o.S3Bucket), Key: o.Key, SHA256: o.SHA256, MaxBytes: maxEvalObjectBytes}
 		cfg.SourceEvalFile, cfg.EvalFile, cfg.IDsFile = DownloadedEvalFilePath, ShardEvalFilePath, IDsFilePath
 	}
+	if b := bundleConfig(run); b != nil {
+		// The runner's eval file sits at its bundle path in the runner's bundle, next to its input files.
+		cfg.Bundle, cfg.RunnerEvalFile = b, path.Join(b.RunnerDir, b.EvalFile)
+		if b.Objects != nil {
+			// As an eval file in a bucket: it stays there; install materializes the bundle and cuts the pod's
+			// cases out of the bundle's eval file; the case ids go to a file of the eval ConfigMap.
+			cfg.SourceEvalFile, cfg.EvalFile, cfg.IDsFile = path.Join(b.Dir, b.EvalFile), ShardEvalFilePath, IDsFilePath
+		}
+	}
 	if cfg.Bucket != nil {
 		// Every result goes to the bucket: no result ConfigMaps.
 		cfg.ResultConfigMaps, cfg.ResultConfigMapsPerShard = nil, 0

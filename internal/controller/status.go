@@ -22,6 +22,8 @@ type Facts struct {
 	CompletionTime    *metav1.Time
 	EvalFileSHA256    string
 	EvalConfigMapName string
+	// BundleSHA256 is the pinned eval bundle's digest, for a run whose eval file comes from a bundle.
+	BundleSHA256 string
 	// EvalFileView is what the runner reads at {EVAL_FILE} (run.json's, as the pod got it).
 	EvalFileView evalsv1alpha1.EvalFileView
 	Sharding     *evalsv1alpha1.ShardingStatus
@@ -71,6 +73,9 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 	}
 	if f.EvalFileView != "" {
 		out.EvalFileView = ptr.To(f.EvalFileView)
+	}
+	if f.BundleSHA256 != "" {
+		out.BundleSHA256 = ptr.To(f.BundleSHA256)
 	}
 	// Only the manager's conditions: the others' stay out of the desired status.
 	var conds []metav1.Condition

@@ -31,6 +31,8 @@ var (
 	// with evalFileView Full: at most the eval ConfigMap's 1 MiB) and launch.json (the pod's case ids); with an
 	// eval file in a bucket (at most 512 MiB) it is shardSizeLimit.
 	viewSizeLimit = resource.MustParse("64Mi")
+	// bundleMargin is added to a bundle's bytes (and 4 KiB a file) for the bundle volume's bound.
+	bundleMargin = resource.MustParse("16Mi")
 	// ShmSizeLimit bounds each container's own /dev/shm (memory-backed; the size the container runtime gives a
 	// pod's shared /dev/shm by default). Its pages count against the writing container's memory limit.
 	ShmSizeLimit = resource.MustParse("64Mi")
@@ -62,10 +64,22 @@ func snapshotSizeLimit(run *evalsv1alpha1.EvalRun) resource.Quantity {
 
 // viewVolumeSizeLimit is the runner's view volume's bound: larger for an eval file read from a bucket.
 func viewVolumeSizeLimit(cfg layout.RunConfig) resource.Quantity {
-	if cfg.EvalObject != nil {
-		return shardSizeLimit.DeepCopy()
+	q := viewSizeLimit.DeepCopy()
+	if cfg.EvalFileInBucket() {
+		q = shardSizeLimit.DeepCopy()
 	}
-	return viewSizeLimit.DeepCopy()
+	if b := cfg.Bundle; b != nil {
+		// The runner's input files, at most the whole bundle.
+		q.Add(*resource.NewQuantity(b.Bytes, resource.BinarySI))
+	}
+	return q
+}
+
+// bundleSizeLimit bounds the bundle volume: the pinned bundle's bytes and a margin for the file system's own.
+func bundleSizeLimit(b *layout.Bundle) resource.Quantity {
+	q := *resource.NewQuantity(b.Bytes+int64(b.Files)*4096, resource.BinarySI)
+	q.Add(bundleMargin)
+	return q
 }
 
 // EmptyDirVolume returns an emptyDir volume on the node's disk bounded by limit. Every emptyDir of the run's pod

@@ -178,6 +178,20 @@ type Case struct {
 	EvaluatorSource EvaluatorSource
 }
 
+// InputFileRefs are the file references of the case's input: the values of the `type: file` segments of its input
+// messages, in order (an eval bundle's input files: the only files of a bundle the runner gets).
+func (c *Case) InputFileRefs() []string {
+	var refs []string
+	for _, msg := range c.InputMessages {
+		for _, s := range msg.Content.Segments {
+			if s.Type == SegmentFile {
+				refs = append(refs, s.Value)
+			}
+		}
+	}
+	return refs
+}
+
 // InlineRubricsEvaluatorName names the llm_judge evaluator that judges a case's inline rubrics.
 const InlineRubricsEvaluatorName = "rubrics"
 

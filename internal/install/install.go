@@ -1,6 +1,7 @@
-// Package install is the work of a run's install init container: the pod's eval file when it is not the pinned
-// one (its shard's cases, from the pinned file or from a bucket object downloaded and verified), the runner's eval
-// file and configuration in the view volume, the launcher in the bin volume, in a run with code judges the
+// Package install is the work of a run's install init container: a bundle run's eval bundle, every file verified
+// against the pinned manifest, the pod's eval file when it is not the pinned one (its shard's cases, from the
+// pinned file or from a bucket object downloaded and verified), the runner's eval file and configuration (and a
+// bundle run's input files) in the view volume, the launcher in the bin volume, in a run with code judges the
 // collector (the judge runner) in the judge-bin volume, and the runner-end and judge-end FIFOs.
 package install
 
@@ -8,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 )
@@ -32,11 +34,24 @@ type Options struct {
 // Run does the install: every step or an error that names the one that failed.
 func Run(ctx context.Context, o Options) error {
 	if o.Config != nil {
+		var m *bundle.Manifest
+		if o.Config.Bundle != nil {
+			// First: a bundle in a bucket holds the eval file the pod's cases are cut from.
+			var err error
+			if m, err = WriteBundle(ctx, o.Config, o.EvalCredentialsDir); err != nil {
+				return err
+			}
+		}
 		if err := WriteShardEvalFile(ctx, o.Config, o.EvalCredentialsDir); err != nil {
 			return err
 		}
 		if _, err := WriteRunnerView(o.Config); err != nil {
 			return err
+		}
+		if m != nil {
+			if _, err := WriteRunnerInputs(o.Config, m); err != nil {
+				return err
+			}
 		}
 	}
 	if err := podfiles.Install(o.Launcher, o.Pod.Launcher()); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -61,9 +62,14 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 	}
 	share := judgeplan.Partition(judgeplan.CodeJudgedCases(file, ids), int(cfg.JudgeContainers), o.Index)
 	judge := &evaluate.Judge{Threshold: threshold}
+	dir := cfg.WorkingDir
+	if b := cfg.Bundle; b != nil {
+		// A bundle's scripts run where `collector check --bundle` runs them: in the eval file's directory.
+		judge.Bundle, dir = bundle.Dir{Root: b.Dir, EvalFile: b.EvalFile}, b.EvalDir()
+	}
 	isolated := &isolatedRunner{inner: evaluate.ScriptRunner{
 		Timeout: layout.Seconds(cfg.CodeJudgeTimeoutSeconds),
-		Dir:     cfg.WorkingDir,
+		Dir:     dir,
 		Shell:   o.Shell,
 	}, log: o.Log}
 	judge.CodeJudges = isolated

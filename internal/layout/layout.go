@@ -53,6 +53,13 @@ const (
 	// the collector's only.
 	VolumeLLMCredentials = "llm-credentials"
 	VolumeToken          = "collector-token"
+	// VolumeBundle holds a bundle run's whole eval bundle (spec.evalFile.bundle) at its relative paths, every file
+	// verified against the pinned manifest; written by install, mounted read-only by the collector and the judge
+	// containers, never by the runner (its input files go to the view volume).
+	VolumeBundle = "bundle"
+	// VolumeBundleSource is the pinned copy of a ConfigMap bundle (the <run>-evalrun-bundle ConfigMap); install's
+	// only.
+	VolumeBundleSource = "bundle-source"
 )
 
 // MaxJudgeContainers bounds the judge containers of a pod (spec.judging.codeJudgeWorkers above it runs this
@@ -98,6 +105,13 @@ const (
 	EvalDir     = "/evalrun-eval"
 	ShardDir    = "/evalrun/shard"
 	ViewDir     = "/evalrun/view"
+	// BundleDir is where install materializes a bundle run's whole eval bundle (VolumeBundle).
+	BundleDir = "/evalrun/bundle"
+	// BundleSourceDir is where install reads the pinned copy of a ConfigMap bundle (VolumeBundleSource).
+	BundleSourceDir = "/evalrun/bundle-source"
+	// RunnerBundleDir is the runner's bundle in the view volume: its eval file and the input files its cases
+	// name, at their bundle paths.
+	RunnerBundleDir = ViewDir + "/bundle"
 	// BucketCredentialsDir is where the collector reads the bucket's credentials (keys accessKeyID and
 	// secretAccessKey).
 	BucketCredentialsDir = "/evalrun/bucket-credentials"
@@ -121,6 +135,8 @@ const (
 	RunnerConfigName = "launch.json"
 	// IDsKey is the eval ConfigMap's binaryData key of the case ids, when run.json cannot hold them.
 	IDsKey = "ids.json.gz"
+	// BundleManifestKey is the eval ConfigMap's key of a bundle run's pinned manifest (bundle.Manifest as JSON).
+	BundleManifestKey = "bundle.json"
 
 	// ServiceAccountTokenDir is where the collector's projected token, CA and namespace are mounted (the
 	// in-cluster client configuration reads them there).

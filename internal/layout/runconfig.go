@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,9 @@ type RunConfig struct {
 	// IDsFile, when set, is the file (in the eval ConfigMap) that holds CaseIDs and AllCaseIDs as gzip'd JSON
 	// (IDsKey), when they are too many for run.json; LoadIDs reads it.
 	IDsFile string `json:"idsFile,omitempty"`
+	// Bundle, when set, is the run's eval bundle (spec.evalFile.bundle): install materializes it, verified against
+	// its manifest, for the judging containers, and the runner's input files for the runner.
+	Bundle *Bundle `json:"bundle,omitempty"`
 	// Bucket, when set, is where the collector stores its shard's results and collection (spec.storage.s3)
 	// instead of result ConfigMaps; the credentials are mounted at BucketCredentialsDir, in the collector only.
 	Bucket *Bucket `json:"bucket,omitempty"`
@@ -154,6 +158,9 @@ func (c *RunConfig) Validate() error {
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
 	need(c.EvalObject == nil || (c.SourceEvalFile != "" && c.EvalObject.MaxBytes > 0), "sourceEvalFile and evalObject.maxBytes (the eval file is downloaded)")
+	need(c.Bundle == nil || (c.Bundle.Dir != "" && c.Bundle.EvalFile != "" && c.Bundle.SHA256 != "" && c.Bundle.ManifestFile != "" &&
+		c.Bundle.RunnerDir != "" && (c.Bundle.SourceDir == "") != (c.Bundle.Objects == nil)),
+		"bundle.dir, evalFile, sha256, manifestFile, runnerDir and one of sourceDir or objects")
 	if len(missing) > 0 {
 		return fmt.Errorf("the run configuration lacks %s (the manager resolves every default)", strings.Join(missing, ", "))
 	}
@@ -190,6 +197,40 @@ type EvalObject struct {
 	SHA256   string `json:"sha256"`
 	MaxBytes int64  `json:"maxBytes"`
 }
+
+// EvalFileInBucket reports whether the run's eval file stays in a bucket (spec.evalFile.s3, or a bundle in a
+// bucket): the pinned eval ConfigMap does not hold it and each pod's install gets it.
+func (c *RunConfig) EvalFileInBucket() bool {
+	return c.EvalObject != nil || (c.Bundle != nil && c.Bundle.Objects != nil)
+}
+
+// Bundle is a run's pinned eval bundle: where its files come from and where they go in the pod.
+type Bundle struct {
+	// Dir is where install writes the whole bundle (the bundle volume) and EvalFile the eval file's path in it:
+	// the judging containers resolve the eval file's references in Dir as if the eval file were at Dir/EvalFile.
+	Dir      string `json:"dir"`
+	EvalFile string `json:"evalFile"`
+	// SHA256 is the bundle digest, and ManifestFile the pinned manifest (path, size and sha256 of every file) in
+	// the eval ConfigMap's mount, which install verifies every file against.
+	SHA256       string `json:"sha256"`
+	ManifestFile string `json:"manifestFile"`
+	// Files and Bytes are how many files the bundle has and how many bytes they hold together.
+	Files int32 `json:"files"`
+	Bytes int64 `json:"bytes"`
+	// SourceDir, for a bundle from a ConfigMap, is where install reads the manager's pinned copy (its keys are
+	// escaped bundle paths, bundle.KeyFor); Objects, for a bundle from a bucket, is the bucket whose prefix is
+	// the bundle's root, read with the credentials at EvalCredentialsDir (install's only). Exactly one is set.
+	SourceDir string  `json:"sourceDir,omitempty"`
+	Objects   *Bucket `json:"objects,omitempty"`
+	// RunnerDir is the runner's bundle in the view volume: install writes the runner's eval file at
+	// RunnerDir/EvalFile (RunnerEvalFile) and the input files of the pod's cases at their bundle paths.
+	RunnerDir string `json:"runnerDir"`
+}
+
+// EvalDir is the eval file's directory in the bundle volume, where code_judge scripts run in a bundle run (as
+// `collector check --bundle` runs them: in the eval file's directory), so that a script the eval file names by a
+// relative path is found.
+func (b *Bundle) EvalDir() string { return path.Join(b.Dir, path.Dir(b.EvalFile)) }
 
 // runIDs is the content of IDsFile.
 type runIDs struct {

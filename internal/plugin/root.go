@@ -71,7 +71,8 @@ Install it on your PATH as kubectl-evalrun and kubectl runs it as "kubectl evalr
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	e.flags.AddFlags(cmd.PersistentFlags())
-	cmd.AddCommand(newResultsCommand(e), newExportCommand(e), newLogsCommand(e), newCompareCommand(e), newReportCommand(e))
+	cmd.AddCommand(newResultsCommand(e), newExportCommand(e), newLogsCommand(e), newCompareCommand(e), newReportCommand(e),
+		newBundleCommand(e))
 	return cmd
 }
 

@@ -14,8 +14,8 @@ import (
 func TestHelpFollowsKubectlConventions(t *testing.T) {
 	root := NewCommand(genericiooptions.NewTestIOStreamsDiscard())
 	cmds := root.Commands()
-	if len(cmds) != 5 {
-		t.Fatalf("%d commands, want results, export, logs, compare, report", len(cmds))
+	if len(cmds) != 6 {
+		t.Fatalf("%d commands, want results, export, logs, compare, report, bundle", len(cmds))
 	}
 	for _, c := range append(cmds, root) {
 		name := c.Name()
@@ -25,13 +25,16 @@ func TestHelpFollowsKubectlConventions(t *testing.T) {
 		if c.Long == "" {
 			t.Errorf("%s: no Long", name)
 		}
+		continued := false // the line before ended in a backslash: this one continues a command
 		for _, l := range strings.Split(c.Example, "\n") {
-			if l != "" && !strings.HasPrefix(l, "  # ") && !strings.HasPrefix(l, "  kubectl evalrun ") {
+			if l != "" && !continued && !strings.HasPrefix(l, "  # ") && !strings.HasPrefix(l, "  kubectl evalrun ") {
 				t.Errorf("%s: Example line %q", name, l)
 			}
+			continued = strings.HasSuffix(l, `\`)
 		}
-		if c != root && !strings.Contains(c.Use, "RUN") {
-			t.Errorf("%s: Use %q does not name RUN", name, c.Use)
+		// Every command names its argument: a run, or (bundle) the local directory it reads.
+		if arg := map[bool]string{true: "DIR", false: "RUN"}[name == "bundle"]; c != root && !strings.Contains(c.Use, arg) {
+			t.Errorf("%s: Use %q does not name %s", name, c.Use, arg)
 		}
 	}
 	var out bytes.Buffer

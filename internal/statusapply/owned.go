@@ -29,7 +29,7 @@ var CollectorConditionTypes = []string{evalsv1alpha1.ConditionResultsTruncated}
 
 // Manager returns the part of s the manager owns (field manager evalrun-manager): observedGeneration, the
 // conditions of ManagerConditionTypes (in that order), jobName, startTime, completionTime, evalFileSHA256,
-// evalFileView, evalConfigMapName, runner, sharding, shards, resume, baseline, attempt, previousAttempts and
+// bundleSHA256, evalFileView, evalConfigMapName, runner, sharding, shards, resume, baseline, attempt, previousAttempts and
 // activeDeadline. Everything else in s is left out. It is also the manager's view of a run's current status: two
 // statuses the manager would apply alike give equal results.
 func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfiguration {
@@ -42,6 +42,9 @@ func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfi
 	timestamp(s.StartTime, ac.WithStartTime)
 	timestamp(s.CompletionTime, ac.WithCompletionTime)
 	optional(s.EvalFileSHA256, ac.WithEvalFileSHA256)
+	if s.BundleSHA256 != nil {
+		ac.WithBundleSHA256(*s.BundleSHA256)
+	}
 	if s.EvalFileView != nil {
 		optional(*s.EvalFileView, ac.WithEvalFileView)
 	}

@@ -138,7 +138,7 @@ func TestOwnedFields(t *testing.T) {
 		{
 			name:   "manager",
 			status: Manager(&status),
-			wantKeys: []string{"activeDeadline", "attempt", "baseline", "completionTime", "conditions", "evalConfigMapName",
+			wantKeys: []string{"activeDeadline", "attempt", "baseline", "bundleSHA256", "completionTime", "conditions", "evalConfigMapName",
 				"evalFileSHA256", "evalFileView", "jobName", "observedGeneration", "previousAttempts", "resume", "runner",
 				"sharding", "shards", "startTime"},
 			wantConditions: []string{"Reconciling", "Stalled", "Succeeded", "Queued", "Passed", "Regressed"},
@@ -188,6 +188,7 @@ type legacyManagerStatus struct {
 	StartTime          *metav1.Time                      `json:"startTime,omitempty"`
 	CompletionTime     *metav1.Time                      `json:"completionTime,omitempty"`
 	EvalFileSHA256     string                            `json:"evalFileSHA256,omitempty"`
+	BundleSHA256       *string                           `json:"bundleSHA256,omitempty"`
 	EvalConfigMapName  string                            `json:"evalConfigMapName,omitempty"`
 	EvalFileView       evalsv1alpha1.EvalFileView        `json:"evalFileView,omitempty"`
 	Runner             *evalsv1alpha1.RunnerStatus       `json:"runner,omitempty"`
@@ -203,7 +204,7 @@ type legacyManagerStatus struct {
 // legacyManager projects s onto the manager's fields as the manager did before (CurrentManagerStatus).
 func legacyManager(s *evalsv1alpha1.EvalRunStatus) legacyManagerStatus {
 	out := legacyManagerStatus{ObservedGeneration: s.ObservedGeneration, JobName: s.JobName, StartTime: s.StartTime,
-		CompletionTime: s.CompletionTime, EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName,
+		CompletionTime: s.CompletionTime, EvalFileSHA256: s.EvalFileSHA256, BundleSHA256: s.BundleSHA256, EvalConfigMapName: s.EvalConfigMapName,
 		Runner: s.Runner, Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline,
 		Attempt: s.Attempt, PreviousAttempts: s.PreviousAttempts, ActiveDeadline: s.ActiveDeadline}
 	if s.EvalFileView != nil {

@@ -116,6 +116,19 @@ func (w *EvalRunWrapper) FromS3(bucket evalsv1alpha1.S3Bucket, key, sha256 strin
 	return w
 }
 
+// FromBundleConfigMap takes the eval file evalFile of the eval bundle in ConfigMap name.
+func (w *EvalRunWrapper) FromBundleConfigMap(name, evalFile string) *EvalRunWrapper {
+	w.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: &evalsv1alpha1.EvalBundle{EvalFile: evalFile,
+		ConfigMap: &evalsv1alpha1.BundleConfigMap{Name: name}}}
+	return w
+}
+
+// FromBundleS3 takes the eval file evalFile of the eval bundle under the bucket's prefix.
+func (w *EvalRunWrapper) FromBundleS3(bucket evalsv1alpha1.S3Bucket, evalFile string) *EvalRunWrapper {
+	w.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: &evalsv1alpha1.EvalBundle{EvalFile: evalFile, S3: &bucket}}
+	return w
+}
+
 // Storage keeps the run's results in a bucket (spec.storage.s3).
 func (w *EvalRunWrapper) Storage(bucket evalsv1alpha1.S3Bucket) *EvalRunWrapper {
 	w.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket}

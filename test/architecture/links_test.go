@@ -16,9 +16,7 @@ import (
 // pendingPages are pages that other pages already link to while they are written on another branch. A link to one
 // that does not exist yet is not an error; once the page exists it is checked like any other (then remove its
 // entry).
-var pendingPages = map[string]bool{
-	"docs/bundles.md": true, // eval bundles (issue 24)
-}
+var pendingPages = map[string]bool{}
 
 var (
 	// inlineLink matches a markdown inline link or image: [text](target) or [text](target "title").

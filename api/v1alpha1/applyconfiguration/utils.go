@@ -41,12 +41,16 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.BaselineApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BaselineComparison"):
 		return &apiv1alpha1.BaselineComparisonApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("BundleConfigMap"):
+		return &apiv1alpha1.BundleConfigMapApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CaseResult"):
 		return &apiv1alpha1.CaseResultApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CollectionStatus"):
 		return &apiv1alpha1.CollectionStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ConfigMapKeyReference"):
 		return &apiv1alpha1.ConfigMapKeyReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("EvalBundle"):
+		return &apiv1alpha1.EvalBundleApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EvalFileSource"):
 		return &apiv1alpha1.EvalFileSourceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EvalRun"):

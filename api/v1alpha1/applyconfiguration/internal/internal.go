@@ -178,6 +178,12 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BatchingMode
   scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BundleConfigMap
+  map:
+    fields:
+    - name: name
+      type:
+        scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CaseResult
   map:
     fields:
@@ -247,11 +253,29 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.DeadlineSource
   scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalBundle
+  map:
+    fields:
+    - name: configMap
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BundleConfigMap
+    - name: evalFile
+      type:
+        scalar: string
+    - name: s3
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.S3Bucket
+    - name: sha256
+      type:
+        scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileComparison
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalFileSource
   map:
     fields:
+    - name: bundle
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalBundle
     - name: configMapKeyRef
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ConfigMapKeyReference
@@ -343,6 +367,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: baseline
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineComparison
+    - name: bundleSHA256
+      type:
+        scalar: string
     - name: cases
       type:
         list:

@@ -20,7 +20,7 @@ package v1alpha1
 // EvalFileSourceApplyConfiguration represents a declarative configuration of the EvalFileSource type for use
 // with apply.
 //
-// EvalFileSource is a union: exactly one of inline, configMapKeyRef or s3.
+// EvalFileSource is a union: exactly one of inline, configMapKeyRef, s3 or bundle.
 type EvalFileSourceApplyConfiguration struct {
 	// inline is the eval file's YAML text (agentv-eval-v2), at most 256 KiB. Larger files belong in a ConfigMap.
 	Inline *string `json:"inline,omitempty"`
@@ -30,6 +30,12 @@ type EvalFileSourceApplyConfiguration struct {
 	// 1 MiB. Its sha256 is verified before the run starts (by the manager, which validates the file, and by each
 	// pod, which downloads it into its own volume); the file itself is never copied into etcd.
 	S3 *S3ObjectApplyConfiguration `json:"s3,omitempty"`
+	// bundle is an eval bundle: the eval file together with the files it names (prompt files, input files of
+	// `type: file` segments, reference-answer files, code-judge scripts, templates), under one root at the
+	// relative paths the eval file uses. The manager reads every file when the run starts and pins the bundle by
+	// its digest (status.bundleSHA256); each pod verifies every file against it. The judging containers get the
+	// whole bundle read-only; the runner only the input files its cases name (docs/bundles.md).
+	Bundle *EvalBundleApplyConfiguration `json:"bundle,omitempty"`
 }
 
 // EvalFileSourceApplyConfiguration constructs a declarative configuration of the EvalFileSource type for use with
@@ -59,5 +65,13 @@ func (b *EvalFileSourceApplyConfiguration) WithConfigMapKeyRef(value *ConfigMapK
 // If called multiple times, the S3 field is set to the value of the last call.
 func (b *EvalFileSourceApplyConfiguration) WithS3(value *S3ObjectApplyConfiguration) *EvalFileSourceApplyConfiguration {
 	b.S3 = value
+	return b
+}
+
+// WithBundle sets the Bundle field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Bundle field is set to the value of the last call.
+func (b *EvalFileSourceApplyConfiguration) WithBundle(value *EvalBundleApplyConfiguration) *EvalFileSourceApplyConfiguration {
+	b.Bundle = value
 	return b
 }

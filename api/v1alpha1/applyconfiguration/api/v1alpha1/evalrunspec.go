@@ -23,7 +23,8 @@ package v1alpha1
 // EvalRunSpec is the desired state of an EvalRun (and the template of an EvalSchedule's runs). An EvalRun's spec
 // is immutable after creation, except suspend.
 type EvalRunSpecApplyConfiguration struct {
-	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline or configMapKeyRef.
+	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline, configMapKeyRef, s3 or
+	// bundle (an eval file with the files it names).
 	// The manager copies it into an owned ConfigMap when the run starts, so later edits of the source do not
 	// change a running evaluation.
 	EvalFile *EvalFileSourceApplyConfiguration `json:"evalFile,omitempty"`

@@ -44,6 +44,9 @@ type EvalRunStatusApplyConfiguration struct {
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 	// evalFileSHA256 is the hex sha256 of the eval file the run uses (the pinned copy).
 	EvalFileSHA256 *string `json:"evalFileSHA256,omitempty"`
+	// bundleSHA256 is the digest of the eval bundle the run uses (spec.evalFile.bundle), as the manager pinned it:
+	// every pod verifies every file against it. Unset for a run without a bundle.
+	BundleSHA256 *string `json:"bundleSHA256,omitempty"`
 	// evalFileView is what the run's runner reads at {EVAL_FILE}, spec.target.evalFileView resolved: Inputs (the
 	// runner view, nothing a judge reads) or Full (the whole eval file, expected answers included). Written by
 	// the manager when it builds the run's Job.
@@ -159,6 +162,14 @@ func (b *EvalRunStatusApplyConfiguration) WithCompletionTime(value metav1.Time) 
 // If called multiple times, the EvalFileSHA256 field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithEvalFileSHA256(value string) *EvalRunStatusApplyConfiguration {
 	b.EvalFileSHA256 = &value
+	return b
+}
+
+// WithBundleSHA256 sets the BundleSHA256 field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BundleSHA256 field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithBundleSHA256(value string) *EvalRunStatusApplyConfiguration {
+	b.BundleSHA256 = &value
 	return b
 }
 

@@ -1,0 +1,132 @@
+package controller
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// TestBuildJobBundle pins a bundle run's pod: the whole bundle in its own volume that install writes and only the
+// judging containers read; its source (the pinned copy, or the bucket's credentials) install's alone; the runner
+// mounts what it mounts in every run, and its eval file sits at its bundle path in the view volume.
+func TestBuildJobBundle(t *testing.T) {
+	bucket := evalsv1alpha1.S3Bucket{Endpoint: "http://s3.example", Bucket: "b", Prefix: ptr.To("bundles/math"), CredentialsSecret: "creds"}
+	for name, tc := range map[string]struct {
+		mutate     func(*evalsv1alpha1.EvalRun)
+		source     string
+		sourceEval string
+	}{
+		"configmap": {mutate: func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: &evalsv1alpha1.EvalBundle{EvalFile: "suites/math/eval.yaml",
+				ConfigMap: &evalsv1alpha1.BundleConfigMap{Name: "math"}}}
+		}, source: layout.VolumeBundleSource},
+		"bucket": {mutate: func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: &evalsv1alpha1.EvalBundle{EvalFile: "suites/math/eval.yaml", S3: &bucket}}
+		}, source: layout.VolumeEvalCredentials, sourceEval: "/evalrun/bundle/suites/math/eval.yaml"},
+		"bucket, sharded, code judges": {mutate: func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: &evalsv1alpha1.EvalBundle{EvalFile: "suites/math/eval.yaml", S3: &bucket}}
+			r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
+		}, source: layout.VolumeEvalCredentials, sourceEval: "/evalrun/bundle/suites/math/eval.yaml"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			run := testRun(tc.mutate)
+			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{CodeJudgeCases: 2}, Options{})
+			cfg.Bundle.SHA256, cfg.Bundle.Files, cfg.Bundle.Bytes = "d", 3, 1<<20
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if cfg.RunnerEvalFile != "/evalrun/view/bundle/suites/math/eval.yaml" || cfg.SourceEvalFile != tc.sourceEval && cfg.Shards == 1 {
+				t.Errorf("runner eval file %q, source eval file %q", cfg.RunnerEvalFile, cfg.SourceEvalFile)
+			}
+			if got := cfg.EvalFileInBucket(); got != (tc.sourceEval != "") {
+				t.Errorf("EvalFileInBucket() = %v", got)
+			}
+			job := BuildJob(run, cfg, Options{})
+			runner := runnerOf(job)
+			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO, {Name: "shm-runner", MountPath: "/dev/shm"}}, runner.VolumeMounts); diff != "" {
+				t.Errorf("runner mounts (-want +got):\n%s", diff)
+			}
+			if i := slices.IndexFunc(runner.Env, func(e corev1.EnvVar) bool { return e.Name == layout.EnvEvalFile }); i < 0 || runner.Env[i].Value != cfg.RunnerEvalFile {
+				t.Errorf("runner env %v, want EVAL_FILE %s", runner.Env, cfg.RunnerEvalFile)
+			}
+			readers := map[string][]string{}
+			for _, c := range allContainers(job) {
+				for _, m := range c.VolumeMounts {
+					access := "ro"
+					if !m.ReadOnly {
+						access = "rw"
+					}
+					if m.Name == layout.VolumeBundle || m.Name == tc.source {
+						readers[m.Name] = append(readers[m.Name], c.Name+" "+access+" "+m.MountPath)
+					}
+				}
+			}
+			want := map[string][]string{
+				layout.VolumeBundle: {"install rw /evalrun/bundle", "collector ro /evalrun/bundle", "judge ro /evalrun/bundle", "judge-1 ro /evalrun/bundle"},
+				tc.source:           {"install ro " + map[string]string{layout.VolumeBundleSource: layout.BundleSourceDir, layout.VolumeEvalCredentials: layout.EvalCredentialsDir}[tc.source]},
+			}
+			if diff := cmp.Diff(want, readers); diff != "" {
+				t.Errorf("who mounts the bundle and its source (-want +got):\n%s", diff)
+			}
+			for _, v := range job.Spec.Template.Spec.Volumes {
+				if v.Name == layout.VolumeBundle && (v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.Value() < 1<<20) {
+					t.Errorf("bundle volume %+v, want an emptyDir bounded above the bundle's bytes", v)
+				}
+				if v.Name == layout.VolumeBundleSource && (v.ConfigMap == nil || v.ConfigMap.Name != "screen-evalrun-bundle") {
+					t.Errorf("bundle source volume %+v, want the pinned copy", v)
+				}
+			}
+		})
+	}
+}
+
+// TestBundleInputs checks the pin-time rule: every input file resolves in the bundle and is not the eval file.
+func TestBundleInputs(t *testing.T) {
+	const evalYAML = `evalcases:
+  - id: a
+    expected_outcome: x
+    input_messages:
+      - role: user
+        content:
+          - {type: text, value: "Read it"}
+          - {type: file, value: %s}
+`
+	files := []bundle.File{
+		{Path: "suites/eval.yaml", SHA256: sha("e")}, {Path: "suites/data/in.txt", SHA256: sha("i")}, {Path: "prompts/judge.md", SHA256: sha("p")},
+	}
+	m, err := bundle.NewManifest("suites/eval.yaml", files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ref, want string
+	}{
+		{"data/in.txt", ""},
+		{"./data/in.txt", ""},
+		{"/suites/data/in.txt", ""},
+		{"data/missing.txt", `file "data/missing.txt" is not in the eval bundle`},
+		{"../../etc/passwd", "leads outside the eval bundle"},
+		{"eval.yaml", "is the eval file itself"},
+	} {
+		f, err := evalfile.Parse([]byte(fmt.Sprintf(evalYAML, tc.ref)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := bundleInputs(m, f)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("input file %q: %q, want %q", tc.ref, got, tc.want)
+		}
+	}
+}
+
+func sha(s string) string { return EvalSHA256([]byte(s)) }
