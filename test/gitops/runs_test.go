@@ -139,7 +139,14 @@ var knownConditionTypes = []string{
 // prefix, in file order.
 func apiConstants(t *testing.T, prefix string) []string {
 	t.Helper()
-	path := filepath.Join(repoRoot, "api", "v1alpha1", "evalrun_status.go")
+	return apiConstantsIn(t, "evalrun_status.go", prefix)
+}
+
+// apiConstantsIn returns the string values of the constants in the file of api/v1alpha1 whose names start with
+// prefix, in file order.
+func apiConstantsIn(t *testing.T, file, prefix string) []string {
+	t.Helper()
+	path := filepath.Join(repoRoot, "api", "v1alpha1", file)
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
