@@ -62,6 +62,7 @@ verify: generate manifests gitops ## Regenerate everything and fail on drift or 
 	cd hack/tools && $(GO) mod tidy -diff
 	cd hack/helm && $(GO) mod tidy -diff
 	cd hack/seaweedfs && $(GO) mod tidy -diff
+	cd hack/kueue && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api config charts || { echo "generated files drifted: run 'make generate manifests' and commit"; exit 1; }
 	@untracked="$$(git ls-files --others --exclude-standard -- api config charts)"; \
@@ -154,6 +155,10 @@ cluster-status: ## Show the local cluster's state.
 .PHONY: images
 images: ## Pack and import the manager, collector, pause and sample runner images.
 	hack/images.sh
+
+.PHONY: kueue
+kueue: ## Build Kueue (pinned by hack/kueue/go.mod, cached under bin/kueue/<version>) and install it on the local cluster.
+	hack/kueue.sh install
 
 .PHONY: deploy
 deploy: ## Deploy CRD, RBAC and manager to the local cluster.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds this project's container images without Docker and imports them into the local cluster's containerd.
 #
-#   hack/images.sh [pause|manager|collector|screening-runner|seaweedfs|judgeserver ...]     (default: all)
+#   hack/images.sh [pause|manager|collector|screening-runner|seaweedfs|judgeserver|kueue ...]
+#                                       (default: all but kueue)
 #
 # Each image is static binaries on an empty base, packed by hack/imagepack into an OCI image-layout tarball under
 # bin/images/ and imported with `ctr -n k8s.io images import`. Packing is deterministic, so an image whose
@@ -19,6 +20,8 @@
 #                                           the end-to-end tests (test/e2e/testdata/seaweedfs.yaml)
 #   localhost/evalrun/judgeserver:dev       /judgeserver (test/judgeserver), the deterministic OpenAI-compatible judge of
 #                                           the LLM-judge end-to-end test (test/e2e/testdata/judgeserver.yaml)
+#   localhost/evalrun/kueue:<version>       /manager (Kueue, built by hack/kueue.sh); only when named (hack/kueue.sh
+#                                           install names it), not among the default images
 #
 # CONTAINERD_ADDRESS overrides the containerd socket (default: the local cluster's, see hack/cluster.sh).
 # IMAGES_NO_IMPORT=1 only packs the tarballs.
@@ -32,6 +35,7 @@ BUILD="$OUT/build"
 TAG="${IMAGE_TAG:-dev}"
 IMAGEPACK="$ROOT/bin/tools/imagepack"
 ALL=(pause manager collector screening-runner seaweedfs judgeserver)
+OPTIONAL=(kueue)
 WANT=("$@")
 [ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
 
@@ -124,6 +128,17 @@ build_judgeserver() {
   pack "localhost/evalrun/judgeserver:$TAG" "$OUT/judgeserver.tar" --file /judgeserver="$BUILD/judgeserver" --entrypoint /judgeserver
 }
 
+build_kueue() {
+  local bin version
+  bin="$(hack/kueue.sh build | tail -n 1)"
+  version="$(basename "$(dirname "$bin")")"
+  pack "localhost/evalrun/kueue:$version" "$OUT/kueue.tar" \
+    --file /manager="$bin" --entrypoint /manager \
+    --label org.opencontainers.image.title=kueue \
+    --label org.opencontainers.image.version="$version" \
+    --label org.opencontainers.image.licenses=Apache-2.0
+}
+
 for image in "${WANT[@]}"; do
   case "$image" in
     pause) build_pause ;;
@@ -132,6 +147,7 @@ for image in "${WANT[@]}"; do
     screening-runner) build_screening_runner ;;
     seaweedfs) build_seaweedfs ;;
     judgeserver) build_judgeserver ;;
-    *) die "unknown image $image (want one of: ${ALL[*]})" ;;
+    kueue) build_kueue ;;
+    *) die "unknown image $image (want one of: ${ALL[*]} ${OPTIONAL[*]})" ;;
   esac
 done

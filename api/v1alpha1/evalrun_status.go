@@ -276,6 +276,77 @@ type EvalRunStatus struct {
 	// manager once the Job exists.
 	// +optional
 	ActiveDeadline *ActiveDeadline `json:"activeDeadline,omitempty"`
+
+	// queue is the run's place in Kueue when spec.queueName is set: the queue, the admission state and the
+	// admitting ClusterQueue of the Workload Kueue made for the run's Job, and Kueue's reason while the Workload
+	// waits. Written by the manager; the admission fields stay empty where Kueue is not installed.
+	// +optional
+	Queue *QueueStatus `json:"queue,omitempty"`
+}
+
+// QueueAdmission is where a run's Kueue Workload stands.
+// +kubebuilder:validation:Enum=Waiting;QuotaReserved;Admitted;Evicted;Finished
+type QueueAdmission string
+
+const (
+	// QueueWaiting: Kueue has not reserved quota for the Workload yet (Queued=True says why).
+	QueueWaiting QueueAdmission = "Waiting"
+	// QueueQuotaReserved: a ClusterQueue reserved quota; the Workload's admission checks have not all passed.
+	QueueQuotaReserved QueueAdmission = "QuotaReserved"
+	// QueueAdmitted: the Workload is admitted; the Job runs.
+	QueueAdmitted QueueAdmission = "Admitted"
+	// QueueEvicted: Kueue took the Workload's quota back (preempted by a higher-priority Workload, or another
+	// eviction); the Job is suspended again and waits to be admitted anew.
+	QueueEvicted QueueAdmission = "Evicted"
+	// QueueFinished: the Workload finished with its Job.
+	QueueFinished QueueAdmission = "Finished"
+)
+
+// QueueStatus is a run's place in Kueue, read from the Workload Kueue made for the run's Job.
+type QueueStatus struct {
+	// name is the LocalQueue the run's Job was submitted to (spec.queueName).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +required
+	Name string `json:"name,omitempty"`
+
+	// workload is the name of the Kueue Workload of the run's Job. Unset until Kueue created it, and where the
+	// manager cannot read Workloads (Kueue not installed).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Workload string `json:"workload,omitempty"`
+
+	// admission is where the Workload stands: Waiting, QuotaReserved, Admitted, Evicted or Finished. Unset while
+	// there is no Workload.
+	// +optional
+	Admission QueueAdmission `json:"admission,omitempty"`
+
+	// clusterQueue is the ClusterQueue that reserved quota for (admitted) the Workload; unset while it waits.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ClusterQueue string `json:"clusterQueue,omitempty"`
+
+	// reason is Kueue's reason for the Workload's state while it waits or after an eviction (the reason of its
+	// QuotaReserved or Evicted condition, e.g. Pending, Preempted, InactiveWorkload), as Kueue wrote it, cut to 128
+	// bytes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// message is Kueue's message with that reason (e.g. which quota is short), cut to 1024 bytes.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// evictions is how many times Kueue evicted the Workload (its Evicted condition turning True, as the manager
+	// saw it); each eviction stopped the run's pods, which run again from the start once re-admitted.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Evictions int32 `json:"evictions,omitempty"`
 }
 
 // DeadlineSource says where a run's deadline came from.
@@ -922,6 +993,9 @@ type LauncherReport struct {
 // +kubebuilder:printcolumn:name="Missing",type=integer,JSONPath=`.status.summary.missing`
 // +kubebuilder:printcolumn:name="Score",type=string,JSONPath=`.status.summary.meanScore`
 // +kubebuilder:printcolumn:name="Regressed",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].status`,priority=1
+// +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.status.queue.name`,priority=1
+// +kubebuilder:printcolumn:name="Admission",type=string,JSONPath=`.status.queue.admission`,priority=1
+// +kubebuilder:printcolumn:name="ClusterQueue",type=string,JSONPath=`.status.queue.clusterQueue`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (self.spec.evalFile == oldSelf.spec.evalFile && self.spec.target == oldSelf.spec.target)",message="spec is immutable except suspend while the run is in progress (spec.evalFile or spec.target changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.judging) == has(oldSelf.spec.judging) && (!has(self.spec.judging) || self.spec.judging == oldSelf.spec.judging) && has(self.spec.successPolicy) == has(oldSelf.spec.successPolicy) && (!has(self.spec.successPolicy) || self.spec.successPolicy == oldSelf.spec.successPolicy) && has(self.spec.baseline) == has(oldSelf.spec.baseline) && (!has(self.spec.baseline) || self.spec.baseline == oldSelf.spec.baseline))",message="spec is immutable except suspend while the run is in progress (spec.judging, spec.successPolicy or spec.baseline changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"

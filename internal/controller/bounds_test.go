@@ -21,6 +21,9 @@ func TestStringBoundsFitTheCRD(t *testing.T) {
 		{runs, "status.runner.imageID", maxRunnerImageID},
 		{runs, "status.shards[].imageID", maxRunnerImageID},
 		{runs, "status.shards[].message", maxShardMessage},
+		{runs, "status.queue.reason", maxQueueReason},
+		{runs, "status.queue.message", maxQueueMessage},
+		{runs, "status.queue.clusterQueue", maxQueueClusterQueue},
 	} {
 		if limit := testutil.CRDMaxLength(t, tc.file, tc.path); int64(tc.bound) > limit {
 			t.Errorf("%s %s: the manager cuts to %d bytes, over the CRD's maxLength %d", tc.file, tc.path, tc.bound, limit)

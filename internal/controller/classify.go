@@ -61,6 +61,8 @@ type Observation struct {
 	Now  time.Time
 	// PodCreateFailures are the Job's FailedCreate events (read only while the Job has no pod), oldest first.
 	PodCreateFailures []PodCreateFailure
+	// Queue is Kueue's view of the Job (QueueView), for a run with spec.queueName.
+	Queue *evalsv1alpha1.QueueStatus
 }
 
 // PodCreateFailure is one FailedCreate event of the Job: the API's reason for rejecting its pod.
@@ -133,7 +135,7 @@ func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
 	case ptr.Deref(job.Spec.Suspend, false):
 		msg := "the Job is suspended by spec.suspend"
 		if obs.Run.Spec.QueueName != "" {
-			msg = fmt.Sprintf("waiting for Kueue to admit the Job in queue %s", obs.Run.Spec.QueueName)
+			msg = kueueWaitMessage(obs.Run.Spec.QueueName, obs.Queue)
 		}
 		return Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
 	case pod == nil:

@@ -54,6 +54,8 @@ type EvalRunReconciler struct {
 	memory    *memory
 	// off runs the reconciles of runs that name a bucket off the workers.
 	off *offWorker
+	// kueue reads the Workloads of queued runs' Jobs, once Kueue's API is served (nil until SetupWithManager).
+	kueue *kueueWatch
 }
 
 // NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the
@@ -211,8 +213,11 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		facts.ActiveDeadline = d
 	}
 
-	// 4. Keep the Job's suspension in line with spec.suspend, unless Kueue owns it.
+	// 4. Keep the Job's suspension in line with spec.suspend, unless Kueue owns it; read Kueue's view of it.
 	if err := r.syncSuspend(ctx, run, job); err != nil {
+		return nil, err
+	}
+	if facts.Queue, err = r.queueOf(ctx, run, job, now); err != nil {
 		return nil, err
 	}
 
@@ -221,7 +226,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	if err != nil {
 		return nil, err
 	}
-	obs := Observation{Run: run, Job: job, Pods: pods, Now: now}
+	obs := Observation{Run: run, Job: job, Pods: pods, Now: now, Queue: facts.Queue}
 	if len(pods) == 0 && !jobFinished(job) && !ptr.Deref(job.Spec.Suspend, false) {
 		// A Job without a pod may have had it rejected at creation; only its events say why.
 		if obs.PodCreateFailures, err = r.podCreateFailures(ctx, job); err != nil {
@@ -325,8 +330,8 @@ func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
 	s := run.Status
 	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
 		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: ptr.Deref(s.EvalFileView, ""),
-		BundleSHA256: ptr.Deref(s.BundleSHA256, ""),
-		Sharding:     s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline}
+		BundleSHA256: ptr.Deref(s.BundleSHA256, ""), Queue: s.Queue,
+		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline}
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.

@@ -146,8 +146,8 @@ func (g scheduleRuns) lastFinished() *evalsv1alpha1.EvalRun {
 	return last
 }
 
-// finishedRunStatus is a finished run as status.lastFinished shows it.
-func finishedRunStatus(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.FinishedRun {
+// FinishedRunStatus is a finished run as status.lastFinished shows it (the GitOps health tests build theirs with it).
+func FinishedRunStatus(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.FinishedRun {
 	return &evalsv1alpha1.FinishedRun{Name: run.Name, ScheduledTime: metav1.NewTime(scheduledTime(run)), RunOutcome: outcomeOf(run)}
 }
 

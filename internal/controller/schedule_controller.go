@@ -106,7 +106,7 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	sched, err := ParseSchedule(&s.Spec)
 	if err != nil {
 		r.recorder.Eventf(s, nil, corev1.EventTypeWarning, eventInvalidSchedule, "Schedule", "%s", err.Error())
-		setScheduleConditions(status, s.Generation, now, metav1.ConditionFalse, evalsv1alpha1.ScheduleReasonInvalidSchedule, err.Error())
+		SetScheduleConditions(status, s.Generation, now, metav1.ConditionFalse, evalsv1alpha1.ScheduleReasonInvalidSchedule, err.Error())
 		status.NextScheduleTime = nil
 		r.summarize(status, g)
 		return ctrl.Result{}, errors.Join(stepErr, r.applyStatus(ctx, s, status))
@@ -116,7 +116,7 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	var requeue time.Duration
 	suspended := ptr.Deref(s.Spec.Suspend, false)
 	if suspended {
-		setScheduleConditions(status, s.Generation, now, metav1.ConditionTrue, evalsv1alpha1.ScheduleReasonSuspended, "the schedule is suspended")
+		SetScheduleConditions(status, s.Generation, now, metav1.ConditionTrue, evalsv1alpha1.ScheduleReasonSuspended, "the schedule is suspended")
 		status.NextScheduleTime = nil
 	} else {
 		created, err := r.startDue(ctx, s, sched, &g, status, now)
@@ -127,7 +127,7 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		next := sched.Next(now)
 		status.NextScheduleTime = ptr.To(metav1.NewTime(next))
 		requeue = next.Sub(now) + nextTimeSlack
-		setScheduleConditions(status, s.Generation, now, metav1.ConditionTrue, evalsv1alpha1.ScheduleReasonScheduled,
+		SetScheduleConditions(status, s.Generation, now, metav1.ConditionTrue, evalsv1alpha1.ScheduleReasonScheduled,
 			"next run at "+next.UTC().Format(time.RFC3339))
 	}
 	r.summarize(status, g)
@@ -268,7 +268,7 @@ func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleSta
 		status.Active = append(status.Active, evalsv1alpha1.ScheduledRun{Name: run.Name, ScheduledTime: metav1.NewTime(scheduledTime(run))})
 	}
 	if last := g.lastFinished(); last != nil {
-		status.LastFinished = finishedRunStatus(last)
+		status.LastFinished = FinishedRunStatus(last)
 	}
 	for _, run := range g.succeeded {
 		if t := run.Status.CompletionTime; t != nil && (status.LastSuccessfulTime == nil || t.After(status.LastSuccessfulTime.Time)) {
@@ -277,9 +277,9 @@ func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleSta
 	}
 }
 
-// setScheduleConditions sets Ready (with status, reason and message) and Stalled (True only for an invalid
+// SetScheduleConditions sets Ready (with status, reason and message) and Stalled (True only for an invalid
 // schedule).
-func setScheduleConditions(status *evalsv1alpha1.EvalScheduleStatus, generation int64, now time.Time, ready metav1.ConditionStatus, reason, msg string) {
+func SetScheduleConditions(status *evalsv1alpha1.EvalScheduleStatus, generation int64, now time.Time, ready metav1.ConditionStatus, reason, msg string) {
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
 	stalled := metav1.ConditionFalse
 	if ready == metav1.ConditionFalse {

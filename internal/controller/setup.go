@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
@@ -158,7 +159,7 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.off); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		For(&evalsv1alpha1.EvalRun{}).
@@ -168,7 +169,16 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Watches(&evalsv1alpha1.EvalRun{}, handler.EnqueueRequestsFromMapFunc(r.runsComparedWith)).
 		WatchesRawSource(r.off.source()).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	// Kueue's Workloads are watched only once their API is served (kueue.go): no watch fails where Kueue is absent.
+	r.kueue = &kueueWatch{mapper: mgr.GetRESTMapper(), reader: mgr.GetCache(), start: func() error {
+		return c.Watch(source.Kind[client.Object](mgr.GetCache(), newWorkload(), handler.EnqueueRequestsFromMapFunc(r.runOfPod),
+			predicate.ResourceVersionChangedPredicate{}))
+	}}
+	return nil
 }
 
 // runsComparedWith maps an EvalRun to the runs that name it as their baseline, so that they compare once it
@@ -187,7 +197,7 @@ func (r *EvalRunReconciler) runsComparedWith(ctx context.Context, obj client.Obj
 	return out
 }
 
-// runOfPod maps a pod to the EvalRun controlling the Job controlling it.
+// runOfPod maps a pod, or a Kueue Workload, to the EvalRun controlling the Job controlling it.
 func (r *EvalRunReconciler) runOfPod(ctx context.Context, obj client.Object) []reconcile.Request {
 	ref := metav1.GetControllerOf(obj)
 	if ref == nil || ref.Kind != "Job" {

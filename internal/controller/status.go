@@ -35,6 +35,8 @@ type Facts struct {
 	Regressed *metav1.Condition
 	// ActiveDeadline is the Job's deadline and where it came from.
 	ActiveDeadline *evalsv1alpha1.ActiveDeadline
+	// Queue is Kueue's view of the run's Job (spec.queueName set).
+	Queue *evalsv1alpha1.QueueStatus
 }
 
 // TerminalAssessment returns the run's recorded terminal outcome, if its Succeeded condition is True or False.
@@ -70,6 +72,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		Attempt:            desiredAttempt(run),
 		PreviousAttempts:   run.Status.PreviousAttempts,
 		ActiveDeadline:     f.ActiveDeadline,
+		Queue:              f.Queue,
 	}
 	if f.EvalFileView != "" {
 		out.EvalFileView = ptr.To(f.EvalFileView)

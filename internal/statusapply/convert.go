@@ -256,6 +256,19 @@ func activeDeadline(d *evalsv1alpha1.ActiveDeadline) *acv1alpha1.ActiveDeadlineA
 	return ac
 }
 
+// queueStatus converts status.queue.
+func queueStatus(q *evalsv1alpha1.QueueStatus) *acv1alpha1.QueueStatusApplyConfiguration {
+	ac := acv1alpha1.QueueStatus()
+	optional(q.Name, ac.WithName)
+	optional(q.Workload, ac.WithWorkload)
+	optional(q.Admission, ac.WithAdmission)
+	optional(q.ClusterQueue, ac.WithClusterQueue)
+	optional(q.Reason, ac.WithReason)
+	optional(q.Message, ac.WithMessage)
+	optional(q.Evictions, ac.WithEvictions)
+	return ac
+}
+
 // scheduledRun converts one of an EvalSchedule's status.active.
 func scheduledRun(r *evalsv1alpha1.ScheduledRun) *acv1alpha1.ScheduledRunApplyConfiguration {
 	ac := acv1alpha1.ScheduledRun().WithName(r.Name)

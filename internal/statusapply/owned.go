@@ -29,8 +29,8 @@ var CollectorConditionTypes = []string{evalsv1alpha1.ConditionResultsTruncated}
 
 // Manager returns the part of s the manager owns (field manager evalrun-manager): observedGeneration, the
 // conditions of ManagerConditionTypes (in that order), jobName, startTime, completionTime, evalFileSHA256,
-// bundleSHA256, evalFileView, evalConfigMapName, runner, sharding, shards, resume, baseline, attempt, previousAttempts and
-// activeDeadline. Everything else in s is left out. It is also the manager's view of a run's current status: two
+// bundleSHA256, evalFileView, evalConfigMapName, runner, sharding, shards, resume, baseline, attempt, previousAttempts,
+// activeDeadline and queue. Everything else in s is left out. It is also the manager's view of a run's current status: two
 // statuses the manager would apply alike give equal results.
 func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfiguration {
 	ac := acv1alpha1.EvalRunStatus()
@@ -72,6 +72,9 @@ func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfi
 	}
 	if s.ActiveDeadline != nil {
 		ac.WithActiveDeadline(activeDeadline(s.ActiveDeadline))
+	}
+	if s.Queue != nil {
+		ac.WithQueue(queueStatus(s.Queue))
 	}
 	return ac
 }

@@ -139,8 +139,8 @@ func TestOwnedFields(t *testing.T) {
 			name:   "manager",
 			status: Manager(&status),
 			wantKeys: []string{"activeDeadline", "attempt", "baseline", "bundleSHA256", "completionTime", "conditions", "evalConfigMapName",
-				"evalFileSHA256", "evalFileView", "jobName", "observedGeneration", "previousAttempts", "resume", "runner",
-				"sharding", "shards", "startTime"},
+				"evalFileSHA256", "evalFileView", "jobName", "observedGeneration", "previousAttempts", "queue", "resume",
+				"runner", "sharding", "shards", "startTime"},
 			wantConditions: []string{"Reconciling", "Stalled", "Succeeded", "Queued", "Passed", "Regressed"},
 		},
 		{
@@ -199,6 +199,7 @@ type legacyManagerStatus struct {
 	Attempt            *evalsv1alpha1.Attempt            `json:"attempt,omitempty"`
 	PreviousAttempts   []evalsv1alpha1.AttemptRecord     `json:"previousAttempts,omitempty"`
 	ActiveDeadline     *evalsv1alpha1.ActiveDeadline     `json:"activeDeadline,omitempty"`
+	Queue              *evalsv1alpha1.QueueStatus        `json:"queue,omitempty"`
 }
 
 // legacyManager projects s onto the manager's fields as the manager did before (CurrentManagerStatus).
@@ -206,7 +207,7 @@ func legacyManager(s *evalsv1alpha1.EvalRunStatus) legacyManagerStatus {
 	out := legacyManagerStatus{ObservedGeneration: s.ObservedGeneration, JobName: s.JobName, StartTime: s.StartTime,
 		CompletionTime: s.CompletionTime, EvalFileSHA256: s.EvalFileSHA256, BundleSHA256: s.BundleSHA256, EvalConfigMapName: s.EvalConfigMapName,
 		Runner: s.Runner, Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline,
-		Attempt: s.Attempt, PreviousAttempts: s.PreviousAttempts, ActiveDeadline: s.ActiveDeadline}
+		Attempt: s.Attempt, PreviousAttempts: s.PreviousAttempts, ActiveDeadline: s.ActiveDeadline, Queue: s.Queue}
 	if s.EvalFileView != nil {
 		out.EvalFileView = *s.EvalFileView
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,10 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
-const healthScript = "config/gitops/argocd/health.lua"
+const (
+	healthScript         = "config/gitops/argocd/health.lua"
+	scheduleHealthScript = "config/gitops/argocd/schedule-health.lua"
+)
 
 // argoHealthStatuses are the health statuses Argo CD accepts from a Lua health check; any other status shows as
 // Unknown ("Lua returned an invalid health status").
@@ -140,9 +144,9 @@ func TestArgoCDHealthWithoutObject(t *testing.T) {
 	}
 }
 
-// TestArgoCDConfigMapCarriesTheScript checks the shipped argocd-cm patch: its key is the one Argo CD looks up for
-// the API's group and kind (resource.customizations.health.<group>_<kind>), and its value is health.lua byte for
-// byte (run `make gitops` after editing health.lua).
+// TestArgoCDConfigMapCarriesTheScript checks the shipped argocd-cm patch: its keys are the ones Argo CD looks up
+// for the API's group and kinds (resource.customizations.health.<group>_<kind>), and their values are health.lua
+// and schedule-health.lua byte for byte (run `make gitops` after editing either).
 func TestArgoCDConfigMapCarriesTheScript(t *testing.T) {
 	var cm struct {
 		APIVersion string `json:"apiVersion"`
@@ -158,16 +162,21 @@ func TestArgoCDConfigMapCarriesTheScript(t *testing.T) {
 	if cm.APIVersion != "v1" || cm.Kind != "ConfigMap" || cm.Metadata.Name != "argocd-cm" {
 		t.Errorf("argocd-cm.yaml is %s %s %s, want v1 ConfigMap argocd-cm", cm.APIVersion, cm.Kind, cm.Metadata.Name)
 	}
-	key := "resource.customizations.health." + evalsv1alpha1.GroupVersion.Group + "_EvalRun"
-	if len(cm.Data) != 1 {
-		t.Errorf("argocd-cm.yaml has keys %v, want only %s", keys(cm.Data), key)
+	scripts := map[string]string{
+		"resource.customizations.health." + evalsv1alpha1.GroupVersion.Group + "_EvalRun":      healthScript,
+		"resource.customizations.health." + evalsv1alpha1.GroupVersion.Group + "_EvalSchedule": scheduleHealthScript,
 	}
-	if diff := cmp.Diff(readRepoFile(t, healthScript), cm.Data[key]); diff != "" {
-		t.Errorf("argocd-cm.yaml's %s is not health.lua; run `make gitops` (-health.lua +argocd-cm.yaml):\n%s", key, diff)
+	if len(cm.Data) != len(scripts) {
+		t.Errorf("argocd-cm.yaml has keys %v, want only %v", keys(cm.Data), keys(scripts))
 	}
 	component := readRepoFile(t, "config/gitops/argocd/kustomization.yaml")
-	if !strings.Contains(component, "- "+key+"=health.lua\n") {
-		t.Errorf("the kustomize Component does not generate %s from health.lua:\n%s", key, component)
+	for key, script := range scripts {
+		if diff := cmp.Diff(readRepoFile(t, script), cm.Data[key]); diff != "" {
+			t.Errorf("argocd-cm.yaml's %s is not %s; run `make gitops` (-script +argocd-cm.yaml):\n%s", key, script, diff)
+		}
+		if !strings.Contains(component, "- "+key+"="+filepath.Base(script)+"\n") {
+			t.Errorf("the kustomize Component does not generate %s from %s:\n%s", key, script, component)
+		}
 	}
 }
 

@@ -139,7 +139,14 @@ var knownConditionTypes = []string{
 // prefix, in file order.
 func apiConstants(t *testing.T, prefix string) []string {
 	t.Helper()
-	path := filepath.Join(repoRoot, "api", "v1alpha1", "evalrun_status.go")
+	return apiConstantsIn(t, "evalrun_status.go", prefix)
+}
+
+// apiConstantsIn returns the string values of the constants in the file of api/v1alpha1 whose names start with
+// prefix, in file order.
+func apiConstantsIn(t *testing.T, file, prefix string) []string {
+	t.Helper()
+	path := filepath.Join(repoRoot, "api", "v1alpha1", file)
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -373,9 +380,17 @@ func runCases(t *testing.T) []healthCase {
 			advance(run, controller.State(reason), reason, msg)
 			add("in progress: "+reason, run, argoHealth{argoProgressing, reason + ": " + msg}, inProgress, inProgress)
 		case queued:
-			msg := "waiting for Kueue to admit the Job in queue nightly"
+			msg := "waiting for Kueue to admit the Job in queue nightly (Pending: couldn't assign flavors to pod set main)"
+			run.Spec.QueueName = "nightly"
 			advance(run, controller.StateQueued, reason, msg)
 			add("queued by Kueue", run, argoHealth{argoSuspended, "Queued: " + msg}, inProgress, inProgress)
+
+			run = newRun()
+			run.Spec.QueueName = "nightly"
+			run.Spec.Suspend = ptrTo(true)
+			msg = "Kueue evicted the Job; waiting for Kueue to admit the Job in queue nightly again (Preempted: Preempted to accommodate a workload)"
+			advance(run, controller.StateQueued, reason, msg)
+			add("preempted by Kueue, spec.suspend set (ignored with a queue)", run, argoHealth{argoSuspended, "Queued: " + msg}, inProgress, inProgress)
 
 			run = newRun()
 			run.Spec.Suspend = ptrTo(true)
@@ -418,6 +433,15 @@ func runCases(t *testing.T) []healthCase {
 	advance(run, controller.StateRunning, evalsv1alpha1.ReasonRunning, "the runner is running")
 	add("spec.suspend set while running, the Job not suspended yet", run,
 		argoHealth{argoSuspended, "The run is suspended by spec.suspend"}, inProgress, inProgress)
+
+	// With spec.queueName, Kueue owns the Job's suspension and spec.suspend is ignored: a run Kueue admitted runs.
+	run = newRun()
+	run.Spec.QueueName = "nightly"
+	run.Spec.Suspend = ptrTo(true)
+	started(run)
+	advance(run, controller.StateRunning, evalsv1alpha1.ReasonRunning, "the runner is running")
+	add("admitted by Kueue and running, spec.suspend set (ignored with a queue)", run,
+		argoHealth{argoProgressing, "Running: the runner is running"}, inProgress, inProgress)
 
 	run = newRun()
 	started(run)

@@ -17,7 +17,7 @@
 --   finished, still comparing with its baseline (Regressed=Unknown,
 --     BaselinePending), or Passed not decided                          Progressing
 --   finished, and Passed=True                                          Healthy (saying how the baseline compared)
---   queued (Queued=True) or spec.suspend                               Suspended
+--   queued (Queued=True), or spec.suspend without spec.queueName       Suspended
 --   in progress (Reconciling=True)                                     Progressing, with the reason and message
 --   anything else (unknown or malformed status)                        Progressing
 --
@@ -146,7 +146,13 @@ local function health(obj)
     return { status = "Progressing", message = "The run completed; waiting for the operator to judge its success policy" }
   end
 
-  local suspend = type(obj.spec) == "table" and obj.spec.suspend == true
+  -- spec.suspend is ignored when spec.queueName is set (Kueue owns the Job's suspension): a run Kueue admitted
+  -- runs whatever spec.suspend says, and Queued says when Kueue holds it.
+  local suspend = false
+  if type(obj.spec) == "table" and obj.spec.suspend == true then
+    local queue = obj.spec.queueName
+    suspend = type(queue) ~= "string" or queue == ""
+  end
   if is(c.Queued, "True") or suspend then
     local message = ""
     if is(c.Queued, "True") then

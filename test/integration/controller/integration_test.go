@@ -360,6 +360,10 @@ func TestKueueOwnsSuspension(t *testing.T) {
 	if c := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message, "Kueue") {
 		t.Errorf("Queued message %q does not mention Kueue", c.Message)
 	}
+	// envtest has no Kueue CRDs: the manager started and works without them, and shows the queue's name only.
+	if q := got.Status.Queue; q == nil || *q != (evalsv1alpha1.QueueStatus{Name: "team-a"}) {
+		t.Errorf("status.queue %+v without Kueue installed; want the queue's name only", q)
+	}
 	// Kueue admits the Job; the manager leaves spec.suspend alone from then on, whatever spec.suspend says.
 	if err := k8s.Patch(context.Background(), job.DeepCopy(), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"suspend":false}}`))); err != nil {
 		t.Fatal(err)

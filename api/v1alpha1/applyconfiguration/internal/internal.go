@@ -433,6 +433,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - number
+    - name: queue
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.QueueStatus
     - name: results
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference
@@ -780,6 +783,32 @@ var schemaYAML = typed.YAMLObject(`types:
           elementType:
             namedType: io.k8s.api.core.v1.Toleration
           elementRelationship: atomic
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.QueueAdmission
+  scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.QueueStatus
+  map:
+    fields:
+    - name: admission
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.QueueAdmission
+    - name: clusterQueue
+      type:
+        scalar: string
+    - name: evictions
+      type:
+        scalar: numeric
+    - name: message
+      type:
+        scalar: string
+    - name: name
+      type:
+        scalar: string
+    - name: reason
+      type:
+        scalar: string
+    - name: workload
+      type:
+        scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RegressionPolicy
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference

@@ -104,6 +104,10 @@ type EvalRunStatusApplyConfiguration struct {
 	// manager's --default-active-deadline-seconds when the spec sets none, so that every run ends. Written by the
 	// manager once the Job exists.
 	ActiveDeadline *ActiveDeadlineApplyConfiguration `json:"activeDeadline,omitempty"`
+	// queue is the run's place in Kueue when spec.queueName is set: the queue, the admission state and the
+	// admitting ClusterQueue of the Workload Kueue made for the run's Job, and Kueue's reason while the Workload
+	// waits. Written by the manager; the admission fields stay empty where Kueue is not installed.
+	Queue *QueueStatusApplyConfiguration `json:"queue,omitempty"`
 }
 
 // EvalRunStatusApplyConfiguration constructs a declarative configuration of the EvalRunStatus type for use with
@@ -343,5 +347,13 @@ func (b *EvalRunStatusApplyConfiguration) WithPreviousAttempts(values ...*Attemp
 // If called multiple times, the ActiveDeadline field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithActiveDeadline(value *ActiveDeadlineApplyConfiguration) *EvalRunStatusApplyConfiguration {
 	b.ActiveDeadline = value
+	return b
+}
+
+// WithQueue sets the Queue field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Queue field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithQueue(value *QueueStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.Queue = value
 	return b
 }
