@@ -129,7 +129,8 @@ func TestResultsErrors(t *testing.T) {
 		"results gone":             {[]string{"export", "gone"}, "the results of EvalRun gone: result ConfigMap gone-evalrun-results-0: stored results are gone"},
 		"bad verdict":              {[]string{"results", "gone", "--verdict", "Failed"}, `verdict "Failed" is not one of Pass, Fail, Error, Skipped, Missing`},
 		"bad output":               {[]string{"results", "gone", "-o", "wide"}, `--output "wide" is not one of table, json, yaml`},
-		"bad format":               {[]string{"export", "gone", "--format", "csv"}, `--format "csv" is not one of jsonl, junit`},
+		"bad format":               {[]string{"export", "gone", "-o", "csv"}, `--output "csv" is not one of jsonl, junit`},
+		"bad format, old flag":     {[]string{"export", "gone", "--format", "csv"}, `--output "csv" is not one of jsonl, junit`},
 		"baseline without results": {[]string{"compare", "gone", "running"}, "EvalRun " + ns + "/running has no stored results: it has not stored results yet (Succeeded=True, Completed: done)"},
 		"bad drop":                 {[]string{"compare", "gone", "gone", "--max-score-drop", "2"}, `--max-score-drop "2" is not a decimal in [0, 1]`},
 	}
@@ -138,6 +139,9 @@ func TestResultsErrors(t *testing.T) {
 			_, _, err := kubectlEvalrun(t, ns, tc.args...)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			if code := ExitCode(err); code != ExitError {
+				t.Errorf("exit code %d, want %d (an error, not a regression)", code, ExitError)
 			}
 		})
 	}
@@ -151,7 +155,7 @@ func TestExport(t *testing.T) {
 		r.Status.MissingIDs = []string{"case-010", "case-011"}
 	})
 
-	out, _, err := kubectlEvalrun(t, ns, "export", "screening", "--format", "jsonl")
+	out, _, err := kubectlEvalrun(t, ns, "export", "screening", "-o", "jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +174,21 @@ func TestExport(t *testing.T) {
 	}
 
 	file := filepath.Join(t.TempDir(), "report.xml")
-	if out, _, err = kubectlEvalrun(t, ns, "export", "screening", "--format", "junit", "-f", file); err != nil || out != "" {
-		t.Fatalf("export -f: err %v, stdout %q", err, out)
+	if out, _, err = kubectlEvalrun(t, ns, "export", "screening", "-o", "junit", "--output-file", file); err != nil || out != "" {
+		t.Fatalf("export --output-file: err %v, stdout %q", err, out)
+	}
+	old := filepath.Join(t.TempDir(), "old.xml")
+	_, errOut, err := kubectlEvalrun(t, ns, "export", "screening", "--format", "junit", "-f", old)
+	if err != nil || !strings.Contains(errOut, "Flag --file has been deprecated, use --output-file") ||
+		!strings.Contains(errOut, "Flag --format has been deprecated, use -o/--output") {
+		t.Errorf("export --format junit -f (deprecated): err %v, stderr %q, want a deprecation warning", err, errOut)
 	}
 	doc, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if oldDoc, err := os.ReadFile(old); err != nil || !bytes.Equal(oldDoc, doc) {
+		t.Errorf("the deprecated flags wrote another report (%v)", err)
 	}
 	var s struct {
 		Tests    int `xml:"tests,attr"`
@@ -234,6 +247,9 @@ func TestCompare(t *testing.T) {
 	out, _, err := kubectlEvalrun(t, ns, "compare", "candidate", "nightly")
 	if !errors.Is(err, ErrRegressed) {
 		t.Errorf("compare: error %v, want ErrRegressed", err)
+	}
+	if code := ExitCode(err); code != ExitRegressed {
+		t.Errorf("compare: exit code %d, want %d", code, ExitRegressed)
 	}
 	want := `EvalRun candidate against baseline nightly (eval file: Same), 10 shared cases
 Newly failing: 2
