@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make test-e2e`: bring the local cluster up, build and import the images, deploy the operator and run the
-# end-to-end tests (test/e2e, build tag e2e) against it. The cluster stays up for inspection; `make cluster-down`
+# end-to-end tests (test/e2e, build tag e2e) against it, with the Prometheus Operator and a Prometheus installed
+# (hack/monitoring.sh) for the monitoring test. The cluster stays up for inspection; `make cluster-down`
 # stops it. E2E_RUN selects tests (go test -run), E2E_TIMEOUT overrides the 45m budget.
 set -euo pipefail
 
@@ -12,6 +13,7 @@ hack/cluster.sh up
 t1=$(date +%s)
 hack/images.sh
 hack/deploy.sh
+hack/monitoring.sh up
 t2=$(date +%s)
 status=0
 go test -tags e2e ./test/e2e/ -count=1 -timeout "${E2E_TIMEOUT:-45m}" -v ${E2E_RUN:+-run "$E2E_RUN"} || status=$?

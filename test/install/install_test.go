@@ -641,3 +641,54 @@ func TestBuildInstaller(t *testing.T) {
 		t.Errorf("hack/build-installer.sh took IMG='not an image':\n%s", b)
 	}
 }
+
+// envPromtool names Prometheus' promtool (hack/prometheus.sh builds it; the Makefile exports its path).
+const envPromtool = "EVALRUN_PROMTOOL"
+
+// TestPromtoolRules checks the shipped alerts with Prometheus' own rule parser and evaluator: `promtool check
+// rules` on config/prometheus/rules.yaml's spec and on the chart's PrometheusRule (defaults and shortened
+// windows), and `promtool test rules` (testdata/rules_test.yaml: each alert fires in the case it describes).
+func TestPromtoolRules(t *testing.T) {
+	promtool := os.Getenv(envPromtool)
+	if promtool == "" {
+		if testing.Short() {
+			t.Skip(envPromtool + " is not set (-short)")
+		}
+		t.Fatal(envPromtool + " is not set: run `make test-unit`, or `make prometheus` and set it to bin/prometheus/<version>/promtool")
+	}
+	dir := t.TempDir()
+	write := func(name string, o *unstructured.Unstructured) string {
+		t.Helper()
+		if o == nil {
+			t.Fatalf("%s: no PrometheusRule", name)
+		}
+		spec, err := yaml.Marshal(o.Object["spec"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, spec, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	files := []string{
+		write("rules.yaml", find(kustomizeMonitoring(t), "PrometheusRule", "evalrun-alerts")),
+		write("chart.yaml", find(render(t, "prometheusRule.enabled=true"), "PrometheusRule", "evalrun-alerts")),
+		write("chart-short.yaml", find(render(t, "prometheusRule.enabled=true", "prometheusRule.failed.window=2m",
+			"prometheusRule.stuck.window=90s", "prometheusRule.stuck.for=30s", "prometheusRule.passRate.for=0s"), "PrometheusRule", "evalrun-alerts")),
+	}
+	if out, err := run(t, nil, promtool, append([]string{"check", "rules", "--lint=all", "--lint-fatal"}, files...)...); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	tests, err := os.ReadFile("testdata/rules_test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rules_test.yaml"), tests, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, nil, promtool, "test", "rules", filepath.Join(dir, "rules_test.yaml")); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
+	}
+}
