@@ -18,6 +18,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -46,20 +47,7 @@ func TestMonitoringAlerts(t *testing.T) {
 	prom := prometheusURL(t, ctx)
 	applyShippedMonitoring(t, ctx)
 
-	// The scenarios, each in its own namespace, all at once.
-	failedNS := newNamespace(t, "alert-failed", nil)
-	create(t, sampleRun("fails", failedNS).Inline(testutil.DecisionEval(3)).Command("exit 3").Obj())
-
-	policyNS := newNamespace(t, "alert-policy", nil)
-	twoOfThree := `printf '%s\n' '` + strings.TrimSpace(testutil.DecisionLine(0, "CLEAR")) + `' '` +
-		strings.TrimSpace(testutil.DecisionLine(1, "CLEAR")) + `' '` + strings.TrimSpace(testutil.DecisionLine(2, "REVIEW")) + `' > {OUTPUT_FILE}`
-	create(t, sampleRun("policy", policyNS).Inline(testutil.DecisionEval(3)).Command(twoOfThree).Obj())
-
-	regressNS := newNamespace(t, "alert-regress", nil)
-	create(t, sampleRun("baseline", regressNS).Inline(testutil.DecisionEval(3)).Obj())
-	create(t, sampleRun("candidate", regressNS).Inline(testutil.DecisionEval(3)).Command(twoOfThree).MinPassRate("0.5").
-		Baseline("baseline", 0, "").Obj())
-
+	// A run that never ends, in a namespace where nothing finishes; then the manager restarts.
 	stuckNS := newNamespace(t, "alert-stuck", nil)
 	create(t, sampleRun("stuck", stuckNS).Inline(testutil.DecisionEval(1)).Command("sleep 900").Obj())
 	waitRun(t, stuckNS, "stuck", runTimeout, "its runner running", func(r *evalsv1alpha1.EvalRun) bool {
@@ -68,11 +56,36 @@ func TestMonitoringAlerts(t *testing.T) {
 	})
 	restarted := restartManager(t, ctx)
 
+	// The other scenarios, each in its own namespace, created suspended: the manager creates their namespace's
+	// counters at 0 when it first sees them, and they run once Prometheus has scraped those zeros (a team's
+	// namespace has had runs before; a run that failed within one scrape of the namespace's very first run would be
+	// a series born at 1, which no increase() sees: docs/monitoring.md).
+	failedNS := newNamespace(t, "alert-failed", nil)
+	create(t, sampleRun("fails", failedNS).Inline(testutil.DecisionEval(3)).Command("exit 3").Suspend(true).Obj())
+	policyNS := newNamespace(t, "alert-policy", nil)
+	twoOfThree := `printf '%s\n' '` + strings.TrimSpace(testutil.DecisionLine(0, "CLEAR")) + `' '` +
+		strings.TrimSpace(testutil.DecisionLine(1, "CLEAR")) + `' '` + strings.TrimSpace(testutil.DecisionLine(2, "REVIEW")) + `' > {OUTPUT_FILE}`
+	create(t, sampleRun("policy", policyNS).Inline(testutil.DecisionEval(3)).Command(twoOfThree).Suspend(true).Obj())
+	regressNS := newNamespace(t, "alert-regress", nil)
+	create(t, sampleRun("baseline", regressNS).Inline(testutil.DecisionEval(3)).Suspend(true).Obj())
+	create(t, sampleRun("candidate", regressNS).Inline(testutil.DecisionEval(3)).Command(twoOfThree).MinPassRate("0.5").
+		Baseline("baseline", 0, "").Suspend(true).Obj())
+	for _, ns := range []string{failedNS, policyNS, regressNS} {
+		waitSeries(t, ctx, prom, `evalrun_runs_finished_total{namespace="`+ns+`",reason="RunnerFailed"}`)
+		waitSeries(t, ctx, prom, `evalrun_baseline_comparisons_total{namespace="`+ns+`",reason="Regressed"}`)
+	}
+	for _, r := range [][2]string{{failedNS, "fails"}, {policyNS, "policy"}, {regressNS, "baseline"}, {regressNS, "candidate"}} {
+		run := &evalsv1alpha1.EvalRun{ObjectMeta: metav1.ObjectMeta{Namespace: r[0], Name: r[1]}}
+		if err := k8s.Patch(ctx, run, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"suspend":false}}`))); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	got := waitFinished(t, failedNS, "fails", runTimeout)
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonRunnerFailed})
 	got = waitFinished(t, policyNS, "policy", runTimeout)
 	expectCondition(t, got, evalsv1alpha1.ConditionPassed, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonPolicyNotMet})
-	got = waitRun(t, regressNS, "candidate", runTimeout, "Regressed", func(r *evalsv1alpha1.EvalRun) bool {
+	waitRun(t, regressNS, "candidate", runTimeout, "Regressed", func(r *evalsv1alpha1.EvalRun) bool {
 		return condition(r, evalsv1alpha1.ConditionRegressed).Status == metav1.ConditionTrue
 	})
 
@@ -166,6 +179,29 @@ func runCmd(ctx context.Context, name string, args ...string) (string, error) {
 		return string(out), fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, stderr.String())
 	}
 	return string(out), nil
+}
+
+// waitSeries waits until an instant query of Prometheus returns a series for selector.
+func waitSeries(t *testing.T, ctx context.Context, prom, selector string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var v struct {
+			Result []json.RawMessage `json:"result"`
+		}
+		promGet(t, ctx, prom, "/api/v1/query?query="+url.QueryEscape(selector), &v)
+		if len(v.Result) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus has no series %s after a minute", selector)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 // restartManager restarts the shared manager (config/default's Deployment), waits for the new pod and returns when
