@@ -73,7 +73,7 @@ func TestHelmInstallUpgradeUninstall(t *testing.T) {
 	replicas := scaleShared(0)
 	t.Cleanup(func() { scaleShared(replicas) })
 
-	common := []string{"--namespace", chartNamespace, "--set", "image.tag=dev", "--set", "collectorImage.tag=dev",
+	common := []string{"--namespace", chartNamespace, "--set", "fullnameOverride=" + chartRelease, "--set", "image.tag=dev", "--set", "collectorImage.tag=dev",
 		"--set", "watchNamespaces={" + ns + "}", "--wait", "--timeout", "3m"}
 	helm(append([]string{"install", chartRelease, chart, "--create-namespace"}, common...)...)
 	t.Cleanup(func() {
