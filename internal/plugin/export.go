@@ -63,7 +63,7 @@ var deprecatedExportFlags = []struct{ name, use string }{
 func (o *exportOptions) run(cmd *cobra.Command, e *env, name string) (err error) {
 	for _, d := range deprecatedExportFlags {
 		if cmd.Flags().Changed(d.name) {
-			fmt.Fprintf(cmd.ErrOrStderr(), "Flag --%s has been deprecated, use %s\n", d.name, d.use)
+			_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "Flag --%s has been deprecated, use %s\n", d.name, d.use)
 		}
 	}
 	if o.format != "jsonl" && o.format != "junit" {

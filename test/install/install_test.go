@@ -401,15 +401,15 @@ func TestChartValues(t *testing.T) {
 		if _, err := renderRaw(t, "metrics.service.enabled=false", "metrics.serviceMonitor.enabled=true"); err == nil || !strings.Contains(err.Error(), "needs metrics.service.enabled") {
 			t.Errorf("a ServiceMonitor without the Service: err = %v", err)
 		}
-		for _, o := range []*unstructured.Unstructured{sm, find(kustomizeMonitoring(t), "ServiceMonitor", "controller-manager-metrics-monitor")} {
-			endpoints, _, _ := unstructured.NestedSlice(o.Object, "spec", "endpoints")
-			for _, e := range endpoints {
-				if honor, _, _ := unstructured.NestedBool(e.(map[string]any), "honorLabels"); !honor {
-					t.Errorf("ServiceMonitor %s: an endpoint without honorLabels: the run's namespace label would become exported_namespace", o.GetName())
-				}
-			}
-		}
 	})
+}
+
+// TestChartReleaseValues checks the values a release sets: image tags tied to appVersion, the version label, the
+// LLM defaults, extra manager flags, pod labels and annotations.
+func TestChartReleaseValues(t *testing.T) {
+	managerOf := func(objs []*unstructured.Unstructured) corev1.Container {
+		return as[appsv1.Deployment](t, find(objs, "Deployment", "evalrun-controller-manager")).Spec.Template.Spec.Containers[0]
+	}
 
 	t.Run("image tags default to appVersion; the version label", func(t *testing.T) {
 		objs := render(t)
@@ -467,6 +467,11 @@ func TestChartValues(t *testing.T) {
 		}
 	})
 
+}
+
+// TestChartPrometheusRule checks the chart's PrometheusRule: off by default, config/prometheus/rules.yaml's spec with
+// the default values, every window and for: duration from its value.
+func TestChartPrometheusRule(t *testing.T) {
 	t.Run("PrometheusRule: the defaults are config/prometheus/rules.yaml", func(t *testing.T) {
 		if find(render(t), "PrometheusRule", "evalrun-alerts") != nil {
 			t.Error("a PrometheusRule is rendered by default")
@@ -510,6 +515,23 @@ func TestChartValues(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestServiceMonitorsHonorLabels checks both ServiceMonitors (the chart's and config/prometheus's) keep the
+// metrics' own namespace label, the run's.
+func TestServiceMonitorsHonorLabels(t *testing.T) {
+	sm := find(render(t, "metrics.service.enabled=true", "metrics.serviceMonitor.enabled=true"), "ServiceMonitor", "evalrun-controller-manager")
+	if sm == nil {
+		t.Fatal("no ServiceMonitor")
+	}
+	for _, o := range []*unstructured.Unstructured{sm, find(kustomizeMonitoring(t), "ServiceMonitor", "controller-manager-metrics-monitor")} {
+		endpoints, _, _ := unstructured.NestedSlice(o.Object, "spec", "endpoints")
+		for _, e := range endpoints {
+			if honor, _, _ := unstructured.NestedBool(e.(map[string]any), "honorLabels"); !honor {
+				t.Errorf("ServiceMonitor %s: an endpoint without honorLabels: the run's namespace label would become exported_namespace", o.GetName())
+			}
+		}
+	}
 }
 
 // appVersion is Chart.yaml's appVersion.
