@@ -20,6 +20,10 @@ CONTROLLER_GEN := $(GO) tool controller-gen
 # helm (charts/evalrun-operator: `helm lint`, `helm template` in the chart's test), pinned by hack/helm/go.mod.
 HELM_VERSION := $(shell cd hack/helm && $(GO) list -m -f '{{.Version}}' helm.sh/helm/v4)
 export EVALRUN_HELM := $(ROOT)/bin/tools/helm-$(HELM_VERSION)
+# Prometheus (promtool checks and unit-tests the shipped alerts; prometheus runs in the e2e monitoring test) and the
+# Prometheus Operator, pinned by hack/prometheus/go.mod and hack/prometheus-operator/go.mod.
+PROMETHEUS_VERSION := $(shell cd hack/prometheus && $(GO) list -m -f '{{.Version}}' github.com/prometheus/prometheus)
+export EVALRUN_PROMTOOL := $(ROOT)/bin/prometheus/$(PROMETHEUS_VERSION)/promtool
 # The images dist/install.yaml (make build-installer) deploys: the manager, and the collector it gives the run pods
 # (--collector-image). A tag or a digest: IMG=registry.example/evalrun/manager@sha256:<hex>.
 IMG ?= localhost/evalrun/manager:dev
@@ -63,6 +67,8 @@ verify: generate manifests gitops ## Regenerate everything and fail on drift or 
 	cd hack/helm && $(GO) mod tidy -diff
 	cd hack/seaweedfs && $(GO) mod tidy -diff
 	cd hack/kueue && $(GO) mod tidy -diff
+	cd hack/prometheus && $(GO) mod tidy -diff
+	cd hack/prometheus-operator && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	@git diff --exit-code -- api config charts || { echo "generated files drifted: run 'make generate manifests' and commit"; exit 1; }
 	@untracked="$$(git ls-files --others --exclude-standard -- api config charts)"; \
@@ -95,6 +101,22 @@ envtest-assets: ## Build kube-apiserver, etcd and kubectl for envtest (cached un
 seaweedfs: ## Build SeaweedFS's weed for the object store tests (cached under bin/seaweedfs/<version>).
 	hack/seaweedfs.sh
 
+.PHONY: prometheus
+prometheus: ## Build Prometheus' prometheus and promtool (cached under bin/prometheus/<version>).
+	hack/prometheus.sh >/dev/null
+
+.PHONY: prometheus-operator
+prometheus-operator: ## Build the Prometheus Operator and its config reloader (cached under bin/prometheus-operator/<version>).
+	hack/prometheus-operator.sh >/dev/null
+
+.PHONY: check-rules
+check-rules: prometheus ## promtool check rules and promtool test rules on the shipped alerts (test/install).
+	$(GO) test ./test/install/ -run TestPromtoolRules -count=1
+
+.PHONY: monitoring
+monitoring: prometheus prometheus-operator ## Install the Prometheus Operator and a Prometheus on the local cluster.
+	hack/monitoring.sh up
+
 .PHONY: helm
 helm: ## Build helm for the chart's lint and tests (cached under bin/tools/helm-<version>).
 	hack/helm.sh >/dev/null
@@ -108,7 +130,7 @@ nodejs: ## Install Debian's nodejs when node is missing (AgentV's composite exam
 	hack/nodejs.sh >/dev/null
 
 .PHONY: test-unit
-test-unit: envtest-assets seaweedfs helm chromium nodejs ## Unit, fuzz-seed, envtest, object store (weed), chart (helm) and browser (chromium) tests.
+test-unit: envtest-assets seaweedfs helm chromium nodejs prometheus ## Unit, fuzz-seed, envtest, object store (weed), chart (helm), browser (chromium) and alert (promtool) tests.
 	artifacts="$${ARTIFACTS:-$(ROOT)/bin/artifacts}"; status=0; \
 	  EVALRUN_REQUIRE_TEST_ASSETS=1 EVALRUN_CHROMIUM="$$(hack/chromium.sh)" ARTIFACTS="$$artifacts" $(GO) test ./... -count=1 || status=$$?; \
 	  echo "test-unit: the browser tests' screenshots are in $$artifacts"; exit $$status

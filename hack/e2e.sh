@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make test-e2e`: bring the local cluster up, build and import the images, deploy the operator and run the
-# end-to-end tests (test/e2e, build tag e2e) against it. The cluster stays up for inspection; `make cluster-down`
-# stops it. E2E_RUN selects tests (go test -run), E2E_TIMEOUT overrides the 45m budget.
+# end-to-end tests (test/e2e, build tag e2e) against it; with EVALRUN_E2E_MONITORING=1 also the Prometheus Operator
+# and a Prometheus (hack/monitoring.sh) for TestMonitoringAlerts, which is not yet part of make test (see
+# docs/monitoring.md). The cluster stays up for inspection; `make cluster-down` stops it. E2E_RUN selects tests (go test -run), E2E_TIMEOUT overrides the 45m budget.
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -12,6 +13,7 @@ hack/cluster.sh up
 t1=$(date +%s)
 hack/images.sh
 hack/deploy.sh
+if [ -n "${EVALRUN_E2E_MONITORING:-}" ]; then hack/monitoring.sh up; fi
 t2=$(date +%s)
 status=0
 go test -tags e2e ./test/e2e/ -count=1 -timeout "${E2E_TIMEOUT:-45m}" -v ${E2E_RUN:+-run "$E2E_RUN"} || status=$?

@@ -44,7 +44,8 @@ pinned_version() { (cd "$ROOT/$1" && go list -m -f '{{.Version}}' "$2"); }
 
 # build_pinned_tool MODULE_DIR PACKAGE BIN builds PACKAGE, pinned by the wrapper module MODULE_DIR (outside the
 # project's main module: its tools.go imports PACKAGE, its go.sum verifies the whole dependency graph), into BIN
-# unless BIN is already there: static, stripped, niced. It prints BIN.
+# unless BIN is already there: static, stripped, niced. BUILD_TAGS, when set, are passed to go build -tags. It
+# prints BIN.
 build_pinned_tool() {
   local dir="$1" pkg="$2" bin="$3" start
   if [ -x "$bin" ]; then
@@ -56,7 +57,7 @@ build_pinned_tool() {
   log "building $pkg ($(basename "$bin"), static, CGO_ENABLED=0)"
   # GOFLAGS is reset so a caller's flags (-mod=vendor and the like) cannot reach the module; -mod=readonly makes a
   # stale go.sum an error instead of a silent rewrite.
-  (cd "$ROOT/$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly nice -n 10 go build -trimpath -ldflags "-s -w" -o "$bin.tmp" "$pkg")
+  (cd "$ROOT/$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly nice -n 10 go build -trimpath -tags "${BUILD_TAGS:-}" -ldflags "-s -w" -o "$bin.tmp" "$pkg")
   mv "$bin.tmp" "$bin"
   log "built $bin in $(($(date +%s) - start))s ($(du -h "$bin" | cut -f1))"
   echo "$bin"

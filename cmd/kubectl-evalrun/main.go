@@ -20,6 +20,7 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
 	}
+	// 0, 1 when compare found a regression, 2 on an error (kubectl diff's convention).
+	os.Exit(plugin.ExitCode(err))
 }

@@ -85,6 +85,7 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	noteRunNamespace(run.Namespace)
 	if endpoints := r.bucketEndpoints(ctx, run); len(endpoints) > 0 {
 		return r.off.reconcile(ctx, run, endpoints, r.laneContext(run), r.reconcileRun)
 	}

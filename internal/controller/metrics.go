@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -74,26 +75,36 @@ const labelNamespace = "namespace"
 
 // activeRunsDesc is the gauge of runs in progress, computed at each scrape from the manager's cache.
 var activeRunsDesc = prometheus.NewDesc("evalrun_active_runs",
-	"EvalRuns whose Succeeded condition is not True or False yet, by namespace.", []string{labelNamespace}, nil)
+	"EvalRuns whose Succeeded condition is not True or False yet, by namespace (reported by the elected leader only).",
+	[]string{labelNamespace}, nil)
 
 // activeRuns counts the runs in progress per namespace from the cache at each scrape, so the gauge is exact
-// whatever happened to the manager in between. It reads through the reader RegisterMetrics was given last.
+// whatever happened to the manager in between. Only the elected leader reports it (every replica's cache holds
+// every run: summed across replicas, the runs would count once per replica); a replica that is not elected
+// yet reports no series. It reads through the reader and election RegisterMetrics was given last.
 type activeRuns struct{}
 
-// activeRunsReader is the manager's cache the gauge reads (swapped when a manager starts again in one process).
-var activeRunsReader atomic.Pointer[client.Reader]
+// activeRunsSource is what the gauge reads: the manager's cache and its election channel (closed once elected;
+// swapped when a manager starts again in one process).
+type activeRunsSource struct {
+	reader  client.Reader
+	elected <-chan struct{}
+}
+
+// activeRunsFrom is the source the gauge reads now.
+var activeRunsFrom atomic.Pointer[activeRunsSource]
 
 func (activeRuns) Describe(ch chan<- *prometheus.Desc) { ch <- activeRunsDesc }
 
 func (activeRuns) Collect(ch chan<- prometheus.Metric) {
-	reader := activeRunsReader.Load()
-	if reader == nil {
+	src := activeRunsFrom.Load()
+	if src == nil || !isClosed(src.elected) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var runs evalsv1alpha1.EvalRunList
-	if err := (*reader).List(ctx, &runs); err != nil {
+	if err := src.reader.List(ctx, &runs); err != nil {
 		return
 	}
 	counts := map[string]int{}
@@ -115,12 +126,86 @@ func collectors() []prometheus.Collector {
 		regressions, scheduledTimes, flightsInAir, flightDuration, activeRuns{}}
 }
 
+// isClosed reports whether ch is closed (without waiting).
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // RegisterMetrics registers the manager's metrics with controller-runtime's registry; reader (the manager's
-// cache) feeds the active runs gauge. Registering twice (a manager restarted in one process) is harmless.
-func RegisterMetrics(reader client.Reader) {
-	activeRunsReader.Store(&reader)
+// cache) feeds the active runs gauge, which is reported once elected is closed (the manager's Elected(): at
+// once without leader election). Registering twice (a manager restarted in one process) is harmless.
+func RegisterMetrics(reader client.Reader, elected <-chan struct{}) {
+	activeRunsFrom.Store(&activeRunsSource{reader: reader, elected: elected})
 	for _, c := range collectors() {
 		_ = metrics.Registry.Register(c)
+	}
+}
+
+// finishedReasons are the reasons of a terminal Succeeded condition: Completed and every failure. A reason
+// missing here is caught by TestFinishedReasonsAreEveryTerminalReason.
+var finishedReasons = []string{
+	evalsv1alpha1.ReasonCompleted,
+	evalsv1alpha1.ReasonInvalidEvalFile, evalsv1alpha1.ReasonInvalidSpec, evalsv1alpha1.ReasonChildConflict,
+	evalsv1alpha1.ReasonCreateForbidden, evalsv1alpha1.ReasonPodRejected, evalsv1alpha1.ReasonInfrastructureFailed,
+	evalsv1alpha1.ReasonInvalidContainerConfig, evalsv1alpha1.ReasonResumeSourceInvalid,
+	evalsv1alpha1.ReasonRunnerFailed, evalsv1alpha1.ReasonRunnerOOMKilled, evalsv1alpha1.ReasonRunnerTimedOut,
+	evalsv1alpha1.ReasonRunnerNotStopped, evalsv1alpha1.ReasonHealthcheckFailed,
+	evalsv1alpha1.ReasonDeadlineExceeded, evalsv1alpha1.ReasonImagePullFailed, evalsv1alpha1.ReasonUnschedulable,
+	evalsv1alpha1.ReasonMissingResults, evalsv1alpha1.ReasonInvalidOutput, evalsv1alpha1.ReasonResultsNotReported,
+	evalsv1alpha1.ReasonCollectorFailed, evalsv1alpha1.ReasonCancelled, evalsv1alpha1.ReasonStorageLimitExceeded,
+	evalsv1alpha1.ReasonDisruptionLimitExceeded, evalsv1alpha1.ReasonBucketUnavailable,
+}
+
+// comparedReasons are the reasons evalrun_baseline_comparisons_total counts (BaselinePending never is).
+var comparedReasons = []string{evalsv1alpha1.ReasonRegressed, evalsv1alpha1.ReasonNotRegressed,
+	evalsv1alpha1.ReasonBaselineUnavailable}
+
+// scheduleOutcomes are the outcomes evalrun_schedule_runs_total counts.
+var scheduleOutcomes = []string{"Created", "Skipped", "Missed"}
+
+// seenRunNamespaces and seenScheduleNamespaces are the namespaces whose series exist already in this process.
+var seenRunNamespaces, seenScheduleNamespaces sync.Map
+
+// noteRunNamespace creates, the first time this process reconciles a run in ns, every series of the run counters
+// there at 0: each finished reason with each Passed status, each verdict, each comparison outcome. An alert
+// reading increase() then sees the first run that fails, fails its policy or regresses in a namespace (a series
+// born at 1 has no increase), and after a manager restart the counters are back at 0 before anything moves.
+// 84 counter series and the two histograms' per namespace with runs.
+func noteRunNamespace(ns string) {
+	if _, seen := seenRunNamespaces.LoadOrStore(ns, true); seen {
+		return
+	}
+	for _, reason := range finishedReasons {
+		for _, passed := range []metav1.ConditionStatus{metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown} {
+			runsFinished.WithLabelValues(ns, reason, string(passed))
+		}
+	}
+	for _, v := range []evalsv1alpha1.Verdict{evalsv1alpha1.VerdictPass, evalsv1alpha1.VerdictFail,
+		evalsv1alpha1.VerdictError, evalsv1alpha1.VerdictSkipped} {
+		casesJudged.WithLabelValues(ns, string(v))
+	}
+	for _, reason := range comparedReasons {
+		regressions.WithLabelValues(ns, reason)
+	}
+	missingIDs.WithLabelValues(ns)
+	parseErrors.WithLabelValues(ns)
+	runDuration.WithLabelValues(ns)
+	collectionLatency.WithLabelValues(ns)
+}
+
+// noteScheduleNamespace creates, the first time this process reconciles a schedule in ns, the series of each
+// schedule outcome there at 0 (see noteRunNamespace).
+func noteScheduleNamespace(ns string) {
+	if _, seen := seenScheduleNamespaces.LoadOrStore(ns, true); seen {
+		return
+	}
+	for _, outcome := range scheduleOutcomes {
+		scheduledTimes.WithLabelValues(ns, outcome)
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // TestShippedMetricsArtifactsNameRealMetrics catches a metric renamed in the code but not in what users install
@@ -17,22 +15,13 @@ import (
 func TestShippedMetricsArtifactsNameRealMetrics(t *testing.T) {
 	const metricsDoc = "docs/operations.md"
 	registered := map[string]bool{}
-	ch := make(chan *prometheus.Desc, 64)
-	for _, c := range collectors() {
-		c.Describe(ch)
-	}
-	close(ch)
-	fq := regexp.MustCompile(`fqName: "([a-z_]+)"`)
-	for d := range ch {
-		m := fq.FindStringSubmatch(d.String())
-		if m == nil {
-			t.Fatalf("no name in %s", d)
-		}
-		registered[m[1]] = true
+	for name := range registeredLabels(t) {
+		registered[name] = true
 	}
 	root := filepath.Join("..", "..")
 	name := regexp.MustCompile(`evalrun_[a-z_]+`)
-	for _, file := range []string{"config/prometheus/rules.yaml", "config/grafana/evalrun-dashboard.json", metricsDoc} {
+	for _, file := range []string{"config/prometheus/rules.yaml", "charts/evalrun-operator/templates/prometheusrule.yaml",
+		"config/grafana/evalrun-dashboard.json", metricsDoc} {
 		data, err := os.ReadFile(filepath.Join(root, file))
 		if err != nil {
 			t.Fatal(err)

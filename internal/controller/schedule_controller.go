@@ -84,6 +84,7 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.client.Get(ctx, req.NamespacedName, s); err != nil || !s.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	noteScheduleNamespace(s.Namespace)
 	log := ctrl.LoggerFrom(ctx).WithValues("evalSchedule", klog.KObj(s))
 	ctx = ctrl.LoggerInto(ctx, log)
 	now := r.clock.Now()

@@ -62,7 +62,7 @@ func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock,
 	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
 	}
-	RegisterMetrics(mgr.GetClient())
+	RegisterMetrics(mgr.GetClient(), mgr.Elected())
 	r := NewEvalRunReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), clk, opts)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the EvalRun controller: %w", err)

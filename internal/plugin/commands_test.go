@@ -129,7 +129,8 @@ func TestResultsErrors(t *testing.T) {
 		"results gone":             {[]string{"export", "gone"}, "the results of EvalRun gone: result ConfigMap gone-evalrun-results-0: stored results are gone"},
 		"bad verdict":              {[]string{"results", "gone", "--verdict", "Failed"}, `verdict "Failed" is not one of Pass, Fail, Error, Skipped, Missing`},
 		"bad output":               {[]string{"results", "gone", "-o", "wide"}, `--output "wide" is not one of table, json, yaml`},
-		"bad format":               {[]string{"export", "gone", "--format", "csv"}, `--format "csv" is not one of jsonl, junit`},
+		"bad format":               {[]string{"export", "gone", "-o", "csv"}, `--output "csv" is not one of jsonl, junit`},
+		"bad format, old flag":     {[]string{"export", "gone", "--format", "csv"}, `--output "csv" is not one of jsonl, junit`},
 		"baseline without results": {[]string{"compare", "gone", "running"}, "EvalRun " + ns + "/running has no stored results: it has not stored results yet (Succeeded=True, Completed: done)"},
 		"bad drop":                 {[]string{"compare", "gone", "gone", "--max-score-drop", "2"}, `--max-score-drop "2" is not a decimal in [0, 1]`},
 	}
@@ -138,6 +139,9 @@ func TestResultsErrors(t *testing.T) {
 			_, _, err := kubectlEvalrun(t, ns, tc.args...)
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("error %v, want %q", err, tc.want)
+			}
+			if code := ExitCode(err); code != ExitError {
+				t.Errorf("exit code %d, want %d (an error, not a regression)", code, ExitError)
 			}
 		})
 	}
@@ -151,7 +155,7 @@ func TestExport(t *testing.T) {
 		r.Status.MissingIDs = []string{"case-010", "case-011"}
 	})
 
-	out, _, err := kubectlEvalrun(t, ns, "export", "screening", "--format", "jsonl")
+	out, _, err := kubectlEvalrun(t, ns, "export", "screening", "-o", "jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,13 +174,14 @@ func TestExport(t *testing.T) {
 	}
 
 	file := filepath.Join(t.TempDir(), "report.xml")
-	if out, _, err = kubectlEvalrun(t, ns, "export", "screening", "--format", "junit", "-f", file); err != nil || out != "" {
-		t.Fatalf("export -f: err %v, stdout %q", err, out)
+	if out, _, err = kubectlEvalrun(t, ns, "export", "screening", "-o", "junit", "--output-file", file); err != nil || out != "" {
+		t.Fatalf("export --output-file: err %v, stdout %q", err, out)
 	}
 	doc, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
+
 	var s struct {
 		Tests    int `xml:"tests,attr"`
 		Failures int `xml:"failures,attr"`
@@ -226,6 +231,32 @@ func TestExport(t *testing.T) {
 	}
 }
 
+// TestExportDeprecatedFlags: the flags export had before it followed kubectl's naming (--format, -f/--file) still
+// work, with a warning naming their replacements, and write what -o and --output-file write.
+func TestExportDeprecatedFlags(t *testing.T) {
+	ns := newNamespace(t)
+	storedRun(t, ns, "screening", screeningLines([]string{"case-004"}, nil, nil), 1, nil)
+	dir := t.TempDir()
+	newer, older := filepath.Join(dir, "new.xml"), filepath.Join(dir, "old.xml")
+	if _, _, err := kubectlEvalrun(t, ns, "export", "screening", "-o", "junit", "--output-file", newer); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, err := kubectlEvalrun(t, ns, "export", "screening", "--format", "junit", "-f", older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Flag --file has been deprecated, use --output-file", "Flag --format has been deprecated, use -o/--output"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q does not say %q", errOut, want)
+		}
+	}
+	a, errA := os.ReadFile(newer)
+	b, errB := os.ReadFile(older)
+	if errA != nil || errB != nil || !bytes.Equal(a, b) || len(a) == 0 {
+		t.Errorf("the deprecated flags wrote another report (%v, %v)", errA, errB)
+	}
+}
+
 func TestCompare(t *testing.T) {
 	ns := newNamespace(t)
 	storedRun(t, ns, "nightly", screeningLines([]string{"case-002"}, nil, []string{"case-010"}), 1, nil)
@@ -234,6 +265,9 @@ func TestCompare(t *testing.T) {
 	out, _, err := kubectlEvalrun(t, ns, "compare", "candidate", "nightly")
 	if !errors.Is(err, ErrRegressed) {
 		t.Errorf("compare: error %v, want ErrRegressed", err)
+	}
+	if code := ExitCode(err); code != ExitRegressed {
+		t.Errorf("compare: exit code %d, want %d", code, ExitRegressed)
 	}
 	want := `EvalRun candidate against baseline nightly (eval file: Same), 10 shared cases
 Newly failing: 2

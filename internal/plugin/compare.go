@@ -21,14 +21,15 @@ func newCompareCommand(e *env) *cobra.Command {
 	o := &compareOptions{}
 	cmd := &cobra.Command{
 		Use:   "compare RUN BASELINE",
-		Short: "Compare an EvalRun's results with a baseline run's; exit 1 when it regressed",
+		Short: "Compare an EvalRun's results with a baseline run's; exit 1 when it regressed, above 1 on an error",
 		Long: `Compare an EvalRun's full stored results with a baseline EvalRun's, as the manager does for
 spec.baseline: cases newly failing (passed in the baseline, not in the run) and newly passing, cases missing in
 either run, and the mean score over the cases both scored.
 
 The run regressed when more cases newly fail than --max-new-failures allows, or its mean score fell by more than
---max-score-drop. The command exits 1 when the run regressed (and on any error), 0 otherwise, so a CI job can
-gate on it.`,
+--max-score-drop. As kubectl diff, the command exits 0 when the run did not regress, 1 when it regressed, and
+above 1 (2) on an error (a run or its results not found, a bad flag), so a CI job can tell a regression from a
+comparison that could not be made.`,
 		Example: `  # Allow no newly failing case and a mean score drop of at most 0.05
   kubectl evalrun compare screening-pr screening-nightly --max-new-failures 0 --max-score-drop 0.05
 

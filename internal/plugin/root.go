@@ -23,9 +23,29 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
-// ErrRegressed is returned by compare when the run regressed against the bounds given; main exits 1 on it, as on
-// every error.
+// ErrRegressed is returned by compare when the run regressed against the bounds given; main exits 1 on it and 2
+// on any other error (ExitCode).
 var ErrRegressed = errors.New("regressed against baseline")
+
+// Exit codes of kubectl evalrun, as kubectl diff has them: 0 success (no regression), 1 a regression, above 1 an
+// error.
+const (
+	ExitRegressed = 1
+	ExitError     = 2
+)
+
+// ExitCode is the exit status for what the command returned: 0 for nil, ExitRegressed for ErrRegressed (compare:
+// the run regressed), ExitError for every other error.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrRegressed):
+		return ExitRegressed
+	default:
+		return ExitError
+	}
+}
 
 // Output formats of -o.
 const (
@@ -55,9 +75,9 @@ Install it on your PATH as kubectl-evalrun and kubectl runs it as "kubectl evalr
   kubectl evalrun results screening-nightly
 
   # Every result as JUnit XML for a CI test reporter
-  kubectl evalrun export screening-nightly --format junit -f report.xml
+  kubectl evalrun export screening-nightly -o junit --output-file report.xml
 
-  # Fail a CI job when a run regressed against another
+  # Fail a CI job when a run regressed against another (exit 1; above 1 when it could not compare)
   kubectl evalrun compare screening-pr screening-nightly --max-new-failures 0
 
   # One self-contained HTML page of a run, to open or share

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode"
@@ -47,5 +49,24 @@ func TestHelpFollowsKubectlConventions(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("compare --help lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestExitCode: kubectl diff's exit codes, 0 nothing to report, 1 a regression (however wrapped), above 1 an error.
+func TestExitCode(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err  error
+		want int
+	}{
+		"success":           {nil, 0},
+		"regressed":         {ErrRegressed, 1},
+		"regressed wrapped": {fmt.Errorf("EvalRun a %w b", ErrRegressed), 1},
+		"an error":          {errors.New("reading EvalRun x: not found"), 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := ExitCode(tc.err); got != tc.want {
+				t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
+			}
+		})
 	}
 }

@@ -55,7 +55,7 @@ func TestKubectlPlugin(t *testing.T) {
 		t.Errorf("results --verdict Fail: %v\n%s", err, failing)
 	}
 
-	junit, err := kubectlEvalrun(t, ns, "export", run.Name, "--format", "junit")
+	junit, err := kubectlEvalrun(t, ns, "export", run.Name, "-o", "junit")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,5 +89,11 @@ func TestKubectlPlugin(t *testing.T) {
 	same, err := kubectlEvalrun(t, ns, "compare", run.Name, run.Name)
 	if err != nil || !strings.Contains(same, "Newly failing: 0") || !strings.Contains(same, "Result: not regressed") {
 		t.Errorf("compare with itself: %v\n%s", err, same)
+	}
+	if code := plugin.ExitCode(err); code != 0 {
+		t.Errorf("compare with itself: exit code %d, want 0", code)
+	}
+	if _, err := kubectlEvalrun(t, ns, "compare", run.Name, "no-such-run"); plugin.ExitCode(err) != plugin.ExitError {
+		t.Errorf("compare with a missing baseline: %v, exit code %d, want %d", err, plugin.ExitCode(err), plugin.ExitError)
 	}
 }

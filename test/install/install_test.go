@@ -6,6 +6,7 @@ package install
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -163,6 +164,8 @@ func TestChartLint(t *testing.T) {
 		nil,
 		{"watchNamespaces={team-a,team-b}", "metrics.service.enabled=true", "metrics.serviceMonitor.enabled=true"},
 		{"leaderElection.enabled=false", "metrics.enabled=false", "image.digest=sha256:" + strings.Repeat("a", 64)},
+		{"prometheusRule.enabled=true", "llm.baseURL=http://judge.example/v1", "llm.model=m", "extraArgs={--max-concurrent-reconciles=8}",
+			"podLabels.team=evals", "podAnnotations.owner=platform"},
 	} {
 		args := []string{"lint", "--strict", chart}
 		for _, s := range set {
@@ -217,13 +220,16 @@ func TestChartCRDsAreConfigs(t *testing.T) {
 	}
 }
 
-// TestChartMatchesKustomize checks the chart with its default values against config/default: the same objects
+// TestChartMatchesKustomize checks the chart with its default values (the image tags set to config/manager's dev)
+// against config/default: the same objects
 // (but the Namespace, which `helm install --create-namespace` makes), the manager ClusterRole's rules equal to the
 // generated config/rbac/role.yaml, every other RBAC object's rules, roleRef and subjects, and the manager
 // Deployment's essentials.
 func TestChartMatchesKustomize(t *testing.T) {
 	k := kustomize(t)
-	h := render(t)
+	// config/manager deploys the local cluster's :dev images; the chart's default tag is its appVersion
+	// (TestChartValues, "image tags default to appVersion").
+	h := render(t, "image.tag=dev", "collectorImage.tag=dev")
 	var wantObjs []*unstructured.Unstructured
 	for _, o := range k {
 		if o.GetKind() != "Namespace" {
@@ -357,8 +363,8 @@ func TestChartValues(t *testing.T) {
 
 	t.Run("no leader election, no metrics", func(t *testing.T) {
 		objs := render(t, "leaderElection.enabled=false", "metrics.enabled=false")
-		want := []string{"--health-probe-bind-address=:8081", "--metrics-bind-address=0", "--collector-image=localhost/evalrun/collector:dev",
-			"--default-active-deadline-seconds=86400"}
+		want := []string{"--health-probe-bind-address=:8081", "--metrics-bind-address=0",
+			"--collector-image=localhost/evalrun/collector:" + appVersion(t), "--default-active-deadline-seconds=86400"}
 		if diff := cmp.Diff(want, managerOf(objs).Args); diff != "" {
 			t.Errorf("args (-want +got):\n%s", diff)
 		}
@@ -398,6 +404,228 @@ func TestChartValues(t *testing.T) {
 	})
 }
 
+// TestChartReleaseValues checks the values a release sets: image tags tied to appVersion, the version label, the
+// LLM defaults, extra manager flags, pod labels and annotations.
+func TestChartReleaseValues(t *testing.T) {
+	managerOf := func(objs []*unstructured.Unstructured) corev1.Container {
+		return as[appsv1.Deployment](t, find(objs, "Deployment", "evalrun-controller-manager")).Spec.Template.Spec.Containers[0]
+	}
+
+	t.Run("image tags default to appVersion; the version label", func(t *testing.T) {
+		objs := render(t)
+		c := managerOf(objs)
+		v := appVersion(t)
+		if want := "localhost/evalrun/manager:" + v; c.Image != want {
+			t.Errorf("image = %s, want %s", c.Image, want)
+		}
+		if want := "--collector-image=localhost/evalrun/collector:" + v; !slices.Contains(c.Args, want) {
+			t.Errorf("args = %v, want %s", c.Args, want)
+		}
+		for _, o := range objs {
+			if o.GetKind() == "CustomResourceDefinition" {
+				continue
+			}
+			if got := o.GetLabels()["app.kubernetes.io/version"]; got != v {
+				t.Errorf("%s %s: app.kubernetes.io/version = %q, want %q", o.GetKind(), o.GetName(), got, v)
+			}
+		}
+		pod := as[appsv1.Deployment](t, find(objs, "Deployment", "evalrun-controller-manager")).Spec.Template
+		if pod.Labels["app.kubernetes.io/version"] != v {
+			t.Errorf("pod labels = %v, want app.kubernetes.io/version=%s", pod.Labels, v)
+		}
+		if c := managerOf(render(t, "image.tag=v9", "collectorImage.tag=v8")); c.Image != "localhost/evalrun/manager:v9" ||
+			!slices.Contains(c.Args, "--collector-image=localhost/evalrun/collector:v8") {
+			t.Errorf("tags set: image %s, args %v", c.Image, c.Args)
+		}
+	})
+
+	t.Run("LLM defaults and extra manager flags", func(t *testing.T) {
+		args := managerOf(render(t, "llm.baseURL=http://judge.example:8080/v1", "llm.model=judge-1",
+			"extraArgs={--max-concurrent-reconciles=8,--bucket-call-timeout=2m}")).Args
+		want := []string{"--llm-base-url=http://judge.example:8080/v1", "--llm-model=judge-1", "--max-concurrent-reconciles=8",
+			"--bucket-call-timeout=2m"}
+		if diff := cmp.Diff(want, args[len(args)-len(want):]); diff != "" {
+			t.Errorf("the last args (-want +got):\n%s", diff)
+		}
+		for _, a := range managerOf(render(t)).Args {
+			if strings.HasPrefix(a, "--llm-") {
+				t.Errorf("default args name %s", a)
+			}
+		}
+	})
+
+	t.Run("pod labels and annotations", func(t *testing.T) {
+		d := as[appsv1.Deployment](t, find(render(t, "podLabels.team=evals", "podAnnotations.example\\.com/owner=platform"), "Deployment", "evalrun-controller-manager"))
+		if d.Spec.Template.Labels["team"] != "evals" {
+			t.Errorf("pod labels = %v", d.Spec.Template.Labels)
+		}
+		if d.Spec.Template.Annotations["example.com/owner"] != "platform" {
+			t.Errorf("pod annotations = %v", d.Spec.Template.Annotations)
+		}
+		if _, ok := d.Spec.Selector.MatchLabels["team"]; ok {
+			t.Error("podLabels reach the Deployment's selector (immutable: an upgrade would fail)")
+		}
+	})
+
+}
+
+// TestChartPrometheusRule checks the chart's PrometheusRule: off by default, config/prometheus/rules.yaml's spec with
+// the default values, every window and for: duration from its value.
+func TestChartPrometheusRule(t *testing.T) {
+	t.Run("PrometheusRule: the defaults are config/prometheus/rules.yaml", func(t *testing.T) {
+		if find(render(t), "PrometheusRule", "evalrun-alerts") != nil {
+			t.Error("a PrometheusRule is rendered by default")
+		}
+		got := find(render(t, "prometheusRule.enabled=true", "prometheusRule.labels.release=kube-prometheus-stack"), "PrometheusRule", "evalrun-alerts")
+		if got == nil {
+			t.Fatal("no PrometheusRule evalrun-alerts")
+		}
+		if got.GetLabels()["release"] != "kube-prometheus-stack" {
+			t.Errorf("labels = %v", got.GetLabels())
+		}
+		want := find(kustomizeMonitoring(t), "PrometheusRule", "evalrun-alerts")
+		if diff := cmp.Diff(want.Object["spec"], got.Object["spec"]); diff != "" {
+			t.Errorf("PrometheusRule spec (-config/prometheus/rules.yaml +chart):\n%s", diff)
+		}
+	})
+
+	t.Run("PrometheusRule: windows and for durations", func(t *testing.T) {
+		r := find(render(t, "prometheusRule.enabled=true", "prometheusRule.failed.window=3m", "prometheusRule.passRate.window=4m",
+			"prometheusRule.passRate.threshold=0.5", "prometheusRule.passRate.for=5s", "prometheusRule.regressed.window=6m",
+			"prometheusRule.scheduleMissed.window=7m", "prometheusRule.stuck.window=8m", "prometheusRule.stuck.for=9s"),
+			"PrometheusRule", "evalrun-alerts")
+		if r == nil {
+			t.Fatal("no PrometheusRule")
+		}
+		got := map[string]string{}
+		for _, rule := range ruleList(t, r) {
+			got[rule["alert"].(string)] = fmt.Sprint(rule["expr"], " for:", rule["for"])
+		}
+		for alert, parts := range map[string][]string{
+			"EvalRunFailed":      {"{reason!=\"Completed\"}[3m]", "passed=\"False\"}[3m]", "for:<nil>"},
+			"EvalRunPassRateLow": {"[4m]", "< 0.5", "for:5s"},
+			"EvalRunRegressed":   {"[6m]"},
+			"EvalScheduleMissed": {"[7m]"},
+			"EvalRunsStuck":      {"[8m]", "for:9s"},
+		} {
+			for _, p := range parts {
+				if !strings.Contains(got[alert], p) {
+					t.Errorf("%s: %q does not contain %q", alert, got[alert], p)
+				}
+			}
+		}
+	})
+}
+
+// TestServiceMonitorsHonorLabels checks both ServiceMonitors (the chart's and config/prometheus's) keep the
+// metrics' own namespace label, the run's.
+func TestServiceMonitorsHonorLabels(t *testing.T) {
+	sm := find(render(t, "metrics.service.enabled=true", "metrics.serviceMonitor.enabled=true"), "ServiceMonitor", "evalrun-controller-manager")
+	if sm == nil {
+		t.Fatal("no ServiceMonitor")
+	}
+	for _, o := range []*unstructured.Unstructured{sm, find(kustomizeMonitoring(t), "ServiceMonitor", "controller-manager-metrics-monitor")} {
+		endpoints, _, _ := unstructured.NestedSlice(o.Object, "spec", "endpoints")
+		for _, e := range endpoints {
+			if honor, _, _ := unstructured.NestedBool(e.(map[string]any), "honorLabels"); !honor {
+				t.Errorf("ServiceMonitor %s: an endpoint without honorLabels: the run's namespace label would become exported_namespace", o.GetName())
+			}
+		}
+	}
+}
+
+// appVersion is Chart.yaml's appVersion.
+func appVersion(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(chart + "/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.AppVersion == "" || c.AppVersion == "dev" || c.Version == "" {
+		t.Fatalf("Chart.yaml: version %q, appVersion %q: a release's, not a placeholder", c.Version, c.AppVersion)
+	}
+	return c.AppVersion
+}
+
+// kustomizeMonitoring renders config/prometheus (the ServiceMonitor and the alerts).
+func kustomizeMonitoring(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	out, err := run(t, nil, requireKubectl(t), "kustomize", root+"/config/prometheus")
+	if err != nil {
+		t.Fatalf("kubectl kustomize config/prometheus: %v", err)
+	}
+	return parse(t, out)
+}
+
+// ruleList is every rule of a PrometheusRule's groups.
+func ruleList(t *testing.T, r *unstructured.Unstructured) []map[string]any {
+	t.Helper()
+	groups, _, err := unstructured.NestedSlice(r.Object, "spec", "groups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, g := range groups {
+		rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, rule := range rules {
+			out = append(out, rule.(map[string]any))
+		}
+	}
+	return out
+}
+
+// TestChartNotes checks what `helm install` prints: the CRD upgrade step and the monitoring objects.
+func TestChartNotes(t *testing.T) {
+	out, err := run(t, nil, requireHelm(t), "install", "evalrun", chart, "--dry-run=client", "--namespace", namespace,
+		"--set", "fullnameOverride=evalrun", "--set", "metrics.serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true",
+		"--set", "llm.model=judge-1", "--set", "watchNamespaces={team-a}")
+	if err != nil {
+		t.Fatalf("helm install --dry-run: %v", err)
+	}
+	_, notes, ok := strings.Cut(string(out), "NOTES:")
+	if !ok {
+		t.Fatalf("no NOTES in:\n%s", out)
+	}
+	for _, want := range []string{"kubectl apply --server-side --force-conflicts -f <chart>/crds/", "evalrun-metrics-reader",
+		"PrometheusRule evalrun-alerts", "in team-a.", "use judge-1", "deployment/evalrun-controller-manager"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("NOTES do not say %q:\n%s", want, notes)
+		}
+	}
+}
+
+// TestValuesAreDocumented checks that every top-level value of values.yaml has a comment above it (or shares the
+// comment of the values just above it).
+func TestValuesAreDocumented(t *testing.T) {
+	data, err := os.ReadFile(chart + "/values.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if l == "" || strings.HasPrefix(l, "#") || strings.HasPrefix(l, " ") {
+			continue
+		}
+		documented := false
+		for j := i - 1; j >= 0 && lines[j] != ""; j-- {
+			if strings.HasPrefix(lines[j], "#") {
+				documented = true
+				break
+			}
+		}
+		if !documented {
+			t.Errorf("values.yaml line %d: %q has no comment", i+1, l)
+		}
+	}
+}
+
 // TestBuildInstaller checks dist/install.yaml as `make build-installer` writes it: config/default's objects with
 // the manager and collector images given by digest.
 func TestBuildInstaller(t *testing.T) {
@@ -433,5 +661,56 @@ func TestBuildInstaller(t *testing.T) {
 
 	if b, err := run(t, []string{"IMG=not an image", "COLLECTOR_IMG=" + collector, "KUBECTL=" + kubectl}, root+"/hack/build-installer.sh", out); err == nil {
 		t.Errorf("hack/build-installer.sh took IMG='not an image':\n%s", b)
+	}
+}
+
+// envPromtool names Prometheus' promtool (hack/prometheus.sh builds it; the Makefile exports its path).
+const envPromtool = "EVALRUN_PROMTOOL"
+
+// TestPromtoolRules checks the shipped alerts with Prometheus' own rule parser and evaluator: `promtool check
+// rules` on config/prometheus/rules.yaml's spec and on the chart's PrometheusRule (defaults and shortened
+// windows), and `promtool test rules` (testdata/rules_test.yaml: each alert fires in the case it describes).
+func TestPromtoolRules(t *testing.T) {
+	promtool := os.Getenv(envPromtool)
+	if promtool == "" {
+		if testing.Short() {
+			t.Skip(envPromtool + " is not set (-short)")
+		}
+		t.Fatal(envPromtool + " is not set: run `make test-unit`, or `make prometheus` and set it to bin/prometheus/<version>/promtool")
+	}
+	dir := t.TempDir()
+	write := func(name string, o *unstructured.Unstructured) string {
+		t.Helper()
+		if o == nil {
+			t.Fatalf("%s: no PrometheusRule", name)
+		}
+		spec, err := yaml.Marshal(o.Object["spec"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, spec, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	files := []string{
+		write("rules.yaml", find(kustomizeMonitoring(t), "PrometheusRule", "evalrun-alerts")),
+		write("chart.yaml", find(render(t, "prometheusRule.enabled=true"), "PrometheusRule", "evalrun-alerts")),
+		write("chart-short.yaml", find(render(t, "prometheusRule.enabled=true", "prometheusRule.failed.window=2m",
+			"prometheusRule.stuck.window=90s", "prometheusRule.stuck.for=30s", "prometheusRule.passRate.for=0s"), "PrometheusRule", "evalrun-alerts")),
+	}
+	if out, err := run(t, nil, promtool, append([]string{"check", "rules", "--lint=all", "--lint-fatal"}, files...)...); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
+	}
+	tests, err := os.ReadFile("testdata/rules_test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rules_test.yaml"), tests, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(t, nil, promtool, "test", "rules", filepath.Join(dir, "rules_test.yaml")); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, out)
 	}
 }

@@ -13,6 +13,7 @@
 app.kubernetes.io/name: evalrun-operator
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
@@ -26,11 +27,12 @@ control-plane: controller-manager
 {{- printf "%s-controller-manager" (include "evalrun-operator.fullname" .) -}}
 {{- end -}}
 
-{{/* image renders repository:tag, or repository@digest when a digest is set. */}}
+{{/* image renders repository:tag, or repository@digest when a digest is set; tag defaults to the chart's
+appVersion. Called with (dict "image" <values> "root" $). */}}
 {{- define "evalrun-operator.image" -}}
-{{- if .digest -}}
-{{- printf "%s@%s" .repository .digest -}}
+{{- if .image.digest -}}
+{{- printf "%s@%s" .image.repository .image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .repository (required "a tag or a digest is required" .tag) -}}
+{{- printf "%s:%s" .image.repository (.image.tag | default .root.Chart.AppVersion) -}}
 {{- end -}}
 {{- end -}}

@@ -130,7 +130,7 @@ func startManager() (*runningManager, error) {
 		cancel()
 		return nil, err
 	}
-	controller.RegisterMetrics(m.GetClient())
+	controller.RegisterMetrics(m.GetClient(), m.Elected())
 	counted := interceptor.NewClient(noWatch{m.GetClient()}, writes.funcs())
 	r := controller.NewEvalRunReconciler(counted, m.GetAPIReader(), m.GetEventRecorder(controller.ControllerName), clk, testOptions)
 	if err := r.SetupWithManager(m); err != nil {
