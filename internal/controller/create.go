@@ -125,13 +125,6 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if invalid == "" {
 		_, invalid = ResolveLLM(run, r.opts)
 	}
-	if invalid == "" && pb != nil {
-		// Every input file must be in the bundle: the runner gets them, and only them.
-		invalid = bundleInputs(pb.manifest, facts.file)
-	}
-	if invalid == "" && pb != nil && facts.file == nil {
-		invalid = "invalid eval bundle: its eval file could not be read whole"
-	}
 	if invalid != "" {
 		return invalidFile(invalid)
 	}
@@ -223,6 +216,10 @@ func (r *EvalRunReconciler) readEvalFile(ctx context.Context, run *evalsv1alpha1
 		return evalFileFacts{}, nil, "", missing, err
 	}
 	facts, invalid := ValidateEvalFile(run, data)
+	if invalid == "" && pb != nil {
+		// Every input file must be in the bundle: the runner gets them, and only them.
+		invalid = bundleInputs(pb.manifest, facts.file)
+	}
 	return facts, pb, invalid, "", nil
 }
 
