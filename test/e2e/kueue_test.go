@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -431,20 +432,11 @@ func TestKueueSuspendDoesNotFight(t *testing.T) {
 	ns, cq := kueueNamespace(t, "kueue-suspend", 1)
 	run := queuedRun(t, "suspended", ns, 6, 10)
 	run.Spec.Suspend = ptr.To(true)
+	// Every value the Job's spec.suspend takes, from a watch started before the run exists (polling could miss
+	// the few milliseconds the Job is suspended before Kueue admits it).
+	suspends := watchJobSuspend(t, ns, run.Name+"-evalrun")
 	create(t, run)
-
-	var seen []bool
-	record := func() {
-		job := &batchv1.Job{}
-		if err := k8s.Get(ctxFor(t, 10*time.Second), client.ObjectKey{Namespace: ns, Name: run.Name + "-evalrun"}, job); err != nil {
-			return
-		}
-		if s := ptr.Deref(job.Spec.Suspend, false); len(seen) == 0 || seen[len(seen)-1] != s {
-			seen = append(seen, s)
-		}
-	}
 	waitRun(t, ns, run.Name, 2*time.Minute, "admitted and running", func(r *evalsv1alpha1.EvalRun) bool {
-		record()
 		return queueOf(r).Admission == evalsv1alpha1.QueueAdmitted && condition(r, evalsv1alpha1.ConditionSucceeded).Reason == evalsv1alpha1.ReasonRunning
 	})
 	for _, s := range []bool{false, true} {
@@ -457,18 +449,55 @@ func TestKueueSuspendDoesNotFight(t *testing.T) {
 		if err := k8s.Patch(ctxFor(t, 10*time.Second), current, patch); err != nil {
 			t.Fatalf("setting spec.suspend %v: %v", s, err)
 		}
-		record()
 		time.Sleep(time.Second)
-		record()
 	}
 	got := waitRun(t, ns, run.Name, 3*time.Minute, "a terminal Succeeded condition", func(r *evalsv1alpha1.EvalRun) bool {
-		record()
 		c := succeeded(r)
 		return c != nil && c.Status != metav1.ConditionUnknown
 	})
 	expectCompleted(t, got, 6)
-	expectDiff(t, "the Job's spec.suspend over time", []bool{true, false}, seen)
+	expectDiff(t, "the Job's spec.suspend over time", []bool{true, false}, suspends())
 	if q := queueOf(got); q.ClusterQueue != cq || q.Evictions != 0 {
 		t.Errorf("status.queue %+v: want admitted once by %s, never evicted", q, cq)
+	}
+}
+
+// watchJobSuspend watches the Job name in namespace from now on and returns a function that gives every value its
+// spec.suspend took, in order, repeats left out.
+func watchJobSuspend(t *testing.T, namespace, name string) func() []bool {
+	t.Helper()
+	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := wc.Watch(ctx, &batchv1.JobList{}, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			job, ok := ev.Object.(*batchv1.Job)
+			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+				continue
+			}
+			s := ptr.Deref(job.Spec.Suspend, false)
+			mu.Lock()
+			if len(seen) == 0 || seen[len(seen)-1] != s {
+				seen = append(seen, s)
+			}
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	return func() []bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(seen)
 	}
 }
