@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -239,8 +240,8 @@ func watchManagerMemory(t *testing.T) func() string {
 	}
 }
 
-// managerPID finds the manager's process on this host (the node): the one whose command line has /manager, the
-// manager's binary path as its first argument; "" when there is none.
+// managerPID finds the manager's process on this host (the node): the one whose command line starts with
+// /manager and names a collector image (Kueue's manager is a /manager too); "" when there is none.
 func managerPID() string {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -248,8 +249,9 @@ func managerPID() string {
 		if err != nil {
 			continue
 		}
+		// Kueue's manager is a /manager too: the operator's is the one given a collector image.
 		args := strings.Split(string(cmd), "\x00")
-		if len(args) > 0 && args[0] == "/manager" {
+		if len(args) > 0 && args[0] == "/manager" && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--collector-image") }) {
 			return e.Name()
 		}
 	}
