@@ -52,7 +52,7 @@ func TestMonitoringAlerts(t *testing.T) {
 
 	// A run that never ends, in a namespace where nothing finishes; then the manager restarts.
 	stuckNS := newNamespace(t, "alert-stuck", nil)
-	create(t, sampleRun("stuck", stuckNS).Inline(testutil.DecisionEval(1)).Command("sleep 900").Obj())
+	create(t, sampleRun("stuck", stuckNS).Inline(testutil.DecisionEval(1)).Command("touch {OUTPUT_FILE}; exec sleep 900").Obj())
 	waitRun(t, stuckNS, "stuck", runTimeout, "its runner running", func(r *evalsv1alpha1.EvalRun) bool {
 		c := succeeded(r)
 		return c != nil && c.Reason == evalsv1alpha1.ReasonRunning
@@ -64,7 +64,7 @@ func TestMonitoringAlerts(t *testing.T) {
 	// namespace has had runs before; a run that failed within one scrape of the namespace's very first run would be
 	// a series born at 1, which no increase() sees: docs/monitoring.md).
 	failedNS := newNamespace(t, "alert-failed", nil)
-	create(t, sampleRun("fails", failedNS).Inline(testutil.DecisionEval(3)).Command("exit 3").Suspend(true).Obj())
+	create(t, sampleRun("fails", failedNS).Inline(testutil.DecisionEval(3)).Command("rm -f {OUTPUT_FILE}; exit 3").Suspend(true).Obj())
 	policyNS := newNamespace(t, "alert-policy", nil)
 	twoOfThree := `printf '%s\n' '` + strings.TrimSpace(testutil.DecisionLine(0, "CLEAR")) + `' '` +
 		strings.TrimSpace(testutil.DecisionLine(1, "CLEAR")) + `' '` + strings.TrimSpace(testutil.DecisionLine(2, "REVIEW")) + `' > {OUTPUT_FILE}`
