@@ -23,6 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -378,4 +379,28 @@ func podLogs(t *testing.T, namespace, pod, container string) string {
 		t.Errorf("reading the logs of %s/%s: %v", pod, container, err)
 	}
 	return string(data)
+}
+
+// watchNamed watches the object name of list's kind in namespace from now on and calls f with each event, in order,
+// on a goroutine of its own, until the test ends.
+func watchNamed(t *testing.T, list client.ObjectList, namespace, name string, f func(watch.Event)) {
+	t.Helper()
+	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := wc.Watch(ctx, list, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			f(ev)
+		}
+	}()
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
 }

@@ -466,35 +466,20 @@ func TestKueueSuspendDoesNotFight(t *testing.T) {
 // spec.suspend took, in order, repeats left out.
 func watchJobSuspend(t *testing.T, namespace, name string) func() []bool {
 	t.Helper()
-	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := wc.Watch(ctx, &batchv1.JobList{}, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
 	var mu sync.Mutex
 	var seen []bool
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			job, ok := ev.Object.(*batchv1.Job)
-			if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
-				continue
-			}
-			s := ptr.Deref(job.Spec.Suspend, false)
-			mu.Lock()
-			if len(seen) == 0 || seen[len(seen)-1] != s {
-				seen = append(seen, s)
-			}
-			mu.Unlock()
+	watchNamed(t, &batchv1.JobList{}, namespace, name, func(ev watch.Event) {
+		job, ok := ev.Object.(*batchv1.Job)
+		if !ok || (ev.Type != watch.Added && ev.Type != watch.Modified) {
+			return
 		}
-	}()
-	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+		s := ptr.Deref(job.Spec.Suspend, false)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) == 0 || seen[len(seen)-1] != s {
+			seen = append(seen, s)
+		}
+	})
 	return func() []bool {
 		mu.Lock()
 		defer mu.Unlock()

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -196,28 +195,12 @@ func logBytesInEtcd(t *testing.T, run *evalsv1alpha1.EvalRun, cases int) {
 // it was written (every MODIFIED event: the manager's and the collectors' status writes and the finalizer's).
 func countWrites(t *testing.T, namespace, name string) func() int64 {
 	t.Helper()
-	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := wc.Watch(ctx, &evalsv1alpha1.EvalRunList{}, client.InNamespace(namespace),
-		client.MatchingFields{"metadata.name": name})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
 	var n atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Modified {
-				n.Add(1)
-			}
+	watchNamed(t, &evalsv1alpha1.EvalRunList{}, namespace, name, func(ev watch.Event) {
+		if ev.Type == watch.Modified {
+			n.Add(1)
 		}
-	}()
-	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	})
 	return n.Load
 }
 
