@@ -292,6 +292,11 @@ func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
 	if a, ok := fromTerminationMessage(pod); ok && a.State == StateFailed {
 		return a
 	}
+	if what, ok := startFailure(pod); ok {
+		// Before the runner's exit code: runc's 128 is the runtime's failure, not the runner's.
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInfrastructureFailed,
+			Message: what + "; the pod failed with it, so the Job failed; the results collected before are kept"}
+	}
 	switch k := kubeletFacts(pod); {
 	case k.OOMKilled:
 		return oomKilled()
