@@ -6,7 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // fullBudgetRun is a finished EvalRun whose collector filled the status budget: 2,000 cases with 200-byte
@@ -47,6 +51,74 @@ func BenchmarkCachedEvalRunHeap(b *testing.B) {
 					var obj any = fullBudgetRun(i)
 					if tc.strip {
 						obj, _ = StripCollectedResults(obj)
+					}
+					cache[i] = obj
+				}
+				runtime.GC()
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				retained = (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / runs
+				runtime.KeepAlive(cache)
+			}
+			b.ReportMetric(float64(retained), "retained-bytes/run")
+		})
+	}
+}
+
+// queuedWorkload is the Workload Kueue makes for run i's Job, as the informer decodes it: unstructured, with the
+// Job's pod template copied into spec.podSets and the admission's pod set assignment.
+func queuedWorkload(tb testing.TB, i int) *unstructured.Unstructured {
+	tb.Helper()
+	run := testRun()
+	run.Name = fmt.Sprintf("run-%d", i)
+	job := BuildJob(run, BuildRunConfig(run, caseIDs(1), nil, JudgeLoad{}, Options{}), Options{})
+	template, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(&job.Spec.Template)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	wl := newWorkload()
+	wl.SetName("job-" + run.Name + "-abcde")
+	wl.SetNamespace(run.Namespace)
+	wl.SetLabels(map[string]string{kueueJobUIDLabel: "0b7c6a3e-2f1d-4f65-9a8e-" + fmt.Sprintf("%012d", i)})
+	wl.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kueue", Operation: metav1.ManagedFieldsOperationApply,
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:podSets":{}},"f:status":{"f:conditions":{}}}`)}})
+	wl.Object["spec"] = map[string]any{"queueName": "evals", "priority": int64(0), "active": true,
+		"podSets": []any{map[string]any{"name": "main", "count": int64(1), "template": template}}}
+	wl.Object["status"] = map[string]any{
+		"admission": map[string]any{"clusterQueue": "evals", "podSetAssignments": []any{map[string]any{
+			"name": "main", "count": int64(1), "flavors": map[string]any{"cpu": "default", "memory": "default", "pods": "default"},
+			"resourceUsage": map[string]any{"cpu": "50m", "memory": "64Mi", "pods": "1"}}}},
+		"conditions": []any{
+			map[string]any{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "Quota reserved in ClusterQueue evals", "lastTransitionTime": "2026-11-27T11:10:56Z"},
+			map[string]any{"type": "Admitted", "status": "True", "reason": "Admitted", "message": "The workload is admitted", "lastTransitionTime": "2026-11-27T11:10:56Z"},
+		},
+	}
+	return wl
+}
+
+// BenchmarkCachedWorkloadHeap reports the heap one queued run's Kueue Workload holds in the manager's cache, whole
+// (as cached before StripCachedDefault) and stripped: with a thousand runs in a queue, a thousand of them.
+func BenchmarkCachedWorkloadHeap(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		strip bool
+	}{{"whole", false}, {"stripped", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			const runs = 200
+			src := make([]*unstructured.Unstructured, runs)
+			for i := range src {
+				src[i] = queuedWorkload(b, i)
+			}
+			var retained uint64
+			for b.Loop() {
+				runtime.GC()
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				cache := make([]any, runs)
+				for i := range cache {
+					var obj any = src[i].DeepCopy() // what the informer decodes afresh
+					if tc.strip {
+						obj, _ = StripCachedDefault(obj)
 					}
 					cache[i] = obj
 				}
