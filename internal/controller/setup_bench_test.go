@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 
@@ -96,39 +98,62 @@ func queuedWorkload(tb testing.TB, i int) *unstructured.Unstructured {
 	return wl
 }
 
-// BenchmarkCachedWorkloadHeap reports the heap one queued run's Kueue Workload holds in the manager's cache, whole
-// (as cached before StripCachedDefault) and stripped: with a thousand runs in a queue, a thousand of them.
-func BenchmarkCachedWorkloadHeap(b *testing.B) {
-	for _, tc := range []struct {
+// queuedJob is run i's Job as the API server returns it, and the pod it made.
+func queuedJob(i int) (*batchv1.Job, *corev1.Pod) {
+	run := testRun()
+	run.Name = fmt.Sprintf("run-%d", i)
+	job := BuildJob(run, BuildRunConfig(run, caseIDs(1), nil, JudgeLoad{}, Options{}), Options{})
+	pod := &corev1.Pod{ObjectMeta: job.Spec.Template.ObjectMeta, Spec: *job.Spec.Template.Spec.DeepCopy()}
+	pod.Name, pod.Namespace, pod.Spec.NodeName = job.Name+"-0-abcde", job.Namespace, "node-1"
+	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, Image: c.Image,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}})
+	}
+	return job, pod
+}
+
+// BenchmarkCachedChildrenHeap reports the heap one run's Job, pod and Kueue Workload hold in the manager's cache,
+// whole (as cached before the transforms of CacheByObject and StripCachedDefault) and stripped: with a thousand
+// runs, a thousand of each.
+func BenchmarkCachedChildrenHeap(b *testing.B) {
+	kinds := []struct {
 		name  string
-		strip bool
-	}{{"whole", false}, {"stripped", true}} {
-		b.Run(tc.name, func(b *testing.B) {
-			const runs = 200
-			src := make([]*unstructured.Unstructured, runs)
-			for i := range src {
-				src[i] = queuedWorkload(b, i)
+		make  func(tb testing.TB, i int) any
+		strip func(any) (any, error)
+	}{
+		{"workload", func(tb testing.TB, i int) any { return queuedWorkload(tb, i) }, StripCachedDefault},
+		{"job", func(_ testing.TB, i int) any { j, _ := queuedJob(i); return j }, StripCachedJob},
+		{"pod", func(_ testing.TB, i int) any { _, p := queuedJob(i); return p }, StripCachedPod},
+	}
+	for _, kind := range kinds {
+		for _, strip := range []bool{false, true} {
+			name := kind.name + "/whole"
+			if strip {
+				name = kind.name + "/stripped"
 			}
-			var retained uint64
-			for b.Loop() {
-				runtime.GC()
-				var before runtime.MemStats
-				runtime.ReadMemStats(&before)
-				cache := make([]any, runs)
-				for i := range cache {
-					var obj any = src[i].DeepCopy() // what the informer decodes afresh
-					if tc.strip {
-						obj, _ = StripCachedDefault(obj)
+			b.Run(name, func(b *testing.B) {
+				const runs = 200
+				var retained uint64
+				for b.Loop() {
+					runtime.GC()
+					var before runtime.MemStats
+					runtime.ReadMemStats(&before)
+					cache := make([]any, runs)
+					for i := range cache {
+						obj := kind.make(b, i) // what the informer decodes afresh
+						if strip {
+							obj, _ = kind.strip(obj)
+						}
+						cache[i] = obj
 					}
-					cache[i] = obj
+					runtime.GC()
+					var after runtime.MemStats
+					runtime.ReadMemStats(&after)
+					retained = (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / runs
+					runtime.KeepAlive(cache)
 				}
-				runtime.GC()
-				var after runtime.MemStats
-				runtime.ReadMemStats(&after)
-				retained = (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / runs
-				runtime.KeepAlive(cache)
-			}
-			b.ReportMetric(float64(retained), "retained-bytes/run")
-		})
+				b.ReportMetric(float64(retained), "retained-bytes/run")
+			})
+		}
 	}
 }
