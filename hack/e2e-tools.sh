@@ -40,7 +40,13 @@ during() {
   "$@" || status=$?
   if kill -0 "$bg" 2>/dev/null; then
     log "stopping the background build (the command ended first)"
-    kill -TERM -- "-$bg" 2>/dev/null || true
+    # Its process group; again a moment later if it had not made its own group yet (CMD ended at once).
+    local i
+    for i in 1 2 3 4 5; do
+      kill -0 "$bg" 2>/dev/null || break
+      kill -TERM -- "-$bg" 2>/dev/null || kill -TERM "$bg" 2>/dev/null || true
+      sleep 1
+    done
   fi
   wait "$bg" 2>/dev/null || true
   return "$status"
