@@ -79,6 +79,10 @@ type RunConfig struct {
 	// Bucket, when set, is where the collector stores its shard's results and collection (spec.storage.s3)
 	// instead of result ConfigMaps; the credentials are mounted at BucketCredentialsDir, in the collector only.
 	Bucket *Bucket `json:"bucket,omitempty"`
+	// BucketOnly (spec.storage.statusFrom: Bucket) says the pod makes no API call: the collector stores its
+	// collection (summary.json) next to its results in Bucket and nowhere else, and has no token; the manager
+	// reads it from there. Such a run has no ShardConfigMaps and no ResultConfigMaps.
+	BucketOnly bool `json:"bucketOnly,omitempty"`
 
 	// Launch is what the launcher needs to run the runner (run.json keeps its fields at the top level).
 	Launch
@@ -154,6 +158,8 @@ func (c *RunConfig) Validate() error {
 		"llm.baseURL, llm.model, llm.timeoutSeconds and llm.maxConcurrentRequests")
 	need(c.LLM == nil || c.LLMJudgeDeadlineSeconds > 0, "llmJudgeDeadlineSeconds")
 	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == int(c.Shards), "shardConfigMaps (one per shard)")
+	need(!c.BucketOnly || (c.Bucket != nil && len(c.ShardConfigMaps) == 0 && len(c.ResultConfigMaps) == 0),
+		"bucket and no shard or result ConfigMaps (bucketOnly: the pod writes only to the bucket)")
 	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
