@@ -803,6 +803,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+    - name: position
+      type:
+        scalar: numeric
     - name: reason
       type:
         scalar: string
