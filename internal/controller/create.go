@@ -34,8 +34,8 @@ const (
 // createChildren creates the run's children in order: the pinned eval ConfigMap (after validating the eval
 // file), the collector's ServiceAccount, Role and RoleBinding (no Role and RoleBinding when the pods make no API
 // call: bucketOnly), the result ConfigMaps and the Job. Each create tolerates an existing object this run
-// controls, so a reconcile interrupted half-way (or a manager restart) resumes without duplicates. It returns an assessment without a Job when the run must wait for its eval file
-// or has failed validation.
+// controls, so a reconcile interrupted half-way (or a manager restart) resumes without duplicates. It returns an
+// assessment without a Job when the run must wait for its eval file or has failed validation.
 func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
 	if run.Spec.Storage != nil {
 		// The collector could not store a single result without the bucket's credentials: wait for them first.

@@ -785,6 +785,13 @@ func TestBuildJobBucketOnlyHasNoToken(t *testing.T) {
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("run.json: %v", err)
 			}
+			if bad := cfg; cfg.BucketOnly {
+				// A bucket-only run.json that names a ConfigMap for the collector to write is refused.
+				bad.ResultConfigMaps = []string{"nightly-evalrun-results-0"}
+				if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "bucketOnly") {
+					t.Errorf("a bucket-only run.json with a result ConfigMap: %v", err)
+				}
+			}
 			if cfg.BucketOnly == tc.wantToken || (cfg.BucketOnly && (len(cfg.ShardConfigMaps)+len(cfg.ResultConfigMaps) > 0)) {
 				t.Errorf("run.json bucketOnly %v, shard ConfigMaps %v, result ConfigMaps %v", cfg.BucketOnly, cfg.ShardConfigMaps, cfg.ResultConfigMaps)
 			}

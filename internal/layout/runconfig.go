@@ -145,6 +145,7 @@ func (c *RunConfig) Validate() error {
 	need(c.EvalFileView == evalsv1alpha1.EvalFileViewInputs || c.EvalFileView == evalsv1alpha1.EvalFileViewFull, "evalFileView (Inputs or Full)")
 	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
 	c.check(need)
+	c.checkStorage(need)
 	need(c.PassThreshold != "", "passThreshold")
 	need(c.CodeJudgeTimeoutSeconds > 0, "codeJudgeTimeoutSeconds")
 	need(c.CodeJudgeWorkers > 0, "codeJudgeWorkers")
@@ -158,8 +159,6 @@ func (c *RunConfig) Validate() error {
 		"llm.baseURL, llm.model, llm.timeoutSeconds and llm.maxConcurrentRequests")
 	need(c.LLM == nil || c.LLMJudgeDeadlineSeconds > 0, "llmJudgeDeadlineSeconds")
 	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == int(c.Shards), "shardConfigMaps (one per shard)")
-	need(!c.BucketOnly || (c.Bucket != nil && len(c.ShardConfigMaps) == 0 && len(c.ResultConfigMaps) == 0),
-		"bucket and no shard or result ConfigMaps (bucketOnly: the pod writes only to the bucket)")
 	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
@@ -174,6 +173,12 @@ func (c *RunConfig) Validate() error {
 		return errors.New("the run configuration has a negative timeout")
 	}
 	return nil
+}
+
+// checkStorage checks where the collector stores its collection: with BucketOnly, in Bucket and nowhere else.
+func (c *RunConfig) checkStorage(need func(ok bool, field string)) {
+	need(!c.BucketOnly || (c.Bucket != nil && len(c.ShardConfigMaps) == 0 && len(c.ResultConfigMaps) == 0),
+		"bucket, and no shard or result ConfigMaps (bucketOnly: the pod writes only to the bucket)")
 }
 
 // Seconds is a configuration's number of seconds as a duration.
