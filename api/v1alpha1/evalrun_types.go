@@ -170,7 +170,28 @@ type ResultsStorage struct {
 	// in an S3-compatible bucket at <prefix>/<namespace>/<run>/<run uid>/shards/<index>/.
 	// +required
 	S3 S3Bucket `json:"s3,omitzero"`
+
+	// statusFrom says who writes what the pods collected into this run's status. Pod (the default): each pod's
+	// collector writes its collection to the API server (a shard ConfigMap, or the run's status), with a token of
+	// its own. Bucket: the pods make no Kubernetes API call at all (no token, no Role): each collector writes its
+	// collection only to the bucket (summary.json next to results.jsonl.gz), and the manager, once the collector's
+	// termination message says it stored them, reads it from there and writes the status, merging the shards as
+	// it does for Pod. This is what a pod on a cluster that cannot reach the manager's API server (a MultiKueue
+	// worker) needs. Immutable while the run is in progress, as the rest of the spec.
+	// +kubebuilder:validation:Enum=Pod;Bucket
+	// +optional
+	StatusFrom StatusSource `json:"statusFrom,omitempty"`
 }
+
+// StatusSource says where the manager finds what a run's pods collected: spec.storage.statusFrom.
+type StatusSource string
+
+const (
+	// StatusFromPod: the collectors write their collections to the API server (the default).
+	StatusFromPod StatusSource = "Pod"
+	// StatusFromBucket: the collectors write their collections only to the bucket; the pods make no API call.
+	StatusFromBucket StatusSource = "Bucket"
+)
 
 // S3Bucket is a bucket of an S3-compatible object store and the credentials to use it.
 type S3Bucket struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Exit codes of the pod modes.
@@ -71,10 +72,14 @@ func podMain(ctx context.Context, mode string, args []string, stderr io.Writer) 
 		if cfg == nil {
 			return code
 		}
-		c, err := collector.NewClient()
-		if err != nil {
-			// Still collect: the termination message is the manager's fallback.
-			podfiles.Logf(stderr, "collector collect: %v\n", err)
+		var c client.Client
+		if !cfg.BucketOnly {
+			// With bucketOnly the pod has no token and makes no API call: no client at all.
+			var err error
+			if c, err = collector.NewClient(); err != nil {
+				// Still collect: the termination message is the manager's fallback.
+				podfiles.Logf(stderr, "collector collect: %v\n", err)
+			}
 		}
 		o := collector.Options{
 			Config: cfg, Pod: *pod, Client: c, TerminationLog: *termLog, Log: stderr,

@@ -137,7 +137,12 @@ func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
 		if obs.Run.Spec.QueueName != "" {
 			msg = kueueWaitMessage(obs.Run.Spec.QueueName, obs.Queue)
 		}
-		return Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
+		a := Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
+		if q := obs.Queue; q != nil && q.Position != nil {
+			// The workloads ahead are admitted without this run's own objects changing: look again.
+			a.RecheckAfter = queuePositionRecheck
+		}
+		return a
 	case pod == nil:
 		if a, ok := podRejected(obs, opts.PodRejectedTimeout); ok {
 			return a

@@ -62,6 +62,15 @@ var (
 		Help: "Reconciles of runs that name a bucket running off the controller's workers now (flights), waiting " +
 			"for their endpoint's lane included. Many for long: a bucket endpoint is slow or hangs.",
 	})
+	bucketReads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_bucket_reads_total",
+		Help: "Objects the manager read from runs' buckets, by what: Collection (a shard's summary.json, " +
+			"spec.storage.statusFrom: Bucket) or Results (a results object read to merge shards).",
+	}, []string{"what"})
+	bucketReadBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_bucket_read_bytes_total",
+		Help: "Bytes of the objects counted in evalrun_bucket_reads_total, by what.",
+	}, []string{"what"})
 	flightDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "evalrun_bucket_reconcile_duration_seconds",
 		Help: "Seconds a reconcile of a run that names a bucket took off the workers (its lane wait included), by " +
@@ -69,6 +78,18 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.01, 4, 9), // 10 ms to about 11 min
 	}, []string{"result"})
 )
+
+// What the manager read from a bucket (evalrun_bucket_reads_total's what).
+const (
+	bucketReadCollection = "Collection"
+	bucketReadResults    = "Results"
+)
+
+// countBucketRead counts one object of n bytes read from a bucket.
+func countBucketRead(what string, n int) {
+	bucketReads.WithLabelValues(what).Inc()
+	bucketReadBytes.WithLabelValues(what).Add(float64(n))
+}
 
 // labelNamespace is the namespace label of every metric.
 const labelNamespace = "namespace"
@@ -123,7 +144,7 @@ func (activeRuns) Collect(ch chan<- prometheus.Metric) {
 // collectors are every metric of the manager, in the order they are registered.
 func collectors() []prometheus.Collector {
 	return []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs, parseErrors,
-		regressions, scheduledTimes, flightsInAir, flightDuration, activeRuns{}}
+		regressions, scheduledTimes, flightsInAir, flightDuration, bucketReads, bucketReadBytes, activeRuns{}}
 }
 
 // isClosed reports whether ch is closed (without waiting).

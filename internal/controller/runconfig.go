@@ -71,6 +71,12 @@ func Merged(run *evalsv1alpha1.EvalRun) bool {
 	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil
 }
 
+// BucketOnly reports a run whose pods make no API call (spec.storage.statusFrom: Bucket): their collections are
+// read from the bucket by the manager.
+func BucketOnly(run *evalsv1alpha1.EvalRun) bool {
+	return run.Spec.Storage != nil && run.Spec.Storage.StatusFrom == evalsv1alpha1.StatusFromBucket
+}
+
 // specShards is spec.sharding.shards, its default when unset.
 func specShards(run *evalsv1alpha1.EvalRun) int {
 	if s := run.Spec.Sharding; s != nil && s.Shards != nil && *s.Shards > 1 {
@@ -214,7 +220,11 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute = podShares(podsAtOnce(run, cfg.Shards),
 			cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute)
 	}
-	if Merged(run) {
+	if BucketOnly(run) {
+		// The pods make no API call: each collector stores its collection in the bucket only.
+		cfg.BucketOnly = true
+		cfg.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+	} else if Merged(run) {
 		cfg.ShardConfigMaps = make([]string, shards)
 		for i := range shards {
 			cfg.ShardConfigMaps[i] = names.ShardConfigMap(i)

@@ -220,6 +220,9 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return c.Watch(source.Kind[client.Object](mgr.GetCache(), newWorkload(), handler.EnqueueRequestsFromMapFunc(r.runOfPod),
 			predicate.ResourceVersionChangedPredicate{}))
 	}}
+	if r.visibility, err = newKueueVisibility(mgr.GetRESTMapper(), mgr.GetConfig()); err != nil {
+		return err
+	}
 	return nil
 }
 

@@ -79,6 +79,10 @@ type RunConfig struct {
 	// Bucket, when set, is where the collector stores its shard's results and collection (spec.storage.s3)
 	// instead of result ConfigMaps; the credentials are mounted at BucketCredentialsDir, in the collector only.
 	Bucket *Bucket `json:"bucket,omitempty"`
+	// BucketOnly (spec.storage.statusFrom: Bucket) says the pod makes no API call: the collector stores its
+	// collection (summary.json) next to its results in Bucket and nowhere else, and has no token; the manager
+	// reads it from there. Such a run has no ShardConfigMaps and no ResultConfigMaps.
+	BucketOnly bool `json:"bucketOnly,omitempty"`
 
 	// Launch is what the launcher needs to run the runner (run.json keeps its fields at the top level).
 	Launch
@@ -141,6 +145,7 @@ func (c *RunConfig) Validate() error {
 	need(c.EvalFileView == evalsv1alpha1.EvalFileViewInputs || c.EvalFileView == evalsv1alpha1.EvalFileViewFull, "evalFileView (Inputs or Full)")
 	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
 	c.check(need)
+	c.checkStorage(need)
 	need(c.PassThreshold != "", "passThreshold")
 	need(c.CodeJudgeTimeoutSeconds > 0, "codeJudgeTimeoutSeconds")
 	need(c.CodeJudgeWorkers > 0, "codeJudgeWorkers")
@@ -168,6 +173,12 @@ func (c *RunConfig) Validate() error {
 		return errors.New("the run configuration has a negative timeout")
 	}
 	return nil
+}
+
+// checkStorage checks where the collector stores its collection: with BucketOnly, in Bucket and nowhere else.
+func (c *RunConfig) checkStorage(need func(ok bool, field string)) {
+	need(!c.BucketOnly || (c.Bucket != nil && len(c.ShardConfigMaps) == 0 && len(c.ResultConfigMaps) == 0),
+		"bucket, and no shard or result ConfigMaps (bucketOnly: the pod writes only to the bucket)")
 }
 
 // Seconds is a configuration's number of seconds as a duration.

@@ -803,6 +803,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+    - name: position
+      type:
+        scalar: numeric
     - name: reason
       type:
         scalar: string
@@ -859,6 +862,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: s3
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.S3Bucket
+    - name: statusFrom
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.StatusSource
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Resume
   map:
     fields:
@@ -1091,6 +1097,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: succeeded
       type:
         scalar: numeric
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.StatusSource
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.SuccessPolicy
   map:
     fields:
