@@ -22,11 +22,6 @@ start_control_plane() {
     --service-account-issuer https://kubernetes.default.svc.cluster.local \
     --service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
     --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
-    --requestheader-client-ca-file "$PKI/front-proxy-ca.crt" --requestheader-allowed-names front-proxy-client \
-    --requestheader-username-headers X-Remote-User --requestheader-group-headers X-Remote-Group \
-    --requestheader-extra-headers-prefix X-Remote-Extra- \
-    --proxy-client-cert-file "$PKI/front-proxy-client.crt" --proxy-client-key-file "$PKI/front-proxy-client.key" \
-    --enable-aggregator-routing=true \
     --allow-privileged=false --profiling=false --endpoint-reconciler-type lease \
     --storage-media-type application/vnd.kubernetes.protobuf --v=1
   wait_for "kube-apiserver /readyz" 60 kubectl get --raw /readyz

@@ -1,10 +1,9 @@
 # hack/cluster/pki.sh: the cluster CA, every component's certificate, the service-account keys and the kubeconfigs
 # (templates/kubeconfig.tmpl). Sourced by hack/cluster.sh.
 
-# gen_cert NAME CN ORG EKU [SAN]: a P-256 key and a certificate signed by the cluster CA (by $SIGNING_CA, the
-# name of another CA of $PKI, when set).
+# gen_cert NAME CN ORG EKU [SAN]: a P-256 key and a certificate signed by the cluster CA.
 gen_cert() {
-  local name="$1" cn="$2" org="$3" eku="$4" san="${5:-}" ca="${SIGNING_CA:-ca}" subj ext
+  local name="$1" cn="$2" org="$3" eku="$4" san="${5:-}" subj ext
   [ -s "$PKI/$name.crt" ] && [ -s "$PKI/$name.key" ] && return 0
   subj="/CN=$cn"
   [ -n "$org" ] && subj="/O=$org$subj"
@@ -17,7 +16,7 @@ gen_cert() {
   } > "$ext"
   openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/$name.key" 2>/dev/null
   openssl req -new -key "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
-  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/$ca.crt" -CAkey "$PKI/$ca.key" -CAcreateserial \
+  openssl x509 -req -in "$PKI/$name.csr" -CA "$PKI/ca.crt" -CAkey "$PKI/ca.key" -CAcreateserial \
     -days 3650 -sha256 -extfile "$ext" -out "$PKI/$name.crt" 2>/dev/null
   rm -f "$PKI/$name.csr" "$ext"
 }
@@ -34,27 +33,16 @@ write_kubeconfig() {
   chmod 600 "$file"
 }
 
-# gen_ca NAME CN: a self-signed P-256 CA, generated once.
-gen_ca() {
-  local name="$1" cn="$2"
-  [ -s "$PKI/$name.crt" ] && [ -s "$PKI/$name.key" ] && return 0
-  openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/$name.key" 2>/dev/null
-  openssl req -x509 -new -key "$PKI/$name.key" -subj "/CN=$cn" -days 3650 -sha256 \
-    -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
-    -out "$PKI/$name.crt" 2>/dev/null
-}
-
 ensure_pki() {
   mkdir -p "$PKI" "$CONF"
   chmod 700 "$PKI"
   if [ ! -s "$PKI/ca.crt" ]; then
     log "generating the cluster CA, certificates and service-account keys"
-    gen_ca ca evalrun-local-ca
+    openssl ecparam -name prime256v1 -genkey -noout -out "$PKI/ca.key" 2>/dev/null
+    openssl req -x509 -new -key "$PKI/ca.key" -subj "/CN=evalrun-local-ca" -days 3650 -sha256 \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign,digitalSignature" \
+      -out "$PKI/ca.crt" 2>/dev/null
   fi
-  # The aggregation layer (extension API servers such as Kueue's visibility API): its own CA, which the API
-  # server's --requestheader-client-ca-file names, and the client certificate the API server proxies with.
-  gen_ca front-proxy-ca evalrun-local-front-proxy-ca
-  SIGNING_CA=front-proxy-ca gen_cert front-proxy-client front-proxy-client "" clientAuth
   gen_cert apiserver kube-apiserver "" serverAuth \
     "IP:$NODE_IP,IP:$SVC_API_IP,IP:127.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
   gen_cert apiserver-kubelet-client kube-apiserver-kubelet-client system:masters clientAuth

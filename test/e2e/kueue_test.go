@@ -221,22 +221,6 @@ func TestKueueQuotaQueuesRunsInOrder(t *testing.T) {
 		t.Errorf("Queued condition %s/%q: want Queued with Kueue's reason %s", c.Reason, c.Message, q.Reason)
 	}
 
-	// Where Kueue's visibility API is served, the waiting runs show their place in the queue: 1 for the head (the
-	// second), 2 behind it (Kueue's positionInLocalQueue 0 and 1); elsewhere no position at all.
-	if visibilityServed(t) {
-		for i, name := range []string{"second", "third"} {
-			want := int32(i + 1)
-			got := waitRun(t, ns, name, time.Minute, fmt.Sprintf("position %d", want), func(run *evalsv1alpha1.EvalRun) bool {
-				p := queueOf(run).Position
-				return p != nil && *p == want
-			})
-			t.Logf("%s waits at position %d: Queued: %s", name, want, meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionQueued).Message)
-		}
-		expectPrinterColumnsWide(t, ns, "third", map[string]string{"POSITION": "2", "ADMISSION": "Waiting"})
-	} else if p := queueOf(waiting).Position; p != nil {
-		t.Errorf("a position %d without Kueue's visibility API", *p)
-	}
-
 	// Never more than one run pod at a time, while all three finish.
 	maxActive := 0
 	finished := map[string]*evalsv1alpha1.EvalRun{}
@@ -278,14 +262,6 @@ func TestKueueQuotaQueuesRunsInOrder(t *testing.T) {
 		t.Errorf("runs started at %v: want the order they were created in (%v)", starts, names)
 	}
 	expectPrinterColumnsWide(t, ns, "first", map[string]string{"QUEUE": localQueue, "ADMISSION": "Admitted", "CLUSTERQUEUE": cq})
-}
-
-// visibilityServed reports whether the API server serves Kueue's visibility API (through its aggregation layer).
-func visibilityServed(t *testing.T) bool {
-	t.Helper()
-	_, err := clientset.Discovery().ServerResourcesForGroupVersion("visibility.kueue.x-k8s.io/v1beta2")
-	t.Logf("Kueue's visibility API served: %v (%v)", err == nil, err)
-	return err == nil
 }
 
 // expectPrinterColumnsWide reads the run's wide printer columns (kubectl get -o wide).
