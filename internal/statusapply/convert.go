@@ -266,6 +266,7 @@ func queueStatus(q *evalsv1alpha1.QueueStatus) *acv1alpha1.QueueStatusApplyConfi
 	optional(q.Reason, ac.WithReason)
 	optional(q.Message, ac.WithMessage)
 	optional(q.Evictions, ac.WithEvictions)
+	pointer(q.Position, ac.WithPosition)
 	return ac
 }
 
