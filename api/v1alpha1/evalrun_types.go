@@ -463,6 +463,18 @@ type Target struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || self.appArmorProfile.type != 'Unconfined'",message="the runner's AppArmor profile may not be Unconfined"
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
+	// maxCostUSD, when set, is the most the runner may spend, in US dollars, as a decimal string ("25", "0.5"):
+	// once the cost_usd the runner reported in the records it has written so far passes it, the manager stops the
+	// runner (PerCase: between invocations; Batched: as records are written), keeps the results collected so far,
+	// and sets BudgetExceeded (RunnerCostBudgetSpent); the cases without a record are missing. It only ever stops
+	// a run early: verdicts still come from the final snapshot. A sharded run gives each shard maxCostUSD / shards.
+	// The cost is what the runner says it spent (untrusted): it bounds an honest runner's spending, not a
+	// hostile one's (docs/design/threat-model.md). Unset means no budget.
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,9})?$`
+	// +optional
+	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
 }
 
 // Healthcheck is a command run once before the runner.
@@ -588,6 +600,26 @@ type LLMJudging struct {
 	// +kubebuilder:validation:Maximum=100000
 	// +optional
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
+
+	// maxRequests, when set, is the most requests the run sends to the model, retries included. Once they are
+	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, and the run's
+	// BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
+	// ceil(maxRequests / shards), so the run sends at most maxRequests + shards - 1. Unset means no budget.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +optional
+	MaxRequests *int64 `json:"maxRequests,omitempty"`
+
+	// maxTokens, when set, is the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
+	// when the endpoint gives no total) the run's judges spend. Once the replies reach it no request is sent:
+	// every LLM evaluator not yet judged is Skipped with the reason, and BudgetExceeded is True
+	// (JudgeTokenBudgetSpent). The requests in flight when it is reached still count, so the run may pass it by
+	// what maxConcurrentRequests replies spend. A sharded run gives each shard ceil(maxTokens / shards). Unset
+	// means no budget.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	// +optional
+	MaxTokens *int64 `json:"maxTokens,omitempty"`
 }
 
 // SecretKeyRef selects one key of a Secret in the run's namespace.
