@@ -464,17 +464,6 @@ type Target struct {
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 
-	// maxCostUSD, when set, is the most the runner may spend, in US dollars, as a decimal string ("25", "0.5"):
-	// once the cost_usd the runner reported in the records it has written so far passes it, the manager stops the
-	// runner (PerCase: between invocations; Batched: as records are written), keeps the results collected so far,
-	// and sets BudgetExceeded (RunnerCostBudgetSpent); the cases without a record are missing. It only ever stops
-	// a run early: verdicts still come from the final snapshot. A sharded run gives each shard maxCostUSD / shards.
-	// The cost is what the runner says it spent (untrusted): it bounds an honest runner's spending, not a
-	// hostile one's (docs/design/threat-model.md). Unset means no budget.
-	// +kubebuilder:validation:MaxLength=20
-	// +kubebuilder:validation:Pattern=`^[0-9]{1,9}(\.[0-9]{1,9})?$`
-	// +optional
-	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
 }
 
 // Healthcheck is a command run once before the runner.

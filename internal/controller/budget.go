@@ -11,18 +11,15 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// HasBudget reports whether the run sets a budget: spec.judging.llm.maxRequests or maxTokens, or
-// spec.target.maxCostUSD.
+// HasBudget reports whether the run sets a budget: spec.judging.llm.maxRequests or maxTokens.
 func HasBudget(run *evalsv1alpha1.EvalRun) bool {
-	if j := run.Spec.Judging; j != nil && j.LLM != nil && (j.LLM.MaxRequests != nil || j.LLM.MaxTokens != nil) {
-		return true
-	}
-	return run.Spec.Target.MaxCostUSD != nil
+	j := run.Spec.Judging
+	return j != nil && j.LLM != nil && (j.LLM.MaxRequests != nil || j.LLM.MaxTokens != nil)
 }
 
 // BudgetCondition is the run's BudgetExceeded condition (without its time) from status.cost: True, with the
-// reason of the first budget reached (runner cost, judge requests, judge tokens), when a collection reached one;
-// False (WithinBudget) otherwise. Nil for a run without a budget. It says what was spent; it never touches Passed.
+// reason of the first budget reached (judge requests, then judge tokens), when a collection reached one; False
+// (WithinBudget) otherwise. Nil for a run without a budget. It says what was spent; it never touches Passed.
 func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 	if !HasBudget(run) {
 		return nil
@@ -33,77 +30,42 @@ func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 	if run.Status.Cost != nil {
 		reached = run.Status.Cost.BudgetsExceeded
 	}
+	llm := run.Spec.Judging.LLM
 	var parts []string
-	for _, k := range []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetRunnerCost, evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.BudgetJudgeTokens} {
-		if !slices.Contains(reached, k) {
+	for _, b := range []struct {
+		kind          evalsv1alpha1.BudgetKind
+		reason, field string
+		limit         *int64
+		what          string
+	}{
+		{evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.ReasonJudgeRequestBudgetSpent, "maxRequests", llm.MaxRequests, "sent the requests of"},
+		{evalsv1alpha1.BudgetJudgeTokens, evalsv1alpha1.ReasonJudgeTokenBudgetSpent, "maxTokens", llm.MaxTokens, "spent the tokens of"},
+	} {
+		if !slices.Contains(reached, b.kind) {
 			continue
 		}
 		if c.Status != metav1.ConditionTrue {
-			c.Status, c.Reason = metav1.ConditionTrue, budgetReason(k)
+			c.Status, c.Reason = metav1.ConditionTrue, b.reason
 		}
-		parts = append(parts, budgetMessage(run, k))
+		limit := "?"
+		if b.limit != nil {
+			limit = fmt.Sprint(*b.limit)
+		}
+		parts = append(parts, fmt.Sprintf("the LLM judges %s spec.judging.llm.%s (%s)", b.what, b.field, limit))
 	}
 	if c.Status == metav1.ConditionTrue {
-		c.Message = textbound.Head(strings.Join(parts, "; "), maxConditionMessage)
+		c.Message = strings.Join(parts, "; ") + spentSuffix(run) + ": the LLM evaluators not judged by then are Skipped"
 	} else {
 		c.Message = "the run stayed within its budgets" + spentSuffix(run)
 	}
+	c.Message = textbound.Head(c.Message, maxConditionMessage)
 	return c
 }
 
-func budgetReason(k evalsv1alpha1.BudgetKind) string {
-	switch k {
-	case evalsv1alpha1.BudgetJudgeRequests:
-		return evalsv1alpha1.ReasonJudgeRequestBudgetSpent
-	case evalsv1alpha1.BudgetJudgeTokens:
-		return evalsv1alpha1.ReasonJudgeTokenBudgetSpent
-	}
-	return evalsv1alpha1.ReasonRunnerCostBudgetSpent
-}
-
-func budgetMessage(run *evalsv1alpha1.EvalRun, k evalsv1alpha1.BudgetKind) string {
-	llm := &evalsv1alpha1.LLMJudging{}
-	if run.Spec.Judging != nil && run.Spec.Judging.LLM != nil {
-		llm = run.Spec.Judging.LLM
-	}
-	switch k {
-	case evalsv1alpha1.BudgetJudgeRequests:
-		return fmt.Sprintf("the LLM judges sent spec.judging.llm.maxRequests (%d) requests%s: the LLM evaluators not "+
-			"judged by then are Skipped", deref(llm.MaxRequests), spentSuffix(run))
-	case evalsv1alpha1.BudgetJudgeTokens:
-		return fmt.Sprintf("the LLM judges spent spec.judging.llm.maxTokens (%d) tokens%s: the LLM evaluators not "+
-			"judged by then are Skipped", deref(llm.MaxTokens), spentSuffix(run))
-	}
-	limit := ""
-	if run.Spec.Target.MaxCostUSD != nil {
-		limit = *run.Spec.Target.MaxCostUSD
-	}
-	return fmt.Sprintf("the runner reported more than spec.target.maxCostUSD (%s USD) and was stopped%s: the cases "+
-		"without a record are missing", limit, spentSuffix(run))
-}
-
-// spentSuffix says what status.cost counts so far.
+// spentSuffix says what status.cost counts of the judges.
 func spentSuffix(run *evalsv1alpha1.EvalRun) string {
-	c := run.Status.Cost
-	if c == nil {
-		return ""
+	if c := run.Status.Cost; c != nil && c.Judges != nil {
+		return fmt.Sprintf(" (spent: %d requests, %d tokens)", c.Judges.Calls, c.Judges.TotalTokens)
 	}
-	var parts []string
-	if r := c.Runner; r != nil {
-		parts = append(parts, fmt.Sprintf("runner %s USD over %d cases", r.CostUSD, r.CostCases))
-	}
-	if j := c.Judges; j != nil {
-		parts = append(parts, fmt.Sprintf("judges %d requests, %d tokens", j.Calls, j.TotalTokens))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return " (spent: " + strings.Join(parts, "; ") + ")"
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
+	return ""
 }

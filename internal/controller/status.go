@@ -131,12 +131,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		set(evalsv1alpha1.ConditionSucceeded, metav1.ConditionUnknown, a.Reason, a.Message)
 		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionPassed)
 		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionRegressed)
-		if b := BudgetCondition(run); b != nil && b.Status == metav1.ConditionTrue {
-			// A budget reached while the run goes on (the runner's cost, stopped by the manager) is said at once.
-			set(b.Type, b.Status, b.Reason, b.Message)
-		} else {
-			meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionBudgetExceeded)
-		}
+		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionBudgetExceeded)
 	}
 	for _, t := range statusapply.ManagerConditionTypes {
 		if c := meta.FindStatusCondition(conds, t); c != nil {

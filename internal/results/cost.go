@@ -177,7 +177,7 @@ func FormatUSDNanos(n int64) string {
 	return strings.TrimRight(fmt.Sprintf("%d.%09d", whole, frac), "0")
 }
 
-// ParseUSDNanos reads a decimal dollar amount (status.cost's costUSD, spec.target.maxCostUSD) as nanodollars:
+// ParseUSDNanos reads a decimal dollar amount (status.cost's costUSD) as nanodollars:
 // digits, optionally a point and at most nine more. Larger amounts saturate at math.MaxInt64.
 func ParseUSDNanos(s string) (int64, error) {
 	whole, frac, hasPoint := strings.Cut(s, ".")

@@ -1231,9 +1231,6 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: imagePullPolicy
       type:
         namedType: io.k8s.api.core.v1.PullPolicy
-    - name: maxCostUSD
-      type:
-        scalar: string
     - name: resources
       type:
         namedType: io.k8s.api.core.v1.ResourceRequirements

@@ -71,14 +71,6 @@ type TargetApplyConfiguration struct {
 	// "restricted" profile: the manager always enforces runAsNonRoot, no privilege escalation, all capabilities
 	// dropped and a RuntimeDefault or Localhost seccomp profile.
 	SecurityContext *v1.SecurityContext `json:"securityContext,omitempty"`
-	// maxCostUSD, when set, is the most the runner may spend, in US dollars, as a decimal string ("25", "0.5"):
-	// once the cost_usd the runner reported in the records it has written so far passes it, the manager stops the
-	// runner (PerCase: between invocations; Batched: as records are written), keeps the results collected so far,
-	// and sets BudgetExceeded (RunnerCostBudgetSpent); the cases without a record are missing. It only ever stops
-	// a run early: verdicts still come from the final snapshot. A sharded run gives each shard maxCostUSD / shards.
-	// The cost is what the runner says it spent (untrusted): it bounds an honest runner's spending, not a
-	// hostile one's (docs/design/threat-model.md). Unset means no budget.
-	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
 }
 
 // TargetApplyConfiguration constructs a declarative configuration of the Target type for use with
@@ -192,13 +184,5 @@ func (b *TargetApplyConfiguration) WithHealthcheck(value *HealthcheckApplyConfig
 // If called multiple times, the SecurityContext field is set to the value of the last call.
 func (b *TargetApplyConfiguration) WithSecurityContext(value v1.SecurityContext) *TargetApplyConfiguration {
 	b.SecurityContext = &value
-	return b
-}
-
-// WithMaxCostUSD sets the MaxCostUSD field in the declarative configuration to the given value
-// and returns the receiver, so that objects can be built by chaining "With" function invocations.
-// If called multiple times, the MaxCostUSD field is set to the value of the last call.
-func (b *TargetApplyConfiguration) WithMaxCostUSD(value string) *TargetApplyConfiguration {
-	b.MaxCostUSD = &value
 	return b
 }
