@@ -463,7 +463,6 @@ type Target struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || self.appArmorProfile.type != 'Unconfined'",message="the runner's AppArmor profile may not be Unconfined"
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
-
 }
 
 // Healthcheck is a command run once before the runner.

@@ -210,3 +210,35 @@ func allDigits(s string) bool {
 	}
 	return true
 }
+
+// SumRunCosts sums finished runs' own status.cost (carried results left out) as an EvalSchedule's status.cost,
+// with the same saturating integer sums; nil without runs.
+func SumRunCosts(costs []*evalsv1alpha1.RunCost) *evalsv1alpha1.ScheduleCost {
+	if len(costs) == 0 {
+		return nil
+	}
+	var s usageSum
+	for _, c := range costs {
+		if c == nil {
+			continue
+		}
+		if r := c.Runner; r != nil {
+			nanos, err := ParseUSDNanos(r.CostUSD)
+			if err != nil {
+				nanos = 0 // written by the collector or the merge; an unreadable figure adds nothing
+			}
+			s.cases = satAdd(s.cases, int64(max(r.Cases, 0)))
+			s.tokenCases = satAdd(s.tokenCases, int64(max(r.TokenUsageCases, 0)))
+			s.input, s.output = satAdd(s.input, max(r.InputTokens, 0)), satAdd(s.output, max(r.OutputTokens, 0))
+			s.cached, s.total = satAdd(s.cached, max(r.CachedTokens, 0)), satAdd(s.total, max(r.TotalTokens, 0))
+			s.costCases, s.costNanos = satAdd(s.costCases, int64(max(r.CostCases, 0))), satAdd(s.costNanos, nanos)
+			s.durationCases = satAdd(s.durationCases, int64(max(r.DurationCases, 0)))
+			s.durationMs = satAdd(s.durationMs, max(r.DurationMilliseconds, 0))
+		}
+		if j := c.Judges; j != nil {
+			s.add(CaseUsage{Judges: &llm.Usage{Calls: j.Calls, PromptTokens: j.PromptTokens, CompletionTokens: j.CompletionTokens,
+				TotalTokens: j.TotalTokens, LatencyMs: j.LatencyMilliseconds}})
+		}
+	}
+	return &evalsv1alpha1.ScheduleCost{Runs: clamp32(int64(len(costs))), Runner: s.runner(), Judges: s.judgeUsage()}
+}

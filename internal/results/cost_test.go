@@ -200,3 +200,23 @@ func TestSectionCost(t *testing.T) {
 		t.Errorf("merged cost (-want +got):\n%s", diff)
 	}
 }
+
+// An EvalSchedule's cost sums its finished runs' own figures, saturating; runs without a cost still count as runs.
+func TestSumRunCosts(t *testing.T) {
+	if got := SumRunCosts(nil); got != nil {
+		t.Errorf("no runs: %+v", got)
+	}
+	got := SumRunCosts([]*evalsv1alpha1.RunCost{
+		{Runner: &evalsv1alpha1.RunnerCost{Cases: 2, CostCases: 2, CostUSD: "0.5", InputTokens: math.MaxInt64},
+			Judges: &evalsv1alpha1.JudgeUsage{Calls: 3, TotalTokens: 30}},
+		nil,
+		{Runner: &evalsv1alpha1.RunnerCost{Cases: 1, CostCases: 1, CostUSD: "0.25", InputTokens: 5},
+			Carried: &evalsv1alpha1.CarriedCost{Runner: &evalsv1alpha1.RunnerCost{CostUSD: "100"}}},
+	})
+	want := &evalsv1alpha1.ScheduleCost{Runs: 3,
+		Runner: &evalsv1alpha1.RunnerCost{Cases: 3, CostCases: 3, CostUSD: "0.75", InputTokens: math.MaxInt64},
+		Judges: &evalsv1alpha1.JudgeUsage{Calls: 3, TotalTokens: 30}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schedule cost (-want +got):\n%s", diff)
+	}
+}
