@@ -46,7 +46,7 @@ type RunCost struct {
 	// +optional
 	Judges *JudgeUsage `json:"judges,omitempty"`
 
-	// carried, in a resumed run, sums the same figures over the results carried from the earlier run
+	// carried sums, in a resumed run, the same figures over the results carried from the earlier run
 	// (status.resume.from): that run spent them, not this one; runner + carried.runner is what all the results
 	// cost. Unset when nothing was carried.
 	// +optional

@@ -279,7 +279,7 @@ func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleSta
 			status.LastSuccessfulTime = t.DeepCopy()
 		}
 	}
-	var costs []*evalsv1alpha1.RunCost
+	costs := make([]*evalsv1alpha1.RunCost, 0, len(g.succeeded)+len(g.failed))
 	for _, run := range slices.Concat(g.succeeded, g.failed) {
 		costs = append(costs, run.Status.Cost)
 	}

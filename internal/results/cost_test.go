@@ -157,7 +157,6 @@ func TestSectionCost(t *testing.T) {
 	at := metav1.Now()
 	b := NewBuilder(Options{ConfigMaps: []string{"r-0"}})
 	for i, l := range []Line{line("a", 0.25, ""), line("b", 0.5, "")} {
-		l := l
 		if err := b.Add(Case{Index: i, Status: l.Status(), Line: storedLine(t, l), Usage: l.Usage()}); err != nil {
 			t.Fatal(err)
 		}

@@ -44,12 +44,12 @@ type LLMJudgingApplyConfiguration struct {
 	// pod that runs at once (min(shards, sharding.parallelism)) starts at most ceil(requestsPerMinute / pods), at
 	// least 1. Unset means no limit beyond maxConcurrentRequests.
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
-	// maxRequests, when set, is the most requests the run sends to the model, retries included. Once they are
+	// maxRequests is, when set, the most requests the run sends to the model, retries included. Once they are
 	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, and the run's
 	// BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
 	// ceil(maxRequests / shards), so the run sends at most maxRequests + shards - 1. Unset means no budget.
 	MaxRequests *int64 `json:"maxRequests,omitempty"`
-	// maxTokens, when set, is the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
+	// maxTokens is, when set, the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
 	// when the endpoint gives no total) the run's judges spend. Once the replies reach it no request is sent:
 	// every LLM evaluator not yet judged is Skipped with the reason, and BudgetExceeded is True
 	// (JudgeTokenBudgetSpent). The requests in flight when it is reached still count, so the run may pass it by

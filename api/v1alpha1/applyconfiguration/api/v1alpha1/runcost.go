@@ -35,7 +35,7 @@ type RunCostApplyConfiguration struct {
 	// judges sums the model usage of the LLM judges for the cases this run judged (the same figures as
 	// summary.judgeUsage less carried results'). Unset when no model was called.
 	Judges *JudgeUsageApplyConfiguration `json:"judges,omitempty"`
-	// carried, in a resumed run, sums the same figures over the results carried from the earlier run
+	// carried sums, in a resumed run, the same figures over the results carried from the earlier run
 	// (status.resume.from): that run spent them, not this one; runner + carried.runner is what all the results
 	// cost. Unset when nothing was carried.
 	Carried *CarriedCostApplyConfiguration `json:"carried,omitempty"`
