@@ -282,6 +282,12 @@ type EvalRunStatus struct {
 	// waits. Written by the manager; the admission fields stay empty where Kueue is not installed.
 	// +optional
 	Queue *QueueStatus `json:"queue,omitempty"`
+
+	// cost is what the run spent: the runner's reported tokens, cost and duration summed over its cases, the LLM
+	// judges' requests and tokens, and the budgets it reached (docs/operations.md#cost). Written with the results:
+	// by the collector, or for a sharded or resumed run by the manager's merge (each shard's own in shards[].cost).
+	// +optional
+	Cost *RunCost `json:"cost,omitempty"`
 }
 
 // QueueAdmission is where a run's Kueue Workload stands.
@@ -614,6 +620,10 @@ type ShardStatus struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	ImageID *string `json:"imageID,omitempty"`
+	// cost is what the shard's collection says the shard spent (status.cost is the run's, summed over every
+	// stored result). Unset until the shard is collected.
+	// +optional
+	Cost *RunCost `json:"cost,omitempty"`
 }
 
 // ResumeStatus is what a resumed run took from the earlier run.

@@ -609,6 +609,26 @@ type LLMJudging struct {
 	// +kubebuilder:validation:Maximum=100000
 	// +optional
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
+
+	// maxRequests is, when set, the most requests the run sends to the model, retries included. Once they are
+	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, and the run's
+	// BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
+	// ceil(maxRequests / shards), so the run sends at most maxRequests + shards - 1. Unset means no budget.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +optional
+	MaxRequests *int64 `json:"maxRequests,omitempty"`
+
+	// maxTokens is, when set, the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
+	// when the endpoint gives no total) the run's judges spend. Once the replies reach it no request is sent:
+	// every LLM evaluator not yet judged is Skipped with the reason, and BudgetExceeded is True
+	// (JudgeTokenBudgetSpent). The requests in flight when it is reached still count, so the run may pass it by
+	// what maxConcurrentRequests replies spend. A sharded run gives each shard ceil(maxTokens / shards). Unset
+	// means no budget.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	// +optional
+	MaxTokens *int64 `json:"maxTokens,omitempty"`
 }
 
 // SecretKeyRef selects one key of a Secret in the run's namespace.

@@ -62,11 +62,11 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
-		summary, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
+		merged, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
 		if err != nil {
 			return nil, err
 		}
-		run.Status.Summary = summary
+		run.Status.Summary, run.Status.Cost = merged.Summary, merged.Cost
 		a := Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted,
 			Message: fmt.Sprintf("nothing left to run: every case's result was carried from EvalRun %s", cfg.Resume.From)}
 		return &observed{assessment: a, facts: facts}, nil

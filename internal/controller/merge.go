@@ -51,14 +51,15 @@ func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1
 	facts.Sharding, facts.Shards = shardingStatus(v.Statuses)
 	a := v.Assessment
 	if a.State.Terminal() {
-		summary, err := r.mergeShards(ctx, run, so, v)
+		merged, err := r.mergeShards(ctx, run, so, v)
 		if err != nil {
 			wait := Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting,
 				Message: textbound.Head("merging the shards' results: "+oneLine(err.Error()), maxConditionMessage)}
 			return &observed{assessment: wait, facts: facts, job: job}, err
 		}
-		// The Passed condition is decided on the merged summary, which the cache does not show yet.
-		run.Status.Summary = summary
+		// The Passed and BudgetExceeded conditions are decided on the merged summary and cost, which the cache
+		// does not show yet.
+		run.Status.Summary, run.Status.Cost = merged.Summary, merged.Cost
 	}
 	return &observed{assessment: a, facts: facts, job: job}, nil
 }
@@ -145,10 +146,11 @@ func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *eva
 }
 
 // mergeShards merges the shards' stored results (and, for a resumed run, the carried ones) into the run's status
-// results section, written with its own field manager, and returns the merged summary. It is idempotent: the
-// same shards give the same section.
+// results section, written with its own field manager, and returns the merged section. Its cost is summed from
+// every stored result (carried ones apart) and names the budgets any shard reached. It is idempotent: the same
+// shards give the same section.
 func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation,
-	v ShardVerdict) (*evalsv1alpha1.RunSummary, error) {
+	v ShardVerdict) (*results.Section, error) {
 	pinned, err := r.pinnedConfigMap(ctx, run)
 	if err != nil {
 		return nil, err
@@ -232,7 +234,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerMerge), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying the merged results of EvalRun %s: %w", run.Name, err)
 	}
-	return section.Summary, nil
+	return section, nil
 }
 
 // MergedSectionBudget is the status budget of a merged run's results section: the status budget less what the

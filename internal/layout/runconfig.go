@@ -199,6 +199,11 @@ type LLM struct {
 	TimeoutSeconds        int32 `json:"timeoutSeconds"`
 	MaxConcurrentRequests int32 `json:"maxConcurrentRequests"`
 	RequestsPerMinute     int32 `json:"requestsPerMinute,omitempty"`
+	// MaxRequests and MaxTokens, when positive, are the pod's budget of requests (retries included) and tokens:
+	// its share of spec.judging.llm.maxRequests and maxTokens (ceil(max / shards)). Past them the collector's
+	// LLM judges are Skipped.
+	MaxRequests int64 `json:"maxRequests,omitempty"`
+	MaxTokens   int64 `json:"maxTokens,omitempty"`
 }
 
 // EvalObject is the bucket object that holds a run's eval file, with the sha256 and the size it may have.

@@ -120,7 +120,7 @@ func (m *Merger) add(i int, l *Line, raw []byte) error {
 	if l.Missing {
 		m.missing = append(m.missing, indexedID{index: i, id: l.ID})
 	}
-	return m.builder.Add(Case{Index: i, Status: l.Status(), Missing: l.Missing, Line: raw})
+	return m.builder.Add(Case{Index: i, Status: l.Status(), Missing: l.Missing, Line: raw, Usage: l.Usage()})
 }
 
 // AddCollection adds what one collection's section says beyond its cases: its parse errors and unexpected ids
@@ -128,6 +128,9 @@ func (m *Merger) add(i int, l *Line, raw []byte) error {
 func (m *Merger) AddCollection(s *Section, shard *int32) {
 	if s == nil {
 		return
+	}
+	if c := s.Cost; c != nil {
+		m.tail.Budgets = append(m.tail.Budgets, c.BudgetsExceeded...)
 	}
 	if sum := s.Summary; sum != nil {
 		m.tail.ParseErrorCount += int(sum.ParseErrors)

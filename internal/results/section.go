@@ -57,6 +57,8 @@ type Section struct {
 	Results         *evalsv1alpha1.ResultsReference `json:"results,omitempty"`
 	Collection      *evalsv1alpha1.CollectionStatus `json:"collection,omitempty"`
 	Conditions      []metav1.Condition              `json:"conditions,omitempty"`
+	// Cost is what the section's cases spent (status.cost).
+	Cost *evalsv1alpha1.RunCost `json:"cost,omitempty"`
 }
 
 // Truncated reports whether anything was left out of the section (it is then in the result ConfigMaps only).
