@@ -178,12 +178,13 @@ type ResultsStorage struct {
 	// termination message says it stored them, reads it from there and writes the status, merging the shards as
 	// it does for Pod. This is what a pod on a cluster that cannot reach the manager's API server (a MultiKueue
 	// worker) needs. Immutable while the run is in progress, as the rest of the spec.
-	// +kubebuilder:validation:Enum=Pod;Bucket
+	// +default="Pod"
 	// +optional
-	StatusFrom StatusSource `json:"statusFrom,omitempty"`
+	StatusFrom *StatusSource `json:"statusFrom,omitempty"`
 }
 
 // StatusSource says where the manager finds what a run's pods collected: spec.storage.statusFrom.
+// +kubebuilder:validation:Enum=Pod;Bucket
 type StatusSource string
 
 const (

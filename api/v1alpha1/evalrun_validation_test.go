@@ -139,12 +139,12 @@ func TestEvalRunAdmission(t *testing.T) {
 		}(), wantErr: "spec.storage.s3.endpoint"},
 		{name: "storage statusFrom Bucket is accepted", run: func() *evalsv1alpha1.EvalRun {
 			r := mk("ok-bucket-only", "default").Obj()
-			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket(), StatusFrom: evalsv1alpha1.StatusFromBucket}
+			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket(), StatusFrom: ptr.To(evalsv1alpha1.StatusFromBucket)}
 			return r
 		}()},
 		{name: "storage statusFrom not Pod or Bucket", run: func() *evalsv1alpha1.EvalRun {
 			r := mk("bad-status-from", "default").Obj()
-			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket(), StatusFrom: "Collector"}
+			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket(), StatusFrom: ptr.To[evalsv1alpha1.StatusSource]("Collector")}
 			return r
 		}(), wantErr: "spec.storage.statusFrom"},
 		{name: "llm judging is accepted", run: func() *evalsv1alpha1.EvalRun {

@@ -778,7 +778,7 @@ func TestBuildJobBucketOnlyHasNoToken(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%q %d shards", tc.from, tc.shards), func(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) {
-				r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket, StatusFrom: tc.from}
+				r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket, StatusFrom: ptr.To(tc.from)}
 				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To(tc.shards)}
 			})
 			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{}, Options{})
@@ -953,7 +953,7 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 		},
 		"statusFrom: Bucket": func(r *evalsv1alpha1.EvalRun) {
 			bucket := evalsv1alpha1.S3Bucket{Endpoint: "http://s3.example", Bucket: "b", CredentialsSecret: "creds"}
-			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket, StatusFrom: evalsv1alpha1.StatusFromBucket}
+			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket, StatusFrom: ptr.To(evalsv1alpha1.StatusFromBucket)}
 			r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
 		},
 	}

@@ -74,7 +74,7 @@ func Merged(run *evalsv1alpha1.EvalRun) bool {
 // BucketOnly reports a run whose pods make no API call (spec.storage.statusFrom: Bucket): their collections are
 // read from the bucket by the manager.
 func BucketOnly(run *evalsv1alpha1.EvalRun) bool {
-	return run.Spec.Storage != nil && run.Spec.Storage.StatusFrom == evalsv1alpha1.StatusFromBucket
+	return run.Spec.Storage != nil && ptr.Deref(run.Spec.Storage.StatusFrom, evalsv1alpha1.DefaultStatusFrom) == evalsv1alpha1.StatusFromBucket
 }
 
 // specShards is spec.sharding.shards, its default when unset.

@@ -81,7 +81,7 @@ func TestBucketOnlyTenShards(t *testing.T) {
 
 	const cases, shards = 200, 10
 	w := sampleRun("bucket-only", ns).Inline(testutil.DecisionEval(cases)).Shards(shards, 0).Storage(bucket).Resources(corev1.ResourceRequirements{})
-	w.Spec.Storage.StatusFrom = evalsv1alpha1.StatusFromBucket
+	w.Spec.Storage.StatusFrom = ptr.To(evalsv1alpha1.StatusFromBucket)
 	run := w.Obj()
 	start := time.Now()
 	create(t, run)

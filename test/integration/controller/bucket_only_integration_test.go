@@ -64,42 +64,13 @@ func TestBucketOnlyRunReadsItsCollectionsFromTheBucket(t *testing.T) {
 	store := srv.Store(t, "evals", "bucket-only")
 	spec := func(name string) *testutil.EvalRunWrapper {
 		w := testutil.MakeEvalRun(name, ns).Inline(testutil.DecisionEval(9)).Shards(3, 0)
-		w.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: srv.Bucket("evals", "bucket-only", "s3-creds"), StatusFrom: evalsv1alpha1.StatusFromBucket}
+		w.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: srv.Bucket("evals", "bucket-only", "s3-creds"), StatusFrom: ptr.To(evalsv1alpha1.StatusFromBucket)}
 		return w
 	}
 	run := createRun(t, spec("nightly"))
 	job := waitJob(t, run)
 
-	// Least privilege: no Role or RoleBinding, no token, no ConfigMap for the pods to write.
-	names := controller.NamesFor(run.Name)
-	for _, obj := range []client.Object{&rbacv1.Role{}, &rbacv1.RoleBinding{}} {
-		name := names.Role
-		if _, ok := obj.(*rbacv1.RoleBinding); ok {
-			name = names.RoleBinding
-		}
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); !apierrors.IsNotFound(err) {
-			t.Errorf("%T %s: %v; want none", obj, name, err)
-		}
-	}
-	for _, v := range job.Spec.Template.Spec.Volumes {
-		if v.Projected != nil {
-			t.Errorf("the pod has a projected volume %s (a token)", v.Name)
-		}
-	}
-	var cms corev1.ConfigMapList
-	if err := k8s.List(ctx, &cms, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for _, cm := range cms.Items {
-		if cm.Name != names.EvalConfigMap && cm.Name != "kube-root-ca.crt" {
-			t.Errorf("ConfigMap %s exists; the run should have none but its pinned eval file", cm.Name)
-		}
-	}
-	// Nor can the pods' ServiceAccount write anything of the run.
-	sa := collectorClient(t, run)
-	if err := sa.Get(ctx, client.ObjectKeyFromObject(run), &evalsv1alpha1.EvalRun{}); !apierrors.IsForbidden(err) {
-		t.Errorf("the pod's ServiceAccount reading its EvalRun: %v, want Forbidden", err)
-	}
+	expectNoPodAPIAccess(t, run, job)
 
 	readsBefore := metricValue("evalrun_bucket_reads_total", "what", "Collection")
 	bytesBefore := metricValue("evalrun_bucket_read_bytes_total", "what", "Collection") + metricValue("evalrun_bucket_read_bytes_total", "what", "Results")
@@ -161,9 +132,54 @@ func TestBucketOnlyRunReadsItsCollectionsFromTheBucket(t *testing.T) {
 		t.Errorf("the manager read %v collections from the bucket, want at least 3", reads)
 	}
 
-	// A shard whose collector could not store its collection fails CollectorFailed with the collector's error.
-	second := createRun(t, spec("broken"))
-	job = waitJob(t, second)
+	expectFailedStoreEndsCollectorFailed(t, spec("broken"), store)
+
+}
+
+// expectNoPodAPIAccess checks a bucket-only run's least privilege: no Role or RoleBinding, no token, no ConfigMap
+// for the pods to write, and the pods' ServiceAccount cannot even read the run.
+func expectNoPodAPIAccess(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job) {
+	t.Helper()
+	ctx := context.Background()
+	ns := run.Namespace
+	names := controller.NamesFor(run.Name)
+	for _, obj := range []client.Object{&rbacv1.Role{}, &rbacv1.RoleBinding{}} {
+		name := names.Role
+		if _, ok := obj.(*rbacv1.RoleBinding); ok {
+			name = names.RoleBinding
+		}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); !apierrors.IsNotFound(err) {
+			t.Errorf("%T %s: %v; want none", obj, name, err)
+		}
+	}
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Projected != nil {
+			t.Errorf("the pod has a projected volume %s (a token)", v.Name)
+		}
+	}
+	var cms corev1.ConfigMapList
+	if err := k8s.List(ctx, &cms, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range cms.Items {
+		if cm.Name != names.EvalConfigMap && cm.Name != "kube-root-ca.crt" {
+			t.Errorf("ConfigMap %s exists; the run should have none but its pinned eval file", cm.Name)
+		}
+	}
+	// Nor can the pods' ServiceAccount write anything of the run.
+	sa := collectorClient(t, run)
+	if err := sa.Get(ctx, client.ObjectKeyFromObject(run), &evalsv1alpha1.EvalRun{}); !apierrors.IsForbidden(err) {
+		t.Errorf("the pod's ServiceAccount reading its EvalRun: %v, want Forbidden", err)
+	}
+
+}
+
+// expectFailedStoreEndsCollectorFailed: a shard whose collector could not store its collection fails
+// CollectorFailed with the collector's error; the other shards' results stay.
+func expectFailedStoreEndsCollectorFailed(t *testing.T, w *testutil.EvalRunWrapper, store *objstore.Store) {
+	t.Helper()
+	second := createRun(t, w)
+	job := waitJob(t, second)
 	for i := range 3 {
 		pod := startShardPod(t, job, i)
 		lo, hi := layout.ShardRange(9, 3, i)

@@ -888,6 +888,7 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: statusFrom
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.StatusSource
+      default: Pod
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Resume
   map:
     fields:
