@@ -42,27 +42,13 @@ func BenchmarkCachedEvalRunHeap(b *testing.B) {
 		strip bool
 	}{{"whole", false}, {"stripped", true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			const runs = 200
-			var retained uint64
-			for b.Loop() {
-				runtime.GC()
-				var before runtime.MemStats
-				runtime.ReadMemStats(&before)
-				cache := make([]any, runs)
-				for i := range cache {
-					var obj any = fullBudgetRun(i)
-					if tc.strip {
-						obj, _ = StripCollectedResults(obj)
-					}
-					cache[i] = obj
+			reportRetained(b, func(i int) any {
+				var obj any = fullBudgetRun(i)
+				if tc.strip {
+					obj, _ = StripCollectedResults(obj)
 				}
-				runtime.GC()
-				var after runtime.MemStats
-				runtime.ReadMemStats(&after)
-				retained = (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / runs
-				runtime.KeepAlive(cache)
-			}
-			b.ReportMetric(float64(retained), "retained-bytes/run")
+				return obj
+			})
 		})
 	}
 }
@@ -132,28 +118,37 @@ func BenchmarkCachedChildrenHeap(b *testing.B) {
 				name = kind.name + "/stripped"
 			}
 			b.Run(name, func(b *testing.B) {
-				const runs = 200
-				var retained uint64
-				for b.Loop() {
-					runtime.GC()
-					var before runtime.MemStats
-					runtime.ReadMemStats(&before)
-					cache := make([]any, runs)
-					for i := range cache {
-						obj := kind.make(b, i) // what the informer decodes afresh
-						if strip {
-							obj, _ = kind.strip(obj)
-						}
-						cache[i] = obj
+				reportRetained(b, func(i int) any {
+					obj := kind.make(b, i) // what the informer decodes afresh
+					if strip {
+						obj, _ = kind.strip(obj)
 					}
-					runtime.GC()
-					var after runtime.MemStats
-					runtime.ReadMemStats(&after)
-					retained = (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / runs
-					runtime.KeepAlive(cache)
-				}
-				b.ReportMetric(float64(retained), "retained-bytes/run")
+					return obj
+				})
 			})
 		}
 	}
+}
+
+// reportRetained reports the heap that 200 objects made by cached(i), as the cache would hold them, retain per
+// object ("retained-bytes/run").
+func reportRetained(b *testing.B, cached func(i int) any) {
+	b.Helper()
+	const runs = 200
+	var retained uint64
+	for b.Loop() {
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		cache := make([]any, runs)
+		for i := range cache {
+			cache[i] = cached(i)
+		}
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		retained = (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / runs
+		runtime.KeepAlive(cache)
+	}
+	b.ReportMetric(float64(retained), "retained-bytes/run")
 }

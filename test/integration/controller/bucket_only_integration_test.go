@@ -77,13 +77,9 @@ func TestBucketOnlyRunReadsItsCollectionsFromTheBucket(t *testing.T) {
 	var indexes []string
 	for i := range 3 {
 		pod := startShardPod(t, job, i)
-		lo, hi := layout.ShardRange(9, 3, i)
-		var out strings.Builder
-		for n := lo; n < hi; n++ {
-			out.WriteString(testutil.DecisionLine(n, "CLEAR"))
-		}
+		out := shardOutput(9, 3, i)
 		if i < 2 {
-			g := collectShardInto(t, run, i, pod.Name, out.String(), store)
+			g := collectShardInto(t, run, i, pod.Name, out, store)
 			updatePodStatus(t, pod, collectorEnded(t, g, true, ""))
 			indexes = append(indexes, strconv.Itoa(i))
 			continue
@@ -96,7 +92,7 @@ func TestBucketOnlyRunReadsItsCollectionsFromTheBucket(t *testing.T) {
 			s.CompletedIndexes = strings.Join(indexes, ",")
 		})
 		// Its termination message, with what a collection of its cases gives (counted as the collector counts).
-		g := collectShardInto(t, run, i, pod.Name, out.String(), nil)
+		g := collectShardInto(t, run, i, pod.Name, out, nil)
 		ref := objstore.RunRef{Namespace: ns, Name: run.Name, UID: string(run.UID)}
 		summaryKey, err := ref.ShardSummaryKey(2)
 		if err != nil {
@@ -112,7 +108,7 @@ func TestBucketOnlyRunReadsItsCollectionsFromTheBucket(t *testing.T) {
 			}
 			return nil
 		})
-		collectShardInto(t, run, i, pod.Name, out.String(), store)
+		collectShardInto(t, run, i, pod.Name, out, store)
 	}
 	done := waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
 	if s := done.Status.Summary; s == nil || s.Total != 9 || s.Passed != 9 {
@@ -182,17 +178,13 @@ func expectFailedStoreEndsCollectorFailed(t *testing.T, w *testutil.EvalRunWrapp
 	job := waitJob(t, second)
 	for i := range 3 {
 		pod := startShardPod(t, job, i)
-		lo, hi := layout.ShardRange(9, 3, i)
-		var out strings.Builder
-		for n := lo; n < hi; n++ {
-			out.WriteString(testutil.DecisionLine(n, "CLEAR"))
-		}
+		out := shardOutput(9, 3, i)
 		if i == 1 {
-			g := collectShardInto(t, second, i, pod.Name, out.String(), nil)
+			g := collectShardInto(t, second, i, pod.Name, out, nil)
 			updatePodStatus(t, pod, collectorEnded(t, g, false, "PUT summary.json: 503 Service Unavailable"))
 			continue
 		}
-		g := collectShardInto(t, second, i, pod.Name, out.String(), store)
+		g := collectShardInto(t, second, i, pod.Name, out, store)
 		updatePodStatus(t, pod, collectorEnded(t, g, true, ""))
 	}
 	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()); s.CompletedIndexes = "0-2" })
@@ -203,4 +195,15 @@ func expectFailedStoreEndsCollectorFailed(t *testing.T, w *testutil.EvalRunWrapp
 	if s := failed.Status.Summary; s == nil || s.Passed != 6 || s.Missing != 3 {
 		t.Errorf("summary %+v; want 6 passed and shard 1's 3 missing", s)
 	}
+}
+
+// shardOutput is the runner's output for shard i of cases decision cases in shards shards: every case answered
+// right.
+func shardOutput(cases, shards, i int) string {
+	lo, hi := layout.ShardRange(cases, shards, i)
+	var out strings.Builder
+	for n := lo; n < hi; n++ {
+		out.WriteString(testutil.DecisionLine(n, "CLEAR"))
+	}
+	return out.String()
 }
