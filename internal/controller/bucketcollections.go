@@ -53,13 +53,8 @@ func EndedCollectors(pods []corev1.Pod, shards int) map[int]EndedCollector {
 	out := map[int]EndedCollector{}
 	for i, list := range podsByShard(pods, shards) {
 		list = slices.Clone(list)
-		// Newest first: the shard's current pod is the one that counts.
-		slices.SortFunc(list, func(a, b corev1.Pod) int {
-			if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-				return c
-			}
-			return compareStrings(b.Name, a.Name)
-		})
+		// Newest first, as newestPod picks: the shard's current pod is the one that counts.
+		slices.SortFunc(list, newerFirst)
 		for p := range list {
 			if e, ok := endedCollector(&list[p]); ok {
 				out[i] = e
@@ -68,16 +63,6 @@ func EndedCollectors(pods []corev1.Pod, shards int) map[int]EndedCollector {
 		}
 	}
 	return out
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // endedCollector reads pod's collector's termination message, when the collector has ended (its current state:

@@ -560,13 +560,20 @@ func recordedPod(run *evalsv1alpha1.EvalRun) *corev1.Pod {
 func newestPod(pods []corev1.Pod) *corev1.Pod {
 	var newest *corev1.Pod
 	for i := range pods {
-		p := &pods[i]
-		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) ||
-			(newest.CreationTimestamp.Equal(&p.CreationTimestamp) && p.Name > newest.Name) {
+		if p := &pods[i]; newest == nil || newerFirst(*p, *newest) < 0 {
 			newest = p
 		}
 	}
 	return newest
+}
+
+// newerFirst orders pods newest first: by creation time, then (created in the same second) by name, the
+// greater first.
+func newerFirst(a, b corev1.Pod) int {
+	if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(b.Name, a.Name)
 }
 
 // containerStatus returns the status of the named container, init containers (the sidecar) included.
