@@ -43,6 +43,9 @@ kubectl -n "$NAMESPACE" get evalrun "$RUN" -o go-template='{{range .status.cases
   | sort | awk -F'\t' '{ note = $4; if (length(note) > 70) note = substr(note, 1, 67) "..."; printf "%-12s %-8s %-7s %s\n", $1, $2, $3, note }'
 echo
 kubectl -n "$NAMESPACE" get evalruns
+# What the run spent (status.cost): the runner's reported figures with the count of cases that reported each, and
+# the LLM judges' usage.
+kubectl -n "$NAMESPACE" get evalrun "$RUN" -o go-template='{{with .status.cost}}{{with .runner}}runner: {{.costUSD}} USD ({{.costCases}} of {{.cases}} cases), {{.totalTokens}} tokens ({{.tokenUsageCases}} cases), {{.durationMilliseconds}} ms ({{.durationCases}} cases){{"\n"}}{{end}}{{with .judges}}LLM judges: {{.calls}} requests, {{.totalTokens}} tokens{{"\n"}}{{end}}{{end}}'
 echo
 
 # The same run as one self-contained HTML page, next to the table above.

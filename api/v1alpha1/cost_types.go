@@ -3,7 +3,8 @@ package v1alpha1
 // What a run spends: the runner's reported usage, the LLM judges' usage, and the budgets that stop spending
 // (docs/operations.md#cost, docs/judging.md#budgets).
 
-// ConditionBudgetExceeded is True when a budget of the run (spec.judging.llm.maxRequests or maxTokens) stopped
+// ConditionBudgetExceeded is True when a budget of the run (spec.judging.llm.maxRequests or maxTokens,
+// spec.target.maxCostUSD) stopped
 // spending before the run was done; its reason names which. It is set only on
 // runs that have a budget. It never decides a verdict: Passed still comes from the judged results.
 const ConditionBudgetExceeded = "BudgetExceeded"
@@ -16,12 +17,15 @@ const (
 	// ReasonJudgeTokenBudgetSpent: the replies' tokens reached spec.judging.llm.maxTokens; the LLM evaluators not
 	// yet judged are Skipped.
 	ReasonJudgeTokenBudgetSpent = "JudgeTokenBudgetSpent"
+	// ReasonRunnerCostBudgetSpent: the cost the runner's records reported passed spec.target.maxCostUSD and the
+	// launcher stopped the runner (the run fails with CostBudgetExceeded).
+	ReasonRunnerCostBudgetSpent = "RunnerCostBudgetSpent"
 	// ReasonWithinBudget: the run has a budget and stayed within it.
 	ReasonWithinBudget = "WithinBudget"
 )
 
 // BudgetKind names one budget of a run.
-// +kubebuilder:validation:Enum=JudgeRequests;JudgeTokens
+// +kubebuilder:validation:Enum=JudgeRequests;JudgeTokens;RunnerCost
 type BudgetKind string
 
 const (
@@ -29,6 +33,8 @@ const (
 	BudgetJudgeRequests BudgetKind = "JudgeRequests"
 	// BudgetJudgeTokens is spec.judging.llm.maxTokens.
 	BudgetJudgeTokens BudgetKind = "JudgeTokens"
+	// BudgetRunnerCost is spec.target.maxCostUSD.
+	BudgetRunnerCost BudgetKind = "RunnerCost"
 )
 
 // RunCost is what a run (or one shard of it) spent: the runner's usage as its records report it, and the LLM
@@ -52,10 +58,10 @@ type RunCost struct {
 	// +optional
 	Carried *CarriedCost `json:"carried,omitempty"`
 
-	// budgetsExceeded names the budgets this run (or shard) reached: JudgeRequests, JudgeTokens. The
+	// budgetsExceeded names the budgets this run (or shard) reached: JudgeRequests, JudgeTokens, RunnerCost. The
 	// BudgetExceeded condition says the same with a message.
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=2
+	// +kubebuilder:validation:MaxItems=3
 	// +optional
 	BudgetsExceeded []BudgetKind `json:"budgetsExceeded,omitempty"`
 }

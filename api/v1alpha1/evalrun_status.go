@@ -50,6 +50,9 @@ const (
 	// ReasonRunnerNotStopped: processes of the runner survived SIGKILL for the launcher's kill grace (a process in
 	// uninterruptible sleep), so nothing can tell when the runner's output stopped changing.
 	ReasonRunnerNotStopped = "RunnerNotStopped"
+	// ReasonCostBudgetExceeded: the cost the runner's records reported passed spec.target.maxCostUSD (a sharded
+	// run's shard: its share), so the launcher stopped the runner; the records written by then were judged.
+	ReasonCostBudgetExceeded = "CostBudgetExceeded"
 	// ReasonChildConflict: an object the run needs (its pinned eval ConfigMap, result ConfigMaps, RBAC or Job)
 	// exists and is not the run's.
 	ReasonChildConflict = "ChildConflict"
@@ -930,7 +933,7 @@ type CollectionStatus struct {
 
 // CollectionOutcome is the collector's classification of a run, recorded in status.collection.outcome and in
 // its termination message; each value is also the Succeeded condition's reason the manager derives from it.
-// +kubebuilder:validation:Enum=Completed;RunnerFailed;RunnerTimedOut;RunnerNotStopped;HealthcheckFailed;MissingResults;InvalidOutput;CollectorFailed
+// +kubebuilder:validation:Enum=Completed;RunnerFailed;RunnerTimedOut;RunnerNotStopped;HealthcheckFailed;MissingResults;InvalidOutput;CollectorFailed;CostBudgetExceeded
 type CollectionOutcome string
 
 // Collection outcomes.
@@ -943,6 +946,9 @@ const (
 	OutcomeInvalidOutput     CollectionOutcome = ReasonInvalidOutput
 	OutcomeCollectorFailed   CollectionOutcome = ReasonCollectorFailed
 	OutcomeRunnerNotStopped  CollectionOutcome = ReasonRunnerNotStopped
+	// OutcomeCostBudgetExceeded: the launcher stopped the runner once the cost its records reported passed
+	// spec.target.maxCostUSD (the pod's share of it).
+	OutcomeCostBudgetExceeded CollectionOutcome = ReasonCostBudgetExceeded
 )
 
 // LauncherReportDelivery says whether the launcher's report reached the collector.
@@ -993,6 +999,30 @@ type LauncherReport struct {
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	StderrTail string `json:"stderrTail,omitempty"`
+	// costBudget is set when the launcher stopped the runner because the cost its records reported passed the
+	// pod's share of spec.target.maxCostUSD (the run then fails with CostBudgetExceeded).
+	// +optional
+	CostBudget *CostBudgetStop `json:"costBudget,omitempty"`
+}
+
+// CostBudgetStop is what the launcher read when it stopped the runner for spec.target.maxCostUSD: the runner's
+// own figures, read while it ran, which only ever stop a run early and never decide a verdict.
+type CostBudgetStop struct {
+	// costUSD is the cost the runner's records had reported when the launcher stopped it (each case counted once,
+	// at the most it reported), as a decimal string in US dollars.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,19}(\.[0-9]{1,9})?$`
+	// +required
+	CostUSD string `json:"costUSD"`
+	// maxCostUSD is the budget the pod had: spec.target.maxCostUSD, or a sharded run's share of it.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,19}(\.[0-9]{1,9})?$`
+	// +required
+	MaxCostUSD string `json:"maxCostUSD"`
+	// cases is the number of cases whose records had reported a cost by then.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Cases int32 `json:"cases"`
 }
 
 // The EvalRun's spec is held still while the run is in progress by the first XValidation rules below, one per group

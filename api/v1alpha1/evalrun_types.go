@@ -467,6 +467,21 @@ type Target struct {
 	// +optional
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
 
+	// maxCostUSD is, when set, the most the runner may spend by its own account, in US dollars, as a decimal
+	// string like status.cost.runner.costUSD ("25", "0.5"; at most nine fractional digits). The launcher adds up
+	// the cost_usd of the records the runner has written so far, each case counted once at the most it reported
+	// for it: with batching PerCase after each invocation, with Batched as the output file grows (read about once
+	// a second). Once the sum passes maxCostUSD the runner is stopped (no further invocation starts; running ones
+	// get SIGTERM, then SIGKILL), the records written by then are collected and judged as usual, and the run
+	// fails with CostBudgetExceeded, naming the figure and the budget (status.collection.launcher.costBudget).
+	// The figures are the runner's claims: a runner that reports no cost is never stopped, and verdicts never
+	// come from this reading. A sharded run gives each shard ceil(maxCostUSD / shards) (to the nanodollar), so
+	// the run may spend up to maxCostUSD plus what each shard's last records add. Unset means no budget.
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,12}(\.[0-9]{1,9})?$`
+	// +optional
+	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
+
 	// healthcheck runs before the runner; if it fails the run ends with its output excerpt.
 	// +optional
 	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`

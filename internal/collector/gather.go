@@ -175,6 +175,10 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		}
 	}
 
+	if rec != nil && rec.CostBudget != nil {
+		tail.Budgets = append(tail.Budgets, evalsv1alpha1.BudgetRunnerCost)
+	}
+
 	sum := pr.Summary
 	decided, message := classify(rec, in, tail, noOutput, sum.Total)
 	apiSummary := results.SummaryStatus(sum, tail.ParseErrorCount, tail.UnexpectedCount)
@@ -254,6 +258,8 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 		if h := rec.Healthcheck; h != nil {
 			msg = "the launcher reports that the healthcheck " + h.Describe() + stderrSuffix(h.StderrTail+h.StdoutTail)
 		}
+	case outcome.CauseCostBudget:
+		msg = costBudgetMessage(rec.CostBudget, tail.MissingCount)
 	case outcome.CauseRunnerTimedOut:
 		msg = launcherRunner(rec, in) + " " + rec.Runner.Describe()
 	case outcome.CauseRunnerFailed:
@@ -293,6 +299,7 @@ func collectionFacts(rec *layout.LauncherReport, in GatherInput, tail results.Ta
 	f.Launcher.StartFailed = rec.Error != ""
 	f.Launcher.HealthcheckFailed = rec.HealthcheckFailed
 	f.Launcher.Failed = rec.FailedCases > 0
+	f.Launcher.CostBudgetExceeded = rec.CostBudget != nil
 	if o := rec.Runner; o != nil {
 		f.Launcher.RunnerReported = true
 		f.Launcher.TimedOut = o.TimedOut
@@ -311,6 +318,17 @@ func launcherRunner(rec *layout.LauncherReport, in GatherInput) string {
 		return fmt.Sprintf("the launcher reports that %d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
 	}
 	return "the launcher reports that the runner"
+}
+
+// costBudgetMessage says that the launcher stopped the runner for its cost budget: the figure it read, the budget,
+// and what became of the cases the runner had not answered.
+func costBudgetMessage(s *layout.CostBudgetStop, missing int) string {
+	msg := fmt.Sprintf("the launcher stopped the runner: the cost its records reported (%s USD over %s) passed the cost budget (%s USD, spec.target.maxCostUSD or this shard's share)",
+		results.FormatUSDNanos(s.CostNanoUSD), plural(max(s.Cases, 0), "case", "cases"), results.FormatUSDNanos(s.MaxCostNanoUSD))
+	if missing > 0 {
+		msg += fmt.Sprintf("; the records written by then were judged, %s no result", plural(missing, "case has", "cases have"))
+	}
+	return msg
 }
 
 // notStopped says that processes of the runner survived SIGKILL.
@@ -353,6 +371,10 @@ func launcherStatus(rec *layout.LauncherReport, missing error) *evalsv1alpha1.La
 	}
 	if h := rec.Healthcheck; rec.HealthcheckFailed && h != nil {
 		out.StderrTail = textbound.Tail(h.StderrTail, results.MaxStderrTailBytes)
+	}
+	if c := rec.CostBudget; c != nil {
+		out.CostBudget = &evalsv1alpha1.CostBudgetStop{CostUSD: results.FormatUSDNanos(c.CostNanoUSD),
+			MaxCostUSD: results.FormatUSDNanos(c.MaxCostNanoUSD), Cases: clampInt32(c.Cases)}
 	}
 	return out
 }

@@ -340,6 +340,9 @@ func TestClassifyLauncherReports(t *testing.T) {
 			evalsv1alpha1.OutcomeRunnerTimedOut, "timed out after 1s"},
 		{"a claimed success with no output is still missing results", &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}}, true,
 			evalsv1alpha1.OutcomeMissingResults, "no output file"},
+		{"stopped by the cost budget", &layout.LauncherReport{Runner: &layout.Outcome{Terminated: true},
+			CostBudget: &layout.CostBudgetStop{CostNanoUSD: 1_200_000_000, MaxCostNanoUSD: 1_000_000_000, Cases: 3}}, false,
+			evalsv1alpha1.OutcomeCostBudgetExceeded, "the cost its records reported (1.2 USD over 3 cases) passed the cost budget (1 USD"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -438,6 +441,10 @@ func TestLauncherStatusDelivery(t *testing.T) {
 	}
 	if got := launcherStatus(nil, errors.New("x")); got == nil || ptr.Deref(got.Delivery, "") != evalsv1alpha1.LauncherReportMissing {
 		t.Errorf("missing report: %+v, want delivery Missing", got)
+	}
+	stop := launcherStatus(&layout.LauncherReport{CostBudget: &layout.CostBudgetStop{CostNanoUSD: 1_500_000_001, MaxCostNanoUSD: 1_000_000_000, Cases: 2}}, nil)
+	if diff := cmp.Diff(&evalsv1alpha1.CostBudgetStop{CostUSD: "1.500000001", MaxCostUSD: "1", Cases: 2}, stop.CostBudget); diff != "" {
+		t.Errorf("costBudget (-want +got):\n%s", diff)
 	}
 	got := launcherStatus(&layout.LauncherReport{Leftovers: 2, Survivors: 1}, nil)
 	if ptr.Deref(got.Delivery, "") != evalsv1alpha1.LauncherReportDelivered || got.Leftovers != 2 || ptr.Deref(got.Survivors, 0) != 1 {

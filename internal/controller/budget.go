@@ -11,14 +11,22 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// HasBudget reports whether the run sets a budget: spec.judging.llm.maxRequests or maxTokens.
+// HasBudget reports whether the run sets a budget: spec.judging.llm.maxRequests or maxTokens, or
+// spec.target.maxCostUSD.
 func HasBudget(run *evalsv1alpha1.EvalRun) bool {
-	j := run.Spec.Judging
-	return j != nil && j.LLM != nil && (j.LLM.MaxRequests != nil || j.LLM.MaxTokens != nil)
+	return llmBudget(run) != nil || run.Spec.Target.MaxCostUSD != nil
+}
+
+// llmBudget is spec.judging.llm when it sets a budget, else nil.
+func llmBudget(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.LLMJudging {
+	if j := run.Spec.Judging; j != nil && j.LLM != nil && (j.LLM.MaxRequests != nil || j.LLM.MaxTokens != nil) {
+		return j.LLM
+	}
+	return nil
 }
 
 // BudgetCondition is the run's BudgetExceeded condition (without its time) from status.cost: True, with the
-// reason of the first budget reached (judge requests, then judge tokens), when a collection reached one; False
+// reason of the first budget reached (judge requests, then judge tokens, then the runner's cost), when a collection reached one; False
 // (WithinBudget) otherwise. Nil for a run without a budget. It says what was spent; it never touches Passed.
 func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 	if !HasBudget(run) {
@@ -30,31 +38,42 @@ func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 	if run.Status.Cost != nil {
 		reached = run.Status.Cost.BudgetsExceeded
 	}
-	llm := run.Spec.Judging.LLM
 	var parts []string
-	for _, b := range []struct {
-		kind          evalsv1alpha1.BudgetKind
-		reason, field string
-		limit         *int64
-		what          string
-	}{
-		{evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.ReasonJudgeRequestBudgetSpent, "maxRequests", llm.MaxRequests, "sent the requests of"},
-		{evalsv1alpha1.BudgetJudgeTokens, evalsv1alpha1.ReasonJudgeTokenBudgetSpent, "maxTokens", llm.MaxTokens, "spent the tokens of"},
-	} {
-		if !slices.Contains(reached, b.kind) {
-			continue
+	if llm := llmBudget(run); llm != nil {
+		for _, b := range []struct {
+			kind          evalsv1alpha1.BudgetKind
+			reason, field string
+			limit         *int64
+			what          string
+		}{
+			{evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.ReasonJudgeRequestBudgetSpent, "maxRequests", llm.MaxRequests, "sent the requests of"},
+			{evalsv1alpha1.BudgetJudgeTokens, evalsv1alpha1.ReasonJudgeTokenBudgetSpent, "maxTokens", llm.MaxTokens, "spent the tokens of"},
+		} {
+			if !slices.Contains(reached, b.kind) {
+				continue
+			}
+			if c.Status != metav1.ConditionTrue {
+				c.Status, c.Reason = metav1.ConditionTrue, b.reason
+			}
+			limit := "?"
+			if b.limit != nil {
+				limit = fmt.Sprint(*b.limit)
+			}
+			parts = append(parts, fmt.Sprintf("the LLM judges %s spec.judging.llm.%s (%s)", b.what, b.field, limit))
 		}
+		if len(parts) > 0 {
+			parts[len(parts)-1] += spentSuffix(run) + ": the LLM evaluators not judged by then are Skipped"
+		}
+	}
+	if budget := run.Spec.Target.MaxCostUSD; budget != nil && slices.Contains(reached, evalsv1alpha1.BudgetRunnerCost) {
 		if c.Status != metav1.ConditionTrue {
-			c.Status, c.Reason = metav1.ConditionTrue, b.reason
+			c.Status, c.Reason = metav1.ConditionTrue, evalsv1alpha1.ReasonRunnerCostBudgetSpent
 		}
-		limit := "?"
-		if b.limit != nil {
-			limit = fmt.Sprint(*b.limit)
-		}
-		parts = append(parts, fmt.Sprintf("the LLM judges %s spec.judging.llm.%s (%s)", b.what, b.field, limit))
+		parts = append(parts, fmt.Sprintf("the runner's reported cost passed spec.target.maxCostUSD (%s USD)%s: the launcher stopped it (status.collection.launcher.costBudget)",
+			*budget, runnerSpentSuffix(run)))
 	}
 	if c.Status == metav1.ConditionTrue {
-		c.Message = strings.Join(parts, "; ") + spentSuffix(run) + ": the LLM evaluators not judged by then are Skipped"
+		c.Message = strings.Join(parts, "; ")
 	} else {
 		c.Message = "the run stayed within its budgets" + spentSuffix(run)
 	}
@@ -66,6 +85,14 @@ func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 func spentSuffix(run *evalsv1alpha1.EvalRun) string {
 	if c := run.Status.Cost; c != nil && c.Judges != nil {
 		return fmt.Sprintf(" (spent: %d requests, %d tokens)", c.Judges.Calls, c.Judges.TotalTokens)
+	}
+	return ""
+}
+
+// runnerSpentSuffix says what status.cost counts of the runner's reported cost.
+func runnerSpentSuffix(run *evalsv1alpha1.EvalRun) string {
+	if c := run.Status.Cost; c != nil && c.Runner != nil {
+		return fmt.Sprintf(" (reported: %s USD over %d cases)", c.Runner.CostUSD, c.Runner.CostCases)
 	}
 	return ""
 }

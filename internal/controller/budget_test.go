@@ -42,6 +42,26 @@ func TestBudgetCondition(t *testing.T) {
 					"tokens of spec.judging.llm.maxTokens (1000) (spent: 10 requests, 1200 tokens): the LLM evaluators " +
 					"not judged by then are Skipped"}},
 	}
+	costRun := func(cost *evalsv1alpha1.RunCost) *evalsv1alpha1.EvalRun {
+		run := &evalsv1alpha1.EvalRun{Spec: evalsv1alpha1.EvalRunSpec{Target: evalsv1alpha1.Target{MaxCostUSD: ptr.To("1.5")}}}
+		run.Status.Cost = cost
+		return run
+	}
+	runner := &evalsv1alpha1.RunnerCost{Cases: 4, CostCases: 4, CostUSD: "1.6"}
+	tests = append(tests, []struct {
+		name string
+		run  *evalsv1alpha1.EvalRun
+		want *metav1.Condition
+	}{
+		{name: "runner cost within", run: costRun(&evalsv1alpha1.RunCost{Runner: runner}),
+			want: &metav1.Condition{Type: "BudgetExceeded", Status: "False", Reason: "WithinBudget",
+				Message: "the run stayed within its budgets"}},
+		{name: "runner cost spent", run: costRun(&evalsv1alpha1.RunCost{Runner: runner,
+			BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetRunnerCost}}),
+			want: &metav1.Condition{Type: "BudgetExceeded", Status: "True", Reason: "RunnerCostBudgetSpent",
+				Message: "the runner's reported cost passed spec.target.maxCostUSD (1.5 USD) (reported: 1.6 USD over 4 cases): " +
+					"the launcher stopped it (status.collection.launcher.costBudget)"}},
+	}...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, BudgetCondition(tc.run)); diff != "" {
@@ -60,6 +80,28 @@ func TestShardBudget(t *testing.T) {
 	}{{0, 4, 0}, {10, 1, 10}, {10, 3, 4}, {10, 10, 1}, {3, 8, 1}, {1_000_000_000_000, 1000, 1_000_000_000}} {
 		if got := shardBudget(tc.budget, tc.shards); got != tc.want {
 			t.Errorf("shardBudget(%d, %d) = %d, want %d", tc.budget, tc.shards, got, tc.want)
+		}
+	}
+}
+
+// A pod's share of spec.target.maxCostUSD is ceil(budget / shards) nanodollars; no budget stays none; a zero
+// budget stays zero (the first reported cost passes it).
+func TestShardCostBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget *string
+		shards int
+		want   *int64
+	}{
+		{nil, 4, nil},
+		{ptr.To("1"), 1, ptr.To[int64](1_000_000_000)},
+		{ptr.To("1"), 3, ptr.To[int64](333_333_334)},
+		{ptr.To("0"), 3, ptr.To[int64](0)},
+		{ptr.To("0.000000001"), 2, ptr.To[int64](1)},
+		{ptr.To("999999999999.5"), 2, ptr.To[int64](4_611_686_018_427_387_904)},
+		{ptr.To("-1"), 1, nil},
+	} {
+		if diff := cmp.Diff(tc.want, shardCostBudget(tc.budget, tc.shards)); diff != "" {
+			t.Errorf("shardCostBudget(%v, %d) (-want +got):\n%s", ptr.Deref(tc.budget, "<nil>"), tc.shards, diff)
 		}
 	}
 }

@@ -195,7 +195,7 @@ var finishedReasons = []string{
 	evalsv1alpha1.ReasonCreateForbidden, evalsv1alpha1.ReasonPodRejected, evalsv1alpha1.ReasonInfrastructureFailed,
 	evalsv1alpha1.ReasonInvalidContainerConfig, evalsv1alpha1.ReasonResumeSourceInvalid,
 	evalsv1alpha1.ReasonRunnerFailed, evalsv1alpha1.ReasonRunnerOOMKilled, evalsv1alpha1.ReasonRunnerTimedOut,
-	evalsv1alpha1.ReasonRunnerNotStopped, evalsv1alpha1.ReasonHealthcheckFailed,
+	evalsv1alpha1.ReasonRunnerNotStopped, evalsv1alpha1.ReasonHealthcheckFailed, evalsv1alpha1.ReasonCostBudgetExceeded,
 	evalsv1alpha1.ReasonDeadlineExceeded, evalsv1alpha1.ReasonImagePullFailed, evalsv1alpha1.ReasonUnschedulable,
 	evalsv1alpha1.ReasonMissingResults, evalsv1alpha1.ReasonInvalidOutput, evalsv1alpha1.ReasonResultsNotReported,
 	evalsv1alpha1.ReasonCollectorFailed, evalsv1alpha1.ReasonCancelled, evalsv1alpha1.ReasonStorageLimitExceeded,
@@ -210,7 +210,7 @@ var comparedReasons = []string{evalsv1alpha1.ReasonRegressed, evalsv1alpha1.Reas
 var tokenSeries = [][2]string{{"runner", "input"}, {"runner", "output"}, {"runner", "cached"}, {"judge", "input"}, {"judge", "output"}}
 
 // budgetKinds are the budgets evalrun_budgets_exceeded_total counts.
-var budgetKinds = []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.BudgetJudgeTokens}
+var budgetKinds = []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.BudgetJudgeTokens, evalsv1alpha1.BudgetRunnerCost}
 
 // scheduleOutcomes are the outcomes evalrun_schedule_runs_total counts.
 var scheduleOutcomes = []string{"Created", "Skipped", "Missed"}

@@ -11,6 +11,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // Settings of run.json that are not in the spec. The spec's defaults, which the manager applies when a field is
@@ -223,6 +224,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 			cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute)
 		cfg.LLM.MaxRequests, cfg.LLM.MaxTokens = shardBudget(cfg.LLM.MaxRequests, shards), shardBudget(cfg.LLM.MaxTokens, shards)
 	}
+	cfg.MaxCostNanoUSD = shardCostBudget(t.MaxCostUSD, shards)
 	if BucketOnly(run) {
 		// The pods make no API call: each collector stores its collection in the bucket only.
 		cfg.BucketOnly = true
@@ -282,6 +284,23 @@ func podsAtOnce(run *evalsv1alpha1.EvalRun, shards int32) int32 {
 		pods = min(pods, max(*s.Parallelism, 1))
 	}
 	return pods
+}
+
+// shardCostBudget is one pod's share of spec.target.maxCostUSD in nanodollars, ceil(budget / shards) like the
+// judges' budgets (shardBudget), nil without a budget. Admission checks the decimal's shape; one it would refuse
+// is no budget rather than a run that cannot start.
+func shardCostBudget(maxCostUSD *string, shards int) *int64 {
+	if maxCostUSD == nil {
+		return nil
+	}
+	nanos, err := results.ParseUSDNanos(*maxCostUSD)
+	if err != nil {
+		return nil
+	}
+	if nanos > 0 && shards > 1 {
+		nanos = (nanos-1)/int64(shards) + 1
+	}
+	return &nanos
 }
 
 // shardBudget is one shard's share of a run's budget: ceil(budget / shards), so the shards together may spend up

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -14,9 +15,11 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -36,7 +39,12 @@ type Options struct {
 	// TerminationLog, when set, receives a one-line description of how the runner ended (the container's
 	// termination message, shown by kubectl describe).
 	TerminationLog string
+	// CostPoll is how often a Batched runner's output is read for its cost budget (default DefaultCostPoll).
+	CostPoll time.Duration
 }
+
+// DefaultCostPoll is how often the launcher reads a Batched runner's output for its cost budget.
+const DefaultCostPoll = time.Second
 
 // Exit codes of the launcher besides the runner's own: the runner container's exit code as the kubelet reports it
 // is the launcher's, so these say what happened when the runner's command did not decide it.
@@ -53,6 +61,8 @@ const (
 	// ExitNotStopped: processes of the runner survived SIGKILL for the kill grace (uninterruptible sleep); the
 	// launcher exits only once they are gone.
 	ExitNotStopped = 122
+	// ExitCostBudgetExceeded: the cost the runner's records reported passed its budget and the launcher stopped it.
+	ExitCostBudgetExceeded = 121
 )
 
 // Launch runs the runner: healthcheck, then the runner invocations, then it kills every process the runner left
@@ -158,6 +168,8 @@ func launchExit(rep *layout.LauncherReport) (int, string) {
 			msg = "the healthcheck " + h.Describe()
 		}
 		return ExitHealthcheckFailed, msg
+	case rep.CostBudget != nil:
+		return ExitCostBudgetExceeded, CostBudgetMessage(rep.CostBudget)
 	}
 	o := rep.Runner
 	if o == nil {
@@ -197,6 +209,9 @@ type launcher struct {
 	rec  *layout.LauncherReport
 	file *evalfile.File
 	ids  []string
+	// cost is the cost budget's tally, nil without a budget; out is the output directory it reads.
+	cost *costTally
+	out  *safefile.Dir
 }
 
 func (l *launcher) env(extra map[string]string) []string {
@@ -240,6 +255,15 @@ func (l *launcher) run(ctx context.Context) {
 			return
 		}
 	}
+	if b := cfg.MaxCostNanoUSD; b != nil {
+		dir, err := safefile.OpenDir(p.Root)
+		if err != nil {
+			l.rec.Error = fmt.Sprintf("open the output directory for the cost budget: %v", err)
+			return
+		}
+		defer func() { _ = dir.Close() }() // read-only: nothing to lose
+		l.cost, l.out = newCostTally(max(*b, 0), l.ids), dir
+	}
 	start := time.Now()
 	defer func() { l.rec.DurationMs = time.Since(start).Milliseconds() }()
 	timeout := layout.Seconds(cfg.TimeoutSeconds)
@@ -250,12 +274,63 @@ func (l *launcher) run(ctx context.Context) {
 			return
 		}
 		podfiles.Logf(l.o.Log, "Running the runner\n")
-		out := Run(ctx, l.command(script, batchValues, timeout))
+		runCtx, stopped := l.watchBatchCost(ctx)
+		out := Run(runCtx, l.command(script, batchValues, timeout))
+		if stopped() {
+			l.rec.CostBudget = l.cost.stop()
+		}
 		l.rec.Runner = &out
 		l.rec.Invocations = 1
 		return
 	}
 	l.runPerCase(ctx, timeout)
+}
+
+// watchBatchCost tails the Batched output for the cost budget while the runner runs: the context it returns ends
+// when the sum passes the budget (or ctx ends). stopped ends the tail and reports whether the budget stopped the
+// runner. Without a budget it returns ctx and a stopped that reports false.
+func (l *launcher) watchBatchCost(ctx context.Context) (context.Context, func() bool) {
+	if l.cost == nil {
+		return ctx, func() bool { return false }
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	poll := l.o.CostPoll
+	if poll <= 0 {
+		poll = DefaultCostPoll
+	}
+	tail := newBatchTail(l.out, layout.BatchOutputName, jsonlresult.DefaultMaxLineBytes, l.cost)
+	var passed bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer tail.close()
+		tick := time.NewTicker(poll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-tick.C:
+			}
+			if tail.poll() {
+				passed = true
+				podfiles.Logf(l.o.Log, "Stopping the runner: %s\n", CostBudgetMessage(l.cost.stop()))
+				cancel()
+				return
+			}
+		}
+	}()
+	return runCtx, func() bool {
+		cancel()
+		<-done
+		return passed
+	}
+}
+
+// CostBudgetMessage says in one line why the launcher stopped the runner for its cost budget.
+func CostBudgetMessage(s *layout.CostBudgetStop) string {
+	return fmt.Sprintf("the cost its records reported (%s USD over %d cases) passed the cost budget (%s USD), so the launcher stopped the runner",
+		jsonlresult.FormatNanoUSD(s.CostNanoUSD), s.Cases, jsonlresult.FormatNanoUSD(s.MaxCostNanoUSD))
 }
 
 // runPerCase runs one invocation per case, at most Workers at a time, in case order.
@@ -264,28 +339,55 @@ func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 	n := int(cfg.Workers)
 	podfiles.Logf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
 	outcomes := make([]*layout.Outcome, len(l.ids))
+	// runCtx also ends once the cost budget is passed: no other case starts, and running ones are stopped.
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu         sync.Mutex
+		costPassed bool
+		stopped    = make([]bool, len(l.ids)) // stopped by the cost budget, not failed
+	)
 	var g errgroup.Group
 	g.SetLimit(n)
 	for i := range l.ids {
-		if ctx.Err() != nil {
-			break // the container was asked to terminate: start no other case
+		if runCtx.Err() != nil {
+			break // the container was asked to terminate, or the budget is spent: start no other case
 		}
 		g.Go(func() error {
-			if ctx.Err() != nil {
+			if runCtx.Err() != nil {
 				return nil // it was asked to while this case waited for a worker
 			}
-			out := l.runCase(ctx, l.ids[i], timeout)
+			out := l.runCase(runCtx, l.ids[i], timeout)
+			mu.Lock()
+			defer mu.Unlock()
 			outcomes[i] = &out
+			if out.Terminated && costPassed && ctx.Err() == nil {
+				stopped[i] = true
+			}
+			if l.cost != nil && !costPassed && l.cost.addCase(l.out, l.ids[i]) {
+				costPassed = true
+				podfiles.Logf(l.o.Log, "Stopping the runner: %s\n", CostBudgetMessage(l.cost.stop()))
+				cancel()
+			}
 			return nil
 		})
 	}
 	_ = g.Wait() // runCase reports through its outcome; no task fails
+	if costPassed {
+		for i, out := range outcomes {
+			if out == nil || stopped[i] {
+				// A case the budget kept from starting or stopped: the budget ended the runner.
+				l.rec.CostBudget = l.cost.stop()
+				break
+			}
+		}
+	}
 	for i, out := range outcomes {
 		if out == nil {
-			continue // never started: the container was asked to terminate
+			continue // never started: the container was asked to terminate, or the budget was spent
 		}
 		l.rec.Invocations++
-		if out.Succeeded() {
+		if out.Succeeded() || stopped[i] {
 			continue
 		}
 		l.rec.FailedCases++

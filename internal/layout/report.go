@@ -39,6 +39,19 @@ type LauncherReport struct {
 	Survivors int `json:"survivors,omitempty"`
 	// ExitCode is the launcher's own exit code, which the kubelet reports as the runner container's.
 	ExitCode int `json:"exitCode"`
+	// CostBudget is set when the launcher stopped the runner because the cost its records reported passed the
+	// pod's cost budget (RunnerConfig.MaxCostNanoUSD).
+	CostBudget *CostBudgetStop `json:"costBudget,omitempty"`
+}
+
+// CostBudgetStop is what the launcher had read when it stopped the runner for its cost budget.
+type CostBudgetStop struct {
+	// CostNanoUSD is the cost the records had reported, each case counted once at the most it reported.
+	CostNanoUSD int64 `json:"costNanoUSD"`
+	// MaxCostNanoUSD is the budget it passed.
+	MaxCostNanoUSD int64 `json:"maxCostNanoUSD"`
+	// Cases is how many cases had reported a cost.
+	Cases int `json:"cases"`
 }
 
 // MaxRecordedCaseFailures bounds LauncherReport.Cases.

@@ -25,6 +25,9 @@ type Launch struct {
 	// CollectorStartSeconds bounds how long the launcher waits for the collector to open the runner-end FIFO
 	// before it starts the runner.
 	CollectorStartSeconds int32 `json:"collectorStartSeconds"`
+	// MaxCostNanoUSD, when set, is the pod's cost budget in nanodollars (spec.target.maxCostUSD, or a sharded
+	// run's share of it): the launcher stops the runner once the cost_usd its records reported passes it.
+	MaxCostNanoUSD *int64 `json:"maxCostNanoUSD,omitempty"`
 }
 
 // check reports, through need, every value the launcher needs that is not set.
@@ -71,6 +74,9 @@ func (c *RunnerConfig) Validate() error {
 	}
 	if c.TimeoutSeconds < 0 {
 		return fmt.Errorf("the runner configuration has a negative timeout")
+	}
+	if c.MaxCostNanoUSD != nil && *c.MaxCostNanoUSD < 0 {
+		return fmt.Errorf("the runner configuration has a negative cost budget")
 	}
 	return nil
 }

@@ -45,6 +45,9 @@ type Launcher struct {
 	Failed bool
 	// Survivors counts processes of the runner that survived SIGKILL for the launcher's kill grace.
 	Survivors int
+	// CostBudgetExceeded: the launcher stopped the runner because the cost its records reported passed the
+	// pod's cost budget (spec.target.maxCostUSD).
+	CostBudgetExceeded bool
 }
 
 // Output are the facts of the runner's output as the pipeline parsed it.
@@ -75,6 +78,7 @@ const (
 	CauseReportMissing     Cause = "ReportMissing"
 	CauseStartFailed       Cause = "StartFailed"
 	CauseHealthcheckFailed Cause = "HealthcheckFailed"
+	CauseCostBudget        Cause = "CostBudget"
 	CauseRunnerTimedOut    Cause = "RunnerTimedOut"
 	CauseRunnerFailed      Cause = "RunnerFailed"
 	CauseInvalidOutput     Cause = "InvalidOutput"
@@ -109,6 +113,9 @@ func Collection(f Facts) Decision {
 		return Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseStartFailed}
 	case l.HealthcheckFailed:
 		return Decision{evalsv1alpha1.OutcomeHealthcheckFailed, CauseHealthcheckFailed}
+	case l.CostBudgetExceeded:
+		// The launcher stopped the runner: the timeouts or failures of invocations it stopped are its doing.
+		return Decision{evalsv1alpha1.OutcomeCostBudgetExceeded, CauseCostBudget}
 	case l.RunnerReported && l.TimedOut:
 		return Decision{evalsv1alpha1.OutcomeRunnerTimedOut, CauseRunnerTimedOut}
 	case l.RunnerReported && l.Failed:

@@ -32,6 +32,9 @@ func TestCollection(t *testing.T) {
 		{"survivors outrank a timeout", ended(Launcher{RunnerReported: true, TimedOut: true, Survivors: 1}, Output{}), Decision{evalsv1alpha1.OutcomeRunnerNotStopped, CauseNotStopped}},
 		{"could not start", ended(Launcher{StartFailed: true}, Output{}), Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseStartFailed}},
 		{"healthcheck failed", ended(Launcher{HealthcheckFailed: true}, Output{NoOutput: true}), Decision{evalsv1alpha1.OutcomeHealthcheckFailed, CauseHealthcheckFailed}},
+		{"cost budget: the invocations the launcher stopped are its doing", ended(Launcher{RunnerReported: true, CostBudgetExceeded: true, Failed: true, TimedOut: true}, Output{ParseErrors: 1, Missing: 3}),
+			Decision{evalsv1alpha1.OutcomeCostBudgetExceeded, CauseCostBudget}},
+		{"survivors outrank the cost budget", ended(Launcher{RunnerReported: true, CostBudgetExceeded: true, Survivors: 1}, Output{}), Decision{evalsv1alpha1.OutcomeRunnerNotStopped, CauseNotStopped}},
 		{"timed out outranks failed", ended(Launcher{RunnerReported: true, TimedOut: true, Failed: true}, Output{}), Decision{evalsv1alpha1.OutcomeRunnerTimedOut, CauseRunnerTimedOut}},
 		{"failed with a complete output", ended(Launcher{RunnerReported: true, Failed: true}, Output{}), Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseRunnerFailed}},
 		{"a failure without the runner's account is the output's to say", ended(Launcher{Failed: true}, Output{Missing: 1}), Decision{evalsv1alpha1.OutcomeMissingResults, CauseMissingResults}},
@@ -64,6 +67,7 @@ func TestRun(t *testing.T) {
 		{"timed out, exit 137: the launcher's account stands", evalsv1alpha1.OutcomeRunnerTimedOut, exited(137), RunEnd{Reason: evalsv1alpha1.ReasonRunnerTimedOut}},
 		{"not stopped, exit 1", evalsv1alpha1.OutcomeRunnerNotStopped, exited(1), RunEnd{Reason: evalsv1alpha1.ReasonRunnerNotStopped}},
 		{"healthcheck failed, exit 1", evalsv1alpha1.OutcomeHealthcheckFailed, exited(1), RunEnd{Reason: evalsv1alpha1.ReasonHealthcheckFailed}},
+		{"cost budget, exit 121: the launcher's account stands", evalsv1alpha1.OutcomeCostBudgetExceeded, exited(121), RunEnd{Reason: evalsv1alpha1.ReasonCostBudgetExceeded}},
 		{"runner failed, exit 3", evalsv1alpha1.OutcomeRunnerFailed, exited(3), RunEnd{Reason: evalsv1alpha1.ReasonRunnerFailed}},
 		{"collector failed, exit 0", evalsv1alpha1.OutcomeCollectorFailed, exited(0), RunEnd{Reason: evalsv1alpha1.ReasonCollectorFailed}},
 		{"missing results, exit 0", evalsv1alpha1.OutcomeMissingResults, exited(0), RunEnd{Reason: evalsv1alpha1.ReasonMissingResults}},
@@ -90,7 +94,7 @@ func TestEveryOutcomeHasAReason(t *testing.T) {
 	for _, o := range []evalsv1alpha1.CollectionOutcome{
 		evalsv1alpha1.OutcomeCompleted, evalsv1alpha1.OutcomeRunnerFailed, evalsv1alpha1.OutcomeRunnerTimedOut,
 		evalsv1alpha1.OutcomeHealthcheckFailed, evalsv1alpha1.OutcomeMissingResults, evalsv1alpha1.OutcomeInvalidOutput,
-		evalsv1alpha1.OutcomeCollectorFailed, evalsv1alpha1.OutcomeRunnerNotStopped,
+		evalsv1alpha1.OutcomeCollectorFailed, evalsv1alpha1.OutcomeRunnerNotStopped, evalsv1alpha1.OutcomeCostBudgetExceeded,
 	} {
 		if got := Run(o, Kubelet{}); got.Override != OverrideNone || got.Reason != string(o) {
 			t.Errorf("Run(%q) = %+v, want the reason of the same name", o, got)

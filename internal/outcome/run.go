@@ -43,14 +43,15 @@ type RunEnd struct {
 
 // reasons maps each collection outcome to the run's reason.
 var reasons = map[evalsv1alpha1.CollectionOutcome]string{
-	evalsv1alpha1.OutcomeCompleted:         evalsv1alpha1.ReasonCompleted,
-	evalsv1alpha1.OutcomeRunnerFailed:      evalsv1alpha1.ReasonRunnerFailed,
-	evalsv1alpha1.OutcomeRunnerTimedOut:    evalsv1alpha1.ReasonRunnerTimedOut,
-	evalsv1alpha1.OutcomeRunnerNotStopped:  evalsv1alpha1.ReasonRunnerNotStopped,
-	evalsv1alpha1.OutcomeHealthcheckFailed: evalsv1alpha1.ReasonHealthcheckFailed,
-	evalsv1alpha1.OutcomeMissingResults:    evalsv1alpha1.ReasonMissingResults,
-	evalsv1alpha1.OutcomeInvalidOutput:     evalsv1alpha1.ReasonInvalidOutput,
-	evalsv1alpha1.OutcomeCollectorFailed:   evalsv1alpha1.ReasonCollectorFailed,
+	evalsv1alpha1.OutcomeCompleted:          evalsv1alpha1.ReasonCompleted,
+	evalsv1alpha1.OutcomeRunnerFailed:       evalsv1alpha1.ReasonRunnerFailed,
+	evalsv1alpha1.OutcomeRunnerTimedOut:     evalsv1alpha1.ReasonRunnerTimedOut,
+	evalsv1alpha1.OutcomeRunnerNotStopped:   evalsv1alpha1.ReasonRunnerNotStopped,
+	evalsv1alpha1.OutcomeHealthcheckFailed:  evalsv1alpha1.ReasonHealthcheckFailed,
+	evalsv1alpha1.OutcomeMissingResults:     evalsv1alpha1.ReasonMissingResults,
+	evalsv1alpha1.OutcomeInvalidOutput:      evalsv1alpha1.ReasonInvalidOutput,
+	evalsv1alpha1.OutcomeCollectorFailed:    evalsv1alpha1.ReasonCollectorFailed,
+	evalsv1alpha1.OutcomeCostBudgetExceeded: evalsv1alpha1.ReasonCostBudgetExceeded,
 }
 
 // RunnerFailure reports an outcome that already says the runner (or the collector) failed: the launcher's account
@@ -58,7 +59,7 @@ var reasons = map[evalsv1alpha1.CollectionOutcome]string{
 func RunnerFailure(o evalsv1alpha1.CollectionOutcome) bool {
 	switch o {
 	case evalsv1alpha1.OutcomeRunnerTimedOut, evalsv1alpha1.OutcomeRunnerNotStopped, evalsv1alpha1.OutcomeHealthcheckFailed,
-		evalsv1alpha1.OutcomeRunnerFailed, evalsv1alpha1.OutcomeCollectorFailed:
+		evalsv1alpha1.OutcomeRunnerFailed, evalsv1alpha1.OutcomeCollectorFailed, evalsv1alpha1.OutcomeCostBudgetExceeded:
 		return true
 	}
 	return false
@@ -118,6 +119,7 @@ var failurePriority = []string{
 	evalsv1alpha1.ReasonRunnerOOMKilled,
 	evalsv1alpha1.ReasonRunnerTimedOut,
 	evalsv1alpha1.ReasonRunnerNotStopped,
+	evalsv1alpha1.ReasonCostBudgetExceeded,
 	evalsv1alpha1.ReasonHealthcheckFailed,
 	evalsv1alpha1.ReasonRunnerFailed,
 	evalsv1alpha1.ReasonCollectorFailed,

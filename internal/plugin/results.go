@@ -88,5 +88,14 @@ func (o *resultsOptions) run(cmd *cobra.Command, e *env, name string) error {
 		_, err := fmt.Fprintf(cmd.ErrOrStderr(), "No cases of %d stored match.\n", len(lines))
 		return err
 	}
-	return report.WriteTable(out, kept)
+	if err := report.WriteTable(out, kept); err != nil {
+		return err
+	}
+	// What the run spent goes to stderr, as the note above does: stdout stays the table.
+	for _, line := range report.CostLines(run.Status.Cost) {
+		if _, err := fmt.Fprintln(cmd.ErrOrStderr(), line); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -120,8 +120,10 @@ type runView struct {
 	Summary                                                            *evalsv1alpha1.RunSummary
 	Stored                                                             int
 	Outcomes                                                           []outcomeCount
-	Shards                                                             []evalsv1alpha1.ShardStatus
+	Shards                                                             []shardRow
 	ShardsOmitted                                                      int32
+	Cost                                                               []costRow
+	Budgets                                                            string
 	ParseErrors                                                        []evalsv1alpha1.ParseError
 	ParseErrorsMore                                                    int
 	Missing, Unexpected                                                []string
@@ -191,7 +193,8 @@ func runReport(in HTMLInput) (*runView, pageData) {
 		}
 	}
 	rv.RunnerImage = runnerImages(st)
-	rv.Shards = st.Shards
+	rv.Shards = shardRows(st.Shards)
+	rv.Cost, rv.Budgets = costRows(st.Cost), budgetsText(run)
 	if st.Sharding != nil {
 		rv.ShardsOmitted = st.Sharding.OmittedShards
 	}

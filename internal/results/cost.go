@@ -33,8 +33,8 @@ func (l *Line) Usage() CaseUsage {
 		DurationMs: l.DurationMs, Judges: l.ModelUsage}
 }
 
-// nanosPerUSD is the unit costs are summed in: a nanodollar.
-const nanosPerUSD = 1_000_000_000
+// nanosPerUSD is the unit costs are summed in: a nanodollar (jsonlresult.CostNanos).
+const nanosPerUSD = jsonlresult.NanosPerUSD
 
 // CostSum sums the usage of a run's cases exactly: every figure is converted to an integer (tokens and
 // milliseconds rounded, costs rounded to a nanodollar) and summed with saturation, so the sum does not depend on
@@ -89,7 +89,7 @@ func (s *usageSum) add(u CaseUsage) {
 	}
 	if u.CostUSD != nil {
 		s.costCases = satAdd(s.costCases, 1)
-		s.costNanos = satAdd(s.costNanos, units(*u.CostUSD, nanosPerUSD))
+		s.costNanos = satAdd(s.costNanos, jsonlresult.CostNanos(*u.CostUSD))
 	}
 	if u.DurationMs != nil {
 		s.durationCases = satAdd(s.durationCases, 1)
@@ -166,16 +166,8 @@ func satAdd(a, b int64) int64 {
 
 func clamp32(n int64) int32 { return int32(min(n, math.MaxInt32)) }
 
-// FormatUSDNanos formats nanodollars as status.cost's decimal string: dollars, and the fraction without its
-// trailing zeros ("0", "12.5", "0.000000001").
-func FormatUSDNanos(n int64) string {
-	n = max(n, 0)
-	whole, frac := n/nanosPerUSD, n%nanosPerUSD
-	if frac == 0 {
-		return strconv.FormatInt(whole, 10)
-	}
-	return strings.TrimRight(fmt.Sprintf("%d.%09d", whole, frac), "0")
-}
+// FormatUSDNanos formats nanodollars as status.cost's decimal string (jsonlresult.FormatNanoUSD).
+func FormatUSDNanos(n int64) string { return jsonlresult.FormatNanoUSD(n) }
 
 // ParseUSDNanos reads a decimal dollar amount (status.cost's costUSD) as nanodollars:
 // digits, optionally a point and at most nine more. Larger amounts saturate at math.MaxInt64.

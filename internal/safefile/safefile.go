@@ -171,6 +171,9 @@ func (f *File) Read(p []byte) (int, error) {
 // Size is the file's size when it was opened.
 func (f *File) Size() int64 { return f.size }
 
+// Stat describes the opened file as it is now (os.SameFile tells whether two opens found the same file).
+func (f *File) Stat() (fs.FileInfo, error) { return f.f.Stat() }
+
 // Name is the name the file was opened with.
 func (f *File) Name() string { return f.name }
 

@@ -170,6 +170,9 @@ func launcherReport(l *evalsv1alpha1.LauncherReport) *acv1alpha1.LauncherReportA
 	pointer(l.Survivors, ac.WithSurvivors)
 	pointer(l.Delivery, ac.WithDelivery)
 	optional(l.StderrTail, ac.WithStderrTail)
+	if c := l.CostBudget; c != nil {
+		ac.WithCostBudget(acv1alpha1.CostBudgetStop().WithCostUSD(c.CostUSD).WithMaxCostUSD(c.MaxCostUSD).WithCases(c.Cases))
+	}
 	return ac
 }
 

@@ -105,6 +105,8 @@ var reasonKinds = map[string]reasonKind{
 	// Every run ends (issue 21): storage evictions and the disruption cap.
 	evalsv1alpha1.ReasonStorageLimitExceeded:    failure,
 	evalsv1alpha1.ReasonDisruptionLimitExceeded: failure,
+	// The runner's cost budget (issue 27): the launcher stopped the runner.
+	evalsv1alpha1.ReasonCostBudgetExceeded: failure,
 	// A manager that never stalls (issue 23): a bucket that hangs ends the runs naming it.
 	evalsv1alpha1.ReasonBucketUnavailable: failure,
 	// The manager's RBAC or an admission policy refusing the run's objects past --pod-rejected-timeout.

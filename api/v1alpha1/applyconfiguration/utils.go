@@ -51,6 +51,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.CollectionStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ConfigMapKeyReference"):
 		return &apiv1alpha1.ConfigMapKeyReferenceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("CostBudgetStop"):
+		return &apiv1alpha1.CostBudgetStopApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EvalBundle"):
 		return &apiv1alpha1.EvalBundleApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("EvalFileSource"):

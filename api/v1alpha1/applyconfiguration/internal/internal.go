@@ -262,6 +262,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CostBudgetStop
+  map:
+    fields:
+    - name: cases
+      type:
+        scalar: numeric
+    - name: costUSD
+      type:
+        scalar: string
+    - name: maxCostUSD
+      type:
+        scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.DeadlineSource
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.EvalBundle
@@ -714,6 +726,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LauncherReport
   map:
     fields:
+    - name: costBudget
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CostBudgetStop
     - name: delivery
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LauncherReportDelivery
@@ -1240,6 +1255,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: imagePullPolicy
       type:
         namedType: io.k8s.api.core.v1.PullPolicy
+    - name: maxCostUSD
+      type:
+        scalar: string
     - name: resources
       type:
         namedType: io.k8s.api.core.v1.ResourceRequirements

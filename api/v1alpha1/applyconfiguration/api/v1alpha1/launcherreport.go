@@ -50,6 +50,9 @@ type LauncherReportApplyConfiguration struct {
 	Delivery *apiv1alpha1.LauncherReportDelivery `json:"delivery,omitempty"`
 	// stderrTail is a bounded excerpt of the end of that invocation's stderr.
 	StderrTail *string `json:"stderrTail,omitempty"`
+	// costBudget is set when the launcher stopped the runner because the cost its records reported passed the
+	// pod's share of spec.target.maxCostUSD (the run then fails with CostBudgetExceeded).
+	CostBudget *CostBudgetStopApplyConfiguration `json:"costBudget,omitempty"`
 }
 
 // LauncherReportApplyConfiguration constructs a declarative configuration of the LauncherReport type for use with
@@ -135,5 +138,13 @@ func (b *LauncherReportApplyConfiguration) WithDelivery(value apiv1alpha1.Launch
 // If called multiple times, the StderrTail field is set to the value of the last call.
 func (b *LauncherReportApplyConfiguration) WithStderrTail(value string) *LauncherReportApplyConfiguration {
 	b.StderrTail = &value
+	return b
+}
+
+// WithCostBudget sets the CostBudget field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CostBudget field is set to the value of the last call.
+func (b *LauncherReportApplyConfiguration) WithCostBudget(value *CostBudgetStopApplyConfiguration) *LauncherReportApplyConfiguration {
+	b.CostBudget = value
 	return b
 }

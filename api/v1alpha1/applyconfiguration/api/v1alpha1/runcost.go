@@ -39,7 +39,7 @@ type RunCostApplyConfiguration struct {
 	// (status.resume.from): that run spent them, not this one; runner + carried.runner is what all the results
 	// cost. Unset when nothing was carried.
 	Carried *CarriedCostApplyConfiguration `json:"carried,omitempty"`
-	// budgetsExceeded names the budgets this run (or shard) reached: JudgeRequests, JudgeTokens. The
+	// budgetsExceeded names the budgets this run (or shard) reached: JudgeRequests, JudgeTokens, RunnerCost. The
 	// BudgetExceeded condition says the same with a message.
 	BudgetsExceeded []apiv1alpha1.BudgetKind `json:"budgetsExceeded,omitempty"`
 }

@@ -65,6 +65,17 @@ type TargetApplyConfiguration struct {
 	// timeoutSeconds bounds each runner invocation; when it passes, the invocation's whole process group is sent
 	// SIGTERM, then SIGKILL, and the run reports a timeout. Unset means no per-invocation timeout.
 	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+	// maxCostUSD is, when set, the most the runner may spend by its own account, in US dollars, as a decimal
+	// string like status.cost.runner.costUSD ("25", "0.5"; at most nine fractional digits). The launcher adds up
+	// the cost_usd of the records the runner has written so far, each case counted once at the most it reported
+	// for it: with batching PerCase after each invocation, with Batched as the output file grows (read about once
+	// a second). Once the sum passes maxCostUSD the runner is stopped (no further invocation starts; running ones
+	// get SIGTERM, then SIGKILL), the records written by then are collected and judged as usual, and the run
+	// fails with CostBudgetExceeded, naming the figure and the budget (status.collection.launcher.costBudget).
+	// The figures are the runner's claims: a runner that reports no cost is never stopped, and verdicts never
+	// come from this reading. A sharded run gives each shard ceil(maxCostUSD / shards) (to the nanodollar), so
+	// the run may spend up to maxCostUSD plus what each shard's last records add. Unset means no budget.
+	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
 	// healthcheck runs before the runner; if it fails the run ends with its output excerpt.
 	Healthcheck *HealthcheckApplyConfiguration `json:"healthcheck,omitempty"`
 	// securityContext overrides the runner container's security context. It must stay within the Pod Security
@@ -168,6 +179,14 @@ func (b *TargetApplyConfiguration) WithWorkingDir(value string) *TargetApplyConf
 // If called multiple times, the TimeoutSeconds field is set to the value of the last call.
 func (b *TargetApplyConfiguration) WithTimeoutSeconds(value int32) *TargetApplyConfiguration {
 	b.TimeoutSeconds = &value
+	return b
+}
+
+// WithMaxCostUSD sets the MaxCostUSD field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxCostUSD field is set to the value of the last call.
+func (b *TargetApplyConfiguration) WithMaxCostUSD(value string) *TargetApplyConfiguration {
+	b.MaxCostUSD = &value
 	return b
 }
 
