@@ -252,6 +252,12 @@ type EvalRunStatus struct {
 	// +optional
 	Resume *ResumeStatus `json:"resume,omitempty"`
 
+	// records counts the cases' records as the runner wrote them that the run kept for judging again
+	// (docs/rejudge.md) and those beyond the storage budget that it did not keep. Written by the
+	// collector (a sharded run's: summed by the manager).
+	// +optional
+	Records *RecordsStatus `json:"records,omitempty"`
+
 	// baseline compares the run's full per-case results with spec.baseline's run. Written by the manager once
 	// both runs have finished.
 	// +optional
@@ -1037,4 +1043,37 @@ type EvalRunList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// items are the EvalRuns.
 	Items []EvalRun `json:"items"`
+}
+
+// RecordsLocation says where a run keeps its cases' records.
+// +kubebuilder:validation:Enum=ConfigMaps;Bucket
+type RecordsLocation string
+
+const (
+	// RecordsInConfigMaps: the owned ConfigMaps <run>-evalrun-records-<n> (key records.jsonl.gz), as many per
+	// shard as the shard has result ConfigMaps, each at most 900 KiB compressed.
+	RecordsInConfigMaps RecordsLocation = "ConfigMaps"
+	// RecordsInBucket: one object per shard, <prefix>/<namespace>/<run>/<uid>/shards/<i>/records.jsonl.gz in
+	// spec.storage.s3's bucket, at most 256 MiB compressed.
+	RecordsInBucket RecordsLocation = "Bucket"
+)
+
+// RecordsStatus counts a run's kept records (docs/rejudge.md).
+type RecordsStatus struct {
+	// kept is the number of cases whose record (and runner-view digest) the run kept.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Kept int32 `json:"kept,omitempty"`
+	// notKept is the number of cases with a record that the run did not keep: beyond the storage budget (the
+	// record ConfigMaps full, or the bucket object at its bound), or a single record larger than a chunk.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	NotKept int32 `json:"notKept,omitempty"`
+	// bytes is the compressed size of the kept records.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// where the records are: ConfigMaps or Bucket.
+	// +optional
+	Where RecordsLocation `json:"where,omitempty"`
 }

@@ -84,7 +84,7 @@ func Collect(ctx context.Context, o Options) error {
 	}
 	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap,
 		EndCause: end.Cause, EndReason: why, Launcher: end.Report, LauncherMissing: end.ReportMissing,
-		PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), Log: o.Log}
+		PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), RecordsObject: bucket.recordsURI(), Log: o.Log}
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
 	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.JudgeDeadlineSeconds))
@@ -337,6 +337,10 @@ func persist(ctx context.Context, o Options, g *Gathered, bucket *shardBucket, b
 		// The store retries transient failures itself, within ctx.
 		err := bucketErr
 		if err == nil {
+			// The records first: the summary names them as kept.
+			err = bucket.putRecords(ctx, g.Records)
+		}
+		if err == nil {
 			err = bucket.put(ctx, g.Output.Chunks, g.Output.Section)
 		}
 		if err != nil {
@@ -355,6 +359,14 @@ func persist(ctx context.Context, o Options, g *Gathered, bucket *shardBucket, b
 		})
 		if err != nil {
 			return err
+		}
+		if r := o.Config.Records; r != nil && len(r.ConfigMaps) > 0 {
+			err := retry(ctx, o.Backoff, func(ctx context.Context) error {
+				return WriteRecordConfigMaps(ctx, o.Client, o.Namespace, r.ConfigMaps, g.Records)
+			})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if shard := o.Config.ShardConfigMap(); shard != "" {

@@ -18,6 +18,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +57,9 @@ type GatherInput struct {
 	// ResultsObject, when set, is the bucket object (s3:// URI) that is to hold every result as one gzip'd JSONL
 	// chunk, instead of the result ConfigMaps.
 	ResultsObject string
+	// RecordsObject, with ResultsObject and Config.Records, is the bucket object (s3:// URI) that is to hold the
+	// kept records as one gzip'd JSONL chunk, instead of the record ConfigMaps.
+	RecordsObject string
 	// Log receives the LLM client's retry lines (nil: none).
 	Log io.Writer
 }
@@ -67,6 +71,8 @@ type Gathered struct {
 	Message string
 	// Summary counts the results (also in Output.Section.Summary).
 	Summary evalsv1alpha1.RunSummary
+	// Records are the kept records' chunks (Config.Records; Output.Section.Records counts them).
+	Records []results.Chunk
 }
 
 // Gather parses the snapshot of the runner's output, judges every requested case (merging the judge container's
@@ -85,7 +91,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	var file *evalfile.File
 	var loadFile func() (*evalfile.File, error)
 	var err error
-	if in.EvalFile == nil && cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 {
+	if in.EvalFile == nil && cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 && cfg.Records == nil {
 		loadFile = in.evalFile
 	} else if file, err = in.evalFile(); err != nil {
 		return nil, err
@@ -122,6 +128,11 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		opts.Objects = []string{in.ResultsObject}
 	}
 	sink := &statusSink{builder: results.NewBuilder(opts)}
+	if cfg.Records != nil {
+		if err := in.keepRecords(sink, file); err != nil {
+			return nil, err
+		}
+	}
 	var tail results.Tail
 	noOutput := false
 	shape := pipeline.Output{Batching: evalsv1alpha1.BatchingMode(cfg.Batching), BatchPath: in.Output.BatchOutput(),
@@ -182,7 +193,35 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gathered{Output: out, Outcome: decided, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
+	g := &Gathered{Output: out, Outcome: decided, Message: out.Section.Collection.Message, Summary: apiSummary}
+	if sink.keeper != nil {
+		if g.Records, out.Section.Records, err = sink.keeper.Finish(); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// keepRecords makes sink keep each answered case's record, with its runner-view digest from file: in the shard's
+// record ConfigMaps, each within layout.MaxRecordConfigMapBytes, or in its one bucket object, within
+// layout.MaxRecordObjectBytes (docs/rejudge.md, the storage budget).
+func (in GatherInput) keepRecords(sink *statusSink, file *evalfile.File) error {
+	cfg := in.Config
+	digests, err := newViewDigests(cfg, file)
+	if err != nil {
+		return err
+	}
+	sink.digest = digests
+	sink.mode = records.ModeLine
+	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
+		sink.mode = records.ModeSingle
+	}
+	if in.ResultsObject != "" {
+		sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInBucket, []string{in.RecordsObject}, layout.MaxRecordObjectBytes)
+		return nil
+	}
+	sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, cfg.Records.ConfigMaps, layout.MaxRecordConfigMapBytes)
+	return nil
 }
 
 // runnerEnded reports whether every process of the runner container had ended before the snapshot.

@@ -75,6 +75,9 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	for _, cm := range BuildResultConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
+	for _, cm := range BuildRecordConfigMaps(run, cfg) {
+		children = append(children, cm)
+	}
 	for _, cm := range BuildShardConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}

@@ -222,6 +222,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.StatusBudgetBytes = layout.ShardSectionBudgetBytes
 	}
 	perShard := (len(caseIDs) + shards - 1) / shards
+	// Each shard keeps its cases' records in as many ConfigMaps as it has result ConfigMaps (the storage budget,
+	// docs/rejudge.md), or in its one records object in the bucket.
+	recordsPer := ResultConfigMapCount(perShard)
+	cfg.Records = &layout.Records{ConfigMaps: names.RecordConfigMaps(shards * recordsPer), ConfigMapsPerShard: int32(recordsPer)}
 	if shards > 1 {
 		per := ResultConfigMapCount(perShard)
 		cfg.ResultConfigMapsPerShard = int32(per)
@@ -246,6 +250,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	if cfg.Bucket != nil {
 		// Every result goes to the bucket: no result ConfigMaps.
 		cfg.ResultConfigMaps, cfg.ResultConfigMapsPerShard = nil, 0
+		cfg.Records = &layout.Records{}
 	}
 	cfg.RunnerDeadlineSeconds = runnerDeadline(cfg, perShard)
 	cfg.JudgeContainers = 1

@@ -79,6 +79,10 @@ type RunConfig struct {
 	// Bucket, when set, is where the collector stores its shard's results and collection (spec.storage.s3)
 	// instead of result ConfigMaps; the credentials are mounted at BucketCredentialsDir, in the collector only.
 	Bucket *Bucket `json:"bucket,omitempty"`
+	// Records, when set, says where the collector keeps each answered case's record as the runner wrote it, with
+	// its runner-view digest (internal/records, docs/rejudge.md): the record ConfigMaps, or with Bucket the
+	// shard's records object.
+	Records *Records `json:"records,omitempty"`
 
 	// Launch is what the launcher needs to run the runner (run.json keeps its fields at the top level).
 	Launch
@@ -265,6 +269,14 @@ func (c *RunConfig) LoadIDs(data []byte) error {
 	return nil
 }
 
+// Records is where a run keeps its records.
+type Records struct {
+	// ConfigMaps are the pre-created, owned record ConfigMaps (key RecordsKey), shard by shard, ConfigMapsPerShard
+	// each; empty with a bucket (the shard's records object then holds them). LoadShard narrows them to the pod's.
+	ConfigMaps         []string `json:"configMaps,omitempty"`
+	ConfigMapsPerShard int32    `json:"configMapsPerShard,omitempty"`
+}
+
 // Bucket is an S3-compatible bucket: spec.storage.s3 without its credentials.
 type Bucket struct {
 	Endpoint string `json:"endpoint"`
@@ -311,6 +323,10 @@ func (c *RunConfig) LoadShard(index string) error {
 	c.CaseIDs, c.ShardOffset = c.CaseIDs[lo:hi:hi], lo
 	if per := int(c.ResultConfigMapsPerShard); per > 0 {
 		c.ResultConfigMaps = c.ResultConfigMaps[i*per : (i+1)*per : (i+1)*per]
+	}
+	if r := c.Records; r != nil && r.ConfigMapsPerShard > 0 && len(r.ConfigMaps) >= (i+1)*int(r.ConfigMapsPerShard) {
+		per := int(r.ConfigMapsPerShard)
+		r.ConfigMaps = r.ConfigMaps[i*per : (i+1)*per : (i+1)*per]
 	}
 	return nil
 }

@@ -27,6 +27,8 @@ type Merger struct {
 	missing []indexedID
 	tail    Tail
 	stored  int
+	// records sums the collections' kept records.
+	records *evalsv1alpha1.RecordsStatus
 }
 
 type indexedID struct {
@@ -129,6 +131,7 @@ func (m *Merger) AddCollection(s *Section, shard *int32) {
 	if s == nil {
 		return
 	}
+	m.records = AddRecords(m.records, s.Records)
 	if sum := s.Summary; sum != nil {
 		m.tail.ParseErrorCount += int(sum.ParseErrors)
 		m.tail.UnexpectedCount += int(sum.Unexpected)
@@ -198,8 +201,29 @@ func (m *Merger) Finish(unrecorded func(index int) string, shardOf func(index in
 	// The merged run has no one collection: its collections' facts are per shard.
 	s.Collection = nil
 	s.Results.TotalCases = int32(m.stored)
+	s.Records = m.records
 	return &s, nil
 }
+
+// AddRecords returns a with b's counts added (a sharded run's shards' kept records); either may be nil.
+func AddRecords(a, b *evalsv1alpha1.RecordsStatus) *evalsv1alpha1.RecordsStatus {
+	if b == nil {
+		return a
+	}
+	if a == nil {
+		c := *b
+		return &c
+	}
+	a.Kept, a.NotKept = satAdd(a.Kept, b.Kept), satAdd(a.NotKept, b.NotKept)
+	a.Bytes += b.Bytes
+	if a.Where == "" {
+		a.Where = b.Where
+	}
+	return a
+}
+
+// satAdd is a+b, held at the int32 bound.
+func satAdd(a, b int32) int32 { return int32(min(int64(a)+int64(b), 1<<31-1)) }
 
 func ptrTo[T any](v T) *T { return &v }
 

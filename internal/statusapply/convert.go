@@ -283,3 +283,13 @@ func finishedRun(r *evalsv1alpha1.FinishedRun) *acv1alpha1.FinishedRunApplyConfi
 	ac.RunOutcomeApplyConfiguration = *runOutcome(&r.RunOutcome)
 	return ac
 }
+
+// recordsStatus converts status.records.
+func recordsStatus(r *evalsv1alpha1.RecordsStatus) *acv1alpha1.RecordsStatusApplyConfiguration {
+	ac := acv1alpha1.RecordsStatus()
+	optional(r.Kept, ac.WithKept)
+	optional(r.NotKept, ac.WithNotKept)
+	optional(r.Bytes, ac.WithBytes)
+	optional(r.Where, ac.WithWhere)
+	return ac
+}

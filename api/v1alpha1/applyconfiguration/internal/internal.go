@@ -436,6 +436,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: queue
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.QueueStatus
+    - name: records
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsStatus
     - name: results
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference
@@ -809,6 +812,23 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: workload
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsLocation
+  scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsStatus
+  map:
+    fields:
+    - name: bytes
+      type:
+        scalar: numeric
+    - name: kept
+      type:
+        scalar: numeric
+    - name: notKept
+      type:
+        scalar: numeric
+    - name: where
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsLocation
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RegressionPolicy
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference
