@@ -105,12 +105,16 @@ seaweedfs: ## Build SeaweedFS's weed for the object store tests (cached under bi
 prometheus: ## Build Prometheus' prometheus and promtool (cached under bin/prometheus/<version>).
 	hack/prometheus.sh >/dev/null
 
+.PHONY: promtool
+promtool: ## Build Prometheus' promtool only (the alert checks; cached under bin/prometheus/<version>).
+	hack/prometheus.sh promtool >/dev/null
+
 .PHONY: prometheus-operator
 prometheus-operator: ## Build the Prometheus Operator and its config reloader (cached under bin/prometheus-operator/<version>).
 	hack/prometheus-operator.sh >/dev/null
 
 .PHONY: check-rules
-check-rules: prometheus ## promtool check rules and promtool test rules on the shipped alerts (test/install).
+check-rules: promtool ## promtool check rules and promtool test rules on the shipped alerts (test/install).
 	$(GO) test ./test/install/ -run TestPromtoolRules -count=1
 
 .PHONY: monitoring
@@ -130,17 +134,24 @@ nodejs: ## Install Debian's nodejs when node is missing (AgentV's composite exam
 	hack/nodejs.sh >/dev/null
 
 .PHONY: test-unit
-test-unit: envtest-assets seaweedfs helm chromium nodejs prometheus ## Unit, fuzz-seed, envtest, object store (weed), chart (helm), browser (chromium) and alert (promtool) tests.
+test-unit: envtest-assets seaweedfs helm chromium nodejs promtool ## Unit, fuzz-seed, envtest, object store (weed), chart (helm), browser (chromium) and alert (promtool) tests.
 	artifacts="$${ARTIFACTS:-$(ROOT)/bin/artifacts}"; status=0; \
 	  EVALRUN_REQUIRE_TEST_ASSETS=1 EVALRUN_CHROMIUM="$$(hack/chromium.sh)" ARTIFACTS="$$artifacts" $(GO) test ./... -count=1 || status=$$?; \
 	  echo "test-unit: the browser tests' screenshots are in $$artifacts"; exit $$status
 
+.PHONY: e2e-tools
+e2e-tools: ## Build Prometheus, the Prometheus Operator and Kueue, which the e2e tests install (cached under bin/).
+	hack/e2e-tools.sh
+
 .PHONY: test-e2e
-test-e2e: ## End-to-end tests on the real local cluster (brings it up).
+test-e2e: ## End-to-end tests on the real local cluster (brings it up; builds the e2e tools first).
 	hack/e2e.sh
 
+# The e2e tools build in the background (nice 19) from the start, in the CPU the other targets leave idle;
+# hack/e2e.sh waits for them before its tests (hack/e2e-tools.sh).
 .PHONY: test
-test: verify lint test-unit test-e2e ## Everything CI runs.
+test: ## Everything CI runs: verify, lint, test-unit and test-e2e, the e2e tools building meanwhile.
+	hack/e2e-tools.sh during $(MAKE) verify lint test-unit test-e2e
 
 .PHONY: bench
 bench: ## Benchmarks (compare runs with benchstat).

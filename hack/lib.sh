@@ -45,20 +45,32 @@ pinned_version() { (cd "$ROOT/$1" && go list -m -f '{{.Version}}' "$2"); }
 # build_pinned_tool MODULE_DIR PACKAGE BIN builds PACKAGE, pinned by the wrapper module MODULE_DIR (outside the
 # project's main module: its tools.go imports PACKAGE, its go.sum verifies the whole dependency graph), into BIN
 # unless BIN is already there: static, stripped, niced. BUILD_TAGS, when set, are passed to go build -tags. It
-# prints BIN.
+# prints BIN. One build of BIN at a time: a caller finding another build of it under way (BIN.lock held, e.g. by
+# make test's background build, hack/e2e-tools.sh) waits for it and uses its result (or builds it, if it failed).
 build_pinned_tool() {
-  local dir="$1" pkg="$2" bin="$3" start
+  local dir="$1" pkg="$2" bin="$3" start lock
   if [ -x "$bin" ]; then
     echo "$bin"
     return
   fi
   mkdir -p "$(dirname "$bin")"
+  exec {lock}>"$bin.lock"
+  if ! flock -n "$lock"; then
+    log "waiting for the build of $(basename "$bin") under way"
+    flock "$lock"
+  fi
+  if [ -x "$bin" ]; then
+    exec {lock}>&-
+    echo "$bin"
+    return
+  fi
   start=$(date +%s)
   log "building $pkg ($(basename "$bin"), static, CGO_ENABLED=0)"
   # GOFLAGS is reset so a caller's flags (-mod=vendor and the like) cannot reach the module; -mod=readonly makes a
   # stale go.sum an error instead of a silent rewrite.
   (cd "$ROOT/$dir" && CGO_ENABLED=0 GOFLAGS=-mod=readonly nice -n 10 go build -trimpath -tags "${BUILD_TAGS:-}" -ldflags "-s -w" -o "$bin.tmp" "$pkg")
   mv "$bin.tmp" "$bin"
+  exec {lock}>&-
   log "built $bin in $(($(date +%s) - start))s ($(du -h "$bin" | cut -f1))"
   echo "$bin"
 }

@@ -39,6 +39,8 @@ const (
 	DefaultShards int32 = 1
 	// DefaultResumeCases is spec.resume.cases's default.
 	DefaultResumeCases = ResumeMissing
+	// DefaultStatusFrom is spec.storage.statusFrom's default.
+	DefaultStatusFrom = StatusFromPod
 	// DefaultMaxNewFailures is spec.baseline.maxNewFailures's default.
 	DefaultMaxNewFailures int32 = 0
 

@@ -36,6 +36,7 @@ var runSpecDefaults = map[string]any{
 	"successPolicy.regression":          evalsv1alpha1.DefaultRegression,
 	"sharding.shards":                   evalsv1alpha1.DefaultShards,
 	"resume.cases":                      evalsv1alpha1.DefaultResumeCases,
+	"storage.statusFrom":                evalsv1alpha1.DefaultStatusFrom,
 	"baseline.maxNewFailures":           evalsv1alpha1.DefaultMaxNewFailures,
 }
 

@@ -288,6 +288,12 @@ type EvalRunStatus struct {
 	// waits. Written by the manager; the admission fields stay empty where Kueue is not installed.
 	// +optional
 	Queue *QueueStatus `json:"queue,omitempty"`
+
+	// cost is what the run spent: the runner's reported tokens, cost and duration summed over its cases, the LLM
+	// judges' requests and tokens, and the budgets it reached (docs/operations.md#cost). Written with the results:
+	// by the collector, or for a sharded or resumed run by the manager's merge (each shard's own in shards[].cost).
+	// +optional
+	Cost *RunCost `json:"cost,omitempty"`
 }
 
 // QueueAdmission is where a run's Kueue Workload stands.
@@ -347,6 +353,14 @@ type QueueStatus struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`
+
+	// position is where the Workload waits in its LocalQueue, 1 being the next to be admitted: Kueue's
+	// positionInLocalQueue (which counts from 0) plus one, from Kueue's visibility API
+	// (visibility.kueue.x-k8s.io, pending workloads of the LocalQueue). Set only while the Workload waits and where
+	// that API is served; the manager looks again every 10 s while it waits.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Position *int32 `json:"position,omitempty"`
 
 	// evictions is how many times Kueue evicted the Workload (its Evicted condition turning True, as the manager
 	// saw it); each eviction stopped the run's pods, which run again from the start once re-admitted.
@@ -612,6 +626,10 @@ type ShardStatus struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	ImageID *string `json:"imageID,omitempty"`
+	// cost is what the shard's collection says the shard spent (status.cost is the run's, summed over every
+	// stored result). Unset until the shard is collected.
+	// +optional
+	Cost *RunCost `json:"cost,omitempty"`
 }
 
 // ResumeStatus is what a resumed run took from the earlier run.
@@ -1001,6 +1019,7 @@ type LauncherReport struct {
 // +kubebuilder:printcolumn:name="Regressed",type=string,JSONPath=`.status.conditions[?(@.type=="Regressed")].status`,priority=1
 // +kubebuilder:printcolumn:name="Queue",type=string,JSONPath=`.status.queue.name`,priority=1
 // +kubebuilder:printcolumn:name="Admission",type=string,JSONPath=`.status.queue.admission`,priority=1
+// +kubebuilder:printcolumn:name="Position",type=integer,JSONPath=`.status.queue.position`,priority=1
 // +kubebuilder:printcolumn:name="ClusterQueue",type=string,JSONPath=`.status.queue.clusterQueue`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (self.spec.evalFile == oldSelf.spec.evalFile && self.spec.target == oldSelf.spec.target)",message="spec is immutable except suspend while the run is in progress (spec.evalFile or spec.target changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"

@@ -170,7 +170,29 @@ type ResultsStorage struct {
 	// in an S3-compatible bucket at <prefix>/<namespace>/<run>/<run uid>/shards/<index>/.
 	// +required
 	S3 S3Bucket `json:"s3,omitzero"`
+
+	// statusFrom says who writes what the pods collected into this run's status. Pod (the default): each pod's
+	// collector writes its collection to the API server (a shard ConfigMap, or the run's status), with a token of
+	// its own. Bucket: the pods make no Kubernetes API call at all (no token, no Role): each collector writes its
+	// collection only to the bucket (summary.json next to results.jsonl.gz), and the manager, once the collector's
+	// termination message says it stored them, reads it from there and writes the status, merging the shards as
+	// it does for Pod. This is what a pod on a cluster that cannot reach the manager's API server (a MultiKueue
+	// worker) needs. Immutable while the run is in progress, as the rest of the spec.
+	// +default="Pod"
+	// +optional
+	StatusFrom *StatusSource `json:"statusFrom,omitempty"`
 }
+
+// StatusSource says where the manager finds what a run's pods collected: spec.storage.statusFrom.
+// +kubebuilder:validation:Enum=Pod;Bucket
+type StatusSource string
+
+const (
+	// StatusFromPod: the collectors write their collections to the API server (the default).
+	StatusFromPod StatusSource = "Pod"
+	// StatusFromBucket: the collectors write their collections only to the bucket; the pods make no API call.
+	StatusFromBucket StatusSource = "Bucket"
+)
 
 // S3Bucket is a bucket of an S3-compatible object store and the credentials to use it.
 type S3Bucket struct {
@@ -588,6 +610,26 @@ type LLMJudging struct {
 	// +kubebuilder:validation:Maximum=100000
 	// +optional
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
+
+	// maxRequests is, when set, the most requests the run sends to the model, retries included. Once they are
+	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, and the run's
+	// BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
+	// ceil(maxRequests / shards), so the run sends at most maxRequests + shards - 1. Unset means no budget.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000
+	// +optional
+	MaxRequests *int64 `json:"maxRequests,omitempty"`
+
+	// maxTokens is, when set, the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
+	// when the endpoint gives no total) the run's judges spend. Once the replies reach it no request is sent:
+	// every LLM evaluator not yet judged is Skipped with the reason, and BudgetExceeded is True
+	// (JudgeTokenBudgetSpent). The requests in flight when it is reached still count, so the run may pass it by
+	// what maxConcurrentRequests replies spend. A sharded run gives each shard ceil(maxTokens / shards). Unset
+	// means no budget.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000000000000
+	// +optional
+	MaxTokens *int64 `json:"maxTokens,omitempty"`
 }
 
 // SecretKeyRef selects one key of a Secret in the run's namespace.

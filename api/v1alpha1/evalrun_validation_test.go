@@ -137,6 +137,16 @@ func TestEvalRunAdmission(t *testing.T) {
 			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: b}
 			return r
 		}(), wantErr: "spec.storage.s3.endpoint"},
+		{name: "storage statusFrom Bucket is accepted", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("ok-bucket-only", "default").Obj()
+			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket(), StatusFrom: ptr.To(evalsv1alpha1.StatusFromBucket)}
+			return r
+		}()},
+		{name: "storage statusFrom not Pod or Bucket", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-status-from", "default").Obj()
+			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket(), StatusFrom: ptr.To[evalsv1alpha1.StatusSource]("Collector")}
+			return r
+		}(), wantErr: "spec.storage.statusFrom"},
 		{name: "llm judging is accepted", run: func() *evalsv1alpha1.EvalRun {
 			r := mk("ok-llm", "default").Obj()
 			r.Spec.Judging = &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge.ns.svc:8080/v1"),

@@ -156,6 +156,11 @@ type EvalScheduleStatus struct {
 	// lastFinished is the most recently scheduled run of the schedule that has finished.
 	// +optional
 	LastFinished *FinishedRun `json:"lastFinished,omitempty"`
+
+	// cost sums what the schedule's finished runs that it still keeps (its history) spent: their status.cost,
+	// carried results left out. Unset until a run it keeps has finished.
+	// +optional
+	Cost *ScheduleCost `json:"cost,omitempty"`
 }
 
 // ScheduledRun is a run a schedule created.

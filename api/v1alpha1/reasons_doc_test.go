@@ -18,27 +18,17 @@ var notOnSucceeded = map[string]bool{
 }
 
 // TestEveryReasonIsDocumented catches a reason added to the API and not to the page users read: every reason of the
-// Succeeded condition has a row in the reasons table of docs/operations.md.
+// Succeeded condition (and of BudgetExceeded, cost_types.go) has a row in the reasons tables of docs/operations.md.
 func TestEveryReasonIsDocumented(t *testing.T) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "evalrun_status.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var reasons []string
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 || !strings.HasPrefix(vs.Names[0].Name, "Reason") {
-			return true
+	for _, file := range []string{"evalrun_status.go", "cost_types.go"} {
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if lit, ok := vs.Values[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			v, _ := strconv.Unquote(lit.Value)
-			if !notOnSucceeded[v] {
-				reasons = append(reasons, v)
-			}
-		}
-		return true
-	})
+		reasons = append(reasons, reasonsIn(f)...)
+	}
 	if len(reasons) < 10 {
 		t.Fatalf("found only %d reasons: %v", len(reasons), reasons)
 	}
@@ -57,4 +47,23 @@ func TestEveryReasonIsDocumented(t *testing.T) {
 			t.Errorf("reason %s has no row in the reasons table of %s", r, doc)
 		}
 	}
+}
+
+// reasonsIn are the values of the Reason* string constants of f, less notOnSucceeded's.
+func reasonsIn(f *ast.File) []string {
+	var reasons []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 || !strings.HasPrefix(vs.Names[0].Name, "Reason") {
+			return true
+		}
+		if lit, ok := vs.Values[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			v, _ := strconv.Unquote(lit.Value)
+			if !notOnSucceeded[v] {
+				reasons = append(reasons, v)
+			}
+		}
+		return true
+	})
+	return reasons
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/judgerunner"
 	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Exit codes of the pod modes.
@@ -64,16 +66,20 @@ func podMain(ctx context.Context, mode string, args []string, stderr io.Writer) 
 	case "collect":
 		// The collector's heap peaks while it reads the eval file and the runner's output: a soft limit below the
 		// container's makes the garbage collector work harder near it instead of the pod being OOM-killed.
-		collector.ApplyContainerMemoryLimit(collector.CgroupMemoryFiles)
+		memlimit.Apply(memlimit.CgroupFiles)
 		termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
 		cfg, pod, code := podModeFlags(fs, args, stderr, exitInfra)
 		if cfg == nil {
 			return code
 		}
-		c, err := collector.NewClient()
-		if err != nil {
-			// Still collect: the termination message is the manager's fallback.
-			podfiles.Logf(stderr, "collector collect: %v\n", err)
+		var c client.Client
+		if !cfg.BucketOnly {
+			// With bucketOnly the pod has no token and makes no API call: no client at all.
+			var err error
+			if c, err = collector.NewClient(); err != nil {
+				// Still collect: the termination message is the manager's fallback.
+				podfiles.Logf(stderr, "collector collect: %v\n", err)
+			}
 		}
 		o := collector.Options{
 			Config: cfg, Pod: *pod, Client: c, TerminationLog: *termLog, Log: stderr,
@@ -186,7 +192,7 @@ func envOr(name, def string) string {
 // the FIFOs.
 func installMain(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer) int {
 	// Writing the runner's view reads the whole eval file: as the collector, keep the heap under the limit.
-	collector.ApplyContainerMemoryLimit(collector.CgroupMemoryFiles)
+	memlimit.Apply(memlimit.CgroupFiles)
 	bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy the launcher and make the FIFOs")
 	judgeBin := fs.String("judge-bin", layout.JudgeBinDir, "the judge-bin volume: where to copy the judge runner (with --judges)")
 	launcherSrc := fs.String("launcher", layout.LauncherImageBinary, "the launcher binary to copy into the bin volume")

@@ -20,6 +20,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
 )
 
 // leaderElectionID names the Lease the manager replicas compete for.
@@ -35,6 +36,7 @@ func main() {
 		enableHTTP2   bool
 		// watchNamespaces limits the manager to these namespaces (comma-separated; empty: all).
 		watchNamespaces string
+		api             apiClient
 	)
 	flag.StringVar(&opts.CollectorImage, "collector-image", controller.DefaultCollectorImage,
 		"Image of the install and collector containers (holds the collector binary at /collector and the launcher at /launcher).")
@@ -76,10 +78,23 @@ func main() {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off: HTTP/2 stream-reset attacks).")
+	flag.Float64Var(&api.qps, "kube-api-qps", defaultAPIQPS,
+		"Requests per second the manager's API client may send on average (client-go's rate limiter; the Kubernetes "+
+			"default of 20 makes 1,000 runs applied at once wait minutes for their children).")
+	flag.IntVar(&api.burst, "kube-api-burst", defaultAPIBurst, "Requests the manager's API client may send in a burst above --kube-api-qps.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	// The cache holds every run's objects: near the container's limit the garbage collector works harder before
+	// the kernel's OOM killer would end the manager (docs/operations.md#sizing).
+	if soft := memlimit.Apply(memlimit.CgroupFiles); soft > 0 {
+		ctrl.Log.Info("Go soft memory limit set from the container's", "bytes", soft)
+	}
+	if api.qps <= 0 || api.burst <= 0 {
+		ctrl.Log.Error(nil, "Invalid flags: --kube-api-qps and --kube-api-burst must be above 0")
+		os.Exit(2)
+	}
 	if opts.DefaultActiveDeadlineSeconds == 0 {
 		// Options' zero value means the default; on the command line 0 would read as "none", which does not exist.
 		ctrl.Log.Error(nil, "Invalid flags: --default-active-deadline-seconds must be at least 1 (every run ends)")
@@ -90,13 +105,26 @@ func main() {
 		os.Exit(2)
 	}
 
-	if err := run(opts, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect, controller.ParseNamespaces(watchNamespaces)); err != nil {
+	if err := run(opts, api, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect, controller.ParseNamespaces(watchNamespaces)); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
 	}
 }
 
-func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, leaderElect bool,
+// apiClient is the rate limit of the manager's API client (--kube-api-qps, --kube-api-burst).
+type apiClient struct {
+	qps   float64
+	burst int
+}
+
+// The API client's defaults: Kueue's manager's (50, 100), not client-go's 20 and 30, which, with several API calls
+// per new run, throttle a thousand runs applied at once for minutes.
+const (
+	defaultAPIQPS   = 50
+	defaultAPIBurst = 100
+)
+
+func run(opts controller.Options, api apiClient, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, leaderElect bool,
 	namespaces []string) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -109,7 +137,9 @@ func run(opts controller.Options, metricsAddr string, secureMetrics, enableHTTP2
 	if secureMetrics {
 		metricsOpts.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cfg := ctrl.GetConfigOrDie()
+	cfg.QPS, cfg.Burst = float32(api.qps), api.burst
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,

@@ -48,6 +48,8 @@ func (f llmFlags) client(spec *evalsv1alpha1.LLMJudging) (*llm.Client, int, erro
 		if cfg.RequestsPerMinute == 0 && spec.RequestsPerMinute != nil {
 			cfg.RequestsPerMinute = int(*spec.RequestsPerMinute)
 		}
+		// The judging file's budget holds as in a one-pod run: past it, LLM judges are Skipped.
+		cfg.Budget = llm.NewBudget(ptr.Deref(spec.MaxRequests, 0), ptr.Deref(spec.MaxTokens, 0))
 	}
 	if cfg.BaseURL == "" {
 		if spec != nil || f.model != "" || f.keyFile != "" {

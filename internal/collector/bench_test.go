@@ -17,6 +17,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -259,7 +260,7 @@ func TestGatherRSSHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ApplyContainerMemoryLimit(CgroupMemoryFiles) // as `collector collect` does
+	memlimit.Apply(memlimit.CgroupFiles) // as `collector collect` does
 	runtime.GC()
 	if os.Getenv("PODRUNTIME_RSS_EVAL_ONLY") != "" {
 		if _, err := podfiles.LoadEvalFile(cfg); err != nil {

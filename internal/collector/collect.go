@@ -26,7 +26,7 @@ type Options struct {
 	Config *layout.RunConfig
 	// Pod is the pod's directory layout.
 	Pod layout.Pod
-	// Client writes the result ConfigMaps and the EvalRun status.
+	// Client writes the result ConfigMaps and the EvalRun status; nil with Config.BucketOnly (no API call).
 	Client client.Client
 	// Namespace, Name and UID identify the EvalRun; PodName is recorded in status.
 	Namespace, Name, UID, PodName string
@@ -328,8 +328,19 @@ func ensureEvalFile(o Options, file *evalfile.File) (*evalfile.File, error) {
 }
 
 // persist writes the results (result ConfigMaps, or the bucket's objects), then the status or shard ConfigMap
-// that references them, retrying API errors.
+// that references them, retrying API errors; with bucketOnly, only the bucket's objects.
 func persist(ctx context.Context, o Options, g *Gathered, bucket *shardBucket, bucketErr error) error {
+	if o.Config.BucketOnly {
+		// No API call at all: the bucket's objects are the collection. Should they not land, the termination
+		// message (persisted: false, with the error) tells the manager.
+		if bucketErr != nil {
+			return fmt.Errorf("storing the results in the bucket: %w", bucketErr)
+		}
+		if err := bucket.put(ctx, g.Output.Chunks, g.Output.Section); err != nil {
+			return fmt.Errorf("storing the results in the bucket: %w", err)
+		}
+		return nil
+	}
 	if o.Client == nil {
 		return fmt.Errorf("no API client")
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
@@ -117,10 +118,12 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		// out of time), not a skip.
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError, Bundle: judgingBundle(cfg)},
 	}
+	var budget *llm.Budget
 	if cfg.LLM != nil {
 		// LLM judges have their own deadline, sized by the manager from the pod's requests; the cases of a batch
 		// are judged as many at once as the endpoint takes requests.
-		pin.Judge.LLM = judgeModel(cfg.LLM, time.Now().Add(layout.Seconds(cfg.LLMJudgeDeadlineSeconds)), in.Log)
+		budget = llm.NewBudget(cfg.LLM.MaxRequests, cfg.LLM.MaxTokens)
+		pin.Judge.LLM = judgeModel(cfg.LLM, budget, time.Now().Add(layout.Seconds(cfg.LLMJudgeDeadlineSeconds)), in.Log)
 		pin.CaseParallelism = int(cfg.LLM.MaxConcurrentRequests)
 	}
 	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.Merged()}
@@ -174,6 +177,14 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	}
 	tail.UnexpectedIDs, tail.UnexpectedCount = pr.UnexpectedIDs, pr.UnexpectedCount
 	tail.MissingIDs, tail.MissingCount = pr.MissingIDs, pr.MissingCount
+	if requests, tokens := budget.Reached(); requests || tokens {
+		if requests {
+			tail.Budgets = append(tail.Budgets, evalsv1alpha1.BudgetJudgeRequests)
+		}
+		if tokens {
+			tail.Budgets = append(tail.Budgets, evalsv1alpha1.BudgetJudgeTokens)
+		}
+	}
 
 	sum := pr.Summary
 	decided, message := classify(rec, in, tail, noOutput, sum.Total)

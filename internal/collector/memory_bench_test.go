@@ -18,6 +18,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
 )
@@ -128,8 +129,8 @@ func benchLongLines(b *testing.B, records int) {
 		records, longLineBytes, longLineOversized, longLineShort)
 	// The collector container's memory limit is 512Mi (256Mi before); `collector collect` sets the runtime's soft limit to 90% of
 	// it (GOMEMLIMIT does the same for the child).
-	limited := strconv.FormatInt(softMemoryLimit(256<<20), 10)
-	limited512 := strconv.FormatInt(softMemoryLimit(512<<20), 10)
+	limited := strconv.FormatInt(memlimit.Soft(256<<20), 10)
+	limited512 := strconv.FormatInt(memlimit.Soft(512<<20), 10)
 	for _, run := range []struct {
 		name     string
 		procs    int
@@ -225,7 +226,7 @@ func TestGatherLongLinesHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ApplyContainerMemoryLimit(CgroupMemoryFiles) // as `collector collect` does (GOMEMLIMIT, when set, wins)
+	memlimit.Apply(memlimit.CgroupFiles) // as `collector collect` does (GOMEMLIMIT, when set, wins)
 	runtime.GC()
 
 	stop := make(chan struct{})

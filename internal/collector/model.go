@@ -17,7 +17,9 @@ import (
 // file the collector mounts. A key that cannot be read, or a client that cannot be built, gives a model that fails
 // every call with the reason, so that each LLM judge is an Error that says why. Calls end by deadline (run.json's
 // llmJudgeDeadlineSeconds from the start of judging): a case judged after it is an Error, never a stuck run.
-func judgeModel(cfg *layout.LLM, deadline time.Time, log io.Writer) evaluate.Model {
+// budget, when set, bounds the pod's requests and tokens (the pod's share of spec.judging.llm.maxRequests and
+// maxTokens).
+func judgeModel(cfg *layout.LLM, budget *llm.Budget, deadline time.Time, log io.Writer) evaluate.Model {
 	var key llm.APIKey
 	if cfg.APIKeyFile != "" {
 		k, err := llm.ReadKeyFile(cfg.APIKeyFile)
@@ -31,6 +33,7 @@ func judgeModel(cfg *layout.LLM, deadline time.Time, log io.Writer) evaluate.Mod
 		Timeout:           layout.Seconds(cfg.TimeoutSeconds),
 		MaxConcurrent:     int(cfg.MaxConcurrentRequests),
 		RequestsPerMinute: int(cfg.RequestsPerMinute),
+		Budget:            budget,
 		Logf: func(format string, args ...any) {
 			podfiles.Logf(log, format+"\n", args...)
 		},

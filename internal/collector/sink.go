@@ -41,7 +41,7 @@ func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (preparedCase, error)
 	}
 	*buf = b
 	line := b[start:len(b):len(b)]
-	rc := results.Case{Index: c.Index, Missing: c.Result.Missing, Line: line}
+	rc := results.Case{Index: c.Index, Missing: c.Result.Missing, Line: line, Usage: full.Usage()}
 	// Most cases of a large run are past what the status can show: their status form is never built.
 	if verdict := c.Result.Verdict; !rc.Missing && s.builder.MayShow(c.Index, verdict) {
 		rc.Status = full.Status()

@@ -39,7 +39,7 @@ func (s *serialSink) Commit(c pipeline.Case) error {
 	if err != nil {
 		return err
 	}
-	return s.builder.Add(results.Case{Index: c.Index, Status: full.Status(), Missing: c.Result.Missing, Line: line})
+	return s.builder.Add(results.Case{Index: c.Index, Status: full.Status(), Missing: c.Result.Missing, Line: line, Usage: full.Usage()})
 }
 
 // sinkWorkload writes the reference workload for n cases with its output shuffled in blocks (so that commit order

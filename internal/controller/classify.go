@@ -137,7 +137,12 @@ func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
 		if obs.Run.Spec.QueueName != "" {
 			msg = kueueWaitMessage(obs.Run.Spec.QueueName, obs.Queue)
 		}
-		return Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
+		a := Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
+		if q := obs.Queue; q != nil && q.Position != nil {
+			// The workloads ahead are admitted without this run's own objects changing: look again.
+			a.RecheckAfter = queuePositionRecheck
+		}
+		return a
 	case pod == nil:
 		if a, ok := podRejected(obs, opts.PodRejectedTimeout); ok {
 			return a
@@ -291,6 +296,11 @@ func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
 	}
 	if a, ok := fromTerminationMessage(pod); ok && a.State == StateFailed {
 		return a
+	}
+	if what, ok := startFailure(pod); ok {
+		// Before the runner's exit code: runc's 128 is the runtime's failure, not the runner's.
+		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInfrastructureFailed,
+			Message: what + "; the pod failed with it, so the Job failed; the results collected before are kept"}
 	}
 	switch k := kubeletFacts(pod); {
 	case k.OOMKilled:
@@ -550,13 +560,20 @@ func recordedPod(run *evalsv1alpha1.EvalRun) *corev1.Pod {
 func newestPod(pods []corev1.Pod) *corev1.Pod {
 	var newest *corev1.Pod
 	for i := range pods {
-		p := &pods[i]
-		if newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp) ||
-			(newest.CreationTimestamp.Equal(&p.CreationTimestamp) && p.Name > newest.Name) {
+		if p := &pods[i]; newest == nil || newerFirst(*p, *newest) < 0 {
 			newest = p
 		}
 	}
 	return newest
+}
+
+// newerFirst orders pods newest first: by creation time, then (created in the same second) by name, the
+// greater first.
+func newerFirst(a, b corev1.Pod) int {
+	if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	return strings.Compare(b.Name, a.Name)
 }
 
 // containerStatus returns the status of the named container, init containers (the sidecar) included.

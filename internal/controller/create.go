@@ -32,10 +32,10 @@ const (
 )
 
 // createChildren creates the run's children in order: the pinned eval ConfigMap (after validating the eval
-// file), the collector's ServiceAccount, Role and RoleBinding, the result ConfigMaps and the Job. Each create
-// tolerates an existing object this run controls, so a reconcile interrupted half-way (or a manager restart)
-// resumes without duplicates. It returns an assessment without a Job when the run must wait for its eval file
-// or has failed validation.
+// file), the collector's ServiceAccount, Role and RoleBinding (no Role and RoleBinding when the pods make no API
+// call: bucketOnly), the result ConfigMaps and the Job. Each create tolerates an existing object this run
+// controls, so a reconcile interrupted half-way (or a manager restart) resumes without duplicates. It returns an
+// assessment without a Job when the run must wait for its eval file or has failed validation.
 func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
 	if run.Spec.Storage != nil {
 		// The collector could not store a single result without the bucket's credentials: wait for them first.
@@ -62,16 +62,20 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
-		summary, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
+		merged, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
 		if err != nil {
 			return nil, err
 		}
-		run.Status.Summary = summary
+		run.Status.Summary, run.Status.Cost = merged.Summary, merged.Cost
 		a := Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted,
 			Message: fmt.Sprintf("nothing left to run: every case's result was carried from EvalRun %s", cfg.Resume.From)}
 		return &observed{assessment: a, facts: facts}, nil
 	}
-	children := []client.Object{BuildCollectorServiceAccount(run), BuildCollectorRole(run, cfg)}
+	children := []client.Object{BuildCollectorServiceAccount(run)}
+	if !cfg.BucketOnly {
+		// A pod that makes no API call gets no permission at all: no Role, no RoleBinding.
+		children = append(children, BuildCollectorRole(run, cfg))
+	}
 	for _, cm := range BuildResultConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
@@ -87,8 +91,10 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if err := r.createAll(ctx, run, children); err != nil {
 		return nil, err
 	}
-	if _, err := r.createOwned(ctx, run, BuildCollectorRoleBinding(run)); err != nil {
-		return nil, err
+	if !cfg.BucketOnly {
+		if _, err := r.createOwned(ctx, run, BuildCollectorRoleBinding(run)); err != nil {
+			return nil, err
+		}
 	}
 	created, err := r.createOwned(ctx, run, BuildJob(run, cfg, r.opts))
 	if err != nil {

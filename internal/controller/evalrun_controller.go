@@ -56,6 +56,9 @@ type EvalRunReconciler struct {
 	off *offWorker
 	// kueue reads the Workloads of queued runs' Jobs, once Kueue's API is served (nil until SetupWithManager).
 	kueue *kueueWatch
+	// visibility reads waiting runs' positions from Kueue's visibility API, where it is served (nil until
+	// SetupWithManager: no position).
+	visibility *kueueVisibility
 }
 
 // NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the

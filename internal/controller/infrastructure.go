@@ -165,6 +165,23 @@ func findPodFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 	return podFault{}, false
 }
 
+// startFailure reports a container of pod (any of them: the runner, the collector, a judge, install) that the
+// container runtime could not start (StartError or ContainerCannotRun: runc's exit code 128). With restartPolicy
+// Never the kubelet does not try again, and once every container has ended the pod fails, and with it the Job's
+// index: an infrastructure failure (or a judging.image without what the judge container runs), never the runner's.
+func startFailure(pod *corev1.Pod) (string, bool) {
+	for _, name := range podContainers {
+		s := containerStatus(pod, name)
+		if s == nil {
+			continue
+		}
+		if t := terminatedState(s); t != nil && (t.Reason == terminatedStartError || t.Reason == terminatedContainerCannotRun) {
+			return fmt.Sprintf("container %s of pod %s could not start (%s: %s)", name, pod.Name, t.Reason, oneLine(t.Message)), true
+		}
+	}
+	return "", false
+}
+
 // sandboxFault reports a scheduled pod, neither ended nor being deleted nor disrupted, whose sandbox is missing.
 // The kubelet sets PodReadyToStartContainers=False until it has created the sandbox and again once the sandbox is
 // gone; on a pod whose run ended normally it tears the sandbox down only after the pod's phase is final.

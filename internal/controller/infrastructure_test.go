@@ -2,10 +2,12 @@ package controller
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -213,5 +215,46 @@ func TestIndexRetriesRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(m, parseIndexRetries(s), cmp.AllowUnexported(indexRetry{})); diff != "" {
 		t.Errorf("parseIndexRetries (-want +got):\n%s", diff)
+	}
+}
+
+// TestFailedJobAfterAContainerCouldNotStart: once every other container ended, a pod with a container the runtime
+// could not start fails, and with it the Job (seen on the local cluster under load: containerd could not start a
+// judge container's shim). Whichever container it was, the run ends InfrastructureFailed naming it, never
+// RunnerFailed, and the collection the collector recorded for the pod stays in the status.
+func TestFailedJobAfterAContainerCouldNotStart(t *testing.T) {
+	const shimErr = "failed to create containerd task: failed to start shim: start failed: dial unix /run/containerd/s/03ff: connect: no such file or directory: unknown"
+	failedJob := makeJob(started, jobCond(batchv1.JobFailed, "FailedIndexes", "Job has failed indexes"))
+	for _, tc := range []struct {
+		name    string
+		run     *evalsv1alpha1.EvalRun
+		pod     corev1.Pod
+		want    string
+		message string
+	}{
+		{name: "the judge container, after a complete collection",
+			run: testRun(collectedFor("screen-abcde", "Completed", "collected the results of all 1 cases", nil)),
+			pod: makePod(phase(corev1.PodFailed), ended("runner", 0, "Completed", "", 20*time.Second), ended("judge", 128, "StartError", shimErr, 25*time.Second),
+				ended("collector", 0, "Completed", "", 30*time.Second)),
+			want: "InfrastructureFailed", message: "container judge of pod screen-abcde could not start (StartError: " + shimErr + ")"},
+		{name: "the runner container, nothing collected",
+			run:  testRun(),
+			pod:  makePod(phase(corev1.PodFailed), ended("runner", 128, "StartError", shimErr, 20*time.Second)),
+			want: "InfrastructureFailed", message: "container runner of pod screen-abcde could not start (StartError: " + shimErr + ")"},
+		{name: "a judge container the runtime could not run (ContainerCannotRun)",
+			run:  testRun(),
+			pod:  makePod(phase(corev1.PodFailed), ended("runner", 0, "Completed", "", 20*time.Second), ended("judge-1", 128, "ContainerCannotRun", "exec: no such file", 25*time.Second)),
+			want: "InfrastructureFailed", message: "container judge-1 of pod screen-abcde could not start (ContainerCannotRun: exec: no such file)"},
+		{name: "the runner exited 128 by itself: its own failure",
+			run:  testRun(),
+			pod:  makePod(phase(corev1.PodFailed), ended("runner", 128, "Error", "", 20*time.Second)),
+			want: "RunnerFailed", message: "the runner container exited with code 128"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Classify(Observation{Run: tc.run, Job: failedJob, Pods: []corev1.Pod{tc.pod}, Now: t0.Add(time.Minute)}, Options{})
+			if got.State != StateFailed || got.Reason != tc.want || !strings.Contains(got.Message, tc.message) {
+				t.Errorf("got %s/%s: %s\nwant Failed/%s containing %q", got.State, got.Reason, got.Message, tc.want, tc.message)
+			}
+		})
 	}
 }

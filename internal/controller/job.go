@@ -42,7 +42,8 @@ var podContainers = func() []string {
 const rootCAConfigMap = "kube-root-ca.crt"
 
 // BuildJob returns the Job that runs the evaluation described by run and its run.json cfg. The pod runs as the
-// collector's ServiceAccount without an automounted token; only the collector container mounts a projected token.
+// collector's ServiceAccount without an automounted token; only the collector container mounts a projected token,
+// and with cfg.BucketOnly (spec.storage.statusFrom: Bucket) none does.
 func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *batchv1.Job {
 	opts = opts.withDefaults()
 	names := NamesFor(run.Name)
@@ -207,26 +208,28 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 		// Each judge container's own writable directory: no other container mounts it.
 		shard = append(shard, EmptyDirVolume(layout.JudgeVolume(i), VerdictsSizeLimit))
 	}
-	return append(shard, []corev1.Volume{
-		{Name: layout.VolumeEval, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: NamesFor(run.Name).EvalConfigMap},
-			DefaultMode:          ptr.To[int32](0o444),
-		}}},
-		{Name: layout.VolumeToken, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-			DefaultMode: ptr.To[int32](0o444),
-			Sources: []corev1.VolumeProjection{
-				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To(tokenExpirationSeconds)}},
-				{ConfigMap: &corev1.ConfigMapProjection{
-					LocalObjectReference: corev1.LocalObjectReference{Name: rootCAConfigMap},
-					Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
-				}},
-				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
-					Path:     "namespace",
-					FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
-				}}}},
-			},
-		}}},
-	}...)
+	shard = append(shard, corev1.Volume{Name: layout.VolumeEval, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: NamesFor(run.Name).EvalConfigMap},
+		DefaultMode:          ptr.To[int32](0o444),
+	}}})
+	if cfg.BucketOnly {
+		// The pod makes no API call: no container gets a token.
+		return shard
+	}
+	return append(shard, corev1.Volume{Name: layout.VolumeToken, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+		DefaultMode: ptr.To[int32](0o444),
+		Sources: []corev1.VolumeProjection{
+			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To(tokenExpirationSeconds)}},
+			{ConfigMap: &corev1.ConfigMapProjection{
+				LocalObjectReference: corev1.LocalObjectReference{Name: rootCAConfigMap},
+				Items:                []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}},
+			}},
+			{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{
+				Path:     "namespace",
+				FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"},
+			}}}},
+		},
+	}}})
 }
 
 // mount mounts volume name at its mount point; only the volume's writer mounts it read-write.
@@ -352,7 +355,7 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, o
 }
 
 // collectorMounts are the collector's volumes: the runner's output read-only, its own snapshot, the eval file,
-// its token and, with a bucket, the bucket's credentials and, with an LLM judges' key, that key (nobody else's).
+// its token (none with bucketOnly) and, with a bucket, the bucket's credentials and, with an LLM judges' key, that key (nobody else's).
 // It mounts no judge container's volume: verdicts reach it only through the judge-end FIFOs in the bin volume.
 func collectorMounts(cfg layout.RunConfig) []corev1.VolumeMount {
 	mounts := append([]corev1.VolumeMount{
@@ -360,7 +363,9 @@ func collectorMounts(cfg layout.RunConfig) []corev1.VolumeMount {
 		mount(layout.VolumeOut, layout.OutDir, true),
 		mount(layout.VolumeSnapshot, layout.SnapshotDir, false),
 	}, evalMounts(cfg)...)
-	mounts = append(mounts, corev1.VolumeMount{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true})
+	if !cfg.BucketOnly {
+		mounts = append(mounts, corev1.VolumeMount{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true})
+	}
 	if cfg.Bucket != nil {
 		mounts = append(mounts, mount(layout.VolumeBucketCredentials, layout.BucketCredentialsDir, true))
 	}

@@ -760,6 +760,58 @@ func TestBuildJobTokenOnlyInCollector(t *testing.T) {
 	}
 }
 
+// TestBuildJobBucketOnlyHasNoToken: a run whose pods make no API call (statusFrom: Bucket) has no token volume
+// at all, and its collector mounts the bucket's credentials and nothing of the API; run.json says bucketOnly and
+// names no shard or result ConfigMap. With statusFrom Pod (or unset) the collector keeps its token.
+func TestBuildJobBucketOnlyHasNoToken(t *testing.T) {
+	bucket := evalsv1alpha1.S3Bucket{Endpoint: "http://s3.example", Bucket: "b", CredentialsSecret: "creds"}
+	cases := []struct {
+		from      evalsv1alpha1.StatusSource
+		shards    int32
+		wantToken bool
+	}{
+		{from: "", shards: 3, wantToken: true},
+		{from: evalsv1alpha1.StatusFromPod, shards: 1, wantToken: true},
+		{from: evalsv1alpha1.StatusFromBucket, shards: 1},
+		{from: evalsv1alpha1.StatusFromBucket, shards: 3},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%q %d shards", tc.from, tc.shards), func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket, StatusFrom: ptr.To(tc.from)}
+				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To(tc.shards)}
+			})
+			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{}, Options{})
+			if err := cfg.Validate(); err != nil {
+				t.Fatalf("run.json: %v", err)
+			}
+			if bad := cfg; cfg.BucketOnly {
+				// A bucket-only run.json that names a ConfigMap for the collector to write is refused.
+				bad.ResultConfigMaps = []string{"nightly-evalrun-results-0"}
+				if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "bucketOnly") {
+					t.Errorf("a bucket-only run.json with a result ConfigMap: %v", err)
+				}
+			}
+			if cfg.BucketOnly == tc.wantToken || (cfg.BucketOnly && (len(cfg.ShardConfigMaps)+len(cfg.ResultConfigMaps) > 0)) {
+				t.Errorf("run.json bucketOnly %v, shard ConfigMaps %v, result ConfigMaps %v", cfg.BucketOnly, cfg.ShardConfigMaps, cfg.ResultConfigMaps)
+			}
+			job := BuildJob(run, cfg, Options{})
+			spec := job.Spec.Template.Spec
+			hasToken := slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == layout.VolumeToken })
+			if hasToken != tc.wantToken || ptr.Deref(spec.AutomountServiceAccountToken, true) {
+				t.Errorf("token volume %v (want %v), automountServiceAccountToken %v", hasToken, tc.wantToken, spec.AutomountServiceAccountToken)
+			}
+			var mounted []string
+			for _, m := range containerOf(job, "collector").VolumeMounts {
+				mounted = append(mounted, m.Name)
+			}
+			if slices.Contains(mounted, layout.VolumeToken) != tc.wantToken || !slices.Contains(mounted, layout.VolumeBucketCredentials) {
+				t.Errorf("collector mounts %v; want the token %v and the bucket's credentials", mounted, tc.wantToken)
+			}
+		})
+	}
+}
+
 // TestBuildJobInheritsRunMetadata checks that the EvalRun's labels and annotations reach the Job and its pod
 // template, except the keys of the operator, the Job controller, Kueue's queue and GitOps/Helm tracking, and that
 // the operator's keys and spec.podTemplate's win.
@@ -898,6 +950,11 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 		},
 		"user env": func(r *evalsv1alpha1.EvalRun) {
 			r.Spec.Target.Env = []corev1.EnvVar{{Name: "MODE", Value: "fast"}}
+		},
+		"statusFrom: Bucket": func(r *evalsv1alpha1.EvalRun) {
+			bucket := evalsv1alpha1.S3Bucket{Endpoint: "http://s3.example", Bucket: "b", CredentialsSecret: "creds"}
+			r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket, StatusFrom: ptr.To(evalsv1alpha1.StatusFromBucket)}
+			r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
 		},
 	}
 	for name, mutate := range runs {

@@ -191,7 +191,8 @@ func newWorkload() *unstructured.Unstructured {
 }
 
 // queueOf returns status.queue for a run with spec.queueName and its Job: from the Job's Workload where Kueue's
-// API is served, else the queue's name only. It returns nil for a run without a queue.
+// API is served, else the queue's name only; a waiting Workload's position where Kueue's visibility API is
+// served (kueuevisibility.go). It returns nil for a run without a queue.
 func (r *EvalRunReconciler) queueOf(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job, now time.Time) (*evalsv1alpha1.QueueStatus, error) {
 	if run.Spec.QueueName == "" {
 		return nil, nil
@@ -203,7 +204,11 @@ func (r *EvalRunReconciler) queueOf(ctx context.Context, run *evalsv1alpha1.Eval
 	if err != nil {
 		return nil, err
 	}
-	return QueueView(run.Spec.QueueName, wl), nil
+	q := QueueView(run.Spec.QueueName, wl)
+	if q.Admission == evalsv1alpha1.QueueWaiting || q.Admission == evalsv1alpha1.QueueEvicted {
+		q.Position = r.visibility.position(ctx, run.Namespace, run.Spec.QueueName, q.Workload, now)
+	}
+	return q, nil
 }
 
 // kueueWaitMessage says why a run's Job in queue name is suspended, in Kueue's words where its Workload (q) has
@@ -228,6 +233,9 @@ func kueueWaitMessage(name string, q *evalsv1alpha1.QueueStatus) string {
 	}
 	if words != "" {
 		msg += " (" + words + ")"
+	}
+	if q.Position != nil {
+		msg += fmt.Sprintf("; position %d in the queue", *q.Position)
 	}
 	return msg
 }

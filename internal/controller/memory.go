@@ -9,6 +9,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 )
 
@@ -35,6 +36,9 @@ type remembered struct {
 	appliedAt time.Time
 	// stoppedPods are the pods of stopped shards this process marked and evicted.
 	stoppedPods map[string]bool
+	// bucketSections are the collections this process read from the bucket (statusFrom: Bucket), by shard, with
+	// the pod that stored each: a collection is read once per pod.
+	bucketSections map[int]podSection
 }
 
 func newMemory() *memory { return &memory{runs: map[types.NamespacedName]remembered{}} }
@@ -142,5 +146,30 @@ func (m *memory) markPodStopped(key types.NamespacedName, uid types.UID, pod str
 			r.stoppedPods = map[string]bool{}
 		}
 		r.stoppedPods[pod] = true
+	})
+}
+
+// podSection is a shard's collection and the pod whose collector stored it.
+type podSection struct {
+	pod     string
+	section *results.Section
+}
+
+// bucketSection returns the collection of shard index stored by pod that this process read from the bucket, nil
+// when it has not read it.
+func (m *memory) bucketSection(key types.NamespacedName, uid types.UID, index int, pod string) *results.Section {
+	ps, ok := m.get(key, uid).bucketSections[index]
+	if !ok || ps.pod != pod || pod == "" {
+		return nil
+	}
+	return ps.section
+}
+
+func (m *memory) rememberBucketSection(key types.NamespacedName, uid types.UID, index int, pod string, s *results.Section) {
+	m.update(key, uid, func(r *remembered) {
+		if r.bucketSections == nil {
+			r.bucketSections = map[int]podSection{}
+		}
+		r.bucketSections[index] = podSection{pod: pod, section: s}
 	})
 }

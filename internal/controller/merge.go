@@ -23,7 +23,7 @@ import (
 // observeShards classifies a sharded or resumed run from its Job, its pods and its shards' collections, records
 // the shards in status, and, once the run is decided, merges the shards' results into its status.
 func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs Observation, facts Facts) (*observed, error) {
-	so, err := r.shardObservation(ctx, run, obs.Job)
+	so, err := r.shardObservation(ctx, run, obs.Job, obs.Pods)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha
 // observeShardsWithoutJob ends a sharded or resumed run whose Job is gone: the shards' recorded collections stand,
 // the rest were cancelled.
 func (r *EvalRunReconciler) observeShardsWithoutJob(ctx context.Context, run *evalsv1alpha1.EvalRun) (*observed, error) {
-	so, err := r.shardObservation(ctx, run, nil)
+	so, err := r.shardObservation(ctx, run, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -51,21 +51,29 @@ func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1
 	facts.Sharding, facts.Shards = shardingStatus(v.Statuses)
 	a := v.Assessment
 	if a.State.Terminal() {
-		summary, err := r.mergeShards(ctx, run, so, v)
+		merged, err := r.mergeShards(ctx, run, so, v)
 		if err != nil {
 			wait := Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting,
 				Message: textbound.Head("merging the shards' results: "+oneLine(err.Error()), maxConditionMessage)}
 			return &observed{assessment: wait, facts: facts, job: job}, err
 		}
-		// The Passed condition is decided on the merged summary, which the cache does not show yet.
-		run.Status.Summary = summary
+		// The Passed and BudgetExceeded conditions are decided on the merged summary and cost, which the cache
+		// does not show yet.
+		run.Status.Summary, run.Status.Cost = merged.Summary, merged.Cost
 	}
 	return &observed{assessment: a, facts: facts, job: job}, nil
 }
 
 // shardObservation reads the run's shard ConfigMaps from the cache (their data is kept there; they are small) and
-// the number of shards and cases from the Job (or, without a Job, from the shard ConfigMaps).
-func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job) (ShardObservation, error) {
+// the number of shards and cases from the Job (or, without a Job, from the shard ConfigMaps); a run whose pods
+// make no API call (statusFrom: Bucket) has no shard ConfigMaps: its shards' collections are read from the bucket
+// (bucketSections, told by pods which are there), and without a Job its shards are counted from the pinned
+// run.json.
+func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
+	pods []corev1.Pod) (ShardObservation, error) {
+	if BucketOnly(run) {
+		return r.bucketShardObservation(ctx, run, job, pods)
+	}
 	var cms corev1.ConfigMapList
 	err := r.client.List(ctx, &cms, client.InNamespace(run.Namespace),
 		client.MatchingLabels{layout.LabelRun: NamesFor(run.Name).RunLabel, layout.LabelComponent: ComponentShard})
@@ -107,11 +115,42 @@ func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1al
 	return so, nil
 }
 
+// bucketShardObservation is shardObservation for a run whose shards' collections are in its bucket.
+func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
+	pods []corev1.Pod) (ShardObservation, error) {
+	so := ShardObservation{Shards: 1}
+	if job != nil {
+		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
+			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
+		}
+		so.Cases, _ = strconv.Atoi(job.Annotations[layout.AnnotationCases])
+	} else {
+		pinned, err := r.pinnedConfigMap(ctx, run)
+		if err != nil {
+			return ShardObservation{}, err
+		}
+		if pinned != nil {
+			cfg, err := RunConfigFrom(pinned)
+			if err != nil {
+				return ShardObservation{}, err
+			}
+			so.Shards = int(max(cfg.Shards, 1))
+		}
+	}
+	sections, err := r.bucketSections(ctx, run, job, pods, so.Shards)
+	if err != nil {
+		return ShardObservation{}, err
+	}
+	so.Sections = sections
+	return so, nil
+}
+
 // mergeShards merges the shards' stored results (and, for a resumed run, the carried ones) into the run's status
-// results section, written with its own field manager, and returns the merged summary. It is idempotent: the
-// same shards give the same section.
+// results section, written with its own field manager, and returns the merged section. Its cost is summed from
+// every stored result (carried ones apart) and names the budgets any shard reached. It is idempotent: the same
+// shards give the same section.
 func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation,
-	v ShardVerdict) (*evalsv1alpha1.RunSummary, error) {
+	v ShardVerdict) (*results.Section, error) {
 	pinned, err := r.pinnedConfigMap(ctx, run)
 	if err != nil {
 		return nil, err
@@ -155,6 +194,9 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	m := results.NewMerger(ids, names, objects, MergedSectionBudget(r.opts.StatusBudgetBytes, v.Statuses))
 	// Results that are gone (a ConfigMap or object deleted) leave their cases missing, with the reason below.
 	err = r.eachStoredChunk(ctx, run, names, objects, true, func(where string, data []byte) error {
+		if run.Spec.Storage != nil {
+			countBucketRead(bucketReadResults, len(data))
+		}
 		if err := m.AddChunk(data); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
@@ -192,7 +234,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerMerge), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying the merged results of EvalRun %s: %w", run.Name, err)
 	}
-	return section.Summary, nil
+	return section, nil
 }
 
 // MergedSectionBudget is the status budget of a merged run's results section: the status budget less what the

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // The manager's metrics, in controller-runtime's registry (served on its metrics endpoint). Labels are bounded:
@@ -51,6 +52,24 @@ var (
 		Name: "evalrun_baseline_comparisons_total",
 		Help: "Comparisons of finished runs with their baseline, by outcome (the Regressed condition's reason).",
 	}, []string{labelNamespace, "reason"})
+	tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_tokens_total",
+		Help: "Tokens of finished runs by source and kind: the runner's as its records report them (kind input, " +
+			"output, cached) and the LLM judges' as the endpoint reports them (input: prompt, output: completion). " +
+			"Results a resumed run carried count in the run that made them.",
+	}, []string{labelNamespace, "source", "kind"})
+	runnerCost = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_runner_cost_usd_total",
+		Help: "US dollars the runners of finished runs reported in their records (cost_usd; untrusted figures).",
+	}, []string{labelNamespace})
+	judgeRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_judge_requests_total",
+		Help: "Requests the LLM judges of finished runs sent, retries included.",
+	}, []string{labelNamespace})
+	budgetsExceeded = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_budgets_exceeded_total",
+		Help: "Finished runs that reached a budget, by budget (JudgeRequests, JudgeTokens).",
+	}, []string{labelNamespace, "budget"})
 	scheduledTimes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_schedule_runs_total",
 		Help: "Scheduled times of EvalSchedules by what became of them: Created, Skipped (concurrencyPolicy " +
@@ -62,6 +81,15 @@ var (
 		Help: "Reconciles of runs that name a bucket running off the controller's workers now (flights), waiting " +
 			"for their endpoint's lane included. Many for long: a bucket endpoint is slow or hangs.",
 	})
+	bucketReads = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_bucket_reads_total",
+		Help: "Objects the manager read from runs' buckets, by what: Collection (a shard's summary.json, " +
+			"spec.storage.statusFrom: Bucket) or Results (a results object read to merge shards).",
+	}, []string{"what"})
+	bucketReadBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_bucket_read_bytes_total",
+		Help: "Bytes of the objects counted in evalrun_bucket_reads_total, by what.",
+	}, []string{"what"})
 	flightDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "evalrun_bucket_reconcile_duration_seconds",
 		Help: "Seconds a reconcile of a run that names a bucket took off the workers (its lane wait included), by " +
@@ -69,6 +97,18 @@ var (
 		Buckets: prometheus.ExponentialBuckets(0.01, 4, 9), // 10 ms to about 11 min
 	}, []string{"result"})
 )
+
+// What the manager read from a bucket (evalrun_bucket_reads_total's what).
+const (
+	bucketReadCollection = "Collection"
+	bucketReadResults    = "Results"
+)
+
+// countBucketRead counts one object of n bytes read from a bucket.
+func countBucketRead(what string, n int) {
+	bucketReads.WithLabelValues(what).Inc()
+	bucketReadBytes.WithLabelValues(what).Add(float64(n))
+}
 
 // labelNamespace is the namespace label of every metric.
 const labelNamespace = "namespace"
@@ -123,7 +163,8 @@ func (activeRuns) Collect(ch chan<- prometheus.Metric) {
 // collectors are every metric of the manager, in the order they are registered.
 func collectors() []prometheus.Collector {
 	return []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs, parseErrors,
-		regressions, scheduledTimes, flightsInAir, flightDuration, activeRuns{}}
+		regressions, scheduledTimes, flightsInAir, flightDuration, bucketReads, bucketReadBytes, activeRuns{}, tokens,
+		runnerCost, judgeRequests, budgetsExceeded}
 }
 
 // isClosed reports whether ch is closed (without waiting).
@@ -165,6 +206,12 @@ var finishedReasons = []string{
 var comparedReasons = []string{evalsv1alpha1.ReasonRegressed, evalsv1alpha1.ReasonNotRegressed,
 	evalsv1alpha1.ReasonBaselineUnavailable}
 
+// tokenSeries are the (source, kind) pairs evalrun_tokens_total counts.
+var tokenSeries = [][2]string{{"runner", "input"}, {"runner", "output"}, {"runner", "cached"}, {"judge", "input"}, {"judge", "output"}}
+
+// budgetKinds are the budgets evalrun_budgets_exceeded_total counts.
+var budgetKinds = []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.BudgetJudgeTokens}
+
 // scheduleOutcomes are the outcomes evalrun_schedule_runs_total counts.
 var scheduleOutcomes = []string{"Created", "Skipped", "Missed"}
 
@@ -175,7 +222,7 @@ var seenRunNamespaces, seenScheduleNamespaces sync.Map
 // there at 0: each finished reason with each Passed status, each verdict, each comparison outcome. An alert
 // reading increase() then sees the first run that fails, fails its policy or regresses in a namespace (a series
 // born at 1 has no increase), and after a manager restart the counters are back at 0 before anything moves.
-// 84 counter series and the two histograms' per namespace with runs.
+// 93 counter series and the two histograms' per namespace with runs.
 func noteRunNamespace(ns string) {
 	if _, seen := seenRunNamespaces.LoadOrStore(ns, true); seen {
 		return
@@ -194,6 +241,14 @@ func noteRunNamespace(ns string) {
 	}
 	missingIDs.WithLabelValues(ns)
 	parseErrors.WithLabelValues(ns)
+	for _, st := range tokenSeries {
+		tokens.WithLabelValues(ns, st[0], st[1])
+	}
+	runnerCost.WithLabelValues(ns)
+	judgeRequests.WithLabelValues(ns)
+	for _, k := range budgetKinds {
+		budgetsExceeded.WithLabelValues(ns, string(k))
+	}
 	runDuration.WithLabelValues(ns)
 	collectionLatency.WithLabelValues(ns)
 }
@@ -237,12 +292,37 @@ func recordDecisions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunS
 			missingIDs.WithLabelValues(ns).Add(float64(s.Missing))
 			parseErrors.WithLabelValues(ns).Add(float64(s.ParseErrors))
 		}
+		recordCost(ns, run.Status.Cost)
 	}
 	beforeR := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
 	afterR := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionRegressed)
 	if afterR != nil && afterR.Reason != evalsv1alpha1.ReasonBaselinePending && (beforeR == nil || beforeR.Reason != afterR.Reason) &&
 		first(evalsv1alpha1.ConditionRegressed) {
 		regressions.WithLabelValues(ns, afterR.Reason).Inc()
+	}
+}
+
+// recordCost counts what a finished run spent (its own figures: carried results were counted by the run that
+// made them).
+func recordCost(ns string, c *evalsv1alpha1.RunCost) {
+	if c == nil {
+		return
+	}
+	if r := c.Runner; r != nil {
+		tokens.WithLabelValues(ns, "runner", "input").Add(float64(r.InputTokens))
+		tokens.WithLabelValues(ns, "runner", "output").Add(float64(r.OutputTokens))
+		tokens.WithLabelValues(ns, "runner", "cached").Add(float64(r.CachedTokens))
+		if nanos, err := results.ParseUSDNanos(r.CostUSD); err == nil {
+			runnerCost.WithLabelValues(ns).Add(float64(nanos) / 1e9)
+		}
+	}
+	if j := c.Judges; j != nil {
+		tokens.WithLabelValues(ns, "judge", "input").Add(float64(j.PromptTokens))
+		tokens.WithLabelValues(ns, "judge", "output").Add(float64(j.CompletionTokens))
+		judgeRequests.WithLabelValues(ns).Add(float64(j.Calls))
+	}
+	for _, k := range c.BudgetsExceeded {
+		budgetsExceeded.WithLabelValues(ns, string(k)).Inc()
 	}
 }
 

@@ -89,6 +89,11 @@ func TestNoteRunNamespaceStartsAlertCountersAtZero(t *testing.T) {
 		{"failing cases", casesJudged, []string{ns, "Fail"}},
 		{"a regression", regressions, []string{ns, evalsv1alpha1.ReasonRegressed}},
 		{"missing ids", missingIDs, []string{ns}},
+		{"runner tokens", tokens, []string{ns, "runner", "input"}},
+		{"judge tokens", tokens, []string{ns, "judge", "output"}},
+		{"reported cost", runnerCost, []string{ns}},
+		{"judge requests", judgeRequests, []string{ns}},
+		{"a budget reached", budgetsExceeded, []string{ns, string(evalsv1alpha1.BudgetJudgeRequests)}},
 	} {
 		vec := c.metric.(*prometheus.CounterVec)
 		m, err := vec.GetMetricWithLabelValues(c.labels...)
@@ -272,6 +277,40 @@ func walkQueries(v any, f func(string)) {
 	case []any:
 		for _, val := range x {
 			walkQueries(val, f)
+		}
+	}
+}
+
+// recordCost adds a finished run's own cost (never the carried results', counted by the run that made them) and
+// counts each budget it reached.
+func TestRecordCost(t *testing.T) {
+	ns := "cost-" + t.Name()
+	noteRunNamespace(ns)
+	recordCost(ns, &evalsv1alpha1.RunCost{
+		Runner: &evalsv1alpha1.RunnerCost{InputTokens: 100, OutputTokens: 20, CachedTokens: 5, CostUSD: "1.25"},
+		Judges: &evalsv1alpha1.JudgeUsage{Calls: 3, PromptTokens: 30, CompletionTokens: 9},
+		Carried: &evalsv1alpha1.CarriedCost{Runner: &evalsv1alpha1.RunnerCost{InputTokens: 1000, CostUSD: "100"},
+			Judges: &evalsv1alpha1.JudgeUsage{Calls: 50}},
+		BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeTokens},
+	})
+	recordCost(ns, nil)
+	for _, c := range []struct {
+		metric *prometheus.CounterVec
+		labels []string
+		want   float64
+	}{
+		{tokens, []string{ns, "runner", "input"}, 100},
+		{tokens, []string{ns, "runner", "output"}, 20},
+		{tokens, []string{ns, "runner", "cached"}, 5},
+		{tokens, []string{ns, "judge", "input"}, 30},
+		{tokens, []string{ns, "judge", "output"}, 9},
+		{runnerCost, []string{ns}, 1.25},
+		{judgeRequests, []string{ns}, 3},
+		{budgetsExceeded, []string{ns, string(evalsv1alpha1.BudgetJudgeTokens)}, 1},
+		{budgetsExceeded, []string{ns, string(evalsv1alpha1.BudgetJudgeRequests)}, 0},
+	} {
+		if got := testutil.ToFloat64(c.metric.WithLabelValues(c.labels...)); got != c.want {
+			t.Errorf("%v = %v, want %v", c.labels, got, c.want)
 		}
 	}
 }

@@ -71,6 +71,12 @@ func Merged(run *evalsv1alpha1.EvalRun) bool {
 	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil
 }
 
+// BucketOnly reports a run whose pods make no API call (spec.storage.statusFrom: Bucket): their collections are
+// read from the bucket by the manager.
+func BucketOnly(run *evalsv1alpha1.EvalRun) bool {
+	return run.Spec.Storage != nil && ptr.Deref(run.Spec.Storage.StatusFrom, evalsv1alpha1.DefaultStatusFrom) == evalsv1alpha1.StatusFromBucket
+}
+
 // specShards is spec.sharding.shards, its default when unset.
 func specShards(run *evalsv1alpha1.EvalRun) int {
 	if s := run.Spec.Sharding; s != nil && s.Shards != nil && *s.Shards > 1 {
@@ -115,6 +121,8 @@ func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*layout.LLM, string) 
 		TimeoutSeconds:        ptr.Deref(spec.TimeoutSeconds, evalsv1alpha1.DefaultLLMTimeoutSeconds),
 		MaxConcurrentRequests: ptr.Deref(spec.MaxConcurrentRequests, evalsv1alpha1.DefaultLLMMaxConcurrentRequests),
 		RequestsPerMinute:     ptr.Deref(spec.RequestsPerMinute, 0),
+		MaxRequests:           ptr.Deref(spec.MaxRequests, 0),
+		MaxTokens:             ptr.Deref(spec.MaxTokens, 0),
 	}
 	if ref := spec.APIKeySecretRef; ref != nil {
 		out.APIKeyFile = path.Join(layout.LLMCredentialsDir, layout.LLMAPIKeyFile)
@@ -213,8 +221,13 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	if cfg.LLM != nil {
 		cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute = podShares(podsAtOnce(run, cfg.Shards),
 			cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute)
+		cfg.LLM.MaxRequests, cfg.LLM.MaxTokens = shardBudget(cfg.LLM.MaxRequests, shards), shardBudget(cfg.LLM.MaxTokens, shards)
 	}
-	if Merged(run) {
+	if BucketOnly(run) {
+		// The pods make no API call: each collector stores its collection in the bucket only.
+		cfg.BucketOnly = true
+		cfg.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+	} else if Merged(run) {
 		cfg.ShardConfigMaps = make([]string, shards)
 		for i := range shards {
 			cfg.ShardConfigMaps[i] = names.ShardConfigMap(i)
@@ -274,6 +287,16 @@ func podsAtOnce(run *evalsv1alpha1.EvalRun, shards int32) int32 {
 		pods = min(pods, max(*s.Parallelism, 1))
 	}
 	return pods
+}
+
+// shardBudget is one shard's share of a run's budget: ceil(budget / shards), so the shards together may spend up
+// to shards - 1 more than the budget; 0 (no budget) stays 0.
+func shardBudget(budget int64, shards int) int64 {
+	if budget <= 0 || shards <= 1 {
+		return budget
+	}
+	n := int64(shards)
+	return (budget + n - 1) / n
 }
 
 // podShares splits the run's LLM bounds (spec.judging.llm.maxConcurrentRequests and requestsPerMinute, which hold

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -259,7 +261,8 @@ func deleteStored(ctx context.Context, store *objstore.Store, run *evalsv1alpha1
 	return nil
 }
 
-// summarize fills status.active, lastFinished and lastSuccessfulTime from the schedule's runs.
+// summarize fills status.active, lastFinished, lastSuccessfulTime and cost (the finished runs' summed) from the
+// schedule's runs.
 func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleStatus, g scheduleRuns) {
 	status.Active = nil
 	for _, run := range g.active {
@@ -276,6 +279,11 @@ func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleSta
 			status.LastSuccessfulTime = t.DeepCopy()
 		}
 	}
+	costs := make([]*evalsv1alpha1.RunCost, 0, len(g.succeeded)+len(g.failed))
+	for _, run := range slices.Concat(g.succeeded, g.failed) {
+		costs = append(costs, run.Status.Cost)
+	}
+	status.Cost = results.SumRunCosts(costs)
 }
 
 // SetScheduleConditions sets Ready (with status, reason and message) and Stalled (True only for an invalid

@@ -365,6 +365,7 @@ func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.Sha
 			st.Cases = sum.Total
 			st.Passed, st.Failed, st.Errored, st.Missing, st.ParseErrors = sum.Passed, sum.Failed, sum.Errored, sum.Missing, sum.ParseErrors
 			st.MissingIDs = slices.Clone(s.MissingIDs[:min(len(s.MissingIDs), evalsv1alpha1.MaxShardMissingIDs)])
+			st.Cost = s.Cost.DeepCopy()
 			if st.PodName == "" && s.Collection != nil {
 				st.PodName = s.Collection.PodName
 			}

@@ -115,6 +115,9 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		}
 		passed := PassedCondition(run, meta.FindStatusCondition(conds, evalsv1alpha1.ConditionRegressed))
 		set(passed.Type, passed.Status, passed.Reason, passed.Message)
+		if b := BudgetCondition(run); b != nil {
+			set(b.Type, b.Status, b.Reason, b.Message)
+		}
 		out.CompletionTime = run.Status.CompletionTime
 		if out.CompletionTime == nil {
 			out.CompletionTime = f.CompletionTime
@@ -128,6 +131,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		set(evalsv1alpha1.ConditionSucceeded, metav1.ConditionUnknown, a.Reason, a.Message)
 		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionPassed)
 		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionRegressed)
+		meta.RemoveStatusCondition(&conds, evalsv1alpha1.ConditionBudgetExceeded)
 	}
 	for _, t := range statusapply.ManagerConditionTypes {
 		if c := meta.FindStatusCondition(conds, t); c != nil {

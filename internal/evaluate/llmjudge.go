@@ -185,6 +185,12 @@ func (r *caseRun) ask(key string, req llm.Request, parse func(string) (Evaluator
 	for range MaxReplyAttempts {
 		reply, err := r.judge.LLM.Complete(r.ctx, req)
 		usage.Add(reply.Usage)
+		if errors.Is(err, llm.ErrBudgetSpent) {
+			// Spending stopped: what was not asked is not judged (never a Fail or an Error).
+			res := skipped(err.Error())
+			res.Usage = usageOf(usage)
+			return res
+		}
 		if err != nil {
 			res := errored("the model could not be asked: " + err.Error())
 			res.Usage = usageOf(usage)

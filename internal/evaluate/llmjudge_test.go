@@ -398,3 +398,41 @@ func FuzzParseReplies(f *testing.F) {
 		}
 	})
 }
+
+// A spent budget skips the LLM evaluators it stops, with the reason; the evaluators judged before it, and the
+// the case's verdict comes from those judged: the budget never makes a case Fail or Error.
+func TestLLMJudgeBudgetSkips(t *testing.T) {
+	m := newModelServer(t, always(`{"score": 1, "hits": ["names Paris"], "misses": [], "reasoning": "right"}`))
+	c, err := llm.New(llm.Config{BaseURL: m.srv.URL + "/v1", Model: "judge-model", BaseBackoff: time.Millisecond,
+		Budget: llm.NewBudget(1, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &Judge{Threshold: DefaultThreshold, LLM: c}
+	cs := llmCase(t, "      - {name: first, type: llm_judge}\n      - {name: second, type: llm_judge}\n")
+	res := j.JudgeCase(context.Background(), cs, &jsonlresult.Response{ID: "c1", Text: "Paris"}, nil)
+	if len(m.bodies()) != 1 {
+		t.Fatalf("sent %d requests, want 1", len(m.bodies()))
+	}
+	verdicts := map[string]Verdict{}
+	for _, e := range res.Evaluators {
+		verdicts[e.Name] = e.Verdict
+		if e.Verdict == VerdictSkipped && !strings.Contains(e.Reasoning, "maxRequests") {
+			t.Errorf("%s skipped without the reason: %q", e.Name, e.Reasoning)
+		}
+	}
+	skipped := 0
+	for _, name := range []string{"first", "second"} {
+		if verdicts[name] == VerdictSkipped {
+			skipped++
+		} else if verdicts[name] != VerdictPass {
+			t.Errorf("%s = %s", name, verdicts[name])
+		}
+	}
+	if skipped != 1 {
+		t.Errorf("verdicts = %v, want one llm_judge skipped and the other passing", verdicts)
+	}
+	if res.Verdict == VerdictFail || res.Verdict == VerdictError {
+		t.Errorf("case verdict = %s: a budget must not fail a case", res.Verdict)
+	}
+}

@@ -83,6 +83,10 @@ type RunConfig struct {
 	// its runner-view digest (internal/records, docs/rejudge.md): the record ConfigMaps, or with Bucket the
 	// shard's records object.
 	Records *Records `json:"records,omitempty"`
+	// BucketOnly (spec.storage.statusFrom: Bucket) says the pod makes no API call: the collector stores its
+	// collection (summary.json) next to its results in Bucket and nowhere else, and has no token; the manager
+	// reads it from there. Such a run has no ShardConfigMaps and no ResultConfigMaps.
+	BucketOnly bool `json:"bucketOnly,omitempty"`
 
 	// Launch is what the launcher needs to run the runner (run.json keeps its fields at the top level).
 	Launch
@@ -145,6 +149,7 @@ func (c *RunConfig) Validate() error {
 	need(c.EvalFileView == evalsv1alpha1.EvalFileViewInputs || c.EvalFileView == evalsv1alpha1.EvalFileViewFull, "evalFileView (Inputs or Full)")
 	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
 	c.check(need)
+	c.checkStorage(need)
 	need(c.PassThreshold != "", "passThreshold")
 	need(c.CodeJudgeTimeoutSeconds > 0, "codeJudgeTimeoutSeconds")
 	need(c.CodeJudgeWorkers > 0, "codeJudgeWorkers")
@@ -174,6 +179,12 @@ func (c *RunConfig) Validate() error {
 	return nil
 }
 
+// checkStorage checks where the collector stores its collection: with BucketOnly, in Bucket and nowhere else.
+func (c *RunConfig) checkStorage(need func(ok bool, field string)) {
+	need(!c.BucketOnly || (c.Bucket != nil && len(c.ShardConfigMaps) == 0 && len(c.ResultConfigMaps) == 0),
+		"bucket, and no shard or result ConfigMaps (bucketOnly: the pod writes only to the bucket)")
+}
+
 // Seconds is a configuration's number of seconds as a duration.
 func Seconds(n int32) time.Duration { return time.Duration(n) * time.Second }
 
@@ -192,6 +203,11 @@ type LLM struct {
 	TimeoutSeconds        int32 `json:"timeoutSeconds"`
 	MaxConcurrentRequests int32 `json:"maxConcurrentRequests"`
 	RequestsPerMinute     int32 `json:"requestsPerMinute,omitempty"`
+	// MaxRequests and MaxTokens, when positive, are the pod's budget of requests (retries included) and tokens:
+	// its share of spec.judging.llm.maxRequests and maxTokens (ceil(max / shards)). Past them the collector's
+	// LLM judges are Skipped.
+	MaxRequests int64 `json:"maxRequests,omitempty"`
+	MaxTokens   int64 `json:"maxTokens,omitempty"`
 }
 
 // EvalObject is the bucket object that holds a run's eval file, with the sha256 and the size it may have.

@@ -102,6 +102,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Logf, when set, receives one line per retried attempt (never the key, the prompt or the reply).
 	Logf func(format string, args ...any)
+	// Budget, when set, bounds the attempts and tokens (shared by every Client given it): an attempt past it is
+	// not sent, and Complete returns an error wrapping ErrBudgetSpent.
+	Budget *Budget
 }
 
 // Request is one chat completion: a system and a user message, answered in JSON.
@@ -271,6 +274,12 @@ func (c *Client) Complete(ctx context.Context, req Request) (Reply, error) {
 	var lastErr error
 	for attempt := 1; ; attempt++ {
 		res, retryAfter, err := c.attempt(ctx, body)
+		if errors.Is(err, ErrBudgetSpent) {
+			// Not sent: the caller skips what it asked.
+			reply.Usage.LatencyMs = time.Since(start).Milliseconds()
+			return reply, err
+		}
+		c.cfg.Budget.spend(res.Usage)
 		reply.Usage.Calls++
 		if err == nil {
 			res.Usage.Calls = reply.Usage.Calls
@@ -325,6 +334,10 @@ func (c *Client) attempt(ctx context.Context, body []byte) (Reply, time.Duration
 		return Reply{}, 0, err
 	}
 	defer c.sem.Release(1)
+	// The budget is checked once the attempt may be sent, so that the tokens of the replies it waited for count.
+	if err := c.cfg.Budget.take(); err != nil {
+		return Reply{}, 0, err
+	}
 
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()

@@ -28,6 +28,8 @@ type Case struct {
 	// Line is the full result, one JSON object without a trailing newline, stored in the result ConfigMaps. The
 	// Builder keeps nothing of it once Add returns.
 	Line []byte
+	// Usage is what the case's result says was spent on it; the Builder sums it into the section's cost.
+	Usage CaseUsage
 }
 
 // Tail is everything about the run that is not a case.
@@ -49,6 +51,8 @@ type Tail struct {
 	UnexpectedCount int
 	// Collection is the collector's facts; CollectedAt also stamps the ResultsTruncated condition.
 	Collection evalsv1alpha1.CollectionStatus
+	// Budgets are the budgets the collection reached (status.cost.budgetsExceeded).
+	Budgets []evalsv1alpha1.BudgetKind
 }
 
 // Options configure a Builder.
@@ -90,6 +94,7 @@ type Builder struct {
 	passing candidates
 	chunks  *chunkWriter
 	cases   int
+	cost    CostSum
 }
 
 // NewBuilder returns a Builder.
@@ -136,6 +141,7 @@ func (b *Builder) MayShow(index int, verdict evalsv1alpha1.Verdict) bool {
 // order of their Lines (which is the order of the ConfigMap lines).
 func (b *Builder) Add(c Case) error {
 	b.cases++
+	b.cost.Add(c.Usage)
 	if b.chunks != nil {
 		if err := b.chunks.add(c.Line); err != nil {
 			return err
@@ -197,7 +203,8 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	if len(configMaps)+len(objects) > 0 {
 		ref.Format = layout.ResultsFormat
 	}
-	s := Section{Summary: &summary, Results: ref, Collection: &collection}
+	b.cost.AddBudgets(t.Budgets...)
+	s := Section{Summary: &summary, Results: ref, Collection: &collection, Cost: b.cost.Status()}
 
 	failing := b.failing.sorted()
 	passing := b.passing.sorted()

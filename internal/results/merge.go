@@ -122,7 +122,7 @@ func (m *Merger) add(i int, l *Line, raw []byte) error {
 	if l.Missing {
 		m.missing = append(m.missing, indexedID{index: i, id: l.ID})
 	}
-	return m.builder.Add(Case{Index: i, Status: l.Status(), Missing: l.Missing, Line: raw})
+	return m.builder.Add(Case{Index: i, Status: l.Status(), Missing: l.Missing, Line: raw, Usage: l.Usage()})
 }
 
 // AddCollection adds what one collection's section says beyond its cases: its parse errors and unexpected ids
@@ -132,6 +132,9 @@ func (m *Merger) AddCollection(s *Section, shard *int32) {
 		return
 	}
 	m.records = AddRecords(m.records, s.Records)
+	if c := s.Cost; c != nil {
+		m.tail.Budgets = append(m.tail.Budgets, c.BudgetsExceeded...)
+	}
 	if sum := s.Summary; sum != nil {
 		m.tail.ParseErrorCount += int(sum.ParseErrors)
 		m.tail.UnexpectedCount += int(sum.Unexpected)
@@ -214,16 +217,14 @@ func AddRecords(a, b *evalsv1alpha1.RecordsStatus) *evalsv1alpha1.RecordsStatus 
 		c := *b
 		return &c
 	}
-	a.Kept, a.NotKept = satAdd(a.Kept, b.Kept), satAdd(a.NotKept, b.NotKept)
-	a.Bytes += b.Bytes
+	a.Kept = clamp32(satAdd(int64(a.Kept), int64(b.Kept)))
+	a.NotKept = clamp32(satAdd(int64(a.NotKept), int64(b.NotKept)))
+	a.Bytes = satAdd(a.Bytes, b.Bytes)
 	if a.Where == "" {
 		a.Where = b.Where
 	}
 	return a
 }
-
-// satAdd is a+b, held at the int32 bound.
-func satAdd(a, b int32) int32 { return int32(min(int64(a)+int64(b), 1<<31-1)) }
 
 func ptrTo[T any](v T) *T { return &v }
 

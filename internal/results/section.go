@@ -59,6 +59,8 @@ type Section struct {
 	// Records counts the kept records (status.records).
 	Records    *evalsv1alpha1.RecordsStatus `json:"records,omitempty"`
 	Conditions []metav1.Condition           `json:"conditions,omitempty"`
+	// Cost is what the section's cases spent (status.cost).
+	Cost *evalsv1alpha1.RunCost `json:"cost,omitempty"`
 }
 
 // Truncated reports whether anything was left out of the section (it is then in the result ConfigMaps only).

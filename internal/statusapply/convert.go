@@ -79,8 +79,7 @@ func runSummary(s *evalsv1alpha1.RunSummary) *acv1alpha1.RunSummaryApplyConfigur
 	optional(s.PassRate, ac.WithPassRate)
 	ac.WithHistogram(s.Histogram...)
 	if u := s.JudgeUsage; u != nil {
-		ac.WithJudgeUsage(acv1alpha1.JudgeUsage().WithCalls(u.Calls).WithPromptTokens(u.PromptTokens).
-			WithCompletionTokens(u.CompletionTokens).WithTotalTokens(u.TotalTokens).WithLatencyMilliseconds(u.LatencyMilliseconds))
+		ac.WithJudgeUsage(judgeUsage(u))
 	}
 	return ac
 }
@@ -187,6 +186,9 @@ func shardStatus(s *evalsv1alpha1.ShardStatus) *acv1alpha1.ShardStatusApplyConfi
 		WithMessage(s.Message).WithPodName(s.PodName).WithPassed(s.Passed).WithFailed(s.Failed).WithErrored(s.Errored).
 		WithMissing(s.Missing).WithParseErrors(s.ParseErrors).WithMissingIDs(s.MissingIDs...)
 	pointer(s.ImageID, ac.WithImageID)
+	if s.Cost != nil {
+		ac.WithCost(runCost(s.Cost))
+	}
 	return ac
 }
 
@@ -266,6 +268,7 @@ func queueStatus(q *evalsv1alpha1.QueueStatus) *acv1alpha1.QueueStatusApplyConfi
 	optional(q.Reason, ac.WithReason)
 	optional(q.Message, ac.WithMessage)
 	optional(q.Evictions, ac.WithEvictions)
+	pointer(q.Position, ac.WithPosition)
 	return ac
 }
 
@@ -291,5 +294,53 @@ func recordsStatus(r *evalsv1alpha1.RecordsStatus) *acv1alpha1.RecordsStatusAppl
 	optional(r.NotKept, ac.WithNotKept)
 	optional(r.Bytes, ac.WithBytes)
 	optional(r.Where, ac.WithWhere)
+	return ac
+}
+
+// judgeUsage converts a JudgeUsage (summary.judgeUsage, cost.judges).
+func judgeUsage(u *evalsv1alpha1.JudgeUsage) *acv1alpha1.JudgeUsageApplyConfiguration {
+	return acv1alpha1.JudgeUsage().WithCalls(u.Calls).WithPromptTokens(u.PromptTokens).
+		WithCompletionTokens(u.CompletionTokens).WithTotalTokens(u.TotalTokens).WithLatencyMilliseconds(u.LatencyMilliseconds)
+}
+
+// runnerCost converts a RunnerCost.
+func runnerCost(r *evalsv1alpha1.RunnerCost) *acv1alpha1.RunnerCostApplyConfiguration {
+	return acv1alpha1.RunnerCost().WithCases(r.Cases).WithTokenUsageCases(r.TokenUsageCases).
+		WithInputTokens(r.InputTokens).WithOutputTokens(r.OutputTokens).WithCachedTokens(r.CachedTokens).
+		WithTotalTokens(r.TotalTokens).WithCostCases(r.CostCases).WithCostUSD(r.CostUSD).
+		WithDurationCases(r.DurationCases).WithDurationMilliseconds(r.DurationMilliseconds)
+}
+
+// runCost converts status.cost (and shards[].cost).
+func runCost(c *evalsv1alpha1.RunCost) *acv1alpha1.RunCostApplyConfiguration {
+	ac := acv1alpha1.RunCost().WithBudgetsExceeded(c.BudgetsExceeded...)
+	if c.Runner != nil {
+		ac.WithRunner(runnerCost(c.Runner))
+	}
+	if c.Judges != nil {
+		ac.WithJudges(judgeUsage(c.Judges))
+	}
+	if cc := c.Carried; cc != nil {
+		carried := acv1alpha1.CarriedCost()
+		if cc.Runner != nil {
+			carried.WithRunner(runnerCost(cc.Runner))
+		}
+		if cc.Judges != nil {
+			carried.WithJudges(judgeUsage(cc.Judges))
+		}
+		ac.WithCarried(carried)
+	}
+	return ac
+}
+
+// scheduleCost converts an EvalSchedule's status.cost.
+func scheduleCost(c *evalsv1alpha1.ScheduleCost) *acv1alpha1.ScheduleCostApplyConfiguration {
+	ac := acv1alpha1.ScheduleCost().WithRuns(c.Runs)
+	if c.Runner != nil {
+		ac.WithRunner(runnerCost(c.Runner))
+	}
+	if c.Judges != nil {
+		ac.WithJudges(judgeUsage(c.Judges))
+	}
 	return ac
 }

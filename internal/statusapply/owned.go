@@ -22,6 +22,7 @@ var ManagerConditionTypes = []string{
 	evalsv1alpha1.ConditionQueued,
 	evalsv1alpha1.ConditionPassed,
 	evalsv1alpha1.ConditionRegressed,
+	evalsv1alpha1.ConditionBudgetExceeded,
 }
 
 // CollectorConditionTypes are the EvalRun condition types the collector owns.
@@ -82,7 +83,7 @@ func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfi
 // Collector returns the results section s as the part of the status the collector owns (field manager
 // evalrun-collector; for a sharded or resumed run, the manager's evalrun-merge owns the same fields): summary,
 // cases, missingIds, missingIdShards, parseErrors, unexpectedIds, results, collection, records and the
-// conditions of CollectorConditionTypes (ResultsTruncated).
+// conditions of CollectorConditionTypes (ResultsTruncated), and cost.
 func Collector(s *results.Section) *acv1alpha1.EvalRunStatusApplyConfiguration {
 	ac := acv1alpha1.EvalRunStatus()
 	for _, c := range owned(s.Conditions, CollectorConditionTypes) {
@@ -115,6 +116,9 @@ func Collector(s *results.Section) *acv1alpha1.EvalRunStatusApplyConfiguration {
 	if s.Records != nil {
 		ac.WithRecords(recordsStatus(s.Records))
 	}
+	if s.Cost != nil {
+		ac.WithCost(runCost(s.Cost))
+	}
 	return ac
 }
 
@@ -135,6 +139,9 @@ func Schedule(s *evalsv1alpha1.EvalScheduleStatus) *acv1alpha1.EvalScheduleStatu
 	}
 	if s.LastFinished != nil {
 		ac.WithLastFinished(finishedRun(s.LastFinished))
+	}
+	if s.Cost != nil {
+		ac.WithCost(scheduleCost(s.Cost))
 	}
 	return ac
 }

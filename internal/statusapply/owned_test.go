@@ -88,7 +88,7 @@ func conditionsOf(kinds ...string) []metav1.Condition {
 // allConditions are conditions of every type either field manager owns, and one neither does.
 var allConditions = conditionsOf(evalsv1alpha1.ConditionResultsTruncated, "Foreign", evalsv1alpha1.ConditionPassed,
 	evalsv1alpha1.ConditionSucceeded, evalsv1alpha1.ConditionQueued, evalsv1alpha1.ConditionRegressed,
-	evalsv1alpha1.ConditionStalled, evalsv1alpha1.ConditionReconciling)
+	evalsv1alpha1.ConditionStalled, evalsv1alpha1.ConditionReconciling, evalsv1alpha1.ConditionBudgetExceeded)
 
 // decode returns v's JSON as generic values (what the API server reads).
 func decode(t *testing.T, v any) map[string]any {
@@ -141,19 +141,19 @@ func TestOwnedFields(t *testing.T) {
 			wantKeys: []string{"activeDeadline", "attempt", "baseline", "bundleSHA256", "completionTime", "conditions", "evalConfigMapName",
 				"evalFileSHA256", "evalFileView", "jobName", "observedGeneration", "previousAttempts", "queue", "resume",
 				"runner", "sharding", "shards", "startTime"},
-			wantConditions: []string{"Reconciling", "Stalled", "Succeeded", "Queued", "Passed", "Regressed"},
+			wantConditions: []string{"Reconciling", "Stalled", "Succeeded", "Queued", "Passed", "Regressed", "BudgetExceeded"},
 		},
 		{
 			name:   "collector",
 			status: Collector(&section),
-			wantKeys: []string{"cases", "collection", "conditions", "missingIdShards", "missingIds", "parseErrors", "records", "results",
+			wantKeys: []string{"cases", "collection", "conditions", "cost", "missingIdShards", "missingIds", "parseErrors", "records", "results",
 				"summary", "unexpectedIds"},
 			wantConditions: []string{"ResultsTruncated"},
 		},
 		{
 			name:   "schedule",
 			status: Schedule(&schedule),
-			wantKeys: []string{"active", "conditions", "lastFinished", "lastScheduleTime", "lastSkippedTime", "lastSuccessfulTime",
+			wantKeys: []string{"active", "conditions", "cost", "lastFinished", "lastScheduleTime", "lastSkippedTime", "lastSuccessfulTime",
 				"nextScheduleTime", "observedGeneration"},
 			wantConditions: []string{"Ready", "Stalled"},
 		},

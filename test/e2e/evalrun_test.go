@@ -159,7 +159,7 @@ func expectPrinterColumns(t *testing.T, ns, name string, want map[string]string)
 	for _, c := range table.ColumnDefinitions {
 		names = append(names, c.Name)
 	}
-	expectDiff(t, "printer columns", []string{"Name", "Succeeded", "Reason", "Passed", "Total", "Failed", "Missing", "Score", "Regressed", "Queue", "Admission", "ClusterQueue", "Age"}, names)
+	expectDiff(t, "printer columns", []string{"Name", "Succeeded", "Reason", "Passed", "Total", "Failed", "Missing", "Score", "Regressed", "Queue", "Admission", "Position", "ClusterQueue", "Age"}, names)
 	if len(table.Rows) != 1 {
 		t.Fatalf("Table has %d rows, want 1", len(table.Rows))
 	}

@@ -385,12 +385,23 @@ func podLogs(t *testing.T, namespace, pod, container string) string {
 // on a goroutine of its own, until the test ends.
 func watchNamed(t *testing.T, list client.ObjectList, namespace, name string, f func(watch.Event)) {
 	t.Helper()
+	watchList(t, list, f, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name})
+}
+
+// watchAll is watchNamed for every object of list's kind in namespace.
+func watchAll(t *testing.T, list client.ObjectList, namespace string, f func(watch.Event)) {
+	t.Helper()
+	watchList(t, list, f, client.InNamespace(namespace))
+}
+
+func watchList(t *testing.T, list client.ObjectList, f func(watch.Event), opts ...client.ListOption) {
+	t.Helper()
 	wc, err := client.NewWithWatch(restConfig, client.Options{Scheme: k8s.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	w, err := wc.Watch(ctx, list, client.InNamespace(namespace), client.MatchingFields{"metadata.name": name})
+	w, err := wc.Watch(ctx, list, opts...)
 	if err != nil {
 		cancel()
 		t.Fatal(err)

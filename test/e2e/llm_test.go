@@ -80,7 +80,10 @@ const llmEval = `evalcases:
   - id: no-evaluators
     expected_outcome: 'mentions "blue"'
     input_messages: [{role: user, content: 'What colour is the sky?'}]
-  - id: malformed-reply
+` + llmEvalMalformedCase
+
+// llmEvalMalformedCase is llmEval's last case, whose answer makes the judge server reply with invalid JSON.
+const llmEvalMalformedCase = `  - id: malformed-reply
     expected_outcome: 'names "Paris"'
     input_messages: [{role: user, content: 'What is the capital of France?'}]
     evaluators: [{name: judge, type: llm_judge}]

@@ -54,28 +54,38 @@ func TestScaleThousandShards(t *testing.T) {
 	t.Run("configmaps", func(t *testing.T) { measureShardedRun(t, "shards-cm", 100000, 1000, parallelism, false) })
 }
 
-// TestScaleThousandRuns: 1,000 one-case EvalRuns, every one ending Completed. The node holds 110 pods and no Kueue
-// queues them here, so they are applied as a sliding window: at most EVALRUN_E2E_SCALE_WINDOW (80) runs are not
-// terminal at a time, the next applied as soon as one ends. It logs the time until every run is terminal and the
-// manager's peak resident set.
+// TestScaleThousandRuns: 1,000 one-case EvalRuns, every one ending Completed. The node holds 110 pods. With
+// EVALRUN_E2E_SCALE_QUEUE=<pods> all 1,000 are applied at once into a Kueue LocalQueue whose ClusterQueue admits that
+// many pods at a time (make kueue); without it they are applied as a sliding window: at most
+// EVALRUN_E2E_SCALE_WINDOW (80) runs are not terminal at a time, the next applied as soon as one ends. It logs the
+// time until every run is terminal and the manager's peak resident set.
 func TestScaleThousandRuns(t *testing.T) {
 	scaleOnly(t)
 	const runs = 1000
-	window := 80
-	if v := os.Getenv("EVALRUN_E2E_SCALE_WINDOW"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("EVALRUN_E2E_SCALE_WINDOW: %v", err)
+	window, queue := 80, 0
+	for name, v := range map[string]*int{"EVALRUN_E2E_SCALE_WINDOW": &window, "EVALRUN_E2E_SCALE_QUEUE": &queue} {
+		if s := os.Getenv(name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n <= 0 {
+				t.Fatalf("%s=%q: want a positive number", name, s)
+			}
+			*v = n
 		}
-		window = n
 	}
-	ns := newNamespace(t, "runs", nil)
+	var ns string
+	if queue > 0 {
+		ns, _ = kueueNamespace(t, "runs", queue)
+		window = runs
+	} else {
+		ns = newNamespace(t, "runs", nil)
+	}
 	text := testutil.DecisionEval(1)
 	mem := watchManagerMemory(t)
 	start := time.Now()
+	var applied time.Duration
 	created, terminal := 0, 0
 	reasons := map[string]int{}
-	ctx := ctxFor(t, 90*time.Minute)
+	ctx := ctxFor(t, 120*time.Minute)
 	for terminal < runs {
 		var list evalsv1alpha1.EvalRunList
 		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
@@ -90,18 +100,32 @@ func TestScaleThousandRuns(t *testing.T) {
 			}
 		}
 		for ; created < runs && created-terminal < window; created++ {
-			create(t, sampleRun(fmt.Sprintf("one-%04d", created), ns).Inline(text).Resources(corev1.ResourceRequirements{}).Obj())
+			w := sampleRun(fmt.Sprintf("one-%04d", created), ns).Inline(text).Resources(corev1.ResourceRequirements{})
+			if queue > 0 {
+				w = w.Queue(localQueue)
+			}
+			create(t, w.Obj())
+			if created == runs-1 {
+				applied = time.Since(start)
+			}
 		}
 		if terminal < runs {
 			select {
 			case <-ctx.Done():
 				t.Fatalf("%d of %d runs terminal after %s: %v", terminal, runs, time.Since(start).Round(time.Second), reasons)
-			case <-time.After(2 * time.Second):
+			case <-time.After(5 * time.Second):
+			}
+			if n := time.Since(start) / time.Minute; terminal > 0 && n > 0 && time.Since(start)%time.Minute < 5*time.Second {
+				t.Logf("scale: %d of %d runs terminal after %d min; manager %s", terminal, runs, n, mem())
 			}
 		}
 	}
-	t.Logf("scale: %d one-case EvalRuns (at most %d not terminal at once): every run terminal after %s; outcomes %v; manager %s",
-		runs, window, time.Since(start).Round(100*time.Millisecond), reasons, mem())
+	how := fmt.Sprintf("at most %d not terminal at once", window)
+	if queue > 0 {
+		how = fmt.Sprintf("all applied at once in %s, into a Kueue queue of %d pods", applied.Round(100*time.Millisecond), queue)
+	}
+	t.Logf("scale: %d one-case EvalRuns (%s): every run terminal after %s; outcomes %v; manager %s",
+		runs, how, time.Since(start).Round(100*time.Millisecond), reasons, mem())
 	if reasons["True/"+evalsv1alpha1.ReasonCompleted] != runs {
 		t.Errorf("outcomes %v, want all %d True/%s", reasons, runs, evalsv1alpha1.ReasonCompleted)
 	}

@@ -43,6 +43,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.BaselineComparisonApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BundleConfigMap"):
 		return &apiv1alpha1.BundleConfigMapApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("CarriedCost"):
+		return &apiv1alpha1.CarriedCostApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CaseResult"):
 		return &apiv1alpha1.CaseResultApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CollectionStatus"):
@@ -99,6 +101,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.ResumeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResumeStatus"):
 		return &apiv1alpha1.ResumeStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RunCost"):
+		return &apiv1alpha1.RunCostApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RunnerCost"):
+		return &apiv1alpha1.RunnerCostApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunnerStatus"):
 		return &apiv1alpha1.RunnerStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("RunOutcome"):
@@ -109,6 +115,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.S3BucketApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("S3Object"):
 		return &apiv1alpha1.S3ObjectApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ScheduleCost"):
+		return &apiv1alpha1.ScheduleCostApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ScheduledRun"):
 		return &apiv1alpha1.ScheduledRunApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("SecretKeyRef"):

@@ -83,8 +83,9 @@ func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, 
 
 // collectShardInto is collectShard for a run whose results go to store (its spec.storage bucket, as the
 // collector's credentials open it) when store is not nil: the shard's results object and summary, as the
-// collector puts them, then its shard section.
-func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, output string, store *objstore.Store) {
+// collector puts them, then its shard section (none with statusFrom: Bucket: the pod makes no API call). It
+// returns what was gathered.
+func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, output string, store *objstore.Store) *collector.Gathered {
 	t.Helper()
 	ctx := context.Background()
 	pinned := &corev1.ConfigMap{}
@@ -156,14 +157,17 @@ func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podNa
 	} else if err := collector.WriteResultConfigMaps(ctx, sa, run.Namespace, cfg.ResultConfigMaps, g.Output.Chunks); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.ShardConfigMap() == "" {
+	switch {
+	case cfg.BucketOnly:
+	case cfg.ShardConfigMap() == "":
 		err = collector.ApplyStatus(ctx, sa, run.Namespace, run.Name, string(run.UID), g.Output.Section)
-	} else {
+	default:
 		err = collector.WriteShardSection(ctx, sa, run.Namespace, cfg.ShardConfigMap(), g.Output.Section)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g
 }
 
 // TestShardedRunMergesItsShards runs 7 cases in 3 shards (cases 0-1, 2-3, 4-6): shard 0 passes, shard 1's runner

@@ -178,12 +178,23 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BatchingMode
   scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BudgetKind
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BundleConfigMap
   map:
     fields:
     - name: name
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CarriedCost
+  map:
+    fields:
+    - name: judges
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeUsage
+    - name: runner
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunnerCost
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CaseResult
   map:
     fields:
@@ -392,6 +403,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: cost
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunCost
     - name: evalConfigMapName
       type:
         scalar: string
@@ -547,6 +561,9 @@ var schemaYAML = typed.YAMLObject(`types:
           elementRelationship: associative
           keys:
           - type
+    - name: cost
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ScheduleCost
     - name: lastFinished
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.FinishedRun
@@ -681,6 +698,12 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 4
+    - name: maxRequests
+      type:
+        scalar: numeric
+    - name: maxTokens
+      type:
+        scalar: numeric
     - name: model
       type:
         scalar: string
@@ -806,6 +829,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: name
       type:
         scalar: string
+    - name: position
+      type:
+        scalar: numeric
     - name: reason
       type:
         scalar: string
@@ -879,6 +905,10 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: s3
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.S3Bucket
+    - name: statusFrom
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.StatusSource
+      default: Pod
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Resume
   map:
     fields:
@@ -909,6 +939,24 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: ran
       type:
         scalar: numeric
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunCost
+  map:
+    fields:
+    - name: budgetsExceeded
+      type:
+        list:
+          elementType:
+            namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BudgetKind
+          elementRelationship: associative
+    - name: carried
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CarriedCost
+    - name: judges
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeUsage
+    - name: runner
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunnerCost
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunSummary
   map:
     fields:
@@ -958,6 +1006,39 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
     - name: unexpected
+      type:
+        scalar: numeric
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunnerCost
+  map:
+    fields:
+    - name: cachedTokens
+      type:
+        scalar: numeric
+    - name: cases
+      type:
+        scalar: numeric
+    - name: costCases
+      type:
+        scalar: numeric
+    - name: costUSD
+      type:
+        scalar: string
+    - name: durationCases
+      type:
+        scalar: numeric
+    - name: durationMilliseconds
+      type:
+        scalar: numeric
+    - name: inputTokens
+      type:
+        scalar: numeric
+    - name: outputTokens
+      type:
+        scalar: numeric
+    - name: tokenUsageCases
+      type:
+        scalar: numeric
+    - name: totalTokens
       type:
         scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunnerStatus
@@ -1020,6 +1101,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: sha256
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ScheduleCost
+  map:
+    fields:
+    - name: judges
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeUsage
+    - name: runner
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunnerCost
+    - name: runs
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ScheduledRun
   map:
     fields:
@@ -1044,6 +1137,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cases
       type:
         scalar: numeric
+    - name: cost
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunCost
     - name: errored
       type:
         scalar: numeric
@@ -1111,6 +1207,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: succeeded
       type:
         scalar: numeric
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.StatusSource
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.SuccessPolicy
   map:
     fields:

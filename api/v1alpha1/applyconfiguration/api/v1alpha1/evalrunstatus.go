@@ -112,6 +112,10 @@ type EvalRunStatusApplyConfiguration struct {
 	// admitting ClusterQueue of the Workload Kueue made for the run's Job, and Kueue's reason while the Workload
 	// waits. Written by the manager; the admission fields stay empty where Kueue is not installed.
 	Queue *QueueStatusApplyConfiguration `json:"queue,omitempty"`
+	// cost is what the run spent: the runner's reported tokens, cost and duration summed over its cases, the LLM
+	// judges' requests and tokens, and the budgets it reached (docs/operations.md#cost). Written with the results:
+	// by the collector, or for a sharded or resumed run by the manager's merge (each shard's own in shards[].cost).
+	Cost *RunCostApplyConfiguration `json:"cost,omitempty"`
 }
 
 // EvalRunStatusApplyConfiguration constructs a declarative configuration of the EvalRunStatus type for use with
@@ -367,5 +371,13 @@ func (b *EvalRunStatusApplyConfiguration) WithActiveDeadline(value *ActiveDeadli
 // If called multiple times, the Queue field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithQueue(value *QueueStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
 	b.Queue = value
+	return b
+}
+
+// WithCost sets the Cost field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Cost field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithCost(value *RunCostApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.Cost = value
 	return b
 }

@@ -45,6 +45,9 @@ type EvalScheduleStatusApplyConfiguration struct {
 	Active []ScheduledRunApplyConfiguration `json:"active,omitempty"`
 	// lastFinished is the most recently scheduled run of the schedule that has finished.
 	LastFinished *FinishedRunApplyConfiguration `json:"lastFinished,omitempty"`
+	// cost sums what the schedule's finished runs that it still keeps (its history) spent: their status.cost,
+	// carried results left out. Unset until a run it keeps has finished.
+	Cost *ScheduleCostApplyConfiguration `json:"cost,omitempty"`
 }
 
 // EvalScheduleStatusApplyConfiguration constructs a declarative configuration of the EvalScheduleStatus type for use with
@@ -124,5 +127,13 @@ func (b *EvalScheduleStatusApplyConfiguration) WithActive(values ...*ScheduledRu
 // If called multiple times, the LastFinished field is set to the value of the last call.
 func (b *EvalScheduleStatusApplyConfiguration) WithLastFinished(value *FinishedRunApplyConfiguration) *EvalScheduleStatusApplyConfiguration {
 	b.LastFinished = value
+	return b
+}
+
+// WithCost sets the Cost field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Cost field is set to the value of the last call.
+func (b *EvalScheduleStatusApplyConfiguration) WithCost(value *ScheduleCostApplyConfiguration) *EvalScheduleStatusApplyConfiguration {
+	b.Cost = value
 	return b
 }

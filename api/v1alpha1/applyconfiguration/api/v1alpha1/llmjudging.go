@@ -44,6 +44,18 @@ type LLMJudgingApplyConfiguration struct {
 	// pod that runs at once (min(shards, sharding.parallelism)) starts at most ceil(requestsPerMinute / pods), at
 	// least 1. Unset means no limit beyond maxConcurrentRequests.
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
+	// maxRequests is, when set, the most requests the run sends to the model, retries included. Once they are
+	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, and the run's
+	// BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
+	// ceil(maxRequests / shards), so the run sends at most maxRequests + shards - 1. Unset means no budget.
+	MaxRequests *int64 `json:"maxRequests,omitempty"`
+	// maxTokens is, when set, the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
+	// when the endpoint gives no total) the run's judges spend. Once the replies reach it no request is sent:
+	// every LLM evaluator not yet judged is Skipped with the reason, and BudgetExceeded is True
+	// (JudgeTokenBudgetSpent). The requests in flight when it is reached still count, so the run may pass it by
+	// what maxConcurrentRequests replies spend. A sharded run gives each shard ceil(maxTokens / shards). Unset
+	// means no budget.
+	MaxTokens *int64 `json:"maxTokens,omitempty"`
 }
 
 // LLMJudgingApplyConfiguration constructs a declarative configuration of the LLMJudging type for use with
@@ -97,5 +109,21 @@ func (b *LLMJudgingApplyConfiguration) WithMaxConcurrentRequests(value int32) *L
 // If called multiple times, the RequestsPerMinute field is set to the value of the last call.
 func (b *LLMJudgingApplyConfiguration) WithRequestsPerMinute(value int32) *LLMJudgingApplyConfiguration {
 	b.RequestsPerMinute = &value
+	return b
+}
+
+// WithMaxRequests sets the MaxRequests field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxRequests field is set to the value of the last call.
+func (b *LLMJudgingApplyConfiguration) WithMaxRequests(value int64) *LLMJudgingApplyConfiguration {
+	b.MaxRequests = &value
+	return b
+}
+
+// WithMaxTokens sets the MaxTokens field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MaxTokens field is set to the value of the last call.
+func (b *LLMJudgingApplyConfiguration) WithMaxTokens(value int64) *LLMJudgingApplyConfiguration {
+	b.MaxTokens = &value
 	return b
 }

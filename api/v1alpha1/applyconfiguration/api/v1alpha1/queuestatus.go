@@ -42,6 +42,11 @@ type QueueStatusApplyConfiguration struct {
 	Reason *string `json:"reason,omitempty"`
 	// message is Kueue's message with that reason (e.g. which quota is short), cut to 1024 bytes.
 	Message *string `json:"message,omitempty"`
+	// position is where the Workload waits in its LocalQueue, 1 being the next to be admitted: Kueue's
+	// positionInLocalQueue (which counts from 0) plus one, from Kueue's visibility API
+	// (visibility.kueue.x-k8s.io, pending workloads of the LocalQueue). Set only while the Workload waits and where
+	// that API is served; the manager looks again every 10 s while it waits.
+	Position *int32 `json:"position,omitempty"`
 	// evictions is how many times Kueue evicted the Workload (its Evicted condition turning True, as the manager
 	// saw it); each eviction stopped the run's pods, which run again from the start once re-admitted.
 	Evictions *int32 `json:"evictions,omitempty"`
@@ -98,6 +103,14 @@ func (b *QueueStatusApplyConfiguration) WithReason(value string) *QueueStatusApp
 // If called multiple times, the Message field is set to the value of the last call.
 func (b *QueueStatusApplyConfiguration) WithMessage(value string) *QueueStatusApplyConfiguration {
 	b.Message = &value
+	return b
+}
+
+// WithPosition sets the Position field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Position field is set to the value of the last call.
+func (b *QueueStatusApplyConfiguration) WithPosition(value int32) *QueueStatusApplyConfiguration {
+	b.Position = &value
 	return b
 }
 

@@ -17,6 +17,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
 // ResultsStorageApplyConfiguration represents a declarative configuration of the ResultsStorage type for use
 // with apply.
 //
@@ -25,6 +29,14 @@ type ResultsStorageApplyConfiguration struct {
 	// s3 keeps each shard's per-case results (gzip'd JSONL, results.jsonl.gz) and its collection (summary.json)
 	// in an S3-compatible bucket at <prefix>/<namespace>/<run>/<run uid>/shards/<index>/.
 	S3 *S3BucketApplyConfiguration `json:"s3,omitempty"`
+	// statusFrom says who writes what the pods collected into this run's status. Pod (the default): each pod's
+	// collector writes its collection to the API server (a shard ConfigMap, or the run's status), with a token of
+	// its own. Bucket: the pods make no Kubernetes API call at all (no token, no Role): each collector writes its
+	// collection only to the bucket (summary.json next to results.jsonl.gz), and the manager, once the collector's
+	// termination message says it stored them, reads it from there and writes the status, merging the shards as
+	// it does for Pod. This is what a pod on a cluster that cannot reach the manager's API server (a MultiKueue
+	// worker) needs. Immutable while the run is in progress, as the rest of the spec.
+	StatusFrom *apiv1alpha1.StatusSource `json:"statusFrom,omitempty"`
 }
 
 // ResultsStorageApplyConfiguration constructs a declarative configuration of the ResultsStorage type for use with
@@ -38,5 +50,13 @@ func ResultsStorage() *ResultsStorageApplyConfiguration {
 // If called multiple times, the S3 field is set to the value of the last call.
 func (b *ResultsStorageApplyConfiguration) WithS3(value *S3BucketApplyConfiguration) *ResultsStorageApplyConfiguration {
 	b.S3 = value
+	return b
+}
+
+// WithStatusFrom sets the StatusFrom field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the StatusFrom field is set to the value of the last call.
+func (b *ResultsStorageApplyConfiguration) WithStatusFrom(value apiv1alpha1.StatusSource) *ResultsStorageApplyConfiguration {
+	b.StatusFrom = &value
 	return b
 }

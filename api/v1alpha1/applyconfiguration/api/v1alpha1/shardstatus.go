@@ -50,6 +50,9 @@ type ShardStatusApplyConfiguration struct {
 	// container status' imageID, for example registry.example/runner@sha256:<hex>); empty until the runner
 	// container started. Shards may differ when the runner image is a tag that moved between their pods.
 	ImageID *string `json:"imageID,omitempty"`
+	// cost is what the shard's collection says the shard spent (status.cost is the run's, summed over every
+	// stored result). Unset until the shard is collected.
+	Cost *RunCostApplyConfiguration `json:"cost,omitempty"`
 }
 
 // ShardStatusApplyConfiguration constructs a declarative configuration of the ShardStatus type for use with
@@ -161,5 +164,13 @@ func (b *ShardStatusApplyConfiguration) WithMissingIDs(values ...string) *ShardS
 // If called multiple times, the ImageID field is set to the value of the last call.
 func (b *ShardStatusApplyConfiguration) WithImageID(value string) *ShardStatusApplyConfiguration {
 	b.ImageID = &value
+	return b
+}
+
+// WithCost sets the Cost field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Cost field is set to the value of the last call.
+func (b *ShardStatusApplyConfiguration) WithCost(value *RunCostApplyConfiguration) *ShardStatusApplyConfiguration {
+	b.Cost = value
 	return b
 }

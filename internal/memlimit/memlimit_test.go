@@ -1,4 +1,4 @@
-package collector
+package memlimit
 
 import (
 	"math"
@@ -33,15 +33,15 @@ func TestCgroupMemoryLimit(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, ok := cgroupMemoryLimit([]string{filepath.Join(dir, "v2"), filepath.Join(dir, "v1")})
+			got, ok := cgroupLimit([]string{filepath.Join(dir, "v2"), filepath.Join(dir, "v1")})
 			if diff := cmp.Diff([]any{tt.want, tt.wantOK}, []any{got, ok}); diff != "" {
-				t.Errorf("cgroupMemoryLimit() (-want +got):\n%s", diff)
+				t.Errorf("cgroupLimit() (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
-func TestApplyContainerMemoryLimit(t *testing.T) {
+func TestApply(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
 	file := filepath.Join(t.TempDir(), "memory.max")
@@ -49,12 +49,12 @@ func TestApplyContainerMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("GOMEMLIMIT", "")
-	if got := ApplyContainerMemoryLimit([]string{file}); got != 900_000_000 || debug.SetMemoryLimit(-1) != 900_000_000 {
+	if got := Apply([]string{file}); got != 900_000_000 || debug.SetMemoryLimit(-1) != 900_000_000 {
 		t.Errorf("applyContainerMemoryLimit() = %d, runtime limit %d; want 900000000", got, debug.SetMemoryLimit(-1))
 	}
 	debug.SetMemoryLimit(math.MaxInt64)
 	t.Setenv("GOMEMLIMIT", "64MiB")
-	if got := ApplyContainerMemoryLimit([]string{file}); got != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		t.Errorf("with GOMEMLIMIT set, ApplyContainerMemoryLimit() = %d, runtime limit %d; want it untouched", got, debug.SetMemoryLimit(-1))
+	if got := Apply([]string{file}); got != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set, Apply() = %d, runtime limit %d; want it untouched", got, debug.SetMemoryLimit(-1))
 	}
 }

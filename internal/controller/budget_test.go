@@ -1,0 +1,65 @@
+package controller
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
+func TestBudgetCondition(t *testing.T) {
+	withBudget := func(requests, tokens *int64, cost *evalsv1alpha1.RunCost) *evalsv1alpha1.EvalRun {
+		run := &evalsv1alpha1.EvalRun{Spec: evalsv1alpha1.EvalRunSpec{Judging: &evalsv1alpha1.Judging{
+			LLM: &evalsv1alpha1.LLMJudging{MaxRequests: requests, MaxTokens: tokens}}}}
+		run.Status.Cost = cost
+		return run
+	}
+	judges := &evalsv1alpha1.JudgeUsage{Calls: 10, TotalTokens: 1200}
+	tests := []struct {
+		name string
+		run  *evalsv1alpha1.EvalRun
+		want *metav1.Condition
+	}{
+		{name: "no budget", run: withBudget(nil, nil, &evalsv1alpha1.RunCost{Judges: judges}), want: nil},
+		{name: "within", run: withBudget(ptr.To[int64](10), nil, &evalsv1alpha1.RunCost{Judges: judges}),
+			want: &metav1.Condition{Type: "BudgetExceeded", Status: "False", Reason: "WithinBudget",
+				Message: "the run stayed within its budgets (spent: 10 requests, 1200 tokens)"}},
+		{name: "within, nothing spent", run: withBudget(nil, ptr.To[int64](5), nil),
+			want: &metav1.Condition{Type: "BudgetExceeded", Status: "False", Reason: "WithinBudget",
+				Message: "the run stayed within its budgets"}},
+		{name: "requests", run: withBudget(ptr.To[int64](10), nil, &evalsv1alpha1.RunCost{Judges: judges,
+			BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeRequests}}),
+			want: &metav1.Condition{Type: "BudgetExceeded", Status: "True", Reason: "JudgeRequestBudgetSpent",
+				Message: "the LLM judges sent the requests of spec.judging.llm.maxRequests (10) (spent: 10 requests, " +
+					"1200 tokens): the LLM evaluators not judged by then are Skipped"}},
+		{name: "both: requests named first", run: withBudget(ptr.To[int64](10), ptr.To[int64](1000), &evalsv1alpha1.RunCost{
+			Judges: judges, BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeTokens, evalsv1alpha1.BudgetJudgeRequests}}),
+			want: &metav1.Condition{Type: "BudgetExceeded", Status: "True", Reason: "JudgeRequestBudgetSpent",
+				Message: "the LLM judges sent the requests of spec.judging.llm.maxRequests (10); the LLM judges spent the " +
+					"tokens of spec.judging.llm.maxTokens (1000) (spent: 10 requests, 1200 tokens): the LLM evaluators " +
+					"not judged by then are Skipped"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, BudgetCondition(tc.run)); diff != "" {
+				t.Errorf("condition (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A shard's share of a budget is ceil(budget / shards); no budget stays none.
+func TestShardBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget int64
+		shards int
+		want   int64
+	}{{0, 4, 0}, {10, 1, 10}, {10, 3, 4}, {10, 10, 1}, {3, 8, 1}, {1_000_000_000_000, 1000, 1_000_000_000}} {
+		if got := shardBudget(tc.budget, tc.shards); got != tc.want {
+			t.Errorf("shardBudget(%d, %d) = %d, want %d", tc.budget, tc.shards, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+)
+
+// A waiting run's place in its queue (status.queue.position), from Kueue's visibility API: the pending workloads
+// of its LocalQueue (GET /apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/<ns>/localqueues/<name>/pendingworkloads).
+// Kueue serves that API through the API server's aggregation layer; where it is not served (no aggregation layer,
+// Kueue's visibility server off, the APIService not installed) the position is absent, which is not an error.
+
+// +kubebuilder:rbac:groups=visibility.kueue.x-k8s.io,resources=localqueues/pendingworkloads,verbs=get
+
+// visibilityLocalQueue is the visibility API's LocalQueue resource the manager reads.
+var visibilityLocalQueue = schema.GroupVersionKind{Group: "visibility.kueue.x-k8s.io", Version: "v1beta2", Kind: "LocalQueue"}
+
+// Bounds of a position lookup: one GET within visibilityTimeout, of at most maxPendingWorkloads workloads (a run
+// further back than that has no position shown).
+const (
+	visibilityTimeout   = 5 * time.Second
+	maxPendingWorkloads = 1000
+	// queuePositionRecheck is how often a waiting run with a position looks again: the workloads ahead of it are
+	// admitted without its own Workload changing.
+	queuePositionRecheck = 10 * time.Second
+)
+
+// PendingWorkloads is the part of Kueue's PendingWorkloadsSummary the manager reads.
+type PendingWorkloads struct {
+	Items []PendingWorkload `json:"items"`
+}
+
+// PendingWorkload is one pending workload of a LocalQueue, as Kueue's visibility API lists it.
+type PendingWorkload struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	// PositionInLocalQueue counts from 0.
+	PositionInLocalQueue int32 `json:"positionInLocalQueue"`
+}
+
+// PositionOf returns workload's position in its LocalQueue from Kueue's pending workloads, counted from 1 (Kueue
+// counts from 0), and whether it is listed.
+func PositionOf(p PendingWorkloads, workload string) (int32, bool) {
+	for _, w := range p.Items {
+		if w.Metadata.Name == workload && w.PositionInLocalQueue >= 0 {
+			return w.PositionInLocalQueue + 1, true
+		}
+	}
+	return 0, false
+}
+
+// kueueVisibility reads pending workloads from Kueue's visibility API once it is found served; it looks for it at
+// most once per kueueRecheck.
+type kueueVisibility struct {
+	mapper meta.RESTMapper
+	// get GETs an absolute API path and returns the body.
+	get func(ctx context.Context, path string) ([]byte, error)
+
+	mu        sync.Mutex
+	served    bool
+	lastCheck time.Time
+}
+
+// newKueueVisibility reads the visibility API with cfg (the manager's identity).
+func newKueueVisibility(mapper meta.RESTMapper, cfg *rest.Config) (*kueueVisibility, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("a client for Kueue's visibility API: %w", err)
+	}
+	c := dc.RESTClient()
+	return &kueueVisibility{mapper: mapper, get: func(ctx context.Context, path string) ([]byte, error) {
+		return c.Get().AbsPath(path).Param("limit", strconv.Itoa(maxPendingWorkloads)).DoRaw(ctx)
+	}}, nil
+}
+
+// isServed reports whether the visibility API is served, asking the API server's discovery at most once per
+// kueueRecheck while it is not.
+func (v *kueueVisibility) isServed(now time.Time) bool {
+	if v == nil {
+		return false
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.served || (!v.lastCheck.IsZero() && now.Sub(v.lastCheck) < kueueRecheck) {
+		return v.served
+	}
+	v.lastCheck = now
+	if _, err := v.mapper.RESTMapping(visibilityLocalQueue.GroupKind(), visibilityLocalQueue.Version); err != nil {
+		return false
+	}
+	v.served = true
+	return true
+}
+
+// position returns workload's position in the LocalQueue queue of namespace (nil where the API is not served or
+// does not list it). An API that stops answering is looked for again later, not an error of the run.
+func (v *kueueVisibility) position(ctx context.Context, namespace, queue, workload string, now time.Time) *int32 {
+	if workload == "" || !v.isServed(now) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, visibilityTimeout)
+	defer cancel()
+	path := fmt.Sprintf("/apis/%s/%s/namespaces/%s/localqueues/%s/pendingworkloads",
+		visibilityLocalQueue.Group, visibilityLocalQueue.Version, namespace, queue)
+	body, err := v.get(ctx, path)
+	if err != nil {
+		v.mu.Lock()
+		v.served, v.lastCheck = false, now
+		v.mu.Unlock()
+		return nil
+	}
+	var p PendingWorkloads
+	if err := json.Unmarshal(body, &p); err != nil {
+		return nil
+	}
+	if n, ok := PositionOf(p, workload); ok {
+		return &n
+	}
+	return nil
+}
