@@ -201,6 +201,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: answer
       type:
         scalar: string
+    - name: answeredBy
+      type:
+        scalar: string
     - name: carriedFrom
       type:
         scalar: string
@@ -341,6 +344,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: queueName
       type:
         scalar: string
+    - name: rejudge
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Rejudge
     - name: resultsDeadlineSeconds
       type:
         scalar: numeric
@@ -857,6 +863,12 @@ var schemaYAML = typed.YAMLObject(`types:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsLocation
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RegressionPolicy
   scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Rejudge
+  map:
+    fields:
+    - name: from
+      type:
+        scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference
   map:
     fields:
