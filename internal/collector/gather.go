@@ -63,6 +63,12 @@ type GatherInput struct {
 	RecordsObject string
 	// Log receives the LLM client's retry lines (nil: none).
 	Log io.Writer
+	// MissingReasons, in a re-judge, are the errors of the cases it did not judge (Rejudged.MissingReasons);
+	// AnsweredBy is the source run, named on every answered case's result; Note is added to the collection's
+	// message.
+	MissingReasons map[string]string
+	AnsweredBy     string
+	Note           string
 }
 
 // Gathered is one collection: what to persist and the facts the termination message carries.
@@ -112,6 +118,9 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 			invocationErrors[c.ID] = "the launcher reports that the runner invocation for this case " + c.Describe() + stderrSuffix(c.StderrTail)
 		}
 	}
+	for id, why := range in.MissingReasons {
+		invocationErrors[id] = why
+	}
 	pin := pipeline.Input{
 		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: evalsv1alpha1.MaxStatusMissingIDs,
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
@@ -130,7 +139,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if in.ResultsObject != "" {
 		opts.Objects = []string{in.ResultsObject}
 	}
-	sink := &statusSink{builder: results.NewBuilder(opts)}
+	sink := &statusSink{builder: results.NewBuilder(opts), answeredBy: in.AnsweredBy}
 	if cfg.Records != nil {
 		if err := in.keepRecords(sink, file); err != nil {
 			return nil, err
@@ -264,6 +273,9 @@ var noOutputSource = pipeline.PerCase{Read: func(string) ([]byte, error) { retur
 // classify decides the collection's outcome (outcome.Collection, from typed facts) and says it in one line.
 func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (evalsv1alpha1.CollectionOutcome, string) {
 	var notes []string
+	if in.Note != "" {
+		notes = append(notes, in.Note)
+	}
 	if in.JudgeError != "" {
 		notes = append(notes, "code judges: "+in.JudgeError)
 	}

@@ -17,6 +17,8 @@ type statusSink struct {
 	digest *viewDigests
 	// mode is how the records were read (ModeLine for a batch file, ModeSingle for one file per case).
 	mode records.Mode
+	// answeredBy, in a re-judge, names the source run on every answered case's result.
+	answeredBy string
 }
 
 // preparedCase is a case encoded by Prepare: its result and, when it is kept, its record's line.
@@ -33,6 +35,7 @@ func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (preparedCase, error)
 	if resp := c.Response; resp != nil {
 		full.Answer, full.Line = resp.Text, resp.Line
 		full.TokenUsage, full.CostUSD, full.DurationMs = resp.TokenUsage, resp.CostUSD, resp.DurationMs
+		full.AnsweredBy = s.answeredBy
 	}
 	start := len(*buf)
 	b, err := full.AppendJSON(*buf)

@@ -99,6 +99,7 @@ func caseResult(c *evalsv1alpha1.CaseResult) *acv1alpha1.CaseResultApplyConfigur
 		ac.WithEvaluators(evaluators...)
 	}
 	pointer(c.CarriedFrom, ac.WithCarriedFrom)
+	pointer(c.AnsweredBy, ac.WithAnsweredBy)
 	return ac
 }
 
