@@ -146,7 +146,8 @@ func BuildCollectorServiceAccount(run *evalsv1alpha1.EvalRun) *corev1.ServiceAcc
 //   - get on this EvalRun, and get and patch on its status (the collector's server-side apply), unless the run is
 //     sharded or resumed: its collectors then record their collections in shard ConfigMaps and never write the
 //     EvalRun;
-//   - get, update and patch on this run's pre-created result, record (and shard) ConfigMaps.
+//   - get, update and patch on this run's pre-created result, record (and shard) ConfigMaps;
+//   - for a re-judge (spec.rejudge) whose source kept its records in ConfigMaps, get on those record ConfigMaps.
 //
 // It grants no create: Kubernetes cannot restrict create by name, so a create grant would let the token make any
 // ConfigMap in the namespace. The manager pre-creates the bounded set of result ConfigMaps instead.
@@ -167,6 +168,13 @@ func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) *rbacv
 		APIGroups: []string{""}, Resources: []string{"configmaps"},
 		ResourceNames: writable, Verbs: []string{"get", "update", "patch"},
 	})
+	if rj := cfg.Rejudge; rj != nil && len(rj.ConfigMaps) > 0 {
+		// A re-judge reads the source run's record ConfigMaps, those only, and never writes them.
+		rules = append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{""}, Resources: []string{"configmaps"},
+			ResourceNames: slices.Clone(rj.ConfigMaps), Verbs: []string{"get"},
+		})
+	}
 	return &rbacv1.Role{ObjectMeta: childMeta(run, NamesFor(run.Name).Role, ComponentCollector), Rules: rules}
 }
 

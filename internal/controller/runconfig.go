@@ -66,9 +66,10 @@ var DownloadedEvalFilePath = path.Join(layout.ShardDir, "source.yaml")
 var IDsFilePath = path.Join(layout.EvalDir, layout.IDsKey)
 
 // Merged reports whether the run's status is merged by the manager from per-shard collections: the run is
-// sharded (spec.sharding.shards above 1) or resumes an earlier run.
+// sharded (spec.sharding.shards above 1), resumes an earlier run, stores its results in a bucket, or judges an
+// earlier run's records again (it takes that run's shard count, which its spec does not say).
 func Merged(run *evalsv1alpha1.EvalRun) bool {
-	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil
+	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil || run.Spec.Rejudge != nil
 }
 
 // BucketOnly reports a run whose pods make no API call (spec.storage.statusFrom: Bucket): their collections are
