@@ -78,6 +78,9 @@ const (
 	// ReasonResumeSourceInvalid: spec.resume.from names a run that does not exist, has not finished, has no
 	// stored results, or ran an eval file with another sha256.
 	ReasonResumeSourceInvalid = "ResumeSourceInvalid"
+	// ReasonRejudgeSourceInvalid: spec.rejudge.from names a run that does not exist, is this run, kept no
+	// records (status.records), resumed another run, or whose records this run cannot read (another bucket).
+	ReasonRejudgeSourceInvalid = "RejudgeSourceInvalid"
 	// ReasonStorageLimitExceeded: the kubelet evicted a pod of the run because it wrote past a storage limit: an
 	// emptyDir over its sizeLimit (the runner's output volume is bounded by target.resources.limits
 	// ["ephemeral-storage"] or the manager's default), a container over its ephemeral-storage limit, or the pod
@@ -254,6 +257,12 @@ type EvalRunStatus struct {
 	// manager.
 	// +optional
 	Resume *ResumeStatus `json:"resume,omitempty"`
+
+	// records counts the cases' records as the runner wrote them that the run kept for judging again
+	// (docs/rejudge.md) and those beyond the storage budget that it did not keep. Written by the
+	// collector (a sharded run's: summed by the manager).
+	// +optional
+	Records *RecordsStatus `json:"records,omitempty"`
 
 	// baseline compares the run's full per-case results with spec.baseline's run. Written by the manager once
 	// both runs have finished.
@@ -797,6 +806,11 @@ type CaseResult struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	CarriedFrom *string `json:"carriedFrom,omitempty"`
+	// answeredBy names the earlier run whose runner answered this case, when this run judged that run's kept
+	// record again (spec.rejudge); empty for a case this run's own runner answered.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	AnsweredBy *string `json:"answeredBy,omitempty"`
 }
 
 // EvaluatorSummary is one evaluator's judgement of one case.
@@ -1046,11 +1060,11 @@ type CostBudgetStop struct {
 // +kubebuilder:printcolumn:name="Position",type=integer,JSONPath=`.status.queue.position`,priority=1
 // +kubebuilder:printcolumn:name="ClusterQueue",type=string,JSONPath=`.status.queue.clusterQueue`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (self.spec.evalFile == oldSelf.spec.evalFile && self.spec.target == oldSelf.spec.target)",message="spec is immutable except suspend while the run is in progress (spec.evalFile or spec.target changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (self.spec.evalFile == oldSelf.spec.evalFile && has(self.spec.target) == has(oldSelf.spec.target) && (!has(self.spec.target) || self.spec.target == oldSelf.spec.target))",message="spec is immutable except suspend while the run is in progress (spec.evalFile or spec.target changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.judging) == has(oldSelf.spec.judging) && (!has(self.spec.judging) || self.spec.judging == oldSelf.spec.judging) && has(self.spec.successPolicy) == has(oldSelf.spec.successPolicy) && (!has(self.spec.successPolicy) || self.spec.successPolicy == oldSelf.spec.successPolicy) && has(self.spec.baseline) == has(oldSelf.spec.baseline) && (!has(self.spec.baseline) || self.spec.baseline == oldSelf.spec.baseline))",message="spec is immutable except suspend while the run is in progress (spec.judging, spec.successPolicy or spec.baseline changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.activeDeadlineSeconds) == has(oldSelf.spec.activeDeadlineSeconds) && (!has(self.spec.activeDeadlineSeconds) || self.spec.activeDeadlineSeconds == oldSelf.spec.activeDeadlineSeconds) && has(self.spec.backoffLimit) == has(oldSelf.spec.backoffLimit) && (!has(self.spec.backoffLimit) || self.spec.backoffLimit == oldSelf.spec.backoffLimit) && has(self.spec.ttlSecondsAfterFinished) == has(oldSelf.spec.ttlSecondsAfterFinished) && (!has(self.spec.ttlSecondsAfterFinished) || self.spec.ttlSecondsAfterFinished == oldSelf.spec.ttlSecondsAfterFinished) && has(self.spec.resultsDeadlineSeconds) == has(oldSelf.spec.resultsDeadlineSeconds) && (!has(self.spec.resultsDeadlineSeconds) || self.spec.resultsDeadlineSeconds == oldSelf.spec.resultsDeadlineSeconds))",message="spec is immutable except suspend while the run is in progress (spec.activeDeadlineSeconds, spec.backoffLimit, spec.ttlSecondsAfterFinished or spec.resultsDeadlineSeconds changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.queueName) == has(oldSelf.spec.queueName) && (!has(self.spec.queueName) || self.spec.queueName == oldSelf.spec.queueName) && has(self.spec.podTemplate) == has(oldSelf.spec.podTemplate) && (!has(self.spec.podTemplate) || self.spec.podTemplate == oldSelf.spec.podTemplate) && has(self.spec.sharding) == has(oldSelf.spec.sharding) && (!has(self.spec.sharding) || self.spec.sharding == oldSelf.spec.sharding))",message="spec is immutable except suspend while the run is in progress (spec.queueName, spec.podTemplate or spec.sharding changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
-// +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.resume) == has(oldSelf.spec.resume) && (!has(self.spec.resume) || self.spec.resume == oldSelf.spec.resume) && has(self.spec.storage) == has(oldSelf.spec.storage) && (!has(self.spec.storage) || self.spec.storage == oldSelf.spec.storage))",message="spec is immutable except suspend while the run is in progress (spec.resume or spec.storage changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.resume) == has(oldSelf.spec.resume) && (!has(self.spec.resume) || self.spec.resume == oldSelf.spec.resume) && has(self.spec.storage) == has(oldSelf.spec.storage) && (!has(self.spec.storage) || self.spec.storage == oldSelf.spec.storage) && has(self.spec.rejudge) == has(oldSelf.spec.rejudge) && (!has(self.spec.rejudge) || self.spec.rejudge == oldSelf.spec.rejudge))",message="spec is immutable except suspend while the run is in progress (spec.resume, spec.rejudge or spec.storage changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 
 // EvalRun runs a batch runner over an eval file as a Kubernetes Job and records the judged per-case results.
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.baseline) || has(self.spec.baseline.runName)",message="spec.baseline.runName is required on an EvalRun (only an EvalSchedule's template may leave it empty, to compare with the schedule's latest successful run)"
@@ -1086,4 +1100,37 @@ type EvalRunList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// items are the EvalRuns.
 	Items []EvalRun `json:"items"`
+}
+
+// RecordsLocation says where a run keeps its cases' records.
+// +kubebuilder:validation:Enum=ConfigMaps;Bucket
+type RecordsLocation string
+
+const (
+	// RecordsInConfigMaps: the owned ConfigMaps <run>-evalrun-records-<n> (key records.jsonl.gz), as many per
+	// shard as the shard has result ConfigMaps, each at most 900 KiB compressed.
+	RecordsInConfigMaps RecordsLocation = "ConfigMaps"
+	// RecordsInBucket: one object per shard, <prefix>/<namespace>/<run>/<uid>/shards/<i>/records.jsonl.gz in
+	// spec.storage.s3's bucket, at most 256 MiB compressed.
+	RecordsInBucket RecordsLocation = "Bucket"
+)
+
+// RecordsStatus counts a run's kept records (docs/rejudge.md).
+type RecordsStatus struct {
+	// kept is the number of cases whose record (and runner-view digest) the run kept.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Kept int32 `json:"kept,omitempty"`
+	// notKept is the number of cases with a record that the run did not keep: beyond the storage budget (the
+	// record ConfigMaps full, or the bucket object at its bound), or a single record larger than a chunk.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	NotKept int32 `json:"notKept,omitempty"`
+	// bytes is the compressed size of the kept records.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Bytes int64 `json:"bytes,omitempty"`
+	// where the records are: ConfigMaps or Bucket.
+	// +optional
+	Where RecordsLocation `json:"where,omitempty"`
 }

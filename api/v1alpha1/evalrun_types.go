@@ -43,7 +43,9 @@ const (
 
 // EvalRunSpec is the desired state of an EvalRun (and the template of an EvalSchedule's runs). An EvalRun's spec
 // is immutable after creation, except suspend.
-// +kubebuilder:validation:XValidation:rule="!has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
+// +kubebuilder:validation:XValidation:rule="!has(self.target) || !has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
+// +kubebuilder:validation:XValidation:rule="has(self.target) || has(self.rejudge)",message="target is required unless rejudge is set (a re-judge runs no runner)"
+// +kubebuilder:validation:XValidation:rule="!has(self.rejudge) || !has(self.resume)",message="rejudge and resume are exclusive: a re-judge judges an earlier run's kept records, a resume runs the cases an earlier run did not finish"
 type EvalRunSpec struct {
 	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline, configMapKeyRef, s3 or
 	// bundle (an eval file with the files it names).
@@ -52,8 +54,10 @@ type EvalRunSpec struct {
 	// +required
 	EvalFile EvalFileSource `json:"evalFile"`
 
-	// target describes the batch runner: its image, command template and how it is invoked.
-	// +required
+	// target describes the batch runner: its image, command template and how it is invoked. Required unless
+	// rejudge is set: a re-judge runs no runner, and uses target only for what judging takes from it (the image
+	// and working directory of code_judge scripts when judging.image is unset).
+	// +optional
 	Target Target `json:"target,omitzero"`
 
 	// judging holds the evaluators and pass threshold used for cases that declare no evaluators of their own.
@@ -124,6 +128,12 @@ type EvalRunSpec struct {
 	// re-running (and re-paying for) the cases it already has.
 	// +optional
 	Resume *Resume `json:"resume,omitempty"`
+
+	// rejudge judges an earlier run's kept records again, without running the runner: the run's pod has no runner
+	// container; its collector reads the earlier run's records (status.records) shard by shard and judges them with
+	// this run's eval file, judging and successPolicy (docs/rejudge.md). Exclusive with resume.
+	// +optional
+	Rejudge *Rejudge `json:"rejudge,omitempty"`
 
 	// storage says where the run keeps its full per-case results. Unset: in ConfigMaps the run owns (in etcd,
 	// bounded to 900 KiB each). With s3, every shard's results and collection go to the bucket and no per-case data
@@ -276,6 +286,23 @@ type Resume struct {
 	// +default="Missing"
 	// +optional
 	Cases *ResumeCases `json:"cases,omitempty"`
+}
+
+// Rejudge names the earlier run whose kept records this run judges again.
+type Rejudge struct {
+	// from is the name of the earlier EvalRun, in this run's namespace, whose runner's records are judged again.
+	// It must have finished and kept records (status.records.kept above 0), and must not itself be a resumed run
+	// (its carried cases' records are another run's); otherwise this run ends with reason RejudgeSourceInvalid.
+	// A source still in progress is waited for. This run takes the source's shard count: its shard i judges the
+	// records of the source's shard i. A case is judged only when its record was kept and its inputs (the digest
+	// of its runner view) are the same in this run's eval file; otherwise it is missing, with an error saying
+	// which. Each judged result says answeredBy: this run. Immutable while the run is in progress, as the rest
+	// of the spec.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +required
+	From string `json:"from,omitempty"`
 }
 
 // EvalFileSource is a union: exactly one of inline, configMapKeyRef, s3 or bundle.

@@ -85,6 +85,26 @@ func TestEvalRunAdmission(t *testing.T) {
 			r.Spec.Target.Workers = ptr.To[int32](2)
 			return r
 		}(), wantErr: "target.workers is only meaningful with target.batching: PerCase"},
+		{name: "a re-judge without a target is accepted", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("ok-rejudge", "default").Obj()
+			r.Spec.Target, r.Spec.Rejudge = evalsv1alpha1.Target{}, &evalsv1alpha1.Rejudge{From: "earlier"}
+			return r
+		}()},
+		{name: "no target and no re-judge", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-no-target", "default").Obj()
+			r.Spec.Target = evalsv1alpha1.Target{}
+			return r
+		}(), wantErr: "target is required unless rejudge is set"},
+		{name: "re-judge and resume", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-rejudge-resume", "default").Obj()
+			r.Spec.Rejudge, r.Spec.Resume = &evalsv1alpha1.Rejudge{From: "earlier"}, &evalsv1alpha1.Resume{From: "earlier"}
+			return r
+		}(), wantErr: "rejudge and resume are exclusive"},
+		{name: "re-judge without from", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-rejudge-from", "default").Obj()
+			r.Spec.Rejudge = &evalsv1alpha1.Rejudge{}
+			return r
+		}(), wantErr: "spec.rejudge.from"},
 		{name: "healthcheck unknown placeholder", run: mk("bad-hc", "default").Healthcheck("run {EVAL_ID}").Obj(),
 			wantErr: "healthcheck.commandTemplate has an unknown placeholder"},
 		{name: "both eval sources", run: func() *evalsv1alpha1.EvalRun {

@@ -62,7 +62,13 @@ func everyFieldSet() *evalsv1alpha1.EvalRun {
 
 var specChanges = map[string][]func(s *evalsv1alpha1.EvalRunSpec){
 	"evalFile": {func(s *evalsv1alpha1.EvalRunSpec) { s.EvalFile.Inline = ptr.To("evalcases: []") }},
-	"target":   {func(s *evalsv1alpha1.EvalRunSpec) { s.Target.Image = "other:1" }},
+	"target": {
+		func(s *evalsv1alpha1.EvalRunSpec) { s.Target.Image = "other:1" },
+		// A re-judge may leave target unset (a resume and a re-judge are exclusive).
+		func(s *evalsv1alpha1.EvalRunSpec) {
+			s.Resume, s.Rejudge, s.Target = nil, &evalsv1alpha1.Rejudge{From: "earlier"}, evalsv1alpha1.Target{}
+		},
+	},
 	"judging": {
 		func(s *evalsv1alpha1.EvalRunSpec) { s.Judging.PassThreshold = "0.5" },
 		func(s *evalsv1alpha1.EvalRunSpec) { s.Judging = nil },
@@ -106,6 +112,9 @@ var specChanges = map[string][]func(s *evalsv1alpha1.EvalRunSpec){
 	"resume": {
 		func(s *evalsv1alpha1.EvalRunSpec) { s.Resume.From = "other" },
 		func(s *evalsv1alpha1.EvalRunSpec) { s.Resume = nil },
+	},
+	"rejudge": {
+		func(s *evalsv1alpha1.EvalRunSpec) { s.Resume, s.Rejudge = nil, &evalsv1alpha1.Rejudge{From: "earlier"} },
 	},
 	"storage": {
 		func(s *evalsv1alpha1.EvalRunSpec) { s.Storage.S3.Bucket = "other" },

@@ -58,6 +58,25 @@ func WriteResultConfigMaps(ctx context.Context, c client.Client, namespace strin
 	return nil
 }
 
+// WriteRecordConfigMaps stores the kept records' chunks in the pre-created record ConfigMaps named in names, as
+// WriteResultConfigMaps stores results (by name only; ConfigMaps without a chunk are emptied).
+func WriteRecordConfigMaps(ctx context.Context, c client.Client, namespace string, names []string, chunks []results.Chunk) error {
+	byName := make(map[string]results.Chunk, len(chunks))
+	for _, ch := range chunks {
+		byName[ch.Destination] = ch
+	}
+	for _, name := range names {
+		patch := map[string]any{"binaryData": nil}
+		if ch, ok := byName[name]; ok {
+			patch = map[string]any{"binaryData": map[string]any{layout.RecordsKey: ch.Data}}
+		}
+		if err := patchConfigMap(ctx, c, namespace, name, "record", patch); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // WriteShardSection records a shard's collection (its status results section, JSON) under layout.ShardSectionKey
 // in the shard's pre-created ConfigMap, by name only (a merge patch: a missing ConfigMap is an error).
 func WriteShardSection(ctx context.Context, c client.Client, namespace, name string, section results.Section) error {

@@ -14,8 +14,8 @@ import (
 // shardBucket is where a shard's collector stores its results and collection when the run keeps its results in a
 // bucket (spec.storage.s3): <prefix>/<namespace>/<run>/<uid>/shards/<index>/{results.jsonl.gz,summary.json}.
 type shardBucket struct {
-	store                  *objstore.Store
-	resultsKey, summaryKey string
+	store                              *objstore.Store
+	resultsKey, summaryKey, recordsKey string
 }
 
 // openShardBucket opens the run's bucket with the credentials mounted in credentialsDir (the collector's only)
@@ -40,6 +40,9 @@ func openShardBucket(cfg *layout.RunConfig, namespace, name, uid, credentialsDir
 	if sb.summaryKey, err = ref.ShardSummaryKey(int(cfg.ShardIndex)); err != nil {
 		return nil, err
 	}
+	if sb.recordsKey, err = ref.ShardRecordsKey(int(cfg.ShardIndex)); err != nil {
+		return nil, err
+	}
 	return sb, nil
 }
 
@@ -49,6 +52,24 @@ func (b *shardBucket) resultsURI() string {
 		return ""
 	}
 	return b.store.URI(b.resultsKey)
+}
+
+// recordsURI is the s3:// URI of the shard's records object ("" without a bucket).
+func (b *shardBucket) recordsURI() string {
+	if b == nil {
+		return ""
+	}
+	return b.store.URI(b.recordsKey)
+}
+
+// putRecords stores the shard's kept records (its one chunk, when it kept any).
+func (b *shardBucket) putRecords(ctx context.Context, chunks []results.Chunk) error {
+	for _, ch := range chunks {
+		if err := b.store.Put(ctx, b.recordsKey, bytes.NewReader(ch.Data), objstore.ContentTypeGzip); err != nil {
+			return fmt.Errorf("storing the records: %w", err)
+		}
+	}
+	return nil
 }
 
 // put stores the shard's results (its one chunk, when it has cases) and its collection, the section as JSON.

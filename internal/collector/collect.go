@@ -63,16 +63,6 @@ func Collect(ctx context.Context, o Options) error {
 		<-ctx.Done()
 		return nil
 	}
-	end := waitForRunner(ctx, o)
-	ended, why := end.Cause == outcome.EndEnded, end.Reason
-	if ended {
-		podfiles.Logf(o.Log, "The runner ended; collecting its output\n")
-	} else {
-		podfiles.Logf(o.Log, "Collecting without the runner's end reason=%q\n", why)
-	}
-
-	at := collectionTime(o)
-	snap := TakeSnapshot(o.Config, o.Pod.Output(), o.Pod.SnapshotOutput())
 	var bucket *shardBucket
 	var bucketErr error
 	var err error
@@ -82,9 +72,44 @@ func Collect(ctx context.Context, o Options) error {
 		}
 		bucket, bucketErr = openShardBucket(o.Config, o.Namespace, o.Name, o.UID, o.BucketCredentialsDir)
 	}
+	var end RunnerEnd
+	var snap *Snapshot
+	var rejudged *Rejudged
+	var rejudgeErr error
+	var rejudgeFile *evalfile.File
+	if o.Config.Rejudge != nil {
+		// A re-judge runs no runner: its "output" is the source's kept records, written into the snapshot.
+		podfiles.Logf(o.Log, "Reading the kept records of EvalRun %s\n", o.Config.Rejudge.From)
+		end = RunnerEnd{Cause: outcome.EndEnded}
+		rejudgeFile, rejudged, rejudgeErr = rejudgeSnapshot(ctx, o, bucket, bucketErr)
+		snap = &Snapshot{}
+		if rejudged != nil {
+			snap = rejudged.Snapshot
+		}
+	} else {
+		end = waitForRunner(ctx, o)
+	}
+	ended, why := end.Cause == outcome.EndEnded, end.Reason
+	switch {
+	case o.Config.Rejudge != nil:
+		// No runner: rejudgeSnapshot logged what it read.
+	case ended:
+		podfiles.Logf(o.Log, "The runner ended; collecting its output\n")
+	default:
+		podfiles.Logf(o.Log, "Collecting without the runner's end reason=%q\n", why)
+	}
+
+	at := collectionTime(o)
+	if o.Config.Rejudge == nil {
+		snap = TakeSnapshot(o.Config, o.Pod.Output(), o.Pod.SnapshotOutput())
+	}
 	in := GatherInput{Config: o.Config, Output: o.Pod.SnapshotOutput(), Snapshot: snap,
 		EndCause: end.Cause, EndReason: why, Launcher: end.Report, LauncherMissing: end.ReportMissing,
-		PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), Log: o.Log}
+		PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), RecordsObject: bucket.recordsURI(), Log: o.Log,
+		EvalFile: rejudgeFile}
+	if rejudged != nil {
+		in.MissingReasons, in.AnsweredBy, in.Note = rejudged.MissingReasons, o.Config.Rejudge.From, rejudged.Note(o.Config.Rejudge.From)
+	}
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
 	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.JudgeDeadlineSeconds))
@@ -98,7 +123,7 @@ func Collect(ctx context.Context, o Options) error {
 		case <-jctx.Done():
 		}
 	})
-	if o.Config.CodeJudges && ended {
+	if o.Config.CodeJudges && ended && in.EvalFile == nil {
 		// The judges' shares are computed from the eval file; Gather judges with the same parse.
 		if in.EvalFile, err = podfiles.LoadEvalFileForJudging(o.Config); err != nil {
 			podfiles.Logf(o.Log, "Cannot read the eval file error=%q\n", err.Error())
@@ -114,7 +139,10 @@ func Collect(ctx context.Context, o Options) error {
 	deadline := layout.Seconds(o.Config.LLMJudgeDeadlineSeconds) + layout.Seconds(o.Config.ResultsDeadlineSeconds)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline)
 	defer cancel()
-	g, gerr := Gather(pctx, in)
+	g, gerr := (*Gathered)(nil), rejudgeErr
+	if gerr == nil {
+		g, gerr = Gather(pctx, in)
+	}
 	if gerr != nil {
 		podfiles.Logf(o.Log, "Collection failed error=%q\n", textbound.Head(gerr.Error(), 512))
 		g = failedCollection(o, at, ended, gerr)
@@ -135,6 +163,28 @@ func Collect(ctx context.Context, o Options) error {
 	}
 	<-ctx.Done()
 	return perr
+}
+
+// rejudgeSnapshot reads the eval file and writes the source's kept records of the pod's shard into the snapshot
+// (WriteRejudgeSnapshot). Its error is the collection's: the source's records could not be read.
+func rejudgeSnapshot(ctx context.Context, o Options, bucket *shardBucket, bucketErr error) (*evalfile.File, *Rejudged, error) {
+	if o.Config.Rejudge.InBucket && bucketErr != nil {
+		return nil, nil, fmt.Errorf("opening the bucket to read the source's records: %w", bucketErr)
+	}
+	file, err := podfiles.LoadEvalFileForJudging(o.Config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the eval file: %w", err)
+	}
+	// Reading the records is bounded by the results deadline, as writing them is.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.ResultsDeadlineSeconds))
+	defer cancel()
+	rj, err := WriteRejudgeSnapshot(rctx, o.Config, file, rejudgeRecords(o, bucket), o.Pod.SnapshotOutput())
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the kept records of EvalRun %s: %w", o.Config.Rejudge.From, err)
+	}
+	podfiles.Logf(o.Log, "Records written into the snapshot judged=%d inputChanged=%d notKept=%d unreadable=%d\n",
+		rj.Judged, rj.InputChanged, rj.NotKept, rj.Unreadable)
+	return file, rj, nil
 }
 
 // collectionTime is when this pod's output was first collected: the collector's note of it, written the first
@@ -348,6 +398,10 @@ func persist(ctx context.Context, o Options, g *Gathered, bucket *shardBucket, b
 		// The store retries transient failures itself, within ctx.
 		err := bucketErr
 		if err == nil {
+			// The records first: the summary names them as kept.
+			err = bucket.putRecords(ctx, g.Records)
+		}
+		if err == nil {
 			err = bucket.put(ctx, g.Output.Chunks, g.Output.Section)
 		}
 		if err != nil {
@@ -366,6 +420,14 @@ func persist(ctx context.Context, o Options, g *Gathered, bucket *shardBucket, b
 		})
 		if err != nil {
 			return err
+		}
+		if r := o.Config.Records; r != nil && len(r.ConfigMaps) > 0 {
+			err := retry(ctx, o.Backoff, func(ctx context.Context) error {
+				return WriteRecordConfigMaps(ctx, o.Client, o.Namespace, r.ConfigMaps, g.Records)
+			})
+			if err != nil {
+				return err
+			}
 		}
 	}
 	if shard := o.Config.ShardConfigMap(); shard != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -57,8 +58,17 @@ type GatherInput struct {
 	// ResultsObject, when set, is the bucket object (s3:// URI) that is to hold every result as one gzip'd JSONL
 	// chunk, instead of the result ConfigMaps.
 	ResultsObject string
+	// RecordsObject, with ResultsObject and Config.Records, is the bucket object (s3:// URI) that is to hold the
+	// kept records as one gzip'd JSONL chunk, instead of the record ConfigMaps.
+	RecordsObject string
 	// Log receives the LLM client's retry lines (nil: none).
 	Log io.Writer
+	// MissingReasons, in a re-judge, are the errors of the cases it did not judge (Rejudged.MissingReasons);
+	// AnsweredBy is the source run, named on every answered case's result; Note is added to the collection's
+	// message.
+	MissingReasons map[string]string
+	AnsweredBy     string
+	Note           string
 }
 
 // Gathered is one collection: what to persist and the facts the termination message carries.
@@ -68,6 +78,8 @@ type Gathered struct {
 	Message string
 	// Summary counts the results (also in Output.Section.Summary).
 	Summary evalsv1alpha1.RunSummary
+	// Records are the kept records' chunks (Config.Records; Output.Section.Records counts them).
+	Records []results.Chunk
 }
 
 // Gather parses the snapshot of the runner's output, judges every requested case (merging the judge container's
@@ -86,7 +98,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	var file *evalfile.File
 	var loadFile func() (*evalfile.File, error)
 	var err error
-	if in.EvalFile == nil && cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 {
+	if in.EvalFile == nil && cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 && cfg.Records == nil {
 		loadFile = in.evalFile
 	} else if file, err = in.evalFile(); err != nil {
 		return nil, err
@@ -106,6 +118,9 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 			invocationErrors[c.ID] = "the launcher reports that the runner invocation for this case " + c.Describe() + stderrSuffix(c.StderrTail)
 		}
 	}
+	for id, why := range in.MissingReasons {
+		invocationErrors[id] = why
+	}
 	pin := pipeline.Input{
 		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: evalsv1alpha1.MaxStatusMissingIDs,
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
@@ -124,7 +139,12 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if in.ResultsObject != "" {
 		opts.Objects = []string{in.ResultsObject}
 	}
-	sink := &statusSink{builder: results.NewBuilder(opts)}
+	sink := &statusSink{builder: results.NewBuilder(opts), answeredBy: in.AnsweredBy}
+	if cfg.Records != nil {
+		if err := in.keepRecords(sink, file); err != nil {
+			return nil, err
+		}
+	}
 	var tail results.Tail
 	noOutput := false
 	shape := pipeline.Output{Batching: evalsv1alpha1.BatchingMode(cfg.Batching), BatchPath: in.Output.BatchOutput(),
@@ -197,7 +217,35 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Gathered{Output: out, Outcome: decided, Message: out.Section.Collection.Message, Summary: apiSummary}, nil
+	g := &Gathered{Output: out, Outcome: decided, Message: out.Section.Collection.Message, Summary: apiSummary}
+	if sink.keeper != nil {
+		if g.Records, out.Section.Records, err = sink.keeper.Finish(); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// keepRecords makes sink keep each answered case's record, with its runner-view digest from file: in the shard's
+// record ConfigMaps, each within layout.MaxRecordConfigMapBytes, or in its one bucket object, within
+// layout.MaxRecordObjectBytes (docs/rejudge.md, the storage budget).
+func (in GatherInput) keepRecords(sink *statusSink, file *evalfile.File) error {
+	cfg := in.Config
+	digests, err := newViewDigests(cfg, file)
+	if err != nil {
+		return err
+	}
+	sink.digest = digests
+	sink.mode = records.ModeLine
+	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
+		sink.mode = records.ModeSingle
+	}
+	if in.ResultsObject != "" {
+		sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInBucket, []string{in.RecordsObject}, layout.MaxRecordObjectBytes)
+		return nil
+	}
+	sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, cfg.Records.ConfigMaps, layout.MaxRecordConfigMapBytes)
+	return nil
 }
 
 // runnerEnded reports whether every process of the runner container had ended before the snapshot.
@@ -229,6 +277,9 @@ var noOutputSource = pipeline.PerCase{Read: func(string) ([]byte, error) { retur
 // classify decides the collection's outcome (outcome.Collection, from typed facts) and says it in one line.
 func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (evalsv1alpha1.CollectionOutcome, string) {
 	var notes []string
+	if in.Note != "" {
+		notes = append(notes, in.Note)
+	}
 	if in.JudgeError != "" {
 		notes = append(notes, "code judges: "+in.JudgeError)
 	}

@@ -22,6 +22,7 @@ const (
 	ComponentEval      = "eval"
 	ComponentCollector = "collector"
 	ComponentResults   = "results"
+	ComponentRecords   = "records"
 	ComponentShard     = "shard"
 	ComponentJob       = "job"
 )
@@ -107,6 +108,19 @@ func BuildResultConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*
 	return out
 }
 
+// BuildRecordConfigMaps returns the empty record ConfigMaps named in cfg.Records (a run that keeps its records in
+// ConfigMaps). The collector may only update them by name, as the result ConfigMaps.
+func BuildRecordConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*corev1.ConfigMap {
+	if cfg.Records == nil {
+		return nil
+	}
+	out := make([]*corev1.ConfigMap, 0, len(cfg.Records.ConfigMaps))
+	for _, name := range cfg.Records.ConfigMaps {
+		out = append(out, &corev1.ConfigMap{ObjectMeta: childMeta(run, name, ComponentRecords)})
+	}
+	return out
+}
+
 // BuildShardConfigMaps returns the empty shard ConfigMaps named in cfg.ShardConfigMaps (a sharded or resumed
 // run), each labelled with its shard index. The collectors may only update them by name.
 func BuildShardConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*corev1.ConfigMap {
@@ -132,7 +146,8 @@ func BuildCollectorServiceAccount(run *evalsv1alpha1.EvalRun) *corev1.ServiceAcc
 //   - get on this EvalRun, and get and patch on its status (the collector's server-side apply), unless the run is
 //     sharded or resumed: its collectors then record their collections in shard ConfigMaps and never write the
 //     EvalRun;
-//   - get, update and patch on this run's pre-created result (and shard) ConfigMaps.
+//   - get, update and patch on this run's pre-created result, record (and shard) ConfigMaps;
+//   - for a re-judge (spec.rejudge) whose source kept its records in ConfigMaps, get on those record ConfigMaps.
 //
 // It grants no create: Kubernetes cannot restrict create by name, so a create grant would let the token make any
 // ConfigMap in the namespace. The manager pre-creates the bounded set of result ConfigMaps instead.
@@ -145,10 +160,21 @@ func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) *rbacv
 			rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"evalruns/status"}, ResourceNames: []string{run.Name}, Verbs: []string{"get", "patch"}},
 		)
 	}
+	writable := append(slices.Clone(cfg.ResultConfigMaps), cfg.ShardConfigMaps...)
+	if cfg.Records != nil {
+		writable = append(writable, cfg.Records.ConfigMaps...)
+	}
 	rules = append(rules, rbacv1.PolicyRule{
 		APIGroups: []string{""}, Resources: []string{"configmaps"},
-		ResourceNames: append(slices.Clone(cfg.ResultConfigMaps), cfg.ShardConfigMaps...), Verbs: []string{"get", "update", "patch"},
+		ResourceNames: writable, Verbs: []string{"get", "update", "patch"},
 	})
+	if rj := cfg.Rejudge; rj != nil && len(rj.ConfigMaps) > 0 {
+		// A re-judge reads the source run's record ConfigMaps, those only, and never writes them.
+		rules = append(rules, rbacv1.PolicyRule{
+			APIGroups: []string{""}, Resources: []string{"configmaps"},
+			ResourceNames: slices.Clone(rj.ConfigMaps), Verbs: []string{"get"},
+		})
+	}
 	return &rbacv1.Role{ObjectMeta: childMeta(run, NamesFor(run.Name).Role, ComponentCollector), Rules: rules}
 }
 

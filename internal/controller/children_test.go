@@ -26,6 +26,7 @@ func TestBuildRunConfig(t *testing.T) {
 				KillGraceSeconds: 10, CollectorStartSeconds: 300},
 			PassThreshold: evalsv1alpha1.DefaultPassThreshold, CodeJudgeTimeoutSeconds: evalsv1alpha1.DefaultCodeJudgeTimeoutSeconds,
 			CodeJudgeWorkers: evalsv1alpha1.DefaultCodeJudgeWorkers, ResultConfigMaps: []string{"screen-evalrun-results-0"},
+			Records:           &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0"}, ConfigMapsPerShard: 1},
 			StatusBudgetBytes: evalsv1alpha1.DefaultStatusBudgetBytes, ResultsDeadlineSeconds: evalsv1alpha1.DefaultResultsDeadlineSeconds,
 			MaxOutputBytes: 1 << 30, JudgeContainers: 1,
 		}
@@ -93,6 +94,7 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
+				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 				c.TimeoutSeconds = 100
 				c.RunnerDeadlineSeconds = 100 + 10 + 10 + 60
 			},
@@ -110,6 +112,7 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
+				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 				c.Batching, c.Workers, c.TimeoutSeconds = "PerCase", 1, 604800
 				c.RunnerDeadlineSeconds = math.MaxInt32
 			},
@@ -167,6 +170,7 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
+				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 			},
 		},
 		{
@@ -182,6 +186,7 @@ func TestBuildRunConfig(t *testing.T) {
 				c.Batching = "PerCase"
 				c.Shards, c.ResultConfigMapsPerShard = 3, 1
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
+				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 1}
 				c.ShardConfigMaps = []string{"screen-evalrun-shard-0", "screen-evalrun-shard-1", "screen-evalrun-shard-2"}
 				c.SourceEvalFile, c.EvalFile = "/evalrun-eval/eval.yaml", "/evalrun/shard/eval.yaml"
 				c.StatusBudgetBytes = layout.ShardSectionBudgetBytes
@@ -199,6 +204,7 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				c.Shards, c.ResultConfigMapsPerShard = 2, 1
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1"}
+				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1"}, ConfigMapsPerShard: 1}
 				c.ShardConfigMaps = []string{"screen-evalrun-shard-0", "screen-evalrun-shard-1"}
 				c.SourceEvalFile, c.EvalFile = "/evalrun-eval/eval.yaml", "/evalrun/shard/eval.yaml"
 				c.StatusBudgetBytes = layout.ShardSectionBudgetBytes
@@ -329,7 +335,8 @@ func TestBuildCollectorRBAC(t *testing.T) {
 		Rules: []rbacv1.PolicyRule{
 			{APIGroups: []string{"evals.evalrun.io"}, Resources: []string{"evalruns"}, ResourceNames: []string{"screen"}, Verbs: []string{"get"}},
 			{APIGroups: []string{"evals.evalrun.io"}, Resources: []string{"evalruns/status"}, ResourceNames: []string{"screen"}, Verbs: []string{"get", "patch"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"screen-evalrun-results-0", "screen-evalrun-results-1"}, Verbs: []string{"get", "update", "patch"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{"screen-evalrun-results-0", "screen-evalrun-results-1",
+				"screen-evalrun-records-0", "screen-evalrun-records-1"}, Verbs: []string{"get", "update", "patch"}},
 		},
 	}
 	if diff := cmp.Diff(wantRole, BuildCollectorRole(run, cfg)); diff != "" {

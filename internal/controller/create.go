@@ -79,6 +79,9 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	for _, cm := range BuildResultConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
+	for _, cm := range BuildRecordConfigMaps(run, cfg) {
+		children = append(children, cm)
+	}
 	for _, cm := range BuildShardConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
@@ -161,17 +164,33 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 			return nil, nil, err
 		}
 	}
+	// The run as its run.json is built: a re-judge takes its source's shard count.
+	cfgRun := run
+	var rejudge *rejudgePlan
+	if run.Spec.Rejudge != nil {
+		p, wait, err := r.planRejudge(ctx, run, now)
+		if wait != nil || err != nil {
+			return nil, wait, err
+		}
+		rejudge, cfgRun = p, p.configRun(run)
+	}
 	// A streamed file splits by construction: Scan parsed each item alone after the header, as the pod reads the
 	// items its shard keeps (evalfile.Facts.Text).
-	if shards := Shards(run, len(runIDs)); shards > 1 && pinData != nil {
+	if shards := Shards(cfgRun, len(runIDs)); shards > 1 && pinData != nil {
 		if msg := checkSplit(pinData, runIDs, shards, mustDefaults(run)); msg != "" {
 			return invalidFile(msg)
 		}
 	}
-	cfg := BuildRunConfig(run, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
+	cfg := BuildRunConfig(cfgRun, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
 	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
+	}
+	if rejudge != nil {
+		rejudge.apply(&cfg)
+		if msg := codeJudgeImage(run, cfg); msg != "" {
+			return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidSpec, Message: msg}, nil
+		}
 	}
 	manifest, err := r.pinBundle(ctx, run, pb, &cfg)
 	if err != nil {

@@ -138,7 +138,7 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 		},
 		Volumes:           buildVolumes(run, cfg),
 		InitContainers:    []corev1.Container{buildInstallContainer(cfg, opts), buildCollectorContainer(run, cfg, opts)},
-		Containers:        append([]corev1.Container{buildRunnerContainer(run, cfg)}, buildJudgeContainers(run, cfg, opts)...),
+		Containers:        append(runnerContainers(run, cfg), buildJudgeContainers(run, cfg, opts)...),
 		NodeSelector:      maps.Clone(o.NodeSelector),
 		Tolerations:       slices.Clone(o.Tolerations),
 		Affinity:          o.Affinity.DeepCopy(),
@@ -441,6 +441,15 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+}
+
+// runnerContainers is the runner container, or none in a re-judge (spec.rejudge): its collector judges an earlier
+// run's kept records, and no runner code runs in its pod.
+func runnerContainers(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Container {
+	if cfg.Rejudge != nil {
+		return nil
+	}
+	return []corev1.Container{buildRunnerContainer(run, cfg)}
 }
 
 // buildRunnerContainer runs the launcher as the container's init process; the runner's reach is its output

@@ -492,7 +492,7 @@ func TestBuildJobSharded(t *testing.T) {
 	if len(role.Rules) != 1 || role.Rules[0].Resources[0] != "configmaps" {
 		t.Errorf("a sharded run's collector Role grants %v, want only its ConfigMaps", role.Rules)
 	}
-	if diff := cmp.Diff(append(slices.Clone(cfg.ResultConfigMaps), cfg.ShardConfigMaps...), role.Rules[0].ResourceNames); diff != "" {
+	if diff := cmp.Diff(append(append(slices.Clone(cfg.ResultConfigMaps), cfg.ShardConfigMaps...), cfg.Records.ConfigMaps...), role.Rules[0].ResourceNames); diff != "" {
 		t.Errorf("Role resourceNames (-want +got):\n%s", diff)
 	}
 }

@@ -60,6 +60,21 @@ func (n ChildNames) ResultConfigMap(i int) string {
 	return childName(n.run, childMarker+"-results-"+strconv.Itoa(i), maxObjectName)
 }
 
+// RecordConfigMap returns the name of the i-th (0-based) record ConfigMap, where the collectors keep the cases'
+// records as the runner wrote them (docs/rejudge.md): <run>-evalrun-records-<i>.
+func (n ChildNames) RecordConfigMap(i int) string {
+	return childName(n.run, childMarker+"-records-"+strconv.Itoa(i), maxObjectName)
+}
+
+// RecordConfigMaps returns the names of count record ConfigMaps, in order.
+func (n ChildNames) RecordConfigMaps(count int) []string {
+	names := make([]string, count)
+	for i := range names {
+		names[i] = n.RecordConfigMap(i)
+	}
+	return names
+}
+
 // ShardConfigMap returns the name of shard i's ConfigMap, where its collector records its collection:
 // <run>-evalrun-shard-<i>.
 func (n ChildNames) ShardConfigMap(i int) string {

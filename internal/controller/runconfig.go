@@ -67,9 +67,10 @@ var DownloadedEvalFilePath = path.Join(layout.ShardDir, "source.yaml")
 var IDsFilePath = path.Join(layout.EvalDir, layout.IDsKey)
 
 // Merged reports whether the run's status is merged by the manager from per-shard collections: the run is
-// sharded (spec.sharding.shards above 1) or resumes an earlier run.
+// sharded (spec.sharding.shards above 1), resumes an earlier run, stores its results in a bucket, or judges an
+// earlier run's records again (it takes that run's shard count, which its spec does not say).
 func Merged(run *evalsv1alpha1.EvalRun) bool {
-	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil
+	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil || run.Spec.Rejudge != nil
 }
 
 // BucketOnly reports a run whose pods make no API call (spec.storage.statusFrom: Bucket): their collections are
@@ -237,6 +238,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.StatusBudgetBytes = layout.ShardSectionBudgetBytes
 	}
 	perShard := (len(caseIDs) + shards - 1) / shards
+	// Each shard keeps its cases' records in as many ConfigMaps as it has result ConfigMaps (the storage budget,
+	// docs/rejudge.md), or in its one records object in the bucket.
+	recordsPer := ResultConfigMapCount(perShard)
+	cfg.Records = &layout.Records{ConfigMaps: names.RecordConfigMaps(shards * recordsPer), ConfigMapsPerShard: int32(recordsPer)}
 	if shards > 1 {
 		per := ResultConfigMapCount(perShard)
 		cfg.ResultConfigMapsPerShard = int32(per)
@@ -261,6 +266,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	if cfg.Bucket != nil {
 		// Every result goes to the bucket: no result ConfigMaps.
 		cfg.ResultConfigMaps, cfg.ResultConfigMapsPerShard = nil, 0
+		cfg.Records = &layout.Records{}
 	}
 	cfg.RunnerDeadlineSeconds = runnerDeadline(cfg, perShard)
 	cfg.JudgeContainers = 1

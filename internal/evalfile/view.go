@@ -86,6 +86,30 @@ func (f *File) WriteView(w io.Writer) (int, error) {
 	return f.NumCases(), nil
 }
 
+// CaseView returns the runner view of case i alone: the bytes WriteView writes for it (its evalcases item, with
+// the view's indentation), so that a case's view is the same whichever file it is in and whatever its position.
+// The re-judge digest of a case (internal/records) is taken over it. A File read by ParseShared has no inputs.
+func (f *File) CaseView(i int) ([]byte, error) {
+	if f.shared {
+		return nil, errors.New("a file read by its header only has no inputs to view")
+	}
+	if i < 0 || i >= f.NumCases() {
+		return nil, fmt.Errorf("the eval file has no evalcases[%d]", i)
+	}
+	vw := viewWriter{buf: make([]byte, 0, 512)}
+	if e := &f.cases[i]; e.end != 0 {
+		var arena fastArena
+		v, _, ok := fastItem(&arena, f.src, int(e.start), int(e.end), int(e.line), f.indent)
+		if !ok {
+			return nil, fmt.Errorf("the text of evalcases[%d] no longer reads", i)
+		}
+		vw.writeItem(v)
+	} else if err := vw.writeCase(f.built[e.start]); err != nil {
+		return nil, fmt.Errorf("the runner view of evalcases[%d]: %w", i, err)
+	}
+	return vw.buf, nil
+}
+
 // viewWriter appends a view's text to buf.
 type viewWriter struct {
 	buf []byte

@@ -460,3 +460,62 @@ func TestWriteViewBenchFile(t *testing.T) {
 		t.Errorf("the benchmark's file is %d bytes", n)
 	}
 }
+
+// TestCaseView: the views of the cases alone, one after the other, are the whole view's items (read item by item
+// or built), and a case's view does not depend on its position or on what judges read.
+func TestCaseView(t *testing.T) {
+	files := []string{hostileFile}
+	names, _ := filepath.Glob("testdata/*.yaml")
+	for _, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, string(data))
+	}
+	for i, data := range files {
+		for _, text := range []string{data, "---\n" + data} {
+			f, err := Parse([]byte(text))
+			if err != nil {
+				t.Fatalf("file %d: %v", i, err)
+			}
+			var items []byte
+			for c := range f.NumCases() {
+				v, err := f.CaseView(c)
+				if err != nil {
+					t.Fatalf("file %d: CaseView(%d): %v", i, c, err)
+				}
+				items = append(items, v...)
+			}
+			whole := viewOf(t, []byte(text))
+			want := strings.TrimPrefix(string(whole), "$schema: "+SchemaV2+"\nevalcases:\n")
+			if diff := cmp.Diff(want, string(items)); diff != "" {
+				t.Errorf("file %d: the cases' views are not the view's items (-view +cases):\n%s", i, diff)
+			}
+		}
+	}
+	base := "evalcases:\n  - id: a\n    input_messages: [{role: user, content: hi}]\n"
+	other := "evalcases:\n  - id: z\n    input_messages: [{role: user, content: x}]\n  - id: a\n    expected_messages: [{role: assistant, content: X}]\n    rubrics: [be kind]\n    input_messages: [{role: user, content: hi}]\n"
+	changed := "evalcases:\n  - id: a\n    input_messages: [{role: user, content: hi!}]\n"
+	view := func(text string, i int) string {
+		f, err := Parse([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := f.CaseView(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v)
+	}
+	if a, b := view(base, 0), view(other, 1); a != b {
+		t.Errorf("the view of case a depends on its position or judge fields:\n%s\n%s", a, b)
+	}
+	if a, b := view(base, 0), view(changed, 0); a == b {
+		t.Errorf("a changed input gives the same view %q", a)
+	}
+	f, _ := Parse([]byte(base))
+	if _, err := f.CaseView(1); err == nil {
+		t.Error("CaseView(1) of a one-case file: no error")
+	}
+}

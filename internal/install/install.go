@@ -45,12 +45,15 @@ func Run(ctx context.Context, o Options) error {
 		if err := WriteShardEvalFile(ctx, o.Config, o.EvalCredentialsDir); err != nil {
 			return err
 		}
-		if _, err := WriteRunnerView(o.Config); err != nil {
-			return err
-		}
-		if m != nil {
-			if _, err := WriteRunnerInputs(o.Config, m); err != nil {
+		// A re-judge's pod has no runner: nothing is written for one.
+		if o.Config.Rejudge == nil {
+			if _, err := WriteRunnerView(o.Config); err != nil {
 				return err
+			}
+			if m != nil {
+				if _, err := WriteRunnerInputs(o.Config, m); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package jsonlresult
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -48,6 +49,32 @@ func runBatch(t *testing.T, input string, requested []string, opts Options) batc
 
 // ignoreSHA leaves the digest to its own test.
 var ignoreSHA = cmpopts.IgnoreFields(BatchResult{}, "OutputSHA256")
+
+// ignoreRaw leaves the record's bytes out of a comparison of responses; checkRaw checks them.
+var ignoreRaw = cmpopts.IgnoreFields(Response{}, "Raw")
+
+// checkRaw checks that a batch response's Raw, parsed again as a one-line batch, gives the same response: the
+// collector keeps Raw as the case's record and reads it with this parser when it judges it again.
+func checkRaw(t *testing.T, r *Response) {
+	t.Helper()
+	if len(r.Raw) == 0 || bytes.ContainsRune(r.Raw, '\n') || bytes.HasSuffix(r.Raw, []byte("\r")) {
+		t.Errorf("response %q: Raw %q is not one line without its ending", r.ID, r.Raw)
+		return
+	}
+	var again []*Response
+	if _, err := ParseBatch(bytes.NewReader(r.Raw), []string{r.ID}, Options{}, func(a *Response) error {
+		again = append(again, a)
+		return nil
+	}); err != nil || len(again) != 1 {
+		t.Errorf("response %q: Raw does not parse again to one response (%v, %d)", r.ID, err, len(again))
+		return
+	}
+	want := *r
+	want.Line = 1
+	if diff := cmp.Diff(&want, again[0]); diff != "" {
+		t.Errorf("response %q: Raw parses again to another response (-first +again):\n%s", r.ID, diff)
+	}
+}
 
 func TestParseBatch(t *testing.T) {
 	traceOK := `{"type":"tool_call","timestamp":"2026-01-01T00:00:00Z","id":"c1","name":"search","input":{"q":"x"}}`
@@ -457,10 +484,11 @@ func TestParseBatch(t *testing.T) {
 			opts.MaxLineBytes, opts.MaxParseErrors, opts.MaxListedIDs = tc.opts.MaxLineBytes, tc.opts.MaxParseErrors, tc.opts.MaxListedIDs
 			t.Run(fmt.Sprintf("%s/workers=%d,chunk=%d", tc.name, opts.Workers, opts.chunkBytes), func(t *testing.T) {
 				got := runBatch(t, tc.input, tc.requested, opts)
-				if diff := cmp.Diff(tc.want, got, ignoreSHA, cmpopts.EquateEmpty()); diff != "" {
+				if diff := cmp.Diff(tc.want, got, ignoreSHA, ignoreRaw, cmpopts.EquateEmpty()); diff != "" {
 					t.Errorf("ParseBatch mismatch (-want +got):\n%s", diff)
 				}
 				for _, r := range got.Responses {
+					checkRaw(t, r)
 					if _, err := json.Marshal(r); err != nil {
 						t.Errorf("response %q does not marshal: %v", r.ID, err)
 					}
@@ -610,7 +638,7 @@ func TestParseBatchAgreesWithBaseline(t *testing.T) {
 	if len(fast.Responses) != len(ids) {
 		t.Fatalf("got %d responses, want %d", len(fast.Responses), len(ids))
 	}
-	if diff := cmp.Diff(base, fast, cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff(base, fast, ignoreRaw, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("ParseBatch disagrees with the baseline (-baseline +ParseBatch):\n%s", diff)
 	}
 }

@@ -749,7 +749,8 @@ func sanitizedCopy(b []byte) []byte {
 // parseLine reads one non-blank batch line (without its line ending). It returns the response of a valid record,
 // or a message saying what is wrong with the line.
 func (p *recordParser) parseLine(line []byte) (*Response, string) {
-	rec, err := p.object(p.ownedLine(line))
+	owned := p.ownedLine(line)
+	rec, err := p.object(owned)
 	if err != nil {
 		return nil, err.Error()
 	}
@@ -761,5 +762,6 @@ func (p *recordParser) parseLine(line []byte) (*Response, string) {
 		// as an unexpected id it would be an invisible entry in a list.
 		return nil, `missing required string field: id`
 	}
+	rec.resp.Raw = owned
 	return rec.resp, ""
 }

@@ -11,15 +11,16 @@ const DefaultMaxSingleBytes = 16 << 20
 // byte-order mark removed. The trace, output messages and metrics of a JSON object are kept in every case. Bytes
 // that are not valid UTF-8 become U+FFFD.
 func ParseSingle(id string, data []byte) *Response {
+	raw := data
 	data = bytes.TrimPrefix(data, bom)
 	owned := ownedCopy(data)
 	p := recordParser{alone: true}
 	rec, err := p.object(owned)
 	if err != nil {
-		return &Response{ID: id, Text: string(owned)}
+		return &Response{ID: id, Text: string(owned), Raw: raw}
 	}
 	r := rec.resp
-	r.ID = id
+	r.ID, r.Raw = id, raw
 	if !rec.hasText {
 		text, ok := lastAssistantContent(r.OutputMessages)
 		if !ok {

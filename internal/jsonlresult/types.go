@@ -25,6 +25,11 @@ type Response struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Line is the 1-based line of the record in a batch file (0 in single-case mode).
 	Line int64 `json:"-"`
+	// Raw is the record as the parser read it: a batch line without its line ending (bytes that are not valid
+	// UTF-8 replaced by U+FFFD, as the parser reads them), or the single-case output as given. Parsing Raw again in
+	// the same mode gives the same response; the collector keeps it as the case's record (internal/records). It
+	// must not be modified.
+	Raw []byte `json:"-"`
 }
 
 // TraceEvent is one valid trace element: an object whose type is model_step, tool_call, tool_result, message or

@@ -329,3 +329,14 @@ const (
 	// ConfigMaps, so the section needs little more than the summary, the collection facts and the lists.
 	ShardSectionBudgetBytes = 32 << 10
 )
+
+// Record ConfigMaps: each case's record as the runner wrote it, kept for judging again (docs/rejudge.md).
+const (
+	// RecordsKey is the binaryData key of each record ConfigMap (gzip'd JSONL, internal/records).
+	RecordsKey = "records.jsonl.gz"
+	// MaxRecordConfigMapBytes bounds each record ConfigMap's payload, as a result ConfigMap's.
+	MaxRecordConfigMapBytes = MaxResultConfigMapBytes
+	// MaxRecordObjectBytes bounds a shard's records object in a bucket (compressed): what the manager and the
+	// plugin read of one object (stored.MaxObjectBytes).
+	MaxRecordObjectBytes = 256 << 20
+)

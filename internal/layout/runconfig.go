@@ -79,6 +79,14 @@ type RunConfig struct {
 	// Bucket, when set, is where the collector stores its shard's results and collection (spec.storage.s3)
 	// instead of result ConfigMaps; the credentials are mounted at BucketCredentialsDir, in the collector only.
 	Bucket *Bucket `json:"bucket,omitempty"`
+	// Records, when set, says where the collector keeps each answered case's record as the runner wrote it, with
+	// its runner-view digest (internal/records, docs/rejudge.md): the record ConfigMaps, or with Bucket the
+	// shard's records object.
+	Records *Records `json:"records,omitempty"`
+	// Rejudge, when set, makes the pod a re-judge (spec.rejudge, docs/rejudge.md): it has no runner container; the
+	// collector reads the source run's kept records of its shard, writes those it may judge into its snapshot as
+	// the runner's output would be (Launch.Batching is the source's), and judges them as usual.
+	Rejudge *Rejudge `json:"rejudge,omitempty"`
 	// BucketOnly (spec.storage.statusFrom: Bucket) says the pod makes no API call: the collector stores its
 	// collection (summary.json) next to its results in Bucket and nowhere else, and has no token; the manager
 	// reads it from there. Such a run has no ShardConfigMaps and no ResultConfigMaps.
@@ -144,7 +152,12 @@ func (c *RunConfig) Validate() error {
 	need(c.EvalFile != "", "evalFile")
 	need(c.EvalFileView == evalsv1alpha1.EvalFileViewInputs || c.EvalFileView == evalsv1alpha1.EvalFileViewFull, "evalFileView (Inputs or Full)")
 	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
-	c.check(need)
+	if c.Rejudge == nil {
+		c.check(need)
+	} else {
+		// A re-judge runs no runner: only how the source's runner wrote its output matters.
+		need(c.Batching == "Batched" || c.Batching == "PerCase", "batching (Batched or PerCase)")
+	}
 	c.checkStorage(need)
 	need(c.PassThreshold != "", "passThreshold")
 	need(c.CodeJudgeTimeoutSeconds > 0, "codeJudgeTimeoutSeconds")
@@ -162,6 +175,7 @@ func (c *RunConfig) Validate() error {
 	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
+	need(c.Rejudge == nil || c.Rejudge.valid(c), "rejudge.from and the source's records: its record ConfigMaps (not with bucketOnly) or, with bucket, inBucket")
 	need(c.EvalObject == nil || (c.SourceEvalFile != "" && c.EvalObject.MaxBytes > 0), "sourceEvalFile and evalObject.maxBytes (the eval file is downloaded)")
 	need(c.Bundle == nil || (c.Bundle.Dir != "" && c.Bundle.EvalFile != "" && c.Bundle.SHA256 != "" && c.Bundle.ManifestFile != "" &&
 		c.Bundle.RunnerDir != "" && (c.Bundle.SourceDir == "") != (c.Bundle.Objects == nil)),
@@ -281,6 +295,37 @@ func (c *RunConfig) LoadIDs(data []byte) error {
 	return nil
 }
 
+// Records is where a run keeps its records.
+type Records struct {
+	// ConfigMaps are the pre-created, owned record ConfigMaps (key RecordsKey), shard by shard, ConfigMapsPerShard
+	// each; empty with a bucket (the shard's records object then holds them). LoadShard narrows them to the pod's.
+	ConfigMaps         []string `json:"configMaps,omitempty"`
+	ConfigMapsPerShard int32    `json:"configMapsPerShard,omitempty"`
+}
+
+// Rejudge is where a re-judge's collector finds the source run's kept records.
+type Rejudge struct {
+	// From and FromUID identify the source EvalRun (in the run's namespace).
+	From    string `json:"from"`
+	FromUID string `json:"fromUid"`
+	// ConfigMaps are the source's record ConfigMaps, shard by shard, ConfigMapsPerShard each (the collector's Role
+	// may get them, and nothing else of the source); LoadShard narrows them to the pod's shard. Empty when the
+	// source kept its records in the bucket.
+	ConfigMaps         []string `json:"configMaps,omitempty"`
+	ConfigMapsPerShard int32    `json:"configMapsPerShard,omitempty"`
+	// InBucket says the source kept its records in this run's bucket (Bucket): shard i's are the object
+	// objstore.RunRef{Namespace, From, FromUID}.ShardRecordsKey(i).
+	InBucket bool `json:"inBucket,omitempty"`
+}
+
+// valid reports whether the re-judge names its source and exactly one place for its records that the pod can
+// read: the source's record ConfigMaps (the pod then has a token), or the objects of the run's bucket.
+func (r *Rejudge) valid(c *RunConfig) bool {
+	inConfigMaps := len(r.ConfigMaps) > 0 && !r.InBucket && !c.BucketOnly
+	inBucket := r.InBucket && len(r.ConfigMaps) == 0 && c.Bucket != nil
+	return r.From != "" && r.FromUID != "" && (inConfigMaps || inBucket)
+}
+
 // Bucket is an S3-compatible bucket: spec.storage.s3 without its credentials.
 type Bucket struct {
 	Endpoint string `json:"endpoint"`
@@ -327,6 +372,14 @@ func (c *RunConfig) LoadShard(index string) error {
 	c.CaseIDs, c.ShardOffset = c.CaseIDs[lo:hi:hi], lo
 	if per := int(c.ResultConfigMapsPerShard); per > 0 {
 		c.ResultConfigMaps = c.ResultConfigMaps[i*per : (i+1)*per : (i+1)*per]
+	}
+	if r := c.Records; r != nil && r.ConfigMapsPerShard > 0 && len(r.ConfigMaps) >= (i+1)*int(r.ConfigMapsPerShard) {
+		per := int(r.ConfigMapsPerShard)
+		r.ConfigMaps = r.ConfigMaps[i*per : (i+1)*per : (i+1)*per]
+	}
+	if r := c.Rejudge; r != nil && r.ConfigMapsPerShard > 0 && len(r.ConfigMaps) >= (i+1)*int(r.ConfigMapsPerShard) {
+		per := int(r.ConfigMapsPerShard)
+		r.ConfigMaps = r.ConfigMaps[i*per : (i+1)*per : (i+1)*per]
 	}
 	return nil
 }

@@ -22,6 +22,8 @@ const (
 	ResultsObject = "results.jsonl.gz"
 	// SummaryObject is the shard's summary document (JSON).
 	SummaryObject = "summary.json"
+	// RecordsObject is the shard's kept records (gzip'd JSONL, internal/records).
+	RecordsObject = "records.jsonl.gz"
 )
 
 // maxKeyBytes is S3's limit on a key's length (UTF-8 bytes), store prefix included.
@@ -79,6 +81,16 @@ func (r RunRef) ShardResultsKey(index int) (string, error) {
 		return "", err
 	}
 	return p + ResultsObject, nil
+}
+
+// ShardRecordsKey is the key of shard index's kept records,
+// "<namespace>/<name>/<uid>/shards/<index>/records.jsonl.gz".
+func (r RunRef) ShardRecordsKey(index int) (string, error) {
+	p, err := r.ShardPrefix(index)
+	if err != nil {
+		return "", err
+	}
+	return p + RecordsObject, nil
 }
 
 // ShardSummaryKey is the key of shard index's summary, "<namespace>/<name>/<uid>/shards/<index>/summary.json".

@@ -1,8 +1,8 @@
 // Package plugin is `kubectl evalrun`: the commands that read an EvalRun's full stored results (internal/stored)
 // and render them (internal/report: tables, exports, the HTML report written to a file or served on loopback),
-// show its pods' logs and compare it with a baseline (internal/compare). I/O: the API server through the usual
-// kubectl flags (cli-runtime), the bucket through the run's credentials Secret, a loopback listener (report
-// --serve).
+// show its pods' logs, compare it with a baseline (internal/compare) and create a re-judge of it (rejudge.go).
+// I/O: the API server through the usual kubectl flags (cli-runtime), the bucket through the run's credentials
+// Secret, a loopback listener (report --serve).
 package plugin
 
 import (
@@ -81,7 +81,10 @@ Install it on your PATH as kubectl-evalrun and kubectl runs it as "kubectl evalr
   kubectl evalrun compare screening-pr screening-nightly --max-new-failures 0
 
   # One self-contained HTML page of a run, to open or share
-  kubectl evalrun report screening-nightly -o screening-nightly.html`,
+  kubectl evalrun report screening-nightly -o screening-nightly.html
+
+  # Judge a finished run's kept records again with other judging, without running its agent
+  kubectl evalrun rejudge screening-nightly --judging judging.yaml`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
@@ -92,7 +95,7 @@ Install it on your PATH as kubectl-evalrun and kubectl runs it as "kubectl evalr
 	cmd.SetErr(streams.ErrOut)
 	e.flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newResultsCommand(e), newExportCommand(e), newLogsCommand(e), newCompareCommand(e), newReportCommand(e),
-		newBundleCommand(e))
+		newBundleCommand(e), newRejudgeCommand(e))
 	return cmd
 }
 

@@ -16,8 +16,8 @@ import (
 func TestHelpFollowsKubectlConventions(t *testing.T) {
 	root := NewCommand(genericiooptions.NewTestIOStreamsDiscard())
 	cmds := root.Commands()
-	if len(cmds) != 6 {
-		t.Fatalf("%d commands, want results, export, logs, compare, report, bundle", len(cmds))
+	if len(cmds) != 7 {
+		t.Fatalf("%d commands, want results, export, logs, compare, report, bundle, rejudge", len(cmds))
 	}
 	for _, c := range append(cmds, root) {
 		name := c.Name()

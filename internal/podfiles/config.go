@@ -42,7 +42,8 @@ func LoadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) { return loadEv
 // launcher, which hands cases' messages to the runner, and the judge container, which runs code judges on whole
 // cases, read the whole file.
 func LoadEvalFileForJudging(cfg *layout.RunConfig) (*evalfile.File, error) {
-	return loadEvalFile(cfg, cfg.SharedEvaluators && len(cfg.CaseIDs) > 0)
+	// Keeping records takes each case's runner view: the whole file.
+	return loadEvalFile(cfg, cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 && cfg.Records == nil)
 }
 
 // loadEvalFile reads the eval file and parses its header only (headerOnly, when the file allows) or all of it.

@@ -181,3 +181,27 @@ func (w *chunkWriter) finish() ([]Chunk, error) {
 	w.gz = nil
 	return w.chunks, nil
 }
+
+// ChunkWriter splits JSONL lines into gzip'd chunks, each shorter than a bound, assigned in order to named
+// destinations (ConfigMaps or bucket objects), exactly as the result chunks are split; a line that fits no
+// remaining destination is dropped and counted. The kept records (internal/records) are written through it.
+type ChunkWriter struct {
+	w *chunkWriter
+}
+
+// NewChunkWriter returns a ChunkWriter over names, each chunk shorter than maxBytes.
+func NewChunkWriter(names []string, maxBytes int) *ChunkWriter {
+	return &ChunkWriter{w: newChunkWriter(names, maxBytes)}
+}
+
+// Add appends one line (without its newline); it is dropped when it fits no remaining destination.
+func (c *ChunkWriter) Add(line []byte) error { return c.w.add(line) }
+
+// Finish closes the last chunk and returns the non-empty chunks, in destination order.
+func (c *ChunkWriter) Finish() ([]Chunk, error) { return c.w.finish() }
+
+// Stored is the number of lines in the chunks; Dropped the number that fit no destination.
+func (c *ChunkWriter) Stored() int { return c.w.stored }
+
+// Dropped is the number of lines that fit no destination.
+func (c *ChunkWriter) Dropped() int { return c.w.dropped }

@@ -21,6 +21,9 @@ type Line struct {
 	DurationMs *float64                `json:"durationMs,omitempty"`
 	// CarriedFrom names the earlier run a resumed run carried this result from.
 	CarriedFrom string `json:"carriedFrom,omitempty"`
+	// AnsweredBy names the earlier run whose runner answered the case, when a re-judge (spec.rejudge) judged that
+	// run's kept record.
+	AnsweredBy string `json:"answeredBy,omitempty"`
 }
 
 // Status is the line's case as status.cases shows it (the Builder bounds its strings).
@@ -30,6 +33,10 @@ func (l *Line) Status() evalsv1alpha1.CaseResult {
 		// A copy: pointing into l would move every Line whose status is taken to the heap.
 		from := l.CarriedFrom
 		out.CarriedFrom = &from
+	}
+	if l.AnsweredBy != "" {
+		by := l.AnsweredBy
+		out.AnsweredBy = &by
 	}
 	return out
 }

@@ -77,6 +77,10 @@ func (r *Line) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"carriedFrom":`...)
 		b = jsonenc.AppendString(b, r.CarriedFrom)
 	}
+	if r.AnsweredBy != "" {
+		b = append(b, `,"answeredBy":`...)
+		b = jsonenc.AppendString(b, r.AnsweredBy)
+	}
 	return append(b, '}'), nil
 }
 

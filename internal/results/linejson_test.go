@@ -31,7 +31,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			},
 			Answer: tricky, Line: 12345,
 			TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 0.5, Cached: ptrTo(3e-5)},
-			CostUSD:    ptrTo(0.00731), DurationMs: ptrTo(123456789012.0), CarriedFrom: tricky,
+			CostUSD:    ptrTo(0.00731), DurationMs: ptrTo(123456789012.0), CarriedFrom: tricky, AnsweredBy: tricky,
 		},
 		"floats": {
 			CaseResult: evaluate.CaseResult{ID: "f", Score: math.Copysign(0, -1), Verdict: evaluate.VerdictPass},
@@ -101,7 +101,7 @@ func FuzzAppendJSON(f *testing.F) {
 		r := Line{
 			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning),
 				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning}}},
-			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning,
+			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning, AnsweredBy: id,
 		}
 		want, werr := json.Marshal(r)
 		got, gerr := r.AppendJSON(nil)

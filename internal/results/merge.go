@@ -27,6 +27,8 @@ type Merger struct {
 	missing []indexedID
 	tail    Tail
 	stored  int
+	// records sums the collections' kept records.
+	records *evalsv1alpha1.RecordsStatus
 }
 
 type indexedID struct {
@@ -129,6 +131,7 @@ func (m *Merger) AddCollection(s *Section, shard *int32) {
 	if s == nil {
 		return
 	}
+	m.records = AddRecords(m.records, s.Records)
 	if c := s.Cost; c != nil {
 		m.tail.Budgets = append(m.tail.Budgets, c.BudgetsExceeded...)
 	}
@@ -201,7 +204,26 @@ func (m *Merger) Finish(unrecorded func(index int) string, shardOf func(index in
 	// The merged run has no one collection: its collections' facts are per shard.
 	s.Collection = nil
 	s.Results.TotalCases = int32(m.stored)
+	s.Records = m.records
 	return &s, nil
+}
+
+// AddRecords returns a with b's counts added (a sharded run's shards' kept records); either may be nil.
+func AddRecords(a, b *evalsv1alpha1.RecordsStatus) *evalsv1alpha1.RecordsStatus {
+	if b == nil {
+		return a
+	}
+	if a == nil {
+		c := *b
+		return &c
+	}
+	a.Kept = clamp32(satAdd(int64(a.Kept), int64(b.Kept)))
+	a.NotKept = clamp32(satAdd(int64(a.NotKept), int64(b.NotKept)))
+	a.Bytes = satAdd(a.Bytes, b.Bytes)
+	if a.Where == "" {
+		a.Where = b.Where
+	}
+	return a
 }
 
 func ptrTo[T any](v T) *T { return &v }

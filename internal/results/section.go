@@ -56,7 +56,9 @@ type Section struct {
 	UnexpectedIDs   []string                        `json:"unexpectedIds,omitempty"`
 	Results         *evalsv1alpha1.ResultsReference `json:"results,omitempty"`
 	Collection      *evalsv1alpha1.CollectionStatus `json:"collection,omitempty"`
-	Conditions      []metav1.Condition              `json:"conditions,omitempty"`
+	// Records counts the kept records (status.records).
+	Records    *evalsv1alpha1.RecordsStatus `json:"records,omitempty"`
+	Conditions []metav1.Condition           `json:"conditions,omitempty"`
 	// Cost is what the section's cases spent (status.cost).
 	Cost *evalsv1alpha1.RunCost `json:"cost,omitempty"`
 }

@@ -99,6 +99,7 @@ func caseResult(c *evalsv1alpha1.CaseResult) *acv1alpha1.CaseResultApplyConfigur
 		ac.WithEvaluators(evaluators...)
 	}
 	pointer(c.CarriedFrom, ac.WithCarriedFrom)
+	pointer(c.AnsweredBy, ac.WithAnsweredBy)
 	return ac
 }
 
@@ -287,6 +288,16 @@ func finishedRun(r *evalsv1alpha1.FinishedRun) *acv1alpha1.FinishedRunApplyConfi
 	ac := acv1alpha1.FinishedRun().WithName(r.Name)
 	timestamp(&r.ScheduledTime, ac.WithScheduledTime)
 	ac.RunOutcomeApplyConfiguration = *runOutcome(&r.RunOutcome)
+	return ac
+}
+
+// recordsStatus converts status.records.
+func recordsStatus(r *evalsv1alpha1.RecordsStatus) *acv1alpha1.RecordsStatusApplyConfiguration {
+	ac := acv1alpha1.RecordsStatus()
+	optional(r.Kept, ac.WithKept)
+	optional(r.NotKept, ac.WithNotKept)
+	optional(r.Bytes, ac.WithBytes)
+	optional(r.Where, ac.WithWhere)
 	return ac
 }
 

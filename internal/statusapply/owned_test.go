@@ -146,7 +146,7 @@ func TestOwnedFields(t *testing.T) {
 		{
 			name:   "collector",
 			status: Collector(&section),
-			wantKeys: []string{"cases", "collection", "conditions", "cost", "missingIdShards", "missingIds", "parseErrors", "results",
+			wantKeys: []string{"cases", "collection", "conditions", "cost", "missingIdShards", "missingIds", "parseErrors", "records", "results",
 				"summary", "unexpectedIds"},
 			wantConditions: []string{"ResultsTruncated"},
 		},

@@ -1,5 +1,6 @@
-// Package stored reads a run's stored per-case results: the gzip'd JSONL chunks in its result ConfigMaps and in
-// the objects of its bucket (spec.storage.s3), opened with the credentials Secret the run names. The manager (to
+// Package stored reads a run's stored per-case results and kept records: the gzip'd JSONL chunks in its result
+// (and record) ConfigMaps and in the objects of its bucket (spec.storage.s3), opened with the credentials Secret
+// the run names. The manager (to
 // merge shards, carry results into a resumed run and compare with a baseline) and `kubectl evalrun` read them
 // through it. I/O: it reads through a controller-runtime client.Reader.
 package stored
@@ -161,4 +162,54 @@ func readObject(ctx context.Context, store *objstore.Store, key string) ([]byte,
 		return nil, fmt.Errorf("results object %s is over %d bytes", store.URI(key), MaxObjectBytes)
 	}
 	return data, nil
+}
+
+// EachRecordChunk calls f with every chunk of kept records (gzip'd JSONL, internal/records) of run's shards: the
+// record ConfigMaps named (they are the run's <run>-evalrun-records-<n>, possibly empty), then, for a run with a
+// bucket, the records object of each of its shards (shards of them). Records that are gone are skipped: a record
+// that was not kept and one that is gone are alike to a reader, which counts what it finds.
+func EachRecordChunk(ctx context.Context, reader client.Reader, run *evalsv1alpha1.EvalRun, configMaps []string, shards int,
+	f func(where string, data []byte) error) error {
+	for _, name := range configMaps {
+		cm := &corev1.ConfigMap{}
+		if err := reader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return fmt.Errorf("reading record ConfigMap %s: %w", name, err)
+		}
+		if data := cm.BinaryData[layout.RecordsKey]; len(data) > 0 {
+			if err := f("record ConfigMap "+name, data); err != nil {
+				return err
+			}
+		}
+	}
+	if run.Spec.Storage == nil || shards <= 0 {
+		return nil
+	}
+	store, missing, err := OpenBucket(ctx, reader, run.Namespace, run.Spec.Storage.S3)
+	if missing != "" {
+		return errors.New(missing)
+	}
+	if err != nil {
+		return err
+	}
+	ref := objstore.RunRef{Namespace: run.Namespace, Name: run.Name, UID: string(run.UID)}
+	for i := range shards {
+		key, err := ref.ShardRecordsKey(i)
+		if err != nil {
+			return err
+		}
+		data, err := readObject(ctx, store, key)
+		if errors.Is(err, objstore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := f("records object "+store.URI(key), data); err != nil {
+			return err
+		}
+	}
+	return nil
 }

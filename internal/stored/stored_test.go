@@ -17,6 +17,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -110,5 +111,47 @@ func TestCredentials(t *testing.T) {
 		if _, _, missing, err := Credentials(t.Context(), c, "ns", name); err != nil || missing != want {
 			t.Errorf("%s: missing %q, error %v; want %q", name, missing, err, want)
 		}
+	}
+}
+
+// TestEachRecordChunk: the record ConfigMaps named are read in order, an empty or deleted one is skipped, and an
+// API error is returned.
+func TestEachRecordChunk(t *testing.T) {
+	keeper := records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, []string{"run-evalrun-records-0"}, layout.MaxRecordConfigMapBytes)
+	r := records.New("case-1", "d", records.ModeLine, []byte(`{"id":"case-1","text":"x"}`))
+	if err := keeper.Add(&r); err != nil {
+		t.Fatal(err)
+	}
+	chunks, _, err := keeper.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "run-evalrun-records-0"},
+		BinaryData: map[string][]byte{layout.RecordsKey: chunks[0].Data}}
+	empty := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "run-evalrun-records-1"}}
+	failing := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+		if key.Name == "flaky" {
+			return errors.New("connection refused")
+		}
+		return c.Get(ctx, key, obj, opts...)
+	}}
+	c := fake.NewClientBuilder().WithScheme(testutil.Scheme()).WithInterceptorFuncs(failing).WithObjects(kept, empty).Build()
+	run := storedRun()
+	var ids []string
+	read := func(_ string, data []byte) error {
+		return records.Each(data, func(r *records.Record) error {
+			ids = append(ids, r.ID)
+			return nil
+		})
+	}
+	names := []string{"run-evalrun-records-0", "run-evalrun-records-1", "run-evalrun-records-2"}
+	if err := EachRecordChunk(context.Background(), c, run, names, 1, read); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"case-1"}, ids); diff != "" {
+		t.Errorf("records read (-want +got):\n%s", diff)
+	}
+	if err := EachRecordChunk(context.Background(), c, run, []string{"flaky"}, 1, read); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("an API error is %v", err)
 	}
 }

@@ -218,6 +218,13 @@ func (w *EvalRunWrapper) Resume(from string, mode evalsv1alpha1.ResumeCases) *Ev
 	return w
 }
 
+// Rejudge makes the run judge the kept records of the EvalRun called from again, with no runner: its target is
+// unset.
+func (w *EvalRunWrapper) Rejudge(from string) *EvalRunWrapper {
+	w.Spec.Rejudge, w.Spec.Target = &evalsv1alpha1.Rejudge{From: from}, evalsv1alpha1.Target{}
+	return w
+}
+
 // Baseline compares the run with the EvalRun called name, allowing maxNewFailures newly failing cases and, when
 // maxScoreDrop is not empty, a mean score drop of at most maxScoreDrop.
 func (w *EvalRunWrapper) Baseline(name string, maxNewFailures int32, maxScoreDrop string) *EvalRunWrapper {

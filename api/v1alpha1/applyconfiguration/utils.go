@@ -93,6 +93,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.PodOverridesApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("QueueStatus"):
 		return &apiv1alpha1.QueueStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("RecordsStatus"):
+		return &apiv1alpha1.RecordsStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Rejudge"):
+		return &apiv1alpha1.RejudgeApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResultsReference"):
 		return &apiv1alpha1.ResultsReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ResultsStorage"):

@@ -88,34 +88,7 @@ func collectShard(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, 
 func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podName, output string, store *objstore.Store) *collector.Gathered {
 	t.Helper()
 	ctx := context.Background()
-	pinned := &corev1.ConfigMap{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := controller.RunConfigFrom(pinned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	source := filepath.Join(dir, "eval.yaml")
-	if err := os.WriteFile(source, []byte(pinned.Data[layout.EvalFileKey]), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	shardIndex := ""
-	if cfg.Shards > 1 {
-		cfg.SourceEvalFile, cfg.EvalFile, shardIndex = source, filepath.Join(dir, "shard", "eval.yaml"), strconv.Itoa(index)
-	} else {
-		cfg.EvalFile = source
-	}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.LoadShard(shardIndex); err != nil {
-		t.Fatal(err)
-	}
-	if err := install.WriteShardEvalFile(ctx, &cfg, ""); err != nil {
-		t.Fatal(err)
-	}
+	cfg, dir := shardConfig(t, run, index)
 	out := layout.Output{Root: filepath.Join(dir, "out")}
 	if err := os.MkdirAll(out.Root, 0o755); err != nil {
 		t.Fatal(err)
@@ -157,6 +130,57 @@ func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podNa
 	} else if err := collector.WriteResultConfigMaps(ctx, sa, run.Namespace, cfg.ResultConfigMaps, g.Output.Chunks); err != nil {
 		t.Fatal(err)
 	}
+	if r := cfg.Records; store == nil && r != nil && len(r.ConfigMaps) > 0 {
+		if err := collector.WriteRecordConfigMaps(ctx, sa, run.Namespace, r.ConfigMaps, g.Records); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSection(t, sa, run, cfg, g)
+	return g
+}
+
+// shardConfig is the run.json of shard index's pod, with the shard's eval file written as install writes it, in a
+// directory of the test's.
+func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (layout.RunConfig, string) {
+	t.Helper()
+	ctx := context.Background()
+	pinned := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := controller.RunConfigFrom(pinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	source := filepath.Join(dir, "eval.yaml")
+	if err := os.WriteFile(source, []byte(pinned.Data[layout.EvalFileKey]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shardIndex := ""
+	if cfg.Shards > 1 {
+		cfg.SourceEvalFile, cfg.EvalFile, shardIndex = source, filepath.Join(dir, "shard", "eval.yaml"), strconv.Itoa(index)
+	} else {
+		cfg.EvalFile = source
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.LoadShard(shardIndex); err != nil {
+		t.Fatal(err)
+	}
+	if err := install.WriteShardEvalFile(ctx, &cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	return cfg, dir
+}
+
+// writeSection records the shard's collection as its collector does: in its shard ConfigMap, or the run's status
+// (none with statusFrom: Bucket).
+func writeSection(t *testing.T, sa client.Client, run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, g *collector.Gathered) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
 	switch {
 	case cfg.BucketOnly:
 	case cfg.ShardConfigMap() == "":
@@ -167,7 +191,6 @@ func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podNa
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g
 }
 
 // TestShardedRunMergesItsShards runs 7 cases in 3 shards (cases 0-1, 2-3, 4-6): shard 0 passes, shard 1's runner

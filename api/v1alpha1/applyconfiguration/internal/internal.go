@@ -201,6 +201,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: answer
       type:
         scalar: string
+    - name: answeredBy
+      type:
+        scalar: string
     - name: carriedFrom
       type:
         scalar: string
@@ -353,6 +356,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: queueName
       type:
         scalar: string
+    - name: rejudge
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Rejudge
     - name: resultsDeadlineSeconds
       type:
         scalar: numeric
@@ -462,6 +468,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: queue
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.QueueStatus
+    - name: records
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsStatus
     - name: results
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference
@@ -850,8 +859,31 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: workload
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsLocation
+  scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsStatus
+  map:
+    fields:
+    - name: bytes
+      type:
+        scalar: numeric
+    - name: kept
+      type:
+        scalar: numeric
+    - name: notKept
+      type:
+        scalar: numeric
+    - name: where
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RecordsLocation
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RegressionPolicy
   scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Rejudge
+  map:
+    fields:
+    - name: from
+      type:
+        scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ResultsReference
   map:
     fields:

@@ -41,6 +41,9 @@ type CaseResultApplyConfiguration struct {
 	// carriedFrom names the earlier run this result was carried from (spec.resume); empty for a result of this
 	// run.
 	CarriedFrom *string `json:"carriedFrom,omitempty"`
+	// answeredBy names the earlier run whose runner answered this case, when this run judged that run's kept
+	// record again (spec.rejudge); empty for a case this run's own runner answered.
+	AnsweredBy *string `json:"answeredBy,omitempty"`
 }
 
 // CaseResultApplyConfiguration constructs a declarative configuration of the CaseResult type for use with
@@ -107,5 +110,13 @@ func (b *CaseResultApplyConfiguration) WithEvaluators(values ...*EvaluatorSummar
 // If called multiple times, the CarriedFrom field is set to the value of the last call.
 func (b *CaseResultApplyConfiguration) WithCarriedFrom(value string) *CaseResultApplyConfiguration {
 	b.CarriedFrom = &value
+	return b
+}
+
+// WithAnsweredBy sets the AnsweredBy field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AnsweredBy field is set to the value of the last call.
+func (b *CaseResultApplyConfiguration) WithAnsweredBy(value string) *CaseResultApplyConfiguration {
+	b.AnsweredBy = &value
 	return b
 }

@@ -28,7 +28,9 @@ type EvalRunSpecApplyConfiguration struct {
 	// The manager copies it into an owned ConfigMap when the run starts, so later edits of the source do not
 	// change a running evaluation.
 	EvalFile *EvalFileSourceApplyConfiguration `json:"evalFile,omitempty"`
-	// target describes the batch runner: its image, command template and how it is invoked.
+	// target describes the batch runner: its image, command template and how it is invoked. Required unless
+	// rejudge is set: a re-judge runs no runner, and uses target only for what judging takes from it (the image
+	// and working directory of code_judge scripts when judging.image is unset).
 	Target *TargetApplyConfiguration `json:"target,omitempty"`
 	// judging holds the evaluators and pass threshold used for cases that declare no evaluators of their own.
 	Judging *JudgingApplyConfiguration `json:"judging,omitempty"`
@@ -65,6 +67,10 @@ type EvalRunSpecApplyConfiguration struct {
 	// carries that run's results for the rest, so that a crashed or partly failed run is completed without
 	// re-running (and re-paying for) the cases it already has.
 	Resume *ResumeApplyConfiguration `json:"resume,omitempty"`
+	// rejudge judges an earlier run's kept records again, without running the runner: the run's pod has no runner
+	// container; its collector reads the earlier run's records (status.records) shard by shard and judges them with
+	// this run's eval file, judging and successPolicy (docs/rejudge.md). Exclusive with resume.
+	Rejudge *RejudgeApplyConfiguration `json:"rejudge,omitempty"`
 	// storage says where the run keeps its full per-case results. Unset: in ConfigMaps the run owns (in etcd,
 	// bounded to 900 KiB each). With s3, every shard's results and collection go to the bucket and no per-case data
 	// goes to etcd beyond what the status shows.
@@ -182,6 +188,14 @@ func (b *EvalRunSpecApplyConfiguration) WithSharding(value *ShardingApplyConfigu
 // If called multiple times, the Resume field is set to the value of the last call.
 func (b *EvalRunSpecApplyConfiguration) WithResume(value *ResumeApplyConfiguration) *EvalRunSpecApplyConfiguration {
 	b.Resume = value
+	return b
+}
+
+// WithRejudge sets the Rejudge field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Rejudge field is set to the value of the last call.
+func (b *EvalRunSpecApplyConfiguration) WithRejudge(value *RejudgeApplyConfiguration) *EvalRunSpecApplyConfiguration {
+	b.Rejudge = value
 	return b
 }
 

@@ -90,6 +90,10 @@ type EvalRunStatusApplyConfiguration struct {
 	// resume says what a run with spec.resume ran and what it carried from the earlier run. Written by the
 	// manager.
 	Resume *ResumeStatusApplyConfiguration `json:"resume,omitempty"`
+	// records counts the cases' records as the runner wrote them that the run kept for judging again
+	// (docs/rejudge.md) and those beyond the storage budget that it did not keep. Written by the
+	// collector (a sharded run's: summed by the manager).
+	Records *RecordsStatusApplyConfiguration `json:"records,omitempty"`
 	// baseline compares the run's full per-case results with spec.baseline's run. Written by the manager once
 	// both runs have finished.
 	Baseline *BaselineComparisonApplyConfiguration `json:"baseline,omitempty"`
@@ -314,6 +318,14 @@ func (b *EvalRunStatusApplyConfiguration) WithShards(values ...*ShardStatusApply
 // If called multiple times, the Resume field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithResume(value *ResumeStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
 	b.Resume = value
+	return b
+}
+
+// WithRecords sets the Records field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Records field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithRecords(value *RecordsStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.Records = value
 	return b
 }
 

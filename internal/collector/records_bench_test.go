@@ -1,0 +1,41 @@
+package collector
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+)
+
+// BenchmarkGatherKeepRecords is BenchmarkGather with the records kept, in record ConfigMaps (64, the most a shard
+// has) and in a bucket object: it reports the compressed bytes per kept case, and how many did not fit the budget.
+func BenchmarkGatherKeepRecords(b *testing.B) {
+	base, out, size := benchWorkload(b)
+	for _, where := range []string{"ConfigMaps", "Bucket"} {
+		b.Run(where, func(b *testing.B) {
+			cfg := *base
+			cfg.SharedEvaluators = false
+			cfg.Records = &layout.Records{}
+			in := GatherInput{Config: &cfg, Output: out, EndCause: outcome.EndEnded, Now: time.Now()}
+			if where == "Bucket" {
+				in.ResultsObject, in.RecordsObject = "s3://bench/results.jsonl.gz", "s3://bench/records.jsonl.gz"
+			} else {
+				cfg.Records.ConfigMaps = make([]string, layout.MaxResultConfigMaps)
+				for i := range cfg.Records.ConfigMaps {
+					cfg.Records.ConfigMaps[i] = fmt.Sprintf("bench-records-%d", i)
+				}
+			}
+			g := benchGather(b, &cfg, size, func() GatherInput { return in })
+			st := g.Output.Section.Records
+			if st == nil || st.Kept == 0 {
+				b.Fatalf("no records kept: %+v", st)
+			}
+			b.ReportMetric(float64(st.Bytes)/float64(st.Kept), "record-B/kept-case")
+			b.ReportMetric(float64(st.Kept), "kept")
+			b.ReportMetric(float64(st.NotKept), "not-kept")
+			b.ReportMetric(float64(size)/float64(len(cfg.CaseIDs)), "output-B/case")
+		})
+	}
+}

@@ -1,0 +1,151 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+)
+
+// rejudgePlan is what a re-judge (spec.rejudge) takes from its source run: where the source's records are, its
+// shard count and how its runner wrote its output.
+type rejudgePlan struct {
+	config   layout.Rejudge
+	shards   int32
+	batching string
+}
+
+// planRejudge reads the run named by spec.rejudge.from and its pinned run.json, and decides where this run's
+// collectors read its kept records. It returns an assessment instead when the source has not finished yet
+// (Pending, rechecked) or cannot be judged again (RejudgeSourceInvalid, final, naming what is wrong).
+func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*rejudgePlan, *Assessment, error) {
+	from := run.Spec.Rejudge.From
+	invalid := func(format string, args ...any) (*rejudgePlan, *Assessment, error) {
+		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
+			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
+	}
+	if from == run.Name {
+		return invalid("spec.rejudge.from names this run itself")
+	}
+	src := &evalsv1alpha1.EvalRun{}
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: from}, src); err != nil {
+		if apierrors.IsNotFound(err) {
+			return invalid("EvalRun %s, named by spec.rejudge.from, does not exist in namespace %s", from, run.Namespace)
+		}
+		return nil, nil, fmt.Errorf("reading EvalRun %s to judge again: %w", from, err)
+	}
+	outcome, done := TerminalAssessment(src)
+	if !done {
+		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+			Message:      fmt.Sprintf("waiting for EvalRun %s to finish before judging its records again", from),
+			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
+	}
+	if rec := src.Status.Records; rec == nil || rec.Kept == 0 {
+		return invalid("EvalRun %s kept no records (status.records: %s; it ended %s: %s): only a run that kept its runner's records can be judged again",
+			from, describeRecords(rec), outcome.Reason, oneLine(outcome.Message))
+	}
+	if src.Spec.Resume != nil || src.Status.Resume != nil {
+		return invalid("EvalRun %s resumed another run: the records of the cases it carried are that run's; judge the runs it was made of instead", from)
+	}
+	cm := &corev1.ConfigMap{}
+	name := NamesFor(src.Name).EvalConfigMap
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return invalid("EvalRun %s has no pinned eval ConfigMap %s: where its records are is unknown", from, name)
+		}
+		return nil, nil, fmt.Errorf("reading ConfigMap %s of EvalRun %s: %w", name, from, err)
+	}
+	srcCfg, err := RunConfigFrom(cm)
+	if err != nil {
+		return invalid("the run configuration of EvalRun %s cannot be read: %v", from, err)
+	}
+	return rejudgeFrom(run, src, srcCfg)
+}
+
+// rejudgeFrom is the pure part of planRejudge: the plan for judging src's records again (srcCfg is src's
+// run.json), or a final assessment naming what makes them unreadable to run.
+func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg layout.RunConfig) (*rejudgePlan, *Assessment, error) {
+	invalid := func(format string, args ...any) (*rejudgePlan, *Assessment, error) {
+		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
+			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
+	}
+	plan := &rejudgePlan{shards: max(srcCfg.Shards, 1), batching: srcCfg.Batching,
+		config: layout.Rejudge{From: src.Name, FromUID: string(src.UID)}}
+	if plan.batching == "" {
+		plan.batching = string(evalsv1alpha1.DefaultBatching)
+	}
+	switch where := src.Status.Records.Where; {
+	case where == evalsv1alpha1.RecordsInBucket || srcCfg.Bucket != nil:
+		// The collector reads the source's records objects with this run's bucket credentials: the same bucket,
+		// under the same prefix.
+		if run.Spec.Storage == nil || src.Spec.Storage == nil {
+			return invalid("EvalRun %s kept its records in a bucket: set spec.storage.s3 to the same bucket (endpoint, bucket and prefix), whose credentials the collector then reads them with", src.Name)
+		}
+		a, b := run.Spec.Storage.S3, src.Spec.Storage.S3
+		if a.Endpoint != b.Endpoint || a.Bucket != b.Bucket || ptr.Deref(a.Prefix, "") != ptr.Deref(b.Prefix, "") {
+			return invalid("EvalRun %s kept its records in bucket %s at %s (prefix %q); this run's spec.storage.s3 is bucket %s at %s (prefix %q): a re-judge reads the records with its own bucket's credentials, so it must be the same",
+				src.Name, b.Bucket, b.Endpoint, ptr.Deref(b.Prefix, ""), a.Bucket, a.Endpoint, ptr.Deref(a.Prefix, ""))
+		}
+		plan.config.InBucket = true
+	default:
+		if BucketOnly(run) {
+			return invalid("EvalRun %s kept its records in ConfigMaps, which a pod with spec.storage.statusFrom: Bucket (no API access) cannot read", src.Name)
+		}
+		if srcCfg.Records == nil || len(srcCfg.Records.ConfigMaps) == 0 {
+			return invalid("EvalRun %s names no record ConfigMaps in its run configuration", src.Name)
+		}
+		plan.config.ConfigMaps = srcCfg.Records.ConfigMaps
+		plan.config.ConfigMapsPerShard = srcCfg.Records.ConfigMapsPerShard
+		if plan.shards > 1 && plan.config.ConfigMapsPerShard <= 0 {
+			return invalid("EvalRun %s has %d shards but its run configuration does not say which record ConfigMaps are whose", src.Name, plan.shards)
+		}
+	}
+	return plan, nil, nil
+}
+
+// describeRecords says what status.records holds.
+func describeRecords(rec *evalsv1alpha1.RecordsStatus) string {
+	if rec == nil {
+		return "none; the run is from before records were kept, or kept none"
+	}
+	return fmt.Sprintf("kept %d, not kept %d", rec.Kept, rec.NotKept)
+}
+
+// configRun is the run as its run.json is built: with the source's shard count (re-judge shard i reads source
+// shard i) and this run's parallelism.
+func (p *rejudgePlan) configRun(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalRun {
+	out := run.DeepCopy()
+	sh := &evalsv1alpha1.Sharding{Shards: ptr.To(p.shards)}
+	if run.Spec.Sharding != nil {
+		sh.Parallelism = run.Spec.Sharding.Parallelism
+	}
+	out.Spec.Sharding = sh
+	return out
+}
+
+// apply sets what a re-judge's run.json takes from the plan: where the source's records are, and the source's
+// batching (records are written into the snapshot as its runner wrote its output). The pod runs no runner: no
+// runner deadline.
+func (p *rejudgePlan) apply(cfg *layout.RunConfig) {
+	rj := p.config
+	cfg.Rejudge = &rj
+	cfg.Batching = p.batching
+	cfg.RunnerDeadlineSeconds = 0
+}
+
+// codeJudgeImage says why a re-judge with code judges cannot build its judge containers: they run in
+// judging.image or target.image, and a re-judge may have neither.
+func codeJudgeImage(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) string {
+	if !cfg.CodeJudges || run.Spec.Target.Image != "" || (run.Spec.Judging != nil && run.Spec.Judging.Image != "") {
+		return ""
+	}
+	return "the eval file has code_judge evaluators, which run in spec.judging.image or spec.target.image: a re-judge without a target needs spec.judging.image"
+}

@@ -1,0 +1,137 @@
+package controller
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+)
+
+// TestRejudgeFrom: where a re-judge reads its source's records, or why it cannot.
+func TestRejudgeFrom(t *testing.T) {
+	bucket := evalsv1alpha1.S3Bucket{Endpoint: "http://s3.example", Bucket: "b", CredentialsSecret: "creds"}
+	other := bucket
+	other.Prefix = ptr.To("elsewhere")
+	source := func(storage *evalsv1alpha1.S3Bucket, where evalsv1alpha1.RecordsLocation) *evalsv1alpha1.EvalRun {
+		src := testRun(func(r *evalsv1alpha1.EvalRun) { r.Name, r.UID = "nightly", types.UID("uid-1") })
+		if storage != nil {
+			src.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: *storage}
+		}
+		src.Status.Records = &evalsv1alpha1.RecordsStatus{Kept: 3, Where: where}
+		return src
+	}
+	inConfigMaps := layout.RunConfig{Shards: 2, Launch: layout.Launch{Batching: "PerCase"},
+		Records: &layout.Records{ConfigMaps: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, ConfigMapsPerShard: 1}}
+	inBucket := layout.RunConfig{Shards: 3, Bucket: &layout.Bucket{Endpoint: bucket.Endpoint, Bucket: "b"}, Records: &layout.Records{}}
+	tests := []struct {
+		name    string
+		storage *evalsv1alpha1.S3Bucket // this run's
+		bucket  evalsv1alpha1.StatusSource
+		src     *evalsv1alpha1.EvalRun
+		srcCfg  layout.RunConfig
+		want    *rejudgePlan
+		invalid string
+	}{
+		{name: "ConfigMaps", src: source(nil, evalsv1alpha1.RecordsInConfigMaps), srcCfg: inConfigMaps,
+			want: &rejudgePlan{shards: 2, batching: "PerCase", config: layout.Rejudge{From: "nightly", FromUID: "uid-1",
+				ConfigMaps: inConfigMaps.Records.ConfigMaps, ConfigMapsPerShard: 1}}},
+		{name: "the same bucket", storage: &bucket, src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
+			want: &rejudgePlan{shards: 3, batching: "Batched", config: layout.Rejudge{From: "nightly", FromUID: "uid-1", InBucket: true}}},
+		{name: "a bucket, this run none", src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
+			invalid: "EvalRun nightly kept its records in a bucket: set spec.storage.s3 to the same bucket"},
+		{name: "another prefix", storage: &other, src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
+			invalid: `this run's spec.storage.s3 is bucket b at http://s3.example (prefix "elsewhere")`},
+		{name: "ConfigMaps, this pod without a token", storage: &bucket, bucket: evalsv1alpha1.StatusFromBucket,
+			src: source(nil, evalsv1alpha1.RecordsInConfigMaps), srcCfg: inConfigMaps,
+			invalid: "EvalRun nightly kept its records in ConfigMaps, which a pod with spec.storage.statusFrom: Bucket (no API access) cannot read"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Rejudge = &evalsv1alpha1.Rejudge{From: "nightly"}
+				if tc.storage != nil {
+					r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: *tc.storage}
+					if tc.bucket != "" {
+						r.Spec.Storage.StatusFrom = ptr.To(tc.bucket)
+					}
+				}
+			})
+			plan, a, err := rejudgeFrom(run, tc.src, tc.srcCfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.invalid != "" {
+				if a == nil || a.Reason != evalsv1alpha1.ReasonRejudgeSourceInvalid || !strings.Contains(a.Message, tc.invalid) {
+					t.Errorf("assessment %+v, want RejudgeSourceInvalid saying %q", a, tc.invalid)
+				}
+				return
+			}
+			if a != nil {
+				t.Fatalf("assessment %+v", a)
+			}
+			if diff := cmp.Diff(tc.want, plan, cmp.AllowUnexported(rejudgePlan{})); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestBuildJobRejudge: a re-judge's run.json takes the source's shards and batching and is valid; its pod has no
+// runner container and keeps the restricted security of the others; its collector may get the source's record
+// ConfigMaps of every shard, read-only, and no EvalRun.
+func TestBuildJobRejudge(t *testing.T) {
+	run := testRun(func(r *evalsv1alpha1.EvalRun) {
+		r.Spec.Rejudge, r.Spec.Target = &evalsv1alpha1.Rejudge{From: "nightly"}, evalsv1alpha1.Target{}
+	})
+	plan := &rejudgePlan{shards: 2, batching: "PerCase", config: layout.Rejudge{From: "nightly", FromUID: "uid-1",
+		ConfigMaps: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, ConfigMapsPerShard: 1}}
+	cfg := BuildRunConfig(plan.configRun(run), caseIDs(4), nil, JudgeLoad{}, Options{})
+	plan.apply(&cfg)
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("run.json: %v", err)
+	}
+	if cfg.Shards != 2 || cfg.Batching != "PerCase" || cfg.RunnerDeadlineSeconds != 0 || !cfg.Merged() {
+		t.Errorf("run.json: %d shards, batching %s, runner deadline %d, merged %v", cfg.Shards, cfg.Batching, cfg.RunnerDeadlineSeconds, cfg.Merged())
+	}
+	shard := cfg
+	shard.Rejudge = ptr.To(*cfg.Rejudge)
+	if err := shard.LoadShard("1"); err != nil || !cmp.Equal(shard.Rejudge.ConfigMaps, []string{"nightly-evalrun-records-1"}) {
+		t.Errorf("shard 1 reads %v (%v), want the source's shard 1 record ConfigMap", shard.Rejudge.ConfigMaps, err)
+	}
+	job := BuildJob(run, cfg, Options{})
+	spec := job.Spec.Template.Spec
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		if c.Name == layout.ContainerRunner {
+			t.Error("the re-judge's pod has a runner container")
+		}
+		if sc := c.SecurityContext; sc == nil || !ptr.Deref(sc.RunAsNonRoot, false) || ptr.Deref(sc.AllowPrivilegeEscalation, true) {
+			t.Errorf("container %s is not restricted: %+v", c.Name, sc)
+		}
+	}
+	if len(spec.Containers) == 0 || spec.Containers[0].Name != layout.JudgeContainer(0) {
+		t.Errorf("the re-judge's pod has no judge container to keep it until the results are persisted")
+	}
+	if n := ptr.Deref(job.Spec.Completions, 0); n != 2 {
+		t.Errorf("completions %d, want the source's 2 shards", n)
+	}
+	var readOnly []rbacv1.PolicyRule
+	for _, r := range BuildCollectorRole(run, cfg).Rules {
+		if cmp.Equal(r.Verbs, []string{"get"}) {
+			readOnly = append(readOnly, r)
+		}
+	}
+	want := []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"},
+		ResourceNames: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, Verbs: []string{"get"}}}
+	if diff := cmp.Diff(want, readOnly); diff != "" {
+		t.Errorf("the collector's read-only grants (-want +got):\n%s", diff)
+	}
+	if msg := codeJudgeImage(run, layout.RunConfig{CodeJudges: true}); !strings.Contains(msg, "needs spec.judging.image") {
+		t.Errorf("a re-judge with code judges and no image: %q", msg)
+	}
+}
