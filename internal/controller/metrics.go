@@ -193,7 +193,7 @@ var finishedReasons = []string{
 	evalsv1alpha1.ReasonCompleted,
 	evalsv1alpha1.ReasonInvalidEvalFile, evalsv1alpha1.ReasonInvalidSpec, evalsv1alpha1.ReasonChildConflict,
 	evalsv1alpha1.ReasonCreateForbidden, evalsv1alpha1.ReasonPodRejected, evalsv1alpha1.ReasonInfrastructureFailed,
-	evalsv1alpha1.ReasonInvalidContainerConfig, evalsv1alpha1.ReasonResumeSourceInvalid,
+	evalsv1alpha1.ReasonInvalidContainerConfig, evalsv1alpha1.ReasonResumeSourceInvalid, evalsv1alpha1.ReasonRejudgeSourceInvalid,
 	evalsv1alpha1.ReasonRunnerFailed, evalsv1alpha1.ReasonRunnerOOMKilled, evalsv1alpha1.ReasonRunnerTimedOut,
 	evalsv1alpha1.ReasonRunnerNotStopped, evalsv1alpha1.ReasonHealthcheckFailed, evalsv1alpha1.ReasonCostBudgetExceeded,
 	evalsv1alpha1.ReasonDeadlineExceeded, evalsv1alpha1.ReasonImagePullFailed, evalsv1alpha1.ReasonUnschedulable,

@@ -88,6 +88,7 @@ var reasonKinds = map[string]reasonKind{
 	evalsv1alpha1.ReasonInfrastructureFailed:   failure,
 	evalsv1alpha1.ReasonInvalidContainerConfig: failure,
 	evalsv1alpha1.ReasonResumeSourceInvalid:    failure,
+	evalsv1alpha1.ReasonRejudgeSourceInvalid:   failure,
 	evalsv1alpha1.ReasonRunnerFailed:           failure,
 	evalsv1alpha1.ReasonRunnerOOMKilled:        failure,
 	evalsv1alpha1.ReasonRunnerTimedOut:         failure,
