@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -164,12 +165,14 @@ func BenchmarkGatherWholeEvalFile(b *testing.B) {
 }
 
 // reportRSS reports the peak RSS of a fresh process doing one Gather with cfg (with evalOnly, only the eval file's
-// whole parse) as metric.
+// whole parse) as metric, and its peak heap (live objects and dead ones not yet swept, sampled every millisecond)
+// as metric with "RSS" replaced by "heap".
 func reportRSS(b *testing.B, cfg *layout.RunConfig, evalOnly bool, metric string) {
-	if rss, err := gatherRSS(cfg, evalOnly); err != nil {
+	if rss, heap, err := gatherRSS(cfg, evalOnly); err != nil {
 		b.Logf("%s not measured: %v", metric, err)
 	} else {
 		b.ReportMetric(rss, metric)
+		b.ReportMetric(heap, strings.Replace(metric, "RSS", "heap", 1))
 	}
 }
 
@@ -219,15 +222,15 @@ func reportChunks(b *testing.B, g *Gathered) {
 }
 
 // gatherRSS runs one Gather (or, with evalOnly, only the eval file parse) in a child test process and returns
-// its peak resident set (VmHWM).
-func gatherRSS(cfg *layout.RunConfig, evalOnly bool) (float64, error) {
+// its peak resident set (VmHWM) and peak heap, in MiB.
+func gatherRSS(cfg *layout.RunConfig, evalOnly bool) (rss, heap float64, err error) {
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	cfgPath := filepath.Join(benchWork.dir, "run.json")
 	if err := os.WriteFile(cfgPath, cfgJSON, 0o644); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestGatherRSSHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "PODRUNTIME_RSS_CONFIG="+cfgPath, "PODRUNTIME_RSS_WORK="+benchWork.dir)
@@ -236,18 +239,25 @@ func gatherRSS(cfg *layout.RunConfig, evalOnly bool) (float64, error) {
 	}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, out)
+		return 0, 0, fmt.Errorf("%v: %s", err, out)
 	}
+	found := 0
 	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM-KiB="); ok {
-			kib, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return 0, err
+		for key, to := range map[string]*float64{"VmHWM-KiB=": &rss, "peak-heap-KiB=": &heap} {
+			if v, ok := strings.CutPrefix(l, key); ok {
+				kib, err := strconv.Atoi(strings.TrimSpace(v))
+				if err != nil {
+					return 0, 0, err
+				}
+				*to = float64(kib) / 1024
+				found++
 			}
-			return float64(kib) / 1024, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in the helper's output: %s", out)
+	if found != 2 {
+		return 0, 0, fmt.Errorf("no VmHWM or peak heap in the helper's output: %s", out)
+	}
+	return rss, heap, nil
 }
 
 // TestGatherRSSHelper is the child process of gatherRSS; it does nothing in a normal test run.
@@ -262,11 +272,36 @@ func TestGatherRSSHelper(t *testing.T) {
 	}
 	memlimit.Apply(memlimit.CgroupFiles) // as `collector collect` does
 	runtime.GC()
+	stop := make(chan struct{})
+	var peakHeap uint64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}} // live objects and dead ones not yet swept
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(sample)
+			peakHeap = max(peakHeap, sample[0].Value.Uint64())
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	printPeaks := func() {
+		close(stop)
+		wg.Wait()
+		if _, err := fmt.Printf("peak-heap-KiB=%d\n", peakHeap>>10); err != nil {
+			t.Fatal(err)
+		}
+		printHWM(t)
+	}
 	if os.Getenv("PODRUNTIME_RSS_EVAL_ONLY") != "" {
 		if _, err := podfiles.LoadEvalFile(cfg); err != nil {
 			t.Fatal(err)
 		}
-		printHWM(t)
+		printPeaks()
 		return
 	}
 	g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: layout.Output{Root: filepath.Join(os.Getenv("PODRUNTIME_RSS_WORK"), "out")}, EndCause: outcome.EndEnded, Now: time.Now()})
@@ -276,7 +311,7 @@ func TestGatherRSSHelper(t *testing.T) {
 	if g.Summary.Total != int32(len(cfg.CaseIDs)) {
 		t.Fatalf("gathered %d cases", g.Summary.Total)
 	}
-	printHWM(t)
+	printPeaks()
 }
 
 func printHWM(t *testing.T) {

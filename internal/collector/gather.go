@@ -92,15 +92,8 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		snap = &Snapshot{}
 	}
 	rec := in.Launcher
-	// A header-only read (cfg.SharedEvaluators) of an eval file whose case ids are known is light: it overlaps the
-	// start of the output's parse. Any other read comes first, so that its garbage and the responses in flight do
-	// not peak together.
-	var file *evalfile.File
-	var loadFile func() (*evalfile.File, error)
-	var err error
-	if in.EvalFile == nil && cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 && cfg.Records == nil {
-		loadFile = in.evalFile
-	} else if file, err = in.evalFile(); err != nil {
+	file, loadFile, err := in.readEvalFile()
+	if err != nil {
 		return nil, err
 	}
 	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
@@ -246,6 +239,19 @@ func (in GatherInput) keepRecords(sink *statusSink, file *evalfile.File) error {
 	}
 	sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, cfg.Records.ConfigMaps, layout.MaxRecordConfigMapBytes)
 	return nil
+}
+
+// readEvalFile returns the parsed eval file, or a loader of it that the pipeline calls. A header-only read
+// (cfg.SharedEvaluators) of an eval file whose case ids are known is light: it overlaps the start of the output's
+// parse. Any other read comes first, so that its garbage and the responses in flight do not peak together; kept
+// records need the whole file (each case's view).
+func (in GatherInput) readEvalFile() (*evalfile.File, func() (*evalfile.File, error), error) {
+	cfg := in.Config
+	if in.EvalFile == nil && cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 && cfg.Records == nil {
+		return nil, in.evalFile, nil
+	}
+	file, err := in.evalFile()
+	return file, nil, err
 }
 
 // runnerEnded reports whether every process of the runner container had ended before the snapshot.

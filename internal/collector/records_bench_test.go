@@ -10,7 +10,8 @@ import (
 )
 
 // BenchmarkGatherKeepRecords is BenchmarkGather with the records kept, in record ConfigMaps (64, the most a shard
-// has) and in a bucket object: it reports the compressed bytes per kept case, and how many did not fit the budget.
+// has) and in a bucket object: it reports the compressed bytes per kept case, how many did not fit the budget, and
+// (ConfigMaps) the peak RSS and heap of a fresh process doing one Gather, as BenchmarkGather does.
 func BenchmarkGatherKeepRecords(b *testing.B) {
 	base, out, size := benchWorkload(b)
 	for _, where := range []string{"ConfigMaps", "Bucket"} {
@@ -36,6 +37,9 @@ func BenchmarkGatherKeepRecords(b *testing.B) {
 			b.ReportMetric(float64(st.Kept), "kept")
 			b.ReportMetric(float64(st.NotKept), "not-kept")
 			b.ReportMetric(float64(size)/float64(len(cfg.CaseIDs)), "output-B/case")
+			if where == "ConfigMaps" {
+				reportRSS(b, &cfg, false, "peak-RSS-MiB")
+			}
 		})
 	}
 }

@@ -2,6 +2,8 @@ package collector
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,6 +12,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 // keptRecords reads every record Gather kept.
@@ -126,4 +129,84 @@ func TestGatherRecordsBudget(t *testing.T) {
 	if g.Summary.Total != 4 {
 		t.Errorf("summary %+v", g.Summary)
 	}
+}
+
+// TestGatherRecordsHostileRunner: what the runner writes or can reach never changes a kept record's id or digest.
+// Its records carry forged viewSha256, mode and base64 fields and a nested claim of another id; it rewrote the
+// runner view it reads (in a pod that file is read-only to it) and left an eval file and a records chunk of its
+// own in its output. Every kept record is filed under the id the pipeline claimed, with the digest the pinned eval
+// file gives that id, and keeps the runner's bytes only as its text.
+func TestGatherRecordsHostileRunner(t *testing.T) {
+	f := newFixture(t)
+	f.Config.Records = &layout.Records{ConfigMaps: []string{"run-records-0"}, ConfigMapsPerShard: 1}
+	forged := `"viewSha256":"` + strings.Repeat("0", 64) + `","mode":"single","base64":"AAAA"`
+	alpha := `{"id":"alpha",` + forged + `,"text":"A","meta":{"id":"beta"}}`
+	beta := `{"id":"beta","text":"B","record":{"id":"gamma","viewSha256":"ff"}}`
+	f.write(t, f.Pod.Output().BatchOutput(), alpha+"\n"+beta+"\n"+`{"id":"zeta",`+forged+`}`+"\n")
+	tampered := strings.ReplaceAll(testutil.PodTestEval, "second question", "another question")
+	f.write(t, f.Config.RunnerEvalFile, tampered)
+	f.write(t, filepath.Join(f.Pod.Out, "eval.yaml"), tampered)
+	f.write(t, filepath.Join(f.Pod.Out, "records.jsonl.gz"), "not a chunk")
+	f.finishedRunner(t, 0)
+	g := f.gather(t, true)
+	kept := keptRecords(t, g)
+	want := caseDigests(t, f.Config)
+	if len(kept) != 2 || kept["alpha"] == nil || kept["beta"] == nil {
+		t.Fatalf("kept %v, want alpha and beta only", kept)
+	}
+	for id, text := range map[string]string{"alpha": alpha, "beta": beta} {
+		r := kept[id]
+		if r.ID != id || r.ViewSHA256 != want[id] || r.Mode != records.ModeLine || r.Base64 != nil || r.Text != text {
+			t.Errorf("record of %s = %+v, want its own id, digest %s, the line as text", id, r, want[id])
+		}
+		if resp, err := r.Response(); err != nil || resp.ID != id {
+			t.Errorf("record of %s reads as %v, %v", id, resp, err)
+		}
+	}
+	if want["beta"] == digestOf(t, tampered, "beta") {
+		t.Fatal("the tampered view does not change beta's digest: the test proves nothing")
+	}
+}
+
+// TestViewDigestsUnknownCase: a case the eval file does not hold has no digest (the pipeline never claims one, but
+// the digest must not fall back to another case's).
+func TestViewDigestsUnknownCase(t *testing.T) {
+	f := newFixture(t)
+	file, err := evalfile.Parse([]byte(testutil.PodTestEval))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := newViewDigests(f.Config, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scratch := []byte("kept")
+	got, scratch, err := d.of(scratch, "beta", 0)
+	if err != nil || got.String() != caseDigests(t, f.Config)["beta"] || string(scratch) != "kept" {
+		t.Errorf("digest of beta = %s, %v; scratch %q", got, err, scratch)
+	}
+	if _, _, err := d.of(scratch, "zeta", 1); err == nil {
+		t.Error("a digest for a case the eval file does not hold")
+	}
+	if _, err := newViewDigests(f.Config, nil); err == nil {
+		t.Error("digests without the whole eval file")
+	}
+}
+
+// digestOf is the digest case id has in the eval file text.
+func digestOf(t *testing.T, text, id string) string {
+	t.Helper()
+	f, err := evalfile.Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, ok := f.Find(id, 0)
+	if !ok {
+		t.Fatalf("no case %s", id)
+	}
+	v, err := f.CaseView(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return records.Digest(v, nil)
 }

@@ -53,17 +53,14 @@ func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (preparedCase, error)
 	}
 	p := preparedCase{rc: rc}
 	if s.keeper != nil && c.Response != nil && c.Response.Raw != nil {
-		// The record is filed under the id the pipeline claimed it for: the parser's, never the runner's say.
-		digest, err := s.digest.of(c.Result.ID, c.Index)
+		// The record is filed under the id the pipeline claimed it for: the parser's, never the runner's say. The
+		// case's view is rendered in the batch buffer's spare room, then overwritten by the record's line.
+		digest, b, err := s.digest.of(*buf, c.Result.ID, c.Index)
 		if err != nil {
 			return preparedCase{}, fmt.Errorf("the runner-view digest of case %q: %w", c.Result.ID, err)
 		}
-		rec := records.New(c.Result.ID, digest, s.mode, c.Response.Raw)
-		start := len(*buf)
-		b, err := rec.AppendJSON(*buf)
-		if err != nil {
-			return preparedCase{}, err
-		}
+		start := len(b)
+		b = records.AppendLine(b, c.Result.ID, digest, s.mode, c.Response.Raw)
 		*buf = b
 		p.record = b[start:len(b):len(b)]
 	}

@@ -681,7 +681,9 @@ func plainValue(v *value, s string) bool {
 		return true
 	case c >= '0' && c <= '9' || c == '-':
 		if len(s) <= 18 {
-			if n, err := strconv.ParseInt(s, 10, 64); err == nil && strconv.FormatInt(n, 10) == s {
+			// The canonical spelling is compared on the stack: no string per number.
+			var canonical [20]byte
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil && string(strconv.AppendInt(canonical[:0], n, 10)) == s {
 				v.kind, v.f, v.num = kindNumber, float64(n), s
 				return true
 			}

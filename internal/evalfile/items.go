@@ -186,5 +186,5 @@ func (f *File) rebuild(e *caseEntry, i int) *Case {
 	return c
 }
 
-// arenas serve rebuild, which may run on many goroutines at once.
+// arenas serve rebuild and AppendCaseView, which may run on many goroutines at once.
 var arenas = sync.Pool{New: func() any { return new(fastArena) }}

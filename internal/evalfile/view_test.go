@@ -519,3 +519,36 @@ func TestCaseView(t *testing.T) {
 		t.Error("CaseView(1) of a one-case file: no error")
 	}
 }
+
+// TestAppendCaseView: a case's view appended to a buffer that already holds text is CaseView's, after that text;
+// with the buffer reused, a case read item by item is viewed without allocating (a digest of every case of a
+// large file must not cost an arena per case).
+func TestAppendCaseView(t *testing.T) {
+	f, err := Parse(viewBenchFile(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := []byte("kept")
+	for i := range f.NumCases() {
+		want, err := f.CaseView(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.AppendCaseView(buf[:4], i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got[:4]) != "kept" || string(got[4:]) != string(want) {
+			t.Errorf("AppendCaseView(%d) = %q, want %q after kept", i, got, want)
+		}
+		buf = got
+	}
+	if allocs := testing.AllocsPerRun(100, func() {
+		buf, err = f.AppendCaseView(buf[:0], 1)
+	}); err != nil || allocs >= 1 {
+		t.Errorf("AppendCaseView allocates %.1f times a case (%v)", allocs, err)
+	}
+	if _, err := f.AppendCaseView(nil, 3); err == nil {
+		t.Error("AppendCaseView(3) of a three-case file: no error")
+	}
+}

@@ -8,18 +8,25 @@ const lowerHex = "0123456789abcdef"
 
 // AppendString appends s quoted as encoding/json does with HTML escaping: '<', '>' and '&' as \u003c, \u003e and
 // \u0026, U+2028 and U+2029 escaped, invalid UTF-8 replaced by \ufffd.
-func AppendString(b []byte, s string) []byte {
+func AppendString(b []byte, s string) []byte { return appendString(b, s, true) }
+
+// AppendStringNoHTML appends s quoted as an encoding/json Encoder with SetEscapeHTML(false) does: as AppendString,
+// but '<', '>' and '&' as they are.
+func AppendStringNoHTML(b []byte, s string) []byte { return appendString(b, s, false) }
+
+// appendString is AppendString, with '<', '>' and '&' escaped only when html is set.
+func appendString(b []byte, s string, html bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		// Eight bytes at a time while none needs attention.
-		if i+8 <= len(s) && plain8(s[i:i+8]) {
+		if i+8 <= len(s) && plain8(s[i:i+8], html) {
 			i += 8
 			continue
 		}
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || (c != '<' && c != '>' && c != '&')) {
 				i++
 				continue
 			}
@@ -71,9 +78,9 @@ const (
 	highs = 0x8080808080808080
 )
 
-// plain8 reports whether the eight bytes of w (len 8) are all ASCII that AppendString copies as they are: none is
-// a control character, '"', '\\', '<', '>' or '&', or outside ASCII.
-func plain8(w string) bool {
+// plain8 reports whether the eight bytes of w (len 8) are all ASCII that appendString copies as they are: none is
+// a control character, '"', '\\', outside ASCII or, with html, '<', '>' or '&'.
+func plain8(w string, html bool) bool {
 	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 	if x&highs != 0 {
@@ -83,5 +90,9 @@ func plain8(w string) bool {
 	zero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
 	// A byte below 0x20: (x - 0x20) borrows into its high bit.
 	below := (x - 0x20*ones) & ^x & highs
-	return below|zero(x^('"'*ones))|zero(x^('\\'*ones))|zero(x^('<'*ones))|zero(x^('>'*ones))|zero(x^('&'*ones)) == 0
+	special := below | zero(x^('"'*ones)) | zero(x^('\\'*ones))
+	if html {
+		special |= zero(x^('<'*ones)) | zero(x^('>'*ones)) | zero(x^('&'*ones))
+	}
+	return special == 0
 }

@@ -15,16 +15,21 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"hash"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
@@ -75,16 +80,44 @@ func (r *Record) Data() []byte {
 	return []byte(r.Text)
 }
 
-// AppendJSON appends the record's encoding (one JSON object, no newline) to b.
-func (r *Record) AppendJSON(b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// The record is data, never HTML: keep it as written.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(r); err != nil {
-		return b, fmt.Errorf("encode the record of case %q: %w", r.ID, err)
+// AppendJSON appends the record's encoding (one JSON object, no newline) to b: what an encoding/json Encoder with
+// SetEscapeHTML(false) writes (the record is data, never HTML: it is kept as written).
+func (r *Record) AppendJSON(b []byte) []byte {
+	return appendRecord(b, r.ID, []byte(r.ViewSHA256), r.Mode, r.Text, r.Base64)
+}
+
+// AppendLine appends the encoding of the record of case id, read in mode, with the bytes data and the view digest
+// d, to b: Record.AppendJSON's bytes for New(id, d.String(), mode, data), without building the Record (no copy of
+// data but its encoding).
+func AppendLine(b []byte, id string, d ViewDigest, mode Mode, data []byte) []byte {
+	var hexDigest [2 * sha256.Size]byte
+	hex.Encode(hexDigest[:], d[:])
+	if utf8.Valid(data) {
+		// Read only while it is encoded.
+		return appendRecord(b, id, hexDigest[:], mode, unsafe.String(unsafe.SliceData(data), len(data)), nil)
 	}
-	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})...), nil
+	return appendRecord(b, id, hexDigest[:], mode, "", data)
+}
+
+// appendRecord appends a record's encoding to b, its fields in Record's order: text when b64 is nil (omitted when
+// empty), base64 otherwise.
+func appendRecord(b []byte, id string, viewSHA256 []byte, mode Mode, text string, b64 []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = jsonenc.AppendStringNoHTML(b, id)
+	b = append(b, `,"viewSha256":`...)
+	b = jsonenc.AppendStringNoHTML(b, unsafe.String(unsafe.SliceData(viewSHA256), len(viewSHA256)))
+	b = append(b, `,"mode":`...)
+	b = jsonenc.AppendStringNoHTML(b, string(mode))
+	switch {
+	case b64 != nil:
+		b = append(b, `,"base64":"`...)
+		b = base64.StdEncoding.AppendEncode(b, b64)
+		b = append(b, '"')
+	case text != "":
+		b = append(b, `,"text":`...)
+		b = jsonenc.AppendStringNoHTML(b, text)
+	}
+	return append(b, '}')
 }
 
 // Response parses the record again, as the collector parsed it when the runner wrote it. It fails when the record
@@ -130,28 +163,49 @@ type InputFile struct {
 // digestVersion starts every digest's input, so that a change of what it covers never matches an old one.
 const digestVersion = "evalrun-records-view-v1\n"
 
-// Digest is the hex SHA-256 of a case's inputs as the runner saw them: its runner view (evalfile.File.CaseView)
-// and its input files, each by reference, bundle path and content digest, in order.
-func Digest(view []byte, files []InputFile) string {
-	h := sha256.New()
-	h.Write([]byte(digestVersion))
-	writeField(h, view)
+// ViewDigest is the SHA-256 of a case's inputs as the runner saw them (Sum).
+type ViewDigest [sha256.Size]byte
+
+// String is the digest in lower-case hex, as a record's viewSha256 has it.
+func (d ViewDigest) String() string { return hex.EncodeToString(d[:]) }
+
+// Digest is the hex SHA-256 of a case's inputs as the runner saw them (Sum(view, files).String()).
+func Digest(view []byte, files []InputFile) string { return Sum(view, files).String() }
+
+// Sum is the SHA-256 of a case's inputs as the runner saw them: its runner view (evalfile.File.CaseView) and its
+// input files, each by reference, bundle path and content digest, in order. It is safe for concurrent use and
+// allocates nothing (its hashers are pooled).
+func Sum(view []byte, files []InputFile) ViewDigest {
+	h := hashers.Get().(*hasher)
+	defer hashers.Put(h)
+	h.h.Reset()
+	_, _ = h.h.Write(digestVersionBytes)
+	h.field(view)
 	for _, f := range files {
-		writeField(h, []byte(f.Ref))
-		writeField(h, []byte(f.Path))
-		writeField(h, []byte(f.SHA256))
+		h.field([]byte(f.Ref))
+		h.field([]byte(f.Path))
+		h.field([]byte(f.SHA256))
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return ViewDigest(h.h.Sum(h.sum[:0]))
 }
 
-// writeField writes b with its length, so that no two sequences of fields hash alike.
-func writeField(w io.Writer, b []byte) {
-	var n [8]byte
-	for i, l := 0, uint64(len(b)); i < 8; i++ {
-		n[7-i] = byte(l >> (8 * i))
-	}
-	_, _ = w.Write(n[:])
-	_, _ = w.Write(b)
+// digestVersionBytes is digestVersion, converted once.
+var digestVersionBytes = []byte(digestVersion)
+
+// hasher is a SHA-256 state with room for a field's length and the sum (a hash.Hash's arguments escape).
+type hasher struct {
+	h   hash.Hash
+	n   [8]byte
+	sum [sha256.Size]byte
+}
+
+var hashers = sync.Pool{New: func() any { return &hasher{h: sha256.New()} }}
+
+// field writes b with its length, so that no two sequences of fields hash alike.
+func (h *hasher) field(b []byte) {
+	binary.BigEndian.PutUint64(h.n[:], uint64(len(b)))
+	_, _ = h.h.Write(h.n[:])
+	_, _ = h.h.Write(b)
 }
 
 // Keeper gathers a shard's records, in order, into chunks within the storage budget: the destinations (record
@@ -171,15 +225,12 @@ func NewKeeper(where evalsv1alpha1.RecordsLocation, destinations []string, maxCh
 
 // Add keeps a record, if it fits the budget.
 func (k *Keeper) Add(r *Record) error {
-	var err error
-	k.buf, err = r.AppendJSON(k.buf[:0])
-	if err != nil {
-		return err
-	}
+	k.buf = r.AppendJSON(k.buf[:0])
 	return k.AddLine(k.buf)
 }
 
-// AddLine keeps an encoded record (Record.AppendJSON), if it fits the budget.
+// AddLine keeps an encoded record (Record.AppendJSON, AppendLine), if it fits the budget; it keeps nothing of line
+// once it returns.
 func (k *Keeper) AddLine(line []byte) error {
 	if len(line) > MaxLineBytes {
 		k.tooLong++

@@ -1,6 +1,8 @@
 package records
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -157,6 +159,59 @@ func TestDigest(t *testing.T) {
 	}
 	if again := Digest(view, []InputFile{{Ref: "in.txt", Path: "data/in.txt", SHA256: "aa"}}); again != base {
 		t.Errorf("the digest is not a function of its inputs: %s then %s", base, again)
+	}
+	// The definition (docs/rejudge.md): SHA-256 of the version line, then each field as its 8-byte big-endian
+	// length and its bytes. Kept records are compared with digests computed later: it must never drift.
+	for _, tc := range []struct {
+		files []InputFile
+		want  string
+	}{
+		{files: []InputFile{{Ref: "in.txt", Path: "data/in.txt", SHA256: "aa"}}, want: "330ee6c74089b87626c14912878d41e73386c586b073e6317385738a2813ca9e"},
+		{want: "4fa3cae30d4d86d26c1002127e761884ea2878b0b26fca8d55ad49f8f643c995"},
+	} {
+		if got := Digest(view, tc.files); got != tc.want {
+			t.Errorf("Digest(%q, %v) = %s, want %s", view, tc.files, got, tc.want)
+		}
+		if got := Sum(view, tc.files).String(); got != tc.want {
+			t.Errorf("Sum(%q, %v) = %s, want %s", view, tc.files, got, tc.want)
+		}
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _ = Sum(view, nil) }); allocs >= 1 {
+		t.Errorf("Sum allocates %.1f times a case", allocs)
+	}
+}
+
+// TestAppendLine: a record's encoding is byte for byte what encoding/json's Encoder writes without HTML escaping,
+// whether built as a Record or appended from its parts (the collector's path), for text, bytes that are not
+// valid UTF-8, and an empty record.
+func TestAppendLine(t *testing.T) {
+	d := Sum([]byte("  - id: a\n"), nil)
+	for _, data := range []string{`{"id":"a","text":"<b>&amp;</b>","trace":[{"t":"\u2028"}]}`, "plain\ntext\t\x01", "caf\xe9", "", "\u2028\u2029 é"} {
+		for _, mode := range []Mode{ModeLine, ModeSingle} {
+			r := New("case-1.a_b", d.String(), mode, []byte(data))
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(&r); err != nil {
+				t.Fatal(err)
+			}
+			want := strings.TrimSuffix(buf.String(), "\n")
+			if got := r.AppendJSON(nil); string(got) != want {
+				t.Errorf("AppendJSON(%q) = %s, want %s", data, got, want)
+			}
+			if got := AppendLine([]byte("x"), "case-1.a_b", d, mode, []byte(data)); string(got) != "x"+want {
+				t.Errorf("AppendLine(%q) = %s, want x%s", data, got, want)
+			}
+			var back Record
+			if err := json.Unmarshal([]byte(want), &back); err != nil || string(back.Data()) != data || back.ViewSHA256 != d.String() || back.Mode != mode {
+				t.Errorf("%q reads back as %+v, %v", data, back, err)
+			}
+		}
+	}
+	data := []byte(strings.Repeat(`{"id":"a","text":"x"}`, 50))
+	buf := make([]byte, 0, 4096)
+	if allocs := testing.AllocsPerRun(100, func() { buf = AppendLine(buf[:0], "a", d, ModeLine, data) }); allocs >= 1 {
+		t.Errorf("AppendLine allocates %.1f times a record", allocs)
 	}
 }
 
