@@ -107,6 +107,7 @@ func WriteRejudgeSnapshot(ctx context.Context, cfg *layout.RunConfig, file *eval
 		out.MissingReasons[id] = "not judged: " + why
 		*count++
 	}
+	var scratch []byte // the case views' rendering buffer, reused (viewDigests.of)
 	err = src(ctx, func(where string, chunk []byte) error {
 		return records.Each(chunk, func(r *records.Record) error {
 			i, ok := index[r.ID]
@@ -114,7 +115,9 @@ func WriteRejudgeSnapshot(ctx context.Context, cfg *layout.RunConfig, file *eval
 				return nil
 			}
 			seen[r.ID] = true
-			want, err := digests.of(r.ID, i)
+			d, grown, err := digests.of(scratch[:0], r.ID, i)
+			scratch = grown
+			want := d.String()
 			if err != nil {
 				notJudged(r.ID, fmt.Sprintf(whyUnreadable, from, "this run's eval file gives no digest: "+err.Error()), &out.Unreadable)
 				return nil

@@ -56,7 +56,7 @@ func TestCostBudgetStopsABatchedRunner(t *testing.T) {
 	if diff := cmp.Diff(&evalsv1alpha1.CostBudgetStop{CostUSD: "1.2", MaxCostUSD: "1", Cases: 3}, col.Launcher.CostBudget); diff != "" {
 		t.Errorf("status.collection.launcher.costBudget (-want +got):\n%s", diff)
 	}
-	expectDiff(t, "summary", counts{Total: 6, Passed: 3, Missing: 3}, summaryCounts(got))
+	expectDiff(t, "summary", counts{Total: 6, Passed: 3, Errored: 3, Missing: 3}, summaryCounts(got))
 	want := map[string]evalsv1alpha1.Verdict{"c1": evalsv1alpha1.VerdictPass, "c2": evalsv1alpha1.VerdictPass, "c3": evalsv1alpha1.VerdictPass}
 	for id, v := range verdicts(got) {
 		if w, ok := want[id]; ok && v != w {
