@@ -380,7 +380,8 @@ func launcherRunner(rec *layout.LauncherReport, in GatherInput) string {
 // costBudgetMessage says that the launcher stopped the runner for its cost budget: the figure it read, the budget,
 // and what became of the cases the runner had not answered.
 func costBudgetMessage(s *layout.CostBudgetStop, missing int) string {
-	msg := fmt.Sprintf("the launcher stopped the runner: the cost its records reported (%s USD over %s) passed the cost budget (%s USD, spec.target.maxCostUSD or this shard's share)",
+	msg := fmt.Sprintf("the launcher stopped the runner: the cost its records reported (%s USD over %s) passed "+
+		"the cost budget (%s USD, spec.target.maxCostUSD or this shard's share)",
 		results.FormatUSDNanos(s.CostNanoUSD), plural(max(s.Cases, 0), "case", "cases"), results.FormatUSDNanos(s.MaxCostNanoUSD))
 	if missing > 0 {
 		msg += fmt.Sprintf("; the records written by then were judged, %s no result", plural(missing, "case has", "cases have"))

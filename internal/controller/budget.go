@@ -69,7 +69,8 @@ func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 		if c.Status != metav1.ConditionTrue {
 			c.Status, c.Reason = metav1.ConditionTrue, evalsv1alpha1.ReasonRunnerCostBudgetSpent
 		}
-		parts = append(parts, fmt.Sprintf("the runner's reported cost passed spec.target.maxCostUSD (%s USD)%s: the launcher stopped it (status.collection.launcher.costBudget)",
+		parts = append(parts, fmt.Sprintf("the runner's reported cost passed spec.target.maxCostUSD (%s USD)%s: "+
+			"the launcher stopped it (status.collection.launcher.costBudget)",
 			*budget, runnerSpentSuffix(run)))
 	}
 	if c.Status == metav1.ConditionTrue {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,6 +108,15 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	return &observed{facts: facts, job: job}, nil
 }
 
+// createCarried creates a resumed run's ConfigMaps of carried results (plan.carried).
+func (r *EvalRunReconciler) createCarried(ctx context.Context, run *evalsv1alpha1.EvalRun, plan *resumePlan) error {
+	carried := make([]client.Object, len(plan.carried))
+	for i, cm := range plan.carried {
+		carried[i] = cm
+	}
+	return r.createAll(ctx, run, carried)
+}
+
 // pinEvalFile reads, validates and pins the eval file, or returns the copy an earlier reconcile pinned (the
 // create meets it; a pinned copy also wins over a source that has gone since). It returns an assessment instead
 // when the source is not there yet (Pending, rechecked with a growing delay) or the file is invalid
@@ -131,10 +141,8 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	invalidFile := func(msg string) (*corev1.ConfigMap, *Assessment, error) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: textbound.Head(msg, maxConditionMessage)}, nil
 	}
-	if invalid == "" {
-		_, invalid = ResolveLLM(run, r.opts)
-	}
-	if invalid != "" {
+	_, llmProblem := ResolveLLM(run, r.opts)
+	if invalid = cmp.Or(invalid, llmProblem); invalid != "" {
 		return invalidFile(invalid)
 	}
 	// A streamed bucket object has no text here (data nil): the pods download it and cut their shards from it.
@@ -156,23 +164,14 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 				return invalidFile("invalid eval file: the cases to resume cannot be selected from it: " + err.Error())
 			}
 		}
-		carried := make([]client.Object, len(plan.carried))
-		for i, cm := range plan.carried {
-			carried[i] = cm
-		}
-		if err := r.createAll(ctx, run, carried); err != nil {
+		if err := r.createCarried(ctx, run, plan); err != nil {
 			return nil, nil, err
 		}
 	}
 	// The run as its run.json is built: a re-judge takes its source's shard count.
-	cfgRun := run
-	var rejudge *rejudgePlan
-	if run.Spec.Rejudge != nil {
-		p, wait, err := r.planRejudge(ctx, run, now)
-		if wait != nil || err != nil {
-			return nil, wait, err
-		}
-		rejudge, cfgRun = p, p.configRun(run)
+	rejudge, cfgRun, wait, err := r.rejudgeConfigRun(ctx, run, now)
+	if wait != nil || err != nil {
+		return nil, wait, err
 	}
 	// A streamed file splits by construction: Scan parsed each item alone after the header, as the pod reads the
 	// items its shard keeps (evalfile.Facts.Text).
@@ -186,11 +185,8 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
 	}
-	if rejudge != nil {
-		rejudge.apply(&cfg)
-		if msg := codeJudgeImage(run, cfg); msg != "" {
-			return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidSpec, Message: msg}, nil
-		}
+	if a := rejudge.applyTo(run, &cfg); a != nil {
+		return nil, a, nil
 	}
 	manifest, err := r.pinBundle(ctx, run, pb, &cfg)
 	if err != nil {

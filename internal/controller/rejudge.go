@@ -87,11 +87,13 @@ func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg layout.RunConfig) (*rej
 		// The collector reads the source's records objects with this run's bucket credentials: the same bucket,
 		// under the same prefix.
 		if run.Spec.Storage == nil || src.Spec.Storage == nil {
-			return invalid("EvalRun %s kept its records in a bucket: set spec.storage.s3 to the same bucket (endpoint, bucket and prefix), whose credentials the collector then reads them with", src.Name)
+			return invalid("EvalRun %s kept its records in a bucket: set spec.storage.s3 to the same bucket (endpoint, bucket and prefix), "+
+				"whose credentials the collector then reads them with", src.Name)
 		}
 		a, b := run.Spec.Storage.S3, src.Spec.Storage.S3
 		if a.Endpoint != b.Endpoint || a.Bucket != b.Bucket || ptr.Deref(a.Prefix, "") != ptr.Deref(b.Prefix, "") {
-			return invalid("EvalRun %s kept its records in bucket %s at %s (prefix %q); this run's spec.storage.s3 is bucket %s at %s (prefix %q): a re-judge reads the records with its own bucket's credentials, so it must be the same",
+			return invalid("EvalRun %s kept its records in bucket %s at %s (prefix %q); this run's spec.storage.s3 is bucket %s at %s (prefix %q): "+
+				"a re-judge reads the records with its own bucket's credentials, so it must be the same",
 				src.Name, b.Bucket, b.Endpoint, ptr.Deref(b.Prefix, ""), a.Bucket, a.Endpoint, ptr.Deref(a.Prefix, ""))
 		}
 		plan.config.InBucket = true
@@ -148,4 +150,31 @@ func codeJudgeImage(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) string {
 		return ""
 	}
 	return "the eval file has code_judge evaluators, which run in spec.judging.image or spec.target.image: a re-judge without a target needs spec.judging.image"
+}
+
+// rejudgeConfigRun plans a re-judge (nil plan and run itself for any other run) and returns the run its run.json is
+// built from: a re-judge takes its source's shard count. A wait or a final assessment comes back as planRejudge's.
+func (r *EvalRunReconciler) rejudgeConfigRun(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (
+	*rejudgePlan, *evalsv1alpha1.EvalRun, *Assessment, error) {
+	if run.Spec.Rejudge == nil {
+		return nil, run, nil, nil
+	}
+	p, wait, err := r.planRejudge(ctx, run, now)
+	if wait != nil || err != nil {
+		return nil, nil, wait, err
+	}
+	return p, p.configRun(run), nil, nil
+}
+
+// applyTo puts the plan into run.json (nothing for a nil plan, a run that is not a re-judge) and returns the
+// InvalidSpec assessment of a re-judge whose code judges have no image to run in.
+func (p *rejudgePlan) applyTo(run *evalsv1alpha1.EvalRun, cfg *layout.RunConfig) *Assessment {
+	if p == nil {
+		return nil
+	}
+	p.apply(cfg)
+	if msg := codeJudgeImage(run, *cfg); msg != "" {
+		return &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidSpec, Message: msg}
+	}
+	return nil
 }

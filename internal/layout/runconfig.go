@@ -176,10 +176,7 @@ func (c *RunConfig) Validate() error {
 		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
 	need(c.Rejudge == nil || c.Rejudge.valid(c), "rejudge.from and the source's records: its record ConfigMaps (not with bucketOnly) or, with bucket, inBucket")
-	need(c.EvalObject == nil || (c.SourceEvalFile != "" && c.EvalObject.MaxBytes > 0), "sourceEvalFile and evalObject.maxBytes (the eval file is downloaded)")
-	need(c.Bundle == nil || (c.Bundle.Dir != "" && c.Bundle.EvalFile != "" && c.Bundle.SHA256 != "" && c.Bundle.ManifestFile != "" &&
-		c.Bundle.RunnerDir != "" && (c.Bundle.SourceDir == "") != (c.Bundle.Objects == nil)),
-		"bundle.dir, evalFile, sha256, manifestFile, runnerDir and one of sourceDir or objects")
+	c.checkSources(need)
 	if len(missing) > 0 {
 		return fmt.Errorf("the run configuration lacks %s (the manager resolves every default)", strings.Join(missing, ", "))
 	}
@@ -187,6 +184,15 @@ func (c *RunConfig) Validate() error {
 		return errors.New("the run configuration has a negative timeout")
 	}
 	return nil
+}
+
+// checkSources checks where the eval file comes from when it is not in the pinned ConfigMap: a bucket object or
+// a bundle.
+func (c *RunConfig) checkSources(need func(ok bool, field string)) {
+	need(c.EvalObject == nil || (c.SourceEvalFile != "" && c.EvalObject.MaxBytes > 0), "sourceEvalFile and evalObject.maxBytes (the eval file is downloaded)")
+	need(c.Bundle == nil || (c.Bundle.Dir != "" && c.Bundle.EvalFile != "" && c.Bundle.SHA256 != "" && c.Bundle.ManifestFile != "" &&
+		c.Bundle.RunnerDir != "" && (c.Bundle.SourceDir == "") != (c.Bundle.Objects == nil)),
+		"bundle.dir, evalFile, sha256, manifestFile, runnerDir and one of sourceDir or objects")
 }
 
 // checkStorage checks where the collector stores its collection: with BucketOnly, in Bucket and nowhere else.

@@ -115,8 +115,12 @@ func shardRows(shards []evalsv1alpha1.ShardStatus) []shardRow {
 // CostLines are status.cost said for a terminal, one line per row of the report's cost table ("Cost of this run:
 // runner ...; LLM judges ..."); none without status.cost.
 func CostLines(c *evalsv1alpha1.RunCost) []string {
-	var out []string
-	for i, r := range costRows(c) {
+	rows := costRows(c)
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(rows))
+	for i, r := range rows {
 		what := "Cost of this run"
 		if i > 0 {
 			what = "Cost of the carried results (spent by the earlier run)"

@@ -78,10 +78,10 @@ func (s *usageSum) add(u CaseUsage) {
 		s.cases = satAdd(s.cases, 1)
 	}
 	if t := u.TokenUsage; t != nil {
-		in, out := units(t.Input, 1), units(t.Output, 1)
+		in, out := units(t.Input), units(t.Output)
 		var cached int64
 		if t.Cached != nil {
-			cached = units(*t.Cached, 1)
+			cached = units(*t.Cached)
 		}
 		s.tokenCases = satAdd(s.tokenCases, 1)
 		s.input, s.output, s.cached = satAdd(s.input, in), satAdd(s.output, out), satAdd(s.cached, cached)
@@ -93,7 +93,7 @@ func (s *usageSum) add(u CaseUsage) {
 	}
 	if u.DurationMs != nil {
 		s.durationCases = satAdd(s.durationCases, 1)
-		s.durationMs = satAdd(s.durationMs, units(*u.DurationMs, 1))
+		s.durationMs = satAdd(s.durationMs, units(*u.DurationMs))
 	}
 	if j := u.Judges; j != nil {
 		s.judged = true
@@ -143,13 +143,13 @@ func (s *usageSum) judgeUsage() *evalsv1alpha1.JudgeUsage {
 		TotalTokens: u.TotalTokens, LatencyMilliseconds: u.LatencyMs}
 }
 
-// units converts a reported metric to whole units of 1/scale (scale 1: rounded to an integer), 0 for a value
-// that is not a non-negative number and math.MaxInt64 for one past it.
-func units(v, scale float64) int64 {
+// units rounds a reported count (tokens, milliseconds) to an integer: 0 for a value that is not a non-negative
+// number, math.MaxInt64 for one past it. (Costs are nanodollars from jsonlresult.CostNanos.)
+func units(v float64) int64 {
 	if !(v >= 0) { // NaN or negative: the parser drops these, the sum never trusts that it did
 		return 0
 	}
-	x := math.Round(v * scale)
+	x := math.Round(v)
 	if x >= math.MaxInt64 { // also +Inf
 		return math.MaxInt64
 	}

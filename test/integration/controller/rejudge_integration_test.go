@@ -118,37 +118,7 @@ func TestRejudgeJudgesKeptRecords(t *testing.T) {
 		t.Errorf("the re-judge's pod has containers %v: want a judge and no runner", names)
 	}
 
-	// The Role: get on exactly the source's record ConfigMaps, nothing else of the source's.
-	srcPinned := &corev1.ConfigMap{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor("first").EvalConfigMap}, srcPinned); err != nil {
-		t.Fatal(err)
-	}
-	srcCfg, err := controller.RunConfigFrom(srcPinned)
-	if err != nil {
-		t.Fatal(err)
-	}
-	role := &rbacv1.Role{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor("second").Role}, role); err != nil {
-		t.Fatal(err)
-	}
-	var readOnly [][]string
-	for _, r := range role.Rules {
-		if slices.Equal(r.Verbs, []string{"get"}) {
-			readOnly = append(readOnly, r.ResourceNames)
-		}
-	}
-	if diff := cmp.Diff([][]string{srcCfg.Records.ConfigMaps}, readOnly); diff != "" {
-		t.Errorf("the re-judge's read-only grants (-want +got):\n%s", diff)
-	}
-	sa := collectorClient(t, second)
-	if err := sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: srcCfg.Records.ConfigMaps[0]}, &corev1.ConfigMap{}); err != nil {
-		t.Errorf("the re-judge's collector reading the source's record ConfigMap: %v", err)
-	}
-	for _, other := range []string{srcCfg.ResultConfigMaps[0], controller.NamesFor("first").EvalConfigMap} {
-		if err := sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: other}, &corev1.ConfigMap{}); !apierrors.IsForbidden(err) {
-			t.Errorf("the re-judge's collector reading the source's ConfigMap %s: got %v, want Forbidden", other, err)
-		}
-	}
+	expectRejudgeGrants(t, ns, second)
 
 	rejudgeShards(t, second)
 	got = waitReason(t, second, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
@@ -203,5 +173,42 @@ func TestRejudgeSourceProblems(t *testing.T) {
 	}
 	if len(jobs.Items) > 0 {
 		t.Errorf("%d Jobs were created for runs that cannot be judged again", len(jobs.Items))
+	}
+}
+
+// expectRejudgeGrants checks the Role of re-judge second of EvalRun first: get on exactly the source's record
+// ConfigMaps, nothing else of the source's.
+func expectRejudgeGrants(t *testing.T, ns string, second *evalsv1alpha1.EvalRun) {
+	t.Helper()
+	ctx := context.Background()
+	srcPinned := &corev1.ConfigMap{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor("first").EvalConfigMap}, srcPinned); err != nil {
+		t.Fatal(err)
+	}
+	srcCfg, err := controller.RunConfigFrom(srcPinned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{}
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor("second").Role}, role); err != nil {
+		t.Fatal(err)
+	}
+	var readOnly [][]string
+	for _, r := range role.Rules {
+		if slices.Equal(r.Verbs, []string{"get"}) {
+			readOnly = append(readOnly, r.ResourceNames)
+		}
+	}
+	if diff := cmp.Diff([][]string{srcCfg.Records.ConfigMaps}, readOnly); diff != "" {
+		t.Errorf("the re-judge's read-only grants (-want +got):\n%s", diff)
+	}
+	sa := collectorClient(t, second)
+	if err := sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: srcCfg.Records.ConfigMaps[0]}, &corev1.ConfigMap{}); err != nil {
+		t.Errorf("the re-judge's collector reading the source's record ConfigMap: %v", err)
+	}
+	for _, other := range []string{srcCfg.ResultConfigMaps[0], controller.NamesFor("first").EvalConfigMap} {
+		if err := sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: other}, &corev1.ConfigMap{}); !apierrors.IsForbidden(err) {
+			t.Errorf("the re-judge's collector reading the source's ConfigMap %s: got %v, want Forbidden", other, err)
+		}
 	}
 }
