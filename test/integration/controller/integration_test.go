@@ -219,7 +219,8 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 	// Once: more reconciles write nothing.
 	settle(t, 0)
 	before := writes.in(ns)
-	wantWrites := map[string]int{"create ConfigMap": 2, "create ServiceAccount": 1, "create Role": 1, "create RoleBinding": 1,
+	// ConfigMaps: the pinned eval file, the results and the kept records (docs/rejudge.md).
+	wantWrites := map[string]int{"create ConfigMap": 3, "create ServiceAccount": 1, "create Role": 1, "create RoleBinding": 1,
 		"create Job": 1, "apply EvalRun/status": 1}
 	if diff := cmp.Diff(wantWrites, before); diff != "" {
 		t.Errorf("manager writes (-want +got):\n%s", diff)
