@@ -42,25 +42,18 @@ func statusApply(namespace, name, uid string, section *results.Section) *acv1alp
 // (a merge patch: a missing ConfigMap is an error, never created). ConfigMaps that get no chunk are emptied, so
 // a re-run with fewer results leaves nothing stale.
 func WriteResultConfigMaps(ctx context.Context, c client.Client, namespace string, names []string, chunks []results.Chunk) error {
-	byName := make(map[string]results.Chunk, len(chunks))
-	for _, ch := range chunks {
-		byName[ch.Destination] = ch
-	}
-	for _, name := range names {
-		patch := map[string]any{"binaryData": nil}
-		if ch, ok := byName[name]; ok {
-			patch = map[string]any{"binaryData": map[string]any{layout.ResultsKey: ch.Data}}
-		}
-		if err := patchConfigMap(ctx, c, namespace, name, "result", patch); err != nil {
-			return err
-		}
-	}
-	return nil
+	return writeChunks(ctx, c, namespace, names, chunks, layout.ResultsKey, "result")
 }
 
 // WriteRecordConfigMaps stores the kept records' chunks in the pre-created record ConfigMaps named in names, as
 // WriteResultConfigMaps stores results (by name only; ConfigMaps without a chunk are emptied).
 func WriteRecordConfigMaps(ctx context.Context, c client.Client, namespace string, names []string, chunks []results.Chunk) error {
+	return writeChunks(ctx, c, namespace, names, chunks, layout.RecordsKey, "record")
+}
+
+// writeChunks puts each chunk under key of the ConfigMap it is destined for, among names, and empties the others;
+// kind names the ConfigMaps in errors.
+func writeChunks(ctx context.Context, c client.Client, namespace string, names []string, chunks []results.Chunk, key, kind string) error {
 	byName := make(map[string]results.Chunk, len(chunks))
 	for _, ch := range chunks {
 		byName[ch.Destination] = ch
@@ -68,9 +61,9 @@ func WriteRecordConfigMaps(ctx context.Context, c client.Client, namespace strin
 	for _, name := range names {
 		patch := map[string]any{"binaryData": nil}
 		if ch, ok := byName[name]; ok {
-			patch = map[string]any{"binaryData": map[string]any{layout.RecordsKey: ch.Data}}
+			patch = map[string]any{"binaryData": map[string]any{key: ch.Data}}
 		}
-		if err := patchConfigMap(ctx, c, namespace, name, "record", patch); err != nil {
+		if err := patchConfigMap(ctx, c, namespace, name, kind, patch); err != nil {
 			return err
 		}
 	}

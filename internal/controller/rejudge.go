@@ -32,21 +32,10 @@ func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
 			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
 	}
-	if from == run.Name {
-		return invalid("spec.rejudge.from names this run itself")
-	}
-	src := &evalsv1alpha1.EvalRun{}
-	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: from}, src); err != nil {
-		if apierrors.IsNotFound(err) {
-			return invalid("EvalRun %s, named by spec.rejudge.from, does not exist in namespace %s", from, run.Namespace)
-		}
-		return nil, nil, fmt.Errorf("reading EvalRun %s to judge again: %w", from, err)
-	}
-	outcome, done := TerminalAssessment(src)
-	if !done {
-		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-			Message:      fmt.Sprintf("waiting for EvalRun %s to finish before judging its records again", from),
-			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
+	src, outcome, wait, err := r.finishedSource(ctx, run, from, "spec.rejudge.from", evalsv1alpha1.ReasonRejudgeSourceInvalid,
+		"judging its records again", now)
+	if wait != nil || err != nil {
+		return nil, wait, err
 	}
 	if rec := src.Status.Records; rec == nil || rec.Kept == 0 {
 		return invalid("EvalRun %s kept no records (status.records: %s; it ended %s: %s): only a run that kept its runner's records can be judged again",

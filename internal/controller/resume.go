@@ -51,21 +51,10 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid,
 			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
 	}
-	if from == run.Name {
-		return invalid("spec.resume.from names this run itself")
-	}
-	src := &evalsv1alpha1.EvalRun{}
-	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: from}, src); err != nil {
-		if apierrors.IsNotFound(err) {
-			return invalid("EvalRun %s, named by spec.resume.from, does not exist in namespace %s", from, run.Namespace)
-		}
-		return nil, nil, fmt.Errorf("reading EvalRun %s to resume: %w", from, err)
-	}
-	outcome, done := TerminalAssessment(src)
-	if !done {
-		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-			Message:      fmt.Sprintf("waiting for EvalRun %s to finish before resuming it", from),
-			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
+	src, outcome, wait, err := r.finishedSource(ctx, run, from, "spec.resume.from", evalsv1alpha1.ReasonResumeSourceInvalid,
+		"resuming it", now)
+	if wait != nil || err != nil {
+		return nil, wait, err
 	}
 	if src.Status.EvalFileSHA256 != digest {
 		return invalid("EvalRun %s ran an eval file with sha256 %q; this run's eval file has sha256 %q: a run resumes only the same eval file",
@@ -184,4 +173,31 @@ func (p *resumePlan) carriedConfigMapNames() []string {
 		out[i] = cm.Name
 	}
 	return out
+}
+
+// finishedSource reads the finished EvalRun from that run's field (spec.resume.from, spec.rejudge.from) names, and
+// its terminal assessment. It returns an assessment instead when the source is this run itself or does not exist
+// (reason, final) or has not finished yet (Pending, rechecked with a growing delay; doing says what waits).
+func (r *EvalRunReconciler) finishedSource(ctx context.Context, run *evalsv1alpha1.EvalRun, from, field, reason, doing string,
+	now time.Time) (*evalsv1alpha1.EvalRun, Assessment, *Assessment, error) {
+	invalid := func(msg string) (*evalsv1alpha1.EvalRun, Assessment, *Assessment, error) {
+		return nil, Assessment{}, &Assessment{State: StateFailed, Reason: reason, Message: textbound.Head(msg, maxConditionMessage)}, nil
+	}
+	if from == run.Name {
+		return invalid(field + " names this run itself")
+	}
+	src := &evalsv1alpha1.EvalRun{}
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: from}, src); err != nil {
+		if apierrors.IsNotFound(err) {
+			return invalid(fmt.Sprintf("EvalRun %s, named by %s, does not exist in namespace %s", from, field, run.Namespace))
+		}
+		return nil, Assessment{}, nil, fmt.Errorf("reading EvalRun %s, named by %s: %w", from, field, err)
+	}
+	outcome, done := TerminalAssessment(src)
+	if !done {
+		return nil, outcome, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+			Message:      fmt.Sprintf("waiting for EvalRun %s to finish before %s", from, doing),
+			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
+	}
+	return src, outcome, nil, nil
 }
