@@ -152,7 +152,7 @@ func TestResultsInBucket(t *testing.T) {
 		expectDiff(t, "results objects", want, r.Objects)
 		expectDiff(t, "result ConfigMaps", []string(nil), r.ConfigMaps)
 	}
-	// The objects are there, at their deterministic keys: each shard's results and summary.
+	// The objects are there, at their deterministic keys: each shard's kept records, results and summary.
 	store, err := objstore.Open(objstore.Config{Endpoint: fromHost, Bucket: bucketName, Prefix: "nightly", PathStyle: true,
 		AccessKeyID: bucketAccessKey, SecretAccessKey: objstore.Secret(bucketSecretKey)})
 	if err != nil {
@@ -166,7 +166,8 @@ func TestResultsInBucket(t *testing.T) {
 	for _, o := range objects {
 		keys = append(keys, strings.TrimPrefix(o.Key, prefix))
 	}
-	expectDiff(t, "objects", []string{"0/results.jsonl.gz", "0/summary.json", "1/results.jsonl.gz", "1/summary.json"}, keys)
+	expectDiff(t, "objects", []string{"0/records.jsonl.gz", "0/results.jsonl.gz", "0/summary.json", "1/records.jsonl.gz", "1/results.jsonl.gz",
+		"1/summary.json"}, keys)
 
 	// No per-case data in etcd beyond the status: no result ConfigMaps at all, and shard ConfigMaps without cases.
 	var cms corev1.ConfigMapList
