@@ -63,6 +63,10 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 	run := reportRun(lines)
 	run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 10, Passed: 1, Failed: 6, Errored: 2, Skipped: 1, Missing: 1, PassRate: "0.1000", MeanScore: "0.2500"}
+	run.Status.Cost = &evalsv1alpha1.RunCost{
+		Runner: &evalsv1alpha1.RunnerCost{Cases: 10, CostCases: 3, CostUSD: "1.2", TokenUsageCases: 10, TotalTokens: 550, InputTokens: 500, OutputTokens: 50},
+		Judges: &evalsv1alpha1.JudgeUsage{Calls: 2, TotalTokens: 300, PromptTokens: 200, CompletionTokens: 100},
+	}
 	long := strings.Repeat("long answer ", 20_000)
 	lines[0].Answer = long
 	url, _ := writeReport(t, HTMLInput{Run: run, Lines: lines, Generated: time.Now(), MaxTextBytes: 10 * minCaseText,
@@ -75,6 +79,12 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	}
 	if got := browser.Eval[int](t, b, rows); got != 10 {
 		t.Errorf("%d rows, want every case (10)", got)
+	}
+	// The cost section, as the browser shows it.
+	for _, want := range []string{"1.2 USD (3 of 10 cases)", "2 requests; 300 tokens: 200 prompt, 100 completion"} {
+		if !browser.Eval[bool](t, b, fmt.Sprintf("document.body.innerText.includes(%q)", want)) {
+			t.Errorf("the page does not show %q", want)
+		}
 	}
 	if got := browser.Eval[string](t, b, `document.querySelector("#case-rows tr.case td:nth-child(3)").textContent`); got != "Fail" {
 		t.Errorf("first row's verdict %q, want Fail (failing first)", got)
