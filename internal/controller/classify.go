@@ -139,8 +139,9 @@ func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
 		}
 		a := Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
 		if q := obs.Queue; q != nil && q.Position != nil {
-			// The workloads ahead are admitted without this run's own objects changing: look again.
-			a.RecheckAfter = queuePositionRecheck
+			// The workloads ahead are admitted without this run's own objects changing: look again, later the
+			// further back it waits.
+			a.RecheckAfter = positionRecheck(*q.Position)
 		}
 		return a
 	case pod == nil:

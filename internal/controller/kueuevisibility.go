@@ -29,10 +29,24 @@ var visibilityLocalQueue = schema.GroupVersionKind{Group: "visibility.kueue.x-k8
 const (
 	visibilityTimeout   = 5 * time.Second
 	maxPendingWorkloads = 1000
-	// queuePositionRecheck is how often a waiting run with a position looks again: the workloads ahead of it are
-	// admitted without its own Workload changing.
+	// queuePositionRecheck is how often a waiting run at one of the first positionsPerStep positions looks again:
+	// the workloads ahead of it are admitted without its own Workload changing. It is also how long one read of a
+	// LocalQueue's pending workloads serves every run waiting in it.
 	queuePositionRecheck = 10 * time.Second
+	// positionsPerStep and maxPositionRecheck scale the recheck with the position (positionRecheck).
+	positionsPerStep   = 10
+	maxPositionRecheck = 5 * time.Minute
 )
+
+// positionRecheck is how long a run waiting at position pos waits before it looks again: queuePositionRecheck
+// for each started positionsPerStep positions ahead of it, at most maxPositionRecheck. Every admission moves
+// every waiting run up one place; rechecking each at the same pace would write every waiting run's status every
+// queuePositionRecheck (1,000 waiting runs: 100 status writes a second). Scaled, the runs near the head still see
+// each step and 1,000 waiting runs write about 6 a second in all.
+func positionRecheck(pos int32) time.Duration {
+	steps := (int64(max(pos, 1)) + positionsPerStep - 1) / positionsPerStep
+	return min(time.Duration(steps)*queuePositionRecheck, maxPositionRecheck)
+}
 
 // PendingWorkloads is the part of Kueue's PendingWorkloadsSummary the manager reads.
 type PendingWorkloads struct {
@@ -48,19 +62,21 @@ type PendingWorkload struct {
 	PositionInLocalQueue int32 `json:"positionInLocalQueue"`
 }
 
-// PositionOf returns workload's position in its LocalQueue from Kueue's pending workloads, counted from 1 (Kueue
-// counts from 0), and whether it is listed.
-func PositionOf(p PendingWorkloads, workload string) (int32, bool) {
+// Positions returns each pending workload's position in its LocalQueue, counted from 1 (Kueue counts from 0); a
+// name listed twice keeps its first, and a negative position is not one.
+func Positions(p PendingWorkloads) map[string]int32 {
+	out := make(map[string]int32, len(p.Items))
 	for _, w := range p.Items {
-		if w.Metadata.Name == workload && w.PositionInLocalQueue >= 0 {
-			return w.PositionInLocalQueue + 1, true
+		if _, seen := out[w.Metadata.Name]; !seen && w.PositionInLocalQueue >= 0 {
+			out[w.Metadata.Name] = w.PositionInLocalQueue + 1
 		}
 	}
-	return 0, false
+	return out
 }
 
 // kueueVisibility reads pending workloads from Kueue's visibility API once it is found served; it looks for it at
-// most once per kueueRecheck.
+// most once per kueueRecheck. One read of a LocalQueue's pending workloads serves every run waiting in it for
+// queuePositionRecheck: 1,000 runs waiting in one queue make one GET per interval, not 1,000.
 type kueueVisibility struct {
 	mapper meta.RESTMapper
 	// get GETs an absolute API path and returns the body.
@@ -69,6 +85,16 @@ type kueueVisibility struct {
 	mu        sync.Mutex
 	served    bool
 	lastCheck time.Time
+	// queues holds each LocalQueue's (namespace/name) last read.
+	queues map[string]*pendingRead
+}
+
+// pendingRead is one LocalQueue's last read of its pending workloads: positions by workload name, and when it
+// was read. Its mutex is held while it is read again, so the runs of one queue wait for one GET.
+type pendingRead struct {
+	mu        sync.Mutex
+	at        time.Time
+	positions map[string]int32
 }
 
 // newKueueVisibility reads the visibility API with cfg (the manager's identity).
@@ -108,6 +134,42 @@ func (v *kueueVisibility) position(ctx context.Context, namespace, queue, worklo
 	if workload == "" || !v.isServed(now) {
 		return nil
 	}
+	read := v.queueRead(namespace + "/" + queue)
+	read.mu.Lock()
+	defer read.mu.Unlock()
+	if read.positions == nil || now.Sub(read.at) >= queuePositionRecheck || now.Before(read.at) {
+		positions, ok := v.readPending(ctx, namespace, queue, now)
+		if !ok {
+			read.positions = nil
+			return nil
+		}
+		read.positions, read.at = positions, now
+	}
+	if n, ok := read.positions[workload]; ok {
+		return &n
+	}
+	return nil
+}
+
+// queueRead returns the LocalQueue's read (key namespace/name), made on first use.
+func (v *kueueVisibility) queueRead(key string) *pendingRead {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.queues == nil {
+		v.queues = map[string]*pendingRead{}
+	}
+	read, ok := v.queues[key]
+	if !ok {
+		read = &pendingRead{}
+		v.queues[key] = read
+	}
+	return read
+}
+
+// readPending GETs the LocalQueue's pending workloads within visibilityTimeout and returns their positions,
+// counted from 1. An API that fails is looked for again only after kueueRecheck; a body that is not the
+// summary gives no positions.
+func (v *kueueVisibility) readPending(ctx context.Context, namespace, queue string, now time.Time) (map[string]int32, bool) {
 	ctx, cancel := context.WithTimeout(ctx, visibilityTimeout)
 	defer cancel()
 	path := fmt.Sprintf("/apis/%s/%s/namespaces/%s/localqueues/%s/pendingworkloads",
@@ -117,14 +179,11 @@ func (v *kueueVisibility) position(ctx context.Context, namespace, queue, worklo
 		v.mu.Lock()
 		v.served, v.lastCheck = false, now
 		v.mu.Unlock()
-		return nil
+		return nil, false
 	}
 	var p PendingWorkloads
 	if err := json.Unmarshal(body, &p); err != nil {
-		return nil
+		return nil, false
 	}
-	if n, ok := PositionOf(p, workload); ok {
-		return &n
-	}
-	return nil
+	return Positions(p), true
 }

@@ -3,6 +3,10 @@ package controller
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,10 +91,85 @@ func TestQueuedRunWithPositionLooksAgain(t *testing.T) {
 			Message: "waiting for Kueue to admit the Job in queue lq (Pending)"}
 		if pos != nil {
 			want.Message += "; position 2 in the queue"
-			want.RecheckAfter = queuePositionRecheck
+			want.RecheckAfter = positionRecheck(2)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("position %v (-want +got):\n%s", ptr.Deref(pos, 0), diff)
 		}
 	}
+}
+
+// TestOneReadServesTheQueue: the runs waiting in one LocalQueue share one read of its pending workloads for
+// queuePositionRecheck, concurrent lookups included; another queue, or the same one after the interval, is read
+// again; a read that failed is not kept.
+func TestOneReadServesTheQueue(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	mapper := meta.NewDefaultRESTMapper(nil)
+	mapper.Add(visibilityLocalQueue, meta.RESTScopeNamespace)
+	var items []string
+	for i := range 1000 {
+		items = append(items, fmt.Sprintf(`{"metadata":{"name":"wl-%d"},"positionInLocalQueue":%d}`, i, i))
+	}
+	body := []byte(`{"items":[` + strings.Join(items, ",") + `]}`)
+	var gets atomic.Int32
+	fail := atomic.Bool{}
+	v := &kueueVisibility{mapper: mapper, get: func(_ context.Context, _ string) ([]byte, error) {
+		gets.Add(1)
+		time.Sleep(10 * time.Millisecond) // the runs asking meanwhile wait for this read
+		if fail.Load() {
+			return nil, errors.New("unavailable")
+		}
+		return body, nil
+	}}
+	var wg sync.WaitGroup
+	for i := range 1000 {
+		wg.Go(func() {
+			got := v.position(context.Background(), "team-a", "lq", fmt.Sprintf("wl-%d", i), now)
+			if got == nil || *got != int32(i+1) {
+				t.Errorf("wl-%d: position %v, want %d", i, ptr.Deref(got, 0), i+1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := gets.Load(); n != 1 {
+		t.Fatalf("1,000 runs of one queue made %d GETs, want 1", n)
+	}
+	v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(queuePositionRecheck-time.Second))
+	v.position(context.Background(), "team-b", "lq", "wl-5", now)
+	if n := gets.Load(); n != 2 {
+		t.Errorf("%d GETs after another queue's lookup, want 2 (the first queue's read still serves)", n)
+	}
+	v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(queuePositionRecheck))
+	if n := gets.Load(); n != 3 {
+		t.Errorf("%d GETs after the interval, want 3", n)
+	}
+	fail.Store(true)
+	if got := v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(2*queuePositionRecheck)); got != nil {
+		t.Errorf("a failed read gave position %d", *got)
+	}
+	fail.Store(false)
+	later := now.Add(2*queuePositionRecheck + kueueRecheck)
+	if got := v.position(context.Background(), "team-a", "lq", "wl-5", later); got == nil || *got != 6 {
+		t.Errorf("after a failed read and kueueRecheck: position %v, want 6", ptr.Deref(got, 0))
+	}
+}
+
+// TestPositionRecheck: the runs at the head of a queue look again every queuePositionRecheck, each further step
+// of positionsPerStep waits one interval more, up to maxPositionRecheck; 1,000 waiting runs recheck about six
+// times a second in all, against 100 at one pace.
+func TestPositionRecheck(t *testing.T) {
+	for pos, want := range map[int32]time.Duration{0: 10 * time.Second, 1: 10 * time.Second, 10: 10 * time.Second,
+		11: 20 * time.Second, 25: 30 * time.Second, 295: 5 * time.Minute, 1000: 5 * time.Minute} {
+		if got := positionRecheck(pos); got != want {
+			t.Errorf("positionRecheck(%d) = %s, want %s", pos, got, want)
+		}
+	}
+	var perSecond float64
+	for pos := int32(1); pos <= 1000; pos++ {
+		perSecond += 1 / positionRecheck(pos).Seconds()
+	}
+	if perSecond > 8 {
+		t.Errorf("1,000 waiting runs recheck %.1f times a second, want at most 8", perSecond)
+	}
+	t.Logf("1,000 waiting runs recheck %.2f times a second (one pace: %.0f)", perSecond, 1000/queuePositionRecheck.Seconds())
 }

@@ -54,16 +54,16 @@ func TestScaleThousandShards(t *testing.T) {
 	t.Run("configmaps", func(t *testing.T) { measureShardedRun(t, "shards-cm", 100000, 1000, parallelism, false) })
 }
 
-// TestScaleThousandRuns: 1,000 one-case EvalRuns, every one ending Completed. The node holds 110 pods. With
+// TestScaleThousandRuns: 1,000 one-case EvalRuns (EVALRUN_E2E_SCALE_RUNS to diagnose with fewer), every one ending
+// Completed. The node holds 110 pods. With
 // EVALRUN_E2E_SCALE_QUEUE=<pods> all 1,000 are applied at once into a Kueue LocalQueue whose ClusterQueue admits that
 // many pods at a time (make kueue); without it they are applied as a sliding window: at most
 // EVALRUN_E2E_SCALE_WINDOW (80) runs are not terminal at a time, the next applied as soon as one ends. It logs the
 // time until every run is terminal and the manager's peak resident set.
 func TestScaleThousandRuns(t *testing.T) {
 	scaleOnly(t)
-	const runs = 1000
-	window, queue := 80, 0
-	for name, v := range map[string]*int{"EVALRUN_E2E_SCALE_WINDOW": &window, "EVALRUN_E2E_SCALE_QUEUE": &queue} {
+	runs, window, queue := 1000, 80, 0
+	for name, v := range map[string]*int{"EVALRUN_E2E_SCALE_RUNS": &runs, "EVALRUN_E2E_SCALE_WINDOW": &window, "EVALRUN_E2E_SCALE_QUEUE": &queue} {
 		if s := os.Getenv(name); s != "" {
 			n, err := strconv.Atoi(s)
 			if err != nil || n <= 0 {
@@ -83,7 +83,7 @@ func TestScaleThousandRuns(t *testing.T) {
 	mem := watchManagerMemory(t)
 	start := time.Now()
 	var applied time.Duration
-	created, terminal := 0, 0
+	created, terminal, seen := 0, 0, 0
 	reasons := map[string]int{}
 	ctx := ctxFor(t, 120*time.Minute)
 	for terminal < runs {
@@ -91,9 +91,12 @@ func TestScaleThousandRuns(t *testing.T) {
 		if err := k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
-		terminal = 0
+		terminal, seen = 0, 0
 		clear(reasons)
 		for i := range list.Items {
+			if len(list.Items[i].Status.Conditions) > 0 {
+				seen++ // the manager reconciled it at least once
+			}
 			if c := succeeded(&list.Items[i]); c != nil && c.Status != metav1.ConditionUnknown {
 				terminal++
 				reasons[string(c.Status)+"/"+c.Reason]++
@@ -115,8 +118,8 @@ func TestScaleThousandRuns(t *testing.T) {
 				t.Fatalf("%d of %d runs terminal after %s: %v", terminal, runs, time.Since(start).Round(time.Second), reasons)
 			case <-time.After(5 * time.Second):
 			}
-			if n := time.Since(start) / time.Minute; terminal > 0 && n > 0 && time.Since(start)%time.Minute < 5*time.Second {
-				t.Logf("scale: %d of %d runs terminal after %d min; manager %s", terminal, runs, n, mem())
+			if n := time.Since(start) / time.Minute; n > 0 && time.Since(start)%time.Minute < 5*time.Second {
+				t.Logf("scale: after %d min %d of %d runs have a status, %d terminal %v; manager %s", n, seen, runs, terminal, reasons, mem())
 			}
 		}
 	}

@@ -14,11 +14,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
-// TestHungBucketDelaysOnlyTheRunsNamingIt: five runs (more than the manager's four workers) name an eval file on an
+// TestHungBucketDelaysOnlyTheRunsNamingIt: 17 runs (more than the manager's 16 workers) name an eval file on an
 // endpoint that accepts TCP and never answers (the judge server's black hole, a pod of the cluster). Meanwhile
 // three ordinary runs and an every-minute schedule in another namespace (six cases the sample runner answers right)
 // complete on time, and each hung run ends
@@ -36,7 +37,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	}
 	const deadline = 60
 	var hung []*evalsv1alpha1.EvalRun
-	for i := range 5 {
+	for i := range controller.DefaultMaxConcurrentReconciles + 1 {
 		run := sampleRun(fmt.Sprintf("hung-%d", i), hungNS).ActiveDeadline(deadline).
 			FromS3(evalsv1alpha1.S3Bucket{Endpoint: endpoint, Bucket: "evals", CredentialsSecret: "s3-creds"}, "suite.yaml", strings.Repeat("ab", 32)).Obj()
 		create(t, run)
