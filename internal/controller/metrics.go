@@ -68,7 +68,7 @@ var (
 	}, []string{labelNamespace})
 	budgetsExceeded = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_budgets_exceeded_total",
-		Help: "Finished runs that reached a budget, by budget (JudgeRequests, JudgeTokens).",
+		Help: "Finished runs that reached a budget, by budget (JudgeRequests, JudgeTokens, RunnerCost).",
 	}, []string{labelNamespace, "budget"})
 	scheduledTimes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_schedule_runs_total",
