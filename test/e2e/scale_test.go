@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,15 +103,28 @@ func TestScaleThousandRuns(t *testing.T) {
 				reasons[string(c.Status)+"/"+c.Reason]++
 			}
 		}
-		for ; created < runs && created-terminal < window; created++ {
-			w := sampleRun(fmt.Sprintf("one-%04d", created), ns).Inline(text).Resources(corev1.ResourceRequirements{})
-			if queue > 0 {
-				w = w.Queue(localQueue)
-			}
-			create(t, w.Obj())
-			if created == runs-1 {
-				applied = time.Since(start)
-			}
+		// The next runs are created by 16 clients at once, as a GitOps sync or a script applying many would.
+		batch := min(runs, terminal+window) - created
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				for j := i; j < batch; j += 16 {
+					w := sampleRun(fmt.Sprintf("one-%04d", created+j), ns).Inline(text).Resources(corev1.ResourceRequirements{})
+					if queue > 0 {
+						w = w.Queue(localQueue)
+					}
+					if err := k8s.Create(ctx, w.Obj()); err != nil {
+						t.Errorf("creating EvalRun one-%04d: %v", created+j, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		if created += max(batch, 0); created == runs && applied == 0 {
+			applied = time.Since(start)
 		}
 		if terminal < runs {
 			select {
