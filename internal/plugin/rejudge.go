@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -16,8 +17,9 @@ import (
 const maxJudgingFileBytes = 1 << 20
 
 type rejudgeOptions struct {
-	judging string
-	name    string
+	judging  string
+	name     string
+	baseline string
 }
 
 func newRejudgeCommand(e *env) *cobra.Command {
@@ -35,18 +37,28 @@ not its resume or baseline. --judging FILE replaces spec.judging with the YAML o
 spec.judging: evaluators, passThreshold, llm, ...). The eval file is pinned when the new run starts: a case whose
 input changed since RUN answered it is reported, not judged.
 
+--baseline BASE compares the new run with EvalRun BASE (spec.baseline.runName), with the bounds of RUN's own
+spec.baseline when it has one (maxNewFailures, maxScoreDrop). It is how both sides of a comparison are judged
+again with the same judge: re-judge the baseline run, then the other run with --baseline naming the baseline's
+re-judge; the comparison waits for that re-judge to finish.
+
 Without --name the new run is named <RUN>-rejudge-<random suffix> by the API server. The command prints the
 created run's name.`,
 		Example: `  # Judge last night's answers again with a stricter threshold and an added evaluator
   kubectl evalrun rejudge screening-nightly --judging judging.yaml
 
   # Name the new run
-  kubectl evalrun rejudge screening-nightly --judging judging.yaml --name screening-nightly-gpt5-judge`,
+  kubectl evalrun rejudge screening-nightly --judging judging.yaml --name screening-nightly-gpt5-judge
+
+  # Judge both sides of a comparison again with the same judge
+  kubectl evalrun rejudge screening-main --judging judging.yaml --name screening-main-again
+  kubectl evalrun rejudge screening-branch --judging judging.yaml --baseline screening-main-again`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, e, args[0]) },
 	}
 	cmd.Flags().StringVar(&o.judging, "judging", "", "A YAML file holding the new run's spec.judging (unset: RUN's).")
 	cmd.Flags().StringVar(&o.name, "name", "", "The new run's name (unset: <RUN>-rejudge-<random suffix>).")
+	cmd.Flags().StringVar(&o.baseline, "baseline", "", "An EvalRun to compare the new run with (spec.baseline.runName; unset: no comparison).")
 	return cmd
 }
 
@@ -62,7 +74,13 @@ func (o *rejudgeOptions) run(cmd *cobra.Command, e *env, name string) error {
 	if err != nil {
 		return err
 	}
-	run := RejudgeRun(src, o.name, judging)
+	if o.baseline != "" {
+		// A baseline that does not exist would only say so in the new run's Regressed condition, once judged.
+		if _, err := e.getRun(cmd.Context(), c, o.baseline); err != nil {
+			return fmt.Errorf("--baseline: %w", err)
+		}
+	}
+	run := RejudgeRun(src, RejudgeSpec{Name: o.name, Judging: judging, Baseline: o.baseline})
 	if err := c.Create(cmd.Context(), run); err != nil {
 		return fmt.Errorf("creating the re-judge of EvalRun %s: %w", name, err)
 	}
@@ -90,11 +108,23 @@ func readJudging(path string) (*evalsv1alpha1.Judging, error) {
 	return j, nil
 }
 
+// RejudgeSpec is what a re-judge takes other than its source's spec.
+type RejudgeSpec struct {
+	// Name is the re-judge's name; empty: generated from the source's name.
+	Name string
+	// Judging replaces the source's spec.judging when not nil.
+	Judging *evalsv1alpha1.Judging
+	// Baseline, when not empty, is the EvalRun the re-judge is compared with (typically the re-judge of the
+	// source's baseline, judged the same way).
+	Baseline string
+}
+
 // RejudgeRun is the EvalRun that judges src's kept records again: src's spec (eval file reference, target, judging
-// or judging when not nil, success policy, storage, sharding, queue, pod template and deadlines; not suspend,
-// resume or baseline) with rejudge.from naming src, in src's namespace, named name (or generated from src's name
-// when empty).
-func RejudgeRun(src *evalsv1alpha1.EvalRun, name string, judging *evalsv1alpha1.Judging) *evalsv1alpha1.EvalRun {
+// or o.Judging when not nil, success policy, storage, sharding, queue, pod template and deadlines; not suspend,
+// resume or baseline) with rejudge.from naming src, in src's namespace, named o.Name (or generated from src's name
+// when empty). With o.Baseline it is compared with that run, within the bounds of src's spec.baseline (the
+// default bounds when src has none): the comparison src had is with a run judged another way, so it is not kept.
+func RejudgeRun(src *evalsv1alpha1.EvalRun, o RejudgeSpec) *evalsv1alpha1.EvalRun {
 	s := src.Spec.DeepCopy()
 	spec := evalsv1alpha1.EvalRunSpec{
 		EvalFile:                s.EvalFile,
@@ -111,11 +141,18 @@ func RejudgeRun(src *evalsv1alpha1.EvalRun, name string, judging *evalsv1alpha1.
 		Storage:                 s.Storage,
 		Rejudge:                 &evalsv1alpha1.Rejudge{From: src.Name},
 	}
-	if judging != nil {
-		spec.Judging = judging.DeepCopy()
+	if o.Judging != nil {
+		spec.Judging = o.Judging.DeepCopy()
 	}
-	meta := metav1.ObjectMeta{Namespace: src.Namespace, Name: name}
-	if name == "" {
+	if o.Baseline != "" {
+		spec.Baseline = &evalsv1alpha1.Baseline{}
+		if s.Baseline != nil {
+			spec.Baseline.MaxNewFailures, spec.Baseline.MaxScoreDrop = s.Baseline.MaxNewFailures, s.Baseline.MaxScoreDrop
+		}
+		spec.Baseline.RunName = ptr.To(o.Baseline)
+	}
+	meta := metav1.ObjectMeta{Namespace: src.Namespace, Name: o.Name}
+	if o.Name == "" {
 		meta.GenerateName = rejudgePrefix(src.Name)
 	}
 	return &evalsv1alpha1.EvalRun{

@@ -17,34 +17,43 @@ import (
 )
 
 // TestRejudgeRun: the re-judge takes the source's spec but its suspend, resume and baseline, judges the source's
-// records (rejudge.from), and takes the judging given instead of the source's.
+// records (rejudge.from), and takes the judging given instead of the source's; with a baseline given, it is
+// compared with that run within the source's baseline bounds (the defaults when the source has none).
 func TestRejudgeRun(t *testing.T) {
 	src := testutil.MakeEvalRun("nightly", "team-a").Shards(4, 2).Obj()
 	src.Spec.Judging = &evalsv1alpha1.Judging{PassThreshold: "0.8"}
 	src.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.9"}
 	src.Spec.Suspend = ptr.To(true)
 	src.Spec.Resume = &evalsv1alpha1.Resume{From: "older"}
-	src.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To("older")}
+	src.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To("older"), MaxNewFailures: ptr.To[int32](2), MaxScoreDrop: ptr.To("0.05")}
 	src.Spec.QueueName = "batch"
+	noBaseline := src.DeepCopy()
+	noBaseline.Spec.Baseline = nil
 	stricter := &evalsv1alpha1.Judging{PassThreshold: "0.95"}
 	tests := map[string]struct {
-		name     string
-		judging  *evalsv1alpha1.Judging
-		wantName string
-		wantGen  string
-		want     *evalsv1alpha1.Judging
+		src          *evalsv1alpha1.EvalRun
+		spec         RejudgeSpec
+		wantName     string
+		wantGen      string
+		want         *evalsv1alpha1.Judging
+		wantBaseline *evalsv1alpha1.Baseline
 	}{
-		"named, the source's judging":   {name: "nightly-again", wantName: "nightly-again", want: src.Spec.Judging},
-		"generated name, other judging": {judging: stricter, wantGen: "nightly-rejudge-", want: stricter},
+		"named, the source's judging":   {src: src, spec: RejudgeSpec{Name: "nightly-again"}, wantName: "nightly-again", want: src.Spec.Judging},
+		"generated name, other judging": {src: src, spec: RejudgeSpec{Judging: stricter}, wantGen: "nightly-rejudge-", want: stricter},
+		"a baseline, the source's bounds": {src: src, spec: RejudgeSpec{Judging: stricter, Baseline: "older-again"},
+			wantGen: "nightly-rejudge-", want: stricter,
+			wantBaseline: &evalsv1alpha1.Baseline{RunName: ptr.To("older-again"), MaxNewFailures: ptr.To[int32](2), MaxScoreDrop: ptr.To("0.05")}},
+		"a baseline, the source had none": {src: noBaseline, spec: RejudgeSpec{Baseline: "older-again"}, wantGen: "nightly-rejudge-",
+			want: src.Spec.Judging, wantBaseline: &evalsv1alpha1.Baseline{RunName: ptr.To("older-again")}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			got := RejudgeRun(src, tc.name, tc.judging)
+			got := RejudgeRun(tc.src, tc.spec)
 			if got.Namespace != "team-a" || got.Name != tc.wantName || got.GenerateName != tc.wantGen {
 				t.Errorf("metadata %s/%s (generateName %q)", got.Namespace, got.Name, got.GenerateName)
 			}
-			want := src.Spec.DeepCopy()
-			want.Suspend, want.Resume, want.Baseline = nil, nil, nil
+			want := tc.src.Spec.DeepCopy()
+			want.Suspend, want.Resume, want.Baseline = nil, nil, tc.wantBaseline
 			want.Judging = tc.want
 			want.Rejudge = &evalsv1alpha1.Rejudge{From: "nightly"}
 			if diff := cmp.Diff(*want, got.Spec); diff != "" {
@@ -57,8 +66,9 @@ func TestRejudgeRun(t *testing.T) {
 	}
 }
 
-// TestRejudgeCommand creates a re-judge through the API server, with a --judging file; a --judging file that is not
-// a spec.judging object is refused before anything is created.
+// TestRejudgeCommand creates a re-judge through the API server, with a --judging file, and one with --baseline; a
+// --judging file that is not a spec.judging object, or a --baseline that does not exist, is refused before anything
+// is created.
 func TestRejudgeCommand(t *testing.T) {
 	ns := newNamespace(t)
 	storedRun(t, ns, "screening", screeningLines(nil, nil, nil), 1, nil)
@@ -102,5 +112,23 @@ func TestRejudgeCommand(t *testing.T) {
 	}
 	if _, _, err := kubectlEvalrun(t, ns, "rejudge", "nowhere"); err == nil || !strings.Contains(err.Error(), "reading EvalRun") {
 		t.Errorf("a re-judge of a run that does not exist: %v", err)
+	}
+
+	// --baseline names the run to compare with; one that does not exist is refused before anything is created.
+	if _, _, err := kubectlEvalrun(t, ns, "rejudge", "screening", "--name", "screening-compared", "--baseline", "screening-again"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "screening-compared"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if b := got.Spec.Baseline; b == nil || ptr.Deref(b.RunName, "") != "screening-again" {
+		t.Errorf("spec.baseline %+v, want runName screening-again", got.Spec.Baseline)
+	}
+	_, _, err = kubectlEvalrun(t, ns, "rejudge", "screening", "--name", "screening-orphan", "--baseline", "nowhere")
+	if err == nil || !strings.Contains(err.Error(), "--baseline: reading EvalRun") {
+		t.Errorf("a re-judge compared with a run that does not exist: %v", err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "screening-orphan"}, &evalsv1alpha1.EvalRun{}); err == nil {
+		t.Error("a re-judge was created with a --baseline that does not exist")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -210,5 +211,88 @@ func expectRejudgeGrants(t *testing.T, ns string, second *evalsv1alpha1.EvalRun)
 		if err := sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: other}, &corev1.ConfigMap{}); !apierrors.IsForbidden(err) {
 			t.Errorf("the re-judge's collector reading the source's ConfigMap %s: got %v, want Forbidden", other, err)
 		}
+	}
+}
+
+// TestRejudgeBothSidesOfAComparison: the common use of a re-judge, judging both sides of a comparison again with the
+// same judge. Run a (2 shards, the baseline) and run b (3 shards) answer differently; a2 and b2 re-judge them with
+// the same eval file, whose case-002 now expects REVIEW, and b2 names a2 as its baseline. b2 waits for a2 to be
+// judged, then compares the two re-judges: the same eval file, every case shared, case-004 (answered by a only)
+// newly failing and missing in b2, case-001, case-002 (judged by the new expectation) and case-005 (answered by b
+// only) newly passing. Compared as first judged, b's case-002 was newly failing instead.
+func TestRejudgeBothSidesOfAComparison(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	eval := testutil.DecisionEval(6)
+	a := createRun(t, testutil.MakeEvalRun("a", ns).Inline(eval).Shards(2, 0))
+	finishShards(t, a, answers(map[string]string{"case-001": "REVIEW", "case-005": ""}))
+	waitReason(t, a, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+	b := createRun(t, testutil.MakeEvalRun("b", ns).Inline(eval).Shards(3, 0).Baseline("a", 0, ""))
+	finishShards(t, b, answers(map[string]string{"case-002": "REVIEW", "case-004": ""}))
+	got := waitRegressed(t, b, metav1.ConditionTrue, evalsv1alpha1.ReasonRegressed)
+	if c := got.Status.Baseline; c == nil || !cmp.Equal(c.NewlyFailing, []string{"case-002", "case-004"}) {
+		t.Errorf("b against a, as first judged: status.baseline %+v, want case-002 and case-004 newly failing", got.Status.Baseline)
+	}
+
+	// The new judging: case-002 expects REVIEW. Its runner view (the inputs) is unchanged.
+	judged := strings.Replace(eval, "  - id: case-002\n    input_messages:\n      - role: user\n        content: {row: {amount: 100, origin_country: NZ}}\n"+
+		"    expected_messages:\n      - role: assistant\n        content: {decision: CLEAR}\n",
+		"  - id: case-002\n    input_messages:\n      - role: user\n        content: {row: {amount: 100, origin_country: NZ}}\n"+
+			"    expected_messages:\n      - role: assistant\n        content: {decision: REVIEW}\n", 1)
+	if judged == eval {
+		t.Fatal("the eval file was not changed")
+	}
+	judging := &evalsv1alpha1.Judging{PassThreshold: "0.5"}
+	wa := testutil.MakeEvalRun("a2", ns).Inline(judged).Rejudge("a")
+	wa.Spec.Judging = judging.DeepCopy()
+	a2 := createRun(t, wa)
+	wb := testutil.MakeEvalRun("b2", ns).Inline(judged).Rejudge("b").Baseline("a2", 0, "").FailWhenRegressed()
+	wb.Spec.Judging = judging.DeepCopy()
+	b2 := createRun(t, wb)
+
+	// b2 is judged first: it waits for its baseline, a re-judge still in progress.
+	rejudgeShards(t, b2)
+	waitRegressed(t, b2, metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselinePending)
+	rejudgeShards(t, a2)
+	gotA2 := waitReason(t, a2, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+	got = waitRegressed(t, b2, metav1.ConditionTrue, evalsv1alpha1.ReasonRegressed)
+	if got.Status.EvalFileSHA256 == "" || got.Status.EvalFileSHA256 != gotA2.Status.EvalFileSHA256 {
+		t.Errorf("the re-judges' eval file digests %q and %q: want the same", got.Status.EvalFileSHA256, gotA2.Status.EvalFileSHA256)
+	}
+	want := &evalsv1alpha1.BaselineComparison{
+		RunName: "a2", RunUID: string(a2.UID), EvalFile: evalsv1alpha1.EvalFileSame, SharedCases: 6,
+		NewlyFailing: []string{"case-004"}, NewlyFailingCount: 1,
+		NewlyPassing: []string{"case-001", "case-002", "case-005"}, NewlyPassingCount: 3,
+		MissingInRun: []string{"case-004"}, MissingInRunCount: 1,
+		MissingInBaseline: []string{"case-005"}, MissingInBaselineCount: 1,
+		MeanScore: "1.0000", BaselineMeanScore: "0.5000", MeanScoreDelta: "+0.5000",
+	}
+	if diff := cmp.Diff(want, got.Status.Baseline, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("b2 against a2: status.baseline (-want +got):\n%s", diff)
+	}
+	c := runCondition(got, evalsv1alpha1.ConditionRegressed)
+	if !strings.Contains(c.Message, "compared with baseline EvalRun a2 over 6 shared cases") || !strings.Contains(c.Message, `"case-004"`) {
+		t.Errorf("Regressed message %q: want the comparison with a2 naming case-004", c.Message)
+	}
+	if p := runCondition(got, evalsv1alpha1.ConditionPassed); p == nil || p.Status != metav1.ConditionFalse {
+		t.Errorf("Passed %+v: want False, b2 regressed (successPolicy.regression: Fail)", p)
+	}
+	for _, run := range []*evalsv1alpha1.EvalRun{gotA2, got} {
+		for _, cs := range run.Status.Cases {
+			if by := ptr.Deref(cs.AnsweredBy, ""); by != strings.TrimSuffix(run.Name, "2") {
+				t.Errorf("%s: case %s answeredBy %q", run.Name, cs.ID, by)
+			}
+		}
+	}
+}
+
+// answers is a runner's answer by case for finishShards: the decision given for an id ("" leaves it unanswered),
+// CLEAR for every other.
+func answers(given map[string]string) func(id string) string {
+	return func(id string) string {
+		if d, ok := given[id]; ok {
+			return d
+		}
+		return "CLEAR"
 	}
 }
