@@ -75,8 +75,9 @@ const (
 	// is missing, or the image would run as root); the message is the kubelet's. Not retried: a new pod would
 	// meet the same configuration.
 	ReasonInvalidContainerConfig = "InvalidContainerConfig"
-	// ReasonResumeSourceInvalid: spec.resume.from names a run that does not exist, has not finished, has no
-	// stored results, or ran an eval file with another sha256.
+	// ReasonResumeSourceInvalid: spec.resume.from names a run that does not exist, is this run, has no stored
+	// results, ran an eval file with another sha256, judged under other settings than this run (each named), or
+	// whose pinned run.json is gone.
 	ReasonResumeSourceInvalid = "ResumeSourceInvalid"
 	// ReasonRejudgeSourceInvalid: spec.rejudge.from names a run that does not exist, is this run, kept no
 	// records (status.records), resumed another run, or whose records this run cannot read (another bucket).

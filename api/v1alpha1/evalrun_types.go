@@ -274,8 +274,12 @@ const (
 
 // Resume names an earlier run whose results this run completes.
 type Resume struct {
-	// from is the name of the earlier EvalRun, in this run's namespace. It must have finished, and its eval file
-	// must have the same sha256 as this run's; otherwise this run ends with reason ResumeSourceInvalid.
+	// from is the name of the earlier EvalRun, in this run's namespace. It must have finished, its eval file
+	// must have the same sha256 as this run's, and it must have judged as this run judges (the same pass
+	// threshold, default evaluators, LLM judges' endpoint, model, timeout and budgets, code judges' image and
+	// timeout, as its pinned run.json says): carried verdicts are not judged again. Otherwise this run ends with
+	// reason ResumeSourceInvalid, naming what differs; to change the judging, re-judge the earlier run first
+	// (spec.rejudge) and resume from that re-judge.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +required

@@ -154,7 +154,9 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		if pinned, err := r.pinnedConfigMap(ctx, run); pinned != nil || err != nil {
 			return pinned, nil, err
 		}
-		p, wait, err := r.planResume(ctx, run, digest, caseIDs, now)
+		// The earlier run's verdicts are carried only when it judged as this run judges (judgingOf).
+		here := BuildRunConfig(run, caseIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
+		p, wait, err := r.planResume(ctx, run, digest, caseIDs, here, now)
 		if wait != nil || err != nil {
 			return nil, wait, err
 		}
@@ -185,7 +187,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
 	}
-	if a := rejudge.applyTo(run, &cfg); a != nil {
+	if a := rejudge.applyTo(&cfg); a != nil {
 		return nil, a, nil
 	}
 	manifest, err := r.pinBundle(ctx, run, pb, &cfg)

@@ -394,6 +394,19 @@ func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts
 	return out
 }
 
+// codeJudgeImageOf is the image the run's code_judge scripts run in, when it has some (codeJudges):
+// spec.judging.image, else spec.target.image; "" without code judges (the judge container then runs the collector
+// image, which runs no script).
+func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool) string {
+	if !codeJudges {
+		return ""
+	}
+	if j := run.Spec.Judging; j != nil && j.Image != "" {
+		return j.Image
+	}
+	return run.Spec.Target.Image
+}
+
 // buildJudgeContainer is judge container i: it runs the code_judge scripts of its share under the judge's own
 // uid, on the collector's snapshot (it never mounts the runner's output volume), in the runner's image unless
 // judging.image says otherwise. It is a regular container that ends only once the collector has persisted the
@@ -408,13 +421,13 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 	}}
 	workingDir := ""
 	if cfg.CodeJudges {
-		image, pull = run.Spec.Target.Image, run.Spec.Target.ImagePullPolicy
+		image, pull = codeJudgeImageOf(run, true), run.Spec.Target.ImagePullPolicy
 		binary = layout.DefaultPod().JudgeRunner()
 		workingDir = run.Spec.Target.WorkingDir
 		res.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
 		if j := run.Spec.Judging; j != nil {
 			if j.Image != "" {
-				image, pull = j.Image, corev1.PullIfNotPresent
+				pull = corev1.PullIfNotPresent
 			}
 			if j.Resources != nil {
 				res = *j.Resources.DeepCopy()

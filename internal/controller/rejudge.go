@@ -44,19 +44,33 @@ func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.
 	if src.Spec.Resume != nil || src.Status.Resume != nil {
 		return invalid("EvalRun %s resumed another run: the records of the cases it carried are that run's; judge the runs it was made of instead", from)
 	}
-	cm := &corev1.ConfigMap{}
-	name := NamesFor(src.Name).EvalConfigMap
-	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return invalid("EvalRun %s has no pinned eval ConfigMap %s: where its records are is unknown", from, name)
-		}
-		return nil, nil, fmt.Errorf("reading ConfigMap %s of EvalRun %s: %w", name, from, err)
-	}
-	srcCfg, err := RunConfigFrom(cm)
-	if err != nil {
-		return invalid("the run configuration of EvalRun %s cannot be read: %v", from, err)
+	srcCfg, msg, err := r.sourceRunConfig(ctx, src)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case msg != "":
+		return invalid("%s: where its records are is unknown", msg)
 	}
 	return rejudgeFrom(run, src, srcCfg)
+}
+
+// sourceRunConfig reads the run.json pinned in the eval ConfigMap of src, a finished run that another run takes
+// something from (spec.rejudge.from, spec.resume.from). It returns a message instead when that ConfigMap is not
+// there (the run ended before it pinned its eval file, or it was deleted) or its run.json cannot be read.
+func (r *EvalRunReconciler) sourceRunConfig(ctx context.Context, src *evalsv1alpha1.EvalRun) (layout.RunConfig, string, error) {
+	cm := &corev1.ConfigMap{}
+	name := NamesFor(src.Name).EvalConfigMap
+	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: name}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return layout.RunConfig{}, fmt.Sprintf("EvalRun %s has no pinned eval ConfigMap %s", src.Name, name), nil
+		}
+		return layout.RunConfig{}, "", fmt.Errorf("reading ConfigMap %s of EvalRun %s: %w", name, src.Name, err)
+	}
+	cfg, err := RunConfigFrom(cm)
+	if err != nil {
+		return layout.RunConfig{}, fmt.Sprintf("the run configuration of EvalRun %s cannot be read: %v", src.Name, err), nil
+	}
+	return cfg, "", nil
 }
 
 // rejudgeFrom is the pure part of planRejudge: the plan for judging src's records again (srcCfg is src's
@@ -134,8 +148,8 @@ func (p *rejudgePlan) apply(cfg *layout.RunConfig) {
 
 // codeJudgeImage says why a re-judge with code judges cannot build its judge containers: they run in
 // judging.image or target.image, and a re-judge may have neither.
-func codeJudgeImage(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) string {
-	if !cfg.CodeJudges || run.Spec.Target.Image != "" || (run.Spec.Judging != nil && run.Spec.Judging.Image != "") {
+func codeJudgeImage(cfg layout.RunConfig) string {
+	if !cfg.CodeJudges || cfg.CodeJudgeImage != "" {
 		return ""
 	}
 	return "the eval file has code_judge evaluators, which run in spec.judging.image or spec.target.image: a re-judge without a target needs spec.judging.image"
@@ -157,12 +171,12 @@ func (r *EvalRunReconciler) rejudgeConfigRun(ctx context.Context, run *evalsv1al
 
 // applyTo puts the plan into run.json (nothing for a nil plan, a run that is not a re-judge) and returns the
 // InvalidSpec assessment of a re-judge whose code judges have no image to run in.
-func (p *rejudgePlan) applyTo(run *evalsv1alpha1.EvalRun, cfg *layout.RunConfig) *Assessment {
+func (p *rejudgePlan) applyTo(cfg *layout.RunConfig) *Assessment {
 	if p == nil {
 		return nil
 	}
 	p.apply(cfg)
-	if msg := codeJudgeImage(run, *cfg); msg != "" {
+	if msg := codeJudgeImage(*cfg); msg != "" {
 		return &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidSpec, Message: msg}
 	}
 	return nil

@@ -40,10 +40,11 @@ type resumePlan struct {
 }
 
 // planResume reads the earlier run named by spec.resume.from and decides, for the eval file's case ids (its sha256
-// is digest), which cases run again and which results are carried. It returns an assessment instead when the
-// earlier run has not finished yet (Pending, rechecked) or cannot be resumed (ResumeSourceInvalid, final).
+// is digest), which cases run again and which results are carried; here is this run's configuration, whose
+// judging the earlier run's must be (judgingOf). It returns an assessment instead when the earlier run has not
+// finished yet (Pending, rechecked) or cannot be resumed (ResumeSourceInvalid, final).
 func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.EvalRun, digest string, ids []string,
-	now time.Time) (*resumePlan, *Assessment, error) {
+	here layout.RunConfig, now time.Time) (*resumePlan, *Assessment, error) {
 	spec := run.Spec.Resume
 	from := spec.From
 	mode := ptr.Deref(spec.Cases, evalsv1alpha1.DefaultResumeCases)
@@ -63,6 +64,9 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 	refs := src.Status.Results
 	if refs == nil || len(refs.ConfigMaps)+len(refs.Objects) == 0 {
 		return invalid("EvalRun %s has no stored results to resume from (it ended %s: %s)", from, outcome.Reason, oneLine(outcome.Message))
+	}
+	if msg, err := r.otherJudging(ctx, src, here); msg != "" || err != nil {
+		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid, Message: msg}, err
 	}
 	carry := map[string][]byte{}
 	msg, err := r.eachStoredLine(ctx, run, src, func(l *results.Line) error {
@@ -121,6 +125,23 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 		plan.carried = append(plan.carried, cm)
 	}
 	return plan, nil, nil
+}
+
+// otherJudging reads the judging src's verdicts were given under (its pinned run.json) and returns, when it is not
+// here's, the ResumeSourceInvalid message naming each difference (judgingMismatch), or one saying that it cannot
+// be read; "" when src judged as this run judges.
+func (r *EvalRunReconciler) otherJudging(ctx context.Context, src *evalsv1alpha1.EvalRun, here layout.RunConfig) (string, error) {
+	there, msg, err := r.sourceRunConfig(ctx, src)
+	switch {
+	case err != nil:
+		return "", err
+	case msg != "":
+		return textbound.Head(msg+": the judging its verdicts were given under is unknown, so they cannot be carried", maxConditionMessage), nil
+	}
+	if diff := judgingDifferences(there, here); len(diff) > 0 {
+		return textbound.Head(judgingMismatch(src.Name, diff), maxConditionMessage), nil
+	}
+	return "", nil
 }
 
 // storeCarried writes the carried result lines as one gzip'd JSONL object of run's bucket

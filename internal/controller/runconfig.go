@@ -200,6 +200,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		StatusBudgetBytes:       opts.StatusBudgetBytes,
 		ResultsDeadlineSeconds:  deadline,
 		CodeJudges:              codeJudgeCases > 0,
+		CodeJudgeImage:          codeJudgeImageOf(run, codeJudgeCases > 0),
 		MaxOutputBytes:          defaultMaxOutputBytes,
 	}
 	if h := t.Healthcheck; h != nil {
@@ -223,6 +224,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	if cfg.LLM != nil {
 		cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute = podShares(podsAtOnce(run, cfg.Shards),
 			cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute)
+		cfg.LLM.RunMaxRequests, cfg.LLM.RunMaxTokens = cfg.LLM.MaxRequests, cfg.LLM.MaxTokens
 		cfg.LLM.MaxRequests, cfg.LLM.MaxTokens = shardBudget(cfg.LLM.MaxRequests, shards), shardBudget(cfg.LLM.MaxTokens, shards)
 	}
 	cfg.MaxCostNanoUSD = shardCostBudget(t.MaxCostUSD, shards)

@@ -105,6 +105,10 @@ type RunConfig struct {
 	// CodeJudgeTimeoutSeconds and CodeJudgeWorkers bound code_judge scripts.
 	CodeJudgeTimeoutSeconds int32 `json:"codeJudgeTimeoutSeconds"`
 	CodeJudgeWorkers        int32 `json:"codeJudgeWorkers"`
+	// CodeJudgeImage, set with CodeJudges, is the image the judge containers run the code_judge scripts in
+	// (spec.judging.image, else spec.target.image). The pod does not read it: it records the run's judging, which
+	// a resume of the run compares with its own (docs/rejudge.md).
+	CodeJudgeImage string `json:"codeJudgeImage,omitempty"`
 
 	// ResultConfigMaps are the names of the pre-created, owned result ConfigMaps, in order.
 	ResultConfigMaps []string `json:"resultConfigMaps"`
@@ -224,6 +228,11 @@ type LLM struct {
 	// LLM judges are Skipped.
 	MaxRequests int64 `json:"maxRequests,omitempty"`
 	MaxTokens   int64 `json:"maxTokens,omitempty"`
+	// RunMaxRequests and RunMaxTokens are the run's budgets as the spec says them (spec.judging.llm.maxRequests
+	// and maxTokens, 0 without one), before they are shared between the shards. The pod does not read them: they
+	// record the run's judging, which a resume of the run compares with its own (docs/rejudge.md).
+	RunMaxRequests int64 `json:"runMaxRequests,omitempty"`
+	RunMaxTokens   int64 `json:"runMaxTokens,omitempty"`
 }
 
 // EvalObject is the bucket object that holds a run's eval file, with the sha256 and the size it may have.
