@@ -146,7 +146,7 @@ func BenchmarkGather(b *testing.B) {
 		return GatherInput{Config: cfg, Output: p, EndCause: outcome.EndEnded, Now: time.Now()}
 	})
 	reportChunks(b, g)
-	reportRSS(b, cfg, false, "peak-RSS-MiB")
+	reportRSS(b, cfg, "peak-RSS-MiB")
 }
 
 // BenchmarkGatherWholeEvalFile is BenchmarkGather for a file whose cases must be read (evaluators of their own,
@@ -160,15 +160,15 @@ func BenchmarkGatherWholeEvalFile(b *testing.B) {
 		return GatherInput{Config: &cfg, Output: p, EndCause: outcome.EndEnded, Now: time.Now()}
 	})
 	reportChunks(b, g)
-	reportRSS(b, &cfg, false, "peak-RSS-MiB")
-	reportRSS(b, &cfg, true, "evalfile-peak-RSS-MiB")
+	reportRSS(b, &cfg, "peak-RSS-MiB")
+	reportRSS(b, &cfg, "evalfile-peak-RSS-MiB", rssEvalOnly+"=1")
 }
 
-// reportRSS reports the peak RSS of a fresh process doing one Gather with cfg (with evalOnly, only the eval file's
-// whole parse) as metric, and its peak heap (live objects and dead ones not yet swept, sampled every millisecond)
-// as metric with "RSS" replaced by "heap".
-func reportRSS(b *testing.B, cfg *layout.RunConfig, evalOnly bool, metric string) {
-	if rss, heap, err := gatherRSS(cfg, evalOnly); err != nil {
+// reportRSS reports the peak RSS of a fresh process doing one Gather with cfg (what it does is changed by env:
+// rssEvalOnly, rssRejudge) as metric, and its peak heap (live objects and dead ones not yet swept, sampled every
+// millisecond) as metric with "RSS" replaced by "heap".
+func reportRSS(b *testing.B, cfg *layout.RunConfig, metric string, env ...string) {
+	if rss, heap, err := gatherRSS(cfg, env...); err != nil {
 		b.Logf("%s not measured: %v", metric, err)
 	} else {
 		b.ReportMetric(rss, metric)
@@ -221,9 +221,18 @@ func reportChunks(b *testing.B, g *Gathered) {
 	b.ReportMetric(float64(chunkBytes)/(1<<20), "chunk-MiB")
 }
 
-// gatherRSS runs one Gather (or, with evalOnly, only the eval file parse) in a child test process and returns
-// its peak resident set (VmHWM) and peak heap, in MiB.
-func gatherRSS(cfg *layout.RunConfig, evalOnly bool) (rss, heap float64, err error) {
+// The child process of gatherRSS does one Gather, unless its environment has one of these.
+const (
+	// rssEvalOnly (set to anything): only the eval file's whole parse.
+	rssEvalOnly = "PODRUNTIME_RSS_EVAL_ONLY"
+	// rssRejudge: a re-judge (rejudgeSnapshot, then Gather) of the records chunks in this directory, read one
+	// file at a time as the collector reads its source's record ConfigMaps.
+	rssRejudge = "PODRUNTIME_RSS_REJUDGE"
+)
+
+// gatherRSS runs one Gather in a child test process, with env added to its environment (rssEvalOnly,
+// rssRejudge), and returns its peak resident set (VmHWM) and peak heap, in MiB.
+func gatherRSS(cfg *layout.RunConfig, env ...string) (rss, heap float64, err error) {
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return 0, 0, err
@@ -234,9 +243,7 @@ func gatherRSS(cfg *layout.RunConfig, evalOnly bool) (rss, heap float64, err err
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestGatherRSSHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "PODRUNTIME_RSS_CONFIG="+cfgPath, "PODRUNTIME_RSS_WORK="+benchWork.dir)
-	if evalOnly {
-		cmd.Env = append(cmd.Env, "PODRUNTIME_RSS_EVAL_ONLY=1")
-	}
+	cmd.Env = append(cmd.Env, env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return 0, 0, fmt.Errorf("%v: %s", err, out)
@@ -297,7 +304,15 @@ func TestGatherRSSHelper(t *testing.T) {
 		}
 		printHWM(t)
 	}
-	if os.Getenv("PODRUNTIME_RSS_EVAL_ONLY") != "" {
+	if dir := os.Getenv(rssRejudge); dir != "" {
+		g := rejudgeFromFiles(t, cfg, dir)
+		if g.Summary.Total != int32(len(cfg.CaseIDs)) {
+			t.Fatalf("re-judged %d cases", g.Summary.Total)
+		}
+		printPeaks()
+		return
+	}
+	if os.Getenv(rssEvalOnly) != "" {
 		if _, err := podfiles.LoadEvalFile(cfg); err != nil {
 			t.Fatal(err)
 		}

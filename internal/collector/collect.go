@@ -81,11 +81,12 @@ func Collect(ctx context.Context, o Options) error {
 		// A re-judge runs no runner: its "output" is the source's kept records, written into the snapshot.
 		podfiles.Logf(o.Log, "Reading the kept records of EvalRun %s\n", o.Config.Rejudge.From)
 		end = RunnerEnd{Cause: outcome.EndEnded}
-		rejudgeFile, rejudged, rejudgeErr = rejudgeSnapshot(ctx, o, bucket, bucketErr)
-		snap = &Snapshot{}
-		if rejudged != nil {
-			snap = rejudged.Snapshot
+		if o.Config.Rejudge.InBucket && bucketErr != nil {
+			rejudgeErr = fmt.Errorf("opening the bucket to read the source's records: %w", bucketErr)
+		} else {
+			rejudgeFile, rejudged, rejudgeErr = rejudgeSnapshot(ctx, o, rejudgeRecords(o, bucket))
 		}
+		snap = &Snapshot{} // rejudged.apply sets the re-judge's
 	} else {
 		end = waitForRunner(ctx, o)
 	}
@@ -107,9 +108,7 @@ func Collect(ctx context.Context, o Options) error {
 		EndCause: end.Cause, EndReason: why, Launcher: end.Report, LauncherMissing: end.ReportMissing,
 		PodName: o.PodName, Now: at, ResultsObject: bucket.resultsURI(), RecordsObject: bucket.recordsURI(), Log: o.Log,
 		EvalFile: rejudgeFile}
-	if rejudged != nil {
-		in.MissingReasons, in.AnsweredBy, in.Note = rejudged.MissingReasons, o.Config.Rejudge.From, rejudged.Note(o.Config.Rejudge.From)
-	}
+	rejudged.apply(&in, o.Config.Rejudge)
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
 	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.JudgeDeadlineSeconds))
@@ -166,11 +165,9 @@ func Collect(ctx context.Context, o Options) error {
 }
 
 // rejudgeSnapshot reads the eval file and writes the source's kept records of the pod's shard into the snapshot
-// (WriteRejudgeSnapshot). Its error is the collection's: the source's records could not be read.
-func rejudgeSnapshot(ctx context.Context, o Options, bucket *shardBucket, bucketErr error) (*evalfile.File, *Rejudged, error) {
-	if o.Config.Rejudge.InBucket && bucketErr != nil {
-		return nil, nil, fmt.Errorf("opening the bucket to read the source's records: %w", bucketErr)
-	}
+// (WriteRejudgeSnapshot), read from src (rejudgeRecords). Its error is the collection's: the source's records
+// could not be read.
+func rejudgeSnapshot(ctx context.Context, o Options, src RecordSource) (*evalfile.File, *Rejudged, error) {
 	file, err := podfiles.LoadEvalFileForJudging(o.Config)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the eval file: %w", err)
@@ -178,7 +175,7 @@ func rejudgeSnapshot(ctx context.Context, o Options, bucket *shardBucket, bucket
 	// Reading the records is bounded by the results deadline, as writing them is.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.ResultsDeadlineSeconds))
 	defer cancel()
-	rj, err := WriteRejudgeSnapshot(rctx, o.Config, file, rejudgeRecords(o, bucket), o.Pod.SnapshotOutput())
+	rj, err := WriteRejudgeSnapshot(rctx, o.Config, file, src, o.Pod.SnapshotOutput())
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the kept records of EvalRun %s: %w", o.Config.Rejudge.From, err)
 	}

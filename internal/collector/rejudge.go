@@ -58,6 +58,17 @@ func (r *Rejudged) Note(from string) string {
 	return strings.Join(parts, ", ")
 }
 
+// apply makes in the collection of the re-judge rj (of rejudge): its snapshot, the errors of the cases it did not
+// judge, the source named on every answered case, and its note. A nil rj (not a re-judge, or one that failed)
+// changes nothing.
+func (r *Rejudged) apply(in *GatherInput, rejudge *layout.Rejudge) {
+	if r == nil {
+		return
+	}
+	in.Snapshot = r.Snapshot
+	in.MissingReasons, in.AnsweredBy, in.Note = r.MissingReasons, rejudge.From, r.Note(rejudge.From)
+}
+
 // RecordSource yields the kept records of the source's shard, chunk by chunk (records.Each decodes them).
 type RecordSource func(ctx context.Context, f func(where string, chunk []byte) error) error
 

@@ -30,3 +30,18 @@ func ParseSingle(id string, data []byte) *Response {
 	}
 	return r
 }
+
+// ParseLine parses line as the whole of a batch file, as ParseBatch parses it (a leading byte-order mark skipped,
+// a trailing carriage return ignored, a line over opts.MaxLineBytes an error), without ParseBatch's reading
+// pipeline: it returns the line's response (Line unset), or the message of its line error; neither for a blank
+// line. The caller checks that line holds no newline (a line each). A kept record is read again through it.
+func ParseLine(line []byte, opts Options) (*Response, string) {
+	opts = opts.withDefaults()
+	p := recordParser{alone: true}
+	ch := chunk{data: line, first: true}
+	p.chunk(&ch, opts.MaxLineBytes)
+	if len(ch.outs) == 0 {
+		return nil, ""
+	}
+	return ch.outs[0].resp, ch.outs[0].msg
+}

@@ -2,6 +2,7 @@ package jsonlresult
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,5 +90,46 @@ func TestParseSingleDoesNotAliasInput(t *testing.T) {
 	}
 	if diff := cmp.Diff(json.RawMessage(`{"a":1}`), got.OutputMessages[0].Content); diff != "" {
 		t.Errorf("content changed with the input (-want +got):\n%s", diff)
+	}
+}
+
+// TestParseLineIsParseBatch: ParseLine gives what ParseBatch gives for the same line as a whole file requesting
+// the line's own id: the response (but its line number), the line error's message, or nothing for a blank line.
+func TestParseLineIsParseBatch(t *testing.T) {
+	tests := []struct{ name, line string }{
+		{name: "record", line: `{"id":"a","text":"CLEAR","trace":[{"type":"tool_call","name":"grep"}]}`},
+		{name: "byte-order mark", line: "\xEF\xBB\xBF" + `{"id":"a","text":"x"}`},
+		{name: "carriage return", line: `{"id":"a","text":"x"}` + "\r"},
+		{name: "structured answer", line: `{"id":"a","output_messages":[{"role":"assistant","content":{"decision":"CLEAR"}}]}`},
+		{name: "another id", line: `{"id":"b","text":"x"}`},
+		{name: "not JSON", line: `PASS`},
+		{name: "no id", line: `{"text":"x"}`},
+		{name: "too long", line: `{"id":"a","text":"` + strings.Repeat("x", 200) + `"}`},
+		{name: "blank", line: " \t\r"},
+		{name: "empty", line: ""},
+	}
+	opts := Options{MaxLineBytes: 128}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var want *Response
+			res, err := ParseBatch(strings.NewReader(tc.line), []string{"a", "b"}, opts, func(r *Response) error {
+				want = r
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantMsg := ""
+			if len(res.ParseErrors) > 0 {
+				wantMsg = res.ParseErrors[0].Message
+			}
+			if want != nil {
+				want.Line = 0
+			}
+			got, msg := ParseLine([]byte(tc.line), opts)
+			if diff := cmp.Diff(want, got); diff != "" || msg != wantMsg {
+				t.Errorf("ParseLine(%q) differs from ParseBatch (-batch +line):\n%s\nmessage %q, want %q", tc.line, diff, msg, wantMsg)
+			}
+		})
 	}
 }

@@ -131,25 +131,18 @@ func (r *Record) Response() (*jsonlresult.Response, error) {
 		if bytes.ContainsAny(data, "\n") {
 			return nil, errors.New("the record is more than one line")
 		}
-		var got *jsonlresult.Response
-		res, err := jsonlresult.ParseBatch(bytes.NewReader(data), []string{r.ID}, jsonlresult.Options{Workers: 1}, func(resp *jsonlresult.Response) error {
-			got = resp
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		// As ParseBatch reads the record alone, requesting its id only, without its reading pipeline (a
+		// buffer and two goroutines per record).
+		got, msg := jsonlresult.ParseLine(data, jsonlresult.Options{})
+		switch {
+		case got != nil && got.ID == r.ID:
+			return got, nil
+		case got != nil:
+			return nil, errors.New("it is the record of another case")
+		case msg != "":
+			return nil, errors.New(msg)
 		}
-		if got == nil {
-			why := "it is not a valid record of this case"
-			if res.UnexpectedCount > 0 {
-				why = "it is the record of another case"
-			} else if len(res.ParseErrors) > 0 {
-				why = res.ParseErrors[0].Message
-			}
-			return nil, errors.New(why)
-		}
-		got.Line = 0
-		return got, nil
+		return nil, errors.New("it is not a valid record of this case")
 	}
 	return nil, fmt.Errorf("unknown record mode %q", r.Mode)
 }
