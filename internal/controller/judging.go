@@ -54,11 +54,12 @@ func judgingOf(cfg layout.RunConfig) []judgingSetting {
 	if cfg.Bundle != nil {
 		bundleDigest = cfg.Bundle.SHA256
 	}
-	out := []judgingSetting{threshold,
-		{Name: "spec.judging.evaluators", Value: evaluators},
-		{Name: "spec.evalFile.bundle (the digest of its files)", Value: bundleDigest},
-	}
-	out = append(out, llmJudging(cfg.LLM)...)
+	llm := llmJudging(cfg.LLM)
+	out := make([]judgingSetting, 0, 5+len(llm))
+	out = append(out, threshold,
+		judgingSetting{Name: "spec.judging.evaluators", Value: evaluators},
+		judgingSetting{Name: "spec.evalFile.bundle (the digest of its files)", Value: bundleDigest})
+	out = append(out, llm...)
 	image, timeout := unset, unset
 	if cfg.CodeJudges {
 		image, timeout = cfg.CodeJudgeImage, strconv.Itoa(int(cfg.CodeJudgeTimeoutSeconds))
