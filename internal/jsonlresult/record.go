@@ -721,6 +721,11 @@ func ownedCopy(b []byte) []byte {
 // ownedLine is ownedCopy for batch lines, carved from the parser's slab.
 func (p *recordParser) ownedLine(b []byte) []byte {
 	if utf8.Valid(b) {
+		if p.alone {
+			// A parser of one record shares no slab: a slab's block for a single line would be mostly waste
+			// (a re-judge reads 100,000 records, each alone).
+			return bytes.Clone(b)
+		}
 		return p.lines.copy(b)
 	}
 	return sanitizedCopy(b)
