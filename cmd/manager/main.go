@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -32,7 +33,7 @@ func main() {
 		metricsAddr   string
 		secureMetrics bool
 		probeAddr     string
-		leaderElect   bool
+		election      leaderElection
 		enableHTTP2   bool
 		// watchNamespaces limits the manager to these namespaces (comma-separated; empty: all).
 		watchNamespaces string
@@ -76,7 +77,14 @@ func main() {
 	flag.BoolVar(&secureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS with Kubernetes authentication and authorization.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health and readiness probes.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	flag.BoolVar(&election.enabled, "leader-elect", false, "Elect a leader so that only one replica reconciles.")
+	flag.DurationVar(&election.lease, "leader-elect-lease-duration", defaultLeaseDuration,
+		"How long the other replicas wait after the leader's last renewal before one of them takes over.")
+	flag.DurationVar(&election.renew, "leader-elect-renew-deadline", defaultRenewDeadline,
+		"How long the leader keeps retrying to renew its lease before it gives up leading and the manager exits "+
+			"(an API server slower than this restarts the manager).")
+	flag.DurationVar(&election.retry, "leader-elect-retry-period", defaultRetryPeriod,
+		"How long the replicas wait between attempts to take or renew the lease.")
 	flag.BoolVar(&enableHTTP2, "enable-http2", false, "Serve metrics over HTTP/2 (off: HTTP/2 stream-reset attacks).")
 	flag.Float64Var(&api.qps, "kube-api-qps", defaultAPIQPS,
 		"Requests per second the manager's API client may send on average (client-go's rate limiter; the Kubernetes "+
@@ -104,8 +112,12 @@ func main() {
 		ctrl.Log.Error(err, "Invalid flags")
 		os.Exit(2)
 	}
+	if err := election.validate(); err != nil {
+		ctrl.Log.Error(err, "Invalid flags")
+		os.Exit(2)
+	}
 
-	if err := run(opts, api, metricsAddr, secureMetrics, enableHTTP2, probeAddr, leaderElect, controller.ParseNamespaces(watchNamespaces)); err != nil {
+	if err := run(opts, api, metricsAddr, secureMetrics, enableHTTP2, probeAddr, election, controller.ParseNamespaces(watchNamespaces)); err != nil {
 		ctrl.Log.Error(err, "Manager stopped")
 		os.Exit(1)
 	}
@@ -124,7 +136,37 @@ const (
 	defaultAPIBurst = 100
 )
 
-func run(opts controller.Options, api apiClient, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, leaderElect bool,
+// leaderElection is how the replicas elect their leader (--leader-elect and its durations).
+type leaderElection struct {
+	enabled             bool
+	lease, renew, retry time.Duration
+}
+
+// The leader election's defaults, client-go's and controller-runtime's: a 15 s lease, renewed within 10 s, tried
+// every 2 s. On an API server so loaded that a renewal takes longer than the renew deadline the leader gives up and
+// the manager restarts (no run is lost: measured on the saturated local node, docs/operations.md); widen them there.
+const (
+	defaultLeaseDuration = 15 * time.Second
+	defaultRenewDeadline = 10 * time.Second
+	defaultRetryPeriod   = 2 * time.Second
+)
+
+// validate checks the durations as client-go's leader elector would at start (lease above the renew deadline,
+// the renew deadline above 1.2 retry periods), so a wrong flag is an error at once, not a crash later.
+func (e leaderElection) validate() error {
+	switch {
+	case e.lease <= 0 || e.renew <= 0 || e.retry <= 0:
+		return fmt.Errorf("--leader-elect-lease-duration (%s), --leader-elect-renew-deadline (%s) and --leader-elect-retry-period (%s) must be above 0",
+			e.lease, e.renew, e.retry)
+	case e.lease <= e.renew:
+		return fmt.Errorf("--leader-elect-lease-duration (%s) must be longer than --leader-elect-renew-deadline (%s)", e.lease, e.renew)
+	case float64(e.renew) <= 1.2*float64(e.retry):
+		return fmt.Errorf("--leader-elect-renew-deadline (%s) must be longer than 1.2 times --leader-elect-retry-period (%s)", e.renew, e.retry)
+	}
+	return nil
+}
+
+func run(opts controller.Options, api apiClient, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, election leaderElection,
 	namespaces []string) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
@@ -143,8 +185,11 @@ func run(opts controller.Options, api apiClient, metricsAddr string, secureMetri
 		Scheme:                        scheme,
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        probeAddr,
-		LeaderElection:                leaderElect,
+		LeaderElection:                election.enabled,
 		LeaderElectionID:              leaderElectionID,
+		LeaseDuration:                 &election.lease,
+		RenewDeadline:                 &election.renew,
+		RetryPeriod:                   &election.retry,
 		LeaderElectionReleaseOnCancel: true,
 		// With --watch-namespaces the manager lists and watches only those namespaces, so its ClusterRole can be
 		// granted per namespace with RoleBindings instead of a ClusterRoleBinding (config/rbac/README.md).
