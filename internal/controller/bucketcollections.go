@@ -104,10 +104,18 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 	for i := range shards {
 		e, ok := ended[i]
 		switch {
-		case job != nil && !ok:
+		case job != nil && !ok && !inIndexSet(job.Status.CompletedIndexes, i):
 			// Still running (or never started): nothing to read yet.
 		case ok && !e.Message.Persisted:
 			out[i] = UnstoredCollection(e, e.Message.PersistError)
+		case !ok:
+			// The shard's pods are gone (its succeeded pod released, ReleasableShardPods, or the Job deleted):
+			// what was read while the pod was there, else what the bucket holds, stands.
+			if s := r.memory.bucketSectionOfAnyPod(key, run.UID, i); s != nil {
+				out[i] = s
+				continue
+			}
+			todo = append(todo, i)
 		default:
 			if s := r.memory.bucketSection(key, run.UID, i, e.Pod); s != nil {
 				out[i] = s
@@ -149,6 +157,9 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 		case !fromPod:
 			// The pods are gone: what the bucket holds stands (nothing: the shard recorded nothing).
 			if s != nil {
+				if s.Collection != nil && s.Collection.PodName != "" {
+					r.memory.rememberBucketSection(key, run.UID, i, s.Collection.PodName, s)
+				}
 				out[i] = s
 			}
 			continue

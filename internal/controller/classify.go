@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -89,6 +90,9 @@ type Assessment struct {
 	RetryIndex int
 	// StopPods are pods of a sharded run to stop: their shard is decided (failed) while they still run or wait.
 	StopPods []PodStop
+	// ReleasePods are finished pods of a sharded run to delete: their shard succeeded and everything the manager
+	// reads of it is recorded elsewhere (ReleasableShardPods).
+	ReleasePods []PodRelease
 	// RecheckAfter, when positive, is when the classification may change without any watched object changing
 	// (a timeout or deadline expires).
 	RecheckAfter time.Duration
@@ -102,6 +106,14 @@ type PodStop struct {
 	Index   int
 	Reason  string
 	Message string
+}
+
+// PodRelease is a succeeded shard's pod the manager deletes (by eviction, under the pod's UID): the Job counted it
+// and the shard's collection is recorded, so nothing is read from it any more.
+type PodRelease struct {
+	Pod   string
+	UID   types.UID
+	Index int
 }
 
 // Classify decides the state and reason of a run that has a Job (Job must not be nil). It is a pure function of

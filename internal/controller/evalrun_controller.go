@@ -160,6 +160,9 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	if len(obs.assessment.StopPods) > 0 && obs.job != nil {
 		stopErr = errors.Join(stopErr, r.stopShards(ctx, run, obs.job, obs.assessment.StopPods))
 	}
+	if len(obs.assessment.ReleasePods) > 0 {
+		stopErr = errors.Join(stopErr, r.releasePods(ctx, run, obs.assessment.ReleasePods))
+	}
 	return ctrl.Result{RequeueAfter: recheck}, errors.Join(stepErr, stopErr)
 }
 
@@ -496,6 +499,35 @@ func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.E
 			r.memory.markPodStopped(key, run.UID, s.Pod)
 		}
 		errs = errors.Join(errs, err)
+	}
+	return errs
+}
+
+// releasePods deletes succeeded shards' pods that have nothing left to tell (ReleasableShardPods), through the
+// eviction API the manager already uses (a finished pod is evicted at once, whatever its disruption budget), each
+// under its UID, so a pod that replaced it under the same name is never touched. A pod this process released
+// already is not evicted again while the cache still shows it.
+func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.EvalRun, pods []PodRelease) error {
+	key := client.ObjectKeyFromObject(run)
+	var errs error
+	released := 0
+	for _, p := range pods {
+		if r.memory.podStopped(key, run.UID, p.Pod) {
+			continue
+		}
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: p.Pod}}
+		uid := p.UID
+		ev := &policyv1.Eviction{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
+		err := r.client.SubResource("eviction").Create(ctx, pod, ev)
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = errors.Join(errs, fmt.Errorf("releasing pod %s of succeeded shard %d: %w", p.Pod, p.Index, err))
+			continue
+		}
+		r.memory.markPodStopped(key, run.UID, p.Pod)
+		released++
+	}
+	if released > 0 {
+		ctrl.LoggerFrom(ctx).V(2).Info("Succeeded shards' pods released", "pods", released)
 	}
 	return errs
 }

@@ -134,8 +134,9 @@ func (m *memory) firstTime(key types.NamespacedName, uid types.UID, what string)
 	return first
 }
 
-// podStopped reports whether this process has marked and evicted pod (of a stopped shard of the run) already: a
-// reconcile whose cache does not show the pod's condition yet does not patch it again.
+// podStopped reports whether this process has marked and evicted pod (of a stopped shard of the run) or released
+// it (a succeeded shard's, releasePods) already: a reconcile whose cache does not show the pod's condition or its
+// deletion yet does not act on it again.
 func (m *memory) podStopped(key types.NamespacedName, uid types.UID, pod string) bool {
 	return m.get(key, uid).stoppedPods[pod]
 }
@@ -160,6 +161,16 @@ type podSection struct {
 func (m *memory) bucketSection(key types.NamespacedName, uid types.UID, index int, pod string) *results.Section {
 	ps, ok := m.get(key, uid).bucketSections[index]
 	if !ok || ps.pod != pod || pod == "" {
+		return nil
+	}
+	return ps.section
+}
+
+// bucketSectionOfAnyPod is the section remembered for shard index, whichever pod stored it: for a shard whose
+// pods are gone.
+func (m *memory) bucketSectionOfAnyPod(key types.NamespacedName, uid types.UID, index int) *results.Section {
+	ps, ok := m.get(key, uid).bucketSections[index]
+	if !ok {
 		return nil
 	}
 	return ps.section

@@ -48,6 +48,7 @@ func ClassifyShards(obs Observation, so ShardObservation, opts Options) ShardVer
 	byIndex := podsByShard(obs.Pods, so.Shards)
 	stopped := parseStoppedShards(obs.Job.Annotations[layout.AnnotationStoppedShards])
 	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}
+	var release []PodRelease
 	for i := range so.Shards {
 		if a, ok := stoppedShard(i, byIndex[i], stopped[i], obs.Run.Status.Shards); ok {
 			// Pods that outlived an eviction that failed are stopped again.
@@ -67,10 +68,45 @@ func ClassifyShards(obs Observation, so ShardObservation, opts Options) ShardVer
 			// Decided while its pods may still run or wait: stop them, and only them.
 			a.StopPods = stopsOf(i, byIndex[i], a)
 		}
+		if v.Shards[i].State == StateSucceeded {
+			release = append(release, ReleasableShardPods(i, byIndex[i], obs.Job)...)
+		}
 	}
 	v.Assessment = combineShards(v.Shards)
+	v.Assessment.ReleasePods = release
 	v.Statuses = shardStatuses(v.Shards, so)
 	return v
+}
+
+// KeptShardPods is the number of shards, from index 0, whose pods stay once they succeeded (as the Job leaves
+// them, for their logs); the pods of a succeeded shard from this index on are deleted (ReleasableShardPods).
+// Equal to the shards status.shards lists: the succeeded shards it lists are always among them (failed and
+// in-progress shards are listed first, then succeeded ones in index order), so every listed shard's pod name and
+// image digest are still read from its pod.
+const KeptShardPods = evalsv1alpha1.MaxStatusShards
+
+// ReleasableShardPods are the pods of shard index, decided succeeded, that the manager deletes: a node keeps
+// every finished pod of an Indexed Job (its sandbox, its containers, its logs) until the pod is deleted, and the
+// kubelet's and the manager's work per pod grows with them (docs/design/storage-and-budgets.md, "Releasing
+// succeeded shards' pods"). Only a pod that has nothing left to tell is released: its shard's index is at or past
+// KeptShardPods, it succeeded (every container exited 0, as the kubelet said), the Job counted its index as
+// completed (which the Job does once it has taken its tracking finalizer off the pod, so that the shard's view of
+// the Job stays Complete once the pod is gone) and it is not being deleted already. The shard's outcome then
+// stands on its recorded collection and the Job's completed index (classifyCompleteJob with no pod). The reconcile
+// that decides the run releases the last shards' pods too: by then the Job counted every index.
+func ReleasableShardPods(index int, pods []corev1.Pod, job *batchv1.Job) []PodRelease {
+	if index < KeptShardPods || job == nil || !inIndexSet(job.Status.CompletedIndexes, index) {
+		return nil
+	}
+	var out []PodRelease
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase != corev1.PodSucceeded || p.DeletionTimestamp != nil {
+			continue
+		}
+		out = append(out, PodRelease{Pod: p.Name, UID: p.UID, Index: index})
+	}
+	return out
 }
 
 // ShardsWithoutJob classifies the shards of a run whose Job is gone: a shard's recorded collection stands (weighed

@@ -141,7 +141,13 @@ func runPods(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun, c
 		if shard >= 0 {
 			what = fmt.Sprintf("shard %d of Job %s (it ran case %s)", shard, jobName, caseID)
 		}
-		return nil, fmt.Errorf("no pods of %s are left (the Job or its pods were deleted)", what)
+		why := "the Job or its pods were deleted"
+		if shard >= evalsv1alpha1.MaxStatusShards {
+			// controller.KeptShardPods: the manager deletes such a shard's pod once it succeeded.
+			why = fmt.Sprintf("the manager deletes the pod of a succeeded shard from index %d on; "+
+				"its results are in the run's stored results", evalsv1alpha1.MaxStatusShards)
+		}
+		return nil, fmt.Errorf("no pods of %s are left (%s)", what, why)
 	}
 	slices.SortStableFunc(pods, func(a, b corev1.Pod) int {
 		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,10 +21,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -208,6 +211,17 @@ func measureShardedRun(t *testing.T, name string, cases int, shards, parallelism
 		"EvalRun writes %d; manager %s", cases, shards, parallelism, float64(len(text))/(1<<20), map[bool]string{true: "the bucket", false: "ConfigMaps"}[bucketResults],
 		elapsed.Round(100*time.Millisecond), writes(), mem())
 	logBytesInEtcd(t, got, cases)
+	// The pods of succeeded shards past the first KeptShardPods are released; the last ones by the reconcile
+	// that decided the run.
+	left := 0
+	err := wait.PollUntilContextCancel(ctxFor(t, time.Minute), time.Second, true, func(context.Context) (bool, error) {
+		left = len(runPods(t, ns, run.Name))
+		return left <= controller.KeptShardPods, nil
+	})
+	t.Logf("scale: %d pods of the run left (every shard succeeded; the first %d keep their pods)", left, min(int(shards), controller.KeptShardPods))
+	if err != nil {
+		t.Errorf("%d pods of the run left after it succeeded, want at most %d", left, controller.KeptShardPods)
+	}
 	if r := got.Status.Results; r == nil || r.TotalCases != int32(cases) || (bucketResults && len(r.Objects) != int(shards)) {
 		t.Errorf("results reference %+v", got.Status.Results)
 	}

@@ -3,15 +3,22 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -124,6 +131,53 @@ func resumeNotPassed(t *testing.T, ns, firstName, listIDs string, first *evalsv1
 		want := map[string]string{"0": "- id: case-007 - id: case-008 ", "1": "- id: case-011 - id: case-012 "}[index]
 		if want == "" || !strings.Contains(logs, "ids: "+want+":end") {
 			t.Errorf("the resume's shard %q ran %q, want exactly %q", index, textbound.Head(logs, 300), want)
+		}
+	}
+}
+
+// TestSucceededShardPodsReleased: a run of KeptShardPods+2 one-case shards (20 pods at a time) ends Completed with
+// every case passed. Once a shard past the first KeptShardPods succeeded and the Job counted it, the manager
+// deletes its pod (a node keeps every finished pod until then, and the kubelet's work grows with them); the first
+// KeptShardPods shards keep theirs, and every shard status.shards lists still shows its pod and image digest.
+func TestSucceededShardPodsReleased(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "release", nil)
+	shards := controller.KeptShardPods + 2
+	run := sampleRun("many", ns).Inline(testutil.DecisionEval(shards)).Shards(int32(shards), 20).
+		Resources(corev1.ResourceRequirements{}).Obj()
+	create(t, run)
+	got := waitFinished(t, ns, run.Name, 2*runTimeout)
+	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
+	expectDiff(t, "summary", counts{Total: int32(shards), Passed: int32(shards)}, summaryCounts(got))
+	if s := got.Status.Sharding; s == nil || s.Succeeded != int32(shards) || s.OmittedShards != 2 {
+		t.Errorf("sharding %+v, want %d succeeded, 2 not listed", got.Status.Sharding, shards)
+	}
+	for _, st := range got.Status.Shards {
+		if int(st.Index) >= controller.KeptShardPods || st.PodName == "" || ptr.Deref(st.ImageID, "") == "" {
+			t.Errorf("status.shards lists shard %d (pod %q, image %q): want only shards below %d, each with its pod and image",
+				st.Index, st.PodName, ptr.Deref(st.ImageID, ""), controller.KeptShardPods)
+		}
+	}
+	// The decisive reconcile released the last shards' pods: wait for their deletion to land.
+	ctx := ctxFor(t, time.Minute)
+	var left map[int]bool
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		left = map[int]bool{}
+		for _, p := range runPods(t, ns, run.Name) {
+			i, err := strconv.Atoi(p.Annotations[layout.AnnotationJobCompletionIndex])
+			if err != nil {
+				return false, fmt.Errorf("pod %s has no completion index", p.Name)
+			}
+			left[i] = true
+		}
+		return !left[controller.KeptShardPods] && !left[controller.KeptShardPods+1], nil
+	})
+	if err != nil {
+		t.Errorf("pods of shards %d and %d still there after the run ended: %v", controller.KeptShardPods, controller.KeptShardPods+1, err)
+	}
+	for i := range controller.KeptShardPods {
+		if !left[i] {
+			t.Errorf("shard %d's pod was deleted; the first %d shards keep theirs", i, controller.KeptShardPods)
 		}
 	}
 }
