@@ -296,16 +296,26 @@ func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alph
 	if err != nil {
 		return nil, err
 	}
-	if job != nil && !jobFinished(job) && job.DeletionTimestamp.IsZero() {
+	if job == nil || !job.DeletionTimestamp.IsZero() {
+		return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
+	}
+	release := a.State == StateSucceeded && Merged(run)
+	if !jobFinished(job) || release {
 		pods, err := r.podsOf(ctx, job)
 		if err != nil {
 			return nil, err
 		}
-		decidedAt := now
-		if c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
-			decidedAt = c.LastTransitionTime.Time
+		if !jobFinished(job) {
+			decidedAt := now
+			if c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
+				decidedAt = c.LastTransitionTime.Time
+			}
+			a.StopJob, a.RecheckAfter = StopFinishedRun(a, pods, decidedAt, now)
 		}
-		a.StopJob, a.RecheckAfter = StopFinishedRun(a, pods, decidedAt, now)
+		if release {
+			// The shards' pods the Job counted after the run was decided.
+			a.ReleasePods = ReleasableOfSucceededRun(pods, job)
+		}
 	}
 	return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
 }
@@ -527,7 +537,7 @@ func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.
 		released++
 	}
 	if released > 0 {
-		ctrl.LoggerFrom(ctx).V(2).Info("Succeeded shards' pods released", "pods", released)
+		ctrl.LoggerFrom(ctx).Info("Succeeded shards' pods released", "pods", released)
 	}
 	return errs
 }

@@ -211,7 +211,29 @@ func sandboxFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 	if t := runnerTerminated(pod); t != nil && t.FinishedAt.Before(&ready.LastTransitionTime) && collectedPod(obs.Run, pod) {
 		return podFault{}, false
 	}
+	// Every container exited 0: the pod ended normally and the kubelet tore its sandbox down before it reported
+	// the final phase (seen under load, before the shard's collection reached the cache). A sandbox that dies
+	// under running containers leaves them killed, not exited 0.
+	if allContainersSucceeded(pod) {
+		return podFault{}, false
+	}
 	return podFault{what: fmt.Sprintf("the sandbox of pod %s on %s went away while its containers ran (PodReadyToStartContainers=False)", pod.Name, node)}, true
+}
+
+// allContainersSucceeded reports whether the pod reports every one of its containers (init, sidecar and main),
+// at least one, as terminated with exit code 0.
+func allContainersSucceeded(pod *corev1.Pod) bool {
+	n := 0
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for i := range list {
+			t := list[i].State.Terminated
+			if t == nil || t.ExitCode != 0 {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }
 
 // collectedPod reports whether the collector recorded a collection for pod.

@@ -130,3 +130,39 @@ func TestReleasableShardPods(t *testing.T) {
 		})
 	}
 }
+
+// TestReleasableOfSucceededRun: once a sharded run is decided succeeded (its last shards decided on their
+// collections before the Job counted them), the pods the Job counts afterwards are released, never those of the
+// kept shards, and nothing of a Job that is not Indexed.
+func TestReleasableOfSucceededRun(t *testing.T) {
+	const shards = KeptShardPods + 3
+	var pods []corev1.Pod
+	for i := range shards {
+		pods = append(pods, makePod(named(fmt.Sprintf("screen-%d-x", i), time.Second), phase(corev1.PodSucceeded), func(p *corev1.Pod) {
+			p.Annotations = map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}
+		}))
+	}
+	job := makeJob(func(j *batchv1.Job) {
+		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+		j.Spec.Completions = ptr.To[int32](shards)
+		j.Status.CompletedIndexes = fmt.Sprintf("0-%d", KeptShardPods)
+	})
+	names := func(rs []PodRelease) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Pod)
+		}
+		return out
+	}
+	if diff := cmp.Diff([]string{"screen-100-x"}, names(ReleasableOfSucceededRun(pods, job))); diff != "" {
+		t.Errorf("released while the Job counted up to shard 100 (-want +got):\n%s", diff)
+	}
+	job.Status.CompletedIndexes = fmt.Sprintf("0-%d", shards-1)
+	if diff := cmp.Diff([]string{"screen-100-x", "screen-101-x", "screen-102-x"}, names(ReleasableOfSucceededRun(pods, job))); diff != "" {
+		t.Errorf("released once the Job counted every shard (-want +got):\n%s", diff)
+	}
+	job.Spec.CompletionMode = nil
+	if got := ReleasableOfSucceededRun(pods, job); len(got) != 0 {
+		t.Errorf("released %+v of a Job that is not Indexed", got)
+	}
+}

@@ -92,8 +92,8 @@ const KeptShardPods = evalsv1alpha1.MaxStatusShards
 // KeptShardPods, it succeeded (every container exited 0, as the kubelet said), the Job counted its index as
 // completed (which the Job does once it has taken its tracking finalizer off the pod, so that the shard's view of
 // the Job stays Complete once the pod is gone) and it is not being deleted already. The shard's outcome then
-// stands on its recorded collection and the Job's completed index (classifyCompleteJob with no pod). The reconcile
-// that decides the run releases the last shards' pods too: by then the Job counted every index.
+// stands on its recorded collection and the Job's completed index (classifyCompleteJob with no pod). Once the run
+// is decided succeeded, ReleasableOfSucceededRun releases the pods the Job counts after that.
 func ReleasableShardPods(index int, pods []corev1.Pod, job *batchv1.Job) []PodRelease {
 	if index < KeptShardPods || job == nil || !inIndexSet(job.Status.CompletedIndexes, index) {
 		return nil
@@ -105,6 +105,23 @@ func ReleasableShardPods(index int, pods []corev1.Pod, job *batchv1.Job) []PodRe
 			continue
 		}
 		out = append(out, PodRelease{Pod: p.Name, UID: p.UID, Index: index})
+	}
+	return out
+}
+
+// ReleasableOfSucceededRun are the pods ReleasableShardPods releases in a sharded run already decided succeeded
+// (every shard succeeded): a shard is decided on its collection and the kubelet's word once its runner ended,
+// often before the Job counts its index, so the last shards' pods are released by the reconciles that follow the
+// decision, as the Job counts them.
+func ReleasableOfSucceededRun(pods []corev1.Pod, job *batchv1.Job) []PodRelease {
+	if job == nil || job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+		return nil
+	}
+	shards := int(ptr.Deref(job.Spec.Completions, 1))
+	byIndex := podsByShard(pods, shards)
+	var out []PodRelease
+	for i := KeptShardPods; i < shards; i++ {
+		out = append(out, ReleasableShardPods(i, byIndex[i], job)...)
 	}
 	return out
 }

@@ -158,6 +158,43 @@ func TestThousandShards(t *testing.T) {
 		t.Errorf("%d EvalRun status writes over %s, want at most %d (one per %s while shards run)", statusWrites,
 			ended.Round(time.Second), limit, controller.DefaultShardStatusInterval)
 	}
+	expectReleasedPods(t, job)
+}
+
+// expectReleasedPods: every succeeded shard's pod from controller.KeptShardPods on was released (evicted, under its
+// UID, once the Job counted its index), the pods of the first KeptShardPods shards and of the failed last shard
+// are left.
+func expectReleasedPods(t *testing.T, job *batchv1.Job) {
+	t.Helper()
+	var left map[int]bool
+	eventually(t, "the succeeded shards' pods past the kept ones are released", func() error {
+		var pods corev1.PodList
+		if err := k8s.List(context.Background(), &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+			return err
+		}
+		left = map[int]bool{}
+		for _, p := range pods.Items {
+			i, err := strconv.Atoi(p.Annotations[layout.AnnotationJobCompletionIndex])
+			if err != nil {
+				return fmt.Errorf("pod %s has no completion index", p.Name)
+			}
+			if p.DeletionTimestamp == nil {
+				left[i] = true
+			}
+		}
+		if n := len(left); n != controller.KeptShardPods+1 {
+			return fmt.Errorf("%d pods left, want %d (the first %d shards' and the failed one's)", n, controller.KeptShardPods+1, controller.KeptShardPods)
+		}
+		return nil
+	})
+	for i := range controller.KeptShardPods {
+		if !left[i] {
+			t.Errorf("shard %d's pod was released; the first %d shards keep theirs", i, controller.KeptShardPods)
+		}
+	}
+	if !left[thousandShards-1] {
+		t.Errorf("the failed shard %d's pod was released", thousandShards-1)
+	}
 }
 
 // finishShard creates shard i's pod, collects its output (one case; the last shard's is left out) and ends its
