@@ -145,7 +145,7 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 		{name: "every container exited 0, the sandbox torn down before the phase and the collection arrive: not a fault",
 			pod: makePod(onNode, phase(corev1.PodRunning), scheduledAt, sandboxGone(2*minute), ended("install", 0, "Completed", "", minute),
 				ended("collector", 0, "Completed", "", minute), ended("runner", 0, "Completed", "", minute), ended("judge", 0, "Completed", "", minute)),
-			now: 2 * minute,
+			now:  2 * minute,
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results"}},
 		{name: "a pod being deleted has no sandbox: not a fault",
 			pod: makePod(onNode, phase(corev1.PodRunning), scheduledAt, sandboxGone(minute), running("runner"), beingDeleted), now: minute,
