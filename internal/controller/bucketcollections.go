@@ -108,16 +108,14 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 			// Still running (or never started): nothing to read yet.
 		case ok && !e.Message.Persisted:
 			out[i] = UnstoredCollection(e, e.Message.PersistError)
-		case !ok:
-			// The shard's pods are gone (its succeeded pod released, ReleasableShardPods, or the Job deleted):
-			// what was read while the pod was there, else what the bucket holds, stands.
-			if s := r.memory.bucketSectionOfAnyPod(key, run.UID, i); s != nil {
-				out[i] = s
-				continue
-			}
-			todo = append(todo, i)
 		default:
-			if s := r.memory.bucketSection(key, run.UID, i, e.Pod); s != nil {
+			s := r.memory.bucketSection(key, run.UID, i, e.Pod)
+			if !ok {
+				// The shard's pods are gone (its succeeded pod released, ReleasableShardPods, or the Job
+				// deleted): what was read while the pod was there, else what the bucket holds, stands.
+				s = r.memory.bucketSectionOfAnyPod(key, run.UID, i)
+			}
+			if s != nil {
 				out[i] = s
 				continue
 			}

@@ -525,11 +525,7 @@ func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.
 		if r.memory.podStopped(key, run.UID, p.Pod) {
 			continue
 		}
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: p.Pod}}
-		uid := p.UID
-		ev := &policyv1.Eviction{DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}}
-		err := r.client.SubResource("eviction").Create(ctx, pod, ev)
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		if err := r.evictUID(ctx, run.Namespace, p.Pod, p.UID); err != nil {
 			errs = errors.Join(errs, fmt.Errorf("releasing pod %s of succeeded shard %d: %w", p.Pod, p.Index, err))
 			continue
 		}
@@ -568,8 +564,19 @@ func (r *EvalRunReconciler) stopPod(ctx context.Context, namespace string, s Pod
 
 // evict evicts a pod (the Eviction API: the pod gets DisruptionTarget); a pod that is gone is fine.
 func (r *EvalRunReconciler) evict(ctx context.Context, namespace, name string) error {
+	return r.evictUID(ctx, namespace, name, "")
+}
+
+// evictUID is evict, and with a uid only the pod of that UID: another pod under the same name (a conflict) is
+// left alone, as a pod that is gone.
+func (r *EvalRunReconciler) evictUID(ctx context.Context, namespace, name string, uid types.UID) error {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if err := r.client.SubResource("eviction").Create(ctx, pod, &policyv1.Eviction{}); err != nil && !apierrors.IsNotFound(err) {
+	ev := &policyv1.Eviction{}
+	if uid != "" {
+		ev.DeleteOptions = &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+	}
+	err := r.client.SubResource("eviction").Create(ctx, pod, ev)
+	if err != nil && !apierrors.IsNotFound(err) && (uid == "" || !apierrors.IsConflict(err)) {
 		return err
 	}
 	return nil
