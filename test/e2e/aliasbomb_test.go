@@ -62,11 +62,14 @@ func TestAliasBombInline(t *testing.T) {
 	}
 
 	start = time.Now()
-	ordinary := sampleRun("after-bomb", ns).Inline(sampleEvalFile(t)).Obj()
+	ordinary := sampleRun("after-bomb", ns).Inline(sampleEvalFile(t)).MinPassRate("0.8").Obj()
 	create(t, ordinary)
 	done := waitFinished(t, ns, ordinary.Name, runTimeout)
 	t.Logf("ordinary run after the bomb: apply to %s in %s", succeeded(done).Reason, time.Since(start).Round(time.Millisecond))
-	expectCondition(t, done, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
+	// The sample as TestHappyPath runs it: its runner leaves one case out (MissingResults), 10 of 12 pass.
+	expectCondition(t, done, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults})
+	expectCondition(t, done, evalsv1alpha1.ConditionPassed, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonPolicyMet})
+	expectDiff(t, "verdicts", sampleVerdicts, verdicts(done))
 
 	after, oom := managerRestarts(t)
 	for uid, n := range after {
