@@ -18,6 +18,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Exit codes of the command.
@@ -322,5 +323,6 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// oneLine makes a message safe for a single line of terminal output.
-var oneLine = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
+// oneLine makes text safe for one line of terminal output: a tab as `\t`, every control character, line break
+// and bidirectional override escaped (textbound.Printable). The runner's ids, answers and lines pass through it.
+func oneLine(s string) string { return textbound.Printable(strings.ReplaceAll(s, "\t", `\t`)) }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
@@ -19,7 +20,7 @@ func render(stdout, stderr io.Writer, format string, doc *Document) error {
 	case formatSummary:
 		if !doc.OK {
 			// The verdict goes to stdout; the reason on stderr is a courtesy, so a failed write is not an error.
-			_, _ = fmt.Fprintf(stderr, "collector check: %s\n", oneLine.Replace(doc.Error))
+			_, _ = fmt.Fprintf(stderr, "collector check: %s\n", oneLine(doc.Error))
 		}
 		return writeJSON(stdout, SummaryDocument{OK: doc.OK, Summary: doc.Summary})
 	case formatTable:
@@ -50,7 +51,7 @@ func writeTable(out io.Writer, doc *Document) error {
 		if c.Line > 0 {
 			line = fmt.Sprint(c.Line)
 		}
-		tw.printf("%s\t%s\t", oneLine.Replace(c.ID), c.Status)
+		tw.printf("%s\t%s\t", oneLine(c.ID), c.Status)
 		if judged {
 			score := "-"
 			if c.Score != nil && (c.Verdict == evaluate.VerdictPass || c.Verdict == evaluate.VerdictFail) {
@@ -59,7 +60,7 @@ func writeTable(out io.Writer, doc *Document) error {
 			tw.printf("%s\t%s\t", c.Verdict, score)
 		}
 		tw.printf("%s\t%d\t%d\t%s\n", line, len(c.Trace),
-			len(c.OutputMessages), oneLine.Replace(textbound.Head(c.Text, tableTextBytes)))
+			len(c.OutputMessages), textbound.PrintableHead(strings.ReplaceAll(c.Text, "\t", `\t`), tableTextBytes))
 	}
 	if err := tw.flush(); err != nil {
 		return err
@@ -68,7 +69,7 @@ func writeTable(out io.Writer, doc *Document) error {
 	if s.ParseErrors > 0 {
 		w.printf("\nLine errors (%d):\n", s.ParseErrors)
 		for _, e := range doc.ParseErrors {
-			w.printf("  line %d: %s\n    %s\n", e.Line, e.Message, oneLine.Replace(e.Excerpt))
+			w.printf("  line %d: %s\n    %s\n", e.Line, oneLine(e.Message), oneLine(e.Excerpt))
 		}
 		if more := s.ParseErrors - len(doc.ParseErrors); more > 0 {
 			w.printf("  ... and %d more\n", more)
@@ -89,7 +90,7 @@ func writeTable(out io.Writer, doc *Document) error {
 	if doc.OK {
 		w.println("OK")
 	} else {
-		w.printf("FAILED: %s\n", oneLine.Replace(doc.Error))
+		w.printf("FAILED: %s\n", oneLine(doc.Error))
 	}
 	return w.err
 }
@@ -100,7 +101,7 @@ func listIDs(w *errWriter, title string, ids []string, total int) {
 	}
 	w.printf("\n%s (%d):\n", title, total)
 	for _, id := range ids {
-		w.printf("  %s\n", oneLine.Replace(id))
+		w.printf("  %s\n", oneLine(id))
 	}
 	if more := total - len(ids); more > 0 {
 		w.printf("  ... and %d more\n", more)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,6 +277,53 @@ func TestGatherHostileOutputs(t *testing.T) {
 		assertNoSecret(t, g, "secret-token")
 		assertNoSecret(t, g, "PATH=")
 	})
+	// truncate -s: an output whose apparent size is far above what it stores.
+	sparse := func(t *testing.T, fx *fixture, path string, size int64, head string) {
+		t.Helper()
+		fx.write(t, path, head)
+		if err := os.Truncate(path, size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("batch output with a 10 GiB hole is refused before any copy", func(t *testing.T) {
+		f := newFixture(t)
+		f.finishedRunner(t, 0)
+		sparse(t, f, f.Pod.Output().BatchOutput(), 10<<30, `{"id":"alpha","text":"A"}`+"\n")
+		g := f.gather(t, true)
+		if g.Outcome != evalsv1alpha1.OutcomeInvalidOutput || !strings.Contains(g.Message, "larger than the limit") {
+			t.Errorf("outcome %s %q, want InvalidOutput saying the output is larger than the limit", g.Outcome, g.Message)
+		}
+		if _, err := os.Stat(f.Pod.SnapshotOutput().BatchOutput()); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the snapshot holds a copy of the refused output (%v)", err)
+		}
+	})
+	t.Run("sparse outputs within their bounds are copied as stored, not written out in full", func(t *testing.T) {
+		f := newFixture(t)
+		f.finishedRunner(t, 0)
+		f.Config.MaxOutputBytes = 256 << 20
+		sparse(t, f, f.Pod.Output().BatchOutput(), 256<<20, `{"id":"alpha","text":"A"}`+"\n")
+		snap := TakeSnapshot(f.Config, f.Pod.Output(), f.Pod.SnapshotOutput())
+		if snap.OutputErr != nil {
+			t.Fatal(snap.OutputErr)
+		}
+		if used := diskUsed(t, f.Pod.SnapshotOutput().BatchOutput()); used > 1<<20 {
+			t.Errorf("the snapshot of a 256 MiB sparse output takes %d bytes of disk", used)
+		}
+		p := newFixture(t)
+		p.Config.Batching = "PerCase"
+		for _, id := range p.Config.CaseIDs {
+			sparse(t, p, p.Pod.Output().CaseOutput(id), maxCaseOutputBytes, "answer "+id)
+		}
+		snap = TakeSnapshot(p.Config, p.Pod.Output(), p.Pod.SnapshotOutput())
+		if len(snap.CaseErrors) > 0 {
+			t.Fatal(snap.CaseErrors)
+		}
+		for _, id := range p.Config.CaseIDs {
+			if used := diskUsed(t, p.Pod.SnapshotOutput().CaseOutput(id)); used > 1<<20 {
+				t.Errorf("the snapshot of case %s's 16 MiB sparse output takes %d bytes of disk", id, used)
+			}
+		}
+	})
 	t.Run("forged launcher report cannot hide failures or claim success", func(t *testing.T) {
 		f := newFixture(t)
 		f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"no"}`+"\n")
@@ -303,6 +352,16 @@ func TestGatherHostileOutputs(t *testing.T) {
 			t.Errorf("alpha's verdict %s, want Error (its code judge never ran); a forged verdict file was used", v)
 		}
 	})
+}
+
+// diskUsed is the disk a file takes (its blocks), not its apparent size.
+func diskUsed(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Sys().(*syscall.Stat_t).Blocks * 512
 }
 
 func assertNoSecret(t *testing.T, g *Gathered, secret string) {

@@ -3,7 +3,6 @@ package collector
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,7 +81,8 @@ func copyOut(dir *safefile.Dir, rel, dst string, max int64) (err error) {
 	if err != nil {
 		return fmt.Errorf("create the snapshot of %s: %w", rel, err)
 	}
-	_, cerr := io.Copy(out, f)
+	// Holes stay holes: a sparse output within the bound costs the snapshot what it stores, not its size.
+	_, cerr := f.CopyTo(out)
 	if err := out.Close(); cerr == nil && err != nil {
 		cerr = fmt.Errorf("write the snapshot of %s: %w", rel, err)
 	}

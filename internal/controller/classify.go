@@ -493,8 +493,10 @@ func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
 			r.Message = w.Message
 		}
 	}
-	r.Reason = textbound.Head(r.Reason, maxRunnerReason)
-	r.Message = textbound.Tail(r.Message, maxRunnerMessage)
+	r.Reason = textbound.PrintableHead(r.Reason, maxRunnerReason)
+	// The message is the runner container's (a termination message it may write itself): escaped, its final line
+	// break dropped.
+	r.Message = textbound.PrintableTail(strings.TrimRight(r.Message, "\r\n"), maxRunnerMessage)
 	return &r
 }
 

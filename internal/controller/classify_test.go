@@ -284,7 +284,7 @@ func TestClassify(t *testing.T) {
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 1, "Error", "all 2 cases passed\n"))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
 				Message: "the runner container exited with code 1 (kubelet): all 2 cases passed; collected: line 2: not JSON",
-				Runner:  runnerSaid(1, "Error", "all 2 cases passed\n")},
+				Runner:  runnerSaid(1, "Error", "all 2 cases passed")},
 		},
 		{
 			name: "hostile: missing results and a non-zero exit: RunnerFailed, not MissingResults",
@@ -518,7 +518,7 @@ func TestClassify(t *testing.T) {
 			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 70, "Error", "no /bin/sh in the image\n"))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the runner container exited with code 70 (the launcher failed): no /bin/sh in the image",
-				Runner: runnerSaid(70, "Error", "no /bin/sh in the image\n")},
+				Runner: runnerSaid(70, "Error", "no /bin/sh in the image")},
 		},
 		{
 			name: "failed: collector crashed",

@@ -74,6 +74,6 @@ func Transitions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatu
 // emitTransitions records the events of a status write that succeeded.
 func (r *EvalRunReconciler) emitTransitions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus) {
 	for _, e := range Transitions(run, desired) {
-		r.recorder.Eventf(run, nil, e.Type, e.Reason, e.Action, "%s", textbound.Head(e.Note, maxConditionMessage))
+		r.recorder.Eventf(run, nil, e.Type, e.Reason, e.Action, "%s", textbound.PrintableHead(e.Note, maxConditionMessage))
 	}
 }

@@ -244,7 +244,7 @@ func inIndexSet(set string, i int) bool {
 // ended nor are being deleted; without any pod listed, the pod a's runner facts name.
 func stopsOf(index int, pods []corev1.Pod, a *Assessment) []PodStop {
 	stop := func(name string) PodStop {
-		return PodStop{Pod: name, Index: index, Reason: a.Reason, Message: textbound.Head(oneLine(a.Message), maxShardMessage)}
+		return PodStop{Pod: name, Index: index, Reason: a.Reason, Message: textbound.PrintableHead(oneLine(a.Message), maxShardMessage)}
 	}
 	var out []PodStop
 	for i := range pods {
@@ -408,7 +408,7 @@ func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.Sha
 	for i, a := range shards {
 		lo, hi := layout.ShardRange(so.Cases, so.Shards, i)
 		st := evalsv1alpha1.ShardStatus{Index: int32(i), Cases: int32(hi - lo), State: string(a.State), Reason: a.Reason,
-			Message: textbound.Head(oneLine(a.Message), maxShardMessage)}
+			Message: textbound.PrintableHead(oneLine(a.Message), maxShardMessage)}
 		if a.Runner != nil {
 			st.PodName = a.Runner.PodName
 			st.ImageID = a.Runner.ImageID

@@ -89,7 +89,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 	}
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&conds, metav1.Condition{
-			Type: t, Status: status, Reason: reason, Message: msg,
+			Type: t, Status: status, Reason: reason, Message: textbound.PrintableHead(msg, maxConditionMessage),
 			ObservedGeneration: run.Generation, LastTransitionTime: stamp,
 		})
 	}
@@ -168,7 +168,7 @@ func PassedCondition(run *evalsv1alpha1.EvalRun, regressed *metav1.Condition) me
 		cond.Status, cond.Reason = metav1.ConditionFalse, evalsv1alpha1.ReasonPolicyNotMet
 		cond.Message += "; not compared with baseline EvalRun " + baselineName(run) + ": " + regressed.Message
 	}
-	cond.Message = textbound.Head(cond.Message, maxConditionMessage)
+	cond.Message = textbound.PrintableHead(cond.Message, maxConditionMessage)
 	return cond
 }
 

@@ -41,7 +41,7 @@ func checkFastItems(t *testing.T, data []byte) int {
 			continue
 		}
 		shiftLines(items[0], sg.itemLines[i]-1)
-		tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+		tb := newTreeBuilder(0)
 		casesPath := keyPath(nil, casesKey)
 		ip := indexPath(&casesPath, i)
 		want := tb.build(items[0], &ip, 2)

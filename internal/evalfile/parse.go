@@ -100,7 +100,7 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 		}
 		return nil, &ValidationError{Problems: []Problem{p}}
 	}
-	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+	tb := newTreeBuilder(int64(len(data)))
 	p := &parser{}
 	var f *File
 	if cases := streamableCases(&doc); cases != nil {
@@ -194,7 +194,7 @@ func parseSegmented(sg *segmented, o parseOptions) (*File, bool, error) {
 	if !ok || streamableCases(doc) != cases {
 		return nil, false, nil
 	}
-	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+	tb := newTreeBuilder(int64(len(sg.data)))
 	p := &parser{}
 	switch {
 	case o.sharedIDs != nil: // no item is read

@@ -494,7 +494,7 @@ func TestParseAliasBomb(t *testing.T) {
 	b.WriteString("evalcases: []\n")
 	_, err := Parse([]byte(b.String()))
 	var verr *ValidationError
-	if !errors.As(err, &verr) || len(verr.Problems) != 1 || !strings.Contains(verr.Problems[0].Message, "expands to more than") {
+	if !errors.As(err, &verr) || len(verr.Problems) != 1 || !strings.Contains(verr.Problems[0].Message, "expands the file by more than 16 MiB") {
 		t.Fatalf("Parse(alias bomb) = %v; want one expansion problem", err)
 	}
 }

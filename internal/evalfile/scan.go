@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	yaml "go.yaml.in/yaml/v3"
 )
 
 // Scan is Parse for a reader that must not hold the file: the manager checks an eval file of up to 512 MiB from a
@@ -327,6 +325,7 @@ func (s *scanner) flush() {
 			s.giveUp(s.itemLine, i, "an item that does not parse on its own (it refers to another item's anchor, or is not valid YAML)")
 			return
 		}
+		s.tb.textBytes = s.total
 		v := s.tb.buildNode(n, i, &s.casesPath, 1)
 		if s.tb.tooLarge {
 			s.stopped = true
@@ -356,7 +355,7 @@ func (s *scanner) start() bool {
 		s.giveUp(1, -1, "a text before evalcases that is not a block mapping parsing on its own")
 		return false
 	}
-	s.tb, s.p = &treeBuilder{expanding: map[*yaml.Node]bool{}}, &parser{}
+	s.tb, s.p = newTreeBuilder(s.total), &parser{}
 	f, cv := s.p.streamHeader(s.tb, doc, cases, s.o)
 	if s.tb.tooLarge || cv == nil {
 		s.stopped = true

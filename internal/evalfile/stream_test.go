@@ -27,7 +27,7 @@ func parseWholeTree(data []byte, opts ...ParseOption) (*File, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(bytes.TrimSpace(data)) == 0 {
 		return Parse(data, opts...) // empty files and syntax errors never reach the tree
 	}
-	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+	tb := newTreeBuilder(0)
 	root := tb.build(&doc, nil, 0)
 	if tb.tooLarge {
 		return nil, &ValidationError{Problems: tb.problems}
@@ -48,7 +48,7 @@ func parseWholeTreeStreaming(data []byte) (*File, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
-	tb := &treeBuilder{expanding: map[*yaml.Node]bool{}}
+	tb := newTreeBuilder(0)
 	p := &parser{}
 	cases := streamableCases(&doc)
 	if cases == nil {

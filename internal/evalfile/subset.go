@@ -67,9 +67,14 @@ func subsetDocument(data []byte, keep func(i int) bool) ([]byte, error) {
 		return nil, errors.New("the eval file has no evalcases sequence")
 	}
 	var kept []*yaml.Node
+	r := resolver{limit: max(MaxExpansionBytes, int64(len(data)))}
 	for i, item := range seq.Content {
 		if keep(i) {
-			kept = append(kept, resolveAliases(item))
+			c, err := r.resolve(item)
+			if err != nil {
+				return nil, err
+			}
+			kept = append(kept, c)
 		}
 	}
 	if len(kept) == 0 {
@@ -89,29 +94,53 @@ func subsetDocument(data []byte, keep func(i int) bool) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// resolveAliases returns n with every alias below it replaced by a copy of its target, and no anchors, so that
-// it stands alone in any document.
-func resolveAliases(n *yaml.Node) *yaml.Node {
-	return copyResolved(n, 0)
+// resolver copies items with every alias below them replaced by a copy of its target, and no anchors, so that
+// each stands alone in any document. What the copies add is bounded as Parse bounds alias expansion
+// (MaxExpansionBytes, or the file's size when larger, in all): the parser refuses such a file first, but Subset
+// reads the pod's download before anything has parsed it there.
+type resolver struct {
+	// added counts the bytes of text the copies of aliased nodes take (a scalar's value and two more, two for a
+	// collection and one per item); limit bounds it.
+	added, limit int64
+	// outer is the alias being copied (the outermost one), for the error.
+	outer *yaml.Node
 }
 
-// maxAliasDepth bounds alias expansion (the parser already refused alias bombs; this only guards recursion).
+// resolve returns item, copied with its aliases resolved.
+func (r *resolver) resolve(item *yaml.Node) (*yaml.Node, error) {
+	c := r.copy(item, 0, false)
+	if r.added > r.limit {
+		return nil, fmt.Errorf("line %d: alias *%s expands the file by more than %s (aliases may add at most %s, "+
+			"or the file's own size when larger; an alias bomb?)", r.outer.Line, r.outer.Value, sizeText(int(r.limit)), sizeText(MaxExpansionBytes))
+	}
+	return c, nil
+}
+
+// maxAliasDepth bounds the aliases followed from one node (an alias to a node that contains it would not end).
 const maxAliasDepth = 64
 
-func copyResolved(n *yaml.Node, depth int) *yaml.Node {
-	if n == nil {
+// copy copies n; aliased says n is reached through an alias. It stops copying once the bound is passed.
+func (r *resolver) copy(n *yaml.Node, depth int, aliased bool) *yaml.Node {
+	if n == nil || r.added > r.limit {
 		return nil
+	}
+	if n.Kind == yaml.AliasNode && !aliased {
+		r.outer = n
 	}
 	for n.Kind == yaml.AliasNode && n.Alias != nil && depth < maxAliasDepth {
 		n = n.Alias
 		depth++
+		aliased = true
+	}
+	if aliased {
+		r.added += int64(len(n.Value)) + 2 + int64(len(n.Content))
 	}
 	c := *n
 	c.Anchor = ""
 	if len(n.Content) > 0 {
 		c.Content = make([]*yaml.Node, len(n.Content))
 		for i, child := range n.Content {
-			c.Content[i] = copyResolved(child, depth)
+			c.Content[i] = r.copy(child, depth, aliased)
 		}
 	}
 	return &c

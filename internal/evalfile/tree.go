@@ -22,6 +22,19 @@ const (
 	maxTreeDepth = 256
 )
 
+// MaxExpansionBytes bounds what alias expansion (aliases, and merge keys through them) may add to an eval file:
+// the bytes of compact JSON the values built through aliases take, which is what they cost the reader in memory
+// (each case keeps its JSON), and expansionValueBytes more for each of those values. It is MaxWholeBytes, the largest text the manager holds whole: aliases may add at
+// most this much to any one case, and at most this much, or the file's own size when that is larger (a file the
+// manager reads one case at a time), to the whole file.
+// docs/design/large-eval-files.md#alias-expansion documents it; an alias bomb ends InvalidEvalFile naming it.
+const MaxExpansionBytes = MaxWholeBytes
+
+// expansionValueBytes is what each value built through an alias counts toward MaxExpansionBytes besides its JSON:
+// a value costs the reader about that much once parsed (its tree value, and the segment or field it becomes),
+// so that a bomb of many tiny values is bounded as one of a few large ones.
+const expansionValueBytes = 128
+
 // kind is the JSON type of a tree value.
 type kind int
 
@@ -210,9 +223,20 @@ type treeBuilder struct {
 	// expanding guards against an alias that refers to a node containing itself.
 	expanding map[*yaml.Node]bool
 	tooLarge  bool
+	// expanded counts the bytes of JSON built through aliases (see MaxExpansionBytes); caseStart is its count when
+	// the case being built began (buildNode), textBytes the size of the text read (0: not known).
+	expanded, caseStart, textBytes int64
+	// outer is the alias of the text being expanded (the outermost one), for the problem that names it.
+	outer *yaml.Node
 	// deferred, when set, is a sequence node whose items build leaves to the caller: build returns an array of
 	// len(deferred.Content) nil items for it, and the caller builds each item with buildItem.
 	deferred *yaml.Node
+}
+
+// newTreeBuilder returns a builder for a document of textBytes bytes of text (0 when not known yet: Scan sets it
+// as it reads).
+func newTreeBuilder(textBytes int64) *treeBuilder {
+	return &treeBuilder{expanding: map[*yaml.Node]bool{}, caseStart: -1, textBytes: textBytes}
 }
 
 func (b *treeBuilder) problem(path *treePath, line int, format string, args ...any) {
@@ -254,18 +278,34 @@ func (b *treeBuilder) build(n *yaml.Node, path *treePath, depth int) *value {
 			b.problem(path, n.Line, "alias *%s refers to a value that contains it", n.Value)
 			return &value{kind: kindNull, line: n.Line}
 		}
+		if len(b.expanding) == 0 {
+			b.outer = n
+		}
 		b.expanding[n.Alias] = true
 		v := b.build(n.Alias, path, depth+1)
 		delete(b.expanding, n.Alias)
 		return v
 	case yaml.ScalarNode:
-		return b.scalar(n, path)
+		v := b.scalar(n, path)
+		if len(b.expanding) > 0 {
+			b.charge(expansionValueBytes+scalarJSONLen(v), path)
+		}
+		return v
 	case yaml.SequenceNode:
 		if n == b.deferred {
 			return &value{kind: kindArray, line: n.Line, vals: make([]*value, len(n.Content))}
 		}
+		if len(b.expanding) > 0 && !b.charge(expansionValueBytes+int64(max(2, 1+len(n.Content))), path) {
+			return &value{kind: kindNull, line: n.Line}
+		}
 		v := &value{kind: kindArray, line: n.Line, vals: make([]*value, 0, len(n.Content))}
+		cases := path != nil && path.parent == nil && path.index < 0 && path.key == casesKey && b.caseStart < 0
 		for i, item := range n.Content {
+			if cases {
+				// The cases of a file read whole count as they do read one at a time (buildNode).
+				v.vals = append(v.vals, b.buildNode(item, i, path, depth))
+				continue
+			}
 			ip := indexPath(path, i)
 			v.vals = append(v.vals, b.build(item, &ip, depth+1))
 		}
@@ -277,6 +317,45 @@ func (b *treeBuilder) build(n *yaml.Node, path *treePath, depth int) *value {
 	return &value{kind: kindNull, line: n.Line}
 }
 
+// charge adds n bytes built through an alias to the expansion; false (and the tree too large, with the problem
+// that names the alias and the bound) when that passes MaxExpansionBytes.
+func (b *treeBuilder) charge(n int64, path *treePath) bool {
+	b.expanded += n
+	inCase, inFile := b.caseStart >= 0 && b.expanded-b.caseStart > MaxExpansionBytes, b.expanded > max(MaxExpansionBytes, b.textBytes)
+	if !inCase && !inFile {
+		return true
+	}
+	b.tooLarge = true
+	line, name := 0, ""
+	if b.outer != nil {
+		line, name = b.outer.Line, b.outer.Value
+	}
+	where, limit := "the file", max(MaxExpansionBytes, b.textBytes)
+	if !inFile {
+		where, limit = "its case", int64(MaxExpansionBytes)
+	}
+	b.problem(path, line, "alias *%s expands %s by more than %s: what aliases build counts as its JSON and %d "+
+		"bytes a value, at most %s in any one case and %s (or the file's own size, when larger) in the whole file "+
+		"(an alias bomb?)", name, where, sizeText(int(limit)), expansionValueBytes, sizeText(MaxExpansionBytes), sizeText(MaxExpansionBytes))
+	return false
+}
+
+// scalarJSONLen is the length of v's compact JSON encoding (appendJSON) for a scalar.
+func scalarJSONLen(v *value) int64 {
+	switch v.kind {
+	case kindBool:
+		if v.b {
+			return 4
+		}
+		return 5
+	case kindNumber:
+		return int64(len(v.num))
+	case kindString:
+		return int64(jsonenc.StringLen(v.str))
+	}
+	return 4
+}
+
 // buildItem converts item i of the deferred sequence, found at path with the given depth, exactly as build would
 // have as part of the sequence.
 func (b *treeBuilder) buildItem(i int, path *treePath, depth int) *value {
@@ -286,7 +365,10 @@ func (b *treeBuilder) buildItem(i int, path *treePath, depth int) *value {
 // buildNode is buildItem for item i's node n, given by the caller (Scan, which holds one item at a time).
 func (b *treeBuilder) buildNode(n *yaml.Node, i int, path *treePath, depth int) *value {
 	ip := indexPath(path, i)
-	return b.build(n, &ip, depth+1)
+	b.caseStart = b.expanded
+	v := b.build(n, &ip, depth+1)
+	b.caseStart = -1
+	return v
 }
 
 func joinPath(path, key string) string {
@@ -303,6 +385,16 @@ const smallMapping = 16
 func (b *treeBuilder) mapping(n *yaml.Node, path *treePath, depth int) *value {
 	members := len(n.Content) / 2
 	v := &value{kind: kindObject, line: n.Line}
+	if len(b.expanding) > 0 {
+		// The braces and separators, and each key quoted with its colon (the values charge themselves).
+		cost := expansionValueBytes + int64(max(2, 1+members))
+		for i := 0; i < len(n.Content); i += 2 {
+			cost += int64(jsonenc.StringLen(n.Content[i].Value)) + 1
+		}
+		if !b.charge(cost, path) {
+			return &value{kind: kindNull, line: n.Line}
+		}
+	}
 	merges := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {

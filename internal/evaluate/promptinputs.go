@@ -16,6 +16,12 @@ import (
 // larger file is an Error verdict naming it, never a shortened prompt.
 const MaxBundleFileBytes = 1 << 20
 
+// MaxCaseFileBytes bounds the bundle files one case's judge inputs read in all, a file named many times counting
+// each time (evalfile.MaxExpansionBytes, the bound on what an eval file's aliases may add to a case): a case whose
+// input and expected messages name the same 1 MiB file ten thousand times is an Error verdict saying so, not a
+// 10 GB prompt.
+const MaxCaseFileBytes = evalfile.MaxExpansionBytes
+
 // judgeInputs are what AgentV v2.0.1 puts into its judges' prompts for one case, built as its yaml-parser
 // (processMessages, processExpectedMessages) and buildPromptInputs build them, with the files read from the eval
 // bundle.
@@ -79,6 +85,7 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 	var textParts []string
 	var flatTexts []string // the text segments' values, for the code blocks
 	fileText := map[string]string{}
+	files := &caseFiles{b: b, left: MaxCaseFileBytes}
 	for _, m := range c.InputMessages {
 		switch m.Content.Kind {
 		case evalfile.ContentText:
@@ -105,7 +112,7 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 				if s.Value == "" {
 					continue
 				}
-				text, bpath, err := readBundleFile(b, s.Value)
+				text, bpath, err := files.read(s.Value)
 				if err != nil {
 					return judgeInputs{}, fmt.Errorf("input file %q: %w", s.Value, err)
 				}
@@ -120,7 +127,7 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 	}
 	in.inputSegments = jsJSON(nonNilSlice(segments))
 	// Step 2: the expected messages (processExpectedMessages) and the reference answer.
-	expected, lastContent, err := expectedMessages(b, c)
+	expected, lastContent, err := expectedMessages(files, c)
 	if err != nil {
 		return judgeInputs{}, err
 	}
@@ -269,7 +276,8 @@ func fileBlock(p, text string) string {
 
 // expectedMessages returns the expected messages as AgentV's judges see them (role, name, content with file
 // segments resolved, tool_calls) and the reference answer built from the last one.
-func expectedMessages(b bundle.Dir, c *evalfile.Case) ([]any, string, error) {
+func expectedMessages(files *caseFiles, c *evalfile.Case) ([]any, string, error) {
+	b := files.b
 	var out []any
 	reference := ""
 	for i, m := range c.ExpectedMessages {
@@ -299,7 +307,7 @@ func expectedMessages(b bundle.Dir, c *evalfile.Case) ([]any, string, error) {
 				if s.Value == "" {
 					continue
 				}
-				text, bpath, err := readBundleFile(b, s.Value)
+				text, bpath, err := files.read(s.Value)
 				if err != nil {
 					return nil, "", fmt.Errorf("expected-message file %q: %w", s.Value, err)
 				}
@@ -330,6 +338,25 @@ func expectedMessages(b bundle.Dir, c *evalfile.Case) ([]any, string, error) {
 		}
 	}
 	return out, reference, nil
+}
+
+// caseFiles reads the bundle files of one case's judge inputs, at most MaxCaseFileBytes in all.
+type caseFiles struct {
+	b    bundle.Dir
+	left int
+}
+
+// read is readBundleFile within what is left of the case's bound.
+func (f *caseFiles) read(ref string) (string, string, error) {
+	text, p, err := readBundleFile(f.b, ref)
+	if err != nil {
+		return "", "", err
+	}
+	if f.left -= len(text); f.left < 0 {
+		return "", "", fmt.Errorf("the case's file references read more than %d MiB in all (each reference counts, "+
+			"a file named many times included)", MaxCaseFileBytes>>20)
+	}
+	return text, p, nil
 }
 
 // readBundleFile reads the file ref names from the bundle (CRLF line ends made LF, as AgentV reads them) and

@@ -96,3 +96,35 @@ func plain8(w string, html bool) bool {
 	}
 	return special == 0
 }
+
+// StringLen returns len(AppendString(nil, s)) without encoding: the bytes s takes quoted as encoding/json writes
+// it. It is how a parser counts the bytes a value would produce before it produces them.
+func StringLen(s string) int {
+	n := 2 + len(s)
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plain8(s[i:i+8], true) {
+			i += 8
+			continue
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n++
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 5
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 5
+		case r == '\u2028' || r == '\u2029':
+			n += 3
+		}
+		i += size
+	}
+	return n
+}

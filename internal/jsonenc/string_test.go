@@ -32,6 +32,9 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 		if got, want := AppendStringNoHTML(nil, s), encodeNoHTML(t, s); string(got) != want {
 			t.Errorf("AppendStringNoHTML(%q) = %s, want %s", s, got, want)
 		}
+		if got := StringLen(s); got != len(want) {
+			t.Errorf("StringLen(%q) = %d, want %d", s, got, len(want))
+		}
 	}
 }
 
@@ -47,6 +50,9 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 		if got, want := AppendStringNoHTML(nil, s), encodeNoHTML(t, s); string(got) != want {
 			t.Fatalf("AppendStringNoHTML(%q) = %s, want %s", s, got, want)
+		}
+		if got := StringLen(s); got != len(want) {
+			t.Fatalf("StringLen(%q) = %d, want %d", s, got, len(want))
 		}
 	})
 }

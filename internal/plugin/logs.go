@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 type logsOptions struct {
@@ -227,7 +229,7 @@ func (o *logsOptions) write(ctx context.Context, out, errOut io.Writer, cs kuber
 			}
 			continue
 		}
-		_, err = io.Copy(out, rc)
+		err = (&lineWriter{out: out, errOut: errOut}).copyLines("", rc)
 		_ = rc.Close()
 		if err != nil {
 			return err
@@ -307,13 +309,9 @@ func (w *lineWriter) copyLines(prefix string, r io.Reader) error {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
 			w.mu.Lock()
-			_, werr := io.WriteString(w.out, prefix)
-			if werr == nil {
-				_, werr = w.out.Write(line)
-			}
-			if werr == nil && line[len(line)-1] != '\n' {
-				_, werr = io.WriteString(w.out, "\n")
-			}
+			// The runner's bytes reach a terminal: its control characters and bidi overrides are escaped
+			// (textbound.Printable), so that a line can neither move the cursor nor forge another's prefix.
+			_, werr := io.WriteString(w.out, prefix+textbound.Printable(string(bytes.TrimSuffix(line, []byte{'\n'})))+"\n")
 			w.mu.Unlock()
 			if werr != nil {
 				return fmt.Errorf("%w: %w", errWrite, werr)

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -100,15 +101,35 @@ func TestLogsWritesEachContainer(t *testing.T) {
 	if err := o.write(t.Context(), &out, &errOut, cs, pods); err != nil {
 		t.Fatal(err)
 	}
+	// A log that does not end its last line gets a line break, so the next header starts a line.
 	want := `==> pod/run-evalrun-0-x container/runner <==
-fake logs==> pod/run-evalrun-0-x container/collector <==
-fake logs==> pod/run-evalrun-1-x container/runner <==
-fake logs==> pod/run-evalrun-1-x container/collector <==
-fake logs`
+fake logs
+==> pod/run-evalrun-0-x container/collector <==
+fake logs
+==> pod/run-evalrun-1-x container/runner <==
+fake logs
+==> pod/run-evalrun-1-x container/collector <==
+fake logs
+`
 	if diff := cmp.Diff(want, out.String()); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
 	if want := "pod/run-evalrun-0-x has no container judge\npod/run-evalrun-1-x has no container judge\n"; errOut.String() != want {
 		t.Errorf("stderr %q, want %q", errOut.String(), want)
+	}
+}
+
+// A runner's log line that clears the screen, moves the cursor back over the prefix or reverses the text shows
+// escaped, and cannot forge another stream's prefix.
+func TestCopyLinesEscapesRunnerBytes(t *testing.T) {
+	var out bytes.Buffer
+	w := &lineWriter{out: &out, errOut: io.Discard}
+	in := "\x1b[2J\x1b[32mPASS\rpod/x/collector forged\u202eSSAP\u202c\nsecond\x07"
+	if err := w.copyLines("pod/p/runner ", strings.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	want := `pod/p/runner \x1b[2J\x1b[32mPASS\rpod/x/collector forged\u202eSSAP\u202c` + "\n" + `pod/p/runner second\x07` + "\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
 	}
 }

@@ -54,7 +54,7 @@ func WriteTable(w io.Writer, lines []*results.Line) error {
 		if msg == "" {
 			msg = "-"
 		}
-		if _, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.ID, v, score, ev, msg); err != nil {
+		if _, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(l.ID), v, score, cell(ev), msg); err != nil {
 			return err
 		}
 	}
@@ -89,5 +89,12 @@ func WriteJSONL(w io.Writer, lines []*results.Line) error {
 	return nil
 }
 
-// oneLine folds s onto one line and cuts it to at most n bytes (textbound.Head).
-func oneLine(s string, n int) string { return textbound.Head(strings.Join(strings.Fields(s), " "), n) }
+// oneLine folds s onto one line and cuts it to at most n bytes, its control characters escaped
+// (textbound.PrintableHead): a table cell holds the runner's bytes.
+func oneLine(s string, n int) string { return textbound.PrintableHead(fold(s), n) }
+
+// cell is oneLine without a cut.
+func cell(s string) string { return textbound.Printable(fold(s)) }
+
+// fold puts s on one line: every run of white space (tabs and line breaks included) becomes one space.
+func fold(s string) string { return strings.Join(strings.Fields(s), " ") }

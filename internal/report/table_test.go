@@ -62,3 +62,22 @@ func TestWriteJSONLRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// The plugin's results table shows a runner's terminal escapes, forged line breaks and bidi overrides escaped:
+// in the message (an evaluator quoting the answer, the case's error) and in the evaluators column.
+func TestWriteTableEscapesRunnerBytes(t *testing.T) {
+	const hostile = "\x1b[2J\x1b[32mPASS\r\u202eSSAP\u202c\u009b"
+	l := sampleLines()[1]
+	l.Evaluators[0].Misses = []string{"decision: want REVIEW, got " + hostile}
+	l.Evaluators[1].Name = "policy" + hostile
+	var b bytes.Buffer
+	if err := WriteTable(&b, []*results.Line{l}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(b.String(), "\x1b\r\u202e\u202c\u009b") {
+		t.Errorf("table carries raw control characters:\n%q", b.String())
+	}
+	if n := strings.Count(b.String(), `\x1b[2J\x1b[32mPASS`); n != 2 {
+		t.Errorf("the runner's bytes show escaped %d times, want 2 (message, evaluators):\n%s", n, b.String())
+	}
+}

@@ -183,10 +183,11 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 
 	summary := t.Summary
 	collection := t.Collection
-	collection.Message = textbound.Head(collection.Message, MaxCollectionMessageBytes)
+	// Every text of the section that may carry the runner's bytes is escaped (textbound.Printable) as it is cut.
+	collection.Message = textbound.PrintableHead(collection.Message, MaxCollectionMessageBytes)
 	if l := collection.Launcher; l != nil {
 		l = l.DeepCopy()
-		l.StderrTail = textbound.Tail(l.StderrTail, MaxStderrTailBytes)
+		l.StderrTail = textbound.PrintableTail(l.StderrTail, MaxStderrTailBytes)
 		collection.Launcher = l
 	}
 	ref := &evalsv1alpha1.ResultsReference{
@@ -211,13 +212,13 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	missing := capList(t.MissingIDs, evalsv1alpha1.MaxStatusMissingIDs)
 	parseErrors := make([]evalsv1alpha1.ParseError, 0, min(len(t.ParseErrors), evalsv1alpha1.MaxStatusParseErrors))
 	for _, pe := range capList(t.ParseErrors, evalsv1alpha1.MaxStatusParseErrors) {
-		pe.Excerpt = textbound.Head(pe.Excerpt, MaxParseErrorExcerptBytes)
-		pe.Message = textbound.Head(pe.Message, MaxParseErrorMessageBytes)
+		pe.Excerpt = textbound.PrintableHead(pe.Excerpt, MaxParseErrorExcerptBytes)
+		pe.Message = textbound.PrintableHead(pe.Message, MaxParseErrorMessageBytes)
 		parseErrors = append(parseErrors, pe)
 	}
 	unexpected := make([]string, 0, min(len(t.UnexpectedIDs), evalsv1alpha1.MaxStatusUnexpectedIDs))
 	for _, id := range capList(t.UnexpectedIDs, evalsv1alpha1.MaxStatusUnexpectedIDs) {
-		unexpected = append(unexpected, textbound.Head(id, MaxCaseIDBytes))
+		unexpected = append(unexpected, textbound.PrintableHead(id, MaxCaseIDBytes))
 	}
 
 	// Fixed part: everything but the lists, with the largest counts it can carry and the condition; the missing
@@ -459,23 +460,24 @@ func (h *sizedHeap) Pop() any {
 	return x
 }
 
-// boundCase cuts a case's strings and lists to the API bounds.
+// boundCase cuts a case's strings and lists to the API bounds, its texts escaped (textbound.PrintableHead): the
+// answer and the evaluators' messages quote the runner.
 func boundCase(c evalsv1alpha1.CaseResult) evalsv1alpha1.CaseResult {
-	c.ID = textbound.Head(c.ID, MaxCaseIDBytes)
-	c.Score = textbound.Head(c.Score, MaxScoreBytes)
-	c.Answer = textbound.Head(c.Answer, MaxAnswerBytes)
-	c.Error = textbound.Head(c.Error, MaxCaseErrorBytes)
+	c.ID = textbound.PrintableHead(c.ID, MaxCaseIDBytes)
+	c.Score = textbound.PrintableHead(c.Score, MaxScoreBytes)
+	c.Answer = textbound.PrintableHead(c.Answer, MaxAnswerBytes)
+	c.Error = textbound.PrintableHead(c.Error, MaxCaseErrorBytes)
 	if len(c.Evaluators) > evalsv1alpha1.MaxCaseEvaluators {
 		c.Evaluators = c.Evaluators[:evalsv1alpha1.MaxCaseEvaluators]
 	}
 	evs := make([]evalsv1alpha1.EvaluatorSummary, len(c.Evaluators))
 	for i, e := range c.Evaluators {
 		evs[i] = evalsv1alpha1.EvaluatorSummary{
-			Name:    textbound.Head(e.Name, MaxEvaluatorNameBytes),
-			Type:    textbound.Head(e.Type, MaxEvaluatorTypeBytes),
+			Name:    textbound.PrintableHead(e.Name, MaxEvaluatorNameBytes),
+			Type:    textbound.PrintableHead(e.Type, MaxEvaluatorTypeBytes),
 			Verdict: e.Verdict,
-			Score:   textbound.Head(e.Score, MaxScoreBytes),
-			Message: textbound.Head(e.Message, MaxEvaluatorMessageBytes),
+			Score:   textbound.PrintableHead(e.Score, MaxScoreBytes),
+			Message: textbound.PrintableHead(e.Message, MaxEvaluatorMessageBytes),
 		}
 	}
 	if len(evs) == 0 {

@@ -4,7 +4,9 @@
 // Every function returns valid UTF-8: each byte that is not part of a valid UTF-8 sequence becomes U+FFFD, before
 // the text is measured, so the result never exceeds the bound. A cut text is marked with Mark, counted inside the
 // bound; a cut never splits a rune. A bound smaller than Mark cuts without a mark. Text that is already valid and
-// within the bound is returned as it is, without an allocation. The package does no I/O.
+// within the bound is returned as it is, without an allocation. Printable (printable.go) is the one way the
+// runner's text is shown to people: control characters and bidi overrides escaped, in status texts, conditions,
+// events and terminal tables (PrintableHead and PrintableTail also cut it). The package does no I/O.
 package textbound
 
 import (
