@@ -100,7 +100,7 @@ var templateVariable = regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_]+)\s*\}\}`)
 // AgentV v2.0.1, a composite's llm_judge member is judged with its own prompt too (AgentV ignores it).
 func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	if r.judge.LLM == nil {
-		return skipped(string(ev.Type) + " " + noModelReason)
+		return skipped(SkipNoModel, string(ev.Type)+" "+noModelReason)
 	}
 	cfg := ev.LLMJudge
 	if cfg == nil {
@@ -149,12 +149,15 @@ func (r *caseRun) llmAggregate(ev *evalfile.EvaluatorConfig, members []Evaluator
 				continue
 			}
 			res := EvaluatorResult{Verdict: v, Reasoning: fmt.Sprintf("member %q is %s, so the llm_judge aggregator did not judge", m.Name, v)}
+			if v == VerdictSkipped {
+				res.SkipCause = skipCauseOf(members)
+			}
 			res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
 			return res
 		}
 	}
 	if r.judge.LLM == nil {
-		res := skipped("the llm_judge aggregator " + noModelReason)
+		res := skipped(SkipNoModel, "the llm_judge aggregator "+noModelReason)
 		res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
 		return res
 	}
@@ -186,8 +189,9 @@ func (r *caseRun) ask(key string, req llm.Request, parse func(string) (Evaluator
 		reply, err := r.judge.LLM.Complete(r.ctx, req)
 		usage.Add(reply.Usage)
 		if errors.Is(err, llm.ErrBudgetSpent) {
-			// Spending stopped: what was not asked is not judged (never a Fail or an Error).
-			res := skipped(err.Error())
+			// Spending stopped: what was not asked is not judged. The evaluator is Skipped with the budget as
+			// its cause, and the case it belongs to is an Error (Judge.combine): never judged by the rest alone.
+			res := skipped(SkipBudgetSpent, err.Error())
 			res.Usage = usageOf(usage)
 			return res
 		}

@@ -987,6 +987,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunSummary
   map:
     fields:
+    - name: budgetUnjudged
+      type:
+        scalar: numeric
     - name: errored
       type:
         scalar: numeric

@@ -45,13 +45,14 @@ type LLMJudgingApplyConfiguration struct {
 	// least 1. Unset means no limit beyond maxConcurrentRequests.
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
 	// maxRequests is, when set, the most requests the run sends to the model, retries included. Once they are
-	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, and the run's
-	// BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
+	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, its case is an Error
+	// (counted in status.summary.budgetUnjudged, never passed), and the run's BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
 	// ceil(maxRequests / shards), so the run sends at most maxRequests + shards - 1. Unset means no budget.
 	MaxRequests *int64 `json:"maxRequests,omitempty"`
 	// maxTokens is, when set, the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
 	// when the endpoint gives no total) the run's judges spend. Once the replies reach it no request is sent:
-	// every LLM evaluator not yet judged is Skipped with the reason, and BudgetExceeded is True
+	// every LLM evaluator not yet judged is Skipped with the reason, its case is an Error (counted in
+	// status.summary.budgetUnjudged), and BudgetExceeded is True
 	// (JudgeTokenBudgetSpent). The requests in flight when it is reached still count, so the run may pass it by
 	// what maxConcurrentRequests replies spend. A sharded run gives each shard ceil(maxTokens / shards). Unset
 	// means no budget.
