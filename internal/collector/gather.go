@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -126,6 +127,12 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		// are judged as many at once as the endpoint takes requests.
 		budget = llm.NewBudget(cfg.LLM.MaxRequests, cfg.LLM.MaxTokens)
 		pin.Judge.LLM = judgeModel(cfg.LLM, budget, time.Now().Add(layout.Seconds(cfg.LLMJudgeDeadlineSeconds)), in.Log)
+		if cfg.LLM.NonceDelimiters() {
+			if cfg.UID == "" {
+				return nil, errors.New("spec.judging.llm.answerDelimiters is Nonce, but the run's UID that keys the markers is unknown")
+			}
+			pin.Judge.AnswerNonceKey = evaluate.AnswerNonceKey(cfg.UID)
+		}
 		pin.CaseParallelism = int(cfg.LLM.MaxConcurrentRequests)
 	}
 	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.Merged()}

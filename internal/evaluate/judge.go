@@ -39,6 +39,9 @@ type Judge struct {
 	// Skipped (with how to enable them) and cases without evaluators Skipped. When set, a case without evaluators
 	// is judged by llm_judge with AgentV's default prompt (DefaultLLMJudgeName).
 	LLM Model
+	// AnswerNonceKey, when set, wraps the runner's texts in every LLM judge's prompt between nonce markers keyed by
+	// it (spec.judging.llm.answerDelimiters: Nonce; see AnswerNonceKey); nil sends them as AgentV does.
+	AnswerNonceKey []byte
 	// Bundle is the eval bundle the judges read files from: prompt files, input files, reference files
 	// (bundle.Dir; the zero value is no bundle, and every file reference is then an Error naming it).
 	Bundle bundle.Dir
