@@ -309,7 +309,7 @@ func TestLLMAggregator(t *testing.T) {
 	}
 	user := m.bodies()[0].Messages[1].Content
 	want := strings.Replace(defaultAggregatorPrompt, "{{EVALUATOR_RESULTS_JSON}}",
-		"{\n  \"fast\": {\n    \"score\": 1,\n    \"verdict\": \"pass\",\n    \"hits\": [\n      \"duration 10ms <= 100ms\"\n    ],\n    \"misses\": [],\n    \"expectedAspectCount\": 1,\n    \"reasoning\": \"took 10ms (threshold 100ms)\"\n  }\n}", 1)
+		"{\n  \"fast\": {\n    \"score\": 1,\n    \"verdict\": \"pass\",\n    \"hits\": [\n      \"claimed duration 10ms <= 100ms\"\n    ],\n    \"misses\": [],\n    \"expectedAspectCount\": 1,\n    \"reasoning\": \"took 10ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 100ms)\"\n  }\n}", 1)
 	if diff := cmp.Diff(want, user); diff != "" {
 		t.Errorf("aggregator prompt (-want +got):\n%s", diff)
 	}
