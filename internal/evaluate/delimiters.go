@@ -35,8 +35,8 @@ func AnswerNonceKey(runUID string) []byte {
 	return m.Sum(nil)
 }
 
-// answerNonce is case id's nonce under key.
-func answerNonce(key []byte, caseID string) string {
+// AnswerNonce is case id's nonce under key (AnswerNonceKey): 32 hex digits.
+func AnswerNonce(key []byte, caseID string) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(caseID))
 	return hex.EncodeToString(m.Sum(nil))[:answerNonceHexLength]
@@ -52,7 +52,7 @@ func (j *Judge) delimiterFor(caseID string) *delimiter {
 	if len(j.AnswerNonceKey) == 0 {
 		return nil
 	}
-	return &delimiter{nonce: answerNonce(j.AnswerNonceKey, caseID)}
+	return &delimiter{nonce: AnswerNonce(j.AnswerNonceKey, caseID)}
 }
 
 // check refuses a text of the runner's that contains the nonce: it could close its own markers. The nonce cannot
