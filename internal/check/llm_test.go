@@ -131,3 +131,24 @@ func TestCheckNonceDelimiters(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckBudgetLeavesCasesUnjudged: the judging file's budget holds as in a one-pod run: once it is spent the
+// later case is an Error, never judged by its latency alone, and the table says how many the budget left unjudged.
+func TestCheckBudgetLeavesCasesUnjudged(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		out, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": `{"score": 0}`}}}})
+		_, _ = w.Write(out)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	evalPath, outPath, judging := filepath.Join(dir, "eval.yaml"), filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "judging.yaml")
+	cs := "    input_messages: [{role: user, content: \"capital of France?\"}]\n" +
+		"    evaluators: [{name: fast, type: latency, threshold: 1000}, {name: j, type: llm_judge}]\n"
+	mustWriteFile(t, evalPath, "evalcases:\n  - id: first\n"+cs+"  - id: second\n"+cs)
+	mustWriteFile(t, outPath, `{"id":"first","text":"Berlin","duration_ms":5}`+"\n"+`{"id":"second","text":"Berlin","duration_ms":5}`+"\n")
+	mustWriteFile(t, judging, "llm: {baseURL: \""+srv.URL+"/v1\", model: m, maxRequests: 1, maxConcurrentRequests: 1}\n")
+	_, stdout, stderr := runMain(t, "--mode", "batch", "--eval", evalPath, "--output", outPath, "--judging", judging, "--format", "table")
+	if !strings.Contains(stdout, "judged: passed 0, failed 1, errored 1, skipped 0 (1 errored: left unjudged by the LLM judging budget)") {
+		t.Errorf("table:\n%s\n%s", stdout, stderr)
+	}
+}
