@@ -101,8 +101,9 @@ func FuzzAppendJSON(f *testing.F) {
 	f.Add("\xff", "\x00\"\\", "", math.Inf(1), 1e21, int64(-1))
 	f.Fuzz(func(t *testing.T, id, answer, reasoning string, score, cost float64, line int64) {
 		r := Line{
-			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning),
-				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning}}},
+			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning), BudgetUnjudged: line%2 == 0,
+				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning,
+					SkipCause: evaluate.SkipCause(answer)}}},
 			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning, AnsweredBy: id,
 		}
 		want, werr := json.Marshal(r)
