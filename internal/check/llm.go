@@ -34,7 +34,7 @@ const defaultCheckRunUID = "collector-check"
 
 // answerNonceKey is the key of the judging file's Nonce answer delimiters (nil for AgentV's, the default).
 func (f llmFlags) answerNonceKey(spec *evalsv1alpha1.LLMJudging) []byte {
-	if spec == nil || ptr.Deref(spec.AnswerDelimiters, evalsv1alpha1.AnswerDelimitersAgentV) != evalsv1alpha1.AnswerDelimitersNonce {
+	if spec == nil || ptr.Deref(spec.AnswerDelimiters, evalsv1alpha1.DefaultAnswerDelimiters) != evalsv1alpha1.AnswerDelimitersNonce {
 		return nil
 	}
 	uid := f.runUID

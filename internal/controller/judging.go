@@ -85,7 +85,7 @@ func llmJudging(l *layout.LLM) []judgingSetting {
 		delimiters := l.AnswerDelimiters
 		if delimiters == "" {
 			// run.json written before the field: AgentV's, the default.
-			delimiters = string(evalsv1alpha1.AnswerDelimitersAgentV)
+			delimiters = string(evalsv1alpha1.DefaultAnswerDelimiters)
 		}
 		v = []string{l.BaseURL, l.Model, strconv.Itoa(int(l.TimeoutSeconds)), budget(l.RunMaxRequests), budget(l.RunMaxTokens), delimiters}
 	}
