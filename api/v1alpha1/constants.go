@@ -35,6 +35,8 @@ const (
 	DefaultMinPassRate = "1"
 	// DefaultRegression is spec.successPolicy.regression's default.
 	DefaultRegression = RegressionIgnore
+	// DefaultAnswerDelimiters is spec.judging.llm.answerDelimiters' default: AgentV's prompts.
+	DefaultAnswerDelimiters = AnswerDelimitersAgentV
 	// DefaultShards is spec.sharding.shards's default.
 	DefaultShards int32 = 1
 	// DefaultResumeCases is spec.resume.cases's default.

@@ -32,6 +32,7 @@ var runSpecDefaults = map[string]any{
 	"judging.codeJudgeWorkers":          evalsv1alpha1.DefaultCodeJudgeWorkers,
 	"judging.llm.timeoutSeconds":        evalsv1alpha1.DefaultLLMTimeoutSeconds,
 	"judging.llm.maxConcurrentRequests": evalsv1alpha1.DefaultLLMMaxConcurrentRequests,
+	"judging.llm.answerDelimiters":      evalsv1alpha1.DefaultAnswerDelimiters,
 	"successPolicy.minPassRate":         evalsv1alpha1.DefaultMinPassRate,
 	"successPolicy.regression":          evalsv1alpha1.DefaultRegression,
 	"sharding.shards":                   evalsv1alpha1.DefaultShards,

@@ -12,10 +12,10 @@ const ConditionBudgetExceeded = "BudgetExceeded"
 // Reasons of the BudgetExceeded condition.
 const (
 	// ReasonJudgeRequestBudgetSpent: spec.judging.llm.maxRequests requests were sent; the LLM evaluators not yet
-	// judged are Skipped.
+	// judged are Skipped and their cases are Errors (status.summary.budgetUnjudged).
 	ReasonJudgeRequestBudgetSpent = "JudgeRequestBudgetSpent"
 	// ReasonJudgeTokenBudgetSpent: the replies' tokens reached spec.judging.llm.maxTokens; the LLM evaluators not
-	// yet judged are Skipped.
+	// yet judged are Skipped and their cases are Errors (status.summary.budgetUnjudged).
 	ReasonJudgeTokenBudgetSpent = "JudgeTokenBudgetSpent"
 	// ReasonRunnerCostBudgetSpent: the cost the runner's records reported passed spec.target.maxCostUSD and the
 	// launcher stopped the runner (the run fails with CostBudgetExceeded).

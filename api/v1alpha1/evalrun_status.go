@@ -715,6 +715,13 @@ type RunSummary struct {
 	// missing is the number of requested ids with no valid record.
 	// +required
 	Missing int32 `json:"missing"`
+	// budgetUnjudged is the number of cases the LLM judging budget (spec.judging.llm.maxRequests, maxTokens) left
+	// unjudged: an LLM evaluator of the case, or a member of one, was Skipped because the budget was spent. Each
+	// is counted in errored too (its verdict is Error, never Pass), so the success policy never counts it as
+	// passed. In [0, total]; unset when none.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	BudgetUnjudged int32 `json:"budgetUnjudged,omitempty"`
 	// parseErrors is the number of invalid output lines.
 	// +required
 	ParseErrors int32 `json:"parseErrors"`

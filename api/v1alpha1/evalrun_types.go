@@ -608,6 +608,17 @@ type Judging struct {
 	LLM *LLMJudging `json:"llm,omitempty"`
 }
 
+// AnswerDelimiters is how the runner's answer is set apart in the prompts of LLM judges.
+// +kubebuilder:validation:Enum=AgentV;Nonce
+type AnswerDelimiters string
+
+const (
+	// AnswerDelimitersAgentV sends the answer verbatim after AgentV's section header, as AgentV does.
+	AnswerDelimitersAgentV AnswerDelimiters = "AgentV"
+	// AnswerDelimitersNonce wraps the answer between markers derived from the run's UID and the case id.
+	AnswerDelimitersNonce AnswerDelimiters = "Nonce"
+)
+
 // LLMJudging is an OpenAI-compatible chat-completions endpoint for LLM judges.
 type LLMJudging struct {
 	// baseURL is the API's base URL, the part before /chat/completions (for example https://api.openai.com/v1).
@@ -657,9 +668,20 @@ type LLMJudging struct {
 	// +optional
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
 
+	// answerDelimiters says how the runner's answer (and its output messages) is set apart in the prompts of LLM
+	// judges. AgentV (the default, for parity) sends it verbatim after AgentV's "[[ ## candidate_answer ## ]]"
+	// header, as AgentV does: an answer can then append sections of its own (a forged expected_outcome,
+	// reference_answer or rubrics). Nonce wraps it between markers the answer cannot predict (an HMAC of the case
+	// id keyed by the run's UID, which the runner's containers are never given), the same for every judging of the
+	// case in this run, and tells the model that everything between them is the answer; an answer that contains
+	// its marker is an Error. Part of the judging a resume compares with its source's.
+	// +default="AgentV"
+	// +optional
+	AnswerDelimiters *AnswerDelimiters `json:"answerDelimiters,omitempty"`
+
 	// maxRequests is, when set, the most requests the run sends to the model, retries included. Once they are
-	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, and the run's
-	// BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
+	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, its case is an Error
+	// (counted in status.summary.budgetUnjudged, never passed), and the run's BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
 	// ceil(maxRequests / shards), so the run sends at most maxRequests + shards - 1. Unset means no budget.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000000000
@@ -668,7 +690,8 @@ type LLMJudging struct {
 
 	// maxTokens is, when set, the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
 	// when the endpoint gives no total) the run's judges spend. Once the replies reach it no request is sent:
-	// every LLM evaluator not yet judged is Skipped with the reason, and BudgetExceeded is True
+	// every LLM evaluator not yet judged is Skipped with the reason, its case is an Error (counted in
+	// status.summary.budgetUnjudged), and BudgetExceeded is True
 	// (JudgeTokenBudgetSpent). The requests in flight when it is reached still count, so the run may pass it by
 	// what maxConcurrentRequests replies spend. A sharded run gives each shard ceil(maxTokens / shards). Unset
 	// means no budget.

@@ -949,6 +949,11 @@ func (in *LLMJudging) DeepCopyInto(out *LLMJudging) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.AnswerDelimiters != nil {
+		in, out := &in.AnswerDelimiters, &out.AnswerDelimiters
+		*out = new(AnswerDelimiters)
+		**out = **in
+	}
 	if in.MaxRequests != nil {
 		in, out := &in.MaxRequests, &out.MaxRequests
 		*out = new(int64)

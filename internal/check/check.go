@@ -17,6 +17,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -42,7 +43,7 @@ const usageText = `usage: collector check --mode batch|single (--eval EVAL.yaml 
                        [--format json|table|summary] [--run-code-judges] [--judging JUDGING.yaml] [--pass-threshold 0.8]
                        [--bundle DIR]
                        [--llm-base-url URL --llm-model MODEL [--llm-api-key-file FILE] [--llm-timeout 60s]
-                        [--llm-max-concurrent 4] [--llm-requests-per-minute N]]
+                        [--llm-max-concurrent 4] [--llm-requests-per-minute N] [--run-uid UID]]
 
 Checks a runner's output the way the collector reads it. With --eval it also judges every case with the eval
 file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Files the judges read (prompt files, input
@@ -140,6 +141,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.llm.timeout, "llm-timeout", 0, "with --eval, the timeout of each model request (default: the judging file's, else 60s)")
 	fs.IntVar(&cfg.llm.maxConcurrent, "llm-max-concurrent", 0, "with --eval, the model requests in flight at once (default: the judging file's, else 4)")
 	fs.IntVar(&cfg.llm.requestsPerMinute, "llm-requests-per-minute", 0, "with --eval, a limit on model requests started per minute (default: none)")
+	fs.StringVar(&cfg.llm.runUID, "run-uid", os.Getenv(layout.EnvRunUID),
+		"with --eval and the judging file's llm.answerDelimiters Nonce, the EvalRun's metadata.uid that keys the answer markers, "+
+			"to send the prompts that run sends (default $"+layout.EnvRunUID+", else \"collector-check\")")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

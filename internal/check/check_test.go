@@ -49,7 +49,7 @@ func TestMainJSON(t *testing.T) {
 	const notRun = "code_judge scripts do not run here (collector check runs them with --run-code-judges)"
 	const skipped = `"score":0,"verdict":"Skipped","verdictReason":"no evaluator could judge the case: decision-check: ` + notRun + `",
 		"evaluators":[{"name":"decision-check","type":"code_judge","key":"decision-check","score":0,"verdict":"Skipped",
-		 "hits":[],"misses":[],"reasoning":"` + notRun + `","weight":1}]`
+		 "hits":[],"misses":[],"reasoning":"` + notRun + `","weight":1,"skipCause":"NotRunHere"}]`
 	missingJudged := func(id string) string {
 		return `{"id":"` + id + `","status":"missing","text":"","trace":[],"outputMessages":[],"droppedTraceEvents":0,
 			"score":0,"verdict":"Error","verdictReason":"the runner produced no record for this case"}`

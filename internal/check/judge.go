@@ -111,6 +111,7 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 	}
 	if model != nil {
 		j.LLM = model
+		j.AnswerNonceKey = cfg.llm.answerNonceKey(settings.LLM)
 	}
 	return pipeline.Input{File: file, Judge: j, CaseParallelism: parallel}, nil
 }

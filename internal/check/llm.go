@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 )
 
@@ -24,6 +25,23 @@ type llmFlags struct {
 	baseURL, model, keyFile          string
 	timeout                          time.Duration
 	maxConcurrent, requestsPerMinute int
+	// runUID keys Nonce answer delimiters (--run-uid).
+	runUID string
+}
+
+// defaultCheckRunUID keys Nonce answer delimiters when --run-uid is not given: a local check has no run.
+const defaultCheckRunUID = "collector-check"
+
+// answerNonceKey is the key of the judging file's Nonce answer delimiters (nil for AgentV's, the default).
+func (f llmFlags) answerNonceKey(spec *evalsv1alpha1.LLMJudging) []byte {
+	if spec == nil || ptr.Deref(spec.AnswerDelimiters, evalsv1alpha1.DefaultAnswerDelimiters) != evalsv1alpha1.AnswerDelimitersNonce {
+		return nil
+	}
+	uid := f.runUID
+	if uid == "" {
+		uid = defaultCheckRunUID
+	}
+	return evaluate.AnswerNonceKey(uid)
 }
 
 // client returns the model LLM judges call, and how many cases to judge at once: the flags over the judging file's

@@ -81,6 +81,9 @@ func writeTable(out io.Writer, doc *Document) error {
 		s.Requested, s.Present, s.Missing, s.Unexpected, s.ParseErrors)
 	if j := s.Summary; j != nil {
 		w.printf("judged: passed %d, failed %d, errored %d, skipped %d", j.Passed, j.Failed, j.Errored, j.Skipped)
+		if j.BudgetUnjudged > 0 {
+			w.printf(" (%d errored: left unjudged by the LLM judging budget)", j.BudgetUnjudged)
+		}
 		if j.Judged > 0 {
 			w.printf("; score mean %s, median %s, min %s, max %s", evaluate.FormatScore(j.MeanScore),
 				evaluate.FormatScore(j.MedianScore), evaluate.FormatScore(j.MinScore), evaluate.FormatScore(j.MaxScore))

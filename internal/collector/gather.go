@@ -2,6 +2,7 @@ package collector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -114,8 +115,17 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	for id, why := range in.MissingReasons {
 		invocationErrors[id] = why
 	}
+	// PerCase: every case's wall time as the launcher measured it, which latency judges instead of the runner's
+	// claims. A report whose durations do not decode leaves the claims (latency's notes then say so).
+	var measured []int64
+	if rec != nil && rec.Batching == string(evalsv1alpha1.BatchingPerCase) && rec.CaseDurations != "" {
+		if d, err := layout.DecodeCaseDurations(rec.CaseDurations, len(ids)); err == nil {
+			measured = d
+		}
+	}
 	pin := pipeline.Input{
 		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: evalsv1alpha1.MaxStatusMissingIDs,
+		MeasuredDurationsMs: measured,
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError, Bundle: judgingBundle(cfg)},
@@ -126,6 +136,12 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		// are judged as many at once as the endpoint takes requests.
 		budget = llm.NewBudget(cfg.LLM.MaxRequests, cfg.LLM.MaxTokens)
 		pin.Judge.LLM = judgeModel(cfg.LLM, budget, time.Now().Add(layout.Seconds(cfg.LLMJudgeDeadlineSeconds)), in.Log)
+		if cfg.LLM.NonceDelimiters() {
+			if cfg.UID == "" {
+				return nil, errors.New("spec.judging.llm.answerDelimiters is Nonce, but the run's UID that keys the markers is unknown")
+			}
+			pin.Judge.AnswerNonceKey = evaluate.AnswerNonceKey(cfg.UID)
+		}
 		pin.CaseParallelism = int(cfg.LLM.MaxConcurrentRequests)
 	}
 	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.Merged()}

@@ -62,7 +62,10 @@ func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 			parts = append(parts, fmt.Sprintf("the LLM judges %s spec.judging.llm.%s (%s)", b.what, b.field, limit))
 		}
 		if len(parts) > 0 {
-			parts[len(parts)-1] += spentSuffix(run) + ": the LLM evaluators not judged by then are Skipped"
+			parts[len(parts)-1] += spentSuffix(run) + ": the LLM evaluators not judged by then are Skipped and their cases are Errors"
+			if sum := run.Status.Summary; sum != nil && sum.BudgetUnjudged > 0 {
+				parts[len(parts)-1] += fmt.Sprintf(" (%d cases left unjudged)", sum.BudgetUnjudged)
+			}
 		}
 	}
 	if budget := run.Spec.Target.MaxCostUSD; budget != nil && slices.Contains(reached, evalsv1alpha1.BudgetRunnerCost) {

@@ -34,13 +34,22 @@ func TestBudgetCondition(t *testing.T) {
 			BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeRequests}}),
 			want: &metav1.Condition{Type: "BudgetExceeded", Status: "True", Reason: "JudgeRequestBudgetSpent",
 				Message: "the LLM judges sent the requests of spec.judging.llm.maxRequests (10) (spent: 10 requests, " +
-					"1200 tokens): the LLM evaluators not judged by then are Skipped"}},
+					"1200 tokens): the LLM evaluators not judged by then are Skipped and their cases are Errors"}},
+		{name: "requests, cases left unjudged", run: func() *evalsv1alpha1.EvalRun {
+			run := withBudget(ptr.To[int64](10), nil, &evalsv1alpha1.RunCost{Judges: judges,
+				BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeRequests}})
+			run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 9, Errored: 7, BudgetUnjudged: 7}
+			return run
+		}(),
+			want: &metav1.Condition{Type: "BudgetExceeded", Status: "True", Reason: "JudgeRequestBudgetSpent",
+				Message: "the LLM judges sent the requests of spec.judging.llm.maxRequests (10) (spent: 10 requests, " +
+					"1200 tokens): the LLM evaluators not judged by then are Skipped and their cases are Errors (7 cases left unjudged)"}},
 		{name: "both: requests named first", run: withBudget(ptr.To[int64](10), ptr.To[int64](1000), &evalsv1alpha1.RunCost{
 			Judges: judges, BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeTokens, evalsv1alpha1.BudgetJudgeRequests}}),
 			want: &metav1.Condition{Type: "BudgetExceeded", Status: "True", Reason: "JudgeRequestBudgetSpent",
 				Message: "the LLM judges sent the requests of spec.judging.llm.maxRequests (10); the LLM judges spent the " +
 					"tokens of spec.judging.llm.maxTokens (1000) (spent: 10 requests, 1200 tokens): the LLM evaluators " +
-					"not judged by then are Skipped"}},
+					"not judged by then are Skipped and their cases are Errors"}},
 	}
 	costRun := func(cost *evalsv1alpha1.RunCost) *evalsv1alpha1.EvalRun {
 		run := &evalsv1alpha1.EvalRun{Spec: evalsv1alpha1.EvalRunSpec{Target: evalsv1alpha1.Target{MaxCostUSD: ptr.To("1.5")}}}

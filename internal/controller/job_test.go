@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -984,6 +985,13 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 			}
 			if string(cfg.EvalFileView) != wantView {
 				t.Errorf("run.json's evalFileView %q, want %q", cfg.EvalFileView, wantView)
+			}
+			// The run's UID keys the LLM judges' Nonce answer delimiters: nothing the runner reads carries it
+			// (its container, launch.json; the pod's own metadata it has no API or downward-API volume to read).
+			for what, v := range map[string]any{"the runner container": runner, "launch.json": cfg.RunnerConfig(cfg.RunnerEvalFile)} {
+				if data, err := json.Marshal(v); err != nil || strings.Contains(string(data), string(run.UID)) {
+					t.Errorf("%s carries the run's UID %s (err %v)", what, run.UID, err)
+				}
 			}
 			install := containerOf(job, "install")
 			if !slices.ContainsFunc(install.VolumeMounts, func(m corev1.VolumeMount) bool { return cmp.Equal(m, viewRW) }) ||

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
@@ -79,9 +80,14 @@ func llmJudging(l *layout.LLM) []judgingSetting {
 		}
 		return strconv.FormatInt(n, 10)
 	}
-	v := []string{unset, unset, unset, unset, unset}
+	v := []string{unset, unset, unset, unset, unset, unset}
 	if l != nil {
-		v = []string{l.BaseURL, l.Model, strconv.Itoa(int(l.TimeoutSeconds)), budget(l.RunMaxRequests), budget(l.RunMaxTokens)}
+		delimiters := l.AnswerDelimiters
+		if delimiters == "" {
+			// run.json written before the field: AgentV's, the default.
+			delimiters = string(evalsv1alpha1.DefaultAnswerDelimiters)
+		}
+		v = []string{l.BaseURL, l.Model, strconv.Itoa(int(l.TimeoutSeconds)), budget(l.RunMaxRequests), budget(l.RunMaxTokens), delimiters}
 	}
 	return []judgingSetting{
 		{Name: "spec.judging.llm.baseURL", Value: v[0]},
@@ -89,6 +95,7 @@ func llmJudging(l *layout.LLM) []judgingSetting {
 		{Name: "spec.judging.llm.timeoutSeconds", Value: v[2]},
 		{Name: "spec.judging.llm.maxRequests", Value: v[3]},
 		{Name: "spec.judging.llm.maxTokens", Value: v[4]},
+		{Name: "spec.judging.llm.answerDelimiters", Value: v[5]},
 	}
 }
 

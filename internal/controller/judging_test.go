@@ -90,7 +90,15 @@ func TestJudgingDifferences(t *testing.T) {
 		{name: "no llm", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.LLM = nil })),
 			counts: []string{`spec.judging.llm.baseURL is "http://judge:8080/v1" there, unset here`,
 				`spec.judging.llm.model is "m1" there, unset here`, `spec.judging.llm.timeoutSeconds is "20" there, unset here`,
-				`spec.judging.llm.maxRequests is "100" there, unset here`, `spec.judging.llm.maxTokens is "50000" there, unset here`}},
+				`spec.judging.llm.maxRequests is "100" there, unset here`, `spec.judging.llm.maxTokens is "50000" there, unset here`,
+				`spec.judging.llm.answerDelimiters is "AgentV" there, unset here`}},
+		// A source judged with other answer delimiters sent other prompts: its verdicts are not carried.
+		{name: "llm.answerDelimiters", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) {
+			j.LLM.AnswerDelimiters = ptr.To(evalsv1alpha1.AnswerDelimitersNonce)
+		})), counts: []string{`spec.judging.llm.answerDelimiters is "AgentV" there, "Nonce" here`}},
+		{name: "llm.answerDelimiters AgentV spelt out is its default", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) {
+			j.LLM.AnswerDelimiters = ptr.To(evalsv1alpha1.AnswerDelimitersAgentV)
+		}))},
 		{name: "codeJudgeTimeoutSeconds", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.CodeJudgeTimeoutSeconds = ptr.To[int32](60) })),
 			counts: []string{`spec.judging.codeJudgeTimeoutSeconds is "30" there, "60" here`}},
 		{name: "judging.image", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.Image = "judges:v2" })),
@@ -131,6 +139,23 @@ func TestJudgingDifferences(t *testing.T) {
 				t.Errorf("differences (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestJudgingDifferencesAnswerDelimitersBeforeTheField: a source whose run.json was written before
+// answerDelimiters existed judged with AgentV's: it compares equal to AgentV, and differs from Nonce.
+func TestJudgingDifferencesAnswerDelimitersBeforeTheField(t *testing.T) {
+	there := judgingConfig(t, judgingRun(), 4)
+	there.LLM.AnswerDelimiters = ""
+	if diff := judgingDifferences(there, judgingConfig(t, judgingRun(), 4)); len(diff) > 0 {
+		t.Errorf("an older source differs from AgentV's delimiters: %v", diff)
+	}
+	nonce := judgingConfig(t, judgingRun(func(r *evalsv1alpha1.EvalRun) {
+		r.Spec.Judging.LLM.AnswerDelimiters = ptr.To(evalsv1alpha1.AnswerDelimitersNonce)
+	}), 4)
+	want := []string{`spec.judging.llm.answerDelimiters is "AgentV" there, "Nonce" here`}
+	if diff := cmp.Diff(want, judgingDifferences(there, nonce)); diff != "" {
+		t.Errorf("differences (-want +got):\n%s", diff)
 	}
 }
 

@@ -29,13 +29,16 @@ func TestResolveLLM(t *testing.T) {
 	}{
 		{name: "no judging.llm", run: testRun(), opts: defaults},
 		{name: "the manager's defaults", run: testRun(withLLM(&evalsv1alpha1.LLMJudging{})), opts: defaults,
-			want: &layout.LLM{BaseURL: "http://judge.cluster:8080/v1", Model: "cluster-model", TimeoutSeconds: 60, MaxConcurrentRequests: 4}},
+			want: &layout.LLM{BaseURL: "http://judge.cluster:8080/v1", Model: "cluster-model", TimeoutSeconds: 60, MaxConcurrentRequests: 4,
+				AnswerDelimiters: "AgentV"}},
 		{name: "the spec wins, with the key as a file", opts: defaults, run: testRun(withLLM(&evalsv1alpha1.LLMJudging{
 			BaseURL: ptr.To("https://api.example.com/v1"), Model: ptr.To("m"), TimeoutSeconds: ptr.To[int32](5),
 			MaxConcurrentRequests: ptr.To[int32](2), RequestsPerMinute: ptr.To[int32](30),
-			APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"}})),
+			APIKeySecretRef:  &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"},
+			AnswerDelimiters: ptr.To(evalsv1alpha1.AnswerDelimitersNonce)})),
 			want: &layout.LLM{BaseURL: "https://api.example.com/v1", Model: "m", TimeoutSeconds: 5, MaxConcurrentRequests: 2,
-				RequestsPerMinute: 30, APIKeyFile: "/evalrun/llm-credentials/api-key", APIKeySecret: "judge-key/token"}},
+				RequestsPerMinute: 30, APIKeyFile: "/evalrun/llm-credentials/api-key", APIKeySecret: "judge-key/token",
+				AnswerDelimiters: "Nonce"}},
 		{name: "nothing to resolve to", run: testRun(withLLM(&evalsv1alpha1.LLMJudging{})),
 			wantMsg: "set spec.judging.llm.baseURL (the manager has no --llm-base-url default) and spec.judging.llm.model"},
 	}

@@ -125,6 +125,7 @@ func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*layout.LLM, string) 
 		RequestsPerMinute:     ptr.Deref(spec.RequestsPerMinute, 0),
 		MaxRequests:           ptr.Deref(spec.MaxRequests, 0),
 		MaxTokens:             ptr.Deref(spec.MaxTokens, 0),
+		AnswerDelimiters:      string(ptr.Deref(spec.AnswerDelimiters, evalsv1alpha1.DefaultAnswerDelimiters)),
 	}
 	if ref := spec.APIKeySecretRef; ref != nil {
 		out.APIKeyFile = path.Join(layout.LLMCredentialsDir, layout.LLMAPIKeyFile)

@@ -148,8 +148,10 @@ func StatusChanged(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunSta
 }
 
 // PassedCondition evaluates spec.successPolicy against status.summary: the pass rate (passed / total, missing
-// cases counting as not passed) must reach minPassRate (default 1) and, when set, the mean score must reach
-// minMeanScore. With regression: Fail, the run must also not have regressed against its baseline (regressed is
+// cases and the cases the LLM judging budget left unjudged counting as not passed) must reach minPassRate
+// (default 1) and, when set, the mean score must reach minMeanScore, with each case the budget left unjudged
+// scored 0 (a run whose budget left cases unjudged meets the policy only if those cases could not have changed
+// the answer). With regression: Fail, the run must also not have regressed against its baseline (regressed is
 // the Regressed condition, nil while not decided): Passed is Unknown while the comparison waits.
 func PassedCondition(run *evalsv1alpha1.EvalRun, regressed *metav1.Condition) metav1.Condition {
 	cond := policyCondition(run)
@@ -206,9 +208,19 @@ func policyCondition(run *evalsv1alpha1.EvalRun) metav1.Condition {
 	if minMean != "" {
 		wantMean, okWant := new(big.Rat).SetString(minMean)
 		mean, okMean := new(big.Rat).SetString(sum.MeanScore)
-		meanMet := okWant && okMean && mean.Cmp(wantMean) >= 0
-		cond.Message += fmt.Sprintf("; mean score %s, required %s", orNone(sum.MeanScore), minMean)
-		met = met && meanMet
+		cond.Message += fmt.Sprintf("; mean score %s", orNone(sum.MeanScore))
+		if unjudged, judged := int64(sum.BudgetUnjudged), int64(sum.Passed)+int64(sum.Failed); okMean && unjudged > 0 {
+			// The mean covers the judged cases; the cases the budget left unjudged could have pulled it down:
+			// the bar holds only if it holds with each of them scored 0.
+			mean.Mul(mean, big.NewRat(judged, judged+unjudged))
+			cond.Message += fmt.Sprintf(" (%s with the cases the budget left unjudged scored 0)", mean.FloatString(4))
+		}
+		cond.Message += ", required " + minMean
+		met = met && okWant && okMean && mean.Cmp(wantMean) >= 0
+	}
+	if n := sum.BudgetUnjudged; n > 0 {
+		// Their verdict is Error, so the pass rate already counts them as not passed.
+		cond.Message += fmt.Sprintf("; %d cases were left unjudged by the LLM judging budget (spec.judging.llm) and count as not passed", n)
 	}
 	cond.Reason = evalsv1alpha1.ReasonPolicyNotMet
 	if met {

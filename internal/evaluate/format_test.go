@@ -42,13 +42,13 @@ func TestMetricNotesText(t *testing.T) {
 			cst, lat := cost(&evalfile.CostConfig{BudgetUSD: limit}, &jsonlresult.Response{CostUSD: &x}),
 				latency(&evalfile.LatencyConfig{ThresholdMs: limit}, &jsonlresult.Response{DurationMs: &x})
 			wantCost := []string{fmt.Sprintf("cost $%.4f (budget $%.4f)", x, limit)}
-			wantLat := []string{fmt.Sprintf("took %sms (threshold %sms)", fmtNum(x), fmtNum(limit))}
+			wantLat := []string{fmt.Sprintf("took %sms by the runner's own duration_ms, a claim the launcher did not measure (threshold %sms)", fmtNum(x), fmtNum(limit))}
 			if x <= limit {
 				wantCost = append(wantCost, fmt.Sprintf("cost $%.4f <= $%.4f budget", x, limit))
-				wantLat = append(wantLat, fmt.Sprintf("duration %sms <= %sms", fmtNum(x), fmtNum(limit)))
+				wantLat = append(wantLat, fmt.Sprintf("claimed duration %sms <= %sms", fmtNum(x), fmtNum(limit)))
 			} else {
 				wantCost = append(wantCost, fmt.Sprintf("cost $%.4f > $%.4f budget", x, limit))
-				wantLat = append(wantLat, fmt.Sprintf("duration %sms > %sms", fmtNum(x), fmtNum(limit)))
+				wantLat = append(wantLat, fmt.Sprintf("claimed duration %sms > %sms", fmtNum(x), fmtNum(limit)))
 			}
 			notes := func(o outcome) []string { return append(append([]string{o.reasoning}, o.hits...), o.misses...) }
 			if diff := cmp.Diff(wantCost, notes(cst)); diff != "" {

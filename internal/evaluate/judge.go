@@ -39,6 +39,9 @@ type Judge struct {
 	// Skipped (with how to enable them) and cases without evaluators Skipped. When set, a case without evaluators
 	// is judged by llm_judge with AgentV's default prompt (DefaultLLMJudgeName).
 	LLM Model
+	// AnswerNonceKey, when set, wraps the runner's texts in every LLM judge's prompt between nonce markers keyed by
+	// it (spec.judging.llm.answerDelimiters: Nonce; see AnswerNonceKey); nil sends them as AgentV does.
+	AnswerNonceKey []byte
 	// Bundle is the eval bundle the judges read files from: prompt files, input files, reference files
 	// (bundle.Dir; the zero value is no bundle, and every file reference is then an Error naming it).
 	Bundle bundle.Dir
@@ -74,6 +77,7 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 	}
 	res.Score, res.Verdict, res.Error, res.Reason = j.combine(res.Evaluators)
 	res.ModelUsage = usageOf(sumUsage(res.Evaluators))
+	res.BudgetUnjudged = budgetSkipped(res.Evaluators) != nil
 	return res
 }
 
@@ -156,8 +160,13 @@ func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *e
 }
 
 // combine computes a case's score and verdict from its evaluator results: the weighted mean of the evaluators
-// that judged it (skipped ones and weight 0 are left out); error if any evaluator errored; skipped if none
-// judged it.
+// that judged it (skipped ones and weight 0 are left out); error if any evaluator errored, or if any evaluator
+// (or member of one) was skipped because the LLM judging budget was spent; skipped if none judged it.
+//
+// The budget rule differs from AgentV on purpose: leaving a budget-skipped evaluator out of the mean lets a
+// runner that spends the budget on early cases (huge answers, replies made to be asked again) have its later
+// cases judged by their cheap evaluators alone, and pass. A case the budget left unjudged is therefore an Error
+// (never Pass, never counted as passed by the success policy) and is counted (Summary.BudgetUnjudged).
 func (j *Judge) combine(results []EvaluatorResult) (score float64, verdict Verdict, errMsg, reason string) {
 	var sum, weights float64
 	judged := 0
@@ -180,6 +189,9 @@ func (j *Judge) combine(results []EvaluatorResult) (score float64, verdict Verdi
 			return score, VerdictError, fmt.Sprintf("evaluator %q failed: %s", r.Name, firstNote(r)), ""
 		}
 	}
+	if s := budgetSkipped(results); s != nil {
+		return score, VerdictError, textbound.Head(fmt.Sprintf("evaluator %q was not judged, so the case is not judged: %s", s.Name, s.Reasoning), MaxReasoningLength), ""
+	}
 	switch {
 	case judged == 0:
 		return 0, VerdictSkipped, "", "no evaluator could judge the case: " + skipReasons(results)
@@ -187,6 +199,36 @@ func (j *Judge) combine(results []EvaluatorResult) (score float64, verdict Verdi
 		return 0, VerdictSkipped, "", "every evaluator that judged the case has weight 0"
 	}
 	return score, j.verdict(score), "", ""
+}
+
+// budgetSkipped returns the first result, among results and their members, that was Skipped because the LLM
+// judging budget was spent; nil when none was.
+func budgetSkipped(results []EvaluatorResult) *EvaluatorResult {
+	for i := range results {
+		r := &results[i]
+		if r.Verdict == VerdictSkipped && r.SkipCause == SkipBudgetSpent {
+			return r
+		}
+		if s := budgetSkipped(r.Members); s != nil {
+			return s
+		}
+	}
+	return nil
+}
+
+// skipCauseOf is the cause of skipping what results judge together (a case, a composite): SkipBudgetSpent when
+// any result or member was skipped for the budget, else the first skipped result's cause, else SkipZeroWeight
+// (every result that judged has weight 0).
+func skipCauseOf(results []EvaluatorResult) SkipCause {
+	if budgetSkipped(results) != nil {
+		return SkipBudgetSpent
+	}
+	for _, r := range results {
+		if r.Verdict == VerdictSkipped && r.SkipCause != "" {
+			return r.SkipCause
+		}
+	}
+	return SkipZeroWeight
 }
 
 func (j *Judge) verdict(score float64) Verdict {
@@ -280,6 +322,9 @@ func (r *caseRun) finish(ev *evalfile.EvaluatorConfig, res EvaluatorResult) Eval
 	switch res.Verdict {
 	case VerdictError, VerdictSkipped:
 		res.Score = 0
+		if res.Verdict == VerdictSkipped && res.SkipCause == "" {
+			res.SkipCause = skipCauseOf(res.Members)
+		}
 	case VerdictPass, VerdictFail:
 	default:
 		res.Verdict = r.judge.verdict(res.Score)
@@ -295,8 +340,8 @@ func (r *caseRun) deterministic(o outcome) EvaluatorResult {
 	return res
 }
 
-func skipped(reason string) EvaluatorResult {
-	return EvaluatorResult{Verdict: VerdictSkipped, Reasoning: reason}
+func skipped(cause SkipCause, reason string) EvaluatorResult {
+	return EvaluatorResult{Verdict: VerdictSkipped, SkipCause: cause, Reasoning: reason}
 }
 
 func (r *caseRun) codeJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
@@ -314,7 +359,7 @@ func (r *caseRun) missingCodeJudge(what string) EvaluatorResult {
 		msg := fmt.Sprintf("no %s result was recorded for this case (the judge did not run or its result was lost)", what)
 		return EvaluatorResult{Verdict: VerdictError, Misses: []string{msg}, Reasoning: msg}
 	}
-	return skipped(fmt.Sprintf("%s scripts do not run here (collector check runs them with --run-code-judges)", what))
+	return skipped(SkipNotRunHere, fmt.Sprintf("%s scripts do not run here (collector check runs them with --run-code-judges)", what))
 }
 
 func (r *caseRun) composite(ev *evalfile.EvaluatorConfig) EvaluatorResult {
@@ -372,10 +417,10 @@ func weightedAverage(members []EvaluatorResult) EvaluatorResult {
 	}
 	switch {
 	case judged == 0:
-		res.Verdict = VerdictSkipped
+		res.Verdict, res.SkipCause = VerdictSkipped, skipCauseOf(members)
 		res.Reasoning = "every member was skipped: " + skipReasons(members)
 	case weights == 0:
-		res.Verdict = VerdictSkipped
+		res.Verdict, res.SkipCause = VerdictSkipped, SkipZeroWeight
 		res.Reasoning = "every judged member has weight 0"
 	default:
 		res.Score = sum / weights

@@ -405,19 +405,32 @@ func TestMetricEvaluators(t *testing.T) {
 		{
 			name: "latency within", evaluator: "{name: m, type: latency, threshold: 2000}",
 			resp: jsonlresult.Response{DurationMs: f64(1500)},
-			want: EvaluatorResult{Type: "latency", Score: 1, Verdict: VerdictPass, Hits: []string{"duration 1500ms <= 2000ms"}, Misses: []string{},
-				Reasoning: "took 1500ms (threshold 2000ms)"},
+			want: EvaluatorResult{Type: "latency", Score: 1, Verdict: VerdictPass, Hits: []string{"claimed duration 1500ms <= 2000ms"}, Misses: []string{},
+				Reasoning: "took 1500ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 2000ms)"},
 		},
 		{
 			name: "latency over", evaluator: "{name: m, type: latency, threshold: 2000}",
 			resp: jsonlresult.Response{DurationMs: f64(2000.5)},
-			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"duration 2000.5ms > 2000ms"},
-				Reasoning: "took 2000.5ms (threshold 2000ms)"},
+			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"claimed duration 2000.5ms > 2000ms"},
+				Reasoning: "took 2000.5ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 2000ms)"},
+		},
+		{
+			// PerCase: the launcher's measurement decides, whatever the runner claims.
+			name: "latency measured over a claim within", evaluator: "{name: m, type: latency, threshold: 2000}",
+			resp: jsonlresult.Response{DurationMs: f64(1), MeasuredDurationMs: ptrInt64(2500)},
+			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"measured duration 2500ms > 2000ms"},
+				Reasoning: "took 2500ms as the launcher measured the invocation (threshold 2000ms; the runner claimed 1ms)"},
+		},
+		{
+			name: "latency measured without a claim", evaluator: "{name: m, type: latency, threshold: 2000}",
+			resp: jsonlresult.Response{MeasuredDurationMs: ptrInt64(40)},
+			want: EvaluatorResult{Type: "latency", Score: 1, Verdict: VerdictPass, Hits: []string{"measured duration 40ms <= 2000ms"}, Misses: []string{},
+				Reasoning: "took 40ms as the launcher measured the invocation (threshold 2000ms)"},
 		},
 		{
 			name: "latency not reported", evaluator: "{name: m, type: latency, threshold: 2000}",
 			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no duration_ms for this case"},
-				Reasoning: "latency needs duration_ms in the runner's record"},
+				Reasoning: "latency needs duration_ms in the runner's record (the launcher measures only PerCase invocations)"},
 		},
 		{
 			name: "cost at budget", evaluator: "{name: m, type: cost, budget: 0.05}",
@@ -616,7 +629,7 @@ func TestComposite(t *testing.T) {
         aggregator: {type: weighted_average, weights: {fast: 3}}
 `,
 			want: []brief{{Name: "combo", Score: 0.75, Verdict: VerdictFail,
-				Hits:   []string{"[fast] duration 10ms <= 100ms"},
+				Hits:   []string{"[fast] claimed duration 10ms <= 100ms"},
 				Misses: []string{"[cheap] cost $5.0000 > $1.0000 budget"},
 				Reason: "weighted average of 2 members"}},
 		},
@@ -630,7 +643,7 @@ func TestComposite(t *testing.T) {
 `,
 			runner: &fakeRunner{results: map[string]EvaluatorResult{"combo/j": judgeFailure("the judge exited with status 2 after 1ms", "boom")}},
 			want: []brief{{Name: "combo", Verdict: VerdictError,
-				Hits:   []string{"[fast] duration 10ms <= 100ms"},
+				Hits:   []string{"[fast] claimed duration 10ms <= 100ms"},
 				Misses: []string{"[j] the judge exited with status 2 after 1ms; stderr: boom"},
 				Reason: `member "j" failed`}},
 			wantRan: []string{"combo/j"},
@@ -649,12 +662,12 @@ func TestComposite(t *testing.T) {
 				"combo":   {Score: 0.5, Verdict: VerdictPass, Hits: []string{"lenient"}, Reasoning: "agg says pass"},
 			}},
 			want: []brief{{Name: "combo", Score: 0.5, Verdict: VerdictPass,
-				Hits:   []string{"[fast] duration 10ms <= 100ms", "lenient"},
+				Hits:   []string{"[fast] claimed duration 10ms <= 100ms", "lenient"},
 				Misses: []string{"[j] half"},
 				Reason: "agg says pass"}},
 			wantRan: []string{"combo/j", "combo (aggregator)"},
 			wantIn: []brief{
-				{Name: "fast", Score: 1, Verdict: VerdictPass, Hits: []string{"duration 10ms <= 100ms"}, Misses: []string{}, Reason: "took 10ms (threshold 100ms)"},
+				{Name: "fast", Score: 1, Verdict: VerdictPass, Hits: []string{"claimed duration 10ms <= 100ms"}, Misses: []string{}, Reason: "took 10ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 100ms)"},
 				{Name: "j", Score: 0.5, Verdict: VerdictFail, Hits: []string{}, Misses: []string{"half"}},
 			},
 		},
@@ -666,7 +679,7 @@ func TestComposite(t *testing.T) {
         aggregator: {type: llm_judge}
 `,
 			want: []brief{{Name: "combo", Verdict: VerdictSkipped,
-				Hits: []string{"[fast] duration 10ms <= 100ms"}, Misses: []string{},
+				Hits: []string{"[fast] claimed duration 10ms <= 100ms"}, Misses: []string{},
 				Reason: "the llm_judge aggregator needs a model endpoint: set spec.judging.llm in the EvalRun " +
 					"(collector check: --llm-base-url and --llm-model) to judge it; not judged"}},
 		},
@@ -901,3 +914,5 @@ func TestLightCaseJudgesLikeTheWholeCase(t *testing.T) {
 		t.Error("field_accuracy judges a light case as the whole one: the test shows nothing")
 	}
 }
+
+func ptrInt64(v int64) *int64 { return &v }

@@ -100,7 +100,7 @@ var templateVariable = regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_]+)\s*\}\}`)
 // AgentV v2.0.1, a composite's llm_judge member is judged with its own prompt too (AgentV ignores it).
 func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	if r.judge.LLM == nil {
-		return skipped(string(ev.Type) + " " + noModelReason)
+		return skipped(SkipNoModel, string(ev.Type)+" "+noModelReason)
 	}
 	cfg := ev.LLMJudge
 	if cfg == nil {
@@ -114,8 +114,13 @@ func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	if err != nil {
 		return errored(err.Error())
 	}
+	d := r.judge.delimiterFor(r.c.ID)
+	values, err := templateValues(in, r.resp, d)
+	if err != nil {
+		return errored(err.Error())
+	}
 	if len(cfg.Rubrics) > 0 {
-		return r.ask(ev.Key, llm.Request{System: rubricSystemPrompt, User: rubricPrompt(r.c, r.resp, in, cfg.Rubrics)},
+		return r.ask(ev.Key, llm.Request{System: rubricSystemPrompt, User: rubricPrompt(r.c, in, d.wrap("candidate answer", r.resp.Text), cfg.Rubrics)},
 			func(content string) (EvaluatorResult, error) { return parseRubricReply(content, cfg.Rubrics) })
 	}
 	template, err := r.promptTemplate(cfg.Prompt)
@@ -125,7 +130,7 @@ func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	if template == "" {
 		template = defaultEvaluatorTemplate
 	}
-	user := substitute(template, templateValues(in, r.resp))
+	user := substitute(template, values)
 	return r.ask(ev.Key, llm.Request{System: freeformSystemPrompt, User: user}, parseFreeformReply)
 }
 
@@ -149,12 +154,15 @@ func (r *caseRun) llmAggregate(ev *evalfile.EvaluatorConfig, members []Evaluator
 				continue
 			}
 			res := EvaluatorResult{Verdict: v, Reasoning: fmt.Sprintf("member %q is %s, so the llm_judge aggregator did not judge", m.Name, v)}
+			if v == VerdictSkipped {
+				res.SkipCause = skipCauseOf(members)
+			}
 			res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
 			return res
 		}
 	}
 	if r.judge.LLM == nil {
-		res := skipped("the llm_judge aggregator " + noModelReason)
+		res := skipped(SkipNoModel, "the llm_judge aggregator "+noModelReason)
 		res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
 		return res
 	}
@@ -186,8 +194,9 @@ func (r *caseRun) ask(key string, req llm.Request, parse func(string) (Evaluator
 		reply, err := r.judge.LLM.Complete(r.ctx, req)
 		usage.Add(reply.Usage)
 		if errors.Is(err, llm.ErrBudgetSpent) {
-			// Spending stopped: what was not asked is not judged (never a Fail or an Error).
-			res := skipped(err.Error())
+			// Spending stopped: what was not asked is not judged. The evaluator is Skipped with the budget as
+			// its cause, and the case it belongs to is an Error (Judge.combine): never judged by the rest alone.
+			res := skipped(SkipBudgetSpent, err.Error())
 			res.Usage = usageOf(usage)
 			return res
 		}
@@ -247,17 +256,22 @@ func (r *caseRun) promptTemplate(raw json.RawMessage) (string, error) {
 }
 
 // templateValues are the variables of a prompt template (AgentV's TEMPLATE_VARIABLES), from the case's judge
-// inputs and the response.
-func templateValues(in judgeInputs, resp *jsonlresult.Response) map[string]string {
+// inputs and the response; the runner's texts (the answer, its output messages) wrapped by d (nil: verbatim). An
+// error when the runner's texts contain d's nonce.
+func templateValues(in judgeInputs, resp *jsonlresult.Response, d *delimiter) (map[string]string, error) {
+	output := indentedJSON(outputMessagesOrEmpty(resp.OutputMessages))
+	if err := d.check(resp.Text, output); err != nil {
+		return nil, err
+	}
 	return map[string]string{
-		"candidate_answer":  strings.TrimSpace(resp.Text),
+		"candidate_answer":  d.wrap("candidate answer", strings.TrimSpace(resp.Text)),
 		"reference_answer":  strings.TrimSpace(in.reference),
 		"expected_outcome":  strings.TrimSpace(in.expectedOutcome),
 		"question":          in.question,
 		"input_messages":    in.inputSegments,
 		"expected_messages": in.expectedMessages,
-		"output_messages":   indentedJSON(outputMessagesOrEmpty(resp.OutputMessages)),
-	}
+		"output_messages":   d.wrap("output messages", output),
+	}, nil
 }
 
 func outputMessagesOrEmpty(ms []jsonlresult.OutputMessage) []payloadOutputMessage {
@@ -290,8 +304,9 @@ func substitute(template string, values map[string]string) string {
 	})
 }
 
-// rubricPrompt is AgentV's rubric prompt for case c.
-func rubricPrompt(c *evalfile.Case, resp *jsonlresult.Response, in judgeInputs, rubrics []evalfile.Rubric) string {
+// rubricPrompt is AgentV's rubric prompt for case c and answer (the response's text, verbatim as AgentV sends it
+// or wrapped between nonce markers).
+func rubricPrompt(c *evalfile.Case, in judgeInputs, answer string, rubrics []evalfile.Rubric) string {
 	parts := []string{
 		"You are an expert evaluator. Evaluate the candidate answer against each rubric item below.",
 		"",
@@ -305,7 +320,7 @@ func rubricPrompt(c *evalfile.Case, resp *jsonlresult.Response, in judgeInputs, 
 	if ref := in.reference; strings.TrimSpace(ref) != "" {
 		parts = append(parts, "[[ ## reference_answer ## ]]", ref, "")
 	}
-	parts = append(parts, "[[ ## candidate_answer ## ]]", resp.Text, "", "[[ ## rubrics ## ]]")
+	parts = append(parts, "[[ ## candidate_answer ## ]]", answer, "", "[[ ## rubrics ## ]]")
 	for _, rb := range rubrics {
 		label := ""
 		if rb.Required {

@@ -309,7 +309,7 @@ func TestLLMAggregator(t *testing.T) {
 	}
 	user := m.bodies()[0].Messages[1].Content
 	want := strings.Replace(defaultAggregatorPrompt, "{{EVALUATOR_RESULTS_JSON}}",
-		"{\n  \"fast\": {\n    \"score\": 1,\n    \"verdict\": \"pass\",\n    \"hits\": [\n      \"duration 10ms <= 100ms\"\n    ],\n    \"misses\": [],\n    \"expectedAspectCount\": 1,\n    \"reasoning\": \"took 10ms (threshold 100ms)\"\n  }\n}", 1)
+		"{\n  \"fast\": {\n    \"score\": 1,\n    \"verdict\": \"pass\",\n    \"hits\": [\n      \"claimed duration 10ms <= 100ms\"\n    ],\n    \"misses\": [],\n    \"expectedAspectCount\": 1,\n    \"reasoning\": \"took 10ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 100ms)\"\n  }\n}", 1)
 	if diff := cmp.Diff(want, user); diff != "" {
 		t.Errorf("aggregator prompt (-want +got):\n%s", diff)
 	}
@@ -399,8 +399,8 @@ func FuzzParseReplies(f *testing.F) {
 	})
 }
 
-// A spent budget skips the LLM evaluators it stops, with the reason; the evaluators judged before it, and the
-// the case's verdict comes from those judged: the budget never makes a case Fail or Error.
+// A spent budget skips the LLM evaluators it stops, with the reason and the cause; the evaluator judged before it
+// keeps its verdict, and the case is an Error the budget left unjudged (never judged by the rest alone).
 func TestLLMJudgeBudgetSkips(t *testing.T) {
 	m := newModelServer(t, always(`{"score": 1, "hits": ["names Paris"], "misses": [], "reasoning": "right"}`))
 	c, err := llm.New(llm.Config{BaseURL: m.srv.URL + "/v1", Model: "judge-model", BaseBackoff: time.Millisecond,
@@ -432,7 +432,7 @@ func TestLLMJudgeBudgetSkips(t *testing.T) {
 	if skipped != 1 {
 		t.Errorf("verdicts = %v, want one llm_judge skipped and the other passing", verdicts)
 	}
-	if res.Verdict == VerdictFail || res.Verdict == VerdictError {
-		t.Errorf("case verdict = %s: a budget must not fail a case", res.Verdict)
+	if res.Verdict != VerdictError || !res.BudgetUnjudged {
+		t.Errorf("case verdict = %s (budgetUnjudged %v): a case the budget left unjudged is an Error", res.Verdict, res.BudgetUnjudged)
 	}
 }

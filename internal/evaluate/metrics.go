@@ -9,30 +9,56 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 )
 
-// latency passes when the reported duration_ms is at most the threshold.
+// latency passes when the case's duration is at most the threshold: the invocation's wall time as the launcher
+// measured it (PerCase: Response.MeasuredDurationMs), else the duration_ms the runner's record claims (Batched: the
+// launcher runs one invocation for every case and cannot measure a case), and its notes say which.
 func latency(cfg *evalfile.LatencyConfig, resp *jsonlresult.Response) outcome {
-	if resp.DurationMs == nil {
+	measured := resp.MeasuredDurationMs != nil
+	var d float64
+	switch {
+	case measured:
+		d = float64(*resp.MeasuredDurationMs)
+	case resp.DurationMs != nil:
+		d = *resp.DurationMs
+	default:
 		return outcome{misses: []string{"the runner reported no duration_ms for this case"},
-			reasoning: "latency needs duration_ms in the runner's record"}
+			reasoning: "latency needs duration_ms in the runner's record (the launcher measures only PerCase invocations)"}
 	}
-	d := *resp.DurationMs
-	var buf [2][24]byte
+	var buf [3][24]byte
 	took, threshold := appendNum(buf[0][:0], d), appendNum(buf[1][:0], cfg.ThresholdMs)
 	within := d <= cfg.ThresholdMs
 	cmp := " > "
 	if within {
 		cmp = " <= "
 	}
-	// The reasoning and the note in one allocation: "took Xms (threshold Yms)" then "duration Xms <= Yms".
+	// The reasoning and the note in one allocation: "took Xms as the launcher measured the invocation (threshold
+	// Yms)" then "measured duration Xms <= Yms"; for a claim "took Xms by the runner's own duration_ms, ..." then
+	// "claimed duration Xms <= Yms".
 	var b strings.Builder
-	b.Grow(2*len(took) + 2*len(threshold) + 40)
+	b.Grow(2*len(took) + 2*len(threshold) + 160)
 	b.WriteString("took ")
 	b.Write(took)
-	b.WriteString("ms (threshold ")
-	b.Write(threshold)
-	b.WriteString("ms)")
+	if measured {
+		b.WriteString("ms as the launcher measured the invocation (threshold ")
+		b.Write(threshold)
+		b.WriteString("ms")
+		if resp.DurationMs != nil {
+			b.WriteString("; the runner claimed ")
+			b.Write(appendNum(buf[2][:0], *resp.DurationMs))
+			b.WriteString("ms")
+		}
+		b.WriteString(")")
+	} else {
+		b.WriteString("ms by the runner's own duration_ms, a claim the launcher did not measure (threshold ")
+		b.Write(threshold)
+		b.WriteString("ms)")
+	}
 	k := b.Len()
-	b.WriteString("duration ")
+	if measured {
+		b.WriteString("measured duration ")
+	} else {
+		b.WriteString("claimed duration ")
+	}
 	b.Write(took)
 	b.WriteString("ms")
 	b.WriteString(cmp)

@@ -33,6 +33,25 @@ const (
 	VerdictSkipped = evalsv1alpha1.VerdictSkipped
 )
 
+// SkipCause says why an evaluator, or a case, was Skipped. Every place that skips names its cause, so that a skip
+// that only says "not judged here" (no model, code judges not run by `collector check`) is told apart from one
+// the run's own limits made (SkipBudgetSpent), which never leaves a case Pass (see Judge.combine).
+type SkipCause string
+
+// Skip causes.
+const (
+	// SkipNoModel: an LLM judge (llm_judge, rubric, llm_judge aggregator) without a model endpoint.
+	SkipNoModel SkipCause = "NoModel"
+	// SkipNotRunHere: a code_judge (or code_judge aggregator) in `collector check` without --run-code-judges.
+	SkipNotRunHere SkipCause = "NotRunHere"
+	// SkipZeroWeight: every evaluator (or member) that judged has weight 0.
+	SkipZeroWeight SkipCause = "ZeroWeight"
+	// SkipBudgetSpent: the LLM judging budget (spec.judging.llm.maxRequests, maxTokens) was spent before the
+	// evaluator asked the model. A case with such an evaluator, anywhere among its members, is an Error: it was
+	// not judged, and a runner that spends the budget must not be judged by its cheap evaluators alone.
+	SkipBudgetSpent SkipCause = "BudgetSpent"
+)
+
 // DefaultThreshold is the pass threshold when the EvalRun sets none: the API's DefaultPassThreshold.
 var DefaultThreshold = mustParseFloat(evalsv1alpha1.DefaultPassThreshold)
 
@@ -80,6 +99,8 @@ type EvaluatorResult struct {
 	Members []EvaluatorResult `json:"members,omitempty"`
 	// Usage is the model usage of an LLM judge (its calls, tokens and latency); nil when it called no model.
 	Usage *llm.Usage `json:"modelUsage,omitempty"`
+	// SkipCause says why the evaluator was Skipped (empty for every other verdict).
+	SkipCause SkipCause `json:"skipCause,omitempty"`
 }
 
 // CaseResult is the judgement of one case.
@@ -98,6 +119,9 @@ type CaseResult struct {
 	Missing bool `json:"missing,omitempty"`
 	// ModelUsage adds up the model usage of the case's LLM judges; nil when none called a model.
 	ModelUsage *llm.Usage `json:"modelUsage,omitempty"`
+	// BudgetUnjudged is true when an evaluator of the case (or a member of one) was Skipped because the LLM
+	// judging budget was spent (SkipBudgetSpent): the case is then an Error, and the summary counts it.
+	BudgetUnjudged bool `json:"budgetUnjudged,omitempty"`
 }
 
 // FormatScore formats a score as the status does: a decimal with 4 digits.

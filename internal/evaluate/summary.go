@@ -17,6 +17,8 @@ type Summary struct {
 	Skipped int `json:"skipped"`
 	// Missing counts the errored cases that had no record (MissingCase).
 	Missing int `json:"missing"`
+	// BudgetUnjudged counts the errored cases the LLM judging budget left unjudged (CaseResult.BudgetUnjudged).
+	BudgetUnjudged int `json:"budgetUnjudged,omitempty"`
 	// Judged is Passed + Failed: the cases the score statistics cover.
 	Judged int `json:"judged"`
 	// MeanScore, MedianScore, MinScore and MaxScore are over the judged cases; 0 when none.
@@ -51,6 +53,9 @@ func (b *SummaryBuilder) Add(r CaseResult) {
 	b.s.Total++
 	if r.ModelUsage != nil {
 		b.s.ModelUsage.Add(*r.ModelUsage)
+	}
+	if r.BudgetUnjudged {
+		b.s.BudgetUnjudged++
 	}
 	switch r.Verdict {
 	case VerdictPass:

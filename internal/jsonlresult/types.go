@@ -19,6 +19,10 @@ type Response struct {
 	TokenUsage *TokenUsage `json:"tokenUsage,omitempty"`
 	CostUSD    *float64    `json:"costUsd,omitempty"`
 	DurationMs *float64    `json:"durationMs,omitempty"`
+	// MeasuredDurationMs is the wall time of the case's own invocation as the launcher measured it (PerCase runs;
+	// the launcher's report, by case position), set by the collector, never read from the runner's output; nil
+	// when the launcher did not measure the case (Batched). The latency evaluator prefers it to DurationMs.
+	MeasuredDurationMs *int64 `json:"-"`
 	// DroppedTraceEvents counts trace elements that were not valid TraceEvents.
 	DroppedTraceEvents int `json:"droppedTraceEvents"`
 	// Warnings are bounded notes about ignored fields (for example a negative cost_usd).

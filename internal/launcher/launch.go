@@ -373,6 +373,15 @@ func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 		})
 	}
 	_ = g.Wait() // runCase reports through its outcome; no task fails
+	// Every case's wall time, by position: the latency evaluator judges these, not the runner's claims.
+	durations := make([]int64, len(outcomes))
+	for i, out := range outcomes {
+		durations[i] = -1
+		if out != nil {
+			durations[i] = out.DurationMs
+		}
+	}
+	l.rec.CaseDurations = layout.EncodeCaseDurations(durations)
 	if costPassed {
 		for i, out := range outcomes {
 			if out == nil || stopped[i] {

@@ -180,6 +180,16 @@ func TestLaunchPerCase(t *testing.T) {
 	if rep.Invocations != 4 || rep.FailedCases != 1 || len(rep.Cases) != 1 || rep.Cases[0].ID != "gamma" || *rep.Cases[0].ExitCode != 4 {
 		t.Errorf("report %+v, want 4 invocations with gamma failing with exit 4", rep)
 	}
+	// Every case's wall time, by position, failed or not: each slept 0.3 s.
+	durations, err := layout.DecodeCaseDurations(rep.CaseDurations, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range durations {
+		if d < 300 || d > rep.DurationMs {
+			t.Errorf("case %d's measured duration %d ms, want at least the 300 it slept and at most the run's %d", i, d, rep.DurationMs)
+		}
+	}
 }
 
 // TestLaunchPerCaseTerminated: once the container is asked to terminate (the context ends) while a case runs, no

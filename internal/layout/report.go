@@ -1,6 +1,9 @@
 package layout
 
 import (
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -31,6 +34,11 @@ type LauncherReport struct {
 	Invocations int `json:"invocations"`
 	// DurationMs is the wall time of all runner invocations.
 	DurationMs int64 `json:"durationMs"`
+	// CaseDurations, in PerCase mode, is every case's invocation wall time as the launcher measured it, by case
+	// position in the requested order (RunConfig.CaseIDs, else the eval file's): EncodeCaseDurations. The latency
+	// evaluator judges these, not the runner's duration_ms claims. Empty in Batched mode, and when the encoding
+	// would pass MaxCaseDurationsBytes (latency then judges the claims, and says so).
+	CaseDurations string `json:"caseDurations,omitempty"`
 	// Leftovers counts the processes the runner left behind that the launcher killed at the end.
 	Leftovers int `json:"leftovers,omitempty"`
 	// Survivors counts the processes still alive after the launcher's kill grace (SIGKILL does not reach a
@@ -111,4 +119,63 @@ func (o Outcome) Describe() string {
 		return fmt.Sprintf("exited with code %d", *o.ExitCode)
 	}
 	return "ended in an unknown way"
+}
+
+// MaxCaseDurationsBytes bounds LauncherReport.CaseDurations: 100,000 cases of up to 35 minutes each (3-byte
+// varints) take 400 KB; the frame's payload (podfiles.MaxFramePayload, 4 MiB) keeps room for the tails.
+const MaxCaseDurationsBytes = 2 << 20
+
+// maxCaseDurationMs bounds a measured duration (about 35 years): larger values are clamped.
+const maxCaseDurationMs = 1 << 40
+
+// EncodeCaseDurations encodes durations by case position (milliseconds; negative: the case was not invoked) as
+// LauncherReport.CaseDurations: one unsigned varint per position, 0 for not invoked, else the milliseconds plus 1,
+// in unpadded standard base64. It returns "" when the encoding would pass MaxCaseDurationsBytes.
+func EncodeCaseDurations(ms []int64) string {
+	raw := make([]byte, 0, 3*len(ms))
+	for _, d := range ms {
+		var v uint64
+		if d >= 0 {
+			v = uint64(min(d, maxCaseDurationMs)) + 1
+		}
+		raw = binary.AppendUvarint(raw, v)
+	}
+	if base64.RawStdEncoding.EncodedLen(len(raw)) > MaxCaseDurationsBytes {
+		return ""
+	}
+	return base64.RawStdEncoding.EncodeToString(raw)
+}
+
+// DecodeCaseDurations decodes LauncherReport.CaseDurations for n cases: each case's milliseconds, -1 for a case
+// not invoked (or not covered: an encoding of fewer positions). The report is decoded as hostile data: an
+// encoding longer than MaxCaseDurationsBytes, of more than n positions, with a value past the bound or that is
+// not base64 of varints is an error, and no duration is then trusted.
+func DecodeCaseDurations(s string, n int) ([]int64, error) {
+	if len(s) > MaxCaseDurationsBytes {
+		return nil, fmt.Errorf("the case durations take %d bytes, more than %d", len(s), MaxCaseDurationsBytes)
+	}
+	raw, err := base64.RawStdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("the case durations are not base64: %w", err)
+	}
+	out := make([]int64, n)
+	i := 0
+	for len(raw) > 0 {
+		v, k := binary.Uvarint(raw)
+		switch {
+		case k <= 0:
+			return nil, errors.New("the case durations hold a value that is not a varint")
+		case i == n:
+			return nil, fmt.Errorf("the case durations hold more than the %d requested cases", n)
+		case v > maxCaseDurationMs+1:
+			return nil, fmt.Errorf("case %d's duration %d ms is past the bound", i, v-1)
+		}
+		out[i] = int64(v) - 1
+		raw = raw[k:]
+		i++
+	}
+	for ; i < n; i++ {
+		out[i] = -1
+	}
+	return out, nil
 }

@@ -233,6 +233,15 @@ type LLM struct {
 	// record the run's judging, which a resume of the run compares with its own (docs/rejudge.md).
 	RunMaxRequests int64 `json:"runMaxRequests,omitempty"`
 	RunMaxTokens   int64 `json:"runMaxTokens,omitempty"`
+	// AnswerDelimiters is spec.judging.llm.answerDelimiters resolved ("AgentV" or "Nonce"; "" in a run.json
+	// written before the field existed, which is AgentV). With Nonce the collector keys the markers with the
+	// run's UID (RunConfig.UID).
+	AnswerDelimiters string `json:"answerDelimiters,omitempty"`
+}
+
+// NonceDelimiters reports whether the LLM judges wrap answers between nonce markers (AnswerDelimiters Nonce).
+func (l *LLM) NonceDelimiters() bool {
+	return l != nil && l.AnswerDelimiters == string(evalsv1alpha1.AnswerDelimitersNonce)
 }
 
 // EvalObject is the bucket object that holds a run's eval file, with the sha256 and the size it may have.

@@ -19,6 +19,7 @@ type TerminationMessage struct {
 	Errored        int32                           `json:"errored"`
 	Skipped        int32                           `json:"skipped"`
 	Missing        int32                           `json:"missing"`
+	BudgetUnjudged int32                           `json:"budgetUnjudged,omitempty"`
 	ParseErrors    int32                           `json:"parseErrors"`
 	Unexpected     int32                           `json:"unexpected"`
 	OutputSHA256   string                          `json:"outputSHA256,omitempty"`

@@ -38,6 +38,10 @@ type Input struct {
 	// MissingReasons replace the error of a missing case (for example the launcher's report that the case's
 	// invocation failed), by case id.
 	MissingReasons map[string]string
+	// MeasuredDurationsMs are the cases' invocation wall times as the launcher measured them (PerCase), by
+	// position in IDs, -1 for a case it did not measure; nil without measurements. Each case's Response carries its
+	// own (MeasuredDurationMs) to the judge.
+	MeasuredDurationsMs []int64
 	// Workers judge cases concurrently (0: GOMAXPROCS).
 	Workers int
 	// CaseParallelism is how many cases of one batch a worker judges at once (0 or 1: one after the other). LLM
@@ -247,6 +251,10 @@ func (r *run) judge(c *Case) {
 		return
 	}
 	id := c.Response.ID
+	if d := r.in.MeasuredDurationsMs; c.Index < len(d) && d[c.Index] >= 0 {
+		ms := d[c.Index]
+		c.Response.MeasuredDurationMs = &ms
+	}
 	if !r.in.judging() {
 		c.Result = evaluate.CaseResult{ID: id}
 		return

@@ -92,7 +92,11 @@ func (o *resultsOptions) run(cmd *cobra.Command, e *env, name string) error {
 		return err
 	}
 	// What the run spent goes to stderr, as the note above does: stdout stays the table.
-	for _, line := range report.CostLines(run.Status.Cost) {
+	notes := report.CostLines(run.Status.Cost)
+	if line := report.UnjudgedLine(run); line != "" {
+		notes = append(notes, "Budget: "+line+".")
+	}
+	for _, line := range notes {
 		if _, err := fmt.Fprintln(cmd.ErrOrStderr(), line); err != nil {
 			return err
 		}

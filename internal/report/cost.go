@@ -91,7 +91,20 @@ func budgetsText(run *evalsv1alpha1.EvalRun) string {
 		}
 		s += "; reached: " + strings.Join(kinds, ", ")
 	}
+	if line := UnjudgedLine(run); line != "" {
+		s += "; " + line
+	}
 	return s
+}
+
+// UnjudgedLine says how many cases the LLM judging budget left unjudged (status.summary.budgetUnjudged: Errors,
+// never Pass); "" when it left none.
+func UnjudgedLine(run *evalsv1alpha1.EvalRun) string {
+	sum := run.Status.Summary
+	if sum == nil || sum.BudgetUnjudged <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s left unjudged by the LLM judging budget (verdict Error)", plural(int(sum.BudgetUnjudged), "case", "cases"))
 }
 
 // shardRow is a shard of the shards table with its spending said in one line each.

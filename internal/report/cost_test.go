@@ -109,3 +109,19 @@ func TestCostLines(t *testing.T) {
 		t.Errorf("CostLines(nil) = %q, want none", got)
 	}
 }
+
+func TestUnjudgedLine(t *testing.T) {
+	run := &evalsv1alpha1.EvalRun{}
+	if got := UnjudgedLine(run); got != "" {
+		t.Errorf("without a summary: %q", got)
+	}
+	run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 5, Errored: 2, BudgetUnjudged: 2}
+	if got, want := UnjudgedLine(run), "2 cases left unjudged by the LLM judging budget (verdict Error)"; got != want {
+		t.Errorf("UnjudgedLine = %q, want %q", got, want)
+	}
+	run.Spec.Judging = &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{MaxRequests: ptr.To[int64](3)}}
+	run.Status.Cost = &evalsv1alpha1.RunCost{BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeRequests}}
+	if got := budgetsText(run); !strings.HasSuffix(got, "; 2 cases left unjudged by the LLM judging budget (verdict Error)") {
+		t.Errorf("budgets = %q", got)
+	}
+}

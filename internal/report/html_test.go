@@ -131,3 +131,24 @@ func BenchmarkWriteHTML(b *testing.B) {
 		})
 	}
 }
+
+// The report says how many cases the LLM judging budget left unjudged, and only when it left some.
+func TestWriteHTMLCountsCasesTheBudgetLeftUnjudged(t *testing.T) {
+	row := `<td data-count="budgetUnjudged">`
+	for _, n := range []int32{0, 3} {
+		lines := sampleLines()
+		in := HTMLInput{Run: reportRun(lines), Lines: lines, Generated: time.Now()}
+		in.Run.Status.Summary.BudgetUnjudged = n
+		var b bytes.Buffer
+		if err := WriteHTML(&b, in); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		switch {
+		case n == 0 && strings.Contains(page, row):
+			t.Error("the row is shown when the budget left nothing unjudged")
+		case n > 0 && !strings.Contains(page, row+"3</td>"):
+			t.Errorf("no row saying the budget left %d cases unjudged", n)
+		}
+	}
+}

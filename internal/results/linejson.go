@@ -47,6 +47,9 @@ func (r *Line) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"modelUsage":`...)
 		b = appendModelUsage(b, r.ModelUsage)
 	}
+	if r.BudgetUnjudged {
+		b = append(b, `,"budgetUnjudged":true`...)
+	}
 	if r.Answer != "" {
 		b = append(b, `,"answer":`...)
 		b = jsonenc.AppendString(b, r.Answer)
@@ -135,6 +138,10 @@ func appendEvaluatorResult(b []byte, r *evaluate.EvaluatorResult) ([]byte, error
 	if r.Usage != nil {
 		b = append(b, `,"modelUsage":`...)
 		b = appendModelUsage(b, r.Usage)
+	}
+	if r.SkipCause != "" {
+		b = append(b, `,"skipCause":`...)
+		b = jsonenc.AppendString(b, string(r.SkipCause))
 	}
 	return append(b, '}'), nil
 }

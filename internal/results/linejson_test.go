@@ -27,7 +27,9 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 						Members: []evaluate.EvaluatorResult{{Name: "m", Type: "latency", Score: 1e21, Weight: -1e-9,
 							Usage: &llm.Usage{Calls: 1, TotalTokens: 9}}},
 						Usage: &llm.Usage{Calls: 2, PromptTokens: 7, CompletionTokens: 1, TotalTokens: 8, LatencyMs: 1}},
+					{Name: "judge", Type: "llm_judge", Verdict: evaluate.VerdictSkipped, SkipCause: evaluate.SkipBudgetSpent, Reasoning: tricky},
 				},
+				BudgetUnjudged: true,
 			},
 			Answer: tricky, Line: 12345,
 			TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 0.5, Cached: ptrTo(3e-5)},
@@ -99,8 +101,9 @@ func FuzzAppendJSON(f *testing.F) {
 	f.Add("\xff", "\x00\"\\", "", math.Inf(1), 1e21, int64(-1))
 	f.Fuzz(func(t *testing.T, id, answer, reasoning string, score, cost float64, line int64) {
 		r := Line{
-			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning),
-				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning}}},
+			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning), BudgetUnjudged: line%2 == 0,
+				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning,
+					SkipCause: evaluate.SkipCause(answer)}}},
 			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning, AnsweredBy: id,
 		}
 		want, werr := json.Marshal(r)

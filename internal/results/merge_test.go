@@ -227,3 +227,50 @@ func TestShortenedCutsBetweenRunes(t *testing.T) {
 		}
 	}
 }
+
+// TestMergerCountsCasesTheBudgetLeftUnjudged: shards (and a resumed run's carried results) each count the cases
+// their pod's LLM budget left unjudged; the merged summary adds them up from the stored lines, as the collector
+// encodes them, and the status keeps them Errors.
+func TestMergerCountsCasesTheBudgetLeftUnjudged(t *testing.T) {
+	unjudged := func(id string) []byte {
+		l := Line{CaseResult: evaluate.CaseResult{ID: id, Score: 1, Verdict: evaluate.VerdictError, BudgetUnjudged: true,
+			Error: `evaluator "judge" was not judged, so the case is not judged: the LLM judging budget is spent`,
+			Evaluators: []evaluate.EvaluatorResult{
+				{Name: "fast", Type: "latency", Score: 1, Verdict: evaluate.VerdictPass, Weight: 1},
+				{Name: "judge", Type: "llm_judge", Verdict: evaluate.VerdictSkipped, SkipCause: evaluate.SkipBudgetSpent, Weight: 1},
+			}}}
+		b, err := l.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	pass := storedLine(t, Line{CaseResult: evaluate.CaseResult{ID: "b", Score: 1, Verdict: evaluate.VerdictPass}})
+	carried := Line{CaseResult: evaluate.CaseResult{ID: "e", Verdict: evaluate.VerdictError, BudgetUnjudged: true}, CarriedFrom: "earlier"}
+	var stored [][]Chunk
+	for i, lines := range [][][]byte{{unjudged("a"), pass}, {unjudged("c"), unjudged("d")}, {storedLine(t, carried)}} {
+		ch, err := Chunks([]string{fmt.Sprintf("r-%d", i)}, lines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, ch)
+	}
+	m := NewMerger([]string{"a", "b", "c", "d", "e"}, []string{"r-0", "r-1", "r-2"}, nil, evalsv1alpha1.DefaultStatusBudgetBytes)
+	for _, ch := range stored {
+		if err := m.AddChunk(ch[0].Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := m.Finish(func(int) string { return "" }, func(int) (int32, bool) { return 0, false }, metav1.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := s.Summary; sum.BudgetUnjudged != 4 || sum.Errored != 4 || sum.Passed != 1 || sum.Total != 5 {
+		t.Errorf("summary = %+v, want 4 cases left unjudged by the budget, all errored", sum)
+	}
+	for _, c := range s.Cases {
+		if c.ID != "b" && (c.Verdict != evaluate.VerdictError || c.Score != "") {
+			t.Errorf("case %s = %s score %q, want Error without a score", c.ID, c.Verdict, c.Score)
+		}
+	}
+}

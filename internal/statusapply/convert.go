@@ -72,6 +72,9 @@ func runnerStatus(r *evalsv1alpha1.RunnerStatus) *acv1alpha1.RunnerStatusApplyCo
 func runSummary(s *evalsv1alpha1.RunSummary) *acv1alpha1.RunSummaryApplyConfiguration {
 	ac := acv1alpha1.RunSummary().WithTotal(s.Total).WithPassed(s.Passed).WithFailed(s.Failed).WithErrored(s.Errored).
 		WithSkipped(s.Skipped).WithMissing(s.Missing).WithParseErrors(s.ParseErrors).WithUnexpected(s.Unexpected)
+	if s.BudgetUnjudged != 0 {
+		ac.WithBudgetUnjudged(s.BudgetUnjudged)
+	}
 	optional(s.MeanScore, ac.WithMeanScore)
 	optional(s.MedianScore, ac.WithMedianScore)
 	optional(s.MinScore, ac.WithMinScore)

@@ -14,7 +14,8 @@ import (
 )
 
 // TestBudgetStopsLLMJudging: a run of five LLM-judged cases with spec.judging.llm.maxRequests 2 sends two
-// requests to the judge server; the three other cases' LLM evaluators are Skipped with the reason, the run says
+// requests to the judge server; the three other cases' LLM evaluators are Skipped with the reason, those cases are
+// Errors counted in summary.budgetUnjudged (a spent budget never leaves a case judged by the rest), the run says
 // BudgetExceeded (JudgeRequestBudgetSpent), and status.cost holds the judges' two calls and the runner's reported
 // tokens and cost summed over the five records.
 func TestBudgetStopsLLMJudging(t *testing.T) {
@@ -41,12 +42,15 @@ func TestBudgetStopsLLMJudging(t *testing.T) {
 	expectCondition(t, got, evalsv1alpha1.ConditionBudgetExceeded,
 		conditionSummary{Status: "True", Reason: evalsv1alpha1.ReasonJudgeRequestBudgetSpent})
 	s := got.Status.Summary
-	if s == nil || s.Total != 5 || s.Skipped != 3 || s.JudgeUsage == nil || s.JudgeUsage.Calls != 2 {
-		t.Errorf("summary = %+v, want 5 cases, 3 skipped, 2 judge calls", s)
+	if s == nil || s.Total != 5 || s.Errored != 3 || s.BudgetUnjudged != 3 || s.Skipped != 0 || s.JudgeUsage == nil || s.JudgeUsage.Calls != 2 {
+		t.Errorf("summary = %+v, want 5 cases, 3 errored and left unjudged by the budget, 2 judge calls", s)
 	}
 	for _, c := range got.Status.Cases {
-		if c.Verdict != evalsv1alpha1.VerdictSkipped {
+		if c.Verdict != evalsv1alpha1.VerdictError {
 			continue
+		}
+		if !strings.Contains(c.Error, "maxRequests") {
+			t.Errorf("case %s: error without the budget: %q", c.ID, c.Error)
 		}
 		for _, e := range c.Evaluators {
 			if e.Verdict == evalsv1alpha1.VerdictSkipped && !strings.Contains(e.Message, "maxRequests") {

@@ -86,6 +86,48 @@ func TestResumeRefusesOtherJudging(t *testing.T) {
 	}
 }
 
+// TestResumeRefusesOtherAnswerDelimiters: LLM judges that set the answer apart otherwise sent other prompts: a
+// resume with answerDelimiters Nonce of a run judged with AgentV's (the default) ends ResumeSourceInvalid naming the
+// setting, and creates no Job.
+func TestResumeRefusesOtherAnswerDelimiters(t *testing.T) {
+	requireEnv(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	eval := testutil.DecisionEval(2)
+	llm := func(d *evalsv1alpha1.AnswerDelimiters) *evalsv1alpha1.Judging {
+		return &evalsv1alpha1.Judging{LLM: &evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge.example:8080/v1"), Model: ptr.To("m"),
+			AnswerDelimiters: d}}
+	}
+	w := testutil.MakeEvalRun("agentv", ns).Inline(eval)
+	w.Spec.Judging = llm(nil)
+	first := createRun(t, w)
+	finishShards(t, first, func(id string) string {
+		if id == "case-001" {
+			return ""
+		}
+		return "CLEAR"
+	})
+	waitReason(t, first, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+
+	w = testutil.MakeEvalRun("nonce", ns).Inline(eval).Resume("agentv", evalsv1alpha1.ResumeMissing)
+	w.Spec.Judging = llm(ptr.To(evalsv1alpha1.AnswerDelimitersNonce))
+	nonce := createRun(t, w)
+	got := waitReason(t, nonce, metav1.ConditionFalse, evalsv1alpha1.ReasonResumeSourceInvalid)
+	want := `spec.judging.llm.answerDelimiters is "AgentV" there, "Nonce" here`
+	if msg := runCondition(got, evalsv1alpha1.ConditionSucceeded).Message; !strings.Contains(msg, want) {
+		t.Errorf("message %q, want it to say %q", msg, want)
+	}
+	var jobs batchv1.JobList
+	if err := k8s.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs.Items {
+		if j.Name != controller.NamesFor("agentv").Job {
+			t.Errorf("Job %s was created for a run that cannot resume", j.Name)
+		}
+	}
+}
+
 // TestResumeFromRejudge: a run whose case-003 is not answered, judged again with a changed pass threshold and
 // case-002's input changed; a resume of that re-judge with its judging and its eval file carries the re-judged
 // verdicts (carriedFrom the re-judge, answeredBy the first run) and runs only the cases the re-judge did not judge

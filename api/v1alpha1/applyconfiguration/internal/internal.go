@@ -47,6 +47,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: source
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.DeadlineSource
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.AnswerDelimiters
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Attempt
   map:
     fields:
@@ -706,6 +708,10 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LLMJudging
   map:
     fields:
+    - name: answerDelimiters
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.AnswerDelimiters
+      default: AgentV
     - name: apiKeySecretRef
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.SecretKeyRef
@@ -987,6 +993,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunSummary
   map:
     fields:
+    - name: budgetUnjudged
+      type:
+        scalar: numeric
     - name: errored
       type:
         scalar: numeric

@@ -17,6 +17,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
 // LLMJudgingApplyConfiguration represents a declarative configuration of the LLMJudging type for use
 // with apply.
 //
@@ -44,14 +48,23 @@ type LLMJudgingApplyConfiguration struct {
 	// pod that runs at once (min(shards, sharding.parallelism)) starts at most ceil(requestsPerMinute / pods), at
 	// least 1. Unset means no limit beyond maxConcurrentRequests.
 	RequestsPerMinute *int32 `json:"requestsPerMinute,omitempty"`
+	// answerDelimiters says how the runner's answer (and its output messages) is set apart in the prompts of LLM
+	// judges. AgentV (the default, for parity) sends it verbatim after AgentV's "[[ ## candidate_answer ## ]]"
+	// header, as AgentV does: an answer can then append sections of its own (a forged expected_outcome,
+	// reference_answer or rubrics). Nonce wraps it between markers the answer cannot predict (an HMAC of the case
+	// id keyed by the run's UID, which the runner's containers are never given), the same for every judging of the
+	// case in this run, and tells the model that everything between them is the answer; an answer that contains
+	// its marker is an Error. Part of the judging a resume compares with its source's.
+	AnswerDelimiters *apiv1alpha1.AnswerDelimiters `json:"answerDelimiters,omitempty"`
 	// maxRequests is, when set, the most requests the run sends to the model, retries included. Once they are
-	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, and the run's
-	// BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
+	// sent, judging stops: every LLM evaluator not yet judged is Skipped with the reason, its case is an Error
+	// (counted in status.summary.budgetUnjudged, never passed), and the run's BudgetExceeded condition is True (JudgeRequestBudgetSpent). A sharded run gives each shard
 	// ceil(maxRequests / shards), so the run sends at most maxRequests + shards - 1. Unset means no budget.
 	MaxRequests *int64 `json:"maxRequests,omitempty"`
 	// maxTokens is, when set, the most tokens (the replies' usage.total_tokens, or prompt plus completion tokens
 	// when the endpoint gives no total) the run's judges spend. Once the replies reach it no request is sent:
-	// every LLM evaluator not yet judged is Skipped with the reason, and BudgetExceeded is True
+	// every LLM evaluator not yet judged is Skipped with the reason, its case is an Error (counted in
+	// status.summary.budgetUnjudged), and BudgetExceeded is True
 	// (JudgeTokenBudgetSpent). The requests in flight when it is reached still count, so the run may pass it by
 	// what maxConcurrentRequests replies spend. A sharded run gives each shard ceil(maxTokens / shards). Unset
 	// means no budget.
@@ -109,6 +122,14 @@ func (b *LLMJudgingApplyConfiguration) WithMaxConcurrentRequests(value int32) *L
 // If called multiple times, the RequestsPerMinute field is set to the value of the last call.
 func (b *LLMJudgingApplyConfiguration) WithRequestsPerMinute(value int32) *LLMJudgingApplyConfiguration {
 	b.RequestsPerMinute = &value
+	return b
+}
+
+// WithAnswerDelimiters sets the AnswerDelimiters field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the AnswerDelimiters field is set to the value of the last call.
+func (b *LLMJudgingApplyConfiguration) WithAnswerDelimiters(value apiv1alpha1.AnswerDelimiters) *LLMJudgingApplyConfiguration {
+	b.AnswerDelimiters = &value
 	return b
 }
 

@@ -34,6 +34,11 @@ type RunSummaryApplyConfiguration struct {
 	Skipped *int32 `json:"skipped,omitempty"`
 	// missing is the number of requested ids with no valid record.
 	Missing *int32 `json:"missing,omitempty"`
+	// budgetUnjudged is the number of cases the LLM judging budget (spec.judging.llm.maxRequests, maxTokens) left
+	// unjudged: an LLM evaluator of the case, or a member of one, was Skipped because the budget was spent. Each
+	// is counted in errored too (its verdict is Error, never Pass), so the success policy never counts it as
+	// passed. In [0, total]; unset when none.
+	BudgetUnjudged *int32 `json:"budgetUnjudged,omitempty"`
 	// parseErrors is the number of invalid output lines.
 	ParseErrors *int32 `json:"parseErrors,omitempty"`
 	// unexpected is the number of valid records whose id no case requested.
@@ -106,6 +111,14 @@ func (b *RunSummaryApplyConfiguration) WithSkipped(value int32) *RunSummaryApply
 // If called multiple times, the Missing field is set to the value of the last call.
 func (b *RunSummaryApplyConfiguration) WithMissing(value int32) *RunSummaryApplyConfiguration {
 	b.Missing = &value
+	return b
+}
+
+// WithBudgetUnjudged sets the BudgetUnjudged field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BudgetUnjudged field is set to the value of the last call.
+func (b *RunSummaryApplyConfiguration) WithBudgetUnjudged(value int32) *RunSummaryApplyConfiguration {
+	b.BudgetUnjudged = &value
 	return b
 }
 
