@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # Builds this project's container images without Docker and imports them into the local cluster's containerd.
 #
-#   hack/images.sh [pause|manager|collector|screening-runner|seaweedfs|judgeserver|kueue ...]
+#   hack/images.sh [pause|manager|collector|judge|screening-runner|seaweedfs|judgeserver|kueue ...]
 #                                       (default: all but kueue)
 #
 # Each image is static binaries on an empty base, packed by hack/imagepack into an OCI image-layout tarball under
 # bin/images/ and imported with `ctr -n k8s.io images import`. Packing is deterministic, so an image whose
 # inputs did not change has the same digest and is not imported again. Images run as uid 65532 (nonroot), except
-# pause (65535, like the upstream image).
+# pause (65535, like the upstream image) and judge (65530, the judge containers' uid).
 #
 #   localhost/evalrun/pause:dev             /pause, built with gcc -static from k8s.io/kubernetes's build/pause
 #   localhost/evalrun/manager:dev           /manager
 #   localhost/evalrun/collector:dev         /collector (entrypoint: install, collect, judge) and /launcher (the
 #                                           runner's init), which `collector install` copies into the pod's bin
 #                                           volume
-#   localhost/evalrun/screening-runner:dev  busybox sh + /app/screening-runner, /app/screening-judge,
-#                                           /app/eval.yaml (the sample of examples/screening)
+#   localhost/evalrun/judge:dev             the judge image: the manager's --judge-image, where code_judge scripts
+#                                           run unless spec.judging.image names another: sh, coreutils, python3,
+#                                           node, bun and a `uv run` shim on Debian packages (hack/judge-rootfs.sh
+#                                           builds and caches its root file system), uid 65530
+#   localhost/evalrun/screening-runner:dev  busybox sh + /app/screening-runner and /app/eval.yaml (the sample of
+#                                           examples/screening; its code judge is in the sample's bundle)
 #   localhost/evalrun/seaweedfs:dev         /weed (SeaweedFS, built by hack/seaweedfs.sh), the S3-compatible bucket of
 #                                           the end-to-end tests (test/e2e/testdata/seaweedfs.yaml)
 #   localhost/evalrun/judgeserver:dev       /judgeserver (test/judgeserver), the deterministic OpenAI-compatible judge of
@@ -34,7 +38,7 @@ OUT="$ROOT/bin/images"
 BUILD="$OUT/build"
 TAG="${IMAGE_TAG:-dev}"
 IMAGEPACK="$ROOT/bin/tools/imagepack"
-ALL=(pause manager collector screening-runner seaweedfs judgeserver)
+ALL=(pause manager collector judge screening-runner seaweedfs judgeserver)
 OPTIONAL=(kueue)
 WANT=("$@")
 [ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
@@ -99,6 +103,26 @@ build_collector() {
     --file /launcher="$BUILD/launcher" --entrypoint /collector
 }
 
+build_judge() {
+  local rootfs stamp flags
+  rootfs="$(hack/judge-rootfs.sh | tail -n 1)"
+  flags=(--rootfs "$rootfs" --user 65530:65530
+    --env PATH=/usr/local/bin:/usr/bin:/bin --env HOME=/tmp --env PYTHONDONTWRITEBYTECODE=1
+    --env BUN_RUNTIME_TRANSPILER_CACHE_PATH=0
+    --label org.opencontainers.image.title=evalrun-judge
+    --label "org.opencontainers.image.description=sh, coreutils, python3, node, bun and a uv run shim for code_judge scripts")
+  # Packing 250 MB takes a while: the tarball is kept while its root file system (keyed by the package versions),
+  # the flags and imagepack's source are the same.
+  stamp="$( { printf '%s\n' "$TAG" "${flags[@]}"; cat hack/imagepack/*.go; } | sha256sum | cut -c1-16)"
+  if [ -f "$OUT/judge.tar" ] && [ -f "$OUT/judge.tar.digest" ] && [ "$(cat "$OUT/judge.tar.stamp" 2>/dev/null)" = "$stamp" ]; then
+    import_image "localhost/evalrun/judge:$TAG" "$OUT/judge.tar" "$(cat "$OUT/judge.tar.digest")"
+    return
+  fi
+  rm -f "$OUT/judge.tar.stamp"
+  pack "localhost/evalrun/judge:$TAG" "$OUT/judge.tar" "${flags[@]}"
+  echo "$stamp" >"$OUT/judge.tar.stamp"
+}
+
 build_screening_runner() {
   local busybox=/bin/busybox
   [ -x "$busybox" ] || die "$busybox is missing (apt-get install busybox-static)"
@@ -146,6 +170,7 @@ for image in "${WANT[@]}"; do
     collector) build_collector ;;
     screening-runner) build_screening_runner ;;
     seaweedfs) build_seaweedfs ;;
+    judge) build_judge ;;
     judgeserver) build_judgeserver ;;
     kueue) build_kueue ;;
     *) die "unknown image $image (want one of: ${ALL[*]} ${OPTIONAL[*]})" ;;
