@@ -127,11 +127,9 @@ build_screening_runner() {
   local busybox=/bin/busybox
   [ -x "$busybox" ] || die "$busybox is missing (apt-get install busybox-static)"
   gobuild "$BUILD/screening-runner" ./examples/screening/runner
-  gobuild "$BUILD/screening-judge" ./examples/screening/judge
   pack "localhost/evalrun/screening-runner:$TAG" "$OUT/screening-runner.tar" \
     --busybox "$busybox" \
     --file /app/screening-runner="$BUILD/screening-runner" \
-    --file /app/screening-judge="$BUILD/screening-judge" \
     --file /app/eval.yaml="$ROOT/examples/screening/eval.yaml:0644" \
     --workdir /app --cmd /app/screening-runner --cmd --healthcheck
 }
