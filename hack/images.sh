@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds this project's container images without Docker and imports them into the local cluster's containerd.
 #
-#   hack/images.sh [pause|manager|collector|judge|screening-runner|seaweedfs|judgeserver|kueue ...]
+#   hack/images.sh [pause|manager|collector|judge|screening-runner|seaweedfs|judgeserver|hostile-runner|kueue ...]
 #                                       (default: all but kueue)
 #
 # Each image is static binaries on an empty base, packed by hack/imagepack into an OCI image-layout tarball under
@@ -24,6 +24,8 @@
 #                                           the end-to-end tests (test/e2e/testdata/seaweedfs.yaml)
 #   localhost/evalrun/judgeserver:dev       /judgeserver (test/judgeserver), the deterministic OpenAI-compatible judge of
 #                                           the LLM-judge end-to-end test (test/e2e/testdata/judgeserver.yaml)
+#   localhost/evalrun/hostile-runner:dev   /test/hostilerunner at /bin/sh, /usr/bin/python3, /usr/bin/node, ...: a runner
+#                                           image whose interpreters print a passing verdict (test/e2e's judge image test)
 #   localhost/evalrun/kueue:<version>       /manager (Kueue, built by hack/kueue.sh); only when named (hack/kueue.sh
 #                                           install names it), not among the default images
 #
@@ -38,7 +40,7 @@ OUT="$ROOT/bin/images"
 BUILD="$OUT/build"
 TAG="${IMAGE_TAG:-dev}"
 IMAGEPACK="$ROOT/bin/tools/imagepack"
-ALL=(pause manager collector judge screening-runner seaweedfs judgeserver)
+ALL=(pause manager collector judge screening-runner seaweedfs judgeserver hostile-runner)
 OPTIONAL=(kueue)
 WANT=("$@")
 [ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
@@ -150,6 +152,15 @@ build_judgeserver() {
   pack "localhost/evalrun/judgeserver:$TAG" "$OUT/judgeserver.tar" --file /judgeserver="$BUILD/judgeserver" --entrypoint /judgeserver
 }
 
+build_hostile_runner() {
+  gobuild "$BUILD/hostilerunner" ./test/hostilerunner
+  local files=() f
+  for f in /bin/sh /bin/python3 /usr/bin/python3 /usr/bin/node /usr/bin/bun /usr/local/bin/python3 /usr/local/bin/bun; do
+    files+=(--file "$f=$BUILD/hostilerunner")
+  done
+  pack "localhost/evalrun/hostile-runner:$TAG" "$OUT/hostile-runner.tar" "${files[@]}" --env PATH=/usr/local/bin:/usr/bin:/bin
+}
+
 build_kueue() {
   local bin version
   bin="$(hack/kueue.sh build | tail -n 1)"
@@ -170,6 +181,7 @@ for image in "${WANT[@]}"; do
     seaweedfs) build_seaweedfs ;;
     judge) build_judge ;;
     judgeserver) build_judgeserver ;;
+    hostile-runner) build_hostile_runner ;;
     kueue) build_kueue ;;
     *) die "unknown image $image (want one of: ${ALL[*]} ${OPTIONAL[*]})" ;;
   esac
