@@ -5,7 +5,9 @@
 #
 #   hack/judge-rootfs.sh        -> bin/images/judge-rootfs/<key>/root
 #
-# What it holds: sh (dash, also at /bin/sh), coreutils, grep, sed, diffutils, findutils; python3 (3.11, with the
+# What it holds: sh (dash, also at /bin/sh), coreutils, grep, sed, diffutils, findutils, and busybox's applets for
+# every other common command (awk, setsid, ps, xxd, ...: linked only where Debian's packages left no such command);
+# python3 (3.11, with the
 # standard library); node (Debian's nodejs 18); bun (npm's @oven/bun-linux-x64, pinned below with its integrity);
 # uv (a shim, hack/judge-image/uv: `uv run script.py [args]` runs python3; uv itself is not packaged here).
 #
@@ -23,7 +25,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # in dpkg, perl and debconf for maintainer scripts that never run here); the run check below catches a missing one.
 PACKAGES=(
   libc6 libgcc-s1 libstdc++6 zlib1g libssl3
-  dash coreutils libacl1 libattr1 libgmp10 libselinux1 libpcre2-8-0 grep sed diffutils findutils
+  dash busybox-static coreutils libacl1 libattr1 libgmp10 libselinux1 libpcre2-8-0 grep sed diffutils findutils
   python3-minimal python3.11-minimal libpython3.11-minimal libpython3.11-stdlib libexpat1 libffi8 libbz2-1.0
   liblzma5 libsqlite3-0 libuuid1 libcrypt1 libncursesw6 libtinfo6 libreadline8 media-types
   nodejs libnode108 libbrotli1 libc-ares2 libicu72 libnghttp2-14 libuv1 node-acorn node-xtend
@@ -80,6 +82,15 @@ R="$DIR.tmp/root"
 ln -sf dash "$R/bin/sh"
 [ -e "$R/usr/bin/python3" ] || die "python3-minimal gave no /usr/bin/python3"
 [ -e "$R/usr/bin/node" ] || ln -s nodejs "$R/usr/bin/node"
+# busybox-static installs /bin/busybox only; link its applets that no Debian package above provides.
+for a in $("$R/bin/busybox" --list); do
+  case "$a" in busybox | sh | ash | hush) continue ;; esac
+  found=0
+  for d in bin usr/bin sbin usr/sbin usr/local/bin; do
+    if [ -e "$R/$d/$a" ] || [ -L "$R/$d/$a" ]; then found=1; break; fi
+  done
+  [ "$found" = 1 ] || ln -s busybox "$R/bin/$a"
+done
 # Documentation, manuals and locales are of no use to a judge.
 rm -rf "$R/usr/share/doc" "$R/usr/share/man" "$R/usr/share/info" "$R/usr/share/lintian" "$R/usr/share/locale"
 
@@ -106,6 +117,8 @@ if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null; then
   in_root bun --version >/dev/null || die "bun does not run in the judge root file system"
   printf 'print("uv ok")\n' >"$R/tmp/check.py"
   [ "$(in_root uv run /tmp/check.py)" = "uv ok" ] || die "the uv shim does not run a Python script"
+  in_root sh -c 'awk "BEGIN { exit 0 }" && setsid true && echo x | xxd' >/dev/null ||
+    die "busybox's applets do not run in the judge root file system"
   in_root sh -c 'ls / | sort | head -n 1 && grep -c uv /tmp/check.py && sed -n 1p /tmp/check.py && diff /tmp/check.py /tmp/check.py && find /tmp -name check.py' >/dev/null ||
     die "coreutils, grep, sed, diff or find do not run in the judge root file system"
   rm -f "$R/tmp/check.py"
