@@ -145,7 +145,7 @@ func newNamespace(t *testing.T, prefix string, labels map[string]string) string 
 }
 
 // sampleEvalFile returns examples/screening/eval.yaml made to stand alone: its code judge, the file
-// judges/decision_check.py of the sample's bundle, inlined as `python3 -c '<script>'`, so that the tests' inline,
+// judges/decision-check.py of the sample's bundle, inlined as `python3 -c '<script>'`, so that the tests' inline,
 // ConfigMap and bucket eval files judge as the sample's bundle does, in the judge image.
 func sampleEvalFile(t *testing.T) string {
 	t.Helper()
@@ -154,18 +154,18 @@ func sampleEvalFile(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := os.ReadFile(filepath.Join(dir, "judges", "decision_check.py"))
+	script, err := os.ReadFile(filepath.Join(dir, "judges", "decision-check.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if bytes.ContainsRune(script, '\'') {
-		t.Fatal("judges/decision_check.py has a single quote: it cannot be inlined in the shell's single quotes")
+		t.Fatal("judges/decision-check.py has a single quote: it cannot be inlined in the shell's single quotes")
 	}
 	command, err := json.Marshal("python3 -c '" + string(script) + "'") // a JSON string is a YAML double-quoted scalar
 	if err != nil {
 		t.Fatal(err)
 	}
-	const ref = "script: python3 judges/decision_check.py"
+	const ref = "script: python3 judges/decision-check.py"
 	if !bytes.Contains(b, []byte(ref)) {
 		t.Fatalf("examples/screening/eval.yaml has no %q", ref)
 	}

@@ -20,14 +20,14 @@ type result struct {
 	Reasoning string   `json:"reasoning"`
 }
 
-// decisionCheck runs decision_check.py with stdin and returns its exit code, stdout and stderr.
+// decisionCheck runs decision-check.py with stdin and returns its exit code, stdout and stderr.
 func decisionCheck(t *testing.T, stdin string) (int, string, string) {
 	t.Helper()
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("no python3 on this machine (the judge image has one)")
 	}
-	cmd := exec.Command(python, "decision_check.py")
+	cmd := exec.Command(python, "decision-check.py")
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -58,10 +58,10 @@ def main():
     try:
         payload = json.loads(sys.stdin.buffer.read(16 << 20))
     except ValueError as err:
-        sys.stderr.write("decision_check: stdin is not the code_judge JSON: %s\n" % err)
+        sys.stderr.write("decision-check: stdin is not the code_judge JSON: %s\n" % err)
         return 1
     if not isinstance(payload, dict):
-        sys.stderr.write("decision_check: stdin is not the code_judge JSON: not an object\n")
+        sys.stderr.write("decision-check: stdin is not the code_judge JSON: not an object\n")
         return 1
     json.dump(judge(payload), sys.stdout)
     sys.stdout.write("\n")
