@@ -28,6 +28,7 @@ export EVALRUN_PROMTOOL := $(ROOT)/bin/prometheus/$(PROMETHEUS_VERSION)/promtool
 # (--collector-image). A tag or a digest: IMG=registry.example/evalrun/manager@sha256:<hex>.
 IMG ?= localhost/evalrun/manager:dev
 COLLECTOR_IMG ?= localhost/evalrun/collector:dev
+JUDGE_IMG ?= localhost/evalrun/judge:dev
 
 .PHONY: all
 all: build
@@ -169,8 +170,8 @@ plugin: ## Build the kubectl plugin into bin/kubectl-evalrun (put bin/ on PATH f
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/kubectl-evalrun ./cmd/kubectl-evalrun
 
 .PHONY: build-installer
-build-installer: manifests ## Write dist/install.yaml (CRDs, RBAC, manager) with IMG and COLLECTOR_IMG.
-	IMG=$(IMG) COLLECTOR_IMG=$(COLLECTOR_IMG) hack/build-installer.sh dist/install.yaml
+build-installer: manifests ## Write dist/install.yaml (CRDs, RBAC, manager) with IMG, COLLECTOR_IMG and JUDGE_IMG.
+	IMG=$(IMG) COLLECTOR_IMG=$(COLLECTOR_IMG) JUDGE_IMG=$(JUDGE_IMG) hack/build-installer.sh dist/install.yaml
 
 ##@ Local cluster
 .PHONY: cluster-up

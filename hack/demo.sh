@@ -13,7 +13,7 @@ TIMEOUT="${DEMO_TIMEOUT:-600}"
 kubectl() { "$K8S_BIN/kubectl" "$@"; }
 
 hack/cluster.sh up
-hack/images.sh pause manager collector screening-runner   # the demo needs no bucket (SeaweedFS is for the tests)
+hack/images.sh pause manager collector judge screening-runner   # the demo needs no bucket (SeaweedFS is for the tests)
 hack/deploy.sh
 
 # A fresh run every time: the spec is immutable and the results belong to one execution.

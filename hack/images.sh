@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
 # Builds this project's container images without Docker and imports them into the local cluster's containerd.
 #
-#   hack/images.sh [pause|manager|collector|screening-runner|seaweedfs|judgeserver|kueue ...]
+#   hack/images.sh [pause|manager|collector|judge|screening-runner|seaweedfs|judgeserver|hostile-runner|kueue ...]
 #                                       (default: all but kueue)
 #
 # Each image is static binaries on an empty base, packed by hack/imagepack into an OCI image-layout tarball under
 # bin/images/ and imported with `ctr -n k8s.io images import`. Packing is deterministic, so an image whose
 # inputs did not change has the same digest and is not imported again. Images run as uid 65532 (nonroot), except
-# pause (65535, like the upstream image).
+# pause (65535, like the upstream image) and judge (65530, the judge containers' uid).
 #
 #   localhost/evalrun/pause:dev             /pause, built with gcc -static from k8s.io/kubernetes's build/pause
 #   localhost/evalrun/manager:dev           /manager
 #   localhost/evalrun/collector:dev         /collector (entrypoint: install, collect, judge) and /launcher (the
 #                                           runner's init), which `collector install` copies into the pod's bin
 #                                           volume
-#   localhost/evalrun/screening-runner:dev  busybox sh + /app/screening-runner, /app/screening-judge,
-#                                           /app/eval.yaml (the sample of examples/screening)
+#   localhost/evalrun/judge:dev             the judge image: the manager's --judge-image, where code_judge scripts
+#                                           run unless spec.judging.image names another: sh, coreutils, python3,
+#                                           node, bun and a `uv run` shim on Debian packages (hack/judge-rootfs.sh
+#                                           builds and caches its root file system), uid 65530
+#   localhost/evalrun/screening-runner:dev  busybox sh + /app/screening-runner and /app/eval.yaml (the sample of
+#                                           examples/screening; its code judge is in the sample's bundle)
 #   localhost/evalrun/seaweedfs:dev         /weed (SeaweedFS, built by hack/seaweedfs.sh), the S3-compatible bucket of
 #                                           the end-to-end tests (test/e2e/testdata/seaweedfs.yaml)
 #   localhost/evalrun/judgeserver:dev       /judgeserver (test/judgeserver), the deterministic OpenAI-compatible judge of
 #                                           the LLM-judge end-to-end test (test/e2e/testdata/judgeserver.yaml)
+#   localhost/evalrun/hostile-runner:dev   /test/hostilerunner at /bin/sh, /usr/bin/python3, /usr/bin/node, ...: a runner
+#                                           image whose interpreters print a passing verdict (test/e2e's judge image test)
 #   localhost/evalrun/kueue:<version>       /manager (Kueue, built by hack/kueue.sh); only when named (hack/kueue.sh
 #                                           install names it), not among the default images
 #
@@ -34,7 +40,7 @@ OUT="$ROOT/bin/images"
 BUILD="$OUT/build"
 TAG="${IMAGE_TAG:-dev}"
 IMAGEPACK="$ROOT/bin/tools/imagepack"
-ALL=(pause manager collector screening-runner seaweedfs judgeserver)
+ALL=(pause manager collector judge screening-runner seaweedfs judgeserver hostile-runner)
 OPTIONAL=(kueue)
 WANT=("$@")
 [ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
@@ -99,15 +105,33 @@ build_collector() {
     --file /launcher="$BUILD/launcher" --entrypoint /collector
 }
 
+build_judge() {
+  local rootfs stamp flags
+  rootfs="$(hack/judge-rootfs.sh | tail -n 1)"
+  flags=(--rootfs "$rootfs" --user 65530:65530
+    --env PATH=/usr/local/bin:/usr/bin:/bin --env HOME=/tmp --env PYTHONDONTWRITEBYTECODE=1
+    --env BUN_RUNTIME_TRANSPILER_CACHE_PATH=0
+    --label org.opencontainers.image.title=evalrun-judge
+    --label "org.opencontainers.image.description=sh, coreutils, python3, node, bun and a uv run shim for code_judge scripts")
+  # Packing 250 MB takes a while: the tarball is kept while its root file system (keyed by the package versions),
+  # the flags and imagepack's source are the same.
+  stamp="$( { printf '%s\n' "$TAG" "${flags[@]}"; cat hack/imagepack/*.go; } | sha256sum | cut -c1-16)"
+  if [ -f "$OUT/judge.tar" ] && [ -f "$OUT/judge.tar.digest" ] && [ "$(cat "$OUT/judge.tar.stamp" 2>/dev/null)" = "$stamp" ]; then
+    import_image "localhost/evalrun/judge:$TAG" "$OUT/judge.tar" "$(cat "$OUT/judge.tar.digest")"
+    return
+  fi
+  rm -f "$OUT/judge.tar.stamp"
+  pack "localhost/evalrun/judge:$TAG" "$OUT/judge.tar" "${flags[@]}"
+  echo "$stamp" >"$OUT/judge.tar.stamp"
+}
+
 build_screening_runner() {
   local busybox=/bin/busybox
   [ -x "$busybox" ] || die "$busybox is missing (apt-get install busybox-static)"
   gobuild "$BUILD/screening-runner" ./examples/screening/runner
-  gobuild "$BUILD/screening-judge" ./examples/screening/judge
   pack "localhost/evalrun/screening-runner:$TAG" "$OUT/screening-runner.tar" \
     --busybox "$busybox" \
     --file /app/screening-runner="$BUILD/screening-runner" \
-    --file /app/screening-judge="$BUILD/screening-judge" \
     --file /app/eval.yaml="$ROOT/examples/screening/eval.yaml:0644" \
     --workdir /app --cmd /app/screening-runner --cmd --healthcheck
 }
@@ -128,6 +152,15 @@ build_judgeserver() {
   pack "localhost/evalrun/judgeserver:$TAG" "$OUT/judgeserver.tar" --file /judgeserver="$BUILD/judgeserver" --entrypoint /judgeserver
 }
 
+build_hostile_runner() {
+  gobuild "$BUILD/hostilerunner" ./test/hostilerunner
+  local files=() f
+  for f in /bin/sh /bin/python3 /usr/bin/python3 /usr/bin/node /usr/bin/bun /usr/local/bin/python3 /usr/local/bin/bun; do
+    files+=(--file "$f=$BUILD/hostilerunner")
+  done
+  pack "localhost/evalrun/hostile-runner:$TAG" "$OUT/hostile-runner.tar" "${files[@]}" --env PATH=/usr/local/bin:/usr/bin:/bin
+}
+
 build_kueue() {
   local bin version
   bin="$(hack/kueue.sh build | tail -n 1)"
@@ -146,7 +179,9 @@ for image in "${WANT[@]}"; do
     collector) build_collector ;;
     screening-runner) build_screening_runner ;;
     seaweedfs) build_seaweedfs ;;
+    judge) build_judge ;;
     judgeserver) build_judgeserver ;;
+    hostile-runner) build_hostile_runner ;;
     kueue) build_kueue ;;
     *) die "unknown image $image (want one of: ${ALL[*]} ${OPTIONAL[*]})" ;;
   esac

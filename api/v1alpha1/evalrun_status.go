@@ -186,6 +186,11 @@ type EvalRunStatus struct {
 	// +optional
 	Runner *RunnerStatus `json:"runner,omitempty"`
 
+	// judgeImage is the image the run's code_judge scripts run in and where that choice came from; unset for a
+	// run without code judges (its judge container only waits for the collector, in the collector image).
+	// +optional
+	JudgeImage *JudgeImageStatus `json:"judgeImage,omitempty"`
+
 	// summary counts the judged results. Written by the collector.
 	// +optional
 	Summary *RunSummary `json:"summary,omitempty"`
@@ -479,6 +484,10 @@ type BaselineComparison struct {
 	// then only the case ids both have are compared.
 	// +required
 	EvalFile EvalFileComparison `json:"evalFile,omitempty"`
+	// baselineJudgeImage is the judge image the baseline run's code judges ran in (its status.judgeImage); this
+	// run's is status.judgeImage. Unset when the baseline had no code judges.
+	// +optional
+	BaselineJudgeImage *JudgeImageStatus `json:"baselineJudgeImage,omitempty"`
 	// sharedCases is the number of case ids both runs have a result (or a missing record) for.
 	// +required
 	SharedCases int32 `json:"sharedCases"`
@@ -689,6 +698,41 @@ type RunnerStatus struct {
 	// the image's digest (for example registry.example/runner@sha256:<hex>), which pins what ran even when
 	// spec.target.image is a tag. Empty until the runner container started. A sharded run has no status.runner:
 	// each shard's imageID is in status.shards.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	ImageID *string `json:"imageID,omitempty"`
+}
+
+// JudgeImageSource says where a run's judge image came from.
+// +kubebuilder:validation:Enum=Default;Spec;Target
+type JudgeImageSource string
+
+const (
+	// JudgeImageSourceDefault: spec.judging.image is unset; the manager's --judge-image (the project's judge image
+	// by default), never the runner's image.
+	JudgeImageSourceDefault JudgeImageSource = "Default"
+	// JudgeImageSourceSpec: spec.judging.image names an image other than spec.target.image.
+	JudgeImageSourceSpec JudgeImageSource = "Spec"
+	// JudgeImageSourceTarget: spec.judging.image names spec.target.image, the runner's own image: the image the
+	// evaluated team controls then runs the scripts that judge it (a Warning event JudgeImageIsTarget says so).
+	JudgeImageSourceTarget JudgeImageSource = "Target"
+)
+
+// JudgeImageStatus is the image a run's code_judge scripts ran in.
+type JudgeImageStatus struct {
+	// image is the judge containers' image as the pod spec names it.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +required
+	Image string `json:"image"`
+	// source is where image came from: Default (the manager's --judge-image), Spec (spec.judging.image) or Target
+	// (spec.judging.image set to spec.target.image).
+	// +required
+	Source JudgeImageSource `json:"source"`
+	// imageID is the image the judge container ran, as the kubelet reported it in the container status' imageID
+	// (for example localhost/evalrun/judge@sha256:<hex>); empty until a judge container started. In a sharded run,
+	// the first shard's pod that reported one.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +optional

@@ -421,7 +421,8 @@ type ConfigMapKeyReference struct {
 // Target describes the batch runner container and how it is invoked.
 // +kubebuilder:validation:XValidation:rule="self.batching == 'PerCase' || !self.commandTemplate.matches('(^|[^$])\\\\{(EVAL_ID|PROMPT|PROMPT_FILE|ATTEMPT)\\\\}')",message="{EVAL_ID}, {PROMPT}, {PROMPT_FILE} and {ATTEMPT} need batching: PerCase; with Batched the allowed placeholders are {EVAL_FILE} and {OUTPUT_FILE}"
 type Target struct {
-	// image is the runner's container image, holding the runner, its interpreters and any code_judge scripts.
+	// image is the runner's container image, holding the runner and its interpreters (code_judge scripts run in
+	// judging.image, else the manager's judge image: never here by default).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +required
@@ -585,10 +586,12 @@ type Judging struct {
 	// +optional
 	CodeJudgeWorkers *int32 `json:"codeJudgeWorkers,omitempty"`
 
-	// image runs the code_judge scripts, in the judge container. Defaults to target.image (the scripts usually
-	// need the runner's tools). The judge container exists only when some case has a code_judge; it runs under
-	// its own uid, never sees the runner's processes or output directory, and judges the collector's copy of the
-	// runner's final output.
+	// image runs the code_judge scripts, in the judge containers. Unset: the manager's --judge-image (the
+	// project's judge image: sh, coreutils, python3, node, bun and a `uv run` shim), never the runner's image,
+	// which the evaluated team controls. It may name any image, target.image included; choosing target.image is
+	// recorded in status.judgeImage (source Target) and raises a Warning event JudgeImageIsTarget. The judge
+	// containers exist only when some case has a code_judge; they run under their own uid, never see the runner's
+	// processes or output directory, and judge the collector's copy of the runner's final output.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +optional

@@ -41,6 +41,9 @@ func main() {
 	)
 	flag.StringVar(&opts.CollectorImage, "collector-image", controller.DefaultCollectorImage,
 		"Image of the install and collector containers (holds the collector binary at /collector and the launcher at /launcher).")
+	flag.StringVar(&opts.JudgeImage, "judge-image", controller.DefaultJudgeImage,
+		"Image the code_judge scripts of a run run in when its spec.judging.image is unset (never the runner's image): "+
+			"the project's judge image holds sh, coreutils, python3, node, bun and a uv run shim.")
 	flag.Int64Var(&opts.StatusBudgetBytes, "status-budget-bytes", evalsv1alpha1.DefaultStatusBudgetBytes,
 		"Byte budget of the results section the collector writes into an EvalRun's status (at most 614400).")
 	flag.DurationVar(&opts.UnschedulableTimeout, "unschedulable-timeout", controller.DefaultUnschedulableTimeout,
@@ -208,7 +211,7 @@ func run(opts controller.Options, api apiClient, metricsAddr string, secureMetri
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding the readiness check: %w", err)
 	}
-	ctrl.Log.Info("Starting the manager", "collectorImage", opts.CollectorImage, "statusBudgetBytes", opts.StatusBudgetBytes,
+	ctrl.Log.Info("Starting the manager", "collectorImage", opts.CollectorImage, "judgeImage", opts.JudgeImage, "statusBudgetBytes", opts.StatusBudgetBytes,
 		"unschedulableTimeout", opts.UnschedulableTimeout.String(), "imagePullTimeout", opts.ImagePullTimeout.String(),
 		"containerCreateTimeout", opts.ContainerCreateTimeout.String(), "podRejectedTimeout", opts.PodRejectedTimeout.String(),
 		"watchNamespaces", namespaces)

@@ -49,6 +49,15 @@ type entry struct {
 func layerEntries(spec Spec, applets []string) ([]entry, error) {
 	byName := map[string]entry{}
 	add := func(e entry) { byName[e.name] = e }
+	if spec.RootFS != "" {
+		tree, err := rootFSEntries(spec.RootFS)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range tree {
+			add(e)
+		}
+	}
 
 	add(entry{name: "etc", typeflag: tar.TypeDir, mode: 0o755})
 	add(entry{name: "etc/passwd", typeflag: tar.TypeReg, mode: 0o644, data: []byte(
@@ -109,6 +118,53 @@ func layerEntries(spec Spec, applets []string) ([]entry, error) {
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	return entries, nil
+}
+
+// rootFSEntries lists the tree under dir as layer entries: directories, regular files and symlinks (their targets
+// as they are), owned by root, with permission and sticky bits only (a setuid or setgid bit buys nothing under
+// Pod Security restricted and is dropped). Any other kind of file (device, FIFO, socket) is an error.
+func rootFSEntries(dir string) ([]entry, error) {
+	var out []entry
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			return nil
+		}
+		name := filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		mode := int64(info.Mode().Perm())
+		if info.Mode()&os.ModeSticky != 0 {
+			mode |= 0o1000
+		}
+		switch t := info.Mode().Type(); {
+		case t == os.ModeDir:
+			out = append(out, entry{name: name, typeflag: tar.TypeDir, mode: mode})
+		case t == os.ModeSymlink:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out = append(out, entry{name: name, typeflag: tar.TypeSymlink, mode: 0o777, linkname: target})
+		case t.IsRegular():
+			out = append(out, entry{name: name, typeflag: tar.TypeReg, mode: mode, src: p})
+		default:
+			return fmt.Errorf("root file system %s: %s is neither a directory, a regular file nor a symlink", dir, name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading root file system: %w", err)
+	}
+	return out, nil
 }
 
 // busyboxApplets asks the busybox binary for its applets.

@@ -12,6 +12,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -244,5 +246,77 @@ func TestLayerEntriesMissingSource(t *testing.T) {
 	_, err := layerEntries(Spec{Files: []FileEntry{{Dest: "/a", Src: "/does/not/exist"}}}, nil)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("layerEntries error = %v, want a not-exist error", err)
+	}
+}
+
+// TestRootFS packs a root file system tree: directories, files (setuid dropped) and symlinks owned by root, with a
+// --file and the defaults overriding entries of the same name.
+func TestRootFS(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	for _, d := range []string{"usr/bin", "etc", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name, content string, mode os.FileMode) {
+		t.Helper()
+		p := filepath.Join(root, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil { // past the umask, setuid included
+			t.Fatal(err)
+		}
+	}
+	write("usr/bin/tool", "tool", 0o4755)
+	write("usr/bin/replaced", "old", 0o755)
+	write("etc/passwd", "attacker:x:0:0::/:/bin/sh\n", 0o644)
+	if err := os.Symlink("tool", filepath.Join(root, "usr/bin/alias")); err != nil {
+		t.Fatal(err)
+	}
+	newer := filepath.Join(dir, "new")
+	if err := os.WriteFile(newer, []byte("new"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Name: "localhost/evalrun/test:dev", RootFS: root, Files: []FileEntry{{Dest: "/usr/bin/replaced", Src: newer}},
+		User: "65532:65532", WorkingDir: "/"}
+	out := filepath.Join(dir, "a.tar")
+	d, err := writeImage(spec, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := readLayout(t, out)
+	var man manifest
+	if err := json.Unmarshal(files["blobs/sha256/"+d[len("sha256:"):]], &man); err != nil {
+		t.Fatal(err)
+	}
+	got := readLayer(t, files["blobs/sha256/"+man.Layers[0].Digest[len("sha256:"):]])
+	want := map[string]layerFile{
+		"usr/":             {Mode: 0o755, Type: tar.TypeDir},
+		"usr/bin/":         {Mode: 0o755, Type: tar.TypeDir},
+		"usr/bin/tool":     {Mode: 0o755, Type: tar.TypeReg, Content: "tool"},
+		"usr/bin/alias":    {Mode: 0o777, Type: tar.TypeSymlink, Linkname: "tool"},
+		"usr/bin/replaced": {Mode: 0o755, Type: tar.TypeReg, Content: "new"},
+		"etc/":             {Mode: 0o755, Type: tar.TypeDir},
+		"etc/group":        {Mode: 0o644, Type: tar.TypeReg, Content: "root:x:0:\nnonroot:x:65532:\n"},
+		"etc/passwd":       {Mode: 0o644, Type: tar.TypeReg, Content: "root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"},
+		"home/":            {Mode: 0o755, Type: tar.TypeDir},
+		"home/nonroot/":    {Mode: 0o700, UID: 65532, GID: 65532, Type: tar.TypeDir},
+		"tmp/":             {Mode: 0o1777, Type: tar.TypeDir},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("layer mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRootFSRejectsSpecialFiles(t *testing.T) {
+	root := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	_, err := layerEntries(Spec{RootFS: root}, nil)
+	if err == nil || !strings.Contains(err.Error(), "fifo is neither") {
+		t.Fatalf("layerEntries error = %v, want the FIFO named", err)
 	}
 }

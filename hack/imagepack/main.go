@@ -8,7 +8,10 @@
 //	imagepack --name localhost/evalrun/screening-runner:dev --out bin/images/runner.tar \
 //	  --busybox /bin/busybox --file /app/runner=bin/screening-runner --workdir /app
 //
-// The image has one layer holding the given files plus /etc/passwd and /etc/group (root, and nonroot with uid
+//	imagepack --name localhost/evalrun/judge:dev --out bin/images/judge.tar --rootfs bin/images/build/judge-rootfs
+//
+// The image has one layer holding the given root file system (--rootfs, for example Debian packages unpacked with
+// dpkg-deb -x) and files plus /etc/passwd and /etc/group (root, and nonroot with uid
 // 65532), /tmp (mode 1777) and /home/nonroot. It runs as --user (default 65532:65532, the nonroot user).
 //
 // Why this is not go-containerregistry (measured: same bytes, slower cold build, a second module):
@@ -51,6 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	)
 	fs.StringVar(&spec.Name, "name", "", "image reference, for example localhost/evalrun/collector:dev (required)")
 	fs.StringVar(&out, "out", "", "output OCI image-layout tarball (required)")
+	fs.StringVar(&spec.RootFS, "rootfs", "", "directory whose tree becomes the image's root file system (owned by root; setuid and setgid bits dropped)")
 	fs.Var(&files, "file", "DEST=SRC[:MODE] adds file SRC at absolute path DEST (mode in octal, default: SRC's mode); repeatable")
 	fs.Var(&dirs, "dir", "DEST[:MODE] adds an empty directory (default mode 0755); repeatable")
 	fs.StringVar(&spec.BusyboxPath, "busybox", "", "static busybox binary to install at /bin/busybox with applet symlinks in /bin")

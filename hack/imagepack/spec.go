@@ -13,6 +13,10 @@ import (
 type Spec struct {
 	// Name is the image reference the import registers (repository:tag).
 	Name string
+	// RootFS, when set, is a directory whose whole tree (directories, regular files, symlinks) goes into the layer
+	// at /, owned by root, with its permission bits less setuid and setgid; Files, Dirs and the defaults below
+	// override its entries of the same name.
+	RootFS string
 	// Files are copied into the layer.
 	Files []FileEntry
 	// Dirs are empty directories created in the layer.

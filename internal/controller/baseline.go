@@ -89,6 +89,7 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 	c := b.Finish()
 	st := c.Status()
 	st.RunName, st.RunUID, st.EvalFile = name, string(base.UID), evalsv1alpha1.EvalFileSame
+	st.BaselineJudgeImage = base.Status.JudgeImage.DeepCopy()
 	regressed, why := c.Regressed(bounds)
 	scope := fmt.Sprintf("compared with baseline EvalRun %s over %d shared cases", name, c.Shared)
 	if base.Status.EvalFileSHA256 != live.Status.EvalFileSHA256 {

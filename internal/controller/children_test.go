@@ -146,7 +146,8 @@ func TestBuildRunConfig(t *testing.T) {
 			want: func(c *layout.RunConfig) {
 				// One judge container (one code-judged case): 1 round of 60s + 4s, + margin 60.
 				c.CodeJudges, c.JudgeContainers, c.JudgeDeadlineSeconds = true, 1, 64+60
-				c.CodeJudgeImage = testRun().Spec.Target.Image // the scripts run in the runner's image
+				// The scripts run in the manager's judge image, never the runner's by default.
+				c.CodeJudgeImage, c.CodeJudgeImageSource = "localhost/evalrun/judge:dev", "Default"
 			},
 		},
 		{
@@ -162,7 +163,7 @@ func TestBuildRunConfig(t *testing.T) {
 				c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = 7, 3
 				// Three judge containers, each one case at a time: ceil(10/3) = 4 rounds of 7s + 4s, + margin 60.
 				c.CodeJudges, c.JudgeContainers, c.JudgeDeadlineSeconds = true, 3, 4*11+60
-				c.CodeJudgeImage = "registry.example/judge:v1"
+				c.CodeJudgeImage, c.CodeJudgeImageSource = "registry.example/judge:v1", "Spec"
 			},
 		},
 		{

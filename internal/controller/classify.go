@@ -81,6 +81,8 @@ type Assessment struct {
 	Message string
 	// Runner holds the runner container's facts, nil when no pod has reported any.
 	Runner *evalsv1alpha1.RunnerStatus
+	// JudgeImageID is the first judge container's imageID as the kubelet reported it ("" until it started).
+	JudgeImageID string
 	// StopJob asks for the Job to be stopped: the run failed while its pod may still be running or waiting.
 	StopJob bool
 	// RetryPod names a pod to evict: its runner container never started (an infrastructure failure), so the
@@ -124,6 +126,7 @@ func Classify(obs Observation, opts Options) Assessment {
 	pod := newestPod(obs.Pods)
 	a := classifyJob(obs, pod, opts)
 	a.Runner = runnerFacts(pod)
+	a.JudgeImageID = judgeImageID(pod)
 	// A failed run's Job is stopped while its runner may still run or wait; once the runner container ended,
 	// the pod finishes by itself (the collector and the judge wrap up), see StopFinishedRun.
 	if job != nil && !jobFinished(job) && stopAtOnce(a, pod) {
@@ -471,6 +474,18 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 			Message: fmt.Sprintf("container %s could not start within %s: %s: %s", name, timeout, w.Reason, oneLine(w.Message))}, true
 	}
 	return Assessment{}, false
+}
+
+// judgeImageID is the image the pod's first judge container ran, as the kubelet reported it; "" before it
+// started, or over the bound (left out rather than cut).
+func judgeImageID(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	if s := containerStatus(pod, layout.JudgeContainer(0)); s != nil && len(s.ImageID) <= maxRunnerImageID {
+		return s.ImageID
+	}
+	return ""
 }
 
 // runnerFacts returns the runner container's facts as the kubelet reported them; nothing the runner can write

@@ -60,7 +60,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 		return nil, err
 	}
 	facts := Facts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
-		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg)}
+		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg), JudgeImage: judgeImageFacts(run, cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
 		merged, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
@@ -187,9 +187,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
 	}
-	if a := rejudge.applyTo(&cfg); a != nil {
-		return nil, a, nil
-	}
+	rejudge.applyTo(&cfg)
 	manifest, err := r.pinBundle(ctx, run, pb, &cfg)
 	if err != nil {
 		return nil, nil, err
@@ -393,6 +391,7 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 		facts.Resume = cfg.Resume
 		facts.EvalFileView = cfg.EvalFileView
 		facts.BundleSHA256 = bundleDigest(cfg)
+		facts.JudgeImage = judgeImageFacts(run, cfg)
 	}
 	return facts, nil
 }

@@ -348,7 +348,8 @@ func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
 	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
 		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: ptr.Deref(s.EvalFileView, ""),
 		BundleSHA256: ptr.Deref(s.BundleSHA256, ""), Queue: s.Queue,
-		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline}
+		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline,
+		JudgeImage: s.JudgeImage}
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.

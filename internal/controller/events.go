@@ -22,6 +22,10 @@ const (
 // eventEvalFileViewFull is the reason of the Warning event of a run whose runner reads the whole eval file.
 const eventEvalFileViewFull = "EvalFileViewFull"
 
+// eventJudgeImageIsTarget is the reason of the Warning event of a run whose code judges run in the runner's own
+// image (spec.judging.image set to spec.target.image).
+const eventJudgeImageIsTarget = "JudgeImageIsTarget"
+
 // Event is one event to emit for a status transition.
 type Event struct {
 	Type, Reason, Action, Note string
@@ -30,13 +34,21 @@ type Event struct {
 // Transitions returns the events for the change from the run's current status to desired: one when the
 // Succeeded condition's reason or status changes, one when the Passed condition's status changes, one when the
 // comparison with the baseline is decided, and a Warning when the status first records that the runner reads the
-// whole eval file (spec.target.evalFileView Full).
+// whole eval file (spec.target.evalFileView Full) or that the code judges run in the runner's image (status.judgeImage
+// source Target).
 func Transitions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus) []Event {
 	var out []Event
 	if ptr.Deref(desired.EvalFileView, "") == evalsv1alpha1.EvalFileViewFull && ptr.Deref(run.Status.EvalFileView, "") != evalsv1alpha1.EvalFileViewFull {
 		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: eventEvalFileViewFull, Action: actionRun,
 			Note: "spec.target.evalFileView is Full: the runner reads the whole eval file, expected answers, rubrics " +
 				"and judge scripts included, so its verdicts do not show it could not see them"})
+	}
+	if j := desired.JudgeImage; j != nil && j.Source == evalsv1alpha1.JudgeImageSourceTarget &&
+		(run.Status.JudgeImage == nil || run.Status.JudgeImage.Source != evalsv1alpha1.JudgeImageSourceTarget) {
+		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: eventJudgeImageIsTarget, Action: actionRun,
+			Note: "spec.judging.image is the runner's image " + j.Image + ": the code_judge scripts run in the image the " +
+				"evaluated team controls, whose python3, sh and tools can print any verdict; unset judging.image to judge " +
+				"in the manager's judge image"})
 	}
 	before := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 	after := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionSucceeded)

@@ -394,22 +394,26 @@ func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts
 	return out
 }
 
-// codeJudgeImageOf is the image the run's code_judge scripts run in, when it has some (codeJudges):
-// spec.judging.image, else spec.target.image; "" without code judges (the judge container then runs the collector
-// image, which runs no script).
-func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool) string {
+// codeJudgeImageOf is the image the run's code_judge scripts run in, when it has some (codeJudges), and where it
+// came from: spec.judging.image (source Target when it names spec.target.image, the runner's own image, else
+// Spec), or else the manager's judge image (Default), never the runner's image by default. "" without code judges
+// (the judge container then runs the collector image, which runs no script).
+func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool, opts Options) (string, string) {
 	if !codeJudges {
-		return ""
+		return "", ""
 	}
 	if j := run.Spec.Judging; j != nil && j.Image != "" {
-		return j.Image
+		if j.Image == run.Spec.Target.Image {
+			return j.Image, string(evalsv1alpha1.JudgeImageSourceTarget)
+		}
+		return j.Image, string(evalsv1alpha1.JudgeImageSourceSpec)
 	}
-	return run.Spec.Target.Image
+	return opts.withDefaults().JudgeImage, string(evalsv1alpha1.JudgeImageSourceDefault)
 }
 
 // buildJudgeContainer is judge container i: it runs the code_judge scripts of its share under the judge's own
-// uid, on the collector's snapshot (it never mounts the runner's output volume), in the runner's image unless
-// judging.image says otherwise. It is a regular container that ends only once the collector has persisted the
+// uid, on the collector's snapshot (it never mounts the runner's output volume), in run.json's judge image
+// (judging.image, else the manager's judge image). It is a regular container that ends only once the collector has persisted the
 // results, so the pod cannot finish before that; without code judges it is only that gate, and runs the
 // collector image.
 func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options, i int) corev1.Container {
@@ -421,14 +425,15 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 	}}
 	workingDir := ""
 	if cfg.CodeJudges {
-		image, pull = codeJudgeImageOf(run, true), run.Spec.Target.ImagePullPolicy
+		// run.json's image (codeJudgeImageOf); the runner's pull policy and working directory only when it is the
+		// runner's image (another image need not have that directory).
+		image = cfg.CodeJudgeImage
+		if cfg.CodeJudgeImageSource == string(evalsv1alpha1.JudgeImageSourceTarget) {
+			pull, workingDir = run.Spec.Target.ImagePullPolicy, run.Spec.Target.WorkingDir
+		}
 		binary = layout.DefaultPod().JudgeRunner()
-		workingDir = run.Spec.Target.WorkingDir
 		res.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
 		if j := run.Spec.Judging; j != nil {
-			if j.Image != "" {
-				pull = corev1.PullIfNotPresent
-			}
 			if j.Resources != nil {
 				res = *j.Resources.DeepCopy()
 			}

@@ -82,7 +82,7 @@ func gateJudge() corev1.Container {
 // the judge runner the install container copied into the judge-bin volume.
 func codeJudge() corev1.Container {
 	c := gateJudge()
-	c.Image, c.ImagePullPolicy = "localhost/evalrun/screening-runner:dev", ""
+	c.Image, c.ImagePullPolicy = "localhost/evalrun/judge:dev", corev1.PullIfNotPresent // the manager's judge image
 	c.Command = []string{"/evalrun/judge-bin/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"}
 	c.VolumeMounts = []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, judgeBinRO, evalRO}
 	c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
@@ -280,16 +280,33 @@ func TestBuildJob(t *testing.T) {
 			want: func(j *batchv1.Job) { runnerOf(j).Env[1].Value = "/evalrun/out/cases" },
 		},
 		{
-			name: "code judges: the judge runs in the runner's image, working dir and pull policy",
+			name: "code judges, judging.image unset: the manager's judge image, never the runner's",
 			run: testRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.WorkingDir = "/app"
 				r.Spec.Target.ImagePullPolicy = corev1.PullNever
 			}),
 			codeJudges: 1,
+			opts:       Options{JudgeImage: "registry.example/evalrun/judge@sha256:0123"},
 			want: func(j *batchv1.Job) {
 				runnerOf(j).WorkingDir, runnerOf(j).ImagePullPolicy = "/app", corev1.PullNever
 				judge := codeJudge()
-				judge.WorkingDir, judge.ImagePullPolicy = "/app", corev1.PullNever
+				judge.Image = "registry.example/evalrun/judge@sha256:0123"
+				setJudge(j, judge)
+				j.Annotations["evals.evalrun.io/collection-deadline-seconds"] = "454"
+			},
+		},
+		{
+			name: "code judges, judging.image is the runner's image: explicit, with the runner's working dir and pull policy",
+			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Target.WorkingDir = "/app"
+				r.Spec.Target.ImagePullPolicy = corev1.PullNever
+				r.Spec.Judging = &evalsv1alpha1.Judging{Image: r.Spec.Target.Image}
+			}),
+			codeJudges: 1,
+			want: func(j *batchv1.Job) {
+				runnerOf(j).WorkingDir, runnerOf(j).ImagePullPolicy = "/app", corev1.PullNever
+				judge := codeJudge()
+				judge.Image, judge.WorkingDir, judge.ImagePullPolicy = "localhost/evalrun/screening-runner:dev", "/app", corev1.PullNever
 				setJudge(j, judge)
 				// One code judge case, one judge container: 1 round of 60s + 4s, + 60s, the results deadline 300s
 				// and a 30s margin.
@@ -698,7 +715,9 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 		{name: "no code judges: the judge is only the gate", wantJudgeImage: "localhost/evalrun/collector:dev"},
 		{name: "no code judges, judging.image set: still only the gate", judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"},
 			wantJudgeImage: "localhost/evalrun/collector:dev"},
-		{name: "code judges in the runner's image", codeJudges: 1, wantJudgeImage: "localhost/evalrun/screening-runner:dev"},
+		{name: "code judges, judging.image unset: the judge image", codeJudges: 1, wantJudgeImage: "localhost/evalrun/judge:dev"},
+		{name: "code judges in the runner's image, named", codeJudges: 1, judging: &evalsv1alpha1.Judging{Image: "localhost/evalrun/screening-runner:dev"},
+			wantJudgeImage: "localhost/evalrun/screening-runner:dev"},
 		{name: "code judges in judging.image", codeJudges: 2, judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"},
 			wantJudgeImage: "registry.example/judge:v1"},
 	}

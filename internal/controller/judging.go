@@ -66,7 +66,7 @@ func judgingOf(cfg layout.RunConfig) []judgingSetting {
 		image, timeout = cfg.CodeJudgeImage, strconv.Itoa(int(cfg.CodeJudgeTimeoutSeconds))
 	}
 	out = append(out,
-		judgingSetting{Name: "the code judges' image (spec.judging.image, else spec.target.image)", Value: image},
+		judgingSetting{Name: "the code judges' image (spec.judging.image, else the manager's --judge-image)", Value: image},
 		judgingSetting{Name: "spec.judging.codeJudgeTimeoutSeconds", Value: timeout})
 	return out
 }

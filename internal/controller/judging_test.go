@@ -36,7 +36,7 @@ func judgingRun(mutate ...func(*evalsv1alpha1.EvalRun)) *evalsv1alpha1.EvalRun {
 
 // judgingConfig is run's run.json for that many cases, with code judges and LLM judges, its default evaluators
 // parsed as the manager parses them.
-func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int) layout.RunConfig {
+func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int, opts ...Options) layout.RunConfig {
 	t.Helper()
 	defaults, err := DefaultEvaluators(run)
 	if err != nil {
@@ -46,7 +46,11 @@ func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int) layout.R
 	for i := range ids {
 		ids[i] = "case-" + string(rune('a'+i))
 	}
-	return BuildRunConfig(run, ids, defaults, JudgeLoad{CodeJudgeCases: 1, LLMRequests: cases, LLMRequestsPerCase: 1}, Options{})
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return BuildRunConfig(run, ids, defaults, JudgeLoad{CodeJudgeCases: 1, LLMRequests: cases, LLMRequestsPerCase: 1}, o)
 }
 
 // TestJudgingDifferences: every setting that can change a case's verdict or score is named, with both values,
@@ -58,10 +62,11 @@ func TestJudgingDifferences(t *testing.T) {
 		return func(r *evalsv1alpha1.EvalRun) { f(r.Spec.Judging) }
 	}
 	cases := []struct {
-		name   string
-		here   *evalsv1alpha1.EvalRun
-		cases  int // this run's cases (the earlier run had 4; 0: 4)
-		counts []string
+		name     string
+		here     *evalsv1alpha1.EvalRun
+		hereOpts Options // the manager's options when this run was built
+		cases    int     // this run's cases (the earlier run had 4; 0: 4)
+		counts   []string
 	}{
 		{name: "the same judging", here: judgingRun(), cases: 4},
 		{name: "passThreshold", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.PassThreshold = "0.5" })),
@@ -102,9 +107,12 @@ func TestJudgingDifferences(t *testing.T) {
 		{name: "codeJudgeTimeoutSeconds", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.CodeJudgeTimeoutSeconds = ptr.To[int32](60) })),
 			counts: []string{`spec.judging.codeJudgeTimeoutSeconds is "30" there, "60" here`}},
 		{name: "judging.image", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.Image = "judges:v2" })),
-			counts: []string{`the code judges' image (spec.judging.image, else spec.target.image) is "runner:v1" there, "judges:v2" here`}},
-		{name: "target.image, the code judges' image", here: judgingRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Image = "runner:v2" }),
-			counts: []string{`the code judges' image (spec.judging.image, else spec.target.image) is "runner:v1" there, "runner:v2" here`}},
+			counts: []string{`the code judges' image (spec.judging.image, else the manager's --judge-image) is "localhost/evalrun/judge:dev" there, "judges:v2" here`}},
+		{name: "judging.image set to target.image", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.Image = "runner:v1" })),
+			counts: []string{`the code judges' image (spec.judging.image, else the manager's --judge-image) is "localhost/evalrun/judge:dev" there, "runner:v1" here`}},
+		{name: "target.image: not the code judges' image any more", here: judgingRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Image = "runner:v2" })},
+		{name: "the manager's --judge-image", here: judgingRun(), hereOpts: Options{JudgeImage: "registry.example/judge:v9"},
+			counts: []string{`the code judges' image (spec.judging.image, else the manager's --judge-image) is "localhost/evalrun/judge:dev" there, "registry.example/judge:v9" here`}},
 		{name: "several at once", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.PassThreshold, j.LLM.Model = "0.9", ptr.To("m3") })),
 			counts: []string{`spec.judging.passThreshold is "0.8" there, "0.9" here`, `spec.judging.llm.model is "m1" there, "m3" here`}},
 		// What cannot change a case's verdict.
@@ -134,7 +142,7 @@ func TestJudgingDifferences(t *testing.T) {
 			if n == 0 {
 				n = 4
 			}
-			here := judgingConfig(t, tc.here, n)
+			here := judgingConfig(t, tc.here, n, tc.hereOpts)
 			if diff := cmp.Diff(tc.counts, judgingDifferences(there, here)); diff != "" {
 				t.Errorf("differences (-want +got):\n%s", diff)
 			}

@@ -13,6 +13,9 @@ const (
 	// DefaultCollectorImage is the image holding the static collector binary at layout.CollectorImageBinary and the
 	// launcher at layout.LauncherImageBinary.
 	DefaultCollectorImage = "localhost/evalrun/collector:dev"
+	// DefaultJudgeImage is the project's judge image (hack/images.sh judge): the code_judge scripts of a run whose
+	// spec.judging.image is unset run in it, never in the runner's image.
+	DefaultJudgeImage = "localhost/evalrun/judge:dev"
 	// MaxStatusBudgetBytes bounds --status-budget-bytes: at the full budget of its worst shape (10,000 tiny cases)
 	// an EvalRun's object, managedFields included (an entry per case), measures 2.43 times the section; 600 KiB
 	// keeps it under the API server's 1.5 MiB object limit (test/objectsize).
@@ -53,6 +56,9 @@ const (
 type Options struct {
 	// CollectorImage is the image of the install and collector containers.
 	CollectorImage string
+	// JudgeImage is the image of the judge containers of a run with code judges whose spec.judging.image is unset
+	// (--judge-image).
+	JudgeImage string
 	// StatusBudgetBytes is written into run.json for the collector.
 	StatusBudgetBytes int64
 	// UnschedulableTimeout bounds how long the run's pod may stay unschedulable.
@@ -106,6 +112,9 @@ func (o Options) Validate() error {
 func (o Options) withDefaults() Options {
 	if o.CollectorImage == "" {
 		o.CollectorImage = DefaultCollectorImage
+	}
+	if o.JudgeImage == "" {
+		o.JudgeImage = DefaultJudgeImage
 	}
 	if o.StatusBudgetBytes <= 0 {
 		o.StatusBudgetBytes = evalsv1alpha1.DefaultStatusBudgetBytes

@@ -146,15 +146,6 @@ func (p *rejudgePlan) apply(cfg *layout.RunConfig) {
 	cfg.RunnerDeadlineSeconds = 0
 }
 
-// codeJudgeImage says why a re-judge with code judges cannot build its judge containers: they run in
-// judging.image or target.image, and a re-judge may have neither.
-func codeJudgeImage(cfg layout.RunConfig) string {
-	if !cfg.CodeJudges || cfg.CodeJudgeImage != "" {
-		return ""
-	}
-	return "the eval file has code_judge evaluators, which run in spec.judging.image or spec.target.image: a re-judge without a target needs spec.judging.image"
-}
-
 // rejudgeConfigRun plans a re-judge (nil plan and run itself for any other run) and returns the run its run.json is
 // built from: a re-judge takes its source's shard count. A wait or a final assessment comes back as planRejudge's.
 func (r *EvalRunReconciler) rejudgeConfigRun(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (
@@ -169,15 +160,10 @@ func (r *EvalRunReconciler) rejudgeConfigRun(ctx context.Context, run *evalsv1al
 	return p, p.configRun(run), nil, nil
 }
 
-// applyTo puts the plan into run.json (nothing for a nil plan, a run that is not a re-judge) and returns the
-// InvalidSpec assessment of a re-judge whose code judges have no image to run in.
-func (p *rejudgePlan) applyTo(cfg *layout.RunConfig) *Assessment {
-	if p == nil {
-		return nil
+// applyTo puts the plan into run.json (nothing for a nil plan, a run that is not a re-judge). Its code judges run
+// in spec.judging.image or the manager's judge image, as any run's: a re-judge needs no target image.
+func (p *rejudgePlan) applyTo(cfg *layout.RunConfig) {
+	if p != nil {
+		p.apply(cfg)
 	}
-	p.apply(cfg)
-	if msg := codeJudgeImage(*cfg); msg != "" {
-		return &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidSpec, Message: msg}
-	}
-	return nil
 }

@@ -201,9 +201,9 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		StatusBudgetBytes:       opts.StatusBudgetBytes,
 		ResultsDeadlineSeconds:  deadline,
 		CodeJudges:              codeJudgeCases > 0,
-		CodeJudgeImage:          codeJudgeImageOf(run, codeJudgeCases > 0),
 		MaxOutputBytes:          defaultMaxOutputBytes,
 	}
+	cfg.CodeJudgeImage, cfg.CodeJudgeImageSource = codeJudgeImageOf(run, codeJudgeCases > 0, opts)
 	if h := t.Healthcheck; h != nil {
 		cfg.HealthcheckTemplate = string(h.CommandTemplate)
 		cfg.HealthcheckTimeoutSeconds = ptr.Deref(h.TimeoutSeconds, evalsv1alpha1.DefaultHealthcheckTimeoutSeconds)

@@ -345,6 +345,9 @@ func combineShards(shards []Assessment) Assessment {
 		if out.RetryPod == "" {
 			out.RetryPod, out.RetryIndex = a.RetryPod, a.RetryIndex
 		}
+		if out.JudgeImageID == "" {
+			out.JudgeImageID = a.JudgeImageID
+		}
 		// A shard decided while its pods still run or wait (a runner past its timeouts, results that never came,
 		// pods that never ran or kept being taken away): stop those pods only.
 		out.StopPods = append(out.StopPods, a.StopPods...)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -37,6 +38,24 @@ type Facts struct {
 	ActiveDeadline *evalsv1alpha1.ActiveDeadline
 	// Queue is Kueue's view of the run's Job (spec.queueName set).
 	Queue *evalsv1alpha1.QueueStatus
+	// JudgeImage is run.json's judge image and its source (judgeImageFacts), with the imageID the status has.
+	JudgeImage *evalsv1alpha1.JudgeImageStatus
+}
+
+// judgeImageFacts is status.judgeImage as run.json decides it (nil without code judges), keeping the imageID
+// the status already has: the kubelet's report is added by DesiredManagerStatus.
+func judgeImageFacts(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) *evalsv1alpha1.JudgeImageStatus {
+	if !cfg.CodeJudges || cfg.CodeJudgeImage == "" {
+		return nil
+	}
+	out := &evalsv1alpha1.JudgeImageStatus{Image: cfg.CodeJudgeImage, Source: evalsv1alpha1.JudgeImageSource(cfg.CodeJudgeImageSource)}
+	if out.Source == "" {
+		out.Source = evalsv1alpha1.JudgeImageSourceSpec // a run.json from before the judge image's source was recorded
+	}
+	if j := run.Status.JudgeImage; j != nil && j.Image == out.Image {
+		out.ImageID = j.ImageID
+	}
+	return out
 }
 
 // TerminalAssessment returns the run's recorded terminal outcome, if its Succeeded condition is True or False.
@@ -65,6 +84,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		EvalFileSHA256:     f.EvalFileSHA256,
 		EvalConfigMapName:  f.EvalConfigMapName,
 		Runner:             a.Runner,
+		JudgeImage:         f.JudgeImage.DeepCopy(),
 		Sharding:           f.Sharding,
 		Shards:             f.Shards,
 		Resume:             f.Resume,
@@ -76,6 +96,9 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 	}
 	if f.EvalFileView != "" {
 		out.EvalFileView = ptr.To(f.EvalFileView)
+	}
+	if out.JudgeImage != nil && a.JudgeImageID != "" {
+		out.JudgeImage.ImageID = ptr.To(a.JudgeImageID)
 	}
 	if f.BundleSHA256 != "" {
 		out.BundleSHA256 = ptr.To(f.BundleSHA256)

@@ -2,10 +2,12 @@ package controller
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -283,5 +285,79 @@ func TestTransitionsEvalFileViewFull(t *testing.T) {
 	run.Status.EvalFileView = ptr.To(evalsv1alpha1.EvalFileViewFull)
 	if n := count(run, &evalsv1alpha1.EvalRunStatus{EvalFileView: ptr.To(evalsv1alpha1.EvalFileViewFull)}); n != 0 {
 		t.Errorf("Full, already recorded: %d events, want none", n)
+	}
+}
+
+// TestJudgeImageStatus: status.judgeImage is run.json's image and source (nil without code judges), with the judge
+// container's imageID as the kubelet reported it; a later status without a report keeps the recorded imageID.
+func TestJudgeImageStatus(t *testing.T) {
+	const judgeID = "localhost/evalrun/judge@sha256:1111"
+	now := time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name    string
+		judging *evalsv1alpha1.Judging
+		codes   int
+		want    *evalsv1alpha1.JudgeImageStatus
+	}{
+		{name: "no code judges: none"},
+		{name: "judging.image unset: the manager's judge image, source Default", codes: 1,
+			want: &evalsv1alpha1.JudgeImageStatus{Image: "registry.example/judge:v2", Source: evalsv1alpha1.JudgeImageSourceDefault, ImageID: ptr.To(judgeID)}},
+		{name: "judging.image another image: source Spec", codes: 1, judging: &evalsv1alpha1.Judging{Image: "registry.example/mine:v1"},
+			want: &evalsv1alpha1.JudgeImageStatus{Image: "registry.example/mine:v1", Source: evalsv1alpha1.JudgeImageSourceSpec, ImageID: ptr.To(judgeID)}},
+		{name: "judging.image the runner's image: source Target", codes: 1,
+			judging: &evalsv1alpha1.Judging{Image: "localhost/evalrun/screening-runner:dev"},
+			want: &evalsv1alpha1.JudgeImageStatus{Image: "localhost/evalrun/screening-runner:dev", Source: evalsv1alpha1.JudgeImageSourceTarget,
+				ImageID: ptr.To(judgeID)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
+			cfg := BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: tc.codes}, Options{JudgeImage: "registry.example/judge:v2"})
+			pod := makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", "localhost/evalrun/screening-runner@sha256:2222"),
+				running("judge"), withImageID("judge", judgeID))
+			a := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, JudgeImageID: judgeImageID(&pod)}
+			got := DesiredManagerStatus(run, a, Facts{JudgeImage: judgeImageFacts(run, cfg)}, now)
+			if diff := cmp.Diff(tc.want, got.JudgeImage); diff != "" {
+				t.Fatalf("status.judgeImage (-want +got):\n%s", diff)
+			}
+			// The pod is gone (a finished run): the recorded imageID stays.
+			run.Status = got
+			again := DesiredManagerStatus(run, Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted},
+				factsFromStatus(run), now)
+			if diff := cmp.Diff(tc.want, again.JudgeImage); diff != "" {
+				t.Errorf("status.judgeImage after the pod (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTransitionsJudgeImageIsTarget: the status that first records judge image source Target (judging.image set to
+// the runner's image) brings one Warning event; Default and Spec none, and a run already recorded no second one.
+func TestTransitionsJudgeImageIsTarget(t *testing.T) {
+	count := func(run *evalsv1alpha1.EvalRun, source evalsv1alpha1.JudgeImageSource) int {
+		n := 0
+		desired := &evalsv1alpha1.EvalRunStatus{JudgeImage: &evalsv1alpha1.JudgeImageStatus{Image: "runner:v1", Source: source}}
+		for _, e := range Transitions(run, desired) {
+			if e.Reason == eventJudgeImageIsTarget {
+				if e.Type != corev1.EventTypeWarning || !strings.Contains(e.Note, "runner:v1") {
+					t.Errorf("event %+v, want a Warning naming the image", e)
+				}
+				n++
+			}
+		}
+		return n
+	}
+	run := testRun()
+	for _, s := range []evalsv1alpha1.JudgeImageSource{evalsv1alpha1.JudgeImageSourceDefault, evalsv1alpha1.JudgeImageSourceSpec} {
+		if n := count(run, s); n != 0 {
+			t.Errorf("%s: %d events, want none", s, n)
+		}
+	}
+	if n := count(run, evalsv1alpha1.JudgeImageSourceTarget); n != 1 {
+		t.Errorf("Target, first recorded: %d events, want 1", n)
+	}
+	run.Status.JudgeImage = &evalsv1alpha1.JudgeImageStatus{Image: "runner:v1", Source: evalsv1alpha1.JudgeImageSourceTarget}
+	if n := count(run, evalsv1alpha1.JudgeImageSourceTarget); n != 0 {
+		t.Errorf("Target, already recorded: %d events, want none", n)
 	}
 }

@@ -62,7 +62,12 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 	}
 	share := judgeplan.Partition(judgeplan.CodeJudgedCases(file, ids), int(cfg.JudgeContainers), o.Index)
 	judge := &evaluate.Judge{Threshold: threshold}
-	dir := cfg.WorkingDir
+	// In the runner's image (judging.image naming it) scripts run in the runner's working directory, as they did
+	// before the judge image; another image need not have that directory: its own working directory then.
+	dir := ""
+	if cfg.CodeJudgeImageSource == string(evalsv1alpha1.JudgeImageSourceTarget) {
+		dir = cfg.WorkingDir
+	}
 	if b := cfg.Bundle; b != nil {
 		// A bundle's scripts run where `collector check --bundle` runs them: in the eval file's directory.
 		judge.Bundle, dir = bundle.Dir{Root: b.Dir, EvalFile: b.EvalFile}, b.EvalDir()

@@ -106,9 +106,11 @@ type RunConfig struct {
 	CodeJudgeTimeoutSeconds int32 `json:"codeJudgeTimeoutSeconds"`
 	CodeJudgeWorkers        int32 `json:"codeJudgeWorkers"`
 	// CodeJudgeImage, set with CodeJudges, is the image the judge containers run the code_judge scripts in
-	// (spec.judging.image, else spec.target.image). The pod does not read it: it records the run's judging, which
-	// a resume of the run compares with its own (docs/rejudge.md).
-	CodeJudgeImage string `json:"codeJudgeImage,omitempty"`
+	// (spec.judging.image, else the manager's --judge-image), and CodeJudgeImageSource where it came from
+	// (evalsv1alpha1.JudgeImageSource). The pod does not read them: they record the run's judging, which a resume
+	// of the run compares with its own (docs/rejudge.md), and the manager's status.judgeImage.
+	CodeJudgeImage       string `json:"codeJudgeImage,omitempty"`
+	CodeJudgeImageSource string `json:"codeJudgeImageSource,omitempty"`
 
 	// ResultConfigMaps are the names of the pre-created, owned result ConfigMaps, in order.
 	ResultConfigMaps []string `json:"resultConfigMaps"`

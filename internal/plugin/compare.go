@@ -82,6 +82,7 @@ func (o *compareOptions) run(cmd *cobra.Command, e *env, name, baseline string) 
 	cmp := b.Finish()
 	doc := report.Comparison{BaselineComparison: cmp.Status()}
 	doc.RunName, doc.RunUID, doc.EvalFile = base.Name, string(base.UID), evalsv1alpha1.EvalFileSame
+	doc.JudgeImage, doc.BaselineJudgeImage = run.Status.JudgeImage.DeepCopy(), base.Status.JudgeImage.DeepCopy()
 	if base.Status.EvalFileSHA256 != run.Status.EvalFileSHA256 {
 		doc.EvalFile = evalsv1alpha1.EvalFileDifferent
 	}

@@ -15,12 +15,30 @@ type Comparison struct {
 	// Regressed is true when the run exceeds the bounds; Why says why (or why not) in one line.
 	Regressed bool   `json:"regressed"`
 	Why       string `json:"why"`
+	// JudgeImage is the judge image this run's code judges ran in (its status.judgeImage; the baseline's is
+	// baselineJudgeImage), unset without code judges.
+	JudgeImage *evalsv1alpha1.JudgeImageStatus `json:"judgeImage,omitempty"`
+}
+
+// judgeImageText is a judge image for people: the name, its source and, when the kubelet reported it, the digest.
+func judgeImageText(j *evalsv1alpha1.JudgeImageStatus) string {
+	if j == nil {
+		return "none: no code judges"
+	}
+	s := fmt.Sprintf("%s from %s", j.Image, j.Source)
+	if j.ImageID != nil {
+		s += ", ran " + *j.ImageID
+	}
+	return s
 }
 
 // WriteComparison writes a comparison for people: the counts, each id list, the mean scores and the verdict.
 func WriteComparison(w io.Writer, run string, c *Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "EvalRun %s against baseline %s (eval file: %s), %d shared cases\n", run, c.RunName, c.EvalFile, c.SharedCases)
+	if c.JudgeImage != nil || c.BaselineJudgeImage != nil {
+		fmt.Fprintf(&b, "Judge image: %s (baseline %s)\n", judgeImageText(c.JudgeImage), judgeImageText(c.BaselineJudgeImage))
+	}
 	list := func(title string, count int32, ids []string) {
 		fmt.Fprintf(&b, "%s: %d\n", title, count)
 		for _, id := range ids {

@@ -68,6 +68,13 @@ func runnerStatus(r *evalsv1alpha1.RunnerStatus) *acv1alpha1.RunnerStatusApplyCo
 	return ac
 }
 
+// judgeImageStatus converts status.judgeImage (and a baseline comparison's baselineJudgeImage).
+func judgeImageStatus(j *evalsv1alpha1.JudgeImageStatus) *acv1alpha1.JudgeImageStatusApplyConfiguration {
+	ac := acv1alpha1.JudgeImageStatus().WithImage(j.Image).WithSource(j.Source)
+	pointer(j.ImageID, ac.WithImageID)
+	return ac
+}
+
 // runSummary converts a run summary (status.summary, a finished run's and an attempt's).
 func runSummary(s *evalsv1alpha1.RunSummary) *acv1alpha1.RunSummaryApplyConfiguration {
 	ac := acv1alpha1.RunSummary().WithTotal(s.Total).WithPassed(s.Passed).WithFailed(s.Failed).WithErrored(s.Errored).
@@ -214,6 +221,9 @@ func baselineComparison(b *evalsv1alpha1.BaselineComparison) *acv1alpha1.Baselin
 		WithMissingInRun(b.MissingInRun...).WithMissingInRunCount(b.MissingInRunCount).
 		WithMissingInBaseline(b.MissingInBaseline...).WithMissingInBaselineCount(b.MissingInBaselineCount)
 	optional(b.EvalFile, ac.WithEvalFile)
+	if b.BaselineJudgeImage != nil {
+		ac.WithBaselineJudgeImage(judgeImageStatus(b.BaselineJudgeImage))
+	}
 	optional(b.MeanScore, ac.WithMeanScore)
 	optional(b.BaselineMeanScore, ac.WithBaselineMeanScore)
 	optional(b.MeanScoreDelta, ac.WithMeanScoreDelta)

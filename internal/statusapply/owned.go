@@ -53,6 +53,9 @@ func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfi
 	if s.Runner != nil {
 		ac.WithRunner(runnerStatus(s.Runner))
 	}
+	if s.JudgeImage != nil {
+		ac.WithJudgeImage(judgeImageStatus(s.JudgeImage))
+	}
 	if s.Sharding != nil {
 		ac.WithSharding(shardingStatus(s.Sharding))
 	}

@@ -139,7 +139,7 @@ func TestOwnedFields(t *testing.T) {
 			name:   "manager",
 			status: Manager(&status),
 			wantKeys: []string{"activeDeadline", "attempt", "baseline", "bundleSHA256", "completionTime", "conditions", "evalConfigMapName",
-				"evalFileSHA256", "evalFileView", "jobName", "observedGeneration", "previousAttempts", "queue", "resume",
+				"evalFileSHA256", "evalFileView", "jobName", "judgeImage", "observedGeneration", "previousAttempts", "queue", "resume",
 				"runner", "sharding", "shards", "startTime"},
 			wantConditions: []string{"Reconciling", "Stalled", "Succeeded", "Queued", "Passed", "Regressed", "BudgetExceeded"},
 		},
@@ -192,6 +192,7 @@ type legacyManagerStatus struct {
 	EvalConfigMapName  string                            `json:"evalConfigMapName,omitempty"`
 	EvalFileView       evalsv1alpha1.EvalFileView        `json:"evalFileView,omitempty"`
 	Runner             *evalsv1alpha1.RunnerStatus       `json:"runner,omitempty"`
+	JudgeImage         *evalsv1alpha1.JudgeImageStatus   `json:"judgeImage,omitempty"`
 	Sharding           *evalsv1alpha1.ShardingStatus     `json:"sharding,omitempty"`
 	Shards             []evalsv1alpha1.ShardStatus       `json:"shards,omitempty"`
 	Resume             *evalsv1alpha1.ResumeStatus       `json:"resume,omitempty"`
@@ -206,7 +207,7 @@ type legacyManagerStatus struct {
 func legacyManager(s *evalsv1alpha1.EvalRunStatus) legacyManagerStatus {
 	out := legacyManagerStatus{ObservedGeneration: s.ObservedGeneration, JobName: s.JobName, StartTime: s.StartTime,
 		CompletionTime: s.CompletionTime, EvalFileSHA256: s.EvalFileSHA256, BundleSHA256: s.BundleSHA256, EvalConfigMapName: s.EvalConfigMapName,
-		Runner: s.Runner, Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline,
+		Runner: s.Runner, JudgeImage: s.JudgeImage, Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline,
 		Attempt: s.Attempt, PreviousAttempts: s.PreviousAttempts, ActiveDeadline: s.ActiveDeadline, Queue: s.Queue}
 	if s.EvalFileView != nil {
 		out.EvalFileView = *s.EvalFileView

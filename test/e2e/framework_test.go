@@ -4,9 +4,11 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -142,14 +144,32 @@ func newNamespace(t *testing.T, prefix string, labels map[string]string) string 
 	return name
 }
 
-// sampleEvalFile returns examples/screening/eval.yaml.
+// sampleEvalFile returns examples/screening/eval.yaml made to stand alone: its code judge, the file
+// judges/decision-check.py of the sample's bundle, inlined as `python3 -c '<script>'`, so that the tests' inline,
+// ConfigMap and bucket eval files judge as the sample's bundle does, in the judge image.
 func sampleEvalFile(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot, "examples", "screening", "eval.yaml"))
+	dir := filepath.Join(repoRoot, "examples", "screening")
+	b, err := os.ReadFile(filepath.Join(dir, "eval.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	script, err := os.ReadFile(filepath.Join(dir, "judges", "decision-check.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.ContainsRune(script, '\'') {
+		t.Fatal("judges/decision-check.py has a single quote: it cannot be inlined in the shell's single quotes")
+	}
+	command, err := json.Marshal("python3 -c '" + string(script) + "'") // a JSON string is a YAML double-quoted scalar
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ref = "script: python3 judges/decision-check.py"
+	if !bytes.Contains(b, []byte(ref)) {
+		t.Fatalf("examples/screening/eval.yaml has no %q", ref)
+	}
+	return strings.ReplaceAll(string(b), ref, "script: "+string(command))
 }
 
 // sampleRun is testutil.MakeEvalRun made to run on the local cluster: the sample runner's command, its image as

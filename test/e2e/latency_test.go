@@ -143,3 +143,44 @@ func waitTerminalFast(t *testing.T, ns, name string) *evalsv1alpha1.EvalRun {
 	}
 	return run
 }
+
+// TestOneCaseLatencyCodeJudge measures, as a figure, what running code judges in the judge image costs: one-case
+// runs with one code_judge, create -> terminal Succeeded, judged in the manager's judge image (judging.image unset)
+// and in the runner's image (judging.image naming it, as every run with code judges did before the judge image),
+// in turn on the same node. Both images are on the node already (hack/images.sh), as they are after a run's first
+// pull; the judge image is larger than the sample runner's (about 250 MB unpacked against 2 MB), so a node that
+// must pull it pays that once.
+func TestOneCaseLatencyCodeJudge(t *testing.T) {
+	ns := newNamespace(t, "latency-judge", nil)
+	eval := "$schema: agentv-eval-v2\nevalcases:\n  - id: one\n    input_messages: [{role: user, content: hi}]\n" +
+		"    expected_messages: [{role: assistant, content: hi}]\n" +
+		"    execution:\n      evaluators:\n        - {name: ok, type: code_judge, script: \"cat >/dev/null; echo '{\\\"score\\\": 1}'\"}\n"
+	var inJudge, inRunner []time.Duration
+	for i := range latencyRuns {
+		for _, target := range []bool{false, true} {
+			run := sampleRun(fmt.Sprintf("one-%d-%t", i, target), ns).Inline(eval).Command(fmt.Sprintf(latencyCommand, "{OUTPUT_FILE}")).Obj()
+			if target {
+				run.Spec.Judging = &evalsv1alpha1.Judging{Image: runnerImage}
+			}
+			start := time.Now()
+			create(t, run)
+			got := waitTerminalFast(t, ns, run.Name)
+			took := time.Since(start)
+			expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
+			expectDiff(t, "verdicts", map[string]evalsv1alpha1.Verdict{"one": evalsv1alpha1.VerdictPass}, verdicts(got))
+			if target {
+				inRunner = append(inRunner, took)
+			} else {
+				inJudge = append(inJudge, took)
+			}
+		}
+	}
+	jm, rm := median(inJudge), median(inRunner)
+	t.Logf("latency: one-case run with a code judge in the judge image, %d runs: median %s, min %s, max %s (all: %v)",
+		len(inJudge), jm.Round(10*time.Millisecond), slices.Min(inJudge).Round(10*time.Millisecond),
+		slices.Max(inJudge).Round(10*time.Millisecond), inJudge)
+	t.Logf("latency: one-case run with a code judge in the runner's image, %d runs: median %s, min %s, max %s (all: %v)",
+		len(inRunner), rm.Round(10*time.Millisecond), slices.Min(inRunner).Round(10*time.Millisecond),
+		slices.Max(inRunner).Round(10*time.Millisecond), inRunner)
+	t.Logf("latency: judge image / runner's image (medians) = %.2fx", float64(jm)/float64(rm))
+}

@@ -229,7 +229,7 @@ func TestChartMatchesKustomize(t *testing.T) {
 	k := kustomize(t)
 	// config/manager deploys the local cluster's :dev images; the chart's default tag is its appVersion
 	// (TestChartValues, "image tags default to appVersion").
-	h := render(t, "image.tag=dev", "collectorImage.tag=dev")
+	h := render(t, "image.tag=dev", "collectorImage.tag=dev", "judgeImage.tag=dev")
 	var wantObjs []*unstructured.Unstructured
 	for _, o := range k {
 		if o.GetKind() != "Namespace" {
@@ -322,12 +322,16 @@ func TestChartValues(t *testing.T) {
 
 	t.Run("images by digest", func(t *testing.T) {
 		c := managerOf(render(t, "image.repository=registry.example/evalrun/manager", "image.digest="+digest,
-			"collectorImage.repository=registry.example/evalrun/collector", "collectorImage.digest="+digest))
+			"collectorImage.repository=registry.example/evalrun/collector", "collectorImage.digest="+digest,
+			"judgeImage.repository=registry.example/evalrun/judge", "judgeImage.digest="+digest))
 		if c.Image != "registry.example/evalrun/manager@"+digest {
 			t.Errorf("image = %s", c.Image)
 		}
 		if !slices.Contains(c.Args, "--collector-image=registry.example/evalrun/collector@"+digest) {
 			t.Errorf("args = %v, want the collector by digest", c.Args)
+		}
+		if !slices.Contains(c.Args, "--judge-image=registry.example/evalrun/judge@"+digest) {
+			t.Errorf("args = %v, want the judge image by digest", c.Args)
 		}
 	})
 
@@ -364,7 +368,8 @@ func TestChartValues(t *testing.T) {
 	t.Run("no leader election, no metrics", func(t *testing.T) {
 		objs := render(t, "leaderElection.enabled=false", "metrics.enabled=false")
 		want := []string{"--health-probe-bind-address=:8081", "--metrics-bind-address=0",
-			"--collector-image=localhost/evalrun/collector:" + appVersion(t), "--default-active-deadline-seconds=86400"}
+			"--collector-image=localhost/evalrun/collector:" + appVersion(t), "--judge-image=localhost/evalrun/judge:" + appVersion(t),
+			"--default-active-deadline-seconds=86400"}
 		if diff := cmp.Diff(want, managerOf(objs).Args); diff != "" {
 			t.Errorf("args (-want +got):\n%s", diff)
 		}
@@ -418,8 +423,10 @@ func TestChartReleaseValues(t *testing.T) {
 		if want := "localhost/evalrun/manager:" + v; c.Image != want {
 			t.Errorf("image = %s, want %s", c.Image, want)
 		}
-		if want := "--collector-image=localhost/evalrun/collector:" + v; !slices.Contains(c.Args, want) {
-			t.Errorf("args = %v, want %s", c.Args, want)
+		for _, want := range []string{"--collector-image=localhost/evalrun/collector:" + v, "--judge-image=localhost/evalrun/judge:" + v} {
+			if !slices.Contains(c.Args, want) {
+				t.Errorf("args = %v, want %s", c.Args, want)
+			}
 		}
 		for _, o := range objs {
 			if o.GetKind() == "CustomResourceDefinition" {
@@ -433,8 +440,8 @@ func TestChartReleaseValues(t *testing.T) {
 		if pod.Labels["app.kubernetes.io/version"] != v {
 			t.Errorf("pod labels = %v, want app.kubernetes.io/version=%s", pod.Labels, v)
 		}
-		if c := managerOf(render(t, "image.tag=v9", "collectorImage.tag=v8")); c.Image != "localhost/evalrun/manager:v9" ||
-			!slices.Contains(c.Args, "--collector-image=localhost/evalrun/collector:v8") {
+		if c := managerOf(render(t, "image.tag=v9", "collectorImage.tag=v8", "judgeImage.tag=v7")); c.Image != "localhost/evalrun/manager:v9" ||
+			!slices.Contains(c.Args, "--collector-image=localhost/evalrun/collector:v8") || !slices.Contains(c.Args, "--judge-image=localhost/evalrun/judge:v7") {
 			t.Errorf("tags set: image %s, args %v", c.Image, c.Args)
 		}
 	})
@@ -633,7 +640,8 @@ func TestBuildInstaller(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "install.yaml")
 	manager := "registry.example:5000/evalrun/manager:v0.1.0@sha256:" + strings.Repeat("1", 64)
 	collector := "registry.example:5000/evalrun/collector@sha256:" + strings.Repeat("2", 64)
-	if b, err := run(t, []string{"IMG=" + manager, "COLLECTOR_IMG=" + collector, "KUBECTL=" + kubectl}, root+"/hack/build-installer.sh", out); err != nil {
+	judge := "registry.example:5000/evalrun/judge@sha256:" + strings.Repeat("3", 64)
+	if b, err := run(t, []string{"IMG=" + manager, "COLLECTOR_IMG=" + collector, "JUDGE_IMG=" + judge, "KUBECTL=" + kubectl}, root+"/hack/build-installer.sh", out); err != nil {
 		t.Fatalf("hack/build-installer.sh: %v\n%s", err, b)
 	}
 	data, err := os.ReadFile(out)
@@ -654,12 +662,15 @@ func TestBuildInstaller(t *testing.T) {
 		if strings.HasPrefix(a, "--collector-image=") {
 			wantArgs[i] = "--collector-image=" + collector
 		}
+		if strings.HasPrefix(a, "--judge-image=") {
+			wantArgs[i] = "--judge-image=" + judge
+		}
 	}
 	if diff := cmp.Diff(wantArgs, c.Args); diff != "" {
 		t.Errorf("manager args (-want +got):\n%s", diff)
 	}
 
-	if b, err := run(t, []string{"IMG=not an image", "COLLECTOR_IMG=" + collector, "KUBECTL=" + kubectl}, root+"/hack/build-installer.sh", out); err == nil {
+	if b, err := run(t, []string{"IMG=not an image", "COLLECTOR_IMG=" + collector, "JUDGE_IMG=" + judge, "KUBECTL=" + kubectl}, root+"/hack/build-installer.sh", out); err == nil {
 		t.Errorf("hack/build-installer.sh took IMG='not an image':\n%s", b)
 	}
 }

@@ -77,6 +77,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.FinishedRunApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Healthcheck"):
 		return &apiv1alpha1.HealthcheckApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("JudgeImageStatus"):
+		return &apiv1alpha1.JudgeImageStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("JudgeUsage"):
 		return &apiv1alpha1.JudgeUsageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Judging"):

@@ -748,14 +748,15 @@ var codeJudgeEval = testutil.ScreeningEval + `    evaluators:
         script: ./check.sh
 `
 
-// TestCodeJudgesGetAJudgeContainer checks that a real API server accepts the pod with a judge container, and that
-// run.json tells the collector to wait for it.
+// TestCodeJudgesGetAJudgeContainer checks that a real API server accepts the pod with a judge container in the
+// manager's judge image (never the runner's: spec.judging.image is unset), that run.json tells the collector to
+// wait for it, and that the status names the judge image and its source.
 func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	run := createRun(t, testutil.MakeEvalRun("judged", ns).Inline(codeJudgeEval))
 	job := waitJob(t, run)
-	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	got := waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
 
 	var names []string
 	var judge *corev1.Container
@@ -768,8 +769,12 @@ func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 	if diff := cmp.Diff([]string{layout.ContainerRunner, layout.ContainerJudge}, names); diff != "" {
 		t.Fatalf("containers (-want +got):\n%s", diff)
 	}
-	if judge.Image != run.Spec.Target.Image || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != layout.JudgeUser {
-		t.Errorf("judge container image %q uid %v, want %q and %d", judge.Image, judge.SecurityContext.RunAsUser, run.Spec.Target.Image, layout.JudgeUser)
+	if judge.Image != controller.DefaultJudgeImage || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != layout.JudgeUser {
+		t.Errorf("judge container image %q uid %v, want %q and %d", judge.Image, judge.SecurityContext.RunAsUser, controller.DefaultJudgeImage, layout.JudgeUser)
+	}
+	want := &evalsv1alpha1.JudgeImageStatus{Image: controller.DefaultJudgeImage, Source: evalsv1alpha1.JudgeImageSourceDefault}
+	if diff := cmp.Diff(want, got.Status.JudgeImage); diff != "" {
+		t.Errorf("status.judgeImage (-want +got):\n%s", diff)
 	}
 	evalCM := &corev1.ConfigMap{}
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: controller.NamesFor(run.Name).EvalConfigMap}, evalCM); err != nil {

@@ -121,6 +121,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineComparison
   map:
     fields:
+    - name: baselineJudgeImage
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeImageStatus
     - name: baselineMeanScore
       type:
         scalar: string
@@ -438,6 +441,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: jobName
       type:
         scalar: string
+    - name: judgeImage
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeImageStatus
     - name: missingIdShards
       type:
         list:
@@ -657,6 +663,20 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 60
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeImageSource
+  scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeImageStatus
+  map:
+    fields:
+    - name: image
+      type:
+        scalar: string
+    - name: imageID
+      type:
+        scalar: string
+    - name: source
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeImageSource
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeUsage
   map:
     fields:

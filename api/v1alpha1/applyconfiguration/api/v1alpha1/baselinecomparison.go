@@ -35,6 +35,9 @@ type BaselineComparisonApplyConfiguration struct {
 	// evalFile is Same when both runs ran an eval file with the same sha256; Different when they did not, and
 	// then only the case ids both have are compared.
 	EvalFile *apiv1alpha1.EvalFileComparison `json:"evalFile,omitempty"`
+	// baselineJudgeImage is the judge image the baseline run's code judges ran in (its status.judgeImage); this
+	// run's is status.judgeImage. Unset when the baseline had no code judges.
+	BaselineJudgeImage *JudgeImageStatusApplyConfiguration `json:"baselineJudgeImage,omitempty"`
 	// sharedCases is the number of case ids both runs have a result (or a missing record) for.
 	SharedCases *int32 `json:"sharedCases,omitempty"`
 	// newlyFailing are shared cases the baseline passed and this run did not, in this run's case order (at most
@@ -91,6 +94,14 @@ func (b *BaselineComparisonApplyConfiguration) WithRunUID(value string) *Baselin
 // If called multiple times, the EvalFile field is set to the value of the last call.
 func (b *BaselineComparisonApplyConfiguration) WithEvalFile(value apiv1alpha1.EvalFileComparison) *BaselineComparisonApplyConfiguration {
 	b.EvalFile = &value
+	return b
+}
+
+// WithBaselineJudgeImage sets the BaselineJudgeImage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BaselineJudgeImage field is set to the value of the last call.
+func (b *BaselineComparisonApplyConfiguration) WithBaselineJudgeImage(value *JudgeImageStatusApplyConfiguration) *BaselineComparisonApplyConfiguration {
+	b.BaselineJudgeImage = value
 	return b
 }
 

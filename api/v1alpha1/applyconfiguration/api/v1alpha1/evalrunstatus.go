@@ -55,6 +55,9 @@ type EvalRunStatusApplyConfiguration struct {
 	EvalConfigMapName *string `json:"evalConfigMapName,omitempty"`
 	// runner holds what the manager learned about the runner container from the Job's pods.
 	Runner *RunnerStatusApplyConfiguration `json:"runner,omitempty"`
+	// judgeImage is the image the run's code_judge scripts run in and where that choice came from; unset for a
+	// run without code judges (its judge container only waits for the collector, in the collector image).
+	JudgeImage *JudgeImageStatusApplyConfiguration `json:"judgeImage,omitempty"`
 	// summary counts the judged results. Written by the collector.
 	Summary *RunSummaryApplyConfiguration `json:"summary,omitempty"`
 	// cases are per-case results, non-passing first, as many as fit the status byte budget; every result is in
@@ -206,6 +209,14 @@ func (b *EvalRunStatusApplyConfiguration) WithEvalConfigMapName(value string) *E
 // If called multiple times, the Runner field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithRunner(value *RunnerStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
 	b.Runner = value
+	return b
+}
+
+// WithJudgeImage sets the JudgeImage field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the JudgeImage field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithJudgeImage(value *JudgeImageStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.JudgeImage = value
 	return b
 }
 

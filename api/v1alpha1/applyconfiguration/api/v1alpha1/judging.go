@@ -42,10 +42,12 @@ type JudgingApplyConfiguration struct {
 	// The pod gets min(codeJudgeWorkers, 8, the code-judged cases) judge containers, each with judging.resources:
 	// the pod requests them once per judge container.
 	CodeJudgeWorkers *int32 `json:"codeJudgeWorkers,omitempty"`
-	// image runs the code_judge scripts, in the judge container. Defaults to target.image (the scripts usually
-	// need the runner's tools). The judge container exists only when some case has a code_judge; it runs under
-	// its own uid, never sees the runner's processes or output directory, and judges the collector's copy of the
-	// runner's final output.
+	// image runs the code_judge scripts, in the judge containers. Unset: the manager's --judge-image (the
+	// project's judge image: sh, coreutils, python3, node, bun and a `uv run` shim), never the runner's image,
+	// which the evaluated team controls. It may name any image, target.image included; choosing target.image is
+	// recorded in status.judgeImage (source Target) and raises a Warning event JudgeImageIsTarget. The judge
+	// containers exist only when some case has a code_judge; they run under their own uid, never see the runner's
+	// processes or output directory, and judge the collector's copy of the runner's final output.
 	Image *string `json:"image,omitempty"`
 	// resources of each judge container (see codeJudgeWorkers). Defaults to small requests (10m CPU, 64Mi memory)
 	// and no limits.

@@ -27,7 +27,8 @@ import (
 //
 // Target describes the batch runner container and how it is invoked.
 type TargetApplyConfiguration struct {
-	// image is the runner's container image, holding the runner, its interpreters and any code_judge scripts.
+	// image is the runner's container image, holding the runner and its interpreters (code_judge scripts run in
+	// judging.image, else the manager's judge image: never here by default).
 	Image *string `json:"image,omitempty"`
 	// imagePullPolicy for the runner image. Defaults to the Kubernetes default for the tag.
 	ImagePullPolicy *v1.PullPolicy `json:"imagePullPolicy,omitempty"`
