@@ -12,8 +12,8 @@ import (
 	"syscall"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
-	"github.com/evalrun-operator/evalrun-operator/internal/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/confine"
+	"github.com/evalrun-operator/evalrun-operator/internal/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/judgerunner"
 	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
