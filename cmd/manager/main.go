@@ -91,6 +91,13 @@ func main() {
 			"default of 20 makes 1,000 runs applied at once wait minutes for their children).")
 	flag.IntVar(&api.burst, "kube-api-burst", defaultAPIBurst, "Requests the manager's API client may send in a burst above --kube-api-qps.")
 	zapOpts := zap.Options{}
+	var judgeCPU, judgeMemory, judgeEphemeral string
+	flag.StringVar(&judgeCPU, "judge-cpu-limit", controller.DefaultJudgeCPULimit,
+		"CPU limit of every judge container unless spec.judging.resources sets one (answer code a code judge runs cannot take the node's CPU).")
+	flag.StringVar(&judgeMemory, "judge-memory-limit", controller.DefaultJudgeMemoryLimit,
+		"Memory limit of every judge container unless spec.judging.resources sets one.")
+	flag.StringVar(&judgeEphemeral, "judge-ephemeral-storage-limit", controller.DefaultJudgeEphemeralStorageLimit,
+		"Ephemeral-storage limit of every judge container unless spec.judging.resources sets one (\"\": none; any container's limit makes the kubelet bound the whole pod by the sum).")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -108,6 +115,12 @@ func main() {
 		ctrl.Log.Error(nil, "Invalid flags: --default-active-deadline-seconds must be at least 1 (every run ends)")
 		os.Exit(2)
 	}
+	limits, err := controller.ParseJudgeLimits(judgeCPU, judgeMemory, judgeEphemeral)
+	if err != nil {
+		ctrl.Log.Error(err, "Invalid flags")
+		os.Exit(2)
+	}
+	opts.JudgeLimits = limits
 	if err := opts.Validate(); err != nil {
 		ctrl.Log.Error(err, "Invalid flags")
 		os.Exit(2)

@@ -85,6 +85,9 @@ type Options struct {
 	// ShardStatusInterval is how often, at most, a sharded or resumed run's status is written while its shards
 	// run (DefaultShardStatusInterval).
 	ShardStatusInterval time.Duration
+	// JudgeLimits are the judge containers' default limits (--judge-cpu-limit, --judge-memory-limit,
+	// --judge-ephemeral-storage-limit); nil is DefaultJudge*Limit.
+	JudgeLimits JudgeLimits
 }
 
 // Validate rejects options the manager cannot run with.
@@ -140,5 +143,6 @@ func (o Options) withDefaults() Options {
 	if o.ShardStatusInterval <= 0 {
 		o.ShardStatusInterval = DefaultShardStatusInterval
 	}
+	o.JudgeLimits = defaultJudgeLimits(o.JudgeLimits)
 	return o
 }
