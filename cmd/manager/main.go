@@ -92,6 +92,9 @@ func main() {
 	flag.IntVar(&api.burst, "kube-api-burst", defaultAPIBurst, "Requests the manager's API client may send in a burst above --kube-api-qps.")
 	zapOpts := zap.Options{}
 	var judgeCPU, judgeMemory, judgeEphemeral string
+	networkPolicy := true
+	flag.BoolVar(&networkPolicy, "run-network-policy", true,
+		"Give every run's pods a NetworkPolicy: no ingress, egress only to DNS, the API server, the run's buckets and LLM endpoint, and spec.target.egress.")
 	flag.StringVar(&judgeCPU, "judge-cpu-limit", controller.DefaultJudgeCPULimit,
 		"CPU limit of every judge container unless spec.judging.resources sets one (answer code a code judge runs cannot take the node's CPU).")
 	flag.StringVar(&judgeMemory, "judge-memory-limit", controller.DefaultJudgeMemoryLimit,
@@ -121,6 +124,7 @@ func main() {
 		os.Exit(2)
 	}
 	opts.JudgeLimits = limits
+	opts.NoNetworkPolicy = !networkPolicy
 	if err := opts.Validate(); err != nil {
 		ctrl.Log.Error(err, "Invalid flags")
 		os.Exit(2)
@@ -212,6 +216,13 @@ func run(opts controller.Options, api apiClient, metricsAddr string, secureMetri
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
+	if !opts.NoNetworkPolicy {
+		api, err := controller.DiscoverAPIServer(ctx, mgr.GetAPIReader(), cfg.Host)
+		if err != nil {
+			ctrl.Log.Error(err, "Runs' NetworkPolicies reach the API server only at the addresses found", "peers", len(api.Peers))
+		}
+		opts.APIServer = api
+	}
 	if err := controller.SetupManager(ctx, mgr, clock.RealClock{}, opts); err != nil {
 		return err
 	}

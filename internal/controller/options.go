@@ -88,6 +88,11 @@ type Options struct {
 	// JudgeLimits are the judge containers' default limits (--judge-cpu-limit, --judge-memory-limit,
 	// --judge-ephemeral-storage-limit); nil is DefaultJudge*Limit.
 	JudgeLimits JudgeLimits
+	// NoNetworkPolicy, when true (--run-network-policy=false), creates no NetworkPolicy for runs' pods (a cluster
+	// whose network plugin enforces none, or runners whose egress spec.target.egress cannot express).
+	NoNetworkPolicy bool
+	// APIServer is where runs' pods reach the API server, for their NetworkPolicy (found at start, cmd/manager).
+	APIServer APIServerEgress
 }
 
 // Validate rejects options the manager cannot run with.
