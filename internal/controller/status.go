@@ -37,6 +37,9 @@ type Facts struct {
 	ActiveDeadline *evalsv1alpha1.ActiveDeadline
 	// Queue is Kueue's view of the run's Job (spec.queueName set).
 	Queue *evalsv1alpha1.QueueStatus
+	// CodeJudgeLandlockABI is the lowest Landlock ABI the shards' collections report (a sharded or resumed run);
+	// a one-pod run's is status.collection's.
+	CodeJudgeLandlockABI *int32
 }
 
 // TerminalAssessment returns the run's recorded terminal outcome, if its Succeeded condition is True or False.
@@ -117,6 +120,13 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		set(passed.Type, passed.Status, passed.Reason, passed.Message)
 		if b := BudgetCondition(run); b != nil {
 			set(b.Type, b.Status, b.Reason, b.Message)
+		}
+		abi := f.CodeJudgeLandlockABI
+		if abi == nil && run.Status.Collection != nil {
+			abi = run.Status.Collection.CodeJudgeLandlockABI
+		}
+		if c := ConfinementCondition(abi); c != nil {
+			set(c.Type, c.Status, c.Reason, c.Message)
 		}
 		out.CompletionTime = run.Status.CompletionTime
 		if out.CompletionTime == nil {

@@ -230,6 +230,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CollectionStatus
   map:
     fields:
+    - name: codeJudgeLandlockABI
+      type:
+        scalar: numeric
     - name: collectedAt
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
