@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -70,22 +69,21 @@ func TestHostileCodeJudgeConfined(t *testing.T) {
 	}
 }
 
-// listenerPod starts a pod that accepts TCP connections on port 8080 (busybox httpd in the runner image) and
-// returns its IP once it is ready.
-func listenerPod(t *testing.T, ns string) string {
+// listenerPod starts a pod that accepts TCP connections on port 8080 and returns its IP once it is ready.
+func listenerPod(t *testing.T, ns string) string { return startListener(t, ns, "listener", nil) }
+
+// startListener starts a pod called name with labels that accepts TCP connections on port 8080 (busybox httpd in
+// the runner image) and returns its IP once it is ready.
+func startListener(t *testing.T, ns, name string, labels map[string]string) string {
 	t.Helper()
 	ctx := ctxFor(t, 2*time.Minute)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "listener", Namespace: ns, Labels: map[string]string{"app": "listener"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
 				Name: "httpd", Image: runnerImage, ImagePullPolicy: corev1.PullIfNotPresent,
-				Command: []string{"/bin/busybox", "httpd", "-f", "-p", "8080", "-h", "/app"},
-				SecurityContext: &corev1.SecurityContext{
-					RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), AllowPrivilegeEscalation: ptr.To(false),
-					Capabilities:   &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-					SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-				},
+				Command:         []string{"/bin/busybox", "httpd", "-f", "-p", "8080", "-h", "/app"},
+				SecurityContext: restrictedSecurity(),
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
 					PeriodSeconds: 1},
 			}},
@@ -109,7 +107,7 @@ func listenerPod(t *testing.T, ns string) string {
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("the listener pod did not become ready: %v", err)
+		t.Fatalf("the listener pod %s did not become ready: %v", name, err)
 	}
 	return ip
 }
