@@ -218,20 +218,20 @@ func TestShimRunsAShellScript(t *testing.T) {
 	if err := os.WriteFile(other, []byte("secret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := Build(Policy{Image: []string{"/usr", "/lib", "/lib64", "/bin", "/etc"}, ReadOnly: []string{"/proc"}})
+	rs, err := Build(Policy{Image: []string{"/usr", "/lib", "/lib64", "/bin", "/etc"}, ReadOnly: []string{"/proc"}, Scratch: []string{"/dev/shm"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rs.Close()
 	self, _ := os.Executable()
-	cmd := exec.Command(self, ShimMode, "--", "/bin/sh", "-c", `echo '{"x":1}' | tr x y; cat "$1" 2>/dev/null || echo refused`, "sh", other)
+	cmd := exec.Command(self, ShimMode, "--", "/bin/sh", "-c", `echo '{"x":1}' | tr x y; cat "$1" 2>/dev/null || echo refused; echo stdout > /dev/stdout; echo stderr > /dev/stderr; t=$(mktemp -p /dev/shm 2>/dev/null || echo none); echo "$t" | cut -c1-9; rm -f "$t"`, "sh", other)
 	cmd.ExtraFiles = []*os.File{rs.File()}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	if got := string(out); got != "{\"y\":1}\nrefused\n" {
-		t.Errorf("output %q, want the tr output and the refusal", got)
+	if got := string(out); got != "{\"y\":1}\nrefused\nstdout\nstderr\n/dev/shm/\n" {
+		t.Errorf("output %q, want the tr output, the refusal, /dev/stdout and /dev/stderr written and a temporary file in /dev/shm", got)
 	}
 }
 
