@@ -41,12 +41,15 @@ func secretsEval(n int, judge string) string {
 // 24. A sharded run whose answers are code its code judge runs. Each answer looks for the answer key in every
 // directory of the judge container (the eval ConfigMap, the shard's eval file, the snapshot, the image), and
 // opens TCP connections to another pod of the cluster and to the API server, printing what it reached. Under the
-// judge runner's Landlock ruleset it reaches nothing: every case's miss reads "reached:" and nothing more.
+// judge runner's Landlock ruleset it reaches nothing: every case's miss reads "reached:secret-h0" (its own canary)
+// and nothing more.
 func TestHostileCodeJudgeConfined(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "judge-confine", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 	target := listenerPod(t, ns)
-	answer := `for d in /evalrun-eval /evalrun /etc /app /tmp /var /dev/shm; do grep -rho 'secret-h[0-9]*' $d 2>/dev/null; done | sort -u | tr '\n' ' '; ` +
+	// secret-h0 is the answer's own canary, in its writable directory: finding it shows the search works.
+	answer := `echo secret-h0 > /evalrun/verdicts/canary; ` +
+		`for d in /evalrun/verdicts /evalrun-eval /evalrun /etc /app /tmp /var /dev/shm; do grep -rho 'secret-h[0-9]*' $d 2>/dev/null; done | sort -u | tr '\n' ' '; ` +
 		`nc -w 3 ` + target + ` 8080 </dev/null >/dev/null 2>&1 && printf ' tcp-pod'; ` +
 		`nc -w 3 $KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT </dev/null >/dev/null 2>&1 && printf ' tcp-apiserver'; ` +
 		`kill -0 1 2>/dev/null && printf ' signal-pid1'; true`
@@ -60,7 +63,7 @@ func TestHostileCodeJudgeConfined(t *testing.T) {
 		"h3": evalsv1alpha1.VerdictFail, "h4": evalsv1alpha1.VerdictFail}
 	expectDiff(t, "verdicts", want, verdicts(got))
 	for _, c := range got.Status.Cases {
-		if len(c.Evaluators) != 1 || strings.TrimSpace(c.Evaluators[0].Message) != "reached:" {
+		if len(c.Evaluators) != 1 || strings.TrimSpace(c.Evaluators[0].Message) != "reached:secret-h0" {
 			t.Errorf("case %s: the answer its judge ran reached something: %+v", c.ID, c.Evaluators)
 		}
 	}
