@@ -67,8 +67,12 @@ func TestHostileCodeJudgeConfined(t *testing.T) {
 			t.Errorf("case %s: the answer its judge ran reached something: %+v", c.ID, c.Evaluators)
 		}
 	}
-	if confine.ABI() < 6 {
-		t.Logf("this machine's Landlock ABI is %d; the node's is what confined the scripts", confine.ABI())
+	// The run says so: the node's kernel (this machine's) has Landlock ABI 6 or above.
+	if confine.ABI() >= 6 {
+		expectCondition(t, got, evalsv1alpha1.ConditionCodeJudgesConfined,
+			conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonLandlockConfined})
+	} else {
+		t.Logf("this machine's Landlock ABI is %d: the run's CodeJudgesConfined condition is not checked", confine.ABI())
 	}
 }
 
