@@ -49,7 +49,7 @@ func TestHostileCodeJudgeConfined(t *testing.T) {
 	target := listenerPod(t, ns)
 	// secret-h0 is the answer's own canary, in its writable directory: finding it shows the search works.
 	answer := `echo secret-h0 > /evalrun/verdicts/canary; ` +
-		`for d in /evalrun/verdicts /evalrun-eval /evalrun /etc /app /tmp /var /dev/shm; do grep -rho 'secret-h[0-9]*' $d 2>/dev/null; done | sort -u | tr '\n' ' '; ` +
+		`for d in /evalrun/verdicts /evalrun-eval /evalrun /etc /app /tmp /var /dev/shm; do grep -rho 'secret-h[0-9][0-9]*' $d 2>/dev/null; done | sort -u | tr '\n' ' '; ` +
 		`nc -w 3 ` + target + ` 8080 </dev/null >/dev/null 2>&1 && printf ' tcp-pod'; ` +
 		`nc -w 3 $KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT </dev/null >/dev/null 2>&1 && printf ' tcp-apiserver'; ` +
 		`kill -0 1 2>/dev/null && printf ' signal-pid1'; true`
