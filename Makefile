@@ -68,6 +68,7 @@ verify: generate manifests gitops ## Regenerate everything and fail on drift or 
 	cd hack/helm && $(GO) mod tidy -diff
 	cd hack/seaweedfs && $(GO) mod tidy -diff
 	cd hack/kueue && $(GO) mod tidy -diff
+	cd hack/kube-network-policies && $(GO) mod tidy -diff
 	cd hack/prometheus && $(GO) mod tidy -diff
 	cd hack/prometheus-operator && $(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds this project's container images without Docker and imports them into the local cluster's containerd.
 #
-#   hack/images.sh [pause|manager|collector|judge|screening-runner|seaweedfs|judgeserver|hostile-runner|kueue ...]
-#                                       (default: all but kueue)
+#   hack/images.sh [pause|manager|collector|judge|screening-runner|seaweedfs|judgeserver|hostile-runner|kueue|kube-network-policies ...]
+#                                       (default: all but kueue and kube-network-policies)
 #
 # Each image is static binaries on an empty base, packed by hack/imagepack into an OCI image-layout tarball under
 # bin/images/ and imported with `ctr -n k8s.io images import`. Packing is deterministic, so an image whose
@@ -28,6 +28,8 @@
 #                                           image whose interpreters print a passing verdict (test/e2e's judge image test)
 #   localhost/evalrun/kueue:<version>       /manager (Kueue, built by hack/kueue.sh); only when named (hack/kueue.sh
 #                                           install names it), not among the default images
+#   localhost/evalrun/kube-network-policies:<version>  /bin/netpol (built by hack/kube-network-policies.sh); only
+#                                           when named (hack/kube-network-policies.sh install names it)
 #
 # CONTAINERD_ADDRESS overrides the containerd socket (default: the local cluster's, see hack/cluster.sh).
 # IMAGES_NO_IMPORT=1 only packs the tarballs.
@@ -41,7 +43,7 @@ BUILD="$OUT/build"
 TAG="${IMAGE_TAG:-dev}"
 IMAGEPACK="$ROOT/bin/tools/imagepack"
 ALL=(pause manager collector judge screening-runner seaweedfs judgeserver hostile-runner)
-OPTIONAL=(kueue)
+OPTIONAL=(kueue kube-network-policies)
 WANT=("$@")
 [ ${#WANT[@]} -eq 0 ] && WANT=("${ALL[@]}")
 
@@ -172,6 +174,17 @@ build_kueue() {
     --label org.opencontainers.image.licenses=Apache-2.0
 }
 
+build_kube_network_policies() {
+  local bin version
+  bin="$(hack/kube-network-policies.sh build | tail -n 1)"
+  version="$(basename "$(dirname "$bin")")"
+  pack "localhost/evalrun/kube-network-policies:$version" "$OUT/kube-network-policies.tar" \
+    --file /bin/netpol="$bin" --entrypoint /bin/netpol \
+    --label org.opencontainers.image.title=kube-network-policies \
+    --label org.opencontainers.image.version="$version" \
+    --label org.opencontainers.image.licenses=Apache-2.0
+}
+
 for image in "${WANT[@]}"; do
   case "$image" in
     pause) build_pause ;;
@@ -183,6 +196,7 @@ for image in "${WANT[@]}"; do
     judgeserver) build_judgeserver ;;
     hostile-runner) build_hostile_runner ;;
     kueue) build_kueue ;;
+    kube-network-policies) build_kube_network_policies ;;
     *) die "unknown image $image (want one of: ${ALL[*]} ${OPTIONAL[*]})" ;;
   esac
 done

@@ -20,6 +20,15 @@ const (
 	// ReasonRunnerCostBudgetSpent: the cost the runner's records reported passed spec.target.maxCostUSD and the
 	// launcher stopped the runner (the run fails with CostBudgetExceeded).
 	ReasonRunnerCostBudgetSpent = "RunnerCostBudgetSpent"
+	// ReasonLandlockConfined: every code_judge script ran under Landlock ABI 6 or above (files, TCP, signals and
+	// abstract unix sockets confined).
+	ReasonLandlockConfined = "LandlockConfined"
+	// ReasonLandlockUnavailable: a node's kernel has no Landlock; its code_judge scripts ran unconfined (a Warning
+	// event says so).
+	ReasonLandlockUnavailable = "LandlockUnavailable"
+	// ReasonLandlockPartial: a node's Landlock is older than ABI 6: its scripts' files were confined, but not
+	// (below 4) TCP or (below 6) signals and abstract unix sockets.
+	ReasonLandlockPartial = "LandlockPartial"
 	// ReasonWithinBudget: the run has a budget and stayed within it.
 	ReasonWithinBudget = "WithinBudget"
 )

@@ -24,6 +24,11 @@ const (
 	// baseline beyond spec.baseline's bounds, False when it did not, Unknown while the baseline has not finished
 	// or when it cannot be compared.
 	ConditionRegressed = "Regressed"
+	// ConditionCodeJudgesConfined says whether the run's code_judge scripts ran under Landlock (the judge
+	// runner's per-case ruleset: their own case's files, no TCP, no signal outside): True with
+	// ReasonLandlockConfined, False with ReasonLandlockUnavailable or ReasonLandlockPartial. Only on runs whose code
+	// judges ran.
+	ConditionCodeJudgesConfined = "CodeJudgesConfined"
 )
 
 // Reasons used on EvalRun conditions. They form a fixed set: in progress Pending, Queued, Running, Collecting;
@@ -991,6 +996,14 @@ type CollectionStatus struct {
 	// collectedAt is when the collector wrote these results.
 	// +optional
 	CollectedAt *metav1.Time `json:"collectedAt,omitempty"`
+	// codeJudgeLandlockABI is the Landlock ABI the judge containers confined the code_judge scripts with, the
+	// lowest any of them reported: 0 means the node's kernel has no Landlock and the scripts ran with the judge
+	// container's whole reach (the CodeJudgesConfined condition says so); 1 to 3 confine files only, 4 and 5 also
+	// TCP, 6 and above also signals and abstract unix sockets. Unset when no code judge ran.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	CodeJudgeLandlockABI *int32 `json:"codeJudgeLandlockABI,omitempty"`
 	// podName is the pod the results come from; the manager uses a collection only for the pod it names.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional

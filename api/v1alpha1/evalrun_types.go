@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -517,6 +518,16 @@ type Target struct {
 	// healthcheck runs before the runner; if it fails the run ends with its output excerpt.
 	// +optional
 	Healthcheck *Healthcheck `json:"healthcheck,omitempty"`
+
+	// egress are further egress rules of the run's pods (NetworkPolicy egress rules: peers and ports), for a
+	// runner that reaches services of its own (an agent's model endpoint). The run's NetworkPolicy otherwise
+	// allows only what the operator's side needs: DNS, the API server, the run's buckets and LLM judges'
+	// endpoint; no ingress; never another run's pod. A NetworkPolicy is pod-wide: the judges' code_judge scripts
+	// are kept off the network by Landlock, whatever these allow (docs/judging.md). Unset: none.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	// +optional
+	Egress []networkingv1.NetworkPolicyEgressRule `json:"egress,omitempty"`
 
 	// securityContext overrides the runner container's security context. It must stay within the Pod Security
 	// "restricted" profile: the manager always enforces runAsNonRoot, no privilege escalation, all capabilities

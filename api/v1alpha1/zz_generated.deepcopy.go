@@ -22,6 +22,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -242,6 +243,11 @@ func (in *CollectionStatus) DeepCopyInto(out *CollectionStatus) {
 	if in.CollectedAt != nil {
 		in, out := &in.CollectedAt, &out.CollectedAt
 		*out = (*in).DeepCopy()
+	}
+	if in.CodeJudgeLandlockABI != nil {
+		in, out := &in.CodeJudgeLandlockABI, &out.CodeJudgeLandlockABI
+		*out = new(int32)
+		**out = **in
 	}
 }
 
@@ -1637,6 +1643,13 @@ func (in *Target) DeepCopyInto(out *Target) {
 		in, out := &in.Healthcheck, &out.Healthcheck
 		*out = new(Healthcheck)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.Egress != nil {
+		in, out := &in.Egress, &out.Egress
+		*out = make([]networkingv1.NetworkPolicyEgressRule, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
 	}
 	if in.SecurityContext != nil {
 		in, out := &in.SecurityContext, &out.SecurityContext

@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/check"
+	"github.com/evalrun-operator/evalrun-operator/internal/confine"
 )
 
 const usage = `usage: collector <install|collect|judge|check|view> [flags]
@@ -31,6 +32,10 @@ func main() {
 		os.Exit(2)
 	}
 	mode, args := os.Args[1], os.Args[2:]
+	if mode == confine.ShimMode {
+		// A code_judge script's shim (internal/confine): nothing else of this binary runs.
+		os.Exit(confine.Shim(args, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/confine"
 	"github.com/evalrun-operator/evalrun-operator/internal/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/judgerunner"
 	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
@@ -54,11 +55,19 @@ func podMain(ctx context.Context, mode string, args []string, stderr io.Writer) 
 		if err := reaper.BecomeSubreaper(); err != nil {
 			podfiles.Logf(stderr, "collector judge: %v (processes the scripts leave behind may outlive them)\n", err)
 		}
+		confinement, err := judgeConfinement()
+		if err != nil {
+			podfiles.Logf(stderr, "collector judge: %v\n", err)
+			return exitInfra
+		}
+		if confinement == nil {
+			podfiles.Logf(stderr, "collector judge: the kernel has no Landlock: code_judge scripts run unconfined\n")
+		}
 		judging := &atomic.Bool{}
 		jctx, stop := judgeSignals(judging)
 		defer stop()
 		if err := judgerunner.Judge(jctx, judgerunner.Options{Config: cfg, Pod: *pod, Index: *index, Shell: *shell, Log: stderr, Judging: judging,
-			Scratch: []string{pod.Verdicts, "/dev/shm"}}); err != nil {
+			Scratch: []string{pod.Verdicts, "/dev/shm"}, Confine: confinement}); err != nil {
 			podfiles.Logf(stderr, "collector judge: %v\n", err)
 			return exitInfra
 		}
@@ -97,6 +106,23 @@ func podMain(ctx context.Context, mode string, args []string, stderr io.Writer) 
 	}
 	podfiles.Logf(stderr, "collector: unknown pod mode %q\n", mode)
 	return exitUsage
+}
+
+// judgeConfinement is how the judge runner confines scripts on this kernel: nil without Landlock; else this binary
+// as the shim, the image's own top-level directories (never the pod's /evalrun* mounts) and /proc read-only.
+func judgeConfinement() (*judgerunner.Confinement, error) {
+	if confine.ABI() < 1 {
+		return nil, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("the shim (this binary): %w", err)
+	}
+	image, err := confine.ImageRoots("/")
+	if err != nil {
+		return nil, err
+	}
+	return &judgerunner.Confinement{Shim: self, Image: image, ReadOnly: []string{"/proc"}}, nil
 }
 
 // judgeSignals is the judge runner's stop signal. As its container's PID 1 it receives, from processes of its own

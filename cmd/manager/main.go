@@ -94,6 +94,16 @@ func main() {
 			"default of 20 makes 1,000 runs applied at once wait minutes for their children).")
 	flag.IntVar(&api.burst, "kube-api-burst", defaultAPIBurst, "Requests the manager's API client may send in a burst above --kube-api-qps.")
 	zapOpts := zap.Options{}
+	var judgeCPU, judgeMemory, judgeEphemeral string
+	networkPolicy := true
+	flag.BoolVar(&networkPolicy, "run-network-policy", true,
+		"Give every run's pods a NetworkPolicy: no ingress, egress only to DNS, the API server, the run's buckets and LLM endpoint, and spec.target.egress.")
+	flag.StringVar(&judgeCPU, "judge-cpu-limit", controller.DefaultJudgeCPULimit,
+		"CPU limit of every judge container unless spec.judging.resources sets one (answer code a code judge runs cannot take the node's CPU).")
+	flag.StringVar(&judgeMemory, "judge-memory-limit", controller.DefaultJudgeMemoryLimit,
+		"Memory limit of every judge container unless spec.judging.resources sets one.")
+	flag.StringVar(&judgeEphemeral, "judge-ephemeral-storage-limit", controller.DefaultJudgeEphemeralStorageLimit,
+		"Ephemeral-storage limit of every judge container unless spec.judging.resources sets one (\"\": none; any container's limit makes the kubelet bound the whole pod by the sum).")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
@@ -111,6 +121,13 @@ func main() {
 		ctrl.Log.Error(nil, "Invalid flags: --default-active-deadline-seconds must be at least 1 (every run ends)")
 		os.Exit(2)
 	}
+	limits, err := controller.ParseJudgeLimits(judgeCPU, judgeMemory, judgeEphemeral)
+	if err != nil {
+		ctrl.Log.Error(err, "Invalid flags")
+		os.Exit(2)
+	}
+	opts.JudgeLimits = limits
+	opts.NoNetworkPolicy = !networkPolicy
 	if err := opts.Validate(); err != nil {
 		ctrl.Log.Error(err, "Invalid flags")
 		os.Exit(2)
@@ -202,6 +219,13 @@ func run(opts controller.Options, api apiClient, metricsAddr string, secureMetri
 		return fmt.Errorf("creating the manager: %w", err)
 	}
 	ctx := ctrl.SetupSignalHandler()
+	if !opts.NoNetworkPolicy {
+		api, err := controller.DiscoverAPIServer(ctx, mgr.GetAPIReader(), cfg.Host)
+		if err != nil {
+			ctrl.Log.Error(err, "Runs' NetworkPolicies reach the API server only at the addresses found", "peers", len(api.Peers))
+		}
+		opts.APIServer = api
+	}
 	if err := controller.SetupManager(ctx, mgr, clock.RealClock{}, opts); err != nil {
 		return err
 	}

@@ -129,7 +129,7 @@ func Collect(ctx context.Context, o Options) error {
 			in.EvalFile = nil
 		}
 	}
-	in.JudgeResults, in.JudgeError = handOffToJudge(jctx, o, in.EvalFile, ended, why)
+	in.JudgeResults, in.JudgeError, in.LandlockABI = handOffToJudge(jctx, o, in.EvalFile, ended, why)
 	stopJudgeWait()
 	jcancel()
 
@@ -306,34 +306,35 @@ func endedWith(rep *layout.LauncherReport, err error) RunnerEnd {
 }
 
 // handOffToJudge tells the judge containers the snapshot is complete and, when some case has a code_judge, reads
-// their verdicts. It returns the verdicts it accepted (nil when there are none) and what went wrong with them.
+// their verdicts. It returns the verdicts it accepted (nil when there are none), what went wrong with them and
+// the Landlock ABI the judges confined their scripts with (nil when no judge reported one).
 //
 // Before the snapshot is marked ready it connects to every judge container's judge-end FIFO and reads its judge
 // runner's key (no script exists yet); then it reads each judge's authenticated frames until its end frame and
 // accepts only results that name an invocation it expects from that container (judgeplan.Expected, computed here
 // from the eval file), the first of each. Nothing any judge writes in a file is read. All of it is bounded by
 // ctx (the judge deadline).
-func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final bool, why string) (Verdicts, string) {
+func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final bool, why string) (Verdicts, string, *int32) {
 	if !o.Config.CodeJudges || !final {
 		if err := podfiles.WriteJSONAtomic(o.Pod.SnapshotReady(), layout.SnapshotMarker{Final: final, Reason: why}); err != nil {
-			return nil, "the collector could not hand the output to the judge container: " + err.Error()
+			return nil, "the collector could not hand the output to the judge container: " + err.Error(), nil
 		}
 		if !o.Config.CodeJudges {
-			return nil, ""
+			return nil, "", nil
 		}
-		return nil, "not run, because the runner's output was not final: " + why
+		return nil, "not run, because the runner's output was not final: " + why, nil
 	}
 	if note, err := readVerdictsNote(o.Pod); err == nil {
-		return note.Verdicts, strings.Join(note.Problems, "; ")
+		return note.Verdicts, strings.Join(note.Problems, "; "), note.LandlockABI
 	}
 	if _, err := os.Stat(o.Pod.SnapshotReady()); err == nil {
 		// A restarted collector: the judges' keys were in its predecessor's memory, and scripts may exist now,
 		// so no key read from here on can be trusted.
-		return nil, "the collector restarted while the code judges ran; their verdicts are lost"
+		return nil, "the collector restarted while the code judges ran; their verdicts are lost", nil
 	}
 	file, err := ensureEvalFile(o, file)
 	if err != nil {
-		return nil, "the collector could not read the eval file: " + err.Error()
+		return nil, "the collector could not read the eval file: " + err.Error(), nil
 	}
 	ids := o.Config.CaseIDs
 	if len(ids) == 0 {
@@ -350,15 +351,15 @@ func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final b
 				_ = r.Close()
 			}
 		}
-		return nil, "the collector could not hand the output to the judge containers: " + err.Error()
+		return nil, "the collector could not hand the output to the judge containers: " + err.Error(), nil
 	}
 	podfiles.Logf(o.Log, "Waiting for the code judges\n")
-	verdicts, more := collectVerdicts(ctx, file, ids, readers)
+	verdicts, more, abi := collectVerdicts(ctx, file, ids, readers)
 	problems = append(problems, more...)
-	if err := noteVerdicts(o.Pod, verdicts, problems); err != nil {
+	if err := noteVerdicts(o.Pod, verdicts, problems, abi); err != nil {
 		podfiles.Logf(o.Log, "Cannot note the code judges' verdicts error=%q\n", err.Error())
 	}
-	return verdicts, strings.Join(problems, "; ")
+	return verdicts, strings.Join(problems, "; "), abi
 }
 
 // judgeConnectTimeout bounds the wait for the judge containers' judge runners to connect once the runner ended:

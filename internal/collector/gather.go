@@ -41,6 +41,8 @@ type GatherInput struct {
 	// judges did not run); JudgeError says what went wrong with them, if anything did.
 	JudgeResults Verdicts
 	JudgeError   string
+	// LandlockABI is the lowest Landlock ABI the judge containers confined their scripts with (nil: none reported).
+	LandlockABI *int32
 	// EndCause is how the collector's wait for the runner ended (outcome.EndEnded: every process of the runner
 	// container had ended before the snapshot; the zero value: it did not end); EndReason says it to people.
 	EndCause  outcome.End
@@ -221,6 +223,8 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		CollectedAt:    &collectedAt,
 		PodName:        in.PodName,
 		Launcher:       launcherStatus(rec, in.LauncherMissing),
+		// Only when code judges ran: then the judges' word on their confinement.
+		CodeJudgeLandlockABI: in.LandlockABI,
 	}
 	out, err := sink.builder.Finish(tail)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"k8s.io/utils/ptr"
 	"os"
 	"sort"
 	"strings"
@@ -86,6 +87,9 @@ type judgeReport struct {
 	// problems are the facts the collection's message carries: rejected frames and lines, an end frame that never
 	// came, processes that survived.
 	problems []string
+	// landlockABI is what the judge's end frame reported (ended: it sent one).
+	landlockABI int
+	ended       bool
 }
 
 // readJudge reads judge end je until its judge runner's end frame (or EOF, or deadline) and keeps the lines that
@@ -123,6 +127,7 @@ read:
 		}
 		if f.End != nil {
 			ended = true
+			rep.ended, rep.landlockABI = true, f.End.LandlockABI
 			if f.End.Error != "" {
 				rep.problems = append(rep.problems, name+": "+f.End.Error)
 			}
@@ -164,8 +169,9 @@ read:
 	return rep
 }
 
-// collectVerdicts reads every connected judge's report, in parallel, until ctx's deadline, and merges them.
-func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, readers []*podfiles.JudgeEndReader) (Verdicts, []string) {
+// collectVerdicts reads every connected judge's report, in parallel, until ctx's deadline, and merges them. It
+// also returns the lowest Landlock ABI the judges' end frames report (nil when none ended).
+func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, readers []*podfiles.JudgeEndReader) (Verdicts, []string, *int32) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(24 * time.Hour)
@@ -183,12 +189,16 @@ func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, rea
 	}
 	out := Verdicts{}
 	problems := make([]string, 0, started)
+	var abi *int32
 	for range started {
 		rep := <-ch
 		for id, m := range rep.verdicts {
 			out[id] = m // shares are disjoint
 		}
 		problems = append(problems, rep.problems...)
+		if rep.ended && (abi == nil || int32(rep.landlockABI) < *abi) {
+			abi = ptr.To(int32(min(max(rep.landlockABI, 0), 1000)))
+		}
 	}
 	// Every FIFO stays open until every judge is done: a script that opens another judge's FIFO to write into it
 	// must not block for want of a reader (its own case would time out).
@@ -198,20 +208,21 @@ func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, rea
 		}
 	}
 	sort.Strings(problems)
-	return out, problems
+	return out, problems, abi
 }
 
 // noteVerdicts keeps the accepted verdicts in the collector's own note (0600: no judge can read it), so that a
 // collector restarted after judging resumes with them.
-func noteVerdicts(pod layout.Pod, v Verdicts, problems []string) error {
+func noteVerdicts(pod layout.Pod, v Verdicts, problems []string, abi *int32) error {
 	return podfiles.WriteFileAtomic(pod.JudgeVerdicts(), 0o600, func(w io.Writer) error {
-		return json.NewEncoder(w).Encode(verdictsNote{Verdicts: v, Problems: problems})
+		return json.NewEncoder(w).Encode(verdictsNote{Verdicts: v, Problems: problems, LandlockABI: abi})
 	})
 }
 
 type verdictsNote struct {
-	Verdicts Verdicts `json:"verdicts"`
-	Problems []string `json:"problems,omitempty"`
+	Verdicts    Verdicts `json:"verdicts"`
+	Problems    []string `json:"problems,omitempty"`
+	LandlockABI *int32   `json:"landlockABI,omitempty"`
 }
 
 func readVerdictsNote(pod layout.Pod) (*verdictsNote, error) {

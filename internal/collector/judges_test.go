@@ -83,7 +83,8 @@ func handOff(t *testing.T, f *fixture, timeout time.Duration) (Verdicts, string)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return handOffToJudge(ctx, Options{Config: f.Config, Pod: f.Pod, Log: testWriter{t}}, nil, true, "")
+	v, problems, _ := handOffToJudge(ctx, Options{Config: f.Config, Pod: f.Pod, Log: testWriter{t}}, nil, true, "")
+	return v, problems
 }
 
 type testWriter struct{ t *testing.T }
@@ -217,7 +218,7 @@ func TestHandOffAfterARestart(t *testing.T) {
 		t.Errorf("verdicts %v note %q, want none and the restart", v, note)
 	}
 	want := Verdicts{"a": {"t": {Score: 0.5}}}
-	if err := noteVerdicts(f.Pod, want, nil); err != nil {
+	if err := noteVerdicts(f.Pod, want, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	v, _ = handOff(t, f, 5*time.Second)

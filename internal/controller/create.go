@@ -86,6 +86,10 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	for _, cm := range BuildShardConfigMaps(run, cfg) {
 		children = append(children, cm)
 	}
+	if !r.opts.NoNetworkPolicy {
+		// Before the Job: its pods never run without their policy.
+		children = append(children, BuildNetworkPolicy(run, cfg, r.opts.APIServer))
+	}
 	// These children are independent of each other; the RoleBinding needs the Role (the API server checks that
 	// the manager holds every permission of the Role it binds, reading the Role from storage: created at the same
 	// time, it may not be there yet), and the Job needs them all.

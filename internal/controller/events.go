@@ -71,6 +71,12 @@ func Transitions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatu
 		}
 		out = append(out, e)
 	}
+	beforeC := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionCodeJudgesConfined)
+	afterC := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionCodeJudgesConfined)
+	if afterC != nil && afterC.Status == metav1.ConditionFalse && (beforeC == nil || beforeC.Reason != afterC.Reason) {
+		// Scripts ran with more reach than the judge runner's ruleset gives: say so, once.
+		out = append(out, Event{Type: corev1.EventTypeWarning, Reason: afterC.Reason, Action: actionJudge, Note: afterC.Message})
+	}
 	beforeR := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
 	afterR := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionRegressed)
 	if afterR != nil && afterR.Reason != evalsv1alpha1.ReasonBaselinePending && (beforeR == nil || beforeR.Reason != afterR.Reason) {

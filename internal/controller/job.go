@@ -454,7 +454,7 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 		Command:                  []string{binary, "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
 		WorkingDir:               workingDir,
 		VolumeMounts:             append(mounts, evalMounts(cfg)...),
-		Resources:                res,
+		Resources:                withJudgeLimits(res, opts.JudgeLimits),
 		SecurityContext:          restrictedContainerSecurity(layout.JudgeUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

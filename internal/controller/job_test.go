@@ -72,10 +72,16 @@ func gateJudge() corev1.Container {
 		Command:      []string{"/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"},
 		VolumeMounts: []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, evalRO},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")}},
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			Limits: defaultJudgeLimitList()},
 		SecurityContext:        ourContainerSecurity(65530),
 		TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+}
+
+// defaultJudgeLimitList is the manager's default limits of a judge container (--judge-*-limit).
+func defaultJudgeLimitList() corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 }
 
 // codeJudge is the judge container expected for testRun() when some case has a code_judge: the runner's image,
@@ -325,7 +331,8 @@ func TestBuildJob(t *testing.T) {
 				runnerOf(j).ImagePullPolicy = corev1.PullNever
 				judge := codeJudge()
 				judge.Image, judge.ImagePullPolicy = "registry.example/judge:v1", corev1.PullIfNotPresent
-				judge.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}
+				judge.Resources = corev1.ResourceRequirements{Limits: defaultJudgeLimitList()}
+				judge.Resources.Limits[corev1.ResourceMemory] = resource.MustParse("128Mi")
 				// Two judge containers (the default two workers; the pod has two cases): 1 round of 60s + 4s, + 60s,
 				// + 300s + 30s.
 				setJudges(j, 2, judge)

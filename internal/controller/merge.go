@@ -49,6 +49,7 @@ func (r *EvalRunReconciler) observeShardsWithoutJob(ctx context.Context, run *ev
 func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation, v ShardVerdict,
 	facts Facts, job *batchv1.Job) (*observed, error) {
 	facts.Sharding, facts.Shards = shardingStatus(v.Statuses)
+	facts.CodeJudgeLandlockABI = lowestLandlockABI(so.Sections)
 	a := v.Assessment
 	if a.State.Terminal() {
 		merged, err := r.mergeShards(ctx, run, so, v)

@@ -35,6 +35,8 @@ type ChildNames struct {
 	RoleBinding    string
 	// Job runs the evaluation: <run>-evalrun.
 	Job string
+	// NetworkPolicy is the run pods' NetworkPolicy: <run>-evalrun.
+	NetworkPolicy string
 	// RunLabel is the value of the evals.evalrun.io/run label on every child.
 	RunLabel string
 	run      string
@@ -50,6 +52,7 @@ func NamesFor(run string) ChildNames {
 		Role:           collector,
 		RoleBinding:    collector,
 		Job:            childName(run, childMarker, maxJobName),
+		NetworkPolicy:  childName(run, childMarker, maxObjectName),
 		RunLabel:       childName(run, "", maxLabelValue),
 		run:            run,
 	}

@@ -91,6 +91,14 @@ type Options struct {
 	// ShardStatusInterval is how often, at most, a sharded or resumed run's status is written while its shards
 	// run (DefaultShardStatusInterval).
 	ShardStatusInterval time.Duration
+	// JudgeLimits are the judge containers' default limits (--judge-cpu-limit, --judge-memory-limit,
+	// --judge-ephemeral-storage-limit); nil is DefaultJudge*Limit.
+	JudgeLimits JudgeLimits
+	// NoNetworkPolicy, when true (--run-network-policy=false), creates no NetworkPolicy for runs' pods (a cluster
+	// whose network plugin enforces none, or runners whose egress spec.target.egress cannot express).
+	NoNetworkPolicy bool
+	// APIServer is where runs' pods reach the API server, for their NetworkPolicy (found at start, cmd/manager).
+	APIServer APIServerEgress
 }
 
 // Validate rejects options the manager cannot run with.
@@ -149,5 +157,6 @@ func (o Options) withDefaults() Options {
 	if o.ShardStatusInterval <= 0 {
 		o.ShardStatusInterval = DefaultShardStatusInterval
 	}
+	o.JudgeLimits = defaultJudgeLimits(o.JudgeLimits)
 	return o
 }

@@ -40,6 +40,9 @@ type Facts struct {
 	Queue *evalsv1alpha1.QueueStatus
 	// JudgeImage is run.json's judge image and its source (judgeImageFacts), with the imageID the status has.
 	JudgeImage *evalsv1alpha1.JudgeImageStatus
+	// CodeJudgeLandlockABI is the lowest Landlock ABI the shards' collections report (a sharded or resumed run);
+	// a one-pod run's is status.collection's.
+	CodeJudgeLandlockABI *int32
 }
 
 // judgeImageFacts is status.judgeImage as run.json decides it (nil without code judges), keeping the imageID
@@ -140,6 +143,13 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		set(passed.Type, passed.Status, passed.Reason, passed.Message)
 		if b := BudgetCondition(run); b != nil {
 			set(b.Type, b.Status, b.Reason, b.Message)
+		}
+		abi := f.CodeJudgeLandlockABI
+		if abi == nil && run.Status.Collection != nil {
+			abi = run.Status.Collection.CodeJudgeLandlockABI
+		}
+		if c := ConfinementCondition(abi); c != nil {
+			set(c.Type, c.Status, c.Reason, c.Message)
 		}
 		out.CompletionTime = run.Status.CompletionTime
 		if out.CompletionTime == nil {

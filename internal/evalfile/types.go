@@ -192,6 +192,20 @@ func (c *Case) InputFileRefs() []string {
 	return refs
 }
 
+// ExpectedFileRefs are the file references of the case's expected messages: the values of their `type: file`
+// segments, in order (an eval bundle's reference files: part of the case's answer key).
+func (c *Case) ExpectedFileRefs() []string {
+	var refs []string
+	for _, msg := range c.ExpectedMessages {
+		for _, s := range msg.Content.Segments {
+			if s.Type == SegmentFile {
+				refs = append(refs, s.Value)
+			}
+		}
+	}
+	return refs
+}
+
 // InlineRubricsEvaluatorName names the llm_judge evaluator that judges a case's inline rubrics.
 const InlineRubricsEvaluatorName = "rubrics"
 

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +44,11 @@ type ScriptRunner struct {
 	Shell string
 	// Env is the scripts' environment; nil inherits this process's.
 	Env []string
+	// Prefix, when set, is the command that runs each script: Prefix..., Shell, -c, script (the judge runner's
+	// Landlock shim, internal/confine).
+	Prefix []string
+	// ExtraFiles are passed to every script's command from fd 3 on (the shim's ruleset).
+	ExtraFiles []*os.File
 }
 
 var _ CodeJudgeRunner = ScriptRunner{}
@@ -92,7 +99,9 @@ func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, pa
 
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, shell, "-c", cfg.Script)
+	argv := append(append(slices.Clip(r.Prefix), shell), "-c", cfg.Script)
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+	cmd.ExtraFiles = r.ExtraFiles
 	cmd.Dir = dir
 	cmd.Env = r.Env
 	cmd.Stdin = bytes.NewReader(payload)

@@ -36,4 +36,7 @@ type JudgeEnd struct {
 	Survivors int `json:"survivors,omitempty"`
 	// Error says why code judges could not run (or stopped), if they could not.
 	Error string `json:"error,omitempty"`
+	// LandlockABI is the Landlock ABI the scripts were confined with (internal/confine): 0 when the kernel has
+	// none and the scripts ran unconfined (file, network and signal reach of the judge container's uid).
+	LandlockABI int `json:"landlockABI"`
 }

@@ -11,6 +11,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
+	"github.com/evalrun-operator/evalrun-operator/internal/confine"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
@@ -78,11 +79,24 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 		Shell:   o.Shell,
 	}, log: o.Log}
 	judge.CodeJudges = isolated
+	var policies *casePolicies
+	if o.Confine != nil {
+		if policies, err = newCasePolicies(o.Confine, cfg, file, o.Scratch); err != nil {
+			return fail(fmt.Errorf("confining the scripts: %w", err))
+		}
+		isolated.inner.Prefix = []string{o.Confine.Shim, confine.ShimMode, "--"}
+		end.LandlockABI = confine.ABI()
+	}
 	podfiles.Logf(o.Log, "Running code judges one case at a time judge=%d cases=%d\n", o.Index, len(share))
 	var sendErr error
 	judgeOne := func(c *evalfile.Case, resp *jsonlresult.Response) error {
 		isolated.leftovers = 0
-		results := judge.RunCodeJudges(ctx, c, resp)
+		var results map[string]evaluate.EvaluatorResult
+		if policies == nil {
+			results = judge.RunCodeJudges(ctx, c, resp)
+		} else {
+			results = confinedCase(ctx, judge, isolated, policies.forCase(c), c, resp)
+		}
 		// Nothing of the case's scripts is alive now (isolatedRunner): what they wrote goes too.
 		for _, dir := range o.Scratch {
 			if err := clearDir(dir); err != nil {
@@ -116,6 +130,25 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 	_, _ = reaper.KillLeftovers(ReapTimeout)
 	end.Survivors = len(reaper.Remaining())
 	return frame
+}
+
+// confinedCase runs case c's code judges, each script through the shim under the case's Landlock ruleset. A
+// ruleset that cannot be built runs no script: every code judge of the case is an Error that says why.
+func confinedCase(ctx context.Context, judge *evaluate.Judge, isolated *isolatedRunner, pol confine.Policy,
+	c *evalfile.Case, resp *jsonlresult.Response) map[string]evaluate.EvaluatorResult {
+	rs, err := confine.Build(pol)
+	if err != nil {
+		why := "the judge's Landlock ruleset could not be built, no script ran: " + err.Error()
+		out := map[string]evaluate.EvaluatorResult{}
+		for _, key := range judgeplan.Invocations(c) {
+			out[key] = evaluate.EvaluatorResult{Verdict: evaluate.VerdictError, Misses: []string{why}, Reasoning: why}
+		}
+		return out
+	}
+	defer func() { _ = rs.Close() }()
+	isolated.inner.ExtraFiles = []*os.File{rs.File()}
+	defer func() { isolated.inner.ExtraFiles = nil }()
+	return judge.RunCodeJudges(ctx, c, resp)
 }
 
 // isolatedRunner runs each code_judge script, then kills and reaps every other process of the container (as its

@@ -27,6 +27,9 @@ type Options struct {
 	// Scratch are the directories the scripts may write (the container's own volume, its /dev/shm): each is
 	// emptied after every case, so nothing a case's scripts left there reaches the next case's.
 	Scratch []string
+	// Confine, when set, confines every script with Landlock (a ruleset per case, started through the shim);
+	// nil on a kernel without Landlock: the end frame then reports ABI 0 and the run says so.
+	Confine *Confinement
 	// Judging, when set, becomes true before the first code_judge script starts: signals received from then on
 	// may come from scripts, so the caller ignores them (pod modes: judgeSignals).
 	Judging *atomic.Bool

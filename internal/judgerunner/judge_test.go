@@ -28,12 +28,16 @@ type judged struct {
 // snapshot ready, reads the frames until the end frame, notes "collected") and returns what it read.
 func runJudge(t *testing.T, f *testutil.PodFixture, index int) judged {
 	t.Helper()
+	return runJudgeWith(t, f, index, Options{Shell: "/bin/sh"})
+}
+
+// runJudgeWith is runJudge with o's Shell and Confine.
+func runJudgeWith(t *testing.T, f *testutil.PodFixture, index int, o Options) judged {
+	t.Helper()
 	judging := &atomic.Bool{}
 	done := make(chan error, 1)
-	go func() {
-		done <- Judge(context.Background(), Options{Config: f.Config, Pod: f.Pod, Index: index, Shell: "/bin/sh", Log: io.Discard, Judging: judging,
-			Scratch: []string{scratch(f)}})
-	}()
+	o.Config, o.Pod, o.Index, o.Log, o.Judging, o.Scratch = f.Config, f.Pod, index, io.Discard, judging, []string{scratch(f)}
+	go func() { done <- Judge(context.Background(), o) }()
 	r, err := podfiles.OpenJudgeEndReader(f.Pod.JudgeEnd(index))
 	if err != nil {
 		t.Fatal(err)

@@ -165,6 +165,7 @@ func collectionStatus(c *evalsv1alpha1.CollectionStatus) *acv1alpha1.CollectionS
 	optional(c.Message, ac.WithMessage)
 	timestamp(c.CollectedAt, ac.WithCollectedAt)
 	optional(c.PodName, ac.WithPodName)
+	pointer(c.CodeJudgeLandlockABI, ac.WithCodeJudgeLandlockABI)
 	return ac
 }
 

@@ -21,6 +21,7 @@ var ManagerConditionTypes = []string{
 	evalsv1alpha1.ConditionSucceeded,
 	evalsv1alpha1.ConditionQueued,
 	evalsv1alpha1.ConditionPassed,
+	evalsv1alpha1.ConditionCodeJudgesConfined,
 	evalsv1alpha1.ConditionRegressed,
 	evalsv1alpha1.ConditionBudgetExceeded,
 }

@@ -136,6 +136,8 @@ var knownConditionTypes = []string{
 	evalsv1alpha1.ConditionResultsTruncated,
 	evalsv1alpha1.ConditionQueued,
 	evalsv1alpha1.ConditionRegressed,
+	// Informational: a Warning event when False; health follows Succeeded and Passed (docs/operations.md#reasons).
+	evalsv1alpha1.ConditionCodeJudgesConfined,
 }
 
 // apiConstants returns the string values of the constants in api/v1alpha1/evalrun_status.go whose names start with

@@ -461,6 +461,20 @@ func TestChartReleaseValues(t *testing.T) {
 		}
 	})
 
+	t.Run("judge limits", func(t *testing.T) {
+		args := managerOf(render(t, "judgeLimits.cpu=2", "judgeLimits.memory=2Gi", "judgeLimits.ephemeralStorage=4Gi")).Args
+		for _, a := range []string{"--judge-cpu-limit=2", "--judge-memory-limit=2Gi", "--judge-ephemeral-storage-limit=4Gi"} {
+			if !slices.Contains(args, a) {
+				t.Errorf("args %v lack %s", args, a)
+			}
+		}
+		for _, a := range managerOf(render(t)).Args {
+			if strings.HasPrefix(a, "--judge-") {
+				t.Errorf("default args name %s (the manager's defaults apply)", a)
+			}
+		}
+	})
+
 	t.Run("pod labels and annotations", func(t *testing.T) {
 		d := as[appsv1.Deployment](t, find(render(t, "podLabels.team=evals", "podAnnotations.example\\.com/owner=platform"), "Deployment", "evalrun-controller-manager"))
 		if d.Spec.Template.Labels["team"] != "evals" {

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -183,6 +184,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 	}{
 		{names.EvalConfigMap, evalCM}, {names.ServiceAccount, &corev1.ServiceAccount{}}, {names.Role, &rbacv1.Role{}},
 		{names.RoleBinding, &rbacv1.RoleBinding{}}, {names.ResultConfigMap(0), &corev1.ConfigMap{}},
+		{names.NetworkPolicy, &networkingv1.NetworkPolicy{}},
 	} {
 		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: o.name}, o.obj); err != nil {
 			t.Fatalf("child %s: %v", o.name, err)
@@ -221,7 +223,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 	before := writes.in(ns)
 	// ConfigMaps: the pinned eval file, the results and the kept records (docs/rejudge.md).
 	wantWrites := map[string]int{"create ConfigMap": 3, "create ServiceAccount": 1, "create Role": 1, "create RoleBinding": 1,
-		"create Job": 1, "apply EvalRun/status": 1}
+		"create NetworkPolicy": 1, "create Job": 1, "apply EvalRun/status": 1}
 	if diff := cmp.Diff(wantWrites, before); diff != "" {
 		t.Errorf("manager writes (-want +got):\n%s", diff)
 	}

@@ -235,6 +235,9 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CollectionStatus
   map:
     fields:
+    - name: codeJudgeLandlockABI
+      type:
+        scalar: numeric
     - name: collectedAt
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
@@ -1289,6 +1292,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: commandTemplate
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CommandTemplate
+    - name: egress
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.networking.v1.NetworkPolicyEgressRule
+          elementRelationship: atomic
     - name: env
       type:
         list:
@@ -1617,6 +1626,8 @@ var schemaYAML = typed.YAMLObject(`types:
         scalar: numeric
 - name: io.k8s.api.core.v1.ProcMountType
   scalar: string
+- name: io.k8s.api.core.v1.Protocol
+  scalar: string
 - name: io.k8s.api.core.v1.PullPolicy
   scalar: string
 - name: io.k8s.api.core.v1.ResourceClaim
@@ -1798,6 +1809,57 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: runAsUserName
       type:
         scalar: string
+- name: io.k8s.api.networking.v1.IPBlock
+  map:
+    fields:
+    - name: cidr
+      type:
+        scalar: string
+    - name: except
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+- name: io.k8s.api.networking.v1.NetworkPolicyEgressRule
+  map:
+    fields:
+    - name: ports
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.networking.v1.NetworkPolicyPort
+          elementRelationship: atomic
+    - name: to
+      type:
+        list:
+          elementType:
+            namedType: io.k8s.api.networking.v1.NetworkPolicyPeer
+          elementRelationship: atomic
+- name: io.k8s.api.networking.v1.NetworkPolicyPeer
+  map:
+    fields:
+    - name: ipBlock
+      type:
+        namedType: io.k8s.api.networking.v1.IPBlock
+    - name: namespaceSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+    - name: podSelector
+      type:
+        namedType: io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector
+- name: io.k8s.api.networking.v1.NetworkPolicyPort
+  map:
+    fields:
+    - name: endPort
+      type:
+        scalar: numeric
+    - name: port
+      type:
+        namedType: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+    - name: protocol
+      type:
+        namedType: io.k8s.api.core.v1.Protocol
 - name: io.k8s.apimachinery.pkg.api.resource.Quantity
   scalar: untyped
   list:
@@ -2002,6 +2064,16 @@ var schemaYAML = typed.YAMLObject(`types:
         elementRelationship: separable
 - name: io.k8s.apimachinery.pkg.types.UID
   scalar: string
+- name: io.k8s.apimachinery.pkg.util.intstr.IntOrString
+  scalar: untyped
+  list:
+    elementType:
+      namedType: __untyped_atomic_
+    elementRelationship: atomic
+  map:
+    elementType:
+      namedType: __untyped_deduced_
+    elementRelationship: separable
 - name: __untyped_atomic_
   scalar: untyped
   list:

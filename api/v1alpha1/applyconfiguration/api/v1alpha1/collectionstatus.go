@@ -46,6 +46,11 @@ type CollectionStatusApplyConfiguration struct {
 	Message *string `json:"message,omitempty"`
 	// collectedAt is when the collector wrote these results.
 	CollectedAt *v1.Time `json:"collectedAt,omitempty"`
+	// codeJudgeLandlockABI is the Landlock ABI the judge containers confined the code_judge scripts with, the
+	// lowest any of them reported: 0 means the node's kernel has no Landlock and the scripts ran with the judge
+	// container's whole reach (the CodeJudgesConfined condition says so); 1 to 3 confine files only, 4 and 5 also
+	// TCP, 6 and above also signals and abstract unix sockets. Unset when no code judge ran.
+	CodeJudgeLandlockABI *int32 `json:"codeJudgeLandlockABI,omitempty"`
 	// podName is the pod the results come from; the manager uses a collection only for the pod it names.
 	PodName *string `json:"podName,omitempty"`
 }
@@ -101,6 +106,14 @@ func (b *CollectionStatusApplyConfiguration) WithMessage(value string) *Collecti
 // If called multiple times, the CollectedAt field is set to the value of the last call.
 func (b *CollectionStatusApplyConfiguration) WithCollectedAt(value v1.Time) *CollectionStatusApplyConfiguration {
 	b.CollectedAt = &value
+	return b
+}
+
+// WithCodeJudgeLandlockABI sets the CodeJudgeLandlockABI field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the CodeJudgeLandlockABI field is set to the value of the last call.
+func (b *CollectionStatusApplyConfiguration) WithCodeJudgeLandlockABI(value int32) *CollectionStatusApplyConfiguration {
+	b.CodeJudgeLandlockABI = &value
 	return b
 }
 

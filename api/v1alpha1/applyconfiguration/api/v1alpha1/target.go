@@ -20,6 +20,7 @@ package v1alpha1
 import (
 	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	v1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 )
 
 // TargetApplyConfiguration represents a declarative configuration of the Target type for use
@@ -79,6 +80,12 @@ type TargetApplyConfiguration struct {
 	MaxCostUSD *string `json:"maxCostUSD,omitempty"`
 	// healthcheck runs before the runner; if it fails the run ends with its output excerpt.
 	Healthcheck *HealthcheckApplyConfiguration `json:"healthcheck,omitempty"`
+	// egress are further egress rules of the run's pods (NetworkPolicy egress rules: peers and ports), for a
+	// runner that reaches services of its own (an agent's model endpoint). The run's NetworkPolicy otherwise
+	// allows only what the operator's side needs: DNS, the API server, the run's buckets and LLM judges'
+	// endpoint; no ingress; never another run's pod. A NetworkPolicy is pod-wide: the judges' code_judge scripts
+	// are kept off the network by Landlock, whatever these allow (docs/judging.md). Unset: none.
+	Egress []networkingv1.NetworkPolicyEgressRule `json:"egress,omitempty"`
 	// securityContext overrides the runner container's security context. It must stay within the Pod Security
 	// "restricted" profile: the manager always enforces runAsNonRoot, no privilege escalation, all capabilities
 	// dropped and a RuntimeDefault or Localhost seccomp profile.
@@ -196,6 +203,16 @@ func (b *TargetApplyConfiguration) WithMaxCostUSD(value string) *TargetApplyConf
 // If called multiple times, the Healthcheck field is set to the value of the last call.
 func (b *TargetApplyConfiguration) WithHealthcheck(value *HealthcheckApplyConfiguration) *TargetApplyConfiguration {
 	b.Healthcheck = value
+	return b
+}
+
+// WithEgress adds the given value to the Egress field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Egress field.
+func (b *TargetApplyConfiguration) WithEgress(values ...networkingv1.NetworkPolicyEgressRule) *TargetApplyConfiguration {
+	for i := range values {
+		b.Egress = append(b.Egress, values[i])
+	}
 	return b
 }
 
