@@ -730,11 +730,11 @@ type JudgeImageStatus struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +required
-	Image string `json:"image"`
+	Image string `json:"image,omitempty"`
 	// source is where image came from: Default (the manager's --judge-image), Spec (spec.judging.image) or Target
 	// (spec.judging.image set to spec.target.image).
 	// +required
-	Source JudgeImageSource `json:"source"`
+	Source JudgeImageSource `json:"source,omitempty"`
 	// imageID is the image the judge container ran, as the kubelet reported it in the container status' imageID
 	// (for example localhost/evalrun/judge@sha256:<hex>); empty until a judge container started. In a sharded run,
 	// the first shard's pod that reported one.
@@ -742,6 +742,14 @@ type JudgeImageStatus struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	ImageID *string `json:"imageID,omitempty"`
+}
+
+// UnjudgedByBudget returns budgetUnjudged, 0 when it is unset.
+func (s *RunSummary) UnjudgedByBudget() int32 {
+	if s == nil || s.BudgetUnjudged == nil {
+		return 0
+	}
+	return *s.BudgetUnjudged
 }
 
 // RunSummary counts the judged results of a run.
@@ -770,7 +778,7 @@ type RunSummary struct {
 	// passed. In [0, total]; unset when none.
 	// +kubebuilder:validation:Minimum=0
 	// +optional
-	BudgetUnjudged int32 `json:"budgetUnjudged,omitempty"`
+	BudgetUnjudged *int32 `json:"budgetUnjudged,omitempty"`
 	// parseErrors is the number of invalid output lines.
 	// +required
 	ParseErrors int32 `json:"parseErrors"`

@@ -460,7 +460,7 @@ func terminationMessage(g *Gathered, finished bool, perr error) layout.Terminati
 	t := layout.TerminationMessage{
 		Outcome: g.Outcome, Message: textbound.Head(g.Message, 1024), RunnerFinished: finished, Persisted: perr == nil,
 		Total: s.Total, Passed: s.Passed, Failed: s.Failed, Errored: s.Errored, Skipped: s.Skipped, Missing: s.Missing,
-		BudgetUnjudged: s.BudgetUnjudged, ParseErrors: s.ParseErrors, Unexpected: s.Unexpected,
+		BudgetUnjudged: s.UnjudgedByBudget(), ParseErrors: s.ParseErrors, Unexpected: s.Unexpected,
 	}
 	if c := g.Output.Section.Collection; c != nil {
 		t.OutputSHA256 = c.OutputSHA256

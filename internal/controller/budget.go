@@ -63,8 +63,8 @@ func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 		}
 		if len(parts) > 0 {
 			parts[len(parts)-1] += spentSuffix(run) + ": the LLM evaluators not judged by then are Skipped and their cases are Errors"
-			if sum := run.Status.Summary; sum != nil && sum.BudgetUnjudged > 0 {
-				parts[len(parts)-1] += fmt.Sprintf(" (%d cases left unjudged)", sum.BudgetUnjudged)
+			if sum := run.Status.Summary; sum.UnjudgedByBudget() > 0 {
+				parts[len(parts)-1] += fmt.Sprintf(" (%d cases left unjudged)", sum.UnjudgedByBudget())
 			}
 		}
 	}

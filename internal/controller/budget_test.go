@@ -38,7 +38,7 @@ func TestBudgetCondition(t *testing.T) {
 		{name: "requests, cases left unjudged", run: func() *evalsv1alpha1.EvalRun {
 			run := withBudget(ptr.To[int64](10), nil, &evalsv1alpha1.RunCost{Judges: judges,
 				BudgetsExceeded: []evalsv1alpha1.BudgetKind{evalsv1alpha1.BudgetJudgeRequests}})
-			run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 9, Errored: 7, BudgetUnjudged: 7}
+			run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 9, Errored: 7, BudgetUnjudged: ptr.To[int32](7)}
 			return run
 		}(),
 			want: &metav1.Condition{Type: "BudgetExceeded", Status: "True", Reason: "JudgeRequestBudgetSpent",

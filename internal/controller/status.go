@@ -242,7 +242,7 @@ func policyCondition(run *evalsv1alpha1.EvalRun) metav1.Condition {
 		wantMean, okWant := new(big.Rat).SetString(minMean)
 		mean, okMean := new(big.Rat).SetString(sum.MeanScore)
 		cond.Message += fmt.Sprintf("; mean score %s", orNone(sum.MeanScore))
-		if unjudged, judged := int64(sum.BudgetUnjudged), int64(sum.Passed)+int64(sum.Failed); okMean && unjudged > 0 {
+		if unjudged, judged := int64(sum.UnjudgedByBudget()), int64(sum.Passed)+int64(sum.Failed); okMean && unjudged > 0 {
 			// The mean covers the judged cases; the cases the budget left unjudged could have pulled it down:
 			// the bar holds only if it holds with each of them scored 0.
 			mean.Mul(mean, big.NewRat(judged, judged+unjudged))
@@ -251,7 +251,7 @@ func policyCondition(run *evalsv1alpha1.EvalRun) metav1.Condition {
 		cond.Message += ", required " + minMean
 		met = met && okWant && okMean && mean.Cmp(wantMean) >= 0
 	}
-	if n := sum.BudgetUnjudged; n > 0 {
+	if n := sum.UnjudgedByBudget(); n > 0 {
 		// Their verdict is Error, so the pass rate already counts them as not passed.
 		cond.Message += fmt.Sprintf("; %d cases were left unjudged by the LLM judging budget (spec.judging.llm) and count as not passed", n)
 	}

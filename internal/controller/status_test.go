@@ -168,18 +168,18 @@ func TestPassedCondition(t *testing.T) {
 		// Cases the LLM judging budget left unjudged are Errors: never passed. A policy they could have decided is not
 		// met: 8 of 10 passed and 2 unjudged against minPassRate 0.9 (they might have passed)...
 		{name: "budget left cases unjudged: rate", policy: &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.9"},
-			summary: &evalsv1alpha1.RunSummary{Total: 10, Passed: 8, Errored: 2, BudgetUnjudged: 2, MeanScore: "1.0000"},
+			summary: &evalsv1alpha1.RunSummary{Total: 10, Passed: 8, Errored: 2, BudgetUnjudged: ptr.To[int32](2), MeanScore: "1.0000"},
 			status:  metav1.ConditionFalse, reason: "PolicyNotMet",
 			message: "8 of 10 cases passed (pass rate 0.8000, required 0.9); 2 cases were left unjudged by the LLM judging budget (spec.judging.llm) and count as not passed"},
 		// ... and a mean bar they could have pulled under is not met either (0.95 over 8 judged, 0.76 with the 2 at 0)...
 		{name: "budget left cases unjudged: mean", policy: &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.5", MinMeanScore: "0.9"},
-			summary: &evalsv1alpha1.RunSummary{Total: 10, Passed: 8, Errored: 2, BudgetUnjudged: 2, MeanScore: "0.9500"},
+			summary: &evalsv1alpha1.RunSummary{Total: 10, Passed: 8, Errored: 2, BudgetUnjudged: ptr.To[int32](2), MeanScore: "0.9500"},
 			status:  metav1.ConditionFalse, reason: "PolicyNotMet",
 			message: "8 of 10 cases passed (pass rate 0.8000, required 0.5); mean score 0.9500 (0.7600 with the cases the budget left unjudged scored 0), required 0.9; " +
 				"2 cases were left unjudged by the LLM judging budget (spec.judging.llm) and count as not passed"},
 		// ... while a policy they could not have changed stays met, and says they were left unjudged.
 		{name: "budget left cases unjudged: not decisive", policy: &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.5", MinMeanScore: "0.5"},
-			summary: &evalsv1alpha1.RunSummary{Total: 10, Passed: 8, Errored: 2, BudgetUnjudged: 2, MeanScore: "0.9500"},
+			summary: &evalsv1alpha1.RunSummary{Total: 10, Passed: 8, Errored: 2, BudgetUnjudged: ptr.To[int32](2), MeanScore: "0.9500"},
 			status:  metav1.ConditionTrue, reason: "PolicyMet",
 			message: "8 of 10 cases passed (pass rate 0.8000, required 0.5); mean score 0.9500 (0.7600 with the cases the budget left unjudged scored 0), required 0.5; " +
 				"2 cases were left unjudged by the LLM judging budget (spec.judging.llm) and count as not passed"},

@@ -101,10 +101,10 @@ func budgetsText(run *evalsv1alpha1.EvalRun) string {
 // never Pass); "" when it left none.
 func UnjudgedLine(run *evalsv1alpha1.EvalRun) string {
 	sum := run.Status.Summary
-	if sum == nil || sum.BudgetUnjudged <= 0 {
+	if sum.UnjudgedByBudget() <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s left unjudged by the LLM judging budget (verdict Error)", plural(int(sum.BudgetUnjudged), "case", "cases"))
+	return fmt.Sprintf("%s left unjudged by the LLM judging budget (verdict Error)", plural(int(sum.UnjudgedByBudget()), "case", "cases"))
 }
 
 // shardRow is a shard of the shards table with its spending said in one line each.

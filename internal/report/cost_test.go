@@ -115,7 +115,7 @@ func TestUnjudgedLine(t *testing.T) {
 	if got := UnjudgedLine(run); got != "" {
 		t.Errorf("without a summary: %q", got)
 	}
-	run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 5, Errored: 2, BudgetUnjudged: 2}
+	run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 5, Errored: 2, BudgetUnjudged: ptr.To[int32](2)}
 	if got, want := UnjudgedLine(run), "2 cases left unjudged by the LLM judging budget (verdict Error)"; got != want {
 		t.Errorf("UnjudgedLine = %q, want %q", got, want)
 	}

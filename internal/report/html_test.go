@@ -138,7 +138,7 @@ func TestWriteHTMLCountsCasesTheBudgetLeftUnjudged(t *testing.T) {
 	for _, n := range []int32{0, 3} {
 		lines := sampleLines()
 		in := HTMLInput{Run: reportRun(lines), Lines: lines, Generated: time.Now()}
-		in.Run.Status.Summary.BudgetUnjudged = n
+		in.Run.Status.Summary.BudgetUnjudged = &n
 		var b bytes.Buffer
 		if err := WriteHTML(&b, in); err != nil {
 			t.Fatal(err)

@@ -81,16 +81,19 @@ func CaseStatus(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
 // SummaryStatus converts a run's summary, with its parse error and unexpected id counts, to its status form.
 func SummaryStatus(s evaluate.Summary, parseErrors, unexpected int) evalsv1alpha1.RunSummary {
 	out := evalsv1alpha1.RunSummary{
-		Total:          int32(s.Total),
-		Passed:         int32(s.Passed),
-		Failed:         int32(s.Failed),
-		Errored:        int32(s.Errored),
-		Skipped:        int32(s.Skipped),
-		Missing:        int32(s.Missing),
-		BudgetUnjudged: int32(s.BudgetUnjudged),
-		ParseErrors:    int32(parseErrors),
-		Unexpected:     int32(unexpected),
-		PassRate:       evaluate.FormatScore(s.PassRate()),
+		Total:       int32(s.Total),
+		Passed:      int32(s.Passed),
+		Failed:      int32(s.Failed),
+		Errored:     int32(s.Errored),
+		Skipped:     int32(s.Skipped),
+		Missing:     int32(s.Missing),
+		ParseErrors: int32(parseErrors),
+		Unexpected:  int32(unexpected),
+		PassRate:    evaluate.FormatScore(s.PassRate()),
+	}
+	if s.BudgetUnjudged > 0 {
+		n := int32(s.BudgetUnjudged)
+		out.BudgetUnjudged = &n
 	}
 	if u := s.ModelUsage; u.Calls > 0 {
 		out.JudgeUsage = &evalsv1alpha1.JudgeUsage{Calls: u.Calls, PromptTokens: u.PromptTokens,

@@ -265,7 +265,7 @@ func TestMergerCountsCasesTheBudgetLeftUnjudged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := s.Summary; sum.BudgetUnjudged != 4 || sum.Errored != 4 || sum.Passed != 1 || sum.Total != 5 {
+	if sum := s.Summary; sum.UnjudgedByBudget() != 4 || sum.Errored != 4 || sum.Passed != 1 || sum.Total != 5 {
 		t.Errorf("summary = %+v, want 4 cases left unjudged by the budget, all errored", sum)
 	}
 	for _, c := range s.Cases {

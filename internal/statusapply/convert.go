@@ -70,7 +70,9 @@ func runnerStatus(r *evalsv1alpha1.RunnerStatus) *acv1alpha1.RunnerStatusApplyCo
 
 // judgeImageStatus converts status.judgeImage (and a baseline comparison's baselineJudgeImage).
 func judgeImageStatus(j *evalsv1alpha1.JudgeImageStatus) *acv1alpha1.JudgeImageStatusApplyConfiguration {
-	ac := acv1alpha1.JudgeImageStatus().WithImage(j.Image).WithSource(j.Source)
+	ac := acv1alpha1.JudgeImageStatus()
+	optional(j.Image, ac.WithImage)
+	optional(j.Source, ac.WithSource)
 	pointer(j.ImageID, ac.WithImageID)
 	return ac
 }
@@ -79,9 +81,7 @@ func judgeImageStatus(j *evalsv1alpha1.JudgeImageStatus) *acv1alpha1.JudgeImageS
 func runSummary(s *evalsv1alpha1.RunSummary) *acv1alpha1.RunSummaryApplyConfiguration {
 	ac := acv1alpha1.RunSummary().WithTotal(s.Total).WithPassed(s.Passed).WithFailed(s.Failed).WithErrored(s.Errored).
 		WithSkipped(s.Skipped).WithMissing(s.Missing).WithParseErrors(s.ParseErrors).WithUnexpected(s.Unexpected)
-	if s.BudgetUnjudged != 0 {
-		ac.WithBudgetUnjudged(s.BudgetUnjudged)
-	}
+	pointer(s.BudgetUnjudged, ac.WithBudgetUnjudged)
 	optional(s.MeanScore, ac.WithMeanScore)
 	optional(s.MedianScore, ac.WithMedianScore)
 	optional(s.MinScore, ac.WithMinScore)

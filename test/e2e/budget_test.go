@@ -42,7 +42,7 @@ func TestBudgetStopsLLMJudging(t *testing.T) {
 	expectCondition(t, got, evalsv1alpha1.ConditionBudgetExceeded,
 		conditionSummary{Status: "True", Reason: evalsv1alpha1.ReasonJudgeRequestBudgetSpent})
 	s := got.Status.Summary
-	if s == nil || s.Total != 5 || s.Errored != 3 || s.BudgetUnjudged != 3 || s.Skipped != 0 || s.JudgeUsage == nil || s.JudgeUsage.Calls != 2 {
+	if s == nil || s.Total != 5 || s.Errored != 3 || s.UnjudgedByBudget() != 3 || s.Skipped != 0 || s.JudgeUsage == nil || s.JudgeUsage.Calls != 2 {
 		t.Errorf("summary = %+v, want 5 cases, 3 errored and left unjudged by the budget, 2 judge calls", s)
 	}
 	for _, c := range got.Status.Cases {
