@@ -103,7 +103,8 @@ func main() {
 	flag.StringVar(&judgeMemory, "judge-memory-limit", controller.DefaultJudgeMemoryLimit,
 		"Memory limit of every judge container unless spec.judging.resources sets one.")
 	flag.StringVar(&judgeEphemeral, "judge-ephemeral-storage-limit", controller.DefaultJudgeEphemeralStorageLimit,
-		"Ephemeral-storage limit of every judge container unless spec.judging.resources sets one (\"\": none; any container's limit makes the kubelet bound the whole pod by the sum).")
+		"Ephemeral-storage limit of every judge container unless spec.judging.resources sets one "+
+			"(\"\": none; any container's limit makes the kubelet bound the whole pod by the sum).")
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))

@@ -108,26 +108,9 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if len(ids) == 0 {
 		ids = file.CaseIDs()
 	}
-	invocationErrors := map[string]string{}
-	if rec != nil {
-		for _, c := range rec.Cases {
-			invocationErrors[c.ID] = "the launcher reports that the runner invocation for this case " + c.Describe() + stderrSuffix(c.StderrTail)
-		}
-	}
-	for id, why := range in.MissingReasons {
-		invocationErrors[id] = why
-	}
-	// PerCase: every case's wall time as the launcher measured it, which latency judges instead of the runner's
-	// claims. A report whose durations do not decode leaves the claims (latency's notes then say so).
-	var measured []int64
-	if rec != nil && rec.Batching == string(evalsv1alpha1.BatchingPerCase) && rec.CaseDurations != "" {
-		if d, err := layout.DecodeCaseDurations(rec.CaseDurations, len(ids)); err == nil {
-			measured = d
-		}
-	}
 	pin := pipeline.Input{
-		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors, MaxListed: evalsv1alpha1.MaxStatusMissingIDs,
-		MeasuredDurationsMs: measured,
+		IDs: ids, File: file, LoadFile: loadFile, Recorded: recorded, MissingReasons: invocationErrors(rec, in.MissingReasons),
+		MaxListed: evalsv1alpha1.MaxStatusMissingIDs, MeasuredDurationsMs: measuredDurations(rec, len(ids)),
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError, Bundle: judgingBundle(cfg)},
@@ -197,18 +180,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	}
 	tail.UnexpectedIDs, tail.UnexpectedCount = pr.UnexpectedIDs, pr.UnexpectedCount
 	tail.MissingIDs, tail.MissingCount = pr.MissingIDs, pr.MissingCount
-	if requests, tokens := budget.Reached(); requests || tokens {
-		if requests {
-			tail.Budgets = append(tail.Budgets, evalsv1alpha1.BudgetJudgeRequests)
-		}
-		if tokens {
-			tail.Budgets = append(tail.Budgets, evalsv1alpha1.BudgetJudgeTokens)
-		}
-	}
-
-	if rec != nil && rec.CostBudget != nil {
-		tail.Budgets = append(tail.Budgets, evalsv1alpha1.BudgetRunnerCost)
-	}
+	tail.Budgets = reachedBudgets(budget, rec)
 
 	sum := pr.Summary
 	decided, message := classify(rec, in, tail, noOutput, sum.Total)
@@ -494,4 +466,49 @@ func judgingBundle(cfg *layout.RunConfig) bundle.Dir {
 		return bundle.Dir{}
 	}
 	return bundle.Dir{Root: cfg.Bundle.Dir, EvalFile: cfg.Bundle.EvalFile}
+}
+
+// invocationErrors is each case's error that no record can replace: the launcher's word on a failed PerCase
+// invocation, and the reasons the caller knows (missing).
+func invocationErrors(rec *layout.LauncherReport, missing map[string]string) map[string]string {
+	out := map[string]string{}
+	if rec != nil {
+		for _, c := range rec.Cases {
+			out[c.ID] = "the launcher reports that the runner invocation for this case " + c.Describe() + stderrSuffix(c.StderrTail)
+		}
+	}
+	for id, why := range missing {
+		out[id] = why
+	}
+	return out
+}
+
+// measuredDurations is every case's wall time as the launcher measured it (PerCase), which latency judges instead
+// of the runner's claims; nil otherwise, and for a report whose durations do not decode (latency's notes then say
+// that they judged claims).
+func measuredDurations(rec *layout.LauncherReport, cases int) []int64 {
+	if rec == nil || rec.Batching != string(evalsv1alpha1.BatchingPerCase) || rec.CaseDurations == "" {
+		return nil
+	}
+	d, err := layout.DecodeCaseDurations(rec.CaseDurations, cases)
+	if err != nil {
+		return nil
+	}
+	return d
+}
+
+// reachedBudgets lists the budgets the collection reached: the LLM judges' requests and tokens, the runner's cost.
+func reachedBudgets(budget *llm.Budget, rec *layout.LauncherReport) []evalsv1alpha1.BudgetKind {
+	var out []evalsv1alpha1.BudgetKind
+	requests, tokens := budget.Reached()
+	if requests {
+		out = append(out, evalsv1alpha1.BudgetJudgeRequests)
+	}
+	if tokens {
+		out = append(out, evalsv1alpha1.BudgetJudgeTokens)
+	}
+	if rec != nil && rec.CostBudget != nil {
+		out = append(out, evalsv1alpha1.BudgetRunnerCost)
+	}
+	return out
 }

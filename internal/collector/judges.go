@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"k8s.io/utils/ptr"
 	"os"
 	"sort"
 	"strings"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"

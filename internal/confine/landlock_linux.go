@@ -114,7 +114,7 @@ func (r *Ruleset) add(rule Rule, handled uint64) error {
 	if err != nil {
 		return fmt.Errorf("landlock rule %s on %s: %w", rule.Access, rule.Path, err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("landlock rule %s on %s: %w", rule.Access, rule.Path, err)
@@ -144,7 +144,7 @@ func (r *Ruleset) add(rule Rule, handled uint64) error {
 		return nil
 	}
 	attr := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(fd)}
-	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(r.file.Fd()), unix.LANDLOCK_RULE_PATH_BENEATH,
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, r.file.Fd(), unix.LANDLOCK_RULE_PATH_BENEATH,
 		uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	if errno != 0 {
 		return fmt.Errorf("landlock rule %s on %s: %w", rule.Access, rule.Path, errno)
@@ -159,7 +159,7 @@ func (r *Ruleset) add(rule Rule, handled uint64) error {
 // failure (exit code 126, as a shell's "cannot execute"); it never runs the command unrestricted.
 func Shim(args []string, stderr *os.File) int {
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "confined-exec: "+format+"\n", a...)
+		_, _ = fmt.Fprintf(stderr, "confined-exec: "+format+"\n", a...)
 		return 126
 	}
 	if len(args) < 2 || args[0] != "--" {

@@ -140,7 +140,7 @@ func TestShimConfinesAHostileProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lis.Close()
+	defer func() { _ = lis.Close() }()
 	free, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func TestShimConfinesAHostileProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ul.Close()
+	defer func() { _ = ul.Close() }()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestShimConfinesAHostileProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rs.Close()
+	defer func() { _ = rs.Close() }()
 	cmd := exec.Command(self, ShimMode, "--", self, probeMode)
 	cmd.ExtraFiles = []*os.File{rs.File()}
 	cmd.Env = append(os.Environ(), "OWN_KEY="+own, "OTHER_KEY="+other, "BUNDLE_FILE="+bundleFile, "SCRATCH="+scratch,
@@ -222,7 +222,7 @@ func TestShimRunsAShellScript(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rs.Close()
+	defer func() { _ = rs.Close() }()
 	self, _ := os.Executable()
 	cmd := exec.Command(self, ShimMode, "--", "/bin/sh", "-c", `echo '{"x":1}' | tr x y; cat "$1" 2>/dev/null || echo refused; echo stdout > /dev/stdout; echo stderr > /dev/stderr; t=$(mktemp -p /dev/shm 2>/dev/null || echo none); echo "$t" | cut -c1-9; rm -f "$t"`, "sh", other)
 	cmd.ExtraFiles = []*os.File{rs.File()}
@@ -297,7 +297,7 @@ func TestBuildIgnoresSymlinks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rs.Close()
+	defer func() { _ = rs.Close() }()
 	self, _ := os.Executable()
 	cmd := exec.Command(self, ShimMode, "--", "/bin/sh", "-c", `cat "$1/secret" 2>/dev/null || echo refused`, "sh", link)
 	cmd.ExtraFiles = []*os.File{rs.File()}
@@ -314,7 +314,7 @@ func BenchmarkShim(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	defer rs.Close()
+	defer func() { _ = rs.Close() }()
 	self, _ := os.Executable()
 	b.Run("bare", func(b *testing.B) {
 		for b.Loop() {

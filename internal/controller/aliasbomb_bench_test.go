@@ -45,7 +45,7 @@ func peakHeap(fn func()) uint64 {
 // aliases to it in a message list, 1,500 cases aliasing the list: 160 KB inline; EVALRUN_BOMB_CASES changes the
 // number of cases, to measure a manager without the bound at a fraction of it), and bombs of a million tiny
 // values, read one case at a time and as one whole tree.
-func aliasBombs(tb testing.TB) []struct {
+func aliasBombs() []struct {
 	name string
 	data []byte
 } {
@@ -74,7 +74,7 @@ func inlineRun(data []byte) *evalsv1alpha1.EvalRun {
 // expansion, issue 37's bomb grew the heap by about 2 MiB per case (3 GiB at 1,500 cases) and the tiny-values one
 // to 344 MiB; now each ends InvalidEvalFile within the bound.
 func BenchmarkManagerMemoryAliasBomb(b *testing.B) {
-	for _, bomb := range aliasBombs(b) {
+	for _, bomb := range aliasBombs() {
 		b.Run(bomb.name, func(b *testing.B) {
 			run := inlineRun(bomb.data)
 			var peak uint64
@@ -92,7 +92,7 @@ func BenchmarkManagerMemoryAliasBomb(b *testing.B) {
 // TestManagerRefusesAliasBombs: each bomb is InvalidEvalFile with a message naming the bound, and the manager's
 // heap while it decides so stays far below its 256Mi limit.
 func TestManagerRefusesAliasBombs(t *testing.T) {
-	for _, bomb := range aliasBombs(t) {
+	for _, bomb := range aliasBombs() {
 		t.Run(bomb.name, func(t *testing.T) {
 			var invalid string
 			peak := peakHeap(func() { _, invalid = ValidateEvalFile(inlineRun(bomb.data), bomb.data) })

@@ -24,9 +24,9 @@ const (
 
 // MaxExpansionBytes bounds what alias expansion (aliases, and merge keys through them) may add to an eval file:
 // the bytes of compact JSON the values built through aliases take, which is what they cost the reader in memory
-// (each case keeps its JSON), and expansionValueBytes more for each of those values. It is MaxWholeBytes, the largest text the manager holds whole: aliases may add at
-// most this much to any one case, and at most this much, or the file's own size when that is larger (a file the
-// manager reads one case at a time), to the whole file.
+// (each case keeps its JSON), and expansionValueBytes more for each of those values. It is MaxWholeBytes, the
+// largest text the manager holds whole: aliases may add at most this much to any one case, and at most this much,
+// or the file's own size when that is larger (a file the manager reads one case at a time), to the whole file.
 // docs/design/large-eval-files.md#alias-expansion documents it; an alias bomb ends InvalidEvalFile naming it.
 const MaxExpansionBytes = MaxWholeBytes
 

@@ -190,7 +190,8 @@ func (j *Judge) combine(results []EvaluatorResult) (score float64, verdict Verdi
 		}
 	}
 	if s := budgetSkipped(results); s != nil {
-		return score, VerdictError, textbound.Head(fmt.Sprintf("evaluator %q was not judged, so the case is not judged: %s", s.Name, s.Reasoning), MaxReasoningLength), ""
+		msg := fmt.Sprintf("evaluator %q was not judged, so the case is not judged: %s", s.Name, s.Reasoning)
+		return score, VerdictError, textbound.Head(msg, MaxReasoningLength), ""
 	}
 	switch {
 	case judged == 0:

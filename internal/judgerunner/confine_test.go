@@ -56,7 +56,7 @@ func TestJudgeConfinesScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lis.Close()
+	defer func() { _ = lis.Close() }()
 	_, port, _ := net.SplitHostPort(lis.Addr().String())
 	t.Setenv("EVAL", f.Config.EvalFile)
 	t.Setenv("PORT", port)

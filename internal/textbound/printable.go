@@ -78,7 +78,7 @@ func PrintableTail(s string, maxBytes int) string {
 		piece, size := escapeAt(s, start)
 		if start+size != i { // s[start:i] is not one rune: its last byte alone is invalid
 			start = i - 1
-			piece, size = escapeAt(s, start)
+			piece, _ = escapeAt(s, start)
 		}
 		if cut < 0 && n+len(piece) > keep {
 			cut = len(pieces)
