@@ -143,9 +143,9 @@ func TestRejudgeShardedBucketRun(t *testing.T) {
 	// The new judging: an added evaluator and another threshold. a2 and b2 set no sharding: they take their
 	// sources' 3 shards.
 	judged := strings.ReplaceAll(eval, "      evaluators:\n", extraEvaluator)
-	// The sample's code judges run in judging.image: a re-judge has no target to default it from (without it the
-	// re-judge ends InvalidSpec, saying so). The fresh run gets the same image, its target's.
-	judging := &evalsv1alpha1.Judging{PassThreshold: "0.5", Image: runnerImage}
+	// judging.image unset: the re-judges' and the fresh run's code judges all run in the manager's judge image (a
+	// re-judge has no target, and needs none to choose it).
+	judging := &evalsv1alpha1.Judging{PassThreshold: "0.5"}
 	a2 := inBucket("a2").Inline(judged).Rejudge("a").Obj()
 	b2 := inBucket("b2").Inline(judged).Rejudge("b").Baseline("a2", 0, "").Obj()
 	fresh := inBucket("fresh").Inline(judged).Shards(3, 0).Obj()
