@@ -225,14 +225,18 @@ func TestRejudgeShardedBucketRun(t *testing.T) {
 		}
 	}
 
-	// Both sides judged again with the same judge: b2 against a2, the same eval file, case-002 newly failing.
+	// Both sides judged again with the same judge: b2 against a2, the same eval file, case-002 newly failing; the
+	// comparison names the judge image the baseline's code judges ran in (the manager's, as the kubelet ran it).
+	if j := gotA2.Status.JudgeImage; j == nil || j.Source != evalsv1alpha1.JudgeImageSourceDefault || j.ImageID == nil {
+		t.Errorf("a2: status.judgeImage %+v, want the manager's judge image (source Default) with the imageID that ran", j)
+	}
 	expectCondition(t, gotB2, evalsv1alpha1.ConditionRegressed, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonRegressed})
 	if c := gotB2.Status.Baseline; c == nil {
 		t.Error("b2 has no status.baseline")
 	} else {
 		expectDiff(t, "b2 against a2", evalsv1alpha1.BaselineComparison{
 			RunName: "a2", RunUID: string(gotA2.UID), EvalFile: evalsv1alpha1.EvalFileSame, SharedCases: 12,
-			NewlyFailing: []string{"case-002"}, NewlyFailingCount: 1,
+			NewlyFailing: []string{"case-002"}, NewlyFailingCount: 1, BaselineJudgeImage: gotA2.Status.JudgeImage,
 			MeanScore: c.MeanScore, BaselineMeanScore: c.BaselineMeanScore, MeanScoreDelta: c.MeanScoreDelta,
 		}, *c)
 		if c.MeanScoreDelta == "" || c.MeanScoreDelta[0] != '-' {
