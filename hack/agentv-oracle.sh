@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # hack/agentv-oracle.sh: records what AgentV v2.0.1 itself sends its LLM judge for AgentV's own example eval files,
-# the oracle of internal/check's TestAgentVExamples (testdata/agentv/README.md says how to read the recordings).
+# the oracle of internal/cli/check's TestAgentVExamples (testdata/agentv/README.md says how to read the recordings).
 #
 #   AGENTV_SRC=/work/agentv-2.0.1 hack/agentv-oracle.sh
 #
 # AGENTV_SRC is AgentV's sources at tag v2.0.1 (git archive of github.com/EntityProcess/agentv) with its npm
 # dependencies and tsx installed in AGENTV_SRC/node_modules (the versions of its bun.lock; the registry's newer
 # `agentv` package is not v2.0.1) and @agentv/core resolving to AGENTV_SRC/packages/core/src. The script copies the
-# examples of EXAMPLES from internal/check/testdata/agentv/features into a scratch directory (an empty .git makes it
+# examples of EXAMPLES from internal/cli/check/testdata/agentv/features into a scratch directory (an empty .git makes it
 # AgentV's repository root, as it is the bundle root for collector check), writes a targets file where every
 # target is AgentV's mock provider replying with answer.txt and judged by an "azure" target on a loopback
 # test/judgeserver --record --replies hashed (replies that are a function of the prompts alone, the scratch
@@ -19,7 +19,7 @@ set -euo pipefail
 : "${AGENTV_SRC:?set AGENTV_SRC to AgentV v2.0.1 sources with node_modules (see the header)}"
 EXAMPLES="${EXAMPLES:-basic rubric composite weighted-evaluators local-cli cw-incident-triage}"
 PORT="${PORT:-18734}"
-TESTDATA="$ROOT/internal/check/testdata/agentv"
+TESTDATA="$ROOT/internal/cli/check/testdata/agentv"
 
 work="$(mktemp -d)"
 server_pid=""

@@ -19,8 +19,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/check"
-	"github.com/evalrun-operator/evalrun-operator/internal/confine"
+	"github.com/evalrun-operator/evalrun-operator/internal/cli/check"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
 )
 
 const usage = `usage: collector <install|collect|judge|check|view> [flags]

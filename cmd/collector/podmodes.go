@@ -11,15 +11,15 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/collector"
-	"github.com/evalrun-operator/evalrun-operator/internal/confine"
-	"github.com/evalrun-operator/evalrun-operator/internal/install"
-	"github.com/evalrun-operator/evalrun-operator/internal/judgerunner"
-	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
-	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
-	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/install"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/judgerunner"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/launcher"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 

@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 )
 
 // viewMain is `collector view EVAL_FILE [-o FILE]`: it writes the runner view of an eval file, exactly what a

@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/plugin"
+	"github.com/evalrun-operator/evalrun-operator/internal/cli/plugin"
 )
 
 func main() {

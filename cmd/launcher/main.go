@@ -18,10 +18,10 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
-	"github.com/evalrun-operator/evalrun-operator/internal/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/launcher"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
 )
 
 // exitUsage is the exit code of a usage error.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/launcher"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/launcher"
 )
 
 // TestRunRefuses covers every way the launcher ends before it launches anything: usage errors exit 2, an

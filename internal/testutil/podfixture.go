@@ -7,7 +7,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 )
 
 // PodTestEval is the eval file of a PodFixture: four cases, alpha with a code_judge.

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -123,15 +124,23 @@ func topDirs(t *testing.T, top string) []string {
 	return dirs
 }
 
-// mapDiff compares the map's lines under top ("internal", "cmd") with the folders directly under it: missing are
-// folders without a line, extra are lines naming no such folder (a nested folder's line counts as extra: each
-// folder under top has exactly one line of its own).
-func mapDiff(listed, dirs []string, top string) (missing, extra []string) {
+// packageGroups are the folders under internal/ that group packages by the process they run in (ARCHITECTURE.md):
+// each has its own line in the map, holds no Go file itself, and each folder directly under it has a line.
+var packageGroups = []string{"internal/pod", "internal/cli"}
+
+// mapDiff compares the map's lines under top ("internal", "cmd", a group) with the folders directly under it:
+// missing are folders without a line, extra are lines naming no such folder (a nested folder's line counts as
+// extra unless its parent is one of groups, where it is compared: each folder has exactly one line of its own).
+func mapDiff(listed, dirs []string, top string, groups []string) (missing, extra []string) {
 	var under []string
 	for _, dir := range listed {
-		if strings.HasPrefix(dir, top+"/") {
-			under = append(under, dir)
+		if !strings.HasPrefix(dir, top+"/") {
+			continue
 		}
+		if parent := path.Dir(dir); parent != top && slices.Contains(groups, parent) {
+			continue // a group's package, compared under its group
+		}
+		under = append(under, dir)
 	}
 	for _, dir := range dirs {
 		if !slices.Contains(under, dir) {
@@ -161,10 +170,12 @@ func TestMapDiff(t *testing.T) {
 			extra: []string{"internal/gone"}},
 		{name: "a nested line", listed: []string{"internal/a", "internal/a/b"}, dirs: []string{"internal/a"},
 			extra: []string{"internal/a/b"}},
+		{name: "a group's package is compared under its group", listed: []string{"internal/a", "internal/g", "internal/g/b"},
+			dirs: []string{"internal/a", "internal/g"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			missing, extra := mapDiff(tc.listed, tc.dirs, "internal")
+			missing, extra := mapDiff(tc.listed, tc.dirs, "internal", []string{"internal/g"})
 			if diff := cmp.Diff(tc.missing, missing); diff != "" {
 				t.Errorf("missing (-want +got):\n%s", diff)
 			}
@@ -179,8 +190,8 @@ func TestMapDiff(t *testing.T) {
 // them, in both directions: a folder added without its line fails, and so does a line whose folder is gone.
 func TestPackageMapListsEveryFolder(t *testing.T) {
 	listed := packageMap(t)
-	for _, top := range []string{"internal", "cmd"} {
-		missing, extra := mapDiff(listed, topDirs(t, top), top)
+	for _, top := range append([]string{"internal", "cmd"}, packageGroups...) {
+		missing, extra := mapDiff(listed, topDirs(t, top), top, packageGroups)
 		for _, dir := range missing {
 			t.Errorf("%s/ has no line in ARCHITECTURE.md's package map", dir)
 		}
@@ -190,15 +201,25 @@ func TestPackageMapListsEveryFolder(t *testing.T) {
 	}
 }
 
+// TestGroupsHoldNoGoFiles: a group folder (internal/pod, internal/cli) only groups packages.
+func TestGroupsHoldNoGoFiles(t *testing.T) {
+	pkgs := goPackages(t, "internal")
+	for _, g := range packageGroups {
+		if files := pkgs[g]; len(files) > 0 {
+			t.Errorf("%s/ is a group of packages, but holds Go files itself: %v", g, files)
+		}
+	}
+}
+
 // TestInternalPackagesHaveDocs: every package under internal/ says what it holds.
 func TestInternalPackagesHaveDocs(t *testing.T) {
 	for pkg, files := range goPackages(t, "internal") {
 		documented := false
-		for _, path := range files {
-			if strings.HasSuffix(path, "_test.go") {
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
 				continue
 			}
-			f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.PackageClauseOnly|parser.ParseComments)
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly|parser.ParseComments)
 			if err != nil {
 				t.Fatal(err)
 			}

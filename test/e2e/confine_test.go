@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/confine"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
 )
 
 // reportingJudge is an honest code judge that runs the candidate answer (base64) and fails it, quoting what the

@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/plugin"
+	"github.com/evalrun-operator/evalrun-operator/internal/cli/plugin"
 )
 
 // kubectlEvalrun runs `kubectl evalrun args...` (the plugin's command, in-process) against the local cluster in

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 

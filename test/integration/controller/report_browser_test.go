@@ -17,8 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/cli/plugin"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/plugin"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/browser"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"

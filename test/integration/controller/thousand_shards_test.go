@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 

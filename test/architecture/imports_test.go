@@ -1,0 +1,216 @@
+package architecture
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const module = "github.com/evalrun-operator/evalrun-operator"
+
+// launcherAllowed is every package of this module the runner container's init may link (cmd/launcher runs beside
+// the untrusted runner, in its container): the API types, the pod's wire contract, the output and eval-file parsers
+// its PerCase prompts and cost budget read (the runner view and the runner's own output: nothing the runner does not
+// already hold), and its own packages. Judging, results, object-store, LLM and API client code stay out: adding a
+// package here is a decision about what runs beside untrusted code.
+var launcherAllowed = []string{
+	"api/v1alpha1", "cmd/launcher", "internal/evalfile", "internal/idindex", "internal/jsonenc", "internal/jsonlresult",
+	"internal/layout", "internal/pod/launcher", "internal/pod/podfiles", "internal/pod/reaper", "internal/safefile",
+	"internal/textbound",
+}
+
+// clientPackages are the import path prefixes of API and cloud clients, which pure packages never link.
+var clientPackages = []string{"k8s.io/client-go/", "sigs.k8s.io/controller-runtime", "github.com/aws/"}
+
+// facts are what the import rules read: each package's transitive dependencies (go list -deps) and direct imports.
+type facts struct {
+	deps    map[string][]string // package (module-relative) -> its dependencies (full import paths)
+	imports map[string][]string // package (module-relative) -> its direct, non-test imports (full import paths)
+}
+
+// brokenRules returns a line for every import rule the packages break:
+//   - the manager (cmd/manager) links nothing of internal/pod/ or internal/cli/;
+//   - the launcher (cmd/launcher) links no package of this module outside launcherAllowed, and no client;
+//   - a pure package (the map's "(pure)") links no API or cloud client;
+//   - no package but internal/testutil's own imports internal/testutil (tests may).
+func brokenRules(f facts, pure []string) []string {
+	var broken []string
+	for _, d := range f.deps["cmd/manager"] {
+		for _, side := range []string{"internal/pod/", "internal/cli/"} {
+			if strings.HasPrefix(d, module+"/"+side) {
+				broken = append(broken, "cmd/manager links "+d+" (the manager links nothing of "+side+")")
+			}
+		}
+	}
+	for _, d := range f.deps["cmd/launcher"] {
+		if rel, ok := strings.CutPrefix(d, module+"/"); ok && !slices.Contains(launcherAllowed, rel) {
+			broken = append(broken, "cmd/launcher links "+d+", which is not in its allowlist")
+		}
+		if client(d) {
+			broken = append(broken, "cmd/launcher links the client "+d)
+		}
+	}
+	for _, p := range pure {
+		for _, d := range f.deps[p] {
+			if client(d) {
+				broken = append(broken, "the pure package "+p+" links the client "+d)
+			}
+		}
+	}
+	for p, imports := range f.imports {
+		if p == "internal/testutil" || strings.HasPrefix(p, "internal/testutil/") {
+			continue
+		}
+		for _, i := range imports {
+			if i == module+"/internal/testutil" || strings.HasPrefix(i, module+"/internal/testutil/") {
+				broken = append(broken, p+" imports "+i+" outside its tests")
+			}
+		}
+	}
+	slices.Sort(broken)
+	return broken
+}
+
+func client(importPath string) bool {
+	return slices.ContainsFunc(clientPackages, func(prefix string) bool { return strings.HasPrefix(importPath, prefix) })
+}
+
+// TestBrokenRules: each rule fails on a dependency that breaks it, and a tree that keeps them passes.
+func TestBrokenRules(t *testing.T) {
+	m := func(rel string) string { return module + "/" + rel }
+	good := facts{
+		deps: map[string][]string{
+			"cmd/manager":       {m("internal/controller"), m("internal/evalfile"), "k8s.io/client-go/kubernetes"},
+			"cmd/launcher":      {m("internal/pod/launcher"), m("internal/evalfile"), "golang.org/x/sys/unix"},
+			"internal/evalfile": {m("internal/jsonenc")},
+		},
+		imports: map[string][]string{"internal/controller": {m("internal/evalfile")}, "internal/testutil/s3server": {m("internal/testutil")}},
+	}
+	if got := brokenRules(good, []string{"internal/evalfile"}); len(got) != 0 {
+		t.Errorf("a tree that keeps every rule: %v", got)
+	}
+	tests := []struct {
+		name string
+		edit func(f *facts)
+		want []string
+	}{
+		{"the manager links pod code", func(f *facts) { f.deps["cmd/manager"] = append(f.deps["cmd/manager"], m("internal/pod/collector")) },
+			[]string{"cmd/manager links " + m("internal/pod/collector") + " (the manager links nothing of internal/pod/)"}},
+		{"the manager links the plugin", func(f *facts) { f.deps["cmd/manager"] = append(f.deps["cmd/manager"], m("internal/cli/plugin")) },
+			[]string{"cmd/manager links " + m("internal/cli/plugin") + " (the manager links nothing of internal/cli/)"}},
+		{"the launcher links the judging engine", func(f *facts) { f.deps["cmd/launcher"] = append(f.deps["cmd/launcher"], m("internal/evaluate")) },
+			[]string{"cmd/launcher links " + m("internal/evaluate") + ", which is not in its allowlist"}},
+		{"the launcher links client-go", func(f *facts) { f.deps["cmd/launcher"] = append(f.deps["cmd/launcher"], "k8s.io/client-go/rest") },
+			[]string{"cmd/launcher links the client k8s.io/client-go/rest"}},
+		{"a pure package links controller-runtime", func(f *facts) {
+			f.deps["internal/evalfile"] = append(f.deps["internal/evalfile"], "sigs.k8s.io/controller-runtime/pkg/client")
+		}, []string{"the pure package internal/evalfile links the client sigs.k8s.io/controller-runtime/pkg/client"}},
+		{"a package imports testutil", func(f *facts) {
+			f.imports["internal/controller"] = append(f.imports["internal/controller"], m("internal/testutil"))
+		},
+			[]string{"internal/controller imports " + m("internal/testutil") + " outside its tests"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := facts{deps: map[string][]string{}, imports: map[string][]string{}}
+			for k, v := range good.deps {
+				f.deps[k] = slices.Clone(v)
+			}
+			for k, v := range good.imports {
+				f.imports[k] = slices.Clone(v)
+			}
+			tc.edit(&f)
+			if diff := cmp.Diff(tc.want, brokenRules(f, []string{"internal/evalfile"})); diff != "" {
+				t.Errorf("broken rules (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestImportRules: the tree keeps the import rules of its grouping (brokenRules), read with go list.
+func TestImportRules(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatal("the go command is needed to list the packages' dependencies")
+	}
+	pure := purePackages(t)
+	if len(pure) < 10 {
+		t.Fatalf("ARCHITECTURE.md's map marks %d packages (pure); want the pure packages marked: %v", len(pure), pure)
+	}
+	f := facts{deps: map[string][]string{}, imports: map[string][]string{}}
+	for _, p := range append([]string{"cmd/manager", "cmd/launcher"}, pure...) {
+		f.deps[p] = goList(t, "-deps", "-f", "{{.ImportPath}}", "./"+p)
+	}
+	for _, line := range goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...") {
+		fields := strings.Fields(line)
+		if rel, ok := strings.CutPrefix(fields[0], module+"/"); ok {
+			f.imports[rel] = fields[1:]
+		}
+	}
+	for _, b := range brokenRules(f, pure) {
+		t.Error(b)
+	}
+}
+
+// purePackages returns the packages ARCHITECTURE.md's map marks "(pure)" (on the entry's line or its continuation).
+func purePackages(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root, "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	var pure []string
+	current, section, block := "", false, false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "## "):
+			section = line == "## Packages"
+		case section && strings.HasPrefix(line, "```"):
+			if block {
+				return pure
+			}
+			block = true
+		case section && block:
+			if m := mapEntry.FindStringSubmatch(line); m != nil {
+				current = strings.TrimSuffix(m[1], "/")
+			}
+			if strings.Contains(line, "(pure)") && current != "" && !slices.Contains(pure, current) {
+				pure = append(pure, current)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return pure
+}
+
+// goList runs go list in the module's root and returns its lines.
+func goList(t *testing.T, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr string
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("go list %v: %v\n%s", args, err, stderr)
+	}
+	var lines []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
