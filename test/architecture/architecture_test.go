@@ -21,15 +21,15 @@ const root = "../.."
 // mapEntry matches a folder at the start of a line of the package map, as "internal/outcome/".
 var mapEntry = regexp.MustCompile(`^([a-z0-9][a-z0-9_./-]*/)\s`)
 
-// packageMap returns the folders ARCHITECTURE.md's package map lists (its first code block under "## Packages").
-func packageMap(t *testing.T) []string {
+// mapLines returns the lines of ARCHITECTURE.md's package map (its first code block under "## Packages").
+func mapLines(t *testing.T) []string {
 	t.Helper()
 	f, err := os.Open(filepath.Join(root, "ARCHITECTURE.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = f.Close() }()
-	var dirs []string
+	var lines []string
 	section, block := false, false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -39,13 +39,11 @@ func packageMap(t *testing.T) []string {
 			section = line == "## Packages"
 		case section && strings.HasPrefix(line, "```"):
 			if block {
-				return dirs
+				return lines
 			}
 			block = true
 		case section && block:
-			if m := mapEntry.FindStringSubmatch(line); m != nil {
-				dirs = append(dirs, strings.TrimSuffix(m[1], "/"))
-			}
+			lines = append(lines, line)
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -53,6 +51,18 @@ func packageMap(t *testing.T) []string {
 	}
 	t.Fatal("ARCHITECTURE.md has no package map (a code block under ## Packages)")
 	return nil
+}
+
+// packageMap returns the folders the package map lists.
+func packageMap(t *testing.T) []string {
+	t.Helper()
+	var dirs []string
+	for _, line := range mapLines(t) {
+		if m := mapEntry.FindStringSubmatch(line); m != nil {
+			dirs = append(dirs, strings.TrimSuffix(m[1], "/"))
+		}
+	}
+	return dirs
 }
 
 // goPackages returns the folders under the given top folders that hold Go files.

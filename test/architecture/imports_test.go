@@ -1,10 +1,7 @@
 package architecture
 
 import (
-	"bufio"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -160,35 +157,15 @@ func TestImportRules(t *testing.T) {
 // purePackages returns the packages ARCHITECTURE.md's map marks "(pure)" (on the entry's line or its continuation).
 func purePackages(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(root, "ARCHITECTURE.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = f.Close() }()
 	var pure []string
-	current, section, block := "", false, false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "## "):
-			section = line == "## Packages"
-		case section && strings.HasPrefix(line, "```"):
-			if block {
-				return pure
-			}
-			block = true
-		case section && block:
-			if m := mapEntry.FindStringSubmatch(line); m != nil {
-				current = strings.TrimSuffix(m[1], "/")
-			}
-			if strings.Contains(line, "(pure)") && current != "" && !slices.Contains(pure, current) {
-				pure = append(pure, current)
-			}
+	current := ""
+	for _, line := range mapLines(t) {
+		if m := mapEntry.FindStringSubmatch(line); m != nil {
+			current = strings.TrimSuffix(m[1], "/")
 		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		if strings.Contains(line, "(pure)") && current != "" && !slices.Contains(pure, current) {
+			pure = append(pure, current)
+		}
 	}
 	return pure
 }
