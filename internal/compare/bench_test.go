@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // BenchmarkCompare100k compares two runs of 100,000 cases (every 50th case flipped), lines already decoded: the
@@ -16,10 +16,10 @@ func BenchmarkCompare100k(b *testing.B) {
 	run := make([]*results.Line, n)
 	for i := range n {
 		id := fmt.Sprintf("case-%06d", i)
-		base[i] = line(id, evaluate.VerdictPass, 1)
-		run[i] = line(id, evaluate.VerdictPass, 1)
+		base[i] = line(id, verdict.VerdictPass, 1)
+		run[i] = line(id, verdict.VerdictPass, 1)
 		if i%50 == 0 {
-			run[i] = line(id, evaluate.VerdictFail, 0)
+			run[i] = line(id, verdict.VerdictFail, 0)
 		}
 	}
 	b.ReportAllocs()

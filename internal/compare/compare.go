@@ -10,13 +10,13 @@ import (
 	"strconv"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // entry is what the comparison keeps of one case's result.
 type entry struct {
-	verdict evaluate.Verdict
+	verdict verdict.Verdict
 	score   float64
 	missing bool
 	// seen marks a baseline case the run has a line for.
@@ -24,14 +24,14 @@ type entry struct {
 }
 
 // passes reports a passing result; Fail, Error, Skipped and a missing record do not pass.
-func (e entry) passes() bool { return !e.missing && e.verdict == evaluate.VerdictPass }
+func (e entry) passes() bool { return !e.missing && e.verdict == verdict.VerdictPass }
 
 // scored reports whether the case counts in the mean score: it has a record that was not skipped.
-func (e entry) scored() bool { return !e.missing && e.verdict != evaluate.VerdictSkipped }
+func (e entry) scored() bool { return !e.missing && e.verdict != verdict.VerdictSkipped }
 
 // meanScore is the score the mean counts: the score of a judged case, 0 for an error.
 func (e entry) meanScore() float64 {
-	if e.verdict == evaluate.VerdictError {
+	if e.verdict == verdict.VerdictError {
 		return 0
 	}
 	return e.score
@@ -54,8 +54,8 @@ func (c *Comparison) HasScores() bool { return c.Scored > 0 }
 
 // Delta is the run's mean score minus the baseline's, at the precision the status shows.
 func (c *Comparison) Delta() *big.Rat {
-	run, _ := new(big.Rat).SetString(evaluate.FormatScore(c.MeanScore))
-	base, _ := new(big.Rat).SetString(evaluate.FormatScore(c.BaselineMeanScore))
+	run, _ := new(big.Rat).SetString(verdict.FormatScore(c.MeanScore))
+	base, _ := new(big.Rat).SetString(verdict.FormatScore(c.BaselineMeanScore))
 	return run.Sub(run, base)
 }
 
@@ -234,8 +234,8 @@ func (c *Comparison) Status() evalsv1alpha1.BaselineComparison {
 		MissingInBaselineCount: int32(c.MissingInBaselineCount),
 	}
 	if c.HasScores() {
-		out.MeanScore = evaluate.FormatScore(c.MeanScore)
-		out.BaselineMeanScore = evaluate.FormatScore(c.BaselineMeanScore)
+		out.MeanScore = verdict.FormatScore(c.MeanScore)
+		out.BaselineMeanScore = verdict.FormatScore(c.BaselineMeanScore)
 		out.MeanScoreDelta = FormatDelta(c.Delta())
 	}
 	return out

@@ -8,16 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
-func line(id string, v evaluate.Verdict, score float64) *results.Line {
-	return &results.Line{CaseResult: evaluate.CaseResult{ID: id, Verdict: v, Score: score}}
+func line(id string, v verdict.Verdict, score float64) *results.Line {
+	return &results.Line{CaseResult: verdict.CaseResult{ID: id, Verdict: v, Score: score}}
 }
 
 func missing(id string) *results.Line {
-	return &results.Line{CaseResult: evaluate.CaseResult{ID: id, Verdict: evaluate.VerdictError, Missing: true}}
+	return &results.Line{CaseResult: verdict.CaseResult{ID: id, Verdict: verdict.VerdictError, Missing: true}}
 }
 
 // TestComparison covers every transition a case can make between the baseline and the run: a repeated id keeps
@@ -26,19 +26,19 @@ func missing(id string) *results.Line {
 func TestComparison(t *testing.T) {
 	b := NewBuilder(2)
 	for _, l := range []*results.Line{
-		line("pass-pass", evaluate.VerdictPass, 1), line("pass-fail", evaluate.VerdictPass, 0.9),
-		line("pass-error", evaluate.VerdictPass, 1), line("fail-pass", evaluate.VerdictFail, 0.2),
-		line("pass-missing", evaluate.VerdictPass, 1), missing("missing-pass"), line("skip-pass", evaluate.VerdictSkipped, 0),
-		line("pass-gone", evaluate.VerdictPass, 1), line("pass-gone-2", evaluate.VerdictPass, 1), line("pass-gone-3", evaluate.VerdictPass, 1),
-		line("pass-fail", evaluate.VerdictFail, 0),
+		line("pass-pass", verdict.VerdictPass, 1), line("pass-fail", verdict.VerdictPass, 0.9),
+		line("pass-error", verdict.VerdictPass, 1), line("fail-pass", verdict.VerdictFail, 0.2),
+		line("pass-missing", verdict.VerdictPass, 1), missing("missing-pass"), line("skip-pass", verdict.VerdictSkipped, 0),
+		line("pass-gone", verdict.VerdictPass, 1), line("pass-gone-2", verdict.VerdictPass, 1), line("pass-gone-3", verdict.VerdictPass, 1),
+		line("pass-fail", verdict.VerdictFail, 0),
 	} {
 		b.AddBaseline(l)
 	}
 	for _, l := range []*results.Line{
-		line("pass-pass", evaluate.VerdictPass, 0.8), line("pass-fail", evaluate.VerdictFail, 0.4),
-		line("pass-error", evaluate.VerdictError, 0.7), line("fail-pass", evaluate.VerdictPass, 1),
-		missing("pass-missing"), line("missing-pass", evaluate.VerdictPass, 1), line("skip-pass", evaluate.VerdictPass, 1),
-		line("new", evaluate.VerdictFail, 0), line("pass-fail", evaluate.VerdictPass, 1),
+		line("pass-pass", verdict.VerdictPass, 0.8), line("pass-fail", verdict.VerdictFail, 0.4),
+		line("pass-error", verdict.VerdictError, 0.7), line("fail-pass", verdict.VerdictPass, 1),
+		missing("pass-missing"), line("missing-pass", verdict.VerdictPass, 1), line("skip-pass", verdict.VerdictPass, 1),
+		line("new", verdict.VerdictFail, 0), line("pass-fail", verdict.VerdictPass, 1),
 	} {
 		b.AddRun(l)
 	}

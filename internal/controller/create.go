@@ -21,7 +21,6 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -301,9 +300,9 @@ func (e evalFileFacts) judgeLoad(run *evalsv1alpha1.EvalRun) JudgeLoad {
 }
 
 // judgedByID reports whether every case is judged by its id and the evaluators all inherit (see
-// evaluate.JudgedByID and layout.RunConfig.SharedEvaluators), with a model endpoint or without.
+// evalfile.JudgedByID and layout.RunConfig.SharedEvaluators), with a model endpoint or without.
 func (e evalFileFacts) judgedByID(llm bool) bool {
-	return e.facts != nil && evaluate.JudgedByID(e.facts, llm)
+	return e.facts != nil && evalfile.JudgedByID(e.facts, llm)
 }
 
 // checkSplit checks that the eval file splits into shards whose first shard holds exactly its cases (the pods

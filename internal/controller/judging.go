@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // A run's judging is every setting of its pinned run.json that can change a case's verdict or score, given the
@@ -40,7 +40,7 @@ const maxJudgingValue = 120
 // in it.
 func judgingOf(cfg layout.RunConfig) []judgingSetting {
 	threshold := judgingSetting{Name: "spec.judging.passThreshold", Value: cfg.PassThreshold}
-	if f, err := evaluate.ParseThreshold(cfg.PassThreshold); err == nil {
+	if f, err := verdict.ParseThreshold(cfg.PassThreshold); err == nil {
 		threshold.Key = strconv.FormatFloat(f, 'g', -1, 64)
 	}
 	evaluators := unset

@@ -15,12 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // AnnotationEvalFileSHA256, on a pinned eval ConfigMap that holds only part of the eval file (a resumed run's
@@ -182,7 +182,7 @@ func (r *EvalRunReconciler) storeCarried(ctx context.Context, run *evalsv1alpha1
 // record; NotPassed keeps only passing ones.
 func carried(l *results.Line, mode evalsv1alpha1.ResumeCases) bool {
 	if mode == evalsv1alpha1.ResumeNotPassed {
-		return l.Verdict == evaluate.VerdictPass
+		return l.Verdict == verdict.VerdictPass
 	}
 	return !l.Missing
 }

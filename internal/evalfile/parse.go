@@ -153,7 +153,7 @@ func inheritedSource(defaults, fileLevel []*EvaluatorConfig) EvaluatorSource {
 // bytes were parsed, with the same options, by a reader the caller trusts: the manager, before the pod started):
 // only the text before evalcases is parsed and validated, and each case is its id, from ids (the file's case ids
 // in order), and the inherited evaluators. CaseAt gives what LightCase gives: no case has messages, an expected
-// outcome or a conversation id, which only evaluators that read the case need (evaluate.ReadsCase), and a
+// outcome or a conversation id, which only evaluators that read the case need (ReadsCase), and a
 // code_judge, an llm_judge or a rubric reads. ok is false, and nothing is read, when the file does not cut into
 // items one at a time (see segment) or does not hold len(ids) of them: Parse it then.
 func ParseShared(data []byte, ids []string, opts ...ParseOption) (f *File, ok bool, err error) {

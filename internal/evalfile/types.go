@@ -117,7 +117,7 @@ func (f *File) Find(id string, hint int) (int, bool) {
 
 // LightCase returns case i with only its Index, ID, Evaluators and EvaluatorSource (as CaseAt has them), built
 // without reading its text, when its evaluators are inherited: the file's, judging.evaluators or none, and no
-// inline rubrics. That is all evaluators that read nothing of the case need (see evaluate.ReadsCase); its messages,
+// inline rubrics. That is all evaluators that read nothing of the case need (see ReadsCase); its messages,
 // outcome and conversation id are left empty. A case kept built is returned whole. ok is false for any other case:
 // CaseAt builds it.
 func (f *File) LightCase(i int) (c *Case, ok bool) {

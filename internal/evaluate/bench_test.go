@@ -9,6 +9,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // BenchmarkJudgeCase judges one case with every deterministic evaluator type.
@@ -29,11 +30,11 @@ func BenchmarkJudgeCase(b *testing.B) {
 	}
 	resp := &jsonlresult.Response{Text: `{"decision":"CLEAR","amount":100.5,"date":"2025-01-15"}`, OutputMessages: calls(`a {"k":1}`, "x", "b"),
 		DurationMs: f64(10), CostUSD: f64(0.1), TokenUsage: &jsonlresult.TokenUsage{Input: 10, Output: 10}}
-	j := &Judge{Threshold: DefaultThreshold}
+	j := &Judge{Threshold: verdict.DefaultThreshold}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if r := j.JudgeCase(context.Background(), f.CaseAt(0), resp, nil); r.Verdict != VerdictPass {
+		if r := j.JudgeCase(context.Background(), f.CaseAt(0), resp, nil); r.Verdict != verdict.VerdictPass {
 			b.Fatalf("verdict %s", r.Verdict)
 		}
 	}
@@ -90,11 +91,11 @@ func BenchmarkJudgeCaseScreening(b *testing.B) {
 	}
 	resp := &jsonlresult.Response{Text: `{"decision":"CLEAR"}`, OutputMessages: calls(`search_registry {"id":"case-000001"}`, `fetch_profile {"id":"case-000001"}`, `score_risk {"id":"case-000001"}`),
 		DurationMs: f64(1234), CostUSD: f64(0.00512), TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 70}}
-	j := &Judge{Threshold: DefaultThreshold}
+	j := &Judge{Threshold: verdict.DefaultThreshold}
 	c := f.CaseAt(0)
 	b.ReportAllocs()
 	for b.Loop() {
-		if r := j.JudgeCase(context.Background(), c, resp, nil); r.Verdict != VerdictPass {
+		if r := j.JudgeCase(context.Background(), c, resp, nil); r.Verdict != verdict.VerdictPass {
 			b.Fatalf("verdict %s", r.Verdict)
 		}
 	}

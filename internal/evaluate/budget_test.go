@@ -9,6 +9,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // budgetStarvedFile: an early case the runner spends the budget on, then "capital of France?" judged by a cheap
@@ -61,13 +62,13 @@ func TestSpentBudgetNeverPassesACase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &Judge{Threshold: DefaultThreshold, LLM: client}
+	j := &Judge{Threshold: verdict.DefaultThreshold, LLM: client}
 	f, err := evalfile.Parse([]byte(budgetStarvedFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	fast := 5.0
-	var results []CaseResult
+	var results []verdict.CaseResult
 	for i := range f.NumCases() {
 		c := f.CaseAt(i)
 		text := "Berlin"
@@ -79,11 +80,11 @@ func TestSpentBudgetNeverPassesACase(t *testing.T) {
 	if n := len(m.bodies()); n != 3 {
 		t.Fatalf("sent %d requests, want the budget's 3 (all the spender's)", n)
 	}
-	if r := results[0]; r.Verdict != VerdictError || r.BudgetUnjudged {
+	if r := results[0]; r.Verdict != verdict.VerdictError || r.BudgetUnjudged {
 		t.Errorf("spender = %s (budgetUnjudged %v), want Error for its invalid replies, judged", r.Verdict, r.BudgetUnjudged)
 	}
 	for _, r := range results[1:] {
-		if r.Verdict != VerdictError || !r.BudgetUnjudged {
+		if r.Verdict != verdict.VerdictError || !r.BudgetUnjudged {
 			t.Errorf("%s = %s score %v (budgetUnjudged %v): a case the budget left unjudged must be an Error, never Pass",
 				r.ID, r.Verdict, r.Score, r.BudgetUnjudged)
 		}
@@ -92,13 +93,13 @@ func TestSpentBudgetNeverPassesACase(t *testing.T) {
 		}
 	}
 	// The skipped evaluator (or member) carries its cause; the composite inherits it.
-	if e := results[1].Evaluators[1]; e.Verdict != VerdictSkipped || e.SkipCause != SkipBudgetSpent {
+	if e := results[1].Evaluators[1]; e.Verdict != verdict.VerdictSkipped || e.SkipCause != verdict.SkipBudgetSpent {
 		t.Errorf("france's llm_judge = %s (%q), want Skipped for the budget", e.Verdict, e.SkipCause)
 	}
-	if e := results[2].Evaluators[0]; e.Verdict != VerdictPass || e.Members[1].SkipCause != SkipBudgetSpent {
+	if e := results[2].Evaluators[0]; e.Verdict != verdict.VerdictPass || e.Members[1].SkipCause != verdict.SkipBudgetSpent {
 		t.Errorf("the composite = %s, members %+v", e.Verdict, e.Members)
 	}
-	s := Summarize(results)
+	s := verdict.Summarize(results)
 	if s.Passed != 0 || s.Errored != 4 || s.BudgetUnjudged != 3 || s.PassRate() != 0 {
 		t.Errorf("summary = %+v, want nothing passed and 3 cases counted as left unjudged", s)
 	}
@@ -128,19 +129,19 @@ func TestSkipCauses(t *testing.T) {
 		t.Fatal(err)
 	}
 	fast := 5.0
-	j := &Judge{Threshold: DefaultThreshold}
+	j := &Judge{Threshold: verdict.DefaultThreshold}
 	res := j.JudgeCase(context.Background(), f.CaseAt(0), &jsonlresult.Response{ID: "c1", Text: "a", DurationMs: &fast}, nil)
-	got := map[string]SkipCause{}
+	got := map[string]verdict.SkipCause{}
 	for _, e := range res.Evaluators {
 		got[e.Name] = e.SkipCause
 	}
-	want := map[string]SkipCause{"fast": "", "judge": SkipNoModel, "script": SkipNotRunHere, "agg": SkipNoModel, "zero": SkipZeroWeight}
+	want := map[string]verdict.SkipCause{"fast": "", "judge": verdict.SkipNoModel, "script": verdict.SkipNotRunHere, "agg": verdict.SkipNoModel, "zero": verdict.SkipZeroWeight}
 	for name, cause := range want {
 		if got[name] != cause {
 			t.Errorf("%s: skip cause %q, want %q", name, got[name], cause)
 		}
 	}
-	if res.Verdict != VerdictPass || res.BudgetUnjudged {
+	if res.Verdict != verdict.VerdictPass || res.BudgetUnjudged {
 		t.Errorf("case = %s (budgetUnjudged %v), want Pass from latency alone", res.Verdict, res.BudgetUnjudged)
 	}
 }

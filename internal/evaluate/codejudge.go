@@ -9,6 +9,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // codeJudgePayload is the object a code_judge script reads on stdin. Keys are snake_case, in this order.
@@ -153,11 +154,11 @@ func summarizeTrace(resp *jsonlresult.Response) traceSummary {
 // agentvVerdict is a verdict as code_judge scripts read and write it (AgentV's lower-case spelling: "pass",
 // "fail", "error", "skipped"); everywhere else, status and result files included, verdicts are spelled as the
 // API's enum ("Pass").
-func agentvVerdict(v Verdict) string { return strings.ToLower(string(v)) }
+func agentvVerdict(v verdict.Verdict) string { return strings.ToLower(string(v)) }
 
 // AggregatorPayload builds the JSON object a composite's code_judge aggregator reads on stdin:
 // {"results": {member: {score, verdict, hits, misses, reasoning}}}, members in order.
-func AggregatorPayload(members []EvaluatorResult) ([]byte, error) {
+func AggregatorPayload(members []verdict.EvaluatorResult) ([]byte, error) {
 	type memberResult struct {
 		Score     float64  `json:"score"`
 		Verdict   string   `json:"verdict"`
@@ -201,7 +202,7 @@ type judgeOutput struct {
 	hits      []string
 	misses    []string
 	reasoning string
-	verdict   Verdict
+	verdict   verdict.Verdict
 }
 
 // parseJudgeOutput finds the judge's result in its stdout: the whole output, else the last line, else the last
@@ -277,10 +278,10 @@ func decodeJudgeObject(b []byte) (judgeOutput, error) {
 		var s string
 		if json.Unmarshal(v, &s) == nil {
 			switch strings.ToLower(s) {
-			case agentvVerdict(VerdictPass):
-				out.verdict = VerdictPass
-			case agentvVerdict(VerdictFail):
-				out.verdict = VerdictFail
+			case agentvVerdict(verdict.VerdictPass):
+				out.verdict = verdict.VerdictPass
+			case agentvVerdict(verdict.VerdictFail):
+				out.verdict = verdict.VerdictFail
 			}
 		}
 	}

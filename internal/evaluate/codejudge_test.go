@@ -13,6 +13,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 const payloadDoc = `evalcases:
@@ -155,7 +156,7 @@ func TestParseJudgeOutput(t *testing.T) {
 		{name: "pretty-printed after logs", stdout: "log line\n{\n  \"score\": 0.25,\n  \"hits\": [\"h\"]\n}\n",
 			want: judgeOutput{score: 0.25, hits: []string{"h"}}},
 		{name: "last object wins", stdout: "{\"score\":0.1}\n{\"score\":0.9,\"verdict\":\"PASS\"}",
-			want: judgeOutput{score: 0.9, verdict: VerdictPass}},
+			want: judgeOutput{score: 0.9, verdict: verdict.VerdictPass}},
 		{name: "out-of-range score is returned as is", stdout: `{"score":7}`, want: judgeOutput{score: 7}},
 		{name: "empty", stdout: "  \n", wantErr: "the judge printed nothing on stdout"},
 		{name: "not JSON", stdout: "all good\nscore: 1", wantErr: "stdout has no JSON object (last line: score: 1)"},
@@ -221,14 +222,14 @@ echo '{"score": 1.7, "hits": ["decision matches"], "misses": [], "reasoning": "m
 
 	t.Run("logs before JSON, cwd, payload, clamped score", func(t *testing.T) {
 		got := runner.Run(context.Background(), c, ev, resp)
-		want := EvaluatorResult{Score: 1, Hits: []string{"decision matches"}, Reasoning: "matches"}
+		want := verdict.EvaluatorResult{Score: 1, Hits: []string{"decision matches"}, Reasoning: "matches"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("result (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("non-zero exit with stderr tail", func(t *testing.T) {
 		got := runner.Run(context.Background(), c, with("./fail.sh"), resp)
-		if got.Verdict != VerdictError || got.Score != 0 || len(got.Misses) != 1 {
+		if got.Verdict != verdict.VerdictError || got.Score != 0 || len(got.Misses) != 1 {
 			t.Fatalf("result = %+v, want an error with one miss", got)
 		}
 		miss := got.Misses[0]
@@ -248,7 +249,7 @@ echo '{"score": 1.7, "hits": ["decision matches"], "misses": [], "reasoning": "m
 		if elapsed := time.Since(start); elapsed > 5*time.Second {
 			t.Errorf("Run took %s; the process group was not killed", elapsed)
 		}
-		want := EvaluatorResult{Verdict: VerdictError, Misses: []string{"the judge timed out after 300ms and was killed"},
+		want := verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{"the judge timed out after 300ms and was killed"},
 			Reasoning: "the judge timed out after 300ms and was killed"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("result (-want +got):\n%s", diff)
@@ -257,7 +258,7 @@ echo '{"score": 1.7, "hits": ["decision matches"], "misses": [], "reasoning": "m
 	t.Run("prose instead of JSON", func(t *testing.T) {
 		got := runner.Run(context.Background(), c, with("./prose.sh"), resp)
 		why := "the judge's stdout has no result {score, hits, misses, reasoning}: stdout has no JSON object (last line: looks fine to me)"
-		want := EvaluatorResult{Verdict: VerdictError, Misses: []string{why}, Reasoning: why}
+		want := verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{why}, Reasoning: why}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("result (-want +got):\n%s", diff)
 		}
@@ -266,7 +267,7 @@ echo '{"score": 1.7, "hits": ["decision matches"], "misses": [], "reasoning": "m
 		e := with("./judge.sh")
 		e.CodeJudge.Cwd = "nowhere"
 		got := runner.Run(context.Background(), c, e, resp)
-		if got.Verdict != VerdictError || !strings.HasPrefix(got.Misses[0], "the judge could not start (/bin/sh -c ./judge.sh in ") {
+		if got.Verdict != verdict.VerdictError || !strings.HasPrefix(got.Misses[0], "the judge could not start (/bin/sh -c ./judge.sh in ") {
 			t.Errorf("result = %+v", got)
 		}
 	})
@@ -280,12 +281,12 @@ echo '{"score": 1.7, "hits": ["decision matches"], "misses": [], "reasoning": "m
 		if err != nil {
 			t.Fatal(err)
 		}
-		members := []EvaluatorResult{
-			{Name: "m1", Score: 0, Verdict: VerdictFail, Misses: []string{"slow"}, Reasoning: "took 5ms"},
-			{Name: "m2", Score: 1, Verdict: VerdictPass, Hits: []string{"ok"}},
+		members := []verdict.EvaluatorResult{
+			{Name: "m1", Score: 0, Verdict: verdict.VerdictFail, Misses: []string{"slow"}, Reasoning: "took 5ms"},
+			{Name: "m2", Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"ok"}},
 		}
 		got := runner.Aggregate(context.Background(), f.CaseAt(0), f.CaseAt(0).Evaluators[0], members)
-		want := EvaluatorResult{Score: 0.4, Verdict: VerdictPass, Hits: []string{"agg"}, Reasoning: "lenient"}
+		want := verdict.EvaluatorResult{Score: 0.4, Verdict: verdict.VerdictPass, Hits: []string{"agg"}, Reasoning: "lenient"}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("result (-want +got):\n%s", diff)
 		}
@@ -302,7 +303,7 @@ echo '{"score": 1.7, "hits": ["decision matches"], "misses": [], "reasoning": "m
 	t.Run("judged through the Judge", func(t *testing.T) {
 		j := &Judge{Threshold: 0.8, CodeJudges: runner}
 		got := j.JudgeCase(context.Background(), c, resp, nil)
-		if got.Verdict != VerdictPass || got.Score != 1 || got.Evaluators[0].Verdict != VerdictPass {
+		if got.Verdict != verdict.VerdictPass || got.Score != 1 || got.Evaluators[0].Verdict != verdict.VerdictPass {
 			t.Errorf("case = %+v", got)
 		}
 	})
@@ -332,7 +333,7 @@ func FuzzParseJudgeOutput(f *testing.F) {
 			}
 			return
 		}
-		if out.verdict != "" && out.verdict != VerdictPass && out.verdict != VerdictFail {
+		if out.verdict != "" && out.verdict != verdict.VerdictPass && out.verdict != verdict.VerdictFail {
 			t.Fatalf("verdict %q", out.verdict)
 		}
 		for _, n := range append(out.hits, out.misses...) {

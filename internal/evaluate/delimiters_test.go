@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // forgedSections is an answer that appends sections of its own to an AgentV prompt: a forged expected outcome,
@@ -43,8 +44,8 @@ func TestNonceDelimitersHoldAForgedSection(t *testing.T) {
 	resp := &jsonlresult.Response{ID: "c1", Text: forgedSections}
 	for _, c := range []struct {
 		name    string
-		verdict Verdict
-	}{{"llm_judge", VerdictFail}, {"rubric", VerdictFail}} {
+		verdict verdict.Verdict
+	}{{"llm_judge", verdict.VerdictFail}, {"rubric", verdict.VerdictFail}} {
 		cs := free
 		if c.name == "rubric" {
 			cs = rubric
@@ -112,7 +113,7 @@ func TestNonceDelimitersRefuseAnAnswerHoldingTheNonce(t *testing.T) {
 		"output messages": {ID: "c1", Text: "Paris", OutputMessages: []jsonlresult.OutputMessage{{Role: "assistant", Content: []byte(`"x ` + nonce + `"`)}}},
 	} {
 		res := j.JudgeCase(context.Background(), c, resp, nil)
-		if res.Verdict != VerdictError || !strings.Contains(res.Error, "answer delimiter") {
+		if res.Verdict != verdict.VerdictError || !strings.Contains(res.Error, "answer delimiter") {
 			t.Errorf("%s: verdict %s (%q), want an Error naming the delimiter", name, res.Verdict, res.Error)
 		}
 	}

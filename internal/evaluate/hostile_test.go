@@ -10,6 +10,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // hostileAnswer is a runner's answer written to break out of the judge's prompt: it closes the JSON string and
@@ -122,7 +123,7 @@ func TestHostileAnswerIsData(t *testing.T) {
 			if n := strings.Count(user, "SECRET-REFERENCE"); n != 1 {
 				t.Errorf("the reference answer is in the user message %d times, want once (where the template puts it)", n)
 			}
-			if res.Verdict != VerdictFail || res.Evaluators[0].Score > 0.5 {
+			if res.Verdict != verdict.VerdictFail || res.Evaluators[0].Score > 0.5 {
 				t.Errorf("verdict %s score %v: only the model's reply decides", res.Verdict, res.Evaluators[0].Score)
 			}
 		})
@@ -135,22 +136,22 @@ func TestLLMAggregatorErroredOrSkippedMember(t *testing.T) {
 	for _, tc := range []struct {
 		name, members string
 		runner        *fakeRunner
-		want          Verdict
+		want          verdict.Verdict
 		wantReason    string
 	}{
 		{name: "an errored code judge",
 			members: "          - {name: fast, type: latency, threshold: 100}\n          - {name: j, type: code_judge, script: ./j.sh}\n",
-			runner:  &fakeRunner{results: map[string]EvaluatorResult{"combo/j": judgeFailure("the judge exited with status 2 after 1ms", "boom")}},
-			want:    VerdictError, wantReason: `member "j" is Error, so the llm_judge aggregator did not judge`},
+			runner:  &fakeRunner{results: map[string]verdict.EvaluatorResult{"combo/j": judgeFailure("the judge exited with status 2 after 1ms", "boom")}},
+			want:    verdict.VerdictError, wantReason: `member "j" is Error, so the llm_judge aggregator did not judge`},
 		{name: "an errored llm judge (its prompt file is missing)",
 			members: "          - {name: fast, type: latency, threshold: 100}\n          - {name: j, type: llm_judge, prompt: ./missing.md}\n",
-			want:    VerdictError, wantReason: `member "j" is Error, so the llm_judge aggregator did not judge`},
+			want:    verdict.VerdictError, wantReason: `member "j" is Error, so the llm_judge aggregator did not judge`},
 		{name: "a skipped code judge (not run here)",
 			members: "          - {name: fast, type: latency, threshold: 100}\n          - {name: j, type: code_judge, script: ./j.sh}\n",
-			want:    VerdictSkipped, wantReason: `member "j" is Skipped, so the llm_judge aggregator did not judge`},
+			want:    verdict.VerdictSkipped, wantReason: `member "j" is Skipped, so the llm_judge aggregator did not judge`},
 		{name: "an errored and a skipped member: Error first",
 			members: "          - {name: s, type: code_judge, script: ./s.sh}\n          - {name: j, type: llm_judge, prompt: ./missing.md}\n",
-			want:    VerdictError, wantReason: `member "j" is Error, so the llm_judge aggregator did not judge`},
+			want:    verdict.VerdictError, wantReason: `member "j" is Error, so the llm_judge aggregator did not judge`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newModelServer(t, always(`{"score": 1, "verdict": "pass", "hits": ["all good"], "reasoning": "pass"}`))

@@ -9,32 +9,33 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // CodeJudgeRunner runs code_judge scripts. ScriptRunner is the implementation that executes them; in the pod the
 // judge runner (internal/judgerunner) runs them in the judge containers and hands the results to the collector as
 // recorded results, and `collector check --run-code-judges` runs them locally.
 //
-// Results a runner returns leave Verdict empty unless the judge failed (VerdictError) or a code_judge aggregator
+// Results a runner returns leave verdict.Verdict empty unless the judge failed (verdict.VerdictError) or a code_judge aggregator
 // set it; the Judge applies the threshold.
 type CodeJudgeRunner interface {
 	// Run judges one case with one code_judge evaluator.
-	Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) EvaluatorResult
+	Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) verdict.EvaluatorResult
 	// Aggregate runs the code_judge aggregator of composite ev over its members' final results.
-	Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult
+	Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) verdict.EvaluatorResult
 }
 
 // Judge judges cases with a pass threshold. It is safe for concurrent use when CodeJudges is.
 type Judge struct {
-	// Threshold is the pass threshold in [0, 1] (see DefaultThreshold and ParseThreshold).
+	// Threshold is the pass threshold in [0, 1] (see verdict.DefaultThreshold and verdict.ParseThreshold).
 	Threshold float64
 	// CodeJudges runs code_judge scripts; nil when scripts do not run here (their results are recorded
 	// elsewhere and passed to JudgeCase).
 	CodeJudges CodeJudgeRunner
 	// MissingCodeJudge is the verdict of a code_judge that neither ran here nor has a recorded result:
-	// VerdictSkipped (the default, for `collector check` without --run-code-judges) or VerdictError (in the pod,
+	// verdict.VerdictSkipped (the default, for `collector check` without --run-code-judges) or verdict.VerdictError (in the pod,
 	// where the launcher should have recorded every result).
-	MissingCodeJudge Verdict
+	MissingCodeJudge verdict.Verdict
 	// LLM is the model endpoint of llm_judge and rubric evaluators and llm_judge aggregators; nil leaves them
 	// Skipped (with how to enable them) and cases without evaluators Skipped. When set, a case without evaluators
 	// is judged by llm_judge with AgentV's default prompt (DefaultLLMJudgeName).
@@ -50,20 +51,20 @@ type Judge struct {
 // NeedsCase reports whether judging a case with evs reads anything of the case but its id and evaluators (see
 // ReadsCase); a case without evaluators is judged by llm_judge when j.LLM is set, which reads the case.
 func (j *Judge) NeedsCase(evs []*evalfile.EvaluatorConfig) bool {
-	return ReadsCase(evs) || (len(evs) == 0 && j.LLM != nil)
+	return evalfile.ReadsCase(evs) || (len(evs) == 0 && j.LLM != nil)
 }
 
 // JudgeCase judges one case. resp is the case's response (nil: the case is an error). codeResults holds
 // recorded code_judge results by evaluator key (see RunCodeJudges); it may be nil.
-func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response, codeResults map[string]EvaluatorResult) CaseResult {
+func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response, codeResults map[string]verdict.EvaluatorResult) verdict.CaseResult {
 	if resp == nil {
-		return ErrorCase(c.ID, "the case has no output to judge")
+		return verdict.ErrorCase(c.ID, "the case has no output to judge")
 	}
-	res := CaseResult{ID: c.ID}
+	res := verdict.CaseResult{ID: c.ID}
 	evs := c.Evaluators
 	if len(evs) == 0 {
 		if j.LLM == nil {
-			res.Verdict = VerdictSkipped
+			res.Verdict = verdict.VerdictSkipped
 			res.Reason = "the case has no evaluators: add execution.evaluators to the case or the file, or judging.evaluators " +
 				"to the EvalRun, or set spec.judging.llm to judge it with llm_judge as AgentV does"
 			return res
@@ -71,7 +72,7 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 		evs = []*evalfile.EvaluatorConfig{defaultLLMJudge}
 	}
 	run := &caseRun{judge: j, ctx: ctx, c: c, resp: resp, recorded: codeResults}
-	res.Evaluators = make([]EvaluatorResult, 0, len(evs))
+	res.Evaluators = make([]verdict.EvaluatorResult, 0, len(evs))
 	for _, ev := range evs {
 		res.Evaluators = append(res.Evaluators, run.evaluate(ev))
 	}
@@ -81,57 +82,14 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 	return res
 }
 
-// CaseSource is what JudgedByID reads of an eval file: a parsed evalfile.File, or the evalfile.Facts the manager
-// reads a large file's stream into.
-type CaseSource interface {
-	NumCases() int
-	SharedEvaluators() bool
-	LightCase(i int) (*evalfile.Case, bool)
-}
-
-// JudgedByID reports whether every case of f is judged by its id and the evaluators all its cases inherit
-// (evalfile.File.SharedEvaluators), which read nothing of the case (ReadsCase); with a model endpoint (withModel), cases
-// without evaluators get an llm_judge, which reads them. A reader that trusts this may then read the file's header
-// only (evalfile.ParseShared). False for no source (a nil interface) or an empty one.
-func JudgedByID(f CaseSource, withModel bool) bool {
-	if f == nil || f.NumCases() == 0 || !f.SharedEvaluators() {
-		return false
-	}
-	c, ok := f.LightCase(0)
-	if !ok {
-		return false
-	}
-	return !ReadsCase(c.Evaluators) && (len(c.Evaluators) > 0 || !withModel)
-}
-
-// ReadsCase reports whether judging with evs reads anything of the case but its id and evaluators: field_accuracy
-// reads its expected messages, a code_judge (or a composite's code_judge aggregator) its whole case, llm_judge and
-// rubric evaluators its question, expected outcome and messages, and an evaluator of a type this package does not
-// know is assumed to. tool_trajectory, latency, cost and token_usage evaluators read only the response. For evaluators that do not, a case with only its id and
-// evaluators judges the same (see evalfile.File.LightCase).
-func ReadsCase(evs []*evalfile.EvaluatorConfig) bool {
-	for _, ev := range evs {
-		switch ev.Type {
-		case evalfile.TypeToolTrajectory, evalfile.TypeLatency, evalfile.TypeCost, evalfile.TypeTokenUsage:
-		case evalfile.TypeComposite:
-			if ev.Composite == nil || ev.Composite.Aggregator == evalfile.AggregatorCodeJudge || ReadsCase(ev.Composite.Members) {
-				return true
-			}
-		default:
-			return true
-		}
-	}
-	return false
-}
-
 // RunCodeJudges runs every code_judge of the case (composite members and code_judge aggregators included) with
 // j.CodeJudges and returns their results by evaluator key, as JudgeCase takes them. The judge runner
 // (internal/judgerunner) uses it to record results for the collector. It returns nil when j.CodeJudges is nil.
-func (j *Judge) RunCodeJudges(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response) map[string]EvaluatorResult {
+func (j *Judge) RunCodeJudges(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response) map[string]verdict.EvaluatorResult {
 	if j.CodeJudges == nil || resp == nil {
 		return nil
 	}
-	rec := &recordingRunner{inner: j.CodeJudges, results: map[string]EvaluatorResult{}}
+	rec := &recordingRunner{inner: j.CodeJudges, results: map[string]verdict.EvaluatorResult{}}
 	jj := *j
 	jj.CodeJudges = rec
 	jj.JudgeCase(ctx, c, resp, nil)
@@ -144,16 +102,16 @@ func (j *Judge) RunCodeJudges(ctx context.Context, c *evalfile.Case, resp *jsonl
 // recordingRunner records what the runner it wraps returns.
 type recordingRunner struct {
 	inner   CodeJudgeRunner
-	results map[string]EvaluatorResult
+	results map[string]verdict.EvaluatorResult
 }
 
-func (r *recordingRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) EvaluatorResult {
+func (r *recordingRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) verdict.EvaluatorResult {
 	res := r.inner.Run(ctx, c, ev, resp)
 	r.results[ev.Key] = res
 	return res
 }
 
-func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult {
+func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	res := r.inner.Aggregate(ctx, c, ev, members)
 	r.results[ev.Key] = res
 	return res
@@ -166,12 +124,12 @@ func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *e
 // The budget rule differs from AgentV on purpose: leaving a budget-skipped evaluator out of the mean lets a
 // runner that spends the budget on early cases (huge answers, replies made to be asked again) have its later
 // cases judged by their cheap evaluators alone, and pass. A case the budget left unjudged is therefore an Error
-// (never Pass, never counted as passed by the success policy) and is counted (Summary.BudgetUnjudged).
-func (j *Judge) combine(results []EvaluatorResult) (score float64, verdict Verdict, errMsg, reason string) {
+// (never Pass, never counted as passed by the success policy) and is counted (verdict.Summary.BudgetUnjudged).
+func (j *Judge) combine(results []verdict.EvaluatorResult) (score float64, v verdict.Verdict, errMsg, reason string) {
 	var sum, weights float64
 	judged := 0
 	for _, r := range results {
-		if r.Verdict == VerdictSkipped {
+		if r.Verdict == verdict.VerdictSkipped {
 			continue
 		}
 		judged++
@@ -182,32 +140,32 @@ func (j *Judge) combine(results []EvaluatorResult) (score float64, verdict Verdi
 		weights += r.Weight
 	}
 	if weights > 0 {
-		score = clamp01(sum / weights)
+		score = verdict.ClampScore(sum / weights)
 	}
 	for _, r := range results {
-		if r.Verdict == VerdictError {
-			return score, VerdictError, fmt.Sprintf("evaluator %q failed: %s", r.Name, firstNote(r)), ""
+		if r.Verdict == verdict.VerdictError {
+			return score, verdict.VerdictError, fmt.Sprintf("evaluator %q failed: %s", r.Name, firstNote(r)), ""
 		}
 	}
 	if s := budgetSkipped(results); s != nil {
 		msg := fmt.Sprintf("evaluator %q was not judged, so the case is not judged: %s", s.Name, s.Reasoning)
-		return score, VerdictError, textbound.Head(msg, MaxReasoningLength), ""
+		return score, verdict.VerdictError, textbound.Head(msg, verdict.MaxReasoningLength), ""
 	}
 	switch {
 	case judged == 0:
-		return 0, VerdictSkipped, "", "no evaluator could judge the case: " + skipReasons(results)
+		return 0, verdict.VerdictSkipped, "", "no evaluator could judge the case: " + skipReasons(results)
 	case weights == 0:
-		return 0, VerdictSkipped, "", "every evaluator that judged the case has weight 0"
+		return 0, verdict.VerdictSkipped, "", "every evaluator that judged the case has weight 0"
 	}
 	return score, j.verdict(score), "", ""
 }
 
 // budgetSkipped returns the first result, among results and their members, that was Skipped because the LLM
 // judging budget was spent; nil when none was.
-func budgetSkipped(results []EvaluatorResult) *EvaluatorResult {
+func budgetSkipped(results []verdict.EvaluatorResult) *verdict.EvaluatorResult {
 	for i := range results {
 		r := &results[i]
-		if r.Verdict == VerdictSkipped && r.SkipCause == SkipBudgetSpent {
+		if r.Verdict == verdict.VerdictSkipped && r.SkipCause == verdict.SkipBudgetSpent {
 			return r
 		}
 		if s := budgetSkipped(r.Members); s != nil {
@@ -217,36 +175,36 @@ func budgetSkipped(results []EvaluatorResult) *EvaluatorResult {
 	return nil
 }
 
-// skipCauseOf is the cause of skipping what results judge together (a case, a composite): SkipBudgetSpent when
-// any result or member was skipped for the budget, else the first skipped result's cause, else SkipZeroWeight
+// skipCauseOf is the cause of skipping what results judge together (a case, a composite): verdict.SkipBudgetSpent when
+// any result or member was skipped for the budget, else the first skipped result's cause, else verdict.SkipZeroWeight
 // (every result that judged has weight 0).
-func skipCauseOf(results []EvaluatorResult) SkipCause {
+func skipCauseOf(results []verdict.EvaluatorResult) verdict.SkipCause {
 	if budgetSkipped(results) != nil {
-		return SkipBudgetSpent
+		return verdict.SkipBudgetSpent
 	}
 	for _, r := range results {
-		if r.Verdict == VerdictSkipped && r.SkipCause != "" {
+		if r.Verdict == verdict.VerdictSkipped && r.SkipCause != "" {
 			return r.SkipCause
 		}
 	}
-	return SkipZeroWeight
+	return verdict.SkipZeroWeight
 }
 
-func (j *Judge) verdict(score float64) Verdict {
+func (j *Judge) verdict(score float64) verdict.Verdict {
 	if score >= j.Threshold-scoreEpsilon {
-		return VerdictPass
+		return verdict.VerdictPass
 	}
-	return VerdictFail
+	return verdict.VerdictFail
 }
 
-func firstNote(r EvaluatorResult) string {
+func firstNote(r verdict.EvaluatorResult) string {
 	if len(r.Misses) > 0 {
 		return r.Misses[0]
 	}
 	return r.Reasoning
 }
 
-func skipReasons(results []EvaluatorResult) string {
+func skipReasons(results []verdict.EvaluatorResult) string {
 	seen := map[string]bool{}
 	out := ""
 	for _, r := range results {
@@ -259,7 +217,7 @@ func skipReasons(results []EvaluatorResult) string {
 		}
 		out += r.Name + ": " + r.Reasoning
 	}
-	return textbound.Head(out, MaxReasoningLength)
+	return textbound.Head(out, verdict.MaxReasoningLength)
 }
 
 // caseRun judges the evaluators of one case.
@@ -268,7 +226,7 @@ type caseRun struct {
 	ctx      context.Context
 	c        *evalfile.Case
 	resp     *jsonlresult.Response
-	recorded map[string]EvaluatorResult
+	recorded map[string]verdict.EvaluatorResult
 	// inputs are the judges' inputs, built once (inputsBuilt) by the first LLM judge that needs them.
 	inputs      judgeInputs
 	inputsErr   error
@@ -289,8 +247,8 @@ type outcome struct {
 }
 
 // evaluate judges one evaluator and returns its final result.
-func (r *caseRun) evaluate(ev *evalfile.EvaluatorConfig) EvaluatorResult {
-	var res EvaluatorResult
+func (r *caseRun) evaluate(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult {
+	var res verdict.EvaluatorResult
 	switch ev.Type {
 	case evalfile.TypeToolTrajectory:
 		res = r.deterministic(toolTrajectory(ev.ToolTrajectory, r.resp))
@@ -309,43 +267,43 @@ func (r *caseRun) evaluate(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	case evalfile.TypeComposite:
 		res = r.composite(ev)
 	default:
-		res = EvaluatorResult{Verdict: VerdictError, Misses: []string{fmt.Sprintf("unknown evaluator type %q", ev.Type)}}
+		res = verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{fmt.Sprintf("unknown evaluator type %q", ev.Type)}}
 	}
 	return r.finish(ev, res)
 }
 
 // finish sets the evaluator's identity, bounds the notes and applies the threshold when the verdict is open.
-func (r *caseRun) finish(ev *evalfile.EvaluatorConfig, res EvaluatorResult) EvaluatorResult {
+func (r *caseRun) finish(ev *evalfile.EvaluatorConfig, res verdict.EvaluatorResult) verdict.EvaluatorResult {
 	res.Name, res.Type, res.Key, res.Weight = ev.Name, string(ev.Type), ev.Key, ev.EffectiveWeight()
-	res.Score = clamp01(res.Score)
+	res.Score = verdict.ClampScore(res.Score)
 	res.Hits, res.Misses = bounded(res.Hits), bounded(res.Misses)
-	res.Reasoning = textbound.Head(res.Reasoning, MaxReasoningLength)
+	res.Reasoning = textbound.Head(res.Reasoning, verdict.MaxReasoningLength)
 	switch res.Verdict {
-	case VerdictError, VerdictSkipped:
+	case verdict.VerdictError, verdict.VerdictSkipped:
 		res.Score = 0
-		if res.Verdict == VerdictSkipped && res.SkipCause == "" {
+		if res.Verdict == verdict.VerdictSkipped && res.SkipCause == "" {
 			res.SkipCause = skipCauseOf(res.Members)
 		}
-	case VerdictPass, VerdictFail:
+	case verdict.VerdictPass, verdict.VerdictFail:
 	default:
 		res.Verdict = r.judge.verdict(res.Score)
 	}
 	return res
 }
 
-func (r *caseRun) deterministic(o outcome) EvaluatorResult {
-	res := EvaluatorResult{Score: o.score, Hits: o.hits, Misses: o.misses, Reasoning: o.reasoning}
+func (r *caseRun) deterministic(o outcome) verdict.EvaluatorResult {
+	res := verdict.EvaluatorResult{Score: o.score, Hits: o.hits, Misses: o.misses, Reasoning: o.reasoning}
 	if o.fail {
-		res.Verdict = VerdictFail
+		res.Verdict = verdict.VerdictFail
 	}
 	return res
 }
 
-func skipped(cause SkipCause, reason string) EvaluatorResult {
-	return EvaluatorResult{Verdict: VerdictSkipped, SkipCause: cause, Reasoning: reason}
+func skipped(cause verdict.SkipCause, reason string) verdict.EvaluatorResult {
+	return verdict.EvaluatorResult{Verdict: verdict.VerdictSkipped, SkipCause: cause, Reasoning: reason}
 }
 
-func (r *caseRun) codeJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
+func (r *caseRun) codeJudge(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult {
 	if rec, ok := r.recorded[ev.Key]; ok {
 		return rec
 	}
@@ -355,17 +313,17 @@ func (r *caseRun) codeJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	return r.missingCodeJudge("code_judge")
 }
 
-func (r *caseRun) missingCodeJudge(what string) EvaluatorResult {
-	if r.judge.MissingCodeJudge == VerdictError {
+func (r *caseRun) missingCodeJudge(what string) verdict.EvaluatorResult {
+	if r.judge.MissingCodeJudge == verdict.VerdictError {
 		msg := fmt.Sprintf("no %s result was recorded for this case (the judge did not run or its result was lost)", what)
-		return EvaluatorResult{Verdict: VerdictError, Misses: []string{msg}, Reasoning: msg}
+		return verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{msg}, Reasoning: msg}
 	}
-	return skipped(SkipNotRunHere, fmt.Sprintf("%s scripts do not run here (collector check runs them with --run-code-judges)", what))
+	return skipped(verdict.SkipNotRunHere, fmt.Sprintf("%s scripts do not run here (collector check runs them with --run-code-judges)", what))
 }
 
-func (r *caseRun) composite(ev *evalfile.EvaluatorConfig) EvaluatorResult {
+func (r *caseRun) composite(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult {
 	cfg := ev.Composite
-	members := make([]EvaluatorResult, 0, len(cfg.Members))
+	members := make([]verdict.EvaluatorResult, 0, len(cfg.Members))
 	for _, m := range cfg.Members {
 		mr := r.evaluate(m)
 		if w, ok := cfg.Weights[m.Name]; ok {
@@ -373,7 +331,7 @@ func (r *caseRun) composite(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 		}
 		members = append(members, mr)
 	}
-	var res EvaluatorResult
+	var res verdict.EvaluatorResult
 	switch cfg.Aggregator {
 	case evalfile.AggregatorCodeJudge:
 		switch rec, ok := r.recorded[ev.Key]; {
@@ -397,12 +355,12 @@ func (r *caseRun) composite(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 
 // weightedAverage combines member results: skipped members are left out, weight 0 excludes; an errored member
 // makes the composite an error.
-func weightedAverage(members []EvaluatorResult) EvaluatorResult {
-	res := EvaluatorResult{Hits: prefixedNotes(members, true), Misses: prefixedNotes(members, false)}
+func weightedAverage(members []verdict.EvaluatorResult) verdict.EvaluatorResult {
+	res := verdict.EvaluatorResult{Hits: prefixedNotes(members, true), Misses: prefixedNotes(members, false)}
 	var sum, weights float64
 	judged := 0
 	for _, m := range members {
-		if m.Verdict == VerdictSkipped {
+		if m.Verdict == verdict.VerdictSkipped {
 			continue
 		}
 		judged++
@@ -410,18 +368,18 @@ func weightedAverage(members []EvaluatorResult) EvaluatorResult {
 		weights += m.Weight
 	}
 	for _, m := range members {
-		if m.Verdict == VerdictError {
-			res.Verdict = VerdictError
+		if m.Verdict == verdict.VerdictError {
+			res.Verdict = verdict.VerdictError
 			res.Reasoning = fmt.Sprintf("member %q failed", m.Name)
 			return res
 		}
 	}
 	switch {
 	case judged == 0:
-		res.Verdict, res.SkipCause = VerdictSkipped, skipCauseOf(members)
+		res.Verdict, res.SkipCause = verdict.VerdictSkipped, skipCauseOf(members)
 		res.Reasoning = "every member was skipped: " + skipReasons(members)
 	case weights == 0:
-		res.Verdict, res.SkipCause = VerdictSkipped, SkipZeroWeight
+		res.Verdict, res.SkipCause = verdict.VerdictSkipped, verdict.SkipZeroWeight
 		res.Reasoning = "every judged member has weight 0"
 	default:
 		res.Score = sum / weights
@@ -431,7 +389,7 @@ func weightedAverage(members []EvaluatorResult) EvaluatorResult {
 }
 
 // prefixedNotes returns the members' hits (or misses), each prefixed with "[member] ".
-func prefixedNotes(members []EvaluatorResult, hits bool) []string {
+func prefixedNotes(members []verdict.EvaluatorResult, hits bool) []string {
 	var out []string
 	for _, m := range members {
 		notes := m.Misses
@@ -446,8 +404,8 @@ func prefixedNotes(members []EvaluatorResult, hits bool) []string {
 }
 
 // sumUsage adds up the model usage of results and their members.
-func sumUsage(results []EvaluatorResult) llm.Usage {
-	var u llm.Usage
+func sumUsage(results []verdict.EvaluatorResult) verdict.Usage {
+	var u verdict.Usage
 	for _, r := range results {
 		if r.Usage != nil {
 			u.Add(*r.Usage)

@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // caseWith parses a one-case eval file whose case has the given expected content and evaluators (YAML flow
@@ -48,21 +49,21 @@ func calls(names ...string) []jsonlresult.OutputMessage {
 
 func f64(f float64) *float64 { return &f }
 
-var judge = &Judge{Threshold: DefaultThreshold}
+var judge = &Judge{Threshold: verdict.DefaultThreshold}
 
 func TestToolTrajectory(t *testing.T) {
 	tests := []struct {
 		name       string
 		evaluator  string
 		resp       jsonlresult.Response
-		want       EvaluatorResult
+		want       verdict.EvaluatorResult
 		wantReason string
 	}{
 		{
 			name:      "any_order minimums met and missed",
 			evaluator: "{name: t, type: tool_trajectory, mode: any_order, minimums: {search: 2, fetch: 1, answer: 0}}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search", "fetch", "search")},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{
 				"search: called 2 times (at least 2 required)", "fetch: called 1 time (at least 1 required)",
 				"answer: called 0 times (at least 0 required)"}, Misses: []string{},
 				Reasoning: "3 tool calls from output_messages: search, fetch, search"},
@@ -71,7 +72,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "any_order below minimum",
 			evaluator: "{name: t, type: tool_trajectory, mode: any_order, minimums: {search: 2, fetch: 1}}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search", "fetch")},
-			want: EvaluatorResult{Score: 0.5, Verdict: VerdictFail, Hits: []string{"fetch: called 1 time (at least 1 required)"},
+			want: verdict.EvaluatorResult{Score: 0.5, Verdict: verdict.VerdictFail, Hits: []string{"fetch: called 1 time (at least 1 required)"},
 				Misses:    []string{"search: called 1 time (at least 2 required)"},
 				Reasoning: "2 tool calls from output_messages: search, fetch"},
 		},
@@ -79,14 +80,14 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "any_order empty minimums",
 			evaluator: "{name: t, type: tool_trajectory, mode: any_order, minimums: {}}",
 			resp:      jsonlresult.Response{},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no minimums are set"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"no minimums are set"}, Misses: []string{},
 				Reasoning: "the candidate made no tool calls (none in output_messages or trace)"},
 		},
 		{
 			name:      "in_order with extra calls between and partial args",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: b, args: any}, {tool: c}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls(`a {"k":1,"other":"x"}`, "x", `b {"z":2}`, "y", "c")},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{
 				"expected[0] a: matched call #1", "expected[1] b: matched call #3", "expected[2] c: matched call #5"}, Misses: []string{},
 				Reasoning: "5 tool calls from output_messages: a, x, b, y, c"},
 		},
@@ -94,7 +95,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "in_order args mismatch and out of order",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: b}, {tool: c}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls(`a {"k":2}`, "c", "b")},
-			want: EvaluatorResult{Score: 1.0 / 3, Verdict: VerdictFail, Hits: []string{"expected[1] b: matched call #3"},
+			want: verdict.EvaluatorResult{Score: 1.0 / 3, Verdict: verdict.VerdictFail, Hits: []string{"expected[1] b: matched call #3"},
 				Misses: []string{
 					"expected[0] a: the next call to it, #1, does not match: args.k is 2, expected 1",
 					"expected[2] c: not called after call #3",
@@ -105,7 +106,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "in_order missing args key and non-object input",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: b, args: {q: x}}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls(`a {"j":1}`, `b "text"`)},
-			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{}, Misses: []string{
+			want: verdict.EvaluatorResult{Score: 0, Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{
 				"expected[0] a: the next call to it, #1, does not match: args.k is missing",
 				`expected[1] b: the next call to it, #2, does not match: its input is not an object ("text")`,
 			}, Reasoning: "2 tool calls from output_messages: a, b"},
@@ -114,7 +115,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "in_order empty expectations",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: []}",
 			resp:      jsonlresult.Response{OutputMessages: calls("a")},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no expected calls are set"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"no expected calls are set"}, Misses: []string{},
 				Reasoning: "1 tool calls from output_messages: a"},
 		},
 		{
@@ -122,7 +123,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "in_order does not go back after a missing call",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: search}, {tool: analyze}, {tool: report}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search", "report")},
-			want: EvaluatorResult{Score: 1.0 / 3, Verdict: VerdictFail, Hits: []string{"expected[0] search: matched call #1"},
+			want: verdict.EvaluatorResult{Score: 1.0 / 3, Verdict: verdict.VerdictFail, Hits: []string{"expected[0] search: matched call #1"},
 				Misses: []string{
 					"expected[1] analyze: not called after call #1",
 					"expected[2] report: not looked for: the search for expected[1] analyze ran past the last call, and in_order does not go back",
@@ -133,7 +134,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "in_order missing the first call",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: plan}, {tool: search}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search")},
-			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{}, Misses: []string{
+			want: verdict.EvaluatorResult{Score: 0, Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{
 				"expected[0] plan: not called",
 				"expected[1] search: not looked for: the search for expected[0] plan ran past the last call, and in_order does not go back",
 			}, Reasoning: "1 tool calls from output_messages: search"},
@@ -142,7 +143,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "in_order with repeated tools",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: search}, {tool: search}, {tool: report}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search", "report", "search", "report")},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{
 				"expected[0] search: matched call #1", "expected[1] search: matched call #3", "expected[2] report: matched call #4",
 			}, Misses: []string{}, Reasoning: "4 tool calls from output_messages: search, report, search, report"},
 		},
@@ -150,7 +151,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "in_order with a repeat called once",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: search}, {tool: search}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search")},
-			want: EvaluatorResult{Score: 0.5, Verdict: VerdictFail, Hits: []string{"expected[0] search: matched call #1"},
+			want: verdict.EvaluatorResult{Score: 0.5, Verdict: verdict.VerdictFail, Hits: []string{"expected[0] search: matched call #1"},
 				Misses: []string{"expected[1] search: not called after call #1"}, Reasoning: "1 tool calls from output_messages: search"},
 		},
 		{
@@ -158,7 +159,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "in_order args mismatch consumes the call",
 			evaluator: "{name: t, type: tool_trajectory, mode: in_order, expected: [{tool: a, args: {k: 1}}, {tool: a}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls(`a {"k":2}`, `a {"k":1}`)},
-			want: EvaluatorResult{Score: 0.5, Verdict: VerdictFail, Hits: []string{"expected[1] a: matched call #2"},
+			want: verdict.EvaluatorResult{Score: 0.5, Verdict: verdict.VerdictFail, Hits: []string{"expected[1] a: matched call #2"},
 				Misses:    []string{"expected[0] a: the next call to it, #1, does not match: args.k is 2, expected 1"},
 				Reasoning: "2 tool calls from output_messages: a, a"},
 		},
@@ -166,7 +167,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "any_order ignores order and counts repeats",
 			evaluator: "{name: t, type: tool_trajectory, mode: any_order, minimums: {search: 2, analyze: 1, report: 1}}",
 			resp:      jsonlresult.Response{OutputMessages: calls("report", "search", "search")},
-			want: EvaluatorResult{Score: 2.0 / 3, Verdict: VerdictFail, Hits: []string{
+			want: verdict.EvaluatorResult{Score: 2.0 / 3, Verdict: verdict.VerdictFail, Hits: []string{
 				"search: called 2 times (at least 2 required)", "report: called 1 time (at least 1 required)"},
 				Misses:    []string{"analyze: called 0 times (at least 1 required)"},
 				Reasoning: "3 tool calls from output_messages: report, search, search"},
@@ -175,7 +176,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "exact with two extra calls",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: search}, {tool: report}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search", "report", "search", "report")},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictFail, Hits: []string{"call #1: search", "call #2: report"},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictFail, Hits: []string{"call #1: search", "call #2: report"},
 				Misses: []string{"expected exactly 2 tool calls, got 4", "call #3: unexpected extra call to search",
 					"call #4: unexpected extra call to report"},
 				Reasoning: "4 tool calls from output_messages: search, report, search, report"},
@@ -185,14 +186,14 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "exact with calls but none expected",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: []}",
 			resp:      jsonlresult.Response{OutputMessages: calls("search")},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no tool sequence specified"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"no tool sequence specified"}, Misses: []string{},
 				Reasoning: "1 tool calls from output_messages: search"},
 		},
 		{
 			name:      "exact match with nested args",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a, args: {q: {x: [1, 2]}}}, {tool: b}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls(`a {"q":{"x":[1,2]},"extra":true}`, "b")},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"call #1: a", "call #2: b"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"call #1: a", "call #2: b"}, Misses: []string{},
 				Reasoning: "2 tool calls from output_messages: a, b"},
 		},
 		{
@@ -200,7 +201,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "exact with an extra call fails",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a}, {tool: b}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls("a", "b", "c")},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictFail, Hits: []string{"call #1: a", "call #2: b"},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictFail, Hits: []string{"call #1: a", "call #2: b"},
 				Misses:    []string{"expected exactly 2 tool calls, got 3", "call #3: unexpected extra call to c"},
 				Reasoning: "3 tool calls from output_messages: a, b, c"},
 		},
@@ -209,7 +210,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "exact with a missing call fails",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a}, {tool: b}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls("a")},
-			want: EvaluatorResult{Score: 0.5, Verdict: VerdictFail, Hits: []string{"call #1: a"},
+			want: verdict.EvaluatorResult{Score: 0.5, Verdict: verdict.VerdictFail, Hits: []string{"call #1: a"},
 				Misses:    []string{"expected exactly 2 tool calls, got 1", "call #2: expected b, got no call"},
 				Reasoning: "1 tool calls from output_messages: a"},
 		},
@@ -217,7 +218,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "exact wrong tool and args",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: [{tool: a, args: {n: 1.5}}, {tool: b}]}",
 			resp:      jsonlresult.Response{OutputMessages: calls(`a {"n":1.25}`, "c")},
-			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{},
+			want: verdict.EvaluatorResult{Score: 0, Verdict: verdict.VerdictFail, Hits: []string{},
 				Misses:    []string{"call #1: a but args.n is 1.25, expected 1.5", "call #2: expected b, got c"},
 				Reasoning: "2 tool calls from output_messages: a, c"},
 		},
@@ -225,7 +226,7 @@ func TestToolTrajectory(t *testing.T) {
 			name:      "exact no calls expected, none made",
 			evaluator: "{name: t, type: tool_trajectory, mode: exact, expected: []}",
 			resp:      jsonlresult.Response{},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"no tool sequence specified"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"no tool sequence specified"}, Misses: []string{},
 				Reasoning: "the candidate made no tool calls (none in output_messages or trace)"},
 		},
 		{
@@ -237,7 +238,7 @@ func TestToolTrajectory(t *testing.T) {
 					{Type: "model_step"}, {Type: "tool_call", Name: "a", Input: json.RawMessage(`{"k":1}`)}, {Type: "tool_result", Name: "a"},
 				},
 			},
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{"expected[0] a: matched call #1"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"expected[0] a: matched call #1"}, Misses: []string{},
 				Reasoning: "1 tool calls from trace: a"},
 		},
 	}
@@ -261,13 +262,13 @@ func TestFieldAccuracy(t *testing.T) {
 		expected  string
 		evaluator string
 		text      string
-		want      EvaluatorResult
+		want      verdict.EvaluatorResult
 	}{
 		{
 			name:      "exact fields with deep values and an index",
 			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}, {path: 'items[0].sku', match: exact}, {path: tags, match: exact}, {path: nothing, match: exact}]}",
 			text:      `{"decision":"CLEAR","items":[{"sku":"A1"}],"tags":["x","y"],"nothing":null}`,
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Misses: []string{}, Hits: []string{
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Misses: []string{}, Hits: []string{
 				`decision: matches "CLEAR"`, `items[0].sku: matches "A1"`, `tags: matches ["x","y"]`, "nothing: matches null"},
 				Reasoning: "weighted_average: 4 of 4 fields matched"},
 		},
@@ -275,7 +276,7 @@ func TestFieldAccuracy(t *testing.T) {
 			name:      "weighted mismatch, type mismatch and missing required",
 			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact, weight: 2}, {path: amount, match: exact}, {path: 'items[0].qty', match: exact}]}",
 			text:      "```json\n{\"decision\":\"REVIEW\",\"amount\":\"100\"}\n```",
-			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{}, Misses: []string{
+			want: verdict.EvaluatorResult{Score: 0, Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{
 				`decision: got "REVIEW", expected "CLEAR"`,
 				`amount: type mismatch: got string "100", expected number 100`,
 				"items[0].qty: missing (required, expected 2)"},
@@ -285,7 +286,7 @@ func TestFieldAccuracy(t *testing.T) {
 			name:      "optional missing is left out, no expected value counts as hit",
 			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact, weight: 3}, {path: amount, match: exact, required: false}, {path: absent, match: exact}, {path: rate, match: exact}]}",
 			text:      `Here you go: {"decision":"CLEAR","rate":0.06} thanks`,
-			want: EvaluatorResult{Score: 0.8, Verdict: VerdictPass,
+			want: verdict.EvaluatorResult{Score: 0.8, Verdict: verdict.VerdictPass,
 				Hits:      []string{`decision: matches "CLEAR"`, "amount: optional and missing, not counted", "absent: no expected value, not compared"},
 				Misses:    []string{"rate: got 0.06, expected 0.05"},
 				Reasoning: "weighted_average: 3 of 4 fields matched"},
@@ -294,7 +295,7 @@ func TestFieldAccuracy(t *testing.T) {
 			name:      "numeric tolerance absolute and relative, numeric strings",
 			evaluator: "{name: f, type: field_accuracy, fields: [{path: amount, match: numeric_tolerance, tolerance: 1}, {path: rate, match: numeric_tolerance, tolerance: 0.1, relative: true}, {path: decision, match: numeric_tolerance}]}",
 			text:      `{"amount":"101","rate":0.0556,"decision":"CLEAR"}`,
-			want: EvaluatorResult{Score: 1.0 / 3, Verdict: VerdictFail,
+			want: verdict.EvaluatorResult{Score: 1.0 / 3, Verdict: verdict.VerdictFail,
 				Hits: []string{"amount: got 101, expected 100 (absolute difference 1, tolerance 1)"},
 				Misses: []string{
 					"rate: got 0.0556, expected 0.05 (relative difference 0.112, tolerance 0.1)",
@@ -305,7 +306,7 @@ func TestFieldAccuracy(t *testing.T) {
 			name:      "dates in several forms",
 			evaluator: "{name: f, type: field_accuracy, fields: [{path: date, match: date}, {path: when, match: date, formats: [DD/MM/YYYY]}, {path: decision, match: date}]}",
 			text:      `{"date":"15-Jan-2025","when":"2025-04-03T23:30:00+05:00","decision":"2025-01-01"}`,
-			want: EvaluatorResult{Score: 2.0 / 3, Verdict: VerdictFail,
+			want: verdict.EvaluatorResult{Score: 2.0 / 3, Verdict: verdict.VerdictFail,
 				Hits:      []string{"date: date 2025-01-15 matches", "when: date 2025-04-03 matches"},
 				Misses:    []string{`decision: the expected value "CLEAR" is not a date`},
 				Reasoning: "weighted_average: 2 of 3 fields matched"},
@@ -314,14 +315,14 @@ func TestFieldAccuracy(t *testing.T) {
 			name:      "all_or_nothing",
 			evaluator: "{name: f, type: field_accuracy, aggregation: all_or_nothing, fields: [{path: decision, match: exact}, {path: amount, match: exact}]}",
 			text:      `{"decision":"CLEAR","amount":99}`,
-			want: EvaluatorResult{Score: 0, Verdict: VerdictFail, Hits: []string{`decision: matches "CLEAR"`},
+			want: verdict.EvaluatorResult{Score: 0, Verdict: verdict.VerdictFail, Hits: []string{`decision: matches "CLEAR"`},
 				Misses: []string{"amount: got 99, expected 100"}, Reasoning: "all_or_nothing: 1 of 2 fields matched"},
 		},
 		{
 			name:      "candidate is not JSON",
 			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}]}",
 			text:      "CLEAR",
-			want: EvaluatorResult{Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the candidate answer is not JSON: CLEAR"},
+			want: verdict.EvaluatorResult{Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{"the candidate answer is not JSON: CLEAR"},
 				Reasoning: "field_accuracy parses the candidate answer as JSON"},
 		},
 		{
@@ -329,7 +330,7 @@ func TestFieldAccuracy(t *testing.T) {
 			expected:  `'{"decision": "CLEAR"}'`,
 			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}]}",
 			text:      `{"decision":"CLEAR"}`,
-			want: EvaluatorResult{Score: 1, Verdict: VerdictPass, Hits: []string{`decision: matches "CLEAR"`}, Misses: []string{},
+			want: verdict.EvaluatorResult{Score: 1, Verdict: verdict.VerdictPass, Hits: []string{`decision: matches "CLEAR"`}, Misses: []string{},
 				Reasoning: "weighted_average: 1 of 1 fields matched"},
 		},
 		{
@@ -337,7 +338,7 @@ func TestFieldAccuracy(t *testing.T) {
 			expected:  "-",
 			evaluator: "{name: f, type: field_accuracy, fields: [{path: decision, match: exact}]}",
 			text:      `{"decision":"CLEAR"}`,
-			want: EvaluatorResult{Verdict: VerdictFail, Hits: []string{},
+			want: verdict.EvaluatorResult{Verdict: verdict.VerdictFail, Hits: []string{},
 				Misses:    []string{"the case has no expected assistant message with content to compare against"},
 				Reasoning: "field_accuracy compares with the last expected assistant message's content"},
 		},
@@ -400,59 +401,59 @@ func TestMetricEvaluators(t *testing.T) {
 		name      string
 		evaluator string
 		resp      jsonlresult.Response
-		want      EvaluatorResult
+		want      verdict.EvaluatorResult
 	}{
 		{
 			name: "latency within", evaluator: "{name: m, type: latency, threshold: 2000}",
 			resp: jsonlresult.Response{DurationMs: f64(1500)},
-			want: EvaluatorResult{Type: "latency", Score: 1, Verdict: VerdictPass, Hits: []string{"claimed duration 1500ms <= 2000ms"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Type: "latency", Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"claimed duration 1500ms <= 2000ms"}, Misses: []string{},
 				Reasoning: "took 1500ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 2000ms)"},
 		},
 		{
 			name: "latency over", evaluator: "{name: m, type: latency, threshold: 2000}",
 			resp: jsonlresult.Response{DurationMs: f64(2000.5)},
-			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"claimed duration 2000.5ms > 2000ms"},
+			want: verdict.EvaluatorResult{Type: "latency", Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{"claimed duration 2000.5ms > 2000ms"},
 				Reasoning: "took 2000.5ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 2000ms)"},
 		},
 		{
 			// PerCase: the launcher's measurement decides, whatever the runner claims.
 			name: "latency measured over a claim within", evaluator: "{name: m, type: latency, threshold: 2000}",
 			resp: jsonlresult.Response{DurationMs: f64(1), MeasuredDurationMs: ptrInt64(2500)},
-			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"measured duration 2500ms > 2000ms"},
+			want: verdict.EvaluatorResult{Type: "latency", Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{"measured duration 2500ms > 2000ms"},
 				Reasoning: "took 2500ms as the launcher measured the invocation (threshold 2000ms; the runner claimed 1ms)"},
 		},
 		{
 			name: "latency measured without a claim", evaluator: "{name: m, type: latency, threshold: 2000}",
 			resp: jsonlresult.Response{MeasuredDurationMs: ptrInt64(40)},
-			want: EvaluatorResult{Type: "latency", Score: 1, Verdict: VerdictPass, Hits: []string{"measured duration 40ms <= 2000ms"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Type: "latency", Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"measured duration 40ms <= 2000ms"}, Misses: []string{},
 				Reasoning: "took 40ms as the launcher measured the invocation (threshold 2000ms)"},
 		},
 		{
 			name: "latency not reported", evaluator: "{name: m, type: latency, threshold: 2000}",
-			want: EvaluatorResult{Type: "latency", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no duration_ms for this case"},
+			want: verdict.EvaluatorResult{Type: "latency", Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no duration_ms for this case"},
 				Reasoning: "latency needs duration_ms in the runner's record (the launcher measures only PerCase invocations)"},
 		},
 		{
 			name: "cost at budget", evaluator: "{name: m, type: cost, budget: 0.05}",
 			resp: jsonlresult.Response{CostUSD: f64(0.05)},
-			want: EvaluatorResult{Type: "cost", Score: 1, Verdict: VerdictPass, Hits: []string{"cost $0.0500 <= $0.0500 budget"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Type: "cost", Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"cost $0.0500 <= $0.0500 budget"}, Misses: []string{},
 				Reasoning: "cost $0.0500 (budget $0.0500)"},
 		},
 		{
 			name: "cost over", evaluator: "{name: m, type: cost, budget: 0.05}",
 			resp: jsonlresult.Response{CostUSD: f64(0.1234)},
-			want: EvaluatorResult{Type: "cost", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"cost $0.1234 > $0.0500 budget"},
+			want: verdict.EvaluatorResult{Type: "cost", Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{"cost $0.1234 > $0.0500 budget"},
 				Reasoning: "cost $0.1234 (budget $0.0500)"},
 		},
 		{
 			name: "cost not reported", evaluator: "{name: m, type: cost, budget: 1}",
-			want: EvaluatorResult{Type: "cost", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no cost_usd for this case"},
+			want: verdict.EvaluatorResult{Type: "cost", Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no cost_usd for this case"},
 				Reasoning: "cost needs cost_usd in the runner's record"},
 		},
 		{
 			name: "token usage with cached in total", evaluator: "{name: m, type: token_usage, max_input: 100, max_output: 50, max_total: 170}",
 			resp: jsonlresult.Response{TokenUsage: &jsonlresult.TokenUsage{Input: 100, Output: 40, Cached: f64(40)}},
-			want: EvaluatorResult{Type: "token_usage", Verdict: VerdictFail,
+			want: verdict.EvaluatorResult{Type: "token_usage", Verdict: verdict.VerdictFail,
 				Hits:      []string{"input tokens 100 <= 100", "output tokens 40 <= 50"},
 				Misses:    []string{"total tokens 180 > 170"},
 				Reasoning: "tokens: input 100, output 40, cached 40, total 180"},
@@ -460,12 +461,12 @@ func TestMetricEvaluators(t *testing.T) {
 		{
 			name: "token usage camelCase limit", evaluator: "{name: m, type: token_usage, maxOutput: 50}",
 			resp: jsonlresult.Response{TokenUsage: &jsonlresult.TokenUsage{Input: 1000, Output: 50}},
-			want: EvaluatorResult{Type: "token_usage", Score: 1, Verdict: VerdictPass, Hits: []string{"output tokens 50 <= 50"}, Misses: []string{},
+			want: verdict.EvaluatorResult{Type: "token_usage", Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"output tokens 50 <= 50"}, Misses: []string{},
 				Reasoning: "tokens: input 1000, output 50, cached 0, total 1050"},
 		},
 		{
 			name: "token usage not reported", evaluator: "{name: m, type: token_usage, max_total: 1}",
-			want: EvaluatorResult{Type: "token_usage", Verdict: VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no token_usage for this case"},
+			want: verdict.EvaluatorResult{Type: "token_usage", Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{"the runner reported no token_usage for this case"},
 				Reasoning: "token_usage needs token_usage in the runner's record"},
 		},
 	}
@@ -483,20 +484,20 @@ func TestMetricEvaluators(t *testing.T) {
 
 // fakeRunner returns canned results by evaluator key and records what it ran.
 type fakeRunner struct {
-	results map[string]EvaluatorResult
+	results map[string]verdict.EvaluatorResult
 	ran     []string
-	members map[string][]EvaluatorResult
+	members map[string][]verdict.EvaluatorResult
 }
 
-func (f *fakeRunner) Run(_ context.Context, _ *evalfile.Case, ev *evalfile.EvaluatorConfig, _ *jsonlresult.Response) EvaluatorResult {
+func (f *fakeRunner) Run(_ context.Context, _ *evalfile.Case, ev *evalfile.EvaluatorConfig, _ *jsonlresult.Response) verdict.EvaluatorResult {
 	f.ran = append(f.ran, ev.Key)
 	return f.results[ev.Key]
 }
 
-func (f *fakeRunner) Aggregate(_ context.Context, _ *evalfile.Case, ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult {
+func (f *fakeRunner) Aggregate(_ context.Context, _ *evalfile.Case, ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	f.ran = append(f.ran, ev.Key+" (aggregator)")
 	if f.members == nil {
-		f.members = map[string][]EvaluatorResult{}
+		f.members = map[string][]verdict.EvaluatorResult{}
 	}
 	f.members[ev.Key] = members
 	return f.results[ev.Key]
@@ -506,13 +507,13 @@ func (f *fakeRunner) Aggregate(_ context.Context, _ *evalfile.Case, ev *evalfile
 type brief struct {
 	Name    string
 	Score   float64
-	Verdict Verdict
+	Verdict verdict.Verdict
 	Hits    []string
 	Misses  []string
 	Reason  string
 }
 
-func briefOf(rs []EvaluatorResult) []brief {
+func briefOf(rs []verdict.EvaluatorResult) []brief {
 	var out []brief
 	for _, r := range rs {
 		out = append(out, brief{r.Name, r.Score, r.Verdict, r.Hits, r.Misses, r.Reasoning})
@@ -525,9 +526,9 @@ func TestJudgeCaseCombinesEvaluators(t *testing.T) {
 	tests := []struct {
 		name       string
 		evaluators string
-		recorded   map[string]EvaluatorResult
+		recorded   map[string]verdict.EvaluatorResult
 		judge      Judge
-		want       CaseResult
+		want       verdict.CaseResult
 	}{
 		{
 			name: "weighted mean, weight 0 excluded, llm_judge skipped",
@@ -537,59 +538,59 @@ func TestJudgeCaseCombinesEvaluators(t *testing.T) {
       - {name: llm, type: llm_judge, prompt: p.md}
 `,
 			judge: Judge{Threshold: 0.75},
-			want: CaseResult{ID: "c1", Score: 0.75, Verdict: VerdictPass, Evaluators: []EvaluatorResult{
-				{Name: "fast", Score: 1, Verdict: VerdictPass}, {Name: "cheap", Verdict: VerdictFail},
-				{Name: "ignored", Verdict: VerdictFail}, {Name: "llm", Verdict: VerdictSkipped},
+			want: verdict.CaseResult{ID: "c1", Score: 0.75, Verdict: verdict.VerdictPass, Evaluators: []verdict.EvaluatorResult{
+				{Name: "fast", Score: 1, Verdict: verdict.VerdictPass}, {Name: "cheap", Verdict: verdict.VerdictFail},
+				{Name: "ignored", Verdict: verdict.VerdictFail}, {Name: "llm", Verdict: verdict.VerdictSkipped},
 			}},
 		},
 		{
 			name:       "all skipped is skipped, never passed",
 			evaluators: "      - {name: llm, type: llm_judge}\n      - {name: r, type: rubric, rubrics: [be nice]}\n",
 			judge:      Judge{Threshold: 0.8},
-			want: CaseResult{ID: "c1", Verdict: VerdictSkipped,
+			want: verdict.CaseResult{ID: "c1", Verdict: verdict.VerdictSkipped,
 				Reason: "no evaluator could judge the case: llm: llm_judge needs a model endpoint: set spec.judging.llm in the EvalRun " +
 					"(collector check: --llm-base-url and --llm-model) to judge it; not judged; r: rubric needs a model endpoint: " +
 					"set spec.judging.llm in the EvalRun (collector check: --llm-base-url and --llm-model) to judge it; not judged",
-				Evaluators: []EvaluatorResult{{Name: "llm", Verdict: VerdictSkipped}, {Name: "r", Verdict: VerdictSkipped}}},
+				Evaluators: []verdict.EvaluatorResult{{Name: "llm", Verdict: verdict.VerdictSkipped}, {Name: "r", Verdict: verdict.VerdictSkipped}}},
 		},
 		{
 			name:       "only weight 0 evaluators is skipped",
 			evaluators: "      - {name: fast, type: latency, threshold: 100, weight: 0}\n",
 			judge:      Judge{Threshold: 0.8},
-			want: CaseResult{ID: "c1", Verdict: VerdictSkipped, Reason: "every evaluator that judged the case has weight 0",
-				Evaluators: []EvaluatorResult{{Name: "fast", Score: 1, Verdict: VerdictPass}}},
+			want: verdict.CaseResult{ID: "c1", Verdict: verdict.VerdictSkipped, Reason: "every evaluator that judged the case has weight 0",
+				Evaluators: []verdict.EvaluatorResult{{Name: "fast", Score: 1, Verdict: verdict.VerdictPass}}},
 		},
 		{
 			name:       "code_judge without runner or record is skipped by default",
 			evaluators: "      - {name: j, type: code_judge, script: ./j.sh}\n      - {name: fast, type: latency, threshold: 1}\n",
 			judge:      Judge{Threshold: 0.8},
-			want: CaseResult{ID: "c1", Verdict: VerdictFail, Evaluators: []EvaluatorResult{
-				{Name: "j", Verdict: VerdictSkipped}, {Name: "fast", Verdict: VerdictFail}}},
+			want: verdict.CaseResult{ID: "c1", Verdict: verdict.VerdictFail, Evaluators: []verdict.EvaluatorResult{
+				{Name: "j", Verdict: verdict.VerdictSkipped}, {Name: "fast", Verdict: verdict.VerdictFail}}},
 		},
 		{
 			name:       "code_judge without a record is an error in the pod",
 			evaluators: "      - {name: j, type: code_judge, script: ./j.sh}\n      - {name: fast, type: latency, threshold: 100}\n",
-			judge:      Judge{Threshold: 0.8, MissingCodeJudge: VerdictError},
-			want: CaseResult{ID: "c1", Score: 0.5, Verdict: VerdictError,
+			judge:      Judge{Threshold: 0.8, MissingCodeJudge: verdict.VerdictError},
+			want: verdict.CaseResult{ID: "c1", Score: 0.5, Verdict: verdict.VerdictError,
 				Error:      `evaluator "j" failed: no code_judge result was recorded for this case (the judge did not run or its result was lost)`,
-				Evaluators: []EvaluatorResult{{Name: "j", Verdict: VerdictError}, {Name: "fast", Score: 1, Verdict: VerdictPass}}},
+				Evaluators: []verdict.EvaluatorResult{{Name: "j", Verdict: verdict.VerdictError}, {Name: "fast", Score: 1, Verdict: verdict.VerdictPass}}},
 		},
 		{
 			name:       "recorded code_judge result gets the threshold",
 			evaluators: "      - {name: j, type: code_judge, script: ./j.sh}\n",
-			recorded:   map[string]EvaluatorResult{"j": {Score: 0.85, Hits: []string{"ok"}}},
+			recorded:   map[string]verdict.EvaluatorResult{"j": {Score: 0.85, Hits: []string{"ok"}}},
 			judge:      Judge{Threshold: 0.9},
-			want: CaseResult{ID: "c1", Score: 0.85, Verdict: VerdictFail,
-				Evaluators: []EvaluatorResult{{Name: "j", Score: 0.85, Verdict: VerdictFail}}},
+			want: verdict.CaseResult{ID: "c1", Score: 0.85, Verdict: verdict.VerdictFail,
+				Evaluators: []verdict.EvaluatorResult{{Name: "j", Score: 0.85, Verdict: verdict.VerdictFail}}},
 		},
 		{
 			name: "threshold boundary absorbs rounding",
 			evaluators: "      - {name: j, type: code_judge, script: ./j.sh}\n      - {name: k, type: code_judge, script: ./k.sh}\n" +
 				"      - {name: l, type: code_judge, script: ./l.sh}\n",
-			recorded: map[string]EvaluatorResult{"j": {Score: 0.7}, "k": {Score: 0.8}, "l": {Score: 0.9}},
+			recorded: map[string]verdict.EvaluatorResult{"j": {Score: 0.7}, "k": {Score: 0.8}, "l": {Score: 0.9}},
 			judge:    Judge{Threshold: 0.8},
-			want: CaseResult{ID: "c1", Score: 0.7999999999999999, Verdict: VerdictPass, Evaluators: []EvaluatorResult{
-				{Name: "j", Score: 0.7, Verdict: VerdictFail}, {Name: "k", Score: 0.8, Verdict: VerdictPass}, {Name: "l", Score: 0.9, Verdict: VerdictPass}}},
+			want: verdict.CaseResult{ID: "c1", Score: 0.7999999999999999, Verdict: verdict.VerdictPass, Evaluators: []verdict.EvaluatorResult{
+				{Name: "j", Score: 0.7, Verdict: verdict.VerdictFail}, {Name: "k", Score: 0.8, Verdict: verdict.VerdictPass}, {Name: "l", Score: 0.9, Verdict: verdict.VerdictPass}}},
 		},
 	}
 	for _, tt := range tests {
@@ -599,7 +600,7 @@ func TestJudgeCaseCombinesEvaluators(t *testing.T) {
 			// Compare the case fields and each evaluator's name, score and verdict.
 			for i := range got.Evaluators {
 				e := got.Evaluators[i]
-				got.Evaluators[i] = EvaluatorResult{Name: e.Name, Score: e.Score, Verdict: e.Verdict}
+				got.Evaluators[i] = verdict.EvaluatorResult{Name: e.Name, Score: e.Score, Verdict: e.Verdict}
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("case result (-want +got):\n%s", diff)
@@ -628,7 +629,7 @@ func TestComposite(t *testing.T) {
           - {name: llm, type: llm_judge}
         aggregator: {type: weighted_average, weights: {fast: 3}}
 `,
-			want: []brief{{Name: "combo", Score: 0.75, Verdict: VerdictFail,
+			want: []brief{{Name: "combo", Score: 0.75, Verdict: verdict.VerdictFail,
 				Hits:   []string{"[fast] claimed duration 10ms <= 100ms"},
 				Misses: []string{"[cheap] cost $5.0000 > $1.0000 budget"},
 				Reason: "weighted average of 2 members"}},
@@ -641,8 +642,8 @@ func TestComposite(t *testing.T) {
           - {name: fast, type: latency, threshold: 100}
           - {name: j, type: code_judge, script: ./j.sh}
 `,
-			runner: &fakeRunner{results: map[string]EvaluatorResult{"combo/j": judgeFailure("the judge exited with status 2 after 1ms", "boom")}},
-			want: []brief{{Name: "combo", Verdict: VerdictError,
+			runner: &fakeRunner{results: map[string]verdict.EvaluatorResult{"combo/j": judgeFailure("the judge exited with status 2 after 1ms", "boom")}},
+			want: []brief{{Name: "combo", Verdict: verdict.VerdictError,
 				Hits:   []string{"[fast] claimed duration 10ms <= 100ms"},
 				Misses: []string{"[j] the judge exited with status 2 after 1ms; stderr: boom"},
 				Reason: `member "j" failed`}},
@@ -657,18 +658,18 @@ func TestComposite(t *testing.T) {
           - {name: j, type: code_judge, script: ./j.sh}
         aggregator: {type: code_judge, path: ./agg.sh}
 `,
-			runner: &fakeRunner{results: map[string]EvaluatorResult{
+			runner: &fakeRunner{results: map[string]verdict.EvaluatorResult{
 				"combo/j": {Score: 0.5, Misses: []string{"half"}},
-				"combo":   {Score: 0.5, Verdict: VerdictPass, Hits: []string{"lenient"}, Reasoning: "agg says pass"},
+				"combo":   {Score: 0.5, Verdict: verdict.VerdictPass, Hits: []string{"lenient"}, Reasoning: "agg says pass"},
 			}},
-			want: []brief{{Name: "combo", Score: 0.5, Verdict: VerdictPass,
+			want: []brief{{Name: "combo", Score: 0.5, Verdict: verdict.VerdictPass,
 				Hits:   []string{"[fast] claimed duration 10ms <= 100ms", "lenient"},
 				Misses: []string{"[j] half"},
 				Reason: "agg says pass"}},
 			wantRan: []string{"combo/j", "combo (aggregator)"},
 			wantIn: []brief{
-				{Name: "fast", Score: 1, Verdict: VerdictPass, Hits: []string{"claimed duration 10ms <= 100ms"}, Misses: []string{}, Reason: "took 10ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 100ms)"},
-				{Name: "j", Score: 0.5, Verdict: VerdictFail, Hits: []string{}, Misses: []string{"half"}},
+				{Name: "fast", Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"claimed duration 10ms <= 100ms"}, Misses: []string{}, Reason: "took 10ms by the runner's own duration_ms, a claim the launcher did not measure (threshold 100ms)"},
+				{Name: "j", Score: 0.5, Verdict: verdict.VerdictFail, Hits: []string{}, Misses: []string{"half"}},
 			},
 		},
 		{
@@ -678,7 +679,7 @@ func TestComposite(t *testing.T) {
         evaluators: [{name: fast, type: latency, threshold: 100}]
         aggregator: {type: llm_judge}
 `,
-			want: []brief{{Name: "combo", Verdict: VerdictSkipped,
+			want: []brief{{Name: "combo", Verdict: verdict.VerdictSkipped,
 				Hits: []string{"[fast] claimed duration 10ms <= 100ms"}, Misses: []string{},
 				Reason: "the llm_judge aggregator needs a model endpoint: set spec.judging.llm in the EvalRun " +
 					"(collector check: --llm-base-url and --llm-model) to judge it; not judged"}},
@@ -719,10 +720,10 @@ func TestRunCodeJudgesRecordsForTheCollector(t *testing.T) {
         aggregator: {type: code_judge, script: ./agg.sh}
 `)
 	resp := &jsonlresult.Response{DurationMs: f64(10)}
-	runner := &fakeRunner{results: map[string]EvaluatorResult{
+	runner := &fakeRunner{results: map[string]verdict.EvaluatorResult{
 		"top":         {Score: 1, Hits: []string{"top ok"}},
 		"combo/inner": {Score: 0.2},
-		"combo":       {Score: 0.9, Verdict: VerdictFail},
+		"combo":       {Score: 0.9, Verdict: verdict.VerdictFail},
 	}}
 	j := &Judge{Threshold: 0.8, CodeJudges: runner}
 	recorded := j.RunCodeJudges(context.Background(), c, resp)
@@ -731,11 +732,11 @@ func TestRunCodeJudgesRecordsForTheCollector(t *testing.T) {
 	}
 	// The collector, without a runner, reaches the same judgement from the recorded results.
 	inPod := j.JudgeCase(context.Background(), c, resp, nil)
-	collector := (&Judge{Threshold: 0.8, MissingCodeJudge: VerdictError}).JudgeCase(context.Background(), c, resp, recorded)
+	collector := (&Judge{Threshold: 0.8, MissingCodeJudge: verdict.VerdictError}).JudgeCase(context.Background(), c, resp, recorded)
 	if diff := cmp.Diff(inPod, collector); diff != "" {
 		t.Errorf("collector judgement differs from the in-pod one (-pod +collector):\n%s", diff)
 	}
-	if got := collector.Evaluators[2]; got.Verdict != VerdictFail || got.Score != 0.9 {
+	if got := collector.Evaluators[2]; got.Verdict != verdict.VerdictFail || got.Score != 0.9 {
 		t.Errorf("composite = %s %v, want fail 0.9 (the aggregator's verdict is kept)", got.Verdict, got.Score)
 	}
 	if got := (&Judge{}).RunCodeJudges(context.Background(), c, resp); got != nil {
@@ -745,15 +746,15 @@ func TestRunCodeJudgesRecordsForTheCollector(t *testing.T) {
 
 func TestErrorAndMissingCases(t *testing.T) {
 	c := caseWith(t, "", "      - {name: fast, type: latency, threshold: 100}\n")
-	if diff := cmp.Diff(CaseResult{ID: "c1", Verdict: VerdictError, Error: "the case has no output to judge"},
+	if diff := cmp.Diff(verdict.CaseResult{ID: "c1", Verdict: verdict.VerdictError, Error: "the case has no output to judge"},
 		judge.JudgeCase(context.Background(), c, nil, nil)); diff != "" {
 		t.Errorf("nil response (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(CaseResult{ID: "x", Verdict: VerdictError, Error: "the runner produced no record for this case", Missing: true},
-		MissingCase("x")); diff != "" {
+	if diff := cmp.Diff(verdict.CaseResult{ID: "x", Verdict: verdict.VerdictError, Error: "the runner produced no record for this case", Missing: true},
+		verdict.MissingCase("x")); diff != "" {
 		t.Errorf("MissingCase (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(CaseResult{ID: "x", Verdict: VerdictError, Error: "runner exited 1"}, ErrorCase("x", "runner exited 1")); diff != "" {
+	if diff := cmp.Diff(verdict.CaseResult{ID: "x", Verdict: verdict.VerdictError, Error: "runner exited 1"}, verdict.ErrorCase("x", "runner exited 1")); diff != "" {
 		t.Errorf("ErrorCase (-want +got):\n%s", diff)
 	}
 	f, err := evalfile.Parse([]byte("evalcases: [{id: bare, input_messages: [{role: user, content: q}]}]"))
@@ -761,7 +762,7 @@ func TestErrorAndMissingCases(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := judge.JudgeCase(context.Background(), f.CaseAt(0), &jsonlresult.Response{}, nil)
-	if got.Verdict != VerdictSkipped || !strings.HasPrefix(got.Reason, "the case has no evaluators") {
+	if got.Verdict != verdict.VerdictSkipped || !strings.HasPrefix(got.Reason, "the case has no evaluators") {
 		t.Errorf("case without evaluators = %+v, want skipped with a reason", got)
 	}
 }
@@ -772,7 +773,7 @@ func TestBoundedNotes(t *testing.T) {
 		notes = append(notes, strings.Repeat("x", 3000))
 	}
 	got := bounded(notes)
-	if len(got) != MaxNotes+1 || got[MaxNotes] != "... and 8 more" || len(got[0]) != MaxNoteLength {
+	if len(got) != verdict.MaxNotes+1 || got[verdict.MaxNotes] != "... and 8 more" || len(got[0]) != verdict.MaxNoteLength {
 		t.Errorf("bounded: %d notes, last %q, first %d bytes", len(got), got[len(got)-1], len(got[0]))
 	}
 }
@@ -799,13 +800,13 @@ func TestHeadAndBoundedMatchTheGeneralForm(t *testing.T) {
 		return b.String() + mark
 	}
 	generalBounded := func(notes []string) []string {
-		out := make([]string, 0, min(len(notes), MaxNotes+1))
+		out := make([]string, 0, min(len(notes), verdict.MaxNotes+1))
 		for i, n := range notes {
-			if i == MaxNotes {
-				out = append(out, fmt.Sprintf("... and %d more", len(notes)-MaxNotes))
+			if i == verdict.MaxNotes {
+				out = append(out, fmt.Sprintf("... and %d more", len(notes)-verdict.MaxNotes))
 				break
 			}
-			out = append(out, generalTruncate(n, MaxNoteLength))
+			out = append(out, generalTruncate(n, verdict.MaxNoteLength))
 		}
 		return out
 	}
@@ -825,10 +826,10 @@ func TestHeadAndBoundedMatchTheGeneralForm(t *testing.T) {
 			t.Fatalf("textbound.Head(%q, %d) = %q, want %q", s, n, got, want)
 		}
 		var notes []string
-		for range rng.IntN(MaxNotes + 3) {
+		for range rng.IntN(verdict.MaxNotes + 3) {
 			note := random(20)
 			if rng.IntN(8) == 0 { // about the length limit, in characters or in bytes
-				note = strings.Repeat(pieces[rng.IntN(len(pieces))], MaxNoteLength-3+rng.IntN(6)) + random(4)
+				note = strings.Repeat(pieces[rng.IntN(len(pieces))], verdict.MaxNoteLength-3+rng.IntN(6)) + random(4)
 			}
 			notes = append(notes, note)
 		}
@@ -840,13 +841,13 @@ func TestHeadAndBoundedMatchTheGeneralForm(t *testing.T) {
 
 func TestParseThreshold(t *testing.T) {
 	for in, want := range map[string]float64{"": 0.8, "0": 0, "1": 1, "0.95": 0.95} {
-		got, err := ParseThreshold(in)
+		got, err := verdict.ParseThreshold(in)
 		if err != nil || got != want {
 			t.Errorf("ParseThreshold(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"1.5", "-0.1", "x"} {
-		if _, err := ParseThreshold(in); err == nil {
+		if _, err := verdict.ParseThreshold(in); err == nil {
 			t.Errorf("ParseThreshold(%q) succeeded, want an error", in)
 		}
 	}
@@ -886,7 +887,7 @@ func TestLightCaseJudgesLikeTheWholeCase(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: no light case", name)
 		}
-		if got := ReadsCase(light.Evaluators); got != reads[name] {
+		if got := evalfile.ReadsCase(light.Evaluators); got != reads[name] {
 			t.Errorf("%s: ReadsCase = %v, want %v", name, got, reads[name])
 			continue
 		}
@@ -894,7 +895,7 @@ func TestLightCaseJudgesLikeTheWholeCase(t *testing.T) {
 			continue
 		}
 		full := f.CaseAt(0)
-		for _, j := range []*Judge{judge, {Threshold: 0.3, MissingCodeJudge: VerdictError}} {
+		for _, j := range []*Judge{judge, {Threshold: 0.3, MissingCodeJudge: verdict.VerdictError}} {
 			for k, resp := range responses {
 				want := j.JudgeCase(context.Background(), full, resp, nil)
 				if diff := cmp.Diff(want, j.JudgeCase(context.Background(), light, resp, nil)); diff != "" {

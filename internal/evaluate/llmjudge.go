@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // Model is the endpoint LLM judges call (an *llm.Client). It must be safe for concurrent use and bound its own
@@ -98,9 +99,9 @@ var templateVariable = regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_]+)\s*\}\}`)
 // llmJudge judges an llm_judge or rubric evaluator: with rubrics, each rubric is checked; otherwise the model
 // scores the answer with the evaluator's prompt (text, or a file of the eval bundle) or AgentV's default. Unlike
 // AgentV v2.0.1, a composite's llm_judge member is judged with its own prompt too (AgentV ignores it).
-func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
+func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult {
 	if r.judge.LLM == nil {
-		return skipped(SkipNoModel, string(ev.Type)+" "+noModelReason)
+		return skipped(verdict.SkipNoModel, string(ev.Type)+" "+noModelReason)
 	}
 	cfg := ev.LLMJudge
 	if cfg == nil {
@@ -121,7 +122,7 @@ func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) EvaluatorResult {
 	}
 	if len(cfg.Rubrics) > 0 {
 		return r.ask(ev.Key, llm.Request{System: rubricSystemPrompt, User: rubricPrompt(r.c, in, d.wrap("candidate answer", r.resp.Text), cfg.Rubrics)},
-			func(content string) (EvaluatorResult, error) { return parseRubricReply(content, cfg.Rubrics) })
+			func(content string) (verdict.EvaluatorResult, error) { return parseRubricReply(content, cfg.Rubrics) })
 	}
 	template, err := r.promptTemplate(cfg.Prompt)
 	if err != nil {
@@ -146,15 +147,15 @@ func (r *caseRun) judgeInputs() (judgeInputs, error) {
 // llmAggregate judges a composite with the llm_judge aggregator over its members' results. An errored member
 // makes the composite an Error and a skipped one Skipped, without asking the model: what it would say about
 // results that are not there cannot stand.
-func (r *caseRun) llmAggregate(ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult {
+func (r *caseRun) llmAggregate(ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	cfg := ev.Composite
-	for _, v := range []Verdict{VerdictError, VerdictSkipped} {
+	for _, v := range []verdict.Verdict{verdict.VerdictError, verdict.VerdictSkipped} {
 		for _, m := range members {
 			if m.Verdict != v {
 				continue
 			}
-			res := EvaluatorResult{Verdict: v, Reasoning: fmt.Sprintf("member %q is %s, so the llm_judge aggregator did not judge", m.Name, v)}
-			if v == VerdictSkipped {
+			res := verdict.EvaluatorResult{Verdict: v, Reasoning: fmt.Sprintf("member %q is %s, so the llm_judge aggregator did not judge", m.Name, v)}
+			if v == verdict.VerdictSkipped {
 				res.SkipCause = skipCauseOf(members)
 			}
 			res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
@@ -162,7 +163,7 @@ func (r *caseRun) llmAggregate(ev *evalfile.EvaluatorConfig, members []Evaluator
 		}
 	}
 	if r.judge.LLM == nil {
-		res := skipped(SkipNoModel, "the llm_judge aggregator "+noModelReason)
+		res := skipped(verdict.SkipNoModel, "the llm_judge aggregator "+noModelReason)
 		res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
 		return res
 	}
@@ -183,12 +184,12 @@ func (r *caseRun) llmAggregate(ev *evalfile.EvaluatorConfig, members []Evaluator
 
 // ask sends req until a reply parses (at most MaxReplyAttempts replies) and returns the parsed result with the
 // usage of every call. A failed call or replies that never parse are an Error verdict with the reason.
-func (r *caseRun) ask(key string, req llm.Request, parse func(string) (EvaluatorResult, error)) EvaluatorResult {
+func (r *caseRun) ask(key string, req llm.Request, parse func(string) (verdict.EvaluatorResult, error)) verdict.EvaluatorResult {
 	if r.requests == nil {
 		r.requests = map[string]llm.Request{}
 	}
 	r.requests[key] = req
-	var usage llm.Usage
+	var usage verdict.Usage
 	var lastErr error
 	for range MaxReplyAttempts {
 		reply, err := r.judge.LLM.Complete(r.ctx, req)
@@ -196,7 +197,7 @@ func (r *caseRun) ask(key string, req llm.Request, parse func(string) (Evaluator
 		if errors.Is(err, llm.ErrBudgetSpent) {
 			// Spending stopped: what was not asked is not judged. The evaluator is Skipped with the budget as
 			// its cause, and the case it belongs to is an Error (Judge.combine): never judged by the rest alone.
-			res := skipped(SkipBudgetSpent, err.Error())
+			res := skipped(verdict.SkipBudgetSpent, err.Error())
 			res.Usage = usageOf(usage)
 			return res
 		}
@@ -222,15 +223,15 @@ func (r *caseRun) ask(key string, req llm.Request, parse func(string) (Evaluator
 	return res
 }
 
-func usageOf(u llm.Usage) *llm.Usage {
-	if u == (llm.Usage{}) {
+func usageOf(u verdict.Usage) *verdict.Usage {
+	if u == (verdict.Usage{}) {
 		return nil
 	}
 	return &u
 }
 
-func errored(msg string) EvaluatorResult {
-	return EvaluatorResult{Verdict: VerdictError, Misses: []string{msg}, Reasoning: msg}
+func errored(msg string) verdict.EvaluatorResult {
+	return verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{msg}, Reasoning: msg}
 }
 
 // promptTemplate returns the evaluator's own prompt text ("" when it has none). A prompt that is a file reference
@@ -338,7 +339,7 @@ func rubricPrompt(c *evalfile.Case, in judgeInputs, answer string, rubrics []eva
 // membersJSON is the members' results as AgentV's llm_judge aggregator shows them: an object by member name, in
 // order, each the member's whole result as AgentV keeps it (score, verdict, hits, misses, expectedAspectCount,
 // reasoning, evaluatorRawRequest with the member's prompts, evaluatorResults of a nested composite), indented.
-func (r *caseRun) membersJSON(ev *evalfile.EvaluatorConfig, members []EvaluatorResult) string {
+func (r *caseRun) membersJSON(ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) string {
 	obj := make(orderedObject, 0, len(members))
 	for i, m := range members {
 		key := ""
@@ -351,7 +352,7 @@ func (r *caseRun) membersJSON(ev *evalfile.EvaluatorConfig, members []EvaluatorR
 }
 
 // agentvResult is one evaluator's result in AgentV's EvaluationScore shape.
-func (r *caseRun) agentvResult(key string, m EvaluatorResult) orderedObject {
+func (r *caseRun) agentvResult(key string, m verdict.EvaluatorResult) orderedObject {
 	res := orderedObject{{"score", m.Score}, {"verdict", agentvVerdict(m.Verdict)}, {"hits", nonNil(m.Hits)},
 		{"misses", nonNil(m.Misses)}, {"expectedAspectCount", max(len(m.Hits)+len(m.Misses), 1)}}
 	if m.Reasoning != "" {
@@ -402,28 +403,28 @@ func jsonFromText(text string) (map[string]any, error) {
 
 // parseFreeformReply reads {score, hits?, misses?, reasoning?}: score a number in [0, 1], hits and misses lists of
 // strings (blank ones dropped, at most 4 kept), reasoning a string. Anything else is an error.
-func parseFreeformReply(content string) (EvaluatorResult, error) {
+func parseFreeformReply(content string) (verdict.EvaluatorResult, error) {
 	obj, err := jsonFromText(content)
 	if err != nil {
-		return EvaluatorResult{}, err
+		return verdict.EvaluatorResult{}, err
 	}
 	n, ok := obj["score"].(json.Number)
 	if !ok {
-		return EvaluatorResult{}, fmt.Errorf("the reply's score is %s, not a number", describe(obj["score"]))
+		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's score is %s, not a number", describe(obj["score"]))
 	}
 	score, err := n.Float64()
 	if err != nil || score < 0 || score > 1 {
-		return EvaluatorResult{}, fmt.Errorf("the reply's score %s is not in [0, 1]", n)
+		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's score %s is not in [0, 1]", n)
 	}
-	res := EvaluatorResult{Score: score, Verdict: ""}
+	res := verdict.EvaluatorResult{Score: score, Verdict: ""}
 	if res.Hits, err = replyStrings(obj, "hits"); err != nil {
-		return EvaluatorResult{}, err
+		return verdict.EvaluatorResult{}, err
 	}
 	if res.Misses, err = replyStrings(obj, "misses"); err != nil {
-		return EvaluatorResult{}, err
+		return verdict.EvaluatorResult{}, err
 	}
 	if res.Reasoning, err = optString(obj, "reasoning"); err != nil {
-		return EvaluatorResult{}, err
+		return verdict.EvaluatorResult{}, err
 	}
 	res.Hits, res.Misses = firstN(res.Hits, maxFreeformNotes), firstN(res.Misses, maxFreeformNotes)
 	return res, nil
@@ -433,18 +434,18 @@ func parseFreeformReply(content string) (EvaluatorResult, error) {
 // the weights of the satisfied rubrics over the weights of all, and Fail when a required rubric is not satisfied.
 // Unlike AgentV, every rubric must be checked: a reply that leaves one out is not valid (AgentV leaves its weight
 // out of the score, so an omitted required rubric passes).
-func parseRubricReply(content string, rubrics []evalfile.Rubric) (EvaluatorResult, error) {
+func parseRubricReply(content string, rubrics []evalfile.Rubric) (verdict.EvaluatorResult, error) {
 	obj, err := jsonFromText(content)
 	if err != nil {
-		return EvaluatorResult{}, err
+		return verdict.EvaluatorResult{}, err
 	}
 	list, ok := obj["checks"].([]any)
 	if !ok {
-		return EvaluatorResult{}, fmt.Errorf("the reply's checks is %s, not a list", describe(obj["checks"]))
+		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's checks is %s, not a list", describe(obj["checks"]))
 	}
 	overall, ok := obj["overall_reasoning"].(string)
 	if !ok {
-		return EvaluatorResult{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", describe(obj["overall_reasoning"]))
+		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", describe(obj["overall_reasoning"]))
 	}
 	type check struct {
 		satisfied bool
@@ -454,19 +455,19 @@ func parseRubricReply(content string, rubrics []evalfile.Rubric) (EvaluatorResul
 	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
-			return EvaluatorResult{}, fmt.Errorf("the reply's checks[%d] is %s, not an object", i, describe(item))
+			return verdict.EvaluatorResult{}, fmt.Errorf("the reply's checks[%d] is %s, not an object", i, describe(item))
 		}
 		id, ok1 := m["id"].(string)
 		sat, ok2 := m["satisfied"].(bool)
 		why, ok3 := m["reasoning"].(string)
 		if !ok1 || !ok2 || !ok3 {
-			return EvaluatorResult{}, fmt.Errorf("the reply's checks[%d] needs a string id, a boolean satisfied and a string reasoning", i)
+			return verdict.EvaluatorResult{}, fmt.Errorf("the reply's checks[%d] needs a string id, a boolean satisfied and a string reasoning", i)
 		}
 		if _, seen := checks[id]; !seen {
 			checks[id] = check{sat, why}
 		}
 	}
-	var res EvaluatorResult
+	var res verdict.EvaluatorResult
 	var total, earned float64
 	var missing []string
 	for _, rb := range rubrics {
@@ -484,14 +485,14 @@ func parseRubricReply(content string, rubrics []evalfile.Rubric) (EvaluatorResul
 		}
 		res.Misses = append(res.Misses, note)
 		if rb.Required {
-			res.Verdict = VerdictFail
+			res.Verdict = verdict.VerdictFail
 		}
 	}
 	if len(missing) > 0 {
-		return EvaluatorResult{}, fmt.Errorf("the reply does not check rubric(s) %s", strings.Join(missing, ", "))
+		return verdict.EvaluatorResult{}, fmt.Errorf("the reply does not check rubric(s) %s", strings.Join(missing, ", "))
 	}
 	if total > 0 {
-		res.Score = clamp01(earned / total)
+		res.Score = verdict.ClampScore(earned / total)
 	}
 	res.Reasoning = overall
 	return res, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // modelServer is an OpenAI-compatible chat-completions server on loopback that answers each request with reply(n,
@@ -67,7 +68,7 @@ func (m *modelServer) judge(t *testing.T) *Judge {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Judge{Threshold: DefaultThreshold, LLM: c}
+	return &Judge{Threshold: verdict.DefaultThreshold, LLM: c}
 }
 
 func (m *modelServer) bodies() []chatBody {
@@ -119,15 +120,15 @@ func TestLLMJudgeRequestAndReply(t *testing.T) {
 	ev := res.Evaluators[0]
 	usage := *ev.Usage
 	usage.LatencyMs = 0
-	if res.Verdict != VerdictPass || ev.Score != 0.9 || ev.Reasoning != "correct" ||
+	if res.Verdict != verdict.VerdictPass || ev.Score != 0.9 || ev.Reasoning != "correct" ||
 		cmp.Diff([]string{"names Paris", "a", "b", "c"}, ev.Hits) != "" || len(ev.Misses) != 0 ||
-		usage != (llm.Usage{Calls: 1, PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120}) {
+		usage != (verdict.Usage{Calls: 1, PromptTokens: 100, CompletionTokens: 20, TotalTokens: 120}) {
 		t.Errorf("result = %+v, evaluator = %+v", res, ev)
 	}
 	if res.ModelUsage == nil || res.ModelUsage.TotalTokens != 120 {
 		t.Errorf("case usage = %+v", res.ModelUsage)
 	}
-	if s := Summarize([]CaseResult{res, res}); s.ModelUsage.TotalTokens != 240 || s.ModelUsage.Calls != 2 {
+	if s := verdict.Summarize([]verdict.CaseResult{res, res}); s.ModelUsage.TotalTokens != 240 || s.ModelUsage.Calls != 2 {
 		t.Errorf("summary usage = %+v", s.ModelUsage)
 	}
 }
@@ -140,7 +141,7 @@ func TestLLMJudgeCustomPrompt(t *testing.T) {
 	if got := m.bodies()[0].Messages[1].Content; got != want {
 		t.Errorf("user prompt = %q, want %q", got, want)
 	}
-	if res.Verdict != VerdictFail || res.Score != 0.2 {
+	if res.Verdict != verdict.VerdictFail || res.Score != 0.2 {
 		t.Errorf("result = %+v", res)
 	}
 }
@@ -169,7 +170,7 @@ func TestLLMJudgeInvalidReplies(t *testing.T) {
 			c := llmCase(t, "      - {name: judge, type: llm_judge}\n")
 			res := m.judge(t).JudgeCase(context.Background(), c, &jsonlresult.Response{ID: "c1", Text: "Paris"}, nil)
 			ev := res.Evaluators[0]
-			if res.Verdict != VerdictError || ev.Verdict != VerdictError || ev.Score != 0 {
+			if res.Verdict != verdict.VerdictError || ev.Verdict != verdict.VerdictError || ev.Score != 0 {
 				t.Fatalf("verdict %s/%s score %v, want Error (never a silent 0 or pass)", res.Verdict, ev.Verdict, ev.Score)
 			}
 			if !strings.Contains(ev.Reasoning, tc.wantErr) || !strings.Contains(res.Error, tc.wantErr) {
@@ -191,7 +192,7 @@ func TestLLMJudgeValidAfterAnInvalidReply(t *testing.T) {
 		return `{"score": 1}`, ""
 	})
 	res := m.judge(t).JudgeCase(context.Background(), llmCase(t, "      - {name: judge, type: llm_judge}\n"), &jsonlresult.Response{ID: "c1", Text: "Paris"}, nil)
-	if res.Verdict != VerdictPass || res.Evaluators[0].Usage.Calls != 2 {
+	if res.Verdict != verdict.VerdictPass || res.Evaluators[0].Usage.Calls != 2 {
 		t.Errorf("result = %+v", res)
 	}
 }
@@ -204,7 +205,7 @@ func TestRubrics(t *testing.T) {
 	cases := []struct {
 		name        string
 		reply       string
-		wantVerdict Verdict
+		wantVerdict verdict.Verdict
 		wantScore   float64
 		wantHits    []string
 		wantMisses  []string
@@ -213,17 +214,17 @@ func TestRubrics(t *testing.T) {
 		{name: "all satisfied",
 			reply: `{"checks": [{"id": "capital", "satisfied": true, "reasoning": "yes"}, {"id": "brief", "satisfied": true, "reasoning": "one word"},
 				{"id": "polite", "satisfied": true, "reasoning": "fine"}], "overall_reasoning": "good"}`,
-			wantVerdict: VerdictPass, wantScore: 1,
+			wantVerdict: verdict.VerdictPass, wantScore: 1,
 			wantHits: []string{"[capital] names Paris: yes", "[brief] is one word: one word", "[polite] is polite: fine"}},
 		{name: "a required rubric fails: Fail whatever the score",
 			reply: `{"checks": [{"id": "capital", "satisfied": false, "reasoning": "says Lyon"}, {"id": "brief", "satisfied": true, "reasoning": "ok"},
 				{"id": "polite", "satisfied": true, "reasoning": "ok"}, {"id": "extra", "satisfied": false, "reasoning": "ignored"}], "overall_reasoning": "wrong city"}`,
-			wantVerdict: VerdictFail, wantScore: 0.75,
+			wantVerdict: verdict.VerdictFail, wantScore: 0.75,
 			wantHits: []string{"[brief] is one word: ok", "[polite] is polite: ok"}, wantMisses: []string{"[capital] names Paris: says Lyon"}},
 		{name: "an optional rubric fails: weights decide",
 			reply: `{"checks": [{"id": "capital", "satisfied": true, "reasoning": "ok"}, {"id": "brief", "satisfied": false, "reasoning": "long"},
 				{"id": "polite", "satisfied": true, "reasoning": "ok"}], "overall_reasoning": "wordy"}`,
-			wantVerdict: VerdictFail, wantScore: 0.5,
+			wantVerdict: verdict.VerdictFail, wantScore: 0.5,
 			wantHits: []string{"[capital] names Paris: ok", "[polite] is polite: ok"}, wantMisses: []string{"[brief] is one word: long"}},
 		{name: "a rubric left out is an invalid reply",
 			reply:   `{"checks": [{"id": "capital", "satisfied": true, "reasoning": "ok"}], "overall_reasoning": "short"}`,
@@ -239,7 +240,7 @@ func TestRubrics(t *testing.T) {
 			res := m.judge(t).JudgeCase(context.Background(), llmCase(t, evs), &jsonlresult.Response{ID: "c1", Text: "Paris"}, nil)
 			ev := res.Evaluators[0]
 			if tc.wantErr != "" {
-				if ev.Verdict != VerdictError || !strings.Contains(ev.Reasoning, tc.wantErr) {
+				if ev.Verdict != verdict.VerdictError || !strings.Contains(ev.Reasoning, tc.wantErr) {
 					t.Errorf("evaluator = %+v, want Error with %q", ev, tc.wantErr)
 				}
 				return
@@ -281,18 +282,18 @@ func TestInlineRubricsAndDefaultEvaluator(t *testing.T) {
 		t.Fatal(err)
 	}
 	inline := j.JudgeCase(context.Background(), f.CaseAt(0), &jsonlresult.Response{ID: "inline", Text: "Paris"}, nil)
-	if inline.Verdict != VerdictPass || inline.Evaluators[0].Name != evalfile.InlineRubricsEvaluatorName {
+	if inline.Verdict != verdict.VerdictPass || inline.Evaluators[0].Name != evalfile.InlineRubricsEvaluatorName {
 		t.Errorf("inline rubrics: %+v", inline)
 	}
 	if !j.NeedsCase(nil) || judge.NeedsCase(nil) {
 		t.Error("NeedsCase of a case without evaluators follows whether a model is set")
 	}
 	none := j.JudgeCase(context.Background(), f.CaseAt(1), &jsonlresult.Response{ID: "none", Text: "x"}, nil)
-	if none.Verdict != VerdictPass || len(none.Evaluators) != 1 || none.Evaluators[0].Name != DefaultLLMJudgeName || none.Score != 0.85 {
+	if none.Verdict != verdict.VerdictPass || len(none.Evaluators) != 1 || none.Evaluators[0].Name != DefaultLLMJudgeName || none.Score != 0.85 {
 		t.Errorf("a case without evaluators with a model: %+v", none)
 	}
 	skippedCase := judge.JudgeCase(context.Background(), f.CaseAt(1), &jsonlresult.Response{ID: "none", Text: "x"}, nil)
-	if skippedCase.Verdict != VerdictSkipped || !strings.Contains(skippedCase.Reason, "spec.judging.llm") {
+	if skippedCase.Verdict != verdict.VerdictSkipped || !strings.Contains(skippedCase.Reason, "spec.judging.llm") {
 		t.Errorf("a case without evaluators without a model: %+v", skippedCase)
 	}
 }
@@ -304,7 +305,7 @@ func TestLLMAggregator(t *testing.T) {
 		"        aggregator: {type: llm_judge}\n")
 	res := m.judge(t).JudgeCase(context.Background(), c, &jsonlresult.Response{ID: "c1", Text: "x", DurationMs: f64(10)}, nil)
 	ev := res.Evaluators[0]
-	if ev.Score != 0.7 || ev.Verdict != VerdictFail || len(ev.Members) != 1 || ev.Usage == nil || res.ModelUsage.Calls != 1 {
+	if ev.Score != 0.7 || ev.Verdict != verdict.VerdictFail || len(ev.Members) != 1 || ev.Usage == nil || res.ModelUsage.Calls != 1 {
 		t.Errorf("composite = %+v", ev)
 	}
 	user := m.bodies()[0].Messages[1].Content
@@ -323,11 +324,11 @@ func TestLLMJudgeUnreachableEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &Judge{Threshold: DefaultThreshold, LLM: c}
+	j := &Judge{Threshold: verdict.DefaultThreshold, LLM: c}
 	cs := llmCase(t, "      - {name: judge, type: llm_judge}\n")
 	for i := range 5 {
 		res := j.JudgeCase(context.Background(), cs, &jsonlresult.Response{ID: "c1", Text: "Paris"}, nil)
-		if res.Verdict != VerdictError || !strings.Contains(res.Error, "the model could not be asked") {
+		if res.Verdict != verdict.VerdictError || !strings.Contains(res.Error, "the model could not be asked") {
 			t.Fatalf("case %d: %+v", i, res)
 		}
 		if i >= llm.DefaultUnavailableAfter && !strings.Contains(res.Error, "unavailable") {
@@ -343,7 +344,7 @@ func TestLLMJudgePromptFiles(t *testing.T) {
 		"      - {name: judge, type: llm_judge, prompt: {script: [node, p.js]}}\n",
 	} {
 		res := m.judge(t).JudgeCase(context.Background(), llmCase(t, ev), &jsonlresult.Response{ID: "c1", Text: "Paris"}, nil)
-		if res.Verdict != VerdictError || !strings.Contains(res.Error, "prompt") {
+		if res.Verdict != verdict.VerdictError || !strings.Contains(res.Error, "prompt") {
 			t.Errorf("%s: %+v", ev, res)
 		}
 	}
@@ -374,7 +375,7 @@ func TestPromptInjectionReachesTheModelOnly(t *testing.T) {
 		"{{reference_answer}}", "Paris").Replace(defaultEvaluatorTemplate), "[[ ## candidate_answer ## ]]\n"); before != want {
 		t.Errorf("the template before the answer changed:\n%s", before)
 	}
-	if res.Verdict != VerdictFail || res.Score != 0.1 {
+	if res.Verdict != verdict.VerdictFail || res.Score != 0.1 {
 		t.Errorf("verdict %s score %v: only the model's reply decides", res.Verdict, res.Score)
 	}
 }
@@ -408,31 +409,31 @@ func TestLLMJudgeBudgetSkips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &Judge{Threshold: DefaultThreshold, LLM: c}
+	j := &Judge{Threshold: verdict.DefaultThreshold, LLM: c}
 	cs := llmCase(t, "      - {name: first, type: llm_judge}\n      - {name: second, type: llm_judge}\n")
 	res := j.JudgeCase(context.Background(), cs, &jsonlresult.Response{ID: "c1", Text: "Paris"}, nil)
 	if len(m.bodies()) != 1 {
 		t.Fatalf("sent %d requests, want 1", len(m.bodies()))
 	}
-	verdicts := map[string]Verdict{}
+	verdicts := map[string]verdict.Verdict{}
 	for _, e := range res.Evaluators {
 		verdicts[e.Name] = e.Verdict
-		if e.Verdict == VerdictSkipped && !strings.Contains(e.Reasoning, "maxRequests") {
+		if e.Verdict == verdict.VerdictSkipped && !strings.Contains(e.Reasoning, "maxRequests") {
 			t.Errorf("%s skipped without the reason: %q", e.Name, e.Reasoning)
 		}
 	}
 	skipped := 0
 	for _, name := range []string{"first", "second"} {
-		if verdicts[name] == VerdictSkipped {
+		if verdicts[name] == verdict.VerdictSkipped {
 			skipped++
-		} else if verdicts[name] != VerdictPass {
+		} else if verdicts[name] != verdict.VerdictPass {
 			t.Errorf("%s = %s", name, verdicts[name])
 		}
 	}
 	if skipped != 1 {
 		t.Errorf("verdicts = %v, want one llm_judge skipped and the other passing", verdicts)
 	}
-	if res.Verdict != VerdictError || !res.BudgetUnjudged {
+	if res.Verdict != verdict.VerdictError || !res.BudgetUnjudged {
 		t.Errorf("case verdict = %s (budgetUnjudged %v): a case the budget left unjudged is an Error", res.Verdict, res.BudgetUnjudged)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // DefaultCodeJudgeTimeout bounds a code_judge script when ScriptRunner.Timeout is 0.
@@ -54,9 +55,9 @@ type ScriptRunner struct {
 var _ CodeJudgeRunner = ScriptRunner{}
 
 // Run runs the code_judge evaluator ev for case c. A script that cannot start, exits non-zero, times out or
-// prints no JSON object with a numeric score yields score 0, VerdictError and a miss that says why, with the end
+// prints no JSON object with a numeric score yields score 0, verdict.VerdictError and a miss that says why, with the end
 // of its stderr.
-func (r ScriptRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) EvaluatorResult {
+func (r ScriptRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) verdict.EvaluatorResult {
 	if ev.CodeJudge == nil {
 		return judgeFailure(fmt.Sprintf("evaluator %q is not a code_judge", ev.Name), "")
 	}
@@ -69,7 +70,7 @@ func (r ScriptRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.Ev
 
 // Aggregate runs the code_judge aggregator of composite ev over its members' results. The script may set the
 // verdict ("pass" or "fail") in its output.
-func (r ScriptRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []EvaluatorResult) EvaluatorResult {
+func (r ScriptRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	if ev.Composite == nil || ev.Composite.Script == nil {
 		return judgeFailure(fmt.Sprintf("evaluator %q has no code_judge aggregator", ev.Name), "")
 	}
@@ -80,7 +81,7 @@ func (r ScriptRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalf
 	return r.run(ctx, ev.Composite.Script, payload, true)
 }
 
-func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, payload []byte, aggregator bool) EvaluatorResult {
+func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, payload []byte, aggregator bool) verdict.EvaluatorResult {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultCodeJudgeTimeout
@@ -141,7 +142,7 @@ func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, pa
 	if perr != nil {
 		return judgeFailure("the judge's stdout has no result {score, hits, misses, reasoning}: "+perr.Error(), stderrTail)
 	}
-	res := EvaluatorResult{Score: clamp01(out.score), Hits: out.hits, Misses: out.misses, Reasoning: out.reasoning}
+	res := verdict.EvaluatorResult{Score: verdict.ClampScore(out.score), Hits: out.hits, Misses: out.misses, Reasoning: out.reasoning}
 	if aggregator {
 		res.Verdict = out.verdict
 	}
@@ -156,12 +157,12 @@ func dirOrDot(dir string) string {
 }
 
 // judgeFailure is the result of a judge that produced no usable result: score 0, error, and a miss that says why.
-func judgeFailure(why, stderrTail string) EvaluatorResult {
+func judgeFailure(why, stderrTail string) verdict.EvaluatorResult {
 	miss := why
 	if stderrTail != "" {
 		miss += "; stderr: " + stderrTail
 	}
-	return EvaluatorResult{Verdict: VerdictError, Misses: []string{miss}, Reasoning: why}
+	return verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{miss}, Reasoning: why}
 }
 
 // tailBuffer keeps the last max bytes written to it.

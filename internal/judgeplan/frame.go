@@ -1,6 +1,6 @@
 package judgeplan
 
-import "github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+import "github.com/evalrun-operator/evalrun-operator/internal/verdict"
 
 // JudgeLine is one line of judges.jsonl: the result of one code_judge evaluator (or code_judge aggregator) for one
 // case, as the judge container recorded it.
@@ -10,7 +10,7 @@ type JudgeLine struct {
 	// Key locates the evaluator in the case (evalfile.EvaluatorConfig.Key).
 	Key string `json:"key"`
 	// Result is the evaluator's result.
-	Result evaluate.EvaluatorResult `json:"result"`
+	Result verdict.EvaluatorResult `json:"result"`
 }
 
 // JudgeFrame is one message of a judge runner to the collector, an authenticated frame of its judge-end FIFO

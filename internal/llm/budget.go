@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // ErrBudgetSpent is returned, wrapped, when a request would pass the Budget: the caller skips what it wanted to
@@ -51,7 +53,7 @@ func (b *Budget) take() error {
 }
 
 // spend counts a reply's tokens: its total, or prompt plus completion tokens when the endpoint gave no total.
-func (b *Budget) spend(u Usage) {
+func (b *Budget) spend(u verdict.Usage) {
 	if b == nil {
 		return
 	}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // A budget refuses the attempt past it without sending it, and says which budget is spent; the refused call
@@ -76,7 +78,7 @@ func TestNilBudget(t *testing.T) {
 	if err := b.take(); err != nil {
 		t.Errorf("nil budget: %v", err)
 	}
-	b.spend(Usage{TotalTokens: 1})
+	b.spend(verdict.Usage{TotalTokens: 1})
 	if r, k := b.Reached(); r || k {
 		t.Error("a nil budget reports a reached budget")
 	}

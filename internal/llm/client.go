@@ -33,6 +33,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 const redacted = "[redacted]"
@@ -113,26 +114,6 @@ type Request struct {
 	User   string
 }
 
-// Usage is the token usage of one or more calls and the time they took.
-type Usage struct {
-	// Calls counts the attempts sent (retries included).
-	Calls            int64 `json:"calls"`
-	PromptTokens     int64 `json:"promptTokens"`
-	CompletionTokens int64 `json:"completionTokens"`
-	TotalTokens      int64 `json:"totalTokens"`
-	// LatencyMs is the time from the first attempt to the reply, backoff included, in milliseconds.
-	LatencyMs int64 `json:"latencyMs"`
-}
-
-// Add adds u2 to u.
-func (u *Usage) Add(u2 Usage) {
-	u.Calls += u2.Calls
-	u.PromptTokens += u2.PromptTokens
-	u.CompletionTokens += u2.CompletionTokens
-	u.TotalTokens += u2.TotalTokens
-	u.LatencyMs += u2.LatencyMs
-}
-
 // Reply is the model's answer to one call.
 type Reply struct {
 	// Content is the first choice's message content.
@@ -140,7 +121,7 @@ type Reply struct {
 	// FinishReason is the first choice's finish_reason ("length": the reply was cut at the token limit).
 	FinishReason string
 	// Usage is what the call cost (the attempts that failed count in Calls and LatencyMs).
-	Usage Usage
+	Usage verdict.Usage
 }
 
 // ErrUnavailable is returned, wrapped, once the endpoint is marked unavailable.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -95,7 +96,7 @@ func TestCompleteRequestShape(t *testing.T) {
 	}
 	u := reply.Usage
 	u.LatencyMs = 0
-	if diff := cmp.Diff(Usage{Calls: 1, PromptTokens: 11, CompletionTokens: 7, TotalTokens: 18}, u); diff != "" {
+	if diff := cmp.Diff(verdict.Usage{Calls: 1, PromptTokens: 11, CompletionTokens: 7, TotalTokens: 18}, u); diff != "" {
 		t.Errorf("usage (-want +got):\n%s", diff)
 	}
 }

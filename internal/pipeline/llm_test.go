@@ -11,6 +11,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // slowModel answers after a pause and records how many calls were in flight at once.
@@ -22,7 +23,7 @@ func (m *slowModel) Complete(ctx context.Context, _ llm.Request) (llm.Reply, err
 	for p := m.peak.Load(); n > p && !m.peak.CompareAndSwap(p, n); p = m.peak.Load() {
 	}
 	time.Sleep(20 * time.Millisecond)
-	return llm.Reply{Content: `{"score": 1}`, Usage: llm.Usage{Calls: 1, TotalTokens: 3}}, nil
+	return llm.Reply{Content: `{"score": 1}`, Usage: verdict.Usage{Calls: 1, TotalTokens: 3}}, nil
 }
 
 // TestCaseParallelismJudgesABatchConcurrently: the cases of one batch (here all of them) are judged several at once
@@ -46,7 +47,7 @@ func TestCaseParallelismJudgesABatchConcurrently(t *testing.T) {
 	m := &slowModel{}
 	sink := &recordingSink{}
 	res, err := Run(context.Background(), Input{IDs: ids, File: f, Workers: 1, CaseParallelism: 4,
-		Judge: &evaluate.Judge{Threshold: evaluate.DefaultThreshold, LLM: m}}, Batch{Path: path}, sink)
+		Judge: &evaluate.Judge{Threshold: verdict.DefaultThreshold, LLM: m}}, Batch{Path: path}, sink)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package pipeline
 import (
 	"errors"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 )
@@ -53,7 +53,7 @@ type job[T any] struct {
 
 // prepared is a judged case ready to commit: the sink's value and what the summary needs of the judgement.
 type prepared[T any] struct {
-	res evaluate.CaseResult
+	res verdict.CaseResult
 	v   T
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // Input says which cases to collect and how to judge them.
@@ -34,7 +35,7 @@ type Input struct {
 	Judge *evaluate.Judge
 	// Recorded are evaluator results judged elsewhere (the judge container's code_judge verdicts), by case id and
 	// evaluator key; the Judge uses them instead of running those evaluators.
-	Recorded map[string]map[string]evaluate.EvaluatorResult
+	Recorded map[string]map[string]verdict.EvaluatorResult
 	// MissingReasons replace the error of a missing case (for example the launcher's report that the case's
 	// invocation failed), by case id.
 	MissingReasons map[string]string
@@ -63,7 +64,7 @@ type Case struct {
 	Response *jsonlresult.Response
 	// Result is the case's judgement. Without judging it carries only the ID, Missing and, for an unreadable
 	// output, Error.
-	Result evaluate.CaseResult
+	Result verdict.CaseResult
 }
 
 // Sink receives every requested case exactly once: Prepare, possibly on several goroutines at once, then Commit
@@ -98,7 +99,7 @@ type Result struct {
 	// bytes, in request order).
 	OutputSHA256 string
 	// Summary counts the judged cases (all zero without judging).
-	Summary evaluate.Summary
+	Summary verdict.Summary
 }
 
 // OK reports whether every requested case has a response and nothing in the output was invalid.
@@ -152,12 +153,12 @@ func Run[T any](ctx context.Context, in Input, src Source, sink Sink[T]) (*Resul
 		if r.seen[i] {
 			continue
 		}
-		res := evaluate.MissingCase(id)
+		res := verdict.MissingCase(id)
 		if why, ok := in.MissingReasons[id]; ok {
-			res.Error = textbound.Head(why, evaluate.MaxReasoningLength)
+			res.Error = textbound.Head(why, verdict.MaxReasoningLength)
 		}
 		if !in.judging() {
-			res = evaluate.CaseResult{ID: id, Missing: true}
+			res = verdict.CaseResult{ID: id, Missing: true}
 		}
 		if err := commitOne(r, sink, Case{Index: i, Result: res}); err != nil {
 			return nil, err
@@ -182,7 +183,7 @@ type run struct {
 	next    int
 	seen    []bool
 	res     *Result
-	summary evaluate.SummaryBuilder
+	summary verdict.SummaryBuilder
 	// emit hands a claimed case to the workers.
 	emit func(Case) error
 	// fileLoaded is closed once Input.LoadFile returned (nil without LoadFile); in.File and fileErr are set then.
@@ -238,7 +239,7 @@ func (r *run) caseError(i int, id string, err error) error {
 	if len(r.res.ParseErrors) < jsonlresult.DefaultMaxParseErrors {
 		r.res.ParseErrors = append(r.res.ParseErrors, jsonlresult.LineError{Message: textbound.Head(fmt.Sprintf("case %s: %v", id, err), 1024)})
 	}
-	res := evaluate.ErrorCase(id, err.Error())
+	res := verdict.ErrorCase(id, err.Error())
 	return r.emit(Case{Index: i, Result: res})
 }
 
@@ -246,7 +247,7 @@ func (r *run) caseError(i int, id string, err error) error {
 func (r *run) judge(c *Case) {
 	if c.Response == nil {
 		if !r.in.judging() {
-			c.Result = evaluate.CaseResult{ID: r.in.IDs[c.Index], Error: c.Result.Error}
+			c.Result = verdict.CaseResult{ID: r.in.IDs[c.Index], Error: c.Result.Error}
 		}
 		return
 	}
@@ -256,13 +257,13 @@ func (r *run) judge(c *Case) {
 		c.Response.MeasuredDurationMs = &ms
 	}
 	if !r.in.judging() {
-		c.Result = evaluate.CaseResult{ID: id}
+		c.Result = verdict.CaseResult{ID: id}
 		return
 	}
 	// The requested ids are usually the eval file's, in its order.
 	i, ok := r.in.File.Find(id, c.Index)
 	if !ok {
-		c.Result = evaluate.ErrorCase(id, "the case is not in the eval file")
+		c.Result = verdict.ErrorCase(id, "the case is not in the eval file")
 		return
 	}
 	// Evaluators that read nothing of the case judge it by its id and evaluators alone.

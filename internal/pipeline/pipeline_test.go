@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // recordingSink records what the pipeline hands it, in commit order, and counts concurrent Prepare calls.
@@ -27,7 +28,7 @@ type recordingSink struct {
 
 type rec struct {
 	id      string
-	verdict evaluate.Verdict
+	verdict verdict.Verdict
 	score   float64
 	missing bool
 	answer  string
@@ -130,10 +131,10 @@ func TestMissingReasonReplacesTheError(t *testing.T) {
 	}
 }
 
-type errSink struct{ results []evaluate.CaseResult }
+type errSink struct{ results []verdict.CaseResult }
 
-func (s *errSink) Prepare(_ *[]byte, c Case) (evaluate.CaseResult, error) { return c.Result, nil }
-func (s *errSink) Commit(r evaluate.CaseResult) error {
+func (s *errSink) Prepare(_ *[]byte, c Case) (verdict.CaseResult, error) { return c.Result, nil }
+func (s *errSink) Commit(r verdict.CaseResult) error {
 	s.results = append(s.results, r)
 	return nil
 }

@@ -9,7 +9,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // CaseUsage is what one case's result says was spent on it: the runner's metrics from its record and the LLM
@@ -24,7 +24,7 @@ type CaseUsage struct {
 	CostUSD    *float64
 	DurationMs *float64
 	// Judges is the model usage of the case's LLM judges, nil when none called a model.
-	Judges *llm.Usage
+	Judges *verdict.Usage
 }
 
 // Usage is what l says was spent on its case.
@@ -51,7 +51,7 @@ type usageSum struct {
 	input, output, cached, total                int64
 	costNanos, durationMs                       int64
 	judged                                      bool
-	judges                                      llm.Usage
+	judges                                      verdict.Usage
 }
 
 // Add adds one case's usage.
@@ -97,7 +97,7 @@ func (s *usageSum) add(u CaseUsage) {
 	}
 	if j := u.Judges; j != nil {
 		s.judged = true
-		s.judges = llm.Usage{
+		s.judges = verdict.Usage{
 			Calls:            satAdd(s.judges.Calls, max(j.Calls, 0)),
 			PromptTokens:     satAdd(s.judges.PromptTokens, max(j.PromptTokens, 0)),
 			CompletionTokens: satAdd(s.judges.CompletionTokens, max(j.CompletionTokens, 0)),
@@ -228,7 +228,7 @@ func SumRunCosts(costs []*evalsv1alpha1.RunCost) *evalsv1alpha1.ScheduleCost {
 			s.durationMs = satAdd(s.durationMs, max(r.DurationMilliseconds, 0))
 		}
 		if j := c.Judges; j != nil {
-			s.add(CaseUsage{Judges: &llm.Usage{Calls: j.Calls, PromptTokens: j.PromptTokens, CompletionTokens: j.CompletionTokens,
+			s.add(CaseUsage{Judges: &verdict.Usage{Calls: j.Calls, PromptTokens: j.PromptTokens, CompletionTokens: j.CompletionTokens,
 				TotalTokens: j.TotalTokens, LatencyMs: j.LatencyMilliseconds}})
 		}
 	}

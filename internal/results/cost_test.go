@@ -9,9 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 func f(v float64) *float64 { return &v }
@@ -51,9 +50,9 @@ func TestCostSumHostileValues(t *testing.T) {
 		{
 			name: "judges and carried results apart",
 			in: []CaseUsage{
-				{Recorded: true, Judges: &llm.Usage{Calls: 2, PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, LatencyMs: 30}},
-				{Recorded: true, Carried: true, CostUSD: f(2), Judges: &llm.Usage{Calls: 1, TotalTokens: math.MaxInt64}},
-				{Recorded: true, Carried: true, Judges: &llm.Usage{Calls: 1, TotalTokens: math.MaxInt64}},
+				{Recorded: true, Judges: &verdict.Usage{Calls: 2, PromptTokens: 10, CompletionTokens: 5, TotalTokens: 15, LatencyMs: 30}},
+				{Recorded: true, Carried: true, CostUSD: f(2), Judges: &verdict.Usage{Calls: 1, TotalTokens: math.MaxInt64}},
+				{Recorded: true, Carried: true, Judges: &verdict.Usage{Calls: 1, TotalTokens: math.MaxInt64}},
 			},
 			want: &evalsv1alpha1.RunCost{
 				Runner: &evalsv1alpha1.RunnerCost{Cases: 1, CostUSD: "0"},
@@ -151,8 +150,8 @@ func TestFormatAndParseUSDNanos(t *testing.T) {
 // Merger sums stored results (carried ones apart) and the budgets of every shard.
 func TestSectionCost(t *testing.T) {
 	line := func(id string, cost float64, carried string) Line {
-		return Line{CaseResult: evaluate.CaseResult{ID: id, Verdict: evaluate.VerdictPass, Score: 1,
-			ModelUsage: &llm.Usage{Calls: 1, TotalTokens: 10}}, CostUSD: f(cost), CarriedFrom: carried}
+		return Line{CaseResult: verdict.CaseResult{ID: id, Verdict: verdict.VerdictPass, Score: 1,
+			ModelUsage: &verdict.Usage{Calls: 1, TotalTokens: 10}}, CostUSD: f(cost), CarriedFrom: carried}
 	}
 	at := metav1.Now()
 	b := NewBuilder(Options{ConfigMaps: []string{"r-0"}})

@@ -4,16 +4,16 @@ import (
 	"strings"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // Line is one line of the result ConfigMaps: a case's judgement, its answer and metrics. The collector encodes
 // it without reflection (byte for byte what encoding/json gives); the manager decodes it to merge shards and to
 // carry results into a resumed run.
 type Line struct {
-	evaluate.CaseResult
+	verdict.CaseResult
 	Answer     string                  `json:"answer,omitempty"`
 	Line       int64                   `json:"line,omitempty"`
 	TokenUsage *jsonlresult.TokenUsage `json:"tokenUsage,omitempty"`
@@ -42,21 +42,21 @@ func (l *Line) Status() evalsv1alpha1.CaseResult {
 }
 
 // known is v, or Error for a verdict nothing set (the API's enum has no empty value).
-func known(v evaluate.Verdict) evaluate.Verdict {
+func known(v verdict.Verdict) verdict.Verdict {
 	switch v {
-	case evaluate.VerdictPass, evaluate.VerdictFail, evaluate.VerdictError, evaluate.VerdictSkipped:
+	case verdict.VerdictPass, verdict.VerdictFail, verdict.VerdictError, verdict.VerdictSkipped:
 		return v
 	}
-	return evaluate.VerdictError
+	return verdict.VerdictError
 }
 
 // CaseStatus converts a case result to its status form (the Builder bounds its strings).
-func CaseStatus(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
+func CaseStatus(r verdict.CaseResult, answer string) evalsv1alpha1.CaseResult {
 	out := evalsv1alpha1.CaseResult{ID: r.ID, Verdict: known(r.Verdict), Answer: textbound.Head(answer, MaxAnswerBytes)}
-	if r.Verdict == evaluate.VerdictPass || r.Verdict == evaluate.VerdictFail {
-		out.Score = evaluate.FormatScore(r.Score)
+	if r.Verdict == verdict.VerdictPass || r.Verdict == verdict.VerdictFail {
+		out.Score = verdict.FormatScore(r.Score)
 	}
-	if r.Verdict == evaluate.VerdictError {
+	if r.Verdict == verdict.VerdictError {
 		out.Error = textbound.Head(r.Error, MaxCaseErrorBytes)
 	}
 	for i, e := range r.Evaluators {
@@ -64,8 +64,8 @@ func CaseStatus(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
 			break
 		}
 		es := evalsv1alpha1.EvaluatorSummary{Name: e.Name, Type: e.Type, Verdict: known(e.Verdict)}
-		if e.Verdict != evaluate.VerdictSkipped {
-			es.Score = evaluate.FormatScore(e.Score)
+		if e.Verdict != verdict.VerdictSkipped {
+			es.Score = verdict.FormatScore(e.Score)
 		}
 		switch {
 		case len(e.Misses) > 0:
@@ -79,7 +79,7 @@ func CaseStatus(r evaluate.CaseResult, answer string) evalsv1alpha1.CaseResult {
 }
 
 // SummaryStatus converts a run's summary, with its parse error and unexpected id counts, to its status form.
-func SummaryStatus(s evaluate.Summary, parseErrors, unexpected int) evalsv1alpha1.RunSummary {
+func SummaryStatus(s verdict.Summary, parseErrors, unexpected int) evalsv1alpha1.RunSummary {
 	out := evalsv1alpha1.RunSummary{
 		Total:       int32(s.Total),
 		Passed:      int32(s.Passed),
@@ -89,7 +89,7 @@ func SummaryStatus(s evaluate.Summary, parseErrors, unexpected int) evalsv1alpha
 		Missing:     int32(s.Missing),
 		ParseErrors: int32(parseErrors),
 		Unexpected:  int32(unexpected),
-		PassRate:    evaluate.FormatScore(s.PassRate()),
+		PassRate:    verdict.FormatScore(s.PassRate()),
 	}
 	if s.BudgetUnjudged > 0 {
 		n := int32(s.BudgetUnjudged)
@@ -100,10 +100,10 @@ func SummaryStatus(s evaluate.Summary, parseErrors, unexpected int) evalsv1alpha
 			CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens, LatencyMilliseconds: u.LatencyMs}
 	}
 	if s.Judged > 0 {
-		out.MeanScore = evaluate.FormatScore(s.MeanScore)
-		out.MedianScore = evaluate.FormatScore(s.MedianScore)
-		out.MinScore = evaluate.FormatScore(s.MinScore)
-		out.MaxScore = evaluate.FormatScore(s.MaxScore)
+		out.MeanScore = verdict.FormatScore(s.MeanScore)
+		out.MedianScore = verdict.FormatScore(s.MedianScore)
+		out.MinScore = verdict.FormatScore(s.MinScore)
+		out.MaxScore = verdict.FormatScore(s.MaxScore)
 		out.Histogram = make([]int32, len(s.Histogram))
 		for i, n := range s.Histogram {
 			out.Histogram[i] = int32(n)

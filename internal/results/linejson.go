@@ -5,10 +5,9 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // AppendJSON appends the JSON encoding of r to b: byte for byte what encoding/json.Marshal produces for a Line
@@ -87,7 +86,7 @@ func (r *Line) AppendJSON(b []byte) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-func appendEvaluatorResults(b []byte, rs []evaluate.EvaluatorResult) ([]byte, error) {
+func appendEvaluatorResults(b []byte, rs []verdict.EvaluatorResult) ([]byte, error) {
 	b = append(b, '[')
 	for i := range rs {
 		if i > 0 {
@@ -101,7 +100,7 @@ func appendEvaluatorResults(b []byte, rs []evaluate.EvaluatorResult) ([]byte, er
 	return append(b, ']'), nil
 }
 
-func appendEvaluatorResult(b []byte, r *evaluate.EvaluatorResult) ([]byte, error) {
+func appendEvaluatorResult(b []byte, r *verdict.EvaluatorResult) ([]byte, error) {
 	var err error
 	b = append(b, `{"name":`...)
 	b = jsonenc.AppendString(b, r.Name)
@@ -146,7 +145,7 @@ func appendEvaluatorResult(b []byte, r *evaluate.EvaluatorResult) ([]byte, error
 	return append(b, '}'), nil
 }
 
-func appendModelUsage(b []byte, u *llm.Usage) []byte {
+func appendModelUsage(b []byte, u *verdict.Usage) []byte {
 	b = append(b, `{"calls":`...)
 	b = strconv.AppendInt(b, u.Calls, 10)
 	b = append(b, `,"promptTokens":`...)

@@ -6,9 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -16,18 +15,18 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 	tricky := "quote\" back\\ <b>&amp; \b\f\n\r\t\x00\x1f\x7f é 中 \u2028\u2029 \xff\xfe bad \xe2\x82 end"
 	tests := map[string]Line{
 		"zero":    {},
-		"missing": {CaseResult: evaluate.MissingCase("case-1")},
+		"missing": {CaseResult: verdict.MissingCase("case-1")},
 		"full": {
-			CaseResult: evaluate.CaseResult{
-				ID: "case-2", Score: 0.8125, Verdict: evaluate.VerdictFail, Error: tricky, Reason: "below threshold",
-				ModelUsage: &llm.Usage{Calls: 3, PromptTokens: 1234, CompletionTokens: 56, TotalTokens: 1290, LatencyMs: 987},
-				Evaluators: []evaluate.EvaluatorResult{
-					{Name: "tools", Type: "tool_trajectory", Score: 1, Verdict: evaluate.VerdictPass, Hits: []string{"a", tricky}, Misses: []string{}, Weight: 1},
-					{Name: "c", Type: "composite", Key: "k", Score: 1e-7, Verdict: evaluate.VerdictFail, Reasoning: tricky, Weight: 2.5,
-						Members: []evaluate.EvaluatorResult{{Name: "m", Type: "latency", Score: 1e21, Weight: -1e-9,
-							Usage: &llm.Usage{Calls: 1, TotalTokens: 9}}},
-						Usage: &llm.Usage{Calls: 2, PromptTokens: 7, CompletionTokens: 1, TotalTokens: 8, LatencyMs: 1}},
-					{Name: "judge", Type: "llm_judge", Verdict: evaluate.VerdictSkipped, SkipCause: evaluate.SkipBudgetSpent, Reasoning: tricky},
+			CaseResult: verdict.CaseResult{
+				ID: "case-2", Score: 0.8125, Verdict: verdict.VerdictFail, Error: tricky, Reason: "below threshold",
+				ModelUsage: &verdict.Usage{Calls: 3, PromptTokens: 1234, CompletionTokens: 56, TotalTokens: 1290, LatencyMs: 987},
+				Evaluators: []verdict.EvaluatorResult{
+					{Name: "tools", Type: "tool_trajectory", Score: 1, Verdict: verdict.VerdictPass, Hits: []string{"a", tricky}, Misses: []string{}, Weight: 1},
+					{Name: "c", Type: "composite", Key: "k", Score: 1e-7, Verdict: verdict.VerdictFail, Reasoning: tricky, Weight: 2.5,
+						Members: []verdict.EvaluatorResult{{Name: "m", Type: "latency", Score: 1e21, Weight: -1e-9,
+							Usage: &verdict.Usage{Calls: 1, TotalTokens: 9}}},
+						Usage: &verdict.Usage{Calls: 2, PromptTokens: 7, CompletionTokens: 1, TotalTokens: 8, LatencyMs: 1}},
+					{Name: "judge", Type: "llm_judge", Verdict: verdict.VerdictSkipped, SkipCause: verdict.SkipBudgetSpent, Reasoning: tricky},
 				},
 				BudgetUnjudged: true,
 			},
@@ -36,7 +35,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			CostUSD:    ptrTo(0.00731), DurationMs: ptrTo(123456789012.0), CarriedFrom: tricky, AnsweredBy: tricky,
 		},
 		"floats": {
-			CaseResult: evaluate.CaseResult{ID: "f", Score: math.Copysign(0, -1), Verdict: evaluate.VerdictPass},
+			CaseResult: verdict.CaseResult{ID: "f", Score: math.Copysign(0, -1), Verdict: verdict.VerdictPass},
 			TokenUsage: &jsonlresult.TokenUsage{Input: 1e20, Output: 123456789e-15},
 			CostUSD:    ptrTo(math.SmallestNonzeroFloat64), DurationMs: ptrTo(math.MaxFloat64),
 		},
@@ -60,9 +59,9 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 
 func TestAppendFullResultRejectsNonFinite(t *testing.T) {
 	for name, r := range map[string]Line{
-		"NaN score":     {CaseResult: evaluate.CaseResult{Score: math.NaN()}},
+		"NaN score":     {CaseResult: verdict.CaseResult{Score: math.NaN()}},
 		"infinite cost": {CostUSD: ptrTo(math.Inf(1))},
-		"member weight": {CaseResult: evaluate.CaseResult{Evaluators: []evaluate.EvaluatorResult{{Members: []evaluate.EvaluatorResult{{Weight: math.Inf(-1)}}}}}},
+		"member weight": {CaseResult: verdict.CaseResult{Evaluators: []verdict.EvaluatorResult{{Members: []verdict.EvaluatorResult{{Weight: math.Inf(-1)}}}}}},
 		"cached tokens": {TokenUsage: &jsonlresult.TokenUsage{Cached: ptrTo(math.NaN())}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -101,9 +100,9 @@ func FuzzAppendJSON(f *testing.F) {
 	f.Add("\xff", "\x00\"\\", "", math.Inf(1), 1e21, int64(-1))
 	f.Fuzz(func(t *testing.T, id, answer, reasoning string, score, cost float64, line int64) {
 		r := Line{
-			CaseResult: evaluate.CaseResult{ID: id, Score: score, Verdict: evaluate.Verdict(reasoning), BudgetUnjudged: line%2 == 0,
-				Evaluators: []evaluate.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning,
-					SkipCause: evaluate.SkipCause(answer)}}},
+			CaseResult: verdict.CaseResult{ID: id, Score: score, Verdict: verdict.Verdict(reasoning), BudgetUnjudged: line%2 == 0,
+				Evaluators: []verdict.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning,
+					SkipCause: verdict.SkipCause(answer)}}},
 			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning, AnsweredBy: id,
 		}
 		want, werr := json.Marshal(r)
@@ -119,14 +118,14 @@ func FuzzAppendJSON(f *testing.F) {
 
 // benchLine is a typical stored result: three evaluators with hits, misses and reasoning, an answer and usage.
 func benchLine() *Line {
-	ev := func(name string) evaluate.EvaluatorResult {
-		return evaluate.EvaluatorResult{Name: name, Type: "llm_judge", Score: 0.75, Verdict: evaluate.VerdictPass, Weight: 1,
+	ev := func(name string) verdict.EvaluatorResult {
+		return verdict.EvaluatorResult{Name: name, Type: "llm_judge", Score: 0.75, Verdict: verdict.VerdictPass, Weight: 1,
 			Hits: []string{"names the capital", "cites the source"}, Misses: []string{"no date"},
 			Reasoning: "The answer names Paris and cites the atlas, but gives no date for the figure it quotes."}
 	}
 	return &Line{
-		CaseResult: evaluate.CaseResult{ID: "case-00042", Score: 0.8125, Verdict: evaluate.VerdictPass,
-			Evaluators: []evaluate.EvaluatorResult{ev("accuracy"), ev("sources"), ev("style")}},
+		CaseResult: verdict.CaseResult{ID: "case-00042", Score: 0.8125, Verdict: verdict.VerdictPass,
+			Evaluators: []verdict.EvaluatorResult{ev("accuracy"), ev("sources"), ev("style")}},
 		Answer:     `{"decision":"CLEAR","reason":"the amount is small and the origin is domestic"}`,
 		Line:       42,
 		TokenUsage: &jsonlresult.TokenUsage{Input: 1234, Output: 56},

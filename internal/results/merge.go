@@ -10,8 +10,8 @@ import (
 	"slices"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -22,7 +22,7 @@ import (
 type Merger struct {
 	index   map[string]int
 	seen    []bool
-	summary evaluate.SummaryBuilder
+	summary verdict.SummaryBuilder
 	builder *Builder
 	missing []indexedID
 	tail    Tail
@@ -168,7 +168,7 @@ func (m *Merger) Finish(unrecorded func(index int) string, shardOf func(index in
 		if seen {
 			continue
 		}
-		r := evaluate.MissingCase(ids[i])
+		r := verdict.MissingCase(ids[i])
 		if why := unrecorded(i); why != "" {
 			r.Error = why
 		}

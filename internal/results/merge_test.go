@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 func storedLine(t *testing.T, l Line) []byte {
@@ -30,14 +30,14 @@ func storedLine(t *testing.T, l Line) []byte {
 // holds is missing with the reason given, parse errors name their shard, and cases are ordered by the run's ids.
 func TestMergerBuildsOneSectionFromStoredCollections(t *testing.T) {
 	pass := func(id string) Line {
-		return Line{CaseResult: evaluate.CaseResult{ID: id, Score: 1, Verdict: evaluate.VerdictPass}}
+		return Line{CaseResult: verdict.CaseResult{ID: id, Score: 1, Verdict: verdict.VerdictPass}}
 	}
-	fail := Line{CaseResult: evaluate.CaseResult{ID: "c", Score: 0.25, Verdict: evaluate.VerdictFail}}
+	fail := Line{CaseResult: verdict.CaseResult{ID: "c", Score: 0.25, Verdict: verdict.VerdictFail}}
 	shard0, err := Chunks([]string{"r-0"}, [][]byte{storedLine(t, pass("a")), storedLine(t, fail), storedLine(t, pass("stranger"))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	shard1, err := Chunks([]string{"r-1"}, [][]byte{storedLine(t, Line{CaseResult: evaluate.MissingCase("d")}), storedLine(t, pass("a"))})
+	shard1, err := Chunks([]string{"r-1"}, [][]byte{storedLine(t, Line{CaseResult: verdict.MissingCase("d")}), storedLine(t, pass("a"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,11 +233,11 @@ func TestShortenedCutsBetweenRunes(t *testing.T) {
 // encodes them, and the status keeps them Errors.
 func TestMergerCountsCasesTheBudgetLeftUnjudged(t *testing.T) {
 	unjudged := func(id string) []byte {
-		l := Line{CaseResult: evaluate.CaseResult{ID: id, Score: 1, Verdict: evaluate.VerdictError, BudgetUnjudged: true,
+		l := Line{CaseResult: verdict.CaseResult{ID: id, Score: 1, Verdict: verdict.VerdictError, BudgetUnjudged: true,
 			Error: `evaluator "judge" was not judged, so the case is not judged: the LLM judging budget is spent`,
-			Evaluators: []evaluate.EvaluatorResult{
-				{Name: "fast", Type: "latency", Score: 1, Verdict: evaluate.VerdictPass, Weight: 1},
-				{Name: "judge", Type: "llm_judge", Verdict: evaluate.VerdictSkipped, SkipCause: evaluate.SkipBudgetSpent, Weight: 1},
+			Evaluators: []verdict.EvaluatorResult{
+				{Name: "fast", Type: "latency", Score: 1, Verdict: verdict.VerdictPass, Weight: 1},
+				{Name: "judge", Type: "llm_judge", Verdict: verdict.VerdictSkipped, SkipCause: verdict.SkipBudgetSpent, Weight: 1},
 			}}}
 		b, err := l.AppendJSON(nil)
 		if err != nil {
@@ -245,8 +245,8 @@ func TestMergerCountsCasesTheBudgetLeftUnjudged(t *testing.T) {
 		}
 		return b
 	}
-	pass := storedLine(t, Line{CaseResult: evaluate.CaseResult{ID: "b", Score: 1, Verdict: evaluate.VerdictPass}})
-	carried := Line{CaseResult: evaluate.CaseResult{ID: "e", Verdict: evaluate.VerdictError, BudgetUnjudged: true}, CarriedFrom: "earlier"}
+	pass := storedLine(t, Line{CaseResult: verdict.CaseResult{ID: "b", Score: 1, Verdict: verdict.VerdictPass}})
+	carried := Line{CaseResult: verdict.CaseResult{ID: "e", Verdict: verdict.VerdictError, BudgetUnjudged: true}, CarriedFrom: "earlier"}
 	var stored [][]Chunk
 	for i, lines := range [][][]byte{{unjudged("a"), pass}, {unjudged("c"), unjudged("d")}, {storedLine(t, carried)}} {
 		ch, err := Chunks([]string{fmt.Sprintf("r-%d", i)}, lines)
@@ -269,7 +269,7 @@ func TestMergerCountsCasesTheBudgetLeftUnjudged(t *testing.T) {
 		t.Errorf("summary = %+v, want 4 cases left unjudged by the budget, all errored", sum)
 	}
 	for _, c := range s.Cases {
-		if c.ID != "b" && (c.Verdict != evaluate.VerdictError || c.Score != "") {
+		if c.ID != "b" && (c.Verdict != verdict.VerdictError || c.Score != "") {
 			t.Errorf("case %s = %s score %q, want Error without a score", c.ID, c.Verdict, c.Score)
 		}
 	}

@@ -15,18 +15,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 func resultConfigMap(t *testing.T, name string, ids ...string) *corev1.ConfigMap {
 	t.Helper()
 	var lines [][]byte
 	for _, id := range ids {
-		b, err := json.Marshal(results.Line{CaseResult: evaluate.CaseResult{ID: id, Verdict: evaluate.VerdictPass, Score: 1}})
+		b, err := json.Marshal(results.Line{CaseResult: verdict.CaseResult{ID: id, Verdict: verdict.VerdictPass, Score: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,10 @@ var launcherAllowed = []string{
 	"internal/textbound",
 }
 
+// judgingPackages are the judging engine and the LLM client: what judges runs in the pod (and in `collector check`),
+// so the manager and the kubectl plugin, which only read verdicts (internal/verdict), link neither.
+var judgingPackages = []string{"internal/evaluate", "internal/llm"}
+
 // clientPackages are the import path prefixes of API and cloud clients, which pure packages never link.
 var clientPackages = []string{"k8s.io/client-go/", "sigs.k8s.io/controller-runtime", "github.com/aws/"}
 
@@ -33,6 +37,7 @@ type facts struct {
 
 // brokenRules returns a line for every import rule the packages break:
 //   - the manager (cmd/manager) links nothing of internal/pod/ or internal/cli/;
+//   - the manager and the kubectl plugin (cmd/kubectl-evalrun) link no judgingPackages;
 //   - the launcher (cmd/launcher) links no package of this module outside launcherAllowed, and no client;
 //   - a pure package (the map's "(pure)") links no API or cloud client;
 //   - no package but internal/testutil's own imports internal/testutil (tests may).
@@ -42,6 +47,13 @@ func brokenRules(f facts, pure []string) []string {
 		for _, side := range []string{"internal/pod/", "internal/cli/"} {
 			if strings.HasPrefix(d, module+"/"+side) {
 				broken = append(broken, "cmd/manager links "+d+" (the manager links nothing of "+side+")")
+			}
+		}
+	}
+	for _, cmd := range []string{"cmd/manager", "cmd/kubectl-evalrun"} {
+		for _, d := range f.deps[cmd] {
+			if rel, ok := strings.CutPrefix(d, module+"/"); ok && slices.Contains(judgingPackages, rel) {
+				broken = append(broken, cmd+" links "+d+" (the judging engine and the LLM client run only where cases are judged)")
 			}
 		}
 	}
@@ -83,9 +95,10 @@ func TestBrokenRules(t *testing.T) {
 	m := func(rel string) string { return module + "/" + rel }
 	good := facts{
 		deps: map[string][]string{
-			"cmd/manager":       {m("internal/controller"), m("internal/evalfile"), "k8s.io/client-go/kubernetes"},
-			"cmd/launcher":      {m("internal/pod/launcher"), m("internal/evalfile"), "golang.org/x/sys/unix"},
-			"internal/evalfile": {m("internal/jsonenc")},
+			"cmd/manager":         {m("internal/controller"), m("internal/evalfile"), "k8s.io/client-go/kubernetes"},
+			"cmd/launcher":        {m("internal/pod/launcher"), m("internal/evalfile"), "golang.org/x/sys/unix"},
+			"cmd/kubectl-evalrun": {m("internal/cli/plugin"), m("internal/verdict")},
+			"internal/evalfile":   {m("internal/jsonenc")},
 		},
 		imports: map[string][]string{"internal/controller": {m("internal/evalfile")}, "internal/testutil/s3server": {m("internal/testutil")}},
 	}
@@ -101,6 +114,11 @@ func TestBrokenRules(t *testing.T) {
 			[]string{"cmd/manager links " + m("internal/pod/collector") + " (the manager links nothing of internal/pod/)"}},
 		{"the manager links the plugin", func(f *facts) { f.deps["cmd/manager"] = append(f.deps["cmd/manager"], m("internal/cli/plugin")) },
 			[]string{"cmd/manager links " + m("internal/cli/plugin") + " (the manager links nothing of internal/cli/)"}},
+		{"the manager links the LLM client", func(f *facts) { f.deps["cmd/manager"] = append(f.deps["cmd/manager"], m("internal/llm")) },
+			[]string{"cmd/manager links " + m("internal/llm") + " (the judging engine and the LLM client run only where cases are judged)"}},
+		{"the plugin links the judging engine", func(f *facts) {
+			f.deps["cmd/kubectl-evalrun"] = append(f.deps["cmd/kubectl-evalrun"], m("internal/evaluate"))
+		}, []string{"cmd/kubectl-evalrun links " + m("internal/evaluate") + " (the judging engine and the LLM client run only where cases are judged)"}},
 		{"the launcher links the judging engine", func(f *facts) { f.deps["cmd/launcher"] = append(f.deps["cmd/launcher"], m("internal/evaluate")) },
 			[]string{"cmd/launcher links " + m("internal/evaluate") + ", which is not in its allowlist"}},
 		{"the launcher links client-go", func(f *facts) { f.deps["cmd/launcher"] = append(f.deps["cmd/launcher"], "k8s.io/client-go/rest") },
@@ -140,7 +158,7 @@ func TestImportRules(t *testing.T) {
 		t.Fatalf("ARCHITECTURE.md's map marks %d packages (pure); want the pure packages marked: %v", len(pure), pure)
 	}
 	f := facts{deps: map[string][]string{}, imports: map[string][]string{}}
-	for _, p := range append([]string{"cmd/manager", "cmd/launcher"}, pure...) {
+	for _, p := range append([]string{"cmd/manager", "cmd/launcher", "cmd/kubectl-evalrun"}, pure...) {
 		f.deps[p] = goList(t, "-deps", "-f", "{{.ImportPath}}", "./"+p)
 	}
 	for _, line := range goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...") {

@@ -10,6 +10,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // TestJudgeServerWithTheJudges: the server's rules give the verdicts the e2e test expects when the real LLM judges
@@ -35,19 +36,19 @@ func TestJudgeServerWithTheJudges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := &evaluate.Judge{Threshold: evaluate.DefaultThreshold, LLM: c}
+	j := &evaluate.Judge{Threshold: verdict.DefaultThreshold, LLM: c}
 	for _, tc := range []struct {
 		i      int
 		answer string
-		want   evaluate.Verdict
+		want   verdict.Verdict
 		score  float64
 	}{
-		{0, "It is Paris.", evaluate.VerdictPass, 1},
-		{0, "It is Lyon.", evaluate.VerdictFail, 0},
-		{0, "JUDGE-MALFORMED", evaluate.VerdictError, 0},
-		{1, "Hello, Ada!", evaluate.VerdictPass, 1},
-		{1, "Hello there", evaluate.VerdictFail, 0.5},
-		{1, "Hi Ada", evaluate.VerdictFail, 0.5},
+		{0, "It is Paris.", verdict.VerdictPass, 1},
+		{0, "It is Lyon.", verdict.VerdictFail, 0},
+		{0, "JUDGE-MALFORMED", verdict.VerdictError, 0},
+		{1, "Hello, Ada!", verdict.VerdictPass, 1},
+		{1, "Hello there", verdict.VerdictFail, 0.5},
+		{1, "Hi Ada", verdict.VerdictFail, 0.5},
 	} {
 		cs := f.CaseAt(tc.i)
 		res := j.JudgeCase(context.Background(), cs, &jsonlresult.Response{ID: cs.ID, Text: tc.answer}, nil)

@@ -24,12 +24,12 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // objectLimit is what one object may weigh: etcd's default --max-request-bytes (1.5 MiB), which kube-apiserver's
@@ -465,10 +465,10 @@ func conditionsOf(conds []metav1.Condition, types ...string) []metav1.Condition 
 // storedLine is a case of a shape as a stored result line, the form the manager merges.
 func storedLine(c evalsv1alpha1.CaseResult) results.Line {
 	score, _ := strconv.ParseFloat(c.Score, 64)
-	r := evaluate.CaseResult{ID: c.ID, Score: score, Verdict: c.Verdict, Error: c.Error}
+	r := verdict.CaseResult{ID: c.ID, Score: score, Verdict: c.Verdict, Error: c.Error}
 	for _, e := range c.Evaluators {
 		es, _ := strconv.ParseFloat(e.Score, 64)
-		r.Evaluators = append(r.Evaluators, evaluate.EvaluatorResult{Name: e.Name, Type: e.Type, Score: es, Verdict: e.Verdict,
+		r.Evaluators = append(r.Evaluators, verdict.EvaluatorResult{Name: e.Name, Type: e.Type, Score: es, Verdict: e.Verdict,
 			Reasoning: e.Message})
 	}
 	return results.Line{CaseResult: r, Answer: c.Answer}

@@ -1,8 +1,8 @@
 package check
 
 import (
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // Document is what `collector check --format json` prints: the outcome of checking one runner output against the
@@ -41,7 +41,7 @@ type Summary struct {
 	Unexpected  int `json:"unexpected"`
 	// Summary is the run summary of the judged cases (total, passed, failed, errored, skipped, judged, score
 	// statistics, histogram), with --eval only. Its keys are inlined.
-	*evaluate.Summary
+	*verdict.Summary
 }
 
 // CaseStatus says whether a requested case has a result.
@@ -76,10 +76,10 @@ type Case struct {
 	Warnings []string `json:"warnings,omitempty"`
 	// Score, Verdict and Evaluators are the case's judgement, with --eval only; VerdictReason says why a case
 	// is error or skipped.
-	Score         *float64                   `json:"score,omitempty"`
-	Verdict       evaluate.Verdict           `json:"verdict,omitempty"`
-	VerdictReason string                     `json:"verdictReason,omitempty"`
-	Evaluators    []evaluate.EvaluatorResult `json:"evaluators,omitempty"`
+	Score         *float64                  `json:"score,omitempty"`
+	Verdict       verdict.Verdict           `json:"verdict,omitempty"`
+	VerdictReason string                    `json:"verdictReason,omitempty"`
+	Evaluators    []verdict.EvaluatorResult `json:"evaluators,omitempty"`
 }
 
 // newCase builds the case for a requested id from its response (nil when the output has none).

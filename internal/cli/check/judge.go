@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // judgingFile is what `collector check --judging` takes from the EvalRun: its spec.judging, as the API types read
@@ -93,7 +94,7 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 	if err != nil {
 		return pipeline.Input{}, err
 	}
-	threshold, err := evaluate.ParseThreshold(settings.PassThreshold)
+	threshold, err := verdict.ParseThreshold(settings.PassThreshold)
 	if err != nil {
 		return pipeline.Input{}, usageError(fmt.Sprintf("pass threshold: %v", err))
 	}

@@ -11,27 +11,27 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // judgedCase is the judging part of a case in the JSON document.
 type judgedCase struct {
 	ID            string
-	Verdict       evaluate.Verdict
+	Verdict       verdict.Verdict
 	Score         float64
 	VerdictReason string
 	Evaluators    []string // name=verdict
 }
 
-func judgedCases(t *testing.T, stdout string) ([]judgedCase, map[string]any, []evaluate.EvaluatorResult) {
+func judgedCases(t *testing.T, stdout string) ([]judgedCase, map[string]any, []verdict.EvaluatorResult) {
 	t.Helper()
 	var doc struct {
 		Cases []struct {
-			ID            string                     `json:"id"`
-			Verdict       evaluate.Verdict           `json:"verdict"`
-			Score         *float64                   `json:"score"`
-			VerdictReason string                     `json:"verdictReason"`
-			Evaluators    []evaluate.EvaluatorResult `json:"evaluators"`
+			ID            string                    `json:"id"`
+			Verdict       verdict.Verdict           `json:"verdict"`
+			Score         *float64                  `json:"score"`
+			VerdictReason string                    `json:"verdictReason"`
+			Evaluators    []verdict.EvaluatorResult `json:"evaluators"`
 		} `json:"cases"`
 		Summary map[string]any `json:"summary"`
 	}
@@ -39,7 +39,7 @@ func judgedCases(t *testing.T, stdout string) ([]judgedCase, map[string]any, []e
 		t.Fatalf("not a JSON document: %v\n%s", err, stdout)
 	}
 	var out []judgedCase
-	var all []evaluate.EvaluatorResult
+	var all []verdict.EvaluatorResult
 	for _, c := range doc.Cases {
 		if c.Score == nil {
 			t.Errorf("case %s has no score", c.ID)
@@ -75,11 +75,11 @@ func TestCheckJudgesWithEval(t *testing.T) {
 			name: "built-in evaluators only",
 			args: []string{"--mode", "batch", "--eval", evalPath, "--output", outPath},
 			wantCases: []judgedCase{
-				{ID: "clear", Verdict: evaluate.VerdictPass, Score: 1, Evaluators: []string{"decision=Pass", "tools=Pass", "judge=Skipped"}},
-				{ID: "review", Verdict: evaluate.VerdictFail, Score: 0, Evaluators: []string{"decision=Fail"}},
-				{ID: "crash", Verdict: evaluate.VerdictSkipped, VerdictReason: "no evaluator could judge the case: judge: " + notRun,
+				{ID: "clear", Verdict: verdict.VerdictPass, Score: 1, Evaluators: []string{"decision=Pass", "tools=Pass", "judge=Skipped"}},
+				{ID: "review", Verdict: verdict.VerdictFail, Score: 0, Evaluators: []string{"decision=Fail"}},
+				{ID: "crash", Verdict: verdict.VerdictSkipped, VerdictReason: "no evaluator could judge the case: judge: " + notRun,
 					Evaluators: []string{"judge=Skipped"}},
-				{ID: "absent", Verdict: evaluate.VerdictError, VerdictReason: "the runner produced no record for this case"},
+				{ID: "absent", Verdict: verdict.VerdictError, VerdictReason: "the runner produced no record for this case"},
 			},
 			wantSummary: summary(1, 1, 1, 1, 2, 0.5, 0.5, 0, 1, []any{1.0, 0.0, 0.0, 0.0, 1.0}),
 		},
@@ -87,10 +87,10 @@ func TestCheckJudgesWithEval(t *testing.T) {
 			name: "code judges run locally",
 			args: []string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--run-code-judges"},
 			wantCases: []judgedCase{
-				{ID: "clear", Verdict: evaluate.VerdictPass, Score: 1, Evaluators: []string{"decision=Pass", "tools=Pass", "judge=Pass"}},
-				{ID: "review", Verdict: evaluate.VerdictFail, Score: 0, Evaluators: []string{"decision=Fail"}},
-				{ID: "crash", Verdict: evaluate.VerdictError, Evaluators: []string{"judge=Error"}},
-				{ID: "absent", Verdict: evaluate.VerdictError, VerdictReason: "the runner produced no record for this case"},
+				{ID: "clear", Verdict: verdict.VerdictPass, Score: 1, Evaluators: []string{"decision=Pass", "tools=Pass", "judge=Pass"}},
+				{ID: "review", Verdict: verdict.VerdictFail, Score: 0, Evaluators: []string{"decision=Fail"}},
+				{ID: "crash", Verdict: verdict.VerdictError, Evaluators: []string{"judge=Error"}},
+				{ID: "absent", Verdict: verdict.VerdictError, VerdictReason: "the runner produced no record for this case"},
 			},
 			wantSummary: summary(1, 1, 2, 0, 2, 0.5, 0.5, 0, 1, []any{1.0, 0.0, 0.0, 0.0, 1.0}),
 		},
@@ -104,7 +104,7 @@ func TestCheckJudgesWithEval(t *testing.T) {
 			cases, gotSummary, evaluators := judgedCases(t, stdout)
 			var crashReason string
 			for i := range cases {
-				if cases[i].ID == "crash" && cases[i].Verdict == evaluate.VerdictError {
+				if cases[i].ID == "crash" && cases[i].Verdict == verdict.VerdictError {
 					crashReason, cases[i].VerdictReason = cases[i].VerdictReason, ""
 				}
 			}
@@ -119,7 +119,7 @@ func TestCheckJudgesWithEval(t *testing.T) {
 				t.Errorf("crash reason = %q", crashReason)
 			}
 			for _, e := range evaluators {
-				if e.Name == "judge" && e.Verdict == evaluate.VerdictPass {
+				if e.Name == "judge" && e.Verdict == verdict.VerdictPass {
 					if diff := cmp.Diff([]string{"decision is CLEAR"}, e.Hits); diff != "" || e.Reasoning != "matches" {
 						t.Errorf("judge result: hits %v, reasoning %q", e.Hits, e.Reasoning)
 					}
@@ -190,13 +190,13 @@ func TestCheckJudgingSettings(t *testing.T) {
 		}
 		return cases[0]
 	}
-	if got := check(); got.Verdict != evaluate.VerdictSkipped {
+	if got := check(); got.Verdict != verdict.VerdictSkipped {
 		t.Errorf("without judging settings: %+v, want Skipped (no evaluator)", got)
 	}
 	for _, tc := range []struct {
 		threshold string
-		want      evaluate.Verdict
-	}{{"0.4", evaluate.VerdictPass}, {"0.6", evaluate.VerdictFail}} {
+		want      verdict.Verdict
+	}{{"0.4", verdict.VerdictPass}, {"0.6", verdict.VerdictFail}} {
 		got := check("--judging", judging, "--pass-threshold", tc.threshold)
 		if got.Verdict != tc.want || got.Score != 0.5 || len(got.Evaluators) != 1 {
 			t.Errorf("judging.evaluators with threshold %s: %+v, want %s at score 0.5", tc.threshold, got, tc.want)
@@ -237,7 +237,7 @@ func TestCheckJudgingFileShapes(t *testing.T) {
 		var stdout, stderr strings.Builder
 		Main(context.Background(), []string{"--mode", "batch", "--eval", evalPath, "--output", outPath, "--run-code-judges", "--judging", path}, &stdout, &stderr)
 		cases, _, evs := judgedCases(t, stdout.String())
-		if len(cases) != 1 || cases[0].Verdict != evaluate.VerdictError || len(evs) != 1 || !strings.Contains(strings.Join(evs[0].Misses, " "), "timed out") {
+		if len(cases) != 1 || cases[0].Verdict != verdict.VerdictError || len(evs) != 1 || !strings.Contains(strings.Join(evs[0].Misses, " "), "timed out") {
 			t.Errorf("%s: cases %+v evaluators %+v (stderr %s), want the slow judge timed out (codeJudgeTimeoutSeconds 1; the default 60 s would let it pass)", filepath.Base(path), cases, evs, stderr.String())
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // tableTextBytes bounds the answer excerpt in the table format, in bytes.
@@ -54,8 +54,8 @@ func writeTable(out io.Writer, doc *Document) error {
 		tw.printf("%s\t%s\t", oneLine(c.ID), c.Status)
 		if judged {
 			score := "-"
-			if c.Score != nil && (c.Verdict == evaluate.VerdictPass || c.Verdict == evaluate.VerdictFail) {
-				score = evaluate.FormatScore(*c.Score)
+			if c.Score != nil && (c.Verdict == verdict.VerdictPass || c.Verdict == verdict.VerdictFail) {
+				score = verdict.FormatScore(*c.Score)
 			}
 			tw.printf("%s\t%s\t", c.Verdict, score)
 		}
@@ -85,8 +85,8 @@ func writeTable(out io.Writer, doc *Document) error {
 			w.printf(" (%d errored: left unjudged by the LLM judging budget)", j.BudgetUnjudged)
 		}
 		if j.Judged > 0 {
-			w.printf("; score mean %s, median %s, min %s, max %s", evaluate.FormatScore(j.MeanScore),
-				evaluate.FormatScore(j.MedianScore), evaluate.FormatScore(j.MinScore), evaluate.FormatScore(j.MaxScore))
+			w.printf("; score mean %s, median %s, min %s, max %s", verdict.FormatScore(j.MeanScore),
+				verdict.FormatScore(j.MedianScore), verdict.FormatScore(j.MinScore), verdict.FormatScore(j.MaxScore))
 		}
 		w.println()
 	}

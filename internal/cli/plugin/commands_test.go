@@ -15,8 +15,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/cli/report"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // screeningLines are the stored results of the sample's shape: ten cases, decision (field_accuracy) and
@@ -27,20 +27,20 @@ func screeningLines(fail, errs, missing []string) []*results.Line {
 	for i := 1; i <= 10; i++ {
 		id := fmt.Sprintf("case-%03d", i)
 		dur := float64(900 + 10*i)
-		l := &results.Line{CaseResult: evaluate.CaseResult{ID: id, Verdict: evaluate.VerdictPass, Score: 1,
-			Evaluators: []evaluate.EvaluatorResult{
-				{Name: "decision", Type: "field_accuracy", Verdict: evaluate.VerdictPass, Score: 1, Hits: []string{"decision"}, Weight: 1},
-				{Name: "trajectory", Type: "tool_trajectory", Verdict: evaluate.VerdictPass, Score: 1, Weight: 1},
+		l := &results.Line{CaseResult: verdict.CaseResult{ID: id, Verdict: verdict.VerdictPass, Score: 1,
+			Evaluators: []verdict.EvaluatorResult{
+				{Name: "decision", Type: "field_accuracy", Verdict: verdict.VerdictPass, Score: 1, Hits: []string{"decision"}, Weight: 1},
+				{Name: "trajectory", Type: "tool_trajectory", Verdict: verdict.VerdictPass, Score: 1, Weight: 1},
 			}}, Answer: `{"decision":"CLEAR"}`, Line: int64(i), DurationMs: &dur}
 		switch {
 		case contains(fail, id):
-			l.Verdict, l.Score = evaluate.VerdictFail, 0.5
-			l.Evaluators[0].Verdict, l.Evaluators[0].Score = evaluate.VerdictFail, 0
+			l.Verdict, l.Score = verdict.VerdictFail, 0.5
+			l.Evaluators[0].Verdict, l.Evaluators[0].Score = verdict.VerdictFail, 0
 			l.Evaluators[0].Hits, l.Evaluators[0].Misses = nil, []string{`decision: expected "REVIEW", got "CLEAR"`}
 		case contains(errs, id):
-			l.Verdict, l.Score, l.Evaluators, l.Error = evaluate.VerdictError, 0, nil, "answer is not a JSON object"
+			l.Verdict, l.Score, l.Evaluators, l.Error = verdict.VerdictError, 0, nil, "answer is not a JSON object"
 		case contains(missing, id):
-			l = &results.Line{CaseResult: evaluate.MissingCase(id)}
+			l = &results.Line{CaseResult: verdict.MissingCase(id)}
 		}
 		out = append(out, l)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // chartPoint is one kept run of a schedule: when it ran, its pass rate and mean score.
@@ -33,7 +33,7 @@ func valueText(f float64, ok bool) string {
 	if !ok {
 		return "-"
 	}
-	return evaluate.FormatScore(f)
+	return verdict.FormatScore(f)
 }
 
 // Chart geometry, in SVG user units.
@@ -128,7 +128,7 @@ func newChart(points []chartPoint) *chart {
 			if !ok {
 				continue
 			}
-			d := chartDot{X: x(p.Time), Y: y(v), Run: p.Run, Value: evaluate.FormatScore(v), When: p.When()}
+			d := chartDot{X: x(p.Time), Y: y(v), Run: p.Run, Value: verdict.FormatScore(v), When: p.When()}
 			cs.Points = append(cs.Points, d)
 			poly = append(poly, fmt.Sprintf("%.1f,%.1f", d.X, d.Y))
 		}

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // Outcome is what every report calls a case: the API's verdict (Pass, Fail, Error, Skipped), or Missing for a
@@ -24,11 +24,11 @@ type Outcome string
 
 // Outcomes, failing first.
 const (
-	OutcomeFail    = Outcome(evaluate.VerdictFail)
-	OutcomeError   = Outcome(evaluate.VerdictError)
+	OutcomeFail    = Outcome(verdict.VerdictFail)
+	OutcomeError   = Outcome(verdict.VerdictError)
 	OutcomeMissing = Outcome("Missing")
-	OutcomeSkipped = Outcome(evaluate.VerdictSkipped)
-	OutcomePass    = Outcome(evaluate.VerdictPass)
+	OutcomeSkipped = Outcome(verdict.VerdictSkipped)
+	OutcomePass    = Outcome(verdict.VerdictPass)
 )
 
 // outcomes are the outcomes in the order ParseVerdicts names them: the API's enum, then Missing.
@@ -73,7 +73,7 @@ func (f *Filter) Match(l *results.Line) bool {
 	if f.ID != nil && !f.ID.MatchString(l.ID) {
 		return false
 	}
-	if f.Evaluator != "" && !slices.ContainsFunc(l.Evaluators, func(e evaluate.EvaluatorResult) bool {
+	if f.Evaluator != "" && !slices.ContainsFunc(l.Evaluators, func(e verdict.EvaluatorResult) bool {
 		return e.Name == f.Evaluator || e.Type == f.Evaluator
 	}) {
 		return false
@@ -86,7 +86,7 @@ func CaseOutcome(l *results.Line) Outcome {
 	switch {
 	case l.Missing:
 		return OutcomeMissing
-	case l.Verdict == evaluate.VerdictPass, l.Verdict == evaluate.VerdictFail, l.Verdict == evaluate.VerdictSkipped:
+	case l.Verdict == verdict.VerdictPass, l.Verdict == verdict.VerdictFail, l.Verdict == verdict.VerdictSkipped:
 		return Outcome(l.Verdict)
 	}
 	return OutcomeError
@@ -130,11 +130,11 @@ func Message(l *results.Line) string {
 		if l.Error != "" {
 			return l.Error
 		}
-		return evaluate.MissingReason
+		return verdict.MissingReason
 	}
 	var parts []string
 	for _, e := range l.Evaluators {
-		if e.Verdict == evaluate.VerdictPass {
+		if e.Verdict == verdict.VerdictPass {
 			continue
 		}
 		text := e.Reasoning

@@ -8,9 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
-
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 func ids(lines []*results.Line) []string {
@@ -69,7 +68,7 @@ func TestParseVerdicts(t *testing.T) {
 // failures, errors and skipped are summary.failed, errored and skipped.
 func TestOutcomesAgreeWithSummary(t *testing.T) {
 	lines := sampleLines()
-	var sb evaluate.SummaryBuilder
+	var sb verdict.SummaryBuilder
 	for _, l := range lines {
 		sb.Add(l.CaseResult)
 	}

@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/browser"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // writeReport renders in into a file of the test's and returns its file:// URL and size.
@@ -57,8 +57,8 @@ func TestHTMLReportInBrowser(t *testing.T) {
 	b := browser.Start(t, 1280, 1000)
 	lines := sampleLines()
 	for i, h := range hostile {
-		lines = append(lines, &results.Line{CaseResult: evaluate.CaseResult{ID: fmt.Sprintf("hostile-%d", i), Verdict: evaluate.VerdictFail,
-			Evaluators: []evaluate.EvaluatorResult{{Name: "judge", Type: "llm_judge", Verdict: evaluate.VerdictFail, Misses: []string{h}, Reasoning: h}}},
+		lines = append(lines, &results.Line{CaseResult: verdict.CaseResult{ID: fmt.Sprintf("hostile-%d", i), Verdict: verdict.VerdictFail,
+			Evaluators: []verdict.EvaluatorResult{{Name: "judge", Type: "llm_judge", Verdict: verdict.VerdictFail, Misses: []string{h}, Reasoning: h}}},
 			Answer: h})
 	}
 	run := reportRun(lines)
@@ -216,12 +216,12 @@ func TestHTMLReportHundredThousandCases(t *testing.T) {
 func manyLines(n int) []*results.Line {
 	lines := make([]*results.Line, n)
 	for i := range lines {
-		l := &results.Line{CaseResult: evaluate.CaseResult{ID: fmt.Sprintf("case-%06d", i), Verdict: evaluate.VerdictPass, Score: 1,
-			Evaluators: []evaluate.EvaluatorResult{{Name: "decision", Type: "field_accuracy", Verdict: evaluate.VerdictPass, Score: 1, Hits: []string{"decision"}}}},
+		l := &results.Line{CaseResult: verdict.CaseResult{ID: fmt.Sprintf("case-%06d", i), Verdict: verdict.VerdictPass, Score: 1,
+			Evaluators: []verdict.EvaluatorResult{{Name: "decision", Type: "field_accuracy", Verdict: verdict.VerdictPass, Score: 1, Hits: []string{"decision"}}}},
 			Answer: fmt.Sprintf(`{"decision":"CLEAR","explanation":"case %d: the amount and the origin country are within the policy"}`, i)}
 		if i%10 == 0 {
-			l.Verdict, l.Score = evaluate.VerdictFail, 0
-			l.Evaluators[0] = evaluate.EvaluatorResult{Name: "decision", Type: "field_accuracy", Verdict: evaluate.VerdictFail,
+			l.Verdict, l.Score = verdict.VerdictFail, 0
+			l.Evaluators[0] = verdict.EvaluatorResult{Name: "decision", Type: "field_accuracy", Verdict: verdict.VerdictFail,
 				Misses: []string{`decision: want "REVIEW", got "CLEAR"`}, Reasoning: "the decision field differs from the expected answer"}
 		}
 		lines[i] = l

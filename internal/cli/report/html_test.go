@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // hostile are runner answers that would run script or load something if a report put them into markup.
@@ -51,8 +51,8 @@ func dataOf(t *testing.T, page string) string {
 func TestWriteHTMLEscapesRunnerText(t *testing.T) {
 	lines := sampleLines()
 	for i, h := range hostile {
-		lines = append(lines, &results.Line{CaseResult: evaluate.CaseResult{ID: fmt.Sprintf("hostile-%d", i), Verdict: evaluate.VerdictFail,
-			Evaluators: []evaluate.EvaluatorResult{{Name: h, Type: "llm_judge", Verdict: evaluate.VerdictFail, Misses: []string{h}, Reasoning: h}}},
+		lines = append(lines, &results.Line{CaseResult: verdict.CaseResult{ID: fmt.Sprintf("hostile-%d", i), Verdict: verdict.VerdictFail,
+			Evaluators: []verdict.EvaluatorResult{{Name: h, Type: "llm_judge", Verdict: verdict.VerdictFail, Misses: []string{h}, Reasoning: h}}},
 			Answer: h, CarriedFrom: h})
 	}
 	var b bytes.Buffer

@@ -3,9 +3,9 @@ package report
 import (
 	"slices"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // pageData is the JSON the page's script renders the case table from. Keys are short: a report of 100,000 cases
@@ -124,7 +124,7 @@ func caseOf(l *results.Line, t CaseText, budget int) (caseData, bool) {
 	o := CaseOutcome(l)
 	c := caseData{ID: l.ID, Outcome: string(o), Carried: l.CarriedFrom, DurationMs: l.DurationMs}
 	if o == OutcomePass || o == OutcomeFail {
-		c.Score = evaluate.FormatScore(l.Score)
+		c.Score = verdict.FormatScore(l.Score)
 	}
 	c.Message = oneLine(Message(l), maxMessageText)
 	if l.TokenUsage != nil {
@@ -147,7 +147,7 @@ func caseOf(l *results.Line, t CaseText, budget int) (caseData, bool) {
 }
 
 // evalsOf is the evaluators' entries (composites with their members) and whether a text was cut.
-func evalsOf(list []evaluate.EvaluatorResult, reasoning int) ([]evalData, bool) {
+func evalsOf(list []verdict.EvaluatorResult, reasoning int) ([]evalData, bool) {
 	if len(list) == 0 {
 		return nil, false
 	}
@@ -155,8 +155,8 @@ func evalsOf(list []evaluate.EvaluatorResult, reasoning int) ([]evalData, bool) 
 	anyCut := false
 	for _, e := range list {
 		d := evalData{Name: e.Name, Type: e.Type, Verdict: string(e.Verdict)}
-		if e.Verdict != evaluate.VerdictSkipped {
-			d.Score = evaluate.FormatScore(e.Score)
+		if e.Verdict != verdict.VerdictSkipped {
+			d.Score = verdict.FormatScore(e.Score)
 		}
 		var cut bool
 		d.Hits, cut = notes(e.Hits)
@@ -196,10 +196,10 @@ func (m *marks) annotate(c *caseData, l *results.Line) {
 	bo := CaseOutcome(b)
 	c.BaseOutcome = string(bo)
 	if bo == OutcomePass || bo == OutcomeFail {
-		c.BaseScore = evaluate.FormatScore(b.Score)
+		c.BaseScore = verdict.FormatScore(b.Score)
 		if c.Score != "" {
 			d := l.Score - b.Score
-			c.Delta = evaluate.FormatScore(d)
+			c.Delta = verdict.FormatScore(d)
 			if d >= 0 {
 				c.Delta = "+" + c.Delta
 			}

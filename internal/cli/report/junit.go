@@ -9,8 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // JUnitRun is what the JUnit report says about the run besides its cases.
@@ -129,7 +129,7 @@ func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
 	for _, id := range run.MissingIDs {
 		suite.Errors++
 		suite.Cases = append(suite.Cases, junitTestCase{Name: id, Classname: run.Name, Time: "0",
-			Error: &junitProblem{Type: string(OutcomeMissing), Message: evaluate.MissingReason, Text: evaluate.MissingReason + "\n"}})
+			Error: &junitProblem{Type: string(OutcomeMissing), Message: verdict.MissingReason, Text: verdict.MissingReason + "\n"}})
 	}
 	suite.Tests = len(suite.Cases)
 	suite.Time = seconds(sum)
@@ -157,7 +157,7 @@ func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
 }
 
 // scoreLine is "score 0.2500" for a judged case.
-func scoreLine(l *results.Line) string { return "score " + evaluate.FormatScore(l.Score) }
+func scoreLine(l *results.Line) string { return "score " + verdict.FormatScore(l.Score) }
 
 // detail is the body of a failure or error: the case's error, then one line per evaluator with its verdict,
 // score and every miss or its reasoning.
@@ -169,7 +169,7 @@ func detail(l *results.Line) string {
 		}
 	}
 	for _, e := range l.Evaluators {
-		fmt.Fprintf(&b, "%s (%s): %s, score %s\n", e.Name, e.Type, e.Verdict, evaluate.FormatScore(e.Score))
+		fmt.Fprintf(&b, "%s (%s): %s, score %s\n", e.Name, e.Type, e.Verdict, verdict.FormatScore(e.Score))
 		for _, m := range e.Misses {
 			b.WriteString("  miss: " + m + "\n")
 		}

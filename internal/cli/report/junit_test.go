@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 )
 
 // Parsed JUnit, as a CI reporter reads it.
@@ -157,7 +156,7 @@ func checkJUnitCases(t *testing.T, cases []xCase) {
 	}
 	// A stored missing case and a missing id with no stored line read the same.
 	for _, id := range []string{"case-005", "case-006"} {
-		if e := got[id].Error; e == nil || e.Type != "Missing" || e.Message != evaluate.MissingReason || e.Text != evaluate.MissingReason+"\n" {
+		if e := got[id].Error; e == nil || e.Type != "Missing" || e.Message != verdict.MissingReason || e.Text != verdict.MissingReason+"\n" {
 			t.Errorf("missing case %s: %+v", id, e)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // maxMessage bounds the MESSAGE column of the table, in bytes.
@@ -40,7 +40,7 @@ func WriteTable(w io.Writer, lines []*results.Line) error {
 		v := CaseOutcome(l)
 		score := "-"
 		if v == OutcomePass || v == OutcomeFail {
-			score = evaluate.FormatScore(l.Score)
+			score = verdict.FormatScore(l.Score)
 		}
 		evals := make([]string, 0, len(l.Evaluators))
 		for _, e := range l.Evaluators {

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
@@ -83,7 +83,7 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	cfg.SharedEvaluators = evaluate.JudgedByID(file, false)
+	cfg.SharedEvaluators = evalfile.JudgedByID(file, false)
 	return cfg, st.Size(), nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -99,7 +100,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if err != nil {
 		return nil, err
 	}
-	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
+	threshold, err := verdict.ParseThreshold(cfg.PassThreshold)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		MaxListed: evalsv1alpha1.MaxStatusMissingIDs, MeasuredDurationsMs: measuredDurations(rec, len(ids)),
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
-		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: evaluate.VerdictError, Bundle: judgingBundle(cfg)},
+		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: verdict.VerdictError, Bundle: judgingBundle(cfg)},
 	}
 	var budget *llm.Budget
 	if cfg.LLM != nil {

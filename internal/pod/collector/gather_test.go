@@ -15,11 +15,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 )
@@ -63,13 +63,13 @@ func (f *fixture) gather(t *testing.T, ended bool) *Gathered {
 }
 
 // recordJudge records a code judge's result as the collector accepts it from a judge container.
-func (f *fixture) recordJudge(t *testing.T, id, key string, r evaluate.EvaluatorResult) {
+func (f *fixture) recordJudge(t *testing.T, id, key string, r verdict.EvaluatorResult) {
 	t.Helper()
 	if f.recorded == nil {
 		f.recorded = Verdicts{}
 	}
 	if f.recorded[id] == nil {
-		f.recorded[id] = map[string]evaluate.EvaluatorResult{}
+		f.recorded[id] = map[string]verdict.EvaluatorResult{}
 	}
 	f.recorded[id][key] = r
 }
@@ -87,7 +87,7 @@ func TestGatherBatched(t *testing.T) {
 		name        string
 		output      string // "" : no output file
 		exit        int32
-		judge       *evaluate.EvaluatorResult
+		judge       *verdict.EvaluatorResult
 		wantOutcome evalsv1alpha1.CollectionOutcome
 		wantMsg     string
 		wantCases   map[string]evalsv1alpha1.Verdict
@@ -97,7 +97,7 @@ func TestGatherBatched(t *testing.T) {
 		{
 			name:        "all present, code judge passed",
 			output:      `{"id":"alpha","text":"A"}` + "\n" + `{"id":"beta","text":"B"}` + "\n" + `{"id":"gamma","text":"C"}` + "\n" + `{"id":"delta","text":"D"}` + "\n",
-			judge:       &evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1, Hits: []string{"ok"}},
+			judge:       &verdict.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1, Hits: []string{"ok"}},
 			wantOutcome: evalsv1alpha1.OutcomeCompleted,
 			wantMsg:     "collected the results of all 4 cases",
 			wantCases:   map[string]evalsv1alpha1.Verdict{"alpha": evalsv1alpha1.VerdictPass, "beta": evalsv1alpha1.VerdictSkipped, "gamma": evalsv1alpha1.VerdictSkipped, "delta": evalsv1alpha1.VerdictSkipped},
@@ -419,7 +419,7 @@ func TestStatusApplyCarriesTheWholeSection(t *testing.T) {
 	f := newFixture(t)
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"beta","text":"B","token_usage":{"input":3,"output":4}}`+"\n"+`not json`+"\n"+`{"id":"zzz","text":"?"}`+"\n")
 	f.finishedRunner(t, 3)
-	f.recordJudge(t, "alpha", "judge", evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1})
+	f.recordJudge(t, "alpha", "judge", verdict.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1})
 	g := f.gather(t, true)
 	sec := g.Output.Section
 	if sec.Summary == nil || len(sec.Cases) == 0 || len(sec.MissingIDs) == 0 || len(sec.ParseErrors) == 0 || len(sec.UnexpectedIDs) == 0 ||

@@ -14,14 +14,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // Verdicts are the code judges' results the collector accepted, by case id and evaluator key.
-type Verdicts = map[string]map[string]evaluate.EvaluatorResult
+type Verdicts = map[string]map[string]verdict.EvaluatorResult
 
 // judgeEnd is the collector's side of one judge container's judge-end FIFO.
 type judgeEnd struct {
@@ -154,7 +154,7 @@ read:
 			default:
 				m := rep.verdicts[l.CaseID]
 				if m == nil {
-					m = map[string]evaluate.EvaluatorResult{}
+					m = map[string]verdict.EvaluatorResult{}
 					rep.verdicts[l.CaseID] = m
 				}
 				m[l.Key] = l.Result

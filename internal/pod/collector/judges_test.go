@@ -11,10 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // judgesEval has three code-judged cases (a, b, c: judge 0 of 2 judges a and c, judge 1 judges b) and one
@@ -76,7 +76,7 @@ func caseFrame(id string, lines ...judgeplan.JudgeLine) judgeplan.JudgeFrame {
 }
 
 func line(id, key string, score float64) judgeplan.JudgeLine {
-	return judgeplan.JudgeLine{CaseID: id, Key: key, Result: evaluate.EvaluatorResult{Name: key, Type: "code_judge", Score: score}}
+	return judgeplan.JudgeLine{CaseID: id, Key: key, Result: verdict.EvaluatorResult{Name: key, Type: "code_judge", Score: score}}
 }
 
 func handOff(t *testing.T, f *fixture, timeout time.Duration) (Verdicts, string) {

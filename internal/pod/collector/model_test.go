@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 const modelKey = "sk-collector-test-key-3c1d"
@@ -45,7 +45,7 @@ func TestGatherWithLLMJudges(t *testing.T) {
 	f.Config.LLM = &layout.LLM{BaseURL: srv.URL + "/v1", Model: "m", APIKeyFile: keyFile, APIKeySecret: "judge-key/token",
 		TimeoutSeconds: 5, MaxConcurrentRequests: 2}
 	f.Config.LLMJudgeDeadlineSeconds = 60
-	f.recordJudge(t, "alpha", "judge", evaluate.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1})
+	f.recordJudge(t, "alpha", "judge", verdict.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1})
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"A"}`+"\n"+`{"id":"beta","text":"B"}`+"\n"+
 		`{"id":"gamma","text":"C"}`+"\n"+`{"id":"delta","text":"D"}`+"\n")
 	f.finishedRunner(t, 0)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
@@ -20,6 +21,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -119,7 +121,7 @@ func TestStatusSinkMatchesSerialReference(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pin := pipeline.Input{IDs: ids, File: file, MaxListed: evalsv1alpha1.MaxStatusMissingIDs,
-				Judge: &evaluate.Judge{Threshold: 0.8, MissingCodeJudge: evaluate.VerdictError}}
+				Judge: &evaluate.Judge{Threshold: 0.8, MissingCodeJudge: verdict.VerdictError}}
 			ref := results.NewBuilder(tc.opts)
 			pin.Workers = 1
 			wantRes, want := collectWith(t, pin, outPath, ref, &serialSink{builder: ref})
@@ -220,7 +222,7 @@ func TestSharedEvaluatorsGatherTheSame(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !evaluate.JudgedByID(full, false) {
+			if !evalfile.JudgedByID(full, false) {
 				t.Fatal("the workload's cases are not judged by id: the test does not exercise the header-only read")
 			}
 			gather := func(shared bool) *Gathered {

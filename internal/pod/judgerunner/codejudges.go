@@ -20,6 +20,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // ReapTimeout bounds the killing and reaping of what one code_judge script left behind.
@@ -49,7 +50,7 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 	if !m.Final {
 		return fail(fmt.Errorf("the runner's output was not final (%s)", m.Reason))
 	}
-	threshold, err := evaluate.ParseThreshold(cfg.PassThreshold)
+	threshold, err := verdict.ParseThreshold(cfg.PassThreshold)
 	if err != nil {
 		return fail(err)
 	}
@@ -91,7 +92,7 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 	var sendErr error
 	judgeOne := func(c *evalfile.Case, resp *jsonlresult.Response) error {
 		isolated.leftovers = 0
-		var results map[string]evaluate.EvaluatorResult
+		var results map[string]verdict.EvaluatorResult
 		if policies == nil {
 			results = judge.RunCodeJudges(ctx, c, resp)
 		} else {
@@ -135,13 +136,13 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 // confinedCase runs case c's code judges, each script through the shim under the case's Landlock ruleset. A
 // ruleset that cannot be built runs no script: every code judge of the case is an Error that says why.
 func confinedCase(ctx context.Context, judge *evaluate.Judge, isolated *isolatedRunner, pol confine.Policy,
-	c *evalfile.Case, resp *jsonlresult.Response) map[string]evaluate.EvaluatorResult {
+	c *evalfile.Case, resp *jsonlresult.Response) map[string]verdict.EvaluatorResult {
 	rs, err := confine.Build(pol)
 	if err != nil {
 		why := "the judge's Landlock ruleset could not be built, no script ran: " + err.Error()
-		out := map[string]evaluate.EvaluatorResult{}
+		out := map[string]verdict.EvaluatorResult{}
 		for _, key := range judgeplan.Invocations(c) {
-			out[key] = evaluate.EvaluatorResult{Verdict: evaluate.VerdictError, Misses: []string{why}, Reasoning: why}
+			out[key] = verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{why}, Reasoning: why}
 		}
 		return out
 	}
@@ -162,16 +163,16 @@ type isolatedRunner struct {
 	leftovers int
 }
 
-func (r *isolatedRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) evaluate.EvaluatorResult {
+func (r *isolatedRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) verdict.EvaluatorResult {
 	return r.reap(c, ev, r.inner.Run(ctx, c, ev, resp))
 }
 
 func (r *isolatedRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
-	members []evaluate.EvaluatorResult) evaluate.EvaluatorResult {
+	members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	return r.reap(c, ev, r.inner.Aggregate(ctx, c, ev, members))
 }
 
-func (r *isolatedRunner) reap(c *evalfile.Case, ev *evalfile.EvaluatorConfig, res evaluate.EvaluatorResult) evaluate.EvaluatorResult {
+func (r *isolatedRunner) reap(c *evalfile.Case, ev *evalfile.EvaluatorConfig, res verdict.EvaluatorResult) verdict.EvaluatorResult {
 	n, _ := reaper.KillLeftovers(ReapTimeout)
 	if n > 0 {
 		r.leftovers += n
@@ -180,7 +181,7 @@ func (r *isolatedRunner) reap(c *evalfile.Case, ev *evalfile.EvaluatorConfig, re
 	}
 	if left := len(reaper.Remaining()); left > 0 {
 		why := fmt.Sprintf("%d processes the judge left behind could not be killed within %s", left, ReapTimeout)
-		return evaluate.EvaluatorResult{Verdict: evaluate.VerdictError, Misses: []string{why}, Reasoning: why}
+		return verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{why}, Reasoning: why}
 	}
 	return res
 }

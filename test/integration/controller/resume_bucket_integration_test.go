@@ -18,12 +18,12 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // TestBucketResumeWritesNoPerCaseConfigMap: a run of 100,000 cases whose eval file and results are in a bucket (a
@@ -66,9 +66,9 @@ func TestBucketResumeWritesNoPerCaseConfigMap(t *testing.T) {
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)
 	for i := range cases {
-		l := results.Line{CaseResult: evaluate.CaseResult{ID: testutil.CaseID(i), Score: 1, Verdict: evaluate.VerdictPass}}
+		l := results.Line{CaseResult: verdict.CaseResult{ID: testutil.CaseID(i), Score: 1, Verdict: verdict.VerdictPass}}
 		if i%(cases/failing) == 0 {
-			l.Score, l.Verdict = 0, evaluate.VerdictFail
+			l.Score, l.Verdict = 0, verdict.VerdictFail
 		}
 		b, err := json.Marshal(l)
 		if err != nil {
@@ -140,7 +140,7 @@ func TestBucketResumeWritesNoPerCaseConfigMap(t *testing.T) {
 	}
 	n := 0
 	if err := results.EachLine(carried.Bytes(), func(l *results.Line, _ []byte) error {
-		if l.CarriedFrom != "first" || l.Verdict != evaluate.VerdictPass {
+		if l.CarriedFrom != "first" || l.Verdict != verdict.VerdictPass {
 			return fmt.Errorf("carried %s: from %q, %s", l.ID, l.CarriedFrom, l.Verdict)
 		}
 		n++

@@ -1,10 +1,9 @@
-package evaluate
+package verdict
 
 import (
 	"sort"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 )
 
 // Summary counts a run's judged cases.
@@ -29,7 +28,7 @@ type Summary struct {
 	// Histogram counts judged scores in five bins: [0,0.2) [0.2,0.4) [0.4,0.6) [0.6,0.8) [0.8,1].
 	Histogram [evalsv1alpha1.HistogramBins]int `json:"histogram"`
 	// ModelUsage adds up every case's model usage (LLM judges); zero when no model was called.
-	ModelUsage llm.Usage `json:"modelUsage,omitzero"`
+	ModelUsage Usage `json:"modelUsage,omitzero"`
 }
 
 // PassRate is Passed / Total (0 when there are no cases).
@@ -72,7 +71,7 @@ func (b *SummaryBuilder) Add(r CaseResult) {
 		}
 		return
 	}
-	score := clamp01(r.Score)
+	score := ClampScore(r.Score)
 	if b.s.Judged == 0 || score < b.s.MinScore {
 		b.s.MinScore = score
 	}
