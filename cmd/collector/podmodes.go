@@ -11,15 +11,14 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/install"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/judgerunner"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/launcher"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -49,26 +48,26 @@ func podMain(ctx context.Context, mode string, args []string, stderr io.Writer) 
 			return usageError(fs, stderr, fmt.Sprintf("--index %d is not one of the %d judge containers", *index, cfg.JudgeContainers))
 		}
 		if err := reaper.Harden(); err != nil {
-			podfiles.Logf(stderr, "collector judge: %v\n", err)
+			podwire.Logf(stderr, "collector judge: %v\n", err)
 			return exitInfra
 		}
 		if err := reaper.BecomeSubreaper(); err != nil {
-			podfiles.Logf(stderr, "collector judge: %v (processes the scripts leave behind may outlive them)\n", err)
+			podwire.Logf(stderr, "collector judge: %v (processes the scripts leave behind may outlive them)\n", err)
 		}
 		confinement, err := judgeConfinement()
 		if err != nil {
-			podfiles.Logf(stderr, "collector judge: %v\n", err)
+			podwire.Logf(stderr, "collector judge: %v\n", err)
 			return exitInfra
 		}
 		if confinement == nil {
-			podfiles.Logf(stderr, "collector judge: the kernel has no Landlock: code_judge scripts run unconfined\n")
+			podwire.Logf(stderr, "collector judge: the kernel has no Landlock: code_judge scripts run unconfined\n")
 		}
 		judging := &atomic.Bool{}
 		jctx, stop := judgeSignals(judging)
 		defer stop()
 		if err := judgerunner.Judge(jctx, judgerunner.Options{Config: cfg, Pod: *pod, Index: *index, Shell: *shell, Log: stderr, Judging: judging,
 			Scratch: []string{pod.Verdicts, "/dev/shm"}, Confine: confinement}); err != nil {
-			podfiles.Logf(stderr, "collector judge: %v\n", err)
+			podwire.Logf(stderr, "collector judge: %v\n", err)
 			return exitInfra
 		}
 		return exitOK
@@ -87,24 +86,24 @@ func podMain(ctx context.Context, mode string, args []string, stderr io.Writer) 
 			var err error
 			if c, err = collector.NewClient(); err != nil {
 				// Still collect: the termination message is the manager's fallback.
-				podfiles.Logf(stderr, "collector collect: %v\n", err)
+				podwire.Logf(stderr, "collector collect: %v\n", err)
 			}
 		}
 		o := collector.Options{
 			Config: cfg, Pod: *pod, Client: c, TerminationLog: *termLog, Log: stderr,
-			Namespace: envOr(layout.EnvRunNamespace, cfg.Namespace),
-			Name:      envOr(layout.EnvRunName, cfg.RunName),
-			UID:       envOr(layout.EnvRunUID, cfg.UID),
-			PodName:   os.Getenv(layout.EnvPodName),
+			Namespace: envOr(podwire.EnvRunNamespace, cfg.Namespace),
+			Name:      envOr(podwire.EnvRunName, cfg.RunName),
+			UID:       envOr(podwire.EnvRunUID, cfg.UID),
+			PodName:   os.Getenv(podwire.EnvPodName),
 		}
 		if err := collector.Collect(ctx, o); err != nil {
 			// The termination message carries the reason to the manager; the container itself ends cleanly so
 			// that the pod's outcome stays the runner's.
-			podfiles.Logf(stderr, "collector collect: %v\n", err)
+			podwire.Logf(stderr, "collector collect: %v\n", err)
 		}
 		return exitOK
 	}
-	podfiles.Logf(stderr, "collector: unknown pod mode %q\n", mode)
+	podwire.Logf(stderr, "collector: unknown pod mode %q\n", mode)
 	return exitUsage
 }
 
@@ -147,7 +146,7 @@ func judgeSignals(judging *atomic.Bool) (context.Context, func()) {
 // podModeFlags registers --config and the pod layout's flags on fs (after the mode's own), parses args and
 // loads run.json. On failure it returns a nil configuration and the exit code: a usage error, or failCode when
 // run.json cannot be read.
-func podModeFlags(fs *flag.FlagSet, args []string, stderr io.Writer, failCode int) (*layout.RunConfig, *layout.Pod, int) {
+func podModeFlags(fs *flag.FlagSet, args []string, stderr io.Writer, failCode int) (*podwire.RunConfig, *podwire.Pod, int) {
 	config := fs.String("config", "", "run configuration file (run.json) (required)")
 	pod := podFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
@@ -158,27 +157,27 @@ func podModeFlags(fs *flag.FlagSet, args []string, stderr io.Writer, failCode in
 	}
 	cfg, err := loadShardConfig(*config)
 	if err != nil {
-		podfiles.Logf(stderr, "%s: %v\n", fs.Name(), err)
+		podwire.Logf(stderr, "%s: %v\n", fs.Name(), err)
 		return nil, nil, failCode
 	}
 	return cfg, pod, 0
 }
 
 // loadShardConfig loads run.json narrowed to this pod's shard (its Job completion index).
-func loadShardConfig(path string) (*layout.RunConfig, error) {
-	cfg, err := podfiles.LoadRunConfig(path)
+func loadShardConfig(path string) (*podwire.RunConfig, error) {
+	cfg, err := podwire.LoadRunConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := cfg.LoadShard(os.Getenv(layout.EnvShardIndex)); err != nil {
+	if err := cfg.LoadShard(os.Getenv(podwire.EnvShardIndex)); err != nil {
 		return nil, fmt.Errorf("run configuration %s: %w", path, err)
 	}
 	return cfg, nil
 }
 
 // podFlags registers the directories of the pod layout, defaulting to the pod's mount points.
-func podFlags(fs *flag.FlagSet) *layout.Pod {
-	p := layout.DefaultPod()
+func podFlags(fs *flag.FlagSet) *podwire.Pod {
+	p := podwire.DefaultPod()
 	fs.StringVar(&p.Bin, "bin", p.Bin, "the bin volume (runner-end and judge-end FIFOs)")
 	fs.StringVar(&p.Out, "out", p.Out, "the runner's output volume")
 	fs.StringVar(&p.Snapshot, "snapshot", p.Snapshot, "the collector's snapshot volume")
@@ -194,14 +193,14 @@ func parseFlags(fs *flag.FlagSet, args []string) (int, bool) {
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
-		podfiles.Logf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
+		podwire.Logf(fs.Output(), "%s: unexpected arguments %q\n", fs.Name(), fs.Args())
 		return exitUsage, false
 	}
 	return 0, true
 }
 
 func usageError(fs *flag.FlagSet, stderr io.Writer, msg string) int {
-	podfiles.Logf(stderr, "%s: %s\n", fs.Name(), msg)
+	podwire.Logf(stderr, "%s: %s\n", fs.Name(), msg)
 	fs.Usage()
 	return exitUsage
 }
@@ -219,9 +218,9 @@ func envOr(name, def string) string {
 func installMain(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer) int {
 	// Writing the runner's view reads the whole eval file: as the collector, keep the heap under the limit.
 	memlimit.Apply(memlimit.CgroupFiles)
-	bin := fs.String("bin", layout.BinDir, "the bin volume: where to copy the launcher and make the FIFOs")
-	judgeBin := fs.String("judge-bin", layout.JudgeBinDir, "the judge-bin volume: where to copy the judge runner (with --judges)")
-	launcherSrc := fs.String("launcher", layout.LauncherImageBinary, "the launcher binary to copy into the bin volume")
+	bin := fs.String("bin", podwire.BinDir, "the bin volume: where to copy the launcher and make the FIFOs")
+	judgeBin := fs.String("judge-bin", podwire.JudgeBinDir, "the judge-bin volume: where to copy the judge runner (with --judges)")
+	launcherSrc := fs.String("launcher", podwire.LauncherImageBinary, "the launcher binary to copy into the bin volume")
 	judgeSrc := fs.String("judge-runner", "", "the judge runner to copy into the judge-bin volume (default: this executable)")
 	config := fs.String("config", "", "run configuration file (run.json): write this pod's shard of the eval file "+
 		"(when it names a source eval file) and the runner's eval file and configuration into the view volume")
@@ -230,8 +229,8 @@ func installMain(ctx context.Context, fs *flag.FlagSet, args []string, stderr io
 		return code
 	}
 	o := install.Options{
-		EvalCredentialsDir: layout.EvalCredentialsDir,
-		Pod:                layout.Pod{Bin: *bin, JudgeBin: *judgeBin},
+		EvalCredentialsDir: podwire.EvalCredentialsDir,
+		Pod:                podwire.Pod{Bin: *bin, JudgeBin: *judgeBin},
 		Launcher:           *launcherSrc,
 		JudgeRunner:        *judgeSrc,
 		Judges:             *judges,
@@ -239,7 +238,7 @@ func installMain(ctx context.Context, fs *flag.FlagSet, args []string, stderr io
 	if *config != "" {
 		cfg, err := loadShardConfig(*config)
 		if err != nil {
-			podfiles.Logf(stderr, "collector install: %v\n", err)
+			podwire.Logf(stderr, "collector install: %v\n", err)
 			return exitInfra
 		}
 		o.Config = cfg
@@ -247,13 +246,13 @@ func installMain(ctx context.Context, fs *flag.FlagSet, args []string, stderr io
 	if o.JudgeRunner == "" && o.Judges > 0 {
 		exe, err := os.Executable()
 		if err != nil {
-			podfiles.Logf(stderr, "collector install: cannot find this executable: %v\n", err)
+			podwire.Logf(stderr, "collector install: cannot find this executable: %v\n", err)
 			return exitInfra
 		}
 		o.JudgeRunner = exe
 	}
 	if err := install.Run(ctx, o); err != nil {
-		podfiles.Logf(stderr, "collector install: %v\n", err)
+		podwire.Logf(stderr, "collector install: %v\n", err)
 		return exitInfra
 	}
 	return exitOK

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -38,8 +38,8 @@ func TestInstall(t *testing.T) {
 	}
 	for _, name := range []string{"runner-end", "judge-end-0", "judge-end-1"} {
 		fifo, err := os.Stat(filepath.Join(bin, name))
-		if err != nil || fifo.Mode()&os.ModeNamedPipe == 0 || fifo.Mode().Perm() != podfiles.RunnerEndMode {
-			t.Errorf("%s FIFO %v (%v), want a named pipe with mode %o", name, fifo, err, podfiles.RunnerEndMode)
+		if err != nil || fifo.Mode()&os.ModeNamedPipe == 0 || fifo.Mode().Perm() != podwire.RunnerEndMode {
+			t.Errorf("%s FIFO %v (%v), want a named pipe with mode %o", name, fifo, err, podwire.RunnerEndMode)
 		}
 	}
 }

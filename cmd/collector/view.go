@@ -8,7 +8,7 @@ import (
 	"os"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // viewMain is `collector view EVAL_FILE [-o FILE]`: it writes the runner view of an eval file, exactly what a
@@ -48,7 +48,7 @@ func viewMain(args []string, stdout, stderr io.Writer) int {
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {
-		podfiles.Logf(stderr, "collector view: %v\n", err)
+		podwire.Logf(stderr, "collector view: %v\n", err)
 		return exitInfra
 	}
 	write := func(w io.Writer) error {
@@ -58,10 +58,10 @@ func viewMain(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		err = write(stdout)
 	} else {
-		err = podfiles.WriteFileAtomic(*out, 0o644, write)
+		err = podwire.WriteFileAtomic(*out, 0o644, write)
 	}
 	if err != nil {
-		podfiles.Logf(stderr, "collector view: %s: %v\n", file, err)
+		podwire.Logf(stderr, "collector view: %s: %v\n", file, err)
 		return exitInfra
 	}
 	return exitOK

@@ -12,7 +12,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
@@ -91,7 +91,7 @@ func TestInstallWritesTheRunnersView(t *testing.T) {
 			f.Config.EvalFileView = view
 			f.Config.DefaultEvaluators = []map[string]any{{"name": "CANARY-judging", "type": "latency", "threshold": 1}}
 			runJSON := filepath.Join(f.Dir, "run.json")
-			if err := podfiles.WriteJSONAtomic(runJSON, f.Config); err != nil {
+			if err := podwire.WriteJSONAtomic(runJSON, f.Config); err != nil {
 				t.Fatal(err)
 			}
 			exe, err := os.Executable()
@@ -139,7 +139,7 @@ func TestInstallWritesTheRunnersView(t *testing.T) {
 			if strings.Contains(string(raw), "CANARY") || strings.Contains(string(raw), "passThreshold") {
 				t.Errorf("the runner's configuration holds judging settings: %s", raw)
 			}
-			rc, err := podfiles.LoadRunnerConfig(f.Config.RunnerConfigFile)
+			rc, err := podwire.LoadRunnerConfig(f.Config.RunnerConfigFile)
 			if err != nil {
 				t.Fatal(err)
 			}

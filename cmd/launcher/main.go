@@ -18,10 +18,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/launcher"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // exitUsage is the exit code of a usage error.
@@ -43,7 +42,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	shell := fs.String("shell", launcher.DefaultShell, "shell that runs the command templates")
 	termLog := fs.String("termination-log", "/dev/termination-log", "file for the termination message (\"\" to skip)")
 	config := fs.String("config", "", "the runner's configuration (launch.json in the view volume) (required)")
-	pod := layout.DefaultPod()
+	pod := podwire.DefaultPod()
 	fs.StringVar(&pod.Bin, "bin", pod.Bin, "the bin volume (the runner-end FIFO)")
 	fs.StringVar(&pod.Out, "out", pod.Out, "the runner's output volume")
 	if err := fs.Parse(args); err != nil {
@@ -53,26 +52,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
-		podfiles.Logf(stderr, "launcher: unexpected arguments %q\n", fs.Args())
+		podwire.Logf(stderr, "launcher: unexpected arguments %q\n", fs.Args())
 		return exitUsage
 	}
 	if *config == "" {
-		podfiles.Logf(stderr, "launcher: --config is required\n")
+		podwire.Logf(stderr, "launcher: --config is required\n")
 		fs.Usage()
 		return exitUsage
 	}
-	cfg, err := podfiles.LoadRunnerConfig(*config)
+	cfg, err := podwire.LoadRunnerConfig(*config)
 	if err != nil {
-		podfiles.Logf(stderr, "launcher: %v\n", err)
+		podwire.Logf(stderr, "launcher: %v\n", err)
 		return launcher.ExitLaunchFailed
 	}
 	if err := reaper.Harden(); err != nil {
-		podfiles.Logf(stderr, "launcher: %v\n", err)
+		podwire.Logf(stderr, "launcher: %v\n", err)
 		return launcher.ExitLaunchFailed
 	}
 	launcher.ShieldSignals()
 	if err := reaper.BecomeSubreaper(); err != nil {
-		podfiles.Logf(stderr, "launcher: %v (processes the runner leaves behind may outlive it)\n", err)
+		podwire.Logf(stderr, "launcher: %v (processes the runner leaves behind may outlive it)\n", err)
 	}
 	return launcher.Launch(ctx, launcher.Options{Config: cfg, Pod: pod, Shell: *shell, Stdout: stdout, Stderr: stderr,
 		Log: stderr, TerminationLog: *termLog})

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
@@ -27,14 +27,14 @@ import (
 //
 // The pods of such a run make no API call: each collector stores its collection (the shard's section, as a shard
 // ConfigMap would hold it) as summary.json next to its results, and nothing else. The manager learns that a
-// shard's collection is there from the pod: the collector's termination message (layout.TerminationMessage),
+// shard's collection is there from the pod: the collector's termination message (podwire.TerminationMessage),
 // which the kubelet reports once the collector ended, says whether it stored it. Only then does the manager read
 // the object, once per pod (memory keeps it), within the run's bucket call bounds; a shard whose pod is gone (its
 // Job deleted) is read once when the run is decided without its Job.
 
 // maxCollectionObjectBytes bounds a summary.json the manager reads: a shard's section is within
-// layout.ShardSectionBudgetBytes; the rest is slack for its JSON encoding.
-const maxCollectionObjectBytes = 4 * layout.ShardSectionBudgetBytes
+// podwire.ShardSectionBudgetBytes; the rest is slack for its JSON encoding.
+const maxCollectionObjectBytes = 4 * podwire.ShardSectionBudgetBytes
 
 // EndedCollector is a pod whose collector container has ended with a termination message: what it says about
 // the shard's collection.
@@ -43,7 +43,7 @@ type EndedCollector struct {
 	Pod        string
 	FinishedAt time.Time
 	// Message is the collector's termination message.
-	Message layout.TerminationMessage
+	Message podwire.TerminationMessage
 }
 
 // EndedCollectors returns, for each shard of shards, its newest pod whose collector has ended with a readable
@@ -68,11 +68,11 @@ func EndedCollectors(pods []corev1.Pod, shards int) map[int]EndedCollector {
 // endedCollector reads pod's collector's termination message, when the collector has ended (its current state:
 // a collector that restarted and runs again has not ended).
 func endedCollector(pod *corev1.Pod) (EndedCollector, bool) {
-	s := containerStatus(pod, layout.ContainerCollector)
+	s := containerStatus(pod, podwire.ContainerCollector)
 	if s == nil || s.State.Terminated == nil || s.State.Terminated.Message == "" {
 		return EndedCollector{}, false
 	}
-	var m layout.TerminationMessage
+	var m podwire.TerminationMessage
 	if err := json.Unmarshal([]byte(s.State.Terminated.Message), &m); err != nil || m.Outcome == "" {
 		return EndedCollector{}, false
 	}
@@ -170,7 +170,7 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 		if s != nil && s.Collection != nil {
 			why = fmt.Sprintf("its termination message says it stored them, but %s holds pod %s's", store.URI(k), s.Collection.PodName)
 		}
-		if left := e.FinishedAt.Add(layout.Seconds(ResultsDeadlineSeconds(run))).Sub(r.clock.Now()); left > 0 {
+		if left := e.FinishedAt.Add(podwire.Seconds(ResultsDeadlineSeconds(run))).Sub(r.clock.Now()); left > 0 {
 			waiting = append(waiting, fmt.Errorf("shard %d (pod %s): %s yet", i, e.Pod, why))
 			continue
 		}

@@ -12,21 +12,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
 // collectorPod is a pod of shard index created at created, whose collector is in state (nil: not started).
 func collectorPod(name string, index int, created time.Time, state *corev1.ContainerState) corev1.Pod {
 	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created),
-		Annotations: map[string]string{layout.AnnotationJobCompletionIndex: strconv.Itoa(index)}}}
+		Annotations: map[string]string{podwire.AnnotationJobCompletionIndex: strconv.Itoa(index)}}}
 	if state != nil {
-		p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerCollector, State: *state}}
+		p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: podwire.ContainerCollector, State: *state}}
 	}
 	return p
 }
 
-func collectorEnded(t *testing.T, m layout.TerminationMessage, at time.Time) *corev1.ContainerState {
+func collectorEnded(t *testing.T, m podwire.TerminationMessage, at time.Time) *corev1.ContainerState {
 	t.Helper()
 	data, err := json.Marshal(m)
 	if err != nil {
@@ -40,8 +40,8 @@ func collectorEnded(t *testing.T, m layout.TerminationMessage, at time.Time) *co
 // collector that restarted and runs again tell nothing.
 func TestEndedCollectors(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 11, 0, 0, 0, time.UTC)
-	stored := layout.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, Persisted: true, Total: 3, Passed: 3}
-	failed := layout.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, PersistError: "bucket down"}
+	stored := podwire.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, Persisted: true, Total: 3, Passed: 3}
+	failed := podwire.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, PersistError: "bucket down"}
 	running := &corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	garbage := &corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: "panic: oops"}}
 	restarted := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
@@ -71,7 +71,7 @@ func TestEndedCollectors(t *testing.T) {
 // at its end, saying why; the classification then ends the shard CollectorFailed.
 func TestUnstoredCollection(t *testing.T) {
 	at := time.Date(2026, 11, 27, 11, 0, 0, 500, time.UTC)
-	e := EndedCollector{Pod: "p-0", FinishedAt: at, Message: layout.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, RunnerFinished: true}}
+	e := EndedCollector{Pod: "p-0", FinishedAt: at, Message: podwire.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, RunnerFinished: true}}
 	s := UnstoredCollection(e, "PUT summary.json: 503 "+strings.Repeat("x", 4096))
 	c := s.Collection
 	if c == nil || c.Outcome != evalsv1alpha1.OutcomeCollectorFailed || c.PodName != "p-0" || !c.RunnerFinished ||

@@ -20,8 +20,8 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
@@ -254,24 +254,24 @@ func bundleInputs(m *bundle.Manifest, f *evalfile.File) string {
 }
 
 // bundleConfig is run.json's Bundle for run, without its digest (set once the bundle is pinned).
-func bundleConfig(run *evalsv1alpha1.EvalRun) *layout.Bundle {
+func bundleConfig(run *evalsv1alpha1.EvalRun) *podwire.Bundle {
 	b := run.Spec.EvalFile.Bundle
 	if b == nil {
 		return nil
 	}
-	out := &layout.Bundle{Dir: layout.BundleDir, EvalFile: b.EvalFile, ManifestFile: path.Join(layout.EvalDir, layout.BundleManifestKey),
-		RunnerDir: layout.RunnerBundleDir}
+	out := &podwire.Bundle{Dir: podwire.BundleDir, EvalFile: b.EvalFile, ManifestFile: path.Join(podwire.EvalDir, podwire.BundleManifestKey),
+		RunnerDir: podwire.RunnerBundleDir}
 	if b.S3 != nil {
 		bk := bucketOf(*b.S3)
 		out.Objects = &bk
 	} else {
-		out.SourceDir = layout.BundleSourceDir
+		out.SourceDir = podwire.BundleSourceDir
 	}
 	return out
 }
 
 // bundleDigest is the pinned bundle's digest in run.json ("" without a bundle).
-func bundleDigest(cfg layout.RunConfig) string {
+func bundleDigest(cfg podwire.RunConfig) string {
 	if cfg.Bundle == nil {
 		return ""
 	}
@@ -291,7 +291,7 @@ func readingBucket(run *evalsv1alpha1.EvalRun) string {
 
 // pinBundle records the pinned bundle pb (nil: no bundle) in cfg, creates a ConfigMap bundle's copy and returns
 // the manifest for the eval ConfigMap.
-func (r *EvalRunReconciler) pinBundle(ctx context.Context, run *evalsv1alpha1.EvalRun, pb *pinnedBundle, cfg *layout.RunConfig) ([]byte, error) {
+func (r *EvalRunReconciler) pinBundle(ctx context.Context, run *evalsv1alpha1.EvalRun, pb *pinnedBundle, cfg *podwire.RunConfig) ([]byte, error) {
 	if pb == nil {
 		return nil, nil
 	}

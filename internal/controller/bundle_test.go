@@ -13,7 +13,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // TestBuildJobBundle pins a bundle run's pod: the whole bundle in its own volume that install writes and only the
@@ -29,14 +29,14 @@ func TestBuildJobBundle(t *testing.T) {
 		"configmap": {mutate: func(r *evalsv1alpha1.EvalRun) {
 			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: &evalsv1alpha1.EvalBundle{EvalFile: "suites/math/eval.yaml",
 				ConfigMap: &evalsv1alpha1.BundleConfigMap{Name: "math"}}}
-		}, source: layout.VolumeBundleSource},
+		}, source: podwire.VolumeBundleSource},
 		"bucket": {mutate: func(r *evalsv1alpha1.EvalRun) {
 			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: &evalsv1alpha1.EvalBundle{EvalFile: "suites/math/eval.yaml", S3: &bucket}}
-		}, source: layout.VolumeEvalCredentials, sourceEval: "/evalrun/bundle/suites/math/eval.yaml"},
+		}, source: podwire.VolumeEvalCredentials, sourceEval: "/evalrun/bundle/suites/math/eval.yaml"},
 		"bucket, sharded, code judges": {mutate: func(r *evalsv1alpha1.EvalRun) {
 			r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: &evalsv1alpha1.EvalBundle{EvalFile: "suites/math/eval.yaml", S3: &bucket}}
 			r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
-		}, source: layout.VolumeEvalCredentials, sourceEval: "/evalrun/bundle/suites/math/eval.yaml"},
+		}, source: podwire.VolumeEvalCredentials, sourceEval: "/evalrun/bundle/suites/math/eval.yaml"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			run := testRun(tc.mutate)
@@ -56,7 +56,7 @@ func TestBuildJobBundle(t *testing.T) {
 			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO, {Name: "shm-runner", MountPath: "/dev/shm"}}, runner.VolumeMounts); diff != "" {
 				t.Errorf("runner mounts (-want +got):\n%s", diff)
 			}
-			if i := slices.IndexFunc(runner.Env, func(e corev1.EnvVar) bool { return e.Name == layout.EnvEvalFile }); i < 0 || runner.Env[i].Value != cfg.RunnerEvalFile {
+			if i := slices.IndexFunc(runner.Env, func(e corev1.EnvVar) bool { return e.Name == podwire.EnvEvalFile }); i < 0 || runner.Env[i].Value != cfg.RunnerEvalFile {
 				t.Errorf("runner env %v, want EVAL_FILE %s", runner.Env, cfg.RunnerEvalFile)
 			}
 			readers := map[string][]string{}
@@ -66,23 +66,23 @@ func TestBuildJobBundle(t *testing.T) {
 					if !m.ReadOnly {
 						access = "rw"
 					}
-					if m.Name == layout.VolumeBundle || m.Name == tc.source {
+					if m.Name == podwire.VolumeBundle || m.Name == tc.source {
 						readers[m.Name] = append(readers[m.Name], c.Name+" "+access+" "+m.MountPath)
 					}
 				}
 			}
 			want := map[string][]string{
-				layout.VolumeBundle: {"install rw /evalrun/bundle", "collector ro /evalrun/bundle", "judge ro /evalrun/bundle", "judge-1 ro /evalrun/bundle"},
-				tc.source:           {"install ro " + map[string]string{layout.VolumeBundleSource: layout.BundleSourceDir, layout.VolumeEvalCredentials: layout.EvalCredentialsDir}[tc.source]},
+				podwire.VolumeBundle: {"install rw /evalrun/bundle", "collector ro /evalrun/bundle", "judge ro /evalrun/bundle", "judge-1 ro /evalrun/bundle"},
+				tc.source:            {"install ro " + map[string]string{podwire.VolumeBundleSource: podwire.BundleSourceDir, podwire.VolumeEvalCredentials: podwire.EvalCredentialsDir}[tc.source]},
 			}
 			if diff := cmp.Diff(want, readers); diff != "" {
 				t.Errorf("who mounts the bundle and its source (-want +got):\n%s", diff)
 			}
 			for _, v := range job.Spec.Template.Spec.Volumes {
-				if v.Name == layout.VolumeBundle && (v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.Value() < 1<<20) {
+				if v.Name == podwire.VolumeBundle && (v.EmptyDir == nil || v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.Value() < 1<<20) {
 					t.Errorf("bundle volume %+v, want an emptyDir bounded above the bundle's bytes", v)
 				}
-				if v.Name == layout.VolumeBundleSource && (v.ConfigMap == nil || v.ConfigMap.Name != "screen-evalrun-bundle") {
+				if v.Name == podwire.VolumeBundleSource && (v.ConfigMap == nil || v.ConfigMap.Name != "screen-evalrun-bundle") {
 					t.Errorf("bundle source volume %+v, want the pinned copy", v)
 				}
 			}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Values of the evals.evalrun.io/component label.
@@ -37,8 +37,8 @@ func childMeta(run *evalsv1alpha1.EvalRun, name, component string) metav1.Object
 		Name:      name,
 		Namespace: run.Namespace,
 		Labels: map[string]string{
-			layout.LabelRun:       NamesFor(run.Name).RunLabel,
-			layout.LabelComponent: component,
+			podwire.LabelRun:       NamesFor(run.Name).RunLabel,
+			podwire.LabelComponent: component,
 		},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, evalRunGVK)},
 	}
@@ -54,44 +54,44 @@ func EvalSHA256(evalData []byte) string {
 // configuration (key run.json).
 //
 // An eval file that is a bucket object is not copied: the pods download it. Its case ids, which may be too many
-// for run.json, go gzip'd under layout.IDsKey.
-func BuildEvalConfigMap(run *evalsv1alpha1.EvalRun, evalData []byte, cfg layout.RunConfig) (*corev1.ConfigMap, error) {
+// for run.json, go gzip'd under podwire.IDsKey.
+func BuildEvalConfigMap(run *evalsv1alpha1.EvalRun, evalData []byte, cfg podwire.RunConfig) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: childMeta(run, NamesFor(run.Name).EvalConfigMap, ComponentEval),
 		Immutable:  ptr.To(true),
 		Data:       map[string]string{},
 	}
 	if cfg.IDsFile != "" {
-		ids, err := layout.EncodeIDs(cfg.CaseIDs, cfg.AllCaseIDs)
+		ids, err := podwire.EncodeIDs(cfg.CaseIDs, cfg.AllCaseIDs)
 		if err != nil {
 			return nil, fmt.Errorf("encoding the case ids: %w", err)
 		}
-		cm.BinaryData = map[string][]byte{layout.IDsKey: ids}
+		cm.BinaryData = map[string][]byte{podwire.IDsKey: ids}
 		cfg.CaseIDs, cfg.AllCaseIDs = nil, nil
 	}
 	if !cfg.EvalFileInBucket() {
-		cm.Data[layout.EvalFileKey] = string(evalData)
+		cm.Data[podwire.EvalFileKey] = string(evalData)
 	}
 	runJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encoding run.json: %w", err)
 	}
-	cm.Data[layout.RunConfigKey] = string(runJSON)
+	cm.Data[podwire.RunConfigKey] = string(runJSON)
 	return cm, nil
 }
 
 // RunConfigFrom reads run.json back from a pinned eval ConfigMap.
-func RunConfigFrom(cm *corev1.ConfigMap) (layout.RunConfig, error) {
-	var cfg layout.RunConfig
-	raw, ok := cm.Data[layout.RunConfigKey]
+func RunConfigFrom(cm *corev1.ConfigMap) (podwire.RunConfig, error) {
+	var cfg podwire.RunConfig
+	raw, ok := cm.Data[podwire.RunConfigKey]
 	if !ok {
-		return cfg, fmt.Errorf("ConfigMap %s has no key %s", cm.Name, layout.RunConfigKey)
+		return cfg, fmt.Errorf("ConfigMap %s has no key %s", cm.Name, podwire.RunConfigKey)
 	}
 	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
-		return cfg, fmt.Errorf("decoding %s of ConfigMap %s: %w", layout.RunConfigKey, cm.Name, err)
+		return cfg, fmt.Errorf("decoding %s of ConfigMap %s: %w", podwire.RunConfigKey, cm.Name, err)
 	}
 	if cfg.IDsFile != "" {
-		if err := cfg.LoadIDs(cm.BinaryData[layout.IDsKey]); err != nil {
+		if err := cfg.LoadIDs(cm.BinaryData[podwire.IDsKey]); err != nil {
 			return cfg, fmt.Errorf("ConfigMap %s: %w", cm.Name, err)
 		}
 	}
@@ -100,7 +100,7 @@ func RunConfigFrom(cm *corev1.ConfigMap) (layout.RunConfig, error) {
 
 // BuildResultConfigMaps returns the empty result ConfigMaps named in cfg.ResultConfigMaps. The collector may
 // only update them by name (see BuildCollectorRole), so they must exist before the pod starts.
-func BuildResultConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*corev1.ConfigMap {
+func BuildResultConfigMaps(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []*corev1.ConfigMap {
 	out := make([]*corev1.ConfigMap, 0, len(cfg.ResultConfigMaps))
 	for _, name := range cfg.ResultConfigMaps {
 		out = append(out, &corev1.ConfigMap{ObjectMeta: childMeta(run, name, ComponentResults)})
@@ -110,7 +110,7 @@ func BuildResultConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*
 
 // BuildRecordConfigMaps returns the empty record ConfigMaps named in cfg.Records (a run that keeps its records in
 // ConfigMaps). The collector may only update them by name, as the result ConfigMaps.
-func BuildRecordConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*corev1.ConfigMap {
+func BuildRecordConfigMaps(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []*corev1.ConfigMap {
 	if cfg.Records == nil {
 		return nil
 	}
@@ -123,11 +123,11 @@ func BuildRecordConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*
 
 // BuildShardConfigMaps returns the empty shard ConfigMaps named in cfg.ShardConfigMaps (a sharded or resumed
 // run), each labelled with its shard index. The collectors may only update them by name.
-func BuildShardConfigMaps(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []*corev1.ConfigMap {
+func BuildShardConfigMaps(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []*corev1.ConfigMap {
 	out := make([]*corev1.ConfigMap, 0, len(cfg.ShardConfigMaps))
 	for i, name := range cfg.ShardConfigMaps {
 		meta := childMeta(run, name, ComponentShard)
-		meta.Labels[layout.LabelShard] = strconv.Itoa(i)
+		meta.Labels[podwire.LabelShard] = strconv.Itoa(i)
 		out = append(out, &corev1.ConfigMap{ObjectMeta: meta})
 	}
 	return out
@@ -151,7 +151,7 @@ func BuildCollectorServiceAccount(run *evalsv1alpha1.EvalRun) *corev1.ServiceAcc
 //
 // It grants no create: Kubernetes cannot restrict create by name, so a create grant would let the token make any
 // ConfigMap in the namespace. The manager pre-creates the bounded set of result ConfigMaps instead.
-func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) *rbacv1.Role {
+func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) *rbacv1.Role {
 	group := evalsv1alpha1.GroupVersion.Group
 	var rules []rbacv1.PolicyRule
 	if !cfg.Merged() {

@@ -13,20 +13,20 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 func TestBuildRunConfig(t *testing.T) {
-	base := func() layout.RunConfig {
-		return layout.RunConfig{
+	base := func() podwire.RunConfig {
+		return podwire.RunConfig{
 			RunName: "screen", Namespace: "team-a", UID: testUID,
 			EvalFile: "/evalrun-eval/eval.yaml", CaseIDs: []string{"case-001", "case-002"}, Shards: 1,
 			EvalFileView: "Inputs", RunnerEvalFile: "/evalrun/view/eval.yaml", RunnerConfigFile: "/evalrun/view/launch.json",
-			Launch: layout.Launch{CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
+			Launch: podwire.Launch{CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
 				KillGraceSeconds: 10, CollectorStartSeconds: 300},
 			PassThreshold: evalsv1alpha1.DefaultPassThreshold, CodeJudgeTimeoutSeconds: evalsv1alpha1.DefaultCodeJudgeTimeoutSeconds,
 			CodeJudgeWorkers: evalsv1alpha1.DefaultCodeJudgeWorkers, ResultConfigMaps: []string{"screen-evalrun-results-0"},
-			Records:           &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0"}, ConfigMapsPerShard: 1},
+			Records:           &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0"}, ConfigMapsPerShard: 1},
 			StatusBudgetBytes: evalsv1alpha1.DefaultStatusBudgetBytes, ResultsDeadlineSeconds: evalsv1alpha1.DefaultResultsDeadlineSeconds,
 			MaxOutputBytes: 1 << 30, JudgeContainers: 1,
 		}
@@ -38,17 +38,17 @@ func TestBuildRunConfig(t *testing.T) {
 		defaults   []map[string]any
 		codeJudges int
 		opts       Options
-		want       func(*layout.RunConfig)
+		want       func(*podwire.RunConfig)
 	}{
 		{
 			name: "defaults: no timeout means no runner deadline, no code judges means no judge deadline",
-			run:  testRun(), ids: []string{"case-001", "case-002"}, want: func(*layout.RunConfig) {},
+			run:  testRun(), ids: []string{"case-001", "case-002"}, want: func(*podwire.RunConfig) {},
 		},
 		{
 			name: "evalFileView Full: the runner gets the whole file, in the same place",
 			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.EvalFileView = evalsv1alpha1.EvalFileViewFull }),
 			ids:  []string{"case-001", "case-002"},
-			want: func(c *layout.RunConfig) { c.EvalFileView = "Full" },
+			want: func(c *podwire.RunConfig) { c.EvalFileView = "Full" },
 		},
 		{
 			name: "per case with workers, timeout, healthcheck and working dir",
@@ -60,7 +60,7 @@ func TestBuildRunConfig(t *testing.T) {
 				r.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: "/app/runner --healthcheck"}
 			}),
 			ids: []string{"case-001", "case-002"},
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.Batching, c.Workers, c.TimeoutSeconds, c.WorkingDir = "PerCase", 4, 900, "/app"
 				c.HealthcheckTemplate, c.HealthcheckTimeoutSeconds = "/app/runner --healthcheck", 60
 				// One round (2 cases, 4 workers): (900+10) + healthcheck 60 + kill grace 10 + margin 60.
@@ -76,7 +76,7 @@ func TestBuildRunConfig(t *testing.T) {
 				r.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: "true", TimeoutSeconds: ptr.To[int32](5)}
 			}),
 			ids: caseIDs(10),
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.CaseIDs = caseIDs(10)
 				c.Batching, c.Workers, c.TimeoutSeconds = "PerCase", 3, 30
 				c.HealthcheckTemplate, c.HealthcheckTimeoutSeconds = "true", 5
@@ -91,10 +91,10 @@ func TestBuildRunConfig(t *testing.T) {
 				r.Spec.Target.TimeoutSeconds = ptr.To[int32](100)
 			}),
 			ids: caseIDs(4001),
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
-				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
+				c.Records = &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 				c.TimeoutSeconds = 100
 				c.RunnerDeadlineSeconds = 100 + 10 + 10 + 60
 			},
@@ -109,10 +109,10 @@ func TestBuildRunConfig(t *testing.T) {
 				r.Spec.Target.TimeoutSeconds = ptr.To[int32](604800)
 			}),
 			ids: caseIDs(4001),
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
-				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
+				c.Records = &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 				c.Batching, c.Workers, c.TimeoutSeconds = "PerCase", 1, 604800
 				c.RunnerDeadlineSeconds = math.MaxInt32
 			},
@@ -121,7 +121,7 @@ func TestBuildRunConfig(t *testing.T) {
 			name: "workers are ignored when batched",
 			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Workers = ptr.To[int32](4) }),
 			ids:  []string{"case-001", "case-002"},
-			want: func(*layout.RunConfig) {},
+			want: func(*podwire.RunConfig) {},
 		},
 		{
 			name: "judging, results deadline and status budget",
@@ -132,7 +132,7 @@ func TestBuildRunConfig(t *testing.T) {
 			ids:      []string{"case-001", "case-002"},
 			defaults: []map[string]any{{"name": "exact", "type": "field_accuracy"}},
 			opts:     Options{StatusBudgetBytes: 1000},
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.PassThreshold, c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = "0.5", 5, 8
 				c.DefaultEvaluators = []map[string]any{{"name": "exact", "type": "field_accuracy"}}
 				c.ResultsDeadlineSeconds, c.StatusBudgetBytes = 60, 1000
@@ -143,7 +143,7 @@ func TestBuildRunConfig(t *testing.T) {
 			run:        testRun(),
 			ids:        []string{"case-001", "case-002"},
 			codeJudges: 1,
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				// One judge container (one code-judged case): 1 round of 60s + 4s, + margin 60.
 				c.CodeJudges, c.JudgeContainers, c.JudgeDeadlineSeconds = true, 1, 64+60
 				// The scripts run in the manager's judge image, never the runner's by default.
@@ -158,7 +158,7 @@ func TestBuildRunConfig(t *testing.T) {
 			}),
 			ids:        caseIDs(10),
 			codeJudges: 10,
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.CaseIDs = caseIDs(10)
 				c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = 7, 3
 				// Three judge containers, each one case at a time: ceil(10/3) = 4 rounds of 7s + 4s, + margin 60.
@@ -170,10 +170,10 @@ func TestBuildRunConfig(t *testing.T) {
 			name: "4001 cases get three result ConfigMaps",
 			run:  testRun(),
 			ids:  caseIDs(4001),
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
-				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
+				c.Records = &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 			},
 		},
 		{
@@ -184,15 +184,15 @@ func TestBuildRunConfig(t *testing.T) {
 				r.Spec.Target.TimeoutSeconds = ptr.To[int32](10)
 			}),
 			ids: caseIDs(4001),
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.CaseIDs = caseIDs(4001)
 				c.Batching = "PerCase"
 				c.Shards, c.ResultConfigMapsPerShard = 3, 1
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
-				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 1}
+				c.Records = &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 1}
 				c.ShardConfigMaps = []string{"screen-evalrun-shard-0", "screen-evalrun-shard-1", "screen-evalrun-shard-2"}
 				c.SourceEvalFile, c.EvalFile = "/evalrun-eval/eval.yaml", "/evalrun/shard/eval.yaml"
-				c.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+				c.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
 				c.TimeoutSeconds = 10
 				// A shard runs ceil(4001/3) = 1334 cases: 1334 rounds of (10+10), + 10 + 60.
 				c.RunnerDeadlineSeconds = 1334*20 + 10 + 60
@@ -204,13 +204,13 @@ func TestBuildRunConfig(t *testing.T) {
 				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](5)}
 			}),
 			ids: []string{"case-001", "case-002"},
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.Shards, c.ResultConfigMapsPerShard = 2, 1
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1"}
-				c.Records = &layout.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1"}, ConfigMapsPerShard: 1}
+				c.Records = &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1"}, ConfigMapsPerShard: 1}
 				c.ShardConfigMaps = []string{"screen-evalrun-shard-0", "screen-evalrun-shard-1"}
 				c.SourceEvalFile, c.EvalFile = "/evalrun-eval/eval.yaml", "/evalrun/shard/eval.yaml"
-				c.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+				c.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
 			},
 		},
 		{
@@ -219,9 +219,9 @@ func TestBuildRunConfig(t *testing.T) {
 				r.Spec.Resume = &evalsv1alpha1.Resume{From: "earlier"}
 			}),
 			ids: []string{"case-001", "case-002"},
-			want: func(c *layout.RunConfig) {
+			want: func(c *podwire.RunConfig) {
 				c.ShardConfigMaps = []string{"screen-evalrun-shard-0"}
-				c.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+				c.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
 			},
 		},
 	}

@@ -13,8 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -205,7 +205,7 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessmen
 			return a
 		}
 	}
-	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+	if runner := containerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		// The runner container ended (the kubelet says so) and the collector recorded this pod's results: the
 		// run is decided without waiting for the Job, unless a failed runner is to be retried.
 		if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok {
@@ -269,7 +269,7 @@ const podRejectedRecheck = 5 * time.Second
 func awaitResults(obs Observation, since time.Time, waiting string) Assessment {
 	deadline := time.Duration(ResultsDeadlineSeconds(obs.Run)) * time.Second
 	if obs.Job != nil {
-		if s, err := strconv.Atoi(obs.Job.Annotations[layout.AnnotationCollectionDeadline]); err == nil && s > 0 {
+		if s, err := strconv.Atoi(obs.Job.Annotations[podwire.AnnotationCollectionDeadline]); err == nil && s > 0 {
 			deadline = time.Duration(s) * time.Second
 		}
 	}
@@ -294,7 +294,7 @@ func classifyCompleteJob(obs Observation, pod *corev1.Pod) Assessment {
 		return a
 	}
 	since := time.Time{}
-	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+	if runner := containerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		since = runner.State.Terminated.FinishedAt.Time
 	} else if t := obs.Job.Status.CompletionTime; t != nil {
 		since = t.Time
@@ -325,7 +325,7 @@ func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed,
 			Message: fmt.Sprintf("the runner container exited with code %d (the launcher failed): %s", k.ExitCode, oneLine(runnerTerminated(pod).Message))}
 	}
-	if collector := containerStatus(pod, layout.ContainerCollector); collector != nil {
+	if collector := containerStatus(pod, podwire.ContainerCollector); collector != nil {
 		if t := terminatedState(collector); t != nil && t.ExitCode != 0 {
 			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
 				Message: fmt.Sprintf("the collector exited with code %d: %s", t.ExitCode, oneLine(t.Message))}
@@ -353,7 +353,7 @@ func fromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessm
 }
 
 func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
-	collector := containerStatus(pod, layout.ContainerCollector)
+	collector := containerStatus(pod, podwire.ContainerCollector)
 	if collector == nil {
 		return Assessment{}, false
 	}
@@ -361,7 +361,7 @@ func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
 	if t == nil || t.Message == "" {
 		return Assessment{}, false
 	}
-	var summary layout.TerminationMessage
+	var summary podwire.TerminationMessage
 	if err := json.Unmarshal([]byte(t.Message), &summary); err != nil || summary.Outcome == "" {
 		return Assessment{}, false
 	}
@@ -420,7 +420,7 @@ func oomKilled() Assessment {
 
 // runnerTerminated is the runner container's terminated state as the kubelet reported it, nil while it runs.
 func runnerTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
-	runner := containerStatus(pod, layout.ContainerRunner)
+	runner := containerStatus(pod, podwire.ContainerRunner)
 	if runner == nil {
 		return nil
 	}
@@ -482,7 +482,7 @@ func judgeImageID(pod *corev1.Pod) string {
 	if pod == nil {
 		return ""
 	}
-	if s := containerStatus(pod, layout.JudgeContainer(0)); s != nil && len(s.ImageID) <= maxRunnerImageID {
+	if s := containerStatus(pod, podwire.JudgeContainer(0)); s != nil && len(s.ImageID) <= maxRunnerImageID {
 		return s.ImageID
 	}
 	return ""
@@ -495,7 +495,7 @@ func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
 		return nil
 	}
 	r := evalsv1alpha1.RunnerStatus{PodName: pod.Name}
-	if s := containerStatus(pod, layout.ContainerRunner); s != nil {
+	if s := containerStatus(pod, podwire.ContainerRunner); s != nil {
 		if s.ImageID != "" && len(s.ImageID) <= maxRunnerImageID {
 			r.ImageID = ptr.To(s.ImageID)
 		}
@@ -580,7 +580,7 @@ func recordedPod(run *evalsv1alpha1.EvalRun) *corev1.Pod {
 	pod := &corev1.Pod{}
 	pod.Name = r.PodName
 	if r.ExitCode != nil {
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, ImageID: ptr.Deref(r.ImageID, ""), State: corev1.ContainerState{
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: podwire.ContainerRunner, ImageID: ptr.Deref(r.ImageID, ""), State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: *r.ExitCode, Reason: r.Reason, Message: r.Message}}}}
 	}
 	return pod

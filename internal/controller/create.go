@@ -21,7 +21,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -201,7 +201,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	}
 	cm.Annotations = map[string]string{AnnotationEvalFileSHA256: digest}
 	if manifest != nil {
-		cm.Data[layout.BundleManifestKey] = string(manifest)
+		cm.Data[podwire.BundleManifestKey] = string(manifest)
 	}
 	created, err := r.createOwned(ctx, run, cm)
 	if err != nil {
@@ -300,7 +300,7 @@ func (e evalFileFacts) judgeLoad(run *evalsv1alpha1.EvalRun) JudgeLoad {
 }
 
 // judgedByID reports whether every case is judged by its id and the evaluators all inherit (see
-// evalfile.JudgedByID and layout.RunConfig.SharedEvaluators), with a model endpoint or without.
+// evalfile.JudgedByID and podwire.RunConfig.SharedEvaluators), with a model endpoint or without.
 func (e evalFileFacts) judgedByID(llm bool) bool {
 	return e.facts != nil && evalfile.JudgedByID(e.facts, llm)
 }
@@ -308,7 +308,7 @@ func (e evalFileFacts) judgedByID(llm bool) bool {
 // checkSplit checks that the eval file splits into shards whose first shard holds exactly its cases (the pods
 // split it the same way), or says why not.
 func checkSplit(data []byte, ids []string, shards int, defaults []map[string]any) string {
-	lo, hi := layout.ShardRange(len(ids), shards, 0)
+	lo, hi := podwire.ShardRange(len(ids), shards, 0)
 	sub, err := evalfile.Subset(data, func(i int) bool { return i >= lo && i < hi })
 	if err == nil {
 		var f *evalfile.File
@@ -405,7 +405,7 @@ func pinnedDigest(cm *corev1.ConfigMap) string {
 	if d := cm.Annotations[AnnotationEvalFileSHA256]; d != "" {
 		return d
 	}
-	return EvalSHA256([]byte(cm.Data[layout.EvalFileKey]))
+	return EvalSHA256([]byte(cm.Data[podwire.EvalFileKey]))
 }
 
 // createAll creates the objects concurrently (at most createWorkers at once) and returns every error.

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -432,7 +432,7 @@ func (r *EvalRunReconciler) podCreateFailures(ctx context.Context, job *batchv1.
 
 // syncSuspend sets the Job's spec.suspend to the run's, for a Job that is not Kueue's and has not finished.
 func (r *EvalRunReconciler) syncSuspend(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job) error {
-	if run.Spec.QueueName != "" || job.Labels[layout.LabelKueueQueue] != "" || jobFinished(job) {
+	if run.Spec.QueueName != "" || job.Labels[podwire.LabelKueueQueue] != "" || jobFinished(job) {
 		return nil
 	}
 	want := run.Spec.Suspend != nil && *run.Spec.Suspend
@@ -453,7 +453,7 @@ func (r *EvalRunReconciler) syncSuspend(ctx context.Context, run *evalsv1alpha1.
 // backoffLimit. The count is written first (with the pod's name, under an optimistic lock), so a retry is never
 // made without being counted, and a pod seen again before it is gone is evicted again without being counted twice.
 func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podName string, index int) error {
-	byIndex := parseIndexRetries(job.Annotations[layout.AnnotationInfrastructureRetriesByIndex])
+	byIndex := parseIndexRetries(job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex])
 	n := byIndex[index].count
 	if byIndex[index].pod != podName {
 		job = job.DeepCopy()
@@ -463,10 +463,10 @@ func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podN
 		}
 		n++
 		byIndex[index] = indexRetry{count: n, pod: podName}
-		total, _ := strconv.Atoi(job.Annotations[layout.AnnotationInfrastructureRetries])
-		job.Annotations[layout.AnnotationInfrastructureRetries] = strconv.Itoa(total + 1)
-		job.Annotations[layout.AnnotationInfrastructureRetriedPod] = podName
-		job.Annotations[layout.AnnotationInfrastructureRetriesByIndex] = formatIndexRetries(byIndex)
+		total, _ := strconv.Atoi(job.Annotations[podwire.AnnotationInfrastructureRetries])
+		job.Annotations[podwire.AnnotationInfrastructureRetries] = strconv.Itoa(total + 1)
+		job.Annotations[podwire.AnnotationInfrastructureRetriedPod] = podName
+		job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex] = formatIndexRetries(byIndex)
 		if err := r.client.Patch(ctx, job, patch); err != nil {
 			return fmt.Errorf("counting an infrastructure retry on Job %s: %w", job.Name, err)
 		}
@@ -484,7 +484,7 @@ func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podN
 // policy fails the index of a pod with that condition (FailIndex), which neither replaces it nor spends another
 // index's retries.
 func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job, stops []PodStop) error {
-	stopped := parseStoppedShards(job.Annotations[layout.AnnotationStoppedShards])
+	stopped := parseStoppedShards(job.Annotations[podwire.AnnotationStoppedShards])
 	record := false
 	for _, s := range stops {
 		if stopped[s.Index] != s.Reason {
@@ -497,7 +497,7 @@ func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.E
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
-		job.Annotations[layout.AnnotationStoppedShards] = formatStoppedShards(stopped)
+		job.Annotations[podwire.AnnotationStoppedShards] = formatStoppedShards(stopped)
 		if err := r.client.Patch(ctx, job, patch); err != nil {
 			return fmt.Errorf("recording the stopped shards on Job %s: %w", job.Name, err)
 		}
@@ -545,7 +545,7 @@ func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.
 // stopPod sets PodConditionShardStopped on a pod of a stopped shard, then evicts it.
 func (r *EvalRunReconciler) stopPod(ctx context.Context, namespace string, s PodStop) error {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: s.Pod}}
-	cond := corev1.PodCondition{Type: layout.PodConditionShardStopped, Status: corev1.ConditionTrue, Reason: s.Reason,
+	cond := corev1.PodCondition{Type: podwire.PodConditionShardStopped, Status: corev1.ConditionTrue, Reason: s.Reason,
 		Message: s.Message, LastTransitionTime: metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))}
 	body, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": []corev1.PodCondition{cond}}})
 	if err != nil {
@@ -600,7 +600,7 @@ func (r *EvalRunReconciler) stopJob(ctx context.Context, job *batchv1.Job) error
 // owner.
 func (r *EvalRunReconciler) applyStatus(ctx context.Context, run *evalsv1alpha1.EvalRun, s *evalsv1alpha1.EvalRunStatus) error {
 	ac := statusapply.EvalRun(run.Namespace, run.Name, "", statusapply.Manager(s))
-	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
+	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(statusapply.FieldManagerManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying the status of EvalRun %s: %w", run.Name, err)
 	}
 	return nil

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // MaxDisruptionRetries bounds how many times a completion index (the one pod of a run, or a shard) is replaced
@@ -96,7 +96,7 @@ func (e StorageEviction) message() string {
 	switch e.Limit {
 	case StorageLimitEmptyDir:
 		what, hint := fmt.Sprintf("volume %q", e.Name), ""
-		if e.Name == layout.VolumeOut {
+		if e.Name == podwire.VolumeOut {
 			what = fmt.Sprintf("the runner's output volume %q", e.Name)
 			hint = "; raise target.resources.limits.ephemeral-storage, which sizes it"
 		}

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Kubelet facts of containers that never ran, whoever's fault it is, it is not the runner's.
@@ -73,7 +73,7 @@ func infrastructureFailure(obs Observation, pod *corev1.Pod, timeout time.Durati
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidContainerConfig, Message: f.what}, true
 	}
 	index := podIndex(pod)
-	r := parseIndexRetries(obs.Job.Annotations[layout.AnnotationInfrastructureRetriesByIndex])[index]
+	r := parseIndexRetries(obs.Job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex])[index]
 	if r.pod == pod.Name {
 		// Counted already (the cache may not show the eviction yet, or it failed): evict again, count nothing.
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name, RetryIndex: index,
@@ -89,7 +89,7 @@ func infrastructureFailure(obs Observation, pod *corev1.Pod, timeout time.Durati
 
 // podIndex is the pod's completion index (its Job's Indexed pods carry it); 0 for a pod without a valid one.
 func podIndex(pod *corev1.Pod) int {
-	n, err := strconv.Atoi(pod.Annotations[layout.AnnotationJobCompletionIndex])
+	n, err := strconv.Atoi(pod.Annotations[podwire.AnnotationJobCompletionIndex])
 	if err != nil || n < 0 {
 		return 0
 	}
@@ -139,7 +139,7 @@ func formatIndexRetries(m map[int]indexRetry) string {
 //     created while no container has started, or gone while containers had started (a sandbox that died; with
 //     restartPolicy Never the kubelet kills the containers and does not make a new one).
 func findPodFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
-	if runner := containerStatus(pod, layout.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+	if runner := containerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		t := runner.State.Terminated
 		if (t.Reason == terminatedStartError || t.Reason == terminatedContainerCannotRun) && !collectedPod(obs.Run, pod) {
 			return podFault{what: fmt.Sprintf("the runner container of pod %s could not start (%s: %s)", pod.Name, t.Reason, oneLine(t.Message))}, true

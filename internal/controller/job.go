@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Pod settings of the run's pod.
@@ -28,12 +28,12 @@ const (
 )
 
 // podContainers are the names of every container a run's pod may have: install, collector, runner and up to
-// layout.MaxJudgeContainers judge containers.
+// podwire.MaxJudgeContainers judge containers.
 var podContainers = func() []string {
-	names := make([]string, 0, 3+layout.MaxJudgeContainers)
-	names = append(names, layout.ContainerInstall, layout.ContainerCollector, layout.ContainerRunner)
-	for i := range layout.MaxJudgeContainers {
-		names = append(names, layout.JudgeContainer(i))
+	names := make([]string, 0, 3+podwire.MaxJudgeContainers)
+	names = append(names, podwire.ContainerInstall, podwire.ContainerCollector, podwire.ContainerRunner)
+	for i := range podwire.MaxJudgeContainers {
+		names = append(names, podwire.JudgeContainer(i))
 	}
 	return names
 }()
@@ -44,20 +44,20 @@ const rootCAConfigMap = "kube-root-ca.crt"
 // BuildJob returns the Job that runs the evaluation described by run and its run.json cfg. The pod runs as the
 // collector's ServiceAccount without an automounted token; only the collector container mounts a projected token,
 // and with cfg.BucketOnly (spec.storage.statusFrom: Bucket) none does.
-func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *batchv1.Job {
+func BuildJob(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options) *batchv1.Job {
 	opts = opts.withDefaults()
 	names := NamesFor(run.Name)
 	meta := childMeta(run, names.Job, ComponentJob)
 	// The run's own labels and annotations (propagate.go) first, the operator's over them.
 	meta.Labels = mergeMeta(inheritedLabels(run.Labels), meta.Labels)
 	meta.Annotations = mergeMeta(inheritedAnnotations(run.Annotations), map[string]string{
-		layout.AnnotationCollectionDeadline: strconv.Itoa(int(collectionDeadline(cfg))),
-		layout.AnnotationCases:              strconv.Itoa(len(cfg.CaseIDs)),
+		podwire.AnnotationCollectionDeadline: strconv.Itoa(int(collectionDeadline(cfg))),
+		podwire.AnnotationCases:              strconv.Itoa(len(cfg.CaseIDs)),
 	})
 	suspend := ptr.Deref(run.Spec.Suspend, false)
 	if run.Spec.QueueName != "" {
 		// Kueue admits the Job by unsuspending it; from here on only Kueue touches spec.suspend.
-		meta.Labels[layout.LabelKueueQueue] = run.Spec.QueueName
+		meta.Labels[podwire.LabelKueueQueue] = run.Spec.QueueName
 		suspend = true
 	}
 	job := &batchv1.Job{
@@ -94,7 +94,7 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 		// that index instead of replacing the pod; the other shards go on.
 		job.Spec.PodFailurePolicy.Rules = slices.Insert(job.Spec.PodFailurePolicy.Rules, 0, batchv1.PodFailurePolicyRule{
 			Action:          batchv1.PodFailurePolicyActionFailIndex,
-			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: layout.PodConditionShardStopped, Status: corev1.ConditionTrue}},
+			OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: podwire.PodConditionShardStopped, Status: corev1.ConditionTrue}},
 		})
 	}
 	return job
@@ -103,12 +103,12 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) *b
 // collectionDeadline is how long after the runner's end the collector may take: the code judges' deadline, the
 // LLM judges' deadline, the results deadline for the API writes, and a margin for the kubelet's and the manager's
 // own delays.
-func collectionDeadline(cfg layout.RunConfig) int32 {
+func collectionDeadline(cfg podwire.RunConfig) int32 {
 	return clampSeconds(int64(cfg.JudgeDeadlineSeconds) + int64(cfg.LLMJudgeDeadlineSeconds) + int64(cfg.ResultsDeadlineSeconds) +
 		collectionMarginSeconds)
 }
 
-func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) corev1.PodTemplateSpec {
+func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options) corev1.PodTemplateSpec {
 	names := NamesFor(run.Name)
 	o := run.Spec.PodTemplate
 	if o == nil {
@@ -116,8 +116,8 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 	}
 	// The run's own labels and annotations (propagate.go), then spec.podTemplate's, then the operator's.
 	labels := mergeMeta(inheritedLabels(run.Labels), o.Labels, map[string]string{
-		layout.LabelRun:       names.RunLabel,
-		layout.LabelComponent: ComponentPod,
+		podwire.LabelRun:       names.RunLabel,
+		podwire.LabelComponent: ComponentPod,
 	})
 	annotations := mergeMeta(inheritedAnnotations(run.Annotations), o.Annotations)
 
@@ -131,9 +131,9 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 		ShareProcessNamespace: ptr.To(false),
 		SecurityContext: &corev1.PodSecurityContext{
 			RunAsNonRoot:   ptr.To(true),
-			RunAsUser:      ptr.To(layout.PodUser),
-			RunAsGroup:     ptr.To(layout.PodUser),
-			FSGroup:        ptr.To(layout.PodUser),
+			RunAsUser:      ptr.To(podwire.PodUser),
+			RunAsGroup:     ptr.To(podwire.PodUser),
+			FSGroup:        ptr.To(podwire.PodUser),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 		Volumes:           buildVolumes(run, cfg),
@@ -155,10 +155,10 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Opt
 	}
 }
 
-func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Volume {
+func buildVolumes(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []corev1.Volume {
 	var shard []corev1.Volume
 	if cfg.SourceEvalFile != "" {
-		shard = append(shard, EmptyDirVolume(layout.VolumeShard, shardSizeLimit))
+		shard = append(shard, EmptyDirVolume(podwire.VolumeShard, shardSizeLimit))
 	}
 	secret := func(volume, name string) corev1.Volume {
 		return corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
@@ -166,20 +166,20 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 		}}}
 	}
 	if st := run.Spec.Storage; st != nil {
-		shard = append(shard, secret(layout.VolumeBucketCredentials, st.S3.CredentialsSecret))
+		shard = append(shard, secret(podwire.VolumeBucketCredentials, st.S3.CredentialsSecret))
 	}
 	if o := run.Spec.EvalFile.S3; o != nil {
-		shard = append(shard, secret(layout.VolumeEvalCredentials, o.CredentialsSecret))
+		shard = append(shard, secret(podwire.VolumeEvalCredentials, o.CredentialsSecret))
 	}
 	if b := run.Spec.EvalFile.Bundle; b != nil && b.S3 != nil {
-		shard = append(shard, secret(layout.VolumeEvalCredentials, b.S3.CredentialsSecret))
+		shard = append(shard, secret(podwire.VolumeEvalCredentials, b.S3.CredentialsSecret))
 	}
 	if b := cfg.Bundle; b != nil {
 		// The whole bundle, for the judging containers; install writes it.
-		shard = append(shard, EmptyDirVolume(layout.VolumeBundle, bundleSizeLimit(b)))
+		shard = append(shard, EmptyDirVolume(podwire.VolumeBundle, bundleSizeLimit(b)))
 		if b.SourceDir != "" {
 			// The manager's pinned copy of a ConfigMap bundle: install's only.
-			shard = append(shard, corev1.Volume{Name: layout.VolumeBundleSource, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			shard = append(shard, corev1.Volume{Name: podwire.VolumeBundleSource, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: NamesFor(run.Name).BundleConfigMap()},
 				DefaultMode:          ptr.To[int32](0o440),
 			}}})
@@ -189,26 +189,26 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 		// Only the selected key, as the file api-key. Optional: a missing Secret or key does not hold the pod
 		// back; the collector then reports every LLM judge as an Error that names them.
 		ref := j.LLM.APIKeySecretRef
-		v := secret(layout.VolumeLLMCredentials, ref.Name)
-		v.Secret.Items = []corev1.KeyToPath{{Key: ref.Key, Path: layout.LLMAPIKeyFile}}
+		v := secret(podwire.VolumeLLMCredentials, ref.Name)
+		v.Secret.Items = []corev1.KeyToPath{{Key: ref.Key, Path: podwire.LLMAPIKeyFile}}
 		v.Secret.Optional = ptr.To(true)
 		shard = append(shard, v)
 	}
 	shard = append(shard, []corev1.Volume{
-		EmptyDirVolume(layout.VolumeBin, binSizeLimit),
-		EmptyDirVolume(layout.VolumeView, viewVolumeSizeLimit(cfg)),
-		EmptyDirVolume(layout.VolumeOut, OutSizeLimit(run)),
-		EmptyDirVolume(layout.VolumeSnapshot, snapshotSizeLimit(run)),
+		EmptyDirVolume(podwire.VolumeBin, binSizeLimit),
+		EmptyDirVolume(podwire.VolumeView, viewVolumeSizeLimit(cfg)),
+		EmptyDirVolume(podwire.VolumeOut, OutSizeLimit(run)),
+		EmptyDirVolume(podwire.VolumeSnapshot, snapshotSizeLimit(run)),
 	}...)
 	if cfg.CodeJudges {
 		// The judge runner for judge containers outside the collector image; the runner never mounts it.
-		shard = append(shard, EmptyDirVolume(layout.VolumeJudgeBin, judgeBinSizeLimit))
+		shard = append(shard, EmptyDirVolume(podwire.VolumeJudgeBin, judgeBinSizeLimit))
 	}
 	for i := range judgeContainers(cfg) {
 		// Each judge container's own writable directory: no other container mounts it.
-		shard = append(shard, EmptyDirVolume(layout.JudgeVolume(i), VerdictsSizeLimit))
+		shard = append(shard, EmptyDirVolume(podwire.JudgeVolume(i), VerdictsSizeLimit))
 	}
-	shard = append(shard, corev1.Volume{Name: layout.VolumeEval, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+	shard = append(shard, corev1.Volume{Name: podwire.VolumeEval, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: NamesFor(run.Name).EvalConfigMap},
 		DefaultMode:          ptr.To[int32](0o444),
 	}}})
@@ -216,7 +216,7 @@ func buildVolumes(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Vol
 		// The pod makes no API call: no container gets a token.
 		return shard
 	}
-	return append(shard, corev1.Volume{Name: layout.VolumeToken, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+	return append(shard, corev1.Volume{Name: podwire.VolumeToken, VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
 		DefaultMode: ptr.To[int32](0o444),
 		Sources: []corev1.VolumeProjection{
 			{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To(tokenExpirationSeconds)}},
@@ -237,17 +237,17 @@ func mount(name, dir string, readOnly bool) corev1.VolumeMount {
 	return corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: readOnly}
 }
 
-func evalMount() corev1.VolumeMount { return mount(layout.VolumeEval, layout.EvalDir, true) }
+func evalMount() corev1.VolumeMount { return mount(podwire.VolumeEval, podwire.EvalDir, true) }
 
 // evalMounts are the judging containers' read-only view of the run: the eval ConfigMap, in a sharded run (or one
 // whose eval file is in a bucket) the shard's eval file, and in a bundle run the whole bundle.
-func evalMounts(cfg layout.RunConfig) []corev1.VolumeMount {
+func evalMounts(cfg podwire.RunConfig) []corev1.VolumeMount {
 	mounts := []corev1.VolumeMount{evalMount()}
 	if cfg.SourceEvalFile != "" {
-		mounts = append(mounts, mount(layout.VolumeShard, layout.ShardDir, true))
+		mounts = append(mounts, mount(podwire.VolumeShard, podwire.ShardDir, true))
 	}
 	if cfg.Bundle != nil {
-		mounts = append(mounts, mount(layout.VolumeBundle, layout.BundleDir, true))
+		mounts = append(mounts, mount(podwire.VolumeBundle, podwire.BundleDir, true))
 	}
 	return mounts
 }
@@ -278,51 +278,51 @@ func collectorResources(memoryLimit string) corev1.ResourceRequirements {
 // runner, into the judge-bin volume), in a sharded run writes the shard's eval file into the shard volume, and
 // writes the runner's eval file (the runner view, or the whole file with evalFileView Full) and its RunnerConfig
 // into the view volume; it alone mounts these volumes read-write.
-func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container {
-	command := []string{layout.CollectorImageBinary, "install", "--bin", layout.BinDir, "--config", RunConfigPath}
+func buildInstallContainer(cfg podwire.RunConfig, opts Options) corev1.Container {
+	command := []string{podwire.CollectorImageBinary, "install", "--bin", podwire.BinDir, "--config", RunConfigPath}
 	if cfg.CodeJudges {
 		// The judge-end FIFOs through which the judge containers report their verdicts.
 		command = append(command, "--judges", strconv.Itoa(judgeContainers(cfg)))
 	}
 	mounts := []corev1.VolumeMount{
-		mount(layout.VolumeBin, layout.BinDir, false),
+		mount(podwire.VolumeBin, podwire.BinDir, false),
 		evalMount(),
-		mount(layout.VolumeView, layout.ViewDir, false),
+		mount(podwire.VolumeView, podwire.ViewDir, false),
 	}
 	if cfg.CodeJudges {
-		mounts = append(mounts, mount(layout.VolumeJudgeBin, layout.JudgeBinDir, false))
+		mounts = append(mounts, mount(podwire.VolumeJudgeBin, podwire.JudgeBinDir, false))
 	}
 	// 128Mi: the view of a 1 MiB pinned file needs a few MiB; a 19 MiB file (100,000 cases, only from a bucket)
 	// peaks near 95 MiB (BenchmarkWriteView, a fresh collector view).
 	memory := "128Mi"
 	if cfg.SourceEvalFile != "" {
-		mounts = append(mounts, mount(layout.VolumeShard, layout.ShardDir, false))
+		mounts = append(mounts, mount(podwire.VolumeShard, podwire.ShardDir, false))
 	}
 	if cfg.EvalObject != nil {
 		// It downloads the eval file (verifying its sha256) with the credentials only it mounts, and cuts the
 		// pod's cases out of it.
-		mounts = append(mounts, mount(layout.VolumeEvalCredentials, layout.EvalCredentialsDir, true))
+		mounts = append(mounts, mount(podwire.VolumeEvalCredentials, podwire.EvalCredentialsDir, true))
 		memory = "512Mi"
 	}
 	if b := cfg.Bundle; b != nil {
 		// It materializes the bundle, every file verified against the pinned manifest, from the manager's
 		// pinned copy or from the bucket (with the credentials only it mounts), and the runner's input files.
-		mounts = append(mounts, mount(layout.VolumeBundle, layout.BundleDir, false))
+		mounts = append(mounts, mount(podwire.VolumeBundle, podwire.BundleDir, false))
 		if b.SourceDir != "" {
-			mounts = append(mounts, mount(layout.VolumeBundleSource, layout.BundleSourceDir, true))
+			mounts = append(mounts, mount(podwire.VolumeBundleSource, podwire.BundleSourceDir, true))
 		} else {
-			mounts = append(mounts, mount(layout.VolumeEvalCredentials, layout.EvalCredentialsDir, true))
+			mounts = append(mounts, mount(podwire.VolumeEvalCredentials, podwire.EvalCredentialsDir, true))
 			memory = "512Mi"
 		}
 	}
 	return corev1.Container{
-		Name:                     layout.ContainerInstall,
+		Name:                     podwire.ContainerInstall,
 		Image:                    opts.CollectorImage,
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		Command:                  command,
 		VolumeMounts:             mounts,
 		Resources:                collectorResources(memory),
-		SecurityContext:          restrictedContainerSecurity(layout.CollectorUser),
+		SecurityContext:          restrictedContainerSecurity(podwire.CollectorUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
@@ -331,24 +331,24 @@ func buildInstallContainer(cfg layout.RunConfig, opts Options) corev1.Container 
 // buildCollectorContainer is the only container with API access: a native sidecar (restarted by the kubelet if
 // it crashes; it resumes from its notes) that reads the runner's output volume read-only and writes its snapshot
 // where the judge reads it.
-func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) corev1.Container {
+func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options) corev1.Container {
 	return corev1.Container{
-		Name:            layout.ContainerCollector,
+		Name:            podwire.ContainerCollector,
 		Image:           opts.CollectorImage,
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		RestartPolicy:   ptr.To(corev1.ContainerRestartPolicyAlways),
-		Command:         []string{layout.CollectorImageBinary, "collect", "--config", RunConfigPath},
+		Command:         []string{podwire.CollectorImageBinary, "collect", "--config", RunConfigPath},
 		Env: []corev1.EnvVar{
-			{Name: layout.EnvRunName, Value: run.Name},
-			{Name: layout.EnvRunNamespace, Value: run.Namespace},
-			{Name: layout.EnvRunUID, Value: string(run.UID)},
-			{Name: layout.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+			{Name: podwire.EnvRunName, Value: run.Name},
+			{Name: podwire.EnvRunNamespace, Value: run.Namespace},
+			{Name: podwire.EnvRunUID, Value: string(run.UID)},
+			{Name: podwire.EnvPodName, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 		},
 		VolumeMounts: collectorMounts(cfg),
 		// 512Mi: an output of 16 MiB lines (the parser's limit) peaks near 300 MiB of live heap while one line is
 		// parsed, judged and encoded (BenchmarkGatherLongLines); the request stays small.
 		Resources:                collectorResources("512Mi"),
-		SecurityContext:          restrictedContainerSecurity(layout.CollectorUser),
+		SecurityContext:          restrictedContainerSecurity(podwire.CollectorUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
@@ -357,35 +357,35 @@ func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, o
 // collectorMounts are the collector's volumes: the runner's output read-only, its own snapshot, the eval file,
 // its token (none with bucketOnly) and, with a bucket, the bucket's credentials and, with an LLM judges' key, that key (nobody else's).
 // It mounts no judge container's volume: verdicts reach it only through the judge-end FIFOs in the bin volume.
-func collectorMounts(cfg layout.RunConfig) []corev1.VolumeMount {
+func collectorMounts(cfg podwire.RunConfig) []corev1.VolumeMount {
 	mounts := append([]corev1.VolumeMount{
-		mount(layout.VolumeBin, layout.BinDir, true),
-		mount(layout.VolumeOut, layout.OutDir, true),
-		mount(layout.VolumeSnapshot, layout.SnapshotDir, false),
+		mount(podwire.VolumeBin, podwire.BinDir, true),
+		mount(podwire.VolumeOut, podwire.OutDir, true),
+		mount(podwire.VolumeSnapshot, podwire.SnapshotDir, false),
 	}, evalMounts(cfg)...)
 	if !cfg.BucketOnly {
-		mounts = append(mounts, corev1.VolumeMount{Name: layout.VolumeToken, MountPath: layout.ServiceAccountTokenDir, ReadOnly: true})
+		mounts = append(mounts, corev1.VolumeMount{Name: podwire.VolumeToken, MountPath: podwire.ServiceAccountTokenDir, ReadOnly: true})
 	}
 	if cfg.Bucket != nil {
-		mounts = append(mounts, mount(layout.VolumeBucketCredentials, layout.BucketCredentialsDir, true))
+		mounts = append(mounts, mount(podwire.VolumeBucketCredentials, podwire.BucketCredentialsDir, true))
 	}
 	if cfg.LLM != nil && cfg.LLM.APIKeyFile != "" {
-		mounts = append(mounts, mount(layout.VolumeLLMCredentials, layout.LLMCredentialsDir, true))
+		mounts = append(mounts, mount(podwire.VolumeLLMCredentials, podwire.LLMCredentialsDir, true))
 	}
 	return mounts
 }
 
 // judgeContainers is how many judge containers the pod has (run.json's judgeContainers; 1 without code judges).
-func judgeContainers(cfg layout.RunConfig) int {
+func judgeContainers(cfg podwire.RunConfig) int {
 	return max(int(cfg.JudgeContainers), 1)
 }
 
 // buildJudgeContainers returns the judge containers: without code judges one, "judge", the pod's gate in the
 // collector image; with them cfg.JudgeContainers, "judge", "judge-1", ..., each its own PID namespace with its
-// judge runner as PID 1, judging its share of the cases one at a time (judgeplan.Partition) with its own
+// judge runner as PID 1, judging its share of the cases one at a time (podwire.Partition) with its own
 // writable volume. Parallelism is across containers, never inside one: a script can then reach no other case's
 // judge. Each gets the judge's resources (judging.resources), so the pod requests them once per container.
-func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options) []corev1.Container {
+func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options) []corev1.Container {
 	n := judgeContainers(cfg)
 	out := make([]corev1.Container, n)
 	for i := range n {
@@ -416,9 +416,9 @@ func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool, opts Options)
 // (judging.image, else the manager's judge image). It is a regular container that ends only once the collector has persisted the
 // results, so the pod cannot finish before that; without code judges it is only that gate, and runs the
 // collector image.
-func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts Options, i int) corev1.Container {
+func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options, i int) corev1.Container {
 	image, pull := opts.CollectorImage, corev1.PullIfNotPresent
-	binary := layout.CollectorImageBinary
+	binary := podwire.CollectorImageBinary
 	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("10m"),
 		corev1.ResourceMemory: resource.MustParse("32Mi"),
@@ -431,7 +431,7 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 		if cfg.CodeJudgeImageSource == string(evalsv1alpha1.JudgeImageSourceTarget) {
 			pull, workingDir = run.Spec.Target.ImagePullPolicy, run.Spec.Target.WorkingDir
 		}
-		binary = layout.DefaultPod().JudgeRunner()
+		binary = podwire.DefaultPod().JudgeRunner()
 		res.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
 		if j := run.Spec.Judging; j != nil {
 			if j.Resources != nil {
@@ -440,22 +440,22 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 		}
 	}
 	mounts := []corev1.VolumeMount{
-		mount(layout.VolumeBin, layout.BinDir, true),
-		mount(layout.VolumeSnapshot, layout.SnapshotDir, true),
-		mount(layout.JudgeVolume(i), layout.VerdictsDir, false),
+		mount(podwire.VolumeBin, podwire.BinDir, true),
+		mount(podwire.VolumeSnapshot, podwire.SnapshotDir, true),
+		mount(podwire.JudgeVolume(i), podwire.VerdictsDir, false),
 	}
 	if cfg.CodeJudges {
-		mounts = append(mounts, mount(layout.VolumeJudgeBin, layout.JudgeBinDir, true))
+		mounts = append(mounts, mount(podwire.VolumeJudgeBin, podwire.JudgeBinDir, true))
 	}
 	return corev1.Container{
-		Name:                     layout.JudgeContainer(i),
+		Name:                     podwire.JudgeContainer(i),
 		Image:                    image,
 		ImagePullPolicy:          pull,
 		Command:                  []string{binary, "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
 		WorkingDir:               workingDir,
 		VolumeMounts:             append(mounts, evalMounts(cfg)...),
 		Resources:                withJudgeLimits(res, opts.JudgeLimits),
-		SecurityContext:          restrictedContainerSecurity(layout.JudgeUser),
+		SecurityContext:          restrictedContainerSecurity(podwire.JudgeUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
@@ -463,7 +463,7 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, opts 
 
 // runnerContainers is the runner container, or none in a re-judge (spec.rejudge): its collector judges an earlier
 // run's kept records, and no runner code runs in its pod.
-func runnerContainers(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1.Container {
+func runnerContainers(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []corev1.Container {
 	if cfg.Rejudge != nil {
 		return nil
 	}
@@ -473,9 +473,9 @@ func runnerContainers(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) []corev1
 // buildRunnerContainer runs the launcher as the container's init process; the runner's reach is its output
 // volume (read-write), the view volume (its eval file and RunnerConfig) and the binary volume (read-only): never
 // the eval ConfigMap (run.json, the pinned file), the shard volume or any credentials.
-func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) corev1.Container {
+func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) corev1.Container {
 	t := run.Spec.Target
-	out := layout.DefaultPod().Output()
+	out := podwire.DefaultPod().Output()
 	output := out.BatchOutput()
 	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
 		// launch exports each invocation's own file; the container-level value names their directory.
@@ -483,14 +483,14 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 	}
 	env := make([]corev1.EnvVar, 0, len(t.Env)+2)
 	for _, e := range t.Env {
-		if e.Name == layout.EnvEvalFile || e.Name == layout.EnvOutputFile {
+		if e.Name == podwire.EnvEvalFile || e.Name == podwire.EnvOutputFile {
 			continue // the operator's values always win
 		}
 		env = append(env, *e.DeepCopy())
 	}
 	env = append(env,
-		corev1.EnvVar{Name: layout.EnvEvalFile, Value: cfg.RunnerEvalFile},
-		corev1.EnvVar{Name: layout.EnvOutputFile, Value: output},
+		corev1.EnvVar{Name: podwire.EnvEvalFile, Value: cfg.RunnerEvalFile},
+		corev1.EnvVar{Name: podwire.EnvOutputFile, Value: output},
 	)
 	var envFrom []corev1.EnvFromSource
 	if len(t.EnvFrom) > 0 {
@@ -504,18 +504,18 @@ func buildRunnerContainer(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) core
 		res = *t.Resources.DeepCopy()
 	}
 	return corev1.Container{
-		Name:            layout.ContainerRunner,
+		Name:            podwire.ContainerRunner,
 		Image:           t.Image,
 		ImagePullPolicy: t.ImagePullPolicy,
-		Command:         []string{layout.DefaultPod().Launcher(), "--config", RunnerConfigPath},
+		Command:         []string{podwire.DefaultPod().Launcher(), "--config", RunnerConfigPath},
 		WorkingDir:      t.WorkingDir,
 		Env:             env,
 		EnvFrom:         envFrom,
 		Resources:       res,
 		VolumeMounts: []corev1.VolumeMount{
-			mount(layout.VolumeBin, layout.BinDir, true),
-			mount(layout.VolumeOut, layout.OutDir, false),
-			mount(layout.VolumeView, layout.ViewDir, true),
+			mount(podwire.VolumeBin, podwire.BinDir, true),
+			mount(podwire.VolumeOut, podwire.OutDir, false),
+			mount(podwire.VolumeView, podwire.ViewDir, true),
 		},
 		SecurityContext:          RunnerSecurityContext(t.SecurityContext),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
@@ -534,7 +534,7 @@ func RunnerSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext
 	}
 	sc.Privileged = nil
 	sc.RunAsNonRoot = ptr.To(true)
-	if sc.RunAsUser != nil && (*sc.RunAsUser == 0 || *sc.RunAsUser == layout.CollectorUser || *sc.RunAsUser == layout.JudgeUser) {
+	if sc.RunAsUser != nil && (*sc.RunAsUser == 0 || *sc.RunAsUser == podwire.CollectorUser || *sc.RunAsUser == podwire.JudgeUser) {
 		sc.RunAsUser = nil // admission rejects these; the pod's user applies
 	}
 	sc.AllowPrivilegeEscalation = ptr.To(false)

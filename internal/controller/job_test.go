@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -595,7 +595,7 @@ func TestBuildJobMounts(t *testing.T) {
 						if m.SubPath != "" || m.SubPathExpr != "" || m.MountPropagation != nil {
 							t.Errorf("container %s mounts %s with subPath %q/%q or propagation %v", c.Name, m.Name, m.SubPath, m.SubPathExpr, m.MountPropagation)
 						}
-						if slices.Contains(forbidden[c.Name], m.Name) || (layout.IsJudgeContainer(c.Name) && slices.Contains([]string{"out", "collector-token"}, m.Name)) {
+						if slices.Contains(forbidden[c.Name], m.Name) || (podwire.IsJudgeContainer(c.Name) && slices.Contains([]string{"out", "collector-token"}, m.Name)) {
 							t.Errorf("container %s mounts %s", c.Name, m.Name)
 						}
 					}
@@ -607,7 +607,7 @@ func TestBuildJobMounts(t *testing.T) {
 					t.Errorf("read-write mounts per volume (-want +got):\n%s", diff)
 				}
 				for i := range 2 {
-					if v := layout.JudgeVolume(i); len(readers[v]) > 1 {
+					if v := podwire.JudgeVolume(i); len(readers[v]) > 1 {
 						t.Errorf("volume %s is mounted by %v, want its judge container only", v, readers[v])
 					}
 				}
@@ -647,8 +647,8 @@ func TestBuildJobJudgeContainers(t *testing.T) {
 				if n := len(c.Command); n < 2 || c.Command[n-2] != "--index" || c.Command[n-1] != index {
 					t.Errorf("container %s command %q, want --index %s", c.Name, c.Command, index)
 				}
-				if m := c.VolumeMounts[2]; m.Name != layout.JudgeVolume(i-1) || m.MountPath != layout.VerdictsDir || m.ReadOnly {
-					t.Errorf("container %s mounts %+v, want its own volume %s read-write", c.Name, m, layout.JudgeVolume(i-1))
+				if m := c.VolumeMounts[2]; m.Name != podwire.JudgeVolume(i-1) || m.MountPath != podwire.VerdictsDir || m.ReadOnly {
+					t.Errorf("container %s mounts %+v, want its own volume %s read-write", c.Name, m, podwire.JudgeVolume(i-1))
 				}
 			}
 			if diff := cmp.Diff(tc.want, names); diff != "" {
@@ -824,7 +824,7 @@ func TestBuildJobBucketOnlyHasNoToken(t *testing.T) {
 			}
 			job := BuildJob(run, cfg, Options{})
 			spec := job.Spec.Template.Spec
-			hasToken := slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == layout.VolumeToken })
+			hasToken := slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == podwire.VolumeToken })
 			if hasToken != tc.wantToken || ptr.Deref(spec.AutomountServiceAccountToken, true) {
 				t.Errorf("token volume %v (want %v), automountServiceAccountToken %v", hasToken, tc.wantToken, spec.AutomountServiceAccountToken)
 			}
@@ -832,7 +832,7 @@ func TestBuildJobBucketOnlyHasNoToken(t *testing.T) {
 			for _, m := range containerOf(job, "collector").VolumeMounts {
 				mounted = append(mounted, m.Name)
 			}
-			if slices.Contains(mounted, layout.VolumeToken) != tc.wantToken || !slices.Contains(mounted, layout.VolumeBucketCredentials) {
+			if slices.Contains(mounted, podwire.VolumeToken) != tc.wantToken || !slices.Contains(mounted, podwire.VolumeBucketCredentials) {
 				t.Errorf("collector mounts %v; want the token %v and the bucket's credentials", mounted, tc.wantToken)
 			}
 		})

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
@@ -38,7 +38,7 @@ const maxJudgingValue = 120
 // that cannot change a case's verdict (credentials, concurrency and rates, deadlines sized from the run's load,
 // shards, storage, the runner's settings, successPolicy, which is evaluated over all results at the end) are not
 // in it.
-func judgingOf(cfg layout.RunConfig) []judgingSetting {
+func judgingOf(cfg podwire.RunConfig) []judgingSetting {
 	threshold := judgingSetting{Name: "spec.judging.passThreshold", Value: cfg.PassThreshold}
 	if f, err := verdict.ParseThreshold(cfg.PassThreshold); err == nil {
 		threshold.Key = strconv.FormatFloat(f, 'g', -1, 64)
@@ -73,7 +73,7 @@ func judgingOf(cfg layout.RunConfig) []judgingSetting {
 
 // llmJudging is the part of a run's judging its LLM judges make: without an endpoint they are Skipped, so that
 // each setting is unset.
-func llmJudging(l *layout.LLM) []judgingSetting {
+func llmJudging(l *podwire.LLM) []judgingSetting {
 	budget := func(n int64) string {
 		if n <= 0 {
 			return "none"
@@ -101,7 +101,7 @@ func llmJudging(l *layout.LLM) []judgingSetting {
 
 // judgingDifferences names each setting of the judging of there (an earlier run's run.json) that differs from
 // here (this run's), with both values (each bounded); none when the runs judge alike.
-func judgingDifferences(there, here layout.RunConfig) []string {
+func judgingDifferences(there, here podwire.RunConfig) []string {
 	a, b := judgingOf(there), judgingOf(here)
 	var out []string
 	for i, h := range b {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // judgingRun is a run with every judging setting set, and code judges, as a resume's earlier run would have it.
@@ -36,7 +36,7 @@ func judgingRun(mutate ...func(*evalsv1alpha1.EvalRun)) *evalsv1alpha1.EvalRun {
 
 // judgingConfig is run's run.json for that many cases, with code judges and LLM judges, its default evaluators
 // parsed as the manager parses them.
-func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int, opts ...Options) layout.RunConfig {
+func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int, opts ...Options) podwire.RunConfig {
 	t.Helper()
 	defaults, err := DefaultEvaluators(run)
 	if err != nil {
@@ -183,7 +183,7 @@ func TestJudgingDifferencesWithoutCodeJudges(t *testing.T) {
 // TestJudgingDifferencesBundle: the eval bundle's digest (the files the judges read beside the eval file) counts.
 func TestJudgingDifferencesBundle(t *testing.T) {
 	there, here := judgingConfig(t, judgingRun(), 4), judgingConfig(t, judgingRun(), 4)
-	there.Bundle, here.Bundle = &layout.Bundle{SHA256: "aaa"}, &layout.Bundle{SHA256: "bbb"}
+	there.Bundle, here.Bundle = &podwire.Bundle{SHA256: "aaa"}, &podwire.Bundle{SHA256: "bbb"}
 	want := []string{`spec.evalFile.bundle (the digest of its files) is "aaa" there, "bbb" here`}
 	if diff := cmp.Diff(want, judgingDifferences(there, here)); diff != "" {
 		t.Errorf("differences (-want +got):\n%s", diff)

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 func withLLM(l *evalsv1alpha1.LLMJudging) func(*evalsv1alpha1.EvalRun) {
@@ -24,19 +24,19 @@ func TestResolveLLM(t *testing.T) {
 		name    string
 		run     *evalsv1alpha1.EvalRun
 		opts    Options
-		want    *layout.LLM
+		want    *podwire.LLM
 		wantMsg string
 	}{
 		{name: "no judging.llm", run: testRun(), opts: defaults},
 		{name: "the manager's defaults", run: testRun(withLLM(&evalsv1alpha1.LLMJudging{})), opts: defaults,
-			want: &layout.LLM{BaseURL: "http://judge.cluster:8080/v1", Model: "cluster-model", TimeoutSeconds: 60, MaxConcurrentRequests: 4,
+			want: &podwire.LLM{BaseURL: "http://judge.cluster:8080/v1", Model: "cluster-model", TimeoutSeconds: 60, MaxConcurrentRequests: 4,
 				AnswerDelimiters: "AgentV"}},
 		{name: "the spec wins, with the key as a file", opts: defaults, run: testRun(withLLM(&evalsv1alpha1.LLMJudging{
 			BaseURL: ptr.To("https://api.example.com/v1"), Model: ptr.To("m"), TimeoutSeconds: ptr.To[int32](5),
 			MaxConcurrentRequests: ptr.To[int32](2), RequestsPerMinute: ptr.To[int32](30),
 			APIKeySecretRef:  &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"},
 			AnswerDelimiters: ptr.To(evalsv1alpha1.AnswerDelimitersNonce)})),
-			want: &layout.LLM{BaseURL: "https://api.example.com/v1", Model: "m", TimeoutSeconds: 5, MaxConcurrentRequests: 2,
+			want: &podwire.LLM{BaseURL: "https://api.example.com/v1", Model: "m", TimeoutSeconds: 5, MaxConcurrentRequests: 2,
 				RequestsPerMinute: 30, APIKeyFile: "/evalrun/llm-credentials/api-key", APIKeySecret: "judge-key/token",
 				AnswerDelimiters: "Nonce"}},
 		{name: "nothing to resolve to", run: testRun(withLLM(&evalsv1alpha1.LLMJudging{})),
@@ -114,7 +114,7 @@ func TestBuildJobNoKeyNoVolume(t *testing.T) {
 	run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m")}))
 	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{}, Options{}), Options{})
 	for _, v := range job.Spec.Template.Spec.Volumes {
-		if v.Name == layout.VolumeLLMCredentials {
+		if v.Name == podwire.VolumeLLMCredentials {
 			t.Errorf("a key volume without apiKeySecretRef: %+v", v)
 		}
 	}
@@ -171,7 +171,7 @@ func TestLLMJudgeDeadline(t *testing.T) {
 			}
 			job := BuildJob(tc.run, cfg, Options{})
 			want := strconv.Itoa(int(cfg.JudgeDeadlineSeconds + tc.want + cfg.ResultsDeadlineSeconds + collectionMarginSeconds))
-			if got := job.Annotations[layout.AnnotationCollectionDeadline]; got != want {
+			if got := job.Annotations[podwire.AnnotationCollectionDeadline]; got != want {
 				t.Errorf("collection deadline %s, want %s", got, want)
 			}
 		})

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
@@ -77,7 +77,7 @@ func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1al
 	}
 	var cms corev1.ConfigMapList
 	err := r.client.List(ctx, &cms, client.InNamespace(run.Namespace),
-		client.MatchingLabels{layout.LabelRun: NamesFor(run.Name).RunLabel, layout.LabelComponent: ComponentShard})
+		client.MatchingLabels{podwire.LabelRun: NamesFor(run.Name).RunLabel, podwire.LabelComponent: ComponentShard})
 	if err != nil {
 		return ShardObservation{}, fmt.Errorf("listing the shard ConfigMaps of EvalRun %s: %w", run.Name, err)
 	}
@@ -86,7 +86,7 @@ func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1al
 		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
 			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
 		}
-		so.Cases, _ = strconv.Atoi(job.Annotations[layout.AnnotationCases])
+		so.Cases, _ = strconv.Atoi(job.Annotations[podwire.AnnotationCases])
 	}
 	shardCMs := 0
 	for i := range cms.Items {
@@ -95,11 +95,11 @@ func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1al
 			continue
 		}
 		shardCMs++
-		index, err := strconv.Atoi(cm.Labels[layout.LabelShard])
+		index, err := strconv.Atoi(cm.Labels[podwire.LabelShard])
 		if err != nil || index < 0 {
 			continue
 		}
-		raw, ok := cm.Data[layout.ShardSectionKey]
+		raw, ok := cm.Data[podwire.ShardSectionKey]
 		if !ok {
 			continue
 		}
@@ -124,7 +124,7 @@ func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *eva
 		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
 			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
 		}
-		so.Cases, _ = strconv.Atoi(job.Annotations[layout.AnnotationCases])
+		so.Cases, _ = strconv.Atoi(job.Annotations[podwire.AnnotationCases])
 	} else {
 		pinned, err := r.pinnedConfigMap(ctx, run)
 		if err != nil {
@@ -232,7 +232,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		return nil, err
 	}
 	ac := statusapply.EvalRun(run.Namespace, run.Name, run.UID, statusapply.Collector(section))
-	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerMerge), client.ForceOwnership); err != nil {
+	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(statusapply.FieldManagerMerge), client.ForceOwnership); err != nil {
 		return nil, fmt.Errorf("applying the merged results of EvalRun %s: %w", run.Name, err)
 	}
 	return section, nil
@@ -255,7 +255,7 @@ func MergedSectionBudget(budget int64, all []evalsv1alpha1.ShardStatus) int64 {
 	return budget - int64(len(data))*5/4
 }
 
-// shardOf is the shard holding case index of n cases split into shards (layout.ShardRange).
+// shardOf is the shard holding case index of n cases split into shards (podwire.ShardRange).
 func shardOf(index, n, shards int) int {
 	if shards <= 1 || n <= 0 {
 		return 0

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Name length limits of the child kinds.
@@ -106,10 +106,10 @@ func (n ChildNames) ResultConfigMaps(count int) []string {
 }
 
 // ResultConfigMapCount is how many result ConfigMaps a run of cases cases gets:
-// ceil(cases / layout.CasesPerResultConfigMap), at least 1 and at most layout.MaxResultConfigMaps.
+// ceil(cases / podwire.CasesPerResultConfigMap), at least 1 and at most podwire.MaxResultConfigMaps.
 func ResultConfigMapCount(cases int) int {
-	n := (cases + layout.CasesPerResultConfigMap - 1) / layout.CasesPerResultConfigMap
-	return min(max(n, 1), layout.MaxResultConfigMaps)
+	n := (cases + podwire.CasesPerResultConfigMap - 1) / podwire.CasesPerResultConfigMap
+	return min(max(n, 1), podwire.MaxResultConfigMaps)
 }
 
 // childName returns run+suffix when it fits in limit, otherwise a prefix of run, "-", 8 hex digits of the run

@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // ComponentNetworkPolicy is the component label of the run's NetworkPolicy.
@@ -36,10 +36,10 @@ type APIServerEgress struct {
 // BuildNetworkPolicy is the NetworkPolicy of the run's pods (every shard's): no ingress at all; egress only to
 // what the trusted side needs (the API server unless statusFrom Bucket, the buckets the run names, the LLM
 // judges' endpoint, DNS) and to the run's own spec.target.egress. Every in-cluster peer excludes the pods of every
-// run (layout.LabelRun), so a run's pod reaches no other run's pod, nor another shard of its own run. A
+// run (podwire.LabelRun), so a run's pod reaches no other run's pod, nor another shard of its own run. A
 // NetworkPolicy is pod-wide: what it allows, the runner may use too (the judge's scripts are also confined by
 // Landlock, internal/confine). Pure.
-func BuildNetworkPolicy(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, api APIServerEgress) *networkingv1.NetworkPolicy {
+func BuildNetworkPolicy(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, api APIServerEgress) *networkingv1.NetworkPolicy {
 	names := NamesFor(run.Name)
 	var egress []networkingv1.NetworkPolicyEgressRule
 	// DNS: the endpoints below are names.
@@ -51,7 +51,7 @@ func BuildNetworkPolicy(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, api AP
 		egress = append(egress, networkingv1.NetworkPolicyEgressRule{To: api.Peers, Ports: api.Ports})
 	}
 	var endpoints []string
-	for _, b := range []*layout.Bucket{cfg.Bucket, bundleObjects(cfg), evalObjectBucket(cfg)} {
+	for _, b := range []*podwire.Bucket{cfg.Bucket, bundleObjects(cfg), evalObjectBucket(cfg)} {
 		if b != nil {
 			endpoints = append(endpoints, b.Endpoint)
 		}
@@ -68,7 +68,7 @@ func BuildNetworkPolicy(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, api AP
 		ObjectMeta: childMeta(run, names.NetworkPolicy, ComponentNetworkPolicy),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{
-				layout.LabelRun: names.RunLabel, layout.LabelComponent: ComponentPod,
+				podwire.LabelRun: names.RunLabel, podwire.LabelComponent: ComponentPod,
 			}},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 			Egress:      egress,
@@ -76,14 +76,14 @@ func BuildNetworkPolicy(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, api AP
 	}
 }
 
-func bundleObjects(cfg layout.RunConfig) *layout.Bucket {
+func bundleObjects(cfg podwire.RunConfig) *podwire.Bucket {
 	if cfg.Bundle == nil {
 		return nil
 	}
 	return cfg.Bundle.Objects
 }
 
-func evalObjectBucket(cfg layout.RunConfig) *layout.Bucket {
+func evalObjectBucket(cfg podwire.RunConfig) *podwire.Bucket {
 	if cfg.EvalObject == nil {
 		return nil
 	}
@@ -92,7 +92,7 @@ func evalObjectBucket(cfg layout.RunConfig) *layout.Bucket {
 
 // notRunPods selects the pods that belong to no EvalRun.
 var notRunPods = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-	{Key: layout.LabelRun, Operator: metav1.LabelSelectorOpDoesNotExist},
+	{Key: podwire.LabelRun, Operator: metav1.LabelSelectorOpDoesNotExist},
 }}
 
 // EgressTo returns the egress rules that reach endpoint (a URL, or host:port) from a pod in namespace:

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 func tcp(port int32) []networkingv1.NetworkPolicyPort {
@@ -22,7 +22,7 @@ func inNamespace(ns string) networkingv1.NetworkPolicyEgressRule {
 	return networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns}},
 		PodSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-			{Key: layout.LabelRun, Operator: metav1.LabelSelectorOpDoesNotExist}}},
+			{Key: podwire.LabelRun, Operator: metav1.LabelSelectorOpDoesNotExist}}},
 	}}}
 }
 
@@ -65,9 +65,9 @@ func TestBuildNetworkPolicy(t *testing.T) {
 	run.Spec.Target.Egress = []networkingv1.NetworkPolicyEgressRule{anywhere(8443)}
 	dns := networkingv1.NetworkPolicyEgressRule{Ports: []networkingv1.NetworkPolicyPort{
 		{Protocol: ptr.To(corev1.ProtocolUDP), Port: ptr.To(intstr.FromInt32(53))}, {Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(53))}}}
-	cfg := layout.RunConfig{Bucket: &layout.Bucket{Endpoint: "http://seaweedfs.storage.svc:8333"},
-		EvalObject: &layout.EvalObject{Bucket: layout.Bucket{Endpoint: "http://seaweedfs.storage.svc:8333"}},
-		LLM:        &layout.LLM{BaseURL: "http://10.0.0.9:8080/v1"}}
+	cfg := podwire.RunConfig{Bucket: &podwire.Bucket{Endpoint: "http://seaweedfs.storage.svc:8333"},
+		EvalObject: &podwire.EvalObject{Bucket: podwire.Bucket{Endpoint: "http://seaweedfs.storage.svc:8333"}},
+		LLM:        &podwire.LLM{BaseURL: "http://10.0.0.9:8080/v1"}}
 	np := BuildNetworkPolicy(run, cfg, api)
 	want := []networkingv1.NetworkPolicyEgressRule{
 		dns,
@@ -82,7 +82,7 @@ func TestBuildNetworkPolicy(t *testing.T) {
 	if np.Name != "nightly-evalrun" || np.Namespace != "evals" || !metav1.IsControlledBy(np, run) {
 		t.Errorf("metadata %+v", np.ObjectMeta)
 	}
-	if d := cmp.Diff(metav1.LabelSelector{MatchLabels: map[string]string{layout.LabelRun: "nightly", layout.LabelComponent: ComponentPod}},
+	if d := cmp.Diff(metav1.LabelSelector{MatchLabels: map[string]string{podwire.LabelRun: "nightly", podwire.LabelComponent: ComponentPod}},
 		np.Spec.PodSelector); d != "" {
 		t.Errorf("pod selector (-want +got):\n%s", d)
 	}
@@ -98,7 +98,7 @@ func TestBuildNetworkPolicy(t *testing.T) {
 	}
 	// The job's pods carry what the policy selects.
 	job := BuildJob(testRun(), BuildRunConfig(testRun(), caseIDs(1), nil, JudgeLoad{}, Options{}), Options{})
-	sel := BuildNetworkPolicy(testRun(), layout.RunConfig{}, api).Spec.PodSelector.MatchLabels
+	sel := BuildNetworkPolicy(testRun(), podwire.RunConfig{}, api).Spec.PodSelector.MatchLabels
 	for k, v := range sel {
 		if job.Spec.Template.Labels[k] != v {
 			t.Errorf("the pods' label %s=%q, the policy selects %q", k, job.Spec.Template.Labels[k], v)

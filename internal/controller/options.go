@@ -10,8 +10,8 @@ import (
 
 // Defaults of the manager's options.
 const (
-	// DefaultCollectorImage is the image holding the static collector binary at layout.CollectorImageBinary and the
-	// launcher at layout.LauncherImageBinary.
+	// DefaultCollectorImage is the image holding the static collector binary at podwire.CollectorImageBinary and the
+	// launcher at podwire.LauncherImageBinary.
 	DefaultCollectorImage = "localhost/evalrun/collector:dev"
 	// DefaultJudgeImage is the project's judge image (hack/images.sh judge): the code_judge scripts of a run whose
 	// spec.judging.image is unset run in it, never in the runner's image.

@@ -11,14 +11,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // rejudgePlan is what a re-judge (spec.rejudge) takes from its source run: where the source's records are, its
 // shard count and how its runner wrote its output.
 type rejudgePlan struct {
-	config   layout.Rejudge
+	config   podwire.Rejudge
 	shards   int32
 	batching string
 }
@@ -57,31 +57,31 @@ func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.
 // sourceRunConfig reads the run.json pinned in the eval ConfigMap of src, a finished run that another run takes
 // something from (spec.rejudge.from, spec.resume.from). It returns a message instead when that ConfigMap is not
 // there (the run ended before it pinned its eval file, or it was deleted) or its run.json cannot be read.
-func (r *EvalRunReconciler) sourceRunConfig(ctx context.Context, src *evalsv1alpha1.EvalRun) (layout.RunConfig, string, error) {
+func (r *EvalRunReconciler) sourceRunConfig(ctx context.Context, src *evalsv1alpha1.EvalRun) (podwire.RunConfig, string, error) {
 	cm := &corev1.ConfigMap{}
 	name := NamesFor(src.Name).EvalConfigMap
 	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: name}, cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return layout.RunConfig{}, fmt.Sprintf("EvalRun %s has no pinned eval ConfigMap %s", src.Name, name), nil
+			return podwire.RunConfig{}, fmt.Sprintf("EvalRun %s has no pinned eval ConfigMap %s", src.Name, name), nil
 		}
-		return layout.RunConfig{}, "", fmt.Errorf("reading ConfigMap %s of EvalRun %s: %w", name, src.Name, err)
+		return podwire.RunConfig{}, "", fmt.Errorf("reading ConfigMap %s of EvalRun %s: %w", name, src.Name, err)
 	}
 	cfg, err := RunConfigFrom(cm)
 	if err != nil {
-		return layout.RunConfig{}, fmt.Sprintf("the run configuration of EvalRun %s cannot be read: %v", src.Name, err), nil
+		return podwire.RunConfig{}, fmt.Sprintf("the run configuration of EvalRun %s cannot be read: %v", src.Name, err), nil
 	}
 	return cfg, "", nil
 }
 
 // rejudgeFrom is the pure part of planRejudge: the plan for judging src's records again (srcCfg is src's
 // run.json), or a final assessment naming what makes them unreadable to run.
-func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg layout.RunConfig) (*rejudgePlan, *Assessment, error) {
+func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg podwire.RunConfig) (*rejudgePlan, *Assessment, error) {
 	invalid := func(format string, args ...any) (*rejudgePlan, *Assessment, error) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
 			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
 	}
 	plan := &rejudgePlan{shards: max(srcCfg.Shards, 1), batching: srcCfg.Batching,
-		config: layout.Rejudge{From: src.Name, FromUID: string(src.UID)}}
+		config: podwire.Rejudge{From: src.Name, FromUID: string(src.UID)}}
 	if plan.batching == "" {
 		plan.batching = string(evalsv1alpha1.DefaultBatching)
 	}
@@ -139,7 +139,7 @@ func (p *rejudgePlan) configRun(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalR
 // apply sets what a re-judge's run.json takes from the plan: where the source's records are, and the source's
 // batching (records are written into the snapshot as its runner wrote its output). The pod runs no runner: no
 // runner deadline.
-func (p *rejudgePlan) apply(cfg *layout.RunConfig) {
+func (p *rejudgePlan) apply(cfg *podwire.RunConfig) {
 	rj := p.config
 	cfg.Rejudge = &rj
 	cfg.Batching = p.batching
@@ -162,7 +162,7 @@ func (r *EvalRunReconciler) rejudgeConfigRun(ctx context.Context, run *evalsv1al
 
 // applyTo puts the plan into run.json (nothing for a nil plan, a run that is not a re-judge). Its code judges run
 // in spec.judging.image or the manager's judge image, as any run's: a re-judge needs no target image.
-func (p *rejudgePlan) applyTo(cfg *layout.RunConfig) {
+func (p *rejudgePlan) applyTo(cfg *podwire.RunConfig) {
 	if p != nil {
 		p.apply(cfg)
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // TestRejudgeFrom: where a re-judge reads its source's records, or why it cannot.
@@ -26,23 +26,23 @@ func TestRejudgeFrom(t *testing.T) {
 		src.Status.Records = &evalsv1alpha1.RecordsStatus{Kept: 3, Where: where}
 		return src
 	}
-	inConfigMaps := layout.RunConfig{Shards: 2, Launch: layout.Launch{Batching: "PerCase"},
-		Records: &layout.Records{ConfigMaps: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, ConfigMapsPerShard: 1}}
-	inBucket := layout.RunConfig{Shards: 3, Bucket: &layout.Bucket{Endpoint: bucket.Endpoint, Bucket: "b"}, Records: &layout.Records{}}
+	inConfigMaps := podwire.RunConfig{Shards: 2, Launch: podwire.Launch{Batching: "PerCase"},
+		Records: &podwire.Records{ConfigMaps: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, ConfigMapsPerShard: 1}}
+	inBucket := podwire.RunConfig{Shards: 3, Bucket: &podwire.Bucket{Endpoint: bucket.Endpoint, Bucket: "b"}, Records: &podwire.Records{}}
 	tests := []struct {
 		name    string
 		storage *evalsv1alpha1.S3Bucket // this run's
 		bucket  evalsv1alpha1.StatusSource
 		src     *evalsv1alpha1.EvalRun
-		srcCfg  layout.RunConfig
+		srcCfg  podwire.RunConfig
 		want    *rejudgePlan
 		invalid string
 	}{
 		{name: "ConfigMaps", src: source(nil, evalsv1alpha1.RecordsInConfigMaps), srcCfg: inConfigMaps,
-			want: &rejudgePlan{shards: 2, batching: "PerCase", config: layout.Rejudge{From: "nightly", FromUID: "uid-1",
+			want: &rejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
 				ConfigMaps: inConfigMaps.Records.ConfigMaps, ConfigMapsPerShard: 1}}},
 		{name: "the same bucket", storage: &bucket, src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
-			want: &rejudgePlan{shards: 3, batching: "Batched", config: layout.Rejudge{From: "nightly", FromUID: "uid-1", InBucket: true}}},
+			want: &rejudgePlan{shards: 3, batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1", InBucket: true}}},
 		{name: "a bucket, this run none", src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
 			invalid: "EvalRun nightly kept its records in a bucket: set spec.storage.s3 to the same bucket"},
 		{name: "another prefix", storage: &other, src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
@@ -89,7 +89,7 @@ func TestBuildJobRejudge(t *testing.T) {
 	run := testRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Spec.Rejudge, r.Spec.Target = &evalsv1alpha1.Rejudge{From: "nightly"}, evalsv1alpha1.Target{}
 	})
-	plan := &rejudgePlan{shards: 2, batching: "PerCase", config: layout.Rejudge{From: "nightly", FromUID: "uid-1",
+	plan := &rejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
 		ConfigMaps: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, ConfigMapsPerShard: 1}}
 	cfg := BuildRunConfig(plan.configRun(run), caseIDs(4), nil, JudgeLoad{}, Options{})
 	plan.apply(&cfg)
@@ -107,14 +107,14 @@ func TestBuildJobRejudge(t *testing.T) {
 	job := BuildJob(run, cfg, Options{})
 	spec := job.Spec.Template.Spec
 	for _, c := range append(spec.InitContainers, spec.Containers...) {
-		if c.Name == layout.ContainerRunner {
+		if c.Name == podwire.ContainerRunner {
 			t.Error("the re-judge's pod has a runner container")
 		}
 		if sc := c.SecurityContext; sc == nil || !ptr.Deref(sc.RunAsNonRoot, false) || ptr.Deref(sc.AllowPrivilegeEscalation, true) {
 			t.Errorf("container %s is not restricted: %+v", c.Name, sc)
 		}
 	}
-	if len(spec.Containers) == 0 || spec.Containers[0].Name != layout.JudgeContainer(0) {
+	if len(spec.Containers) == 0 || spec.Containers[0].Name != podwire.JudgeContainer(0) {
 		t.Errorf("the re-judge's pod has no judge container to keep it until the results are persisted")
 	}
 	if n := ptr.Deref(job.Spec.Completions, 0); n != 2 {

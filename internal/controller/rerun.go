@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
@@ -165,7 +165,7 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 // deleteChildren deletes the run's children, read from the API server (and the Job from the cache as well, so
 // that the next attempt never sees the old one): it returns how many are still there.
 func (r *EvalRunReconciler) deleteChildren(ctx context.Context, run *evalsv1alpha1.EvalRun) (int, error) {
-	sel := client.MatchingLabels{layout.LabelRun: NamesFor(run.Name).RunLabel}
+	sel := client.MatchingLabels{podwire.LabelRun: NamesFor(run.Name).RunLabel}
 	lists := []client.ObjectList{&batchv1.JobList{}, &corev1.ConfigMapList{}, &corev1.ServiceAccountList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{}}
 	left := 0
 	var errs error

@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
@@ -44,7 +44,7 @@ type resumePlan struct {
 // judging the earlier run's must be (judgingOf). It returns an assessment instead when the earlier run has not
 // finished yet (Pending, rechecked) or cannot be resumed (ResumeSourceInvalid, final).
 func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.EvalRun, digest string, ids []string,
-	here layout.RunConfig, now time.Time) (*resumePlan, *Assessment, error) {
+	here podwire.RunConfig, now time.Time) (*resumePlan, *Assessment, error) {
 	spec := run.Spec.Resume
 	from := spec.From
 	mode := ptr.Deref(spec.Cases, evalsv1alpha1.DefaultResumeCases)
@@ -121,7 +121,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 	}
 	for _, ch := range chunks {
 		cm := &corev1.ConfigMap{ObjectMeta: childMeta(run, ch.Destination, ComponentResults),
-			Immutable: ptr.To(true), BinaryData: map[string][]byte{layout.ResultsKey: ch.Data}}
+			Immutable: ptr.To(true), BinaryData: map[string][]byte{podwire.ResultsKey: ch.Data}}
 		plan.carried = append(plan.carried, cm)
 	}
 	return plan, nil, nil
@@ -130,7 +130,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 // otherJudging reads the judging src's verdicts were given under (its pinned run.json) and returns, when it is not
 // here's, the ResumeSourceInvalid message naming each difference (judgingMismatch), or one saying that it cannot
 // be read; "" when src judged as this run judges.
-func (r *EvalRunReconciler) otherJudging(ctx context.Context, src *evalsv1alpha1.EvalRun, here layout.RunConfig) (string, error) {
+func (r *EvalRunReconciler) otherJudging(ctx context.Context, src *evalsv1alpha1.EvalRun, here podwire.RunConfig) (string, error) {
 	there, msg, err := r.sourceRunConfig(ctx, src)
 	switch {
 	case err != nil:

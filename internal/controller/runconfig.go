@@ -9,8 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -36,21 +35,21 @@ const (
 )
 
 // EvalFilePath is {EVAL_FILE} in the pod: the pinned eval file in the read-only eval ConfigMap mount.
-var EvalFilePath = path.Join(layout.EvalDir, layout.EvalFileKey)
+var EvalFilePath = path.Join(podwire.EvalDir, podwire.EvalFileKey)
 
 // RunConfigPath is the run.json the collector modes read.
-var RunConfigPath = path.Join(layout.EvalDir, layout.RunConfigKey)
+var RunConfigPath = path.Join(podwire.EvalDir, podwire.RunConfigKey)
 
 // ShardEvalFilePath is {EVAL_FILE} in a sharded run's pod: the shard's eval file, written by install.
-var ShardEvalFilePath = path.Join(layout.ShardDir, layout.EvalFileKey)
+var ShardEvalFilePath = path.Join(podwire.ShardDir, podwire.EvalFileKey)
 
 // RunnerEvalFilePath is {EVAL_FILE} in the runner container: the runner's eval file that install writes into the
 // view volume (the runner view, or the whole file with evalFileView Full).
-var RunnerEvalFilePath = path.Join(layout.ViewDir, layout.EvalFileKey)
+var RunnerEvalFilePath = path.Join(podwire.ViewDir, podwire.EvalFileKey)
 
 // RunnerConfigPath is the runner's RunnerConfig that install writes into the view volume; the launcher
 // reads it (the runner never mounts run.json).
-var RunnerConfigPath = path.Join(layout.ViewDir, layout.RunnerConfigName)
+var RunnerConfigPath = path.Join(podwire.ViewDir, podwire.RunnerConfigName)
 
 // EvalFileView is spec.target.evalFileView, Inputs when unset.
 func EvalFileView(run *evalsv1alpha1.EvalRun) evalsv1alpha1.EvalFileView {
@@ -61,10 +60,10 @@ func EvalFileView(run *evalsv1alpha1.EvalRun) evalsv1alpha1.EvalFileView {
 }
 
 // DownloadedEvalFilePath is where install downloads an eval file that is a bucket object.
-var DownloadedEvalFilePath = path.Join(layout.ShardDir, "source.yaml")
+var DownloadedEvalFilePath = path.Join(podwire.ShardDir, "source.yaml")
 
 // IDsFilePath is the case ids file in the eval ConfigMap's mount, when run.json cannot hold them.
-var IDsFilePath = path.Join(layout.EvalDir, layout.IDsKey)
+var IDsFilePath = path.Join(podwire.EvalDir, podwire.IDsKey)
 
 // Merged reports whether the run's status is merged by the manager from per-shard collections: the run is
 // sharded (spec.sharding.shards above 1), resumes an earlier run, stores its results in a bucket, or judges an
@@ -112,12 +111,12 @@ func DefaultEvaluators(run *evalsv1alpha1.EvalRun) ([]map[string]any, error) {
 // ResolveLLM returns the run's model endpoint for LLM judges: spec.judging.llm with the manager's defaults
 // (--llm-base-url, --llm-model) and the spec's, the API key as the file the collector mounts. It returns nil
 // without spec.judging.llm, and a message when the endpoint resolves to no base URL or model.
-func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*layout.LLM, string) {
+func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*podwire.LLM, string) {
 	if run.Spec.Judging == nil || run.Spec.Judging.LLM == nil {
 		return nil, ""
 	}
 	spec := run.Spec.Judging.LLM
-	out := &layout.LLM{
+	out := &podwire.LLM{
 		BaseURL:               ptr.Deref(spec.BaseURL, opts.LLMBaseURL),
 		Model:                 ptr.Deref(spec.Model, opts.LLMModel),
 		TimeoutSeconds:        ptr.Deref(spec.TimeoutSeconds, evalsv1alpha1.DefaultLLMTimeoutSeconds),
@@ -128,7 +127,7 @@ func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*layout.LLM, string) 
 		AnswerDelimiters:      string(ptr.Deref(spec.AnswerDelimiters, evalsv1alpha1.DefaultAnswerDelimiters)),
 	}
 	if ref := spec.APIKeySecretRef; ref != nil {
-		out.APIKeyFile = path.Join(layout.LLMCredentialsDir, layout.LLMAPIKeyFile)
+		out.APIKeyFile = path.Join(podwire.LLMCredentialsDir, podwire.LLMAPIKeyFile)
 		out.APIKeySecret = ref.Name + "/" + ref.Key
 	}
 	var missing []string
@@ -161,7 +160,7 @@ type JudgeLoad struct {
 
 // BuildRunConfig renders run.json from the spec, the eval file's case ids (in file order), the parsed default
 // evaluators and what judging the cases takes.
-func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, load JudgeLoad, opts Options) layout.RunConfig {
+func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, load JudgeLoad, opts Options) podwire.RunConfig {
 	codeJudgeCases := load.CodeJudgeCases
 	opts = opts.withDefaults()
 	names := NamesFor(run.Name)
@@ -175,7 +174,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		workers = ptr.Deref(t.Workers, evalsv1alpha1.DefaultTargetWorkers)
 	}
 	deadline := ResultsDeadlineSeconds(run)
-	cfg := layout.RunConfig{
+	cfg := podwire.RunConfig{
 		RunName:          run.Name,
 		Namespace:        run.Namespace,
 		UID:              string(run.UID),
@@ -184,7 +183,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		RunnerEvalFile:   RunnerEvalFilePath,
 		RunnerConfigFile: RunnerConfigPath,
 		CaseIDs:          append([]string{}, caseIDs...),
-		Launch: layout.Launch{
+		Launch: podwire.Launch{
 			CommandTemplate:       string(t.CommandTemplate),
 			Batching:              string(batching),
 			Workers:               workers,
@@ -232,19 +231,19 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	if BucketOnly(run) {
 		// The pods make no API call: each collector stores its collection in the bucket only.
 		cfg.BucketOnly = true
-		cfg.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+		cfg.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
 	} else if Merged(run) {
 		cfg.ShardConfigMaps = make([]string, shards)
 		for i := range shards {
 			cfg.ShardConfigMaps[i] = names.ShardConfigMap(i)
 		}
-		cfg.StatusBudgetBytes = layout.ShardSectionBudgetBytes
+		cfg.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
 	}
 	perShard := (len(caseIDs) + shards - 1) / shards
 	// Each shard keeps its cases' records in as many ConfigMaps as it has result ConfigMaps (the storage budget,
 	// docs/rejudge.md), or in its one records object in the bucket.
 	recordsPer := ResultConfigMapCount(perShard)
-	cfg.Records = &layout.Records{ConfigMaps: names.RecordConfigMaps(shards * recordsPer), ConfigMapsPerShard: int32(recordsPer)}
+	cfg.Records = &podwire.Records{ConfigMaps: names.RecordConfigMaps(shards * recordsPer), ConfigMapsPerShard: int32(recordsPer)}
 	if shards > 1 {
 		per := ResultConfigMapCount(perShard)
 		cfg.ResultConfigMapsPerShard = int32(per)
@@ -254,7 +253,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	if o := run.Spec.EvalFile.S3; o != nil {
 		// The eval file stays in its bucket: each pod downloads it (install verifies its sha256) and keeps its cases;
 		// the case ids go to a file of the eval ConfigMap.
-		cfg.EvalObject = &layout.EvalObject{Bucket: bucketOf(o.S3Bucket), Key: o.Key, SHA256: o.SHA256, MaxBytes: maxEvalObjectBytes}
+		cfg.EvalObject = &podwire.EvalObject{Bucket: bucketOf(o.S3Bucket), Key: o.Key, SHA256: o.SHA256, MaxBytes: maxEvalObjectBytes}
 		cfg.SourceEvalFile, cfg.EvalFile, cfg.IDsFile = DownloadedEvalFilePath, ShardEvalFilePath, IDsFilePath
 	}
 	if b := bundleConfig(run); b != nil {
@@ -269,14 +268,14 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	if cfg.Bucket != nil {
 		// Every result goes to the bucket: no result ConfigMaps.
 		cfg.ResultConfigMaps, cfg.ResultConfigMapsPerShard = nil, 0
-		cfg.Records = &layout.Records{}
+		cfg.Records = &podwire.Records{}
 	}
 	cfg.RunnerDeadlineSeconds = runnerDeadline(cfg, perShard)
 	cfg.JudgeContainers = 1
 	if codeJudgeCases > 0 {
 		// Each judge container judges its share one case at a time, killing and reaping what each script left
 		// behind before the next: a round is a script's timeout, its pipes' grace and the reaping.
-		cfg.JudgeContainers = judgeplan.Containers(cfg.CodeJudgeWorkers, min(codeJudgeCases, perShard))
+		cfg.JudgeContainers = podwire.Containers(cfg.CodeJudgeWorkers, min(codeJudgeCases, perShard))
 		rounds := (int64(min(codeJudgeCases, perShard)) + int64(cfg.JudgeContainers) - 1) / int64(cfg.JudgeContainers)
 		cfg.JudgeDeadlineSeconds = clampSeconds(rounds*int64(cfg.CodeJudgeTimeoutSeconds+judgeRoundOverheadSeconds) + judgeDeadlineMarginSeconds)
 	}
@@ -339,7 +338,7 @@ func podShares(pods, maxConcurrent, perMinute int32) (int32, int32) {
 // pod's requests (at most its share of cases times the most one case makes) in rounds of maxConcurrentRequests,
 // each round one request's timeoutSeconds, and no less than the minutes requestsPerMinute needs for them, plus a
 // margin; capped at the run's deadline (the Job ends by then whatever the judges do).
-func llmJudgeDeadline(l *layout.LLM, requests int, runDeadline int64) int32 {
+func llmJudgeDeadline(l *podwire.LLM, requests int, runDeadline int64) int32 {
 	reqs := int64(max(requests, 0))
 	concurrency := int64(max(l.MaxConcurrentRequests, 1))
 	total := (reqs + concurrency - 1) / concurrency * int64(l.TimeoutSeconds)
@@ -356,7 +355,7 @@ func llmJudgeDeadline(l *layout.LLM, requests int, runDeadline int64) int32 {
 // runnerDeadline is how long the collector waits for the runner container to end: the healthcheck's and the
 // invocations' timeouts (PerCase: one round per worker batch), kill graces and a margin; 0 when the runner has
 // no timeout (the Job's activeDeadlineSeconds is then the only bound).
-func runnerDeadline(cfg layout.RunConfig, cases int) int32 {
+func runnerDeadline(cfg podwire.RunConfig, cases int) int32 {
 	if cfg.TimeoutSeconds <= 0 {
 		return 0
 	}

@@ -35,9 +35,6 @@ import (
 // ScheduleControllerName names the EvalSchedule controller (and its event reporter).
 const ScheduleControllerName = "evalschedule"
 
-// FieldManagerSchedule is the field manager of an EvalSchedule's status.
-const FieldManagerSchedule = "evalschedule-manager"
-
 // Event reasons of an EvalSchedule.
 const (
 	eventRunCreated      = "RunCreated"
@@ -310,7 +307,7 @@ func (r *EvalScheduleReconciler) applyStatus(ctx context.Context, s *evalsv1alph
 		return nil
 	}
 	apply := acv1alpha1.EvalSchedule(s.Name, s.Namespace).WithStatus(statusapply.Schedule(status))
-	if err := r.client.Status().Apply(ctx, apply, client.FieldOwner(FieldManagerSchedule), client.ForceOwnership); err != nil {
+	if err := r.client.Status().Apply(ctx, apply, client.FieldOwner(statusapply.FieldManagerSchedule), client.ForceOwnership); err != nil {
 		return fmt.Errorf("applying the status of EvalSchedule %s: %w", s.Name, err)
 	}
 	return nil

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // OwnerUIDIndex is the field index holding the UID of an object's controller owner.
@@ -78,7 +78,7 @@ func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock,
 // CacheByObject restricts the manager's cache of Jobs, pods and ConfigMaps to objects carrying the run label,
 // so the manager never lists or watches the rest of the cluster's.
 func CacheByObject() map[client.Object]cache.ByObject {
-	req, err := labels.NewRequirement(layout.LabelRun, selection.Exists, nil)
+	req, err := labels.NewRequirement(podwire.LabelRun, selection.Exists, nil)
 	if err != nil {
 		panic(err) // a constant, valid label key
 	}
@@ -151,7 +151,7 @@ func StripCachedDefault(obj any) (any, error) {
 
 // stripConfigMapData drops the data of cached ConfigMaps: the manager only checks that its children exist
 // (pinned eval files and result ConfigMaps can be a MiB each); it reads a pinned eval file from the API server.
-// A shard ConfigMap keeps its data: its collection section (at most layout.ShardSectionBudgetBytes) is what the
+// A shard ConfigMap keeps its data: its collection section (at most podwire.ShardSectionBudgetBytes) is what the
 // manager classifies a shard by.
 func stripConfigMapData(obj any) (any, error) {
 	cm, ok := obj.(*corev1.ConfigMap)
@@ -168,7 +168,7 @@ func stripConfigMapData(obj any) (any, error) {
 
 // isShardConfigMap reports a shard ConfigMap of a sharded or resumed run.
 func isShardConfigMap(obj client.Object) bool {
-	return obj.GetLabels()[layout.LabelComponent] == ComponentShard
+	return obj.GetLabels()[podwire.LabelComponent] == ComponentShard
 }
 
 // IndexFields registers the owner index on Jobs (owned by EvalRuns) and pods (owned by Jobs), and the baseline

@@ -13,14 +13,14 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // SplitContiguous names the split of a sharded run: in eval-file order, shard i holds cases [i*n/shards,
-// (i+1)*n/shards) (layout.ShardRange).
+// (i+1)*n/shards) (podwire.ShardRange).
 const SplitContiguous = "Contiguous"
 
 // maxShardMessage bounds a shard's message in status.shards.
@@ -46,7 +46,7 @@ type ShardVerdict struct {
 // pods, its own view of the Job, its own collection), then adds them up. obs.Job must not be nil.
 func ClassifyShards(obs Observation, so ShardObservation, opts Options) ShardVerdict {
 	byIndex := podsByShard(obs.Pods, so.Shards)
-	stopped := parseStoppedShards(obs.Job.Annotations[layout.AnnotationStoppedShards])
+	stopped := parseStoppedShards(obs.Job.Annotations[podwire.AnnotationStoppedShards])
 	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}
 	var release []PodRelease
 	for i := range so.Shards {
@@ -184,7 +184,7 @@ func podsByShard(pods []corev1.Pod, shards int) map[int][]corev1.Pod {
 	for _, p := range pods {
 		i := 0
 		if shards > 1 {
-			n, err := strconv.Atoi(p.Annotations[layout.AnnotationJobCompletionIndex])
+			n, err := strconv.Atoi(p.Annotations[podwire.AnnotationJobCompletionIndex])
 			if err != nil || n < 0 || n >= shards {
 				continue
 			}
@@ -262,7 +262,7 @@ func stopsOf(index int, pods []corev1.Pod, a *Assessment) []PodStop {
 
 // shardStopCondition is the pod's PodConditionShardStopped condition when it is set, or nil.
 func shardStopCondition(pod *corev1.Pod) *corev1.PodCondition {
-	c := podCondition(pod, layout.PodConditionShardStopped)
+	c := podCondition(pod, podwire.PodConditionShardStopped)
 	if c == nil || c.Status != corev1.ConditionTrue {
 		return nil
 	}
@@ -409,7 +409,7 @@ func stateRank(s State) int {
 func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.ShardStatus {
 	out := make([]evalsv1alpha1.ShardStatus, len(shards))
 	for i, a := range shards {
-		lo, hi := layout.ShardRange(so.Cases, so.Shards, i)
+		lo, hi := podwire.ShardRange(so.Cases, so.Shards, i)
 		st := evalsv1alpha1.ShardStatus{Index: int32(i), Cases: int32(hi - lo), State: string(a.State), Reason: a.Reason,
 			Message: textbound.PrintableHead(oneLine(a.Message), maxShardMessage)}
 		if a.Runner != nil {

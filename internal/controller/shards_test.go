@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 func TestInIndexSet(t *testing.T) {
@@ -38,12 +38,12 @@ func TestInIndexSet(t *testing.T) {
 	}
 }
 
-// TestShardOfMatchesShardRange checks shardOf against layout.ShardRange for every case of many splits.
+// TestShardOfMatchesShardRange checks shardOf against podwire.ShardRange for every case of many splits.
 func TestShardOfMatchesShardRange(t *testing.T) {
 	for n := 1; n <= 60; n++ {
 		for shards := 1; shards <= n; shards++ {
 			for k := range shards {
-				lo, hi := layout.ShardRange(n, shards, k)
+				lo, hi := podwire.ShardRange(n, shards, k)
 				for i := lo; i < hi; i++ {
 					if got := shardOf(i, n, shards); got != k {
 						t.Fatalf("shardOf(%d, %d, %d) = %d, want %d", i, n, shards, got, k)

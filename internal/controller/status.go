@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -47,7 +47,7 @@ type Facts struct {
 
 // judgeImageFacts is status.judgeImage as run.json decides it (nil without code judges), keeping the imageID
 // the status already has: the kubelet's report is added by DesiredManagerStatus.
-func judgeImageFacts(run *evalsv1alpha1.EvalRun, cfg layout.RunConfig) *evalsv1alpha1.JudgeImageStatus {
+func judgeImageFacts(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) *evalsv1alpha1.JudgeImageStatus {
 	if !cfg.CodeJudges || cfg.CodeJudgeImage == "" {
 		return nil
 	}

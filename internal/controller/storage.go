@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Storage bounds of the run's pod. Every emptyDir has a sizeLimit: the kubelet evicts a pod whose emptyDir
@@ -63,7 +63,7 @@ func snapshotSizeLimit(run *evalsv1alpha1.EvalRun) resource.Quantity {
 }
 
 // viewVolumeSizeLimit is the runner's view volume's bound: larger for an eval file read from a bucket.
-func viewVolumeSizeLimit(cfg layout.RunConfig) resource.Quantity {
+func viewVolumeSizeLimit(cfg podwire.RunConfig) resource.Quantity {
 	q := viewSizeLimit.DeepCopy()
 	if cfg.EvalFileInBucket() {
 		q = shardSizeLimit.DeepCopy()
@@ -76,7 +76,7 @@ func viewVolumeSizeLimit(cfg layout.RunConfig) resource.Quantity {
 }
 
 // bundleSizeLimit bounds the bundle volume: the pinned bundle's bytes and a margin for the file system's own.
-func bundleSizeLimit(b *layout.Bundle) resource.Quantity {
+func bundleSizeLimit(b *podwire.Bundle) resource.Quantity {
 	q := *resource.NewQuantity(b.Bytes+int64(b.Files)*4096, resource.BinarySI)
 	q.Add(bundleMargin)
 	return q
@@ -135,7 +135,7 @@ func boundTrustedStorage(spec *corev1.PodSpec) {
 	}
 	runnerWrites := map[string]bool{}
 	for i := range spec.Containers {
-		if spec.Containers[i].Name != layout.ContainerRunner {
+		if spec.Containers[i].Name != podwire.ContainerRunner {
 			continue
 		}
 		for _, m := range spec.Containers[i].VolumeMounts {
@@ -152,7 +152,7 @@ func boundTrustedStorage(spec *corev1.PodSpec) {
 	}
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
-		if c.Name != layout.ContainerCollector {
+		if c.Name != podwire.ContainerCollector {
 			continue
 		}
 		if c.Resources.Limits == nil {

@@ -10,8 +10,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
@@ -27,8 +27,8 @@ func (r *EvalRunReconciler) bucketCredentials(ctx context.Context, run *evalsv1a
 }
 
 // bucketOf is the layout form of a bucket (without its credentials).
-func bucketOf(b evalsv1alpha1.S3Bucket) layout.Bucket {
-	return layout.Bucket{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket, Prefix: ptr.Deref(b.Prefix, "")}
+func bucketOf(b evalsv1alpha1.S3Bucket) podwire.Bucket {
+	return podwire.Bucket{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket, Prefix: ptr.Deref(b.Prefix, "")}
 }
 
 // maxEvalObjectBytes bounds an eval file read from a bucket.

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,7 +65,7 @@ type Options struct {
 	// object takes every result as one chunk, unbounded by a ConfigMap's size; the manager merging shards names
 	// every shard's object (with AlreadyStored). The section names them as results.objects.
 	Objects []string
-	// MaxChunkBytes bounds each chunk (default layout.MaxResultConfigMapBytes; unbounded for Objects).
+	// MaxChunkBytes bounds each chunk (default podwire.MaxResultConfigMapBytes; unbounded for Objects).
 	MaxChunkBytes int
 	// NoCases leaves every case out of the section (counted as omitted): a shard's section, whose cases the
 	// manager reads from where they are stored.
@@ -106,10 +106,10 @@ func NewBuilder(opts Options) *Builder {
 	case len(opts.Objects) > 0 && !opts.AlreadyStored:
 		opts.ConfigMaps, opts.MaxChunkBytes = nil, math.MaxInt
 	case opts.MaxChunkBytes <= 0:
-		opts.MaxChunkBytes = layout.MaxResultConfigMapBytes
+		opts.MaxChunkBytes = podwire.MaxResultConfigMapBytes
 	}
-	if len(opts.ConfigMaps) > layout.MaxResultConfigMaps && !opts.AlreadyStored {
-		opts.ConfigMaps = opts.ConfigMaps[:layout.MaxResultConfigMaps]
+	if len(opts.ConfigMaps) > podwire.MaxResultConfigMaps && !opts.AlreadyStored {
+		opts.ConfigMaps = opts.ConfigMaps[:podwire.MaxResultConfigMaps]
 	}
 	b := &Builder{
 		opts:    opts,
@@ -196,13 +196,13 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 	// The locations are what the section cannot do without; past an eighth of the budget they share a prefix.
 	if len(configMaps) > 0 {
 		ref.ConfigMapsPrefix, ref.ConfigMaps = shortened(configMaps, b.opts.BudgetBytes/8)
-		ref.Key = layout.ResultsKey
+		ref.Key = podwire.ResultsKey
 	}
 	if len(objects) > 0 {
 		ref.ObjectsPrefix, ref.Objects = shortened(objects, b.opts.BudgetBytes/8)
 	}
 	if len(configMaps)+len(objects) > 0 {
-		ref.Format = layout.ResultsFormat
+		ref.Format = podwire.ResultsFormat
 	}
 	b.cost.AddBudgets(t.Budgets...)
 	s := Section{Summary: &summary, Results: ref, Collection: &collection, Cost: b.cost.Status()}

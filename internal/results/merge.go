@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -90,7 +90,7 @@ func EachLine(data []byte, f func(l *Line, raw []byte) error) error {
 // Chunks splits result lines into the chunks of the named ConfigMaps (gzip'd JSONL, each within the ConfigMap
 // limit), as the collector stores them; it fails when they do not all fit.
 func Chunks(names []string, lines [][]byte) ([]Chunk, error) {
-	w := newChunkWriter(names, layout.MaxResultConfigMapBytes)
+	w := newChunkWriter(names, podwire.MaxResultConfigMapBytes)
 	for _, l := range lines {
 		if err := w.add(l); err != nil {
 			return nil, err

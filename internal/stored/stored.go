@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -81,7 +81,7 @@ func EachChunk(ctx context.Context, reader client.Reader, run *evalsv1alpha1.Eva
 			}
 			return fmt.Errorf("reading result ConfigMap %s: %w", name, err)
 		}
-		if data := cm.BinaryData[layout.ResultsKey]; len(data) > 0 {
+		if data := cm.BinaryData[podwire.ResultsKey]; len(data) > 0 {
 			if err := f("result ConfigMap "+name, data); err != nil {
 				return err
 			}
@@ -178,7 +178,7 @@ func EachRecordChunk(ctx context.Context, reader client.Reader, run *evalsv1alph
 			}
 			return fmt.Errorf("reading record ConfigMap %s: %w", name, err)
 		}
-		if data := cm.BinaryData[layout.RecordsKey]; len(data) > 0 {
+		if data := cm.BinaryData[podwire.RecordsKey]; len(data) > 0 {
 			if err := f("record ConfigMap "+name, data); err != nil {
 				return err
 			}

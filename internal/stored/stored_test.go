@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -37,7 +37,7 @@ func resultConfigMap(t *testing.T, name string, ids ...string) *corev1.ConfigMap
 		t.Fatal(err)
 	}
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
-		BinaryData: map[string][]byte{layout.ResultsKey: chunks[0].Data}}
+		BinaryData: map[string][]byte{podwire.ResultsKey: chunks[0].Data}}
 }
 
 func storedRun(configMaps ...string) *evalsv1alpha1.EvalRun {
@@ -48,7 +48,7 @@ func storedRun(configMaps ...string) *evalsv1alpha1.EvalRun {
 
 func TestEachLine(t *testing.T) {
 	corrupt := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "corrupt"},
-		BinaryData: map[string][]byte{layout.ResultsKey: []byte("not gzip")}}
+		BinaryData: map[string][]byte{podwire.ResultsKey: []byte("not gzip")}}
 	failing := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 		if key.Name == "flaky" {
 			return errors.New("connection refused")
@@ -117,7 +117,7 @@ func TestCredentials(t *testing.T) {
 // TestEachRecordChunk: the record ConfigMaps named are read in order, an empty or deleted one is skipped, and an
 // API error is returned.
 func TestEachRecordChunk(t *testing.T) {
-	keeper := records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, []string{"run-evalrun-records-0"}, layout.MaxRecordConfigMapBytes)
+	keeper := records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, []string{"run-evalrun-records-0"}, podwire.MaxRecordConfigMapBytes)
 	r := records.New("case-1", "d", records.ModeLine, []byte(`{"id":"case-1","text":"x"}`))
 	if err := keeper.Add(&r); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestEachRecordChunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "run-evalrun-records-0"},
-		BinaryData: map[string][]byte{layout.RecordsKey: chunks[0].Data}}
+		BinaryData: map[string][]byte{podwire.RecordsKey: chunks[0].Data}}
 	empty := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "run-evalrun-records-1"}}
 	failing := interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 		if key.Name == "flaky" {

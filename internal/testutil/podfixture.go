@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // PodTestEval is the eval file of a PodFixture: four cases, alpha with a code_judge.
@@ -47,8 +46,8 @@ evalcases:
 // see in a pod.
 type PodFixture struct {
 	Dir    string
-	Pod    layout.Pod
-	Config *layout.RunConfig
+	Pod    podwire.Pod
+	Config *podwire.RunConfig
 }
 
 // NewPodFixture makes a PodFixture whose runner runs template, with the runner-end FIFO in place.
@@ -59,17 +58,17 @@ func NewPodFixture(t testing.TB, template string) *PodFixture {
 	if err := os.WriteFile(evalPath, []byte(PodTestEval), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	pod := layout.PodIn(dir)
+	pod := podwire.PodIn(dir)
 	// The pod's volumes exist before its containers start (emptyDirs).
 	for _, v := range []string{pod.Bin, pod.Out, pod.Snapshot, pod.Verdicts} {
 		if err := os.MkdirAll(v, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := podfiles.CreateRunnerEnd(pod.RunnerEnd()); err != nil {
+	if err := podwire.CreateRunnerEnd(pod.RunnerEnd()); err != nil {
 		t.Fatal(err)
 	}
-	if err := podfiles.CreateJudgeEnds([]string{pod.JudgeEnd(0), pod.JudgeEnd(1)}); err != nil {
+	if err := podwire.CreateJudgeEnds([]string{pod.JudgeEnd(0), pod.JudgeEnd(1)}); err != nil {
 		t.Fatal(err)
 	}
 	return &PodFixture{
@@ -81,12 +80,12 @@ func NewPodFixture(t testing.TB, template string) *PodFixture {
 
 // RunConfig is a Batched run configuration of the eval file at evalPath with every default resolved, as the
 // manager writes run.json (the pod's containers refuse one with a default left unresolved).
-func RunConfig(evalPath string, ids []string, template string) *layout.RunConfig {
-	return &layout.RunConfig{
+func RunConfig(evalPath string, ids []string, template string) *podwire.RunConfig {
+	return &podwire.RunConfig{
 		RunName: "run", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids, Shards: 1,
 		EvalFileView: evalsv1alpha1.EvalFileViewInputs, RunnerEvalFile: filepath.Join(filepath.Dir(evalPath), "view", "eval.yaml"),
-		RunnerConfigFile: filepath.Join(filepath.Dir(evalPath), "view", layout.RunnerConfigName),
-		Launch:           layout.Launch{CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1, CollectorStartSeconds: 10},
+		RunnerConfigFile: filepath.Join(filepath.Dir(evalPath), "view", podwire.RunnerConfigName),
+		Launch:           podwire.Launch{CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1, CollectorStartSeconds: 10},
 		PassThreshold:    evalsv1alpha1.DefaultPassThreshold, CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2,
 		StatusBudgetBytes: evalsv1alpha1.DefaultStatusBudgetBytes, MaxOutputBytes: 64 << 20, ResultsDeadlineSeconds: 60, JudgeDeadlineSeconds: 60,
 		JudgeContainers: 1,

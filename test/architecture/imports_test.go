@@ -14,11 +14,12 @@ const module = "github.com/evalrun-operator/evalrun-operator"
 // launcherAllowed is every package of this module the runner container's init may link (cmd/launcher runs beside
 // the untrusted runner, in its container): the API types, the pod's wire contract, the output and eval-file parsers
 // its PerCase prompts and cost budget read (the runner view and the runner's own output: nothing the runner does not
-// already hold), and its own packages. Judging, results, object-store, LLM and API client code stay out: adding a
+// already hold), the vocabulary of verdicts the wire contract's judge frames are written in (types only), and its
+// own packages. Judging, results, object-store, LLM and API client code stay out: adding a
 // package here is a decision about what runs beside untrusted code.
 var launcherAllowed = []string{
 	"api/v1alpha1", "cmd/launcher", "internal/evalfile", "internal/idindex", "internal/jsonenc", "internal/jsonlresult",
-	"internal/layout", "internal/pod/launcher", "internal/pod/podfiles", "internal/pod/reaper", "internal/safefile",
+	"internal/pod/launcher", "internal/pod/reaper", "internal/podwire", "internal/safefile", "internal/verdict",
 	"internal/textbound",
 }
 

@@ -17,8 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -36,7 +37,7 @@ func collectorWrites(t *testing.T, namespace string) func() []string {
 				return
 			}
 			for _, f := range obj.GetManagedFields() {
-				if f.Manager == layout.FieldManagerCollector {
+				if f.Manager == statusapply.FieldManagerCollector {
 					mu.Lock()
 					seen[kind+" "+obj.GetName()] = true
 					mu.Unlock()
@@ -75,7 +76,7 @@ func TestBucketOnlyTenShards(t *testing.T) {
 	got := waitFinished(t, ns, control.Name, runTimeout)
 	expectCondition(t, got, evalsv1alpha1.ConditionSucceeded, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted})
 	if w := writes(); len(w) == 0 {
-		t.Fatalf("the watch saw no write of %s for the control run: it could not see one for the bucket-only run either", layout.FieldManagerCollector)
+		t.Fatalf("the watch saw no write of %s for the control run: it could not see one for the bucket-only run either", statusapply.FieldManagerCollector)
 	}
 	before := len(writes())
 
@@ -98,7 +99,7 @@ func TestBucketOnlyTenShards(t *testing.T) {
 
 	// No write from the pods: the watch saw none, the pods have no token, their ServiceAccount no Role.
 	if w := writes(); len(w) != before {
-		t.Errorf("writes of %s during the bucket-only run: %v", layout.FieldManagerCollector, w)
+		t.Errorf("writes of %s during the bucket-only run: %v", statusapply.FieldManagerCollector, w)
 	}
 	sa := run.Name + "-evalrun-collector"
 	var lastCollector time.Time
@@ -123,7 +124,7 @@ func TestBucketOnlyTenShards(t *testing.T) {
 			}
 		}
 		for _, s := range pod.Status.InitContainerStatuses {
-			if s.Name == layout.ContainerCollector && s.State.Terminated != nil && s.State.Terminated.FinishedAt.After(lastCollector) {
+			if s.Name == podwire.ContainerCollector && s.State.Terminated != nil && s.State.Terminated.FinishedAt.After(lastCollector) {
 				lastCollector = s.State.Terminated.FinishedAt.Time
 			}
 		}

@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -132,7 +132,7 @@ func TestResultsInBucket(t *testing.T) {
 	if err := k8s.Get(ctxFor(t, time.Minute), client.ObjectKey{Namespace: ns, Name: got.Status.EvalConfigMapName}, pinned); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := pinned.Data[layout.EvalFileKey]; ok {
+	if _, ok := pinned.Data[podwire.EvalFileKey]; ok {
 		t.Errorf("the eval file of a bucket object was copied into ConfigMap %s", pinned.Name)
 	}
 
@@ -171,14 +171,14 @@ func TestResultsInBucket(t *testing.T) {
 
 	// No per-case data in etcd beyond the status: no result ConfigMaps at all, and shard ConfigMaps without cases.
 	var cms corev1.ConfigMapList
-	if err := k8s.List(ctxFor(t, time.Minute), &cms, client.InNamespace(ns), client.MatchingLabels{layout.LabelRun: run.Name}); err != nil {
+	if err := k8s.List(ctxFor(t, time.Minute), &cms, client.InNamespace(ns), client.MatchingLabels{podwire.LabelRun: run.Name}); err != nil {
 		t.Fatal(err)
 	}
 	for _, cm := range cms.Items {
-		if _, ok := cm.BinaryData[layout.ResultsKey]; ok || strings.Contains(cm.Name, "-results-") {
+		if _, ok := cm.BinaryData[podwire.ResultsKey]; ok || strings.Contains(cm.Name, "-results-") {
 			t.Errorf("ConfigMap %s holds results", cm.Name)
 		}
-		if raw, ok := cm.Data[layout.ShardSectionKey]; ok {
+		if raw, ok := cm.Data[podwire.ShardSectionKey]; ok {
 			// The section's own fields: a count named "cases" (status.cost.runner.cases) is not a list of cases.
 			var section map[string]json.RawMessage
 			if err := json.Unmarshal([]byte(raw), &section); err != nil {
@@ -201,14 +201,14 @@ func expectCredentialsOnlyInCollector(t *testing.T, ns, run string) {
 		for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 			results, eval := false, false
 			for _, m := range c.VolumeMounts {
-				results = results || m.Name == layout.VolumeBucketCredentials
-				eval = eval || m.Name == layout.VolumeEvalCredentials
+				results = results || m.Name == podwire.VolumeBucketCredentials
+				eval = eval || m.Name == podwire.VolumeEvalCredentials
 			}
-			if results != (c.Name == layout.ContainerCollector) || eval != (c.Name == layout.ContainerInstall) {
+			if results != (c.Name == podwire.ContainerCollector) || eval != (c.Name == podwire.ContainerInstall) {
 				t.Errorf("pod %s: container %s mounts the results bucket's credentials: %t, the eval file's: %t", pod.Name, c.Name, results, eval)
 			}
 		}
-		logs := podLogs(t, ns, pod.Name, layout.ContainerRunner)
+		logs := podLogs(t, ns, pod.Name, podwire.ContainerRunner)
 		if strings.Contains(logs, bucketSecretKey) || !strings.Contains(logs, "bucket-credentials") {
 			t.Errorf("pod %s: the runner's probe (%s) read the secret, or did not run", pod.Name, textbound.Head(logs, 400))
 		}

@@ -14,7 +14,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -153,12 +153,12 @@ func TestEvalBundles(t *testing.T) {
 		pod := pods[0]
 		for _, c := range pod.Spec.Containers {
 			for _, mnt := range c.VolumeMounts {
-				if c.Name == layout.ContainerRunner && (mnt.Name == layout.VolumeBundle || mnt.Name == layout.VolumeBundleSource || mnt.Name == layout.VolumeEvalCredentials) {
+				if c.Name == podwire.ContainerRunner && (mnt.Name == podwire.VolumeBundle || mnt.Name == podwire.VolumeBundleSource || mnt.Name == podwire.VolumeEvalCredentials) {
 					t.Errorf("%s: the runner mounts %s", run.Name, mnt.Name)
 				}
 			}
 		}
-		logs := podLogs(t, ns, pod.Name, layout.ContainerRunner)
+		logs := podLogs(t, ns, pod.Name, podwire.ContainerRunner)
 		probeOut := logs
 		if i := strings.Index(logs, "PROBE"); i >= 0 {
 			probeOut = logs[i:]
@@ -180,7 +180,7 @@ func TestEvalBundles(t *testing.T) {
 		if st := got.Status.StartTime; st != nil {
 			job = st.Time
 		}
-		if rs := containerStatus(&pod, layout.ContainerRunner); rs != nil && rs.State.Terminated != nil {
+		if rs := containerStatus(&pod, podwire.ContainerRunner); rs != nil && rs.State.Terminated != nil {
 			t.Logf("%s: pinned and Job started %s after the run's creation; runner started %s after its pod's creation",
 				run.Name, job.Sub(got.CreationTimestamp.Time).Round(10*time.Millisecond), rs.State.Terminated.StartedAt.Sub(pod.CreationTimestamp.Time).Round(10*time.Millisecond))
 		}

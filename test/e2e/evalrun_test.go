@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -182,7 +182,7 @@ func reportTimings(t *testing.T, ns string, run *evalsv1alpha1.EvalRun, created,
 		return
 	}
 	pod := pods[0]
-	runner := containerStatus(&pod, layout.ContainerRunner)
+	runner := containerStatus(&pod, podwire.ContainerRunner)
 	cond := succeeded(run)
 	if runner == nil || runner.State.Terminated == nil || cond == nil {
 		t.Logf("timings: runner not terminated or no Succeeded condition")
@@ -293,7 +293,7 @@ func TestCollectorKilledDuringCollection(t *testing.T) {
 	// judges the output: it is collecting from then on.
 	pod := waitPod(t, ns, run.Name)
 	doneMarker := filepath.Join(kubeletRoot, "pods", string(pod.UID), "volumes", "kubernetes.io~empty-dir",
-		layout.PodIn("").RunnerEnded())
+		podwire.PodIn("").RunnerEnded())
 	ctx := ctxFor(t, runTimeout)
 	if err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
 		_, err := os.Stat(doneMarker)
@@ -315,7 +315,7 @@ func TestCollectorKilledDuringCollection(t *testing.T) {
 	expectDiff(t, "summary", counts{Total: 3000, Passed: 3000}, summaryCounts(got))
 	var fresh corev1.Pod
 	if err := k8s.Get(ctx, client.ObjectKeyFromObject(&pod), &fresh); err == nil {
-		if st := containerStatus(&fresh, layout.ContainerCollector); st == nil || st.RestartCount < 1 {
+		if st := containerStatus(&fresh, podwire.ContainerCollector); st == nil || st.RestartCount < 1 {
 			t.Errorf("collector restart count = %+v, want at least 1", st)
 		}
 	}
@@ -460,7 +460,7 @@ func TestTokenIsolation(t *testing.T) {
 		t.Errorf("pod automountServiceAccountToken = %v, want false", pod.Spec.AutomountServiceAccountToken)
 	}
 	for _, c := range pod.Spec.Containers {
-		if c.Name != layout.ContainerRunner {
+		if c.Name != podwire.ContainerRunner {
 			continue
 		}
 		for _, m := range c.VolumeMounts {

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Every run ends, and ends right: faults that used to leave a run hanging or mislabelled.
@@ -140,7 +140,7 @@ func waitRunnerRunning(t *testing.T, ns, name string) corev1.Pod {
 	var running corev1.Pod
 	waitRun(t, ns, name, runTimeout, "its runner running", func(*evalsv1alpha1.EvalRun) bool {
 		for _, p := range runPods(t, ns, name) {
-			if s := containerStatus(&p, layout.ContainerRunner); s != nil && s.State.Running != nil {
+			if s := containerStatus(&p, podwire.ContainerRunner); s != nil && s.State.Running != nil {
 				running = p
 				return true
 			}
@@ -191,7 +191,7 @@ func apiServerPID(t *testing.T) int {
 	return pid
 }
 
-// podVolumeFile is a file in one of the pod's emptyDir volumes on this host; rel is a layout.PodIn("") path.
+// podVolumeFile is a file in one of the pod's emptyDir volumes on this host; rel is a podwire.PodIn("") path.
 func podVolumeFile(pod corev1.Pod, rel string) string {
 	return filepath.Join(kubeletRoot, "pods", string(pod.UID), "volumes", "kubernetes.io~empty-dir", rel)
 }
@@ -200,7 +200,7 @@ func podVolumeFile(pod corev1.Pod, rel string) string {
 // collecting from then on.
 func waitRunnerEndedNote(t *testing.T, pod corev1.Pod) {
 	t.Helper()
-	ended := podVolumeFile(pod, layout.PodIn("").RunnerEnded())
+	ended := podVolumeFile(pod, podwire.PodIn("").RunnerEnded())
 	if err := wait.PollUntilContextCancel(ctxFor(t, runTimeout), 10*time.Millisecond, true, func(context.Context) (bool, error) {
 		_, err := os.Stat(ended)
 		return err == nil, nil
@@ -276,7 +276,7 @@ func TestPodSecurityRejectsPod(t *testing.T) {
 	})
 	run := sampleRun("psa", ns).Inline(sampleEvalFile(t)).Obj()
 	run.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{Annotations: map[string]string{
-		"container.seccomp.security.alpha.kubernetes.io/" + layout.ContainerRunner: "unconfined",
+		"container.seccomp.security.alpha.kubernetes.io/" + podwire.ContainerRunner: "unconfined",
 	}}
 	start := time.Now()
 	create(t, run)
@@ -318,7 +318,7 @@ func TestCollectorKilledWhilePersisting(t *testing.T) {
 
 	// The collector's termination message, written just before its API writes, is a file of the kubelet's.
 	ctx := ctxFor(t, time.Minute)
-	glob := filepath.Join(kubeletRoot, "pods", string(pod.UID), "containers", layout.ContainerCollector, "*")
+	glob := filepath.Join(kubeletRoot, "pods", string(pod.UID), "containers", podwire.ContainerCollector, "*")
 	if err := wait.PollUntilContextCancel(ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) {
 		files, _ := filepath.Glob(glob)
 		for _, f := range files {
@@ -363,7 +363,7 @@ func TestCollectorKilledWhilePersisting(t *testing.T) {
 	expectDiff(t, "verdicts", sampleVerdicts, verdicts(got))
 	expectAllResultsInConfigMaps(t, got, 12)
 	var noted time.Time
-	if b, err := os.ReadFile(podVolumeFile(pod, layout.PodIn("").CollectionTime())); err != nil || json.Unmarshal(b, &noted) != nil {
+	if b, err := os.ReadFile(podVolumeFile(pod, podwire.PodIn("").CollectionTime())); err != nil || json.Unmarshal(b, &noted) != nil {
 		t.Errorf("the collector's collection-time note: %q, %v", b, err)
 	}
 	c := got.Status.Collection
@@ -372,7 +372,7 @@ func TestCollectorKilledWhilePersisting(t *testing.T) {
 	}
 	var fresh corev1.Pod
 	if err := k8s.Get(ctxFor(t, 30*time.Second), client.ObjectKeyFromObject(&pod), &fresh); err == nil {
-		if st := containerStatus(&fresh, layout.ContainerCollector); st == nil || st.RestartCount < 1 {
+		if st := containerStatus(&fresh, podwire.ContainerCollector); st == nil || st.RestartCount < 1 {
 			t.Errorf("collector restart count = %+v, want at least 1", st)
 		}
 	}

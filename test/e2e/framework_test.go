@@ -33,7 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -251,7 +251,7 @@ func describeConditions(conds []metav1.Condition) string {
 func runPods(t *testing.T, namespace, run string) []corev1.Pod {
 	t.Helper()
 	var pods corev1.PodList
-	if err := k8s.List(ctxFor(t, 30*time.Second), &pods, client.InNamespace(namespace), client.MatchingLabels{layout.LabelRun: run}); err != nil {
+	if err := k8s.List(ctxFor(t, 30*time.Second), &pods, client.InNamespace(namespace), client.MatchingLabels{podwire.LabelRun: run}); err != nil {
 		t.Fatalf("listing pods of %s: %v", run, err)
 	}
 	if len(pods.Items) == 0 {

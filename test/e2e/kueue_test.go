@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Runs under a real Kueue (hack/kueue.sh install: Kueue built from the Go module proxy, its own CRDs, webhooks and
@@ -170,7 +170,7 @@ func queueOf(run *evalsv1alpha1.EvalRun) evalsv1alpha1.QueueStatus {
 func activePods(t *testing.T, ns string) int {
 	t.Helper()
 	var pods corev1.PodList
-	if err := k8s.List(ctxFor(t, 30*time.Second), &pods, client.InNamespace(ns), client.HasLabels{layout.LabelRun}); err != nil {
+	if err := k8s.List(ctxFor(t, 30*time.Second), &pods, client.InNamespace(ns), client.HasLabels{podwire.LabelRun}); err != nil {
 		t.Fatalf("listing pods: %v", err)
 	}
 	n := 0
@@ -391,7 +391,7 @@ func TestKueuePreemptionRequeuesAndCompletes(t *testing.T) {
 	// replaced once the run was admitted again.
 	byIndex := map[string][]string{}
 	for _, pod := range runPods(t, ns, low.Name) {
-		index := pod.Annotations[layout.AnnotationJobCompletionIndex]
+		index := pod.Annotations[podwire.AnnotationJobCompletionIndex]
 		byIndex[index] = append(byIndex[index], pod.Name)
 	}
 	if len(byIndex["0"]) != 1 || len(byIndex["1"]) != 1 || byIndex["1"][0] == stopped {
@@ -408,10 +408,10 @@ func waitShardRunnerRunning(t *testing.T, ns, run, index string) string {
 	var name string
 	err := wait.PollUntilContextCancel(ctx, pollInterval, true, func(context.Context) (bool, error) {
 		for _, pod := range runPods(t, ns, run) {
-			if pod.Annotations[layout.AnnotationJobCompletionIndex] != index {
+			if pod.Annotations[podwire.AnnotationJobCompletionIndex] != index {
 				continue
 			}
-			if s := containerStatus(&pod, layout.ContainerRunner); s != nil && s.State.Running != nil {
+			if s := containerStatus(&pod, podwire.ContainerRunner); s != nil && s.State.Running != nil {
 				name = pod.Name
 				return true, nil
 			}

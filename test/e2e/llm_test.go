@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -164,13 +164,13 @@ func TestLLMJudges(t *testing.T) {
 				}
 			}
 		}
-		if diff := cmp.Diff([]string{layout.ContainerCollector}, mounted); diff != "" {
+		if diff := cmp.Diff([]string{podwire.ContainerCollector}, mounted); diff != "" {
 			t.Errorf("pod %s: containers mounting the key (-want +got):\n%s", pod.Name, diff)
 		}
-		if logs := podLogs(t, ns, pod.Name, layout.ContainerRunner); strings.Contains(logs, judgeKey) || !strings.Contains(logs, "llm-credentials") {
+		if logs := podLogs(t, ns, pod.Name, podwire.ContainerRunner); strings.Contains(logs, judgeKey) || !strings.Contains(logs, "llm-credentials") {
 			t.Errorf("the runner's search for the key: %s", textbound.Head(logs, 2000))
 		}
-		if logs := podLogs(t, ns, pod.Name, layout.ContainerCollector); strings.Contains(logs, judgeKey) {
+		if logs := podLogs(t, ns, pod.Name, podwire.ContainerCollector); strings.Contains(logs, judgeKey) {
 			t.Errorf("the key is in the collector's logs: %s", textbound.Head(logs, 2000))
 		}
 	}

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // networkPolicies runs hack/kube-network-policies.sh with cmd (install or uninstall).
@@ -52,7 +52,7 @@ func TestRunNetworkPolicyEnforced(t *testing.T) {
 	networkPolicies(t, "install")
 	t.Cleanup(func() { networkPolicies(t, "uninstall") })
 	ns := newNamespace(t, "netpol", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
-	otherRun := listenerPodLabelled(t, ns, "other-run", map[string]string{layout.LabelRun: "another-run"})
+	otherRun := listenerPodLabelled(t, ns, "other-run", map[string]string{podwire.LabelRun: "another-run"})
 	plain := listenerPodLabelled(t, ns, "plain", nil)
 
 	// Control: a pod under no policy reaches both.

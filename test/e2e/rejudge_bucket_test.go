@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -71,14 +71,14 @@ func shardKeys(run *evalsv1alpha1.EvalRun, shards int) []string {
 }
 
 // pinnedConfig is the run configuration (run.json) the manager pinned for the run.
-func pinnedConfig(t *testing.T, ns, pinned string) layout.RunConfig {
+func pinnedConfig(t *testing.T, ns, pinned string) podwire.RunConfig {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
 	if err := k8s.Get(ctxFor(t, time.Minute), client.ObjectKey{Namespace: ns, Name: pinned}, cm); err != nil {
 		t.Fatal(err)
 	}
-	var cfg layout.RunConfig
-	if err := json.Unmarshal([]byte(cm.Data[layout.RunConfigKey]), &cfg); err != nil {
+	var cfg podwire.RunConfig
+	if err := json.Unmarshal([]byte(cm.Data[podwire.RunConfigKey]), &cfg); err != nil {
 		t.Fatalf("run.json of ConfigMap %s: %v", pinned, err)
 	}
 	return cfg
@@ -257,7 +257,7 @@ func expectRejudgedFromBucket(t *testing.T, rj *evalsv1alpha1.EvalRun, from stri
 		t.Errorf("%s had %d pods %v, want one per shard of %s (3)", rj.Name, len(pods), pods, from)
 	}
 	for pod, containers := range pods {
-		if slices.Contains(containers, layout.ContainerRunner) {
+		if slices.Contains(containers, podwire.ContainerRunner) {
 			t.Errorf("pod %s of %s has a runner container: %v", pod, rj.Name, containers)
 		}
 	}
@@ -276,7 +276,7 @@ func watchPods(t *testing.T, namespace string, runs ...string) func() map[string
 		for {
 			for _, run := range runs {
 				var list corev1.PodList
-				if err := k8s.List(context.Background(), &list, client.InNamespace(namespace), client.MatchingLabels{layout.LabelRun: run}); err != nil {
+				if err := k8s.List(context.Background(), &list, client.InNamespace(namespace), client.MatchingLabels{podwire.LabelRun: run}); err != nil {
 					continue
 				}
 				mu.Lock()

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -58,7 +58,7 @@ func TestRejudge(t *testing.T) {
 
 	for _, pod := range runPods(t, ns, "rejudge") {
 		for _, c := range pod.Spec.Containers {
-			if c.Name == layout.ContainerRunner {
+			if c.Name == podwire.ContainerRunner {
 				t.Errorf("pod %s of the re-judge has a runner container", pod.Name)
 			}
 		}

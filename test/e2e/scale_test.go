@@ -27,7 +27,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -241,7 +241,7 @@ func logBytesInEtcd(t *testing.T, run *evalsv1alpha1.EvalRun, cases int) {
 	}
 	ctx := ctxFor(t, time.Minute)
 	add("EvalRun", run)
-	sel := client.MatchingLabels{layout.LabelRun: run.Name}
+	sel := client.MatchingLabels{podwire.LabelRun: run.Name}
 	var cms corev1.ConfigMapList
 	var jobs batchv1.JobList
 	var roles rbacv1.RoleList

@@ -17,7 +17,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -74,8 +74,8 @@ func TestShardedRunAndResume(t *testing.T) {
 	}
 	// Each shard's runner saw exactly its own cases.
 	for _, pod := range runPods(t, ns, first.Name) {
-		index := pod.Annotations[layout.AnnotationJobCompletionIndex]
-		logs := podLogs(t, ns, pod.Name, layout.ContainerRunner)
+		index := pod.Annotations[podwire.AnnotationJobCompletionIndex]
+		logs := podLogs(t, ns, pod.Name, podwire.ContainerRunner)
 		want := map[string]string{
 			"0": "- id: case-001 - id: case-002 - id: case-003 - id: case-004 ",
 			"1": "- id: case-005 - id: case-006 - id: case-007 - id: case-008 ",
@@ -126,8 +126,8 @@ func resumeNotPassed(t *testing.T, ns, firstName, listIDs string, first *evalsv1
 		t.Errorf("the resume ran %d pods, want 2", len(pods))
 	}
 	for _, pod := range pods {
-		index := pod.Annotations[layout.AnnotationJobCompletionIndex]
-		logs := podLogs(t, ns, pod.Name, layout.ContainerRunner)
+		index := pod.Annotations[podwire.AnnotationJobCompletionIndex]
+		logs := podLogs(t, ns, pod.Name, podwire.ContainerRunner)
 		want := map[string]string{"0": "- id: case-007 - id: case-008 ", "1": "- id: case-011 - id: case-012 "}[index]
 		if want == "" || !strings.Contains(logs, "ids: "+want+":end") {
 			t.Errorf("the resume's shard %q ran %q, want exactly %q", index, textbound.Head(logs, 300), want)
@@ -164,7 +164,7 @@ func TestSucceededShardPodsReleased(t *testing.T) {
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
 		left = map[int]bool{}
 		for _, p := range runPods(t, ns, run.Name) {
-			i, err := strconv.Atoi(p.Annotations[layout.AnnotationJobCompletionIndex])
+			i, err := strconv.Atoi(p.Annotations[podwire.AnnotationJobCompletionIndex])
 			if err != nil {
 				return false, fmt.Errorf("pod %s has no completion index", p.Name)
 			}

@@ -24,8 +24,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -96,7 +96,7 @@ var shapes = []shape{
 // buildSection runs the collector's results builder over the shape's cases, as the collector does, to the budget.
 func buildSection(t testing.TB, s shape, budget int64, collectedAt time.Time) results.Section {
 	t.Helper()
-	cms := make([]string, layout.MaxResultConfigMaps)
+	cms := make([]string, podwire.MaxResultConfigMaps)
 	for i := range cms {
 		cms[i] = fmt.Sprintf("size-evalrun-results-%d", i)
 	}
@@ -241,7 +241,7 @@ func applyManagerStatusWith(t testing.TB, c client.Client, run *evalsv1alpha1.Ev
 	desired := controller.DesiredManagerStatus(&fresh, a, f, now)
 	ac := statusapply.EvalRun(fresh.Namespace, fresh.Name, "", statusapply.Manager(&desired))
 	if err := c.Status().Apply(context.Background(), ac,
-		client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
+		client.FieldOwner(statusapply.FieldManagerManager), client.ForceOwnership); err != nil {
 		t.Fatalf("the manager's status apply: %v", err)
 	}
 }
@@ -404,7 +404,7 @@ func TestEvalRunSizeAtThousandShards(t *testing.T) {
 			sectionBudget := controller.MergedSectionBudget(budget, statuses)
 			section := thousandShardSection(t, s, name, string(run.UID), sectionBudget, now)
 			ac := statusapply.EvalRun(run.Namespace, run.Name, run.UID, statusapply.Collector(&section))
-			if err := c.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerMerge), client.ForceOwnership); err != nil {
+			if err := c.Status().Apply(ctx, ac, client.FieldOwner(statusapply.FieldManagerMerge), client.ForceOwnership); err != nil {
 				t.Fatalf("the merged status apply: %v", err)
 			}
 			sharding := &evalsv1alpha1.ShardingStatus{Shards: 1000, Split: controller.SplitContiguous, Failed: 1000,

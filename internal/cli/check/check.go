@@ -17,8 +17,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -141,9 +141,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&cfg.llm.timeout, "llm-timeout", 0, "with --eval, the timeout of each model request (default: the judging file's, else 60s)")
 	fs.IntVar(&cfg.llm.maxConcurrent, "llm-max-concurrent", 0, "with --eval, the model requests in flight at once (default: the judging file's, else 4)")
 	fs.IntVar(&cfg.llm.requestsPerMinute, "llm-requests-per-minute", 0, "with --eval, a limit on model requests started per minute (default: none)")
-	fs.StringVar(&cfg.llm.runUID, "run-uid", os.Getenv(layout.EnvRunUID),
+	fs.StringVar(&cfg.llm.runUID, "run-uid", os.Getenv(podwire.EnvRunUID),
 		"with --eval and the judging file's llm.answerDelimiters Nonce, the EvalRun's metadata.uid that keys the answer markers, "+
-			"to send the prompts that run sends (default $"+layout.EnvRunUID+", else \"collector-check\")")
+			"to send the prompts that run sends (default $"+podwire.EnvRunUID+", else \"collector-check\")")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -126,7 +126,7 @@ func storedRun(t *testing.T, ns, name string, lines []*results.Line, configMaps 
 		}
 		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm, Namespace: ns}, BinaryData: map[string][]byte{}}
 		if len(chunks) > 0 {
-			obj.BinaryData[layout.ResultsKey] = chunks[0].Data
+			obj.BinaryData[podwire.ResultsKey] = chunks[0].Data
 		}
 		if err := c.Create(ctx, obj); err != nil {
 			t.Fatal(err)
@@ -138,7 +138,7 @@ func storedRun(t *testing.T, ns, name string, lines []*results.Line, configMaps 
 		StartTime: &start, CompletionTime: &end, JobName: name + "-evalrun", EvalConfigMapName: name + "-evalrun-eval",
 		EvalFileSHA256: "0123",
 		Cases:          []evalsv1alpha1.CaseResult{lines[0].Status()},
-		Results: &evalsv1alpha1.ResultsReference{ConfigMaps: names, Key: layout.ResultsKey, Format: "jsonl+gzip",
+		Results: &evalsv1alpha1.ResultsReference{ConfigMaps: names, Key: podwire.ResultsKey, Format: "jsonl+gzip",
 			TotalCases: int32(len(lines)), OmittedCases: int32(len(lines) - 1)},
 		Conditions: []metav1.Condition{{Type: evalsv1alpha1.ConditionSucceeded, Status: metav1.ConditionTrue,
 			Reason: evalsv1alpha1.ReasonCompleted, Message: "done", LastTransitionTime: end}},

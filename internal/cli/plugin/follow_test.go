@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // logServer serves pod logs as the API server relays them from the kubelet: each container's stream written a line
@@ -86,7 +86,7 @@ func logClient(t *testing.T, s *logServer) kubernetes.Interface {
 // in its stream's order; a line without a newline at the end gets one, a line longer than maxLogLine is cut into
 // prefixed parts; a container that has not started is reported and the others go on; the requests follow.
 func TestFollowInterleavesWholeLines(t *testing.T) {
-	pods := []corev1.Pod{*shardPod("ns", "run-evalrun", "0", layout.ContainerRunner), *shardPod("ns", "run-evalrun", "1", layout.ContainerRunner)}
+	pods := []corev1.Pod{*shardPod("ns", "run-evalrun", "0", podwire.ContainerRunner), *shardPod("ns", "run-evalrun", "1", podwire.ContainerRunner)}
 	long := strings.Repeat("x", maxLogLine+10)
 	s := &logServer{lines: map[string][]string{}, waiting: "run-evalrun-1-x/collector"}
 	for _, key := range []string{"run-evalrun-0-x/runner", "run-evalrun-0-x/collector", "run-evalrun-1-x/runner"} {
@@ -96,7 +96,7 @@ func TestFollowInterleavesWholeLines(t *testing.T) {
 	}
 	s.lines["run-evalrun-0-x/runner"] = append(s.lines["run-evalrun-0-x/runner"], long+"\n", "no newline at the end")
 	var out, errOut bytes.Buffer
-	o := &logsOptions{containers: []string{layout.ContainerRunner, layout.ContainerCollector}, tail: 100, follow: true, maxLogRequests: 4}
+	o := &logsOptions{containers: []string{podwire.ContainerRunner, podwire.ContainerCollector}, tail: 100, follow: true, maxLogRequests: 4}
 	if err := o.followAll(t.Context(), &out, &errOut, logClient(t, s), pods); err != nil {
 		t.Fatal(err)
 	}
@@ -152,9 +152,9 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 
 // TestFollowEndsWhenTheOutputBreaks: a closed output ends every stream, an endless one too, with the error.
 func TestFollowEndsWhenTheOutputBreaks(t *testing.T) {
-	pods := []corev1.Pod{*shardPod("ns", "run-evalrun", "0", layout.ContainerRunner)}
+	pods := []corev1.Pod{*shardPod("ns", "run-evalrun", "0", podwire.ContainerRunner)}
 	s := &logServer{forever: "run-evalrun-0-x/runner", lines: map[string][]string{}}
-	o := &logsOptions{containers: []string{layout.ContainerRunner, layout.ContainerCollector}, tail: -1, follow: true, maxLogRequests: 2}
+	o := &logsOptions{containers: []string{podwire.ContainerRunner, podwire.ContainerCollector}, tail: -1, follow: true, maxLogRequests: 2}
 	done := make(chan error, 1)
 	go func() {
 		done <- o.followAll(t.Context(), &failingWriter{n: 4096}, &bytes.Buffer{}, logClient(t, s), pods)
@@ -172,9 +172,9 @@ func TestFollowEndsWhenTheOutputBreaks(t *testing.T) {
 // TestFollowBoundsTheStreams: more streams than --max-log-requests is an error that says how to narrow them, and
 // nothing is requested.
 func TestFollowBoundsTheStreams(t *testing.T) {
-	pods := []corev1.Pod{*shardPod("ns", "run-evalrun", "0", layout.ContainerRunner), *shardPod("ns", "run-evalrun", "1", layout.ContainerRunner)}
+	pods := []corev1.Pod{*shardPod("ns", "run-evalrun", "0", podwire.ContainerRunner), *shardPod("ns", "run-evalrun", "1", podwire.ContainerRunner)}
 	s := &logServer{lines: map[string][]string{}}
-	o := &logsOptions{containers: []string{layout.ContainerRunner, layout.ContainerCollector}, tail: -1, follow: true, maxLogRequests: 3}
+	o := &logsOptions{containers: []string{podwire.ContainerRunner, podwire.ContainerCollector}, tail: -1, follow: true, maxLogRequests: 3}
 	err := o.followAll(t.Context(), &bytes.Buffer{}, &bytes.Buffer{}, logClient(t, s), pods)
 	if err == nil || !strings.Contains(err.Error(), "would stream 4 logs, more than --max-log-requests 3") {
 		t.Errorf("err = %v, want the bound named", err)

@@ -23,7 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -62,7 +62,7 @@ again.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, e, args[0]) },
 	}
 	cmd.Flags().StringVar(&o.caseID, "case", "", "Only the pod of the shard that ran this case id.")
-	cmd.Flags().StringSliceVarP(&o.containers, "container", "c", []string{layout.ContainerRunner, layout.ContainerCollector},
+	cmd.Flags().StringSliceVarP(&o.containers, "container", "c", []string{podwire.ContainerRunner, podwire.ContainerCollector},
 		"Containers to show: runner, collector, judge (comma-separated or repeated).")
 	cmd.Flags().Int64Var(&o.tail, "tail", -1, "Lines of the end of each log to show; -1 shows every line.")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "Stream the logs until the containers end, each line prefixed with its pod and container.")
@@ -73,7 +73,7 @@ again.`,
 
 func (o *logsOptions) run(cmd *cobra.Command, e *env, name string) error {
 	for _, c := range o.containers {
-		if c != layout.ContainerRunner && c != layout.ContainerCollector && !layout.IsJudgeContainer(c) {
+		if c != podwire.ContainerRunner && c != podwire.ContainerCollector && !podwire.IsJudgeContainer(c) {
 			return fmt.Errorf("--container %q is not one of runner, collector, judge, judge-1 ... judge-7", c)
 		}
 	}
@@ -135,7 +135,7 @@ func runPods(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun, c
 	pods := list.Items
 	if shard >= 0 {
 		pods = slices.DeleteFunc(pods, func(p corev1.Pod) bool {
-			return p.Annotations[layout.AnnotationJobCompletionIndex] != strconv.Itoa(shard)
+			return p.Annotations[podwire.AnnotationJobCompletionIndex] != strconv.Itoa(shard)
 		})
 	}
 	if len(pods) == 0 {
@@ -168,9 +168,9 @@ func shardOfCase(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRu
 	if err := c.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm); err != nil {
 		return 0, fmt.Errorf("reading the eval ConfigMap %s: %w", name, err)
 	}
-	var cfg layout.RunConfig
-	if err := json.Unmarshal([]byte(cm.Data[layout.RunConfigKey]), &cfg); err != nil {
-		return 0, fmt.Errorf("reading %s of ConfigMap %s: %w", layout.RunConfigKey, name, err)
+	var cfg podwire.RunConfig
+	if err := json.Unmarshal([]byte(cm.Data[podwire.RunConfigKey]), &cfg); err != nil {
+		return 0, fmt.Errorf("reading %s of ConfigMap %s: %w", podwire.RunConfigKey, name, err)
 	}
 	i := slices.Index(cfg.CaseIDs, caseID)
 	if i < 0 {
@@ -182,7 +182,7 @@ func shardOfCase(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRu
 	}
 	shards := max(int(cfg.Shards), 1)
 	for s := range shards {
-		if lo, hi := layout.ShardRange(len(cfg.CaseIDs), shards, s); i >= lo && i < hi {
+		if lo, hi := podwire.ShardRange(len(cfg.CaseIDs), shards, s); i >= lo && i < hi {
 			if shards == 1 {
 				return -1, nil
 			}

@@ -16,18 +16,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // shardPod is a pod of a sharded run's Job, as the Job controller labels and annotates it.
 func shardPod(ns, job string, index string, containers ...string) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job + "-" + index + "-x",
 		Labels:      map[string]string{batchv1.JobNameLabel: job},
-		Annotations: map[string]string{layout.AnnotationJobCompletionIndex: index}}}
+		Annotations: map[string]string{podwire.AnnotationJobCompletionIndex: index}}}
 	for _, c := range containers {
 		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c, Image: "img"})
 	}
-	p.Spec.InitContainers = []corev1.Container{{Name: layout.ContainerCollector, Image: "img"}}
+	p.Spec.InitContainers = []corev1.Container{{Name: podwire.ContainerCollector, Image: "img"}}
 	return p
 }
 
@@ -38,19 +38,19 @@ func TestLogsFindsTheShardOfACase(t *testing.T) {
 	storedRun(t, ns, "sharded", screeningLines(nil, nil, nil), 2, func(r *evalsv1alpha1.EvalRun) {
 		r.Status.Resume = &evalsv1alpha1.ResumeStatus{From: "earlier", FromUID: "u", Cases: evalsv1alpha1.ResumeMissing, Ran: 5, Carried: 1}
 	})
-	cfg := layout.RunConfig{RunName: "sharded", CaseIDs: []string{"case-001", "case-002", "case-003", "case-004", "case-005"},
+	cfg := podwire.RunConfig{RunName: "sharded", CaseIDs: []string{"case-001", "case-002", "case-003", "case-004", "case-005"},
 		AllCaseIDs: []string{"case-001", "case-002", "case-003", "case-004", "case-005", "case-006"}, Shards: 2}
 	runJSON, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	eval := configMap(ns, "sharded-evalrun-eval")
-	eval.Data = map[string]string{layout.RunConfigKey: string(runJSON)}
+	eval.Data = map[string]string{podwire.RunConfigKey: string(runJSON)}
 	if err := c.Create(ctx, eval); err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range []string{"0", "1"} {
-		if err := c.Create(ctx, shardPod(ns, "sharded-evalrun", i, layout.ContainerRunner, layout.ContainerJudge)); err != nil {
+		if err := c.Create(ctx, shardPod(ns, "sharded-evalrun", i, podwire.ContainerRunner, podwire.ContainerJudge)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -90,14 +90,14 @@ func TestLogsFindsTheShardOfACase(t *testing.T) {
 }
 
 func TestLogsWritesEachContainer(t *testing.T) {
-	pods := []corev1.Pod{*shardPod("ns", "run-evalrun", "0", layout.ContainerRunner), *shardPod("ns", "run-evalrun", "1", layout.ContainerRunner)}
+	pods := []corev1.Pod{*shardPod("ns", "run-evalrun", "0", podwire.ContainerRunner), *shardPod("ns", "run-evalrun", "1", podwire.ContainerRunner)}
 	var objs []runtime.Object
 	for i := range pods {
 		objs = append(objs, &pods[i])
 	}
 	cs := fake.NewClientset(objs...)
 	var out, errOut bytes.Buffer
-	o := &logsOptions{containers: []string{layout.ContainerRunner, layout.ContainerCollector, layout.ContainerJudge}, tail: 10}
+	o := &logsOptions{containers: []string{podwire.ContainerRunner, podwire.ContainerCollector, podwire.ContainerJudge}, tail: 10}
 	if err := o.write(t.Context(), &out, &errOut, cs, pods); err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/cli/report"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
@@ -276,9 +276,9 @@ func caseTexts(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun)
 		}
 		return nil, fmt.Errorf("reading the eval ConfigMap %s: %w", name, err)
 	}
-	data, ok := cm.Data[layout.EvalFileKey]
+	data, ok := cm.Data[podwire.EvalFileKey]
 	if !ok {
-		return nil, fmt.Errorf("the eval ConfigMap %s holds no %s (the eval file is in a bucket)", name, layout.EvalFileKey)
+		return nil, fmt.Errorf("the eval ConfigMap %s holds no %s (the eval file is in a bucket)", name, podwire.EvalFileKey)
 	}
 	f, err := evalfile.Parse([]byte(data))
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	acv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1/applyconfiguration/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	corev1 "k8s.io/api/core/v1"
@@ -27,7 +27,7 @@ import (
 // not empty the apply only succeeds on the EvalRun with that uid.
 func ApplyStatus(ctx context.Context, c client.Client, namespace, name, uid string, section results.Section) error {
 	ac := statusApply(namespace, name, uid, &section)
-	if err := c.Status().Apply(ctx, ac, client.FieldOwner(layout.FieldManagerCollector), client.ForceOwnership); err != nil {
+	if err := c.Status().Apply(ctx, ac, client.FieldOwner(statusapply.FieldManagerCollector), client.ForceOwnership); err != nil {
 		return fmt.Errorf("apply the status of EvalRun %s/%s: %w", namespace, name, err)
 	}
 	return nil
@@ -42,13 +42,13 @@ func statusApply(namespace, name, uid string, section *results.Section) *acv1alp
 // (a merge patch: a missing ConfigMap is an error, never created). ConfigMaps that get no chunk are emptied, so
 // a re-run with fewer results leaves nothing stale.
 func WriteResultConfigMaps(ctx context.Context, c client.Client, namespace string, names []string, chunks []results.Chunk) error {
-	return writeChunks(ctx, c, namespace, names, chunks, layout.ResultsKey, "result")
+	return writeChunks(ctx, c, namespace, names, chunks, podwire.ResultsKey, "result")
 }
 
 // WriteRecordConfigMaps stores the kept records' chunks in the pre-created record ConfigMaps named in names, as
 // WriteResultConfigMaps stores results (by name only; ConfigMaps without a chunk are emptied).
 func WriteRecordConfigMaps(ctx context.Context, c client.Client, namespace string, names []string, chunks []results.Chunk) error {
-	return writeChunks(ctx, c, namespace, names, chunks, layout.RecordsKey, "record")
+	return writeChunks(ctx, c, namespace, names, chunks, podwire.RecordsKey, "record")
 }
 
 // writeChunks puts each chunk under key of the ConfigMap it is destined for, among names, and empties the others;
@@ -70,14 +70,14 @@ func writeChunks(ctx context.Context, c client.Client, namespace string, names [
 	return nil
 }
 
-// WriteShardSection records a shard's collection (its status results section, JSON) under layout.ShardSectionKey
+// WriteShardSection records a shard's collection (its status results section, JSON) under podwire.ShardSectionKey
 // in the shard's pre-created ConfigMap, by name only (a merge patch: a missing ConfigMap is an error).
 func WriteShardSection(ctx context.Context, c client.Client, namespace, name string, section results.Section) error {
 	body, err := json.Marshal(section)
 	if err != nil {
 		return fmt.Errorf("encode the section of shard ConfigMap %s: %w", name, err)
 	}
-	return patchConfigMap(ctx, c, namespace, name, "shard", map[string]any{"data": map[string]string{layout.ShardSectionKey: string(body)}})
+	return patchConfigMap(ctx, c, namespace, name, "shard", map[string]any{"data": map[string]string{podwire.ShardSectionKey: string(body)}})
 }
 
 // patchConfigMap merge-patches the named, pre-created ConfigMap (what says which of the run's ConfigMaps it is).
@@ -87,7 +87,7 @@ func patchConfigMap(ctx context.Context, c client.Client, namespace, name, what 
 		return fmt.Errorf("encode the patch of ConfigMap %s: %w", name, err)
 	}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, data), client.FieldOwner(layout.FieldManagerCollector)); err != nil {
+	if err := c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, data), client.FieldOwner(statusapply.FieldManagerCollector)); err != nil {
 		return fmt.Errorf("write %s ConfigMap %s/%s: %w", what, namespace, name, err)
 	}
 	return nil

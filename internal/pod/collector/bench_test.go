@@ -17,10 +17,9 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"golang.org/x/sys/unix"
 )
@@ -34,12 +33,12 @@ const benchRecords = 100_000
 var benchWork struct {
 	once sync.Once
 	dir  string
-	cfg  *layout.RunConfig
+	cfg  *podwire.RunConfig
 	size int64
 	err  error
 }
 
-func benchWorkload(tb testing.TB) (*layout.RunConfig, layout.Output, int64) {
+func benchWorkload(tb testing.TB) (*podwire.RunConfig, podwire.Output, int64) {
 	tb.Helper()
 	benchWork.once.Do(func() {
 		dir, err := os.MkdirTemp("", "collector-bench-")
@@ -53,7 +52,7 @@ func benchWorkload(tb testing.TB) (*layout.RunConfig, layout.Output, int64) {
 	if benchWork.err != nil {
 		tb.Fatalf("generate the workload: %v", benchWork.err)
 	}
-	return benchWork.cfg, layout.Output{Root: filepath.Join(benchWork.dir, "out")}, benchWork.size
+	return benchWork.cfg, podwire.Output{Root: filepath.Join(benchWork.dir, "out")}, benchWork.size
 }
 
 func removeBenchWorkload() {
@@ -62,8 +61,8 @@ func removeBenchWorkload() {
 	}
 }
 
-func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
-	p := layout.Output{Root: filepath.Join(dir, "out")}
+func writeBenchWorkload(dir string, n int) (*podwire.RunConfig, int64, error) {
+	p := podwire.Output{Root: filepath.Join(dir, "out")}
 	if err := os.MkdirAll(p.Root, 0o755); err != nil {
 		return nil, 0, err
 	}
@@ -79,7 +78,7 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 	cfg := benchRunConfig("bench", evalPath, ids)
 	// As the manager decides, having validated the same file: every case is judged by its id and the file's
 	// evaluators, so the collector reads only the file's header.
-	file, err := podfiles.LoadEvalFile(cfg)
+	file, err := podwire.LoadEvalFile(cfg)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -89,10 +88,10 @@ func writeBenchWorkload(dir string, n int) (*layout.RunConfig, int64, error) {
 
 // benchRunConfig is a resolved run configuration with every result ConfigMap a run can have and no output bound
 // that a benchmark workload could reach.
-func benchRunConfig(name, evalPath string, ids []string) *layout.RunConfig {
+func benchRunConfig(name, evalPath string, ids []string) *podwire.RunConfig {
 	cfg := testutil.RunConfig(evalPath, ids, ": {OUTPUT_FILE}")
 	cfg.RunName, cfg.MaxOutputBytes = name, 1<<40
-	cfg.ResultConfigMaps = make([]string, layout.MaxResultConfigMaps)
+	cfg.ResultConfigMaps = make([]string, podwire.MaxResultConfigMaps)
 	for i := range cfg.ResultConfigMaps {
 		cfg.ResultConfigMaps[i] = fmt.Sprintf("%s-results-%d", name, i)
 	}
@@ -138,7 +137,7 @@ func processCPU() float64 {
 
 // BenchmarkGather is collect end to end without the API, as the pod runs it: eval file, parse, judge, status
 // budget and gzip'd result chunks. Every case of the workload inherits the file's evaluators, which read nothing of
-// the case, so the eval file's header alone is read (layout.RunConfig.SharedEvaluators, set as the manager sets it).
+// the case, so the eval file's header alone is read (podwire.RunConfig.SharedEvaluators, set as the manager sets it).
 // It also reports the peak RSS of a fresh process doing one Gather.
 func BenchmarkGather(b *testing.B) {
 	cfg, p, size := benchWorkload(b)
@@ -167,7 +166,7 @@ func BenchmarkGatherWholeEvalFile(b *testing.B) {
 // reportRSS reports the peak RSS of a fresh process doing one Gather with cfg (what it does is changed by env:
 // rssEvalOnly, rssRejudge) as metric, and its peak heap (live objects and dead ones not yet swept, sampled every
 // millisecond) as metric with "RSS" replaced by "heap".
-func reportRSS(b *testing.B, cfg *layout.RunConfig, metric string, env ...string) {
+func reportRSS(b *testing.B, cfg *podwire.RunConfig, metric string, env ...string) {
 	if rss, heap, err := gatherRSS(cfg, env...); err != nil {
 		b.Logf("%s not measured: %v", metric, err)
 	} else {
@@ -180,7 +179,7 @@ func reportRSS(b *testing.B, cfg *layout.RunConfig, metric string, env ...string
 // judge, status budget and gzip'd result chunks.
 func BenchmarkGatherParsedEvalFile(b *testing.B) {
 	cfg, p, size := benchWorkload(b)
-	file, err := podfiles.LoadEvalFile(cfg)
+	file, err := podwire.LoadEvalFile(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -190,7 +189,7 @@ func BenchmarkGatherParsedEvalFile(b *testing.B) {
 	reportChunks(b, g)
 }
 
-func benchGather(b *testing.B, cfg *layout.RunConfig, size int64, input func() GatherInput) *Gathered {
+func benchGather(b *testing.B, cfg *podwire.RunConfig, size int64, input func() GatherInput) *Gathered {
 	b.Helper()
 	b.SetBytes(size)
 	b.ReportAllocs()
@@ -232,7 +231,7 @@ const (
 
 // gatherRSS runs one Gather in a child test process, with env added to its environment (rssEvalOnly,
 // rssRejudge), and returns its peak resident set (VmHWM) and peak heap, in MiB.
-func gatherRSS(cfg *layout.RunConfig, env ...string) (rss, heap float64, err error) {
+func gatherRSS(cfg *podwire.RunConfig, env ...string) (rss, heap float64, err error) {
 	cfgJSON, err := json.Marshal(cfg)
 	if err != nil {
 		return 0, 0, err
@@ -273,7 +272,7 @@ func TestGatherRSSHelper(t *testing.T) {
 	if cfgPath == "" {
 		t.Skip("helper process for BenchmarkGather")
 	}
-	cfg, err := podfiles.LoadRunConfig(cfgPath)
+	cfg, err := podwire.LoadRunConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,13 +312,13 @@ func TestGatherRSSHelper(t *testing.T) {
 		return
 	}
 	if os.Getenv(rssEvalOnly) != "" {
-		if _, err := podfiles.LoadEvalFile(cfg); err != nil {
+		if _, err := podwire.LoadEvalFile(cfg); err != nil {
 			t.Fatal(err)
 		}
 		printPeaks()
 		return
 	}
-	g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: layout.Output{Root: filepath.Join(os.Getenv("PODRUNTIME_RSS_WORK"), "out")}, EndCause: outcome.EndEnded, Now: time.Now()})
+	g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: podwire.Output{Root: filepath.Join(os.Getenv("PODRUNTIME_RSS_WORK"), "out")}, EndCause: outcome.EndEnded, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -20,7 +20,7 @@ type shardBucket struct {
 
 // openShardBucket opens the run's bucket with the credentials mounted in credentialsDir (the collector's only)
 // and names the shard's objects. Opening does no I/O.
-func openShardBucket(cfg *layout.RunConfig, namespace, name, uid, credentialsDir string) (*shardBucket, error) {
+func openShardBucket(cfg *podwire.RunConfig, namespace, name, uid, credentialsDir string) (*shardBucket, error) {
 	b := cfg.Bucket
 	oc, err := objstore.ConfigFromDir(credentialsDir, objstore.Config{
 		Endpoint: b.Endpoint, Region: b.Region, Bucket: b.Bucket, Prefix: b.Prefix, PathStyle: true,

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
 )
@@ -25,7 +25,7 @@ func TestPersistBucketOnly(t *testing.T) {
 	f := newFixture(t)
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"A"}`+"\n"+`{"id":"beta","text":"B"}`+"\n")
 	f.finishedRunner(t, 0)
-	f.Config.Bucket = &layout.Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "nightly"}
+	f.Config.Bucket = &podwire.Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "nightly"}
 	f.Config.BucketOnly = true
 	creds := t.TempDir()
 	for name, value := range map[string]string{objstore.AccessKeyIDFile: srv.AccessKeyID, objstore.SecretAccessKeyFile: srv.SecretAccessKey} {

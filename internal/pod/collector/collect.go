@@ -12,9 +12,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,9 +22,9 @@ import (
 
 // Options configure Collect.
 type Options struct {
-	Config *layout.RunConfig
+	Config *podwire.RunConfig
 	// Pod is the pod's directory layout.
-	Pod layout.Pod
+	Pod podwire.Pod
 	// Client writes the result ConfigMaps and the EvalRun status; nil with Config.BucketOnly (no API call).
 	Client client.Client
 	// Namespace, Name and UID identify the EvalRun; PodName is recorded in status.
@@ -39,7 +38,7 @@ type Options struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// BucketCredentialsDir holds the bucket's credentials when the run stores its results in a bucket (default
-	// layout.BucketCredentialsDir).
+	// podwire.BucketCredentialsDir).
 	BucketCredentialsDir string
 }
 
@@ -59,7 +58,7 @@ func Collect(ctx context.Context, o Options) error {
 		o.Now = time.Now
 	}
 	if _, err := os.Stat(o.Pod.Collected()); err == nil {
-		podfiles.Logf(o.Log, "Already collected; waiting for the pod to finish\n")
+		podwire.Logf(o.Log, "Already collected; waiting for the pod to finish\n")
 		<-ctx.Done()
 		return nil
 	}
@@ -68,7 +67,7 @@ func Collect(ctx context.Context, o Options) error {
 	var err error
 	if o.Config.Bucket != nil {
 		if o.BucketCredentialsDir == "" {
-			o.BucketCredentialsDir = layout.BucketCredentialsDir
+			o.BucketCredentialsDir = podwire.BucketCredentialsDir
 		}
 		bucket, bucketErr = openShardBucket(o.Config, o.Namespace, o.Name, o.UID, o.BucketCredentialsDir)
 	}
@@ -79,7 +78,7 @@ func Collect(ctx context.Context, o Options) error {
 	var rejudgeFile *evalfile.File
 	if o.Config.Rejudge != nil {
 		// A re-judge runs no runner: its "output" is the source's kept records, written into the snapshot.
-		podfiles.Logf(o.Log, "Reading the kept records of EvalRun %s\n", o.Config.Rejudge.From)
+		podwire.Logf(o.Log, "Reading the kept records of EvalRun %s\n", o.Config.Rejudge.From)
 		end = RunnerEnd{Cause: outcome.EndEnded}
 		if o.Config.Rejudge.InBucket && bucketErr != nil {
 			rejudgeErr = fmt.Errorf("opening the bucket to read the source's records: %w", bucketErr)
@@ -95,9 +94,9 @@ func Collect(ctx context.Context, o Options) error {
 	case o.Config.Rejudge != nil:
 		// No runner: rejudgeSnapshot logged what it read.
 	case ended:
-		podfiles.Logf(o.Log, "The runner ended; collecting its output\n")
+		podwire.Logf(o.Log, "The runner ended; collecting its output\n")
 	default:
-		podfiles.Logf(o.Log, "Collecting without the runner's end reason=%q\n", why)
+		podwire.Logf(o.Log, "Collecting without the runner's end reason=%q\n", why)
 	}
 
 	at := collectionTime(o)
@@ -111,7 +110,7 @@ func Collect(ctx context.Context, o Options) error {
 	rejudged.apply(&in, o.Config.Rejudge)
 	// Judging is bounded by its own deadline (the manager sizes it from the code judges' timeout, workers and
 	// case count), not by the termination signal.
-	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.JudgeDeadlineSeconds))
+	jctx, jcancel := context.WithTimeout(context.WithoutCancel(ctx), podwire.Seconds(o.Config.JudgeDeadlineSeconds))
 	// The kubelet stops the judge with the rest of the pod: once asked to stop, wait only briefly for it.
 	stopJudgeWait := context.AfterFunc(ctx, func() {
 		t := time.NewTimer(terminationWait)
@@ -124,8 +123,8 @@ func Collect(ctx context.Context, o Options) error {
 	})
 	if o.Config.CodeJudges && ended && in.EvalFile == nil {
 		// The judges' shares are computed from the eval file; Gather judges with the same parse.
-		if in.EvalFile, err = podfiles.LoadEvalFileForJudging(o.Config); err != nil {
-			podfiles.Logf(o.Log, "Cannot read the eval file error=%q\n", err.Error())
+		if in.EvalFile, err = podwire.LoadEvalFileForJudging(o.Config); err != nil {
+			podwire.Logf(o.Log, "Cannot read the eval file error=%q\n", err.Error())
 			in.EvalFile = nil
 		}
 	}
@@ -135,7 +134,7 @@ func Collect(ctx context.Context, o Options) error {
 
 	// LLM judging (within Gather) is bounded by its own deadline and persisting by the results deadline, not by
 	// the termination signal: the kubelet's grace period is the outer bound.
-	deadline := layout.Seconds(o.Config.LLMJudgeDeadlineSeconds) + layout.Seconds(o.Config.ResultsDeadlineSeconds)
+	deadline := podwire.Seconds(o.Config.LLMJudgeDeadlineSeconds) + podwire.Seconds(o.Config.ResultsDeadlineSeconds)
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deadline)
 	defer cancel()
 	g, gerr := (*Gathered)(nil), rejudgeErr
@@ -143,7 +142,7 @@ func Collect(ctx context.Context, o Options) error {
 		g, gerr = Gather(pctx, in)
 	}
 	if gerr != nil {
-		podfiles.Logf(o.Log, "Collection failed error=%q\n", textbound.Head(gerr.Error(), 512))
+		podwire.Logf(o.Log, "Collection failed error=%q\n", textbound.Head(gerr.Error(), 512))
 		g = failedCollection(o, at, ended, gerr)
 	}
 	// The termination message is written before the API writes start, so that the manager can end the run from
@@ -153,12 +152,12 @@ func Collect(ctx context.Context, o Options) error {
 	term := terminationMessage(g, ended, perr)
 	writeTermination(o, term)
 	if perr != nil {
-		podfiles.Logf(o.Log, "Results not persisted error=%q\n", textbound.Head(perr.Error(), 1024))
+		podwire.Logf(o.Log, "Results not persisted error=%q\n", textbound.Head(perr.Error(), 1024))
 	} else {
-		podfiles.Logf(o.Log, "Results persisted outcome=%s total=%d\n", g.Outcome, g.Summary.Total)
+		podwire.Logf(o.Log, "Results persisted outcome=%s total=%d\n", g.Outcome, g.Summary.Total)
 	}
-	if err := podfiles.WriteJSONAtomic(o.Pod.Collected(), term); err != nil {
-		podfiles.Logf(o.Log, "Cannot note the end of the collection error=%q\n", err.Error())
+	if err := podwire.WriteJSONAtomic(o.Pod.Collected(), term); err != nil {
+		podwire.Logf(o.Log, "Cannot note the end of the collection error=%q\n", err.Error())
 	}
 	<-ctx.Done()
 	return perr
@@ -168,18 +167,18 @@ func Collect(ctx context.Context, o Options) error {
 // (WriteRejudgeSnapshot), read from src (rejudgeRecords). Its error is the collection's: the source's records
 // could not be read.
 func rejudgeSnapshot(ctx context.Context, o Options, src RecordSource) (*evalfile.File, *Rejudged, error) {
-	file, err := podfiles.LoadEvalFileForJudging(o.Config)
+	file, err := podwire.LoadEvalFileForJudging(o.Config)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the eval file: %w", err)
 	}
 	// Reading the records is bounded by the results deadline, as writing them is.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), layout.Seconds(o.Config.ResultsDeadlineSeconds))
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), podwire.Seconds(o.Config.ResultsDeadlineSeconds))
 	defer cancel()
 	rj, err := WriteRejudgeSnapshot(rctx, o.Config, file, src, o.Pod.SnapshotOutput())
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the kept records of EvalRun %s: %w", o.Config.Rejudge.From, err)
 	}
-	podfiles.Logf(o.Log, "Records written into the snapshot judged=%d inputChanged=%d notKept=%d unreadable=%d\n",
+	podwire.Logf(o.Log, "Records written into the snapshot judged=%d inputChanged=%d notKept=%d unreadable=%d\n",
 		rj.Judged, rj.InputChanged, rj.NotKept, rj.Unreadable)
 	return file, rj, nil
 }
@@ -189,12 +188,12 @@ func rejudgeSnapshot(ctx context.Context, o Options, src RecordSource) (*evalfil
 // the same objects) again.
 func collectionTime(o Options) time.Time {
 	var noted time.Time
-	if err := podfiles.ReadJSON(o.Pod.CollectionTime(), &noted); err == nil && !noted.IsZero() {
+	if err := podwire.ReadJSON(o.Pod.CollectionTime(), &noted); err == nil && !noted.IsZero() {
 		return noted
 	}
 	now := o.Now().UTC().Truncate(time.Second)
-	if err := podfiles.WriteJSONAtomic(o.Pod.CollectionTime(), now); err != nil {
-		podfiles.Logf(o.Log, "Cannot note the collection time error=%q\n", err.Error())
+	if err := podwire.WriteJSONAtomic(o.Pod.CollectionTime(), now); err != nil {
+		podwire.Logf(o.Log, "Cannot note the collection time error=%q\n", err.Error())
 	}
 	return now
 }
@@ -202,12 +201,12 @@ func collectionTime(o Options) time.Time {
 // errPersisting is the persist error of the termination message written before the API writes.
 var errPersisting = errors.New("the collector was still writing the results")
 
-func writeTermination(o Options, t layout.TerminationMessage) {
+func writeTermination(o Options, t podwire.TerminationMessage) {
 	if o.TerminationLog == "" {
 		return
 	}
 	if err := writeTerminationLog(o.TerminationLog, t); err != nil {
-		podfiles.Logf(o.Log, "Cannot write the termination message error=%q\n", err.Error())
+		podwire.Logf(o.Log, "Cannot write the termination message error=%q\n", err.Error())
 	}
 }
 
@@ -216,7 +215,7 @@ type RunnerEnd struct {
 	Cause  outcome.End
 	Reason string
 	// Report is the launcher's report (the frame that ended the runner-end FIFO's stream, or its FrameStuck).
-	Report *layout.LauncherReport
+	Report *podwire.LauncherReport
 	// ReportMissing says why no usable report ended the stream although the runner's end was seen: a failure.
 	ReportMissing error
 }
@@ -230,7 +229,7 @@ func waitForRunner(ctx context.Context, o Options) RunnerEnd {
 		return endedWith(savedLauncherReport(o))
 	}
 	_, err := os.Stat(o.Pod.RunnerStarted())
-	w := podfiles.WatchRunnerEnd(o.Pod.RunnerEnd(), err == nil)
+	w := podwire.WatchRunnerEnd(o.Pod.RunnerEnd(), err == nil)
 	started := w.Started
 	var deadline <-chan time.Time
 	if s := o.Config.RunnerDeadlineSeconds; s > 0 {
@@ -238,13 +237,13 @@ func waitForRunner(ctx context.Context, o Options) RunnerEnd {
 		defer t.Stop()
 		deadline = t.C
 	}
-	podfiles.Logf(o.Log, "Waiting for the runner to end\n")
+	podwire.Logf(o.Log, "Waiting for the runner to end\n")
 	for {
 		select {
 		case <-started:
 			started = nil
-			if err := podfiles.WriteBytesAtomic(o.Pod.RunnerStarted(), nil); err != nil {
-				podfiles.Logf(o.Log, "Cannot note the runner's start error=%q\n", err.Error())
+			if err := podwire.WriteBytesAtomic(o.Pod.RunnerStarted(), nil); err != nil {
+				podwire.Logf(o.Log, "Cannot note the runner's start error=%q\n", err.Error())
 			}
 			continue
 		case <-w.Ended:
@@ -273,15 +272,15 @@ func waitForRunner(ctx context.Context, o Options) RunnerEnd {
 }
 
 // runnerEnded takes the launcher's report from the end of the stream, keeps a copy of it, and notes the end.
-func runnerEnded(o Options, w *podfiles.RunnerEndWatch) RunnerEnd {
+func runnerEnded(o Options, w *podwire.RunnerEndWatch) RunnerEnd {
 	_, payload, err := w.Final()
 	if err == nil {
-		if werr := podfiles.WriteBytesAtomic(o.Pod.LauncherReport(), payload); werr != nil {
-			podfiles.Logf(o.Log, "Cannot keep the launcher's report error=%q\n", werr.Error())
+		if werr := podwire.WriteBytesAtomic(o.Pod.LauncherReport(), payload); werr != nil {
+			podwire.Logf(o.Log, "Cannot keep the launcher's report error=%q\n", werr.Error())
 		}
 	}
-	if err := podfiles.WriteBytesAtomic(o.Pod.RunnerEnded(), nil); err != nil {
-		podfiles.Logf(o.Log, "Cannot note the runner's end error=%q\n", err.Error())
+	if err := podwire.WriteBytesAtomic(o.Pod.RunnerEnded(), nil); err != nil {
+		podwire.Logf(o.Log, "Cannot note the runner's end error=%q\n", err.Error())
 	}
 	if err != nil {
 		return endedWith(nil, err)
@@ -290,7 +289,7 @@ func runnerEnded(o Options, w *podfiles.RunnerEndWatch) RunnerEnd {
 }
 
 // savedLauncherReport is the copy of the launcher's report a collector that saw the runner's end kept.
-func savedLauncherReport(o Options) (*layout.LauncherReport, error) {
+func savedLauncherReport(o Options) (*podwire.LauncherReport, error) {
 	data, err := os.ReadFile(o.Pod.LauncherReport())
 	if err != nil {
 		return nil, fmt.Errorf("the collector restarted without a copy of it: %w", err)
@@ -298,7 +297,7 @@ func savedLauncherReport(o Options) (*layout.LauncherReport, error) {
 	return decodeLauncherReport(data)
 }
 
-func endedWith(rep *layout.LauncherReport, err error) RunnerEnd {
+func endedWith(rep *podwire.LauncherReport, err error) RunnerEnd {
 	if err != nil {
 		return RunnerEnd{Cause: outcome.EndEnded, ReportMissing: err}
 	}
@@ -311,12 +310,12 @@ func endedWith(rep *layout.LauncherReport, err error) RunnerEnd {
 //
 // Before the snapshot is marked ready it connects to every judge container's judge-end FIFO and reads its judge
 // runner's key (no script exists yet); then it reads each judge's authenticated frames until its end frame and
-// accepts only results that name an invocation it expects from that container (judgeplan.Expected, computed here
+// accepts only results that name an invocation it expects from that container (podwire.Expected, computed here
 // from the eval file), the first of each. Nothing any judge writes in a file is read. All of it is bounded by
 // ctx (the judge deadline).
 func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final bool, why string) (Verdicts, string, *int32) {
 	if !o.Config.CodeJudges || !final {
-		if err := podfiles.WriteJSONAtomic(o.Pod.SnapshotReady(), layout.SnapshotMarker{Final: final, Reason: why}); err != nil {
+		if err := podwire.WriteJSONAtomic(o.Pod.SnapshotReady(), podwire.SnapshotMarker{Final: final, Reason: why}); err != nil {
 			return nil, "the collector could not hand the output to the judge container: " + err.Error(), nil
 		}
 		if !o.Config.CodeJudges {
@@ -341,11 +340,11 @@ func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final b
 		ids = file.CaseIDs()
 	}
 	n := int(o.Config.JudgeContainers)
-	podfiles.Logf(o.Log, "Connecting to the judge containers count=%d\n", n)
+	podwire.Logf(o.Log, "Connecting to the judge containers count=%d\n", n)
 	cctx, cancel := context.WithTimeout(ctx, judgeConnectTimeout)
 	readers, problems := connectJudges(cctx, o.Pod, n)
 	cancel()
-	if err := podfiles.WriteJSONAtomic(o.Pod.SnapshotReady(), layout.SnapshotMarker{Final: true}); err != nil {
+	if err := podwire.WriteJSONAtomic(o.Pod.SnapshotReady(), podwire.SnapshotMarker{Final: true}); err != nil {
 		for _, r := range readers {
 			if r != nil {
 				_ = r.Close()
@@ -353,11 +352,11 @@ func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final b
 		}
 		return nil, "the collector could not hand the output to the judge containers: " + err.Error(), nil
 	}
-	podfiles.Logf(o.Log, "Waiting for the code judges\n")
+	podwire.Logf(o.Log, "Waiting for the code judges\n")
 	verdicts, more, abi := collectVerdicts(ctx, file, ids, readers)
 	problems = append(problems, more...)
 	if err := noteVerdicts(o.Pod, verdicts, problems, abi); err != nil {
-		podfiles.Logf(o.Log, "Cannot note the code judges' verdicts error=%q\n", err.Error())
+		podwire.Logf(o.Log, "Cannot note the code judges' verdicts error=%q\n", err.Error())
 	}
 	return verdicts, strings.Join(problems, "; "), abi
 }
@@ -372,7 +371,7 @@ func ensureEvalFile(o Options, file *evalfile.File) (*evalfile.File, error) {
 	if file != nil {
 		return file, nil
 	}
-	return podfiles.LoadEvalFileForJudging(o.Config)
+	return podwire.LoadEvalFileForJudging(o.Config)
 }
 
 // persist writes the results (result ConfigMaps, or the bucket's objects), then the status or shard ConfigMap
@@ -455,9 +454,9 @@ func failedCollection(o Options, now time.Time, finished bool, err error) *Gathe
 	return &Gathered{Output: out, Outcome: evalsv1alpha1.OutcomeCollectorFailed, Message: msg}
 }
 
-func terminationMessage(g *Gathered, finished bool, perr error) layout.TerminationMessage {
+func terminationMessage(g *Gathered, finished bool, perr error) podwire.TerminationMessage {
 	s := g.Summary
-	t := layout.TerminationMessage{
+	t := podwire.TerminationMessage{
 		Outcome: g.Outcome, Message: textbound.Head(g.Message, 1024), RunnerFinished: finished, Persisted: perr == nil,
 		Total: s.Total, Passed: s.Passed, Failed: s.Failed, Errored: s.Errored, Skipped: s.Skipped, Missing: s.Missing,
 		BudgetUnjudged: s.UnjudgedByBudget(), ParseErrors: s.ParseErrors, Unexpected: s.Unexpected,
@@ -471,12 +470,12 @@ func terminationMessage(g *Gathered, finished bool, perr error) layout.Terminati
 	return t
 }
 
-func writeTerminationLog(path string, t layout.TerminationMessage) error {
+func writeTerminationLog(path string, t podwire.TerminationMessage) error {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
-	for len(data) > layout.MaxTerminationMessageBytes && len(t.Message) > 0 {
+	for len(data) > podwire.MaxTerminationMessageBytes && len(t.Message) > 0 {
 		t.Message = textbound.Head(t.Message, len(t.Message)/2)
 		t.PersistError = textbound.Head(t.PersistError, len(t.PersistError)/2)
 		if data, err = json.Marshal(t); err != nil {

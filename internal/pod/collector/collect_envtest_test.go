@@ -15,8 +15,8 @@ import (
 	"time"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
+	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -126,7 +126,7 @@ func (r *run) applyManagerStatus(t *testing.T) {
 		},
 	}}
 	if err := r.c.Status().Apply(context.Background(), client.ApplyConfigurationFromUnstructured(u),
-		client.FieldOwner(layout.FieldManagerManager), client.ForceOwnership); err != nil {
+		client.FieldOwner(statusapply.FieldManagerManager), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -152,17 +152,17 @@ func (r *run) collect(t *testing.T, c client.Client, stopEarly bool) error {
 	if stopEarly {
 		cancel()
 	} else {
-		fd, err := podfiles.HoldRunnerEnd(context.Background(), r.Pod.RunnerEnd(), 30*time.Second)
+		fd, err := podwire.HoldRunnerEnd(context.Background(), r.Pod.RunnerEnd(), 30*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		report := mustJSON(t, layout.LauncherReport{Batching: r.Config.Batching, Invocations: 1, Runner: &layout.Outcome{ExitCode: new(int32)}})
-		if err := podfiles.WriteRunnerEnd(fd, podfiles.EncodeFrame(podfiles.FrameEnd, report), 30*time.Second); err != nil {
+		report := mustJSON(t, podwire.LauncherReport{Batching: r.Config.Batching, Invocations: 1, Runner: &podwire.Outcome{ExitCode: new(int32)}})
+		if err := podwire.WriteRunnerEnd(fd, podwire.EncodeFrame(podwire.FrameEnd, report), 30*time.Second); err != nil {
 			t.Fatal(err)
 		}
 		_ = unix.Close(fd)
 		// The sidecar stays up after collecting until the kubelet stops it.
-		if err := podfiles.WaitForFile(context.Background(), r.Pod.Collected(), 90*time.Second); err != nil {
+		if err := podwire.WaitForFile(context.Background(), r.Pod.Collected(), 90*time.Second); err != nil {
 			t.Fatalf("the collector did not finish: %v", err)
 		}
 		cancel()
@@ -218,10 +218,10 @@ func TestCollectMergesWithManagerAndIsIdempotent(t *testing.T) {
 	if st.Summary == nil || st.Summary.Total != 4 || len(st.Cases) != 4 || st.Collection == nil || st.Collection.Outcome != evalsv1alpha1.OutcomeCompleted {
 		t.Fatalf("collector status not written: summary %+v, cases %d, collection %+v", st.Summary, len(st.Cases), st.Collection)
 	}
-	if diff := cmp.Diff(&evalsv1alpha1.ResultsReference{ConfigMaps: []string{"run-results-0"}, Key: layout.ResultsKey, Format: layout.ResultsFormat, TotalCases: 4}, st.Results); diff != "" {
+	if diff := cmp.Diff(&evalsv1alpha1.ResultsReference{ConfigMaps: []string{"run-results-0"}, Key: podwire.ResultsKey, Format: podwire.ResultsFormat, TotalCases: 4}, st.Results); diff != "" {
 		t.Errorf("results reference (-want +got):\n%s", diff)
 	}
-	if len(r.configMap(t, "run-results-0").BinaryData[layout.ResultsKey]) == 0 {
+	if len(r.configMap(t, "run-results-0").BinaryData[podwire.ResultsKey]) == 0 {
 		t.Errorf("result ConfigMap 0 holds no results")
 	}
 	// Field ownership: the collector owns its fields, the manager keeps its own.
@@ -231,7 +231,7 @@ func TestCollectMergesWithManagerAndIsIdempotent(t *testing.T) {
 			owners[mf.Manager] = true
 		}
 	}
-	if !owners[layout.FieldManagerCollector] || !owners[layout.FieldManagerManager] {
+	if !owners[statusapply.FieldManagerCollector] || !owners[statusapply.FieldManagerManager] {
 		t.Errorf("status managers %v, want both evalrun-manager and evalrun-collector", owners)
 	}
 	term, err := os.ReadFile(filepath.Join(r.Dir, "termination-log"))
@@ -314,7 +314,7 @@ func TestCollectBudgetAndOverflow(t *testing.T) {
 	// The ConfigMaps named in the reference are exactly the non-empty ones.
 	for i := range 3 {
 		name := fmt.Sprintf("run-results-%d", i)
-		has := len(r.configMap(t, name).BinaryData[layout.ResultsKey]) > 0
+		has := len(r.configMap(t, name).BinaryData[podwire.ResultsKey]) > 0
 		listed := false
 		for _, n := range ref.ConfigMaps {
 			listed = listed || n == name

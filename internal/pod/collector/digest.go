@@ -7,7 +7,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 )
 
@@ -22,7 +22,7 @@ type viewDigests struct {
 
 // newViewDigests reads the bundle's manifest, when the run has a bundle; file must be fully parsed (not by its
 // header only).
-func newViewDigests(cfg *layout.RunConfig, file *evalfile.File) (*viewDigests, error) {
+func newViewDigests(cfg *podwire.RunConfig, file *evalfile.File) (*viewDigests, error) {
 	if file == nil {
 		return nil, errors.New("the runner-view digests need the whole eval file")
 	}

@@ -15,11 +15,10 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
@@ -33,9 +32,9 @@ const maxCaseOutputBytes = jsonlresult.DefaultMaxSingleBytes
 
 // GatherInput is what Gather reads.
 type GatherInput struct {
-	Config *layout.RunConfig
+	Config *podwire.RunConfig
 	// Output is the collector's snapshot of the runner's output tree (see TakeSnapshot).
-	Output layout.Output
+	Output podwire.Output
 	// Snapshot says what could not be copied; nil means nothing was.
 	Snapshot *Snapshot
 	// JudgeResults are the code judges' verdicts the collector accepted from the judge containers (nil when code
@@ -49,7 +48,7 @@ type GatherInput struct {
 	EndCause  outcome.End
 	EndReason string
 	// Launcher is the launcher's report, as it arrived through the runner-end FIFO (nil: none).
-	Launcher *layout.LauncherReport
+	Launcher *podwire.LauncherReport
 	// LauncherMissing, when set, says why no usable launcher report ended the runner-end FIFO although the runner
 	// ended: the runner's end is then unaccounted for, a failure.
 	LauncherMissing error
@@ -121,7 +120,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		// LLM judges have their own deadline, sized by the manager from the pod's requests; the cases of a batch
 		// are judged as many at once as the endpoint takes requests.
 		budget = llm.NewBudget(cfg.LLM.MaxRequests, cfg.LLM.MaxTokens)
-		pin.Judge.LLM = judgeModel(cfg.LLM, budget, time.Now().Add(layout.Seconds(cfg.LLMJudgeDeadlineSeconds)), in.Log)
+		pin.Judge.LLM = judgeModel(cfg.LLM, budget, time.Now().Add(podwire.Seconds(cfg.LLMJudgeDeadlineSeconds)), in.Log)
 		if cfg.LLM.NonceDelimiters() {
 			if cfg.UID == "" {
 				return nil, errors.New("spec.judging.llm.answerDelimiters is Nonce, but the run's UID that keys the markers is unknown")
@@ -213,8 +212,8 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 }
 
 // keepRecords makes sink keep each answered case's record, with its runner-view digest from file: in the shard's
-// record ConfigMaps, each within layout.MaxRecordConfigMapBytes, or in its one bucket object, within
-// layout.MaxRecordObjectBytes (docs/rejudge.md, the storage budget).
+// record ConfigMaps, each within podwire.MaxRecordConfigMapBytes, or in its one bucket object, within
+// podwire.MaxRecordObjectBytes (docs/rejudge.md, the storage budget).
 func (in GatherInput) keepRecords(sink *statusSink, file *evalfile.File) error {
 	cfg := in.Config
 	digests, err := newViewDigests(cfg, file)
@@ -227,10 +226,10 @@ func (in GatherInput) keepRecords(sink *statusSink, file *evalfile.File) error {
 		sink.mode = records.ModeSingle
 	}
 	if in.ResultsObject != "" {
-		sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInBucket, []string{in.RecordsObject}, layout.MaxRecordObjectBytes)
+		sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInBucket, []string{in.RecordsObject}, podwire.MaxRecordObjectBytes)
 		return nil
 	}
-	sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, cfg.Records.ConfigMaps, layout.MaxRecordConfigMapBytes)
+	sink.keeper = records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, cfg.Records.ConfigMaps, podwire.MaxRecordConfigMapBytes)
 	return nil
 }
 
@@ -255,7 +254,7 @@ func (in GatherInput) evalFile() (*evalfile.File, error) {
 	if in.EvalFile != nil {
 		return in.EvalFile, nil
 	}
-	file, err := podfiles.LoadEvalFileForJudging(in.Config)
+	file, err := podwire.LoadEvalFileForJudging(in.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +273,7 @@ func (in GatherInput) evalFile() (*evalfile.File, error) {
 var noOutputSource = pipeline.PerCase{Read: func(string) ([]byte, error) { return nil, os.ErrNotExist }}
 
 // classify decides the collection's outcome (outcome.Collection, from typed facts) and says it in one line.
-func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (evalsv1alpha1.CollectionOutcome, string) {
+func classify(rec *podwire.LauncherReport, in GatherInput, tail results.Tail, noOutput bool, total int) (evalsv1alpha1.CollectionOutcome, string) {
 	var notes []string
 	if in.Note != "" {
 		notes = append(notes, in.Note)
@@ -339,7 +338,7 @@ func classify(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noO
 
 // collectionFacts are the typed facts the outcome is decided on: how the wait for the runner ended, the
 // launcher's report, the output.
-func collectionFacts(rec *layout.LauncherReport, in GatherInput, tail results.Tail, noOutput bool) outcome.Facts {
+func collectionFacts(rec *podwire.LauncherReport, in GatherInput, tail results.Tail, noOutput bool) outcome.Facts {
 	f := outcome.Facts{End: in.EndCause, Output: outcome.Output{ParseErrors: tail.ParseErrorCount, NoOutput: noOutput, Missing: tail.MissingCount}}
 	f.Launcher.Missing = in.LauncherMissing != nil
 	if rec == nil {
@@ -363,7 +362,7 @@ func collectionFacts(rec *layout.LauncherReport, in GatherInput, tail results.Ta
 
 // launcherRunner is how the launcher's report names the runner's process: the runner (Batch), or the first of the
 // failed invocations (PerCase).
-func launcherRunner(rec *layout.LauncherReport, in GatherInput) string {
+func launcherRunner(rec *podwire.LauncherReport, in GatherInput) string {
 	if in.Config.Batching == string(evalsv1alpha1.BatchingPerCase) && rec.FailedCases > 0 {
 		return fmt.Sprintf("the launcher reports that %d of %d runner invocations failed; the first", rec.FailedCases, rec.Invocations)
 	}
@@ -372,7 +371,7 @@ func launcherRunner(rec *layout.LauncherReport, in GatherInput) string {
 
 // costBudgetMessage says that the launcher stopped the runner for its cost budget: the figure it read, the budget,
 // and what became of the cases the runner had not answered.
-func costBudgetMessage(s *layout.CostBudgetStop, missing int) string {
+func costBudgetMessage(s *podwire.CostBudgetStop, missing int) string {
 	msg := fmt.Sprintf("the launcher stopped the runner: the cost its records reported (%s USD over %s) passed "+
 		"the cost budget (%s USD, spec.target.maxCostUSD or this shard's share)",
 		results.FormatUSDNanos(s.CostNanoUSD), plural(max(s.Cases, 0), "case", "cases"), results.FormatUSDNanos(s.MaxCostNanoUSD))
@@ -383,7 +382,7 @@ func costBudgetMessage(s *layout.CostBudgetStop, missing int) string {
 }
 
 // notStopped says that processes of the runner survived SIGKILL.
-func notStopped(rec *layout.LauncherReport) string {
+func notStopped(rec *podwire.LauncherReport) string {
 	if rec == nil || rec.Survivors == 0 {
 		return "the launcher reports processes of the runner that survived SIGKILL for its kill grace"
 	}
@@ -399,7 +398,7 @@ func plural(n int, one, many string) string {
 
 // launcherStatus is the launcher's report as recorded in status: labelled as the launcher's, bounded; a report
 // that should have arrived and did not is recorded as Missing.
-func launcherStatus(rec *layout.LauncherReport, missing error) *evalsv1alpha1.LauncherReport {
+func launcherStatus(rec *podwire.LauncherReport, missing error) *evalsv1alpha1.LauncherReport {
 	if rec == nil {
 		if missing != nil {
 			return &evalsv1alpha1.LauncherReport{Delivery: ptr.To(evalsv1alpha1.LauncherReportMissing)}
@@ -462,7 +461,7 @@ func optionalCount(n int) *int32 {
 
 // judgingBundle is the run's eval bundle as the judges read it (install materialized it in the bundle volume,
 // every file verified); the zero Dir without a bundle.
-func judgingBundle(cfg *layout.RunConfig) bundle.Dir {
+func judgingBundle(cfg *podwire.RunConfig) bundle.Dir {
 	if cfg.Bundle == nil {
 		return bundle.Dir{}
 	}
@@ -471,7 +470,7 @@ func judgingBundle(cfg *layout.RunConfig) bundle.Dir {
 
 // invocationErrors is each case's error that no record can replace: the launcher's word on a failed PerCase
 // invocation, and the reasons the caller knows (missing).
-func invocationErrors(rec *layout.LauncherReport, missing map[string]string) map[string]string {
+func invocationErrors(rec *podwire.LauncherReport, missing map[string]string) map[string]string {
 	out := map[string]string{}
 	if rec != nil {
 		for _, c := range rec.Cases {
@@ -487,11 +486,11 @@ func invocationErrors(rec *layout.LauncherReport, missing map[string]string) map
 // measuredDurations is every case's wall time as the launcher measured it (PerCase), which latency judges instead
 // of the runner's claims; nil otherwise, and for a report whose durations do not decode (latency's notes then say
 // that they judged claims).
-func measuredDurations(rec *layout.LauncherReport, cases int) []int64 {
+func measuredDurations(rec *podwire.LauncherReport, cases int) []int64 {
 	if rec == nil || rec.Batching != string(evalsv1alpha1.BatchingPerCase) || rec.CaseDurations == "" {
 		return nil
 	}
-	d, err := layout.DecodeCaseDurations(rec.CaseDurations, cases)
+	d, err := podwire.DecodeCaseDurations(rec.CaseDurations, cases)
 	if err != nil {
 		return nil
 	}
@@ -499,7 +498,7 @@ func measuredDurations(rec *layout.LauncherReport, cases int) []int64 {
 }
 
 // reachedBudgets lists the budgets the collection reached: the LLM judges' requests and tokens, the runner's cost.
-func reachedBudgets(budget *llm.Budget, rec *layout.LauncherReport) []evalsv1alpha1.BudgetKind {
+func reachedBudgets(budget *llm.Budget, rec *podwire.LauncherReport) []evalsv1alpha1.BudgetKind {
 	var out []evalsv1alpha1.BudgetKind
 	requests, tokens := budget.Reached()
 	if requests {

@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -28,7 +28,7 @@ import (
 type fixture struct {
 	*testutil.PodFixture
 	// report is the launcher's report as it arrived through the runner-end FIFO (nil: none expected).
-	report *layout.LauncherReport
+	report *podwire.LauncherReport
 	// recorded are the code judges' verdicts the collector accepted (recordJudge).
 	recorded Verdicts
 }
@@ -43,7 +43,7 @@ func (f *fixture) write(t *testing.T, path, content string) { f.Write(t, path, c
 // finishedRunner writes the launcher's report as the launcher would.
 func (f *fixture) finishedRunner(t *testing.T, exit int32) {
 	t.Helper()
-	f.report = &layout.LauncherReport{Batching: f.Config.Batching, Runner: &layout.Outcome{ExitCode: &exit}, Invocations: 1, ExitCode: int(exit)}
+	f.report = &podwire.LauncherReport{Batching: f.Config.Batching, Runner: &podwire.Outcome{ExitCode: &exit}, Invocations: 1, ExitCode: int(exit)}
 }
 
 // gather snapshots the output and gathers it as the collector does after the runner ended.
@@ -197,9 +197,9 @@ func TestGatherPerCase(t *testing.T) {
 	f.write(t, f.Pod.Output().CaseOutput("alpha"), `{"text":"A"}`)
 	f.write(t, f.Pod.Output().CaseOutput("beta"), "plain text answer")
 	exit := int32(4)
-	rec := layout.LauncherReport{Batching: "PerCase", Invocations: 4, FailedCases: 1,
-		Runner: &layout.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"},
-		Cases:  []layout.CaseOutcome{{ID: "gamma", Outcome: layout.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"}}}}
+	rec := podwire.LauncherReport{Batching: "PerCase", Invocations: 4, FailedCases: 1,
+		Runner: &podwire.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"},
+		Cases:  []podwire.CaseOutcome{{ID: "gamma", Outcome: podwire.Outcome{ExitCode: &exit, StderrTail: "gamma crashed\n"}}}}
 	f.report = &rec
 	g := f.gather(t, true)
 	if g.Outcome != evalsv1alpha1.OutcomeRunnerFailed || !strings.Contains(g.Message, "1 of 4 runner invocations failed; the first exited with code 4: gamma crashed") {
@@ -381,26 +381,26 @@ func assertNoSecret(t *testing.T, g *Gathered, secret string) {
 // The launcher's reports of how the runner ended, as classify reads them: only ever worse for the runner.
 func TestClassifyLauncherReports(t *testing.T) {
 	seven, zero := int32(7), int32(0)
-	cfg := &layout.RunConfig{Launch: layout.Launch{Batching: "Batched"}}
+	cfg := &podwire.RunConfig{Launch: podwire.Launch{Batching: "Batched"}}
 	ended := GatherInput{Config: cfg, EndCause: outcome.EndEnded}
 	tests := []struct {
 		name     string
-		rep      *layout.LauncherReport
+		rep      *podwire.LauncherReport
 		noOutput bool
 		want     evalsv1alpha1.CollectionOutcome
 		wantMsg  string
 	}{
-		{"failed healthcheck", &layout.LauncherReport{HealthcheckFailed: true,
-			Healthcheck: &layout.Outcome{ExitCode: &seven, StderrTail: "model endpoint unreachable\n"}}, false,
+		{"failed healthcheck", &podwire.LauncherReport{HealthcheckFailed: true,
+			Healthcheck: &podwire.Outcome{ExitCode: &seven, StderrTail: "model endpoint unreachable\n"}}, false,
 			evalsv1alpha1.OutcomeHealthcheckFailed, "exited with code 7: model endpoint unreachable"},
-		{"no shell", &layout.LauncherReport{Runner: &layout.Outcome{StartError: "the runner image has no /bin/sh: command templates run with /bin/sh -c, so the image needs a POSIX shell"}}, true,
+		{"no shell", &podwire.LauncherReport{Runner: &podwire.Outcome{StartError: "the runner image has no /bin/sh: command templates run with /bin/sh -c, so the image needs a POSIX shell"}}, true,
 			evalsv1alpha1.OutcomeRunnerFailed, "needs a POSIX shell"},
-		{"timeout", &layout.LauncherReport{Runner: &layout.Outcome{TimedOut: true, DurationMs: 1000}}, true,
+		{"timeout", &podwire.LauncherReport{Runner: &podwire.Outcome{TimedOut: true, DurationMs: 1000}}, true,
 			evalsv1alpha1.OutcomeRunnerTimedOut, "timed out after 1s"},
-		{"a claimed success with no output is still missing results", &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}}, true,
+		{"a claimed success with no output is still missing results", &podwire.LauncherReport{Runner: &podwire.Outcome{ExitCode: &zero}}, true,
 			evalsv1alpha1.OutcomeMissingResults, "no output file"},
-		{"stopped by the cost budget", &layout.LauncherReport{Runner: &layout.Outcome{Terminated: true},
-			CostBudget: &layout.CostBudgetStop{CostNanoUSD: 1_200_000_000, MaxCostNanoUSD: 1_000_000_000, Cases: 3}}, false,
+		{"stopped by the cost budget", &podwire.LauncherReport{Runner: &podwire.Outcome{Terminated: true},
+			CostBudget: &podwire.CostBudgetStop{CostNanoUSD: 1_200_000_000, MaxCostNanoUSD: 1_000_000_000, Cases: 3}}, false,
 			evalsv1alpha1.OutcomeCostBudgetExceeded, "the cost its records reported (1.2 USD over 3 cases) passed the cost budget (1 USD"},
 	}
 	for _, tc := range tests {
@@ -459,8 +459,8 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // decided on them, never on message text, and a missing report or survivors only ever make it worse.
 func TestClassifyEndCauses(t *testing.T) {
 	zero := int32(0)
-	cfg := &layout.RunConfig{Launch: layout.Launch{Batching: "Batched"}}
-	clean := &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1}
+	cfg := &podwire.RunConfig{Launch: podwire.Launch{Batching: "Batched"}}
+	clean := &podwire.LauncherReport{Runner: &podwire.Outcome{ExitCode: &zero}, Invocations: 1}
 	tests := []struct {
 		name    string
 		in      GatherInput
@@ -471,13 +471,13 @@ func TestClassifyEndCauses(t *testing.T) {
 			evalsv1alpha1.OutcomeRunnerTimedOut, "anything"},
 		{"a text that once meant a timeout is not one", GatherInput{EndCause: outcome.EndPodStopped, EndReason: "the runner container did not end within 9s"},
 			evalsv1alpha1.OutcomeRunnerFailed, "did not finish"},
-		{"survivors reported while the FIFO stays open", GatherInput{EndCause: outcome.EndNotStopped, Launcher: &layout.LauncherReport{Survivors: 2}},
+		{"survivors reported while the FIFO stays open", GatherInput{EndCause: outcome.EndNotStopped, Launcher: &podwire.LauncherReport{Survivors: 2}},
 			evalsv1alpha1.OutcomeRunnerNotStopped, "2 processes of the runner that survived SIGKILL"},
-		{"survivors in the final report", GatherInput{EndCause: outcome.EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Survivors: 1}},
+		{"survivors in the final report", GatherInput{EndCause: outcome.EndEnded, Launcher: &podwire.LauncherReport{Runner: &podwire.Outcome{ExitCode: &zero}, Survivors: 1}},
 			evalsv1alpha1.OutcomeRunnerNotStopped, "1 process of the runner"},
 		{"the report did not arrive", GatherInput{EndCause: outcome.EndEnded, LauncherMissing: errors.New("the stream does not end with the launcher's report")},
 			evalsv1alpha1.OutcomeRunnerFailed, "the launcher's report did not arrive"},
-		{"leftovers killed are said", GatherInput{EndCause: outcome.EndEnded, Launcher: &layout.LauncherReport{Runner: &layout.Outcome{ExitCode: &zero}, Invocations: 1, Leftovers: 3}},
+		{"leftovers killed are said", GatherInput{EndCause: outcome.EndEnded, Launcher: &podwire.LauncherReport{Runner: &podwire.Outcome{ExitCode: &zero}, Invocations: 1, Leftovers: 3}},
 			evalsv1alpha1.OutcomeCompleted, "the launcher killed 3 processes the runner left behind"},
 		{"a clean report", GatherInput{EndCause: outcome.EndEnded, Launcher: clean},
 			evalsv1alpha1.OutcomeCompleted, "collected the results of all 0 cases"},
@@ -501,11 +501,11 @@ func TestLauncherStatusDelivery(t *testing.T) {
 	if got := launcherStatus(nil, errors.New("x")); got == nil || ptr.Deref(got.Delivery, "") != evalsv1alpha1.LauncherReportMissing {
 		t.Errorf("missing report: %+v, want delivery Missing", got)
 	}
-	stop := launcherStatus(&layout.LauncherReport{CostBudget: &layout.CostBudgetStop{CostNanoUSD: 1_500_000_001, MaxCostNanoUSD: 1_000_000_000, Cases: 2}}, nil)
+	stop := launcherStatus(&podwire.LauncherReport{CostBudget: &podwire.CostBudgetStop{CostNanoUSD: 1_500_000_001, MaxCostNanoUSD: 1_000_000_000, Cases: 2}}, nil)
 	if diff := cmp.Diff(&evalsv1alpha1.CostBudgetStop{CostUSD: "1.500000001", MaxCostUSD: "1", Cases: 2}, stop.CostBudget); diff != "" {
 		t.Errorf("costBudget (-want +got):\n%s", diff)
 	}
-	got := launcherStatus(&layout.LauncherReport{Leftovers: 2, Survivors: 1}, nil)
+	got := launcherStatus(&podwire.LauncherReport{Leftovers: 2, Survivors: 1}, nil)
 	if ptr.Deref(got.Delivery, "") != evalsv1alpha1.LauncherReportDelivered || got.Leftovers != 2 || ptr.Deref(got.Survivors, 0) != 1 {
 		t.Errorf("report: %+v", got)
 	}

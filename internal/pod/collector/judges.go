@@ -14,9 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
@@ -26,7 +24,7 @@ type Verdicts = map[string]map[string]verdict.EvaluatorResult
 // judgeEnd is the collector's side of one judge container's judge-end FIFO.
 type judgeEnd struct {
 	index int
-	r     *podfiles.JudgeEndReader
+	r     *podwire.JudgeEndReader
 	// expected are the invocations this container may report: its share of the cases and their code_judge keys.
 	expected map[string]map[string]bool
 }
@@ -35,10 +33,10 @@ type judgeEnd struct {
 // ctx ends. It must run before the snapshot is marked ready: until then no code_judge script exists, so the
 // first line of each FIFO is its judge runner's. A judge that did not connect by then is given up for good (a
 // key read later could be a script's), and why is returned.
-func connectJudges(ctx context.Context, pod layout.Pod, n int) ([]*podfiles.JudgeEndReader, []string) {
+func connectJudges(ctx context.Context, pod podwire.Pod, n int) ([]*podwire.JudgeEndReader, []string) {
 	type opened struct {
 		i   int
-		r   *podfiles.JudgeEndReader
+		r   *podwire.JudgeEndReader
 		err error
 	}
 	ch := make(chan opened, n)
@@ -46,17 +44,17 @@ func connectJudges(ctx context.Context, pod layout.Pod, n int) ([]*podfiles.Judg
 		// Opening blocks until the judge runner opens the write end; a judge that never does leaves this
 		// goroutine blocked, holding nothing but the attempt.
 		go func() {
-			r, err := podfiles.OpenJudgeEndReader(pod.JudgeEnd(i))
+			r, err := podwire.OpenJudgeEndReader(pod.JudgeEnd(i))
 			ch <- opened{i, r, err}
 		}()
 	}
-	readers := make([]*podfiles.JudgeEndReader, n)
+	readers := make([]*podwire.JudgeEndReader, n)
 	var problems []string
 	for pending := n; pending > 0; pending-- {
 		select {
 		case o := <-ch:
 			if o.err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %v", layout.JudgeContainer(o.i), o.err))
+				problems = append(problems, fmt.Sprintf("%s: %v", podwire.JudgeContainer(o.i), o.err))
 				continue
 			}
 			readers[o.i] = o.r
@@ -64,7 +62,7 @@ func connectJudges(ctx context.Context, pod layout.Pod, n int) ([]*podfiles.Judg
 			var missing []string
 			for i, r := range readers {
 				if r == nil {
-					missing = append(missing, layout.JudgeContainer(i))
+					missing = append(missing, podwire.JudgeContainer(i))
 				}
 			}
 			// Whatever connects from now on is never read.
@@ -97,7 +95,7 @@ type judgeReport struct {
 // name an invocation it expects, the first of each; everything else is recorded as a problem.
 func readJudge(je judgeEnd, deadline time.Time) judgeReport {
 	rep := judgeReport{verdicts: Verdicts{}}
-	name := layout.JudgeContainer(je.index)
+	name := podwire.JudgeContainer(je.index)
 	var rejected []string
 	reject := func(what string) {
 		if len(rejected) < 3 {
@@ -120,7 +118,7 @@ read:
 			}
 			break read
 		}
-		var f judgeplan.JudgeFrame
+		var f podwire.JudgeFrame
 		if err := json.Unmarshal(payload, &f); err != nil {
 			nRejected++
 			reject("an undecodable frame")
@@ -172,7 +170,7 @@ read:
 
 // collectVerdicts reads every connected judge's report, in parallel, until ctx's deadline, and merges them. It
 // also returns the lowest Landlock ABI the judges' end frames report (nil when none ended).
-func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, readers []*podfiles.JudgeEndReader) (Verdicts, []string, *int32) {
+func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, readers []*podwire.JudgeEndReader) (Verdicts, []string, *int32) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
 		deadline = time.Now().Add(24 * time.Hour)
@@ -185,7 +183,7 @@ func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, rea
 			continue
 		}
 		started++
-		je := judgeEnd{index: i, r: r, expected: judgeplan.Expected(file, ids, n, i)}
+		je := judgeEnd{index: i, r: r, expected: podwire.Expected(file, ids, n, i)}
 		go func() { ch <- readJudge(je, deadline) }()
 	}
 	out := Verdicts{}
@@ -214,8 +212,8 @@ func collectVerdicts(ctx context.Context, file *evalfile.File, ids []string, rea
 
 // noteVerdicts keeps the accepted verdicts in the collector's own note (0600: no judge can read it), so that a
 // collector restarted after judging resumes with them.
-func noteVerdicts(pod layout.Pod, v Verdicts, problems []string, abi *int32) error {
-	return podfiles.WriteFileAtomic(pod.JudgeVerdicts(), 0o600, func(w io.Writer) error {
+func noteVerdicts(pod podwire.Pod, v Verdicts, problems []string, abi *int32) error {
+	return podwire.WriteFileAtomic(pod.JudgeVerdicts(), 0o600, func(w io.Writer) error {
 		return json.NewEncoder(w).Encode(verdictsNote{Verdicts: v, Problems: problems, LandlockABI: abi})
 	})
 }
@@ -226,9 +224,9 @@ type verdictsNote struct {
 	LandlockABI *int32   `json:"landlockABI,omitempty"`
 }
 
-func readVerdictsNote(pod layout.Pod) (*verdictsNote, error) {
+func readVerdictsNote(pod podwire.Pod) (*verdictsNote, error) {
 	var n verdictsNote
-	if err := podfiles.ReadJSON(pod.JudgeVerdicts(), &n); err != nil {
+	if err := podwire.ReadJSON(pod.JudgeVerdicts(), &n); err != nil {
 		return nil, err
 	}
 	return &n, nil

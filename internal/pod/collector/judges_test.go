@@ -11,9 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/unix"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
@@ -45,18 +43,18 @@ func newJudgesFixture(t *testing.T, judges int32) *fixture {
 
 // fakeJudge plays judge container index's judge runner: it connects, waits for the snapshot and sends frames
 // (then the end frame unless crash).
-func fakeJudge(t *testing.T, f *fixture, index int, frames []judgeplan.JudgeFrame, crash bool) {
+func fakeJudge(t *testing.T, f *fixture, index int, frames []podwire.JudgeFrame, crash bool) {
 	t.Helper()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		w, err := podfiles.OpenJudgeEnd(ctx, f.Pod.JudgeEnd(index), nil)
+		w, err := podwire.OpenJudgeEnd(ctx, f.Pod.JudgeEnd(index), nil)
 		if err != nil || w == nil {
 			t.Errorf("judge %d: %v", index, err)
 			return
 		}
 		defer func() { _ = w.Close() }()
-		if err := podfiles.WaitForFile(ctx, f.Pod.SnapshotReady(), 0); err != nil {
+		if err := podwire.WaitForFile(ctx, f.Pod.SnapshotReady(), 0); err != nil {
 			t.Errorf("judge %d: %v", index, err)
 			return
 		}
@@ -66,17 +64,17 @@ func fakeJudge(t *testing.T, f *fixture, index int, frames []judgeplan.JudgeFram
 			}
 		}
 		if !crash {
-			_ = w.Send(judgeplan.JudgeFrame{End: &judgeplan.JudgeEnd{Judged: len(frames)}})
+			_ = w.Send(podwire.JudgeFrame{End: &podwire.JudgeEnd{Judged: len(frames)}})
 		}
 	}()
 }
 
-func caseFrame(id string, lines ...judgeplan.JudgeLine) judgeplan.JudgeFrame {
-	return judgeplan.JudgeFrame{CaseID: id, Results: lines}
+func caseFrame(id string, lines ...podwire.JudgeLine) podwire.JudgeFrame {
+	return podwire.JudgeFrame{CaseID: id, Results: lines}
 }
 
-func line(id, key string, score float64) judgeplan.JudgeLine {
-	return judgeplan.JudgeLine{CaseID: id, Key: key, Result: verdict.EvaluatorResult{Name: key, Type: "code_judge", Score: score}}
+func line(id, key string, score float64) podwire.JudgeLine {
+	return podwire.JudgeLine{CaseID: id, Key: key, Result: verdict.EvaluatorResult{Name: key, Type: "code_judge", Score: score}}
 }
 
 func handOff(t *testing.T, f *fixture, timeout time.Duration) (Verdicts, string) {
@@ -109,18 +107,18 @@ func scores(v Verdicts) map[string]float64 {
 // FIFO, a forged verdicts file and a fake done marker change nothing.
 func TestHandOffAcceptsOnlyAskedInvocations(t *testing.T) {
 	f := newJudgesFixture(t, 2)
-	fakeJudge(t, f, 0, []judgeplan.JudgeFrame{
+	fakeJudge(t, f, 0, []podwire.JudgeFrame{
 		caseFrame("a", line("a", "t", 0), line("a", "t", 1), line("a", "other", 1)),
 		caseFrame("b", line("b", "t", 1)), // judge 1's case
 		caseFrame("zzz", line("zzz", "t", 1)),
 		caseFrame("c", line("a", "t", 1), line("c", "t", 0)),
 	}, false)
-	fakeJudge(t, f, 1, []judgeplan.JudgeFrame{caseFrame("b", line("b", "t", 0)), caseFrame("d", line("d", "t", 1))}, false)
+	fakeJudge(t, f, 1, []podwire.JudgeFrame{caseFrame("b", line("b", "t", 0)), caseFrame("d", line("d", "t", 1))}, false)
 	// A script's forgeries, wherever it can write: the judge's own volume and the FIFOs.
 	f.write(t, filepath.Join(f.Pod.Verdicts, "judges.jsonl"), `{"caseId":"a","key":"t","result":{"score":1}}`+"\n")
 	f.write(t, filepath.Join(f.Pod.Verdicts, "done"), "{}")
 	go func() {
-		if err := podfiles.WaitForFile(context.Background(), f.Pod.SnapshotReady(), 10*time.Second); err != nil {
+		if err := podwire.WaitForFile(context.Background(), f.Pod.SnapshotReady(), 10*time.Second); err != nil {
 			return
 		}
 		for i := range 2 {
@@ -145,7 +143,7 @@ func TestHandOffAcceptsOnlyAskedInvocations(t *testing.T) {
 		}
 	}
 	var n verdictsNote
-	if err := podfiles.ReadJSON(f.Pod.JudgeVerdicts(), &n); err != nil || len(n.Verdicts) != 3 {
+	if err := podwire.ReadJSON(f.Pod.JudgeVerdicts(), &n); err != nil || len(n.Verdicts) != 3 {
 		t.Errorf("the collector's note of the verdicts: %+v (%v)", n, err)
 	}
 	if st, err := os.Stat(f.Pod.JudgeVerdicts()); err != nil || st.Mode().Perm() != 0o600 {
@@ -157,7 +155,7 @@ func TestHandOffAcceptsOnlyAskedInvocations(t *testing.T) {
 // its share is missing (the pipeline makes them Errors) and the note says why.
 func TestHandOffJudgeThatCrashed(t *testing.T) {
 	f := newJudgesFixture(t, 1)
-	fakeJudge(t, f, 0, []judgeplan.JudgeFrame{caseFrame("a", line("a", "t", 0))}, true)
+	fakeJudge(t, f, 0, []podwire.JudgeFrame{caseFrame("a", line("a", "t", 0))}, true)
 	v, note := handOff(t, f, 20*time.Second)
 	if diff := cmp.Diff(map[string]float64{"a/t": 0}, scores(v)); diff != "" {
 		t.Errorf("accepted verdicts (-want +got):\n%s", diff)
@@ -174,7 +172,7 @@ func TestHandOffJudgeThatNeverConnects(t *testing.T) {
 	judgeConnectTimeout = 500 * time.Millisecond
 	t.Cleanup(func() { judgeConnectTimeout = old })
 	f := newJudgesFixture(t, 2)
-	fakeJudge(t, f, 0, []judgeplan.JudgeFrame{caseFrame("a", line("a", "t", 0)), caseFrame("c", line("c", "t", 1))}, false)
+	fakeJudge(t, f, 0, []podwire.JudgeFrame{caseFrame("a", line("a", "t", 0)), caseFrame("c", line("c", "t", 1))}, false)
 	v, note := handOff(t, f, 20*time.Second)
 	if diff := cmp.Diff(map[string]float64{"a/t": 0, "c/t": 1}, scores(v)); diff != "" {
 		t.Errorf("accepted verdicts (-want +got):\n%s", diff)
@@ -188,7 +186,7 @@ func TestHandOffJudgeThatNeverConnects(t *testing.T) {
 func TestHandOffIsBoundedByTheJudgeDeadline(t *testing.T) {
 	f := newJudgesFixture(t, 1)
 	go func() {
-		w, err := podfiles.OpenJudgeEnd(context.Background(), f.Pod.JudgeEnd(0), nil)
+		w, err := podwire.OpenJudgeEnd(context.Background(), f.Pod.JudgeEnd(0), nil)
 		if err != nil || w == nil {
 			return
 		}
@@ -209,7 +207,7 @@ func TestHandOffIsBoundedByTheJudgeDeadline(t *testing.T) {
 // note of the verdicts, the code judges are lost (Errors), never taken from a file.
 func TestHandOffAfterARestart(t *testing.T) {
 	f := newJudgesFixture(t, 1)
-	if err := podfiles.WriteJSONAtomic(f.Pod.SnapshotReady(), layout.SnapshotMarker{Final: true}); err != nil {
+	if err := podwire.WriteJSONAtomic(f.Pod.SnapshotReady(), podwire.SnapshotMarker{Final: true}); err != nil {
 		t.Fatal(err)
 	}
 	f.write(t, filepath.Join(f.Pod.Verdicts, "done"), "{}")

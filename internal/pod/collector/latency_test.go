@@ -13,7 +13,7 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/launcher"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
 
@@ -42,7 +42,7 @@ func TestHostileRunnerClaimsALatency(t *testing.T) {
 	f.Config.ResultConfigMaps = []string{"run-results-0"}
 	f.Config.CommandTemplate = `[ {EVAL_ID} != slow ] || sleep 0.6; printf '{"text":"fast, honestly","duration_ms":1}' > {OUTPUT_FILE}`
 
-	w := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
+	w := podwire.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
 	code := launcher.Launch(context.Background(), launcher.Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod,
 		Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard})
 	select {
@@ -53,7 +53,7 @@ func TestHostileRunnerClaimsALatency(t *testing.T) {
 		t.Fatal("the runner-end FIFO did not end")
 	}
 	kind, payload, err := w.Final()
-	if err != nil || kind != podfiles.FrameEnd || code != 0 {
+	if err != nil || kind != podwire.FrameEnd || code != 0 {
 		t.Fatalf("launcher: code %d, frame %q, %v", code, kind, err)
 	}
 	rep, err := decodeLauncherReport(payload)

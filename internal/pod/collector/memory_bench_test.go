@@ -17,10 +17,9 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // The collector's memory must not grow with the node's core count or with long lines (issue 11, item 7). The
@@ -38,7 +37,7 @@ const (
 // writeLongLineWorkload writes the eval file, an output with records long valid lines and run.json into dir and
 // returns run.json's path and the output's size.
 func writeLongLineWorkload(dir string, records int) (string, int64, error) {
-	p := layout.Output{Root: filepath.Join(dir, "out")}
+	p := podwire.Output{Root: filepath.Join(dir, "out")}
 	if err := os.MkdirAll(p.Root, 0o755); err != nil {
 		return "", 0, err
 	}
@@ -147,7 +146,7 @@ func benchLongLines(b *testing.B, records int) {
 		b.ReportMetric(m["peak-live-KiB"]/1024, "peak-live-MiB-"+run.name)
 	}
 
-	cfg, err := podfiles.LoadRunConfig(cfgPath)
+	cfg, err := podwire.LoadRunConfig(cfgPath)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -156,7 +155,7 @@ func benchLongLines(b *testing.B, records int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: layout.Output{Root: filepath.Join(dir, "out")},
+		g, err := Gather(context.Background(), GatherInput{Config: cfg, Output: podwire.Output{Root: filepath.Join(dir, "out")},
 			EndCause: outcome.EndEnded, Now: time.Now()})
 		if err != nil {
 			b.Fatal(err)
@@ -222,7 +221,7 @@ func TestGatherLongLinesHelper(t *testing.T) {
 		t.Fatal(err)
 	}
 	runtime.GOMAXPROCS(procs)
-	cfg, err := podfiles.LoadRunConfig(cfgPath)
+	cfg, err := podwire.LoadRunConfig(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +252,7 @@ func TestGatherLongLinesHelper(t *testing.T) {
 		}
 	})
 	g, err := Gather(context.Background(), GatherInput{Config: cfg,
-		Output: layout.Output{Root: filepath.Join(os.Getenv("COLLECTOR_LONGLINES_WORK"), "out")}, EndCause: outcome.EndEnded, Now: time.Now()})
+		Output: podwire.Output{Root: filepath.Join(os.Getenv("COLLECTOR_LONGLINES_WORK"), "out")}, EndCause: outcome.EndEnded, Now: time.Now()})
 	close(stop)
 	wg.Wait()
 	if err != nil {

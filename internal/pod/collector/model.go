@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // judgeModel returns the model LLM judges call for the run's endpoint: a client with the API key read from the
@@ -19,7 +18,7 @@ import (
 // llmJudgeDeadlineSeconds from the start of judging): a case judged after it is an Error, never a stuck run.
 // budget, when set, bounds the pod's requests and tokens (the pod's share of spec.judging.llm.maxRequests and
 // maxTokens).
-func judgeModel(cfg *layout.LLM, budget *llm.Budget, deadline time.Time, log io.Writer) evaluate.Model {
+func judgeModel(cfg *podwire.LLM, budget *llm.Budget, deadline time.Time, log io.Writer) evaluate.Model {
 	var key llm.APIKey
 	if cfg.APIKeyFile != "" {
 		k, err := llm.ReadKeyFile(cfg.APIKeyFile)
@@ -30,12 +29,12 @@ func judgeModel(cfg *layout.LLM, budget *llm.Budget, deadline time.Time, log io.
 	}
 	c, err := llm.New(llm.Config{
 		BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: key,
-		Timeout:           layout.Seconds(cfg.TimeoutSeconds),
+		Timeout:           podwire.Seconds(cfg.TimeoutSeconds),
 		MaxConcurrent:     int(cfg.MaxConcurrentRequests),
 		RequestsPerMinute: int(cfg.RequestsPerMinute),
 		Budget:            budget,
 		Logf: func(format string, args ...any) {
-			podfiles.Logf(log, format+"\n", args...)
+			podwire.Logf(log, format+"\n", args...)
 		},
 	})
 	if err != nil {

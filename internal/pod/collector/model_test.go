@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
@@ -42,7 +42,7 @@ func TestGatherWithLLMJudges(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(modelKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.Config.LLM = &layout.LLM{BaseURL: srv.URL + "/v1", Model: "m", APIKeyFile: keyFile, APIKeySecret: "judge-key/token",
+	f.Config.LLM = &podwire.LLM{BaseURL: srv.URL + "/v1", Model: "m", APIKeyFile: keyFile, APIKeySecret: "judge-key/token",
 		TimeoutSeconds: 5, MaxConcurrentRequests: 2}
 	f.Config.LLMJudgeDeadlineSeconds = 60
 	f.recordJudge(t, "alpha", "judge", verdict.EvaluatorResult{Name: "judge", Type: "code_judge", Score: 1})
@@ -76,7 +76,7 @@ func TestGatherWithAnUnreadableKey(t *testing.T) {
 	}))
 	defer srv.Close()
 	f := newFixture(t)
-	f.Config.LLM = &layout.LLM{BaseURL: srv.URL, Model: "m", APIKeyFile: filepath.Join(t.TempDir(), "absent"),
+	f.Config.LLM = &podwire.LLM{BaseURL: srv.URL, Model: "m", APIKeyFile: filepath.Join(t.TempDir(), "absent"),
 		APIKeySecret: "judge-key/token", TimeoutSeconds: 5, MaxConcurrentRequests: 2}
 	f.Config.LLMJudgeDeadlineSeconds = 60
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"beta","text":"B"}`+"\n")

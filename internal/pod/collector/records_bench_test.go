@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // BenchmarkGatherKeepRecords is BenchmarkGather with the records kept, in record ConfigMaps (64, the most a shard
@@ -28,15 +28,15 @@ func BenchmarkGatherKeepRecords(b *testing.B) {
 
 // keepRecordsInput is the input of a collection of the reference workload (base, out) that keeps its records where
 // ("ConfigMaps": in 64 record ConfigMaps, the most a shard has; "Bucket": in a bucket object), on a copy of base.
-func keepRecordsInput(base *layout.RunConfig, out layout.Output, where string) GatherInput {
+func keepRecordsInput(base *podwire.RunConfig, out podwire.Output, where string) GatherInput {
 	cfg := *base
 	cfg.SharedEvaluators = false
-	cfg.Records = &layout.Records{}
+	cfg.Records = &podwire.Records{}
 	in := GatherInput{Config: &cfg, Output: out, EndCause: outcome.EndEnded, Now: time.Now()}
 	if where == "Bucket" {
 		in.ResultsObject, in.RecordsObject = "s3://bench/results.jsonl.gz", "s3://bench/records.jsonl.gz"
 	} else {
-		cfg.Records.ConfigMaps = make([]string, layout.MaxResultConfigMaps)
+		cfg.Records.ConfigMaps = make([]string, podwire.MaxResultConfigMaps)
 		for i := range cfg.Records.ConfigMaps {
 			cfg.Records.ConfigMaps[i] = fmt.Sprintf("bench-records-%d", i)
 		}

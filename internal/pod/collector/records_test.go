@@ -10,7 +10,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -35,7 +35,7 @@ func keptRecords(t *testing.T, g *Gathered) map[string]*records.Record {
 }
 
 // caseDigests are the runner-view digests of the fixture's eval file, by case id.
-func caseDigests(t *testing.T, cfg *layout.RunConfig) map[string]string {
+func caseDigests(t *testing.T, cfg *podwire.RunConfig) map[string]string {
 	t.Helper()
 	data, err := os.ReadFile(cfg.EvalFile)
 	if err != nil {
@@ -61,7 +61,7 @@ func caseDigests(t *testing.T, cfg *layout.RunConfig) map[string]string {
 // an id nobody asked for, a duplicate that tries to replace an earlier record, and a broken line are not kept.
 func TestGatherKeepsRecords(t *testing.T) {
 	f := newFixture(t)
-	f.Config.Records = &layout.Records{ConfigMaps: []string{"run-records-0"}, ConfigMapsPerShard: 1}
+	f.Config.Records = &podwire.Records{ConfigMaps: []string{"run-records-0"}, ConfigMapsPerShard: 1}
 	alpha := `{"id":"alpha","text":"A","output_messages":[{"role":"assistant","content":"A","tool_calls":[{"tool":"search"}]}],"token_usage":{"input":3,"output":1}}`
 	f.write(t, f.Pod.Output().BatchOutput(), alpha+"\n"+
 		`{"id":"zeta","text":"not requested"}`+"\n"+
@@ -99,7 +99,7 @@ func TestGatherKeepsRecords(t *testing.T) {
 func TestGatherKeepsPerCaseRecords(t *testing.T) {
 	f := newFixture(t)
 	f.Config.Batching = "PerCase"
-	f.Config.Records = &layout.Records{ConfigMaps: []string{"run-records-0"}, ConfigMapsPerShard: 1}
+	f.Config.Records = &podwire.Records{ConfigMaps: []string{"run-records-0"}, ConfigMapsPerShard: 1}
 	f.write(t, f.Pod.Output().CaseOutput("alpha"), `{"id":"beta","text":"A"}`)
 	f.write(t, f.Pod.Output().CaseOutput("delta"), "plain\ntext\n")
 	f.finishedRunner(t, 0)
@@ -119,7 +119,7 @@ func TestGatherKeepsPerCaseRecords(t *testing.T) {
 // whole all the same.
 func TestGatherRecordsBudget(t *testing.T) {
 	f := newFixture(t)
-	f.Config.Records = &layout.Records{} // a budget of no ConfigMaps: nothing fits
+	f.Config.Records = &podwire.Records{} // a budget of no ConfigMaps: nothing fits
 	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"A"}`+"\n"+`{"id":"beta","text":"B"}`+"\n")
 	f.finishedRunner(t, 0)
 	g := f.gather(t, true)
@@ -138,7 +138,7 @@ func TestGatherRecordsBudget(t *testing.T) {
 // file gives that id, and keeps the runner's bytes only as its text.
 func TestGatherRecordsHostileRunner(t *testing.T) {
 	f := newFixture(t)
-	f.Config.Records = &layout.Records{ConfigMaps: []string{"run-records-0"}, ConfigMapsPerShard: 1}
+	f.Config.Records = &podwire.Records{ConfigMaps: []string{"run-records-0"}, ConfigMapsPerShard: 1}
 	forged := `"viewSha256":"` + strings.Repeat("0", 64) + `","mode":"single","base64":"AAAA"`
 	alpha := `{"id":"alpha",` + forged + `,"text":"A","meta":{"id":"beta"}}`
 	beta := `{"id":"beta","text":"B","record":{"id":"gamma","viewSha256":"ff"}}`

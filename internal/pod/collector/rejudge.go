@@ -16,8 +16,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 )
 
@@ -61,7 +61,7 @@ func (r *Rejudged) Note(from string) string {
 // apply makes in the collection of the re-judge rj (of rejudge): its snapshot, the errors of the cases it did not
 // judge, the source named on every answered case, and its note. A nil rj (not a re-judge, or one that failed)
 // changes nothing.
-func (r *Rejudged) apply(in *GatherInput, rejudge *layout.Rejudge) {
+func (r *Rejudged) apply(in *GatherInput, rejudge *podwire.Rejudge) {
 	if r == nil {
 		return
 	}
@@ -78,7 +78,7 @@ type RecordSource func(ctx context.Context, f func(where string, chunk []byte) e
 // id (records.Record.Response). Batched: the records' lines make the JSONL file, within cfg.MaxOutputBytes;
 // PerCase: each record is its case's file. Every other case of the shard gets its reason. The records are the
 // source runner's data, read as hostile as its output: nothing in them is followed as a path or trusted as an id.
-func WriteRejudgeSnapshot(ctx context.Context, cfg *layout.RunConfig, file *evalfile.File, src RecordSource, dst layout.Output) (*Rejudged, error) {
+func WriteRejudgeSnapshot(ctx context.Context, cfg *podwire.RunConfig, file *evalfile.File, src RecordSource, dst podwire.Output) (*Rejudged, error) {
 	from := cfg.Rejudge.From
 	digests, err := newViewDigests(cfg, file)
 	if err != nil {
@@ -249,7 +249,7 @@ func ConfigMapRecords(c client.Client, namespace string, names []string, b Backo
 			if err != nil {
 				return fmt.Errorf("reading record ConfigMap %s: %w", name, err)
 			}
-			if data := cm.BinaryData[layout.RecordsKey]; len(data) > 0 {
+			if data := cm.BinaryData[podwire.RecordsKey]; len(data) > 0 {
 				if err := f("record ConfigMap "+name, data); err != nil {
 					return fmt.Errorf("record ConfigMap %s: %w", name, err)
 				}
@@ -259,19 +259,19 @@ func ConfigMapRecords(c client.Client, namespace string, names []string, b Backo
 	}
 }
 
-// readRecordsObject reads a records object, at most layout.MaxRecordObjectBytes (what a collector writes).
+// readRecordsObject reads a records object, at most podwire.MaxRecordObjectBytes (what a collector writes).
 func readRecordsObject(ctx context.Context, store *objstore.Store, key string) ([]byte, error) {
 	rc, err := store.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = rc.Close() }()
-	data, err := io.ReadAll(io.LimitReader(rc, layout.MaxRecordObjectBytes+1))
+	data, err := io.ReadAll(io.LimitReader(rc, podwire.MaxRecordObjectBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading records object %s: %w", store.URI(key), err)
 	}
-	if len(data) > layout.MaxRecordObjectBytes {
-		return nil, fmt.Errorf("records object %s is over %d bytes", store.URI(key), layout.MaxRecordObjectBytes)
+	if len(data) > podwire.MaxRecordObjectBytes {
+		return nil, fmt.Errorf("records object %s is over %d bytes", store.URI(key), podwire.MaxRecordObjectBytes)
 	}
 	return data, nil
 }

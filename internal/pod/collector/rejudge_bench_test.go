@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
 )
@@ -86,8 +86,8 @@ func newBenchRejudge(b *testing.B, srcIn GatherInput, src *Gathered, where strin
 	b.Helper()
 	cfg := *srcIn.Config
 	cfg.RunName = "bench-rejudge"
-	cfg.Rejudge = &layout.Rejudge{From: benchSource, FromUID: benchSourceUID}
-	rj := &benchRejudge{o: Options{Config: &cfg, Pod: layout.PodIn(b.TempDir()), Namespace: benchNamespace, Name: cfg.RunName,
+	cfg.Rejudge = &podwire.Rejudge{From: benchSource, FromUID: benchSourceUID}
+	rj := &benchRejudge{o: Options{Config: &cfg, Pod: podwire.PodIn(b.TempDir()), Namespace: benchNamespace, Name: cfg.RunName,
 		Log: io.Discard},
 		resultsObject: srcIn.ResultsObject, recordsObject: srcIn.RecordsObject}
 	if where == "ConfigMaps" {
@@ -122,7 +122,7 @@ func recordConfigMapClient(b *testing.B, names []string, chunks []results.Chunk)
 	for _, name := range names {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: benchNamespace, Name: name}}
 		if d, ok := data[name]; ok {
-			cm.BinaryData = map[string][]byte{layout.RecordsKey: d}
+			cm.BinaryData = map[string][]byte{podwire.RecordsKey: d}
 			delete(data, name)
 		}
 		objs = append(objs, cm)
@@ -135,10 +135,10 @@ func recordConfigMapClient(b *testing.B, names []string, chunks []results.Chunk)
 
 // benchBucket starts a SeaweedFS server, stores the source shard's records object in it, and returns the
 // re-judge's shard bucket (cfg.Bucket is set to it).
-func benchBucket(b *testing.B, cfg *layout.RunConfig, records []byte) *shardBucket {
+func benchBucket(b *testing.B, cfg *podwire.RunConfig, records []byte) *shardBucket {
 	b.Helper()
 	srv := s3server.Start(b, s3server.Options{Buckets: []string{"evals"}})
-	cfg.Bucket = &layout.Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "nightly"}
+	cfg.Bucket = &podwire.Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "nightly"}
 	key, err := objstore.RunRef{Namespace: benchNamespace, Name: benchSource, UID: benchSourceUID}.ShardRecordsKey(0)
 	if err != nil {
 		b.Fatal(err)
@@ -208,7 +208,7 @@ func writeChunkFiles(b *testing.B, chunks []results.Chunk) string {
 
 // rejudgeFromFiles is the child process's re-judge (rssRejudge): the chunks in dir, each file read only when the
 // re-judge comes to it, its pod in a new directory of the workload's.
-func rejudgeFromFiles(t *testing.T, cfg *layout.RunConfig, dir string) *Gathered {
+func rejudgeFromFiles(t *testing.T, cfg *podwire.RunConfig, dir string) *Gathered {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -236,6 +236,6 @@ func rejudgeFromFiles(t *testing.T, cfg *layout.RunConfig, dir string) *Gathered
 		t.Fatal(err)
 	}
 	defer func() { _ = os.RemoveAll(pod) }()
-	o := Options{Config: cfg, Pod: layout.PodIn(pod), Namespace: benchNamespace, Name: cfg.RunName, Log: io.Discard}
+	o := Options{Config: cfg, Pod: podwire.PodIn(pod), Namespace: benchNamespace, Name: cfg.RunName, Log: io.Discard}
 	return rejudgeOnce(t, o, src, "", "")
 }

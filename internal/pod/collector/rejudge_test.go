@@ -12,15 +12,15 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 )
 
 // recordChunk is one records chunk holding recs, as a source run's collector stores it.
 func recordChunk(t *testing.T, recs ...records.Record) []byte {
 	t.Helper()
-	k := records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, []string{"src-evalrun-records-0"}, layout.MaxRecordConfigMapBytes)
+	k := records.NewKeeper(evalsv1alpha1.RecordsInConfigMaps, []string{"src-evalrun-records-0"}, podwire.MaxRecordConfigMapBytes)
 	for i := range recs {
 		if err := k.Add(&recs[i]); err != nil {
 			t.Fatal(err)
@@ -50,7 +50,7 @@ func rejudgeFixture(t *testing.T, batching string) (*fixture, *evalfile.File, ma
 	t.Helper()
 	f := newFixture(t)
 	f.Config.Batching = batching
-	f.Config.Rejudge = &layout.Rejudge{From: "src", FromUID: "uid-1", ConfigMaps: []string{"src-evalrun-records-0"}}
+	f.Config.Rejudge = &podwire.Rejudge{From: "src", FromUID: "uid-1", ConfigMaps: []string{"src-evalrun-records-0"}}
 	data, err := os.ReadFile(f.Config.EvalFile)
 	if err != nil {
 		t.Fatal(err)

@@ -8,22 +8,22 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"golang.org/x/sys/unix"
 )
 
 // endOf runs waitForRunner against a launcher stand-in that writes stream into the runner-end FIFO and closes it.
 func endOf(t *testing.T, f *fixture, stream []byte) RunnerEnd {
 	t.Helper()
-	if err := podfiles.CreateRunnerEnd(f.Pod.RunnerEnd()); err != nil {
+	if err := podwire.CreateRunnerEnd(f.Pod.RunnerEnd()); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
-		fd, err := podfiles.HoldRunnerEnd(context.Background(), f.Pod.RunnerEnd(), 5*time.Second)
+		fd, err := podwire.HoldRunnerEnd(context.Background(), f.Pod.RunnerEnd(), 5*time.Second)
 		if err != nil {
 			return
 		}
-		_ = podfiles.WriteRunnerEnd(fd, stream, 5*time.Second)
+		_ = podwire.WriteRunnerEnd(fd, stream, 5*time.Second)
 		_ = unix.Close(fd)
 	}()
 	return waitForRunner(t.Context(), Options{Config: f.Config, Pod: f.Pod, Log: io.Discard})
@@ -31,7 +31,7 @@ func endOf(t *testing.T, f *fixture, stream []byte) RunnerEnd {
 
 func TestWaitForRunnerTakesTheReport(t *testing.T) {
 	f := newFixture(t)
-	end := endOf(t, f, append([]byte("runner junk"), podfiles.EncodeFrame(podfiles.FrameEnd, []byte(`{"batching":"Batched","exitCode":7,"leftovers":1}`))...))
+	end := endOf(t, f, append([]byte("runner junk"), podwire.EncodeFrame(podwire.FrameEnd, []byte(`{"batching":"Batched","exitCode":7,"leftovers":1}`))...))
 	if end.Cause != outcome.EndEnded || end.ReportMissing != nil || end.Report == nil || end.Report.ExitCode != 7 || end.Report.Leftovers != 1 {
 		t.Fatalf("end %+v, want the launcher's report", end)
 	}
@@ -57,17 +57,17 @@ func TestWaitForRunnerReportMissing(t *testing.T) {
 // A stuck frame (processes survive SIGKILL) ends the wait while the FIFO is still held open.
 func TestWaitForRunnerNotStopped(t *testing.T) {
 	f := newFixture(t)
-	if err := podfiles.CreateRunnerEnd(f.Pod.RunnerEnd()); err != nil {
+	if err := podwire.CreateRunnerEnd(f.Pod.RunnerEnd()); err != nil {
 		t.Fatal(err)
 	}
 	hold := make(chan struct{})
 	defer close(hold)
 	go func() {
-		fd, err := podfiles.HoldRunnerEnd(context.Background(), f.Pod.RunnerEnd(), 5*time.Second)
+		fd, err := podwire.HoldRunnerEnd(context.Background(), f.Pod.RunnerEnd(), 5*time.Second)
 		if err != nil {
 			return
 		}
-		_ = podfiles.WriteRunnerEnd(fd, podfiles.EncodeFrame(podfiles.FrameStuck, []byte(`{"survivors":2}`)), 5*time.Second)
+		_ = podwire.WriteRunnerEnd(fd, podwire.EncodeFrame(podwire.FrameStuck, []byte(`{"survivors":2}`)), 5*time.Second)
 		<-hold
 		_ = unix.Close(fd)
 	}()

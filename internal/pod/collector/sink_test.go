@@ -15,10 +15,9 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -99,7 +98,7 @@ func TestStatusSinkMatchesSerialReference(t *testing.T) {
 	}
 	ids, evalPath, outPath := sinkWorkload(t, n)
 	cfg := testutil.RunConfig(evalPath, ids, ": {OUTPUT_FILE}")
-	file, err := podfiles.LoadEvalFile(cfg)
+	file, err := podwire.LoadEvalFile(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,13 +189,13 @@ func chunkContents(t *testing.T, chunks []results.Chunk) []storedChunk {
 }
 
 // TestSharedEvaluatorsGatherTheSame: when the manager found that every case is judged by its id and inherited
-// evaluators (layout.RunConfig.SharedEvaluators), the collector reads only the eval file's header, and collects
+// evaluators (podwire.RunConfig.SharedEvaluators), the collector reads only the eval file's header, and collects
 // exactly what reading the whole file gives: the same chunks, section and summary, for evaluators from the file
 // and from judging.evaluators, with missing, unexpected and invalid records; and ids that do not count the file's
 // items send it back to the whole file.
 func TestSharedEvaluatorsGatherTheSame(t *testing.T) {
 	ids, evalPath, outPath := sinkWorkload(t, 1500)
-	p := layout.Output{Root: t.TempDir()}
+	p := podwire.Output{Root: t.TempDir()}
 	data, err := os.ReadFile(outPath)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +217,7 @@ func TestSharedEvaluatorsGatherTheSame(t *testing.T) {
 			cfg := testutil.RunConfig(evalPath, tc.ids, ": {OUTPUT_FILE}")
 			cfg.DefaultEvaluators = tc.defaults
 			cfg.ResultConfigMaps = []string{"r-0", "r-1", "r-2", "r-3"}
-			full, err := podfiles.LoadEvalFile(cfg)
+			full, err := podwire.LoadEvalFile(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 )
 
@@ -30,7 +30,7 @@ type Snapshot struct {
 // the collector and the code judges read the same bytes and nothing the runner does later can change them. Every
 // file is opened beneath src without following a symlink at any path component, must be a regular file, and is
 // read up to a bound.
-func TakeSnapshot(cfg *layout.RunConfig, src, dst layout.Output) *Snapshot {
+func TakeSnapshot(cfg *podwire.RunConfig, src, dst podwire.Output) *Snapshot {
 	s := &Snapshot{CaseErrors: map[string]error{}}
 	if err := os.MkdirAll(dst.CaseOutputDir(), 0o755); err != nil {
 		s.OutputErr = fmt.Errorf("prepare the snapshot directory: %w", err)
@@ -45,7 +45,7 @@ func TakeSnapshot(cfg *layout.RunConfig, src, dst layout.Output) *Snapshot {
 
 	if cfg.Batching == string(evalsv1alpha1.BatchingPerCase) {
 		for _, id := range cfg.CaseIDs {
-			err := copyOut(dir, layout.CaseOutputName(id), dst.CaseOutput(id), maxCaseOutputBytes)
+			err := copyOut(dir, podwire.CaseOutputName(id), dst.CaseOutput(id), maxCaseOutputBytes)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
 				s.CaseErrors[id] = err
 			}
@@ -55,7 +55,7 @@ func TakeSnapshot(cfg *layout.RunConfig, src, dst layout.Output) *Snapshot {
 		if max <= 0 {
 			max = defaultMaxOutputBytes
 		}
-		err := copyOut(dir, layout.BatchOutputName, dst.BatchOutput(), max)
+		err := copyOut(dir, podwire.BatchOutputName, dst.BatchOutput(), max)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			s.OutputMissing = true

@@ -9,9 +9,8 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // WriteBundle materializes the run's eval bundle (cfg.Bundle) in the bundle volume, every file at its bundle path,
@@ -19,7 +18,7 @@ import (
 // manager's pinned copy of a ConfigMap bundle, or downloaded from the bucket with the credentials mounted in
 // credentialsDir. A file that is not the pinned one fails the install, naming it, so a source changed after
 // pinning never changes the run. It returns the manifest.
-func WriteBundle(ctx context.Context, cfg *layout.RunConfig, credentialsDir string) (*bundle.Manifest, error) {
+func WriteBundle(ctx context.Context, cfg *podwire.RunConfig, credentialsDir string) (*bundle.Manifest, error) {
 	b := cfg.Bundle
 	data, err := os.ReadFile(b.ManifestFile)
 	if err != nil {
@@ -59,7 +58,7 @@ func WriteBundle(ctx context.Context, cfg *layout.RunConfig, credentialsDir stri
 		if err != nil {
 			return nil, err
 		}
-		if err := podfiles.WriteFileAtomic(dst, 0o444, func(w io.Writer) error {
+		if err := podwire.WriteFileAtomic(dst, 0o444, func(w io.Writer) error {
 			_, err := w.Write(content)
 			return err
 		}); err != nil {
@@ -96,7 +95,7 @@ func readPinnedCopy(dir string, f bundle.File) ([]byte, error) {
 // them (bundle.Manifest.Resolve), at their bundle paths, read-only. Nothing else of the bundle reaches the
 // runner: not its prompt files, reference files, scripts or the eval file (its runner view is written by
 // WriteRunnerView). It returns how many files it copied.
-func WriteRunnerInputs(cfg *layout.RunConfig, m *bundle.Manifest) (int, error) {
+func WriteRunnerInputs(cfg *podwire.RunConfig, m *bundle.Manifest) (int, error) {
 	data, err := os.ReadFile(cfg.EvalFile)
 	if err != nil {
 		return 0, fmt.Errorf("read the eval file for the runner's input files: %w", err)
@@ -141,7 +140,7 @@ func copyVerified(src, dst string, f bundle.File) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("create the runner's directory for %s: %w", f.Path, err)
 	}
-	if err := podfiles.WriteFileAtomic(dst, 0o444, func(w io.Writer) error {
+	if err := podwire.WriteFileAtomic(dst, 0o444, func(w io.Writer) error {
 		_, err := w.Write(content)
 		return err
 	}); err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
 )
 
@@ -54,7 +54,7 @@ var bundleFiles = map[string]string{
 
 // bundleConfig writes the bundle's manifest into dir and returns the run configuration of a one-pod run of it,
 // with the pod's volumes under dir.
-func bundleConfig(t *testing.T, dir string) (*layout.RunConfig, *bundle.Manifest) {
+func bundleConfig(t *testing.T, dir string) (*podwire.RunConfig, *bundle.Manifest) {
 	t.Helper()
 	var files []bundle.File
 	for p, content := range bundleFiles {
@@ -74,11 +74,11 @@ func bundleConfig(t *testing.T, dir string) (*layout.RunConfig, *bundle.Manifest
 	}
 	write(t, filepath.Join(dir, "eval", "bundle.json"), string(data), 0o444)
 	write(t, filepath.Join(dir, "eval", "eval.yaml"), bundleEval, 0o444)
-	cfg := &layout.RunConfig{
+	cfg := &podwire.RunConfig{
 		EvalFile: filepath.Join(dir, "eval", "eval.yaml"), EvalFileView: "Inputs", CaseIDs: []string{"a", "b"}, Shards: 1,
-		Launch:         layout.Launch{CommandTemplate: "run {EVAL_FILE} {OUTPUT_FILE}", Batching: "Batched", Workers: 1, KillGraceSeconds: 5, CollectorStartSeconds: 60},
+		Launch:         podwire.Launch{CommandTemplate: "run {EVAL_FILE} {OUTPUT_FILE}", Batching: "Batched", Workers: 1, KillGraceSeconds: 5, CollectorStartSeconds: 60},
 		RunnerEvalFile: filepath.Join(dir, "view", "bundle", "suites", "eval.yaml"), RunnerConfigFile: filepath.Join(dir, "view", "launch.json"),
-		Bundle: &layout.Bundle{Dir: filepath.Join(dir, "bundle"), EvalFile: m.EvalFile, SHA256: m.SHA256,
+		Bundle: &podwire.Bundle{Dir: filepath.Join(dir, "bundle"), EvalFile: m.EvalFile, SHA256: m.SHA256,
 			ManifestFile: filepath.Join(dir, "eval", "bundle.json"), SourceDir: filepath.Join(dir, "source"),
 			RunnerDir: filepath.Join(dir, "view", "bundle"), Files: int32(len(m.Files)), Bytes: m.Bytes()},
 	}
@@ -221,7 +221,7 @@ func TestBundleFromBucket(t *testing.T) {
 	write(t, filepath.Join(creds, objstore.SecretAccessKeyFile), srv.SecretAccessKey, 0o400)
 	cfg, _ := bundleConfig(t, dir)
 	cfg.Bundle.SourceDir = ""
-	cfg.Bundle.Objects = &layout.Bucket{Endpoint: srv.Endpoint, Bucket: "bundles", Prefix: "teams/math"}
+	cfg.Bundle.Objects = &podwire.Bucket{Endpoint: srv.Endpoint, Bucket: "bundles", Prefix: "teams/math"}
 	if _, err := WriteBundle(ctx, cfg, creds); err != nil {
 		t.Fatal(err)
 	}

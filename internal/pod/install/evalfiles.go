@@ -11,9 +11,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // WriteShardEvalFile writes the pod's eval file when it is not the pinned one: the cases of cfg.SourceEvalFile
@@ -21,7 +20,7 @@ import (
 // object, it first downloads it into cfg.SourceEvalFile, verifying its size and sha256, with the credentials
 // mounted in credentialsDir. It checks that the pod's file holds exactly its case ids. Nothing is written when the
 // pod's eval file is the pinned one.
-func WriteShardEvalFile(ctx context.Context, cfg *layout.RunConfig, credentialsDir string) error {
+func WriteShardEvalFile(ctx context.Context, cfg *podwire.RunConfig, credentialsDir string) error {
 	if cfg.SourceEvalFile == "" {
 		return nil
 	}
@@ -59,7 +58,7 @@ func WriteShardEvalFile(ctx context.Context, cfg *layout.RunConfig, credentialsD
 	if err := os.MkdirAll(filepath.Dir(cfg.EvalFile), 0o755); err != nil {
 		return fmt.Errorf("create the shard's directory: %w", err)
 	}
-	return podfiles.WriteFileAtomic(cfg.EvalFile, 0o444, func(w io.Writer) error {
+	return podwire.WriteFileAtomic(cfg.EvalFile, 0o444, func(w io.Writer) error {
 		_, err := w.Write(shard)
 		return err
 	})
@@ -67,7 +66,7 @@ func WriteShardEvalFile(ctx context.Context, cfg *layout.RunConfig, credentialsD
 
 // downloadEvalFile downloads the eval file's object into path, verifying its size and sha256 on the way; nothing
 // is at path unless it verified.
-func downloadEvalFile(ctx context.Context, o *layout.EvalObject, credentialsDir, path string) error {
+func downloadEvalFile(ctx context.Context, o *podwire.EvalObject, credentialsDir, path string) error {
 	oc, err := objstore.ConfigFromDir(credentialsDir, objstore.Config{Endpoint: o.Bucket.Endpoint, Region: o.Bucket.Region,
 		Bucket: o.Bucket.Bucket, Prefix: o.Bucket.Prefix, PathStyle: true})
 	if err != nil {
@@ -90,7 +89,7 @@ func downloadEvalFile(ctx context.Context, o *layout.EvalObject, credentialsDir,
 // cfg.RunnerEvalFile, the runner view of cfg.EvalFile (evalfile.WriteView) or, with evalFileView Full, a copy of
 // it, and its RunnerConfig at cfg.RunnerConfigFile, both read-only. cfg is narrowed to the pod's shard, whose eval
 // file WriteShardEvalFile has written. It returns the number of cases in the view (0 for Full).
-func WriteRunnerView(cfg *layout.RunConfig) (int, error) {
+func WriteRunnerView(cfg *podwire.RunConfig) (int, error) {
 	data, err := os.ReadFile(cfg.EvalFile)
 	if err != nil {
 		return 0, fmt.Errorf("read the eval file for the runner: %w", err)
@@ -99,7 +98,7 @@ func WriteRunnerView(cfg *layout.RunConfig) (int, error) {
 		return 0, fmt.Errorf("create the runner's view directory: %w", err)
 	}
 	n := 0
-	err = podfiles.WriteFileAtomic(cfg.RunnerEvalFile, 0o444, func(w io.Writer) error {
+	err = podwire.WriteFileAtomic(cfg.RunnerEvalFile, 0o444, func(w io.Writer) error {
 		if cfg.EvalFileView == evalsv1alpha1.EvalFileViewFull {
 			_, err := w.Write(data)
 			return err
@@ -119,7 +118,7 @@ func WriteRunnerView(cfg *layout.RunConfig) (int, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.RunnerConfigFile), 0o755); err != nil {
 		return 0, fmt.Errorf("create the runner's view directory: %w", err)
 	}
-	if err := podfiles.WriteFileAtomic(cfg.RunnerConfigFile, 0o444, func(w io.Writer) error {
+	if err := podwire.WriteFileAtomic(cfg.RunnerConfigFile, 0o444, func(w io.Writer) error {
 		return json.NewEncoder(w).Encode(rc)
 	}); err != nil {
 		return 0, fmt.Errorf("write the runner's configuration: %w", err)

@@ -10,18 +10,17 @@ import (
 	"fmt"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Options are one pod's install.
 type Options struct {
 	// Config is run.json narrowed to the pod's shard; nil writes neither the pod's eval file nor the runner's view.
-	Config *layout.RunConfig
+	Config *podwire.RunConfig
 	// EvalCredentialsDir is where a bucket eval file's credentials are mounted.
 	EvalCredentialsDir string
 	// Pod names the bin and judge-bin volumes.
-	Pod layout.Pod
+	Pod podwire.Pod
 	// Launcher is the launcher binary, copied to Pod.Launcher().
 	Launcher string
 	// JudgeRunner is the collector binary, copied to Pod.JudgeRunner() when Judges is not 0.
@@ -57,20 +56,20 @@ func Run(ctx context.Context, o Options) error {
 			}
 		}
 	}
-	if err := podfiles.Install(o.Launcher, o.Pod.Launcher()); err != nil {
+	if err := podwire.Install(o.Launcher, o.Pod.Launcher()); err != nil {
 		return fmt.Errorf("install the launcher: %w", err)
 	}
 	if o.Judges > 0 {
-		if err := podfiles.Install(o.JudgeRunner, o.Pod.JudgeRunner()); err != nil {
+		if err := podwire.Install(o.JudgeRunner, o.Pod.JudgeRunner()); err != nil {
 			return fmt.Errorf("install the judge runner: %w", err)
 		}
 	}
-	if err := podfiles.CreateRunnerEnd(o.Pod.RunnerEnd()); err != nil {
+	if err := podwire.CreateRunnerEnd(o.Pod.RunnerEnd()); err != nil {
 		return err
 	}
 	ends := make([]string, 0, max(o.Judges, 0))
 	for i := range o.Judges {
 		ends = append(ends, o.Pod.JudgeEnd(i))
 	}
-	return podfiles.CreateJudgeEnds(ends)
+	return podwire.CreateJudgeEnds(ends)
 }

@@ -7,8 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -32,7 +31,7 @@ func TestRun(t *testing.T) {
 			launcher, judgeRunner := filepath.Join(dir, "launcher-src"), filepath.Join(dir, "collector-src")
 			write(t, launcher, "launcher\n", 0o600)
 			write(t, judgeRunner, "judge runner\n", 0o600)
-			pod := layout.PodIn(filepath.Join(dir, "pod"))
+			pod := podwire.PodIn(filepath.Join(dir, "pod"))
 			// An existing destination is replaced.
 			write(t, pod.Launcher(), "old", 0o644)
 			err := Run(context.Background(), Options{Pod: pod, Launcher: launcher, JudgeRunner: judgeRunner, Judges: tc.judges})
@@ -64,8 +63,8 @@ func TestRun(t *testing.T) {
 				}
 				// Writable by any uid, readable by the collector's only: a script can never read a judge's verdicts.
 				fifo, err := os.Stat(filepath.Join(pod.Bin, name))
-				if err != nil || fifo.Mode()&os.ModeNamedPipe == 0 || fifo.Mode().Perm() != podfiles.RunnerEndMode {
-					t.Errorf("%s FIFO %v (%v), want a named pipe with mode %o", name, fifo, err, podfiles.RunnerEndMode)
+				if err != nil || fifo.Mode()&os.ModeNamedPipe == 0 || fifo.Mode().Perm() != podwire.RunnerEndMode {
+					t.Errorf("%s FIFO %v (%v), want a named pipe with mode %o", name, fifo, err, podwire.RunnerEndMode)
 				}
 			}
 		})
@@ -88,7 +87,7 @@ func TestRunErrors(t *testing.T) {
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.o.Pod = layout.PodIn(filepath.Join(dir, "pod", string(rune('a'+i))))
+			tc.o.Pod = podwire.PodIn(filepath.Join(dir, "pod", string(rune('a'+i))))
 			err := Run(context.Background(), tc.o)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Run = %v, want an error containing %q", err, tc.want)

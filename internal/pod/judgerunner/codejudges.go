@@ -14,12 +14,10 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
@@ -34,17 +32,17 @@ type sender interface{ Send(v any) error }
 // (isolatedRunner), and only then is the case's frame sent, so no process of a judge is alive while a verdict is
 // reported, and none outlives its script. Cases without output are not judged here: the collector reports them.
 // It returns the end frame.
-func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFrame {
-	end := &judgeplan.JudgeEnd{}
-	frame := judgeplan.JudgeFrame{End: end}
-	fail := func(err error) judgeplan.JudgeFrame {
+func runCodeJudges(ctx context.Context, o Options, out sender) podwire.JudgeFrame {
+	end := &podwire.JudgeEnd{}
+	frame := podwire.JudgeFrame{End: end}
+	fail := func(err error) podwire.JudgeFrame {
 		end.Error = err.Error()
-		podfiles.Logf(o.Log, "Code judges did not run error=%q\n", end.Error)
+		podwire.Logf(o.Log, "Code judges did not run error=%q\n", end.Error)
 		return frame
 	}
 	cfg := o.Config
-	var m layout.SnapshotMarker
-	if err := podfiles.ReadJSON(o.Pod.SnapshotReady(), &m); err != nil {
+	var m podwire.SnapshotMarker
+	if err := podwire.ReadJSON(o.Pod.SnapshotReady(), &m); err != nil {
 		return fail(fmt.Errorf("unreadable snapshot marker: %w", err))
 	}
 	if !m.Final {
@@ -54,7 +52,7 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 	if err != nil {
 		return fail(err)
 	}
-	file, err := podfiles.LoadEvalFile(cfg)
+	file, err := podwire.LoadEvalFile(cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -62,7 +60,7 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 	if len(ids) == 0 {
 		ids = file.CaseIDs()
 	}
-	share := judgeplan.Partition(judgeplan.CodeJudgedCases(file, ids), int(cfg.JudgeContainers), o.Index)
+	share := podwire.Partition(podwire.CodeJudgedCases(file, ids), int(cfg.JudgeContainers), o.Index)
 	judge := &evaluate.Judge{Threshold: threshold}
 	// In the runner's image (judging.image naming it) scripts run in the runner's working directory, as they did
 	// before the judge image; another image need not have that directory: its own working directory then.
@@ -75,7 +73,7 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 		judge.Bundle, dir = bundle.Dir{Root: b.Dir, EvalFile: b.EvalFile}, b.EvalDir()
 	}
 	isolated := &isolatedRunner{inner: evaluate.ScriptRunner{
-		Timeout: layout.Seconds(cfg.CodeJudgeTimeoutSeconds),
+		Timeout: podwire.Seconds(cfg.CodeJudgeTimeoutSeconds),
 		Dir:     dir,
 		Shell:   o.Shell,
 	}, log: o.Log}
@@ -88,7 +86,7 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 		isolated.inner.Prefix = []string{o.Confine.Shim, confine.ShimMode, "--"}
 		end.LandlockABI = confine.ABI()
 	}
-	podfiles.Logf(o.Log, "Running code judges one case at a time judge=%d cases=%d\n", o.Index, len(share))
+	podwire.Logf(o.Log, "Running code judges one case at a time judge=%d cases=%d\n", o.Index, len(share))
 	var sendErr error
 	judgeOne := func(c *evalfile.Case, resp *jsonlresult.Response) error {
 		isolated.leftovers = 0
@@ -101,12 +99,12 @@ func runCodeJudges(ctx context.Context, o Options, out sender) judgeplan.JudgeFr
 		// Nothing of the case's scripts is alive now (isolatedRunner): what they wrote goes too.
 		for _, dir := range o.Scratch {
 			if err := clearDir(dir); err != nil {
-				podfiles.Logf(o.Log, "Cannot empty a scratch directory dir=%q error=%q\n", dir, err.Error())
+				podwire.Logf(o.Log, "Cannot empty a scratch directory dir=%q error=%q\n", dir, err.Error())
 			}
 		}
-		f := judgeplan.JudgeFrame{CaseID: c.ID, Leftovers: isolated.leftovers}
+		f := podwire.JudgeFrame{CaseID: c.ID, Leftovers: isolated.leftovers}
 		for key, r := range results {
-			f.Results = append(f.Results, judgeplan.JudgeLine{CaseID: c.ID, Key: key, Result: r})
+			f.Results = append(f.Results, podwire.JudgeLine{CaseID: c.ID, Key: key, Result: r})
 		}
 		if err := out.Send(f); err != nil {
 			sendErr = err
@@ -141,7 +139,7 @@ func confinedCase(ctx context.Context, judge *evaluate.Judge, isolated *isolated
 	if err != nil {
 		why := "the judge's Landlock ruleset could not be built, no script ran: " + err.Error()
 		out := map[string]verdict.EvaluatorResult{}
-		for _, key := range judgeplan.Invocations(c) {
+		for _, key := range podwire.Invocations(c) {
 			out[key] = verdict.EvaluatorResult{Verdict: verdict.VerdictError, Misses: []string{why}, Reasoning: why}
 		}
 		return out
@@ -176,7 +174,7 @@ func (r *isolatedRunner) reap(c *evalfile.Case, ev *evalfile.EvaluatorConfig, re
 	n, _ := reaper.KillLeftovers(ReapTimeout)
 	if n > 0 {
 		r.leftovers += n
-		podfiles.Logf(r.log, "Killed processes a code judge left behind case=%q evaluator=%q count=%d\n", c.ID, ev.Name, n)
+		podwire.Logf(r.log, "Killed processes a code judge left behind case=%q evaluator=%q count=%d\n", c.ID, ev.Name, n)
 		res.Misses = append(res.Misses, fmt.Sprintf("the judge left %d processes running after it returned; they were killed before anything else ran", n))
 	}
 	if left := len(reaper.Remaining()); left > 0 {

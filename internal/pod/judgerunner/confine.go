@@ -6,9 +6,8 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Confinement is how the judge runner confines each case's scripts with Landlock (internal/confine).
@@ -32,14 +31,14 @@ type casePolicies struct {
 }
 
 // newCasePolicies reads the bundle's manifest (a bundle run) and sets the files every case's scripts may read.
-func newCasePolicies(c *Confinement, cfg *layout.RunConfig, file *evalfile.File, scratch []string) (*casePolicies, error) {
+func newCasePolicies(c *Confinement, cfg *podwire.RunConfig, file *evalfile.File, scratch []string) (*casePolicies, error) {
 	p := &casePolicies{base: confine.Policy{Image: c.Image, ReadOnly: c.ReadOnly, Scratch: scratch}}
 	b := cfg.Bundle
 	if b == nil {
 		return p, nil
 	}
 	var m bundle.Manifest
-	if err := podfiles.ReadJSON(b.ManifestFile, &m); err != nil {
+	if err := podwire.ReadJSON(b.ManifestFile, &m); err != nil {
 		return nil, fmt.Errorf("the bundle's manifest: %w", err)
 	}
 	d := bundle.Dir{Root: b.Dir, EvalFile: b.EvalFile}

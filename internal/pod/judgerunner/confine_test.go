@@ -13,8 +13,8 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -125,7 +125,7 @@ evalcases:
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &layout.RunConfig{Bundle: &layout.Bundle{Dir: dir, EvalFile: "suite/eval.yaml", ManifestFile: mpath}}
+	cfg := &podwire.RunConfig{Bundle: &podwire.Bundle{Dir: dir, EvalFile: "suite/eval.yaml", ManifestFile: mpath}}
 	p, err := newCasePolicies(&Confinement{Image: []string{"/usr"}}, cfg, file, []string{"/scratch"})
 	if err != nil {
 		t.Fatal(err)

@@ -7,17 +7,16 @@ import (
 	"os"
 	"sync/atomic"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // Options configure Judge.
 type Options struct {
-	Config *layout.RunConfig
+	Config *podwire.RunConfig
 	// Pod is the pod's directory layout: the snapshot (read-only here), the bin volume with the judge-end FIFOs
 	// and this container's own writable directory (Verdicts).
-	Pod layout.Pod
-	// Index is this judge container's index (0 for "judge"): it judges judgeplan.Partition's share Index of
+	Pod podwire.Pod
+	// Index is this judge container's index (0 for "judge"): it judges podwire.Partition's share Index of
 	// Config.JudgeContainers and reports through Pod.JudgeEnd(Index).
 	Index int
 	// Shell runs the code_judge scripts (default DefaultShell).
@@ -43,16 +42,16 @@ type Options struct {
 // leaves behind is killed and reaped before anything else happens (runCodeJudges). It never reads the runner's
 // output directory. ctx ends when the container is asked to stop; it is not consulted while scripts may run.
 func Judge(ctx context.Context, o Options) error {
-	podfiles.Logf(o.Log, "Waiting for the collector's snapshot of the runner's output\n")
+	podwire.Logf(o.Log, "Waiting for the collector's snapshot of the runner's output\n")
 	if o.Config.CodeJudges {
 		if err := judge(ctx, o); err != nil {
 			return err
 		}
-	} else if err := podfiles.WaitForFile(ctx, o.Pod.SnapshotReady(), 0); err != nil {
+	} else if err := podwire.WaitForFile(ctx, o.Pod.SnapshotReady(), 0); err != nil {
 		return nil // stopped before the runner ended: nothing to judge
 	}
-	podfiles.Logf(o.Log, "Waiting for the collector to persist the results\n")
-	_ = podfiles.WaitForFile(ctx, o.Pod.Collected(), 0)
+	podwire.Logf(o.Log, "Waiting for the collector to persist the results\n")
+	_ = podwire.WaitForFile(ctx, o.Pod.Collected(), 0)
 	return nil
 }
 
@@ -63,7 +62,7 @@ func judge(ctx context.Context, o Options) error {
 	// judge connected; a ready snapshot before this judge connected means the collector gave up on it (or the
 	// runner's output is not final): nothing this judge reports would be read.
 	readyBefore := func() bool { _, err := os.Stat(o.Pod.SnapshotReady()); return err == nil }
-	w, err := podfiles.OpenJudgeEnd(ctx, o.Pod.JudgeEnd(o.Index), readyBefore)
+	w, err := podwire.OpenJudgeEnd(ctx, o.Pod.JudgeEnd(o.Index), readyBefore)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before the runner ended: nothing to judge
@@ -71,10 +70,10 @@ func judge(ctx context.Context, o Options) error {
 		return err
 	}
 	if w == nil {
-		podfiles.Logf(o.Log, "The collector did not wait for this judge; not judging\n")
+		podwire.Logf(o.Log, "The collector did not wait for this judge; not judging\n")
 		return nil
 	}
-	if err := podfiles.WaitForFile(ctx, o.Pod.SnapshotReady(), 0); err != nil {
+	if err := podwire.WaitForFile(ctx, o.Pod.SnapshotReady(), 0); err != nil {
 		_ = w.Close()
 		return nil
 	}
@@ -87,7 +86,7 @@ func judge(ctx context.Context, o Options) error {
 	// consulted; the collector's deadline and the scripts' timeouts bound judging.
 	end := runCodeJudges(context.WithoutCancel(ctx), o, w)
 	if err := w.Send(end); err != nil {
-		podfiles.Logf(o.Log, "Cannot report the end of judging error=%q\n", err.Error())
+		podwire.Logf(o.Log, "Cannot report the end of judging error=%q\n", err.Error())
 	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("close the judge-end FIFO: %w", err)

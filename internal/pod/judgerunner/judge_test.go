@@ -11,16 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/judgeplan"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 // judged is what the collector's side of a judge-end FIFO received.
 type judged struct {
-	frames  []judgeplan.JudgeFrame
+	frames  []podwire.JudgeFrame
 	skipped int
 }
 
@@ -38,11 +36,11 @@ func runJudgeWith(t *testing.T, f *testutil.PodFixture, index int, o Options) ju
 	done := make(chan error, 1)
 	o.Config, o.Pod, o.Index, o.Log, o.Judging, o.Scratch = f.Config, f.Pod, index, io.Discard, judging, []string{scratch(f)}
 	go func() { done <- Judge(context.Background(), o) }()
-	r, err := podfiles.OpenJudgeEndReader(f.Pod.JudgeEnd(index))
+	r, err := podwire.OpenJudgeEndReader(f.Pod.JudgeEnd(index))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := podfiles.WriteJSONAtomic(f.Pod.SnapshotReady(), layout.SnapshotMarker{Final: true}); err != nil {
+	if err := podwire.WriteJSONAtomic(f.Pod.SnapshotReady(), podwire.SnapshotMarker{Final: true}); err != nil {
 		t.Fatal(err)
 	}
 	var got judged
@@ -51,7 +49,7 @@ func runJudgeWith(t *testing.T, f *testutil.PodFixture, index int, o Options) ju
 		if err != nil {
 			t.Fatalf("reading the judge's frames: %v (got %+v)", err, got.frames)
 		}
-		var fr judgeplan.JudgeFrame
+		var fr podwire.JudgeFrame
 		if err := json.Unmarshal(payload, &fr); err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +110,7 @@ func TestJudgeRunsCodeJudgesOnTheSnapshot(t *testing.T) {
 func TestJudgeDoesNotJudgeWithoutTheCollector(t *testing.T) {
 	f := testutil.NewPodFixture(t, ": {OUTPUT_FILE}")
 	f.Config.CodeJudges = true
-	if err := podfiles.WriteJSONAtomic(f.Pod.SnapshotReady(), layout.SnapshotMarker{Final: false, Reason: "the runner did not end within 60s"}); err != nil {
+	if err := podwire.WriteJSONAtomic(f.Pod.SnapshotReady(), podwire.SnapshotMarker{Final: false, Reason: "the runner did not end within 60s"}); err != nil {
 		t.Fatal(err)
 	}
 	f.Write(t, f.Pod.Collected(), "{}")

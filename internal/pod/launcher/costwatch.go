@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 )
 
@@ -64,10 +64,10 @@ func (c *costTally) passed() bool {
 }
 
 // stop is the report's account of the budget's stop.
-func (c *costTally) stop() *layout.CostBudgetStop {
+func (c *costTally) stop() *podwire.CostBudgetStop {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &layout.CostBudgetStop{CostNanoUSD: c.total, MaxCostNanoUSD: c.budget, Cases: c.cases}
+	return &podwire.CostBudgetStop{CostNanoUSD: c.total, MaxCostNanoUSD: c.budget, Cases: c.cases}
 }
 
 // satAdd is a + b for non-negative a and b, at most the largest int64.
@@ -96,7 +96,7 @@ func (c *costTally) addRecord(line []byte) bool {
 // beneath out, bounded, the single-case rules) and reports whether the sum has passed the budget. An output that
 // is missing, refused or unreadable reports nothing.
 func (c *costTally) addCase(out *safefile.Dir, id string) bool {
-	data, err := out.ReadFile(layout.CaseOutputName(id), jsonlresult.DefaultMaxSingleBytes)
+	data, err := out.ReadFile(podwire.CaseOutputName(id), jsonlresult.DefaultMaxSingleBytes)
 	if err != nil {
 		return c.passed()
 	}

@@ -12,8 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 	"github.com/google/go-cmp/cmp"
 )
@@ -27,23 +26,23 @@ func TestCostTally(t *testing.T) {
 		name   string
 		budget int64
 		adds   []add
-		want   layout.CostBudgetStop
+		want   podwire.CostBudgetStop
 		passed bool
 	}{
 		{name: "within the budget", budget: 10, adds: []add{{"alpha", 4}, {"beta", 6}},
-			want: layout.CostBudgetStop{CostNanoUSD: 10, MaxCostNanoUSD: 10, Cases: 2}},
+			want: podwire.CostBudgetStop{CostNanoUSD: 10, MaxCostNanoUSD: 10, Cases: 2}},
 		{name: "passed", budget: 10, adds: []add{{"alpha", 4}, {"beta", 7}},
-			want: layout.CostBudgetStop{CostNanoUSD: 11, MaxCostNanoUSD: 10, Cases: 2}, passed: true},
+			want: podwire.CostBudgetStop{CostNanoUSD: 11, MaxCostNanoUSD: 10, Cases: 2}, passed: true},
 		{name: "a case counts once, at the most it reported", budget: 10, adds: []add{{"alpha", 4}, {"alpha", 2}, {"alpha", 6}},
-			want: layout.CostBudgetStop{CostNanoUSD: 6, MaxCostNanoUSD: 10, Cases: 1}},
+			want: podwire.CostBudgetStop{CostNanoUSD: 6, MaxCostNanoUSD: 10, Cases: 1}},
 		{name: "ids nobody asked for are not counted", budget: 10, adds: []add{{"zeta", 100}, {"", 100}},
-			want: layout.CostBudgetStop{CostNanoUSD: 0, MaxCostNanoUSD: 10}},
+			want: podwire.CostBudgetStop{CostNanoUSD: 0, MaxCostNanoUSD: 10}},
 		{name: "a zero cost is a report", budget: 0, adds: []add{{"alpha", 0}},
-			want: layout.CostBudgetStop{CostNanoUSD: 0, MaxCostNanoUSD: 0, Cases: 1}},
+			want: podwire.CostBudgetStop{CostNanoUSD: 0, MaxCostNanoUSD: 0, Cases: 1}},
 		{name: "a zero budget passes at the first cost", budget: 0, adds: []add{{"alpha", 1}},
-			want: layout.CostBudgetStop{CostNanoUSD: 1, MaxCostNanoUSD: 0, Cases: 1}, passed: true},
+			want: podwire.CostBudgetStop{CostNanoUSD: 1, MaxCostNanoUSD: 0, Cases: 1}, passed: true},
 		{name: "the sum saturates", budget: math.MaxInt64 - 1, adds: []add{{"alpha", math.MaxInt64}, {"beta", math.MaxInt64}},
-			want: layout.CostBudgetStop{CostNanoUSD: math.MaxInt64, MaxCostNanoUSD: math.MaxInt64 - 1, Cases: 2}, passed: true},
+			want: podwire.CostBudgetStop{CostNanoUSD: math.MaxInt64, MaxCostNanoUSD: math.MaxInt64 - 1, Cases: 2}, passed: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,9 +76,9 @@ func newTailFixture(t *testing.T, budget int64) *tailFixture {
 	}
 	t.Cleanup(func() { _ = d.Close() })
 	tally := newCostTally(budget, []string{"alpha", "beta", "gamma", "delta"})
-	tail := newBatchTail(d, layout.BatchOutputName, 256, tally)
+	tail := newBatchTail(d, podwire.BatchOutputName, 256, tally)
 	t.Cleanup(tail.close)
-	return &tailFixture{path: filepath.Join(dir, layout.BatchOutputName), tally: tally, tail: tail}
+	return &tailFixture{path: filepath.Join(dir, podwire.BatchOutputName), tally: tally, tail: tail}
 }
 
 func (f *tailFixture) appendText(t *testing.T, s string) {
@@ -213,7 +212,7 @@ func TestBatchTailStopsAtTheBudget(t *testing.T) {
 	if !f.tail.poll() {
 		t.Fatal("poll did not report the budget passed")
 	}
-	if diff := cmp.Diff(&layout.CostBudgetStop{CostNanoUSD: 2_000_000_000, MaxCostNanoUSD: 1_500_000_000, Cases: 2}, f.tally.stop()); diff != "" {
+	if diff := cmp.Diff(&podwire.CostBudgetStop{CostNanoUSD: 2_000_000_000, MaxCostNanoUSD: 1_500_000_000, Cases: 2}, f.tally.stop()); diff != "" {
 		t.Errorf("stop (-want +got):\n%s", diff)
 	}
 }
@@ -241,10 +240,10 @@ func FuzzBatchTail(f *testing.F) {
 }
 
 // launchCost runs Launch as fixture.launch does, reading a Batched output for the cost budget every 20 ms.
-func (f *fixture) launchCost(t *testing.T, budget int64) (int, *layout.LauncherReport) {
+func (f *fixture) launchCost(t *testing.T, budget int64) (int, *podwire.LauncherReport) {
 	t.Helper()
 	f.Config.MaxCostNanoUSD = &budget
-	w := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
+	w := podwire.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
 	code := Launch(context.Background(), Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod,
 		Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard, CostPoll: 20 * time.Millisecond})
 	return code, reportOf(t, w, code)
@@ -262,7 +261,7 @@ func TestLaunchBatchedStoppedByCostBudget(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 30*time.Second {
 		t.Errorf("took %s: the runner was not stopped", elapsed)
 	}
-	if diff := cmp.Diff(&layout.CostBudgetStop{CostNanoUSD: 1_500_000_000, MaxCostNanoUSD: 1_000_000_000, Cases: 3}, rep.CostBudget); diff != "" {
+	if diff := cmp.Diff(&podwire.CostBudgetStop{CostNanoUSD: 1_500_000_000, MaxCostNanoUSD: 1_000_000_000, Cases: 3}, rep.CostBudget); diff != "" {
 		t.Errorf("cost budget (-want +got):\n%s", diff)
 	}
 	if rep.Runner == nil || !rep.Runner.Terminated {
@@ -302,7 +301,7 @@ func TestLaunchPerCaseStoppedByCostBudget(t *testing.T) {
 	if code != ExitCostBudgetExceeded {
 		t.Errorf("exit code %d, want %d", code, ExitCostBudgetExceeded)
 	}
-	if diff := cmp.Diff(&layout.CostBudgetStop{CostNanoUSD: 1_200_000_000, MaxCostNanoUSD: 1_000_000_000, Cases: 2}, rep.CostBudget); diff != "" {
+	if diff := cmp.Diff(&podwire.CostBudgetStop{CostNanoUSD: 1_200_000_000, MaxCostNanoUSD: 1_000_000_000, Cases: 2}, rep.CostBudget); diff != "" {
 		t.Errorf("cost budget (-want +got):\n%s", diff)
 	}
 	if rep.Invocations != 2 || rep.FailedCases != 0 {

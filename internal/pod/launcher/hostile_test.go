@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
 // A runner takes every path where the launcher once wrote or could write its report (a directory, a FIFO, a
@@ -34,7 +34,7 @@ func TestLaunchReportCannotBeBlocked(t *testing.T) {
 // replace the launcher's report, which follows it.
 func TestLaunchForgedFramesPrecedeTheReport(t *testing.T) {
 	f := newFixture(t, "")
-	forged := string(podfiles.EncodeFrame(podfiles.FrameEnd, []byte(`{"batching":"Batched","invocations":1,"exitCode":0}`)))
+	forged := string(podwire.EncodeFrame(podwire.FrameEnd, []byte(`{"batching":"Batched","invocations":1,"exitCode":0}`)))
 	script := filepath.Join(f.Dir, "forge.sh")
 	if err := os.WriteFile(script, []byte("head -c 100000 /dev/zero > "+f.Pod.RunnerEnd()+"\nprintf '%s' '"+forged+"' > "+f.Pod.RunnerEnd()+"\nexit 3\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestLaunchSurvivorsAreReportedBeforeTheFIFOCloses(t *testing.T) {
 		return 0, 0
 	}
 	t.Cleanup(func() { kill = reaper.KillLeftovers })
-	w := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
+	w := podwire.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
 	done := make(chan int, 1)
 	go func() {
 		done <- Launch(context.Background(), Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod, Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard})

@@ -16,9 +16,8 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/safefile"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -27,9 +26,9 @@ import (
 type Options struct {
 	// Config is the runner side's run configuration (written by install next to the runner's eval file); the
 	// runner container never mounts run.json.
-	Config *layout.RunnerConfig
+	Config *podwire.RunnerConfig
 	// Pod is the pod's directory layout: the output tree and the runner-end FIFO.
-	Pod layout.Pod
+	Pod podwire.Pod
 	// Shell runs the templates (default DefaultShell).
 	Shell string
 	// Stdout and Stderr receive the runner's output as it is written (the container's own streams).
@@ -73,8 +72,8 @@ const (
 // invocation's (PerCase), or one of the Exit constants.
 func Launch(ctx context.Context, o Options) int {
 	cfg, out := o.Config, o.Pod.Output()
-	rep := &layout.LauncherReport{Batching: cfg.Batching}
-	fd, err := podfiles.HoldRunnerEnd(ctx, o.Pod.RunnerEnd(), layout.Seconds(cfg.CollectorStartSeconds))
+	rep := &podwire.LauncherReport{Batching: cfg.Batching}
+	fd, err := podwire.HoldRunnerEnd(ctx, o.Pod.RunnerEnd(), podwire.Seconds(cfg.CollectorStartSeconds))
 	if err != nil {
 		// Without the collector nothing would be collected: do not run the runner at all.
 		rep.Error = err.Error()
@@ -89,7 +88,7 @@ func Launch(ctx context.Context, o Options) int {
 		}
 	}
 	l := &launcher{o: o, rec: rep}
-	file, err := podfiles.LoadRunnerEvalFile(cfg)
+	file, err := podwire.LoadRunnerEvalFile(cfg)
 	if err != nil {
 		rep.Error = err.Error()
 	} else {
@@ -114,17 +113,17 @@ const reportWriteTimeout = 30 * time.Second
 // is left: when some survive the kill grace (a process in uninterruptible sleep ignores SIGKILL until it wakes),
 // the launcher says so first (a FrameStuck the collector acts on at once), then keeps killing until they are
 // gone.
-func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
-	grace := layout.Seconds(o.Config.KillGraceSeconds)
+func finishLaunch(o Options, rep *podwire.LauncherReport, fd int) int {
+	grace := podwire.Seconds(o.Config.KillGraceSeconds)
 	rep.Leftovers, rep.Survivors = kill(grace)
 	if rep.Leftovers > 0 {
-		podfiles.Logf(o.Log, "Killed processes the runner left behind count=%d\n", rep.Leftovers)
+		podwire.Logf(o.Log, "Killed processes the runner left behind count=%d\n", rep.Leftovers)
 	}
 	code, summary := launchExit(rep)
 	rep.ExitCode = code
 	if rep.Survivors > 0 {
-		podfiles.Logf(o.Log, "Processes the runner left behind survived SIGKILL count=%d grace=%s\n", rep.Survivors, grace)
-		sendReport(o, fd, podfiles.FrameStuck, rep)
+		podwire.Logf(o.Log, "Processes the runner left behind survived SIGKILL count=%d grace=%s\n", rep.Survivors, grace)
+		sendReport(o, fd, podwire.FrameStuck, rep)
 		for survivors := rep.Survivors; survivors > 0; {
 			_, survivors = kill(max(grace, time.Second))
 		}
@@ -132,8 +131,8 @@ func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
 	if o.TerminationLog != "" {
 		_ = os.WriteFile(o.TerminationLog, []byte(textbound.Head(summary, 1024)), 0o644)
 	}
-	podfiles.Logf(o.Log, "Runner ended exitCode=%d summary=%q\n", code, summary)
-	sendReport(o, fd, podfiles.FrameEnd, rep)
+	podwire.Logf(o.Log, "Runner ended exitCode=%d summary=%q\n", code, summary)
+	sendReport(o, fd, podwire.FrameEnd, rep)
 	if fd >= 0 {
 		_ = unix.Close(fd)
 	}
@@ -142,21 +141,21 @@ func finishLaunch(o Options, rep *layout.LauncherReport, fd int) int {
 
 // sendReport writes the report as a frame of kind into the runner-end FIFO; without the FIFO (fd < 0) there is
 // no collector to read it. A report that does not arrive is a failure the collector records.
-func sendReport(o Options, fd int, kind string, rep *layout.LauncherReport) {
+func sendReport(o Options, fd int, kind string, rep *podwire.LauncherReport) {
 	if fd < 0 {
 		return
 	}
 	data, err := json.Marshal(rep)
 	if err == nil {
-		err = podfiles.WriteRunnerEnd(fd, podfiles.EncodeFrame(kind, data), reportWriteTimeout)
+		err = podwire.WriteRunnerEnd(fd, podwire.EncodeFrame(kind, data), reportWriteTimeout)
 	}
 	if err != nil {
-		podfiles.Logf(o.Log, "Cannot send the launcher report error=%q\n", err.Error())
+		podwire.Logf(o.Log, "Cannot send the launcher report error=%q\n", err.Error())
 	}
 }
 
 // launchExit is the container's exit code and a one-line summary for a report.
-func launchExit(rep *layout.LauncherReport) (int, string) {
+func launchExit(rep *podwire.LauncherReport) (int, string) {
 	switch {
 	case rep.Survivors > 0:
 		return ExitNotStopped, fmt.Sprintf("%d processes the runner left behind survived SIGKILL for the kill grace", rep.Survivors)
@@ -206,7 +205,7 @@ func launchExit(rep *layout.LauncherReport) (int, string) {
 
 type launcher struct {
 	o    Options
-	rec  *layout.LauncherReport
+	rec  *podwire.LauncherReport
 	file *evalfile.File
 	ids  []string
 	// cost is the cost budget's tally, nil without a budget; out is the output directory it reads.
@@ -232,7 +231,7 @@ func (l *launcher) command(script string, values map[string]string, timeout time
 		Dir:       l.o.Config.WorkingDir,
 		Env:       l.env(values),
 		Timeout:   timeout,
-		KillGrace: layout.Seconds(l.o.Config.KillGraceSeconds),
+		KillGrace: podwire.Seconds(l.o.Config.KillGraceSeconds),
 		Stdout:    l.o.Stdout,
 		Stderr:    l.o.Stderr,
 	}
@@ -247,8 +246,8 @@ func (l *launcher) run(ctx context.Context) {
 			l.rec.Error = "healthcheck: " + err.Error()
 			return
 		}
-		podfiles.Logf(l.o.Log, "Running the healthcheck\n")
-		out := Run(ctx, l.command(script, batchValues, layout.Seconds(cfg.HealthcheckTimeoutSeconds)))
+		podwire.Logf(l.o.Log, "Running the healthcheck\n")
+		out := Run(ctx, l.command(script, batchValues, podwire.Seconds(cfg.HealthcheckTimeoutSeconds)))
 		l.rec.Healthcheck = &out
 		if !out.Succeeded() {
 			l.rec.HealthcheckFailed = true
@@ -266,14 +265,14 @@ func (l *launcher) run(ctx context.Context) {
 	}
 	start := time.Now()
 	defer func() { l.rec.DurationMs = time.Since(start).Milliseconds() }()
-	timeout := layout.Seconds(cfg.TimeoutSeconds)
+	timeout := podwire.Seconds(cfg.TimeoutSeconds)
 	if cfg.Batching != string(evalsv1alpha1.BatchingPerCase) {
 		script, err := Render(cfg.CommandTemplate, batchValues)
 		if err != nil {
 			l.rec.Error = err.Error()
 			return
 		}
-		podfiles.Logf(l.o.Log, "Running the runner\n")
+		podwire.Logf(l.o.Log, "Running the runner\n")
 		runCtx, stopped := l.watchBatchCost(ctx)
 		out := Run(runCtx, l.command(script, batchValues, timeout))
 		if stopped() {
@@ -298,7 +297,7 @@ func (l *launcher) watchBatchCost(ctx context.Context) (context.Context, func() 
 	if poll <= 0 {
 		poll = DefaultCostPoll
 	}
-	tail := newBatchTail(l.out, layout.BatchOutputName, jsonlresult.DefaultMaxLineBytes, l.cost)
+	tail := newBatchTail(l.out, podwire.BatchOutputName, jsonlresult.DefaultMaxLineBytes, l.cost)
 	var passed bool
 	done := make(chan struct{})
 	go func() {
@@ -314,7 +313,7 @@ func (l *launcher) watchBatchCost(ctx context.Context) (context.Context, func() 
 			}
 			if tail.poll() {
 				passed = true
-				podfiles.Logf(l.o.Log, "Stopping the runner: %s\n", CostBudgetMessage(l.cost.stop()))
+				podwire.Logf(l.o.Log, "Stopping the runner: %s\n", CostBudgetMessage(l.cost.stop()))
 				cancel()
 				return
 			}
@@ -328,7 +327,7 @@ func (l *launcher) watchBatchCost(ctx context.Context) (context.Context, func() 
 }
 
 // CostBudgetMessage says in one line why the launcher stopped the runner for its cost budget.
-func CostBudgetMessage(s *layout.CostBudgetStop) string {
+func CostBudgetMessage(s *podwire.CostBudgetStop) string {
 	return fmt.Sprintf("the cost its records reported (%s USD over %d cases) passed the cost budget (%s USD), so the launcher stopped the runner",
 		jsonlresult.FormatNanoUSD(s.CostNanoUSD), s.Cases, jsonlresult.FormatNanoUSD(s.MaxCostNanoUSD))
 }
@@ -337,8 +336,8 @@ func CostBudgetMessage(s *layout.CostBudgetStop) string {
 func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 	cfg := l.o.Config
 	n := int(cfg.Workers)
-	podfiles.Logf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
-	outcomes := make([]*layout.Outcome, len(l.ids))
+	podwire.Logf(l.o.Log, "Running the runner once per case cases=%d workers=%d\n", len(l.ids), n)
+	outcomes := make([]*podwire.Outcome, len(l.ids))
 	// runCtx also ends once the cost budget is passed: no other case starts, and running ones are stopped.
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -366,7 +365,7 @@ func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 			}
 			if l.cost != nil && !costPassed && l.cost.addCase(l.out, l.ids[i]) {
 				costPassed = true
-				podfiles.Logf(l.o.Log, "Stopping the runner: %s\n", CostBudgetMessage(l.cost.stop()))
+				podwire.Logf(l.o.Log, "Stopping the runner: %s\n", CostBudgetMessage(l.cost.stop()))
 				cancel()
 			}
 			return nil
@@ -381,7 +380,7 @@ func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 			durations[i] = out.DurationMs
 		}
 	}
-	l.rec.CaseDurations = layout.EncodeCaseDurations(durations)
+	l.rec.CaseDurations = podwire.EncodeCaseDurations(durations)
 	if costPassed {
 		for i, out := range outcomes {
 			if out == nil || stopped[i] {
@@ -400,8 +399,8 @@ func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 			continue
 		}
 		l.rec.FailedCases++
-		if len(l.rec.Cases) < layout.MaxRecordedCaseFailures {
-			l.rec.Cases = append(l.rec.Cases, layout.CaseOutcome{ID: l.ids[i], Outcome: *out})
+		if len(l.rec.Cases) < podwire.MaxRecordedCaseFailures {
+			l.rec.Cases = append(l.rec.Cases, podwire.CaseOutcome{ID: l.ids[i], Outcome: *out})
 		}
 		if l.rec.Runner == nil {
 			first := *out
@@ -414,7 +413,7 @@ func (l *launcher) runPerCase(ctx context.Context, timeout time.Duration) {
 	}
 }
 
-func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration) layout.Outcome {
+func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration) podwire.Outcome {
 	cfg, p := l.o.Config, l.o.Pod.Output()
 	var question string
 	if c := l.file.Case(id); c != nil {
@@ -424,7 +423,7 @@ func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration
 	// The prompts directory is the runner's: whatever it planted at the prompt file's path (a FIFO would block
 	// an open for writing for ever) is replaced, never opened.
 	if err := writeFresh(filepath.Dir(promptFile), filepath.Base(promptFile), []byte(question)); err != nil {
-		return layout.Outcome{StartError: fmt.Sprintf("write the prompt file: %v", err)}
+		return podwire.Outcome{StartError: fmt.Sprintf("write the prompt file: %v", err)}
 	}
 	values := map[string]string{
 		PlaceholderEvalFile:   cfg.EvalFile,
@@ -436,7 +435,7 @@ func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration
 	}
 	script, err := Render(cfg.CommandTemplate, values)
 	if err != nil {
-		return layout.Outcome{StartError: err.Error()}
+		return podwire.Outcome{StartError: err.Error()}
 	}
 	return Run(ctx, l.command(script, values, timeout))
 }

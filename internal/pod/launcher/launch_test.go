@@ -13,9 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
-	"github.com/evalrun-operator/evalrun-operator/internal/pod/podfiles"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/google/go-cmp/cmp"
 )
@@ -30,16 +29,16 @@ func newFixture(t *testing.T, template string) *fixture {
 // launch runs Launch with a collector reading the runner-end FIFO, as the collector container does. It returns
 // the exit code and the launcher's report, and fails the test unless the FIFO reached end-of-file by the time
 // Launch returned.
-func (f *fixture) launch(t *testing.T, ctx context.Context) (int, *layout.LauncherReport) {
+func (f *fixture) launch(t *testing.T, ctx context.Context) (int, *podwire.LauncherReport) {
 	t.Helper()
-	w := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
+	w := podwire.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
 	code := Launch(ctx, Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod, Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard})
 	return code, reportOf(t, w, code)
 }
 
 // reportOf waits for the runner-end FIFO's end-of-file and returns the launcher's report that ends its stream;
 // it fails the test unless the report carries the launcher's exit code.
-func reportOf(t *testing.T, w *podfiles.RunnerEndWatch, code int) *layout.LauncherReport {
+func reportOf(t *testing.T, w *podwire.RunnerEndWatch, code int) *podwire.LauncherReport {
 	t.Helper()
 	select {
 	case <-w.Ended:
@@ -49,10 +48,10 @@ func reportOf(t *testing.T, w *podfiles.RunnerEndWatch, code int) *layout.Launch
 		t.Fatal("the runner-end FIFO did not reach end-of-file after Launch returned")
 	}
 	kind, payload, err := w.Final()
-	if err != nil || kind != podfiles.FrameEnd {
+	if err != nil || kind != podwire.FrameEnd {
 		t.Fatalf("the runner-end FIFO does not end with the launcher's report: %q, %v", kind, err)
 	}
-	var rep layout.LauncherReport
+	var rep podwire.LauncherReport
 	if err := json.Unmarshal(payload, &rep); err != nil {
 		t.Fatalf("launcher report: %v", err)
 	}
@@ -126,7 +125,7 @@ func TestLaunchHealthcheckFailure(t *testing.T) {
 
 func TestLaunchNoShell(t *testing.T) {
 	f := newFixture(t, `: {OUTPUT_FILE}`)
-	w := podfiles.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
+	w := podwire.WatchRunnerEnd(f.Pod.RunnerEnd(), false)
 	code := Launch(context.Background(), Options{Config: f.Config.RunnerConfig(f.Config.EvalFile), Pod: f.Pod, Shell: "/nonexistent/bin/sh", Log: io.Discard})
 	rep := reportOf(t, w, code)
 	if code != ExitLaunchFailed {
@@ -181,7 +180,7 @@ func TestLaunchPerCase(t *testing.T) {
 		t.Errorf("report %+v, want 4 invocations with gamma failing with exit 4", rep)
 	}
 	// Every case's wall time, by position, failed or not: each slept 0.3 s.
-	durations, err := layout.DecodeCaseDurations(rep.CaseDurations, 4)
+	durations, err := podwire.DecodeCaseDurations(rep.CaseDurations, 4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"golang.org/x/sys/unix"
 )
@@ -47,13 +47,13 @@ type Command struct {
 // Run runs c in a new process group and waits for it. When the timeout passes or ctx is cancelled (launch got
 // SIGTERM), the whole group gets SIGTERM and, after KillGrace, SIGKILL. Processes the command left behind in its
 // group are terminated the same way once it exits, so nothing outlives an invocation.
-func Run(ctx context.Context, c Command) layout.Outcome {
+func Run(ctx context.Context, c Command) podwire.Outcome {
 	shell := c.Shell
 	if shell == "" {
 		shell = DefaultShell
 	}
 	if err := checkShell(shell); err != nil {
-		return layout.Outcome{StartError: err.Error()}
+		return podwire.Outcome{StartError: err.Error()}
 	}
 	stdoutTail, stderrTail := newTail(TailBytes), newTail(TailBytes)
 	cmd := exec.Command(shell, "-c", c.Script)
@@ -66,7 +66,7 @@ func Run(ctx context.Context, c Command) layout.Outcome {
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
-		return layout.Outcome{StartError: fmt.Sprintf("could not start %s: %v", shell, err), DurationMs: time.Since(start).Milliseconds()}
+		return podwire.Outcome{StartError: fmt.Sprintf("could not start %s: %v", shell, err), DurationMs: time.Since(start).Milliseconds()}
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
@@ -78,7 +78,7 @@ func Run(ctx context.Context, c Command) layout.Outcome {
 		defer t.Stop()
 		timeout = t.C
 	}
-	var out layout.Outcome
+	var out podwire.Outcome
 	var waitErr error
 	select {
 	case waitErr = <-done:

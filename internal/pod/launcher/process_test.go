@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"golang.org/x/sys/unix"
@@ -23,44 +23,44 @@ func TestRunOutcomes(t *testing.T) {
 	tests := []struct {
 		name   string
 		cmd    Command
-		want   layout.Outcome
+		want   podwire.Outcome
 		stdout string
 	}{
 		{
 			name:   "exit 0 with output passed through",
 			cmd:    Command{Script: "echo out; echo err >&2"},
-			want:   layout.Outcome{ExitCode: int32p(0), StdoutTail: "out\n", StderrTail: "err\n"},
+			want:   podwire.Outcome{ExitCode: int32p(0), StdoutTail: "out\n", StderrTail: "err\n"},
 			stdout: "out\n",
 		},
 		{
 			name: "exit 1 is an exit code, not an error",
 			cmd:  Command{Script: "echo boom >&2; exit 1"},
-			want: layout.Outcome{ExitCode: int32p(1), StderrTail: "boom\n"},
+			want: podwire.Outcome{ExitCode: int32p(1), StderrTail: "boom\n"},
 		},
 		{
 			name: "exit 137 from the script is an exit code",
 			cmd:  Command{Script: "exit 137"},
-			want: layout.Outcome{ExitCode: int32p(137)},
+			want: podwire.Outcome{ExitCode: int32p(137)},
 		},
 		{
 			name: "killed by a signal",
 			cmd:  Command{Script: "kill -KILL $$"},
-			want: layout.Outcome{Signal: "SIGKILL"},
+			want: podwire.Outcome{Signal: "SIGKILL"},
 		},
 		{
 			name: "segfault signal",
 			cmd:  Command{Script: "kill -SEGV $$"},
-			want: layout.Outcome{Signal: "SIGSEGV"},
+			want: podwire.Outcome{Signal: "SIGSEGV"},
 		},
 		{
 			name: "no shell in the image",
 			cmd:  Command{Script: "true", Shell: "/nonexistent/sh"},
-			want: layout.Outcome{StartError: "the runner image has no /nonexistent/sh: command templates run with /nonexistent/sh -c, so the image needs a POSIX shell"},
+			want: podwire.Outcome{StartError: "the runner image has no /nonexistent/sh: command templates run with /nonexistent/sh -c, so the image needs a POSIX shell"},
 		},
 		{
 			name: "environment and working directory",
 			cmd:  Command{Script: `printf '%s %s' "$FOO" "$(pwd)"`, Env: []string{"FOO=bar"}, Dir: "/"},
-			want: layout.Outcome{ExitCode: int32p(0), StdoutTail: "bar /"},
+			want: podwire.Outcome{ExitCode: int32p(0), StdoutTail: "bar /"},
 		},
 	}
 	for _, tc := range tests {
@@ -69,7 +69,7 @@ func TestRunOutcomes(t *testing.T) {
 			tc.cmd.Stdout = &stdout
 			tc.cmd.KillGrace = time.Second
 			got := Run(context.Background(), tc.cmd)
-			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(layout.Outcome{}, "DurationMs")); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(podwire.Outcome{}, "DurationMs")); diff != "" {
 				t.Errorf("Run (-want +got):\n%s", diff)
 			}
 			if tc.stdout != "" && stdout.String() != tc.stdout {

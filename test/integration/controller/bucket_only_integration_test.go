@@ -20,9 +20,9 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
 )
@@ -32,7 +32,7 @@ import (
 func collectorEnded(t *testing.T, g *collector.Gathered, persisted bool, persistError string) func(*corev1.PodStatus) {
 	t.Helper()
 	s := g.Summary
-	msg, err := json.Marshal(layout.TerminationMessage{Outcome: g.Outcome, Message: g.Message, RunnerFinished: true,
+	msg, err := json.Marshal(podwire.TerminationMessage{Outcome: g.Outcome, Message: g.Message, RunnerFinished: true,
 		Persisted: persisted, PersistError: persistError, Total: s.Total, Passed: s.Passed, Failed: s.Failed, Errored: s.Errored, Missing: s.Missing})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func collectorEnded(t *testing.T, g *collector.Gathered, persisted bool, persist
 	return func(st *corev1.PodStatus) {
 		runnerTerminated(0, "Completed", now)(st)
 		st.Phase = corev1.PodSucceeded
-		st.InitContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerCollector, State: corev1.ContainerState{
+		st.InitContainerStatuses = []corev1.ContainerStatus{{Name: podwire.ContainerCollector, State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg),
 				StartedAt: metav1.NewTime(now.Add(-2 * time.Second)), FinishedAt: metav1.NewTime(now)}}}}
 	}
@@ -200,7 +200,7 @@ func expectFailedStoreEndsCollectorFailed(t *testing.T, w *testutil.EvalRunWrapp
 // shardOutput is the runner's output for shard i of cases decision cases in shards shards: every case answered
 // right.
 func shardOutput(cases, shards, i int) string {
-	lo, hi := layout.ShardRange(cases, shards, i)
+	lo, hi := podwire.ShardRange(cases, shards, i)
 	var out strings.Builder
 	for n := lo; n < hi; n++ {
 		out.WriteString(testutil.DecisionLine(n, "CLEAR"))

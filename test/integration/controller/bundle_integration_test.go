@@ -16,8 +16,8 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
 )
@@ -82,7 +82,7 @@ func pinnedManifest(t *testing.T, run *evalsv1alpha1.EvalRun) (*bundle.Manifest,
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, cm); err != nil {
 		t.Fatal(err)
 	}
-	m, err := bundle.DecodeManifest([]byte(cm.Data[layout.BundleManifestKey]))
+	m, err := bundle.DecodeManifest([]byte(cm.Data[podwire.BundleManifestKey]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +115,8 @@ func TestBundleFromConfigMapIsPinned(t *testing.T) {
 		return nil
 	})
 	m, evalCM := pinnedManifest(t, run)
-	if m.SHA256 != digest || m.EvalFile != "suites/eval.yaml" || len(m.Files) != 5 || evalCM.Data[layout.EvalFileKey] != bundleEval {
-		t.Errorf("pinned manifest %+v, eval file %q", m, evalCM.Data[layout.EvalFileKey])
+	if m.SHA256 != digest || m.EvalFile != "suites/eval.yaml" || len(m.Files) != 5 || evalCM.Data[podwire.EvalFileKey] != bundleEval {
+		t.Errorf("pinned manifest %+v, eval file %q", m, evalCM.Data[podwire.EvalFileKey])
 	}
 	cfg, err := controller.RunConfigFrom(evalCM)
 	if err != nil || cfg.Bundle == nil || cfg.Bundle.SHA256 != digest || cfg.RunnerEvalFile != "/evalrun/view/bundle/suites/eval.yaml" {
@@ -212,7 +212,7 @@ func TestBundleFromBucketIsPinned(t *testing.T) {
 	if m.SHA256 != digest || len(m.Files) != len(files) {
 		t.Errorf("pinned manifest %+v, want digest %s", m, digest)
 	}
-	if _, ok := evalCM.Data[layout.EvalFileKey]; ok {
+	if _, ok := evalCM.Data[podwire.EvalFileKey]; ok {
 		t.Errorf("the eval ConfigMap holds the eval file of a bucket bundle")
 	}
 	cfg, err := controller.RunConfigFrom(evalCM)

@@ -17,7 +17,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -68,33 +68,33 @@ var (
 	runnerStartError = func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodRunning
 		s.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionTrue)}
-		s.InitContainerStatuses = []corev1.ContainerStatus{containerRunning(layout.ContainerCollector)}
-		s.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, Image: "runner:dev", State: corev1.ContainerState{
+		s.InitContainerStatuses = []corev1.ContainerStatus{containerRunning(podwire.ContainerCollector)}
+		s.ContainerStatuses = []corev1.ContainerStatus{{Name: podwire.ContainerRunner, Image: "runner:dev", State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: 128, Reason: "StartError", Message: "namespace path: lstat /proc/0/ns/ipc: no such file or directory",
 				FinishedAt: metav1.Now()}}}}
 	}
 	runnerCreateContainerError = func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodPending
 		s.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionTrue), condition(corev1.PodReadyToStartContainers, corev1.ConditionTrue)}
-		s.InitContainerStatuses = []corev1.ContainerStatus{containerRunning(layout.ContainerCollector)}
-		s.ContainerStatuses = []corev1.ContainerStatus{containerWaiting(layout.ContainerRunner, "CreateContainerError",
+		s.InitContainerStatuses = []corev1.ContainerStatus{containerRunning(podwire.ContainerCollector)}
+		s.ContainerStatuses = []corev1.ContainerStatus{containerWaiting(podwire.ContainerRunner, "CreateContainerError",
 			`failed to reserve container name "runner_x": name is reserved`)}
 	}
 	collectorRunContainerError = func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodPending
 		s.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionTrue), condition(corev1.PodReadyToStartContainers, corev1.ConditionTrue)}
-		s.InitContainerStatuses = []corev1.ContainerStatus{containerWaiting(layout.ContainerCollector, "RunContainerError", "failed to start containerd task")}
+		s.InitContainerStatuses = []corev1.ContainerStatus{containerWaiting(podwire.ContainerCollector, "RunContainerError", "failed to start containerd task")}
 	}
 	sandboxNeverCreated = func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodPending
 		s.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionTrue), condition(corev1.PodReadyToStartContainers, corev1.ConditionFalse)}
-		s.InitContainerStatuses = []corev1.ContainerStatus{containerWaiting(layout.ContainerInstall, "PodInitializing", "")}
+		s.InitContainerStatuses = []corev1.ContainerStatus{containerWaiting(podwire.ContainerInstall, "PodInitializing", "")}
 	}
 	sandboxDied = func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodRunning
 		s.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionTrue), condition(corev1.PodReadyToStartContainers, corev1.ConditionFalse)}
-		s.InitContainerStatuses = []corev1.ContainerStatus{containerRunning(layout.ContainerCollector)}
-		s.ContainerStatuses = []corev1.ContainerStatus{containerRunning(layout.ContainerRunner)}
+		s.InitContainerStatuses = []corev1.ContainerStatus{containerRunning(podwire.ContainerCollector)}
+		s.ContainerStatuses = []corev1.ContainerStatus{containerRunning(podwire.ContainerRunner)}
 	}
 )
 
@@ -111,7 +111,7 @@ func retriesOf(t *testing.T, job *batchv1.Job) string {
 	if !cur.DeletionTimestamp.IsZero() {
 		return "gone"
 	}
-	return cur.Annotations[layout.AnnotationInfrastructureRetries]
+	return cur.Annotations[podwire.AnnotationInfrastructureRetries]
 }
 
 // waitPodGone waits until the pod no longer exists (an eviction of an unscheduled pod deletes it at once).
@@ -243,8 +243,8 @@ func TestMissingSecretEndsWithInvalidContainerConfig(t *testing.T) {
 	updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodPending
 		s.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionTrue), condition(corev1.PodReadyToStartContainers, corev1.ConditionTrue)}
-		s.InitContainerStatuses = []corev1.ContainerStatus{containerRunning(layout.ContainerCollector)}
-		s.ContainerStatuses = []corev1.ContainerStatus{containerWaiting(layout.ContainerRunner, "CreateContainerConfigError", kubelet)}
+		s.InitContainerStatuses = []corev1.ContainerStatus{containerRunning(podwire.ContainerCollector)}
+		s.ContainerStatuses = []corev1.ContainerStatus{containerWaiting(podwire.ContainerRunner, "CreateContainerConfigError", kubelet)}
 	})
 	eventually(t, "Pending names the missing Secret", func() error {
 		c := meta.FindStatusCondition(getRun(t, run).Status.Conditions, evalsv1alpha1.ConditionSucceeded)
@@ -281,8 +281,8 @@ func TestShardInfrastructureFailureEndsItsShardOnly(t *testing.T) {
 	run := createRun(t, testutil.MakeEvalRun("infra-shards", ns).Inline(testutil.DecisionEval(4)).Shards(2, 2))
 	job := waitJob(t, run)
 	if rules := job.Spec.PodFailurePolicy.Rules; len(rules) == 0 || rules[0].Action != batchv1.PodFailurePolicyActionFailIndex ||
-		len(rules[0].OnPodConditions) != 1 || string(rules[0].OnPodConditions[0].Type) != layout.PodConditionShardStopped {
-		t.Fatalf("the Job's first pod failure policy rule is not FailIndex on %s: %+v", layout.PodConditionShardStopped, rules)
+		len(rules[0].OnPodConditions) != 1 || string(rules[0].OnPodConditions[0].Type) != podwire.PodConditionShardStopped {
+		t.Fatalf("the Job's first pod failure policy rule is not FailIndex on %s: %+v", podwire.PodConditionShardStopped, rules)
 	}
 	shard0 := startShardPod(t, job, 0)
 	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()); s.Active = 2 })
@@ -292,12 +292,12 @@ func TestShardInfrastructureFailureEndsItsShardOnly(t *testing.T) {
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(job), cur); err != nil {
 			t.Fatal(err)
 		}
-		return cur.Annotations[layout.AnnotationInfrastructureRetriesByIndex] + " " + cur.Annotations[layout.AnnotationStoppedShards]
+		return cur.Annotations[podwire.AnnotationInfrastructureRetriesByIndex] + " " + cur.Annotations[podwire.AnnotationStoppedShards]
 	}
 	var last *corev1.Pod
 	for attempt := 1; attempt <= controller.MaxInfrastructureRetries+1; attempt++ {
 		pod := createJobPod(t, job, fmt.Sprintf("%s-1-try%d", job.Name, attempt), func(p *corev1.Pod) {
-			p.Annotations = map[string]string{layout.AnnotationJobCompletionIndex: "1"}
+			p.Annotations = map[string]string{podwire.AnnotationJobCompletionIndex: "1"}
 			if attempt > controller.MaxInfrastructureRetries {
 				// Scheduled: its eviction leaves it terminating (no kubelet here ends it), so its condition is seen.
 				p.Spec.NodeName = "node-1"
@@ -327,7 +327,7 @@ func TestShardInfrastructureFailureEndsItsShardOnly(t *testing.T) {
 		}
 		var stop *corev1.PodCondition
 		for i := range cur.Status.Conditions {
-			if string(cur.Status.Conditions[i].Type) == layout.PodConditionShardStopped {
+			if string(cur.Status.Conditions[i].Type) == podwire.PodConditionShardStopped {
 				stop = &cur.Status.Conditions[i]
 			}
 		}

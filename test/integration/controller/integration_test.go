@@ -22,8 +22,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -134,7 +134,7 @@ func failJob(t *testing.T, job *batchv1.Job, reason, msg string) {
 
 func runnerTerminated(code int32, reason string, finished time.Time) func(*corev1.PodStatus) {
 	return func(s *corev1.PodStatus) {
-		s.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, Image: "runner:dev", State: corev1.ContainerState{
+		s.ContainerStatuses = []corev1.ContainerStatus{{Name: podwire.ContainerRunner, Image: "runner:dev", State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason, StartedAt: metav1.NewTime(finished.Add(-time.Second)), FinishedAt: metav1.NewTime(finished)}}}}
 	}
 }
@@ -172,8 +172,8 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 		if !metav1.IsControlledBy(obj, got) {
 			t.Errorf("%T %s is not controlled by the EvalRun: %v", obj, obj.GetName(), obj.GetOwnerReferences())
 		}
-		if obj.GetLabels()[layout.LabelRun] != names.RunLabel {
-			t.Errorf("%T %s has labels %v, want %s=%s", obj, obj.GetName(), obj.GetLabels(), layout.LabelRun, names.RunLabel)
+		if obj.GetLabels()[podwire.LabelRun] != names.RunLabel {
+			t.Errorf("%T %s has labels %v, want %s=%s", obj, obj.GetName(), obj.GetLabels(), podwire.LabelRun, names.RunLabel)
 		}
 	}
 	isOwned(job)
@@ -191,7 +191,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 		}
 		isOwned(o.obj)
 	}
-	if evalCM.Data[layout.EvalFileKey] != testutil.ScreeningEval {
+	if evalCM.Data[podwire.EvalFileKey] != testutil.ScreeningEval {
 		t.Errorf("pinned eval.yaml differs from the inline eval file")
 	}
 	cfg, err := controller.RunConfigFrom(evalCM)
@@ -295,7 +295,7 @@ func TestInvalidEvalFileFailsBeforeAnyPod(t *testing.T) {
 	var cms corev1.ConfigMapList
 	var sas corev1.ServiceAccountList
 	for _, l := range []client.ObjectList{&jobs, &cms, &sas} {
-		if err := k8s.List(context.Background(), l, client.InNamespace(ns), client.HasLabels{layout.LabelRun}); err != nil {
+		if err := k8s.List(context.Background(), l, client.InNamespace(ns), client.HasLabels{podwire.LabelRun}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -352,7 +352,7 @@ func TestKueueOwnsSuspension(t *testing.T) {
 	ns := newNamespace(t)
 	run := createRun(t, testutil.MakeEvalRun("queued", ns).Queue("team-a").Label("kueue.x-k8s.io/priority-class", "nightly"))
 	job := waitJob(t, run)
-	if job.Labels[layout.LabelKueueQueue] != "team-a" || !ptr.Deref(job.Spec.Suspend, false) {
+	if job.Labels[podwire.LabelKueueQueue] != "team-a" || !ptr.Deref(job.Spec.Suspend, false) {
 		t.Fatalf("Job labels %v suspend %v; want the Kueue label and suspended", job.Labels, job.Spec.Suspend)
 	}
 	// Kueue reads the workload's priority class from the Job's labels, which it inherits from the EvalRun.
@@ -446,7 +446,7 @@ func TestFailureReasons(t *testing.T) {
 		{
 			name: "collector termination message when its status write never landed", reason: evalsv1alpha1.ReasonInvalidOutput, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				msg, err := json.Marshal(layout.TerminationMessage{Outcome: evalsv1alpha1.OutcomeInvalidOutput, Message: "line 2: not JSON", Total: 2})
+				msg, err := json.Marshal(podwire.TerminationMessage{Outcome: evalsv1alpha1.OutcomeInvalidOutput, Message: "line 2: not JSON", Total: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -457,7 +457,7 @@ func TestFailureReasons(t *testing.T) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 					s.Phase = corev1.PodSucceeded
 					runnerTerminated(0, "Completed", time.Now())(s)
-					s.InitContainerStatuses = append(s.InitContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
+					s.InitContainerStatuses = append(s.InitContainerStatuses, corev1.ContainerStatus{Name: podwire.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
 						Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", Message: string(msg), FinishedAt: metav1.Now()}}})
 				})
 			},
@@ -485,7 +485,7 @@ func TestFailureReasons(t *testing.T) {
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 					s.Phase = corev1.PodFailed
-					s.InitContainerStatuses = append(s.InitContainerStatuses, corev1.ContainerStatus{Name: layout.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
+					s.InitContainerStatuses = append(s.InitContainerStatuses, corev1.ContainerStatus{Name: podwire.ContainerCollector, Image: "collector:dev", State: corev1.ContainerState{
 						Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error", Message: "panic: boom", FinishedAt: metav1.Now()}}})
 				})
 				failJob(t, job, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")
@@ -522,7 +522,7 @@ func TestFailureReasons(t *testing.T) {
 			name: "image pull failed", reason: evalsv1alpha1.ReasonImagePullFailed, status: metav1.ConditionFalse, stopsJob: true,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
 				updatePodStatus(t, pod, func(s *corev1.PodStatus) {
-					s.ContainerStatuses = []corev1.ContainerStatus{{Name: layout.ContainerRunner, Image: "no such image", State: corev1.ContainerState{
+					s.ContainerStatuses = []corev1.ContainerStatus{{Name: podwire.ContainerRunner, Image: "no such image", State: corev1.ContainerState{
 						Waiting: &corev1.ContainerStateWaiting{Reason: "InvalidImageName", Message: `couldn't parse image name "no such image"`}}}}
 				})
 			},
@@ -681,9 +681,9 @@ func TestCollectorAndManagerStatusMerge(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"f:summary": layout.FieldManagerCollector, "f:cases": layout.FieldManagerCollector, "f:collection": layout.FieldManagerCollector,
-		"f:jobName": layout.FieldManagerManager, "f:evalFileSHA256": layout.FieldManagerManager, "f:runner": layout.FieldManagerManager,
-		"f:observedGeneration": layout.FieldManagerManager, "f:completionTime": layout.FieldManagerManager,
+		"f:summary": statusapply.FieldManagerCollector, "f:cases": statusapply.FieldManagerCollector, "f:collection": statusapply.FieldManagerCollector,
+		"f:jobName": statusapply.FieldManagerManager, "f:evalFileSHA256": statusapply.FieldManagerManager, "f:runner": statusapply.FieldManagerManager,
+		"f:observedGeneration": statusapply.FieldManagerManager, "f:completionTime": statusapply.FieldManagerManager,
 	}
 	for f, m := range want {
 		if owners[f] != m {
@@ -764,15 +764,15 @@ func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 	var judge *corev1.Container
 	for i, c := range job.Spec.Template.Spec.Containers {
 		names = append(names, c.Name)
-		if c.Name == layout.ContainerJudge {
+		if c.Name == podwire.ContainerJudge {
 			judge = &job.Spec.Template.Spec.Containers[i]
 		}
 	}
-	if diff := cmp.Diff([]string{layout.ContainerRunner, layout.ContainerJudge}, names); diff != "" {
+	if diff := cmp.Diff([]string{podwire.ContainerRunner, podwire.ContainerJudge}, names); diff != "" {
 		t.Fatalf("containers (-want +got):\n%s", diff)
 	}
-	if judge.Image != controller.DefaultJudgeImage || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != layout.JudgeUser {
-		t.Errorf("judge container image %q uid %v, want %q and %d", judge.Image, judge.SecurityContext.RunAsUser, controller.DefaultJudgeImage, layout.JudgeUser)
+	if judge.Image != controller.DefaultJudgeImage || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != podwire.JudgeUser {
+		t.Errorf("judge container image %q uid %v, want %q and %d", judge.Image, judge.SecurityContext.RunAsUser, controller.DefaultJudgeImage, podwire.JudgeUser)
 	}
 	want := &evalsv1alpha1.JudgeImageStatus{Image: controller.DefaultJudgeImage, Source: evalsv1alpha1.JudgeImageSourceDefault}
 	if diff := cmp.Diff(want, got.Status.JudgeImage); diff != "" {

@@ -32,7 +32,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -123,7 +123,7 @@ func TestNamespacedInstall(t *testing.T) {
 	updatePodStatus(t, podB, func(s *corev1.PodStatus) {
 		s.Phase = corev1.PodPending
 		s.Conditions = []corev1.PodCondition{condition(corev1.PodScheduled, corev1.ConditionTrue)}
-		s.ContainerStatuses = []corev1.ContainerStatus{containerWaiting(layout.ContainerRunner, "CreateContainerConfigError", `secret "api-key" not found`)}
+		s.ContainerStatuses = []corev1.ContainerStatus{containerWaiting(podwire.ContainerRunner, "CreateContainerConfigError", `secret "api-key" not found`)}
 	})
 	waitReason(t, runB, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
 	advanceClock(t, 3*time.Minute)
@@ -308,7 +308,7 @@ func assertUntouched(t *testing.T, run *evalsv1alpha1.EvalRun) {
 	var jobs batchv1.JobList
 	var cms corev1.ConfigMapList
 	for _, list := range []client.ObjectList{&jobs, &cms} {
-		if err := k8s.List(context.Background(), list, client.InNamespace(run.Namespace), client.HasLabels{layout.LabelRun}); err != nil {
+		if err := k8s.List(context.Background(), list, client.InNamespace(run.Namespace), client.HasLabels{podwire.LabelRun}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -22,9 +22,9 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -51,7 +51,7 @@ func rejudgeShards(t *testing.T, run *evalsv1alpha1.EvalRun) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := layout.Output{Root: dir + "/snapshot"}
+		out := podwire.Output{Root: dir + "/snapshot"}
 		src := collector.ConfigMapRecords(sa, run.Namespace, cfg.Rejudge.ConfigMaps, collector.Backoff{})
 		rj, err := collector.WriteRejudgeSnapshot(ctx, &cfg, file, src, out)
 		if err != nil {
@@ -115,7 +115,7 @@ func TestRejudgeJudgesKeptRecords(t *testing.T) {
 	for _, c := range job.Spec.Template.Spec.Containers {
 		names = append(names, c.Name)
 	}
-	if slices.Contains(names, layout.ContainerRunner) || !slices.Contains(names, layout.JudgeContainer(0)) {
+	if slices.Contains(names, podwire.ContainerRunner) || !slices.Contains(names, podwire.JudgeContainer(0)) {
 		t.Errorf("the re-judge's pod has containers %v: want a judge and no runner", names)
 	}
 

@@ -18,8 +18,8 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
@@ -102,7 +102,7 @@ func TestBucketResumeWritesNoPerCaseConfigMap(t *testing.T) {
 		}
 	}()
 	job := waitJob(t, second)
-	if got := job.Annotations[layout.AnnotationCases]; got != fmt.Sprint(failing) {
+	if got := job.Annotations[podwire.AnnotationCases]; got != fmt.Sprint(failing) {
 		t.Fatalf("the resumed run runs %s cases, want %d", got, failing)
 	}
 	eventually(t, "the resumed run's status says what it carried", func() error {
@@ -160,7 +160,7 @@ func TestBucketResumeWritesNoPerCaseConfigMap(t *testing.T) {
 		if !metav1.IsControlledBy(&cm, second) {
 			continue
 		}
-		if _, perCase := cm.BinaryData[layout.ResultsKey]; perCase || strings.HasPrefix(cm.Name, strings.TrimSuffix(names.CarriedConfigMap(0), "0")) {
+		if _, perCase := cm.BinaryData[podwire.ResultsKey]; perCase || strings.HasPrefix(cm.Name, strings.TrimSuffix(names.CarriedConfigMap(0), "0")) {
 			t.Errorf("ConfigMap %s of the resumed run holds per-case results", cm.Name)
 		}
 	}

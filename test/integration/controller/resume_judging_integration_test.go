@@ -14,7 +14,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -227,7 +227,7 @@ func TestResumeFromRejudge(t *testing.T) {
 }
 
 // pinnedConfig is run's pinned run.json.
-func pinnedConfig(t *testing.T, run *evalsv1alpha1.EvalRun) layout.RunConfig {
+func pinnedConfig(t *testing.T, run *evalsv1alpha1.EvalRun) podwire.RunConfig {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
 	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, cm); err != nil {

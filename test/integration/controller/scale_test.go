@@ -13,7 +13,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -61,7 +61,7 @@ func TestScaleManyRuns(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		var jobs batchv1.JobList
-		if err := k8s.List(ctx, &jobs, client.InNamespace(ns), client.HasLabels{layout.LabelRun}); err != nil {
+		if err := k8s.List(ctx, &jobs, client.InNamespace(ns), client.HasLabels{podwire.LabelRun}); err != nil {
 			t.Fatal(err)
 		}
 		if len(jobs.Items) == n {

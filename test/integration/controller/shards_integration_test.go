@@ -22,11 +22,11 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/install"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -55,7 +55,7 @@ func shardPod(job *batchv1.Job, index int) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("%s-%d-x7k2p", job.Name, index), Namespace: job.Namespace, Labels: labels,
-			Annotations:     map[string]string{layout.AnnotationJobCompletionIndex: strconv.Itoa(index)},
+			Annotations:     map[string]string{podwire.AnnotationJobCompletionIndex: strconv.Itoa(index)},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		},
 		Spec: *job.Spec.Template.Spec.DeepCopy(),
@@ -89,7 +89,7 @@ func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podNa
 	t.Helper()
 	ctx := context.Background()
 	cfg, dir := shardConfig(t, run, index)
-	out := layout.Output{Root: filepath.Join(dir, "out")}
+	out := podwire.Output{Root: filepath.Join(dir, "out")}
 	if err := os.MkdirAll(out.Root, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podNa
 
 // shardConfig is the run.json of shard index's pod, with the shard's eval file written as install writes it, in a
 // directory of the test's.
-func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (layout.RunConfig, string) {
+func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (podwire.RunConfig, string) {
 	t.Helper()
 	ctx := context.Background()
 	pinned := &corev1.ConfigMap{}
@@ -154,7 +154,7 @@ func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (layout.Ru
 	}
 	dir := t.TempDir()
 	source := filepath.Join(dir, "eval.yaml")
-	if err := os.WriteFile(source, []byte(pinned.Data[layout.EvalFileKey]), 0o644); err != nil {
+	if err := os.WriteFile(source, []byte(pinned.Data[podwire.EvalFileKey]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	shardIndex := ""
@@ -177,7 +177,7 @@ func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (layout.Ru
 
 // writeSection records the shard's collection as its collector does: in its shard ConfigMap, or the run's status
 // (none with statusFrom: Bucket).
-func writeSection(t *testing.T, sa client.Client, run *evalsv1alpha1.EvalRun, cfg layout.RunConfig, g *collector.Gathered) {
+func writeSection(t *testing.T, sa client.Client, run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, g *collector.Gathered) {
 	t.Helper()
 	ctx := context.Background()
 	var err error
@@ -336,7 +336,7 @@ func finishShardsInto(t *testing.T, run *evalsv1alpha1.EvalRun, answer func(id s
 	var indexes []string
 	for i := range shards {
 		pod := startShardPod(t, job, i)
-		lo, hi := layout.ShardRange(len(cfg.CaseIDs), shards, i)
+		lo, hi := podwire.ShardRange(len(cfg.CaseIDs), shards, i)
 		var out strings.Builder
 		for _, id := range cfg.CaseIDs[lo:hi] {
 			if d := answer(id); d != "" {
@@ -378,8 +378,8 @@ func TestResumeRunsOnlyWhatIsLeft(t *testing.T) {
 	// NotPassed, in 2 shards: case-002, case-003 and case-005 run again, and now pass.
 	second := createRun(t, testutil.MakeEvalRun("second", ns).Inline(eval).Shards(2, 0).Resume("first", evalsv1alpha1.ResumeNotPassed))
 	job := waitJob(t, second)
-	if *job.Spec.Completions != 2 || job.Annotations[layout.AnnotationCases] != "3" {
-		t.Fatalf("the resumed run's Job: %d shards, %s cases; want 2 shards, 3 cases", *job.Spec.Completions, job.Annotations[layout.AnnotationCases])
+	if *job.Spec.Completions != 2 || job.Annotations[podwire.AnnotationCases] != "3" {
+		t.Fatalf("the resumed run's Job: %d shards, %s cases; want 2 shards, 3 cases", *job.Spec.Completions, job.Annotations[podwire.AnnotationCases])
 	}
 	var ran []string
 	finishShards(t, second, func(id string) string { ran = append(ran, id); return "CLEAR" })

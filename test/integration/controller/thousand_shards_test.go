@@ -20,10 +20,10 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/controller"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/install"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -34,7 +34,7 @@ const thousandShards = 1000
 // run: the pinned run configuration is read once and the collector's client made once.
 type shardCollector struct {
 	run    *evalsv1alpha1.EvalRun
-	cfg    layout.RunConfig
+	cfg    podwire.RunConfig
 	source string
 	sa     client.Client
 }
@@ -50,7 +50,7 @@ func newShardCollector(t *testing.T, run *evalsv1alpha1.EvalRun) *shardCollector
 		t.Fatal(err)
 	}
 	source := filepath.Join(t.TempDir(), "eval.yaml")
-	if err := os.WriteFile(source, []byte(pinned.Data[layout.EvalFileKey]), 0o644); err != nil {
+	if err := os.WriteFile(source, []byte(pinned.Data[podwire.EvalFileKey]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return &shardCollector{run: run, cfg: cfg, source: source, sa: collectorClient(t, run)}
@@ -66,7 +66,7 @@ func (s *shardCollector) collect(ctx context.Context, dir string, index int, pod
 	if err := install.WriteShardEvalFile(ctx, &cfg, ""); err != nil {
 		return err
 	}
-	out := layout.Output{Root: filepath.Join(dir, "out")}
+	out := podwire.Output{Root: filepath.Join(dir, "out")}
 	if err := os.MkdirAll(out.Root, 0o755); err != nil {
 		return err
 	}
@@ -174,7 +174,7 @@ func expectReleasedPods(t *testing.T, job *batchv1.Job) {
 		}
 		left = map[int]bool{}
 		for _, p := range pods.Items {
-			i, err := strconv.Atoi(p.Annotations[layout.AnnotationJobCompletionIndex])
+			i, err := strconv.Atoi(p.Annotations[podwire.AnnotationJobCompletionIndex])
 			if err != nil {
 				return fmt.Errorf("pod %s has no completion index", p.Name)
 			}

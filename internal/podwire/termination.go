@@ -1,4 +1,4 @@
-package layout
+package podwire
 
 import evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 

@@ -1,4 +1,4 @@
-package podfiles
+package podwire
 
 import (
 	"fmt"

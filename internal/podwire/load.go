@@ -1,4 +1,4 @@
-package podfiles
+package podwire
 
 import (
 	"errors"
@@ -6,12 +6,11 @@ import (
 	"os"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
 // LoadRunConfig reads run.json and checks that every default is resolved.
-func LoadRunConfig(path string) (*layout.RunConfig, error) {
-	var cfg layout.RunConfig
+func LoadRunConfig(path string) (*RunConfig, error) {
+	var cfg RunConfig
 	if err := ReadJSON(path, &cfg); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("run configuration %s does not exist", path)
@@ -34,20 +33,20 @@ func LoadRunConfig(path string) (*layout.RunConfig, error) {
 }
 
 // LoadEvalFile reads and parses the eval file named by the run configuration.
-func LoadEvalFile(cfg *layout.RunConfig) (*evalfile.File, error) { return loadEvalFile(cfg, false) }
+func LoadEvalFile(cfg *RunConfig) (*evalfile.File, error) { return loadEvalFile(cfg, false) }
 
 // LoadEvalFileForJudging is LoadEvalFile for a reader that only judges (the collector). When the manager found
 // that every case is judged by its id and the evaluators all inherit (cfg.SharedEvaluators), only the file's header
 // is parsed: the cases are cfg.CaseIDs, which the file must hold as many items as, else it is parsed whole. The
 // launcher, which hands cases' messages to the runner, and the judge container, which runs code judges on whole
 // cases, read the whole file.
-func LoadEvalFileForJudging(cfg *layout.RunConfig) (*evalfile.File, error) {
+func LoadEvalFileForJudging(cfg *RunConfig) (*evalfile.File, error) {
 	// Keeping records takes each case's runner view: the whole file.
 	return loadEvalFile(cfg, cfg.SharedEvaluators && len(cfg.CaseIDs) > 0 && cfg.Records == nil)
 }
 
 // loadEvalFile reads the eval file and parses its header only (headerOnly, when the file allows) or all of it.
-func loadEvalFile(cfg *layout.RunConfig, headerOnly bool) (*evalfile.File, error) {
+func loadEvalFile(cfg *RunConfig, headerOnly bool) (*evalfile.File, error) {
 	data, err := os.ReadFile(cfg.EvalFile)
 	if err != nil {
 		return nil, fmt.Errorf("read eval file: %w", err)
@@ -69,8 +68,8 @@ func loadEvalFile(cfg *layout.RunConfig, headerOnly bool) (*evalfile.File, error
 }
 
 // LoadRunnerConfig reads the runner's configuration (written by WriteRunnerView) and checks it.
-func LoadRunnerConfig(path string) (*layout.RunnerConfig, error) {
-	var cfg layout.RunnerConfig
+func LoadRunnerConfig(path string) (*RunnerConfig, error) {
+	var cfg RunnerConfig
 	if err := ReadJSON(path, &cfg); err != nil {
 		return nil, fmt.Errorf("read the runner configuration: %w", err)
 	}
@@ -81,7 +80,7 @@ func LoadRunnerConfig(path string) (*layout.RunnerConfig, error) {
 }
 
 // LoadRunnerEvalFile reads and parses the runner's eval file (the launcher builds PerCase prompts from it).
-func LoadRunnerEvalFile(cfg *layout.RunnerConfig) (*evalfile.File, error) {
+func LoadRunnerEvalFile(cfg *RunnerConfig) (*evalfile.File, error) {
 	data, err := os.ReadFile(cfg.EvalFile)
 	if err != nil {
 		return nil, fmt.Errorf("read eval file: %w", err)

@@ -1,4 +1,4 @@
-package judgeplan
+package podwire
 
 import "github.com/evalrun-operator/evalrun-operator/internal/verdict"
 
@@ -14,7 +14,7 @@ type JudgeLine struct {
 }
 
 // JudgeFrame is one message of a judge runner to the collector, an authenticated frame of its judge-end FIFO
-// (podfiles.JudgeEndWriter): one case's code_judge results, or the end of judging.
+// (JudgeEndWriter): one case's code_judge results, or the end of judging.
 type JudgeFrame struct {
 	// CaseID names the judged case (a case frame).
 	CaseID string `json:"caseId,omitempty"`

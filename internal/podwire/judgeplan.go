@@ -1,19 +1,14 @@
-// Package judgeplan decides which judge container judges which cases and which verdicts it may report: the
-// judge runner and the collector compute the same plan from the eval file and the run configuration, so a verdict
-// line is accepted only when it names an invocation the collector itself expects from that container; and the
-// frames a judge runner sends on its judge-end FIFO (JudgeFrame, JudgeLine). Pure Go.
-package judgeplan
+package podwire
 
 import (
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/layout"
 )
 
 // Containers is how many judge containers a pod gets for cases code-judged cases with codeJudgeWorkers workers:
-// one per worker, at most layout.MaxJudgeContainers and at most one per case (one without code judges, the pod's
+// one per worker, at most MaxJudgeContainers and at most one per case (one without code judges, the pod's
 // gate). Each container judges its cases one at a time, so the workers run in parallel across containers.
 func Containers(workers int32, cases int) int32 {
-	n := min(max(workers, 1), layout.MaxJudgeContainers)
+	n := min(max(workers, 1), MaxJudgeContainers)
 	if cases > 0 && int64(cases) < int64(n) {
 		n = int32(cases)
 	}

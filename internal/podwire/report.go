@@ -1,4 +1,4 @@
-package layout
+package podwire
 
 import (
 	"encoding/base64"
@@ -9,7 +9,7 @@ import (
 )
 
 // LauncherReport is the launcher's report: how the runner invocations ended, as the launcher saw them. The
-// launcher writes it as the frame that ends the runner-end FIFO's stream (podfiles.EncodeFrame), after every
+// launcher writes it as the frame that ends the runner-end FIFO's stream (EncodeFrame), after every
 // other process of the runner container is gone, so no runner process can suppress, replace or follow it; the
 // collector still decodes it as hostile data (runner processes may write into the FIFO before) and lets it only
 // make the outcome worse (a timeout, a failed healthcheck, a failed invocation, processes that survived). A
@@ -122,7 +122,7 @@ func (o Outcome) Describe() string {
 }
 
 // MaxCaseDurationsBytes bounds LauncherReport.CaseDurations: 100,000 cases of up to 35 minutes each (3-byte
-// varints) take 400 KB; the frame's payload (podfiles.MaxFramePayload, 4 MiB) keeps room for the tails.
+// varints) take 400 KB; the frame's payload (MaxFramePayload, 4 MiB) keeps room for the tails.
 const MaxCaseDurationsBytes = 2 << 20
 
 // maxCaseDurationMs bounds a measured duration (about 35 years): larger values are clamped.

@@ -1,4 +1,4 @@
-package judgeplan
+package podwire
 
 import (
 	"testing"

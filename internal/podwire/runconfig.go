@@ -1,4 +1,4 @@
-package layout
+package podwire
 
 import (
 	"bytes"
@@ -136,7 +136,7 @@ type RunConfig struct {
 	RunnerDeadlineSeconds int32 `json:"runnerDeadlineSeconds,omitempty"`
 	// JudgeContainers is how many judge containers the pod has (1 without code judges; with them
 	// min(codeJudgeWorkers, MaxJudgeContainers, code-judged cases)): judge container i judges the code-judged
-	// cases whose position in the requested order is i modulo JudgeContainers (judgeplan.Partition).
+	// cases whose position in the requested order is i modulo JudgeContainers (Partition).
 	JudgeContainers int32 `json:"judgeContainers,omitempty"`
 	// JudgeDeadlineSeconds bounds how long the collector waits for the judge containers' verdicts.
 	JudgeDeadlineSeconds int32 `json:"judgeDeadlineSeconds,omitempty"`

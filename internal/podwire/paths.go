@@ -1,13 +1,4 @@
-// Package layout is the contract between the manager, which builds the run's pod, and the collector and launcher
-// binaries, which run inside it: volumes and the paths in them, environment variables, container names, uids and
-// the run configuration file. It is pure Go so both sides and their tests share one definition.
-//
-// The pod keeps the runner's reach and the trusted side apart: the runner container mounts only its output
-// volume (read-write), the view volume (its eval file and RunnerConfig, written by install) and the bin volume
-// (the launcher and the FIFOs; both read-only), never the judge-bin volume (the judge runner). Everything the
-// collector or a judge trusts or judges by (run.json, the eval file, the shard's file) lives in volumes the runner
-// container does not mount at all.
-package layout
+package podwire
 
 import (
 	"path"
@@ -215,7 +206,7 @@ func (p Pod) CollectionTime() string { return path.Join(p.Snapshot, "collection-
 func (p Pod) Collected() string { return path.Join(p.Snapshot, "collected") }
 
 // JudgeEnd is the FIFO through which judge container i's judge runner, and only it, reports verdicts to the
-// collector (podfiles/judgeend.go). install makes it in the bin volume, owned by the collector's user and
+// collector (judgeend.go). install makes it in the bin volume, owned by the collector's user and
 // writable by others, so a code_judge script can write into it (a frame it cannot authenticate) or hold it open
 // (a delay until it is killed) but never read it.
 func (p Pod) JudgeEnd(i int) string { return path.Join(p.Bin, "judge-end-"+strconv.Itoa(i)) }
@@ -265,15 +256,6 @@ const (
 	EnvRunNamespace = "EVALRUN_NAMESPACE"
 	EnvRunUID       = "EVALRUN_UID"
 	EnvPodName      = "POD_NAME"
-)
-
-// Field managers used for server-side apply of EvalRun status.
-const (
-	FieldManagerManager   = "evalrun-manager"
-	FieldManagerCollector = "evalrun-collector"
-	// FieldManagerMerge is the manager's field manager for the results section it merges from the shards of a
-	// sharded or resumed run (the fields a single pod's collector writes otherwise).
-	FieldManagerMerge = "evalrun-merge"
 )
 
 // Labels and annotations.
