@@ -9,6 +9,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,7 +31,7 @@ const leaderElectionID = "evalrun-operator.evals.evalrun.io"
 
 func main() {
 	var (
-		opts          controller.Options
+		opts          options.Options
 		metricsAddr   string
 		secureMetrics bool
 		probeAddr     string
@@ -39,21 +41,21 @@ func main() {
 		watchNamespaces string
 		api             apiClient
 	)
-	flag.StringVar(&opts.CollectorImage, "collector-image", controller.DefaultCollectorImage,
+	flag.StringVar(&opts.CollectorImage, "collector-image", options.DefaultCollectorImage,
 		"Image of the install and collector containers (holds the collector binary at /collector and the launcher at /launcher).")
-	flag.StringVar(&opts.JudgeImage, "judge-image", controller.DefaultJudgeImage,
+	flag.StringVar(&opts.JudgeImage, "judge-image", options.DefaultJudgeImage,
 		"Image the code_judge scripts of a run run in when its spec.judging.image is unset (never the runner's image): "+
 			"the project's judge image holds sh, coreutils, python3, node, bun and a uv run shim.")
 	flag.Int64Var(&opts.StatusBudgetBytes, "status-budget-bytes", evalsv1alpha1.DefaultStatusBudgetBytes,
 		"Byte budget of the results section the collector writes into an EvalRun's status (at most 614400).")
-	flag.DurationVar(&opts.UnschedulableTimeout, "unschedulable-timeout", controller.DefaultUnschedulableTimeout,
+	flag.DurationVar(&opts.UnschedulableTimeout, "unschedulable-timeout", options.DefaultUnschedulableTimeout,
 		"How long a run's pod may stay unschedulable before the run fails with Unschedulable.")
-	flag.DurationVar(&opts.ImagePullTimeout, "image-pull-timeout", controller.DefaultImagePullTimeout,
+	flag.DurationVar(&opts.ImagePullTimeout, "image-pull-timeout", options.DefaultImagePullTimeout,
 		"How long an image pull may keep failing before the run fails with ImagePullFailed.")
-	flag.DurationVar(&opts.ContainerCreateTimeout, "container-create-timeout", controller.DefaultContainerCreateTimeout,
+	flag.DurationVar(&opts.ContainerCreateTimeout, "container-create-timeout", options.DefaultContainerCreateTimeout,
 		"How long the kubelet may keep failing to create a run's container or pod sandbox before the pod is replaced "+
 			"(InfrastructureFailed after 3 replacements); for CreateContainerConfigError, before the run fails with InvalidContainerConfig.")
-	flag.DurationVar(&opts.PodRejectedTimeout, "pod-rejected-timeout", controller.DefaultPodRejectedTimeout,
+	flag.DurationVar(&opts.PodRejectedTimeout, "pod-rejected-timeout", options.DefaultPodRejectedTimeout,
 		"How long the API server may keep rejecting a run's pod (Pod Security, ResourceQuota, webhooks) before the run fails with PodRejected, "+
 			"and refusing to create the run's own objects with Forbidden (the manager's RBAC, admission webhooks or policies) before it fails with CreateForbidden.")
 	flag.StringVar(&opts.LLMBaseURL, "llm-base-url", "",
@@ -61,17 +63,17 @@ func main() {
 	flag.StringVar(&opts.LLMModel, "llm-model", "", "Cluster-wide default of spec.judging.llm.model.")
 	flag.StringVar(&watchNamespaces, "watch-namespaces", "",
 		"Comma-separated namespaces whose EvalRuns the manager reconciles (default: all); with it, bind the manager's ClusterRole per namespace with RoleBindings.")
-	flag.Int64Var(&opts.DefaultActiveDeadlineSeconds, "default-active-deadline-seconds", controller.DefaultActiveDeadlineSeconds,
+	flag.Int64Var(&opts.DefaultActiveDeadlineSeconds, "default-active-deadline-seconds", options.DefaultActiveDeadlineSeconds,
 		"The Job's activeDeadlineSeconds for runs whose spec.activeDeadlineSeconds is unset (1 to 604800; there is no "+
 			"\"no deadline\": every run ends). Kubernetes counts it from the Job's start; the run then fails with DeadlineExceeded.")
-	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", controller.DefaultMaxConcurrentReconciles,
+	flag.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", options.DefaultMaxConcurrentReconciles,
 		"How many EvalRuns are reconciled at once on the controller's workers (the reconciles of runs that name a bucket run off them: --bucket-concurrency).")
-	flag.IntVar(&opts.ScheduleConcurrentReconciles, "schedule-concurrent-reconciles", controller.DefaultScheduleConcurrentReconciles,
+	flag.IntVar(&opts.ScheduleConcurrentReconciles, "schedule-concurrent-reconciles", options.DefaultScheduleConcurrentReconciles,
 		"How many EvalSchedules are reconciled at once.")
-	flag.IntVar(&opts.BucketConcurrency, "bucket-concurrency", controller.DefaultBucketConcurrency,
+	flag.IntVar(&opts.BucketConcurrency, "bucket-concurrency", options.DefaultBucketConcurrency,
 		"How many reconciles of runs that name one bucket endpoint run at once, off the workers: "+
 			"an endpoint that hangs holds at most this many, and delays only the runs that name it.")
-	flag.DurationVar(&opts.BucketCallTimeout, "bucket-call-timeout", controller.DefaultBucketCallTimeout,
+	flag.DurationVar(&opts.BucketCallTimeout, "bucket-call-timeout", options.DefaultBucketCallTimeout,
 		"Bound of each bucket step of a reconcile (pinning an eval file, merging shards, planning a resume, a comparison, a clean-up); "+
 			"a run that cannot be prepared within its deadline (spec.activeDeadlineSeconds or --default-active-deadline-seconds, "+
 			"from its creation) fails with BucketUnavailable.")
@@ -98,11 +100,11 @@ func main() {
 	networkPolicy := true
 	flag.BoolVar(&networkPolicy, "run-network-policy", true,
 		"Give every run's pods a NetworkPolicy: no ingress, egress only to DNS, the API server, the run's buckets and LLM endpoint, and spec.target.egress.")
-	flag.StringVar(&judgeCPU, "judge-cpu-limit", controller.DefaultJudgeCPULimit,
+	flag.StringVar(&judgeCPU, "judge-cpu-limit", options.DefaultJudgeCPULimit,
 		"CPU limit of every judge container unless spec.judging.resources sets one (answer code a code judge runs cannot take the node's CPU).")
-	flag.StringVar(&judgeMemory, "judge-memory-limit", controller.DefaultJudgeMemoryLimit,
+	flag.StringVar(&judgeMemory, "judge-memory-limit", options.DefaultJudgeMemoryLimit,
 		"Memory limit of every judge container unless spec.judging.resources sets one.")
-	flag.StringVar(&judgeEphemeral, "judge-ephemeral-storage-limit", controller.DefaultJudgeEphemeralStorageLimit,
+	flag.StringVar(&judgeEphemeral, "judge-ephemeral-storage-limit", options.DefaultJudgeEphemeralStorageLimit,
 		"Ephemeral-storage limit of every judge container unless spec.judging.resources sets one "+
 			"(\"\": none; any container's limit makes the kubelet bound the whole pod by the sum).")
 	zapOpts.BindFlags(flag.CommandLine)
@@ -122,7 +124,7 @@ func main() {
 		ctrl.Log.Error(nil, "Invalid flags: --default-active-deadline-seconds must be at least 1 (every run ends)")
 		os.Exit(2)
 	}
-	limits, err := controller.ParseJudgeLimits(judgeCPU, judgeMemory, judgeEphemeral)
+	limits, err := options.ParseJudgeLimits(judgeCPU, judgeMemory, judgeEphemeral)
 	if err != nil {
 		ctrl.Log.Error(err, "Invalid flags")
 		os.Exit(2)
@@ -187,7 +189,7 @@ func (e leaderElection) validate() error {
 	return nil
 }
 
-func run(opts controller.Options, api apiClient, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, election leaderElection,
+func run(opts options.Options, api apiClient, metricsAddr string, secureMetrics, enableHTTP2 bool, probeAddr string, election leaderElection,
 	namespaces []string) error {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -17,7 +18,7 @@ import (
 // policy before or after the Service's translation), and host, the address the manager itself uses (its rest
 // config). It returns what it found and the errors of what it could not read (a namespaced install may not read
 // the default namespace: then only host's address, when it is an IP).
-func DiscoverAPIServer(ctx context.Context, c client.Reader, host string) (APIServerEgress, error) {
+func DiscoverAPIServer(ctx context.Context, c client.Reader, host string) (options.APIServerEgress, error) {
 	var addrs []string
 	var errs []error
 	if u, err := url.Parse(host); err == nil && u.Hostname() != "" {
@@ -53,5 +54,5 @@ func DiscoverAPIServer(ctx context.Context, c client.Reader, host string) (APISe
 			}
 		}
 	}
-	return APIServerEgressOf(addrs), errors.Join(errs...)
+	return options.APIServerEgressOf(addrs), errors.Join(errs...)
 }

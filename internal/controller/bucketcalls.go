@@ -14,9 +14,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// DefaultBucketCallTimeout bounds one bucket step of a reconcile (pinning an eval file, merging shards, planning a
 // resume, a comparison, a clean-up): long enough to download a 512 MiB eval file at 2 MB/s.
-const DefaultBucketCallTimeout = 5 * time.Minute
 
 // bucketError is a bucket call that failed or did not answer in time: the endpoint it went to, and why.
 type bucketError struct {

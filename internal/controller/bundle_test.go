@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -40,7 +42,7 @@ func TestBuildJobBundle(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			run := testRun(tc.mutate)
-			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{CodeJudgeCases: 2}, Options{})
+			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{CodeJudgeCases: 2}, options.Options{})
 			cfg.Bundle.SHA256, cfg.Bundle.Files, cfg.Bundle.Bytes = "d", 3, 1<<20
 			if err := cfg.Validate(); err != nil {
 				t.Fatal(err)
@@ -51,7 +53,7 @@ func TestBuildJobBundle(t *testing.T) {
 			if got := cfg.EvalFileInBucket(); got != (tc.sourceEval != "") {
 				t.Errorf("EvalFileInBucket() = %v", got)
 			}
-			job := BuildJob(run, cfg, Options{})
+			job := BuildJob(run, cfg, options.Options{})
 			runner := runnerOf(job)
 			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO, {Name: "shm-runner", MountPath: "/dev/shm"}}, runner.VolumeMounts); diff != "" {
 				t.Errorf("runner mounts (-want +got):\n%s", diff)

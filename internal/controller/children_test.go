@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -37,7 +39,7 @@ func TestBuildRunConfig(t *testing.T) {
 		ids        []string
 		defaults   []map[string]any
 		codeJudges int
-		opts       Options
+		opts       options.Options
 		want       func(*podwire.RunConfig)
 	}{
 		{
@@ -131,7 +133,7 @@ func TestBuildRunConfig(t *testing.T) {
 			}),
 			ids:      []string{"case-001", "case-002"},
 			defaults: []map[string]any{{"name": "exact", "type": "field_accuracy"}},
-			opts:     Options{StatusBudgetBytes: 1000},
+			opts:     options.Options{StatusBudgetBytes: 1000},
 			want: func(c *podwire.RunConfig) {
 				c.PassThreshold, c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = "0.5", 5, 8
 				c.DefaultEvaluators = []map[string]any{{"name": "exact", "type": "field_accuracy"}}
@@ -291,7 +293,7 @@ func errString(err error) string {
 
 func TestBuildEvalConfigMapRoundTrip(t *testing.T) {
 	run := testRun()
-	cfg := BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: 1}, Options{})
+	cfg := BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: 1}, options.Options{})
 	cm, err := BuildEvalConfigMap(run, []byte("evalcases: []\n"), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -328,7 +330,7 @@ func TestEvalSHA256(t *testing.T) {
 
 func TestBuildCollectorRBAC(t *testing.T) {
 	run := testRun()
-	cfg := BuildRunConfig(run, caseIDs(2500), nil, JudgeLoad{}, Options{})
+	cfg := BuildRunConfig(run, caseIDs(2500), nil, JudgeLoad{}, options.Options{})
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: "team-a", OwnerReferences: ownerRefs(),
 			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "collector"}}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -120,8 +122,8 @@ type PodRelease struct {
 
 // Classify decides the state and reason of a run that has a Job (Job must not be nil). It is a pure function of
 // obs and the timeouts in opts.
-func Classify(obs Observation, opts Options) Assessment {
-	opts = opts.withDefaults()
+func Classify(obs Observation, opts options.Options) Assessment {
+	opts = opts.WithDefaults()
 	job := obs.Job
 	pod := newestPod(obs.Pods)
 	a := classifyJob(obs, pod, opts)
@@ -136,7 +138,7 @@ func Classify(obs Observation, opts Options) Assessment {
 	return a
 }
 
-func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
+func classifyJob(obs Observation, pod *corev1.Pod, opts options.Options) Assessment {
 	job := obs.Job
 	if a, ok := storageLimitExceeded(obs.Pods); ok {
 		// Before the Job's own verdict: the Job fails (or retries) for it without saying why.
@@ -172,7 +174,7 @@ func classifyJob(obs Observation, pod *corev1.Pod, opts Options) Assessment {
 }
 
 // classifyActivePod handles a Job that has neither finished nor been suspended.
-func classifyActivePod(obs Observation, pod *corev1.Pod, opts Options) Assessment {
+func classifyActivePod(obs Observation, pod *corev1.Pod, opts options.Options) Assessment {
 	if a, ok := disruptionLimitExceeded(obs.Pods); ok {
 		return a
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
@@ -61,14 +63,14 @@ func TestClassifyRunnerNotStopped(t *testing.T) {
 			Launcher: &evalsv1alpha1.LauncherReport{Survivors: ptr.To[int32](1), Leftovers: 1, Delivery: ptr.To(evalsv1alpha1.LauncherReportDelivered)}}
 	})
 	pod := makePod(phase(corev1.PodRunning), running("runner"))
-	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0.Add(time.Minute)}, Options{})
+	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0.Add(time.Minute)}, options.Options{})
 	if got.State != StateFailed || got.Reason != evalsv1alpha1.ReasonRunnerNotStopped || !got.StopJob {
 		t.Errorf("assessment %+v, want RunnerNotStopped with the Job stopped", got)
 	}
 	// Once the container ended (even with code 0), the outcome stands.
 	run.Status.Collection.RunnerFinished = true
 	done := makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))
-	got = Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{done}, Now: t0.Add(time.Minute)}, Options{})
+	got = Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{done}, Now: t0.Add(time.Minute)}, options.Options{})
 	if got.Reason != evalsv1alpha1.ReasonRunnerNotStopped {
 		t.Errorf("reason %s, want RunnerNotStopped", got.Reason)
 	}
@@ -78,7 +80,7 @@ func TestClassifyRunnerNotStopped(t *testing.T) {
 func TestClassifyMissingLauncherReport(t *testing.T) {
 	run := testRun(collectedFor("screen-abcde", "RunnerFailed", "the launcher's report did not arrive", &evalsv1alpha1.LauncherReport{Delivery: ptr.To(evalsv1alpha1.LauncherReportMissing)}))
 	pod := makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))
-	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0.Add(time.Minute)}, Options{})
+	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0.Add(time.Minute)}, options.Options{})
 	if got.State != StateFailed || got.Reason != evalsv1alpha1.ReasonRunnerFailed || !strings.Contains(got.Message, "did not arrive") {
 		t.Errorf("assessment %+v, want RunnerFailed for the missing report", got)
 	}

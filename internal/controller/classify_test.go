@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -543,7 +545,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Classify(Observation{Run: tc.run, Job: tc.job, Pods: tc.pods, Now: t0.Add(tc.now)}, Options{})
+			got := Classify(Observation{Run: tc.run, Job: tc.job, Pods: tc.pods, Now: t0.Add(tc.now)}, options.Options{})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Classify mismatch (-want +got):\n%s", diff)
 			}
@@ -606,7 +608,7 @@ func TestRunnerImageID(t *testing.T) {
 
 	t.Run("through Classify", func(t *testing.T) {
 		pod := makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", digest))
-		got := Classify(Observation{Run: testRun(), Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0}, Options{})
+		got := Classify(Observation{Run: testRun(), Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0}, options.Options{})
 		if got.Runner == nil || ptr.Deref(got.Runner.ImageID, "") != digest {
 			t.Errorf("Classify runner = %+v, want imageID %s", got.Runner, digest)
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -53,7 +55,7 @@ type EvalRunReconciler struct {
 	apiReader client.Reader
 	recorder  recorder.EventRecorder
 	clock     clock.PassiveClock
-	opts      Options
+	opts      options.Options
 	memory    *memory
 	// off runs the reconciles of runs that name a bucket off the workers.
 	off *offWorker
@@ -66,8 +68,8 @@ type EvalRunReconciler struct {
 
 // NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the
 // source ConfigMap of an eval file, and confirmations of objects missing from the cache); rec emits events.
-func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock, opts Options) *EvalRunReconciler {
-	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.withDefaults(), memory: newMemory(),
+func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock, opts options.Options) *EvalRunReconciler {
+	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.WithDefaults(), memory: newMemory(),
 		off: newOffWorker(opts.BucketConcurrency)}
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -148,7 +150,7 @@ func TestClassifyEndsEveryRun(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Classify(Observation{Run: tc.run, Job: tc.job, Pods: tc.pods, Now: t0.Add(time.Hour)}, Options{})
+			got := Classify(Observation{Run: tc.run, Job: tc.job, Pods: tc.pods, Now: t0.Add(time.Hour)}, options.Options{})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Classify mismatch (-want +got):\n%s", diff)
 			}
@@ -173,7 +175,7 @@ func TestShardsEndOnTheirOwn(t *testing.T) {
 	storage := ClassifyShards(Observation{Run: run, Job: job, Now: t0.Add(time.Hour), Pods: []corev1.Pod{
 		shardPod(0, kubeletEvicted(`Usage of EmptyDir volume "out" exceeds the limit "32Mi". `), terminated("runner", 137, "Error", "")),
 		shardPod(1, phase(corev1.PodRunning), running("runner")),
-	}}, ShardObservation{Shards: 2, Cases: 4}, Options{})
+	}}, ShardObservation{Shards: 2, Cases: 4}, options.Options{})
 	if a := storage.Shards[0]; a.Reason != evalsv1alpha1.ReasonStorageLimitExceeded {
 		t.Errorf("shard 0: %s %s, want StorageLimitExceeded", a.Reason, a.Message)
 	}
@@ -197,7 +199,7 @@ func TestShardsEndOnTheirOwn(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			v := ClassifyShards(Observation{Run: run, Job: tc.job, Now: t0.Add(time.Hour), Pods: []corev1.Pod{
 				shardPod(0, phase(corev1.PodRunning), running("runner")), tc.shard1,
-			}}, ShardObservation{Shards: 2, Cases: 4}, Options{})
+			}}, ShardObservation{Shards: 2, Cases: 4}, options.Options{})
 			if a := v.Shards[1]; a.State != StateFailed || a.Reason != tc.reason {
 				t.Errorf("shard 1: %s %s %s, want Failed %s", a.State, a.Reason, a.Message, tc.reason)
 			}
@@ -255,7 +257,7 @@ func TestStoppedShardStaysFailed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pods := append([]corev1.Pod{shardPod(0, phase(corev1.PodRunning), running("runner"))}, tc.pods...)
 			v := ClassifyShards(Observation{Run: tc.run, Job: tc.job, Now: t0.Add(time.Hour), Pods: pods},
-				ShardObservation{Shards: 2, Cases: 4}, Options{})
+				ShardObservation{Shards: 2, Cases: 4}, options.Options{})
 			a := v.Shards[1]
 			if a.State != StateFailed || a.Reason != evalsv1alpha1.ReasonInfrastructureFailed || a.Message != tc.message || len(a.StopPods) != tc.stops {
 				t.Errorf("shard 1: %s %s %q (stops %+v), want Failed InfrastructureFailed %q with %d stops", a.State, a.Reason, a.Message, a.StopPods, tc.message, tc.stops)

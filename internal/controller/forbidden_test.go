@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -61,7 +63,7 @@ func TestCreateErrorClasses(t *testing.T) {
 // refusals have lasted PodRejectedTimeout from the first one this process saw, then ends it CreateForbidden; a
 // new attempt waits anew; other errors are not its business.
 func TestCreateForbiddenWaitsThenEnds(t *testing.T) {
-	r := &EvalRunReconciler{memory: newMemory(), opts: Options{}.withDefaults()}
+	r := &EvalRunReconciler{memory: newMemory(), opts: options.Options{}.WithDefaults()}
 	run := testRun()
 	refused := &forbiddenError{err: fmt.Errorf("creating RoleBinding x: %w", apierrors.NewForbidden(
 		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}, "x", errors.New("cannot create resource"))),
@@ -74,10 +76,10 @@ func TestCreateForbiddenWaitsThenEnds(t *testing.T) {
 		reason  string
 	}{
 		{at: 0, attempt: 1, want: StatePending, reason: evalsv1alpha1.ReasonPending},
-		{at: DefaultPodRejectedTimeout - time.Second, attempt: 1, want: StatePending, reason: evalsv1alpha1.ReasonPending},
-		{at: DefaultPodRejectedTimeout, attempt: 1, want: StateFailed, reason: evalsv1alpha1.ReasonCreateForbidden},
-		{at: DefaultPodRejectedTimeout + time.Minute, attempt: 2, want: StatePending, reason: evalsv1alpha1.ReasonPending},
-		{at: 2*DefaultPodRejectedTimeout + time.Minute, attempt: 2, want: StateFailed, reason: evalsv1alpha1.ReasonCreateForbidden},
+		{at: options.DefaultPodRejectedTimeout - time.Second, attempt: 1, want: StatePending, reason: evalsv1alpha1.ReasonPending},
+		{at: options.DefaultPodRejectedTimeout, attempt: 1, want: StateFailed, reason: evalsv1alpha1.ReasonCreateForbidden},
+		{at: options.DefaultPodRejectedTimeout + time.Minute, attempt: 2, want: StatePending, reason: evalsv1alpha1.ReasonPending},
+		{at: 2*options.DefaultPodRejectedTimeout + time.Minute, attempt: 2, want: StateFailed, reason: evalsv1alpha1.ReasonCreateForbidden},
 	}
 	for _, s := range steps {
 		run.Status.Attempt = &evalsv1alpha1.Attempt{Number: s.attempt}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -165,7 +167,7 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 			if run == nil {
 				run = testRun()
 			}
-			got := Classify(Observation{Run: run, Job: job, Pods: []corev1.Pod{tc.pod}, Now: t0.Add(tc.now)}, Options{ContainerCreateTimeout: 2 * minute})
+			got := Classify(Observation{Run: run, Job: job, Pods: []corev1.Pod{tc.pod}, Now: t0.Add(tc.now)}, options.Options{ContainerCreateTimeout: 2 * minute})
 			got.Runner = nil
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("assessment (-want +got):\n%s", diff)
@@ -176,7 +178,7 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 
 // The container-create timeout defaults to 2 minutes.
 func TestContainerCreateTimeoutDefault(t *testing.T) {
-	if got := (Options{}).withDefaults().ContainerCreateTimeout; got != 2*time.Minute {
+	if got := (options.Options{}).WithDefaults().ContainerCreateTimeout; got != 2*time.Minute {
 		t.Errorf("default container-create timeout %s, want 2m0s", got)
 	}
 }
@@ -204,7 +206,7 @@ func TestInfrastructureRetriesPerIndex(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := makeJob(started)
 			job.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries-by-index": tc.byIndex}
-			got := Classify(Observation{Run: testRun(), Job: job, Pods: []corev1.Pod{startError(tc.index)}, Now: t0.Add(2 * time.Minute)}, Options{})
+			got := Classify(Observation{Run: testRun(), Job: job, Pods: []corev1.Pod{startError(tc.index)}, Now: t0.Add(2 * time.Minute)}, options.Options{})
 			if got.Reason != tc.want || (got.RetryPod != "") != tc.retry || (tc.retry && got.RetryIndex != tc.index) {
 				t.Errorf("got %s (retry %q, index %d): %s; want %s (retry %t, index %d)", got.Reason, got.RetryPod, got.RetryIndex, got.Message, tc.want, tc.retry, tc.index)
 			}
@@ -257,7 +259,7 @@ func TestFailedJobAfterAContainerCouldNotStart(t *testing.T) {
 			want: "RunnerFailed", message: "the runner container exited with code 128"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Classify(Observation{Run: tc.run, Job: failedJob, Pods: []corev1.Pod{tc.pod}, Now: t0.Add(time.Minute)}, Options{})
+			got := Classify(Observation{Run: tc.run, Job: failedJob, Pods: []corev1.Pod{tc.pod}, Now: t0.Add(time.Minute)}, options.Options{})
 			if got.State != StateFailed || got.Reason != tc.want || !strings.Contains(got.Message, tc.message) {
 				t.Errorf("got %s/%s: %s\nwant Failed/%s containing %q", got.State, got.Reason, got.Message, tc.want, tc.message)
 			}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -44,8 +46,8 @@ const rootCAConfigMap = "kube-root-ca.crt"
 // BuildJob returns the Job that runs the evaluation described by run and its run.json cfg. The pod runs as the
 // collector's ServiceAccount without an automounted token; only the collector container mounts a projected token,
 // and with cfg.BucketOnly (spec.storage.statusFrom: Bucket) none does.
-func BuildJob(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options) *batchv1.Job {
-	opts = opts.withDefaults()
+func BuildJob(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options) *batchv1.Job {
+	opts = opts.WithDefaults()
 	names := NamesFor(run.Name)
 	meta := childMeta(run, names.Job, ComponentJob)
 	// The run's own labels and annotations (propagate.go) first, the operator's over them.
@@ -108,7 +110,7 @@ func collectionDeadline(cfg podwire.RunConfig) int32 {
 		collectionMarginSeconds)
 }
 
-func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options) corev1.PodTemplateSpec {
+func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options) corev1.PodTemplateSpec {
 	names := NamesFor(run.Name)
 	o := run.Spec.PodTemplate
 	if o == nil {
@@ -278,7 +280,7 @@ func collectorResources(memoryLimit string) corev1.ResourceRequirements {
 // runner, into the judge-bin volume), in a sharded run writes the shard's eval file into the shard volume, and
 // writes the runner's eval file (the runner view, or the whole file with evalFileView Full) and its RunnerConfig
 // into the view volume; it alone mounts these volumes read-write.
-func buildInstallContainer(cfg podwire.RunConfig, opts Options) corev1.Container {
+func buildInstallContainer(cfg podwire.RunConfig, opts options.Options) corev1.Container {
 	command := []string{podwire.CollectorImageBinary, "install", "--bin", podwire.BinDir, "--config", RunConfigPath}
 	if cfg.CodeJudges {
 		// The judge-end FIFOs through which the judge containers report their verdicts.
@@ -331,7 +333,7 @@ func buildInstallContainer(cfg podwire.RunConfig, opts Options) corev1.Container
 // buildCollectorContainer is the only container with API access: a native sidecar (restarted by the kubelet if
 // it crashes; it resumes from its notes) that reads the runner's output volume read-only and writes its snapshot
 // where the judge reads it.
-func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options) corev1.Container {
+func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options) corev1.Container {
 	return corev1.Container{
 		Name:            podwire.ContainerCollector,
 		Image:           opts.CollectorImage,
@@ -385,7 +387,7 @@ func judgeContainers(cfg podwire.RunConfig) int {
 // judge runner as PID 1, judging its share of the cases one at a time (podwire.Partition) with its own
 // writable volume. Parallelism is across containers, never inside one: a script can then reach no other case's
 // judge. Each gets the judge's resources (judging.resources), so the pod requests them once per container.
-func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options) []corev1.Container {
+func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options) []corev1.Container {
 	n := judgeContainers(cfg)
 	out := make([]corev1.Container, n)
 	for i := range n {
@@ -398,7 +400,7 @@ func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opt
 // came from: spec.judging.image (source Target when it names spec.target.image, the runner's own image, else
 // Spec), or else the manager's judge image (Default), never the runner's image by default. "" without code judges
 // (the judge container then runs the collector image, which runs no script).
-func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool, opts Options) (string, string) {
+func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool, opts options.Options) (string, string) {
 	if !codeJudges {
 		return "", ""
 	}
@@ -408,7 +410,7 @@ func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool, opts Options)
 		}
 		return j.Image, string(evalsv1alpha1.JudgeImageSourceSpec)
 	}
-	return opts.withDefaults().JudgeImage, string(evalsv1alpha1.JudgeImageSourceDefault)
+	return opts.WithDefaults().JudgeImage, string(evalsv1alpha1.JudgeImageSourceDefault)
 }
 
 // buildJudgeContainer is judge container i: it runs the code_judge scripts of its share under the judge's own
@@ -416,7 +418,7 @@ func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool, opts Options)
 // (judging.image, else the manager's judge image). It is a regular container that ends only once the collector has persisted the
 // results, so the pod cannot finish before that; without code judges it is only that gate, and runs the
 // collector image.
-func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts Options, i int) corev1.Container {
+func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options, i int) corev1.Container {
 	image, pull := opts.CollectorImage, corev1.PullIfNotPresent
 	binary := podwire.CollectorImageBinary
 	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
@@ -454,7 +456,7 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts
 		Command:                  []string{binary, "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
 		WorkingDir:               workingDir,
 		VolumeMounts:             append(mounts, evalMounts(cfg)...),
-		Resources:                withJudgeLimits(res, opts.JudgeLimits),
+		Resources:                opts.JudgeLimits.Apply(res),
 		SecurityContext:          restrictedContainerSecurity(podwire.JudgeUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -263,14 +265,14 @@ func TestBuildJob(t *testing.T) {
 		name       string
 		run        *evalsv1alpha1.EvalRun
 		codeJudges int
-		opts       Options
+		opts       options.Options
 		want       func(*batchv1.Job)
 	}{
 		{name: "batched defaults", run: testRun(), want: func(*batchv1.Job) {}},
 		{
 			name: "collector image option",
 			run:  testRun(),
-			opts: Options{CollectorImage: "registry.example/collector:v1"},
+			opts: options.Options{CollectorImage: "registry.example/collector:v1"},
 			want: func(j *batchv1.Job) {
 				containerOf(j, "install").Image = "registry.example/collector:v1"
 				containerOf(j, "collector").Image = "registry.example/collector:v1"
@@ -292,7 +294,7 @@ func TestBuildJob(t *testing.T) {
 				r.Spec.Target.ImagePullPolicy = corev1.PullNever
 			}),
 			codeJudges: 1,
-			opts:       Options{JudgeImage: "registry.example/evalrun/judge@sha256:0123"},
+			opts:       options.Options{JudgeImage: "registry.example/evalrun/judge@sha256:0123"},
 			want: func(j *batchv1.Job) {
 				runnerOf(j).WorkingDir, runnerOf(j).ImagePullPolicy = "/app", corev1.PullNever
 				judge := codeJudge()
@@ -486,8 +488,8 @@ func TestBuildJobSharded(t *testing.T) {
 		r.Spec.BackoffLimit = ptr.To[int32](1)
 	})
 	ids := caseIDs(7)
-	cfg := BuildRunConfig(run, ids, nil, JudgeLoad{}, Options{})
-	got := BuildJob(run, cfg, Options{})
+	cfg := BuildRunConfig(run, ids, nil, JudgeLoad{}, options.Options{})
+	got := BuildJob(run, cfg, options.Options{})
 
 	want := baseJob()
 	want.Annotations["evals.evalrun.io/cases"] = "7"
@@ -581,7 +583,7 @@ func TestBuildJobMounts(t *testing.T) {
 					wantWriters["shm-judge-1"] = []string{"judge-1"}
 				}
 				run := testRun(target)
-				job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: codeJudges}, Options{}), Options{})
+				job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: codeJudges}, options.Options{}), options.Options{})
 				got := map[string][]corev1.VolumeMount{}
 				writers := map[string][]string{}
 				readers := map[string][]string{}
@@ -636,7 +638,7 @@ func TestBuildJobJudgeContainers(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeWorkers: tc.workers}
 			})
-			job := BuildJob(run, BuildRunConfig(run, caseIDs(tc.cases), nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, Options{}), Options{})
+			job := BuildJob(run, BuildRunConfig(run, caseIDs(tc.cases), nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, options.Options{}), options.Options{})
 			var names []string
 			for i, c := range job.Spec.Template.Spec.Containers {
 				if c.Name == "runner" {
@@ -687,7 +689,7 @@ func TestBuildJobRunnerUser(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: tc.runAs}
 			})
-			job := BuildJob(run, BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: 1}, Options{}), Options{})
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: 1}, options.Options{}), options.Options{})
 			pod := job.Spec.Template.Spec
 			got := map[string]int64{}
 			for _, c := range allContainers(job) {
@@ -731,7 +733,7 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
-			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, Options{}), Options{})
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, options.Options{}), options.Options{})
 			spec := job.Spec.Template.Spec
 			if ptr.Deref(spec.ShareProcessNamespace, false) {
 				t.Errorf("shareProcessNamespace = %v, want false", spec.ShareProcessNamespace)
@@ -774,7 +776,7 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 // mounts the token volume, and nothing mounts the ServiceAccount token path otherwise.
 func TestBuildJobTokenOnlyInCollector(t *testing.T) {
 	run := testRun()
-	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{CodeJudgeCases: 1}, Options{}), Options{})
+	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{CodeJudgeCases: 1}, options.Options{}), options.Options{})
 	if ptr.Deref(job.Spec.Template.Spec.AutomountServiceAccountToken, true) {
 		t.Errorf("automountServiceAccountToken = %v, want false", job.Spec.Template.Spec.AutomountServiceAccountToken)
 	}
@@ -808,7 +810,7 @@ func TestBuildJobBucketOnlyHasNoToken(t *testing.T) {
 				r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket, StatusFrom: ptr.To(tc.from)}
 				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To(tc.shards)}
 			})
-			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{}, Options{})
+			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{}, options.Options{})
 			if err := cfg.Validate(); err != nil {
 				t.Fatalf("run.json: %v", err)
 			}
@@ -822,7 +824,7 @@ func TestBuildJobBucketOnlyHasNoToken(t *testing.T) {
 			if cfg.BucketOnly == tc.wantToken || (cfg.BucketOnly && (len(cfg.ShardConfigMaps)+len(cfg.ResultConfigMaps) > 0)) {
 				t.Errorf("run.json bucketOnly %v, shard ConfigMaps %v, result ConfigMaps %v", cfg.BucketOnly, cfg.ShardConfigMaps, cfg.ResultConfigMaps)
 			}
-			job := BuildJob(run, cfg, Options{})
+			job := BuildJob(run, cfg, options.Options{})
 			spec := job.Spec.Template.Spec
 			hasToken := slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == podwire.VolumeToken })
 			if hasToken != tc.wantToken || ptr.Deref(spec.AutomountServiceAccountToken, true) {
@@ -935,7 +937,7 @@ func TestBuildJobInheritsRunMetadata(t *testing.T) {
 				r.Spec.QueueName = tc.queueName
 				r.Spec.PodTemplate = tc.podTemplate
 			})
-			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{}, Options{}), Options{})
+			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{}, options.Options{}), options.Options{})
 			if diff := cmp.Diff(tc.wantJobLabels, job.Labels); diff != "" {
 				t.Errorf("Job labels (-want +got):\n%s", diff)
 			}
@@ -987,8 +989,8 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 	for name, mutate := range runs {
 		t.Run(name, func(t *testing.T) {
 			run := testRun(mutate)
-			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{CodeJudgeCases: 1}, Options{})
-			job := BuildJob(run, cfg, Options{})
+			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{CodeJudgeCases: 1}, options.Options{})
+			job := BuildJob(run, cfg, options.Options{})
 			runner := runnerOf(job)
 			if diff := cmp.Diff([]corev1.VolumeMount{binRO, outRW, viewRO, {Name: "shm-runner", MountPath: "/dev/shm"}}, runner.VolumeMounts); diff != "" {
 				t.Errorf("runner mounts (-want +got):\n%s", diff)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,7 +38,7 @@ func judgingRun(mutate ...func(*evalsv1alpha1.EvalRun)) *evalsv1alpha1.EvalRun {
 
 // judgingConfig is run's run.json for that many cases, with code judges and LLM judges, its default evaluators
 // parsed as the manager parses them.
-func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int, opts ...Options) podwire.RunConfig {
+func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int, opts ...options.Options) podwire.RunConfig {
 	t.Helper()
 	defaults, err := DefaultEvaluators(run)
 	if err != nil {
@@ -46,7 +48,7 @@ func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int, opts ...
 	for i := range ids {
 		ids[i] = "case-" + string(rune('a'+i))
 	}
-	var o Options
+	var o options.Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
@@ -64,8 +66,8 @@ func TestJudgingDifferences(t *testing.T) {
 	cases := []struct {
 		name     string
 		here     *evalsv1alpha1.EvalRun
-		hereOpts Options // the manager's options when this run was built
-		cases    int     // this run's cases (the earlier run had 4; 0: 4)
+		hereOpts options.Options // the manager's options when this run was built
+		cases    int            // this run's cases (the earlier run had 4; 0: 4)
 		counts   []string
 	}{
 		{name: "the same judging", here: judgingRun(), cases: 4},
@@ -111,7 +113,7 @@ func TestJudgingDifferences(t *testing.T) {
 		{name: "judging.image set to target.image", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.Image = "runner:v1" })),
 			counts: []string{`the code judges' image (spec.judging.image, else the manager's --judge-image) is "localhost/evalrun/judge:dev" there, "runner:v1" here`}},
 		{name: "target.image: not the code judges' image any more", here: judgingRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Image = "runner:v2" })},
-		{name: "the manager's --judge-image", here: judgingRun(), hereOpts: Options{JudgeImage: "registry.example/judge:v9"},
+		{name: "the manager's --judge-image", here: judgingRun(), hereOpts: options.Options{JudgeImage: "registry.example/judge:v9"},
 			counts: []string{`the code judges' image (spec.judging.image, else the manager's --judge-image) is "localhost/evalrun/judge:dev" there, "registry.example/judge:v9" here`}},
 		{name: "several at once", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.PassThreshold, j.LLM.Model = "0.9", ptr.To("m3") })),
 			counts: []string{`spec.judging.passThreshold is "0.8" there, "0.9" here`, `spec.judging.llm.model is "m1" there, "m3" here`}},

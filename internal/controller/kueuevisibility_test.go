@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -86,7 +88,7 @@ func TestQueuedRunWithPositionLooksAgain(t *testing.T) {
 	run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.QueueName = "lq" })
 	for _, pos := range []*int32{nil, ptr.To[int32](2)} {
 		q := &evalsv1alpha1.QueueStatus{Name: "lq", Admission: evalsv1alpha1.QueueWaiting, Reason: "Pending", Position: pos}
-		got := Classify(Observation{Run: run, Job: makeJob(suspended), Queue: q, Now: time.Now()}, Options{})
+		got := Classify(Observation{Run: run, Job: makeJob(suspended), Queue: q, Now: time.Now()}, options.Options{})
 		want := Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued,
 			Message: "waiting for Kueue to admit the Job in queue lq (Pending)"}
 		if pos != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -19,11 +21,11 @@ func withLLM(l *evalsv1alpha1.LLMJudging) func(*evalsv1alpha1.EvalRun) {
 }
 
 func TestResolveLLM(t *testing.T) {
-	defaults := Options{LLMBaseURL: "http://judge.cluster:8080/v1", LLMModel: "cluster-model"}
+	defaults := options.Options{LLMBaseURL: "http://judge.cluster:8080/v1", LLMModel: "cluster-model"}
 	cases := []struct {
 		name    string
 		run     *evalsv1alpha1.EvalRun
-		opts    Options
+		opts    options.Options
 		want    *podwire.LLM
 		wantMsg string
 	}{
@@ -68,8 +70,8 @@ func TestBuildJobLLMKeyOnlyInCollector(t *testing.T) {
 	for _, codeJudges := range []int{0, 1} {
 		run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m"),
 			APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"}}))
-		cfg := BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{CodeJudgeCases: codeJudges}, Options{})
-		job := BuildJob(run, cfg, Options{})
+		cfg := BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{CodeJudgeCases: codeJudges}, options.Options{})
+		job := BuildJob(run, cfg, options.Options{})
 		var vol *corev1.Volume
 		for i, v := range job.Spec.Template.Spec.Volumes {
 			if v.Secret != nil && v.Secret.SecretName == "judge-key" {
@@ -112,7 +114,7 @@ func TestBuildJobLLMKeyOnlyInCollector(t *testing.T) {
 
 func TestBuildJobNoKeyNoVolume(t *testing.T) {
 	run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m")}))
-	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{}, Options{}), Options{})
+	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{}, options.Options{}), options.Options{})
 	for _, v := range job.Spec.Template.Spec.Volumes {
 		if v.Name == podwire.VolumeLLMCredentials {
 			t.Errorf("a key volume without apiKeySecretRef: %+v", v)
@@ -162,14 +164,14 @@ func TestLLMJudgeDeadline(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := BuildRunConfig(tc.run, caseIDs(tc.cases), nil, tc.load, Options{})
+			cfg := BuildRunConfig(tc.run, caseIDs(tc.cases), nil, tc.load, options.Options{})
 			if cfg.LLMJudgeDeadlineSeconds != tc.want {
 				t.Errorf("llmJudgeDeadlineSeconds %d, want %d", cfg.LLMJudgeDeadlineSeconds, tc.want)
 			}
 			if err := cfg.Validate(); err != nil {
 				t.Errorf("Validate: %v", err)
 			}
-			job := BuildJob(tc.run, cfg, Options{})
+			job := BuildJob(tc.run, cfg, options.Options{})
 			want := strconv.Itoa(int(cfg.JudgeDeadlineSeconds + tc.want + cfg.ResultsDeadlineSeconds + collectionMarginSeconds))
 			if got := job.Annotations[podwire.AnnotationCollectionDeadline]; got != want {
 				t.Errorf("collection deadline %s, want %s", got, want)
@@ -206,7 +208,7 @@ func TestLLMBoundsPerRun(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := BuildRunConfig(tc.run, caseIDs(tc.cases), nil, JudgeLoad{}, Options{})
+			cfg := BuildRunConfig(tc.run, caseIDs(tc.cases), nil, JudgeLoad{}, options.Options{})
 			if cfg.LLM.MaxConcurrentRequests != tc.wantConcurrent || cfg.LLM.RequestsPerMinute != tc.wantRate {
 				t.Errorf("run.json's llm: maxConcurrentRequests %d, requestsPerMinute %d; want %d and %d",
 					cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute, tc.wantConcurrent, tc.wantRate)

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"net"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
@@ -24,22 +24,13 @@ const ComponentNetworkPolicy = "network-policy"
 // namespaceNameLabel is the label every namespace carries with its own name.
 const namespaceNameLabel = "kubernetes.io/metadata.name"
 
-// APIServerEgress is where the run's pods reach the API server (the collector's status and result writes): the
-// addresses and ports of the kubernetes Service and of its endpoints, found once when the manager starts
-// (cmd/manager). Without them the policy has no API server rule and a collector that writes status cannot; the
-// manager then creates no policy (RunNetworkPolicies).
-type APIServerEgress struct {
-	Peers []networkingv1.NetworkPolicyPeer
-	Ports []networkingv1.NetworkPolicyPort
-}
-
 // BuildNetworkPolicy is the NetworkPolicy of the run's pods (every shard's): no ingress at all; egress only to
 // what the trusted side needs (the API server unless statusFrom Bucket, the buckets the run names, the LLM
 // judges' endpoint, DNS) and to the run's own spec.target.egress. Every in-cluster peer excludes the pods of every
 // run (podwire.LabelRun), so a run's pod reaches no other run's pod, nor another shard of its own run. A
 // NetworkPolicy is pod-wide: what it allows, the runner may use too (the judge's scripts are also confined by
 // Landlock, internal/confine). Pure.
-func BuildNetworkPolicy(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, api APIServerEgress) *networkingv1.NetworkPolicy {
+func BuildNetworkPolicy(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, api options.APIServerEgress) *networkingv1.NetworkPolicy {
 	names := NamesFor(run.Name)
 	var egress []networkingv1.NetworkPolicyEgressRule
 	// DNS: the endpoints below are names.
@@ -155,31 +146,4 @@ func hostPort(endpoint string) (string, int32) {
 		port = int32(p)
 	}
 	return strings.ToLower(u.Hostname()), port
-}
-
-// APIServerEgressOf is the API server rule from the kubernetes Service's address and port and its endpoints'
-// (host:port strings); addresses that are not IPs are left out.
-func APIServerEgressOf(addrs []string) APIServerEgress {
-	var out APIServerEgress
-	seenIP, seenPort := map[string]bool{}, map[int32]bool{}
-	for _, a := range addrs {
-		host, port, err := net.SplitHostPort(a)
-		if err != nil {
-			continue
-		}
-		ip, err := netip.ParseAddr(host)
-		p, perr := strconv.ParseInt(port, 10, 32)
-		if err != nil || perr != nil {
-			continue
-		}
-		if cidr := netip.PrefixFrom(ip, ip.BitLen()).String(); !seenIP[cidr] {
-			seenIP[cidr] = true
-			out.Peers = append(out.Peers, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: cidr}})
-		}
-		if !seenPort[int32(p)] {
-			seenPort[int32(p)] = true
-			out.Ports = append(out.Ports, networkingv1.NetworkPolicyPort{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(int32(p)))})
-		}
-	}
-	return out
 }

@@ -3,6 +3,8 @@ package controller
 import (
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -54,8 +56,8 @@ func TestEgressTo(t *testing.T) {
 }
 
 func TestBuildNetworkPolicy(t *testing.T) {
-	api := APIServerEgressOf([]string{"10.96.0.1:443", "172.18.0.2:6443", "10.96.0.1:443", "not-an-ip:443"})
-	if d := cmp.Diff(APIServerEgress{
+	api := options.APIServerEgressOf([]string{"10.96.0.1:443", "172.18.0.2:6443", "10.96.0.1:443", "not-an-ip:443"})
+	if d := cmp.Diff(options.APIServerEgress{
 		Peers: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.96.0.1/32"}}, {IPBlock: &networkingv1.IPBlock{CIDR: "172.18.0.2/32"}}},
 		Ports: append(tcp(443), tcp(6443)...),
 	}, api); d != "" {
@@ -97,7 +99,7 @@ func TestBuildNetworkPolicy(t *testing.T) {
 		}
 	}
 	// The job's pods carry what the policy selects.
-	job := BuildJob(testRun(), BuildRunConfig(testRun(), caseIDs(1), nil, JudgeLoad{}, Options{}), Options{})
+	job := BuildJob(testRun(), BuildRunConfig(testRun(), caseIDs(1), nil, JudgeLoad{}, options.Options{}), options.Options{})
 	sel := BuildNetworkPolicy(testRun(), podwire.RunConfig{}, api).Spec.PodSelector.MatchLabels
 	for k, v := range sel {
 		if job.Spec.Template.Labels[k] != v {

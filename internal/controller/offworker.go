@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 )
 
 // Reconciles that may call a bucket run off the controller's workers.
@@ -34,9 +35,6 @@ import (
 //   - Flights are bounded per bucket endpoint (a lane): a hung endpoint holds goroutines of the runs that name it,
 //     never a worker nor another endpoint's lane.
 //   - Each bucket call inside a flight is bounded by its own deadline (bucketContext), so a lane frees up.
-
-// DefaultBucketConcurrency is how many reconciles of runs naming one bucket endpoint call it at once.
-const DefaultBucketConcurrency = 8
 
 // flight is one reconcile off the workers.
 type flight struct {
@@ -64,7 +62,7 @@ type offWorker struct {
 
 func newOffWorker(perLane int) *offWorker {
 	if perLane <= 0 {
-		perLane = DefaultBucketConcurrency
+		perLane = options.DefaultBucketConcurrency
 	}
 	return &offWorker{perLane: int64(perLane), flights: map[types.NamespacedName]*flight{},
 		later: map[types.NamespacedName]*time.Timer{}, lanes: map[string]*semaphore.Weighted{},

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +19,7 @@ import (
 func TestClassifyPodRejected(t *testing.T) {
 	const psa = `pods "screen-x" is forbidden: violates PodSecurity "restricted:latest": seLinuxOptions`
 	const quota = `pods "screen-y" is forbidden: exceeded quota: none, requested: pods=1, used: pods=0, limited: pods=0`
-	opts := Options{PodRejectedTimeout: 2 * time.Minute}
+	opts := options.Options{PodRejectedTimeout: 2 * time.Minute}
 	tests := []struct {
 		name     string
 		failures []PodCreateFailure
@@ -86,7 +88,7 @@ func TestClassifyDisruptedPod(t *testing.T) {
 	}
 	run := testRun()
 	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: "RunnerFailed", Message: "terminated"}
-	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), evicted)}, Now: t0.Add(time.Minute)}, Options{})
+	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), evicted)}, Now: t0.Add(time.Minute)}, options.Options{})
 	want := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
 		Message: "pod screen-abcde was disrupted (EvictionByEvictionAPI: Eviction API: evicting); the Job replaces it"}
 	got.Runner = nil
@@ -105,7 +107,7 @@ func TestClassifyRunnerOutlivedItsTimeouts(t *testing.T) {
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "runner",
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
 	}
-	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running)}, Now: t0.Add(3 * time.Minute)}, Options{})
+	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running)}, Now: t0.Add(3 * time.Minute)}, options.Options{})
 	if got.State != StateFailed || got.Reason != evalsv1alpha1.ReasonRunnerTimedOut || !got.StopJob {
 		t.Errorf("assessment %+v, want RunnerTimedOut with the Job stopped", got)
 	}
@@ -122,12 +124,12 @@ func TestClassifyPodBeingDeleted(t *testing.T) {
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "runner",
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error"}}})
 	}
-	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), stopped)}, Now: t0.Add(time.Minute)}, Options{})
+	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), stopped)}, Now: t0.Add(time.Minute)}, options.Options{})
 	if got.State.Terminal() {
 		t.Errorf("assessment %+v: a pod being deleted decided the run", got)
 	}
 	failed := makeJob(started, jobCond(batchv1.JobFailed, batchv1.JobReasonDeadlineExceeded, "Job was active longer than specified deadline"))
-	got = Classify(Observation{Run: run, Job: failed, Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), stopped)}, Now: t0.Add(time.Minute)}, Options{})
+	got = Classify(Observation{Run: run, Job: failed, Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), stopped)}, Now: t0.Add(time.Minute)}, options.Options{})
 	if got.Reason != evalsv1alpha1.ReasonDeadlineExceeded {
 		t.Errorf("assessment %+v, want DeadlineExceeded once the Job says so", got)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -91,7 +93,7 @@ func TestBuildJobRejudge(t *testing.T) {
 	})
 	plan := &rejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
 		ConfigMaps: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, ConfigMapsPerShard: 1}}
-	cfg := BuildRunConfig(plan.configRun(run), caseIDs(4), nil, JudgeLoad{}, Options{})
+	cfg := BuildRunConfig(plan.configRun(run), caseIDs(4), nil, JudgeLoad{}, options.Options{})
 	plan.apply(&cfg)
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("run.json: %v", err)
@@ -104,7 +106,7 @@ func TestBuildJobRejudge(t *testing.T) {
 	if err := shard.LoadShard("1"); err != nil || !cmp.Equal(shard.Rejudge.ConfigMaps, []string{"nightly-evalrun-records-1"}) {
 		t.Errorf("shard 1 reads %v (%v), want the source's shard 1 record ConfigMap", shard.Rejudge.ConfigMaps, err)
 	}
-	job := BuildJob(run, cfg, Options{})
+	job := BuildJob(run, cfg, options.Options{})
 	spec := job.Spec.Template.Spec
 	for _, c := range append(spec.InitContainers, spec.Containers...) {
 		if c.Name == podwire.ContainerRunner {

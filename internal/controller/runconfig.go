@@ -6,6 +6,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -111,7 +113,7 @@ func DefaultEvaluators(run *evalsv1alpha1.EvalRun) ([]map[string]any, error) {
 // ResolveLLM returns the run's model endpoint for LLM judges: spec.judging.llm with the manager's defaults
 // (--llm-base-url, --llm-model) and the spec's, the API key as the file the collector mounts. It returns nil
 // without spec.judging.llm, and a message when the endpoint resolves to no base URL or model.
-func ResolveLLM(run *evalsv1alpha1.EvalRun, opts Options) (*podwire.LLM, string) {
+func ResolveLLM(run *evalsv1alpha1.EvalRun, opts options.Options) (*podwire.LLM, string) {
 	if run.Spec.Judging == nil || run.Spec.Judging.LLM == nil {
 		return nil, ""
 	}
@@ -160,9 +162,9 @@ type JudgeLoad struct {
 
 // BuildRunConfig renders run.json from the spec, the eval file's case ids (in file order), the parsed default
 // evaluators and what judging the cases takes.
-func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, load JudgeLoad, opts Options) podwire.RunConfig {
+func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, load JudgeLoad, opts options.Options) podwire.RunConfig {
 	codeJudgeCases := load.CodeJudgeCases
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	names := NamesFor(run.Name)
 	t := run.Spec.Target
 	batching := t.Batching

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,8 +64,8 @@ type EvalScheduleReconciler struct {
 // time.
 // opts.ScheduleConcurrentReconciles is how many schedules it reconciles at once.
 func NewEvalScheduleReconciler(c client.Client, rec recorder.EventRecorder, clk clock.PassiveClock,
-	opts Options) *EvalScheduleReconciler {
-	return &EvalScheduleReconciler{client: c, recorder: rec, clock: clk, workers: opts.withDefaults().ScheduleConcurrentReconciles}
+	opts options.Options) *EvalScheduleReconciler {
+	return &EvalScheduleReconciler{client: c, recorder: rec, clock: clk, workers: opts.WithDefaults().ScheduleConcurrentReconciles}
 }
 
 // SetupWithManager registers the reconciler: EvalSchedules and the EvalRuns they control.

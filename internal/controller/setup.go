@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,7 +61,7 @@ func CacheOptions(namespaces []string) cache.Options {
 
 // SetupManager registers the field indexes and the EvalRun and EvalSchedule controllers with mgr, the reconcilers
 // using mgr's client, API reader and event recorders.
-func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts Options) error {
+func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock, opts options.Options) error {
 	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,7 +61,7 @@ func queuedWorkload(tb testing.TB, i int) *unstructured.Unstructured {
 	tb.Helper()
 	run := testRun()
 	run.Name = fmt.Sprintf("run-%d", i)
-	job := BuildJob(run, BuildRunConfig(run, caseIDs(1), nil, JudgeLoad{}, Options{}), Options{})
+	job := BuildJob(run, BuildRunConfig(run, caseIDs(1), nil, JudgeLoad{}, options.Options{}), options.Options{})
 	template, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(&job.Spec.Template)
 	if err != nil {
 		tb.Fatal(err)
@@ -88,7 +90,7 @@ func queuedWorkload(tb testing.TB, i int) *unstructured.Unstructured {
 func queuedJob(i int) (*batchv1.Job, *corev1.Pod) {
 	run := testRun()
 	run.Name = fmt.Sprintf("run-%d", i)
-	job := BuildJob(run, BuildRunConfig(run, caseIDs(1), nil, JudgeLoad{}, Options{}), Options{})
+	job := BuildJob(run, BuildRunConfig(run, caseIDs(1), nil, JudgeLoad{}, options.Options{}), options.Options{})
 	pod := &corev1.Pod{ObjectMeta: job.Spec.Template.ObjectMeta, Spec: *job.Spec.Template.Spec.DeepCopy()}
 	pod.Name, pod.Namespace, pod.Spec.NodeName = job.Name+"-0-abcde", job.Namespace, "node-1"
 	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {

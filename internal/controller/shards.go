@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -44,7 +46,7 @@ type ShardVerdict struct {
 
 // ClassifyShards classifies each shard of a sharded or resumed run as Classify classifies a one-pod run (its own
 // pods, its own view of the Job, its own collection), then adds them up. obs.Job must not be nil.
-func ClassifyShards(obs Observation, so ShardObservation, opts Options) ShardVerdict {
+func ClassifyShards(obs Observation, so ShardObservation, opts options.Options) ShardVerdict {
 	byIndex := podsByShard(obs.Pods, so.Shards)
 	stopped := parseStoppedShards(obs.Job.Annotations[podwire.AnnotationStoppedShards])
 	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -312,7 +314,7 @@ func TestJudgeImageStatus(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
-			cfg := BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: tc.codes}, Options{JudgeImage: "registry.example/judge:v2"})
+			cfg := BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: tc.codes}, options.Options{JudgeImage: "registry.example/judge:v2"})
 			pod := makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", "localhost/evalrun/screening-runner@sha256:2222"),
 				running("judge"), withImageID("judge", judgeID))
 			a := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, JudgeImageID: judgeImageID(&pod)}

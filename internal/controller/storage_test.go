@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -33,8 +35,8 @@ func TestEveryEmptyDirIsBounded(t *testing.T) {
 		for _, codeJudges := range []int{0, 2} {
 			t.Run(fmt.Sprintf("%s, %d code judge cases", name, codeJudges), func(t *testing.T) {
 				run := testRun(shape)
-				cfg := BuildRunConfig(run, caseIDs(4), nil, JudgeLoad{CodeJudgeCases: codeJudges}, Options{})
-				spec := BuildJob(run, cfg, Options{}).Spec.Template.Spec
+				cfg := BuildRunConfig(run, caseIDs(4), nil, JudgeLoad{CodeJudgeCases: codeJudges}, options.Options{})
+				spec := BuildJob(run, cfg, options.Options{}).Spec.Template.Spec
 				for _, v := range spec.Volumes {
 					if e := v.EmptyDir; e != nil && (e.SizeLimit == nil || e.SizeLimit.Sign() <= 0) {
 						t.Errorf("emptyDir %s has no sizeLimit", v.Name)
@@ -79,7 +81,7 @@ func TestEveryEmptyDirIsBounded(t *testing.T) {
 func TestOutSizeLimit(t *testing.T) {
 	sizes := func(run *evalsv1alpha1.EvalRun) map[string]string {
 		out := map[string]string{}
-		for _, v := range BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, Options{}), Options{}).Spec.Template.Spec.Volumes {
+		for _, v := range BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, options.Options{}), options.Options{}).Spec.Template.Spec.Volumes {
 			if v.EmptyDir != nil && v.EmptyDir.Medium == "" {
 				out[v.Name] = v.EmptyDir.SizeLimit.String()
 			}
@@ -102,7 +104,7 @@ func TestOutSizeLimit(t *testing.T) {
 // the runner does not write (with no request); without any such limit nothing is added.
 func TestTrustedStorageNotCountedAgainstTheRunner(t *testing.T) {
 	ephemeral := func(run *evalsv1alpha1.EvalRun) (limit, request *resource.Quantity) {
-		job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, Options{}), Options{})
+		job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, options.Options{}), options.Options{})
 		c := containerOf(job, "collector")
 		if q, ok := c.Resources.Limits[corev1.ResourceEphemeralStorage]; ok {
 			limit = &q
@@ -131,13 +133,13 @@ func TestDefaultDeadline(t *testing.T) {
 	cases := []struct {
 		name string
 		spec *int64
-		opts Options
+		opts options.Options
 		want evalsv1alpha1.ActiveDeadline
 	}{
 		{name: "unset: 24 hours", want: evalsv1alpha1.ActiveDeadline{Seconds: 86400, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
-		{name: "unset: the flag", opts: Options{DefaultActiveDeadlineSeconds: 30},
+		{name: "unset: the flag", opts: options.Options{DefaultActiveDeadlineSeconds: 30},
 			want: evalsv1alpha1.ActiveDeadline{Seconds: 30, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
-		{name: "the spec wins", spec: ptr.To[int64](3600), opts: Options{DefaultActiveDeadlineSeconds: 30},
+		{name: "the spec wins", spec: ptr.To[int64](3600), opts: options.Options{DefaultActiveDeadlineSeconds: 30},
 			want: evalsv1alpha1.ActiveDeadline{Seconds: 3600, Source: evalsv1alpha1.DeadlineFromSpec}},
 	}
 	for _, tc := range cases {
@@ -161,8 +163,8 @@ func TestDefaultDeadline(t *testing.T) {
 	if jobDeadline(testRun(), &batchv1.Job{}) != nil {
 		t.Error("a Job without a deadline (made before the default existed) reports one")
 	}
-	for _, bad := range []int64{-1, MaxActiveDeadlineSeconds + 1} {
-		if err := (Options{DefaultActiveDeadlineSeconds: bad}).Validate(); err == nil {
+	for _, bad := range []int64{-1, options.MaxActiveDeadlineSeconds + 1} {
+		if err := (options.Options{DefaultActiveDeadlineSeconds: bad}).Validate(); err == nil {
 			t.Errorf("--default-active-deadline-seconds=%d accepted", bad)
 		}
 	}

@@ -59,7 +59,7 @@ type Options struct {
 	chunkBytes int
 }
 
-func (o Options) withDefaults() Options {
+func (o Options) WithDefaults() Options {
 	if o.MaxLineBytes <= 0 {
 		o.MaxLineBytes = DefaultMaxLineBytes
 	}
@@ -198,7 +198,7 @@ func ParseBatch(r io.Reader, requested []string, opts Options, fn func(*Response
 // ParseBatchIndex is ParseBatch with the requested ids given as an index of them (idindex.New(requested)), for a
 // caller that looks them up too.
 func ParseBatchIndex(r io.Reader, requested *idindex.Index, opts Options, fn func(*Response) error) (*BatchResult, error) {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	c := newCollector(requested, opts)
 	p := startPipeline(r, opts)
 	defer p.stop()

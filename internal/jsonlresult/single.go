@@ -36,7 +36,7 @@ func ParseSingle(id string, data []byte) *Response {
 // pipeline: it returns the line's response (Line unset), or the message of its line error; neither for a blank
 // line. The caller checks that line holds no newline (a line each). A kept record is read again through it.
 func ParseLine(line []byte, opts Options) (*Response, string) {
-	opts = opts.withDefaults()
+	opts = opts.WithDefaults()
 	p := recordParser{alone: true}
 	ch := chunk{data: line, first: true}
 	p.chunk(&ch, opts.MaxLineBytes)

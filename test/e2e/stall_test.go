@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -37,7 +38,7 @@ func TestHungBucketDelaysOnlyTheRunsNamingIt(t *testing.T) {
 	}
 	const deadline = 60
 	var hung []*evalsv1alpha1.EvalRun
-	for i := range controller.DefaultMaxConcurrentReconciles + 1 {
+	for i := range options.DefaultMaxConcurrentReconciles + 1 {
 		run := sampleRun(fmt.Sprintf("hung-%d", i), hungNS).ActiveDeadline(deadline).
 			FromS3(evalsv1alpha1.S3Bucket{Endpoint: endpoint, Bucket: "evals", CredentialsSecret: "s3-creds"}, "suite.yaml", strings.Repeat("ab", 32)).Obj()
 		create(t, run)

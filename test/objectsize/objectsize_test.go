@@ -3,6 +3,7 @@
 package objectsize
 
 import (
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -169,7 +170,7 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			section := buildSection(t, s, controller.MaxStatusBudgetBytes, now)
+			section := buildSection(t, s, options.MaxStatusBudgetBytes, now)
 			sectionJSON, err := json.Marshal(section)
 			if err != nil {
 				t.Fatal(err)
@@ -186,7 +187,7 @@ func TestEvalRunSizeAtFullStatusBudget(t *testing.T) {
 			}
 			t.Logf("%s: %d status cases (%d omitted), section %d B (budget %d B); object %d B = %.2f MiB: status %d B, managedFields %d B (%d entries); limit %d B, headroom %d B",
 				s.name, len(obj.Status.Cases), ptr.Deref(obj.Status.Results, evalsv1alpha1.ResultsReference{}).OmittedCases, len(sectionJSON),
-				controller.MaxStatusBudgetBytes, len(body), float64(len(body))/(1<<20), len(statusJSON), managed,
+				options.MaxStatusBudgetBytes, len(body), float64(len(body))/(1<<20), len(statusJSON), managed,
 				len(obj.Metadata.ManagedFields), objectLimit, objectLimit-len(body))
 			// The object grows about linearly with the section: the largest budget this shape would fit.
 			t.Logf("%s: %.2f object bytes per section byte; a status budget above about %d KiB would put this shape over the limit",
@@ -386,7 +387,7 @@ func TestEvalRunSizeAtThousandShards(t *testing.T) {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: longNamespace}}); err != nil {
 		t.Fatal(err)
 	}
-	budget := int64(controller.MaxStatusBudgetBytes)
+	budget := int64(options.MaxStatusBudgetBytes)
 	statuses := thousandShardStatuses()
 	for i, s := range []shape{
 		{name: "minimal-passing-cases", cases: 20000, missing: 1000, caseFor: shapes[0].caseFor},

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -116,8 +117,8 @@ func TestForbiddenChildWaitsThenEnds(t *testing.T) {
 	}
 
 	// Refused for longer than the timeout, the run ends with a reason that is not the user's spec.
-	clk.advance(controller.DefaultPodRejectedTimeout)
-	t.Cleanup(func() { clk.advance(-controller.DefaultPodRejectedTimeout) })
+	clk.advance(options.DefaultPodRejectedTimeout)
+	t.Cleanup(func() { clk.advance(-options.DefaultPodRejectedTimeout) })
 	poke(t, runs[stuck])
 	got := waitReason(t, runs[stuck], metav1.ConditionFalse, evalsv1alpha1.ReasonCreateForbidden)
 	if c := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message, frozenJobs) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -205,7 +207,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 		ObservedGeneration: 1, JobName: job.Name, EvalFileSHA256: controller.EvalSHA256([]byte(testutil.ScreeningEval)),
 		EvalConfigMapName: names.EvalConfigMap, EvalFileView: ptr.To(evalsv1alpha1.EvalFileViewInputs), StartTime: &job.CreationTimestamp,
 		Attempt:        &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, SpecSHA256: controller.SpecSHA256(&got.Spec), Generation: 1},
-		ActiveDeadline: &evalsv1alpha1.ActiveDeadline{Seconds: controller.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault},
+		ActiveDeadline: &evalsv1alpha1.ActiveDeadline{Seconds: options.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault},
 	}
 	// The manager's fields, as it applies them; its conditions are checked below.
 	gotStatus := statusapply.Manager(&got.Status)
@@ -616,7 +618,7 @@ func TestDefaultDeadlineOnTheJob(t *testing.T) {
 		want evalsv1alpha1.ActiveDeadline
 	}{
 		{name: "unset", w: testutil.MakeEvalRun("nodeadline", ns),
-			want: evalsv1alpha1.ActiveDeadline{Seconds: controller.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
+			want: evalsv1alpha1.ActiveDeadline{Seconds: options.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
 		{name: "set", w: testutil.MakeEvalRun("deadline", ns).ActiveDeadline(1800),
 			want: evalsv1alpha1.ActiveDeadline{Seconds: 1800, Source: evalsv1alpha1.DeadlineFromSpec}},
 	}
@@ -771,10 +773,10 @@ func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 	if diff := cmp.Diff([]string{podwire.ContainerRunner, podwire.ContainerJudge}, names); diff != "" {
 		t.Fatalf("containers (-want +got):\n%s", diff)
 	}
-	if judge.Image != controller.DefaultJudgeImage || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != podwire.JudgeUser {
-		t.Errorf("judge container image %q uid %v, want %q and %d", judge.Image, judge.SecurityContext.RunAsUser, controller.DefaultJudgeImage, podwire.JudgeUser)
+	if judge.Image != options.DefaultJudgeImage || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != podwire.JudgeUser {
+		t.Errorf("judge container image %q uid %v, want %q and %d", judge.Image, judge.SecurityContext.RunAsUser, options.DefaultJudgeImage, podwire.JudgeUser)
 	}
-	want := &evalsv1alpha1.JudgeImageStatus{Image: controller.DefaultJudgeImage, Source: evalsv1alpha1.JudgeImageSourceDefault}
+	want := &evalsv1alpha1.JudgeImageStatus{Image: options.DefaultJudgeImage, Source: evalsv1alpha1.JudgeImageSourceDefault}
 	if diff := cmp.Diff(want, got.Status.JudgeImage); diff != "" {
 		t.Errorf("status.judgeImage (-want +got):\n%s", diff)
 	}

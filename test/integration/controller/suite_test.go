@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zapcore"
 	batchv1 "k8s.io/api/batch/v1"
@@ -109,7 +111,7 @@ type runningManager struct {
 }
 
 // testOptions are the manager's options in the suite: production defaults except a short image-pull timeout.
-var testOptions = controller.Options{ImagePullTimeout: 20 * time.Second, UnschedulableTimeout: 5 * time.Minute}
+var testOptions = options.Options{ImagePullTimeout: 20 * time.Second, UnschedulableTimeout: 5 * time.Minute}
 
 // startManager starts the manager as cmd/manager does (scoped cache, field indexes, the reconciler), with its
 // client wrapped to count writes.

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,7 +89,7 @@ func (s *shardCollector) collect(ctx context.Context, dir string, index int, pod
 // shards start and finish one after another over several status intervals (20 at a time, like a parallelism of
 // 20), the last one leaves its case out. It reports the manager's writes, its EvalRun status writes above all,
 // and checks that shard completions are merged in batches: at most one status write per
-// controller.DefaultShardStatusInterval while shards run, plus the few transitions and the end.
+// options.DefaultShardStatusInterval while shards run, plus the few transitions and the end.
 func TestThousandShards(t *testing.T) {
 	requireEnv(t)
 	ctx := context.Background()
@@ -153,10 +155,10 @@ func TestThousandShards(t *testing.T) {
 	}
 	// While shards run, at most one write per interval; then the transitions (Pending, Running), the merged
 	// results and the end, and a margin for writes the cache's lag repeats.
-	limit := int(ended/controller.DefaultShardStatusInterval) + 10
+	limit := int(ended/options.DefaultShardStatusInterval) + 10
 	if statusWrites > limit {
 		t.Errorf("%d EvalRun status writes over %s, want at most %d (one per %s while shards run)", statusWrites,
-			ended.Round(time.Second), limit, controller.DefaultShardStatusInterval)
+			ended.Round(time.Second), limit, options.DefaultShardStatusInterval)
 	}
 	expectReleasedPods(t, job)
 }

@@ -1,4 +1,4 @@
-package controller
+package options
 
 import (
 	"fmt"
@@ -56,9 +56,9 @@ func defaultJudgeLimits(limits JudgeLimits) JudgeLimits {
 	return l
 }
 
-// withJudgeLimits returns res with every default limit res does not set; a default below res's own request of
+// Apply returns res with every default limit res does not set; a default below res's own request of
 // that resource becomes the request (a limit below the request is invalid).
-func withJudgeLimits(res corev1.ResourceRequirements, limits JudgeLimits) corev1.ResourceRequirements {
+func (limits JudgeLimits) Apply(res corev1.ResourceRequirements) corev1.ResourceRequirements {
 	res = *res.DeepCopy()
 	for name, q := range limits {
 		if _, set := res.Limits[name]; set {

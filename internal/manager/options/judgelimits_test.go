@@ -1,4 +1,4 @@
-package controller
+package options
 
 import (
 	"testing"
@@ -34,7 +34,7 @@ func TestWithJudgeLimits(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, withJudgeLimits(tc.in, defaults)); d != "" {
+			if d := cmp.Diff(tc.want, defaults.Apply(tc.in)); d != "" {
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})

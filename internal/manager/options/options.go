@@ -1,4 +1,7 @@
-package controller
+// Package options is the manager's configuration: its flags (docs/operations.md) as Options, validated and defaulted
+// once, the judge containers' default limits, and where run pods reach the API server (APIServerEgress, found when
+// the manager starts). Every stage of the manager reads it; it reads nothing (pure).
+package options
 
 import (
 	"fmt"
@@ -116,8 +119,8 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// withDefaults returns o with every zero field set to its default.
-func (o Options) withDefaults() Options {
+// WithDefaults returns o with every zero field set to its default.
+func (o Options) WithDefaults() Options {
 	if o.CollectorImage == "" {
 		o.CollectorImage = DefaultCollectorImage
 	}
@@ -160,3 +163,9 @@ func (o Options) withDefaults() Options {
 	o.JudgeLimits = defaultJudgeLimits(o.JudgeLimits)
 	return o
 }
+
+// DefaultBucketCallTimeout bounds one bucket step of a reconcile (pinning an eval file, merging shards, planning a
+const DefaultBucketCallTimeout = 5 * time.Minute
+
+// DefaultBucketConcurrency is how many reconciles of runs naming one bucket endpoint call it at once.
+const DefaultBucketConcurrency = 8
