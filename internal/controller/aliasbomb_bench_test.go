@@ -66,7 +66,7 @@ func aliasBombs() []struct {
 // inlineRun is an EvalRun whose inline eval file is data.
 func inlineRun(data []byte) *evalsv1alpha1.EvalRun {
 	text := string(data)
-	return testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Inline: &text} })
+	return testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Inline: &text} })
 }
 
 // BenchmarkManagerMemoryAliasBomb validates alias bombs as the manager does on reconcile (ValidateEvalFile of the

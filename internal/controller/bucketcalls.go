@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -90,7 +92,7 @@ func (r *EvalRunReconciler) preparationDeadline(run *evalsv1alpha1.EvalRun) (tim
 	if a := run.Status.Attempt; a != nil && a.Number > 1 && c != nil {
 		start = c.LastTransitionTime.Time
 	}
-	return start.Add(time.Duration(RunDeadline(run, r.opts).Seconds) * time.Second), true
+	return start.Add(time.Duration(children.RunDeadline(run, r.opts).Seconds) * time.Second), true
 }
 
 // bucketContext bounds one bucket step of run: the manager's bucket call timeout, for a run not prepared yet its
@@ -130,7 +132,7 @@ func (r *EvalRunReconciler) bucketUnavailable(run *evalsv1alpha1.EvalRun, err er
 	if !ok || now.Before(d) {
 		return nil
 	}
-	deadline := RunDeadline(run, r.opts)
+	deadline := children.RunDeadline(run, r.opts)
 	msg := fmt.Sprintf("the run could not be prepared within its deadline (%ds from its start, %s): %s",
 		deadline.Seconds, deadlineSourceWords(deadline), oneLine(be.Error()))
 	return &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonBucketUnavailable, Message: textbound.Head(msg, maxConditionMessage)}

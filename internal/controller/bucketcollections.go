@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -170,7 +172,7 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 		if s != nil && s.Collection != nil {
 			why = fmt.Sprintf("its termination message says it stored them, but %s holds pod %s's", store.URI(k), s.Collection.PodName)
 		}
-		if left := e.FinishedAt.Add(podwire.Seconds(ResultsDeadlineSeconds(run))).Sub(r.clock.Now()); left > 0 {
+		if left := e.FinishedAt.Add(podwire.Seconds(children.ResultsDeadlineSeconds(run))).Sub(r.clock.Now()); left > 0 {
 			waiting = append(waiting, fmt.Errorf("shard %d (pod %s): %s yet", i, e.Pod, why))
 			continue
 		}

@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path"
 	"slices"
 	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,7 +67,7 @@ func (r *EvalRunReconciler) readBundle(ctx context.Context, run *evalsv1alpha1.E
 // and the rest of the pinning never reaches the run.
 func (r *EvalRunReconciler) readBundleConfigMap(ctx context.Context, run *evalsv1alpha1.EvalRun, name string) (*pinnedBundle, string, error) {
 	evalPath := run.Spec.EvalFile.Bundle.EvalFile
-	pinnedName := NamesFor(run.Name).BundleConfigMap()
+	pinnedName := children.NamesFor(run.Name).BundleConfigMap()
 	src := &corev1.ConfigMap{}
 	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: pinnedName}, src)
 	switch {
@@ -121,7 +122,7 @@ func (r *EvalRunReconciler) readBundleConfigMap(ctx context.Context, run *evalsv
 		return nil, "", fmt.Errorf("%w: %w", errInvalidBundle, err)
 	}
 	cp := &corev1.ConfigMap{
-		ObjectMeta: childMeta(run, pinnedName, ComponentEval),
+		ObjectMeta: children.Meta(run, pinnedName, children.ComponentEval),
 		Immutable:  ptr.To(true),
 		Data:       maps.Clone(src.Data),
 		BinaryData: maps.Clone(src.BinaryData),
@@ -199,7 +200,7 @@ func hashObject(ctx context.Context, store *objstore.Store, key string, keep boo
 	if keep {
 		src = io.TeeReader(rc, buf)
 	}
-	f, err := bundle.Hash(key, src, min(bundle.MaxBytes, maxEvalObjectBytes))
+	f, err := bundle.Hash(key, src, min(bundle.MaxBytes, children.MaxEvalObjectBytes))
 	if errors.Is(err, errBundleEvalFileTooLarge) {
 		return f, nil, fmt.Errorf("%w: %s: %w", errInvalidBundle, key, err)
 	}
@@ -251,23 +252,6 @@ func bundleInputs(m *bundle.Manifest, f *evalfile.File) string {
 		return "invalid eval bundle: " + strings.Join(problems, "; ")
 	}
 	return ""
-}
-
-// bundleConfig is run.json's Bundle for run, without its digest (set once the bundle is pinned).
-func bundleConfig(run *evalsv1alpha1.EvalRun) *podwire.Bundle {
-	b := run.Spec.EvalFile.Bundle
-	if b == nil {
-		return nil
-	}
-	out := &podwire.Bundle{Dir: podwire.BundleDir, EvalFile: b.EvalFile, ManifestFile: path.Join(podwire.EvalDir, podwire.BundleManifestKey),
-		RunnerDir: podwire.RunnerBundleDir}
-	if b.S3 != nil {
-		bk := bucketOf(*b.S3)
-		out.Objects = &bk
-	} else {
-		out.SourceDir = podwire.BundleSourceDir
-	}
-	return out
 }
 
 // bundleDigest is the pinned bundle's digest in run.json ("" without a bundle).

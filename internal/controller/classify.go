@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -269,7 +271,7 @@ const podRejectedRecheck = 5 * time.Second
 
 // awaitResults waits for results until the results deadline after since, then fails with ResultsNotReported.
 func awaitResults(obs Observation, since time.Time, waiting string) Assessment {
-	deadline := time.Duration(ResultsDeadlineSeconds(obs.Run)) * time.Second
+	deadline := time.Duration(children.ResultsDeadlineSeconds(obs.Run)) * time.Second
 	if obs.Job != nil {
 		if s, err := strconv.Atoi(obs.Job.Annotations[podwire.AnnotationCollectionDeadline]); err == nil && s > 0 {
 			deadline = time.Duration(s) * time.Second
@@ -454,7 +456,7 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 			since = c.LastTransitionTime.Time
 		}
 	}
-	for _, name := range podContainers {
+	for _, name := range children.PodContainers {
 		s := containerStatus(pod, name)
 		if s == nil || s.State.Waiting == nil {
 			continue

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -29,17 +30,17 @@ func TestClassifyWithoutJob(t *testing.T) {
 		wantReason string
 		wantMsg    string
 	}{
-		{"completed with the kubelet's exit code 0", testRun(collected("Completed", "all 2"), runner(ptr.To[int32](0))),
+		{"completed with the kubelet's exit code 0", testutil.UnitRun(collected("Completed", "all 2"), runner(ptr.To[int32](0))),
 			evalsv1alpha1.ReasonCompleted, "all 2"},
-		{"completed, the kubelet's exit code 7", testRun(collected("Completed", "all 2"), runner(ptr.To[int32](7))),
+		{"completed, the kubelet's exit code 7", testutil.UnitRun(collected("Completed", "all 2"), runner(ptr.To[int32](7))),
 			evalsv1alpha1.ReasonRunnerFailed, "exited with code 7"},
-		{"completed, no exit code recorded (the Job went first)", testRun(collected("Completed", "all 2"), runner(nil)),
+		{"completed, no exit code recorded (the Job went first)", testutil.UnitRun(collected("Completed", "all 2"), runner(nil)),
 			evalsv1alpha1.ReasonCancelled, "before the kubelet reported how the runner container ended"},
-		{"completed, no runner facts at all", testRun(collected("Completed", "all 2"), func(r *evalsv1alpha1.EvalRun) { r.Status.JobName = "screen-evalrun" }),
+		{"completed, no runner facts at all", testutil.UnitRun(collected("Completed", "all 2"), func(r *evalsv1alpha1.EvalRun) { r.Status.JobName = "screen-evalrun" }),
 			evalsv1alpha1.ReasonCancelled, "without the runner's exit code the run cannot count as completed"},
-		{"a failure stands without an exit code", testRun(collected("RunnerTimedOut", "timed out"), runner(nil)),
+		{"a failure stands without an exit code", testutil.UnitRun(collected("RunnerTimedOut", "timed out"), runner(nil)),
 			evalsv1alpha1.ReasonRunnerTimedOut, "timed out"},
-		{"no collection", testRun(runner(nil)), evalsv1alpha1.ReasonCancelled, "deleted before the run finished"},
+		{"no collection", testutil.UnitRun(runner(nil)), evalsv1alpha1.ReasonCancelled, "deleted before the run finished"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestClassifyWithoutJob(t *testing.T) {
 // Processes of the runner survived SIGKILL: the collector decides RunnerNotStopped while the runner container
 // still runs; the run fails and its Job is stopped.
 func TestClassifyRunnerNotStopped(t *testing.T) {
-	run := testRun(func(r *evalsv1alpha1.EvalRun) {
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: evalsv1alpha1.OutcomeRunnerNotStopped,
 			Message:  "the launcher reports 1 process of the runner that survived SIGKILL",
 			Launcher: &evalsv1alpha1.LauncherReport{Survivors: ptr.To[int32](1), Leftovers: 1, Delivery: ptr.To(evalsv1alpha1.LauncherReportDelivered)}}
@@ -78,7 +79,7 @@ func TestClassifyRunnerNotStopped(t *testing.T) {
 
 // A report that did not arrive: the collector's RunnerFailed stands even when the kubelet says exit code 0.
 func TestClassifyMissingLauncherReport(t *testing.T) {
-	run := testRun(collectedFor("screen-abcde", "RunnerFailed", "the launcher's report did not arrive", &evalsv1alpha1.LauncherReport{Delivery: ptr.To(evalsv1alpha1.LauncherReportMissing)}))
+	run := testutil.UnitRun(collectedFor("screen-abcde", "RunnerFailed", "the launcher's report did not arrive", &evalsv1alpha1.LauncherReport{Delivery: ptr.To(evalsv1alpha1.LauncherReportMissing)}))
 	pod := makePod(phase(corev1.PodRunning), terminated("runner", 0, "Completed", ""))
 	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0.Add(time.Minute)}, options.Options{})
 	if got.State != StateFailed || got.Reason != evalsv1alpha1.ReasonRunnerFailed || !strings.Contains(got.Message, "did not arrive") {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -139,53 +140,53 @@ func TestClassify(t *testing.T) {
 	}{
 		{
 			name: "created, not started",
-			run:  testRun(), job: makeJob(),
+			run:  testutil.UnitRun(), job: makeJob(),
 			want: Assessment{State: StatePending, Reason: "Pending", Message: "waiting for the Job to start"},
 		},
 		{
 			name: "suspended by spec",
-			run:  testRun(), job: makeJob(suspended),
+			run:  testutil.UnitRun(), job: makeJob(suspended),
 			want: Assessment{State: StateQueued, Reason: "Queued", Message: "the Job is suspended by spec.suspend"},
 		},
 		{
 			name: "waiting for kueue",
-			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.QueueName = "q" }), job: makeJob(suspended),
+			run:  testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.QueueName = "q" }), job: makeJob(suspended),
 			want: Assessment{State: StateQueued, Reason: "Queued", Message: "waiting for Kueue to admit the Job in queue q"},
 		},
 		{
 			name: "started, pod not seen yet",
-			run:  testRun(), job: makeJob(started),
+			run:  testutil.UnitRun(), job: makeJob(started),
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "the Job started; waiting for its pod"},
 		},
 		{
 			name: "pod running",
-			run:  testRun(), job: makeJob(started), pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), running("runner"))},
+			run:  testutil.UnitRun(), job: makeJob(started), pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), running("runner"))},
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is running", Runner: podOnly},
 		},
 		{
 			name: "unschedulable within the timeout",
-			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionFalse, "Unschedulable", time.Minute))},
 			want: Assessment{State: StatePending, Reason: "Pending", Message: "pod screen-abcde is unschedulable: 0/1 nodes are available",
 				RecheckAfter: 4 * minute, Runner: podOnly},
 		},
 		{
 			name: "unschedulable past the timeout",
-			run:  testRun(), job: makeJob(started), now: 6 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 6 * minute,
 			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionFalse, "Unschedulable", time.Minute))},
 			want: Assessment{State: StateFailed, Reason: "Unschedulable", StopJob: true,
 				Message: "pod screen-abcde stayed unschedulable for 5m0s: 0/1 nodes are available", Runner: podOnly},
 		},
 		{
 			name: "runner image pull back-off within the timeout",
-			run:  testRun(), job: makeJob(started), now: minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: minute,
 			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionTrue, "", 2*time.Second), waiting("runner", "ImagePullBackOff"))},
 			want: Assessment{State: StatePending, Reason: "Pending", Message: "container runner is waiting: ImagePullBackOff: pull failed",
 				RecheckAfter: minute + 2*time.Second, Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", Reason: "ImagePullBackOff", Message: "pull failed"}},
 		},
 		{
 			name: "runner image pull failing past the timeout",
-			run:  testRun(), job: makeJob(started), now: 3 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 3 * minute,
 			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionTrue, "", 2*time.Second), waiting("runner", "ErrImagePull"))},
 			want: Assessment{State: StateFailed, Reason: "ImagePullFailed", StopJob: true,
 				Message: "container runner could not start within 2m0s: ErrImagePull: pull failed",
@@ -193,21 +194,21 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "judge image pull failing past the timeout",
-			run:  testRun(), job: makeJob(started), now: 3 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 3 * minute,
 			pods: []corev1.Pod{makePod(scheduled(corev1.ConditionTrue, "", 2*time.Second), running("collector"), running("runner"), waiting("judge", "ErrImagePull"))},
 			want: Assessment{State: StateFailed, Reason: "ImagePullFailed", StopJob: true,
 				Message: "container judge could not start within 2m0s: ErrImagePull: pull failed", Runner: podOnly},
 		},
 		{
 			name: "collector image name invalid fails at once",
-			run:  testRun(), job: makeJob(started), now: time.Second,
+			run:  testutil.UnitRun(), job: makeJob(started), now: time.Second,
 			pods: []corev1.Pod{makePod(waiting("collector", "InvalidImageName"))},
 			want: Assessment{State: StateFailed, Reason: "ImagePullFailed", StopJob: true,
 				Message: "container collector cannot pull image img:1: InvalidImageName: pull failed", Runner: podOnly},
 		},
 		{
 			name: "runner cannot be configured past the timeout: InvalidContainerConfig, never RunnerFailed",
-			run:  testRun(), job: makeJob(started), now: 3 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 3 * minute,
 			pods: []corev1.Pod{makePod(waiting("runner", "CreateContainerConfigError"))},
 			want: Assessment{State: StateFailed, Reason: "InvalidContainerConfig", StopJob: true,
 				Message: "container runner of pod screen-abcde cannot be configured (CreateContainerConfigError: pull failed), for 2m0s",
@@ -215,14 +216,14 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "runner ended, results pending",
-			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results",
 				RecheckAfter: 4 * minute, Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "runner ended, no results past the results deadline",
-			run:  testRun(), job: makeJob(started), now: 7 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 7 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", StopJob: true,
 				Message: "the runner ended but no results arrived within the results deadline of 5m0s", Runner: runnerSaid(0, "Completed", "")},
@@ -232,33 +233,33 @@ func TestClassify(t *testing.T) {
 		// still active.
 		{
 			name: "early: runner exited 0 with this pod's results: Succeeded while the Job is still active",
-			run:  testRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "2 cases collected", Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "early: runner exited 0, retries allowed: nothing to retry, concluded",
-			run:  testRun(collected("Completed", ""), backoff(2)), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("Completed", ""), backoff(2)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "every result was collected", Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "early: runner exited 3 with retries left: wait for the Job to retry or fail",
-			run:  testRun(collected("Completed", "2 cases collected"), backoff(2)), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("Completed", "2 cases collected"), backoff(2)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 3, "Error", ""))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "results are recorded; waiting for the Job to retry or fail",
 				Runner: runnerSaid(3, "Error", "")},
 		},
 		{
 			name: "early: a failure outcome reported with the runner at exit 0 stands, and stops the Job",
-			run:  testRun(collected("MissingResults", "1 of 2 ids missing: case-002")), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("MissingResults", "1 of 2 ids missing: case-002")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateFailed, Reason: "MissingResults", Message: "1 of 2 ids missing: case-002",
 				Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "not early: this pod's collection while the kubelet still runs the runner",
-			run:  testRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), running("runner"))},
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is running", Runner: podOnly},
 		},
@@ -267,14 +268,14 @@ func TestClassify(t *testing.T) {
 		// code and OOM kill the kubelet reports are not.
 		{
 			name: "hostile: collection Completed but the kubelet says the runner exited 7: RunnerFailed, concluded early",
-			run:  testRun(collectedFor("screen-abcde", "Completed", "2 cases collected", liar)), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collectedFor("screen-abcde", "Completed", "2 cases collected", liar)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 7, "Error", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
 				Message: "the runner container exited with code 7 (kubelet); collected: 2 cases collected", Runner: runnerSaid(7, "Error", "")},
 		},
 		{
 			name: "hostile: collection Completed, Job failed, the kubelet says the runner exited 7: RunnerFailed",
-			run:  testRun(collectedFor("screen-abcde", "Completed", "2 cases collected", liar)),
+			run:  testutil.UnitRun(collectedFor("screen-abcde", "Completed", "2 cases collected", liar)),
 			job:  makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 7, "Error", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
@@ -282,7 +283,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "hostile: a launcher report and termination message claiming success cannot hide the kubelet's exit code",
-			run:  testRun(collectedFor("screen-abcde", "InvalidOutput", "line 2: not JSON", liar)), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collectedFor("screen-abcde", "InvalidOutput", "line 2: not JSON", liar)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 1, "Error", "all 2 cases passed\n"))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
 				Message: "the runner container exited with code 1 (kubelet): all 2 cases passed; collected: line 2: not JSON",
@@ -290,14 +291,14 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "hostile: missing results and a non-zero exit: RunnerFailed, not MissingResults",
-			run:  testRun(collected("MissingResults", "1 of 2 ids missing: case-002")), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("MissingResults", "1 of 2 ids missing: case-002")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 2, "Error", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed",
 				Message: "the runner container exited with code 2 (kubelet); collected: 1 of 2 ids missing: case-002", Runner: runnerSaid(2, "Error", "")},
 		},
 		{
 			name: "hostile: the launcher's exit code never reaches status.runner",
-			run: testRun(collectedFor("screen-abcde", "RunnerFailed", "the runner exited with code 2",
+			run: testutil.UnitRun(collectedFor("screen-abcde", "RunnerFailed", "the runner exited with code 2",
 				&evalsv1alpha1.LauncherReport{ExitCode: ptr.To[int32](2), Signal: "SIGSEGV", StderrTail: "Traceback\n  boom"})),
 			job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", ""))},
@@ -306,7 +307,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "hostile: the runner's termination message mimics the collector's: ignored",
-			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"),
 				terminated("runner", 0, "Completed", `{"outcome":"Completed","message":"all good","total":2}`))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results", RecheckAfter: 4 * minute,
@@ -314,25 +315,25 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "launcher-reported timeout stands over the kubelet's exit code",
-			run:  testRun(collected("RunnerTimedOut", "case-002 ran past 30s")), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("RunnerTimedOut", "case-002 ran past 30s")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 124, "Error", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerTimedOut", Message: "case-002 ran past 30s", Runner: runnerSaid(124, "Error", "")},
 		},
 		{
 			name: "launcher-reported healthcheck failure stands over the kubelet's exit code",
-			run:  testRun(collected("HealthcheckFailed", "healthcheck exited 3: no model")), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("HealthcheckFailed", "healthcheck exited 3: no model")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 3, "Error", ""))},
 			want: Assessment{State: StateFailed, Reason: "HealthcheckFailed", Message: "healthcheck exited 3: no model", Runner: runnerSaid(3, "Error", "")},
 		},
 		{
 			name: "hostile: OOM-killed with a Completed collection: RunnerOOMKilled, concluded early",
-			run:  testRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collected("Completed", "2 cases collected")), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("collector"), terminated("runner", 137, "OOMKilled", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: oomMsg, Runner: runnerSaid(137, "OOMKilled", "")},
 		},
 		{
 			name: "OOM-killed wins over a launcher-reported timeout",
-			run:  testRun(collected("RunnerTimedOut", "case-002 ran past 30s")),
+			run:  testutil.UnitRun(collected("RunnerTimedOut", "case-002 ran past 30s")),
 			job:  makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 137, "OOMKilled", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: oomMsg, Runner: runnerSaid(137, "OOMKilled", "")},
@@ -341,7 +342,7 @@ func TestClassify(t *testing.T) {
 		// A collection counts only for the pod it names.
 		{
 			name: "an older pod's collection is ignored for the newest pod (Job active)",
-			run:  testRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{
 				makePod(named("screen-old", time.Second), phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 3, "Error", "")),
 				makePod(named("screen-new", 30*time.Second), phase(corev1.PodRunning), running("collector"), terminated("runner", 0, "Completed", "")),
@@ -351,7 +352,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "an older pod's collection is ignored for the newest pod (Job complete)",
-			run:  testRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)),
+			run:  testutil.UnitRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)),
 			job:  makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 2 * minute,
 			pods: []corev1.Pod{
 				makePod(named("screen-new", 30*time.Second), phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", "")),
@@ -362,7 +363,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "an older pod's failure does not fail the newest pod",
-			run:  testRun(collectedFor("screen-old", "RunnerFailed", "the runner exited with code 3", nil), backoff(1)), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(collectedFor("screen-old", "RunnerFailed", "the runner exited with code 3", nil), backoff(1)), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{
 				makePod(named("screen-old", time.Second), phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 3, "Error", "")),
 				makePod(named("screen-new", 30*time.Second), phase(corev1.PodRunning), running("collector"), running("runner")),
@@ -373,20 +374,20 @@ func TestClassify(t *testing.T) {
 		// The collector sidecar ended and the pod finished without a collection.
 		{
 			name: "collector sidecar terminated while the pod runs: the kubelet restarts it, no verdict yet",
-			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("collector", 1, "Error", "panic: nil map\n"), running("runner"))},
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is running", Runner: podOnly},
 		},
 		{
 			name: "Job failed, collector terminated without a collection: CollectorFailed",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")), now: 2 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 1, "Error", "panic: nil map\n"), running("runner"))},
 			want: Assessment{State: StateFailed, Reason: "CollectorFailed",
 				Message: "the collector exited with code 1: panic: nil map", Runner: podOnly},
 		},
 		{
 			name: "collector terminated, its only collection names an older pod: CollectorFailed",
-			run:  testRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")), now: 2 * minute,
+			run:  testutil.UnitRun(collectedFor("screen-old", "Completed", "2 cases collected", nil), backoff(1)), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")), now: 2 * minute,
 			pods: []corev1.Pod{
 				makePod(named("screen-old", time.Second), phase(corev1.PodFailed), terminated("collector", 0, "Completed", ""), terminated("runner", 3, "Error", "")),
 				makePod(named("screen-new", 30*time.Second), phase(corev1.PodSucceeded), terminated("collector", 137, "OOMKilled", "out of memory"), terminated("runner", 0, "Completed", "")),
@@ -397,7 +398,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "collector terminated with its termination message: the run ends from it",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 2 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""),
 				terminated("collector", 1, "Error", `{"outcome":"MissingResults","message":"1 of 2 ids missing: case-002","total":2}`))},
 			want: Assessment{State: StateFailed, Reason: "MissingResults",
@@ -407,21 +408,21 @@ func TestClassify(t *testing.T) {
 
 		{
 			name: "collector sidecar crash-looping after the runner ended: the kubelet restarts it, wait within the deadline",
-			run:  testRun(), job: makeJob(started), now: 2 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), crashLooping("collector"), terminated("runner", 0, "Completed", ""), running("judge"))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results", RecheckAfter: 4 * minute,
 				Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "collector sidecar crash-looping past the results deadline: ResultsNotReported",
-			run:  testRun(), job: makeJob(started), now: 7 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started), now: 7 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), crashLooping("collector"), terminated("runner", 0, "Completed", ""), running("judge"))},
 			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", StopJob: true,
 				Message: "the runner ended but no results arrived within the results deadline of 5m0s", Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "the Job's collection deadline replaces the results deadline",
-			run:  testRun(), now: 7 * minute,
+			run:  testutil.UnitRun(), now: 7 * minute,
 			job: makeJob(started, func(j *batchv1.Job) {
 				j.Annotations = map[string]string{"evals.evalrun.io/collection-deadline-seconds": "450"}
 			}),
@@ -431,7 +432,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "a hostile or broken collection deadline annotation falls back to the results deadline",
-			run:  testRun(), now: 2 * minute,
+			run:  testutil.UnitRun(), now: 2 * minute,
 			job: makeJob(started, func(j *batchv1.Job) {
 				j.Annotations = map[string]string{"evals.evalrun.io/collection-deadline-seconds": "-5"}
 			}),
@@ -443,34 +444,34 @@ func TestClassify(t *testing.T) {
 		// The Job finished.
 		{
 			name: "complete with every result",
-			run:  testRun(collected("Completed", "13 cases collected")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
+			run:  testutil.UnitRun(collected("Completed", "13 cases collected")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("collector", 0, "Completed", ""), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "13 cases collected", Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "complete, pods gone, runner failed: the collection stands, with the stderr excerpt",
-			run:  testRun(collected("RunnerFailed", "the runner exited with code 1")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
+			run:  testutil.UnitRun(collected("RunnerFailed", "the runner exited with code 1")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the runner exited with code 1; stderr: Traceback boom"},
 		},
 		{
 			name: "complete, each collector outcome maps to its reason",
-			run:  testRun(collected("MissingResults", "1 of 13 ids missing: case-013")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
+			run:  testutil.UnitRun(collected("MissingResults", "1 of 13 ids missing: case-013")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
 			want: Assessment{State: StateFailed, Reason: "MissingResults", Message: "1 of 13 ids missing: case-013"},
 		},
 		{
 			name: "complete, runner OOM-killed inside the container",
-			run:  testRun(collected("RunnerFailed", "killed by SIGKILL")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
+			run:  testutil.UnitRun(collected("RunnerFailed", "killed by SIGKILL")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "OOMKilled", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: oomMsg, Runner: runnerSaid(0, "OOMKilled", "")},
 		},
 		{
 			name: "complete, unknown outcome",
-			run:  testRun(collected("Exploded", "?")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
+			run:  testutil.UnitRun(collected("Exploded", "?")), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
 			want: Assessment{State: StateFailed, Reason: "CollectorFailed", Message: `the collector reported an unknown outcome "Exploded": ?`},
 		},
 		{
 			name: "complete, status write lost: termination message",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""),
 				terminated("collector", 0, "Completed", `{"outcome":"InvalidOutput","message":"line 3: not JSON","total":13}`))},
 			want: Assessment{State: StateFailed, Reason: "InvalidOutput",
@@ -479,7 +480,7 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "complete, nothing reported yet",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 2 * minute,
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""),
 				terminated("collector", 0, "Completed", "not json"))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the Job completed; waiting for the collector's results", RecheckAfter: 4 * minute,
@@ -487,55 +488,55 @@ func TestClassify(t *testing.T) {
 		},
 		{
 			name: "complete, nothing reported within the results deadline",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 6*minute + time.Second,
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobComplete, "", "")), now: 6*minute + time.Second,
 			pods: []corev1.Pod{makePod(phase(corev1.PodSucceeded), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", Message: "the runner ended but no results arrived within the results deadline of 5m0s",
 				Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
 			name: "failed: deadline exceeded",
-			run:  testRun(collected("RunnerFailed", "partial"), func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](600) }),
+			run:  testutil.UnitRun(collected("RunnerFailed", "partial"), func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](600) }),
 			job:  makeJob(started, jobCond(batchv1.JobFailed, "DeadlineExceeded", "Job was active longer than specified deadline")),
 			want: Assessment{State: StateFailed, Reason: "DeadlineExceeded", Message: "the Job ran longer than spec.activeDeadlineSeconds (600)"},
 		},
 		{
 			name: "failed: the manager's default deadline exceeded (no timeouts in the spec)",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "DeadlineExceeded", "Job was active longer than specified deadline")),
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "DeadlineExceeded", "Job was active longer than specified deadline")),
 			want: Assessment{State: StateFailed, Reason: "DeadlineExceeded",
 				Message: "the Job ran longer than the manager's default deadline (--default-active-deadline-seconds=600; set spec.activeDeadlineSeconds to change it)"},
 		},
 		{
 			name: "failed: runner container OOM-killed",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 137, "OOMKilled", ""))},
 			want: Assessment{State: StateFailed, Reason: "RunnerOOMKilled", Message: oomMsg, Runner: runnerSaid(137, "OOMKilled", "")},
 		},
 		{
 			name: "failed: healthcheck reported by the collector",
-			run:  testRun(collected("HealthcheckFailed", "healthcheck exited 2: no model")), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
+			run:  testutil.UnitRun(collected("HealthcheckFailed", "healthcheck exited 2: no model")), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			want: Assessment{State: StateFailed, Reason: "HealthcheckFailed", Message: "healthcheck exited 2: no model"},
 		},
 		{
 			name: "failed: launcher infrastructure failure",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("runner", 70, "Error", "no /bin/sh in the image\n"))},
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the runner container exited with code 70 (the launcher failed): no /bin/sh in the image",
 				Runner: runnerSaid(70, "Error", "no /bin/sh in the image")},
 		},
 		{
 			name: "failed: collector crashed",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "")),
 			pods: []corev1.Pod{makePod(phase(corev1.PodFailed), terminated("collector", 2, "Error", "panic"))},
 			want: Assessment{State: StateFailed, Reason: "CollectorFailed", Message: "the collector exited with code 2: panic", Runner: podOnly},
 		},
 		{
 			name: "failed: nothing else known",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")),
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "BackoffLimitExceeded", "Job has reached the specified backoff limit")),
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the Job failed (BackoffLimitExceeded): Job has reached the specified backoff limit"},
 		},
 		{
 			name: "newest pod wins",
-			run:  testRun(), job: makeJob(started),
+			run:  testutil.UnitRun(), job: makeJob(started),
 			pods: []corev1.Pod{
 				makePod(phase(corev1.PodRunning), named("screen-new", time.Hour)),
 				makePod(phase(corev1.PodFailed), terminated("runner", 137, "OOMKilled", "")),
@@ -598,7 +599,7 @@ func TestRunnerImageID(t *testing.T) {
 	}
 
 	t.Run("kept from status.runner once the pod is gone", func(t *testing.T) {
-		run := testRun(func(r *evalsv1alpha1.EvalRun) {
+		run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 			r.Status.Runner = &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](0), Reason: "Completed", ImageID: ptr.To(digest)}
 		})
 		if diff := cmp.Diff(run.Status.Runner, runnerFacts(recordedPod(run))); diff != "" {
@@ -608,7 +609,7 @@ func TestRunnerImageID(t *testing.T) {
 
 	t.Run("through Classify", func(t *testing.T) {
 		pod := makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", digest))
-		got := Classify(Observation{Run: testRun(), Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0}, options.Options{})
+		got := Classify(Observation{Run: testutil.UnitRun(), Job: makeJob(started), Pods: []corev1.Pod{pod}, Now: t0}, options.Options{})
 		if got.Runner == nil || ptr.Deref(got.Runner.ImageID, "") != digest {
 			t.Errorf("Classify runner = %+v, want imageID %s", got.Runner, digest)
 		}

@@ -10,6 +10,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
 func TestConfinementCondition(t *testing.T) {
@@ -45,7 +46,7 @@ func TestConfinementCondition(t *testing.T) {
 
 // An unconfined run gets its condition and one Warning event; a confined one no event.
 func TestConfinementEvent(t *testing.T) {
-	run := testRun()
+	run := testutil.UnitRun()
 	run.Status.Collection = &evalsv1alpha1.CollectionStatus{CodeJudgeLandlockABI: ptr.To[int32](0)}
 	a := Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted}
 	desired := DesiredManagerStatus(run, a, Facts{}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))

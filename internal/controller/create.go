@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,7 +56,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := RunConfigFrom(pinned)
+	cfg, err := children.RunConfigFrom(pinned)
 	if err != nil {
 		return nil, err
 	}
@@ -71,36 +73,36 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 			Message: fmt.Sprintf("nothing left to run: every case's result was carried from EvalRun %s", cfg.Resume.From)}
 		return &observed{assessment: a, facts: facts}, nil
 	}
-	children := []client.Object{BuildCollectorServiceAccount(run)}
+	objs := []client.Object{children.BuildCollectorServiceAccount(run)}
 	if !cfg.BucketOnly {
 		// A pod that makes no API call gets no permission at all: no Role, no RoleBinding.
-		children = append(children, BuildCollectorRole(run, cfg))
+		objs = append(objs, children.BuildCollectorRole(run, cfg))
 	}
-	for _, cm := range BuildResultConfigMaps(run, cfg) {
-		children = append(children, cm)
+	for _, cm := range children.BuildResultConfigMaps(run, cfg) {
+		objs = append(objs, cm)
 	}
-	for _, cm := range BuildRecordConfigMaps(run, cfg) {
-		children = append(children, cm)
+	for _, cm := range children.BuildRecordConfigMaps(run, cfg) {
+		objs = append(objs, cm)
 	}
-	for _, cm := range BuildShardConfigMaps(run, cfg) {
-		children = append(children, cm)
+	for _, cm := range children.BuildShardConfigMaps(run, cfg) {
+		objs = append(objs, cm)
 	}
 	if !r.opts.NoNetworkPolicy {
 		// Before the Job: its pods never run without their policy.
-		children = append(children, BuildNetworkPolicy(run, cfg, r.opts.APIServer))
+		objs = append(objs, children.BuildNetworkPolicy(run, cfg, r.opts.APIServer))
 	}
 	// These children are independent of each other; the RoleBinding needs the Role (the API server checks that
 	// the manager holds every permission of the Role it binds, reading the Role from storage: created at the same
 	// time, it may not be there yet), and the Job needs them all.
-	if err := r.createAll(ctx, run, children); err != nil {
+	if err := r.createAll(ctx, run, objs); err != nil {
 		return nil, err
 	}
 	if !cfg.BucketOnly {
-		if _, err := r.createOwned(ctx, run, BuildCollectorRoleBinding(run)); err != nil {
+		if _, err := r.createOwned(ctx, run, children.BuildCollectorRoleBinding(run)); err != nil {
 			return nil, err
 		}
 	}
-	created, err := r.createOwned(ctx, run, BuildJob(run, cfg, r.opts))
+	created, err := r.createOwned(ctx, run, children.BuildJob(run, cfg, r.opts))
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +146,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	invalidFile := func(msg string) (*corev1.ConfigMap, *Assessment, error) {
 		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: textbound.Head(msg, maxConditionMessage)}, nil
 	}
-	_, llmProblem := ResolveLLM(run, r.opts)
+	_, llmProblem := children.ResolveLLM(run, r.opts)
 	if invalid = cmp.Or(invalid, llmProblem); invalid != "" {
 		return invalidFile(invalid)
 	}
@@ -158,7 +160,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 			return pinned, nil, err
 		}
 		// The earlier run's verdicts are carried only when it judged as this run judges (judgingOf).
-		here := BuildRunConfig(run, caseIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
+		here := children.BuildRunConfig(run, caseIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
 		p, wait, err := r.planResume(ctx, run, digest, caseIDs, here, now)
 		if wait != nil || err != nil {
 			return nil, wait, err
@@ -180,12 +182,12 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	}
 	// A streamed file splits by construction: Scan parsed each item alone after the header, as the pod reads the
 	// items its shard keeps (evalfile.Facts.Text).
-	if shards := Shards(cfgRun, len(runIDs)); shards > 1 && pinData != nil {
+	if shards := children.Shards(cfgRun, len(runIDs)); shards > 1 && pinData != nil {
 		if msg := checkSplit(pinData, runIDs, shards, mustDefaults(run)); msg != "" {
 			return invalidFile(msg)
 		}
 	}
-	cfg := BuildRunConfig(cfgRun, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
+	cfg := children.BuildRunConfig(cfgRun, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
 	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
@@ -195,7 +197,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if err != nil {
 		return nil, nil, err
 	}
-	cm, err := BuildEvalConfigMap(run, pinData, cfg)
+	cm, err := children.BuildEvalConfigMap(run, pinData, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -250,7 +252,7 @@ func (r *EvalRunReconciler) readEvalFile(ctx context.Context, run *evalsv1alpha1
 // ValidateEvalFile parses the eval file with the run's default evaluators. It returns the case ids in file
 // order and how many cases have a code_judge, or a message listing the problems (bounded by the parser).
 func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) (evalFileFacts, string) {
-	defaults, err := DefaultEvaluators(run)
+	defaults, err := children.DefaultEvaluators(run)
 	if err != nil {
 		return evalFileFacts{}, "invalid eval file: " + err.Error()
 	}
@@ -258,7 +260,7 @@ func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) (evalFileFacts, s
 	if err != nil {
 		return evalFileFacts{}, invalidMessage(err)
 	}
-	facts := newEvalFileFacts(evalfile.FactsOf(f), data, EvalSHA256(data))
+	facts := newEvalFileFacts(evalfile.FactsOf(f), data, children.EvalSHA256(data))
 	facts.file = f
 	return facts, ""
 }
@@ -291,8 +293,8 @@ func newEvalFileFacts(f *evalfile.Facts, data []byte, digest string) evalFileFac
 }
 
 // judgeLoad is what judging the file's cases takes, for run (which may name a model endpoint).
-func (e evalFileFacts) judgeLoad(run *evalsv1alpha1.EvalRun) JudgeLoad {
-	load := JudgeLoad{CodeJudgeCases: e.codeJudgeCases}
+func (e evalFileFacts) judgeLoad(run *evalsv1alpha1.EvalRun) children.JudgeLoad {
+	load := children.JudgeLoad{CodeJudgeCases: e.codeJudgeCases}
 	if e.facts != nil {
 		load.LLMRequests, load.LLMRequestsPerCase = e.facts.LLMRequests(run.Spec.Judging != nil && run.Spec.Judging.LLM != nil)
 	}
@@ -324,7 +326,7 @@ func checkSplit(data []byte, ids []string, shards int, defaults []map[string]any
 
 // mustDefaults returns the default evaluators; ValidateEvalFile has already rejected malformed ones.
 func mustDefaults(run *evalsv1alpha1.EvalRun) []map[string]any {
-	defaults, _ := DefaultEvaluators(run)
+	defaults, _ := children.DefaultEvaluators(run)
 	return defaults
 }
 
@@ -366,7 +368,7 @@ func (r *EvalRunReconciler) evalSource(ctx context.Context, run *evalsv1alpha1.E
 
 // pinnedConfigMap reads the run's pinned eval ConfigMap from the API server; nil when it does not exist yet.
 func (r *EvalRunReconciler) pinnedConfigMap(ctx context.Context, run *evalsv1alpha1.EvalRun) (*corev1.ConfigMap, error) {
-	name := NamesFor(run.Name).EvalConfigMap
+	name := children.NamesFor(run.Name).EvalConfigMap
 	cm := &corev1.ConfigMap{}
 	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm)
 	if apierrors.IsNotFound(err) {
@@ -390,7 +392,7 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 	}
 	facts.EvalFileSHA256 = pinnedDigest(cm)
 	facts.EvalConfigMapName = cm.Name
-	if cfg, err := RunConfigFrom(cm); err == nil {
+	if cfg, err := children.RunConfigFrom(cm); err == nil {
 		facts.Resume = cfg.Resume
 		facts.EvalFileView = cfg.EvalFileView
 		facts.BundleSHA256 = bundleDigest(cfg)
@@ -405,7 +407,7 @@ func pinnedDigest(cm *corev1.ConfigMap) string {
 	if d := cm.Annotations[AnnotationEvalFileSHA256]; d != "" {
 		return d
 	}
-	return EvalSHA256([]byte(cm.Data[podwire.EvalFileKey]))
+	return children.EvalSHA256([]byte(cm.Data[podwire.EvalFileKey]))
 }
 
 // createAll creates the objects concurrently (at most createWorkers at once) and returns every error.

@@ -128,7 +128,7 @@ func TestValidateEvalFile(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				if len(tc.defaults) == 0 {
 					return
 				}

@@ -3,23 +3,10 @@ package controller
 import (
 	"fmt"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
-
 	batchv1 "k8s.io/api/batch/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
-
-// RunDeadline is the deadline a run's Job gets: spec.activeDeadlineSeconds, else the manager's default, so that
-// every run ends even when its user set no timeouts. Kubernetes counts a Job's activeDeadlineSeconds from the
-// Job's start and starts the clock again when a suspended Job is resumed, so time spent suspended or queued by
-// Kueue does not count.
-func RunDeadline(run *evalsv1alpha1.EvalRun, opts options.Options) evalsv1alpha1.ActiveDeadline {
-	if s := run.Spec.ActiveDeadlineSeconds; s != nil && *s > 0 {
-		return evalsv1alpha1.ActiveDeadline{Seconds: *s, Source: evalsv1alpha1.DeadlineFromSpec}
-	}
-	return evalsv1alpha1.ActiveDeadline{Seconds: opts.WithDefaults().DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault}
-}
 
 // jobDeadline is status.activeDeadline for the run's Job as it exists: its activeDeadlineSeconds (the manager's
 // flag may have changed since it was created), from the spec when the spec sets one; nil for a Job without a

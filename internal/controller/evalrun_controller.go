@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -134,7 +136,7 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	// will bring another reconcile, so nothing is written twice.
 	changed := StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired)
 	recheck := obs.assessment.RecheckAfter
-	if changed && Merged(run) && obs.job != nil && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 {
+	if changed && children.Merged(run) && obs.job != nil && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 {
 		// Shards' progress is written in batches: at most once per interval while shards run; the end, and a
 		// shard stopped, at once.
 		if wait := shardStatusWait(r.memory.appliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
@@ -245,7 +247,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 			return nil, err
 		}
 	}
-	if Merged(run) {
+	if children.Merged(run) {
 		o, err := r.observeShards(ctx, run, obs, facts)
 		if o != nil {
 			o.runnerEnded = lastRunnerEnd(pods)
@@ -304,7 +306,7 @@ func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alph
 	if job == nil || !job.DeletionTimestamp.IsZero() {
 		return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
 	}
-	release := a.State == StateSucceeded && Merged(run)
+	release := a.State == StateSucceeded && children.Merged(run)
 	if !jobFinished(job) || release {
 		pods, err := r.podsOf(ctx, job)
 		if err != nil {
@@ -341,7 +343,7 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 	if a, done := TerminalAssessment(live); done {
 		return &observed{assessment: a, facts: factsFromStatus(live)}, nil
 	}
-	if Merged(live) {
+	if children.Merged(live) {
 		return r.observeShardsWithoutJob(ctx, live)
 	}
 	return &observed{assessment: ClassifyWithoutJob(live), facts: factsFromStatus(live)}, nil
@@ -372,7 +374,7 @@ func (r *EvalRunReconciler) findJob(ctx context.Context, run *evalsv1alpha1.Eval
 	if err := r.client.List(ctx, &jobs, client.InNamespace(run.Namespace), client.MatchingFields{OwnerUIDIndex: string(run.UID)}); err != nil {
 		return nil, fmt.Errorf("listing the Jobs of EvalRun %s: %w", run.Name, err)
 	}
-	want := NamesFor(run.Name).Job
+	want := children.NamesFor(run.Name).Job
 	for i := range jobs.Items {
 		if jobs.Items[i].Name == want {
 			return &jobs.Items[i], nil
@@ -385,12 +387,12 @@ func (r *EvalRunReconciler) findJob(ctx context.Context, run *evalsv1alpha1.Eval
 // controlled by run.
 func (r *EvalRunReconciler) getLiveJob(ctx context.Context, run *evalsv1alpha1.EvalRun) (*batchv1.Job, error) {
 	job := &batchv1.Job{}
-	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: NamesFor(run.Name).Job}, job)
+	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: children.NamesFor(run.Name).Job}, job)
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading Job %s: %w", NamesFor(run.Name).Job, err)
+		return nil, fmt.Errorf("reading Job %s: %w", children.NamesFor(run.Name).Job, err)
 	}
 	if !metav1.IsControlledBy(job, run) {
 		return nil, nil

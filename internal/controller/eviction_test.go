@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -99,49 +100,49 @@ func TestClassifyEndsEveryRun(t *testing.T) {
 	}{
 		{
 			name: "out over its sizeLimit, the Job failed (backoffLimit 0): StorageLimitExceeded, not RunnerFailed",
-			run:  testRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "FailedIndexes", "Job has failed indexes")),
+			run:  testutil.UnitRun(), job: makeJob(started, jobCond(batchv1.JobFailed, "FailedIndexes", "Job has failed indexes")),
 			pods: []corev1.Pod{makePod(kubeletEvicted(outFull), killed)},
 			want: Assessment{State: StateFailed, Reason: "StorageLimitExceeded", Message: outMsg,
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](137), Reason: "Error"}},
 		},
 		{
 			name: "out over its sizeLimit before the Job noticed: decided, the Job left to fail by itself",
-			run:  testRun(), job: makeJob(started),
+			run:  testutil.UnitRun(), job: makeJob(started),
 			pods: []corev1.Pod{makePod(kubeletEvicted(outFull), killed)},
 			want: Assessment{State: StateFailed, Reason: "StorageLimitExceeded", Message: outMsg,
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde", ExitCode: ptr.To[int32](137), Reason: "Error"}},
 		},
 		{
 			name: "with a backoff limit the Job started a replacement: still decided by the evicted pod, the Job stopped",
-			run:  testRun(backoff(2)), job: makeJob(started),
+			run:  testutil.UnitRun(backoff(2)), job: makeJob(started),
 			pods: []corev1.Pod{makePod(kubeletEvicted(outFull), killed), makePod(named("screen-new", time.Minute), phase(corev1.PodRunning), running("runner"))},
 			want: Assessment{State: StateFailed, Reason: "StorageLimitExceeded", Message: outMsg, StopJob: true,
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new"}},
 		},
 		{
 			name: "third disruption: replaced",
-			run:  testRun(), job: makeJob(started),
+			run:  testutil.UnitRun(), job: makeJob(started),
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), ignoredFailures(2), disruptedBy("EvictionByEvictionAPI"))},
 			want: Assessment{State: StateRunning, Reason: "Running", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"},
 				Message: "pod screen-abcde was disrupted (EvictionByEvictionAPI: taken away); the Job replaces it"},
 		},
 		{
 			name: "fourth disruption: DisruptionLimitExceeded, the Job stopped",
-			run:  testRun(), job: makeJob(started),
+			run:  testutil.UnitRun(), job: makeJob(started),
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), running("runner"), ignoredFailures(3), disruptedBy(corev1.PodReasonTerminationByKubelet))},
 			want: Assessment{State: StateFailed, Reason: "DisruptionLimitExceeded", Message: capMsg(4, "screen-abcde"), StopJob: true,
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-abcde"}},
 		},
 		{
 			name: "the fourth disrupted pod is gone: its replacement carries the count",
-			run:  testRun(), job: makeJob(started),
+			run:  testutil.UnitRun(), job: makeJob(started),
 			pods: []corev1.Pod{makePod(named("screen-new", time.Minute), ignoredFailures(4))},
 			want: Assessment{State: StateFailed, Reason: "DisruptionLimitExceeded", Message: capMsg(4, "screen-new"), StopJob: true,
 				Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new"}},
 		},
 		{
 			name: "a count the runner cannot reach: a non-number is no disruption",
-			run:  testRun(), job: makeJob(started),
+			run:  testutil.UnitRun(), job: makeJob(started),
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), func(p *corev1.Pod) {
 				p.Annotations = map[string]string{batchv1.JobIndexIgnoredFailureCountAnnotation: "many"}
 			})},
@@ -171,7 +172,7 @@ func TestShardsEndOnTheirOwn(t *testing.T) {
 		j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
 		j.Spec.Completions = ptr.To[int32](2)
 	})
-	run := testRun()
+	run := testutil.UnitRun()
 	storage := ClassifyShards(Observation{Run: run, Job: job, Now: t0.Add(time.Hour), Pods: []corev1.Pod{
 		shardPod(0, kubeletEvicted(`Usage of EmptyDir volume "out" exceeds the limit "32Mi". `), terminated("runner", 137, "Error", "")),
 		shardPod(1, phase(corev1.PodRunning), running("runner")),
@@ -246,12 +247,12 @@ func TestStoppedShardStaysFailed(t *testing.T) {
 		message string
 		stops   int
 	}{
-		{name: "the pod carries the condition", job: job, run: testRun(),
+		{name: "the pod carries the condition", job: job, run: testutil.UnitRun(),
 			pods: []corev1.Pod{shardPod(1, phase(corev1.PodRunning), running("runner"), stopCond)}, message: "never ran", stops: 1},
-		{name: "the pod is being deleted", job: job, run: testRun(),
+		{name: "the pod is being deleted", job: job, run: testutil.UnitRun(),
 			pods: []corev1.Pod{shardPod(1, phase(corev1.PodRunning), running("runner"), stopCond, beingDeleted)}, message: "never ran"},
-		{name: "the pod is gone, the index failed, status recorded it", job: failedIndex, run: testRun(recorded), message: "recorded: never ran"},
-		{name: "the pod is gone, the index failed, unrecorded", job: failedIndex, run: testRun(),
+		{name: "the pod is gone, the index failed, status recorded it", job: failedIndex, run: testutil.UnitRun(recorded), message: "recorded: never ran"},
+		{name: "the pod is gone, the index failed, unrecorded", job: failedIndex, run: testutil.UnitRun(),
 			message: "the manager stopped shard 1 (InfrastructureFailed)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,7 +268,7 @@ func TestStoppedShardStaysFailed(t *testing.T) {
 			}
 		})
 	}
-	gone := ShardsWithoutJob(ShardObservation{Shards: 2, Cases: 4}, "screen-evalrun", testRun(recorded).Status.Shards)
+	gone := ShardsWithoutJob(ShardObservation{Shards: 2, Cases: 4}, "screen-evalrun", testutil.UnitRun(recorded).Status.Shards)
 	if a := gone.Shards[1]; a.Reason != evalsv1alpha1.ReasonInfrastructureFailed || a.Message != "recorded: never ran" {
 		t.Errorf("without the Job, shard 1: %s %q, want the recorded InfrastructureFailed", a.Reason, a.Message)
 	}

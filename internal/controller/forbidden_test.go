@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -64,7 +65,7 @@ func TestCreateErrorClasses(t *testing.T) {
 // new attempt waits anew; other errors are not its business.
 func TestCreateForbiddenWaitsThenEnds(t *testing.T) {
 	r := &EvalRunReconciler{memory: newMemory(), opts: options.Options{}.WithDefaults()}
-	run := testRun()
+	run := testutil.UnitRun()
 	refused := &forbiddenError{err: fmt.Errorf("creating RoleBinding x: %w", apierrors.NewForbidden(
 		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}, "x", errors.New("cannot create resource"))),
 	}

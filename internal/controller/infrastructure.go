@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 )
 
@@ -148,7 +149,7 @@ func findPodFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 	if f, ok := sandboxFault(obs, pod); ok {
 		return f, true
 	}
-	for _, name := range podContainers {
+	for _, name := range children.PodContainers {
 		s := containerStatus(pod, name)
 		if s == nil || s.State.Waiting == nil {
 			continue
@@ -170,7 +171,7 @@ func findPodFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 // Never the kubelet does not try again, and once every container has ended the pod fails, and with it the Job's
 // index: an infrastructure failure (or a judging.image without what the judge container runs), never the runner's.
 func startFailure(pod *corev1.Pod) (string, bool) {
-	for _, name := range podContainers {
+	for _, name := range children.PodContainers {
 		s := containerStatus(pod, name)
 		if s == nil {
 			continue

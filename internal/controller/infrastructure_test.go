@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -85,7 +86,7 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 			pod: makePod(phase(corev1.PodRunning), startError), now: minute,
 			want: Assessment{State: StateRunning, Reason: "Running", RetryPod: "screen-abcde", Message: startWhat + "; replacing the pod (2 of 3)"}},
 		{name: "StartError with this pod's collection: the collection decides",
-			run: testRun(collectedFor("screen-abcde", "RunnerFailed", "the runner could not start", nil)),
+			run: testutil.UnitRun(collectedFor("screen-abcde", "RunnerFailed", "the runner could not start", nil)),
 			pod: makePod(phase(corev1.PodRunning), startError), now: minute,
 			want: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "the runner could not start"}},
 
@@ -133,15 +134,15 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 			pod: makePod(onNode, phase(corev1.PodRunning), scheduledAt, sandboxGone(minute), running("collector"), running("runner")), now: minute,
 			want: Assessment{State: StateRunning, Reason: "Running", RetryPod: "screen-abcde", Message: deadSandbox + "; replacing the pod (1 of 3)"}},
 		{name: "sandbox gone, the runner killed with it: the collection of the killed runner does not decide",
-			run: testRun(collectedFor("screen-abcde", "RunnerFailed", "the runner was stopped because the container was asked to terminate", nil)),
+			run: testutil.UnitRun(collectedFor("screen-abcde", "RunnerFailed", "the runner was stopped because the container was asked to terminate", nil)),
 			pod: makePod(onNode, phase(corev1.PodRunning), scheduledAt, sandboxGone(minute), running("collector"), ended("runner", 143, "Error", "", minute)), now: minute,
 			want: Assessment{State: StateRunning, Reason: "Running", RetryPod: "screen-abcde", Message: deadSandbox + "; replacing the pod (1 of 3)"}},
 		{name: "sandbox gone after the runner ended by itself, collected: the collection decides",
-			run: testRun(collectedFor("screen-abcde", "Completed", "2 cases collected", nil)),
+			run: testutil.UnitRun(collectedFor("screen-abcde", "Completed", "2 cases collected", nil)),
 			pod: makePod(onNode, phase(corev1.PodRunning), scheduledAt, sandboxGone(2*minute), running("collector"), ended("runner", 0, "Completed", "", minute)), now: 2 * minute,
 			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "2 cases collected"}},
 		{name: "a pod that ended has no sandbox: not a fault",
-			run: testRun(collectedFor("screen-abcde", "Completed", "2 cases collected", nil)),
+			run: testutil.UnitRun(collectedFor("screen-abcde", "Completed", "2 cases collected", nil)),
 			pod: makePod(onNode, phase(corev1.PodSucceeded), scheduledAt, sandboxGone(minute), ended("collector", 0, "Completed", "", minute), ended("runner", 0, "Completed", "", minute)), now: 2 * minute,
 			want: Assessment{State: StateSucceeded, Reason: "Completed", Message: "2 cases collected"}},
 		{name: "every container exited 0, the sandbox torn down before the phase and the collection arrive: not a fault",
@@ -165,7 +166,7 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 			}
 			run := tc.run
 			if run == nil {
-				run = testRun()
+				run = testutil.UnitRun()
 			}
 			got := Classify(Observation{Run: run, Job: job, Pods: []corev1.Pod{tc.pod}, Now: t0.Add(tc.now)}, options.Options{ContainerCreateTimeout: 2 * minute})
 			got.Runner = nil
@@ -206,7 +207,7 @@ func TestInfrastructureRetriesPerIndex(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := makeJob(started)
 			job.Annotations = map[string]string{"evals.evalrun.io/infrastructure-retries-by-index": tc.byIndex}
-			got := Classify(Observation{Run: testRun(), Job: job, Pods: []corev1.Pod{startError(tc.index)}, Now: t0.Add(2 * time.Minute)}, options.Options{})
+			got := Classify(Observation{Run: testutil.UnitRun(), Job: job, Pods: []corev1.Pod{startError(tc.index)}, Now: t0.Add(2 * time.Minute)}, options.Options{})
 			if got.Reason != tc.want || (got.RetryPod != "") != tc.retry || (tc.retry && got.RetryIndex != tc.index) {
 				t.Errorf("got %s (retry %q, index %d): %s; want %s (retry %t, index %d)", got.Reason, got.RetryPod, got.RetryIndex, got.Message, tc.want, tc.retry, tc.index)
 			}
@@ -241,20 +242,20 @@ func TestFailedJobAfterAContainerCouldNotStart(t *testing.T) {
 		message string
 	}{
 		{name: "the judge container, after a complete collection",
-			run: testRun(collectedFor("screen-abcde", "Completed", "collected the results of all 1 cases", nil)),
+			run: testutil.UnitRun(collectedFor("screen-abcde", "Completed", "collected the results of all 1 cases", nil)),
 			pod: makePod(phase(corev1.PodFailed), ended("runner", 0, "Completed", "", 20*time.Second), ended("judge", 128, "StartError", shimErr, 25*time.Second),
 				ended("collector", 0, "Completed", "", 30*time.Second)),
 			want: "InfrastructureFailed", message: "container judge of pod screen-abcde could not start (StartError: " + shimErr + ")"},
 		{name: "the runner container, nothing collected",
-			run:  testRun(),
+			run:  testutil.UnitRun(),
 			pod:  makePod(phase(corev1.PodFailed), ended("runner", 128, "StartError", shimErr, 20*time.Second)),
 			want: "InfrastructureFailed", message: "container runner of pod screen-abcde could not start (StartError: " + shimErr + ")"},
 		{name: "a judge container the runtime could not run (ContainerCannotRun)",
-			run:  testRun(),
+			run:  testutil.UnitRun(),
 			pod:  makePod(phase(corev1.PodFailed), ended("runner", 0, "Completed", "", 20*time.Second), ended("judge-1", 128, "ContainerCannotRun", "exec: no such file", 25*time.Second)),
 			want: "InfrastructureFailed", message: "container judge-1 of pod screen-abcde could not start (ContainerCannotRun: exec: no such file)"},
 		{name: "the runner exited 128 by itself: its own failure",
-			run:  testRun(),
+			run:  testutil.UnitRun(),
 			pod:  makePod(phase(corev1.PodFailed), ended("runner", 128, "Error", "", 20*time.Second)),
 			want: "RunnerFailed", message: "the runner container exited with code 128"},
 	} {

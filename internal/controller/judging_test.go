@@ -5,6 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	"github.com/google/go-cmp/cmp"
@@ -18,7 +21,7 @@ import (
 
 // judgingRun is a run with every judging setting set, and code judges, as a resume's earlier run would have it.
 func judgingRun(mutate ...func(*evalsv1alpha1.EvalRun)) *evalsv1alpha1.EvalRun {
-	run := testRun(func(r *evalsv1alpha1.EvalRun) {
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Spec.Judging = &evalsv1alpha1.Judging{
 			PassThreshold:           "0.8",
 			Evaluators:              []runtime.RawExtension{{Raw: []byte(`{"name":"exact","type":"equals","value":"CLEAR"}`)}},
@@ -40,7 +43,7 @@ func judgingRun(mutate ...func(*evalsv1alpha1.EvalRun)) *evalsv1alpha1.EvalRun {
 // parsed as the manager parses them.
 func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int, opts ...options.Options) podwire.RunConfig {
 	t.Helper()
-	defaults, err := DefaultEvaluators(run)
+	defaults, err := children.DefaultEvaluators(run)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +55,7 @@ func judgingConfig(t *testing.T, run *evalsv1alpha1.EvalRun, cases int, opts ...
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	return BuildRunConfig(run, ids, defaults, JudgeLoad{CodeJudgeCases: 1, LLMRequests: cases, LLMRequestsPerCase: 1}, o)
+	return children.BuildRunConfig(run, ids, defaults, children.JudgeLoad{CodeJudgeCases: 1, LLMRequests: cases, LLMRequestsPerCase: 1}, o)
 }
 
 // TestJudgingDifferences: every setting that can change a case's verdict or score is named, with both values,
@@ -67,7 +70,7 @@ func TestJudgingDifferences(t *testing.T) {
 		name     string
 		here     *evalsv1alpha1.EvalRun
 		hereOpts options.Options // the manager's options when this run was built
-		cases    int            // this run's cases (the earlier run had 4; 0: 4)
+		cases    int             // this run's cases (the earlier run had 4; 0: 4)
 		counts   []string
 	}{
 		{name: "the same judging", here: judgingRun(), cases: 4},
@@ -137,7 +140,7 @@ func TestJudgingDifferences(t *testing.T) {
 	there := judgingConfig(t, judgingRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Image = "runner:v1" }), 4)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.here.Spec.Target.Image == testRun().Spec.Target.Image {
+			if tc.here.Spec.Target.Image == testutil.UnitRun().Spec.Target.Image {
 				tc.here.Spec.Target.Image = "runner:v1"
 			}
 			n := tc.cases

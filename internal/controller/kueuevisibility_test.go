@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -85,7 +86,7 @@ func TestKueueVisibilityPosition(t *testing.T) {
 // queuePositionRecheck (the workloads ahead are admitted without its own objects changing); without a position
 // (no visibility API) it waits for its Workload's events as before.
 func TestQueuedRunWithPositionLooksAgain(t *testing.T) {
-	run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.QueueName = "lq" })
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.QueueName = "lq" })
 	for _, pos := range []*int32{nil, ptr.To[int32](2)} {
 		q := &evalsv1alpha1.QueueStatus{Name: "lq", Admission: evalsv1alpha1.QueueWaiting, Reason: "Pending", Position: pos}
 		got := Classify(Observation{Run: run, Job: makeJob(suspended), Queue: q, Now: time.Now()}, options.Options{})

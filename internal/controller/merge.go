@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,12 +74,12 @@ func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1
 // run.json.
 func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
 	pods []corev1.Pod) (ShardObservation, error) {
-	if BucketOnly(run) {
+	if children.BucketOnly(run) {
 		return r.bucketShardObservation(ctx, run, job, pods)
 	}
 	var cms corev1.ConfigMapList
 	err := r.client.List(ctx, &cms, client.InNamespace(run.Namespace),
-		client.MatchingLabels{podwire.LabelRun: NamesFor(run.Name).RunLabel, podwire.LabelComponent: ComponentShard})
+		client.MatchingLabels{podwire.LabelRun: children.NamesFor(run.Name).RunLabel, podwire.LabelComponent: children.ComponentShard})
 	if err != nil {
 		return ShardObservation{}, fmt.Errorf("listing the shard ConfigMaps of EvalRun %s: %w", run.Name, err)
 	}
@@ -131,7 +133,7 @@ func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *eva
 			return ShardObservation{}, err
 		}
 		if pinned != nil {
-			cfg, err := RunConfigFrom(pinned)
+			cfg, err := children.RunConfigFrom(pinned)
 			if err != nil {
 				return ShardObservation{}, err
 			}
@@ -157,9 +159,9 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		return nil, err
 	}
 	if pinned == nil {
-		return nil, fmt.Errorf("the pinned eval ConfigMap %s is gone", NamesFor(run.Name).EvalConfigMap)
+		return nil, fmt.Errorf("the pinned eval ConfigMap %s is gone", children.NamesFor(run.Name).EvalConfigMap)
 	}
-	cfg, err := RunConfigFrom(pinned)
+	cfg, err := children.RunConfigFrom(pinned)
 	if err != nil {
 		return nil, err
 	}

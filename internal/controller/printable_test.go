@@ -13,7 +13,7 @@ import (
 // The runner's bytes that reach a condition (through an assessment's message, the runner's termination message)
 // and the events emitted from it are escaped.
 func TestConditionsAndEventsEscapeRunnerBytes(t *testing.T) {
-	run := testRun()
+	run := testutil.UnitRun()
 	pod := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 		Name: "runner", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error" + testutil.HostileText, Message: testutil.HostileText}},
 	}}}}

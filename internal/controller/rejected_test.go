@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -50,7 +51,7 @@ func TestClassifyPodRejected(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			job := makeJob(started)
 			job.Spec.Suspend = ptr.To(false)
-			got := Classify(Observation{Run: testRun(), Job: job, Now: t0.Add(tc.now), PodCreateFailures: tc.failures}, opts)
+			got := Classify(Observation{Run: testutil.UnitRun(), Job: job, Now: t0.Add(tc.now), PodCreateFailures: tc.failures}, opts)
 			got.Runner = nil
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("assessment (-want +got):\n%s", diff)
@@ -61,7 +62,7 @@ func TestClassifyPodRejected(t *testing.T) {
 
 // Results the collector persisted stand when the Job is gone, weighed against the kubelet's recorded exit code.
 func TestRecordedPod(t *testing.T) {
-	run := testRun()
+	run := testutil.UnitRun()
 	if recordedPod(run) != nil {
 		t.Errorf("a pod from no recorded facts")
 	}
@@ -86,7 +87,7 @@ func TestClassifyDisruptedPod(t *testing.T) {
 		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: "runner",
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 143, Reason: "Error"}}})
 	}
-	run := testRun()
+	run := testutil.UnitRun()
 	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: "RunnerFailed", Message: "terminated"}
 	got := Classify(Observation{Run: run, Job: makeJob(started), Pods: []corev1.Pod{makePod(phase(corev1.PodRunning), evicted)}, Now: t0.Add(time.Minute)}, options.Options{})
 	want := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
@@ -100,7 +101,7 @@ func TestClassifyDisruptedPod(t *testing.T) {
 // A runner that outlives its own timeouts (the launcher subverted or stuck): the collector stops waiting and
 // records RunnerTimedOut; the run is decided and the Job, whose runner still runs, stopped.
 func TestClassifyRunnerOutlivedItsTimeouts(t *testing.T) {
-	run := testRun()
+	run := testutil.UnitRun()
 	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: evalsv1alpha1.OutcomeRunnerTimedOut,
 		Message: "the runner container did not end within 130s (its timeouts plus a margin)"}
 	running := func(p *corev1.Pod) {
@@ -116,7 +117,7 @@ func TestClassifyRunnerOutlivedItsTimeouts(t *testing.T) {
 // A pod being deleted (activeDeadlineSeconds, a user) is not the outcome, even with a collection for it: the
 // Job's verdict (DeadlineExceeded) or its replacement decides.
 func TestClassifyPodBeingDeleted(t *testing.T) {
-	run := testRun()
+	run := testutil.UnitRun()
 	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "screen-abcde", Outcome: evalsv1alpha1.OutcomeRunnerFailed, RunnerFinished: true,
 		Message: "the launcher reports that the runner was stopped because the container was asked to terminate"}
 	stopped := func(p *corev1.Pod) {

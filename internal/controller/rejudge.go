@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
@@ -59,14 +61,14 @@ func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.
 // there (the run ended before it pinned its eval file, or it was deleted) or its run.json cannot be read.
 func (r *EvalRunReconciler) sourceRunConfig(ctx context.Context, src *evalsv1alpha1.EvalRun) (podwire.RunConfig, string, error) {
 	cm := &corev1.ConfigMap{}
-	name := NamesFor(src.Name).EvalConfigMap
+	name := children.NamesFor(src.Name).EvalConfigMap
 	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: name}, cm); err != nil {
 		if apierrors.IsNotFound(err) {
 			return podwire.RunConfig{}, fmt.Sprintf("EvalRun %s has no pinned eval ConfigMap %s", src.Name, name), nil
 		}
 		return podwire.RunConfig{}, "", fmt.Errorf("reading ConfigMap %s of EvalRun %s: %w", name, src.Name, err)
 	}
-	cfg, err := RunConfigFrom(cm)
+	cfg, err := children.RunConfigFrom(cm)
 	if err != nil {
 		return podwire.RunConfig{}, fmt.Sprintf("the run configuration of EvalRun %s cannot be read: %v", src.Name, err), nil
 	}
@@ -101,7 +103,7 @@ func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg podwire.RunConfig) (*re
 		}
 		plan.config.InBucket = true
 	default:
-		if BucketOnly(run) {
+		if children.BucketOnly(run) {
 			return invalid("EvalRun %s kept its records in ConfigMaps, which a pod with spec.storage.statusFrom: Bucket (no API access) cannot read", src.Name)
 		}
 		if srcCfg.Records == nil || len(srcCfg.Records.ConfigMaps) == 0 {

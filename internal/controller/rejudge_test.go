@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	"github.com/google/go-cmp/cmp"
@@ -21,7 +24,7 @@ func TestRejudgeFrom(t *testing.T) {
 	other := bucket
 	other.Prefix = ptr.To("elsewhere")
 	source := func(storage *evalsv1alpha1.S3Bucket, where evalsv1alpha1.RecordsLocation) *evalsv1alpha1.EvalRun {
-		src := testRun(func(r *evalsv1alpha1.EvalRun) { r.Name, r.UID = "nightly", types.UID("uid-1") })
+		src := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Name, r.UID = "nightly", types.UID("uid-1") })
 		if storage != nil {
 			src.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: *storage}
 		}
@@ -55,7 +58,7 @@ func TestRejudgeFrom(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Rejudge = &evalsv1alpha1.Rejudge{From: "nightly"}
 				if tc.storage != nil {
 					r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: *tc.storage}
@@ -88,12 +91,12 @@ func TestRejudgeFrom(t *testing.T) {
 // runner container and keeps the restricted security of the others; its collector may get the source's record
 // ConfigMaps of every shard, read-only, and no EvalRun.
 func TestBuildJobRejudge(t *testing.T) {
-	run := testRun(func(r *evalsv1alpha1.EvalRun) {
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Spec.Rejudge, r.Spec.Target = &evalsv1alpha1.Rejudge{From: "nightly"}, evalsv1alpha1.Target{}
 	})
 	plan := &rejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
 		ConfigMaps: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, ConfigMapsPerShard: 1}}
-	cfg := BuildRunConfig(plan.configRun(run), caseIDs(4), nil, JudgeLoad{}, options.Options{})
+	cfg := children.BuildRunConfig(plan.configRun(run), testutil.CaseIDs(4), nil, children.JudgeLoad{}, options.Options{})
 	plan.apply(&cfg)
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("run.json: %v", err)
@@ -106,7 +109,7 @@ func TestBuildJobRejudge(t *testing.T) {
 	if err := shard.LoadShard("1"); err != nil || !cmp.Equal(shard.Rejudge.ConfigMaps, []string{"nightly-evalrun-records-1"}) {
 		t.Errorf("shard 1 reads %v (%v), want the source's shard 1 record ConfigMap", shard.Rejudge.ConfigMaps, err)
 	}
-	job := BuildJob(run, cfg, options.Options{})
+	job := children.BuildJob(run, cfg, options.Options{})
 	spec := job.Spec.Template.Spec
 	for _, c := range append(spec.InitContainers, spec.Containers...) {
 		if c.Name == podwire.ContainerRunner {
@@ -123,7 +126,7 @@ func TestBuildJobRejudge(t *testing.T) {
 		t.Errorf("completions %d, want the source's 2 shards", n)
 	}
 	var readOnly []rbacv1.PolicyRule
-	for _, r := range BuildCollectorRole(run, cfg).Rules {
+	for _, r := range children.BuildCollectorRole(run, cfg).Rules {
 		if cmp.Equal(r.Verbs, []string{"get"}) {
 			readOnly = append(readOnly, r)
 		}

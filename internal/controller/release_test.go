@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -60,7 +61,7 @@ func TestSucceededShardPodsReleased(t *testing.T) {
 	// Shard 103 is still running its collector: not decided, not released.
 	pods[102] = shardPod(103, phase(corev1.PodRunning), running("collector"))
 	delete(so.Sections, 103)
-	v := ClassifyShards(Observation{Run: testRun(), Job: job, Now: t0.Add(2 * time.Minute), Pods: pods}, so, options.Options{})
+	v := ClassifyShards(Observation{Run: testutil.UnitRun(), Job: job, Now: t0.Add(2 * time.Minute), Pods: pods}, so, options.Options{})
 	for i, a := range v.Shards {
 		if done := a.State == StateSucceeded; done == (i == 103) {
 			t.Errorf("shard %d: %s %s %q, want %s", i, a.State, a.Reason, a.Message, map[bool]string{true: "in progress", false: "Succeeded"}[i == 103])
@@ -73,7 +74,7 @@ func TestSucceededShardPodsReleased(t *testing.T) {
 	}
 
 	job.Status.CompletedIndexes = "0-102,104"
-	v = ClassifyShards(Observation{Run: testRun(), Job: job, Now: t0.Add(2 * time.Minute), Pods: pods}, so, options.Options{})
+	v = ClassifyShards(Observation{Run: testutil.UnitRun(), Job: job, Now: t0.Add(2 * time.Minute), Pods: pods}, so, options.Options{})
 	want = []PodRelease{{Pod: "screen-101-x", UID: "uid-screen-101-x", Index: 101}, {Pod: "screen-104-x", UID: "uid-screen-104-x", Index: 104}}
 	if diff := cmp.Diff(want, v.Assessment.ReleasePods); diff != "" {
 		t.Errorf("released pods (-want +got):\n%s", diff)
@@ -94,7 +95,7 @@ func TestSucceededShardPodsReleased(t *testing.T) {
 
 	// A succeeded shard's pod whose collection is gone is not released: it is not decided succeeded.
 	delete(so.Sections, 104)
-	v = ClassifyShards(Observation{Run: testRun(), Job: job, Now: t0.Add(2 * time.Minute), Pods: pods}, so, options.Options{})
+	v = ClassifyShards(Observation{Run: testutil.UnitRun(), Job: job, Now: t0.Add(2 * time.Minute), Pods: pods}, so, options.Options{})
 	for _, p := range v.Assessment.ReleasePods {
 		if p.Index == 104 {
 			t.Errorf("released %+v: shard 104 has no recorded collection", p)

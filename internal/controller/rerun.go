@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -165,7 +167,7 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 // deleteChildren deletes the run's children, read from the API server (and the Job from the cache as well, so
 // that the next attempt never sees the old one): it returns how many are still there.
 func (r *EvalRunReconciler) deleteChildren(ctx context.Context, run *evalsv1alpha1.EvalRun) (int, error) {
-	sel := client.MatchingLabels{podwire.LabelRun: NamesFor(run.Name).RunLabel}
+	sel := client.MatchingLabels{podwire.LabelRun: children.NamesFor(run.Name).RunLabel}
 	lists := []client.ObjectList{&batchv1.JobList{}, &corev1.ConfigMapList{}, &corev1.ServiceAccountList{}, &rbacv1.RoleList{}, &rbacv1.RoleBindingList{}}
 	left := 0
 	var errs error

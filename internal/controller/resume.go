@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
@@ -110,8 +112,8 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 		}
 		return plan, nil, nil
 	}
-	names := NamesFor(run.Name)
-	cmNames := make([]string, ResultConfigMapCount(len(lines)))
+	names := children.NamesFor(run.Name)
+	cmNames := make([]string, children.ResultConfigMapCount(len(lines)))
 	for i := range cmNames {
 		cmNames[i] = names.CarriedConfigMap(i)
 	}
@@ -120,7 +122,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 		return invalid("the results carried from EvalRun %s do not fit this run's ConfigMaps: %v", from, err)
 	}
 	for _, ch := range chunks {
-		cm := &corev1.ConfigMap{ObjectMeta: childMeta(run, ch.Destination, ComponentResults),
+		cm := &corev1.ConfigMap{ObjectMeta: children.Meta(run, ch.Destination, children.ComponentResults),
 			Immutable: ptr.To(true), BinaryData: map[string][]byte{podwire.ResultsKey: ch.Data}}
 		plan.carried = append(plan.carried, cm)
 	}

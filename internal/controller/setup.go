@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -170,7 +172,7 @@ func stripConfigMapData(obj any) (any, error) {
 
 // isShardConfigMap reports a shard ConfigMap of a sharded or resumed run.
 func isShardConfigMap(obj client.Object) bool {
-	return obj.GetLabels()[podwire.LabelComponent] == ComponentShard
+	return obj.GetLabels()[podwire.LabelComponent] == children.ComponentShard
 }
 
 // IndexFields registers the owner index on Jobs (owned by EvalRuns) and pods (owned by Jobs), and the baseline
@@ -255,7 +257,7 @@ func (r *EvalRunReconciler) runOfPod(ctx context.Context, obj client.Object) []r
 		return nil
 	}
 	owner := metav1.GetControllerOf(job)
-	if owner == nil || owner.Kind != evalRunGVK.Kind || owner.APIVersion != evalsv1alpha1.GroupVersion.String() {
+	if owner == nil || owner.Kind != children.EvalRunGVK.Kind || owner.APIVersion != evalsv1alpha1.GroupVersion.String() {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: job.Namespace, Name: owner.Name}}}

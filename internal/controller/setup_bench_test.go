@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,7 +23,7 @@ import (
 // fullBudgetRun is a finished EvalRun whose collector filled the status budget: 2,000 cases with 200-byte
 // answers and evaluator messages (about 512 KiB), plus missing ids and parse errors.
 func fullBudgetRun(i int) *evalsv1alpha1.EvalRun {
-	run := testRun()
+	run := testutil.UnitRun()
 	run.Name = fmt.Sprintf("run-%d", i)
 	for c := range 2000 {
 		run.Status.Cases = append(run.Status.Cases, evalsv1alpha1.CaseResult{
@@ -59,9 +62,9 @@ func BenchmarkCachedEvalRunHeap(b *testing.B) {
 // Job's pod template copied into spec.podSets and the admission's pod set assignment.
 func queuedWorkload(tb testing.TB, i int) *unstructured.Unstructured {
 	tb.Helper()
-	run := testRun()
+	run := testutil.UnitRun()
 	run.Name = fmt.Sprintf("run-%d", i)
-	job := BuildJob(run, BuildRunConfig(run, caseIDs(1), nil, JudgeLoad{}, options.Options{}), options.Options{})
+	job := children.BuildJob(run, children.BuildRunConfig(run, testutil.CaseIDs(1), nil, children.JudgeLoad{}, options.Options{}), options.Options{})
 	template, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(&job.Spec.Template)
 	if err != nil {
 		tb.Fatal(err)
@@ -88,9 +91,9 @@ func queuedWorkload(tb testing.TB, i int) *unstructured.Unstructured {
 
 // queuedJob is run i's Job as the API server returns it, and the pod it made.
 func queuedJob(i int) (*batchv1.Job, *corev1.Pod) {
-	run := testRun()
+	run := testutil.UnitRun()
 	run.Name = fmt.Sprintf("run-%d", i)
-	job := BuildJob(run, BuildRunConfig(run, caseIDs(1), nil, JudgeLoad{}, options.Options{}), options.Options{})
+	job := children.BuildJob(run, children.BuildRunConfig(run, testutil.CaseIDs(1), nil, children.JudgeLoad{}, options.Options{}), options.Options{})
 	pod := &corev1.Pod{ObjectMeta: job.Spec.Template.ObjectMeta, Spec: *job.Spec.Template.Spec.DeepCopy()}
 	pod.Name, pod.Namespace, pod.Spec.NodeName = job.Name+"-0-abcde", job.Namespace, "node-1"
 	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {

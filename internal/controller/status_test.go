@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	"github.com/google/go-cmp/cmp"
@@ -34,7 +37,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 	}{
 		{
 			name: "first write while running",
-			run:  testRun(), a: running, facts: facts, now: time.Minute,
+			run:  testutil.UnitRun(), a: running, facts: facts, now: time.Minute,
 			want: evalsv1alpha1.EvalRunStatus{
 				ObservedGeneration: 1, JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-evalrun-eval",
 				Conditions: []metav1.Condition{
@@ -47,7 +50,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 		},
 		{
 			name: "queued to running keeps unchanged statuses' transition times",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Status.Conditions = []metav1.Condition{
 					cond("Reconciling", metav1.ConditionTrue, "Queued", "q", 0),
 					cond("Stalled", metav1.ConditionFalse, "Queued", "q", 0),
@@ -69,7 +72,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 		},
 		{
 			name: "succeeded: Passed from the summary, completion time from the Job",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"}
 			}),
 			a:     Assessment{State: StateSucceeded, Reason: "Completed", Message: "done", Runner: &evalsv1alpha1.RunnerStatus{PodName: "p"}},
@@ -87,7 +90,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 		},
 		{
 			name: "failed without results: Stalled, Passed NoResults, completion time now",
-			run:  testRun(),
+			run:  testutil.UnitRun(),
 			a:    Assessment{State: StateFailed, Reason: "InvalidEvalFile", Message: "invalid eval file: 1 problem: x"},
 			now:  3 * time.Second,
 			want: evalsv1alpha1.EvalRunStatus{
@@ -116,7 +119,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 }
 
 func TestStatusChangedIsFalseOnceWritten(t *testing.T) {
-	run := testRun()
+	run := testutil.UnitRun()
 	a := Assessment{State: StatePending, Reason: "Pending", Message: "waiting"}
 	desired := DesiredManagerStatus(run, a, Facts{JobName: "screen"}, t0)
 	if !StatusChanged(run, &desired) {
@@ -134,7 +137,7 @@ func TestStatusChangedIsFalseOnceWritten(t *testing.T) {
 }
 
 func TestTerminalAssessment(t *testing.T) {
-	run := testRun(func(r *evalsv1alpha1.EvalRun) {
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Status.Conditions = []metav1.Condition{cond("Succeeded", metav1.ConditionFalse, "RunnerFailed", "exit 1", 0)}
 		r.Status.Runner = &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](1)}
 	})
@@ -143,7 +146,7 @@ func TestTerminalAssessment(t *testing.T) {
 	if diff := cmp.Diff(want, got); !ok || diff != "" {
 		t.Errorf("TerminalAssessment = %v (-want +got):\n%s", ok, diff)
 	}
-	if _, ok := TerminalAssessment(testRun()); ok {
+	if _, ok := TerminalAssessment(testutil.UnitRun()); ok {
 		t.Error("TerminalAssessment of a new run reported terminal")
 	}
 }
@@ -188,7 +191,7 @@ func TestPassedCondition(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.SuccessPolicy, r.Status.Summary = tc.policy, tc.summary })
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.SuccessPolicy, r.Status.Summary = tc.policy, tc.summary })
 			want := metav1.Condition{Type: "Passed", Status: tc.status, Reason: tc.reason, Message: tc.message}
 			if diff := cmp.Diff(want, PassedCondition(run, nil)); diff != "" {
 				t.Errorf("PassedCondition mismatch (-want +got):\n%s", diff)
@@ -198,7 +201,7 @@ func TestPassedCondition(t *testing.T) {
 }
 
 func TestStatusApplyHoldsOnlyManagerFields(t *testing.T) {
-	run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 3} })
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 3} })
 	// The collector's summary and condition in the status are left out of the manager's apply.
 	s := evalsv1alpha1.EvalRunStatus{ObservedGeneration: 1, JobName: "screen", Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0)},
 		Conditions: []metav1.Condition{cond("Succeeded", metav1.ConditionUnknown, "Pending", "", 0),
@@ -233,7 +236,7 @@ func TestStatusApplyHoldsOnlyManagerFields(t *testing.T) {
 }
 
 func TestTransitions(t *testing.T) {
-	running := testRun(func(r *evalsv1alpha1.EvalRun) {
+	running := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Status.Conditions = []metav1.Condition{cond("Succeeded", metav1.ConditionUnknown, "Running", "r", 0)}
 	})
 	cases := []struct {
@@ -242,7 +245,7 @@ func TestTransitions(t *testing.T) {
 		a    Assessment
 		want []Event
 	}{
-		{name: "first status", run: testRun(), a: Assessment{State: StatePending, Reason: "Pending", Message: "w"},
+		{name: "first status", run: testutil.UnitRun(), a: Assessment{State: StatePending, Reason: "Pending", Message: "w"},
 			want: []Event{{Type: "Normal", Reason: "Pending", Action: "Progress", Note: "w"}}},
 		{name: "no change", run: running, a: Assessment{State: StateRunning, Reason: "Running", Message: "r2"}},
 		{name: "failure", run: running, a: Assessment{State: StateFailed, Reason: "RunnerFailed", Message: "exit 1"},
@@ -277,7 +280,7 @@ func TestTransitionsEvalFileViewFull(t *testing.T) {
 		}
 		return n
 	}
-	run := testRun()
+	run := testutil.UnitRun()
 	if n := count(run, &evalsv1alpha1.EvalRunStatus{EvalFileView: ptr.To(evalsv1alpha1.EvalFileViewInputs)}); n != 0 {
 		t.Errorf("Inputs: %d events, want none", n)
 	}
@@ -313,8 +316,8 @@ func TestJudgeImageStatus(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
-			cfg := BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: tc.codes}, options.Options{JudgeImage: "registry.example/judge:v2"})
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
+			cfg := children.BuildRunConfig(run, []string{"case-001"}, nil, children.JudgeLoad{CodeJudgeCases: tc.codes}, options.Options{JudgeImage: "registry.example/judge:v2"})
 			pod := makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", "localhost/evalrun/screening-runner@sha256:2222"),
 				running("judge"), withImageID("judge", judgeID))
 			a := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, JudgeImageID: judgeImageID(&pod)}
@@ -349,7 +352,7 @@ func TestTransitionsJudgeImageIsTarget(t *testing.T) {
 		}
 		return n
 	}
-	run := testRun()
+	run := testutil.UnitRun()
 	for _, s := range []evalsv1alpha1.JudgeImageSource{evalsv1alpha1.JudgeImageSourceDefault, evalsv1alpha1.JudgeImageSourceSpec} {
 		if n := count(run, s); n != 0 {
 			t.Errorf("%s: %d events, want none", s, n)

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"io"
 
-	"k8s.io/utils/ptr"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
-	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
@@ -25,14 +24,6 @@ import (
 func (r *EvalRunReconciler) bucketCredentials(ctx context.Context, run *evalsv1alpha1.EvalRun) (string, objstore.Secret, string, error) {
 	return stored.Credentials(ctx, r.apiReader, run.Namespace, run.Spec.Storage.S3.CredentialsSecret)
 }
-
-// bucketOf is the layout form of a bucket (without its credentials).
-func bucketOf(b evalsv1alpha1.S3Bucket) podwire.Bucket {
-	return podwire.Bucket{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket, Prefix: ptr.Deref(b.Prefix, "")}
-}
-
-// maxEvalObjectBytes bounds an eval file read from a bucket.
-const maxEvalObjectBytes = 512 << 20
 
 // errInvalidEvalObject marks an eval file object that can never be used (its sha256 or size is wrong).
 var errInvalidEvalObject = errors.New("invalid eval file object")
@@ -49,7 +40,7 @@ func (r *EvalRunReconciler) scanEvalObject(ctx context.Context, run *evalsv1alph
 	if missing != "" || err != nil {
 		return evalFileFacts{}, "", missing, err
 	}
-	defaults, defaultsErr := DefaultEvaluators(run)
+	defaults, defaultsErr := children.DefaultEvaluators(run)
 	bctx, cancel := r.bucketContext(ctx, run)
 	defer cancel()
 	// The object streams through the pipe as Scan reads it; Scan reads to the end, so the download ends, with the
@@ -57,7 +48,7 @@ func (r *EvalRunReconciler) scanEvalObject(ctx context.Context, run *evalsv1alph
 	pr, pw := io.Pipe()
 	got := make(chan error, 1)
 	go func() {
-		err := store.GetVerified(bctx, o.Key, o.SHA256, maxEvalObjectBytes, pw)
+		err := store.GetVerified(bctx, o.Key, o.SHA256, children.MaxEvalObjectBytes, pw)
 		pw.CloseWithError(err) // nil: Scan reads the end of the text
 		got <- err
 	}()

@@ -266,3 +266,18 @@ func CaseID(i int) string { return fmt.Sprintf("case-%03d", i) }
 func DecisionLine(i int, decision string) string {
 	return fmt.Sprintf(`{"id":%q,"output_messages":[{"role":"assistant","content":{"decision":%q}}]}`, CaseID(i), decision) + "\n"
 }
+
+// UnitRunUID is the UID of UnitRun's EvalRun.
+const UnitRunUID = "0b5a8c3e-1111-2222-3333-444455556666"
+
+// UnitRun is the EvalRun the manager's unit tests build children from and assess: MakeEvalRun("screen", "team-a")
+// as if the API server had stored it (UnitRunUID, generation 1), then each mutation in order.
+func UnitRun(mutate ...func(*evalsv1alpha1.EvalRun)) *evalsv1alpha1.EvalRun {
+	run := MakeEvalRun("screen", "team-a").Obj()
+	run.UID = UnitRunUID
+	run.Generation = 1
+	for _, m := range mutate {
+		m(run)
+	}
+	return run
+}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,7 +23,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
 )
@@ -133,7 +134,7 @@ func measureEvalFilePinning(tb testing.TB, size int64) float64 {
 			tb.Fatalf("the run failed: %s: %s", cond.Reason, cond.Message)
 		}
 		var job batchv1.Job
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor(run.Name).Job}, &job); err == nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: children.NamesFor(run.Name).Job}, &job); err == nil {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -3,7 +3,6 @@
 package objectsize
 
 import (
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

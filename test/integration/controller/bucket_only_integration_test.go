@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -19,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
@@ -138,7 +139,7 @@ func expectNoPodAPIAccess(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1
 	t.Helper()
 	ctx := context.Background()
 	ns := run.Namespace
-	names := controller.NamesFor(run.Name)
+	names := children.NamesFor(run.Name)
 	for _, obj := range []client.Object{&rbacv1.Role{}, &rbacv1.RoleBinding{}} {
 		name := names.Role
 		if _, ok := obj.(*rbacv1.RoleBinding); ok {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +17,6 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -79,7 +80,7 @@ func bundleConfigMap(t *testing.T, ns, name string, files map[string]string) (*c
 func pinnedManifest(t *testing.T, run *evalsv1alpha1.EvalRun) (*bundle.Manifest, *corev1.ConfigMap) {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, cm); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: children.NamesFor(run.Name).EvalConfigMap}, cm); err != nil {
 		t.Fatal(err)
 	}
 	m, err := bundle.DecodeManifest([]byte(cm.Data[podwire.BundleManifestKey]))
@@ -118,12 +119,12 @@ func TestBundleFromConfigMapIsPinned(t *testing.T) {
 	if m.SHA256 != digest || m.EvalFile != "suites/eval.yaml" || len(m.Files) != 5 || evalCM.Data[podwire.EvalFileKey] != bundleEval {
 		t.Errorf("pinned manifest %+v, eval file %q", m, evalCM.Data[podwire.EvalFileKey])
 	}
-	cfg, err := controller.RunConfigFrom(evalCM)
+	cfg, err := children.RunConfigFrom(evalCM)
 	if err != nil || cfg.Bundle == nil || cfg.Bundle.SHA256 != digest || cfg.RunnerEvalFile != "/evalrun/view/bundle/suites/eval.yaml" {
 		t.Errorf("run.json's bundle %+v, runner eval file %s (%v)", cfg.Bundle, cfg.RunnerEvalFile, err)
 	}
 	pinned := &corev1.ConfigMap{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor(run.Name).BundleConfigMap()}, pinned); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: children.NamesFor(run.Name).BundleConfigMap()}, pinned); err != nil {
 		t.Fatal(err)
 	}
 	if !ptr.Deref(pinned.Immutable, false) || !metav1.IsControlledBy(pinned, getRun(t, run)) || len(pinned.Data) != 5 {
@@ -215,7 +216,7 @@ func TestBundleFromBucketIsPinned(t *testing.T) {
 	if _, ok := evalCM.Data[podwire.EvalFileKey]; ok {
 		t.Errorf("the eval ConfigMap holds the eval file of a bucket bundle")
 	}
-	cfg, err := controller.RunConfigFrom(evalCM)
+	cfg, err := children.RunConfigFrom(evalCM)
 	if err != nil || cfg.Bundle == nil || cfg.Bundle.Objects == nil || cfg.SourceEvalFile != "/evalrun/bundle/suites/eval.yaml" || len(cfg.CaseIDs) != 1 {
 		t.Errorf("run.json: bundle %+v, source eval file %s, case ids %v (%v)", cfg.Bundle, cfg.SourceEvalFile, cfg.CaseIDs, err)
 	}

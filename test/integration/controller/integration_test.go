@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,7 +152,7 @@ func collectorApply(t *testing.T, c client.Client, run *evalsv1alpha1.EvalRun, o
 		Collection: &evalsv1alpha1.CollectionStatus{
 			RunnerFinished: true, Outcome: outcome, Message: string(outcome) + " reported by the collector",
 			Launcher: &evalsv1alpha1.LauncherReport{ExitCode: ptr.To[int32](0), Invocations: 1, StderrTail: "stderr tail"},
-			PodName:  controller.NamesFor(run.Name).Job + "-x7k2p",
+			PodName:  children.NamesFor(run.Name).Job + "-x7k2p",
 		},
 		Conditions: []metav1.Condition{{Type: evalsv1alpha1.ConditionResultsTruncated, Status: metav1.ConditionFalse,
 			Reason: evalsv1alpha1.ReasonAllResultsInStatus, Message: "every result fits", LastTransitionTime: metav1.Now()}},
@@ -168,7 +170,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 	job := waitJob(t, run)
 	got := waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
 
-	names := controller.NamesFor(run.Name)
+	names := children.NamesFor(run.Name)
 	isOwned := func(obj client.Object) {
 		t.Helper()
 		if !metav1.IsControlledBy(obj, got) {
@@ -196,7 +198,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 	if evalCM.Data[podwire.EvalFileKey] != testutil.ScreeningEval {
 		t.Errorf("pinned eval.yaml differs from the inline eval file")
 	}
-	cfg, err := controller.RunConfigFrom(evalCM)
+	cfg, err := children.RunConfigFrom(evalCM)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +206,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 		t.Errorf("run.json caseIds (-want +got):\n%s", diff)
 	}
 	wantStatus := evalsv1alpha1.EvalRunStatus{
-		ObservedGeneration: 1, JobName: job.Name, EvalFileSHA256: controller.EvalSHA256([]byte(testutil.ScreeningEval)),
+		ObservedGeneration: 1, JobName: job.Name, EvalFileSHA256: children.EvalSHA256([]byte(testutil.ScreeningEval)),
 		EvalConfigMapName: names.EvalConfigMap, EvalFileView: ptr.To(evalsv1alpha1.EvalFileViewInputs), StartTime: &job.CreationTimestamp,
 		Attempt:        &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, SpecSHA256: controller.SpecSHA256(&got.Spec), Generation: 1},
 		ActiveDeadline: &evalsv1alpha1.ActiveDeadline{Seconds: options.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault},
@@ -260,7 +262,7 @@ func TestEvalFileFromConfigMapAppliedLater(t *testing.T) {
 	}
 	poke(t, run)
 	got = getRun(t, run)
-	if want := controller.EvalSHA256([]byte(testutil.ScreeningEval)); got.Status.EvalFileSHA256 != want {
+	if want := children.EvalSHA256([]byte(testutil.ScreeningEval)); got.Status.EvalFileSHA256 != want {
 		t.Errorf("evalFileSHA256 = %s, want the pinned %s", got.Status.EvalFileSHA256, want)
 	}
 }
@@ -706,7 +708,7 @@ func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
 	mine, other = getRun(t, mine), getRun(t, other)
 
 	cfg := *restCfg
-	cfg.Impersonate.UserName = fmt.Sprintf("system:serviceaccount:%s:%s", ns, controller.NamesFor(mine.Name).ServiceAccount)
+	cfg.Impersonate.UserName = fmt.Sprintf("system:serviceaccount:%s:%s", ns, children.NamesFor(mine.Name).ServiceAccount)
 	cfg.Impersonate.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
 	sa, err := client.New(&cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -718,7 +720,7 @@ func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
 		t.Errorf("reading its own EvalRun: %v", err)
 	}
 	collectorApply(t, sa, mine, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2})
-	resultCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor(mine.Name).ResultConfigMap(0)}}
+	resultCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: children.NamesFor(mine.Name).ResultConfigMap(0)}}
 	if err := sa.Patch(ctx, resultCM, client.RawPatch("application/merge-patch+json", []byte(`{"binaryData":{"results.jsonl.gz":"H4sIAAAAAAAA/wMAAAAAAAAAAAA="}}`))); err != nil {
 		t.Errorf("patching its own result ConfigMap: %v", err)
 	}
@@ -732,10 +734,10 @@ func TestCollectorIdentityIsConfinedToItsRun(t *testing.T) {
 		"read another run":   sa.Get(ctx, client.ObjectKeyFromObject(other), &evalsv1alpha1.EvalRun{}),
 		"create a ConfigMap": sa.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine-results-99"}}),
 		"patch another run's result ConfigMap": sa.Patch(ctx,
-			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor(other.Name).ResultConfigMap(0)}},
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: children.NamesFor(other.Name).ResultConfigMap(0)}},
 			client.RawPatch("application/merge-patch+json", []byte(`{"data":{"x":"y"}}`))),
 		"list EvalRuns":                  sa.List(ctx, &evalsv1alpha1.EvalRunList{}, client.InNamespace(ns)),
-		"read the pinned eval ConfigMap": sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor(mine.Name).EvalConfigMap}, &corev1.ConfigMap{}),
+		"read the pinned eval ConfigMap": sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: children.NamesFor(mine.Name).EvalConfigMap}, &corev1.ConfigMap{}),
 		"list Secrets":                   sa.List(ctx, &corev1.SecretList{}, client.InNamespace(ns)),
 	}
 	for what, err := range denied {
@@ -781,10 +783,10 @@ func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 		t.Errorf("status.judgeImage (-want +got):\n%s", diff)
 	}
 	evalCM := &corev1.ConfigMap{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: controller.NamesFor(run.Name).EvalConfigMap}, evalCM); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: children.NamesFor(run.Name).EvalConfigMap}, evalCM); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := controller.RunConfigFrom(evalCM)
+	cfg, err := children.RunConfigFrom(evalCM)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	batchv1 "k8s.io/api/batch/v1"
@@ -20,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
@@ -183,15 +184,15 @@ func expectRejudgeGrants(t *testing.T, ns string, second *evalsv1alpha1.EvalRun)
 	t.Helper()
 	ctx := context.Background()
 	srcPinned := &corev1.ConfigMap{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor("first").EvalConfigMap}, srcPinned); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: children.NamesFor("first").EvalConfigMap}, srcPinned); err != nil {
 		t.Fatal(err)
 	}
-	srcCfg, err := controller.RunConfigFrom(srcPinned)
+	srcCfg, err := children.RunConfigFrom(srcPinned)
 	if err != nil {
 		t.Fatal(err)
 	}
 	role := &rbacv1.Role{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor("second").Role}, role); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: children.NamesFor("second").Role}, role); err != nil {
 		t.Fatal(err)
 	}
 	var readOnly [][]string
@@ -207,7 +208,7 @@ func expectRejudgeGrants(t *testing.T, ns string, second *evalsv1alpha1.EvalRun)
 	if err := sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: srcCfg.Records.ConfigMaps[0]}, &corev1.ConfigMap{}); err != nil {
 		t.Errorf("the re-judge's collector reading the source's record ConfigMap: %v", err)
 	}
-	for _, other := range []string{srcCfg.ResultConfigMaps[0], controller.NamesFor("first").EvalConfigMap} {
+	for _, other := range []string{srcCfg.ResultConfigMaps[0], children.NamesFor("first").EvalConfigMap} {
 		if err := sa.Get(ctx, client.ObjectKey{Namespace: ns, Name: other}, &corev1.ConfigMap{}); !apierrors.IsForbidden(err) {
 			t.Errorf("the re-judge's collector reading the source's ConfigMap %s: got %v, want Forbidden", other, err)
 		}

@@ -12,12 +12,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -114,10 +115,10 @@ func TestBucketResumeWritesNoPerCaseConfigMap(t *testing.T) {
 
 	// The carried results are in the resumed run's own object, named by its run.json; no ConfigMap carries them.
 	pinned := &corev1.ConfigMap{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.NamesFor(second.Name).EvalConfigMap}, pinned); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: children.NamesFor(second.Name).EvalConfigMap}, pinned); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := controller.RunConfigFrom(pinned)
+	cfg, err := children.RunConfigFrom(pinned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestBucketResumeWritesNoPerCaseConfigMap(t *testing.T) {
 	if err := k8s.List(ctx, &cms, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	names := controller.NamesFor(second.Name)
+	names := children.NamesFor(second.Name)
 	for _, cm := range cms.Items {
 		if !metav1.IsControlledBy(&cm, second) {
 			continue

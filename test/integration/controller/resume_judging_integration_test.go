@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
@@ -64,7 +65,7 @@ func TestResumeRefusesOtherJudging(t *testing.T) {
 	}
 
 	// The earlier run's pinned run.json is gone: the judging of its verdicts is unknown.
-	pinned := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: controller.NamesFor("first").EvalConfigMap}}
+	pinned := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: children.NamesFor("first").EvalConfigMap}}
 	if err := k8s.Delete(ctx, pinned); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestResumeRefusesOtherJudging(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range jobs.Items {
-		if j.Name != controller.NamesFor("first").Job && j.Name != controller.NamesFor("same").Job {
+		if j.Name != children.NamesFor("first").Job && j.Name != children.NamesFor("same").Job {
 			t.Errorf("Job %s was created for a run that cannot resume", j.Name)
 		}
 	}
@@ -122,7 +123,7 @@ func TestResumeRefusesOtherAnswerDelimiters(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range jobs.Items {
-		if j.Name != controller.NamesFor("agentv").Job {
+		if j.Name != children.NamesFor("agentv").Job {
 			t.Errorf("Job %s was created for a run that cannot resume", j.Name)
 		}
 	}
@@ -230,10 +231,10 @@ func TestResumeFromRejudge(t *testing.T) {
 func pinnedConfig(t *testing.T, run *evalsv1alpha1.EvalRun) podwire.RunConfig {
 	t.Helper()
 	cm := &corev1.ConfigMap{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, cm); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: children.NamesFor(run.Name).EvalConfigMap}, cm); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := controller.RunConfigFrom(cm)
+	cfg, err := children.RunConfigFrom(cm)
 	if err != nil {
 		t.Fatal(err)
 	}

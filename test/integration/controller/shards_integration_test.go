@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +37,7 @@ import (
 func collectorClient(t *testing.T, run *evalsv1alpha1.EvalRun) client.Client {
 	t.Helper()
 	cfg := *restCfg
-	cfg.Impersonate.UserName = fmt.Sprintf("system:serviceaccount:%s:%s", run.Namespace, controller.NamesFor(run.Name).ServiceAccount)
+	cfg.Impersonate.UserName = fmt.Sprintf("system:serviceaccount:%s:%s", run.Namespace, children.NamesFor(run.Name).ServiceAccount)
 	cfg.Impersonate.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + run.Namespace, "system:authenticated"}
 	c, err := client.New(&cfg, client.Options{Scheme: scheme})
 	if err != nil {
@@ -145,10 +147,10 @@ func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (podwire.R
 	t.Helper()
 	ctx := context.Background()
 	pinned := &corev1.ConfigMap{}
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: children.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := controller.RunConfigFrom(pinned)
+	cfg, err := children.RunConfigFrom(pinned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,10 +328,10 @@ func finishShardsInto(t *testing.T, run *evalsv1alpha1.EvalRun, answer func(id s
 		shards = int(*job.Spec.Completions)
 	}
 	pinned := &corev1.ConfigMap{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: children.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := controller.RunConfigFrom(pinned)
+	cfg, err := children.RunConfigFrom(pinned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +472,7 @@ func TestResumeSourceProblems(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range jobs.Items {
-		if j.Name != controller.NamesFor("running").Job && j.Name != controller.NamesFor("waiting").Job {
+		if j.Name != children.NamesFor("running").Job && j.Name != children.NamesFor("waiting").Job {
 			t.Errorf("Job %s was created for a run that cannot resume", j.Name)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	dto "github.com/prometheus/client_model/go"
@@ -398,7 +400,7 @@ func waitJob(t testing.TB, run *evalsv1alpha1.EvalRun) *batchv1.Job {
 	t.Helper()
 	job := &batchv1.Job{}
 	eventually(t, "the Job of "+run.Name+" exists", func() error {
-		return k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).Job}, job)
+		return k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: children.NamesFor(run.Name).Job}, job)
 	})
 	return job
 }

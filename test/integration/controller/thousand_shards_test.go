@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -44,10 +46,10 @@ type shardCollector struct {
 func newShardCollector(t *testing.T, run *evalsv1alpha1.EvalRun) *shardCollector {
 	t.Helper()
 	pinned := &corev1.ConfigMap{}
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: controller.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: run.Namespace, Name: children.NamesFor(run.Name).EvalConfigMap}, pinned); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := controller.RunConfigFrom(pinned)
+	cfg, err := children.RunConfigFrom(pinned)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package controller
+package children
 
 import (
 	"net/netip"
@@ -56,7 +56,7 @@ func BuildNetworkPolicy(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, api o
 	}
 	egress = append(egress, run.Spec.Target.Egress...)
 	return &networkingv1.NetworkPolicy{
-		ObjectMeta: childMeta(run, names.NetworkPolicy, ComponentNetworkPolicy),
+		ObjectMeta: Meta(run, names.NetworkPolicy, ComponentNetworkPolicy),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{
 				podwire.LabelRun: names.RunLabel, podwire.LabelComponent: ComponentPod,

@@ -1,4 +1,4 @@
-package controller
+package children
 
 import (
 	"math"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +22,7 @@ import (
 func TestBuildRunConfig(t *testing.T) {
 	base := func() podwire.RunConfig {
 		return podwire.RunConfig{
-			RunName: "screen", Namespace: "team-a", UID: testUID,
+			RunName: "screen", Namespace: "team-a", UID: testutil.UnitRunUID,
 			EvalFile: "/evalrun-eval/eval.yaml", CaseIDs: []string{"case-001", "case-002"}, Shards: 1,
 			EvalFileView: "Inputs", RunnerEvalFile: "/evalrun/view/eval.yaml", RunnerConfigFile: "/evalrun/view/launch.json",
 			Launch: podwire.Launch{CommandTemplate: "/app/runner --eval {EVAL_FILE} --output {OUTPUT_FILE}", Batching: "Batched", Workers: 1,
@@ -44,17 +45,17 @@ func TestBuildRunConfig(t *testing.T) {
 	}{
 		{
 			name: "defaults: no timeout means no runner deadline, no code judges means no judge deadline",
-			run:  testRun(), ids: []string{"case-001", "case-002"}, want: func(*podwire.RunConfig) {},
+			run:  testutil.UnitRun(), ids: []string{"case-001", "case-002"}, want: func(*podwire.RunConfig) {},
 		},
 		{
 			name: "evalFileView Full: the runner gets the whole file, in the same place",
-			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.EvalFileView = evalsv1alpha1.EvalFileViewFull }),
+			run:  testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.EvalFileView = evalsv1alpha1.EvalFileViewFull }),
 			ids:  []string{"case-001", "case-002"},
 			want: func(c *podwire.RunConfig) { c.EvalFileView = "Full" },
 		},
 		{
 			name: "per case with workers, timeout, healthcheck and working dir",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
 				r.Spec.Target.Workers = ptr.To[int32](4)
 				r.Spec.Target.TimeoutSeconds = ptr.To[int32](900)
@@ -71,15 +72,15 @@ func TestBuildRunConfig(t *testing.T) {
 		},
 		{
 			name: "per case runner deadline counts one round per worker batch",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
 				r.Spec.Target.Workers = ptr.To[int32](3)
 				r.Spec.Target.TimeoutSeconds = ptr.To[int32](30)
 				r.Spec.Target.Healthcheck = &evalsv1alpha1.Healthcheck{CommandTemplate: "true", TimeoutSeconds: ptr.To[int32](5)}
 			}),
-			ids: caseIDs(10),
+			ids: testutil.CaseIDs(10),
 			want: func(c *podwire.RunConfig) {
-				c.CaseIDs = caseIDs(10)
+				c.CaseIDs = testutil.CaseIDs(10)
 				c.Batching, c.Workers, c.TimeoutSeconds = "PerCase", 3, 30
 				c.HealthcheckTemplate, c.HealthcheckTimeoutSeconds = "true", 5
 				// ceil(10/3) = 4 rounds of (30+10), + 5 + 10 + 60.
@@ -88,13 +89,13 @@ func TestBuildRunConfig(t *testing.T) {
 		},
 		{
 			name: "batched runner deadline is one invocation whatever the case count",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.Workers = ptr.To[int32](4)
 				r.Spec.Target.TimeoutSeconds = ptr.To[int32](100)
 			}),
-			ids: caseIDs(4001),
+			ids: testutil.CaseIDs(4001),
 			want: func(c *podwire.RunConfig) {
-				c.CaseIDs = caseIDs(4001)
+				c.CaseIDs = testutil.CaseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
 				c.Records = &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 				c.TimeoutSeconds = 100
@@ -105,14 +106,14 @@ func TestBuildRunConfig(t *testing.T) {
 			// A hostile spec at the API's bounds: 4001 cases, one worker, a week each. The sum overflows int32;
 			// the deadline saturates instead of wrapping to a negative (or small) wait.
 			name: "per case runner deadline saturates instead of overflowing",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
 				r.Spec.Target.Workers = ptr.To[int32](1)
 				r.Spec.Target.TimeoutSeconds = ptr.To[int32](604800)
 			}),
-			ids: caseIDs(4001),
+			ids: testutil.CaseIDs(4001),
 			want: func(c *podwire.RunConfig) {
-				c.CaseIDs = caseIDs(4001)
+				c.CaseIDs = testutil.CaseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
 				c.Records = &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 				c.Batching, c.Workers, c.TimeoutSeconds = "PerCase", 1, 604800
@@ -121,13 +122,13 @@ func TestBuildRunConfig(t *testing.T) {
 		},
 		{
 			name: "workers are ignored when batched",
-			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Workers = ptr.To[int32](4) }),
+			run:  testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Target.Workers = ptr.To[int32](4) }),
 			ids:  []string{"case-001", "case-002"},
 			want: func(*podwire.RunConfig) {},
 		},
 		{
 			name: "judging, results deadline and status budget",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Judging = &evalsv1alpha1.Judging{PassThreshold: "0.5", CodeJudgeTimeoutSeconds: ptr.To[int32](5), CodeJudgeWorkers: ptr.To[int32](8)}
 				r.Spec.ResultsDeadlineSeconds = ptr.To[int32](60)
 			}),
@@ -142,7 +143,7 @@ func TestBuildRunConfig(t *testing.T) {
 		},
 		{
 			name:       "code judges with the default timeout and workers",
-			run:        testRun(),
+			run:        testutil.UnitRun(),
 			ids:        []string{"case-001", "case-002"},
 			codeJudges: 1,
 			want: func(c *podwire.RunConfig) {
@@ -154,14 +155,14 @@ func TestBuildRunConfig(t *testing.T) {
 		},
 		{
 			name: "code judge deadline counts one round per judge worker batch",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeTimeoutSeconds: ptr.To[int32](7), CodeJudgeWorkers: ptr.To[int32](3),
 					Image: "registry.example/judge:v1"}
 			}),
-			ids:        caseIDs(10),
+			ids:        testutil.CaseIDs(10),
 			codeJudges: 10,
 			want: func(c *podwire.RunConfig) {
-				c.CaseIDs = caseIDs(10)
+				c.CaseIDs = testutil.CaseIDs(10)
 				c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = 7, 3
 				// Three judge containers, each one case at a time: ceil(10/3) = 4 rounds of 7s + 4s, + margin 60.
 				c.CodeJudges, c.JudgeContainers, c.JudgeDeadlineSeconds = true, 3, 4*11+60
@@ -170,24 +171,24 @@ func TestBuildRunConfig(t *testing.T) {
 		},
 		{
 			name: "4001 cases get three result ConfigMaps",
-			run:  testRun(),
-			ids:  caseIDs(4001),
+			run:  testutil.UnitRun(),
+			ids:  testutil.CaseIDs(4001),
 			want: func(c *podwire.RunConfig) {
-				c.CaseIDs = caseIDs(4001)
+				c.CaseIDs = testutil.CaseIDs(4001)
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
 				c.Records = &podwire.Records{ConfigMaps: []string{"screen-evalrun-records-0", "screen-evalrun-records-1", "screen-evalrun-records-2"}, ConfigMapsPerShard: 3}
 			},
 		},
 		{
 			name: "4001 cases in 3 shards: each shard its own result ConfigMaps and shard ConfigMap, the shard's eval file",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](3)}
 				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
 				r.Spec.Target.TimeoutSeconds = ptr.To[int32](10)
 			}),
-			ids: caseIDs(4001),
+			ids: testutil.CaseIDs(4001),
 			want: func(c *podwire.RunConfig) {
-				c.CaseIDs = caseIDs(4001)
+				c.CaseIDs = testutil.CaseIDs(4001)
 				c.Batching = "PerCase"
 				c.Shards, c.ResultConfigMapsPerShard = 3, 1
 				c.ResultConfigMaps = []string{"screen-evalrun-results-0", "screen-evalrun-results-1", "screen-evalrun-results-2"}
@@ -202,7 +203,7 @@ func TestBuildRunConfig(t *testing.T) {
 		},
 		{
 			name: "more shards than cases: one shard per case",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](5)}
 			}),
 			ids: []string{"case-001", "case-002"},
@@ -217,7 +218,7 @@ func TestBuildRunConfig(t *testing.T) {
 		},
 		{
 			name: "a resumed run of one shard records its collection in a shard ConfigMap",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Resume = &evalsv1alpha1.Resume{From: "earlier"}
 			}),
 			ids: []string{"case-001", "case-002"},
@@ -243,14 +244,6 @@ func TestBuildRunConfig(t *testing.T) {
 	}
 }
 
-func caseIDs(n int) []string {
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = "c" + strings.Repeat("x", i%3) + string(rune('a'+i%26))
-	}
-	return ids
-}
-
 func TestDefaultEvaluators(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -264,7 +257,7 @@ func TestDefaultEvaluators(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				if tc.raw == nil {
 					return
 				}
@@ -292,7 +285,7 @@ func errString(err error) string {
 }
 
 func TestBuildEvalConfigMapRoundTrip(t *testing.T) {
-	run := testRun()
+	run := testutil.UnitRun()
 	cfg := BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: 1}, options.Options{})
 	cm, err := BuildEvalConfigMap(run, []byte("evalcases: []\n"), cfg)
 	if err != nil {
@@ -329,8 +322,8 @@ func TestEvalSHA256(t *testing.T) {
 }
 
 func TestBuildCollectorRBAC(t *testing.T) {
-	run := testRun()
-	cfg := BuildRunConfig(run, caseIDs(2500), nil, JudgeLoad{}, options.Options{})
+	run := testutil.UnitRun()
+	cfg := BuildRunConfig(run, testutil.CaseIDs(2500), nil, JudgeLoad{}, options.Options{})
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: "team-a", OwnerReferences: ownerRefs(),
 			Labels: map[string]string{"evals.evalrun.io/run": "screen", "evals.evalrun.io/component": "collector"}}

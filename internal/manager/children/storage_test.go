@@ -1,13 +1,13 @@
-package controller
+package children
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
@@ -34,8 +34,8 @@ func TestEveryEmptyDirIsBounded(t *testing.T) {
 	for name, shape := range podShapes() {
 		for _, codeJudges := range []int{0, 2} {
 			t.Run(fmt.Sprintf("%s, %d code judge cases", name, codeJudges), func(t *testing.T) {
-				run := testRun(shape)
-				cfg := BuildRunConfig(run, caseIDs(4), nil, JudgeLoad{CodeJudgeCases: codeJudges}, options.Options{})
+				run := testutil.UnitRun(shape)
+				cfg := BuildRunConfig(run, testutil.CaseIDs(4), nil, JudgeLoad{CodeJudgeCases: codeJudges}, options.Options{})
 				spec := BuildJob(run, cfg, options.Options{}).Spec.Template.Spec
 				for _, v := range spec.Volumes {
 					if e := v.EmptyDir; e != nil && (e.SizeLimit == nil || e.SizeLimit.Sign() <= 0) {
@@ -81,7 +81,7 @@ func TestEveryEmptyDirIsBounded(t *testing.T) {
 func TestOutSizeLimit(t *testing.T) {
 	sizes := func(run *evalsv1alpha1.EvalRun) map[string]string {
 		out := map[string]string{}
-		for _, v := range BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, options.Options{}), options.Options{}).Spec.Template.Spec.Volumes {
+		for _, v := range BuildJob(run, BuildRunConfig(run, testutil.CaseIDs(2), nil, JudgeLoad{}, options.Options{}), options.Options{}).Spec.Template.Spec.Volumes {
 			if v.EmptyDir != nil && v.EmptyDir.Medium == "" {
 				out[v.Name] = v.EmptyDir.SizeLimit.String()
 			}
@@ -89,10 +89,10 @@ func TestOutSizeLimit(t *testing.T) {
 		return out
 	}
 	want := map[string]string{"bin": "256Mi", "view": "64Mi", "out": "2Gi", "snapshot": "2064Mi", "verdicts": "256Mi"}
-	if diff := cmp.Diff(want, sizes(testRun())); diff != "" {
+	if diff := cmp.Diff(want, sizes(testutil.UnitRun())); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
-	limited := testRun(podShapes()["runner ephemeral-storage limit"])
+	limited := testutil.UnitRun(podShapes()["runner ephemeral-storage limit"])
 	want = map[string]string{"bin": "256Mi", "view": "64Mi", "out": "32Mi", "snapshot": "48Mi", "verdicts": "256Mi"}
 	if diff := cmp.Diff(want, sizes(limited)); diff != "" {
 		t.Errorf("with target.resources.limits.ephemeral-storage 32Mi (-want +got):\n%s", diff)
@@ -104,7 +104,7 @@ func TestOutSizeLimit(t *testing.T) {
 // the runner does not write (with no request); without any such limit nothing is added.
 func TestTrustedStorageNotCountedAgainstTheRunner(t *testing.T) {
 	ephemeral := func(run *evalsv1alpha1.EvalRun) (limit, request *resource.Quantity) {
-		job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, options.Options{}), options.Options{})
+		job := BuildJob(run, BuildRunConfig(run, testutil.CaseIDs(2), nil, JudgeLoad{}, options.Options{}), options.Options{})
 		c := containerOf(job, "collector")
 		if q, ok := c.Resources.Limits[corev1.ResourceEphemeralStorage]; ok {
 			limit = &q
@@ -114,58 +114,15 @@ func TestTrustedStorageNotCountedAgainstTheRunner(t *testing.T) {
 		}
 		return limit, request
 	}
-	if l, r := ephemeral(testRun()); l != nil || r != nil {
+	if l, r := ephemeral(testutil.UnitRun()); l != nil || r != nil {
 		t.Errorf("no ephemeral-storage limit anywhere: the collector got limit %v request %v", l, r)
 	}
-	l, r := ephemeral(testRun(podShapes()["runner ephemeral-storage limit"]))
+	l, r := ephemeral(testutil.UnitRun(podShapes()["runner ephemeral-storage limit"]))
 	// bin 256Mi + view 64Mi + snapshot 48Mi + verdicts 256Mi + 128Mi margin; out (the runner's) not counted.
 	if want := resource.MustParse("752Mi"); l == nil || l.Cmp(want) != 0 {
 		t.Errorf("collector ephemeral-storage limit = %v, want %s", l, want.String())
 	}
 	if r == nil || !r.IsZero() {
 		t.Errorf("collector ephemeral-storage request = %v, want 0", r)
-	}
-}
-
-// TestDefaultDeadline: a run without spec.activeDeadlineSeconds gets the manager's default on its Job, and
-// status.activeDeadline says which one applied.
-func TestDefaultDeadline(t *testing.T) {
-	cases := []struct {
-		name string
-		spec *int64
-		opts options.Options
-		want evalsv1alpha1.ActiveDeadline
-	}{
-		{name: "unset: 24 hours", want: evalsv1alpha1.ActiveDeadline{Seconds: 86400, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
-		{name: "unset: the flag", opts: options.Options{DefaultActiveDeadlineSeconds: 30},
-			want: evalsv1alpha1.ActiveDeadline{Seconds: 30, Source: evalsv1alpha1.DeadlineFromManagerDefault}},
-		{name: "the spec wins", spec: ptr.To[int64](3600), opts: options.Options{DefaultActiveDeadlineSeconds: 30},
-			want: evalsv1alpha1.ActiveDeadline{Seconds: 3600, Source: evalsv1alpha1.DeadlineFromSpec}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = tc.spec })
-			job := BuildJob(run, BuildRunConfig(run, caseIDs(2), nil, JudgeLoad{}, tc.opts), tc.opts)
-			if got := ptr.Deref(job.Spec.ActiveDeadlineSeconds, 0); got != tc.want.Seconds {
-				t.Errorf("Job activeDeadlineSeconds = %d, want %d", got, tc.want.Seconds)
-			}
-			if diff := cmp.Diff(&tc.want, jobDeadline(run, job)); diff != "" {
-				t.Errorf("status.activeDeadline (-want +got):\n%s", diff)
-			}
-			// Recorded in status once the Job exists.
-			desired := DesiredManagerStatus(run, Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning},
-				Facts{JobName: job.Name, ActiveDeadline: jobDeadline(run, job)}, t0)
-			if diff := cmp.Diff(&tc.want, desired.ActiveDeadline); diff != "" {
-				t.Errorf("desired status.activeDeadline (-want +got):\n%s", diff)
-			}
-		})
-	}
-	if jobDeadline(testRun(), &batchv1.Job{}) != nil {
-		t.Error("a Job without a deadline (made before the default existed) reports one")
-	}
-	for _, bad := range []int64{-1, options.MaxActiveDeadlineSeconds + 1} {
-		if err := (options.Options{DefaultActiveDeadlineSeconds: bad}).Validate(); err == nil {
-			t.Errorf("--default-active-deadline-seconds=%d accepted", bad)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package controller
+package children
 
 import (
 	"encoding/json"
@@ -217,7 +217,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, evalsv1alpha1.DefaultCodeJudgeWorkers)
 	}
 	if st := run.Spec.Storage; st != nil {
-		b := bucketOf(st.S3)
+		b := BucketOf(st.S3)
 		cfg.Bucket = &b
 	}
 	cfg.LLM, _ = ResolveLLM(run, opts)
@@ -255,10 +255,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	if o := run.Spec.EvalFile.S3; o != nil {
 		// The eval file stays in its bucket: each pod downloads it (install verifies its sha256) and keeps its cases;
 		// the case ids go to a file of the eval ConfigMap.
-		cfg.EvalObject = &podwire.EvalObject{Bucket: bucketOf(o.S3Bucket), Key: o.Key, SHA256: o.SHA256, MaxBytes: maxEvalObjectBytes}
+		cfg.EvalObject = &podwire.EvalObject{Bucket: BucketOf(o.S3Bucket), Key: o.Key, SHA256: o.SHA256, MaxBytes: MaxEvalObjectBytes}
 		cfg.SourceEvalFile, cfg.EvalFile, cfg.IDsFile = DownloadedEvalFilePath, ShardEvalFilePath, IDsFilePath
 	}
-	if b := bundleConfig(run); b != nil {
+	if b := BundleConfig(run); b != nil {
 		// The runner's eval file sits at its bundle path in the runner's bundle, next to its input files.
 		cfg.Bundle, cfg.RunnerEvalFile = b, path.Join(b.RunnerDir, b.EvalFile)
 		if b.Objects != nil {
@@ -375,4 +375,40 @@ func clampSeconds(n int64) int32 {
 		return 1<<31 - 1
 	}
 	return int32(n)
+}
+
+// BucketOf is the layout form of a bucket (without its credentials).
+func BucketOf(b evalsv1alpha1.S3Bucket) podwire.Bucket {
+	return podwire.Bucket{Endpoint: b.Endpoint, Region: ptr.Deref(b.Region, ""), Bucket: b.Bucket, Prefix: ptr.Deref(b.Prefix, "")}
+}
+
+// MaxEvalObjectBytes bounds an eval file read from a bucket.
+const MaxEvalObjectBytes = 512 << 20
+
+// BundleConfig is run.json's Bundle for run, without its digest (set once the bundle is pinned).
+func BundleConfig(run *evalsv1alpha1.EvalRun) *podwire.Bundle {
+	b := run.Spec.EvalFile.Bundle
+	if b == nil {
+		return nil
+	}
+	out := &podwire.Bundle{Dir: podwire.BundleDir, EvalFile: b.EvalFile, ManifestFile: path.Join(podwire.EvalDir, podwire.BundleManifestKey),
+		RunnerDir: podwire.RunnerBundleDir}
+	if b.S3 != nil {
+		bk := BucketOf(*b.S3)
+		out.Objects = &bk
+	} else {
+		out.SourceDir = podwire.BundleSourceDir
+	}
+	return out
+}
+
+// RunDeadline is the deadline a run's Job gets: spec.activeDeadlineSeconds, else the manager's default, so that
+// every run ends even when its user set no timeouts. Kubernetes counts a Job's activeDeadlineSeconds from the
+// Job's start and starts the clock again when a suspended Job is resumed, so time spent suspended or queued by
+// Kueue does not count.
+func RunDeadline(run *evalsv1alpha1.EvalRun, opts options.Options) evalsv1alpha1.ActiveDeadline {
+	if s := run.Spec.ActiveDeadlineSeconds; s != nil && *s > 0 {
+		return evalsv1alpha1.ActiveDeadline{Seconds: *s, Source: evalsv1alpha1.DeadlineFromSpec}
+	}
+	return evalsv1alpha1.ActiveDeadline{Seconds: opts.WithDefaults().DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault}
 }

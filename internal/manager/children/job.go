@@ -1,4 +1,4 @@
-package controller
+package children
 
 import (
 	"maps"
@@ -29,9 +29,9 @@ const (
 	ComponentPod = "pod"
 )
 
-// podContainers are the names of every container a run's pod may have: install, collector, runner and up to
+// PodContainers are the names of every container a run's pod may have: install, collector, runner and up to
 // podwire.MaxJudgeContainers judge containers.
-var podContainers = func() []string {
+var PodContainers = func() []string {
 	names := make([]string, 0, 3+podwire.MaxJudgeContainers)
 	names = append(names, podwire.ContainerInstall, podwire.ContainerCollector, podwire.ContainerRunner)
 	for i := range podwire.MaxJudgeContainers {
@@ -49,7 +49,7 @@ const rootCAConfigMap = "kube-root-ca.crt"
 func BuildJob(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options) *batchv1.Job {
 	opts = opts.WithDefaults()
 	names := NamesFor(run.Name)
-	meta := childMeta(run, names.Job, ComponentJob)
+	meta := Meta(run, names.Job, ComponentJob)
 	// The run's own labels and annotations (propagate.go) first, the operator's over them.
 	meta.Labels = mergeMeta(inheritedLabels(run.Labels), meta.Labels)
 	meta.Annotations = mergeMeta(inheritedAnnotations(run.Annotations), map[string]string{

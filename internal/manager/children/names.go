@@ -1,4 +1,9 @@
-package controller
+// Package children builds a run's children as pure functions of the EvalRun, its run configuration and the
+// manager's options: their deterministic names (NamesFor), the run configuration written to run.json
+// (BuildRunConfig), the Indexed Job and its pod (BuildJob: containers, volumes and their size limits, security), the
+// ConfigMaps, the collector's ServiceAccount, Role and RoleBinding, and the run's NetworkPolicy. No I/O: the
+// reconciler creates what these return. (pure)
+package children
 
 import (
 	"crypto/sha256"

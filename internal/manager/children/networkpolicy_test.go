@@ -1,9 +1,10 @@
-package controller
+package children
 
 import (
 	"testing"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -99,8 +100,8 @@ func TestBuildNetworkPolicy(t *testing.T) {
 		}
 	}
 	// The job's pods carry what the policy selects.
-	job := BuildJob(testRun(), BuildRunConfig(testRun(), caseIDs(1), nil, JudgeLoad{}, options.Options{}), options.Options{})
-	sel := BuildNetworkPolicy(testRun(), podwire.RunConfig{}, api).Spec.PodSelector.MatchLabels
+	job := BuildJob(testutil.UnitRun(), BuildRunConfig(testutil.UnitRun(), testutil.CaseIDs(1), nil, JudgeLoad{}, options.Options{}), options.Options{})
+	sel := BuildNetworkPolicy(testutil.UnitRun(), podwire.RunConfig{}, api).Spec.PodSelector.MatchLabels
 	for k, v := range sel {
 		if job.Spec.Template.Labels[k] != v {
 			t.Errorf("the pods' label %s=%q, the policy selects %q", k, job.Spec.Template.Labels[k], v)

@@ -1,4 +1,4 @@
-package controller
+package children
 
 import (
 	corev1 "k8s.io/api/core/v1"

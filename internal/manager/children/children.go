@@ -1,4 +1,4 @@
-package controller
+package children
 
 import (
 	"crypto/sha256"
@@ -27,12 +27,12 @@ const (
 	ComponentJob       = "job"
 )
 
-// evalRunGVK is the GroupVersionKind written into the children's owner references.
-var evalRunGVK = evalsv1alpha1.GroupVersion.WithKind("EvalRun")
+// EvalRunGVK is the GroupVersionKind written into the children's owner references.
+var EvalRunGVK = evalsv1alpha1.GroupVersion.WithKind("EvalRun")
 
-// childMeta returns the metadata every child carries: name, namespace, the run and component labels and a
+// Meta returns the metadata every child carries: name, namespace, the run and component labels and a
 // controller owner reference to the run.
-func childMeta(run *evalsv1alpha1.EvalRun, name, component string) metav1.ObjectMeta {
+func Meta(run *evalsv1alpha1.EvalRun, name, component string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:      name,
 		Namespace: run.Namespace,
@@ -40,7 +40,7 @@ func childMeta(run *evalsv1alpha1.EvalRun, name, component string) metav1.Object
 			podwire.LabelRun:       NamesFor(run.Name).RunLabel,
 			podwire.LabelComponent: component,
 		},
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, evalRunGVK)},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(run, EvalRunGVK)},
 	}
 }
 
@@ -57,7 +57,7 @@ func EvalSHA256(evalData []byte) string {
 // for run.json, go gzip'd under podwire.IDsKey.
 func BuildEvalConfigMap(run *evalsv1alpha1.EvalRun, evalData []byte, cfg podwire.RunConfig) (*corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{
-		ObjectMeta: childMeta(run, NamesFor(run.Name).EvalConfigMap, ComponentEval),
+		ObjectMeta: Meta(run, NamesFor(run.Name).EvalConfigMap, ComponentEval),
 		Immutable:  ptr.To(true),
 		Data:       map[string]string{},
 	}
@@ -103,7 +103,7 @@ func RunConfigFrom(cm *corev1.ConfigMap) (podwire.RunConfig, error) {
 func BuildResultConfigMaps(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []*corev1.ConfigMap {
 	out := make([]*corev1.ConfigMap, 0, len(cfg.ResultConfigMaps))
 	for _, name := range cfg.ResultConfigMaps {
-		out = append(out, &corev1.ConfigMap{ObjectMeta: childMeta(run, name, ComponentResults)})
+		out = append(out, &corev1.ConfigMap{ObjectMeta: Meta(run, name, ComponentResults)})
 	}
 	return out
 }
@@ -116,7 +116,7 @@ func BuildRecordConfigMaps(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []
 	}
 	out := make([]*corev1.ConfigMap, 0, len(cfg.Records.ConfigMaps))
 	for _, name := range cfg.Records.ConfigMaps {
-		out = append(out, &corev1.ConfigMap{ObjectMeta: childMeta(run, name, ComponentRecords)})
+		out = append(out, &corev1.ConfigMap{ObjectMeta: Meta(run, name, ComponentRecords)})
 	}
 	return out
 }
@@ -126,7 +126,7 @@ func BuildRecordConfigMaps(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []
 func BuildShardConfigMaps(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []*corev1.ConfigMap {
 	out := make([]*corev1.ConfigMap, 0, len(cfg.ShardConfigMaps))
 	for i, name := range cfg.ShardConfigMaps {
-		meta := childMeta(run, name, ComponentShard)
+		meta := Meta(run, name, ComponentShard)
 		meta.Labels[podwire.LabelShard] = strconv.Itoa(i)
 		out = append(out, &corev1.ConfigMap{ObjectMeta: meta})
 	}
@@ -137,7 +137,7 @@ func BuildShardConfigMaps(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) []*
 // mounts a token for it.
 func BuildCollectorServiceAccount(run *evalsv1alpha1.EvalRun) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{
-		ObjectMeta:                   childMeta(run, NamesFor(run.Name).ServiceAccount, ComponentCollector),
+		ObjectMeta:                   Meta(run, NamesFor(run.Name).ServiceAccount, ComponentCollector),
 		AutomountServiceAccountToken: ptr.To(false),
 	}
 }
@@ -175,14 +175,14 @@ func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) *rbac
 			ResourceNames: slices.Clone(rj.ConfigMaps), Verbs: []string{"get"},
 		})
 	}
-	return &rbacv1.Role{ObjectMeta: childMeta(run, NamesFor(run.Name).Role, ComponentCollector), Rules: rules}
+	return &rbacv1.Role{ObjectMeta: Meta(run, NamesFor(run.Name).Role, ComponentCollector), Rules: rules}
 }
 
 // BuildCollectorRoleBinding binds the collector's Role to its ServiceAccount.
 func BuildCollectorRoleBinding(run *evalsv1alpha1.EvalRun) *rbacv1.RoleBinding {
 	names := NamesFor(run.Name)
 	return &rbacv1.RoleBinding{
-		ObjectMeta: childMeta(run, names.RoleBinding, ComponentCollector),
+		ObjectMeta: Meta(run, names.RoleBinding, ComponentCollector),
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: names.Role},
 		Subjects: []rbacv1.Subject{
 			{Kind: rbacv1.ServiceAccountKind, Name: names.ServiceAccount, Namespace: run.Namespace},

@@ -1,10 +1,12 @@
-package controller
+package children
 
 import (
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
@@ -29,11 +31,11 @@ func TestResolveLLM(t *testing.T) {
 		want    *podwire.LLM
 		wantMsg string
 	}{
-		{name: "no judging.llm", run: testRun(), opts: defaults},
-		{name: "the manager's defaults", run: testRun(withLLM(&evalsv1alpha1.LLMJudging{})), opts: defaults,
+		{name: "no judging.llm", run: testutil.UnitRun(), opts: defaults},
+		{name: "the manager's defaults", run: testutil.UnitRun(withLLM(&evalsv1alpha1.LLMJudging{})), opts: defaults,
 			want: &podwire.LLM{BaseURL: "http://judge.cluster:8080/v1", Model: "cluster-model", TimeoutSeconds: 60, MaxConcurrentRequests: 4,
 				AnswerDelimiters: "AgentV"}},
-		{name: "the spec wins, with the key as a file", opts: defaults, run: testRun(withLLM(&evalsv1alpha1.LLMJudging{
+		{name: "the spec wins, with the key as a file", opts: defaults, run: testutil.UnitRun(withLLM(&evalsv1alpha1.LLMJudging{
 			BaseURL: ptr.To("https://api.example.com/v1"), Model: ptr.To("m"), TimeoutSeconds: ptr.To[int32](5),
 			MaxConcurrentRequests: ptr.To[int32](2), RequestsPerMinute: ptr.To[int32](30),
 			APIKeySecretRef:  &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"},
@@ -41,7 +43,7 @@ func TestResolveLLM(t *testing.T) {
 			want: &podwire.LLM{BaseURL: "https://api.example.com/v1", Model: "m", TimeoutSeconds: 5, MaxConcurrentRequests: 2,
 				RequestsPerMinute: 30, APIKeyFile: "/evalrun/llm-credentials/api-key", APIKeySecret: "judge-key/token",
 				AnswerDelimiters: "Nonce"}},
-		{name: "nothing to resolve to", run: testRun(withLLM(&evalsv1alpha1.LLMJudging{})),
+		{name: "nothing to resolve to", run: testutil.UnitRun(withLLM(&evalsv1alpha1.LLMJudging{})),
 			wantMsg: "set spec.judging.llm.baseURL (the manager has no --llm-base-url default) and spec.judging.llm.model"},
 	}
 	for _, tc := range cases {
@@ -68,7 +70,7 @@ func TestResolveLLM(t *testing.T) {
 // by the collector and by no other container, and run.json holds its path, never the key.
 func TestBuildJobLLMKeyOnlyInCollector(t *testing.T) {
 	for _, codeJudges := range []int{0, 1} {
-		run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m"),
+		run := testutil.UnitRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m"),
 			APIKeySecretRef: &evalsv1alpha1.SecretKeyRef{Name: "judge-key", Key: "token"}}))
 		cfg := BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{CodeJudgeCases: codeJudges}, options.Options{})
 		job := BuildJob(run, cfg, options.Options{})
@@ -113,7 +115,7 @@ func TestBuildJobLLMKeyOnlyInCollector(t *testing.T) {
 }
 
 func TestBuildJobNoKeyNoVolume(t *testing.T) {
-	run := testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m")}))
+	run := testutil.UnitRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m")}))
 	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{}, options.Options{}), options.Options{})
 	for _, v := range job.Spec.Template.Spec.Volumes {
 		if v.Name == podwire.VolumeLLMCredentials {
@@ -143,28 +145,28 @@ func TestLLMJudgeDeadline(t *testing.T) {
 		load  JudgeLoad
 		want  int32
 	}{
-		{name: "no model endpoint", run: testRun(), cases: 3, load: JudgeLoad{LLMRequests: 3, LLMRequestsPerCase: 1}},
-		{name: "one round", run: testRun(endpoint()), cases: 3, load: JudgeLoad{LLMRequests: 3, LLMRequestsPerCase: 1},
+		{name: "no model endpoint", run: testutil.UnitRun(), cases: 3, load: JudgeLoad{LLMRequests: 3, LLMRequestsPerCase: 1}},
+		{name: "one round", run: testutil.UnitRun(endpoint()), cases: 3, load: JudgeLoad{LLMRequests: 3, LLMRequestsPerCase: 1},
 			want: 60 + 60},
-		{name: "nothing to ask the model", run: testRun(endpoint()), cases: 3, want: 60},
-		{name: "1,000 cases of two requests, four at once", run: testRun(endpoint()), cases: 1000,
+		{name: "nothing to ask the model", run: testutil.UnitRun(endpoint()), cases: 3, want: 60},
+		{name: "1,000 cases of two requests, four at once", run: testutil.UnitRun(endpoint()), cases: 1000,
 			load: JudgeLoad{LLMRequests: 2000, LLMRequestsPerCase: 2}, want: 500*60 + 60},
-		{name: "a shard's share of them, one at a time (its share of four)", run: testRun(endpoint(), shards(10)), cases: 1000,
+		{name: "a shard's share of them, one at a time (its share of four)", run: testutil.UnitRun(endpoint(), shards(10)), cases: 1000,
 			load: JudgeLoad{LLMRequests: 2000, LLMRequestsPerCase: 2}, want: 200*60 + 60},
 		{name: "the timeout and concurrency set", cases: 100, load: JudgeLoad{LLMRequests: 100, LLMRequestsPerCase: 1},
-			run: testRun(endpoint(func(l *evalsv1alpha1.LLMJudging) {
+			run: testutil.UnitRun(endpoint(func(l *evalsv1alpha1.LLMJudging) {
 				l.TimeoutSeconds, l.MaxConcurrentRequests = ptr.To[int32](10), ptr.To[int32](8)
 			})), want: 13*10 + 60},
 		{name: "the rate is the bound", cases: 200, load: JudgeLoad{LLMRequests: 200, LLMRequestsPerCase: 1},
-			run: testRun(endpoint(func(l *evalsv1alpha1.LLMJudging) {
+			run: testutil.UnitRun(endpoint(func(l *evalsv1alpha1.LLMJudging) {
 				l.TimeoutSeconds, l.MaxConcurrentRequests, l.RequestsPerMinute = ptr.To[int32](5), ptr.To[int32](64), ptr.To[int32](30)
 			})), want: 7*60 + 60},
 		{name: "at most the run's deadline", cases: 1000, load: JudgeLoad{LLMRequests: 2000, LLMRequestsPerCase: 2},
-			run: testRun(endpoint(), func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](600) }), want: 600},
+			run: testutil.UnitRun(endpoint(), func(r *evalsv1alpha1.EvalRun) { r.Spec.ActiveDeadlineSeconds = ptr.To[int64](600) }), want: 600},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := BuildRunConfig(tc.run, caseIDs(tc.cases), nil, tc.load, options.Options{})
+			cfg := BuildRunConfig(tc.run, testutil.CaseIDs(tc.cases), nil, tc.load, options.Options{})
 			if cfg.LLMJudgeDeadlineSeconds != tc.want {
 				t.Errorf("llmJudgeDeadlineSeconds %d, want %d", cfg.LLMJudgeDeadlineSeconds, tc.want)
 			}
@@ -184,7 +186,7 @@ func TestLLMJudgeDeadline(t *testing.T) {
 // each pod that runs at once (shards, at most sharding.parallelism) its share, rounded up, at least 1.
 func TestLLMBoundsPerRun(t *testing.T) {
 	bounds := func(concurrent, perMinute *int32, shards, parallelism *int32) *evalsv1alpha1.EvalRun {
-		return testRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m"),
+		return testutil.UnitRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m"),
 			MaxConcurrentRequests: concurrent, RequestsPerMinute: perMinute}), func(r *evalsv1alpha1.EvalRun) {
 			if shards != nil {
 				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: shards, Parallelism: parallelism}
@@ -208,7 +210,7 @@ func TestLLMBoundsPerRun(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := BuildRunConfig(tc.run, caseIDs(tc.cases), nil, JudgeLoad{}, options.Options{})
+			cfg := BuildRunConfig(tc.run, testutil.CaseIDs(tc.cases), nil, JudgeLoad{}, options.Options{})
 			if cfg.LLM.MaxConcurrentRequests != tc.wantConcurrent || cfg.LLM.RequestsPerMinute != tc.wantRate {
 				t.Errorf("run.json's llm: maxConcurrentRequests %d, requestsPerMinute %d; want %d and %d",
 					cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute, tc.wantConcurrent, tc.wantRate)

@@ -1,4 +1,4 @@
-package controller
+package children
 
 import (
 	"encoding/json"
@@ -22,21 +22,9 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
-const testUID = "0b5a8c3e-1111-2222-3333-444455556666"
-
-func testRun(mutate ...func(*evalsv1alpha1.EvalRun)) *evalsv1alpha1.EvalRun {
-	run := testutil.MakeEvalRun("screen", "team-a").Obj()
-	run.UID = testUID
-	run.Generation = 1
-	for _, m := range mutate {
-		m(run)
-	}
-	return run
-}
-
 func ownerRefs() []metav1.OwnerReference {
 	return []metav1.OwnerReference{{
-		APIVersion: "evals.evalrun.io/v1alpha1", Kind: "EvalRun", Name: "screen", UID: testUID,
+		APIVersion: "evals.evalrun.io/v1alpha1", Kind: "EvalRun", Name: "screen", UID: testutil.UnitRunUID,
 		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 	}}
 }
@@ -86,7 +74,7 @@ func defaultJudgeLimitList() corev1.ResourceList {
 	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 }
 
-// codeJudge is the judge container expected for testRun() when some case has a code_judge: the runner's image,
+// codeJudge is the judge container expected for testutil.UnitRun() when some case has a code_judge: the runner's image,
 // the judge runner the install container copied into the judge-bin volume.
 func codeJudge() corev1.Container {
 	c := gateJudge()
@@ -120,7 +108,7 @@ func setJudges(j *batchv1.Job, n int, c corev1.Container) {
 	}
 }
 
-// baseJob is the Job expected for testRun() with the default options and no code judges, written out in full.
+// baseJob is the Job expected for testutil.UnitRun() with the default options and no code judges, written out in full.
 func baseJob() *batchv1.Job {
 	small := func(limit string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{
@@ -194,7 +182,7 @@ func baseJob() *batchv1.Job {
 							Env: []corev1.EnvVar{
 								{Name: "EVALRUN_NAME", Value: "screen"},
 								{Name: "EVALRUN_NAMESPACE", Value: "team-a"},
-								{Name: "EVALRUN_UID", Value: testUID},
+								{Name: "EVALRUN_UID", Value: testutil.UnitRunUID},
 								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 							},
 							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, evalRO, tokenRO},
@@ -268,10 +256,10 @@ func TestBuildJob(t *testing.T) {
 		opts       options.Options
 		want       func(*batchv1.Job)
 	}{
-		{name: "batched defaults", run: testRun(), want: func(*batchv1.Job) {}},
+		{name: "batched defaults", run: testutil.UnitRun(), want: func(*batchv1.Job) {}},
 		{
 			name: "collector image option",
-			run:  testRun(),
+			run:  testutil.UnitRun(),
 			opts: options.Options{CollectorImage: "registry.example/collector:v1"},
 			want: func(j *batchv1.Job) {
 				containerOf(j, "install").Image = "registry.example/collector:v1"
@@ -281,7 +269,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "per case: OUTPUT_FILE names the per-case directory",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.Batching = evalsv1alpha1.BatchingPerCase
 				r.Spec.Target.Workers = ptr.To[int32](3)
 			}),
@@ -289,7 +277,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "code judges, judging.image unset: the manager's judge image, never the runner's",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.WorkingDir = "/app"
 				r.Spec.Target.ImagePullPolicy = corev1.PullNever
 			}),
@@ -305,7 +293,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "code judges, judging.image is the runner's image: explicit, with the runner's working dir and pull policy",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.WorkingDir = "/app"
 				r.Spec.Target.ImagePullPolicy = corev1.PullNever
 				r.Spec.Judging = &evalsv1alpha1.Judging{Image: r.Spec.Target.Image}
@@ -323,7 +311,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "code judges: judging.image and judging.resources",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.ImagePullPolicy = corev1.PullNever
 				r.Spec.Judging = &evalsv1alpha1.Judging{Image: "registry.example/judge:v1",
 					Resources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}}
@@ -343,7 +331,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "judging image and resources without code judges: the judge is only the gate, in the collector image",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.WorkingDir = "/app"
 				r.Spec.Judging = &evalsv1alpha1.Judging{Image: "registry.example/judge:v1",
 					Resources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("128Mi")}}}
@@ -353,7 +341,7 @@ func TestBuildJob(t *testing.T) {
 		{
 			name:       "results deadline and code judge settings size the collection deadline",
 			codeJudges: 2,
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.ResultsDeadlineSeconds = ptr.To[int32](60)
 				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeTimeoutSeconds: ptr.To[int32](7), CodeJudgeWorkers: ptr.To[int32](3)}
 			}),
@@ -366,7 +354,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "kueue queue: label and created suspended even with suspend false",
-			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.QueueName = "team-a-queue"; r.Spec.Suspend = ptr.To(false) }),
+			run:  testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.QueueName = "team-a-queue"; r.Spec.Suspend = ptr.To(false) }),
 			want: func(j *batchv1.Job) {
 				j.Labels["kueue.x-k8s.io/queue-name"] = "team-a-queue"
 				j.Spec.Suspend = ptr.To(true)
@@ -374,12 +362,12 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "spec.suspend",
-			run:  testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Suspend = ptr.To(true) }),
+			run:  testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Suspend = ptr.To(true) }),
 			want: func(j *batchv1.Job) { j.Spec.Suspend = ptr.To(true) },
 		},
 		{
 			name: "run controls",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.BackoffLimit = ptr.To[int32](2)
 				r.Spec.ActiveDeadlineSeconds = ptr.To[int64](3600)
 				r.Spec.TTLSecondsAfterFinished = ptr.To[int32](600)
@@ -392,7 +380,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "pod overrides: our labels win",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.PodTemplate = &evalsv1alpha1.PodOverrides{
 					Labels:            map[string]string{"team": "a", "evals.evalrun.io/run": "other", "evals.evalrun.io/component": "x"},
 					Annotations:       map[string]string{"note": "n"},
@@ -416,7 +404,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "runner settings: env (ours win), envFrom, resources, workingDir, pull policy",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.Env = []corev1.EnvVar{{Name: "MODEL", Value: "m"}, {Name: "OUTPUT_FILE", Value: "/tmp/hijack"}}
 				r.Spec.Target.EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "keys"}}}}
 				r.Spec.Target.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
@@ -434,7 +422,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "runner security override stays restricted",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.SecurityContext = &corev1.SecurityContext{
 					RunAsUser:              ptr.To[int64](1000),
 					ReadOnlyRootFilesystem: ptr.To(true),
@@ -453,7 +441,7 @@ func TestBuildJob(t *testing.T) {
 		},
 		{
 			name: "runner asking for the collector's uid runs as the pod's user",
-			run: testRun(func(r *evalsv1alpha1.EvalRun) {
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To[int64](65531)}
 			}),
 			codeJudges: 1,
@@ -483,11 +471,11 @@ func TestBuildJob(t *testing.T) {
 // TestBuildJobSharded checks a sharded run's Job: Indexed, one completion per shard, parallelism bounded,
 // retries per index, and the shard's eval file written by install into a volume every other container reads.
 func TestBuildJobSharded(t *testing.T) {
-	run := testRun(func(r *evalsv1alpha1.EvalRun) {
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](3), Parallelism: ptr.To[int32](2)}
 		r.Spec.BackoffLimit = ptr.To[int32](1)
 	})
-	ids := caseIDs(7)
+	ids := testutil.CaseIDs(7)
 	cfg := BuildRunConfig(run, ids, nil, JudgeLoad{}, options.Options{})
 	got := BuildJob(run, cfg, options.Options{})
 
@@ -582,7 +570,7 @@ func TestBuildJobMounts(t *testing.T) {
 					wantWriters["judge-bin"] = []string{"install"}
 					wantWriters["shm-judge-1"] = []string{"judge-1"}
 				}
-				run := testRun(target)
+				run := testutil.UnitRun(target)
 				job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: codeJudges}, options.Options{}), options.Options{})
 				got := map[string][]corev1.VolumeMount{}
 				writers := map[string][]string{}
@@ -635,10 +623,10 @@ func TestBuildJobJudgeContainers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Judging = &evalsv1alpha1.Judging{CodeJudgeWorkers: tc.workers}
 			})
-			job := BuildJob(run, BuildRunConfig(run, caseIDs(tc.cases), nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, options.Options{}), options.Options{})
+			job := BuildJob(run, BuildRunConfig(run, testutil.CaseIDs(tc.cases), nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, options.Options{}), options.Options{})
 			var names []string
 			for i, c := range job.Spec.Template.Spec.Containers {
 				if c.Name == "runner" {
@@ -686,7 +674,7 @@ func TestBuildJobRunnerUser(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.SecurityContext = &corev1.SecurityContext{RunAsUser: tc.runAs}
 			})
 			job := BuildJob(run, BuildRunConfig(run, []string{"case-001"}, nil, JudgeLoad{CodeJudgeCases: 1}, options.Options{}), options.Options{})
@@ -732,7 +720,7 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Judging = tc.judging })
 			job := BuildJob(run, BuildRunConfig(run, []string{"case-001", "case-002"}, nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, options.Options{}), options.Options{})
 			spec := job.Spec.Template.Spec
 			if ptr.Deref(spec.ShareProcessNamespace, false) {
@@ -775,7 +763,7 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 // TestBuildJobTokenOnlyInCollector checks the security property directly: no container but the collector
 // mounts the token volume, and nothing mounts the ServiceAccount token path otherwise.
 func TestBuildJobTokenOnlyInCollector(t *testing.T) {
-	run := testRun()
+	run := testutil.UnitRun()
 	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{CodeJudgeCases: 1}, options.Options{}), options.Options{})
 	if ptr.Deref(job.Spec.Template.Spec.AutomountServiceAccountToken, true) {
 		t.Errorf("automountServiceAccountToken = %v, want false", job.Spec.Template.Spec.AutomountServiceAccountToken)
@@ -806,7 +794,7 @@ func TestBuildJobBucketOnlyHasNoToken(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%q %d shards", tc.from, tc.shards), func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: bucket, StatusFrom: ptr.To(tc.from)}
 				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To(tc.shards)}
 			})
@@ -932,7 +920,7 @@ func TestBuildJobInheritsRunMetadata(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			run := testRun(func(r *evalsv1alpha1.EvalRun) {
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Labels, r.Annotations = tc.labels, tc.annotations
 				r.Spec.QueueName = tc.queueName
 				r.Spec.PodTemplate = tc.podTemplate
@@ -988,7 +976,7 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 	}
 	for name, mutate := range runs {
 		t.Run(name, func(t *testing.T) {
-			run := testRun(mutate)
+			run := testutil.UnitRun(mutate)
 			cfg := BuildRunConfig(run, []string{"case-001", "case-002", "case-003"}, nil, JudgeLoad{CodeJudgeCases: 1}, options.Options{})
 			job := BuildJob(run, cfg, options.Options{})
 			runner := runnerOf(job)
