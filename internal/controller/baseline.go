@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,10 +42,10 @@ func needsComparison(run *evalsv1alpha1.EvalRun) bool {
 // that cannot be compared (gone, no stored results, unreadable) makes it Unknown with BaselineUnavailable, for
 // good. An error is returned only for what a retry may fix (the API server or the bucket failing).
 func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv1alpha1.EvalRun, obs *observed) error {
-	name := baselineName(run)
+	name := assess.BaselineName(run)
 	set := func(status metav1.ConditionStatus, reason, format string, args ...any) {
 		obs.facts.Regressed = &metav1.Condition{Type: evalsv1alpha1.ConditionRegressed, Status: status, Reason: reason,
-			Message: textbound.Head(oneLine(fmt.Sprintf(format, args...)), maxConditionMessage)}
+			Message: textbound.Head(assess.OneLine(fmt.Sprintf(format, args...)), assess.MaxConditionMessage)}
 	}
 	unavailable := func(format string, args ...any) error {
 		set(metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselineUnavailable, format, args...)
@@ -59,7 +61,7 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 		}
 		return fmt.Errorf("reading baseline EvalRun %s: %w", name, err)
 	}
-	if _, done := TerminalAssessment(base); !done {
+	if _, done := assess.TerminalAssessment(base); !done {
 		set(metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselinePending, "waiting for baseline EvalRun %s to finish", name)
 		obs.assessment.RecheckAfter = minRecheck(obs.assessment.RecheckAfter, baselineRecheck)
 		return nil

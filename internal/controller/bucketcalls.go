@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,7 +58,7 @@ func (r *EvalRunReconciler) bucketEndpoints(ctx context.Context, run *evalsv1alp
 	if st := run.Spec.Storage; st != nil {
 		out = append(out, st.S3.Endpoint)
 	}
-	for _, name := range []string{resumeSource(run), baselineName(run)} {
+	for _, name := range []string{resumeSource(run), assess.BaselineName(run)} {
 		if name == "" {
 			continue
 		}
@@ -123,7 +125,7 @@ func (r *EvalRunReconciler) laneContext(run *evalsv1alpha1.EvalRun) func(context
 
 // bucketUnavailable is the end of a run that could not be prepared before its preparation deadline because a
 // bucket failed or did not answer: nil while the deadline is ahead or err is not a bucket's.
-func (r *EvalRunReconciler) bucketUnavailable(run *evalsv1alpha1.EvalRun, err error, now time.Time) *Assessment {
+func (r *EvalRunReconciler) bucketUnavailable(run *evalsv1alpha1.EvalRun, err error, now time.Time) *assess.Assessment {
 	var be *bucketError
 	if !errors.As(err, &be) {
 		return nil
@@ -134,8 +136,8 @@ func (r *EvalRunReconciler) bucketUnavailable(run *evalsv1alpha1.EvalRun, err er
 	}
 	deadline := children.RunDeadline(run, r.opts)
 	msg := fmt.Sprintf("the run could not be prepared within its deadline (%ds from its start, %s): %s",
-		deadline.Seconds, deadlineSourceWords(deadline), oneLine(be.Error()))
-	return &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonBucketUnavailable, Message: textbound.Head(msg, maxConditionMessage)}
+		deadline.Seconds, deadlineSourceWords(deadline), assess.OneLine(be.Error()))
+	return &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonBucketUnavailable, Message: textbound.Head(msg, assess.MaxConditionMessage)}
 }
 
 // deadlineSourceWords says where a deadline came from.

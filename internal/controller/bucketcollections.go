@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -53,10 +54,10 @@ type EndedCollector struct {
 // whose pods has such a collector is absent.
 func EndedCollectors(pods []corev1.Pod, shards int) map[int]EndedCollector {
 	out := map[int]EndedCollector{}
-	for i, list := range podsByShard(pods, shards) {
+	for i, list := range assess.PodsByShard(pods, shards) {
 		list = slices.Clone(list)
 		// Newest first, as newestPod picks: the shard's current pod is the one that counts.
-		slices.SortFunc(list, newerFirst)
+		slices.SortFunc(list, assess.NewerFirst)
 		for p := range list {
 			if e, ok := endedCollector(&list[p]); ok {
 				out[i] = e
@@ -70,7 +71,7 @@ func EndedCollectors(pods []corev1.Pod, shards int) map[int]EndedCollector {
 // endedCollector reads pod's collector's termination message, when the collector has ended (its current state:
 // a collector that restarted and runs again has not ended).
 func endedCollector(pod *corev1.Pod) (EndedCollector, bool) {
-	s := containerStatus(pod, podwire.ContainerCollector)
+	s := assess.ContainerStatus(pod, podwire.ContainerCollector)
 	if s == nil || s.State.Terminated == nil || s.State.Terminated.Message == "" {
 		return EndedCollector{}, false
 	}
@@ -106,7 +107,7 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 	for i := range shards {
 		e, ok := ended[i]
 		switch {
-		case job != nil && !ok && !inIndexSet(job.Status.CompletedIndexes, i):
+		case job != nil && !ok && !assess.InIndexSet(job.Status.CompletedIndexes, i):
 			// Still running (or never started): nothing to read yet.
 		case ok && !e.Message.Persisted:
 			out[i] = UnstoredCollection(e, e.Message.PersistError)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -81,8 +83,8 @@ func TestUnstoredCollection(t *testing.T) {
 	if !strings.HasPrefix(c.Message, "the collector could not store the results in the bucket: PUT summary.json: 503") || len(c.Message) > results.MaxCollectionMessageBytes {
 		t.Errorf("message %q (%d bytes)", c.Message, len(c.Message))
 	}
-	a, ok := fromCollection(c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p-0"}})
-	if !ok || a.State != StateFailed || a.Reason != evalsv1alpha1.ReasonCollectorFailed {
+	a, ok := assess.FromCollection(c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p-0"}})
+	if !ok || a.State != assess.StateFailed || a.Reason != evalsv1alpha1.ReasonCollectorFailed {
 		t.Errorf("classified %v %+v; want Failed CollectorFailed", ok, a)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -43,9 +45,9 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 		// The collector could not store a single result without the bucket's credentials: wait for them first.
 		if _, _, missing, err := r.bucketCredentials(ctx, run); missing != "" || err != nil {
 			if err != nil {
-				missing = "checking the bucket's credentials: " + oneLine(err.Error())
+				missing = "checking the bucket's credentials: " + assess.OneLine(err.Error())
 			}
-			return &observed{assessment: Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
+			return &observed{assessment: assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
 				RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}}, err
 		}
 	}
@@ -60,16 +62,16 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if err != nil {
 		return nil, err
 	}
-	facts := Facts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
-		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg), JudgeImage: judgeImageFacts(run, cfg)}
+	facts := assess.Facts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
+		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg), JudgeImage: assess.JudgeImageFacts(run, cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
-		merged, err := r.mergeShards(ctx, run, ShardObservation{}, ShardVerdict{})
+		merged, err := r.mergeShards(ctx, run, assess.ShardObservation{}, assess.ShardVerdict{})
 		if err != nil {
 			return nil, err
 		}
 		run.Status.Summary, run.Status.Cost = merged.Summary, merged.Cost
-		a := Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted,
+		a := assess.Assessment{State: assess.StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted,
 			Message: fmt.Sprintf("nothing left to run: every case's result was carried from EvalRun %s", cfg.Resume.From)}
 		return &observed{assessment: a, facts: facts}, nil
 	}
@@ -126,11 +128,11 @@ func (r *EvalRunReconciler) createCarried(ctx context.Context, run *evalsv1alpha
 // create meets it; a pinned copy also wins over a source that has gone since). It returns an assessment instead
 // when the source is not there yet (Pending, rechecked with a growing delay) or the file is invalid
 // (InvalidEvalFile, final).
-func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *Assessment, error) {
+func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *assess.Assessment, error) {
 	facts, pb, invalid, missing, err := r.readEvalFile(ctx, run)
 	if errors.Is(err, errInvalidEvalObject) || errors.Is(err, errInvalidBundle) {
-		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
-			Message: textbound.Head(oneLine(err.Error()), maxConditionMessage)}, nil
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
+			Message: textbound.Head(assess.OneLine(err.Error()), assess.MaxConditionMessage)}, nil
 	}
 	if err != nil {
 		return nil, nil, err
@@ -139,12 +141,12 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		if pinned, err := r.pinnedConfigMap(ctx, run); pinned != nil || err != nil {
 			return pinned, nil, err
 		}
-		return nil, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
+		return nil, &assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
 			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
 	caseIDs := facts.caseIDs
-	invalidFile := func(msg string) (*corev1.ConfigMap, *Assessment, error) {
-		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: textbound.Head(msg, maxConditionMessage)}, nil
+	invalidFile := func(msg string) (*corev1.ConfigMap, *assess.Assessment, error) {
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil
 	}
 	_, llmProblem := children.ResolveLLM(run, r.opts)
 	if invalid = cmp.Or(invalid, llmProblem); invalid != "" {
@@ -384,8 +386,8 @@ func (r *EvalRunReconciler) pinnedConfigMap(ctx context.Context, run *evalsv1alp
 }
 
 // pinnedFacts recovers the eval file digest from the pinned ConfigMap when the status lost it.
-func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.EvalRun) (Facts, error) {
-	facts := factsFromStatus(run)
+func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.EvalRun) (assess.Facts, error) {
+	facts := assess.FactsFromStatus(run)
 	cm, err := r.pinnedConfigMap(ctx, run)
 	if err != nil || cm == nil {
 		return facts, err
@@ -396,7 +398,7 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 		facts.Resume = cfg.Resume
 		facts.EvalFileView = cfg.EvalFileView
 		facts.BundleSHA256 = bundleDigest(cfg)
-		facts.JudgeImage = judgeImageFacts(run, cfg)
+		facts.JudgeImage = assess.JudgeImageFacts(run, cfg)
 	}
 	return facts, nil
 }
@@ -503,20 +505,20 @@ func permanentCreateError(err error) bool {
 // forbiddenError): Pending with the API's message while the refusals last less than PodRejectedTimeout, counted
 // from the first this manager process saw in this attempt (a restarted manager counts anew), then Failed
 // CreateForbidden. It returns nil for any other error.
-func (r *EvalRunReconciler) createForbidden(run *evalsv1alpha1.EvalRun, err error, now time.Time) *Assessment {
+func (r *EvalRunReconciler) createForbidden(run *evalsv1alpha1.EvalRun, err error, now time.Time) *assess.Assessment {
 	var fe *forbiddenError
 	if !errors.As(err, &fe) {
 		return nil
 	}
 	since := r.memory.forbiddenSince(client.ObjectKeyFromObject(run), run.UID, attemptNumber(run), now)
 	timeout := r.opts.PodRejectedTimeout
-	msg := oneLine(fe.Error())
+	msg := assess.OneLine(fe.Error())
 	if now.Sub(since) < timeout {
-		return &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-			Message: textbound.Head("the API server refuses to create the run's objects (retrying): "+msg, maxConditionMessage)}
+		return &assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending,
+			Message: textbound.Head("the API server refuses to create the run's objects (retrying): "+msg, assess.MaxConditionMessage)}
 	}
-	return &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCreateForbidden,
-		Message: textbound.Head(fmt.Sprintf("the API server refused to create the run's objects for %s: %s", timeout, msg), maxConditionMessage)}
+	return &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonCreateForbidden,
+		Message: textbound.Head(fmt.Sprintf("the API server refused to create the run's objects for %s: %s", timeout, msg), assess.MaxConditionMessage)}
 }
 
 // attemptNumber is the run's current attempt, 1 before the manager recorded one.
@@ -528,10 +530,10 @@ func attemptNumber(run *evalsv1alpha1.EvalRun) int32 {
 }
 
 // childFailure turns a child error that retrying cannot heal into a terminal assessment.
-func childFailure(err error) (Assessment, bool) {
+func childFailure(err error) (assess.Assessment, bool) {
 	var ce *childError
 	if !errors.As(err, &ce) {
-		return Assessment{}, false
+		return assess.Assessment{}, false
 	}
-	return Assessment{State: StateFailed, Reason: ce.reason, Message: textbound.Head(oneLine(ce.Error()), maxConditionMessage)}, true
+	return assess.Assessment{State: assess.StateFailed, Reason: ce.reason, Message: textbound.Head(assess.OneLine(ce.Error()), assess.MaxConditionMessage)}, true
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
@@ -77,8 +79,8 @@ func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder
 
 // observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
 type observed struct {
-	assessment Assessment
-	facts      Facts
+	assessment assess.Assessment
+	facts      assess.Facts
 	job        *batchv1.Job
 	// runnerEnded is when the last runner container ended, when the pods say so (for the collection latency).
 	runnerEnded time.Time
@@ -115,8 +117,8 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 		return ctrl.Result{}, err
 	}
 	now := r.clock.Now()
-	if _, done := TerminalAssessment(run); done {
-		if trigger := NewAttemptTrigger(run); trigger != "" {
+	if _, done := assess.TerminalAssessment(run); done {
+		if trigger := assess.NewAttemptTrigger(run); trigger != "" {
 			return r.startNewAttempt(ctx, run, trigger, metav1.NewTime(now.UTC().Truncate(time.Second)))
 		}
 	}
@@ -131,15 +133,15 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 		}
 	}
 	// Transitions are stamped when they were observed: a reconcile off the workers may have waited on a bucket.
-	desired := DesiredManagerStatus(run, obs.assessment, obs.facts, r.clock.Now())
+	desired := assess.DesiredManagerStatus(run, obs.assessment, obs.facts, r.clock.Now())
 	// A status equal to the one this process last applied means the cache has not caught up yet: its watch event
 	// will bring another reconcile, so nothing is written twice.
-	changed := StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired)
+	changed := assess.StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired)
 	recheck := obs.assessment.RecheckAfter
 	if changed && children.Merged(run) && obs.job != nil && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 {
 		// Shards' progress is written in batches: at most once per interval while shards run; the end, and a
 		// shard stopped, at once.
-		if wait := shardStatusWait(r.memory.appliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
+		if wait := assess.ShardStatusWait(r.memory.appliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
 			changed = false
 			if recheck <= 0 || wait < recheck {
 				recheck = wait
@@ -173,21 +175,10 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	return ctrl.Result{RequeueAfter: recheck}, errors.Join(stepErr, stopErr)
 }
 
-// shardStatusWait is how long a sharded or resumed run's progress waits before it is written, when the manager
-// last wrote the run's status at last: nothing once interval has passed (or it never wrote it), else the rest of
-// the interval. The reconcile that comes then writes what the shards add up to by that time, so shard completions
-// are merged in batches of one interval, whatever the number of shards.
-func shardStatusWait(last, now time.Time, interval time.Duration) time.Duration {
-	if last.IsZero() {
-		return 0
-	}
-	return max(0, last.Add(interval).Sub(now))
-}
-
 // observe runs the numbered steps of one reconcile. It returns nil only when there is nothing to report.
 func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
 	// 1. A finished run keeps its outcome; its Job is stopped when it has no more to do.
-	if a, done := TerminalAssessment(run); done {
+	if a, done := assess.TerminalAssessment(run); done {
 		return r.observeDecided(ctx, run, a, now)
 	}
 
@@ -207,7 +198,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	}
 
 	// 3. No Job yet: pin the eval file, create the collector's access, the result ConfigMaps and the Job.
-	facts := factsFromStatus(run)
+	facts := assess.FactsFromStatus(run)
 	if job == nil {
 		created, err := r.create(ctx, run, facts, now)
 		if created == nil || created.job == nil || err != nil {
@@ -223,7 +214,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	facts.JobName = job.Name
 	facts.StartTime = jobStartTime(job)
 	facts.CompletionTime = job.Status.CompletionTime
-	if d := jobDeadline(run, job); d != nil {
+	if d := assess.JobDeadline(run, job); d != nil {
 		facts.ActiveDeadline = d
 	}
 
@@ -240,8 +231,8 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	if err != nil {
 		return nil, err
 	}
-	obs := Observation{Run: run, Job: job, Pods: pods, Now: now, Queue: facts.Queue}
-	if len(pods) == 0 && !jobFinished(job) && !ptr.Deref(job.Spec.Suspend, false) {
+	obs := assess.Observation{Run: run, Job: job, Pods: pods, Now: now, Queue: facts.Queue}
+	if len(pods) == 0 && !assess.JobFinished(job) && !ptr.Deref(job.Spec.Suspend, false) {
 		// A Job without a pod may have had it rejected at creation; only its events say why.
 		if obs.PodCreateFailures, err = r.podCreateFailures(ctx, job); err != nil {
 			return nil, err
@@ -254,21 +245,21 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		}
 		return o, err
 	}
-	a := Classify(obs, r.opts)
+	a := assess.Classify(obs, r.opts)
 	if len(pods) == 0 && a.RecheckAfter == 0 && !a.State.Terminal() && !ptr.Deref(job.Spec.Suspend, false) {
-		a.RecheckAfter = podRejectedRecheck
+		a.RecheckAfter = assess.PodRejectedRecheck
 	}
 	return &observed{assessment: a, facts: facts, job: job, runnerEnded: lastRunnerEnd(pods)}, nil
 }
 
 // create runs step 3 for a run without a Job: it creates the children and says what became of the run. The
 // observed has a Job only when everything was created.
-func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalRun, facts Facts, now time.Time) (*observed, error) {
+func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalRun, facts assess.Facts, now time.Time) (*observed, error) {
 	if msg := readingBucket(run); msg != "" && len(run.Status.Conditions) == 0 {
 		// Reading a bucket may take until the run's preparation deadline: say so first, so a new run never
 		// waits without a status.
-		a := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: textbound.Head(msg, maxConditionMessage)}
-		if err := r.applyStatus(ctx, run, ptr.To(DesiredManagerStatus(run, a, facts, now))); err != nil {
+		a := assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending, Message: textbound.Head(msg, assess.MaxConditionMessage)}
+		if err := r.applyStatus(ctx, run, ptr.To(assess.DesiredManagerStatus(run, a, facts, now))); err != nil {
 			return nil, err
 		}
 	}
@@ -289,8 +280,8 @@ func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalR
 	}
 	if created == nil && err != nil {
 		// Shown while the queue retries with backoff, so a run never waits silently.
-		a := Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-			Message: textbound.Head("retrying: "+oneLine(err.Error()), maxConditionMessage)}
+		a := assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending,
+			Message: textbound.Head("retrying: "+assess.OneLine(err.Error()), assess.MaxConditionMessage)}
 		return &observed{assessment: a, facts: facts}, err
 	}
 	return created, err
@@ -298,33 +289,33 @@ func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalR
 
 // observeDecided handles a run whose Succeeded condition is already terminal: its Job is stopped at once while its
 // failed runner may still run, otherwise once the collector and the judge had time to wrap up.
-func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alpha1.EvalRun, a Assessment, now time.Time) (*observed, error) {
+func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alpha1.EvalRun, a assess.Assessment, now time.Time) (*observed, error) {
 	job, err := r.findJob(ctx, run)
 	if err != nil {
 		return nil, err
 	}
 	if job == nil || !job.DeletionTimestamp.IsZero() {
-		return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
+		return &observed{assessment: a, facts: assess.FactsFromStatus(run), job: job}, nil
 	}
-	release := a.State == StateSucceeded && children.Merged(run)
-	if !jobFinished(job) || release {
+	release := a.State == assess.StateSucceeded && children.Merged(run)
+	if !assess.JobFinished(job) || release {
 		pods, err := r.podsOf(ctx, job)
 		if err != nil {
 			return nil, err
 		}
-		if !jobFinished(job) {
+		if !assess.JobFinished(job) {
 			decidedAt := now
 			if c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
 				decidedAt = c.LastTransitionTime.Time
 			}
-			a.StopJob, a.RecheckAfter = StopFinishedRun(a, pods, decidedAt, now)
+			a.StopJob, a.RecheckAfter = assess.StopFinishedRun(a, pods, decidedAt, now)
 		}
 		if release {
 			// The shards' pods the Job counted after the run was decided.
-			a.ReleasePods = ReleasableOfSucceededRun(pods, job)
+			a.ReleasePods = assess.ReleasableOfSucceededRun(pods, job)
 		}
 	}
-	return &observed{assessment: a, facts: factsFromStatus(run), job: job}, nil
+	return &observed{assessment: a, facts: assess.FactsFromStatus(run), job: job}, nil
 }
 
 // observeJobGone handles a run whose Job was deleted. The cache may not show yet the terminal status a reconcile
@@ -340,23 +331,13 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 	if live.UID != run.UID {
 		return nil, nil
 	}
-	if a, done := TerminalAssessment(live); done {
-		return &observed{assessment: a, facts: factsFromStatus(live)}, nil
+	if a, done := assess.TerminalAssessment(live); done {
+		return &observed{assessment: a, facts: assess.FactsFromStatus(live)}, nil
 	}
 	if children.Merged(live) {
 		return r.observeShardsWithoutJob(ctx, live)
 	}
-	return &observed{assessment: ClassifyWithoutJob(live), facts: factsFromStatus(live)}, nil
-}
-
-// factsFromStatus returns the facts already recorded in the run's status.
-func factsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
-	s := run.Status
-	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
-		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: ptr.Deref(s.EvalFileView, ""),
-		BundleSHA256: ptr.Deref(s.BundleSHA256, ""), Queue: s.Queue,
-		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline,
-		JudgeImage: s.JudgeImage}
+	return &observed{assessment: assess.ClassifyWithoutJob(live), facts: assess.FactsFromStatus(live)}, nil
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.
@@ -410,7 +391,7 @@ func (r *EvalRunReconciler) podsOf(ctx context.Context, job *batchv1.Job) ([]cor
 }
 
 // podCreateFailures lists the Job's FailedCreate events from the API server (events are not cached), oldest first.
-func (r *EvalRunReconciler) podCreateFailures(ctx context.Context, job *batchv1.Job) ([]PodCreateFailure, error) {
+func (r *EvalRunReconciler) podCreateFailures(ctx context.Context, job *batchv1.Job) ([]assess.PodCreateFailure, error) {
 	var events corev1.EventList
 	err := r.apiReader.List(ctx, &events, client.InNamespace(job.Namespace), client.MatchingFields{
 		"involvedObject.uid": string(job.UID), "reason": "FailedCreate",
@@ -418,7 +399,7 @@ func (r *EvalRunReconciler) podCreateFailures(ctx context.Context, job *batchv1.
 	if err != nil {
 		return nil, fmt.Errorf("listing the events of Job %s: %w", job.Name, err)
 	}
-	out := make([]PodCreateFailure, 0, len(events.Items))
+	out := make([]assess.PodCreateFailure, 0, len(events.Items))
 	for i := range events.Items {
 		e := &events.Items[i]
 		first := e.FirstTimestamp.Time
@@ -428,15 +409,15 @@ func (r *EvalRunReconciler) podCreateFailures(ctx context.Context, job *batchv1.
 		if first.IsZero() {
 			first = e.CreationTimestamp.Time
 		}
-		out = append(out, PodCreateFailure{First: first, Message: e.Message})
+		out = append(out, assess.PodCreateFailure{First: first, Message: e.Message})
 	}
-	slices.SortFunc(out, func(a, b PodCreateFailure) int { return a.First.Compare(b.First) })
+	slices.SortFunc(out, func(a, b assess.PodCreateFailure) int { return a.First.Compare(b.First) })
 	return out, nil
 }
 
 // syncSuspend sets the Job's spec.suspend to the run's, for a Job that is not Kueue's and has not finished.
 func (r *EvalRunReconciler) syncSuspend(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job) error {
-	if run.Spec.QueueName != "" || job.Labels[podwire.LabelKueueQueue] != "" || jobFinished(job) {
+	if run.Spec.QueueName != "" || job.Labels[podwire.LabelKueueQueue] != "" || assess.JobFinished(job) {
 		return nil
 	}
 	want := run.Spec.Suspend != nil && *run.Spec.Suspend
@@ -457,20 +438,20 @@ func (r *EvalRunReconciler) syncSuspend(ctx context.Context, run *evalsv1alpha1.
 // backoffLimit. The count is written first (with the pod's name, under an optimistic lock), so a retry is never
 // made without being counted, and a pod seen again before it is gone is evicted again without being counted twice.
 func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podName string, index int) error {
-	byIndex := parseIndexRetries(job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex])
-	n := byIndex[index].count
-	if byIndex[index].pod != podName {
+	byIndex := assess.ParseIndexRetries(job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex])
+	n := byIndex[index].Count
+	if byIndex[index].Pod != podName {
 		job = job.DeepCopy()
 		patch := client.MergeFromWithOptions(job.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
 		n++
-		byIndex[index] = indexRetry{count: n, pod: podName}
+		byIndex[index] = assess.IndexRetry{Count: n, Pod: podName}
 		total, _ := strconv.Atoi(job.Annotations[podwire.AnnotationInfrastructureRetries])
 		job.Annotations[podwire.AnnotationInfrastructureRetries] = strconv.Itoa(total + 1)
 		job.Annotations[podwire.AnnotationInfrastructureRetriedPod] = podName
-		job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex] = formatIndexRetries(byIndex)
+		job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex] = assess.FormatIndexRetries(byIndex)
 		if err := r.client.Patch(ctx, job, patch); err != nil {
 			return fmt.Errorf("counting an infrastructure retry on Job %s: %w", job.Name, err)
 		}
@@ -487,8 +468,8 @@ func (r *EvalRunReconciler) retryPod(ctx context.Context, job *batchv1.Job, podN
 // reason once its pods are gone), sets PodConditionShardStopped on each pod, then evicts it. The Job's pod failure
 // policy fails the index of a pod with that condition (FailIndex), which neither replaces it nor spends another
 // index's retries.
-func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job, stops []PodStop) error {
-	stopped := parseStoppedShards(job.Annotations[podwire.AnnotationStoppedShards])
+func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job, stops []assess.PodStop) error {
+	stopped := assess.ParseStoppedShards(job.Annotations[podwire.AnnotationStoppedShards])
 	record := false
 	for _, s := range stops {
 		if stopped[s.Index] != s.Reason {
@@ -501,7 +482,7 @@ func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.E
 		if job.Annotations == nil {
 			job.Annotations = map[string]string{}
 		}
-		job.Annotations[podwire.AnnotationStoppedShards] = formatStoppedShards(stopped)
+		job.Annotations[podwire.AnnotationStoppedShards] = assess.FormatStoppedShards(stopped)
 		if err := r.client.Patch(ctx, job, patch); err != nil {
 			return fmt.Errorf("recording the stopped shards on Job %s: %w", job.Name, err)
 		}
@@ -525,7 +506,7 @@ func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.E
 // eviction API the manager already uses (a finished pod is evicted at once, whatever its disruption budget), each
 // under its UID, so a pod that replaced it under the same name is never touched. A pod this process released
 // already is not evicted again while the cache still shows it.
-func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.EvalRun, pods []PodRelease) error {
+func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.EvalRun, pods []assess.PodRelease) error {
 	key := client.ObjectKeyFromObject(run)
 	var errs error
 	released := 0
@@ -547,7 +528,7 @@ func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.
 }
 
 // stopPod sets PodConditionShardStopped on a pod of a stopped shard, then evicts it.
-func (r *EvalRunReconciler) stopPod(ctx context.Context, namespace string, s PodStop) error {
+func (r *EvalRunReconciler) stopPod(ctx context.Context, namespace string, s assess.PodStop) error {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: s.Pod}}
 	cond := corev1.PodCondition{Type: podwire.PodConditionShardStopped, Status: corev1.ConditionTrue, Reason: s.Reason,
 		Message: s.Message, LastTransitionTime: metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
@@ -58,7 +59,7 @@ func (r *EvalRunReconciler) finalize(ctx context.Context, run *evalsv1alpha1.Eva
 			return ctrl.Result{}, err
 		}
 		r.recorder.Eventf(run, nil, corev1.EventTypeWarning, eventStorageCleanup, "Delete",
-			"the results of run %s stay in its bucket: %s", run.Name, oneLine(err.Error()))
+			"the results of run %s stay in its bucket: %s", run.Name, assess.OneLine(err.Error()))
 	}
 	patch := client.MergeFromWithOptions(run.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(run, FinalizerBucketObjects)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
@@ -73,14 +75,14 @@ func TestCreateForbiddenWaitsThenEnds(t *testing.T) {
 	steps := []struct {
 		at      time.Duration
 		attempt int32
-		want    State
+		want    assess.State
 		reason  string
 	}{
-		{at: 0, attempt: 1, want: StatePending, reason: evalsv1alpha1.ReasonPending},
-		{at: options.DefaultPodRejectedTimeout - time.Second, attempt: 1, want: StatePending, reason: evalsv1alpha1.ReasonPending},
-		{at: options.DefaultPodRejectedTimeout, attempt: 1, want: StateFailed, reason: evalsv1alpha1.ReasonCreateForbidden},
-		{at: options.DefaultPodRejectedTimeout + time.Minute, attempt: 2, want: StatePending, reason: evalsv1alpha1.ReasonPending},
-		{at: 2*options.DefaultPodRejectedTimeout + time.Minute, attempt: 2, want: StateFailed, reason: evalsv1alpha1.ReasonCreateForbidden},
+		{at: 0, attempt: 1, want: assess.StatePending, reason: evalsv1alpha1.ReasonPending},
+		{at: options.DefaultPodRejectedTimeout - time.Second, attempt: 1, want: assess.StatePending, reason: evalsv1alpha1.ReasonPending},
+		{at: options.DefaultPodRejectedTimeout, attempt: 1, want: assess.StateFailed, reason: evalsv1alpha1.ReasonCreateForbidden},
+		{at: options.DefaultPodRejectedTimeout + time.Minute, attempt: 2, want: assess.StatePending, reason: evalsv1alpha1.ReasonPending},
+		{at: 2*options.DefaultPodRejectedTimeout + time.Minute, attempt: 2, want: assess.StateFailed, reason: evalsv1alpha1.ReasonCreateForbidden},
 	}
 	for _, s := range steps {
 		run.Status.Attempt = &evalsv1alpha1.Attempt{Number: s.attempt}

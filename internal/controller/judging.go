@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -140,6 +141,6 @@ func judgingMismatch(from string, differences []string) string {
 	advice := fmt.Sprintf(": its verdicts cannot be carried. Re-judge EvalRun %s with this judging first (spec.rejudge.from, "+
 		"kubectl evalrun rejudge %s) and resume from that run", from, from)
 	head := fmt.Sprintf("EvalRun %s judged under other settings than this run: ", from)
-	list := textbound.Head(strings.Join(differences, "; "), maxConditionMessage-len(head)-len(advice))
+	list := textbound.Head(strings.Join(differences, "; "), assess.MaxConditionMessage-len(head)-len(advice))
 	return head + list + advice
 }

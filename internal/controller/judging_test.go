@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
@@ -216,8 +217,8 @@ func TestJudgingMismatchBounded(t *testing.T) {
 	}
 	for _, d := range [][]string{diff, many} {
 		msg := judgingMismatch("nightly", d)
-		if len(msg) > maxConditionMessage || !utf8.ValidString(msg) {
-			t.Errorf("message of %d bytes (bound %d)", len(msg), maxConditionMessage)
+		if len(msg) > assess.MaxConditionMessage || !utf8.ValidString(msg) {
+			t.Errorf("message of %d bytes (bound %d)", len(msg), assess.MaxConditionMessage)
 		}
 		for _, want := range []string{"EvalRun nightly judged under other settings than this run: spec.judging.passThreshold is \"0.8\" there, \"0.5\" here",
 			"Re-judge EvalRun nightly with this judging first (spec.rejudge.from, kubectl evalrun rejudge nightly) and resume from that run"} {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -29,13 +30,6 @@ var WorkloadGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1b
 
 // kueueJobUIDLabel is the label Kueue sets on a Job's Workload: the Job's UID.
 const kueueJobUIDLabel = "kueue.x-k8s.io/job-uid"
-
-// Bounds of Kueue's words copied into status.queue (the CRD's MaxLength).
-const (
-	maxQueueReason       = 128
-	maxQueueMessage      = 1024
-	maxQueueClusterQueue = 253
-)
 
 // kueueRecheck is how often a manager without Kueue's Workload API looks for it again.
 const kueueRecheck = 30 * time.Second
@@ -60,8 +54,8 @@ func QueueView(name string, wl *unstructured.Unstructured) *evalsv1alpha1.QueueS
 	is := func(t string) bool { return meta.IsStatusConditionTrue(conds, t) }
 	explain := func(c *metav1.Condition) {
 		if c != nil {
-			q.Reason = textbound.Head(c.Reason, maxQueueReason)
-			q.Message = textbound.Head(c.Message, maxQueueMessage)
+			q.Reason = textbound.Head(c.Reason, assess.MaxQueueReason)
+			q.Message = textbound.Head(c.Message, assess.MaxQueueMessage)
 		}
 	}
 	switch {
@@ -80,7 +74,7 @@ func QueueView(name string, wl *unstructured.Unstructured) *evalsv1alpha1.QueueS
 	}
 	if q.Admission != evalsv1alpha1.QueueWaiting && q.Admission != evalsv1alpha1.QueueEvicted {
 		if cq, _, _ := unstructured.NestedString(wl.Object, "status", "admission", "clusterQueue"); cq != "" {
-			q.ClusterQueue = textbound.Head(cq, maxQueueClusterQueue)
+			q.ClusterQueue = textbound.Head(cq, assess.MaxQueueClusterQueue)
 		}
 	}
 	q.Evictions = workloadEvictions(wl)
@@ -209,33 +203,4 @@ func (r *EvalRunReconciler) queueOf(ctx context.Context, run *evalsv1alpha1.Eval
 		q.Position = r.visibility.position(ctx, run.Namespace, run.Spec.QueueName, q.Workload, now)
 	}
 	return q, nil
-}
-
-// kueueWaitMessage says why a run's Job in queue name is suspended, in Kueue's words where its Workload (q) has
-// any: waiting for quota, evicted (preempted) and waiting again, or admitted with the Job not yet resumed.
-func kueueWaitMessage(name string, q *evalsv1alpha1.QueueStatus) string {
-	msg := "waiting for Kueue to admit the Job in queue " + name
-	if q == nil {
-		return msg
-	}
-	words := q.Reason
-	if q.Message != "" {
-		words = q.Message
-		if q.Reason != "" {
-			words = q.Reason + ": " + q.Message
-		}
-	}
-	switch q.Admission {
-	case evalsv1alpha1.QueueEvicted:
-		msg = "Kueue evicted the Job; " + msg + " again"
-	case evalsv1alpha1.QueueQuotaReserved, evalsv1alpha1.QueueAdmitted:
-		return fmt.Sprintf("Kueue admitted the Job in ClusterQueue %s; waiting for it to resume", q.ClusterQueue)
-	}
-	if words != "" {
-		msg += " (" + words + ")"
-	}
-	if q.Position != nil {
-		msg += fmt.Sprintf("; position %d in the queue", *q.Position)
-	}
-	return msg
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 )
 
 // workload builds a Kueue Workload as the API server returns it (unstructured JSON), with the given conditions
@@ -94,7 +95,7 @@ func TestQueueView(t *testing.T) {
 			name: "Kueue's words cut to the CRD's bounds",
 			wl:   workload("", nil, [4]string{"QuotaReserved", "False", strings.Repeat("R", 300), strings.Repeat("m", 3000)}),
 			want: &evalsv1alpha1.QueueStatus{Name: "q", Workload: wlName, Admission: evalsv1alpha1.QueueWaiting,
-				Reason: strings.Repeat("R", maxQueueReason-len("…")) + "…", Message: strings.Repeat("m", maxQueueMessage-len("…")) + "…"},
+				Reason: strings.Repeat("R", assess.MaxQueueReason-len("…")) + "…", Message: strings.Repeat("m", assess.MaxQueueMessage-len("…")) + "…"},
 		},
 		{
 			name: "malformed status: ignored entries, no panic",
@@ -149,8 +150,8 @@ func TestKueueWaitMessage(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := kueueWaitMessage("q", tc.q); got != tc.want {
-				t.Errorf("kueueWaitMessage = %q, want %q", got, tc.want)
+			if got := assess.KueueWaitMessage("q", tc.q); got != tc.want {
+				t.Errorf("assess.KueueWaitMessage = %q, want %q", got, tc.want)
 			}
 		})
 	}

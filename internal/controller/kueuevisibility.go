@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -29,24 +30,7 @@ var visibilityLocalQueue = schema.GroupVersionKind{Group: "visibility.kueue.x-k8
 const (
 	visibilityTimeout   = 5 * time.Second
 	maxPendingWorkloads = 1000
-	// queuePositionRecheck is how often a waiting run at one of the first positionsPerStep positions looks again:
-	// the workloads ahead of it are admitted without its own Workload changing. It is also how long one read of a
-	// LocalQueue's pending workloads serves every run waiting in it.
-	queuePositionRecheck = 10 * time.Second
-	// positionsPerStep and maxPositionRecheck scale the recheck with the position (positionRecheck).
-	positionsPerStep   = 10
-	maxPositionRecheck = 5 * time.Minute
 )
-
-// positionRecheck is how long a run waiting at position pos waits before it looks again: queuePositionRecheck
-// for each started positionsPerStep positions ahead of it, at most maxPositionRecheck. Every admission moves
-// every waiting run up one place; rechecking each at the same pace would write every waiting run's status every
-// queuePositionRecheck (1,000 waiting runs: 100 status writes a second). Scaled, the runs near the head still see
-// each step and 1,000 waiting runs write about 6 a second in all.
-func positionRecheck(pos int32) time.Duration {
-	steps := (int64(max(pos, 1)) + positionsPerStep - 1) / positionsPerStep
-	return min(time.Duration(steps)*queuePositionRecheck, maxPositionRecheck)
-}
 
 // PendingWorkloads is the part of Kueue's PendingWorkloadsSummary the manager reads.
 type PendingWorkloads struct {
@@ -76,7 +60,7 @@ func Positions(p PendingWorkloads) map[string]int32 {
 
 // kueueVisibility reads pending workloads from Kueue's visibility API once it is found served; it looks for it at
 // most once per kueueRecheck. One read of a LocalQueue's pending workloads serves every run waiting in it for
-// queuePositionRecheck: 1,000 runs waiting in one queue make one GET per interval, not 1,000.
+// assess.QueuePositionRecheck: 1,000 runs waiting in one queue make one GET per interval, not 1,000.
 type kueueVisibility struct {
 	mapper meta.RESTMapper
 	// get GETs an absolute API path and returns the body.
@@ -137,7 +121,7 @@ func (v *kueueVisibility) position(ctx context.Context, namespace, queue, worklo
 	read := v.queueRead(namespace + "/" + queue)
 	read.mu.Lock()
 	defer read.mu.Unlock()
-	if read.positions == nil || now.Sub(read.at) >= queuePositionRecheck || now.Before(read.at) {
+	if read.positions == nil || now.Sub(read.at) >= assess.QueuePositionRecheck || now.Before(read.at) {
 		positions, ok := v.readPending(ctx, namespace, queue, now)
 		if !ok {
 			read.positions = nil

@@ -10,11 +10,16 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 
@@ -83,18 +88,18 @@ func TestKueueVisibilityPosition(t *testing.T) {
 }
 
 // TestQueuedRunWithPositionLooksAgain: a run waiting with a position says it and is looked at again after
-// queuePositionRecheck (the workloads ahead are admitted without its own objects changing); without a position
+// assess.QueuePositionRecheck (the workloads ahead are admitted without its own objects changing); without a position
 // (no visibility API) it waits for its Workload's events as before.
 func TestQueuedRunWithPositionLooksAgain(t *testing.T) {
 	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.QueueName = "lq" })
 	for _, pos := range []*int32{nil, ptr.To[int32](2)} {
 		q := &evalsv1alpha1.QueueStatus{Name: "lq", Admission: evalsv1alpha1.QueueWaiting, Reason: "Pending", Position: pos}
-		got := Classify(Observation{Run: run, Job: makeJob(suspended), Queue: q, Now: time.Now()}, options.Options{})
-		want := Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued,
+		got := assess.Classify(assess.Observation{Run: run, Job: kueueHeldJob(), Queue: q, Now: time.Now()}, options.Options{})
+		want := assess.Assessment{State: assess.StateQueued, Reason: evalsv1alpha1.ReasonQueued,
 			Message: "waiting for Kueue to admit the Job in queue lq (Pending)"}
 		if pos != nil {
 			want.Message += "; position 2 in the queue"
-			want.RecheckAfter = positionRecheck(2)
+			want.RecheckAfter = assess.PositionRecheck(2)
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("position %v (-want +got):\n%s", ptr.Deref(pos, 0), diff)
@@ -103,7 +108,7 @@ func TestQueuedRunWithPositionLooksAgain(t *testing.T) {
 }
 
 // TestOneReadServesTheQueue: the runs waiting in one LocalQueue share one read of its pending workloads for
-// queuePositionRecheck, concurrent lookups included; another queue, or the same one after the interval, is read
+// assess.QueuePositionRecheck, concurrent lookups included; another queue, or the same one after the interval, is read
 // again; a read that failed is not kept.
 func TestOneReadServesTheQueue(t *testing.T) {
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
@@ -137,42 +142,28 @@ func TestOneReadServesTheQueue(t *testing.T) {
 	if n := gets.Load(); n != 1 {
 		t.Fatalf("1,000 runs of one queue made %d GETs, want 1", n)
 	}
-	v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(queuePositionRecheck-time.Second))
+	v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(assess.QueuePositionRecheck-time.Second))
 	v.position(context.Background(), "team-b", "lq", "wl-5", now)
 	if n := gets.Load(); n != 2 {
 		t.Errorf("%d GETs after another queue's lookup, want 2 (the first queue's read still serves)", n)
 	}
-	v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(queuePositionRecheck))
+	v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(assess.QueuePositionRecheck))
 	if n := gets.Load(); n != 3 {
 		t.Errorf("%d GETs after the interval, want 3", n)
 	}
 	fail.Store(true)
-	if got := v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(2*queuePositionRecheck)); got != nil {
+	if got := v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(2*assess.QueuePositionRecheck)); got != nil {
 		t.Errorf("a failed read gave position %d", *got)
 	}
 	fail.Store(false)
-	later := now.Add(2*queuePositionRecheck + kueueRecheck)
+	later := now.Add(2*assess.QueuePositionRecheck + kueueRecheck)
 	if got := v.position(context.Background(), "team-a", "lq", "wl-5", later); got == nil || *got != 6 {
 		t.Errorf("after a failed read and kueueRecheck: position %v, want 6", ptr.Deref(got, 0))
 	}
 }
 
-// TestPositionRecheck: the runs at the head of a queue look again every queuePositionRecheck, each further step
-// of positionsPerStep waits one interval more, up to maxPositionRecheck; 1,000 waiting runs recheck about six
-// times a second in all, against 100 at one pace.
-func TestPositionRecheck(t *testing.T) {
-	for pos, want := range map[int32]time.Duration{0: 10 * time.Second, 1: 10 * time.Second, 10: 10 * time.Second,
-		11: 20 * time.Second, 25: 30 * time.Second, 295: 5 * time.Minute, 1000: 5 * time.Minute} {
-		if got := positionRecheck(pos); got != want {
-			t.Errorf("positionRecheck(%d) = %s, want %s", pos, got, want)
-		}
-	}
-	var perSecond float64
-	for pos := int32(1); pos <= 1000; pos++ {
-		perSecond += 1 / positionRecheck(pos).Seconds()
-	}
-	if perSecond > 8 {
-		t.Errorf("1,000 waiting runs recheck %.1f times a second, want at most 8", perSecond)
-	}
-	t.Logf("1,000 waiting runs recheck %.2f times a second (one pace: %.0f)", perSecond, 1000/queuePositionRecheck.Seconds())
+// kueueHeldJob is a run's Job that Kueue holds suspended.
+func kueueHeldJob() *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "screen", Namespace: "team-a"},
+		Spec: batchv1.JobSpec{Suspend: ptr.To(true), ActiveDeadlineSeconds: ptr.To[int64](600)}}
 }

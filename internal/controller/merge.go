@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -24,14 +26,14 @@ import (
 
 // observeShards classifies a sharded or resumed run from its Job, its pods and its shards' collections, records
 // the shards in status, and, once the run is decided, merges the shards' results into its status.
-func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs Observation, facts Facts) (*observed, error) {
+func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs assess.Observation, facts assess.Facts) (*observed, error) {
 	so, err := r.shardObservation(ctx, run, obs.Job, obs.Pods)
 	if err != nil {
 		return nil, err
 	}
-	v := ClassifyShards(obs, so, r.opts)
+	v := assess.ClassifyShards(obs, so, r.opts)
 	if len(obs.Pods) == 0 && v.Assessment.RecheckAfter == 0 && !v.Assessment.State.Terminal() && !ptr.Deref(obs.Job.Spec.Suspend, false) {
-		v.Assessment.RecheckAfter = podRejectedRecheck
+		v.Assessment.RecheckAfter = assess.PodRejectedRecheck
 	}
 	return r.decideShards(ctx, run, so, v, facts, obs.Job)
 }
@@ -43,21 +45,21 @@ func (r *EvalRunReconciler) observeShardsWithoutJob(ctx context.Context, run *ev
 	if err != nil {
 		return nil, err
 	}
-	return r.decideShards(ctx, run, so, ShardsWithoutJob(so, run.Status.JobName, run.Status.Shards), factsFromStatus(run), nil)
+	return r.decideShards(ctx, run, so, assess.ShardsWithoutJob(so, run.Status.JobName, run.Status.Shards), assess.FactsFromStatus(run), nil)
 }
 
 // decideShards records the shards in the facts and, when the run is decided, merges their results first: the
 // run's terminal condition is written only once its merged results are.
-func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation, v ShardVerdict,
-	facts Facts, job *batchv1.Job) (*observed, error) {
-	facts.Sharding, facts.Shards = shardingStatus(v.Statuses)
-	facts.CodeJudgeLandlockABI = lowestLandlockABI(so.Sections)
+func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so assess.ShardObservation, v assess.ShardVerdict,
+	facts assess.Facts, job *batchv1.Job) (*observed, error) {
+	facts.Sharding, facts.Shards = assess.ShardingStatus(v.Statuses)
+	facts.CodeJudgeLandlockABI = assess.LowestLandlockABI(so.Sections)
 	a := v.Assessment
 	if a.State.Terminal() {
 		merged, err := r.mergeShards(ctx, run, so, v)
 		if err != nil {
-			wait := Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting,
-				Message: textbound.Head("merging the shards' results: "+oneLine(err.Error()), maxConditionMessage)}
+			wait := assess.Assessment{State: assess.StateCollecting, Reason: evalsv1alpha1.ReasonCollecting,
+				Message: textbound.Head("merging the shards' results: "+assess.OneLine(err.Error()), assess.MaxConditionMessage)}
 			return &observed{assessment: wait, facts: facts, job: job}, err
 		}
 		// The Passed and BudgetExceeded conditions are decided on the merged summary and cost, which the cache
@@ -73,7 +75,7 @@ func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1
 // (bucketSections, told by pods which are there), and without a Job its shards are counted from the pinned
 // run.json.
 func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
-	pods []corev1.Pod) (ShardObservation, error) {
+	pods []corev1.Pod) (assess.ShardObservation, error) {
 	if children.BucketOnly(run) {
 		return r.bucketShardObservation(ctx, run, job, pods)
 	}
@@ -81,9 +83,9 @@ func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1al
 	err := r.client.List(ctx, &cms, client.InNamespace(run.Namespace),
 		client.MatchingLabels{podwire.LabelRun: children.NamesFor(run.Name).RunLabel, podwire.LabelComponent: children.ComponentShard})
 	if err != nil {
-		return ShardObservation{}, fmt.Errorf("listing the shard ConfigMaps of EvalRun %s: %w", run.Name, err)
+		return assess.ShardObservation{}, fmt.Errorf("listing the shard ConfigMaps of EvalRun %s: %w", run.Name, err)
 	}
-	so := ShardObservation{Shards: 1, Sections: map[int]*results.Section{}}
+	so := assess.ShardObservation{Shards: 1, Sections: map[int]*results.Section{}}
 	if job != nil {
 		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
 			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
@@ -120,8 +122,8 @@ func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1al
 
 // bucketShardObservation is shardObservation for a run whose shards' collections are in its bucket.
 func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
-	pods []corev1.Pod) (ShardObservation, error) {
-	so := ShardObservation{Shards: 1}
+	pods []corev1.Pod) (assess.ShardObservation, error) {
+	so := assess.ShardObservation{Shards: 1}
 	if job != nil {
 		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
 			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
@@ -130,19 +132,19 @@ func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *eva
 	} else {
 		pinned, err := r.pinnedConfigMap(ctx, run)
 		if err != nil {
-			return ShardObservation{}, err
+			return assess.ShardObservation{}, err
 		}
 		if pinned != nil {
 			cfg, err := children.RunConfigFrom(pinned)
 			if err != nil {
-				return ShardObservation{}, err
+				return assess.ShardObservation{}, err
 			}
 			so.Shards = int(max(cfg.Shards, 1))
 		}
 	}
 	sections, err := r.bucketSections(ctx, run, job, pods, so.Shards)
 	if err != nil {
-		return ShardObservation{}, err
+		return assess.ShardObservation{}, err
 	}
 	so.Sections = sections
 	return so, nil
@@ -152,8 +154,8 @@ func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *eva
 // results section, written with its own field manager, and returns the merged section. Its cost is summed from
 // every stored result (carried ones apart) and names the budgets any shard reached. It is idempotent: the same
 // shards give the same section.
-func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so ShardObservation,
-	v ShardVerdict) (*results.Section, error) {
+func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so assess.ShardObservation,
+	v assess.ShardVerdict) (*results.Section, error) {
 	pinned, err := r.pinnedConfigMap(ctx, run)
 	if err != nil {
 		return nil, err
@@ -217,18 +219,18 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 		if !ran {
 			return "the result carried from EvalRun " + cfg.Resume.From + " is gone"
 		}
-		k := shardOf(i, len(cfg.CaseIDs), shards)
+		k := assess.ShardOf(i, len(cfg.CaseIDs), shards)
 		if k >= len(v.Shards) {
 			return ""
 		}
 		a := v.Shards[k]
-		return fmt.Sprintf("shard %d recorded no result for this case (%s): %s", k, a.Reason, oneLine(a.Message))
+		return fmt.Sprintf("shard %d recorded no result for this case (%s): %s", k, a.Reason, assess.OneLine(a.Message))
 	}, func(index int) (int32, bool) {
 		i, ran := runIndex[ids[index]]
 		if !ran {
 			return 0, false
 		}
-		return int32(shardOf(i, len(cfg.CaseIDs), shards)), true
+		return int32(assess.ShardOf(i, len(cfg.CaseIDs), shards)), true
 	}, at)
 	if err != nil {
 		return nil, err
@@ -243,9 +245,9 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 // MergedSectionBudget is the status budget of a merged run's results section: the status budget less what the
 // manager writes about the shards next to it (status.sharding and status.shards, with a quarter more for their
 // managedFields), so that the section and the shards together stay within the budget however many shards there
-// are. all are the shards' entries, as shardingStatus bounds them.
+// are. all are the shards' entries, as assess.ShardingStatus bounds them.
 func MergedSectionBudget(budget int64, all []evalsv1alpha1.ShardStatus) int64 {
-	sharding, listed := shardingStatus(all)
+	sharding, listed := assess.ShardingStatus(all)
 	data, err := json.Marshal(struct {
 		Sharding *evalsv1alpha1.ShardingStatus `json:"sharding"`
 		Shards   []evalsv1alpha1.ShardStatus   `json:"shards"`
@@ -255,19 +257,4 @@ func MergedSectionBudget(budget int64, all []evalsv1alpha1.ShardStatus) int64 {
 		panic(fmt.Sprintf("encode the shards' status: %v", err))
 	}
 	return budget - int64(len(data))*5/4
-}
-
-// shardOf is the shard holding case index of n cases split into shards (podwire.ShardRange).
-func shardOf(index, n, shards int) int {
-	if shards <= 1 || n <= 0 {
-		return 0
-	}
-	k := min(index*shards/n, shards-1)
-	for k+1 < shards && (k+1)*n/shards <= index {
-		k++
-	}
-	for k > 0 && k*n/shards > index {
-		k--
-	}
-	return k
 }

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -149,7 +151,7 @@ func (activeRuns) Collect(ch chan<- prometheus.Metric) {
 	}
 	counts := map[string]int{}
 	for i := range runs.Items {
-		if _, done := TerminalAssessment(&runs.Items[i]); !done {
+		if _, done := assess.TerminalAssessment(&runs.Items[i]); !done {
 			counts[runs.Items[i].Namespace]++
 		} else if _, seen := counts[runs.Items[i].Namespace]; !seen {
 			counts[runs.Items[i].Namespace] = 0
@@ -330,7 +332,7 @@ func recordCost(ns string, c *evalsv1alpha1.RunCost) {
 func lastRunnerEnd(pods []corev1.Pod) time.Time {
 	var last time.Time
 	for i := range pods {
-		if t := runnerTerminated(&pods[i]); t != nil && t.FinishedAt.After(last) {
+		if t := assess.RunnerTerminated(&pods[i]); t != nil && t.FinishedAt.After(last) {
 			last = t.FinishedAt.Time
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,11 +30,11 @@ type rejudgePlan struct {
 // planRejudge reads the run named by spec.rejudge.from and its pinned run.json, and decides where this run's
 // collectors read its kept records. It returns an assessment instead when the source has not finished yet
 // (Pending, rechecked) or cannot be judged again (RejudgeSourceInvalid, final, naming what is wrong).
-func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*rejudgePlan, *Assessment, error) {
+func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*rejudgePlan, *assess.Assessment, error) {
 	from := run.Spec.Rejudge.From
-	invalid := func(format string, args ...any) (*rejudgePlan, *Assessment, error) {
-		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
-			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
+	invalid := func(format string, args ...any) (*rejudgePlan, *assess.Assessment, error) {
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
+			Message: textbound.Head(fmt.Sprintf(format, args...), assess.MaxConditionMessage)}, nil
 	}
 	src, outcome, wait, err := r.finishedSource(ctx, run, from, "spec.rejudge.from", evalsv1alpha1.ReasonRejudgeSourceInvalid,
 		"judging its records again", now)
@@ -41,7 +43,7 @@ func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.
 	}
 	if rec := src.Status.Records; rec == nil || rec.Kept == 0 {
 		return invalid("EvalRun %s kept no records (status.records: %s; it ended %s: %s): only a run that kept its runner's records can be judged again",
-			from, describeRecords(rec), outcome.Reason, oneLine(outcome.Message))
+			from, describeRecords(rec), outcome.Reason, assess.OneLine(outcome.Message))
 	}
 	if src.Spec.Resume != nil || src.Status.Resume != nil {
 		return invalid("EvalRun %s resumed another run: the records of the cases it carried are that run's; judge the runs it was made of instead", from)
@@ -77,10 +79,10 @@ func (r *EvalRunReconciler) sourceRunConfig(ctx context.Context, src *evalsv1alp
 
 // rejudgeFrom is the pure part of planRejudge: the plan for judging src's records again (srcCfg is src's
 // run.json), or a final assessment naming what makes them unreadable to run.
-func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg podwire.RunConfig) (*rejudgePlan, *Assessment, error) {
-	invalid := func(format string, args ...any) (*rejudgePlan, *Assessment, error) {
-		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
-			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
+func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg podwire.RunConfig) (*rejudgePlan, *assess.Assessment, error) {
+	invalid := func(format string, args ...any) (*rejudgePlan, *assess.Assessment, error) {
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
+			Message: textbound.Head(fmt.Sprintf(format, args...), assess.MaxConditionMessage)}, nil
 	}
 	plan := &rejudgePlan{shards: max(srcCfg.Shards, 1), batching: srcCfg.Batching,
 		config: podwire.Rejudge{From: src.Name, FromUID: string(src.UID)}}
@@ -151,7 +153,7 @@ func (p *rejudgePlan) apply(cfg *podwire.RunConfig) {
 // rejudgeConfigRun plans a re-judge (nil plan and run itself for any other run) and returns the run its run.json is
 // built from: a re-judge takes its source's shard count. A wait or a final assessment comes back as planRejudge's.
 func (r *EvalRunReconciler) rejudgeConfigRun(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (
-	*rejudgePlan, *evalsv1alpha1.EvalRun, *Assessment, error) {
+	*rejudgePlan, *evalsv1alpha1.EvalRun, *assess.Assessment, error) {
 	if run.Spec.Rejudge == nil {
 		return nil, run, nil, nil
 	}

@@ -2,13 +2,11 @@ package controller
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -18,7 +16,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,64 +30,11 @@ import (
 
 // The manager deletes a finished run's own children (by owner and name) when the run starts a new attempt.
 
-// AnnotationRerun, set to a new value on a finished run, starts a new attempt of it with the same spec.
-const AnnotationRerun = "evals.evalrun.io/rerun"
-
 // attemptResetRecheck is how soon a run whose earlier attempt's children are being deleted looks again.
 const attemptResetRecheck = time.Second
 
 // eventAttemptStarted is the event of a new attempt.
 const eventAttemptStarted = "AttemptStarted"
-
-// SpecSHA256 is the hex sha256 of the spec's JSON without suspend: what a new attempt is started for.
-func SpecSHA256(spec *evalsv1alpha1.EvalRunSpec) string {
-	s := spec.DeepCopy()
-	s.Suspend = nil
-	data, err := json.Marshal(s)
-	if err != nil {
-		panic(err) // plain data
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
-// rerunAnnotation is the run's evals.evalrun.io/rerun annotation, nil when unset or empty.
-func rerunAnnotation(run *evalsv1alpha1.EvalRun) *string {
-	if v := run.Annotations[AnnotationRerun]; v != "" {
-		return &v
-	}
-	return nil
-}
-
-// desiredAttempt is the attempt the status describes: the recorded one, its spec digest and generation kept up
-// to date (suspend changes the generation, a newer API version may default more fields: neither starts an
-// attempt), or the first attempt of a run that has none recorded.
-func desiredAttempt(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.Attempt {
-	cur := run.Status.Attempt
-	if cur == nil {
-		return &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, SpecSHA256: SpecSHA256(&run.Spec),
-			Rerun: rerunAnnotation(run), Generation: run.Generation}
-	}
-	out := cur.DeepCopy()
-	out.SpecSHA256, out.Generation = SpecSHA256(&run.Spec), run.Generation
-	return out
-}
-
-// NewAttemptTrigger returns what starts a new attempt of a finished run, or "" when nothing does: a new value of
-// the rerun annotation, or a spec (other than suspend) that changed since the attempt started.
-func NewAttemptTrigger(run *evalsv1alpha1.EvalRun) evalsv1alpha1.AttemptTrigger {
-	cur := run.Status.Attempt
-	if cur == nil {
-		return ""
-	}
-	if v := rerunAnnotation(run); v != nil && *v != ptr.Deref(cur.Rerun, "") {
-		return evalsv1alpha1.AttemptRerun
-	}
-	if run.Generation != cur.Generation && SpecSHA256(&run.Spec) != cur.SpecSHA256 {
-		return evalsv1alpha1.AttemptSpecChanged
-	}
-	return ""
-}
 
 // startNewAttempt starts a new attempt of a finished run under the same name: it deletes the finished attempt's
 // children (Job, ConfigMaps, the collector's identity) and bucket objects, waits until they are gone, then
@@ -134,8 +78,8 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 	}
 	next.Status = evalsv1alpha1.EvalRunStatus{
 		ObservedGeneration: run.Generation,
-		Attempt: &evalsv1alpha1.Attempt{Number: finished.Number + 1, Trigger: trigger, SpecSHA256: SpecSHA256(&run.Spec),
-			Rerun: rerunAnnotation(run), Generation: run.Generation},
+		Attempt: &evalsv1alpha1.Attempt{Number: finished.Number + 1, Trigger: trigger, SpecSHA256: assess.SpecSHA256(&run.Spec),
+			Rerun: assess.RerunAnnotation(run), Generation: run.Generation},
 		PreviousAttempts: history,
 	}
 	// In progress from the start, so that kstatus, Flux and Argo CD never take the empty status for a result.
@@ -156,7 +100,7 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 	r.memory.forget(client.ObjectKeyFromObject(run))
 	why := "its spec changed"
 	if trigger == evalsv1alpha1.AttemptRerun {
-		why = fmt.Sprintf("annotation %s is %q", AnnotationRerun, *rerunAnnotation(run))
+		why = fmt.Sprintf("annotation %s is %q", assess.AnnotationRerun, *assess.RerunAnnotation(run))
 	}
 	r.recorder.Eventf(run, nil, corev1.EventTypeNormal, eventAttemptStarted, "Rerun",
 		"attempt %d started because %s (attempt %d ended %s)", finished.Number+1, why, finished.Number, record.Reason)

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,13 +48,13 @@ type resumePlan struct {
 // judging the earlier run's must be (judgingOf). It returns an assessment instead when the earlier run has not
 // finished yet (Pending, rechecked) or cannot be resumed (ResumeSourceInvalid, final).
 func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.EvalRun, digest string, ids []string,
-	here podwire.RunConfig, now time.Time) (*resumePlan, *Assessment, error) {
+	here podwire.RunConfig, now time.Time) (*resumePlan, *assess.Assessment, error) {
 	spec := run.Spec.Resume
 	from := spec.From
 	mode := ptr.Deref(spec.Cases, evalsv1alpha1.DefaultResumeCases)
-	invalid := func(format string, args ...any) (*resumePlan, *Assessment, error) {
-		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid,
-			Message: textbound.Head(fmt.Sprintf(format, args...), maxConditionMessage)}, nil
+	invalid := func(format string, args ...any) (*resumePlan, *assess.Assessment, error) {
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid,
+			Message: textbound.Head(fmt.Sprintf(format, args...), assess.MaxConditionMessage)}, nil
 	}
 	src, outcome, wait, err := r.finishedSource(ctx, run, from, "spec.resume.from", evalsv1alpha1.ReasonResumeSourceInvalid,
 		"resuming it", now)
@@ -65,10 +67,10 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 	}
 	refs := src.Status.Results
 	if refs == nil || len(refs.ConfigMaps)+len(refs.Objects) == 0 {
-		return invalid("EvalRun %s has no stored results to resume from (it ended %s: %s)", from, outcome.Reason, oneLine(outcome.Message))
+		return invalid("EvalRun %s has no stored results to resume from (it ended %s: %s)", from, outcome.Reason, assess.OneLine(outcome.Message))
 	}
 	if msg, err := r.otherJudging(ctx, src, here); msg != "" || err != nil {
-		return nil, &Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid, Message: msg}, err
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid, Message: msg}, err
 	}
 	carry := map[string][]byte{}
 	msg, err := r.eachStoredLine(ctx, run, src, func(l *results.Line) error {
@@ -138,10 +140,10 @@ func (r *EvalRunReconciler) otherJudging(ctx context.Context, src *evalsv1alpha1
 	case err != nil:
 		return "", err
 	case msg != "":
-		return textbound.Head(msg+": the judging its verdicts were given under is unknown, so they cannot be carried", maxConditionMessage), nil
+		return textbound.Head(msg+": the judging its verdicts were given under is unknown, so they cannot be carried", assess.MaxConditionMessage), nil
 	}
 	if diff := judgingDifferences(there, here); len(diff) > 0 {
-		return textbound.Head(judgingMismatch(src.Name, diff), maxConditionMessage), nil
+		return textbound.Head(judgingMismatch(src.Name, diff), assess.MaxConditionMessage), nil
 	}
 	return "", nil
 }
@@ -202,9 +204,9 @@ func (p *resumePlan) carriedConfigMapNames() []string {
 // its terminal assessment. It returns an assessment instead when the source is this run itself or does not exist
 // (reason, final) or has not finished yet (Pending, rechecked with a growing delay; doing says what waits).
 func (r *EvalRunReconciler) finishedSource(ctx context.Context, run *evalsv1alpha1.EvalRun, from, field, reason, doing string,
-	now time.Time) (*evalsv1alpha1.EvalRun, Assessment, *Assessment, error) {
-	invalid := func(msg string) (*evalsv1alpha1.EvalRun, Assessment, *Assessment, error) {
-		return nil, Assessment{}, &Assessment{State: StateFailed, Reason: reason, Message: textbound.Head(msg, maxConditionMessage)}, nil
+	now time.Time) (*evalsv1alpha1.EvalRun, assess.Assessment, *assess.Assessment, error) {
+	invalid := func(msg string) (*evalsv1alpha1.EvalRun, assess.Assessment, *assess.Assessment, error) {
+		return nil, assess.Assessment{}, &assess.Assessment{State: assess.StateFailed, Reason: reason, Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil
 	}
 	if from == run.Name {
 		return invalid(field + " names this run itself")
@@ -214,11 +216,11 @@ func (r *EvalRunReconciler) finishedSource(ctx context.Context, run *evalsv1alph
 		if apierrors.IsNotFound(err) {
 			return invalid(fmt.Sprintf("EvalRun %s, named by %s, does not exist in namespace %s", from, field, run.Namespace))
 		}
-		return nil, Assessment{}, nil, fmt.Errorf("reading EvalRun %s, named by %s: %w", from, field, err)
+		return nil, assess.Assessment{}, nil, fmt.Errorf("reading EvalRun %s, named by %s: %w", from, field, err)
 	}
-	outcome, done := TerminalAssessment(src)
+	outcome, done := assess.TerminalAssessment(src)
 	if !done {
-		return nil, outcome, &Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
+		return nil, outcome, &assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending,
 			Message:      fmt.Sprintf("waiting for EvalRun %s to finish before %s", from, doing),
 			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
 	}

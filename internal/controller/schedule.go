@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -90,7 +92,7 @@ func groupRuns(runs []*evalsv1alpha1.EvalRun) scheduleRuns {
 	})
 	var g scheduleRuns
 	for _, run := range runs {
-		switch _, done := TerminalAssessment(run); {
+		switch _, done := assess.TerminalAssessment(run); {
 		case !done:
 			g.active = append(g.active, run)
 		case succeeded(run):
@@ -109,7 +111,7 @@ func (g scheduleRuns) expired(spec *evalsv1alpha1.EvalScheduleSpec) []*evalsv1al
 	for _, group := range [][]*evalsv1alpha1.EvalRun{g.active, g.succeeded, g.failed} {
 		for _, run := range group {
 			if needsComparison(run) {
-				needed[baselineName(run)] = true
+				needed[assess.BaselineName(run)] = true
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	corev1 "k8s.io/api/core/v1"
@@ -293,7 +294,7 @@ func SetScheduleConditions(status *evalsv1alpha1.EvalScheduleStatus, generation 
 	if ready == metav1.ConditionFalse {
 		stalled = metav1.ConditionTrue
 	}
-	msg = textbound.Head(oneLine(msg), maxConditionMessage)
+	msg = textbound.Head(assess.OneLine(msg), assess.MaxConditionMessage)
 	for _, c := range []metav1.Condition{
 		{Type: evalsv1alpha1.ScheduleConditionReady, Status: ready, Reason: reason, Message: msg},
 		{Type: evalsv1alpha1.ScheduleConditionStalled, Status: stalled, Reason: reason, Message: msg},

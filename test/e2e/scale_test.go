@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -26,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -217,11 +218,11 @@ func measureShardedRun(t *testing.T, name string, cases int, shards, parallelism
 	left := 0
 	err := wait.PollUntilContextCancel(ctxFor(t, time.Minute), time.Second, true, func(context.Context) (bool, error) {
 		left = len(runPods(t, ns, run.Name))
-		return left <= controller.KeptShardPods, nil
+		return left <= assess.KeptShardPods, nil
 	})
-	t.Logf("scale: %d pods of the run left (every shard succeeded; the first %d keep their pods)", left, min(int(shards), controller.KeptShardPods))
+	t.Logf("scale: %d pods of the run left (every shard succeeded; the first %d keep their pods)", left, min(int(shards), assess.KeptShardPods))
 	if err != nil {
-		t.Errorf("%d pods of the run left after it succeeded, want at most %d", left, controller.KeptShardPods)
+		t.Errorf("%d pods of the run left after it succeeded, want at most %d", left, assess.KeptShardPods)
 	}
 	if r := got.Status.Results; r == nil || r.TotalCases != int32(cases) || (bucketResults && len(r.Objects) != int(shards)) {
 		t.Errorf("results reference %+v", got.Status.Results)

@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
@@ -142,7 +143,7 @@ func resumeNotPassed(t *testing.T, ns, firstName, listIDs string, first *evalsv1
 func TestSucceededShardPodsReleased(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "release", nil)
-	shards := controller.KeptShardPods + 2
+	shards := assess.KeptShardPods + 2
 	run := sampleRun("many", ns).Inline(testutil.DecisionEval(shards)).Shards(int32(shards), 20).
 		Resources(corev1.ResourceRequirements{}).Obj()
 	create(t, run)
@@ -153,9 +154,9 @@ func TestSucceededShardPodsReleased(t *testing.T) {
 		t.Errorf("sharding %+v, want %d succeeded, 2 not listed", got.Status.Sharding, shards)
 	}
 	for _, st := range got.Status.Shards {
-		if int(st.Index) >= controller.KeptShardPods || st.PodName == "" || ptr.Deref(st.ImageID, "") == "" {
+		if int(st.Index) >= assess.KeptShardPods || st.PodName == "" || ptr.Deref(st.ImageID, "") == "" {
 			t.Errorf("status.shards lists shard %d (pod %q, image %q): want only shards below %d, each with its pod and image",
-				st.Index, st.PodName, ptr.Deref(st.ImageID, ""), controller.KeptShardPods)
+				st.Index, st.PodName, ptr.Deref(st.ImageID, ""), assess.KeptShardPods)
 		}
 	}
 	// The decisive reconcile released the last shards' pods: wait for their deletion to land.
@@ -170,14 +171,14 @@ func TestSucceededShardPodsReleased(t *testing.T) {
 			}
 			left[i] = true
 		}
-		return !left[controller.KeptShardPods] && !left[controller.KeptShardPods+1], nil
+		return !left[assess.KeptShardPods] && !left[assess.KeptShardPods+1], nil
 	})
 	if err != nil {
-		t.Errorf("pods of shards %d and %d still there after the run ended: %v", controller.KeptShardPods, controller.KeptShardPods+1, err)
+		t.Errorf("pods of shards %d and %d still there after the run ended: %v", assess.KeptShardPods, assess.KeptShardPods+1, err)
 	}
-	for i := range controller.KeptShardPods {
+	for i := range assess.KeptShardPods {
 		if !left[i] {
-			t.Errorf("shard %d's pod was deleted; the first %d shards keep theirs", i, controller.KeptShardPods)
+			t.Errorf("shard %d's pod was deleted; the first %d shards keep theirs", i, assess.KeptShardPods)
 		}
 	}
 }

@@ -2,7 +2,7 @@
 // (config/gitops/argocd/health.lua, run by gopher-lua as Argo CD runs it), Flux's healthCheckExprs
 // (config/gitops/flux/evals-kustomization.yaml, evaluated by cel-go as Flux evaluates them) and the kstatus
 // library (sigs.k8s.io/cli-utils), which Flux falls back to. Every case's status is built by the controller's own
-// status code (controller.DesiredManagerStatus), for every reason the API defines.
+// status code (assess.DesiredManagerStatus), for every reason the API defines.
 package gitops
 
 import (
@@ -19,13 +19,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -241,14 +242,14 @@ func created(w *testutil.EvalRunWrapper) *evalsv1alpha1.EvalRun {
 
 // advance writes the manager's status for the state and reason, as Reconcile does: DesiredManagerStatus, then a
 // server-side apply of the manager's fields, which keeps the conditions other writers own.
-func advance(run *evalsv1alpha1.EvalRun, state controller.State, reason, message string) {
-	write(run, controller.Assessment{State: state, Reason: reason, Message: message}, controller.Facts{})
+func advance(run *evalsv1alpha1.EvalRun, state assess.State, reason, message string) {
+	write(run, assess.Assessment{State: state, Reason: reason, Message: message}, assess.Facts{})
 }
 
 // write applies the manager's status for the assessment and facts.
-func write(run *evalsv1alpha1.EvalRun, a controller.Assessment, f controller.Facts) {
+func write(run *evalsv1alpha1.EvalRun, a assess.Assessment, f assess.Facts) {
 	f.JobName = run.Name + "-evalrun"
-	desired := controller.DesiredManagerStatus(run, a, f, now)
+	desired := assess.DesiredManagerStatus(run, a, f, now)
 	before, after := statusapply.Manager(&run.Status), statusapply.Manager(&desired)
 	owned := map[string]bool{}
 	for _, c := range before.Conditions {
@@ -315,11 +316,11 @@ func collect(run *evalsv1alpha1.EvalRun, passed, total int32, truncated bool) {
 // compareWithBaseline writes it).
 func compared(t *testing.T, run *evalsv1alpha1.EvalRun, status metav1.ConditionStatus, reason, message string) {
 	t.Helper()
-	a, ok := controller.TerminalAssessment(run)
+	a, ok := assess.TerminalAssessment(run)
 	if !ok {
 		t.Fatal("compared: the run has not finished")
 	}
-	write(run, a, controller.Facts{Regressed: &metav1.Condition{
+	write(run, a, assess.Facts{Regressed: &metav1.Condition{
 		Type: evalsv1alpha1.ConditionRegressed, Status: status, Reason: reason, Message: message,
 	}})
 }
@@ -334,8 +335,8 @@ const (
 
 // started takes a run through Pending and Running, as every run with a Job goes.
 func started(run *evalsv1alpha1.EvalRun) {
-	advance(run, controller.StatePending, evalsv1alpha1.ReasonPending, "waiting for the Job's pod to be scheduled")
-	advance(run, controller.StateRunning, evalsv1alpha1.ReasonRunning, "the runner is running")
+	advance(run, assess.StatePending, evalsv1alpha1.ReasonPending, "waiting for the Job's pod to be scheduled")
+	advance(run, assess.StateRunning, evalsv1alpha1.ReasonRunning, "the runner is running")
 }
 
 // unstructuredContent returns the object as a GitOps tool gets it from the API server: JSON decoded into
@@ -382,31 +383,31 @@ func runCases(t *testing.T) []healthCase {
 				started(run)
 			}
 			msg := "the run is " + strings.ToLower(reason)
-			advance(run, controller.State(reason), reason, msg)
+			advance(run, assess.State(reason), reason, msg)
 			add("in progress: "+reason, run, argoHealth{argoProgressing, reason + ": " + msg}, inProgress, inProgress)
 		case queued:
 			msg := "waiting for Kueue to admit the Job in queue nightly (Pending: couldn't assign flavors to pod set main)"
 			run.Spec.QueueName = "nightly"
-			advance(run, controller.StateQueued, reason, msg)
+			advance(run, assess.StateQueued, reason, msg)
 			add("queued by Kueue", run, argoHealth{argoSuspended, "Queued: " + msg}, inProgress, inProgress)
 
 			run = newRun()
 			run.Spec.QueueName = "nightly"
 			run.Spec.Suspend = ptrTo(true)
 			msg = "Kueue evicted the Job; waiting for Kueue to admit the Job in queue nightly again (Preempted: Preempted to accommodate a workload)"
-			advance(run, controller.StateQueued, reason, msg)
+			advance(run, assess.StateQueued, reason, msg)
 			add("preempted by Kueue, spec.suspend set (ignored with a queue)", run, argoHealth{argoSuspended, "Queued: " + msg}, inProgress, inProgress)
 
 			run = newRun()
 			run.Spec.Suspend = ptrTo(true)
-			advance(run, controller.StateQueued, reason, "the Job is suspended by spec.suspend")
+			advance(run, assess.StateQueued, reason, "the Job is suspended by spec.suspend")
 			add("queued by spec.suspend", run, argoHealth{argoSuspended, "Queued: the Job is suspended by spec.suspend"}, inProgress, inProgress)
 		case completed:
 			addCompleted(t, add)
 		case failure:
 			started(run)
 			collect(run, 1, 2, false)
-			advance(run, controller.StateFailed, reason, failedCondition(reason))
+			advance(run, assess.StateFailed, reason, failedCondition(reason))
 			add("failed: "+reason, run, argoHealth{argoDegraded, "The run failed (" + reason + "): " + failedCondition(reason)}, failed, failed)
 		case passedReason, truncatedReason, regressedReason:
 			// Passed, ResultsTruncated and Regressed reasons come with a finished run: addCompleted and
@@ -426,7 +427,7 @@ func runCases(t *testing.T) []healthCase {
 	run := newRun()
 	started(run)
 	collect(run, 2, 2, false)
-	advance(run, controller.StateSucceeded, evalsv1alpha1.ReasonCompleted, "every requested case has a valid record")
+	advance(run, assess.StateSucceeded, evalsv1alpha1.ReasonCompleted, "every requested case has a valid record")
 	run.Generation = 2
 	add("spec changed after the run finished, not yet observed", run,
 		argoHealth{argoProgressing, "Waiting for the EvalRun operator to observe generation 2 (it last observed generation 1)"}, inProgress, inProgress)
@@ -435,7 +436,7 @@ func runCases(t *testing.T) []healthCase {
 	started(run)
 	run.Spec.Suspend = ptrTo(true)
 	run.Generation = 2
-	advance(run, controller.StateRunning, evalsv1alpha1.ReasonRunning, "the runner is running")
+	advance(run, assess.StateRunning, evalsv1alpha1.ReasonRunning, "the runner is running")
 	add("spec.suspend set while running, the Job not suspended yet", run,
 		argoHealth{argoSuspended, "The run is suspended by spec.suspend"}, inProgress, inProgress)
 
@@ -444,17 +445,17 @@ func runCases(t *testing.T) []healthCase {
 	run.Spec.QueueName = "nightly"
 	run.Spec.Suspend = ptrTo(true)
 	started(run)
-	advance(run, controller.StateRunning, evalsv1alpha1.ReasonRunning, "the runner is running")
+	advance(run, assess.StateRunning, evalsv1alpha1.ReasonRunning, "the runner is running")
 	add("admitted by Kueue and running, spec.suspend set (ignored with a queue)", run,
 		argoHealth{argoProgressing, "Running: the runner is running"}, inProgress, inProgress)
 
 	run = newRun()
 	started(run)
 	collect(run, 2, 2, false)
-	advance(run, controller.StateSucceeded, evalsv1alpha1.ReasonCompleted, "every requested case has a valid record")
+	advance(run, assess.StateSucceeded, evalsv1alpha1.ReasonCompleted, "every requested case has a valid record")
 	run.Spec.Suspend = ptrTo(true)
 	run.Generation = 2
-	advance(run, controller.StateSucceeded, evalsv1alpha1.ReasonCompleted, "every requested case has a valid record")
+	advance(run, assess.StateSucceeded, evalsv1alpha1.ReasonCompleted, "every requested case has a valid record")
 	add("spec.suspend set after the run finished", run,
 		argoHealth{argoHealthy, "The run completed and met its success policy (PolicyMet): " + policyMetMessage}, current, current)
 
@@ -472,9 +473,9 @@ func addRerun(t *testing.T, add func(string, *evalsv1alpha1.EvalRun, argoHealth,
 		if run.Annotations == nil {
 			run.Annotations = map[string]string{}
 		}
-		run.Annotations[controller.AnnotationRerun] = value
-		if got := controller.NewAttemptTrigger(run); got != want {
-			t.Fatalf("with %s=%q the controller's new attempt trigger is %q, want %q", controller.AnnotationRerun, value, got, want)
+		run.Annotations[assess.AnnotationRerun] = value
+		if got := assess.NewAttemptTrigger(run); got != want {
+			t.Fatalf("with %s=%q the controller's new attempt trigger is %q, want %q", assess.AnnotationRerun, value, got, want)
 		}
 	}
 	healthy := argoHealth{argoHealthy, "The run completed and met its success policy (PolicyMet): " + policyMetMessage}
@@ -483,7 +484,7 @@ func addRerun(t *testing.T, add func(string, *evalsv1alpha1.EvalRun, argoHealth,
 	}
 
 	run := newRun()
-	run.Annotations = map[string]string{controller.AnnotationRerun: "1"}
+	run.Annotations = map[string]string{assess.AnnotationRerun: "1"}
 	complete(run, 2, 2, false)
 	add("completed, created with a rerun annotation", run, healthy, current, current)
 
@@ -502,27 +503,27 @@ func addRerun(t *testing.T, add func(string, *evalsv1alpha1.EvalRun, argoHealth,
 	previous := evalsv1alpha1.AttemptRecord{Number: 1, Trigger: evalsv1alpha1.AttemptCreated}
 	run.Status = evalsv1alpha1.EvalRunStatus{
 		ObservedGeneration: run.Generation,
-		Attempt: &evalsv1alpha1.Attempt{Number: 2, Trigger: evalsv1alpha1.AttemptRerun, SpecSHA256: controller.SpecSHA256(&run.Spec),
+		Attempt: &evalsv1alpha1.Attempt{Number: 2, Trigger: evalsv1alpha1.AttemptRerun, SpecSHA256: assess.SpecSHA256(&run.Spec),
 			Rerun: ptrTo("nightly-2026-11-26"), Generation: run.Generation},
 		PreviousAttempts: []evalsv1alpha1.AttemptRecord{previous},
 	}
-	if got := controller.NewAttemptTrigger(run); got != "" {
+	if got := assess.NewAttemptTrigger(run); got != "" {
 		t.Fatalf("the new attempt's status still triggers a new attempt: %q", got)
 	}
 	add("new attempt started, no conditions yet", run,
 		argoHealth{argoProgressing, "Waiting for the EvalRun operator to report the run's status"}, inProgress, current)
-	advance(run, controller.StatePending, evalsv1alpha1.ReasonPending, "waiting for the Job's pod to be scheduled")
+	advance(run, assess.StatePending, evalsv1alpha1.ReasonPending, "waiting for the Job's pod to be scheduled")
 	add("new attempt pending", run, argoHealth{argoProgressing, "Pending: waiting for the Job's pod to be scheduled"}, inProgress, inProgress)
 }
 
 // complete takes a run through its phases to Completed, the collector having recorded passed of total cases.
 func complete(run *evalsv1alpha1.EvalRun, passed, total int32, truncated bool) *evalsv1alpha1.EvalRun {
 	started(run)
-	advance(run, controller.StateCollecting, evalsv1alpha1.ReasonCollecting, "waiting for the collector's results")
+	advance(run, assess.StateCollecting, evalsv1alpha1.ReasonCollecting, "waiting for the collector's results")
 	if total > 0 {
 		collect(run, passed, total, truncated)
 	}
-	advance(run, controller.StateSucceeded, evalsv1alpha1.ReasonCompleted, "every requested case has a valid record")
+	advance(run, assess.StateSucceeded, evalsv1alpha1.ReasonCompleted, "every requested case has a valid record")
 	return run
 }
 
@@ -599,7 +600,7 @@ func addBaseline(t *testing.T, add func(string, *evalsv1alpha1.EvalRun, argoHeal
 		run := created(withBaseline())
 		started(run)
 		collect(run, 1, 2, false)
-		advance(run, controller.StateFailed, evalsv1alpha1.ReasonMissingResults, "1 requested case has no valid record")
+		advance(run, assess.StateFailed, evalsv1alpha1.ReasonMissingResults, "1 requested case has no valid record")
 		return run
 	}
 	const failedMessage = "The run failed (MissingResults): 1 requested case has no valid record"

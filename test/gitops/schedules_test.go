@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -72,7 +74,7 @@ func scheduleCases(t *testing.T) []scheduleCase {
 
 	failedRun := newRun()
 	started(failedRun)
-	advance(failedRun, controller.StateFailed, evalsv1alpha1.ReasonRunnerFailed, "the runner exited with code 1")
+	advance(failedRun, assess.StateFailed, evalsv1alpha1.ReasonRunnerFailed, "the runner exited with code 1")
 	add("scheduled, the latest run failed",
 		lastFinished(scheduled(newSchedule(), metav1.ConditionTrue, evalsv1alpha1.ScheduleReasonScheduled, nextRun), failedRun),
 		argoHealth{argoDegraded, "The latest finished run nightly-20261125-0200 failed (RunnerFailed)"})

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	corev1 "k8s.io/api/core/v1"
@@ -218,7 +220,7 @@ func startEnv(t testing.TB) (*envtest.Environment, *rest.Config, client.Client) 
 	return env, cfg, c
 }
 
-// applyManagerStatus applies the manager's terminal status as the manager does (controller.DesiredManagerStatus and
+// applyManagerStatus applies the manager's terminal status as the manager does (assess.DesiredManagerStatus and
 // statusapply.Manager, field manager evalrun-manager), with the longest messages it carries.
 func applyManagerStatus(t testing.TB, c client.Client, run *evalsv1alpha1.EvalRun, now time.Time) {
 	t.Helper()
@@ -234,13 +236,13 @@ func applyManagerStatusWith(t testing.TB, c client.Client, run *evalsv1alpha1.Ev
 		t.Fatal(err)
 	}
 	start := metav1.NewTime(now.Add(-time.Minute))
-	a := controller.Assessment{State: controller.StateFailed, Reason: evalsv1alpha1.ReasonMissingResults,
+	a := assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonMissingResults,
 		Message: long("requested cases have no valid record: ", 2048),
 		Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0), Reason: "Completed", Message: long("launcher ", 2048), PodName: long("size-evalrun-", 63),
 			ImageID: ptr.To(long("registry.example/evals/runner@sha256:", 512))}}
-	f := controller.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
+	f := assess.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
 		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval", Sharding: sharding, Shards: shards}
-	desired := controller.DesiredManagerStatus(&fresh, a, f, now)
+	desired := assess.DesiredManagerStatus(&fresh, a, f, now)
 	ac := statusapply.EvalRun(fresh.Namespace, fresh.Name, "", statusapply.Manager(&desired))
 	if err := c.Status().Apply(context.Background(), ac,
 		client.FieldOwner(statusapply.FieldManagerManager), client.ForceOwnership); err != nil {
@@ -409,7 +411,7 @@ func TestEvalRunSizeAtThousandShards(t *testing.T) {
 			if err := c.Status().Apply(ctx, ac, client.FieldOwner(statusapply.FieldManagerMerge), client.ForceOwnership); err != nil {
 				t.Fatalf("the merged status apply: %v", err)
 			}
-			sharding := &evalsv1alpha1.ShardingStatus{Shards: 1000, Split: controller.SplitContiguous, Failed: 1000,
+			sharding := &evalsv1alpha1.ShardingStatus{Shards: 1000, Split: assess.SplitContiguous, Failed: 1000,
 				OmittedShards: 1000 - evalsv1alpha1.MaxStatusShards}
 			applyManagerStatusWith(t, c, run, now, sharding, statuses[:evalsv1alpha1.MaxStatusShards])
 

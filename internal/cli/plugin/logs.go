@@ -145,7 +145,7 @@ func runPods(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun, c
 		}
 		why := "the Job or its pods were deleted"
 		if shard >= evalsv1alpha1.MaxStatusShards {
-			// controller.KeptShardPods: the manager deletes such a shard's pod once it succeeded.
+			// assess.KeptShardPods (internal/manager/assess): the manager deletes such a shard's pod once it succeeded.
 			why = fmt.Sprintf("the manager deletes the pod of a succeeded shard from index %d on; "+
 				"its results are in the run's stored results", evalsv1alpha1.MaxStatusShards)
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
@@ -158,7 +159,7 @@ func TestInfrastructureFailuresReplaceThePod(t *testing.T) {
 			run := createRun(t, testutil.MakeEvalRun("infra", ns))
 			job := waitJob(t, run)
 			waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
-			for attempt := 1; attempt <= controller.MaxInfrastructureRetries+1; attempt++ {
+			for attempt := 1; attempt <= assess.MaxInfrastructureRetries+1; attempt++ {
 				pod := createJobPod(t, job, fmt.Sprintf("%s-try%d", job.Name, attempt))
 				updatePodStatus(t, pod, tc.fault)
 				if tc.waits && attempt == 1 {
@@ -177,7 +178,7 @@ func TestInfrastructureFailuresReplaceThePod(t *testing.T) {
 					advanceClock(t, 3*time.Minute)
 					poke(t, run)
 				}
-				if attempt <= controller.MaxInfrastructureRetries {
+				if attempt <= assess.MaxInfrastructureRetries {
 					waitPodGone(t, pod)
 					eventually(t, "the retry is counted on the Job", func() error {
 						if r := retriesOf(t, job); r != fmt.Sprint(attempt) {
@@ -295,22 +296,22 @@ func TestShardInfrastructureFailureEndsItsShardOnly(t *testing.T) {
 		return cur.Annotations[podwire.AnnotationInfrastructureRetriesByIndex] + " " + cur.Annotations[podwire.AnnotationStoppedShards]
 	}
 	var last *corev1.Pod
-	for attempt := 1; attempt <= controller.MaxInfrastructureRetries+1; attempt++ {
+	for attempt := 1; attempt <= assess.MaxInfrastructureRetries+1; attempt++ {
 		pod := createJobPod(t, job, fmt.Sprintf("%s-1-try%d", job.Name, attempt), func(p *corev1.Pod) {
 			p.Annotations = map[string]string{podwire.AnnotationJobCompletionIndex: "1"}
-			if attempt > controller.MaxInfrastructureRetries {
+			if attempt > assess.MaxInfrastructureRetries {
 				// Scheduled: its eviction leaves it terminating (no kubelet here ends it), so its condition is seen.
 				p.Spec.NodeName = "node-1"
 			}
 		})
 		updatePodStatus(t, pod, runnerStartError)
 		last = pod
-		if attempt <= controller.MaxInfrastructureRetries {
+		if attempt <= assess.MaxInfrastructureRetries {
 			waitPodGone(t, pod)
 		}
 		want := fmt.Sprintf("1=%d:%s ", attempt, pod.Name)
-		if attempt > controller.MaxInfrastructureRetries {
-			want = fmt.Sprintf("1=%d:%s-1-try%d 1=%s", controller.MaxInfrastructureRetries, job.Name, controller.MaxInfrastructureRetries,
+		if attempt > assess.MaxInfrastructureRetries {
+			want = fmt.Sprintf("1=%d:%s-1-try%d 1=%s", assess.MaxInfrastructureRetries, job.Name, assess.MaxInfrastructureRetries,
 				evalsv1alpha1.ReasonInfrastructureFailed)
 		}
 		eventually(t, fmt.Sprintf("attempt %d is counted for index 1", attempt), func() error {

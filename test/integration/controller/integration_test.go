@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
@@ -25,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -208,7 +209,7 @@ func TestChildrenCreatedOnceWithOwnerReferences(t *testing.T) {
 	wantStatus := evalsv1alpha1.EvalRunStatus{
 		ObservedGeneration: 1, JobName: job.Name, EvalFileSHA256: children.EvalSHA256([]byte(testutil.ScreeningEval)),
 		EvalConfigMapName: names.EvalConfigMap, EvalFileView: ptr.To(evalsv1alpha1.EvalFileViewInputs), StartTime: &job.CreationTimestamp,
-		Attempt:        &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, SpecSHA256: controller.SpecSHA256(&got.Spec), Generation: 1},
+		Attempt:        &evalsv1alpha1.Attempt{Number: 1, Trigger: evalsv1alpha1.AttemptCreated, SpecSHA256: assess.SpecSHA256(&got.Spec), Generation: 1},
 		ActiveDeadline: &evalsv1alpha1.ActiveDeadline{Seconds: options.DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault},
 	}
 	// The manager's fields, as it applies them; its conditions are checked below.

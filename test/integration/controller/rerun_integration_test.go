@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 )
 
@@ -123,7 +124,7 @@ func TestGitOpsRerun(t *testing.T) {
 	waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
 
 	// Tonight's run again: Flux applies the same spec with a new rerun annotation.
-	manifest.Annotations = map[string]string{controller.AnnotationRerun: "2026-11-26"}
+	manifest.Annotations = map[string]string{assess.AnnotationRerun: "2026-11-26"}
 	if err := gitopsApply(t, "kustomize-controller", manifest); err != nil {
 		t.Fatalf("applying the rerun annotation: %v", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	"github.com/google/go-cmp/cmp"
@@ -23,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
@@ -278,7 +279,7 @@ func TestShardedRunMergesItsShards(t *testing.T) {
 	}, shards); diff != "" {
 		t.Errorf("shards (-want +got):\n%s", diff)
 	}
-	if s := got.Status.Sharding; s == nil || s.Shards != 3 || s.Split != controller.SplitContiguous || s.Failed != 2 || s.Succeeded != 1 {
+	if s := got.Status.Sharding; s == nil || s.Shards != 3 || s.Split != assess.SplitContiguous || s.Failed != 2 || s.Succeeded != 1 {
 		t.Errorf("sharding %+v", got.Status.Sharding)
 	}
 	if p := runCondition(got, evalsv1alpha1.ConditionPassed); p == nil || p.Status != metav1.ConditionFalse {

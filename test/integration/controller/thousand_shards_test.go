@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
@@ -23,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/install"
@@ -165,7 +166,7 @@ func TestThousandShards(t *testing.T) {
 	expectReleasedPods(t, job)
 }
 
-// expectReleasedPods: every succeeded shard's pod from controller.KeptShardPods on was released (evicted, under its
+// expectReleasedPods: every succeeded shard's pod from assess.KeptShardPods on was released (evicted, under its
 // UID, once the Job counted its index), the pods of the first KeptShardPods shards and of the failed last shard
 // are left.
 func expectReleasedPods(t *testing.T, job *batchv1.Job) {
@@ -186,14 +187,14 @@ func expectReleasedPods(t *testing.T, job *batchv1.Job) {
 				left[i] = true
 			}
 		}
-		if n := len(left); n != controller.KeptShardPods+1 {
-			return fmt.Errorf("%d pods left, want %d (the first %d shards' and the failed one's)", n, controller.KeptShardPods+1, controller.KeptShardPods)
+		if n := len(left); n != assess.KeptShardPods+1 {
+			return fmt.Errorf("%d pods left, want %d (the first %d shards' and the failed one's)", n, assess.KeptShardPods+1, assess.KeptShardPods)
 		}
 		return nil
 	})
-	for i := range controller.KeptShardPods {
+	for i := range assess.KeptShardPods {
 		if !left[i] {
-			t.Errorf("shard %d's pod was released; the first %d shards keep theirs", i, controller.KeptShardPods)
+			t.Errorf("shard %d's pod was released; the first %d shards keep theirs", i, assess.KeptShardPods)
 		}
 	}
 	if !left[thousandShards-1] {

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"fmt"
@@ -280,11 +280,11 @@ func TestStoppedShardStaysFailed(t *testing.T) {
 // TestStoppedShardsRoundTrip: the stopped shards are written in index order and read back.
 func TestStoppedShardsRoundTrip(t *testing.T) {
 	m := map[int]string{10: evalsv1alpha1.ReasonDisruptionLimitExceeded, 2: evalsv1alpha1.ReasonInfrastructureFailed}
-	s := formatStoppedShards(m)
+	s := FormatStoppedShards(m)
 	if s != "2=InfrastructureFailed,10=DisruptionLimitExceeded" {
-		t.Errorf("formatStoppedShards = %q", s)
+		t.Errorf("FormatStoppedShards = %q", s)
 	}
-	if diff := cmp.Diff(m, parseStoppedShards(s+",bad,=x")); diff != "" {
-		t.Errorf("parseStoppedShards (-want +got):\n%s", diff)
+	if diff := cmp.Diff(m, ParseStoppedShards(s+",bad,=x")); diff != "" {
+		t.Errorf("ParseStoppedShards (-want +got):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"encoding/json"
@@ -321,14 +321,14 @@ func TestJudgeImageStatus(t *testing.T) {
 			pod := makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", "localhost/evalrun/screening-runner@sha256:2222"),
 				running("judge"), withImageID("judge", judgeID))
 			a := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, JudgeImageID: judgeImageID(&pod)}
-			got := DesiredManagerStatus(run, a, Facts{JudgeImage: judgeImageFacts(run, cfg)}, now)
+			got := DesiredManagerStatus(run, a, Facts{JudgeImage: JudgeImageFacts(run, cfg)}, now)
 			if diff := cmp.Diff(tc.want, got.JudgeImage); diff != "" {
 				t.Fatalf("status.judgeImage (-want +got):\n%s", diff)
 			}
 			// The pod is gone (a finished run): the recorded imageID stays.
 			run.Status = got
 			again := DesiredManagerStatus(run, Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted},
-				factsFromStatus(run), now)
+				FactsFromStatus(run), now)
 			if diff := cmp.Diff(tc.want, again.JudgeImage); diff != "" {
 				t.Errorf("status.judgeImage after the pod (-want +got):\n%s", diff)
 			}

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"fmt"
@@ -74,18 +74,18 @@ func infrastructureFailure(obs Observation, pod *corev1.Pod, timeout time.Durati
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInvalidContainerConfig, Message: f.what}, true
 	}
 	index := podIndex(pod)
-	r := parseIndexRetries(obs.Job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex])[index]
-	if r.pod == pod.Name {
+	r := ParseIndexRetries(obs.Job.Annotations[podwire.AnnotationInfrastructureRetriesByIndex])[index]
+	if r.Pod == pod.Name {
 		// Counted already (the cache may not show the eviction yet, or it failed): evict again, count nothing.
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name, RetryIndex: index,
-			Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, r.count, MaxInfrastructureRetries)}, true
+			Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, r.Count, MaxInfrastructureRetries)}, true
 	}
-	if r.count >= MaxInfrastructureRetries {
+	if r.Count >= MaxInfrastructureRetries {
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonInfrastructureFailed,
-			Message: fmt.Sprintf("%s, after %d replaced pods", f.what, r.count)}, true
+			Message: fmt.Sprintf("%s, after %d replaced pods", f.what, r.Count)}, true
 	}
 	return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, RetryPod: pod.Name, RetryIndex: index,
-		Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, r.count+1, MaxInfrastructureRetries)}, true
+		Message: fmt.Sprintf("%s; replacing the pod (%d of %d)", f.what, r.Count+1, MaxInfrastructureRetries)}, true
 }
 
 // podIndex is the pod's completion index (its Job's Indexed pods carry it); 0 for a pod without a valid one.
@@ -97,17 +97,17 @@ func podIndex(pod *corev1.Pod) int {
 	return n
 }
 
-// indexRetry is one completion index's infrastructure retries: how many of its pods the manager replaced, and
+// IndexRetry is one completion index's infrastructure retries: how many of its pods the manager replaced, and
 // the last one.
-type indexRetry struct {
-	count int
-	pod   string
+type IndexRetry struct {
+	Count int
+	Pod   string
 }
 
-// parseIndexRetries reads AnnotationInfrastructureRetriesByIndex ("<index>=<count>:<pod>,..."); entries it
+// ParseIndexRetries reads AnnotationInfrastructureRetriesByIndex ("<index>=<count>:<pod>,..."); entries it
 // cannot read count as none.
-func parseIndexRetries(s string) map[int]indexRetry {
-	out := map[int]indexRetry{}
+func ParseIndexRetries(s string) map[int]IndexRetry {
+	out := map[int]IndexRetry{}
 	for entry := range strings.SplitSeq(s, ",") {
 		index, rest, ok := strings.Cut(entry, "=")
 		count, pod, ok2 := strings.Cut(rest, ":")
@@ -116,17 +116,17 @@ func parseIndexRetries(s string) map[int]indexRetry {
 		if !ok || !ok2 || err != nil || err2 != nil || i < 0 || n < 0 {
 			continue
 		}
-		out[i] = indexRetry{count: n, pod: pod}
+		out[i] = IndexRetry{Count: n, Pod: pod}
 	}
 	return out
 }
 
-// formatIndexRetries writes AnnotationInfrastructureRetriesByIndex, in index order.
-func formatIndexRetries(m map[int]indexRetry) string {
+// FormatIndexRetries writes AnnotationInfrastructureRetriesByIndex, in index order.
+func FormatIndexRetries(m map[int]IndexRetry) string {
 	indexes := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(indexes))
 	for k, i := range indexes {
-		parts[k] = fmt.Sprintf("%d=%d:%s", i, m[i].count, m[i].pod)
+		parts[k] = fmt.Sprintf("%d=%d:%s", i, m[i].Count, m[i].Pod)
 	}
 	return strings.Join(parts, ",")
 }
@@ -140,27 +140,27 @@ func formatIndexRetries(m map[int]indexRetry) string {
 //     created while no container has started, or gone while containers had started (a sandbox that died; with
 //     restartPolicy Never the kubelet kills the containers and does not make a new one).
 func findPodFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
-	if runner := containerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+	if runner := ContainerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		t := runner.State.Terminated
 		if (t.Reason == terminatedStartError || t.Reason == terminatedContainerCannotRun) && !collectedPod(obs.Run, pod) {
-			return podFault{what: fmt.Sprintf("the runner container of pod %s could not start (%s: %s)", pod.Name, t.Reason, oneLine(t.Message))}, true
+			return podFault{what: fmt.Sprintf("the runner container of pod %s could not start (%s: %s)", pod.Name, t.Reason, OneLine(t.Message))}, true
 		}
 	}
 	if f, ok := sandboxFault(obs, pod); ok {
 		return f, true
 	}
 	for _, name := range children.PodContainers {
-		s := containerStatus(pod, name)
+		s := ContainerStatus(pod, name)
 		if s == nil || s.State.Waiting == nil {
 			continue
 		}
 		switch w := s.State.Waiting; w.Reason {
 		case waitCreateContainerError, waitRunContainerError:
 			return podFault{since: waitingSince(pod),
-				what: fmt.Sprintf("container %s of pod %s cannot be started (%s: %s)", name, pod.Name, w.Reason, oneLine(w.Message))}, true
+				what: fmt.Sprintf("container %s of pod %s cannot be started (%s: %s)", name, pod.Name, w.Reason, OneLine(w.Message))}, true
 		case waitCreateContainerConfigError:
 			return podFault{since: waitingSince(pod), config: true,
-				what: fmt.Sprintf("container %s of pod %s cannot be configured (%s: %s)", name, pod.Name, w.Reason, oneLine(w.Message))}, true
+				what: fmt.Sprintf("container %s of pod %s cannot be configured (%s: %s)", name, pod.Name, w.Reason, OneLine(w.Message))}, true
 		}
 	}
 	return podFault{}, false
@@ -172,12 +172,12 @@ func findPodFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 // index: an infrastructure failure (or a judging.image without what the judge container runs), never the runner's.
 func startFailure(pod *corev1.Pod) (string, bool) {
 	for _, name := range children.PodContainers {
-		s := containerStatus(pod, name)
+		s := ContainerStatus(pod, name)
 		if s == nil {
 			continue
 		}
 		if t := terminatedState(s); t != nil && (t.Reason == terminatedStartError || t.Reason == terminatedContainerCannotRun) {
-			return fmt.Sprintf("container %s of pod %s could not start (%s: %s)", name, pod.Name, t.Reason, oneLine(t.Message)), true
+			return fmt.Sprintf("container %s of pod %s could not start (%s: %s)", name, pod.Name, t.Reason, OneLine(t.Message)), true
 		}
 	}
 	return "", false
@@ -209,7 +209,7 @@ func sandboxFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 			what: fmt.Sprintf("the kubelet cannot create the sandbox of pod %s on %s (PodReadyToStartContainers=False)", pod.Name, node)}, true
 	}
 	// A runner that ended before the sandbox went away ended by itself: what the collector recorded of it decides.
-	if t := runnerTerminated(pod); t != nil && t.FinishedAt.Before(&ready.LastTransitionTime) && collectedPod(obs.Run, pod) {
+	if t := RunnerTerminated(pod); t != nil && t.FinishedAt.Before(&ready.LastTransitionTime) && collectedPod(obs.Run, pod) {
 		return podFault{}, false
 	}
 	// Every container exited 0: the pod ended normally and the kubelet tore its sandbox down before it reported

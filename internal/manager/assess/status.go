@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"fmt"
@@ -38,16 +38,16 @@ type Facts struct {
 	ActiveDeadline *evalsv1alpha1.ActiveDeadline
 	// Queue is Kueue's view of the run's Job (spec.queueName set).
 	Queue *evalsv1alpha1.QueueStatus
-	// JudgeImage is run.json's judge image and its source (judgeImageFacts), with the imageID the status has.
+	// JudgeImage is run.json's judge image and its source (JudgeImageFacts), with the imageID the status has.
 	JudgeImage *evalsv1alpha1.JudgeImageStatus
 	// CodeJudgeLandlockABI is the lowest Landlock ABI the shards' collections report (a sharded or resumed run);
 	// a one-pod run's is status.collection's.
 	CodeJudgeLandlockABI *int32
 }
 
-// judgeImageFacts is status.judgeImage as run.json decides it (nil without code judges), keeping the imageID
+// JudgeImageFacts is status.judgeImage as run.json decides it (nil without code judges), keeping the imageID
 // the status already has: the kubelet's report is added by DesiredManagerStatus.
-func judgeImageFacts(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) *evalsv1alpha1.JudgeImageStatus {
+func JudgeImageFacts(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) *evalsv1alpha1.JudgeImageStatus {
 	if !cfg.CodeJudges || cfg.CodeJudgeImage == "" {
 		return nil
 	}
@@ -92,7 +92,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 		Shards:             f.Shards,
 		Resume:             f.Resume,
 		Baseline:           f.Baseline,
-		Attempt:            desiredAttempt(run),
+		Attempt:            DesiredAttempt(run),
 		PreviousAttempts:   run.Status.PreviousAttempts,
 		ActiveDeadline:     f.ActiveDeadline,
 		Queue:              f.Queue,
@@ -115,7 +115,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 	}
 	set := func(t string, status metav1.ConditionStatus, reason, msg string) {
 		meta.SetStatusCondition(&conds, metav1.Condition{
-			Type: t, Status: status, Reason: reason, Message: textbound.PrintableHead(msg, maxConditionMessage),
+			Type: t, Status: status, Reason: reason, Message: textbound.PrintableHead(msg, MaxConditionMessage),
 			ObservedGeneration: run.Generation, LastTransitionTime: stamp,
 		})
 	}
@@ -137,7 +137,7 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now
 			set(f.Regressed.Type, f.Regressed.Status, f.Regressed.Reason, f.Regressed.Message)
 		} else if run.Spec.Baseline != nil && meta.FindStatusCondition(conds, evalsv1alpha1.ConditionRegressed) == nil {
 			set(evalsv1alpha1.ConditionRegressed, metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselinePending,
-				"comparing with baseline EvalRun "+baselineName(run))
+				"comparing with baseline EvalRun "+BaselineName(run))
 		}
 		passed := PassedCondition(run, meta.FindStatusCondition(conds, evalsv1alpha1.ConditionRegressed))
 		set(passed.Type, passed.Status, passed.Reason, passed.Message)
@@ -195,20 +195,20 @@ func PassedCondition(run *evalsv1alpha1.EvalRun, regressed *metav1.Condition) me
 	switch {
 	case regressed == nil || regressed.Reason == evalsv1alpha1.ReasonBaselinePending:
 		cond.Status, cond.Reason = metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselinePending
-		cond.Message += "; waiting for the comparison with baseline EvalRun " + baselineName(run)
+		cond.Message += "; waiting for the comparison with baseline EvalRun " + BaselineName(run)
 	case regressed.Status == metav1.ConditionTrue:
 		cond.Status, cond.Reason = metav1.ConditionFalse, evalsv1alpha1.ReasonPolicyNotMet
-		cond.Message += "; regressed against baseline EvalRun " + baselineName(run) + ": " + regressed.Message
+		cond.Message += "; regressed against baseline EvalRun " + BaselineName(run) + ": " + regressed.Message
 	case regressed.Status != metav1.ConditionFalse:
 		cond.Status, cond.Reason = metav1.ConditionFalse, evalsv1alpha1.ReasonPolicyNotMet
-		cond.Message += "; not compared with baseline EvalRun " + baselineName(run) + ": " + regressed.Message
+		cond.Message += "; not compared with baseline EvalRun " + BaselineName(run) + ": " + regressed.Message
 	}
-	cond.Message = textbound.PrintableHead(cond.Message, maxConditionMessage)
+	cond.Message = textbound.PrintableHead(cond.Message, MaxConditionMessage)
 	return cond
 }
 
-// baselineName is spec.baseline's run name.
-func baselineName(run *evalsv1alpha1.EvalRun) string {
+// BaselineName is spec.baseline's run name.
+func BaselineName(run *evalsv1alpha1.EvalRun) string {
 	if run.Spec.Baseline == nil || run.Spec.Baseline.RunName == nil {
 		return ""
 	}
@@ -267,4 +267,14 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// FactsFromStatus returns the facts already recorded in the run's status.
+func FactsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
+	s := run.Status
+	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
+		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: ptr.Deref(s.EvalFileView, ""),
+		BundleSHA256: ptr.Deref(s.BundleSHA256, ""), Queue: s.Queue,
+		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline,
+		JudgeImage: s.JudgeImage}
 }

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"time"
@@ -39,7 +39,7 @@ func TestConfinementCondition(t *testing.T) {
 		2: {Collection: &evalsv1alpha1.CollectionStatus{}},
 		3: nil,
 	}
-	if got := lowestLandlockABI(sections); got == nil || *got != 0 {
+	if got := LowestLandlockABI(sections); got == nil || *got != 0 {
 		t.Errorf("lowest %v, want 0", got)
 	}
 }

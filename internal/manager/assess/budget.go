@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"fmt"
@@ -81,7 +81,7 @@ func BudgetCondition(run *evalsv1alpha1.EvalRun) *metav1.Condition {
 	} else {
 		c.Message = "the run stayed within its budgets" + spentSuffix(run)
 	}
-	c.Message = textbound.Head(c.Message, maxConditionMessage)
+	c.Message = textbound.Head(c.Message, MaxConditionMessage)
 	return c
 }
 

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"testing"
@@ -34,18 +34,18 @@ func TestDefaultDeadline(t *testing.T) {
 			if got := ptr.Deref(job.Spec.ActiveDeadlineSeconds, 0); got != tc.want.Seconds {
 				t.Errorf("Job activeDeadlineSeconds = %d, want %d", got, tc.want.Seconds)
 			}
-			if diff := cmp.Diff(&tc.want, jobDeadline(run, job)); diff != "" {
+			if diff := cmp.Diff(&tc.want, JobDeadline(run, job)); diff != "" {
 				t.Errorf("status.activeDeadline (-want +got):\n%s", diff)
 			}
 			// Recorded in status once the Job exists.
 			desired := DesiredManagerStatus(run, Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning},
-				Facts{JobName: job.Name, ActiveDeadline: jobDeadline(run, job)}, t0)
+				Facts{JobName: job.Name, ActiveDeadline: JobDeadline(run, job)}, t0)
 			if diff := cmp.Diff(&tc.want, desired.ActiveDeadline); diff != "" {
 				t.Errorf("desired status.activeDeadline (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if jobDeadline(testutil.UnitRun(), &batchv1.Job{}) != nil {
+	if JobDeadline(testutil.UnitRun(), &batchv1.Job{}) != nil {
 		t.Error("a Job without a deadline (made before the default existed) reports one")
 	}
 	for _, bad := range []int64{-1, options.MaxActiveDeadlineSeconds + 1} {

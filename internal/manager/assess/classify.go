@@ -1,4 +1,9 @@
-package controller
+// Package assess is the manager's pure assessment of a run: from what it observed (the EvalRun, its Job and pods,
+// status.collection, the Kueue Workload) to what the run is (Classify: the state, the reason, the shards'
+// verdicts, infrastructure retries, evictions, deadlines, budgets, the code judges' confinement) and to the status
+// it should have (DesiredManagerStatus) and the events of the change (Transitions). No I/O and no client: the
+// reconciler observes, this package decides, the reconciler acts. (pure)
+package assess
 
 import (
 	"encoding/json"
@@ -40,7 +45,7 @@ func (s State) Terminal() bool { return s == StateSucceeded || s == StateFailed 
 
 // Bounds of texts copied into status.
 const (
-	maxConditionMessage = 1024
+	MaxConditionMessage = 1024
 	maxRunnerMessage    = 2048
 	maxRunnerReason     = 128
 	// maxRunnerImageID bounds status.runner.imageID; a longer one is left out rather than cut (a cut digest would
@@ -133,10 +138,10 @@ func Classify(obs Observation, opts options.Options) Assessment {
 	a.JudgeImageID = judgeImageID(pod)
 	// A failed run's Job is stopped while its runner may still run or wait; once the runner container ended,
 	// the pod finishes by itself (the collector and the judge wrap up), see StopFinishedRun.
-	if job != nil && !jobFinished(job) && stopAtOnce(a, pod) {
+	if job != nil && !JobFinished(job) && stopAtOnce(a, pod) {
 		a.StopJob = true
 	}
-	a.Message = textbound.Head(a.Message, maxConditionMessage)
+	a.Message = textbound.Head(a.Message, MaxConditionMessage)
 	return a
 }
 
@@ -154,13 +159,13 @@ func classifyJob(obs Observation, pod *corev1.Pod, opts options.Options) Assessm
 	case ptr.Deref(job.Spec.Suspend, false):
 		msg := "the Job is suspended by spec.suspend"
 		if obs.Run.Spec.QueueName != "" {
-			msg = kueueWaitMessage(obs.Run.Spec.QueueName, obs.Queue)
+			msg = KueueWaitMessage(obs.Run.Spec.QueueName, obs.Queue)
 		}
 		a := Assessment{State: StateQueued, Reason: evalsv1alpha1.ReasonQueued, Message: msg}
 		if q := obs.Queue; q != nil && q.Position != nil {
 			// The workloads ahead are admitted without this run's own objects changing: look again, later the
 			// further back it waits.
-			a.RecheckAfter = positionRecheck(*q.Position)
+			a.RecheckAfter = PositionRecheck(*q.Position)
 		}
 		return a
 	case pod == nil:
@@ -200,19 +205,19 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts options.Options) A
 		// Deleted by the Job controller (activeDeadlineSeconds) or by someone else: the Job's own verdict, or its
 		// replacement pod, decides; what the runner did while being stopped is not the outcome.
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
-			Message: fmt.Sprintf("pod %s is being deleted; waiting for the Job", pod.Name), RecheckAfter: podRejectedRecheck}
+			Message: fmt.Sprintf("pod %s is being deleted; waiting for the Job", pod.Name), RecheckAfter: PodRejectedRecheck}
 	}
 	if c := obs.Run.Status.Collection; c != nil && !c.RunnerFinished && outcome.DecidedBeforeRunnerEnd(c.Outcome) {
 		// The collector stopped waiting for a runner that outlived its own timeouts, or whose processes the
 		// launcher could not kill: decided, and the Job stopped.
-		if a, ok := fromCollection(c, pod); ok {
+		if a, ok := FromCollection(c, pod); ok {
 			return a
 		}
 	}
-	if runner := containerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+	if runner := ContainerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		// The runner container ended (the kubelet says so) and the collector recorded this pod's results: the
 		// run is decided without waiting for the Job, unless a failed runner is to be retried.
-		if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok {
+		if a, ok := FromCollection(obs.Run.Status.Collection, pod); ok {
 			if runner.State.Terminated.ExitCode == 0 || ptr.Deref(obs.Run.Spec.BackoffLimit, evalsv1alpha1.DefaultBackoffLimit) == 0 {
 				return a
 			}
@@ -243,7 +248,7 @@ func disrupted(pod *corev1.Pod) bool {
 func disruptionReason(pod *corev1.Pod) string {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget {
-			return strings.TrimSpace(c.Reason + ": " + oneLine(c.Message))
+			return strings.TrimSpace(c.Reason + ": " + OneLine(c.Message))
 		}
 	}
 	return ""
@@ -257,17 +262,17 @@ func podRejected(obs Observation, timeout time.Duration) (Assessment, bool) {
 		return Assessment{}, false
 	}
 	first, last := obs.PodCreateFailures[0], obs.PodCreateFailures[len(obs.PodCreateFailures)-1]
-	msg := oneLine(last.Message)
+	msg := OneLine(last.Message)
 	if left := first.First.Add(timeout).Sub(obs.Now); left > 0 {
 		return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-			Message: "the Job cannot create its pod (retrying): " + msg, RecheckAfter: min(left, podRejectedRecheck)}, true
+			Message: "the Job cannot create its pod (retrying): " + msg, RecheckAfter: min(left, PodRejectedRecheck)}, true
 	}
 	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonPodRejected,
 		Message: fmt.Sprintf("the Job could not create its pod for %s: %s", timeout, msg)}, true
 }
 
-// podRejectedRecheck is how often a Job without a pod is looked at again (its events are not watched).
-const podRejectedRecheck = 5 * time.Second
+// PodRejectedRecheck is how often a Job without a pod is looked at again (its events are not watched).
+const PodRejectedRecheck = 5 * time.Second
 
 // awaitResults waits for results until the results deadline after since, then fails with ResultsNotReported.
 func awaitResults(obs Observation, since time.Time, waiting string) Assessment {
@@ -291,14 +296,14 @@ func awaitResults(obs Observation, since time.Time, waiting string) Assessment {
 }
 
 func classifyCompleteJob(obs Observation, pod *corev1.Pod) Assessment {
-	if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok {
+	if a, ok := FromCollection(obs.Run.Status.Collection, pod); ok {
 		return a
 	}
 	if a, ok := fromTerminationMessage(pod); ok {
 		return a
 	}
 	since := time.Time{}
-	if runner := containerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
+	if runner := ContainerStatus(pod, podwire.ContainerRunner); runner != nil && runner.State.Terminated != nil {
 		since = runner.State.Terminated.FinishedAt.Time
 	} else if t := obs.Job.Status.CompletionTime; t != nil {
 		since = t.Time
@@ -311,7 +316,7 @@ func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
 	if cond.Reason == batchv1.JobReasonDeadlineExceeded {
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonDeadlineExceeded, Message: deadlineMessage(obs.Run, obs.Job)}
 	}
-	if a, ok := fromCollection(obs.Run.Status.Collection, pod); ok && a.State == StateFailed {
+	if a, ok := FromCollection(obs.Run.Status.Collection, pod); ok && a.State == StateFailed {
 		return a
 	}
 	if a, ok := fromTerminationMessage(pod); ok && a.State == StateFailed {
@@ -327,22 +332,22 @@ func classifyFailedJob(obs Observation, pod *corev1.Pod) Assessment {
 		return oomKilled()
 	case k.Terminated && k.ExitCode != 0:
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed,
-			Message: fmt.Sprintf("the runner container exited with code %d (the launcher failed): %s", k.ExitCode, oneLine(runnerTerminated(pod).Message))}
+			Message: fmt.Sprintf("the runner container exited with code %d (the launcher failed): %s", k.ExitCode, OneLine(RunnerTerminated(pod).Message))}
 	}
-	if collector := containerStatus(pod, podwire.ContainerCollector); collector != nil {
+	if collector := ContainerStatus(pod, podwire.ContainerCollector); collector != nil {
 		if t := terminatedState(collector); t != nil && t.ExitCode != 0 {
 			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCollectorFailed,
-				Message: fmt.Sprintf("the collector exited with code %d: %s", t.ExitCode, oneLine(t.Message))}
+				Message: fmt.Sprintf("the collector exited with code %d: %s", t.ExitCode, OneLine(t.Message))}
 		}
 	}
 	return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed,
-		Message: fmt.Sprintf("the Job failed (%s): %s", cond.Reason, oneLine(cond.Message))}
+		Message: fmt.Sprintf("the Job failed (%s): %s", cond.Reason, OneLine(cond.Message))}
 }
 
-// fromCollection maps the collector's recorded outcome to an assessment, combined with how the kubelet says the
+// FromCollection maps the collector's recorded outcome to an assessment, combined with how the kubelet says the
 // runner container ended. A collection recorded for another pod (an earlier attempt) is not this pod's outcome;
 // without any pod left (the Job and its pods were deleted after collection) the collection stands.
-func fromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessment, bool) {
+func FromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessment, bool) {
 	if c == nil || c.Outcome == "" {
 		return Assessment{}, false
 	}
@@ -357,7 +362,7 @@ func fromCollection(c *evalsv1alpha1.CollectionStatus, pod *corev1.Pod) (Assessm
 }
 
 func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
-	collector := containerStatus(pod, podwire.ContainerCollector)
+	collector := ContainerStatus(pod, podwire.ContainerCollector)
 	if collector == nil {
 		return Assessment{}, false
 	}
@@ -375,7 +380,7 @@ func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
 }
 
 func fromOutcome(o evalsv1alpha1.CollectionOutcome, message, stderrTail string, pod *corev1.Pod) Assessment {
-	msg := oneLine(message)
+	msg := OneLine(message)
 	end := outcome.Run(o, kubeletFacts(pod))
 	state := StateFailed
 	if end.Succeeded {
@@ -385,9 +390,9 @@ func fromOutcome(o evalsv1alpha1.CollectionOutcome, message, stderrTail string, 
 	case outcome.OverrideOOMKilled:
 		return oomKilled()
 	case outcome.OverrideExitCode:
-		t := runnerTerminated(pod)
+		t := RunnerTerminated(pod)
 		m := fmt.Sprintf("the runner container exited with code %d (kubelet)", t.ExitCode)
-		if tm := oneLine(t.Message); tm != "" {
+		if tm := OneLine(t.Message); tm != "" {
 			m += ": " + textbound.Tail(tm, 512)
 		}
 		return Assessment{State: state, Reason: end.Reason, Message: m + "; collected: " + msg}
@@ -401,7 +406,7 @@ func fromOutcome(o evalsv1alpha1.CollectionOutcome, message, stderrTail string, 
 			msg = "every result was collected"
 		}
 	case evalsv1alpha1.OutcomeRunnerFailed:
-		if tail := oneLine(stderrTail); tail != "" {
+		if tail := OneLine(stderrTail); tail != "" {
 			msg = strings.TrimSpace(msg + "; stderr: " + textbound.Tail(tail, 512))
 		}
 	}
@@ -410,7 +415,7 @@ func fromOutcome(o evalsv1alpha1.CollectionOutcome, message, stderrTail string, 
 
 // kubeletFacts are the kubelet's facts about the runner container of pod (none for a nil pod or a running runner).
 func kubeletFacts(pod *corev1.Pod) outcome.Kubelet {
-	t := runnerTerminated(pod)
+	t := RunnerTerminated(pod)
 	if t == nil {
 		return outcome.Kubelet{}
 	}
@@ -422,9 +427,9 @@ func oomKilled() Assessment {
 		Message: "the runner container ran out of memory (OOMKilled); raise target.resources.limits.memory"}
 }
 
-// runnerTerminated is the runner container's terminated state as the kubelet reported it, nil while it runs.
-func runnerTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
-	runner := containerStatus(pod, podwire.ContainerRunner)
+// RunnerTerminated is the runner container's terminated state as the kubelet reported it, nil while it runs.
+func RunnerTerminated(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	runner := ContainerStatus(pod, podwire.ContainerRunner)
 	if runner == nil {
 		return nil
 	}
@@ -439,10 +444,10 @@ func unschedulable(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asses
 		}
 		if left := c.LastTransitionTime.Add(timeout).Sub(now); left > 0 {
 			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-				Message: fmt.Sprintf("pod %s is unschedulable: %s", pod.Name, oneLine(c.Message)), RecheckAfter: left}, true
+				Message: fmt.Sprintf("pod %s is unschedulable: %s", pod.Name, OneLine(c.Message)), RecheckAfter: left}, true
 		}
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonUnschedulable,
-			Message: fmt.Sprintf("pod %s stayed unschedulable for %s: %s", pod.Name, timeout, oneLine(c.Message))}, true
+			Message: fmt.Sprintf("pod %s stayed unschedulable for %s: %s", pod.Name, timeout, OneLine(c.Message))}, true
 	}
 	return Assessment{}, false
 }
@@ -457,7 +462,7 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 		}
 	}
 	for _, name := range children.PodContainers {
-		s := containerStatus(pod, name)
+		s := ContainerStatus(pod, name)
 		if s == nil || s.State.Waiting == nil {
 			continue
 		}
@@ -465,17 +470,17 @@ func stuckContainer(pod *corev1.Pod, now time.Time, timeout time.Duration) (Asse
 		switch w.Reason {
 		case waitInvalidImageName, waitErrImageNeverPull:
 			return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed,
-				Message: fmt.Sprintf("container %s cannot pull image %s: %s: %s", name, s.Image, w.Reason, oneLine(w.Message))}, true
+				Message: fmt.Sprintf("container %s cannot pull image %s: %s: %s", name, s.Image, w.Reason, OneLine(w.Message))}, true
 		case waitErrImagePull, waitImagePullBackOff:
 		default:
 			continue
 		}
 		if left := since.Add(timeout).Sub(now); left > 0 {
 			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-				Message: fmt.Sprintf("container %s is waiting: %s: %s", name, w.Reason, oneLine(w.Message)), RecheckAfter: left}, true
+				Message: fmt.Sprintf("container %s is waiting: %s: %s", name, w.Reason, OneLine(w.Message)), RecheckAfter: left}, true
 		}
 		return Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonImagePullFailed,
-			Message: fmt.Sprintf("container %s could not start within %s: %s: %s", name, timeout, w.Reason, oneLine(w.Message))}, true
+			Message: fmt.Sprintf("container %s could not start within %s: %s: %s", name, timeout, w.Reason, OneLine(w.Message))}, true
 	}
 	return Assessment{}, false
 }
@@ -486,7 +491,7 @@ func judgeImageID(pod *corev1.Pod) string {
 	if pod == nil {
 		return ""
 	}
-	if s := containerStatus(pod, podwire.JudgeContainer(0)); s != nil && len(s.ImageID) <= maxRunnerImageID {
+	if s := ContainerStatus(pod, podwire.JudgeContainer(0)); s != nil && len(s.ImageID) <= maxRunnerImageID {
 		return s.ImageID
 	}
 	return ""
@@ -499,7 +504,7 @@ func runnerFacts(pod *corev1.Pod) *evalsv1alpha1.RunnerStatus {
 		return nil
 	}
 	r := evalsv1alpha1.RunnerStatus{PodName: pod.Name}
-	if s := containerStatus(pod, podwire.ContainerRunner); s != nil {
+	if s := ContainerStatus(pod, podwire.ContainerRunner); s != nil {
 		if s.ImageID != "" && len(s.ImageID) <= maxRunnerImageID {
 			r.ImageID = ptr.To(s.ImageID)
 		}
@@ -539,7 +544,7 @@ func StopFinishedRun(a Assessment, pods []corev1.Pod, decidedAt, now time.Time) 
 // stopAtOnce reports whether a failed run's Job is stopped without waiting: its runner may still run or wait, or
 // its collector gave no results in time (nothing the pod still does can change the outcome).
 func stopAtOnce(a Assessment, pod *corev1.Pod) bool {
-	return a.State == StateFailed && (runnerTerminated(pod) == nil || a.Reason == evalsv1alpha1.ReasonResultsNotReported ||
+	return a.State == StateFailed && (RunnerTerminated(pod) == nil || a.Reason == evalsv1alpha1.ReasonResultsNotReported ||
 		a.Reason == evalsv1alpha1.ReasonInfrastructureFailed || a.Reason == evalsv1alpha1.ReasonDisruptionLimitExceeded)
 }
 
@@ -548,16 +553,16 @@ func stopAtOnce(a Assessment, pod *corev1.Pod) bool {
 // cancelled. It never succeeds without the kubelet's exit code of the runner (WithoutRunnerExit).
 func ClassifyWithoutJob(run *evalsv1alpha1.EvalRun) Assessment {
 	pod := recordedPod(run)
-	a, ok := fromCollection(run.Status.Collection, pod)
+	a, ok := FromCollection(run.Status.Collection, pod)
 	switch {
 	case !ok:
 		a = Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonCancelled,
 			Message: fmt.Sprintf("Job %s was deleted before the run finished", run.Status.JobName)}
-	case runnerTerminated(pod) == nil:
+	case RunnerTerminated(pod) == nil:
 		a = WithoutRunnerExit(a, run.Status.JobName)
 	}
 	a.Runner = run.Status.Runner
-	a.Message = textbound.Head(a.Message, maxConditionMessage)
+	a.Message = textbound.Head(a.Message, MaxConditionMessage)
 	return a
 }
 
@@ -594,24 +599,24 @@ func recordedPod(run *evalsv1alpha1.EvalRun) *corev1.Pod {
 func newestPod(pods []corev1.Pod) *corev1.Pod {
 	var newest *corev1.Pod
 	for i := range pods {
-		if p := &pods[i]; newest == nil || newerFirst(*p, *newest) < 0 {
+		if p := &pods[i]; newest == nil || NewerFirst(*p, *newest) < 0 {
 			newest = p
 		}
 	}
 	return newest
 }
 
-// newerFirst orders pods newest first: by creation time, then (created in the same second) by name, the
+// NewerFirst orders pods newest first: by creation time, then (created in the same second) by name, the
 // greater first.
-func newerFirst(a, b corev1.Pod) int {
+func NewerFirst(a, b corev1.Pod) int {
 	if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
 		return c
 	}
 	return strings.Compare(b.Name, a.Name)
 }
 
-// containerStatus returns the status of the named container, init containers (the sidecar) included.
-func containerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
+// ContainerStatus returns the status of the named container, init containers (the sidecar) included.
+func ContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	if pod == nil {
 		return nil
 	}
@@ -646,10 +651,10 @@ func jobHasCondition(job *batchv1.Job, t batchv1.JobConditionType) bool {
 	return jobCondition(job, t) != nil
 }
 
-// jobFinished reports whether the Job completed or failed.
-func jobFinished(job *batchv1.Job) bool {
+// JobFinished reports whether the Job completed or failed.
+func JobFinished(job *batchv1.Job) bool {
 	return jobHasCondition(job, batchv1.JobComplete) || jobHasCondition(job, batchv1.JobFailed)
 }
 
-// oneLine collapses whitespace runs (newlines included) into single spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// OneLine collapses whitespace runs (newlines included) into single spaces.
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

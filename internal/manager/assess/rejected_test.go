@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"testing"
@@ -37,7 +37,7 @@ func TestClassifyPodRejected(t *testing.T) {
 			failures: []PodCreateFailure{{First: t0.Add(2 * time.Second), Message: psa}, {First: t0.Add(5 * time.Second), Message: quota}},
 			now:      10 * time.Second,
 			want: Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
-				Message: "the Job cannot create its pod (retrying): " + quota, RecheckAfter: podRejectedRecheck},
+				Message: "the Job cannot create its pod (retrying): " + quota, RecheckAfter: PodRejectedRecheck},
 		},
 		{
 			name:     "rejected past the timeout: PodRejected, the Job stopped",
@@ -68,12 +68,12 @@ func TestRecordedPod(t *testing.T) {
 	}
 	run.Status.Runner = &evalsv1alpha1.RunnerStatus{PodName: "p-1", ExitCode: ptr.To[int32](7), Reason: "Error"}
 	run.Status.Collection = &evalsv1alpha1.CollectionStatus{PodName: "p-1", Outcome: "Completed", Message: "collected the results of all 2 cases"}
-	a, ok := fromCollection(run.Status.Collection, recordedPod(run))
+	a, ok := FromCollection(run.Status.Collection, recordedPod(run))
 	if !ok || a.Reason != evalsv1alpha1.ReasonRunnerFailed {
 		t.Errorf("collection with a recorded exit code 7: %+v, want RunnerFailed", a)
 	}
 	run.Status.Runner.ExitCode = ptr.To[int32](0)
-	if a, _ := fromCollection(run.Status.Collection, recordedPod(run)); a.Reason != evalsv1alpha1.ReasonCompleted {
+	if a, _ := FromCollection(run.Status.Collection, recordedPod(run)); a.Reason != evalsv1alpha1.ReasonCompleted {
 		t.Errorf("collection with a recorded exit code 0: %+v, want Completed", a)
 	}
 }

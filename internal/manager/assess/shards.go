@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"fmt"
@@ -47,8 +47,8 @@ type ShardVerdict struct {
 // ClassifyShards classifies each shard of a sharded or resumed run as Classify classifies a one-pod run (its own
 // pods, its own view of the Job, its own collection), then adds them up. obs.Job must not be nil.
 func ClassifyShards(obs Observation, so ShardObservation, opts options.Options) ShardVerdict {
-	byIndex := podsByShard(obs.Pods, so.Shards)
-	stopped := parseStoppedShards(obs.Job.Annotations[podwire.AnnotationStoppedShards])
+	byIndex := PodsByShard(obs.Pods, so.Shards)
+	stopped := ParseStoppedShards(obs.Job.Annotations[podwire.AnnotationStoppedShards])
 	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}
 	var release []PodRelease
 	for i := range so.Shards {
@@ -97,7 +97,7 @@ const KeptShardPods = evalsv1alpha1.MaxStatusShards
 // stands on its recorded collection and the Job's completed index (classifyCompleteJob with no pod). Once the run
 // is decided succeeded, ReleasableOfSucceededRun releases the pods the Job counts after that.
 func ReleasableShardPods(index int, pods []corev1.Pod, job *batchv1.Job) []PodRelease {
-	if index < KeptShardPods || job == nil || !inIndexSet(job.Status.CompletedIndexes, index) {
+	if index < KeptShardPods || job == nil || !InIndexSet(job.Status.CompletedIndexes, index) {
 		return nil
 	}
 	var out []PodRelease
@@ -120,7 +120,7 @@ func ReleasableOfSucceededRun(pods []corev1.Pod, job *batchv1.Job) []PodRelease 
 		return nil
 	}
 	shards := int(ptr.Deref(job.Spec.Completions, 1))
-	byIndex := podsByShard(pods, shards)
+	byIndex := PodsByShard(pods, shards)
 	var out []PodRelease
 	for i := KeptShardPods; i < shards; i++ {
 		out = append(out, ReleasableShardPods(i, byIndex[i], job)...)
@@ -143,7 +143,7 @@ func ShardsWithoutJob(so ShardObservation, jobName string, recorded []evalsv1alp
 			v.Shards[i] = a
 			continue
 		}
-		a, ok := fromCollection(c, nil)
+		a, ok := FromCollection(c, nil)
 		if ok && !recordedSucceeded(recorded, i) {
 			a = WithoutRunnerExit(a, jobName)
 		}
@@ -180,8 +180,8 @@ func runWithCollection(run *evalsv1alpha1.EvalRun, s *results.Section) *evalsv1a
 	return &view
 }
 
-// podsByShard groups pods by their Job completion index; pods without a valid index are left out.
-func podsByShard(pods []corev1.Pod, shards int) map[int][]corev1.Pod {
+// PodsByShard groups pods by their Job completion index; pods without a valid index are left out.
+func PodsByShard(pods []corev1.Pod, shards int) map[int][]corev1.Pod {
 	out := make(map[int][]corev1.Pod, shards)
 	for _, p := range pods {
 		i := 0
@@ -207,9 +207,9 @@ func jobForShard(job *batchv1.Job, i int) *batchv1.Job {
 	view := *job
 	view.Status.Conditions = nil
 	switch failed := jobCondition(job, batchv1.JobFailed); {
-	case inIndexSet(job.Status.CompletedIndexes, i):
+	case InIndexSet(job.Status.CompletedIndexes, i):
 		view.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	case inIndexSet(ptr.Deref(job.Status.FailedIndexes, ""), i):
+	case InIndexSet(ptr.Deref(job.Status.FailedIndexes, ""), i):
 		view.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
 			Reason: batchv1.JobReasonFailedIndexes, Message: fmt.Sprintf("shard %d failed", i)}}
 	case failed != nil && failed.Reason == batchv1.JobReasonDeadlineExceeded:
@@ -221,8 +221,8 @@ func jobForShard(job *batchv1.Job, i int) *batchv1.Job {
 	return &view
 }
 
-// inIndexSet reports whether i is in an Indexed Job's index set ("1,3-5,7").
-func inIndexSet(set string, i int) bool {
+// InIndexSet reports whether i is in an Indexed Job's index set ("1,3-5,7").
+func InIndexSet(set string, i int) bool {
 	for part := range strings.SplitSeq(set, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(strings.TrimSpace(lo))
@@ -246,7 +246,7 @@ func inIndexSet(set string, i int) bool {
 // ended nor are being deleted; without any pod listed, the pod a's runner facts name.
 func stopsOf(index int, pods []corev1.Pod, a *Assessment) []PodStop {
 	stop := func(name string) PodStop {
-		return PodStop{Pod: name, Index: index, Reason: a.Reason, Message: textbound.PrintableHead(oneLine(a.Message), maxShardMessage)}
+		return PodStop{Pod: name, Index: index, Reason: a.Reason, Message: textbound.PrintableHead(OneLine(a.Message), maxShardMessage)}
 	}
 	var out []PodStop
 	for i := range pods {
@@ -304,8 +304,8 @@ func managerDecided(reason string) bool {
 	return reason == evalsv1alpha1.ReasonInfrastructureFailed || reason == evalsv1alpha1.ReasonDisruptionLimitExceeded
 }
 
-// parseStoppedShards reads AnnotationStoppedShards ("<index>=<reason>,..."); entries it cannot read are left out.
-func parseStoppedShards(s string) map[int]string {
+// ParseStoppedShards reads AnnotationStoppedShards ("<index>=<reason>,..."); entries it cannot read are left out.
+func ParseStoppedShards(s string) map[int]string {
 	out := map[int]string{}
 	for entry := range strings.SplitSeq(s, ",") {
 		index, reason, ok := strings.Cut(entry, "=")
@@ -318,8 +318,8 @@ func parseStoppedShards(s string) map[int]string {
 	return out
 }
 
-// formatStoppedShards writes AnnotationStoppedShards, in index order.
-func formatStoppedShards(m map[int]string) string {
+// FormatStoppedShards writes AnnotationStoppedShards, in index order.
+func FormatStoppedShards(m map[int]string) string {
 	indexes := slices.Sorted(maps.Keys(m))
 	parts := make([]string, len(indexes))
 	for k, i := range indexes {
@@ -342,7 +342,7 @@ func combineShards(shards []Assessment) Assessment {
 		a := &shards[i]
 		if a.State == StateFailed && outcome.RunFatal(a.Reason) && a.StopJob {
 			return Assessment{State: StateFailed, Reason: a.Reason, StopJob: true,
-				Message: textbound.Head(fmt.Sprintf("shard %d: %s", i, a.Message), maxConditionMessage)}
+				Message: textbound.Head(fmt.Sprintf("shard %d: %s", i, a.Message), MaxConditionMessage)}
 		}
 		if out.RetryPod == "" {
 			out.RetryPod, out.RetryIndex = a.RetryPod, a.RetryIndex
@@ -371,7 +371,7 @@ func combineShards(shards []Assessment) Assessment {
 	if firstActive != nil {
 		out.State, out.Reason, out.RecheckAfter = firstActive.State, firstActive.Reason, recheck
 		msg := fmt.Sprintf("%d of %d shards finished (%d failed); shard %d: %s", done, n, failed, activeIndex, firstActive.Message)
-		out.Message = textbound.Head(msg, maxConditionMessage)
+		out.Message = textbound.Head(msg, MaxConditionMessage)
 		return out
 	}
 	if failed == 0 {
@@ -389,7 +389,7 @@ func combineShards(shards []Assessment) Assessment {
 		}
 	}
 	out.State, out.Reason = StateFailed, shards[worst].Reason
-	out.Message = textbound.Head(fmt.Sprintf("%d of %d shards failed; shard %d: %s", failed, n, worst, shards[worst].Message), maxConditionMessage)
+	out.Message = textbound.Head(fmt.Sprintf("%d of %d shards failed; shard %d: %s", failed, n, worst, shards[worst].Message), MaxConditionMessage)
 	return out
 }
 
@@ -413,7 +413,7 @@ func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.Sha
 	for i, a := range shards {
 		lo, hi := podwire.ShardRange(so.Cases, so.Shards, i)
 		st := evalsv1alpha1.ShardStatus{Index: int32(i), Cases: int32(hi - lo), State: string(a.State), Reason: a.Reason,
-			Message: textbound.PrintableHead(oneLine(a.Message), maxShardMessage)}
+			Message: textbound.PrintableHead(OneLine(a.Message), maxShardMessage)}
 		if a.Runner != nil {
 			st.PodName = a.Runner.PodName
 			st.ImageID = a.Runner.ImageID
@@ -443,8 +443,8 @@ func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.Sha
 	return out
 }
 
-// shardingStatus is status.sharding for the shards' entries (all of them), and the bounded status.shards.
-func shardingStatus(all []evalsv1alpha1.ShardStatus) (*evalsv1alpha1.ShardingStatus, []evalsv1alpha1.ShardStatus) {
+// ShardingStatus is status.sharding for the shards' entries (all of them), and the bounded status.shards.
+func ShardingStatus(all []evalsv1alpha1.ShardStatus) (*evalsv1alpha1.ShardingStatus, []evalsv1alpha1.ShardStatus) {
 	s := &evalsv1alpha1.ShardingStatus{Shards: int32(len(all)), Split: SplitContiguous}
 	for _, st := range all {
 		switch State(st.State) {
@@ -460,4 +460,30 @@ func shardingStatus(all []evalsv1alpha1.ShardStatus) (*evalsv1alpha1.ShardingSta
 		s.OmittedShards = int32(len(all) - evalsv1alpha1.MaxStatusShards)
 	}
 	return s, slices.Clone(listed)
+}
+
+// ShardOf is the shard holding case index of n cases split into shards (podwire.ShardRange).
+func ShardOf(index, n, shards int) int {
+	if shards <= 1 || n <= 0 {
+		return 0
+	}
+	k := min(index*shards/n, shards-1)
+	for k+1 < shards && (k+1)*n/shards <= index {
+		k++
+	}
+	for k > 0 && k*n/shards > index {
+		k--
+	}
+	return k
+}
+
+// ShardStatusWait is how long a sharded or resumed run's progress waits before it is written, when the manager
+// last wrote the run's status at last: nothing once interval has passed (or it never wrote it), else the rest of
+// the interval. The reconcile that comes then writes what the shards add up to by that time, so shard completions
+// are merged in batches of one interval, whatever the number of shards.
+func ShardStatusWait(last, now time.Time, interval time.Duration) time.Duration {
+	if last.IsZero() {
+		return 0
+	}
+	return max(0, last.Add(interval).Sub(now))
 }

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"testing"
@@ -14,16 +14,16 @@ func TestStringBoundsFitTheCRD(t *testing.T) {
 		file, path string
 		bound      int
 	}{
-		{runs, "status.conditions[].message", maxConditionMessage},
-		{schedules, "status.conditions[].message", maxConditionMessage},
+		{runs, "status.conditions[].message", MaxConditionMessage},
+		{schedules, "status.conditions[].message", MaxConditionMessage},
 		{runs, "status.runner.reason", maxRunnerReason},
 		{runs, "status.runner.message", maxRunnerMessage},
 		{runs, "status.runner.imageID", maxRunnerImageID},
 		{runs, "status.shards[].imageID", maxRunnerImageID},
 		{runs, "status.shards[].message", maxShardMessage},
-		{runs, "status.queue.reason", maxQueueReason},
-		{runs, "status.queue.message", maxQueueMessage},
-		{runs, "status.queue.clusterQueue", maxQueueClusterQueue},
+		{runs, "status.queue.reason", MaxQueueReason},
+		{runs, "status.queue.message", MaxQueueMessage},
+		{runs, "status.queue.clusterQueue", MaxQueueClusterQueue},
 	} {
 		if limit := testutil.CRDMaxLength(t, tc.file, tc.path); int64(tc.bound) > limit {
 			t.Errorf("%s %s: the manager cuts to %d bytes, over the CRD's maxLength %d", tc.file, tc.path, tc.bound, limit)

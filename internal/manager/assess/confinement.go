@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"fmt"
@@ -43,8 +43,8 @@ func ConfinementCondition(abi *int32) *metav1.Condition {
 	return c
 }
 
-// lowestLandlockABI is the lowest Landlock ABI the shards' collections report; nil when none does.
-func lowestLandlockABI(sections map[int]*results.Section) *int32 {
+// LowestLandlockABI is the lowest Landlock ABI the shards' collections report; nil when none does.
+func LowestLandlockABI(sections map[int]*results.Section) *int32 {
 	var out *int32
 	for _, s := range sections {
 		if s == nil || s.Collection == nil || s.Collection.CodeJudgeLandlockABI == nil {

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
-// jobDeadline is status.activeDeadline for the run's Job as it exists: its activeDeadlineSeconds (the manager's
+// JobDeadline is status.activeDeadline for the run's Job as it exists: its activeDeadlineSeconds (the manager's
 // flag may have changed since it was created), from the spec when the spec sets one; nil for a Job without a
 // deadline (created before the manager had a default).
-func jobDeadline(run *evalsv1alpha1.EvalRun, job *batchv1.Job) *evalsv1alpha1.ActiveDeadline {
+func JobDeadline(run *evalsv1alpha1.EvalRun, job *batchv1.Job) *evalsv1alpha1.ActiveDeadline {
 	if job == nil || job.Spec.ActiveDeadlineSeconds == nil {
 		return nil
 	}
@@ -24,7 +24,7 @@ func jobDeadline(run *evalsv1alpha1.EvalRun, job *batchv1.Job) *evalsv1alpha1.Ac
 
 // deadlineMessage says, for a Job that ran past its deadline, which deadline it was and where it came from.
 func deadlineMessage(run *evalsv1alpha1.EvalRun, job *batchv1.Job) string {
-	d := jobDeadline(run, job)
+	d := JobDeadline(run, job)
 	if d == nil {
 		return "the Job ran longer than its activeDeadlineSeconds"
 	}

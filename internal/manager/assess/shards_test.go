@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"testing"
@@ -26,27 +26,27 @@ func TestInIndexSet(t *testing.T) {
 		{"x,2", []int{2}, []int{0}},
 	} {
 		for _, i := range tt.in {
-			if !inIndexSet(tt.set, i) {
-				t.Errorf("inIndexSet(%q, %d) = false", tt.set, i)
+			if !InIndexSet(tt.set, i) {
+				t.Errorf("InIndexSet(%q, %d) = false", tt.set, i)
 			}
 		}
 		for _, i := range tt.notIn {
-			if inIndexSet(tt.set, i) {
-				t.Errorf("inIndexSet(%q, %d) = true", tt.set, i)
+			if InIndexSet(tt.set, i) {
+				t.Errorf("InIndexSet(%q, %d) = true", tt.set, i)
 			}
 		}
 	}
 }
 
-// TestShardOfMatchesShardRange checks shardOf against podwire.ShardRange for every case of many splits.
+// TestShardOfMatchesShardRange checks ShardOf against podwire.ShardRange for every case of many splits.
 func TestShardOfMatchesShardRange(t *testing.T) {
 	for n := 1; n <= 60; n++ {
 		for shards := 1; shards <= n; shards++ {
 			for k := range shards {
 				lo, hi := podwire.ShardRange(n, shards, k)
 				for i := lo; i < hi; i++ {
-					if got := shardOf(i, n, shards); got != k {
-						t.Fatalf("shardOf(%d, %d, %d) = %d, want %d", i, n, shards, got, k)
+					if got := ShardOf(i, n, shards); got != k {
+						t.Fatalf("ShardOf(%d, %d, %d) = %d, want %d", i, n, shards, got, k)
 					}
 				}
 			}
@@ -141,7 +141,7 @@ func TestShardStatusesAreBoundedFailedFirst(t *testing.T) {
 	shards[120] = Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed}
 	shards[7] = Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning}
 	all := shardStatuses(shards, ShardObservation{Shards: 150, Cases: 300})
-	sharding, listed := shardingStatus(all)
+	sharding, listed := ShardingStatus(all)
 	if len(listed) != evalsv1alpha1.MaxStatusShards || sharding.OmittedShards != 50 || sharding.Succeeded != 148 || sharding.Failed != 1 {
 		t.Fatalf("listed %d, sharding %+v", len(listed), sharding)
 	}
@@ -167,8 +167,8 @@ func TestShardStatusWait(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := shardStatusWait(tc.last, now, 5*time.Second); got != tc.want {
-				t.Errorf("shardStatusWait = %s, want %s", got, tc.want)
+			if got := ShardStatusWait(tc.last, now, 5*time.Second); got != tc.want {
+				t.Errorf("ShardStatusWait = %s, want %s", got, tc.want)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"strconv"
@@ -153,7 +153,7 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 				RecheckAfter: 4 * time.Minute}},
 		{name: "a pod being deleted has no sandbox: not a fault",
 			pod: makePod(onNode, phase(corev1.PodRunning), scheduledAt, sandboxGone(minute), running("runner"), beingDeleted), now: minute,
-			want: Assessment{State: StateRunning, Reason: "Running", RecheckAfter: podRejectedRecheck, Message: "pod screen-abcde is being deleted; waiting for the Job"}},
+			want: Assessment{State: StateRunning, Reason: "Running", RecheckAfter: PodRejectedRecheck, Message: "pod screen-abcde is being deleted; waiting for the Job"}},
 		{name: "a pod not scheduled yet has no sandbox: not a fault",
 			pod: makePod(sandboxGone(time.Second)), now: minute,
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is starting"}},
@@ -217,13 +217,13 @@ func TestInfrastructureRetriesPerIndex(t *testing.T) {
 
 // TestIndexRetriesRoundTrip: the per-index counts are written in index order and read back.
 func TestIndexRetriesRoundTrip(t *testing.T) {
-	m := map[int]indexRetry{12: {count: 1, pod: "r-evalrun-12-abcde"}, 3: {count: 3, pod: "r-evalrun-3-fghij"}}
-	s := formatIndexRetries(m)
+	m := map[int]IndexRetry{12: {Count: 1, Pod: "r-evalrun-12-abcde"}, 3: {Count: 3, Pod: "r-evalrun-3-fghij"}}
+	s := FormatIndexRetries(m)
 	if s != "3=3:r-evalrun-3-fghij,12=1:r-evalrun-12-abcde" {
-		t.Errorf("formatIndexRetries = %q", s)
+		t.Errorf("FormatIndexRetries = %q", s)
 	}
-	if diff := cmp.Diff(m, parseIndexRetries(s), cmp.AllowUnexported(indexRetry{})); diff != "" {
-		t.Errorf("parseIndexRetries (-want +got):\n%s", diff)
+	if diff := cmp.Diff(m, ParseIndexRetries(s), cmp.AllowUnexported(IndexRetry{})); diff != "" {
+		t.Errorf("ParseIndexRetries (-want +got):\n%s", diff)
 	}
 }
 
