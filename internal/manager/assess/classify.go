@@ -2,7 +2,7 @@
 // status.collection, the Kueue Workload) to what the run is (Classify: the state, the reason, the shards'
 // verdicts, infrastructure retries, evictions, deadlines, budgets, the code judges' confinement) and to the status
 // it should have (DesiredManagerStatus) and the events of the change (Transitions). No I/O and no client: the
-// reconciler observes, this package decides, the reconciler acts. (pure)
+// reconciler observes, this package decides, the reconciler acts.
 package assess
 
 import (
