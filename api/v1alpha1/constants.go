@@ -83,5 +83,5 @@ const (
 // DefaultStatusBudgetBytes is the default bound of the results part of an EvalRun's status (summary, cases,
 // missing ids, parse errors, ...), measured on its JSON encoding: the manager's --status-budget-bytes default,
 // written into run.json for the collector. The manager bounds the flag with MaxStatusBudgetBytes
-// (internal/controller), measured by test/objectsize against the API server's object limit.
+// (internal/manager/controller), measured by test/objectsize against the API server's object limit.
 const DefaultStatusBudgetBytes = 512 << 10

@@ -27,6 +27,11 @@ var launcherAllowed = []string{
 // so the manager and the kubectl plugin, which only read verdicts (internal/verdict), link neither.
 var judgingPackages = []string{"internal/evaluate", "internal/llm"}
 
+// managerStages are the manager's packages in the one order their imports may run: each may import only the
+// stages before it (its configuration, then the pure builders of children, then the assessment, then the
+// reconcilers, which observe and act).
+var managerStages = []string{"internal/manager/options", "internal/manager/children", "internal/manager/assess", "internal/manager/controller"}
+
 // clientPackages are the import path prefixes of API and cloud clients, which pure packages never link.
 var clientPackages = []string{"k8s.io/client-go/", "sigs.k8s.io/controller-runtime", "github.com/aws/"}
 
@@ -40,6 +45,7 @@ type facts struct {
 //   - the manager (cmd/manager) links nothing of internal/pod/ or internal/cli/;
 //   - the manager and the kubectl plugin (cmd/kubectl-evalrun) link no judgingPackages;
 //   - the launcher (cmd/launcher) links no package of this module outside launcherAllowed, and no client;
+//   - a manager stage (managerStages) imports no later stage;
 //   - a pure package (the map's "(pure)") links no API or cloud client;
 //   - no package but internal/testutil's own imports internal/testutil (tests may).
 func brokenRules(f facts, pure []string) []string {
@@ -64,6 +70,13 @@ func brokenRules(f facts, pure []string) []string {
 		}
 		if client(d) {
 			broken = append(broken, "cmd/launcher links the client "+d)
+		}
+	}
+	for i, stage := range managerStages {
+		for _, imp := range f.imports[stage] {
+			if rel, ok := strings.CutPrefix(imp, module+"/"); ok && slices.Contains(managerStages[i+1:], rel) {
+				broken = append(broken, stage+" imports "+rel+", a later stage of the manager")
+			}
 		}
 	}
 	for _, p := range pure {
@@ -96,12 +109,13 @@ func TestBrokenRules(t *testing.T) {
 	m := func(rel string) string { return module + "/" + rel }
 	good := facts{
 		deps: map[string][]string{
-			"cmd/manager":         {m("internal/controller"), m("internal/evalfile"), "k8s.io/client-go/kubernetes"},
+			"cmd/manager":         {m("internal/manager/controller"), m("internal/evalfile"), "k8s.io/client-go/kubernetes"},
 			"cmd/launcher":        {m("internal/pod/launcher"), m("internal/evalfile"), "golang.org/x/sys/unix"},
 			"cmd/kubectl-evalrun": {m("internal/cli/plugin"), m("internal/verdict")},
 			"internal/evalfile":   {m("internal/jsonenc")},
 		},
-		imports: map[string][]string{"internal/controller": {m("internal/evalfile")}, "internal/testutil/s3server": {m("internal/testutil")}},
+		imports: map[string][]string{"internal/manager/controller": {m("internal/evalfile"), m("internal/manager/assess")},
+			"internal/manager/assess": {m("internal/manager/children")}, "internal/testutil/s3server": {m("internal/testutil")}},
 	}
 	if got := brokenRules(good, []string{"internal/evalfile"}); len(got) != 0 {
 		t.Errorf("a tree that keeps every rule: %v", got)
@@ -127,10 +141,16 @@ func TestBrokenRules(t *testing.T) {
 		{"a pure package links controller-runtime", func(f *facts) {
 			f.deps["internal/evalfile"] = append(f.deps["internal/evalfile"], "sigs.k8s.io/controller-runtime/pkg/client")
 		}, []string{"the pure package internal/evalfile links the client sigs.k8s.io/controller-runtime/pkg/client"}},
+		{"a stage imports a later stage", func(f *facts) {
+			f.imports["internal/manager/children"] = append(f.imports["internal/manager/children"], m("internal/manager/assess"))
+		}, []string{"internal/manager/children imports internal/manager/assess, a later stage of the manager"}},
+		{"the assessment imports the reconcilers", func(f *facts) {
+			f.imports["internal/manager/assess"] = append(f.imports["internal/manager/assess"], m("internal/manager/controller"))
+		}, []string{"internal/manager/assess imports internal/manager/controller, a later stage of the manager"}},
 		{"a package imports testutil", func(f *facts) {
-			f.imports["internal/controller"] = append(f.imports["internal/controller"], m("internal/testutil"))
+			f.imports["internal/manager/controller"] = append(f.imports["internal/manager/controller"], m("internal/testutil"))
 		},
-			[]string{"internal/controller imports " + m("internal/testutil") + " outside its tests"}},
+			[]string{"internal/manager/controller imports " + m("internal/testutil") + " outside its tests"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,7 +7,7 @@
 -- The EvalRun's status follows kstatus (Reconciling while in progress, Stalled when it failed) and adds
 -- Succeeded (the run finished and collected every result), Passed (spec.successPolicy was met), Queued (the Job is
 -- suspended, by spec.suspend or by Kueue) and, with spec.baseline, Regressed. The operator's status code:
--- internal/controller/status.go; the conditions and their reasons: api/v1alpha1/evalrun_status.go.
+-- internal/manager/assess/status.go; the conditions and their reasons: api/v1alpha1/evalrun_status.go.
 --
 --   not yet observed (no status, observedGeneration < generation, or
 --     a new evals.evalrun.io/rerun value the operator has not started)  Progressing

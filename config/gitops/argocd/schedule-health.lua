@@ -6,7 +6,7 @@
 --
 -- The EvalSchedule's status has Ready and Stalled conditions (Scheduled, Suspended, InvalidSchedule) and
 -- lastFinished, the outcome of the most recently scheduled run that finished. The operator's status code:
--- internal/controller/schedule_controller.go; the conditions and their reasons: api/v1alpha1/evalschedule_types.go.
+-- internal/manager/controller/schedule_controller.go; the conditions and their reasons: api/v1alpha1/evalschedule_types.go.
 -- The latest finished run decides the schedule's health until the next one finishes: an application that holds a
 -- nightly eval shows it when the latest eval failed.
 --

@@ -21,7 +21,7 @@ import (
 // time until every Job exists and the manager's API writes per run. It measures; it asserts only that every
 // Job appears and that no run costs more writes than the fixed set of creates and one status write.
 //
-//	EVALRUN_SCALE_RUNS=1000 KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.37.2 go test ./internal/controller -run TestScaleManyRuns -v
+//	EVALRUN_SCALE_RUNS=1000 KUBEBUILDER_ASSETS=$PWD/bin/k8s/v1.37.2 go test ./internal/manager/controller -run TestScaleManyRuns -v
 func TestScaleManyRuns(t *testing.T) {
 	requireEnv(t)
 	n, _ := strconv.Atoi(os.Getenv("EVALRUN_SCALE_RUNS"))

@@ -18,7 +18,7 @@ func TestShippedMetricsArtifactsNameRealMetrics(t *testing.T) {
 	for name := range registeredLabels(t) {
 		registered[name] = true
 	}
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	name := regexp.MustCompile(`evalrun_[a-z_]+`)
 	for _, file := range []string{"config/prometheus/rules.yaml", "charts/evalrun-operator/templates/prometheusrule.yaml",
 		"config/grafana/evalrun-dashboard.json", metricsDoc} {

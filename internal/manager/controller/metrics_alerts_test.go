@@ -30,7 +30,7 @@ import (
 // reasons of api/v1alpha1's condition reason block, but those of runs in progress and of the Passed, Regressed and
 // ResultsTruncated conditions, are finishedReasons.
 func TestFinishedReasonsAreEveryTerminalReason(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "api", "v1alpha1", "evalrun_status.go"), nil, 0)
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "..", "api", "v1alpha1", "evalrun_status.go"), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestActiveRunsOnlyFromTheLeader(t *testing.T) {
 // reads (le for histograms' buckets).
 func TestShippedQueriesUseRealLabels(t *testing.T) {
 	labels := registeredLabels(t)
-	root := filepath.Join("..", "..")
+	root := filepath.Join("..", "..", "..")
 	var exprs []string
 	rules, err := os.ReadFile(filepath.Join(root, "config", "prometheus", "rules.yaml"))
 	if err != nil {
