@@ -22,15 +22,15 @@ const (
 	MetricScore Metric = "Score"
 )
 
-// Test is the test Paired ran.
-type Test string
+// Method is the test Paired ran.
+type Method string
 
-// Tests.
+// Methods.
 const (
-	// TestMcNemar is McNemar's exact test on the discordant cases: pass rate with one trial per case on both sides.
-	TestMcNemar Test = "McNemarExact"
-	// TestSignFlip is the sign-flip (paired permutation) test on per-case differences: trials or scores.
-	TestSignFlip Test = "SignFlip"
+	// MethodMcNemar is McNemar's exact test on the discordant cases: pass rate with one trial per case on both sides.
+	MethodMcNemar Method = "McNemarExact"
+	// MethodSignFlip is the sign-flip (paired permutation) test on per-case differences: trials or scores.
+	MethodSignFlip Method = "SignFlip"
 )
 
 // PairedOptions tune Paired. The zero value is the default: pass rate, alpha 0.05, no minimum effect, seed 0.
@@ -51,7 +51,7 @@ type PairedOptions struct {
 
 // PairedResult is a run compared with its baseline, case by case.
 type PairedResult struct {
-	Test   Test
+	Test   Method
 	Metric Metric
 	// Pairs counts the cases in both runs, the only ones compared; OnlyBaseline and OnlyCurrent the others.
 	Pairs, OnlyBaseline, OnlyCurrent int
@@ -139,14 +139,14 @@ func Paired(baseline, current []Case, opts PairedOptions) (PairedResult, error) 
 		if err != nil {
 			return PairedResult{}, fmt.Errorf("paired comparison: %w", err)
 		}
-		res.Test, res.Exact = TestMcNemar, true
+		res.Test, res.Exact = MethodMcNemar, true
 		res.PValue, res.TwoSidedPValue = m.Worse, m.TwoSided
 	} else {
 		sf, err := SignFlip(diffs, SignFlipOptions{Seed: opts.Seed, Resamples: opts.Resamples, ExactPatterns: opts.ExactPatterns})
 		if err != nil {
 			return PairedResult{}, fmt.Errorf("paired comparison: %w", err)
 		}
-		res.Test, res.Exact, res.Resamples, res.MCError = TestSignFlip, sf.Exact, sf.Resamples, sf.MCError
+		res.Test, res.Exact, res.Resamples, res.MCError = MethodSignFlip, sf.Exact, sf.Resamples, sf.MCError
 		res.PValue, res.TwoSidedPValue = sf.Less, sf.TwoSided
 	}
 	res.Effect, err = BootstrapMean(diffs, BootstrapOptions{Seed: opts.Seed, Resamples: opts.BootstrapResamples})
@@ -220,7 +220,7 @@ func pairedMessage(r PairedResult) string {
 	}
 	b.WriteString("; " + formatP(r.PValue) + " (")
 	switch {
-	case r.Test == TestMcNemar:
+	case r.Test == MethodMcNemar:
 		fmt.Fprintf(&b, "McNemar exact on %d discordant case", r.Fell+r.Rose)
 		if r.Fell+r.Rose != 1 {
 			b.WriteString("s")

@@ -12,7 +12,7 @@ import (
 type reference struct {
 	Versions map[string]string `json:"versions"`
 	Wilson   []struct {
-		Successes, N    int
+		Successes, N     int
 		Level, Low, High float64
 	} `json:"wilson"`
 	McNemar []struct {
