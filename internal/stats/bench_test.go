@@ -79,3 +79,23 @@ func BenchmarkBootstrap(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPaired: the whole comparison the manager makes at 100,000 cases with 3 trials (pairing by id, the
+// sign-flip test on pass rates, the bootstrap interval of the effect).
+func BenchmarkPaired(b *testing.B) {
+	const n = 100_000
+	r := rand.New(rand.NewPCG(3, 4))
+	base := make([]Case, n)
+	cur := make([]Case, n)
+	for i := range base {
+		id := fmt.Sprintf("case-%06d", i)
+		base[i] = Case{ID: id, Passed: r.IntN(4), Trials: 3}
+		cur[i] = Case{ID: id, Passed: r.IntN(4), Trials: 3}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Paired(base, cur, PairedOptions{Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

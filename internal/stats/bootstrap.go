@@ -43,7 +43,7 @@ func BootstrapMean(values []float64, opts BootstrapOptions) (Interval, error) {
 		return Interval{}, fmt.Errorf("bootstrap: %d resamples; want a positive number (0 for %d)", resamples, DefaultBootstrapResamples)
 	case n == 0:
 		return Interval{}, fmt.Errorf("bootstrap: no values")
-	case n > math.MaxUint32:
+	case uint64(n) > math.MaxUint32:
 		return Interval{}, fmt.Errorf("bootstrap: %d values; at most %d", n, uint32(math.MaxUint32))
 	}
 	if err := checkFinite(values); err != nil {

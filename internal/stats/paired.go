@@ -174,6 +174,7 @@ func pairCases(baseline, current []Case) (pairs []casePair, onlyBaseline, onlyCu
 		}
 		byID[c.ID] = i
 	}
+	pairs = make([]casePair, 0, min(len(baseline), len(current)))
 	seen := make(map[string]bool, len(current))
 	for _, c := range current {
 		if err := c.validate(); err != nil {

@@ -125,7 +125,7 @@ func signGroups(diffs []float64) ([]signGroup, int) {
 		}
 		return compareFloat(a, b)
 	})
-	var groups []signGroup
+	groups := make([]signGroup, 0, len(mags))
 	for _, d := range mags {
 		m := math.Abs(d)
 		if len(groups) == 0 || groups[len(groups)-1].mag != m {
@@ -202,7 +202,7 @@ func exactTails(groups []signGroup, observed, tol float64) (less, greater float6
 // for continuous scores) are summed four at a time, from a table of the 16 subsets of each four, one table entry
 // per four random bits.
 func monteCarloTails(groups []signGroup, observed, tol float64, resamples int, seed uint64) (less, greater float64) {
-	var singles []float64
+	singles := make([]float64, 0, len(groups))
 	var tied []signGroup
 	var total float64
 	for _, g := range groups {

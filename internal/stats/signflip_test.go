@@ -177,3 +177,56 @@ func TestSignFlipMonteCarloTable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSignFlip checks the grouped exact enumeration against a brute force over every sign pattern, on integer
+// differences (pass-rate numerators, scaled by 1/5 for the test and kept whole for the brute force, so its counts
+// are exact): ties, zeros and mixed magnitudes in any combination.
+func FuzzSignFlip(f *testing.F) {
+	f.Add([]byte{1, 2, 3})
+	f.Add([]byte{251, 251, 251, 5, 0, 0, 7})
+	f.Add([]byte{1, 255, 2, 254, 3, 253, 1, 1, 1, 1, 1, 1, 1})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 || len(data) > 14 {
+			return
+		}
+		nums := make([]int, len(data))
+		diffs := make([]float64, len(data))
+		for i, b := range data {
+			nums[i] = int(int8(b)) % 6 // -5..5 trials
+			diffs[i] = float64(nums[i]) / 5
+		}
+		got, err := SignFlip(diffs, SignFlipOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		observed := 0
+		for _, m := range nums {
+			observed += m
+		}
+		var less, greater int
+		for pattern := range 1 << len(nums) {
+			s := 0
+			for i, m := range nums {
+				if m < 0 {
+					m = -m
+				}
+				if pattern>>i&1 == 1 {
+					m = -m
+				}
+				s += m
+			}
+			if s <= observed {
+				less++
+			}
+			if s >= observed {
+				greater++
+			}
+		}
+		total := float64(int(1) << len(nums))
+		wantLess := float64(less) / total
+		wantTwo := math.Min(1, 2*math.Min(wantLess, float64(greater)/total))
+		if !got.Exact || !near(got.Less, wantLess, 1e-12) || !near(got.TwoSided, wantTwo, 1e-12) {
+			t.Errorf("differences %v: %+v; brute force one-sided %v, two-sided %v", diffs, got, wantLess, wantTwo)
+		}
+	})
+}
