@@ -11,8 +11,9 @@
 //   - Paired (paired.go): a run against its baseline, paired by case id, with the test, the effect and its
 //     interval, the p-value, Regressed and one sentence for people.
 //
-// Every result is a function of its inputs and a seed: the Monte Carlo and bootstrap draws come from math/rand/v2's
-// PCG, whose output the Go project keeps stable, so a comparison gives the same numbers on every reconcile. The
-// numbers are checked against scipy and statsmodels (testdata/reference.py writes testdata/reference.json).
+// Every result is a function of its inputs and a seed: the Monte Carlo and bootstrap draws come from our own
+// SplitMix64 (rng.go), whose stream for a seed never changes, so a comparison gives the same numbers on every
+// reconcile and release. The numbers are checked against scipy and statsmodels (testdata/reference.py writes
+// testdata/reference.json, which reference_test.go reads).
 // Pure: no I/O, no API client; callers bring the per-case counts however they were stored.
 package stats
