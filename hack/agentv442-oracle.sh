@@ -6,6 +6,7 @@
 #   hack/agentv442-oracle.sh                     # every suite of testdata/agentv442/suites.txt
 #   SUITES="rubric/evals/dataset.eval.yaml" hack/agentv442-oracle.sh
 #   AGENTV_SRC=/path/to/agentv@v4.42.4 hack/agentv442-oracle.sh   # first copy features/ again from AgentV's sources
+#   JUDGE_PROVIDER=azure RECORDINGS=/tmp/azure hack/agentv442-oracle.sh   # judged through the Responses API instead
 #
 # What it does, from scratch:
 #   1. AgentV 4.42.4 from npm into bin/agentv/4.42.4 (hack/agentv442/package{,-lock}.json pin it and every dependency),
@@ -17,9 +18,11 @@
 #      prompts alone, the scratch directory written /BUNDLE first; --record: every request body) and runs `agentv eval`
 #      with one target, "batch": AgentV's cli provider with provider_batching: true running hack/agentv442/runner.py on
 #      testdata/agentv442/answers/EXAMPLE.jsonl, judged by an "openai" target on the judge server (streamed chat
-#      completions), one worker, its run directory in the scratch directory;
+#      completions; JUDGE_PROVIDER=azure: an "azure" target, the streamed Responses API), one worker, its run
+#      directory in the scratch directory;
 #   4. hack/agentv442/normalize.py writes testdata/agentv442/recordings/EXAMPLE/NAME/ (the suite's eval file name
-#      without .yaml): requests/, graders/ and results.jsonl, the scratch directory written /BUNDLE.
+#      without .yaml; RECORDINGS names another directory): requests/, graders/ and results.jsonl, the scratch
+#      directory written /BUNDLE.
 # The environment AgentV sees is fixed: HOME and TMPDIR in the scratch directory, no update check, the judge's key and
 # model, and the two variables of the env-interpolation example (EXPECTED_GREETING, CUSTOM_SYSTEM_PROMPT).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -28,6 +31,15 @@ set -euo pipefail
 AGENTV_VERSION=4.42.4
 TESTDATA="$ROOT/internal/cli/check/testdata/agentv442"
 PORT="${PORT:-18742}"
+JUDGE_PROVIDER="${JUDGE_PROVIDER:-openai}"
+RECORDINGS="${RECORDINGS:-$TESTDATA/recordings}"
+case "$JUDGE_PROVIDER" in
+  openai) judge_target="    provider: openai
+    endpoint: http://127.0.0.1:$PORT/v1" ;;
+  azure) judge_target="    provider: azure
+    endpoint: \${{ ORACLE_ENDPOINT }}" ;;
+  *) die "JUDGE_PROVIDER must be openai or azure, not $JUDGE_PROVIDER" ;;
+esac
 AGENTV_DIR="$ROOT/bin/agentv/$AGENTV_VERSION"
 HERE="$ROOT/hack/agentv442"
 
@@ -115,8 +127,7 @@ targets:
     provider_batching: true
     grader_target: judge
   - name: judge
-    provider: openai
-    endpoint: http://127.0.0.1:$PORT/v1
+$judge_target
     api_key: \${{ ORACLE_API_KEY }}
     model: \${{ ORACLE_MODEL }}
 EOF
@@ -133,8 +144,8 @@ EOF
   log "agentv eval $suite${*:+ (tests: $*)}"
   # AgentV exits non-zero when a test fails; index.jsonl is what tells whether it ran.
   (cd "$bundle" && env -i PATH="$work/bin:$PATH" HOME="$work/home" TMPDIR="$work/tmp" AGENTV_NO_UPDATE_CHECK=1 \
-    ORACLE_API_KEY=oracle-key ORACLE_MODEL=oracle-model ORACLE_BUNDLE="$bundle" ORACLE_STDIN="$stdin" \
-    ORACLE_REAL="$work/real" EXPECTED_GREETING="Hello! Welcome." \
+    ORACLE_API_KEY=oracle-key ORACLE_MODEL=oracle-model ORACLE_ENDPOINT="http://127.0.0.1:$PORT" \
+    ORACLE_BUNDLE="$bundle" ORACLE_STDIN="$stdin" ORACLE_REAL="$work/real" EXPECTED_GREETING="Hello! Welcome." \
     CUSTOM_SYSTEM_PROMPT="You are a helpful assistant who always greets warmly." \
     node "$AGENTV_DIR/node_modules/agentv/dist/cli.js" eval run "$suite" --targets "$work/targets.yaml" \
     --target batch --workers 1 --output "$out" "${filter[@]}") >"$work/agentv-${key//\//-}.log" 2>&1 || true
@@ -146,9 +157,9 @@ EOF
     cat "$work/agentv-${key//\//-}.log" >&2
     die "$suite: AgentV reports an execution error (see above)"
   fi
-  rm -rf "$TESTDATA/recordings/$key"
+  rm -rf "${RECORDINGS:?}/$key"
   python3 "$HERE/normalize.py" --bundle "$bundle" --index "$out/index.jsonl" --requests "$rec" --stdin "$stdin" \
-    --out "$TESTDATA/recordings/$key" | sed "s#^#$LOG_PREFIX: $key: #" >&2
+    --out "$RECORDINGS/$key" | sed "s#^#$LOG_PREFIX: $key: #" >&2
 }
 
 # 3. and 4. Every suite.
@@ -160,7 +171,7 @@ if [ -n "${SUITES:-}" ]; then
   done
 else
   mapfile -t lines < <(grep -v -e '^#' -e '^$' "$TESTDATA/suites.txt")
-  rm -rf "$TESTDATA/recordings"
+  rm -rf "${RECORDINGS:?}"
   for line in "${lines[@]}"; do
     # shellcheck disable=SC2086
     run_suite $line

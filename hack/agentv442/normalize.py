@@ -43,9 +43,15 @@ def replace_paths(value, root):
 
 
 def prompts(body):
-    """The system and user texts of a chat-completions request body, as test/judgeserver reads them."""
-    system = user = ""
-    for m in body.get("messages", []):
+    """The system and user texts of a judge request body, chat completions' (messages) or the Responses API's
+    (instructions, input), as test/judgeserver reads them."""
+    system, user = body.get("instructions", ""), ""
+    messages = body.get("messages")
+    if messages is None:
+        messages = body.get("input", [])
+        if isinstance(messages, str):
+            return system, messages
+    for m in messages:
         content = m.get("content")
         if isinstance(content, list):
             content = "".join(p.get("text", "") for p in content)

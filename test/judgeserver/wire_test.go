@@ -253,3 +253,59 @@ func TestChunks(t *testing.T) {
 		}
 	}
 }
+
+// FuzzWire: any body either is refused or is answered in full, plain or streamed, by both protocols' writers.
+func FuzzWire(f *testing.F) {
+	for _, seed := range []string{
+		`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"u"}]}],"stream":true,"stream_options":{"include_usage":true}}`,
+		`{"model":"m","instructions":"s","input":[{"role":"user","content":[{"type":"input_text","text":"u"}]}],"stream":true}`,
+		`{"input":"u"}`, `{"messages":[{"role":"developer","content":null}]}`, `{`, `[]`,
+	} {
+		f.Add([]byte(seed), "é“x”")
+	}
+	f.Fuzz(func(t *testing.T, body []byte, content string) {
+		for _, p := range []struct {
+			parse func([]byte) (judgeRequest, error)
+			write func(http.ResponseWriter, judgeRequest, string) error
+		}{{parseChat, writeChat}, {parseResponses, writeResponses}} {
+			req, err := p.parse(body)
+			if err != nil {
+				continue
+			}
+			rec := httptest.NewRecorder()
+			if err := p.write(rec, req, content); err != nil {
+				t.Fatalf("writing a reply to %q: %v", body, err)
+			}
+			if !req.Stream {
+				if !json.Valid(rec.Body.Bytes()) {
+					t.Fatalf("a plain reply is not JSON: %q", rec.Body.String())
+				}
+				continue
+			}
+			var got strings.Builder
+			for _, line := range strings.Split(rec.Body.String(), "\n") {
+				data, ok := strings.CutPrefix(line, "data: ")
+				if !ok || data == "[DONE]" {
+					continue
+				}
+				var ev struct {
+					Type    string
+					Delta   string
+					Choices []struct{ Delta struct{ Content string } }
+				}
+				if err := json.Unmarshal([]byte(data), &ev); err != nil {
+					t.Fatalf("event %q: %v", data, err)
+				}
+				if ev.Type == "response.output_text.delta" {
+					got.WriteString(ev.Delta)
+				}
+				for _, c := range ev.Choices {
+					got.WriteString(c.Delta.Content)
+				}
+			}
+			if utf8.ValidString(content) && got.String() != content {
+				t.Fatalf("streamed %q, want %q", got.String(), content)
+			}
+		}
+	})
+}
