@@ -1,5 +1,7 @@
-// Command judgeserver is a small deterministic OpenAI-compatible chat-completions server for the end-to-end tests
-// of LLM judges: it answers POST .../chat/completions from rules on the prompt, never from a model.
+// Command judgeserver is a small deterministic OpenAI-compatible server for the end-to-end tests of LLM judges and
+// for recording AgentV's judge requests: it answers POST .../chat/completions and POST .../responses (the Responses
+// API, e.g. Azure's /openai/v1/responses), each plain or streamed as server-sent events ("stream": true), from rules
+// on the prompt, never from a model (wire.go has the protocols).
 //
 // Rules (the prompts are the ones internal/evaluate sends, AgentV's):
 //   - A rubric prompt (the system prompt asks for "checks"): each rubric line "- [id]...: description" of the
@@ -9,15 +11,17 @@
 //     answer, else 0.
 //   - A candidate answer containing JUDGE-MALFORMED gets a reply that is not JSON (the judge must report Error).
 //
-// With --api-key-file (or JUDGE_API_KEY), requests without "Authorization: Bearer <key>" get 401. Usage counts are
-// the prompt's and the reply's words. It serves /healthz for probes and logs one line per request (never the key).
+// With --api-key-file (or JUDGE_API_KEY), requests without "Authorization: Bearer <key>" (or Azure's
+// "api-key: <key>") get 401. Usage counts are the prompt's and the reply's words. It serves /healthz for probes and
+// logs one line per request (never the key).
 //
-// With --record DIR it writes every chat-completions request body it answers, indented, to DIR/0001.json,
-// DIR/0002.json, ... in the order they arrive (hack/agentv-oracle.sh records what AgentV sends this way).
+// With --record DIR it writes every request body it answers, indented, to DIR/0001.json, DIR/0002.json, ... in the
+// order they arrive (hack/agentv-oracle.sh and hack/agentv442-oracle.sh record what AgentV sends this way).
 //
 // With --replies hashed it answers every prompt with replies.Hashed instead (a reply that is a function of the
-// prompts alone, the path given with --bundle-root written /BUNDLE first): hack/agentv-oracle.sh records AgentV so, and
-// internal/check's TestAgentVExamples asks the operator the same way and compares the scores.
+// prompts alone, the path given with --bundle-root written /BUNDLE first, in the reply schema the prompt asks for):
+// hack/agentv-oracle.sh and hack/agentv442-oracle.sh record AgentV v2.0.1 and 4.42.4 so, and internal/check's
+// TestAgentVExamples asks the operator the same way and compares the scores.
 //
 // With --black-hole ADDR it also listens on ADDR as a dependency that hangs: it accepts every TCP connection and
 // never answers nor closes it (the hung bucket or LLM endpoint of the fault tests).
@@ -102,14 +106,6 @@ func swallow(ln net.Listener) {
 	}
 }
 
-type request struct {
-	Model    string `json:"model"`
-	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"messages"`
-}
-
 // Recorder writes request bodies to Dir, numbered from 1 in arrival order. Safe for concurrent use.
 type Recorder struct {
 	Dir string
@@ -134,25 +130,38 @@ func (r *Recorder) Record(body []byte) error {
 	return nil
 }
 
-// handler answers chat-completions requests with answer(system, user); rec, when not nil, records each body before
-// it is answered.
+// handler answers chat-completions and Responses requests (wire.go), plain or streamed, with answer(system, user);
+// rec, when not nil, records each body before it is answered.
 func handler(key string, rec *Recorder, answer func(system, user string) string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		var (
+			parse func([]byte) (judgeRequest, error)
+			write func(http.ResponseWriter, judgeRequest, string) error
+		)
+		switch {
+		case r.Method != http.MethodPost:
+			http.NotFound(w, r)
+			return
+		case strings.HasSuffix(r.URL.Path, "/chat/completions"):
+			parse, write = parseChat, writeChat
+		case strings.HasSuffix(r.URL.Path, "/responses"):
+			parse, write = parseResponses, writeResponses
+		default:
 			http.NotFound(w, r)
 			return
 		}
-		if key != "" && r.Header.Get("Authorization") != "Bearer "+key {
+		if key != "" && r.Header.Get("Authorization") != "Bearer "+key && r.Header.Get("Api-Key") != key {
 			log.Printf("judgeserver: 401 path=%s", r.URL.Path)
 			http.Error(w, `{"error":{"message":"invalid API key"}}`, http.StatusUnauthorized)
 			return
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-		var req request
+		var req judgeRequest
 		if err == nil {
-			err = json.Unmarshal(body, &req)
+			req, err = parse(body)
 		}
-		if err != nil || len(req.Messages) == 0 {
+		if err != nil {
+			log.Printf("judgeserver: 400 path=%s: %v", r.URL.Path, err)
 			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
 			return
 		}
@@ -163,25 +172,11 @@ func handler(key string, rec *Recorder, answer func(system, user string) string)
 				return
 			}
 		}
-		system, user := "", ""
-		for _, m := range req.Messages {
-			switch m.Role {
-			case "system", "developer": // the AI SDK sends the system prompt as "developer" to some models
-				system += m.Content
-			case "user":
-				user += m.Content
-			}
+		content := answer(req.System, req.User)
+		log.Printf("judgeserver: 200 path=%s model=%s stream=%v reply=%.120q", r.URL.Path, req.Model, req.Stream, content)
+		if err := write(w, req, content); err != nil {
+			log.Printf("judgeserver: writing the reply: %v", err)
 		}
-		content := answer(system, user)
-		log.Printf("judgeserver: 200 model=%s reply=%.120q", req.Model, content)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": "judgeserver-1", "object": "chat.completion", "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": content}}},
-			"usage": map[string]any{"prompt_tokens": words(system + user), "completion_tokens": words(content),
-				"total_tokens": words(system+user) + words(content)},
-		})
 	})
 }
 
