@@ -100,8 +100,6 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 	p.caseIndex, p.caseID = k, ""
 	c := &Case{Index: k}
 
-	sp.checkKeys(v, n, path, testKeySpecs, "test")
-
 	// id: a safe file name and object key, as in agentv-eval-v2.
 	idv := v.get("id")
 	if it.dirID != "" {
@@ -121,6 +119,7 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 		c.ID = idv.str
 		p.caseID = c.ID
 	}
+	sp.checkKeys(v, n, path, testKeySpecs, "test")
 
 	// vars fill the test's criteria, input, input_files and expected_output, and the suite's input and input_files.
 	var tmpl *templater
@@ -549,7 +548,11 @@ func (sp *suiteParser) testEvaluators(c *Case, v *value, n *yaml.Node, exec *val
 	default:
 		c.EvaluatorSource = SourceNone
 	}
-	c.Evaluators = sp.uniqueEvaluators(list, path, own)
+	listPath, listValue := path, v
+	if own != nil {
+		listPath, listValue = ownPath, own
+	}
+	c.Evaluators = sp.uniqueEvaluators(list, listPath, listValue)
 	kind := sp.defaultGrader(v, n, path)
 	if kind == "" {
 		kind = sp.suiteGrader
@@ -566,6 +569,7 @@ func (sp *suiteParser) testEvaluators(c *Case, v *value, n *yaml.Node, exec *val
 func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v *value) []*EvaluatorConfig {
 	seen := make(map[string]bool, len(list))
 	var out []*EvaluatorConfig
+	clash := false
 	for i, ev := range list {
 		if !seen[ev.Name] {
 			seen[ev.Name] = true
@@ -574,6 +578,7 @@ func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v 
 		if !sp.generated[ev] {
 			sp.p.add(path, v, "evaluator name %q is used more than once: names must be unique within a test's "+
 				"assertions (the suite's included)", ev.Name)
+			clash = true
 			continue
 		}
 		if out == nil {
@@ -589,6 +594,9 @@ func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v 
 	}
 	if out == nil {
 		out = list
+	}
+	if clash {
+		return out
 	}
 	keys := map[string]bool{}
 	for _, ev := range out {

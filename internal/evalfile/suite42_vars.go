@@ -1,6 +1,7 @@
 package evalfile
 
 import (
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -171,8 +172,26 @@ func jsStringify(b []byte, v *value) []byte {
 			b = jsStringify(b, item)
 		}
 		return append(b, ']')
+	case kindNumber:
+		return append(b, jsNumber(v.f)...)
 	}
 	return v.appendJSON(b)
+}
+
+// jsNumber is JavaScript's String(f) for a finite number: the shortest digits that read back as f, in decimal
+// notation from 1e-6 up to below 1e21, in exponent notation ("1e+21", "1.5e-7") outside.
+func jsNumber(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	if a := math.Abs(f); a >= 1e21 || a < 1e-6 {
+		s := strconv.FormatFloat(f, 'e', -1, 64)
+		mant, exp, _ := strings.Cut(s, "e")
+		sign := exp[0]
+		exp = strings.TrimLeft(exp[1:], "0")
+		return mant + "e" + string(sign) + exp
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // jsQuote appends s as JSON.stringify quotes a string. Invalid UTF-8 is taken as U+FFFD, as a JavaScript string
