@@ -118,6 +118,8 @@ type suiteParser struct {
 	generated map[*EvaluatorConfig]bool
 	// items are the suite's tests as read (see expandTests).
 	items []testItem
+	// suiteInputProblems are the problems of the suite-level input and input_files reported so far (onceForSuite).
+	suiteInputProblems map[string]bool
 	// suiteGrader is the grader the suite's evaluator key names ("" when none): the grader of a test without
 	// assertions or an evaluator key of its own.
 	suiteGrader string
@@ -146,7 +148,7 @@ func newSuiteParser(tb *treeBuilder, o parseOptions, root *value, rootNode *yaml
 		p: &parser{caseIndex: -1}, tb: tb, o: o, root: root, rootNode: rootNode, s: s,
 		f:         &File{Format: FormatSuite42, Suite: s, wholeTree: true},
 		files:     newSuiteFiles(o.files, o.name),
-		generated: map[*EvaluatorConfig]bool{},
+		generated: map[*EvaluatorConfig]bool{}, suiteInputProblems: map[string]bool{},
 	}
 }
 

@@ -227,12 +227,13 @@ func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *temp
 		p.addAt(path+".input", keyLine(n, "input", v), "is required: a string or a list of messages (AgentV 4.42 "+
 			"skips a test without)")
 	case !inputFiles.isNull():
-		msgs = sp.inputFilesMessage(inputFiles, filesPath, in, path+".input")
+		sp.onceForSuite(func() { msgs = sp.inputFilesMessage(inputFiles, filesPath, in, path+".input") })
 	default:
 		msgs, form = sp.messagesShorthand(in, path+".input", RoleUser)
 	}
 	if sp.input != nil && !skipDefaults {
-		suiteMsgs, _ := sp.messagesShorthand(tmpl.fill(sp.input), "input", RoleUser)
+		var suiteMsgs []Message
+		sp.onceForSuite(func() { suiteMsgs, _ = sp.messagesShorthand(tmpl.fill(sp.input), "input", RoleUser) })
 		msgs = append(suiteMsgs, msgs...)
 		form = InputMessagesForm
 	}
@@ -240,6 +241,26 @@ func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *temp
 		form = InputMessagesForm
 	}
 	return msgs, form
+}
+
+// onceForSuite runs fn, which reads the suite-level input or input_files for a test, and keeps a problem it finds
+// in them (a path outside the test's) only the first time: every test reads them again, with its vars.
+func (sp *suiteParser) onceForSuite(fn func()) {
+	before := len(sp.p.problems)
+	fn()
+	kept := sp.p.problems[:before]
+	for _, pr := range sp.p.problems[before:] {
+		if strings.HasPrefix(pr.Path, sp.s.TestsKey+"[") {
+			kept = append(kept, pr)
+			continue
+		}
+		key := fmt.Sprintf("%d %s %s", pr.Line, pr.Path, pr.Message)
+		if !sp.suiteInputProblems[key] {
+			sp.suiteInputProblems[key] = true
+			kept = append(kept, pr)
+		}
+	}
+	sp.p.problems = kept
 }
 
 // inputFilesMessage expands input_files with a string input into one user message: a file segment per path,
