@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -451,4 +452,51 @@ func FuzzSuite42(f *testing.F) {
 			t.Fatalf("the whole subset's ids differ:\n%s", diff)
 		}
 	})
+}
+
+// suiteAliasBomb is issue 37's alias bomb written as a 4.42 suite's tests (a list: tests, or a tests file).
+func suiteAliasBomb(stringBytes, messages, cases int) string {
+	var b strings.Builder
+	b.WriteString("- id: case-00000\n  criteria: c\n  input: &m\n")
+	fmt.Fprintf(&b, "    - {role: user, content: &s \"%s\"}\n", strings.Repeat("A", stringBytes))
+	for range messages - 1 {
+		b.WriteString("    - {role: user, content: *s}\n")
+	}
+	for i := 1; i < cases; i++ {
+		fmt.Fprintf(&b, "- id: case-%05d\n  criteria: c\n  input: *m\n", i)
+	}
+	return b.String()
+}
+
+// A 4.42 suite's aliases are bounded as agentv-eval-v2's are, in the suite and in its tests' files, by every
+// reader, after allocating a bounded amount.
+func TestSuite42AliasBomb(t *testing.T) {
+	bomb := suiteAliasBomb(100_000, 20, 1500)
+	inline := []byte("tests:\n" + strings.ReplaceAll("\n"+bomb, "\n", "\n  ")[1:])
+	external := []byte("tests: ./bomb.yaml\n")
+	opt := WithFiles(bundleOf(string(external), map[string]string{"evals/bomb.yaml": bomb}), suiteName)
+	for _, r := range []struct {
+		name string
+		read func() error
+	}{
+		{"Parse", func() error { _, err := Parse(inline); return err }},
+		{"Scan", func() error { _, err := Scan(bytes.NewReader(inline)); return err }},
+		{"Subset", func() error { _, err := Subset(inline, func(int) bool { return true }); return err }},
+		{"Parse, a tests file", func() error { _, err := Parse(external, opt); return err }},
+		{"Subset, a tests file", func() error { _, err := Subset(external, func(int) bool { return true }, opt); return err }},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err := r.read()
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), "alias *") || !strings.Contains(err.Error(), "16 MiB") ||
+				!strings.Contains(err.Error(), "line ") {
+				t.Fatalf("the alias bomb: %v", err)
+			}
+			if n := after.TotalAlloc - before.TotalAlloc; n > 128<<20 {
+				t.Errorf("refusing the bomb allocated %d MiB", n>>20)
+			}
+		})
+	}
 }
