@@ -63,7 +63,8 @@ type Suite struct {
 // suiteKeys are the top-level keys that make a document a 4.42 suite.
 var suiteKeys = []string{"tests", "eval_cases"}
 
-// isSuite42 reports whether a parsed document is a 4.42 suite, and under which key its tests are.
+// isSuite42 reports whether a parsed document is a 4.42 suite, and under which key its tests are: tests, else the
+// deprecated eval_cases (AgentV reads tests first).
 func isSuite42(doc *yaml.Node) (string, bool) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return "", false
@@ -75,7 +76,9 @@ func isSuite42(doc *yaml.Node) (string, bool) {
 		switch {
 		case k.Value == "$schema" && v.Kind == yaml.ScalarNode && v.Value == SchemaV2:
 			return "", false
-		case slices.Contains(suiteKeys, k.Value) && key == "":
+		case k.Value == "tests":
+			key = k.Value
+		case k.Value == "eval_cases" && key == "":
 			key = k.Value
 		}
 	}
@@ -339,8 +342,11 @@ func (sp *suiteParser) read() {
 
 	key := sp.s.TestsKey
 	tests := root.get(key)
-	if key == "eval_cases" {
+	switch ec := root.get("eval_cases"); {
+	case key == "eval_cases":
 		sp.warnAt(key, keyLine(sp.rootNode, key, tests), "eval_cases is deprecated in AgentV 4.42: write tests")
+	case ec != nil:
+		sp.warnAt("eval_cases", keyLine(sp.rootNode, "eval_cases", ec), "ignored: tests is set, which AgentV 4.42 reads instead")
 	}
 	sp.expandTests(tests, member(sp.rootNode, key), key)
 	if len(p.problems) == 0 && len(sp.items) == 0 && !sp.tb.tooLarge {

@@ -179,7 +179,7 @@ func TestSuite42TestsFiles(t *testing.T) {
 		"evals/cases/c-empty/notes.md":   "no case here",
 		"evals/cases/.hidden/case.yaml":  "id: hidden\ninput: q\ncriteria: c\n",
 		"evals/more/x/one.yaml":          "- &base {id: y1, input: q, criteria: c}\n- {<<: *base, id: y2}\n",
-		"evals/more/x/two.jsonl":         "\n{\"id\": \"j1\", \"input\": \"q\", \"criteria\": \"c\"}\n   \n{\"id\": \"j2\", \"input\": \"q\", \"criteria\": \"c\"}\n",
+		"evals/more/x/two.jsonl":         "\ufeff\n{\"id\": \"j1\", \"input\": \"q\", \"criteria\": \"c\"}\r\n   \n{\"id\": \"j2\", \"input\": \"q\", \"criteria\": \"c\"}\u00a0\n",
 		"evals/more/x/.skip.yaml":        "- {id: hidden, input: q, criteria: c}\n",
 		"evals/more/x/three.yml":         "",
 		"evals/other/z.yaml":             "- {id: z, input: q, criteria: c}\n",

@@ -88,6 +88,7 @@ func TestSuite42Format(t *testing.T) {
 	}{
 		{"tests", "tests: [{id: a, input: hi, criteria: ok}]", FormatSuite42},
 		{"eval_cases", "eval_cases: [{id: a, input: hi, criteria: ok}]", FormatSuite42},
+		{"tests after eval_cases", "eval_cases: 7\ntests: [{id: a, input: hi, criteria: ok}]", FormatSuite42},
 		{"evalcases", "evalcases: [{id: a, input_messages: [{role: user, content: hi}]}]", FormatV2},
 		{"v2 schema wins", "$schema: agentv-eval-v2\ntests: [{id: x}]\nevalcases:\n  - id: a\n    input_messages: [{role: user, content: hi}]\n", FormatV2},
 		{"quoted key", "\"tests\":\n  - id: a\n    input: hi\n    criteria: ok\n", FormatSuite42},

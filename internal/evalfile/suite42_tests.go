@@ -215,7 +215,7 @@ func (sp *suiteParser) testsYAML(fpath string, data []byte, at string, line int)
 func (sp *suiteParser) testsJSONL(fpath string, data []byte) {
 	sp.withFile(fpath, func() {
 		for i, raw := range strings.Split(string(data), "\n") {
-			text := strings.TrimSpace(raw)
+			text := strings.TrimFunc(raw, isJSSpace)
 			if text == "" {
 				continue
 			}

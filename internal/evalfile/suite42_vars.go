@@ -26,6 +26,15 @@ var (
 	wholeTemplatePattern = regexp.MustCompile(`^\{\{` + jsSpace + `*([A-Za-z_][A-Za-z0-9_.]*)` + jsSpace + `*\}\}$`)
 )
 
+// isJSSpace reports whether r is white space to JavaScript's trim (and its \s).
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
+
 // refuseEnv reports every string of v (keys are not interpolated) that AgentV would interpolate from the
 // environment; path is v's path, formatted only for a problem.
 func (p *parser) refuseEnv(v *value, path func() string) {
