@@ -287,10 +287,6 @@ func (sp *suiteParser) checkKeys(obj *value, n *yaml.Node, path string, specs ma
 // read reads the suite into sp.f.
 func (sp *suiteParser) read() {
 	p, root, f := sp.p, sp.root, sp.f
-	if msg := checkSuiteName(sp.o.name); msg != "" {
-		p.addAt("", 0, "%s", msg)
-		return
-	}
 	p.refuseEnv(root, func() string { return "" })
 	sp.checkKeys(root, sp.rootNode, "", suiteKeySpecs, "top-level")
 	f.Schema = p.optString(root, "$schema", "")

@@ -92,7 +92,7 @@ func (sp *suiteParser) inherits(c *Case) uint8 {
 	return inheritance(c)
 }
 
-// test reads one test; nil when it is unusable.
+// test reads one test into a Case, recording its problems.
 func (sp *suiteParser) test(it *testItem, k int) *Case {
 	p := sp.p
 	v, n := it.v, it.node
