@@ -37,7 +37,7 @@ func (c *Case) ReferenceAnswer() string {
 	switch last.Content.Kind {
 	case ContentText:
 		return last.Content.Text
-	case ContentObject, ContentSegments:
+	case ContentObject, ContentSegments, ContentList:
 		return indentJSON(last.Content.Raw)
 	}
 	if len(last.ToolCalls) > 0 {
@@ -57,7 +57,7 @@ func (c *Case) InputFiles() []string {
 	var files []string
 	for _, m := range c.InputMessages {
 		for _, s := range m.Content.Segments {
-			if s.Type == SegmentFile {
+			if s.Type == SegmentFile || s.Type == SegmentImage {
 				files = append(files, s.Value)
 			}
 		}

@@ -11,6 +11,9 @@ type Problem struct {
 	CaseIndex int `json:"caseIndex"`
 	// CaseID is the case's id when it has a usable one.
 	CaseID string `json:"caseId,omitempty"`
+	// File is the file the problem is in when it is not the eval file itself: one a 4.42 suite reads (its tests'
+	// file, a case.yaml, an assertion template), as a slash path in its eval bundle.
+	File string `json:"file,omitempty"`
 	// Path locates the field, for example evalcases[3].execution.evaluators[0].mode.
 	Path string `json:"path,omitempty"`
 	// Line is the 1-based line in the file, 0 when unknown.
@@ -22,7 +25,12 @@ type Problem struct {
 // String formats the problem on one line.
 func (p Problem) String() string {
 	var b strings.Builder
-	if p.Line > 0 {
+	switch {
+	case p.File != "" && p.Line > 0:
+		fmt.Fprintf(&b, "%s line %d: ", p.File, p.Line)
+	case p.File != "":
+		fmt.Fprintf(&b, "%s: ", p.File)
+	case p.Line > 0:
 		fmt.Fprintf(&b, "line %d: ", p.Line)
 	}
 	if p.Path != "" {

@@ -18,17 +18,41 @@ const (
 	TypeTokenUsage     EvaluatorType = "token_usage"
 )
 
-// EvaluatorTypes lists the supported types.
+// EvaluatorTypes lists the types an agentv-eval-v2 file may name.
 var EvaluatorTypes = []EvaluatorType{
 	TypeCodeJudge, TypeLLMJudge, TypeRubric, TypeComposite, TypeToolTrajectory, TypeFieldAccuracy,
 	TypeLatency, TypeCost, TypeTokenUsage,
 }
+
+// Evaluator types only AgentV 4.42 suites have (their graders of the same names, EvaluatorConfig.Grader). A 4.42
+// grader whose v2 counterpart exists takes that type (code-grader is TypeCodeJudge, llm-grader and rubrics are
+// TypeLLMJudge, tool-trajectory is TypeToolTrajectory, ...), so that what the pod plans from types (judge
+// containers, model requests) holds for both formats; Grader says which 4.42 grader it is.
+const (
+	TypeExecutionMetrics EvaluatorType = "execution_metrics"
+	TypeSkillTrigger     EvaluatorType = "skill_trigger"
+	TypeContains         EvaluatorType = "contains"
+	TypeContainsAny      EvaluatorType = "contains_any"
+	TypeContainsAll      EvaluatorType = "contains_all"
+	TypeIContains        EvaluatorType = "icontains"
+	TypeIContainsAny     EvaluatorType = "icontains_any"
+	TypeIContainsAll     EvaluatorType = "icontains_all"
+	TypeStartsWith       EvaluatorType = "starts_with"
+	TypeEndsWith         EvaluatorType = "ends_with"
+	TypeRegex            EvaluatorType = "regex"
+	TypeIsJSON           EvaluatorType = "is_json"
+	TypeEquals           EvaluatorType = "equals"
+)
 
 // EvaluatorConfig is one validated evaluator entry. Exactly the field matching Type is set (llm_judge and rubric
 // share LLMJudge).
 type EvaluatorConfig struct {
 	Name string
 	Type EvaluatorType
+	// Grader is the AgentV 4.42 grader type as it registers it (builtin-graders.ts: "llm-grader", "code-grader",
+	// "composite", "contains", ...; the deprecated "rubric" and the string assertions' "rubrics" group keep their
+	// own names), for an evaluator of a 4.42 suite; "" for agentv-eval-v2's.
+	Grader string
 	// Weight is the entry's weight in its case's score (default 1; 0 excludes it); nil when not written.
 	Weight *float64
 	// Key identifies the evaluator within its case: Name for a top-level entry, "<composite key>/<Name>" for a
@@ -38,6 +62,14 @@ type EvaluatorConfig struct {
 	// Raw is the entry as written, as JSON with its key order.
 	Raw json.RawMessage
 
+	// The 4.42 modifiers (never set from agentv-eval-v2). Required: a score below MinScore (or the case's
+	// threshold) fails the whole case (required: true, or the deprecated required: <number>, which also sets
+	// MinScore). MinScore is min_score (0 to 1), the score the evaluator passes at; nil when not set. Negate
+	// inverts the verdict (negate: true).
+	Required bool
+	MinScore *float64
+	Negate   bool
+
 	ToolTrajectory *ToolTrajectoryConfig
 	FieldAccuracy  *FieldAccuracyConfig
 	Latency        *LatencyConfig
@@ -46,6 +78,32 @@ type EvaluatorConfig struct {
 	CodeJudge      *CodeJudgeConfig
 	Composite      *CompositeConfig
 	LLMJudge       *LLMJudgeConfig
+	// 4.42 only.
+	ExecutionMetrics *ExecutionMetricsConfig
+	SkillTrigger     *SkillTriggerConfig
+	Assertion        *AssertionConfig
+}
+
+// ExecutionMetricsConfig configures a 4.42 execution-metrics grader: each limit set is an upper bound on the
+// response's execution metrics (TargetExplorationRatio a target, within ExplorationTolerance).
+type ExecutionMetricsConfig struct {
+	MaxToolCalls, MaxLLMCalls, MaxTokens, MaxCostUSD, MaxDurationMs *float64
+	TargetExplorationRatio, ExplorationTolerance                    *float64
+}
+
+// SkillTriggerConfig configures a 4.42 skill-trigger grader: whether the response triggered Skill (ShouldTrigger,
+// nil when not written: AgentV's default applies).
+type SkillTriggerConfig struct {
+	Skill         string
+	ShouldTrigger *bool
+}
+
+// AssertionConfig configures a 4.42 deterministic string assertion (contains, contains-any, contains-all,
+// icontains..., starts-with, ends-with, regex, equals; is-json has none of it). Values holds value: one string, or
+// the list of the -any and -all forms. Flags are a regex's flags as written.
+type AssertionConfig struct {
+	Values []string
+	Flags  string
 }
 
 // EffectiveWeight is Weight, or 1 when unset.
@@ -67,6 +125,9 @@ const (
 	ModeInOrder TrajectoryMode = "in_order"
 	// ModeExact: the calls are exactly the expected ones, in order, and no others.
 	ModeExact TrajectoryMode = "exact"
+	// ModeSubset and ModeSuperset (4.42 only): the calls are a subset, or a superset, of the expected ones.
+	ModeSubset   TrajectoryMode = "subset"
+	ModeSuperset TrajectoryMode = "superset"
 )
 
 // ToolTrajectoryConfig configures a tool_trajectory evaluator.
@@ -74,8 +135,17 @@ type ToolTrajectoryConfig struct {
 	Mode TrajectoryMode
 	// Minimums maps a tool name to its least call count (any_order), in the order written.
 	Minimums []ToolMinimum
-	// Expected are the expected calls (in_order, exact).
+	// Expected are the expected calls (in_order, exact, subset, superset).
 	Expected []ExpectedCall
+	// ArgsMatch is the 4.42 args_match of the whole grader; nil when not written.
+	ArgsMatch *ArgsMatch
+}
+
+// ArgsMatch is a 4.42 args_match: how a call's arguments are compared with the expected ones. Mode is exact,
+// superset, subset or ignore; or Fields lists the argument paths compared (Mode "").
+type ArgsMatch struct {
+	Mode   string
+	Fields []string
 }
 
 // ToolMinimum is one entry of minimums.
@@ -91,6 +161,10 @@ type ExpectedCall struct {
 	// input must match with deep equality (other keys of the input are ignored).
 	AnyArgs bool
 	Args    json.RawMessage
+	// MaxDurationMs (4.42 max_duration_ms) bounds the call's duration; ArgsMatch is its own args_match. Both nil
+	// when not written.
+	MaxDurationMs *float64
+	ArgsMatch     *ArgsMatch
 }
 
 // FieldMatch is how a field_accuracy field is compared.
@@ -162,6 +236,9 @@ type CodeJudgeConfig struct {
 	// Config holds the entry's other keys as a JSON object in their written order, passed to the script as
 	// config; nil when there are none.
 	Config json.RawMessage
+	// Argv is a 4.42 command written as a list of arguments, as written (Script joins them with shell quoting);
+	// nil for a command string, which AgentV 4.42 runs with sh -lc.
+	Argv []string
 }
 
 // AggregatorType is a composite aggregator type.
@@ -172,6 +249,9 @@ const (
 	AggregatorWeightedAverage AggregatorType = "weighted_average"
 	AggregatorCodeJudge       AggregatorType = "code_judge"
 	AggregatorLLMJudge        AggregatorType = "llm_judge"
+	// AggregatorThreshold (4.42 only): the composite passes when the share of its members that pass is at least
+	// Threshold.
+	AggregatorThreshold AggregatorType = "threshold"
 )
 
 // CompositeConfig configures a composite evaluator.
@@ -186,6 +266,11 @@ type CompositeConfig struct {
 	Script *CodeJudgeConfig
 	// Prompt is the llm_judge aggregator's prompt, if any.
 	Prompt string
+	// PromptFile is a 4.42 llm-grader aggregator's prompt file (its prompt written file://PATH: PATH, resolved like
+	// an input file); "" when the prompt is inline text.
+	PromptFile string
+	// Threshold is the threshold aggregator's threshold (0 to 1).
+	Threshold float64
 }
 
 // LLMJudgeConfig configures an llm_judge or rubric evaluator. They need a model endpoint and are judged as
@@ -198,4 +283,12 @@ type LLMJudgeConfig struct {
 	Rubrics []Rubric
 	// Config holds the other keys, merged with an explicit config object.
 	Config json.RawMessage
+
+	// 4.42 only. PromptFile is the prompt file of a prompt written file://PATH (PATH; AgentV 4.42 reads any other
+	// string as the prompt's text, never as a file). PromptCommand is a prompt object's command (its config is
+	// Config). Temperature and MaxSteps are temperature and max_steps, nil and 0 when not written.
+	PromptFile    string
+	PromptCommand []string
+	Temperature   *float64
+	MaxSteps      int
 }

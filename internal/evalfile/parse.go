@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"regexp"
 	"slices"
 	"sort"
@@ -51,6 +52,9 @@ type parseOptions struct {
 	sharedIDs []string
 	// wholeLimit is Scan's in-memory limit (WithWholeLimit); 0: MaxWholeBytes.
 	wholeLimit int
+	// files and name are the eval file's bundle and its path in it (WithFiles).
+	files fs.FS
+	name  string
 }
 
 // newParseOptions applies opts.
@@ -80,14 +84,18 @@ func WithOwnedData() ParseOption {
 // yamlLine finds the line number in a YAML library error message.
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
-// Parse reads and validates an agentv-eval-v2 eval file. On validation failure it returns a *ValidationError
-// that lists every problem (YAML syntax errors included, with their line), and no File.
+// Parse reads and validates an eval file: agentv-eval-v2, or an AgentV 4.42 suite (told from the document; see
+// suite42.go). On validation failure it returns a *ValidationError that lists every problem (YAML syntax errors
+// included, with their line), and no File.
 func Parse(data []byte, opts ...ParseOption) (*File, error) {
 	o := newParseOptions(opts)
+	if msg := checkSuiteName(o.name); msg != "" {
+		return nil, &ValidationError{Problems: []Problem{{CaseIndex: -1, Message: msg}}}
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &ValidationError{Problems: []Problem{{CaseIndex: -1, Message: "the eval file is empty"}}}
 	}
-	if sg := segment(data); sg != nil {
+	if sg := segment(data); sg != nil && !mayBeSuite42(sg.header) {
 		if f, ok, err := parseSegmented(sg, o); ok {
 			return f, err
 		}
@@ -99,6 +107,9 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 			p.Line, _ = strconv.Atoi(m[1])
 		}
 		return nil, &ValidationError{Problems: []Problem{p}}
+	}
+	if key, ok := isSuite42(&doc); ok {
+		return parseSuite42(data, &doc, key, o)
 	}
 	tb := newTreeBuilder(int64(len(data)))
 	p := &parser{}
@@ -310,9 +321,11 @@ func (p *parser) streamHeader(tb *treeBuilder, doc, cases *yaml.Node, o parseOpt
 // parser validates the value tree and builds the File, collecting problems.
 type parser struct {
 	problems []Problem
-	// caseIndex and caseID locate problems inside a case; caseIndex is -1 outside cases.
+	// caseIndex and caseID locate problems inside a case; caseIndex is -1 outside cases. inFile is the file being
+	// read when it is not the eval file (a 4.42 suite's other files).
 	caseIndex int
 	caseID    string
+	inFile    string
 	// validateOnly says the cases built are only validated and then dropped (see readOne): the JSON of their
 	// messages, contents, tool calls, rubrics and evaluators, which no validation reads, is not encoded.
 	validateOnly bool
@@ -332,7 +345,7 @@ func (p *parser) add(path string, v *value, format string, args ...any) {
 		line = v.line
 	}
 	p.problems = append(p.problems, Problem{
-		CaseIndex: p.caseIndex, CaseID: p.caseID, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
+		CaseIndex: p.caseIndex, CaseID: p.caseID, File: p.inFile, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
 	})
 }
 
@@ -390,7 +403,7 @@ func (p *parser) file(root *value, o parseOptions) *File {
 // fileHeader validates everything but the cases; it returns the evalcases array when there are cases to add.
 func (p *parser) fileHeader(root *value, o parseOptions) (*File, *value) {
 	p.caseIndex = -1
-	f := &File{}
+	f := &File{Format: FormatV2}
 	if root.kind != kindObject {
 		p.add("", root, "the eval file must be a mapping with evalcases, got %s", root.kind)
 		return f, nil

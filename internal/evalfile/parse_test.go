@@ -633,6 +633,8 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("evalcases: [{id: a, input_messages: [{role: user, content: [{type: text, value: x}]}]}]"))
+	f.Add([]byte(hostileSuite))
+	f.Add([]byte("tests:\n  - {id: a, input: [{role: user, content: [x, {type: image, value: p.png}]}], expected_output: [{a: 1}], assertions: [y]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse(data)
 		if err != nil {

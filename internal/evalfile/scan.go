@@ -78,11 +78,14 @@ type Facts struct {
 	notShared bool
 	// text is the file when it was parsed whole (not streamed).
 	text []byte
+	// Format is the file's format.
+	Format Format
 }
 
 // FactsOf returns the facts of a parsed File (Text nil).
 func FactsOf(f *File) *Facts {
-	x := &Facts{Evaluators: f.Evaluators, DefaultEvaluators: f.DefaultEvaluators, ids: f.CaseIDs(), notShared: !f.SharedEvaluators()}
+	x := &Facts{Evaluators: f.Evaluators, DefaultEvaluators: f.DefaultEvaluators, ids: f.CaseIDs(),
+		notShared: !f.SharedEvaluators(), Format: f.Format}
 	for i := range f.NumCases() {
 		x.count(loadOf(f.CaseAt(i).Evaluators))
 	}
@@ -188,6 +191,8 @@ type scanner struct {
 	anchors bool
 	// moreTree and moreProblems count the problems not kept.
 	moreTree, moreProblems int
+	// suite42 says the header may make the file an AgentV 4.42 suite (mayBeSuite42), which is read whole.
+	suite42 bool
 }
 
 // read reads r to its end, line by line.
@@ -262,6 +267,11 @@ func (s *scanner) feed() {
 	case lineUncut:
 		s.giveUp(s.cut.line, -1, s.cut.why)
 	case lineHeader:
+		if suiteHeaderLine.Match(s.line) {
+			s.suite42 = true
+			s.giveUp(s.cut.line, -1, "a top-level tests key (an AgentV 4.42 suite, which is read whole)")
+			return
+		}
 		if bytes.HasPrefix(s.line, []byte(casesKey+":")) {
 			s.giveUp(s.cut.line, -1, "evalcases with its value on the same line (flow style or an alias), not a block sequence of items")
 			return
@@ -361,7 +371,7 @@ func (s *scanner) start() bool {
 		s.stopped = true
 		return false
 	}
-	s.f, s.facts = f, &Facts{Evaluators: f.Evaluators, DefaultEvaluators: f.DefaultEvaluators}
+	s.f, s.facts = f, &Facts{Evaluators: f.Evaluators, DefaultEvaluators: f.DefaultEvaluators, Format: FormatV2}
 	s.adder = s.p.newCases(f, 0)
 	s.adder.facts = s.facts
 	s.casesPath = keyPath(nil, casesKey)
@@ -376,7 +386,9 @@ func (s *scanner) result() (*Facts, error) {
 		}
 		data := slices.Concat(s.whole...)
 		s.whole = nil
-		f, err := Parse(data, WithOwnedData(), WithDefaultEvaluators(s.o.defaultEvaluators))
+		o := s.o
+		o.owned = true
+		f, err := Parse(data, func(p *parseOptions) { *p = o })
 		if err != nil {
 			return nil, err
 		}
@@ -395,6 +407,11 @@ func (s *scanner) result() (*Facts, error) {
 
 // notStreamable is the problem of a file over the in-memory limit that cannot be read one item at a time.
 func (s *scanner) notStreamable() error {
+	if s.suite42 {
+		return &ValidationError{Problems: []Problem{{CaseIndex: -1, Line: s.unstreamableLine, Message: fmt.Sprintf(
+			"the file is larger than %s and has a top-level tests key: an AgentV 4.42 suite is read whole, "+
+				"its files included, and may hold at most %s", sizeText(s.limit), sizeText(s.limit))}}}
+	}
 	p := Problem{CaseIndex: -1, Line: s.unstreamableLine, Message: fmt.Sprintf(
 		"the file is larger than %s and has %s, so it cannot be read one case at a time; a file this large is "+
 			"checked while it streams, never held whole, so it must be written in block style: a top-level mapping "+

@@ -56,6 +56,10 @@ func scanCorpus(t testing.TB) map[string][]byte {
 			"  - {id: a, input_messages: [{role: user, content: x}]}\n" +
 			"  - {id: b, input_messages: [{role: user, content: x}], rubrics: [one, two]}\n" +
 			"  - id: c\n    input_messages: [{role: user, content: x}]\n    evaluators:\n      - {name: l, type: llm_judge}\n      - {name: r, type: rubric, rubrics: [ok]}\n",
+		"a 4.42 suite": "assertions: [Is kind., {type: code-grader, command: ./g.sh}]\ninput: Be brief.\ntests:\n" +
+			"  - {id: a, input: q, criteria: c}\n  - {id: b, input: q, assertions: [{type: llm-grader}], execution: {skip_defaults: true}}\n",
+		"a 4.42 suite with problems":  "workspace: {path: x}\ntests:\n  - {id: a, input: q}\n  - {id: a, input: q, criteria: c, turns: []}\n",
+		"a 4.42 suite with evalcases": "tests:\n  - {id: a, input: q, criteria: c}\nevalcases:\n  - id: b\n    input_messages: [{role: user, content: x}]\n",
 	}
 	for name, doc := range docs {
 		corpus[name] = []byte(doc)

@@ -20,8 +20,11 @@ const casesKey = "evalcases"
 // filtered, and the document encoded again; aliases inside kept items are replaced by copies of what they refer
 // to, so no kept case depends on one that was dropped. It is an error when no case is kept or the file has no
 // evalcases sequence.
-func Subset(data []byte, keep func(i int) bool) ([]byte, error) {
-	if s := segment(data); s != nil && !s.itemsDefineAnchors() {
+//
+// An AgentV 4.42 suite's subset keeps its tests as Parse counts them, written inline (see subsetSuite42); a suite
+// whose tests are in other files needs them, given with WithFiles. The other options are ignored.
+func Subset(data []byte, keep func(i int) bool, opts ...ParseOption) ([]byte, error) {
+	if s := segment(data); s != nil && !s.itemsDefineAnchors() && !mayBeSuite42(s.header) {
 		out := make([]byte, 0, len(data))
 		out = append(out, data[:s.items[0][0]]...)
 		kept := 0
@@ -41,14 +44,17 @@ func Subset(data []byte, keep func(i int) bool) ([]byte, error) {
 		}
 		return out, nil
 	}
-	return subsetDocument(data, keep)
+	return subsetDocument(data, keep, newParseOptions(opts))
 }
 
 // subsetDocument is Subset through the whole document's node tree.
-func subsetDocument(data []byte, keep func(i int) bool) ([]byte, error) {
+func subsetDocument(data []byte, keep func(i int) bool, o parseOptions) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("the eval file does not parse: %w", err)
+	}
+	if key, ok := isSuite42(&doc); ok {
+		return subsetSuite42(data, &doc, key, keep, o)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("the eval file is not a mapping")

@@ -231,6 +231,9 @@ type treeBuilder struct {
 	// deferred, when set, is a sequence node whose items build leaves to the caller: build returns an array of
 	// len(deferred.Content) nil items for it, and the caller builds each item with buildItem.
 	deferred *yaml.Node
+	// casesKey is the top-level key of the cases, whose items are bounded one by one (casesKey when "": a 4.42
+	// suite's are under tests).
+	casesKey string
 }
 
 // newTreeBuilder returns a builder for a document of textBytes bytes of text (0 when not known yet: Scan sets it
@@ -299,7 +302,7 @@ func (b *treeBuilder) build(n *yaml.Node, path *treePath, depth int) *value {
 			return &value{kind: kindNull, line: n.Line}
 		}
 		v := &value{kind: kindArray, line: n.Line, vals: make([]*value, 0, len(n.Content))}
-		cases := path != nil && path.parent == nil && path.index < 0 && path.key == casesKey && b.caseStart < 0
+		cases := path != nil && path.parent == nil && path.index < 0 && path.key == b.itemsKey() && b.caseStart < 0
 		for i, item := range n.Content {
 			if cases {
 				// The cases of a file read whole count as they do read one at a time (buildNode).
@@ -315,6 +318,14 @@ func (b *treeBuilder) build(n *yaml.Node, path *treePath, depth int) *value {
 	}
 	b.problem(path, n.Line, "unsupported YAML node")
 	return &value{kind: kindNull, line: n.Line}
+}
+
+// itemsKey is the top-level key of the cases.
+func (b *treeBuilder) itemsKey() string {
+	if b.casesKey != "" {
+		return b.casesKey
+	}
+	return casesKey
 }
 
 // charge adds n bytes built through an alias to the expansion; false (and the tree too large, with the problem

@@ -1,6 +1,9 @@
-// Package evalfile reads eval files in the reference tool's agentv-eval-v2 format: the file-level defaults, the
-// eval cases with their structured messages, and the evaluator entries of every case. It validates a file as a
-// whole and reports every problem with its location, so that an invalid file stops a run before any pod starts.
+// Package evalfile reads eval files in the reference tool's two formats into one model: agentv-eval-v2 (AgentV
+// v2.0.1: evalcases, input_messages, execution.evaluators) and the suites AgentV 4.42 reads (tests, input,
+// expected_output, criteria, assertions; see suite42.go). The format is told from the document. It gives the
+// file-level defaults, the eval cases with their structured messages, and the evaluator entries of every case; it
+// validates a file as a whole and reports every problem with its location, so that an invalid file stops a run
+// before any pod starts.
 //
 // Message content is kept exactly as written (a string, an object with its key order, or an array of segments)
 // because runners and judges read it raw. The package is pure Go.
@@ -24,6 +27,8 @@ const SchemaV2 = "agentv-eval-v2"
 // Case). A File of 100,000 such cases holds the file's text and about 40 bytes a case instead of every case's
 // messages and their JSON.
 type File struct {
+	// Format is the file's format, told from the document (see DetectFormat).
+	Format Format
 	// Schema is the file's $schema ("" when absent).
 	Schema string
 	// Description and Dataset are the file-level labels.
@@ -35,6 +40,12 @@ type File struct {
 	Evaluators []*EvaluatorConfig
 	// DefaultEvaluators are the evaluators given with WithDefaultEvaluators (the EvalRun's judging.evaluators).
 	DefaultEvaluators []*EvaluatorConfig
+	// Suite holds what only an AgentV 4.42 suite carries (nil for agentv-eval-v2). Its file-level assertions are
+	// Evaluators, its description Description and its execution.target Target.
+	Suite *Suite
+	// Warnings are what a valid file says that AgentV 4.42 reads with a deprecation warning, or ignores (unknown
+	// keys, settings it reads only elsewhere): never a reason to refuse the file. Only 4.42 suites have them.
+	Warnings []Problem
 
 	// cases are the eval cases in file order, ids their ids and index finds them by id; built holds the cases kept
 	// built.
@@ -160,13 +171,16 @@ type Case struct {
 	Index int
 	// ID is the case id, a safe file name and object key (see ValidID).
 	ID string
-	// ExpectedOutcome is expected_outcome (or its alias outcome).
+	// ExpectedOutcome is expected_outcome (or its alias outcome); in a 4.42 suite, criteria (or its deprecated
+	// alias expected_outcome), after vars templating.
 	ExpectedOutcome string
 	// ConversationID is conversation_id.
 	ConversationID string
-	// InputMessages are input_messages, in order (at least one).
+	// InputMessages are input_messages, in order (at least one). In a 4.42 suite: the suite-level input (unless
+	// execution.skip_defaults), then the test's input with its input_files (or the suite's) expanded into file
+	// segments, after vars templating.
 	InputMessages []Message
-	// ExpectedMessages are expected_messages, in order.
+	// ExpectedMessages are expected_messages, in order; in a 4.42 suite, expected_output expanded into messages.
 	ExpectedMessages []Message
 	// Rubrics are the case's inline rubrics. When present they are judged by the evaluator named
 	// InlineRubricsEvaluatorName, placed first in Evaluators.
@@ -176,15 +190,42 @@ type Case struct {
 	Evaluators []*EvaluatorConfig
 	// EvaluatorSource says where Evaluators come from.
 	EvaluatorSource EvaluatorSource
+
+	// The rest is set for a 4.42 suite's tests only.
+
+	// Threshold is execution.threshold, the test's pass threshold (0 to 1); nil when not set.
+	Threshold *float64
+	// FailOnError is the test's execution.fail_on_error (AgentV 4.42 reads it at the suite level only); nil when
+	// not set.
+	FailOnError *bool
+	// Metadata is the test's metadata merged with the suite's (metadata and governance) as AgentV 4.42 merges them,
+	// as a JSON object; nil when neither sets any.
+	Metadata json.RawMessage
+	// InputForm says how the test wrote its input, so that the runner view writes it the same way.
+	InputForm InputForm
 }
 
-// InputFileRefs are the file references of the case's input: the values of the `type: file` segments of its input
-// messages, in order (an eval bundle's input files: the only files of a bundle the runner gets).
+// InputForm is the written form of a 4.42 test's input.
+type InputForm string
+
+// Input forms.
+const (
+	// InputMessagesForm: a list of messages (and every agentv-eval-v2 case).
+	InputMessagesForm InputForm = ""
+	// InputText: a string, one user message, and no suite-level input or input_files to merge.
+	InputText InputForm = "text"
+	// InputObject: a mapping without role, one user message with structured content, and nothing to merge.
+	InputObject InputForm = "object"
+)
+
+// InputFileRefs are the file references of the case's input: the values of the `type: file` (and 4.42 `type:
+// image`) segments of its input messages, in order (an eval bundle's input files: the only files of a bundle the
+// runner gets).
 func (c *Case) InputFileRefs() []string {
 	var refs []string
 	for _, msg := range c.InputMessages {
 		for _, s := range msg.Content.Segments {
-			if s.Type == SegmentFile {
+			if s.Type == SegmentFile || s.Type == SegmentImage {
 				refs = append(refs, s.Value)
 			}
 		}
@@ -193,12 +234,12 @@ func (c *Case) InputFileRefs() []string {
 }
 
 // ExpectedFileRefs are the file references of the case's expected messages: the values of their `type: file`
-// segments, in order (an eval bundle's reference files: part of the case's answer key).
+// (and 4.42 `type: image`) segments, in order (an eval bundle's reference files: part of the case's answer key).
 func (c *Case) ExpectedFileRefs() []string {
 	var refs []string
 	for _, msg := range c.ExpectedMessages {
 		for _, s := range msg.Content.Segments {
-			if s.Type == SegmentFile {
+			if s.Type == SegmentFile || s.Type == SegmentImage {
 				refs = append(refs, s.Value)
 			}
 		}
@@ -222,7 +263,9 @@ const (
 
 // Message is one element of input_messages or expected_messages.
 type Message struct {
-	Role    Role
+	Role Role
+	// Name is the message's name (4.42 expected_output messages keep it).
+	Name    string
 	Content Content
 	// ToolCalls are the message's tool_calls (expected assistant messages).
 	ToolCalls []ToolCall
@@ -241,8 +284,12 @@ const (
 	ContentText ContentKind = "text"
 	// ContentObject: a structured object, kept exactly.
 	ContentObject ContentKind = "object"
-	// ContentSegments: an array of {type: text|file, value} segments.
+	// ContentSegments: an array of {type: text|file, value} segments (in a 4.42 suite also image segments, and
+	// strings, which are text segments).
 	ContentSegments ContentKind = "segments"
+	// ContentList: an array that is not segments, kept exactly: a 4.42 expected_output list whose items are not
+	// messages becomes one assistant message with it as content.
+	ContentList ContentKind = "list"
 )
 
 // Content is a message's content.
@@ -266,6 +313,8 @@ const (
 	// SegmentFile refers to a file by path in Value. It is kept as a reference: the runner and judges resolve it
 	// in the runner image.
 	SegmentFile SegmentType = "file"
+	// SegmentImage refers to an image file by path in Value (4.42 suites); AgentV embeds it as a data URL.
+	SegmentImage SegmentType = "image"
 )
 
 // Segment is one element of a segments content array.
@@ -288,10 +337,24 @@ type ToolCall struct {
 type Rubric struct {
 	// ID defaults to "rubric-<n>" (1-based).
 	ID string
-	// Outcome is expected_outcome (or its alias description); a plain string item sets only this.
+	// Outcome is expected_outcome (or its alias description); a plain string item sets only this. In a 4.42
+	// suite: outcome (or criteria).
 	Outcome  string
 	Weight   float64
 	Required bool
 	// Raw is the item as written.
 	Raw json.RawMessage
+
+	// Operator (4.42: correctness or contradiction), MinScore (4.42 min_score, 0 to 1, or the deprecated
+	// required_min_score divided by 10) and ScoreRanges (4.42 score_ranges, the shorthand map expanded) are set
+	// only from 4.42 suites.
+	Operator    string
+	MinScore    *float64
+	ScoreRanges []ScoreRange
+}
+
+// ScoreRange is one 4.42 score range of a rubric: the integer scores Min to Max (0 to 10) and what they mean.
+type ScoreRange struct {
+	Min, Max int
+	Outcome  string
 }

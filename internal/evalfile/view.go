@@ -13,8 +13,8 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// The runner view of an eval file is what a runner under evaluation may read of it: a valid agentv-eval-v2
-// document with, per case, only what running the case needs. It is built from an allowlist, never by removing
+// The runner view of an eval file is what a runner under evaluation may read of it: a valid document of the file's
+// own format with, per case, only what running the case needs (a 4.42 suite's: suite42_view.go). It is built from an allowlist, never by removing
 // what is known to be a judge's: a key this package does not know (a note for judges, a future field) is simply
 // never written.
 //
@@ -56,7 +56,11 @@ func (f *File) WriteView(w io.Writer) (int, error) {
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
 	vw := viewWriter{buf: make([]byte, 0, 4096)}
-	vw.buf = append(vw.buf, "$schema: "+SchemaV2+"\nevalcases:\n"...)
+	if f.Format == FormatSuite42 {
+		vw.buf = append(vw.buf, suiteViewHeader...)
+	} else {
+		vw.buf = append(vw.buf, "$schema: "+SchemaV2+"\nevalcases:\n"...)
+	}
 	var arena fastArena
 	for i := range f.NumCases() {
 		var err error
@@ -68,10 +72,10 @@ func (f *File) WriteView(w io.Writer) (int, error) {
 			}
 			vw.writeItem(v)
 		} else {
-			err = vw.writeCase(f.built[e.start])
+			err = vw.writeBuilt(f, f.built[e.start])
 		}
 		if err != nil {
-			return i, fmt.Errorf("the runner view of evalcases[%d]: %w", i, err)
+			return i, fmt.Errorf("the runner view of %s[%d]: %w", f.itemsKey(), i, err)
 		}
 		if len(vw.buf) >= 32<<10 || i == f.NumCases()-1 {
 			if _, err := bw.Write(vw.buf); err != nil {
@@ -110,10 +114,26 @@ func (f *File) AppendCaseView(dst []byte, i int) ([]byte, error) {
 			return dst, fmt.Errorf("the text of evalcases[%d] no longer reads", i)
 		}
 		vw.writeItem(v)
-	} else if err := vw.writeCase(f.built[e.start]); err != nil {
-		return dst, fmt.Errorf("the runner view of evalcases[%d]: %w", i, err)
+	} else if err := vw.writeBuilt(f, f.built[e.start]); err != nil {
+		return dst, fmt.Errorf("the runner view of %s[%d]: %w", f.itemsKey(), i, err)
 	}
 	return vw.buf, nil
+}
+
+// writeBuilt writes a case kept built, in its file's format.
+func (vw *viewWriter) writeBuilt(f *File, c *Case) error {
+	if f.Format == FormatSuite42 {
+		return vw.writeTest(c)
+	}
+	return vw.writeCase(c)
+}
+
+// itemsKey is the key the file's cases are under.
+func (f *File) itemsKey() string {
+	if f.Suite != nil {
+		return f.Suite.TestsKey
+	}
+	return casesKey
 }
 
 // viewWriter appends a view's text to buf.

@@ -1,0 +1,641 @@
+package evalfile
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// AgentV 4.42 suites. AgentV's stable release (npm agentv 4.42.4) no longer reads agentv-eval-v2: it reads suites
+// whose cases are `tests` (input, expected_output, criteria, assertions). Its loader (packages/core/src/evaluation
+// at tag v4.42.4: yaml-parser.ts, loaders/*, registry/builtin-graders.ts) is the reference for what this package
+// reads of such a suite, mapped onto the same model as agentv-eval-v2 (File, Case, EvaluatorConfig), so that shards,
+// views, Scan and Subset work on both formats:
+//
+//   - the format is told from the document: a top-level tests (or its deprecated alias eval_cases) makes a 4.42
+//     suite, unless $schema says agentv-eval-v2; anything else is agentv-eval-v2, read as before;
+//   - tests inline, as a path (a YAML or JSONL file, or a directory of case.yaml files) or as file:// entries,
+//     read through the files given with WithFiles (suite42_tests.go); suite-level input, input_files and
+//     assertions (execution.skip_defaults opts a test out); vars templating (suite42_vars.go); criteria;
+//     expected_output in its forms; assertions with include templates (suite42_graders.go); per-test execution
+//     (threshold, fail_on_error); metadata; and the deprecated aliases 4.42 still reads;
+//   - where AgentV 4.42 reads something the operator cannot honour, the file is refused with a problem naming the
+//     key and its line, never silently read otherwise: workspaces and their hooks, conversation mode (turns),
+//     depends_on, targets other than the one runner, a code-grader's target, custom grader types, trials, budgets,
+//     preprocessors, prompt scripts, ${{ ENV }} interpolation; and where AgentV silently skips a test or a grader
+//     (an incomplete test, an invalid grader), the file is refused too, saying what AgentV would have skipped;
+//   - what AgentV reads with a deprecation warning, or ignores, becomes a warning (File.Warnings).
+//
+// A 4.42 suite is always read whole (its cases kept built): Scan reads it up to its in-memory limit, like any file
+// that cannot be read one case at a time; its other files count toward the same bound (maxSuiteFilesBytes).
+
+// Format is an eval file's format.
+type Format string
+
+// Formats.
+const (
+	// FormatV2 is agentv-eval-v2 (AgentV v2.0.1): evalcases, input_messages, execution.evaluators.
+	FormatV2 Format = "agentv-eval-v2"
+	// FormatSuite42 is an AgentV 4.42 suite: tests, input, expected_output, criteria, assertions.
+	FormatSuite42 Format = "agentv-4.42"
+)
+
+// Suite is what a 4.42 suite carries besides its cases and assertions.
+type Suite struct {
+	// TestsKey is the key its tests are under: tests, or the deprecated eval_cases.
+	TestsKey string
+	// Name, Category, Version, Author, License, Tags and RequiresAgentV (requires.agentv) are its metadata fields.
+	Name, Category, Version, Author, License, RequiresAgentV string
+	Tags                                                     []string
+	// Threshold is execution.threshold: the least mean score of a passing suite (0 to 1); nil when not set.
+	Threshold *float64
+	// FailOnError is execution.fail_on_error: AgentV stops starting tests after an execution error; nil when not set.
+	FailOnError *bool
+	// Metadata is what every test's metadata inherits (metadata, with governance), as a JSON object; nil when none.
+	Metadata json.RawMessage
+}
+
+// suiteKeys are the top-level keys that make a document a 4.42 suite.
+var suiteKeys = []string{"tests", "eval_cases"}
+
+// isSuite42 reports whether a parsed document is a 4.42 suite, and under which key its tests are: tests, else the
+// deprecated eval_cases (AgentV reads tests first).
+func isSuite42(doc *yaml.Node) (string, bool) {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return "", false
+	}
+	root := doc.Content[0]
+	key := ""
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch {
+		case k.Value == "$schema" && v.Kind == yaml.ScalarNode && v.Value == SchemaV2:
+			return "", false
+		case k.Value == "tests":
+			key = k.Value
+		case k.Value == "eval_cases" && key == "":
+			key = k.Value
+		}
+	}
+	return key, key != ""
+}
+
+// suiteHeaderLine matches a top-level line whose key is a 4.42 suite's tests key (plain or quoted), so that such a
+// file is never cut into evalcases items.
+var suiteHeaderLine = regexp.MustCompile(`^(tests|eval_cases|"tests"|'tests'|"eval_cases"|'eval_cases')[ \t]*:`)
+
+// mayBeSuite42 reports whether a header (the text before evalcases) may make the document a 4.42 suite.
+func mayBeSuite42(header []byte) bool {
+	for l := range bytes.SplitSeq(header, []byte("\n")) {
+		if suiteHeaderLine.Match(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// suiteParser reads a 4.42 suite into a File.
+type suiteParser struct {
+	p     *parser
+	tb    *treeBuilder
+	o     parseOptions
+	f     *File
+	s     *Suite
+	files *suiteFiles
+	// root and rootNode are the document's root mapping as values and as YAML nodes.
+	root     *value
+	rootNode *yaml.Node
+	// input and inputFiles are the suite-level input and input_files (nil when absent).
+	input, inputFiles *value
+	// metadata is what each test's metadata inherits (nil when nothing).
+	metadata *value
+	// target is the one target the suite names ("" when none): a test may name no other.
+	target string
+	// generated says which evaluators' names AgentV made up (see graderName): such a name is numbered when it
+	// would clash with another in a case.
+	generated map[*EvaluatorConfig]bool
+	// items are the suite's tests as read (see expandTests).
+	items []testItem
+	// suiteInputProblems are the problems of the suite-level input and input_files reported so far (onceForSuite).
+	suiteInputProblems map[string]bool
+	// suiteGrader is the grader the suite's evaluator key names ("" when none): the grader of a test without
+	// assertions or an evaluator key of its own.
+	suiteGrader string
+}
+
+// parseSuite42 reads the 4.42 suite doc, whose text is data, with its tests under key.
+func parseSuite42(data []byte, doc *yaml.Node, key string, o parseOptions) (*File, error) {
+	tb := newTreeBuilder(int64(len(data)))
+	tb.casesKey = key
+	root := tb.build(doc, nil, 0)
+	if tb.tooLarge {
+		return nil, &ValidationError{Problems: tb.problems}
+	}
+	sp := newSuiteParser(tb, o, root, doc.Content[0])
+	sp.s.TestsKey = key
+	sp.read()
+	if tb.tooLarge {
+		return nil, &ValidationError{Problems: tb.problems}
+	}
+	return finish(tb, sp.p, sp.f)
+}
+
+func newSuiteParser(tb *treeBuilder, o parseOptions, root *value, rootNode *yaml.Node) *suiteParser {
+	s := &Suite{}
+	return &suiteParser{
+		p: &parser{caseIndex: -1}, tb: tb, o: o, root: root, rootNode: rootNode, s: s,
+		f:         &File{Format: FormatSuite42, Suite: s, wholeTree: true},
+		files:     newSuiteFiles(o.files, o.name),
+		generated: map[*EvaluatorConfig]bool{}, suiteInputProblems: map[string]bool{},
+	}
+}
+
+// addAt records a problem at an explicit line.
+func (p *parser) addAt(path string, line int, format string, args ...any) {
+	p.problems = append(p.problems, Problem{
+		CaseIndex: p.caseIndex, CaseID: p.caseID, File: p.inFile, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
+	})
+}
+
+// warn records a warning at v's line.
+func (sp *suiteParser) warn(path string, v *value, format string, args ...any) {
+	line := 0
+	if v != nil {
+		line = v.line
+	}
+	sp.warnAt(path, line, format, args...)
+}
+
+func (sp *suiteParser) warnAt(path string, line int, format string, args ...any) {
+	p := sp.p
+	sp.f.Warnings = append(sp.f.Warnings, Problem{
+		CaseIndex: p.caseIndex, CaseID: p.caseID, File: p.inFile, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
+	})
+}
+
+// keyLine returns the line of key in the mapping node n (aliases followed), or the line of v when n has no such
+// key (a JSONL test, a merged key).
+func keyLine(n *yaml.Node, key string, v *value) int {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n != nil && n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				return n.Content[i].Line
+			}
+		}
+	}
+	if v != nil {
+		return v.line
+	}
+	return 0
+}
+
+// member returns the mapping node of key in n (aliases followed), or nil.
+func member(n *yaml.Node, key string) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// keyRule says what the reader does with a key.
+type keyRule int
+
+const (
+	// keyRead: read (a deprecated alias is read and warned about separately).
+	keyRead keyRule = iota
+	// keyIgnored: AgentV 4.42 ignores it too, or it does not change what the operator does; a warning says why.
+	keyIgnored
+	// keyRefused: AgentV 4.42 reads it and the operator cannot honour it: a problem says why.
+	keyRefused
+)
+
+// keySpec is what the reader does with one key, and why.
+type keySpec struct {
+	rule keyRule
+	why  string
+}
+
+// suiteKeySpecs are the top-level keys of a 4.42 suite. A key not listed is unknown: AgentV ignores it with a
+// warning, and so does the reader.
+var suiteKeySpecs = map[string]keySpec{
+	"$schema": {}, "name": {}, "description": {}, "category": {}, "version": {}, "author": {}, "tags": {},
+	"license": {}, "requires": {}, "input": {}, "input_files": {}, "tests": {}, "eval_cases": {}, "target": {},
+	"execution": {}, "assertions": {}, "assert": {}, "evaluator": {}, "metadata": {}, "governance": {},
+	"workspace": {keyRefused, "a workspace (its template, repositories, hooks, docker image) is set up by AgentV " +
+		"around each test, which the operator does not do: the runner's image is its workspace"},
+	"preprocessors": {keyRefused, "preprocessors run commands over the runner's output files before grading, which " +
+		"the operator does not do"},
+	"evaluators": {keyRefused, "AgentV 4.42 does not read a top-level evaluators list (only execution.evaluators, " +
+		"deprecated): write assertions"},
+	"evalcases": {keyRefused, "the suite has tests too; evalcases is agentv-eval-v2's key, which AgentV 4.42 reads " +
+		"only when tests is absent: keep one of them"},
+}
+
+// suiteExecutionSpecs are the keys of the suite's execution.
+var suiteExecutionSpecs = map[string]keySpec{
+	"target": {}, "targets": {}, "assertions": {}, "assert": {}, "evaluators": {}, "threshold": {},
+	"fail_on_error": {}, "failOnError": {},
+	"workers":       {keyIgnored, "how many tests AgentV runs at once: the runner runs the whole batch"},
+	"cache":         {keyIgnored, "AgentV's response cache: the operator always runs the runner"},
+	"cache_path":    {keyIgnored, "AgentV's response cache: the operator always runs the runner"},
+	"skip_defaults": {keyIgnored, "AgentV reads skip_defaults per test, not at the suite level"},
+	"trials": {keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
+		"spec.trials)"},
+	"budget_usd": {keyRefused, "a suite's cost budget stops AgentV starting tests once spent; use the EvalRun's " +
+		"cost budget"},
+	"budgetUsd": {keyRefused, "a suite's cost budget stops AgentV starting tests once spent; use the EvalRun's " +
+		"cost budget"},
+	"total_budget_usd": {keyRefused, "AgentV 4.42 refuses it too: execution.total_budget_usd was renamed to " +
+		"execution.budget_usd (and a suite's budget is the EvalRun's, here)"},
+	"totalBudgetUsd": {keyRefused, "AgentV 4.42 refuses it too: execution.total_budget_usd was renamed to " +
+		"execution.budget_usd (and a suite's budget is the EvalRun's, here)"},
+}
+
+// checkKeys applies specs to obj's keys (n is its node, for key lines), and warns about unknown ones.
+func (sp *suiteParser) checkKeys(obj *value, n *yaml.Node, path string, specs map[string]keySpec, what string) {
+	for i, k := range obj.keys {
+		spec, known := specs[k]
+		kp := joinPath(path, k)
+		line := keyLine(n, k, obj.vals[i])
+		switch {
+		case !known:
+			sp.warnAt(kp, line, "unknown %s key %q: AgentV 4.42 ignores it", what, k)
+		case spec.rule == keyIgnored && !obj.vals[i].isNull():
+			sp.warnAt(kp, line, "ignored: %s", spec.why)
+		case spec.rule == keyRefused && !obj.vals[i].isNull():
+			sp.p.addAt(kp, line, "not supported: %s", spec.why)
+		}
+	}
+}
+
+// read reads the suite into sp.f.
+func (sp *suiteParser) read() {
+	p, root, f := sp.p, sp.root, sp.f
+	p.refuseEnv(root, func() string { return "" })
+	sp.checkKeys(root, sp.rootNode, "", suiteKeySpecs, "top-level")
+	f.Schema = p.optString(root, "$schema", "")
+	f.Description = p.optString(root, "description", "")
+	sp.metadataFields()
+
+	// execution: the runner's target, the suite's threshold and fail_on_error.
+	var exec *value
+	execNode := member(sp.rootNode, "execution")
+	if ev := root.get("execution"); !ev.isNull() {
+		if ev.kind != kindObject {
+			p.add("execution", ev, "must be a mapping, got %s", ev.kind)
+		} else {
+			exec = ev
+			sp.checkKeys(exec, execNode, "execution", suiteExecutionSpecs, "execution")
+			sp.s.Threshold = sp.unitNumber(exec, execNode, "threshold", "execution")
+			sp.s.FailOnError = sp.optBoolPtr(exec, execNode, "execution", "fail_on_error", "failOnError")
+		}
+	}
+	sp.suiteTarget(exec, execNode)
+	sp.suiteGrader = sp.defaultGrader(root, sp.rootNode, "")
+
+	// Suite-level input and input_files are read per test (vars and skip_defaults apply there).
+	sp.input = root.get("input")
+	if sp.input.isNull() {
+		sp.input = nil
+	}
+	sp.inputFiles = root.get("input_files")
+	if sp.inputFiles.isNull() {
+		sp.inputFiles = nil
+	}
+	sp.suiteMetadata()
+
+	// The EvalRun's judging.evaluators, in agentv-eval-v2's shape.
+	for i, m := range sp.o.defaultEvaluators {
+		path := fmt.Sprintf("judging.evaluators[%d]", i)
+		if ev := p.evaluator(fromAny(m), path, ""); ev != nil {
+			f.DefaultEvaluators = append(f.DefaultEvaluators, ev)
+		}
+	}
+	p.uniqueNames(f.DefaultEvaluators, "judging.evaluators", nil)
+
+	// Suite-level assertions: assertions > assert > execution.assertions > execution.assert > execution.evaluators.
+	if list, path := sp.firstList([]listSource{{root, sp.rootNode, "", "assertions"}, {root, sp.rootNode, "", "assert"},
+		{exec, execNode, "execution", "assertions"}, {exec, execNode, "execution", "assert"},
+		{exec, execNode, "execution", "evaluators"}}); list != nil {
+		f.Evaluators = sp.uniqueEvaluators(sp.graderList(list, path, searchDirs(sp.files.dir)), path, list)
+	}
+
+	key := sp.s.TestsKey
+	tests := root.get(key)
+	switch ec := root.get("eval_cases"); {
+	case key == "eval_cases":
+		sp.warnAt(key, keyLine(sp.rootNode, key, tests), "eval_cases is deprecated in AgentV 4.42: write tests")
+	case ec != nil:
+		sp.warnAt("eval_cases", keyLine(sp.rootNode, "eval_cases", ec), "ignored: tests is set, which AgentV 4.42 reads instead")
+	}
+	sp.expandTests(tests, member(sp.rootNode, key), key)
+	if len(p.problems) == 0 && len(sp.items) == 0 && !sp.tb.tooLarge {
+		p.addAt(key, keyLine(sp.rootNode, key, tests), "the suite has no tests")
+	}
+	sp.cases()
+}
+
+// listSource is one place a list of graders may be written.
+type listSource struct {
+	obj  *value
+	node *yaml.Node
+	path string
+	key  string
+}
+
+// firstList returns the first of sources that is set (AgentV's precedence) and its path, and warns about the
+// deprecated ones; a later one also set is a problem (AgentV would not read it).
+func (sp *suiteParser) firstList(sources []listSource) (*value, string) {
+	var found *value
+	foundPath := ""
+	for _, s := range sources {
+		v := s.obj.get(s.key)
+		if v.isNull() {
+			continue
+		}
+		path := joinPath(s.path, s.key)
+		line := keyLine(s.node, s.key, v)
+		if found != nil {
+			sp.p.addAt(path, line, "%s is set too: AgentV 4.42 reads only %s; keep one list", foundPath, foundPath)
+			continue
+		}
+		found, foundPath = v, path
+		if s.key != "assertions" {
+			sp.warnAt(path, line, "%s is deprecated in AgentV 4.42: write assertions", path)
+		}
+	}
+	return found, foundPath
+}
+
+// unitNumber reads an optional number from 0 to 1 (a threshold).
+func (sp *suiteParser) unitNumber(obj *value, n *yaml.Node, key, path string) *float64 {
+	v := obj.get(key)
+	if v.isNull() {
+		return nil
+	}
+	if v.kind != kindNumber || v.f < 0 || v.f > 1 {
+		sp.p.addAt(joinPath(path, key), keyLine(n, key, v), "must be a number from 0 to 1, got %s (AgentV 4.42 "+
+			"ignores any other value)", describe(v))
+		return nil
+	}
+	f := v.f
+	return &f
+}
+
+// optBoolPtr reads an optional boolean under key or its camelCase alias.
+func (sp *suiteParser) optBoolPtr(obj *value, n *yaml.Node, path, key, alias string) *bool {
+	k, v := key, obj.get(key)
+	if v.isNull() && alias != "" {
+		k, v = alias, obj.get(alias)
+	}
+	if v.isNull() {
+		return nil
+	}
+	if v.kind != kindBool {
+		sp.p.addAt(joinPath(path, k), keyLine(n, k, v), "must be true or false, got %s", describe(v))
+		return nil
+	}
+	b := v.b
+	return &b
+}
+
+// describe names a value's kind, with a scalar's text.
+func describe(v *value) string {
+	switch v.kind {
+	case kindString:
+		return strconv.Quote(headOf(v.str))
+	case kindNumber:
+		return v.num
+	case kindBool:
+		return strconv.FormatBool(v.b)
+	}
+	return v.kind.String()
+}
+
+// headOf cuts s for a message.
+func headOf(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return jsSlice(s, 37) + "..."
+}
+
+// suiteTarget reads the suite's target (execution.target, else the legacy top-level target) and execution.targets:
+// one target at most, the one the runner stands for.
+func (sp *suiteParser) suiteTarget(exec *value, execNode *yaml.Node) {
+	p := sp.p
+	if exec != nil {
+		sp.f.Target = p.optString(exec, "target", "execution")
+	}
+	if t := sp.root.get("target"); !t.isNull() {
+		if sp.f.Target != "" {
+			sp.warnAt("target", keyLine(sp.rootNode, "target", t), "ignored: execution.target is set, which AgentV 4.42 reads first")
+		} else {
+			sp.f.Target = p.optString(sp.root, "target", "")
+			sp.warnAt("target", keyLine(sp.rootNode, "target", t), "a top-level target is deprecated in AgentV 4.42: write execution.target")
+		}
+	}
+	sp.target = sp.f.Target
+	if exec != nil {
+		sp.targets(exec, execNode, "execution")
+	}
+}
+
+// targets checks execution.targets: AgentV runs every test on each target named (a matrix); the operator has one
+// runner, so the list may name one target, the suite's own if it has one.
+func (sp *suiteParser) targets(exec *value, execNode *yaml.Node, path string) {
+	v := exec.get("targets")
+	if v.isNull() {
+		return
+	}
+	tp := joinPath(path, "targets")
+	line := keyLine(execNode, "targets", v)
+	if v.kind != kindArray {
+		sp.p.addAt(tp, line, "must be a list of target names, got %s", v.kind)
+		return
+	}
+	for i, t := range v.vals {
+		ip := fmt.Sprintf("%s[%d]", tp, i)
+		switch {
+		case t.kind == kindObject:
+			sp.p.add(ip, t, "not supported: a target with use_target or hooks runs AgentV's target hooks around the "+
+				"tests, which the operator does not do; name the one target the runner stands for")
+		case t.kind != kindString || t.str == "":
+			sp.p.add(ip, t, "must be a target name")
+		case len(v.vals) > 1:
+			sp.p.add(ip, t, "not supported: execution.targets names %d targets, each of which AgentV 4.42 runs every "+
+				"test on; the operator runs one runner: name one target", len(v.vals))
+			return
+		case sp.target != "" && t.str != sp.target:
+			sp.p.add(ip, t, "not supported: target %q is not the suite's target %q, and the operator runs one runner",
+				headOf(t.str), headOf(sp.target))
+		default:
+			if sp.target == "" {
+				sp.target = t.str
+			}
+		}
+	}
+}
+
+// defaultGrader reads the deprecated evaluator key of the suite (path "") or of a test: the grader AgentV 4.42
+// grades a test without assertions with (a test's own, else the suite's, else llm-grader). It returns the grader
+// named, normalized, or "" when the key is absent or names no grader AgentV knows (it then falls back).
+func (sp *suiteParser) defaultGrader(obj *value, n *yaml.Node, path string) string {
+	v := obj.get("evaluator")
+	if v.isNull() {
+		return ""
+	}
+	kp := joinPath(path, "evaluator")
+	line := keyLine(n, "evaluator", v)
+	if v.kind != kindString {
+		sp.warnAt(kp, line, "ignored: AgentV 4.42 reads only a grader name here")
+		return ""
+	}
+	t := normalizeGraderType(v.str)
+	switch {
+	case t == "code-judge" || t == "llm-judge":
+		sp.p.addAt(kp, line, "%q is AgentV v2's name, which AgentV 4.42 refuses: write llm-grader (or remove "+
+			"the key: it is the default)", headOf(v.str))
+		return ""
+	case slices.Contains(graderKinds, t):
+		sp.warnAt(kp, line, "evaluator is deprecated in AgentV 4.42: write assertions")
+		return t
+	}
+	sp.warnAt(kp, line, "ignored: AgentV 4.42 does not know the grader %q and falls back", headOf(v.str))
+	return ""
+}
+
+// metadataNamePattern is the form of a suite's name (AgentV's MetadataSchema).
+var metadataNamePattern = regexp.MustCompile(`^[a-z0-9-]+$`)
+
+// metadataFields reads the suite's metadata fields. AgentV 4.42 checks them (and refuses the suite) when name is
+// set; otherwise it reads only name and category.
+func (sp *suiteParser) metadataFields() {
+	p, root, s := sp.p, sp.root, sp.s
+	checked := root.get("name") != nil && root.get("name").kind == kindString
+	s.Name = p.optString(root, "name", "")
+	s.Category = p.optString(root, "category", "")
+	str := func(key string, max int) string {
+		v := root.get(key)
+		if v.isNull() {
+			return ""
+		}
+		if v.kind != kindString {
+			if checked {
+				p.add(key, v, "must be a string, got %s (AgentV 4.42 refuses the suite)", v.kind)
+			}
+			return ""
+		}
+		if checked && max > 0 && (v.str == "" || jsLength(v.str) > max) {
+			p.add(key, v, "must be 1 to %d characters (AgentV 4.42 refuses the suite)", max)
+		}
+		return v.str
+	}
+	if checked && (!metadataNamePattern.MatchString(s.Name) || jsLength(s.Name) > 64) {
+		p.add("name", root.get("name"), "must be 1 to 64 lower-case letters, digits and '-' (AgentV 4.42 refuses "+
+			"the suite), got %q", headOf(s.Name))
+	}
+	str("description", 1024)
+	s.Version, s.Author, s.License = str("version", 0), str("author", 0), str("license", 0)
+	if t := root.get("tags"); !t.isNull() {
+		if t.kind != kindArray {
+			p.add("tags", t, "must be a list of strings, got %s", t.kind)
+		} else {
+			for i, item := range t.vals {
+				if item.kind != kindString {
+					p.add(fmt.Sprintf("tags[%d]", i), item, "must be a string, got %s", item.kind)
+					continue
+				}
+				s.Tags = append(s.Tags, item.str)
+			}
+		}
+	}
+	if r := root.get("requires"); !r.isNull() {
+		if r.kind != kindObject {
+			p.add("requires", r, "must be a mapping, got %s", r.kind)
+		} else {
+			s.RequiresAgentV = p.optString(r, "agentv", "requires")
+		}
+	}
+}
+
+// suiteMetadata builds what every test's metadata inherits: metadata, with the top-level governance (an object)
+// in place of metadata.governance.
+func (sp *suiteParser) suiteMetadata() {
+	p, root := sp.p, sp.root
+	payload := &value{kind: kindObject}
+	if m := root.get("metadata"); !m.isNull() {
+		if m.kind != kindObject {
+			p.add("metadata", m, "must be a mapping, got %s", m.kind)
+		} else {
+			payload.keys, payload.vals = slices.Clone(m.keys), slices.Clone(m.vals)
+		}
+	}
+	if g := root.get("governance"); !g.isNull() {
+		if g.kind != kindObject {
+			sp.warn("governance", g, "ignored: AgentV 4.42 reads governance only as a mapping")
+		} else if i := slices.Index(payload.keys, "governance"); i >= 0 {
+			payload.vals[i] = g
+		} else {
+			payload.keys, payload.vals = append(payload.keys, "governance"), append(payload.vals, g)
+		}
+	}
+	if len(payload.keys) > 0 {
+		sp.metadata = payload
+		sp.s.Metadata = payload.raw()
+	}
+}
+
+// mergeMetadata merges the suite's metadata into a test's as AgentV 4.42 does: lists concatenate, the suite's
+// first, without repeats; mappings merge recursively; the test's other values win; the suite fills the keys the test
+// does not set.
+func mergeMetadata(test, suite *value) *value {
+	out := &value{kind: kindObject, line: suite.line}
+	if test != nil {
+		out.line, out.keys, out.vals = test.line, slices.Clone(test.keys), slices.Clone(test.vals)
+	}
+	for i, k := range suite.keys {
+		sv := suite.vals[i]
+		j := slices.Index(out.keys, k)
+		if j < 0 {
+			out.keys, out.vals = append(out.keys, k), append(out.vals, sv)
+			continue
+		}
+		tv := out.vals[j]
+		switch {
+		case sv.kind == kindArray && tv.kind == kindArray:
+			merged := &value{kind: kindArray, line: tv.line}
+			seen := map[string]bool{}
+			for _, item := range slices.Concat(sv.vals, tv.vals) {
+				key := item.str
+				if item.kind != kindString {
+					key = string(jsStringify(nil, item))
+				}
+				if !seen[key] {
+					seen[key] = true
+					merged.vals = append(merged.vals, item)
+				}
+			}
+			out.vals[j] = merged
+		case sv.kind == kindObject && tv.kind == kindObject:
+			out.vals[j] = mergeMetadata(tv, sv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,672 @@
+package evalfile
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+)
+
+// testKeySpecs are the keys of a 4.42 test. A key not listed is unknown: AgentV ignores it with a warning, and so
+// does the reader.
+var testKeySpecs = map[string]keySpec{
+	"id": {}, "vars": {}, "criteria": {}, "expected_outcome": {}, "input": {}, "input_files": {},
+	"expected_output": {}, "assertions": {}, "assert": {}, "evaluators": {}, "evaluator": {}, "rubrics": {},
+	"execution": {}, "metadata": {}, "conversation_id": {},
+	"suite": {keyIgnored, "AgentV 4.42 names a test's suite after its file (or the suite's name), not this key"},
+	"workspace": {keyRefused, "a workspace (its template, repositories, hooks, docker image) is set up by AgentV " +
+		"around the test, which the operator does not do: the runner's image is its workspace"},
+	"depends_on": {keyRefused, "a test that depends on others runs after them with their results, which a batch " +
+		"runner does not do"},
+	"on_dependency_failure": {keyRefused, "it belongs to depends_on, which the operator does not support"},
+	"mode": {keyRefused, "conversation mode runs the target turn by turn, which a batch runner does not do: write " +
+		"the conversation so far as input"},
+	"turns": {keyRefused, "conversation mode runs the target turn by turn, which a batch runner does not do: write " +
+		"the conversation so far as input"},
+	"aggregation":     {keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
+	"on_turn_failure": {keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
+	"window_size":     {keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
+	"input_messages": {keyRefused, "input_messages is agentv-eval-v2's key, which AgentV 4.42 does not read (it " +
+		"would skip the test): write input"},
+	"expected_messages": {keyRefused, "expected_messages is agentv-eval-v2's key, which AgentV 4.42 does not read: " +
+		"write expected_output"},
+}
+
+// testExecutionSpecs are the keys of a test's execution.
+var testExecutionSpecs = map[string]keySpec{
+	"skip_defaults": {}, "threshold": {}, "fail_on_error": {}, "failOnError": {}, "evaluators": {}, "targets": {},
+	"target": {keyIgnored, "AgentV 4.42 reads a test's target from execution.targets only"},
+	"trials": {keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
+		"spec.trials)"},
+	"assertions": {keyRefused, "AgentV 4.42 does not read a test's execution.assertions (it would grade the test " +
+		"without them): write assertions on the test"},
+	"assert": {keyRefused, "AgentV 4.42 does not read a test's execution.assert (it would grade the test without " +
+		"them): write assertions on the test"},
+	"workers":          {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
+	"cache":            {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
+	"cache_path":       {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
+	"budget_usd":       {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
+	"budgetUsd":        {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
+	"total_budget_usd": {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
+}
+
+// cases reads every test into the File, in order.
+func (sp *suiteParser) cases() {
+	f, p := sp.f, sp.p
+	f.cases, f.ids = make([]caseEntry, 0, len(sp.items)), make([]string, 0, len(sp.items))
+	firstByID := make(map[string]int, len(sp.items))
+	for k := range sp.items {
+		it := &sp.items[k]
+		var c *Case
+		sp.withFile(it.file, func() { c = sp.test(it, k) })
+		if c == nil {
+			continue
+		}
+		if c.ID != "" {
+			if first, dup := firstByID[c.ID]; dup {
+				p.caseIndex, p.caseID, p.inFile = k, c.ID, it.file
+				p.addAt(fmt.Sprintf("%s[%d].id", sp.s.TestsKey, k), keyLine(it.node, "id", it.v),
+					"duplicate id %q: %s[%d] has it too", c.ID, sp.s.TestsKey, first)
+				p.inFile = ""
+			} else {
+				firstByID[c.ID] = k
+			}
+		}
+		f.cases = append(f.cases, caseEntry{start: int32(len(f.built)), inherits: sp.inherits(c)})
+		f.built = append(f.built, c)
+		f.ids = append(f.ids, c.ID)
+	}
+	p.caseIndex, p.caseID = -1, ""
+}
+
+// inherits is the caseEntry.inherits of a suite's case: a case whose evaluators are exactly the inherited ones.
+func (sp *suiteParser) inherits(c *Case) uint8 {
+	if c.EvaluatorSource != inheritedSource(sp.f.DefaultEvaluators, sp.f.Evaluators) {
+		return 0
+	}
+	return inheritance(c)
+}
+
+// test reads one test into a Case, recording its problems.
+func (sp *suiteParser) test(it *testItem, k int) *Case {
+	p := sp.p
+	v, n := it.v, it.node
+	path := sp.s.TestsKey + "[" + strconv.Itoa(k) + "]"
+	p.caseIndex, p.caseID = k, ""
+	c := &Case{Index: k}
+
+	// id: a safe file name and object key, as in agentv-eval-v2.
+	idv := v.get("id")
+	if it.dirID != "" {
+		idv = &value{kind: kindString, str: it.dirID, line: it.line}
+	}
+	switch {
+	case idv.isNull():
+		p.addAt(path+".id", it.line, "is required (AgentV 4.42 skips a test without one)")
+	case idv.kind != kindString:
+		p.add(path+".id", idv, "must be a string, got %s (quote it; AgentV 4.42 skips the test)", idv.kind)
+	case idv.str == "":
+		p.add(path+".id", idv, "must not be empty")
+	case !ValidID(idv.str):
+		p.add(path+".id", idv, "%q is not a safe id: ids become file names and object keys, so they must match %s",
+			textbound.Head(idv.str, 80), idPattern.String())
+	default:
+		c.ID = idv.str
+		p.caseID = c.ID
+	}
+	sp.checkKeys(v, n, path, testKeySpecs, "test")
+
+	// vars fill the test's criteria, input, input_files and expected_output, and the suite's input and input_files.
+	var tmpl *templater
+	if vv := v.get("vars"); !vv.isNull() {
+		if vv.kind != kindObject {
+			p.add(path+".vars", vv, "must be a mapping of variables, got %s (AgentV 4.42 ignores it)", vv.kind)
+		} else {
+			tmpl = &templater{vars: vv}
+		}
+	}
+
+	// execution.
+	var exec *value
+	execNode := member(n, "execution")
+	skipDefaults := false
+	if ev := v.get("execution"); !ev.isNull() {
+		if ev.kind != kindObject {
+			p.add(path+".execution", ev, "must be a mapping, got %s", ev.kind)
+		} else {
+			exec = ev
+			epath := path + ".execution"
+			sp.checkKeys(exec, execNode, epath, testExecutionSpecs, "execution")
+			if sd := exec.get("skip_defaults"); !sd.isNull() {
+				if sd.kind != kindBool {
+					p.addAt(epath+".skip_defaults", keyLine(execNode, "skip_defaults", sd), "must be true or false, got %s", describe(sd))
+				}
+				skipDefaults = sd.kind == kindBool && sd.b
+			}
+			c.Threshold = sp.unitNumber(exec, execNode, "threshold", epath)
+			c.FailOnError = sp.optBoolPtr(exec, execNode, epath, "fail_on_error", "failOnError")
+			sp.targets(exec, execNode, epath)
+		}
+	}
+
+	// criteria, or the deprecated expected_outcome.
+	c.ExpectedOutcome = sp.criteria(v, n, path, tmpl)
+
+	// input: the suite's input (unless skip_defaults), then the test's, with input_files expanded.
+	c.InputMessages, c.InputForm = sp.testInput(v, n, path, tmpl, skipDefaults)
+
+	// expected_output.
+	if eo := tmpl.fill(v.get("expected_output")); !eo.isNull() {
+		c.ExpectedMessages = sp.expectedOutput(eo, path+".expected_output")
+	}
+	if tmpl != nil && tmpl.over {
+		p.add(path+".vars", v.get("vars"), "filling the test's vars adds more than %s to it (AgentV 4.42 would too; "+
+			"a variable used many times?)", sizeText(MaxExpansionBytes))
+	}
+
+	// A test needs something to be judged by: AgentV skips it otherwise.
+	if c.ExpectedOutcome == "" && len(c.ExpectedMessages) == 0 && !v.has("assertions") && !v.has("assert") {
+		p.addAt(path, it.line, "the test has no criteria, expected_output or assertions, which AgentV 4.42 skips "+
+			"(it needs at least one of them)")
+	}
+
+	if cv := v.get("conversation_id"); !cv.isNull() {
+		c.ConversationID = p.optString(v, "conversation_id", path)
+	}
+	sp.testMetadata(c, v, path)
+	sp.testEvaluators(c, v, n, exec, execNode, path, skipDefaults)
+	return c
+}
+
+// criteria reads criteria, or the deprecated expected_outcome when criteria is not set.
+func (sp *suiteParser) criteria(v *value, n *yaml.Node, path string, tmpl *templater) string {
+	p := sp.p
+	read := func(key string) string {
+		cv := tmpl.fill(v.get(key))
+		if cv.isNull() {
+			return ""
+		}
+		if cv.kind != kindString || strings.TrimSpace(cv.str) == "" {
+			p.addAt(path+"."+key, keyLine(n, key, cv), "must be a non-empty string, got %s (AgentV 4.42 ignores it)", describe(cv))
+			return ""
+		}
+		return cv.str
+	}
+	criteria := read("criteria")
+	if eo := v.get("expected_outcome"); !eo.isNull() {
+		line := keyLine(n, "expected_outcome", eo)
+		if criteria != "" {
+			sp.warnAt(path+".expected_outcome", line, "ignored: criteria is set, which AgentV 4.42 reads instead")
+			return criteria
+		}
+		sp.warnAt(path+".expected_outcome", line, "expected_outcome is deprecated in AgentV 4.42: write criteria")
+		return read("expected_outcome")
+	}
+	return criteria
+}
+
+// testInput resolves the test's input messages as AgentV 4.42 does, and the form the test wrote its input in.
+func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *templater, skipDefaults bool) ([]Message, InputForm) {
+	p := sp.p
+	in := tmpl.fill(v.get("input"))
+	inputFiles, filesPath := v.get("input_files"), path+".input_files"
+	if inputFiles.isNull() && sp.inputFiles != nil && !skipDefaults {
+		inputFiles, filesPath = sp.inputFiles, "input_files"
+	}
+	inputFiles = tmpl.fill(inputFiles)
+
+	var msgs []Message
+	form := InputMessagesForm
+	switch {
+	case in.isNull():
+		p.addAt(path+".input", keyLine(n, "input", v), "is required: a string or a list of messages (AgentV 4.42 "+
+			"skips a test without)")
+	case !inputFiles.isNull():
+		sp.onceForSuite(func() { msgs = sp.inputFilesMessage(inputFiles, filesPath, in, path+".input") })
+	default:
+		msgs, form = sp.messagesShorthand(in, path+".input", RoleUser)
+	}
+	if sp.input != nil && !skipDefaults {
+		var suiteMsgs []Message
+		sp.onceForSuite(func() { suiteMsgs, _ = sp.messagesShorthand(tmpl.fill(sp.input), "input", RoleUser) })
+		msgs = append(suiteMsgs, msgs...)
+		form = InputMessagesForm
+	}
+	if !inputFiles.isNull() {
+		form = InputMessagesForm
+	}
+	return msgs, form
+}
+
+// onceForSuite runs fn, which reads the suite-level input or input_files for a test, and keeps a problem it finds
+// in them (a path outside the test's) only the first time: every test reads them again, with its vars.
+func (sp *suiteParser) onceForSuite(fn func()) {
+	before := len(sp.p.problems)
+	fn()
+	kept := sp.p.problems[:before]
+	for _, pr := range sp.p.problems[before:] {
+		if strings.HasPrefix(pr.Path, sp.s.TestsKey+"[") {
+			kept = append(kept, pr)
+			continue
+		}
+		key := fmt.Sprintf("%d %s %s", pr.Line, pr.Path, pr.Message)
+		if !sp.suiteInputProblems[key] {
+			sp.suiteInputProblems[key] = true
+			kept = append(kept, pr)
+		}
+	}
+	sp.p.problems = kept
+}
+
+// inputFilesMessage expands input_files with a string input into one user message: a file segment per path,
+// then the input as a text segment.
+func (sp *suiteParser) inputFilesMessage(files *value, filesPath string, in *value, inPath string) []Message {
+	p := sp.p
+	if files.kind != kindArray || len(files.vals) == 0 {
+		p.add(filesPath, files, "must be a non-empty list of file paths, got %s (AgentV 4.42 skips the test)", describe(files))
+		return nil
+	}
+	if in.kind != kindString {
+		p.add(inPath, in, "must be a string with input_files set (AgentV 4.42 expands input_files only with a "+
+			"string input, and skips the test), got %s", in.kind)
+		return nil
+	}
+	content := &value{kind: kindArray, line: files.line}
+	for i, f := range files.vals {
+		if f.kind != kindString || f.str == "" {
+			p.add(fmt.Sprintf("%s[%d]", filesPath, i), f, "must be a file path, got %s", describe(f))
+			continue
+		}
+		content.vals = append(content.vals, segmentValue("file", f.str, f.line))
+	}
+	content.vals = append(content.vals, segmentValue("text", in.str, in.line))
+	return []Message{sp.message(RoleUser, content, inPath, false)}
+}
+
+// segmentValue is a {type, value} segment.
+func segmentValue(t, s string, line int) *value {
+	return &value{kind: kindObject, line: line, keys: []string{"type", "value"},
+		vals: []*value{{kind: kindString, str: t, line: line}, {kind: kindString, str: s, line: line}}}
+}
+
+// messagesShorthand expands input (role user) or a suite-level input: a string is one message, a mapping without
+// role one message with structured content, a mapping with role that message, a list a list of messages.
+func (sp *suiteParser) messagesShorthand(v *value, path string, role Role) ([]Message, InputForm) {
+	p := sp.p
+	switch v.kind {
+	case kindString:
+		return []Message{sp.message(role, v, path, false)}, InputText
+	case kindObject:
+		if !v.has("role") {
+			return []Message{sp.message(role, v, path, false)}, InputObject
+		}
+		if m, ok := sp.messageItem(v, path, false); ok {
+			return []Message{m}, InputMessagesForm
+		}
+		return nil, InputMessagesForm
+	case kindArray:
+		if len(v.vals) == 0 {
+			p.add(path, v, "must have at least one message (AgentV 4.42 skips the test)")
+			return nil, InputMessagesForm
+		}
+		msgs := make([]Message, 0, len(v.vals))
+		for i, item := range v.vals {
+			if m, ok := sp.messageItem(item, fmt.Sprintf("%s[%d]", path, i), false); ok {
+				msgs = append(msgs, m)
+			}
+		}
+		return msgs, InputMessagesForm
+	}
+	p.add(path, v, "must be a string, a mapping or a list of messages, got %s", v.kind)
+	return nil, InputMessagesForm
+}
+
+// expectedOutput expands expected_output: a string is one assistant message, a mapping without role one with
+// structured content, a mapping with role that message, a list whose first item is a mapping with role a list of
+// messages, any other list one assistant message with the list as content.
+func (sp *suiteParser) expectedOutput(v *value, path string) []Message {
+	switch v.kind {
+	case kindString:
+		return []Message{sp.message(RoleAssistant, v, path, true)}
+	case kindObject:
+		if !v.has("role") {
+			return []Message{sp.message(RoleAssistant, v, path, true)}
+		}
+		if m, ok := sp.messageItem(v, path, true); ok {
+			return []Message{m}
+		}
+		return nil
+	case kindArray:
+		if len(v.vals) > 0 && v.vals[0].kind == kindObject && v.vals[0].has("role") {
+			var msgs []Message
+			for i, item := range v.vals {
+				if m, ok := sp.messageItem(item, fmt.Sprintf("%s[%d]", path, i), true); ok {
+					msgs = append(msgs, m)
+				}
+			}
+			return msgs
+		}
+		if len(v.vals) == 0 {
+			return nil
+		}
+		return []Message{sp.message(RoleAssistant, v, path, true)}
+	}
+	sp.p.add(path, v, "must be a string, a mapping or a list, got %s", v.kind)
+	return nil
+}
+
+// messageItem reads a message mapping {role, content, tool_calls, name}; ok is false (after recording why) when it
+// is not one AgentV 4.42 keeps.
+func (sp *suiteParser) messageItem(v *value, path string, expected bool) (Message, bool) {
+	p := sp.p
+	if v.kind != kindObject {
+		p.add(path, v, "a message must be a mapping with role and content, got %s (AgentV 4.42 drops it)", v.kind)
+		return Message{}, false
+	}
+	rv := v.get("role")
+	var role Role
+	switch {
+	case rv.isNull():
+		p.add(path+".role", v, "is required (AgentV 4.42 drops a message without)")
+		return Message{}, false
+	case rv.kind != kindString:
+		p.add(path+".role", rv, "must be a string, got %s", rv.kind)
+		return Message{}, false
+	default:
+		switch Role(rv.str) {
+		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
+			role = Role(rv.str)
+		default:
+			p.add(path+".role", rv, "invalid role %q: must be system, user, assistant or tool (AgentV 4.42 drops the message)",
+				textbound.Head(rv.str, 40))
+			return Message{}, false
+		}
+	}
+	content := v.get("content")
+	tc := v.get("tool_calls")
+	hasCalls := tc != nil && tc.kind == kindArray && len(tc.vals) > 0
+	if content.isNull() && !hasCalls {
+		p.add(path+".content", v, "is required: a string, a mapping or a list of segments (AgentV 4.42 drops a message without)")
+		return Message{}, false
+	}
+	m := sp.message(role, content, path, expected)
+	if !tc.isNull() {
+		if role != RoleAssistant {
+			p.add(path+".tool_calls", tc, "only assistant messages may carry tool_calls")
+		}
+		m.ToolCalls = p.toolCalls(tc, path+".tool_calls")
+	}
+	if nv := v.get("name"); !nv.isNull() {
+		m.Name = p.optString(v, "name", path)
+	}
+	m.Raw = messageRaw(m, v)
+	return m, true
+}
+
+// message is a message with role and content v (nil: none) at path.
+func (sp *suiteParser) message(role Role, v *value, path string, expected bool) Message {
+	m := Message{Role: role, Content: sp.content(v, path+".content", expected)}
+	m.Raw = messageRaw(m, nil)
+	return m
+}
+
+// messageRaw is a message's JSON: role, name, content (as read: string segments become text segments) and
+// tool_calls, in that order.
+func messageRaw(m Message, written *value) json.RawMessage {
+	obj := &value{kind: kindObject}
+	add := func(k string, v *value) { obj.keys, obj.vals = append(obj.keys, k), append(obj.vals, v) }
+	add("role", &value{kind: kindString, str: string(m.Role)})
+	if m.Name != "" {
+		add("name", &value{kind: kindString, str: m.Name})
+	}
+	b := append([]byte(nil), obj.raw()...)
+	b = b[:len(b)-1]
+	if m.Content.Raw != nil {
+		b = append(append(b, `,"content":`...), m.Content.Raw...)
+	}
+	if tc := written.get("tool_calls"); !tc.isNull() {
+		b = append(append(b, `,"tool_calls":`...), tc.raw()...)
+	}
+	return append(b, '}')
+}
+
+// content reads a 4.42 message's content: a string, a mapping (kept exactly), or a list of segments, a string item
+// being a text segment (an empty one dropped, as AgentV drops it). A list that is not segments is kept as it is
+// in expected output (ContentList), and refused in input.
+func (sp *suiteParser) content(v *value, path string, expected bool) Content {
+	p := sp.p
+	switch {
+	case v.isNull():
+		return Content{}
+	case v.kind == kindString:
+		return Content{Kind: ContentText, Text: v.str, Raw: p.raw(v)}
+	case v.kind == kindObject:
+		return Content{Kind: ContentObject, Raw: p.raw(v)}
+	case v.kind != kindArray:
+		p.add(path, v, "must be a string, a mapping or a list of segments, got %s", v.kind)
+		return Content{}
+	}
+	if expected && !allSegments(v) {
+		return Content{Kind: ContentList, Raw: p.raw(v)}
+	}
+	c := Content{Kind: ContentSegments, Segments: make([]Segment, 0, len(v.vals))}
+	norm := &value{kind: kindArray, line: v.line}
+	for i, sv := range v.vals {
+		spath := fmt.Sprintf("%s[%d]", path, i)
+		if sv.kind == kindString {
+			if sv.str == "" {
+				continue
+			}
+			sv = segmentValue("text", sv.str, sv.line)
+		}
+		if sv.kind != kindObject {
+			p.add(spath, sv, "a content segment must be a string or a mapping {type: text|file|image, value}, got %s", sv.kind)
+			continue
+		}
+		seg := Segment{}
+		tv := sv.get("type")
+		switch {
+		case tv.isNull():
+			p.add(spath+".type", sv, "is required (text, file or image)")
+		case tv.kind != kindString || (tv.str != "text" && tv.str != "file" && tv.str != "image"):
+			p.add(spath+".type", tv, "must be text, file or image, got %s", describe(tv))
+		default:
+			seg.Type = SegmentType(tv.str)
+		}
+		vv := sv.get("value")
+		switch {
+		case vv.isNull():
+			p.add(spath+".value", sv, "is required (AgentV 4.42 drops a segment without)")
+		case vv.kind != kindString:
+			p.add(spath+".value", vv, "must be a string, got %s", vv.kind)
+		case seg.Type != SegmentText && vv.str == "":
+			p.add(spath+".value", vv, "a %s segment needs a path", seg.Type)
+		default:
+			seg.Value = vv.str
+		}
+		seg.Raw = p.raw(sv)
+		c.Segments = append(c.Segments, seg)
+		norm.vals = append(norm.vals, sv)
+	}
+	c.Raw = p.raw(norm)
+	return c
+}
+
+// allSegments reports whether every item of a list is a string or a segment mapping.
+func allSegments(v *value) bool {
+	for _, item := range v.vals {
+		if item.kind == kindString {
+			continue
+		}
+		t := item.get("type")
+		if item.kind != kindObject || t == nil || t.kind != kindString || (t.str != "text" && t.str != "file" && t.str != "image") {
+			return false
+		}
+	}
+	return true
+}
+
+// testMetadata reads the test's metadata, merged with the suite's.
+func (sp *suiteParser) testMetadata(c *Case, v *value, path string) {
+	var own *value
+	if m := v.get("metadata"); !m.isNull() {
+		if m.kind != kindObject {
+			sp.p.add(path+".metadata", m, "must be a mapping, got %s (AgentV 4.42 ignores it)", m.kind)
+		} else {
+			own = m
+		}
+	}
+	switch {
+	case sp.metadata != nil:
+		c.Metadata = mergeMetadata(own, sp.metadata).raw()
+	case own != nil:
+		c.Metadata = own.raw()
+	}
+}
+
+// testEvaluators sets the test's evaluators: its inline rubrics (deprecated), its own assertions (assertions >
+// assert > execution.evaluators > evaluators), then the suite's unless skip_defaults. With none of its own, the
+// EvalRun's judging.evaluators take the suite's place when given, as they take the file-level ones' in
+// agentv-eval-v2.
+func (sp *suiteParser) testEvaluators(c *Case, v *value, n *yaml.Node, exec *value, execNode *yaml.Node, path string, skipDefaults bool) {
+	var list []*EvaluatorConfig
+	if r := v.get("rubrics"); !r.isNull() {
+		sp.warnAt(path+".rubrics", keyLine(n, "rubrics", r), "rubrics on a test is deprecated in AgentV 4.42: write "+
+			"assertions: [{type: rubrics, criteria: [...]}]")
+		if ev := sp.inlineRubrics(r, path+".rubrics"); ev != nil {
+			c.Rubrics = ev.LLMJudge.Rubrics
+			list = append(list, ev)
+		}
+	}
+	own, ownPath := sp.firstList([]listSource{{v, n, path, "assertions"}, {v, n, path, "assert"},
+		{exec, execNode, path + ".execution", "evaluators"}, {v, n, path, "evaluators"}})
+	var ownList []*EvaluatorConfig
+	if own != nil {
+		ownList = sp.graderList(own, ownPath, searchDirs(sp.files.dir))
+	}
+	suite := sp.f.Evaluators
+	if skipDefaults {
+		suite = nil
+	}
+	switch {
+	case len(ownList) > 0:
+		c.EvaluatorSource = SourceCase
+		list = append(append(list, ownList...), suite...)
+	case len(sp.f.DefaultEvaluators) > 0:
+		c.EvaluatorSource = SourceJudging
+		list = inherit(list, sp.f.DefaultEvaluators)
+	case len(suite) > 0:
+		c.EvaluatorSource = SourceFile
+		list = inherit(list, suite)
+	case len(list) > 0 || len(sp.f.Evaluators) > 0:
+		// Inline rubrics alone, or skip_defaults: the test declares its evaluators.
+		c.EvaluatorSource = SourceCase
+	default:
+		c.EvaluatorSource = SourceNone
+	}
+	listPath, listValue := path, v
+	if own != nil {
+		listPath, listValue = ownPath, own
+	}
+	c.Evaluators = sp.uniqueEvaluators(list, listPath, listValue)
+	kind := sp.defaultGrader(v, n, path)
+	if kind == "" {
+		kind = sp.suiteGrader
+	}
+	if len(c.Evaluators) == 0 && kind != "" && kind != "llm-grader" {
+		sp.p.addAt(path, v.line, "not supported: the test has no assertions, so AgentV 4.42 grades it with the "+
+			"grader its evaluator key names (%s); the operator grades such a test with llm-grader only", kind)
+	}
+}
+
+// uniqueEvaluators makes the names of a list unique as results need them: a name AgentV made up (graderName) that
+// another evaluator of the list already has is numbered (rubrics, rubrics-2, ...); two names written alike are a
+// problem.
+func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v *value) []*EvaluatorConfig {
+	seen := make(map[string]bool, len(list))
+	var out []*EvaluatorConfig
+	clash := false
+	for i, ev := range list {
+		if !seen[ev.Name] {
+			seen[ev.Name] = true
+			continue
+		}
+		if !sp.generated[ev] {
+			sp.p.add(path, v, "evaluator name %q is used more than once: names must be unique within a test's "+
+				"assertions (the suite's included)", ev.Name)
+			clash = true
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(list)
+		}
+		name := ev.Name
+		for k := 2; seen[name]; k++ {
+			name = ev.Name + "-" + strconv.Itoa(k)
+		}
+		seen[name] = true
+		out[i] = renamed(ev, name)
+		sp.generated[out[i]] = true
+	}
+	if out == nil {
+		out = list
+	}
+	if clash {
+		return out
+	}
+	keys := map[string]bool{}
+	for _, ev := range out {
+		for _, k := range evaluatorKeys(ev, nil) {
+			if keys[k] {
+				sp.p.add(path, v, "two evaluators of the test have the key %q (a grader's name and a composite's "+
+					"member's path): rename one", k)
+			}
+			keys[k] = true
+		}
+	}
+	return out
+}
+
+// evaluatorKeys appends the keys of ev and of its composite members.
+func evaluatorKeys(ev *EvaluatorConfig, keys []string) []string {
+	keys = append(keys, ev.Key)
+	if ev.Composite != nil {
+		for _, m := range ev.Composite.Members {
+			keys = evaluatorKeys(m, keys)
+		}
+	}
+	return keys
+}
+
+// renamed returns a copy of ev under another name, its composite members' keys following it.
+func renamed(ev *EvaluatorConfig, name string) *EvaluatorConfig {
+	c := *ev
+	c.Name = name
+	c.Key = name
+	if i := strings.LastIndexByte(ev.Key, '/'); i >= 0 {
+		c.Key = ev.Key[:i+1] + name
+	}
+	rekey(&c)
+	return &c
+}
+
+// rekey gives a composite's members keys under its own (copies: the members may be shared).
+func rekey(ev *EvaluatorConfig) {
+	if ev.Composite == nil {
+		return
+	}
+	comp := *ev.Composite
+	comp.Members = make([]*EvaluatorConfig, len(ev.Composite.Members))
+	for i, m := range ev.Composite.Members {
+		mc := *m
+		mc.Key = ev.Key + "/" + m.Name
+		rekey(&mc)
+		comp.Members[i] = &mc
+	}
+	ev.Composite = &comp
+}

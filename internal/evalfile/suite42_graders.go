@@ -1,0 +1,1100 @@
+package evalfile
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
+)
+
+// A 4.42 suite's assertions are a list of graders (AgentV 4.42's builtin-graders.ts registers them), strings (each
+// a criterion: all of a list's strings make one rubrics grader, weighted by their number, where the first string
+// is) and include entries ({include: NAME}: the assertions of a template file, .agentv/templates/NAME.yaml searched
+// from the eval file's directory up to the root, or a path; nested up to three deep, never in a cycle). Each grader
+// takes the v2 evaluator type that plans the same work (EvaluatorConfig.Grader keeps AgentV's name).
+
+// graderKinds are AgentV 4.42's grader types (types.ts GRADER_KIND_VALUES): those builtin-graders.ts registers, and
+// rubric and rubrics, which its loader turns into llm-grader.
+var graderKinds = []string{
+	"code-grader", "llm-grader", "rubric", "composite", "tool-trajectory", "field-accuracy", "latency", "cost",
+	"token-usage", "execution-metrics", "skill-trigger", "contains", "contains-any", "contains-all", "icontains",
+	"icontains-any", "icontains-all", "starts-with", "ends-with", "regex", "is-json", "equals", "rubrics",
+	"inline-assert",
+}
+
+// assertionTypes map the string assertions onto their evaluator types.
+var assertionTypes = map[string]EvaluatorType{
+	"contains": TypeContains, "contains-any": TypeContainsAny, "contains-all": TypeContainsAll,
+	"icontains": TypeIContains, "icontains-any": TypeIContainsAny, "icontains-all": TypeIContainsAll,
+	"starts-with": TypeStartsWith, "ends-with": TypeEndsWith, "regex": TypeRegex, "is-json": TypeIsJSON,
+	"equals": TypeEquals,
+}
+
+// normalizeGraderType is AgentV's: snake_case names are read as kebab-case ones.
+func normalizeGraderType(t string) string { return strings.ReplaceAll(t, "_", "-") }
+
+// maxIncludeDepth is AgentV's bound on nested assertion templates.
+const maxIncludeDepth = 3
+
+// graderEntry is one entry of an assertions list after includes are expanded: its value, path and file.
+type graderEntry struct {
+	v    *value
+	path string
+	file string
+}
+
+// isInclude reports whether an entry is an include: a mapping with one key, include, a string.
+func isInclude(v *value) bool {
+	return v.kind == kindObject && len(v.keys) == 1 && v.keys[0] == "include" && v.vals[0].kind == kindString
+}
+
+// expandIncludes returns list's entries with every include replaced by its template's entries. dirs are where
+// templates are looked for, nearest first; chain the templates being expanded.
+func (sp *suiteParser) expandIncludes(list *value, listPath string, dirs []string, depth int, chain []string) []graderEntry {
+	p := sp.p
+	if list.kind != kindArray {
+		p.add(listPath, list, "must be a list of assertions, got %s (AgentV 4.42 ignores it)", list.kind)
+		return nil
+	}
+	var out []graderEntry
+	for i, item := range list.vals {
+		ipath := fmt.Sprintf("%s[%d]", listPath, i)
+		if item.kind == kindObject && item.has("include") && !isInclude(item) {
+			p.add(ipath, item, "an include entry must have only the key include, a template's name or path "+
+				"(AgentV 4.42 reads it as a grader without a type)")
+			continue
+		}
+		if !isInclude(item) {
+			out = append(out, graderEntry{v: item, path: ipath, file: p.inFile})
+			continue
+		}
+		out = append(out, sp.include(item.vals[0], ipath+".include", dirs, depth, chain)...)
+	}
+	return out
+}
+
+// include reads the template an include names and returns its entries.
+func (sp *suiteParser) include(name *value, ipath string, dirs []string, depth int, chain []string) []graderEntry {
+	p := sp.p
+	if depth+1 > maxIncludeDepth {
+		p.add(ipath, name, "includes nest deeper than %d templates (%s)", maxIncludeDepth,
+			strings.Join(append(slices.Clone(chain), name.str), " -> "))
+		return nil
+	}
+	if sp.files.fsys == nil {
+		p.add(ipath, name, "%q is an assertion template: reading it needs the suite's files (its eval bundle)", headOf(name.str))
+		return nil
+	}
+	refs := []string{name.str}
+	if t := name.str; !strings.HasPrefix(t, ".") && !strings.ContainsAny(t, `/\`) {
+		refs = []string{path.Join(".agentv", "templates", t+".yaml"), path.Join(".agentv", "templates", t+".yml")}
+	}
+	found := ""
+	var tried []string
+	for _, ref := range refs {
+		f, t := sp.files.search(dirs, ref)
+		tried = append(tried, t...)
+		if f != "" {
+			found = f
+			break
+		}
+	}
+	if found == "" {
+		p.add(ipath, name, "assertion template %q not found (looked for %s)", headOf(name.str), strings.Join(tried, ", "))
+		return nil
+	}
+	if slices.Contains(chain, found) {
+		p.add(ipath, name, "assertion templates include each other: %s", strings.Join(append(slices.Clone(chain), found), " -> "))
+		return nil
+	}
+	data, err := sp.files.readFile(found)
+	if err != nil {
+		p.add(ipath, name, "%v", err)
+		return nil
+	}
+	doc, ok := sp.parseOther(found, data)
+	if !ok {
+		return nil
+	}
+	var out []graderEntry
+	sp.withFile(found, func() {
+		saved := sp.tb.caseStart
+		sp.tb.caseStart = -1
+		root := sp.tb.build(doc, nil, 0)
+		sp.tb.caseStart = saved
+		if sp.tb.tooLarge {
+			return
+		}
+		p.refuseEnv(root, func() string { return "" })
+		list := root.get("assertions")
+		if root.kind != kindObject || list.isNull() || list.kind != kindArray {
+			p.add("assertions", root, "an assertion template must be a mapping with an assertions list")
+			return
+		}
+		tdir := path.Dir(found)
+		nested := append([]string{tdir}, slices.DeleteFunc(slices.Clone(dirs), func(d string) bool { return d == tdir })...)
+		out = sp.expandIncludes(list, "assertions", nested, depth+1, append(slices.Clone(chain), found))
+	})
+	return out
+}
+
+// graderList reads a list of assertions (listPath in the current file): includes expanded, strings grouped into
+// one rubrics grader, each grader read.
+func (sp *suiteParser) graderList(list *value, listPath string, dirs []string) []*EvaluatorConfig {
+	p := sp.p
+	entries := sp.expandIncludes(list, listPath, dirs, 0, nil)
+	var out []*EvaluatorConfig
+	var criteria []Rubric
+	group := -1
+	for _, e := range entries {
+		if e.v.kind != kindString {
+			continue
+		}
+		text := strings.TrimSpace(e.v.str)
+		if text == "" {
+			sp.withFile(e.file, func() {
+				p.add(e.path, e.v, "an empty criterion (AgentV 4.42 skips it)")
+			})
+			continue
+		}
+		criteria = append(criteria, Rubric{ID: "rubric-" + strconv.Itoa(len(criteria)+1), Outcome: text, Weight: 1,
+			Required: true, Raw: p.raw(e.v)})
+	}
+	for _, e := range entries {
+		if e.v.kind == kindString {
+			if group < 0 && len(criteria) > 0 {
+				group = len(out)
+				w := float64(len(criteria))
+				ev := &EvaluatorConfig{Name: "rubrics", Key: "rubrics", Type: TypeLLMJudge, Grader: "llm-grader",
+					Weight: &w, LLMJudge: &LLMJudgeConfig{Rubrics: criteria}}
+				ev.Raw = stringGroupRaw(criteria, w)
+				sp.generated[ev] = true
+				out = append(out, ev)
+			}
+			continue
+		}
+		var ev *EvaluatorConfig
+		sp.withFile(e.file, func() { ev = sp.grader(e.v, e.path, "", false) })
+		if ev != nil {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// stringGroupRaw is the rubrics grader AgentV makes of an assertions list's strings, as JSON.
+func stringGroupRaw(criteria []Rubric, weight float64) []byte {
+	items := &value{kind: kindArray}
+	for _, r := range criteria {
+		items.vals = append(items.vals, &value{kind: kindString, str: r.Outcome})
+	}
+	obj := &value{kind: kindObject, keys: []string{"type", "criteria", "weight"},
+		vals: []*value{{kind: kindString, str: "rubrics"}, items, numberValue(weight)}}
+	return obj.raw()
+}
+
+// graderName is the name AgentV 4.42 gives a grader written without one (generateAssertionName).
+func graderName(kind string, v *value) string {
+	str := ""
+	if s := v.get("value"); s != nil && s.kind == kindString {
+		str = s.str
+	}
+	n := -1
+	if a := v.get("value"); a != nil && a.kind == kindArray {
+		n = len(a.vals)
+	}
+	withStr := func(prefix string) string {
+		if str == "" {
+			return prefix
+		}
+		return prefix + "-" + str
+	}
+	withLen := func(prefix string) string {
+		if n < 0 {
+			return prefix
+		}
+		return prefix + "-" + strconv.Itoa(n)
+	}
+	switch kind {
+	case "skill-trigger":
+		if s := v.get("skill"); s != nil && s.kind == kindString && s.str != "" {
+			return "skill-trigger-" + s.str
+		}
+		return kind
+	case "contains", "icontains", "starts-with", "ends-with", "equals":
+		return withStr(kind)
+	case "contains-any", "contains-all", "icontains-any", "icontains-all":
+		return withLen(kind)
+	case "regex":
+		if str == "" {
+			return kind
+		}
+		if jsLength(str) > 30 {
+			return "regex-" + jsSlice(str, 30)
+		}
+		return "regex-" + str
+	}
+	return kind
+}
+
+// grader reads one grader (path in the current file); keyPrefix is its composite's key, member says it is one of a
+// composite's members. It returns nil when the grader is unusable.
+func (sp *suiteParser) grader(v *value, gpath, keyPrefix string, member bool) *EvaluatorConfig {
+	p := sp.p
+	if v.kind != kindObject {
+		p.add(gpath, v, "a grader must be a mapping with a type, or a string (a criterion), got %s (AgentV 4.42 skips it)", v.kind)
+		return nil
+	}
+	before := len(p.problems)
+	tv := v.get("type")
+	if tv.isNull() || tv.kind != kindString {
+		p.add(gpath+".type", v, "is required: a grader type (AgentV 4.42 skips a grader without)")
+		return nil
+	}
+	kind := normalizeGraderType(tv.str)
+	switch {
+	case kind == "code-judge" || kind == "llm-judge":
+		p.add(gpath+".type", tv, "%q is AgentV v2's name, which AgentV 4.42 skips: write %s", headOf(tv.str),
+			strings.Replace(kind, "-judge", "-grader", 1))
+		return nil
+	case kind == "inline-assert":
+		p.add(gpath+".type", tv, "inline-assert graders are functions of TypeScript suites; a YAML suite cannot "+
+			"have one")
+		return nil
+	case !slices.Contains(graderKinds, kind):
+		p.add(gpath+".type", tv, "not supported: %q is not one of AgentV 4.42's built-in graders (a custom "+
+			"type is code AgentV finds in .agentv/assertions, which the operator does not run); the built-in "+
+			"graders are %s", textbound.Head(tv.str, 40), strings.Join(graderKinds[:len(graderKinds)-1], ", "))
+		return nil
+	case member && tv.str != kind:
+		p.add(gpath+".type", tv, "write %s: AgentV 4.42 skips a composite's member whose type is written %q", kind, tv.str)
+		return nil
+	}
+
+	ev := &EvaluatorConfig{Raw: p.raw(v), Grader: kind}
+	nv := v.get(keyName)
+	switch {
+	case nv.isNull() && member:
+		p.add(gpath+".name", v, "is required: AgentV 4.42 skips a composite's member without a name")
+	case nv.isNull():
+		ev.Name = graderName(kind, v)
+		sp.generated[ev] = true
+	case nv.kind != kindString || nv.str == "":
+		p.add(gpath+".name", nv, "must be a non-empty string (AgentV 4.42 skips the grader)")
+	default:
+		ev.Name = nv.str
+	}
+	if ev.Name != "" {
+		switch {
+		case len(ev.Name) > maxEvaluatorNameLength:
+			p.add(gpath+".name", v, "%q must be at most %d characters (give the grader a shorter name)",
+				textbound.Head(ev.Name, 40), maxEvaluatorNameLength)
+		case strings.Contains(ev.Name, "/") && !sp.generated[ev]:
+			// A name AgentV makes up may hold one ("contains-@scope/pkg"): it is never a composite's (members are
+			// named), and uniqueEvaluators checks that no two keys of a case meet.
+			p.add(gpath+".name", nv, "must not contain '/' (it separates composite members in result keys)")
+		}
+	}
+	ev.Key = ev.Name
+	if keyPrefix != "" {
+		ev.Key = keyPrefix + "/" + ev.Name
+	}
+	sp.modifiers(ev, v, gpath)
+	if pp := v.get("preprocessors"); !pp.isNull() {
+		p.add(gpath+".preprocessors", pp, "not supported: preprocessors run commands over the runner's output "+
+			"files before grading, which the operator does not do")
+	}
+	if kind != "code-grader" && kind != "llm-grader" && kind != "rubrics" && kind != "rubric" {
+		// Only the graders that read target take it (as a judge model for the LLM graders).
+	} else if t := v.get("target"); !t.isNull() {
+		if kind == "code-grader" {
+			p.add(gpath+".target", t, "not supported: a code-grader with target gets a proxy to call the suite's "+
+				"targets (a model endpoint) while it grades, which the operator's judges may not reach")
+		} else {
+			p.add(gpath+".target", t, "not supported: a grader's target picks another model to grade with; the "+
+				"operator grades with the EvalRun's judging model")
+		}
+	}
+
+	switch kind {
+	case "code-grader":
+		ev.Type = TypeCodeJudge
+		ev.CodeJudge = sp.codeGrader(v, gpath)
+	case "llm-grader":
+		ev.Type = TypeLLMJudge
+		ev.Grader = "llm-grader"
+		ev.LLMJudge = sp.llmGrader(v, gpath)
+	case "rubrics":
+		ev.Type, ev.Grader = TypeLLMJudge, "llm-grader"
+		ev.LLMJudge = &LLMJudgeConfig{Rubrics: sp.rubricsCriteria(v, gpath)}
+	case "rubric":
+		sp.warn(gpath+".type", tv, "type rubric is deprecated in AgentV 4.42: write type: rubrics with criteria")
+		ev.Type, ev.Grader = TypeLLMJudge, "llm-grader"
+		rv := v.get("rubrics")
+		if rv.isNull() || rv.kind != kindArray || len(rv.vals) == 0 {
+			p.add(gpath+".rubrics", v, "is required: a non-empty list of rubric items (AgentV 4.42 skips the grader)")
+		} else {
+			ev.LLMJudge = &LLMJudgeConfig{Rubrics: sp.rubricItems(rv, gpath+".rubrics", false)}
+		}
+	case "composite":
+		ev.Type = TypeComposite
+		ev.Composite = sp.composite(v, gpath, ev.Key)
+	case "tool-trajectory":
+		ev.Type = TypeToolTrajectory
+		ev.ToolTrajectory = sp.toolTrajectory(v, gpath)
+	case "field-accuracy":
+		ev.Type = TypeFieldAccuracy
+		ev.FieldAccuracy = p.fieldAccuracy(v, gpath)
+	case "latency":
+		ev.Type = TypeLatency
+		if t, ok := p.requiredNonNegative(v, "threshold", gpath, "the largest allowed duration in milliseconds"); ok {
+			ev.Latency = &LatencyConfig{ThresholdMs: t}
+		}
+	case "cost":
+		ev.Type = TypeCost
+		if b, ok := p.requiredNonNegative(v, "budget", gpath, "the largest allowed cost in USD"); ok {
+			ev.Cost = &CostConfig{BudgetUSD: b}
+		}
+	case "token-usage":
+		ev.Type = TypeTokenUsage
+		ev.TokenUsage = p.tokenUsage(v, gpath)
+	case "execution-metrics":
+		ev.Type = TypeExecutionMetrics
+		ev.ExecutionMetrics = sp.executionMetrics(v, gpath)
+	case "skill-trigger":
+		ev.Type = TypeSkillTrigger
+		ev.SkillTrigger = &SkillTriggerConfig{Skill: p.optString(v, "skill", gpath)}
+		if ev.SkillTrigger.Skill == "" {
+			p.add(gpath+".skill", v, "is required: the skill the response should (or should not) trigger")
+		}
+		if st := v.get("should_trigger"); !st.isNull() {
+			if st.kind != kindBool {
+				p.add(gpath+".should_trigger", st, "must be true or false, got %s (AgentV 4.42 ignores it)", describe(st))
+			} else {
+				b := st.b
+				ev.SkillTrigger.ShouldTrigger = &b
+			}
+		}
+	default:
+		ev.Type = assertionTypes[kind]
+		ev.Assertion = sp.assertion(v, gpath, kind)
+	}
+	if len(p.problems) > before {
+		return nil
+	}
+	return ev
+}
+
+// modifiers reads weight, required, min_score and negate.
+func (sp *suiteParser) modifiers(ev *EvaluatorConfig, v *value, gpath string) {
+	p := sp.p
+	if w := v.get("weight"); !w.isNull() {
+		if f, ok := p.nonNegative(w, gpath+".weight"); ok {
+			ev.Weight = &f
+		}
+	}
+	if ms := v.get("min_score"); !ms.isNull() {
+		if ms.kind != kindNumber || ms.f <= 0 || ms.f > 1 {
+			p.add(gpath+".min_score", ms, "must be a number above 0 and at most 1, got %s (AgentV 4.42 ignores it)", describe(ms))
+		} else {
+			f := ms.f
+			ev.MinScore = &f
+		}
+	}
+	if r := v.get("required"); !r.isNull() {
+		switch {
+		case r.kind == kindBool:
+			ev.Required = r.b
+		case r.kind == kindNumber && r.f > 0 && r.f <= 1:
+			sp.warn(gpath+".required", r, "required: <number> is deprecated in AgentV 4.42: write required: true "+
+				"and min_score: %s", r.num)
+			ev.Required = true
+			if ev.MinScore == nil {
+				f := r.f
+				ev.MinScore = &f
+			}
+		default:
+			p.add(gpath+".required", r, "must be true, false or a number above 0 and at most 1, got %s (AgentV 4.42 "+
+				"ignores it)", describe(r))
+		}
+	}
+	if n := v.get("negate"); !n.isNull() {
+		if n.kind != kindBool {
+			p.add(gpath+".negate", n, "must be true or false, got %s (AgentV 4.42 ignores it)", describe(n))
+		} else {
+			ev.Negate = n.b
+		}
+	}
+}
+
+// configOf returns a grader's pass-through config: its keys not in known, then its config mapping's keys (config
+// wins over a loose key of the same name, in that key's place), as a JSON object; nil when empty.
+func (sp *suiteParser) configOf(v *value, gpath string, known []string) []byte {
+	extra := &value{kind: kindObject}
+	for i, k := range v.keys {
+		if !slices.Contains(known, k) && !v.vals[i].isNull() {
+			extra.keys, extra.vals = append(extra.keys, k), append(extra.vals, v.vals[i])
+		}
+	}
+	if cv := v.get("config"); !cv.isNull() {
+		if cv.kind != kindObject {
+			sp.p.add(gpath+".config", cv, "must be a mapping, got %s (AgentV 4.42 ignores it)", cv.kind)
+		} else {
+			for i, k := range cv.keys {
+				if j := indexOf(extra.keys, k); j >= 0 {
+					extra.vals[j] = cv.vals[i]
+					continue
+				}
+				extra.keys, extra.vals = append(extra.keys, k), append(extra.vals, cv.vals[i])
+			}
+		}
+	}
+	if len(extra.keys) == 0 {
+		return nil
+	}
+	return extra.raw()
+}
+
+// codeGrader reads a code-grader: command (or the deprecated script), a string (run with sh -lc) or a list of
+// arguments, and cwd.
+func (sp *suiteParser) codeGrader(v *value, gpath string) *CodeJudgeConfig {
+	p := sp.p
+	c := &CodeJudgeConfig{}
+	key := "command"
+	cmd := v.get("command")
+	if cmd.isNull() {
+		if s := v.get("script"); !s.isNull() {
+			key, cmd = "script", s
+			sp.warn(gpath+".script", s, "script is deprecated in AgentV 4.42: write command")
+		}
+	}
+	cpath := joinPath(gpath, key)
+	switch {
+	case cmd.isNull():
+		p.add(gpath+".command", v, "is required: the command that grades the test (AgentV 4.42 skips the grader)")
+	case cmd.kind == kindString:
+		if strings.TrimSpace(cmd.str) == "" {
+			p.add(cpath, cmd, "must not be empty")
+		}
+		c.Script = strings.TrimSpace(cmd.str)
+	case cmd.kind == kindArray:
+		if len(cmd.vals) == 0 {
+			p.add(cpath, cmd, "must not be empty")
+		}
+		for i, a := range cmd.vals {
+			if a.kind != kindString || strings.TrimSpace(a.str) == "" {
+				p.add(fmt.Sprintf("%s[%d]", cpath, i), a, "must be a non-empty string")
+				continue
+			}
+			c.Argv = append(c.Argv, a.str)
+		}
+		quoted := make([]string, len(c.Argv))
+		for i, a := range c.Argv {
+			quoted[i] = shellQuote(a)
+		}
+		c.Script = strings.Join(quoted, " ")
+	default:
+		p.add(cpath, cmd, "must be a command string or a list of arguments, got %s", cmd.kind)
+	}
+	c.Cwd = p.optString(v, "cwd", gpath)
+	c.Config = sp.configOf(v, gpath, []string{"name", "type", "command", "script", "cwd", "weight", "target",
+		"config", "preprocessors", "required", "min_score", "negate"})
+	return c
+}
+
+// llmGrader reads an llm-grader: prompt (file://PATH names a file; any other string is the prompt's text),
+// rubrics, model, temperature, max_steps and its pass-through config.
+func (sp *suiteParser) llmGrader(v *value, gpath string) *LLMJudgeConfig {
+	p := sp.p
+	c := &LLMJudgeConfig{}
+	if pv := v.get("prompt"); !pv.isNull() {
+		switch {
+		case pv.kind == kindString:
+			c.Prompt = pv.raw()
+			if ref, ok := strings.CutPrefix(pv.str, fileProtocol); ok {
+				if strings.TrimSpace(ref) == "" {
+					p.add(gpath+".prompt", pv, "a file:// prompt needs a path")
+				}
+				c.PromptFile = ref
+			}
+		case pv.kind == kindObject:
+			p.add(gpath+".prompt", pv, "not supported: a prompt written as a command is a script AgentV runs to "+
+				"build the grader's prompt, which the operator does not do: write the prompt's text or file://PATH")
+		default:
+			p.add(gpath+".prompt", pv, "must be a string, got %s", pv.kind)
+		}
+	}
+	c.Model = p.optString(v, "model", gpath)
+	if rv := v.get("rubrics"); !rv.isNull() {
+		if rv.kind != kindArray {
+			p.add(gpath+".rubrics", rv, "must be a list of rubric items, got %s (AgentV 4.42 ignores it)", rv.kind)
+		} else {
+			c.Rubrics = sp.rubricItems(rv, gpath+".rubrics", false)
+		}
+	}
+	if t := v.get("temperature"); !t.isNull() {
+		if t.kind != kindNumber || t.f < 0 || t.f > 2 {
+			p.add(gpath+".temperature", t, "must be a number from 0 to 2, got %s (AgentV 4.42 ignores it)", describe(t))
+		} else {
+			f := t.f
+			c.Temperature = &f
+		}
+	}
+	for _, k := range []string{"max_steps", "maxSteps"} {
+		if ms := v.get(k); !ms.isNull() {
+			if ms.kind != kindNumber || ms.f != math.Trunc(ms.f) || ms.f < 1 || ms.f > 50 {
+				p.add(joinPath(gpath, k), ms, "must be a whole number from 1 to 50, got %s (AgentV 4.42 ignores it)", describe(ms))
+			} else if c.MaxSteps == 0 {
+				c.MaxSteps = int(ms.f)
+			}
+		}
+	}
+	c.Config = sp.configOf(v, gpath, []string{"name", "type", "prompt", "model", "rubrics", "target", "weight",
+		"config", "required", "min_score", "negate", "max_steps", "maxSteps", "temperature", "preprocessors"})
+	return c
+}
+
+// rubricsCriteria reads a rubrics grader's criteria: strings (each a required criterion of weight 1) or rubric
+// items.
+func (sp *suiteParser) rubricsCriteria(v *value, gpath string) []Rubric {
+	cv := v.get("criteria")
+	if cv.isNull() || cv.kind != kindArray || len(cv.vals) == 0 {
+		sp.p.add(gpath+".criteria", v, "is required: a non-empty list of criteria (AgentV 4.42 skips the grader)")
+		return nil
+	}
+	return sp.rubricItems(cv, gpath+".criteria", true)
+}
+
+// rubricItems reads rubric items: mappings {id, outcome (or criteria), operator, weight, required, min_score (or the
+// deprecated required_min_score, 0 to 10), score_ranges}, and strings where strings is set (rubrics criteria).
+// AgentV checks score ranges: integers from 0 to 10, in order of their bounds, covering every score once.
+func (sp *suiteParser) rubricItems(list *value, lpath string, strs bool) []Rubric {
+	p := sp.p
+	out := make([]Rubric, 0, len(list.vals))
+	for i, item := range list.vals {
+		ipath := fmt.Sprintf("%s[%d]", lpath, i)
+		r := Rubric{ID: "rubric-" + strconv.Itoa(i+1), Weight: 1, Required: true, Raw: p.raw(item)}
+		if item.kind == kindString && strs {
+			if strings.TrimSpace(item.str) == "" {
+				p.add(ipath, item, "must not be empty")
+				continue
+			}
+			r.Outcome = item.str
+			out = append(out, r)
+			continue
+		}
+		if item.kind != kindObject {
+			p.add(ipath, item, "a rubric item must be a mapping {outcome, weight, ...}, got %s (AgentV 4.42 skips it)", item.kind)
+			continue
+		}
+		if id := item.get("id"); !id.isNull() {
+			r.ID = p.optString(item, "id", ipath)
+		}
+		r.Outcome = p.optString(item, "outcome", ipath)
+		if r.Outcome == "" {
+			r.Outcome = p.optString(item, "criteria", ipath)
+		}
+		sp.rubricFields(&r, item, ipath)
+		if sr := item.get("score_ranges"); !sr.isNull() {
+			r.ScoreRanges = sp.scoreRanges(sr, ipath+".score_ranges", true)
+			r.Required = false
+			if req := item.get("required"); req != nil && req.kind == kindBool {
+				r.Required = req.b
+			}
+		} else if r.Outcome == "" {
+			p.add(ipath+".outcome", item, "is required for a rubric without score_ranges (AgentV 4.42 skips it)")
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// rubricFields reads a rubric item's operator, weight, required, min_score and required_min_score.
+func (sp *suiteParser) rubricFields(r *Rubric, item *value, ipath string) {
+	p := sp.p
+	if op := item.get("operator"); !op.isNull() {
+		if op.kind != kindString || (op.str != "correctness" && op.str != "contradiction") {
+			p.add(ipath+".operator", op, "must be correctness or contradiction, got %s (AgentV 4.42 ignores it)", describe(op))
+		} else {
+			r.Operator = op.str
+		}
+	}
+	if w := item.get("weight"); !w.isNull() {
+		if w.kind != kindNumber {
+			p.add(ipath+".weight", w, "must be a number, got %s (AgentV 4.42 uses 1)", describe(w))
+		} else {
+			r.Weight = w.f
+		}
+	}
+	if req := item.get("required"); !req.isNull() {
+		if req.kind != kindBool {
+			p.add(ipath+".required", req, "must be true or false, got %s (AgentV 4.42 ignores it)", describe(req))
+		} else {
+			r.Required = req.b
+		}
+	}
+	if ms := item.get("min_score"); !ms.isNull() {
+		if ms.kind != kindNumber || ms.f <= 0 || ms.f > 1 {
+			p.add(ipath+".min_score", ms, "must be a number above 0 and at most 1, got %s", describe(ms))
+		} else {
+			f := ms.f
+			r.MinScore = &f
+		}
+	} else if rms := item.get("required_min_score"); !rms.isNull() {
+		if rms.kind != kindNumber || rms.f != math.Trunc(rms.f) || rms.f < 0 || rms.f > 10 {
+			p.add(ipath+".required_min_score", rms, "must be a whole number from 0 to 10, got %s", describe(rms))
+		} else {
+			sp.warn(ipath+".required_min_score", rms, "required_min_score is deprecated in AgentV 4.42: write "+
+				"min_score: %s", strconv.FormatFloat(rms.f/10, 'g', -1, 64))
+			f := rms.f / 10
+			r.MinScore = &f
+		}
+	}
+}
+
+// scoreRanges reads score_ranges: a list of {score_range: [min, max], outcome}, or the shorthand map from each
+// range's lowest score (0 to 10) to its outcome. strict applies AgentV's checks of a grader's rubric (integers,
+// no overlap, every score from 0 to 10 covered); an inline rubric is not checked for coverage.
+func (sp *suiteParser) scoreRanges(v *value, spath string, strict bool) []ScoreRange {
+	p := sp.p
+	if v.kind == kindObject {
+		return sp.scoreRangesShorthand(v, spath)
+	}
+	if v.kind != kindArray {
+		p.add(spath, v, "must be a list of {score_range, outcome} or a map from score to outcome, got %s", v.kind)
+		return nil
+	}
+	var out []ScoreRange
+	ok := true
+	for i, item := range v.vals {
+		ipath := fmt.Sprintf("%s[%d]", spath, i)
+		if item.kind != kindObject {
+			p.add(ipath, item, "must be a mapping {score_range: [min, max], outcome}, got %s", item.kind)
+			ok = false
+			continue
+		}
+		sr := item.get("score_range")
+		if sr.isNull() || sr.kind != kindArray || len(sr.vals) != 2 || sr.vals[0].kind != kindNumber || sr.vals[1].kind != kindNumber {
+			p.add(ipath+".score_range", item, "must be [min, max], two numbers")
+			ok = false
+			continue
+		}
+		lo, hi := sr.vals[0].f, sr.vals[1].f
+		if lo != math.Trunc(lo) || hi != math.Trunc(hi) || lo < 0 || hi > 10 || lo > hi {
+			p.add(ipath+".score_range", sr, "must be [min, max], whole numbers from 0 to 10 with min <= max, got [%s, %s]",
+				sr.vals[0].num, sr.vals[1].num)
+			ok = false
+			continue
+		}
+		outcome := p.optString(item, "outcome", ipath)
+		if outcome == "" {
+			p.add(ipath+".outcome", item, "is required: what the scores of the range mean")
+			ok = false
+			continue
+		}
+		out = append(out, ScoreRange{Min: int(lo), Max: int(hi), Outcome: outcome})
+	}
+	if !ok || !strict {
+		return out
+	}
+	sorted := slices.Clone(out)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Min < sorted[j].Min })
+	covered := [11]bool{}
+	for i, r := range sorted {
+		if i > 0 && r.Min <= sorted[i-1].Max {
+			p.add(spath, v, "ranges [%d, %d] and [%d, %d] overlap", sorted[i-1].Min, sorted[i-1].Max, r.Min, r.Max)
+			return out
+		}
+		for s := r.Min; s <= r.Max; s++ {
+			covered[s] = true
+		}
+	}
+	var missing []string
+	for s, c := range covered {
+		if !c {
+			missing = append(missing, strconv.Itoa(s))
+		}
+	}
+	if len(missing) > 0 {
+		p.add(spath, v, "the ranges must cover every score from 0 to 10; missing: %s", strings.Join(missing, ", "))
+	}
+	return out
+}
+
+// scoreRangesShorthand reads the map form {0: "Bad", 3: "OK", 7: "Good"}: each key the lowest score of its range,
+// which ends below the next key (the last at 10); the keys start at 0.
+func (sp *suiteParser) scoreRangesShorthand(v *value, spath string) []ScoreRange {
+	p := sp.p
+	type bound struct {
+		min     int
+		outcome string
+	}
+	var bounds []bound
+	for i, k := range v.keys {
+		n, err := strconv.Atoi(k)
+		if err != nil || n < 0 || n > 10 || v.vals[i].kind != kindString || v.vals[i].str == "" {
+			p.add(joinPath(spath, k), v.vals[i], "a score_ranges map goes from each range's lowest score (0 to 10) "+
+				"to its outcome, a non-empty string")
+			return nil
+		}
+		bounds = append(bounds, bound{n, v.vals[i].str})
+	}
+	if len(bounds) == 0 {
+		p.add(spath, v, "must not be empty")
+		return nil
+	}
+	sort.Slice(bounds, func(i, j int) bool { return bounds[i].min < bounds[j].min })
+	if bounds[0].min != 0 {
+		p.add(spath, v, "a score_ranges map must start at 0 (got %d)", bounds[0].min)
+		return nil
+	}
+	out := make([]ScoreRange, len(bounds))
+	for i, b := range bounds {
+		hi := 10
+		if i+1 < len(bounds) {
+			hi = bounds[i+1].min - 1
+		}
+		out[i] = ScoreRange{Min: b.min, Max: hi, Outcome: b.outcome}
+	}
+	return out
+}
+
+// inlineRubrics reads a test's deprecated rubrics (strings or items with outcome), the llm-grader named rubrics that
+// AgentV puts first.
+func (sp *suiteParser) inlineRubrics(r *value, rpath string) *EvaluatorConfig {
+	p := sp.p
+	if r.kind != kindArray {
+		p.add(rpath, r, "must be a list of rubric items, got %s (AgentV 4.42 ignores it)", r.kind)
+		return nil
+	}
+	var rubrics []Rubric
+	for i, item := range r.vals {
+		ipath := fmt.Sprintf("%s[%d]", rpath, i)
+		rb := Rubric{ID: "rubric-" + strconv.Itoa(i+1), Weight: 1, Required: true, Raw: p.raw(item)}
+		switch item.kind {
+		case kindString:
+			if item.str == "" {
+				p.add(ipath, item, "must not be empty (AgentV 4.42 drops it)")
+				continue
+			}
+			rb.Outcome = item.str
+		case kindObject:
+			if id := item.get("id"); !id.isNull() {
+				rb.ID = p.optString(item, "id", ipath)
+			}
+			rb.Outcome = p.optString(item, "outcome", ipath)
+			sp.rubricFields(&rb, item, ipath)
+			if sr := item.get("score_ranges"); !sr.isNull() {
+				rb.ScoreRanges = sp.scoreRanges(sr, ipath+".score_ranges", false)
+				rb.Required = false
+				if req := item.get("required"); req != nil && req.kind == kindBool {
+					rb.Required = req.b
+				}
+			}
+			if rb.Outcome == "" && len(rb.ScoreRanges) == 0 {
+				p.add(ipath+".outcome", item, "is required for a rubric without score_ranges (AgentV 4.42 drops it)")
+				continue
+			}
+		default:
+			p.add(ipath, item, "a rubric must be a string or a mapping, got %s (AgentV 4.42 drops it)", item.kind)
+			continue
+		}
+		rubrics = append(rubrics, rb)
+	}
+	if len(rubrics) == 0 {
+		return nil
+	}
+	entry := &value{kind: kindObject, keys: []string{keyName, "type", "rubrics"},
+		vals: []*value{{kind: kindString, str: InlineRubricsEvaluatorName}, {kind: kindString, str: "llm-grader"}, r}}
+	ev := &EvaluatorConfig{Name: InlineRubricsEvaluatorName, Key: InlineRubricsEvaluatorName, Type: TypeLLMJudge,
+		Grader: "llm-grader", Raw: entry.raw(), LLMJudge: &LLMJudgeConfig{Rubrics: rubrics}}
+	sp.generated[ev] = true
+	return ev
+}
+
+// composite reads a composite: its members (assertions > assert > evaluators; each with a name and a type written
+// as AgentV registers it) and its aggregator (required).
+func (sp *suiteParser) composite(v *value, gpath, key string) *CompositeConfig {
+	p := sp.p
+	c := &CompositeConfig{}
+	mkey := "assertions"
+	members := v.get("assertions")
+	for _, alias := range []string{"assert", "evaluators"} {
+		if members.isNull() {
+			if m := v.get(alias); !m.isNull() {
+				mkey, members = alias, m
+				sp.warn(joinPath(gpath, alias), m, "a composite's %s is deprecated in AgentV 4.42: write assertions", alias)
+			}
+		}
+	}
+	mpath := joinPath(gpath, mkey)
+	switch {
+	case members.isNull():
+		p.add(gpath+".assertions", v, "is required: the composite's member graders (AgentV 4.42 skips the composite)")
+	case members.kind != kindArray:
+		p.add(mpath, members, "must be a list of graders, got %s (AgentV 4.42 skips the composite)", members.kind)
+	default:
+		for _, e := range sp.expandIncludes(members, mpath, searchDirs(sp.files.dir), 0, nil) {
+			var m *EvaluatorConfig
+			sp.withFile(e.file, func() { m = sp.grader(e.v, e.path, key, true) })
+			if m != nil {
+				c.Members = append(c.Members, m)
+			}
+		}
+		if len(c.Members) == 0 && len(members.vals) == 0 {
+			p.add(mpath, members, "must have at least one member (AgentV 4.42 skips the composite)")
+		}
+		p.uniqueNames(c.Members, mpath, members)
+	}
+
+	av := v.get("aggregator")
+	apath := gpath + ".aggregator"
+	if av.isNull() || av.kind != kindObject {
+		p.add(apath, v, "is required: a mapping with a type (weighted_average, threshold, code-grader or llm-grader; "+
+			"AgentV 4.42 skips a composite without)")
+		return c
+	}
+	at := av.get("type")
+	if at.isNull() || at.kind != kindString {
+		p.add(apath+".type", av, "is required: weighted_average, threshold, code-grader or llm-grader")
+		return c
+	}
+	t := at.str
+	if t != "weighted_average" && t != "threshold" {
+		t = normalizeGraderType(t)
+	}
+	switch t {
+	case "weighted_average":
+		c.Aggregator = AggregatorWeightedAverage
+		if wv := av.get("weights"); !wv.isNull() {
+			if wv.kind != kindObject {
+				p.add(apath+".weights", wv, "must be a mapping of member name to weight, got %s", wv.kind)
+				break
+			}
+			c.Weights = make(map[string]float64, len(wv.keys))
+			for i, name := range wv.keys {
+				wp := joinPath(apath+".weights", name)
+				if !memberNamed(c.Members, name) && len(c.Members) > 0 {
+					p.add(wp, wv.vals[i], "no member grader is named %q", textbound.Head(name, 80))
+					continue
+				}
+				if wv.vals[i].kind != kindNumber {
+					p.add(wp, wv.vals[i], "must be a number, got %s (AgentV 4.42 ignores it)", describe(wv.vals[i]))
+					continue
+				}
+				c.Weights[name] = wv.vals[i].f
+			}
+		}
+	case "threshold":
+		c.Aggregator = AggregatorThreshold
+		th := av.get("threshold")
+		if th.isNull() || th.kind != kindNumber || th.f < 0 || th.f > 1 {
+			p.add(apath+".threshold", av, "is required: a number from 0 to 1 (AgentV 4.42 skips the composite)")
+		} else {
+			c.Threshold = th.f
+		}
+	case "code-grader":
+		c.Aggregator = AggregatorCodeJudge
+		ap := av.get("path")
+		if ap.isNull() || ap.kind != kindString || ap.str == "" {
+			p.add(apath+".path", av, "is required: the aggregator's script (AgentV 4.42 skips the composite)")
+		} else {
+			c.Script = &CodeJudgeConfig{Script: ap.str}
+		}
+	case "llm-grader":
+		c.Aggregator = AggregatorLLMJudge
+		c.Prompt = p.optString(av, "prompt", apath)
+		if ref, ok := strings.CutPrefix(c.Prompt, fileProtocol); ok {
+			c.PromptFile = ref
+		}
+	case "code-judge", "llm-judge":
+		p.add(apath+".type", at, "%q is AgentV v2's name, which AgentV 4.42 skips: write %s", headOf(at.str),
+			strings.Replace(t, "-judge", "-grader", 1))
+	default:
+		p.add(apath+".type", at, "unknown aggregator %q: must be weighted_average, threshold, code-grader or llm-grader",
+			textbound.Head(at.str, 40))
+	}
+	return c
+}
+
+// argsMatchModes are the args_match modes.
+var argsMatchModes = []string{"exact", "superset", "subset", "ignore"}
+
+// argsMatch reads an args_match (or argsMatch) of obj: a mode or a list of argument paths; nil when absent.
+func (sp *suiteParser) argsMatch(obj *value, opath string) *ArgsMatch {
+	key := "args_match"
+	v := obj.get(key)
+	if v.isNull() {
+		key, v = "argsMatch", obj.get("argsMatch")
+	}
+	if v.isNull() {
+		return nil
+	}
+	apath := joinPath(opath, key)
+	switch {
+	case v.kind == kindString && slices.Contains(argsMatchModes, v.str):
+		return &ArgsMatch{Mode: v.str}
+	case v.kind == kindArray && len(v.vals) > 0:
+		m := &ArgsMatch{}
+		for i, f := range v.vals {
+			if f.kind != kindString || f.str == "" {
+				sp.p.add(fmt.Sprintf("%s[%d]", apath, i), f, "must be an argument path (AgentV 4.42 drops it)")
+				continue
+			}
+			m.Fields = append(m.Fields, f.str)
+		}
+		return m
+	}
+	sp.p.add(apath, v, "must be exact, superset, subset, ignore or a non-empty list of argument paths, got %s "+
+		"(AgentV 4.42 ignores it)", describe(v))
+	return nil
+}
+
+// toolTrajectory reads a tool-trajectory: mode, minimums (any_order), expected calls (the other modes) and
+// args_match.
+func (sp *suiteParser) toolTrajectory(v *value, gpath string) *ToolTrajectoryConfig {
+	p := sp.p
+	c := &ToolTrajectoryConfig{}
+	mv := v.get("mode")
+	if mv.isNull() || mv.kind != kindString {
+		p.add(gpath+".mode", v, "is required: any_order, in_order, exact, subset or superset")
+		return c
+	}
+	c.Mode = TrajectoryMode(mv.str)
+	switch c.Mode {
+	case ModeAnyOrder, ModeInOrder, ModeExact, ModeSubset, ModeSuperset:
+	default:
+		p.add(gpath+".mode", mv, "unknown mode %q: must be any_order, in_order, exact, subset or superset (AgentV "+
+			"4.42 skips the grader)", textbound.Head(mv.str, 40))
+		return c
+	}
+	c.ArgsMatch = sp.argsMatch(v, gpath)
+	if min := v.get("minimums"); !min.isNull() {
+		if min.kind != kindObject {
+			p.add(gpath+".minimums", min, "must be a mapping of tool name to least call count, got %s", min.kind)
+		} else {
+			for i, tool := range min.keys {
+				n := min.vals[i]
+				if n.kind != kindNumber || n.f < 0 || n.f != math.Trunc(n.f) || n.f > math.MaxInt32 {
+					p.add(joinPath(gpath+".minimums", tool), n, "must be a non-negative whole number")
+					continue
+				}
+				c.Minimums = append(c.Minimums, ToolMinimum{Tool: tool, Count: int(n.f)})
+			}
+		}
+	} else if c.Mode == ModeAnyOrder {
+		p.add(gpath+".minimums", v, "is required in any_order mode: a mapping of tool name to least call count")
+	}
+	ex := v.get("expected")
+	switch {
+	case ex.isNull():
+		if c.Mode != ModeAnyOrder {
+			p.add(gpath+".expected", v, "is required in %s mode: a list of {tool, args}", c.Mode)
+		}
+	case ex.kind != kindArray:
+		p.add(gpath+".expected", ex, "must be a list of {tool, args}, got %s", ex.kind)
+	default:
+		c.Expected = make([]ExpectedCall, 0, len(ex.vals))
+		for i, item := range ex.vals {
+			ipath := fmt.Sprintf("%s.expected[%d]", gpath, i)
+			tool, ok := p.toolItem(item, ipath, "must be a mapping {tool, args} (AgentV 4.42 drops it)")
+			if !ok {
+				continue
+			}
+			call := ExpectedCall{Tool: tool, ArgsMatch: sp.argsMatch(item, ipath)}
+			switch args := item.get("args"); {
+			case args.isNull():
+			case args.kind == kindString && args.str == "any":
+				call.AnyArgs = true
+			case args.kind == kindObject:
+				call.Args = args.raw()
+			default:
+				p.add(ipath+".args", args, "must be a mapping of expected argument values or the string any")
+				continue
+			}
+			for _, k := range []string{"max_duration_ms", "maxDurationMs"} {
+				if d := item.get(k); !d.isNull() && call.MaxDurationMs == nil {
+					if f, ok := p.nonNegative(d, joinPath(ipath, k)); ok {
+						call.MaxDurationMs = &f
+					}
+				}
+			}
+			c.Expected = append(c.Expected, call)
+		}
+	}
+	return c
+}
+
+// executionMetrics reads an execution-metrics grader's limits (snake_case or camelCase); at least one besides
+// exploration_tolerance.
+func (sp *suiteParser) executionMetrics(v *value, gpath string) *ExecutionMetricsConfig {
+	p := sp.p
+	c := &ExecutionMetricsConfig{}
+	read := func(snake, camel string) *float64 {
+		key, x := snake, v.get(snake)
+		if x.isNull() {
+			key, x = camel, v.get(camel)
+		}
+		if x.isNull() {
+			return nil
+		}
+		f, ok := p.nonNegative(x, joinPath(gpath, key))
+		if !ok {
+			return nil
+		}
+		return &f
+	}
+	c.MaxToolCalls = read("max_tool_calls", "maxToolCalls")
+	c.MaxLLMCalls = read("max_llm_calls", "maxLlmCalls")
+	c.MaxTokens = read("max_tokens", "maxTokens")
+	c.MaxCostUSD = read("max_cost_usd", "maxCostUsd")
+	c.MaxDurationMs = read("max_duration_ms", "maxDurationMs")
+	c.TargetExplorationRatio = read("target_exploration_ratio", "targetExplorationRatio")
+	c.ExplorationTolerance = read("exploration_tolerance", "explorationTolerance")
+	if c.MaxToolCalls == nil && c.MaxLLMCalls == nil && c.MaxTokens == nil && c.MaxCostUSD == nil &&
+		c.MaxDurationMs == nil && c.TargetExplorationRatio == nil {
+		p.add(gpath, v, "an execution-metrics grader needs at least one of max_tool_calls, max_llm_calls, max_tokens, "+
+			"max_cost_usd, max_duration_ms, target_exploration_ratio (AgentV 4.42 skips it)")
+	}
+	return c
+}
+
+// assertion reads a string assertion's value (a non-empty string, or a non-empty list of strings for the -any and
+// -all forms; is-json has none) and a regex's flags.
+func (sp *suiteParser) assertion(v *value, gpath, kind string) *AssertionConfig {
+	p := sp.p
+	c := &AssertionConfig{}
+	if kind == "is-json" {
+		return c
+	}
+	val := v.get("value")
+	if strings.HasSuffix(kind, "-any") || strings.HasSuffix(kind, "-all") {
+		if val.isNull() || val.kind != kindArray || len(val.vals) == 0 {
+			p.add(gpath+".value", v, "is required: a non-empty list of strings (AgentV 4.42 skips the grader)")
+			return c
+		}
+		for i, s := range val.vals {
+			if s.kind != kindString {
+				p.add(fmt.Sprintf("%s.value[%d]", gpath, i), s, "must be a string, got %s (AgentV 4.42 drops it)", s.kind)
+				continue
+			}
+			c.Values = append(c.Values, s.str)
+		}
+		return c
+	}
+	if val.isNull() || val.kind != kindString || val.str == "" {
+		p.add(gpath+".value", v, "is required: a non-empty string (AgentV 4.42 skips the grader)")
+		return c
+	}
+	c.Values = []string{val.str}
+	if kind == "regex" {
+		c.Flags = p.optString(v, "flags", gpath)
+	}
+	return c
+}

@@ -1,0 +1,327 @@
+package evalfile
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// A 4.42 suite's tests are a list written inline, a path, or both: tests: PATH names a YAML file (a list of
+// tests), a JSONL file (a test a line) or a directory whose subdirectories each hold a case.yaml (its name is the
+// test's id unless it sets one), resolved against the eval file's directory; an inline entry "file://PATH" (PATH
+// may be a glob) stands for the tests of the files it names. AgentV reads them as it meets them, and so does
+// expandTests: the tests come out in that order, one list.
+
+// fileProtocol marks a test entry, or a prompt, that names a file.
+const fileProtocol = "file://"
+
+// testItem is one test of a suite before it is read: its value and where it came from.
+type testItem struct {
+	v *value
+	// node is its YAML node (nil for a JSONL line).
+	node *yaml.Node
+	// file is the file it came from ("" for the eval file itself); line is its first line there.
+	file string
+	line int
+	// inline is its index in the eval file's tests sequence; -1 for a test of another file.
+	inline int
+	// dirID is the id a directory's case.yaml takes from its directory's name when it sets none ("" otherwise).
+	dirID string
+}
+
+// expandTests reads the suite's tests (tv, whose node is tn, under key) into sp.items, reading the files it names.
+func (sp *suiteParser) expandTests(tv *value, tn *yaml.Node, key string) {
+	p := sp.p
+	line := keyLine(sp.rootNode, key, tv)
+	for tn != nil && tn.Kind == yaml.AliasNode {
+		tn = tn.Alias
+	}
+	switch {
+	case tv.isNull():
+		p.addAt(key, line, "is required: a list of tests or the path of a file or directory of tests (AgentV 4.42 "+
+			"refuses a suite without)")
+		return
+	case tv.kind == kindString:
+		sp.testsAt(tv.str, key, line)
+		return
+	case tv.kind != kindArray:
+		p.addAt(key, line, "must be a list of tests or the path of a file or directory of tests, got %s", tv.kind)
+		return
+	}
+	for i, item := range tv.vals {
+		ipath := key + "[" + strconv.Itoa(i) + "]"
+		switch {
+		case item.kind == kindString && strings.HasPrefix(item.str, fileProtocol):
+			sp.fileEntry(item, ipath)
+		case item.kind == kindString:
+			p.add(ipath, item, "a test written as a string must be a file reference (file://PATH); AgentV 4.42 skips it")
+		case item.kind != kindObject:
+			p.add(ipath, item, "a test must be a mapping, got %s (AgentV 4.42 skips it)", item.kind)
+		default:
+			var n *yaml.Node
+			if tn != nil && tn.Kind == yaml.SequenceNode && i < len(tn.Content) {
+				n = tn.Content[i]
+			}
+			sp.items = append(sp.items, testItem{v: item, node: n, line: item.line, inline: i})
+		}
+	}
+}
+
+// testsAt reads tests: ref, a file or a directory relative to the eval file's directory.
+func (sp *suiteParser) testsAt(ref, key string, line int) {
+	p := sp.p
+	if sp.files.fsys == nil {
+		p.addAt(key, line, "%q is a path: reading its tests needs the suite's files (its eval bundle)", headOf(ref))
+		return
+	}
+	target, err := sp.files.join(sp.files.dir, ref)
+	if err != nil {
+		p.addAt(key, line, "%v", err)
+		return
+	}
+	if sp.files.isDir(target) {
+		sp.testsDir(target, key, line)
+		return
+	}
+	sp.testsFile(target, key, line)
+}
+
+// fileEntry reads an inline entry file://PATH: one file, or the files a glob matches.
+func (sp *suiteParser) fileEntry(item *value, ipath string) {
+	p := sp.p
+	ref := strings.TrimPrefix(item.str, fileProtocol)
+	if sp.files.fsys == nil {
+		p.add(ipath, item, "%q names a file: reading its tests needs the suite's files (its eval bundle)", headOf(item.str))
+		return
+	}
+	target, err := sp.files.join(sp.files.dir, ref)
+	if err != nil {
+		p.add(ipath, item, "%v", err)
+		return
+	}
+	if !isGlob(ref) {
+		sp.testsFile(target, ipath, item.line)
+		return
+	}
+	matches, err := sp.files.glob(target)
+	if err != nil {
+		p.add(ipath, item, "%v", err)
+		return
+	}
+	if len(matches) == 0 {
+		sp.warn(ipath, item, "the glob %q matches no file: AgentV 4.42 reads no test from it", headOf(ref))
+	}
+	for _, m := range matches {
+		sp.testsFile(m, ipath, item.line)
+	}
+}
+
+// testsFile reads the tests of the YAML or JSONL file at fpath (named at path, line of the eval file).
+func (sp *suiteParser) testsFile(fpath, at string, line int) {
+	p := sp.p
+	ext := strings.ToLower(path.Ext(fpath))
+	if ext != ".yaml" && ext != ".yml" && ext != ".jsonl" {
+		p.addAt(at, line, "%s: a tests file must be .yaml, .yml or .jsonl (AgentV 4.42 refuses %q)", fpath, ext)
+		return
+	}
+	data, err := sp.files.readFile(fpath)
+	if err != nil {
+		p.addAt(at, line, "%v", err)
+		return
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		sp.warnAt(at, line, "%s is empty: AgentV 4.42 reads no test from it", fpath)
+		return
+	}
+	if ext == ".jsonl" {
+		sp.testsJSONL(fpath, data)
+		return
+	}
+	sp.testsYAML(fpath, data, at, line)
+}
+
+// withFile runs fn with problems attributed to file.
+func (sp *suiteParser) withFile(file string, fn func()) {
+	saved := sp.p.inFile
+	sp.p.inFile = file
+	defer func() { sp.p.inFile = saved }()
+	before := len(sp.tb.problems)
+	fn()
+	for i := before; i < len(sp.tb.problems); i++ {
+		if sp.tb.problems[i].File == "" {
+			sp.tb.problems[i].File = file
+		}
+	}
+}
+
+// parseOther parses another file of the suite as one YAML document.
+func (sp *suiteParser) parseOther(fpath string, data []byte) (*yaml.Node, bool) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		pr := Problem{CaseIndex: -1, File: fpath, Message: "not valid YAML: " + err.Error()}
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			pr.Line, _ = strconv.Atoi(m[1])
+		}
+		sp.p.problems = append(sp.p.problems, pr)
+		return nil, false
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		sp.p.addAt("", 0, "%s holds no YAML value", fpath)
+		return nil, false
+	}
+	sp.tb.textBytes += int64(len(data))
+	return &doc, true
+}
+
+// testsYAML reads a YAML file that is a list of tests.
+func (sp *suiteParser) testsYAML(fpath string, data []byte, at string, line int) {
+	doc, ok := sp.parseOther(fpath, data)
+	if !ok {
+		return
+	}
+	seq := doc.Content[0]
+	for seq.Kind == yaml.AliasNode && seq.Alias != nil {
+		seq = seq.Alias
+	}
+	if seq.Kind != yaml.SequenceNode {
+		sp.p.addAt(at, line, "%s must be a YAML list of tests (AgentV 4.42 refuses it)", fpath)
+		return
+	}
+	sp.withFile(fpath, func() {
+		for _, n := range seq.Content {
+			k := len(sp.items)
+			keyPath := keyPath(nil, sp.s.TestsKey)
+			v := sp.tb.buildNode(n, k, &keyPath, 1)
+			if sp.tb.tooLarge {
+				return
+			}
+			ipath := fmt.Sprintf("%s[%d]", sp.s.TestsKey, k)
+			if v.kind != kindObject {
+				sp.p.add(ipath, v, "a test must be a mapping, got %s (AgentV 4.42 refuses the file)", v.kind)
+				continue
+			}
+			sp.p.refuseEnv(v, func() string { return ipath })
+			sp.items = append(sp.items, testItem{v: v, node: n, file: fpath, line: v.line, inline: -1})
+		}
+	})
+}
+
+// testsJSONL reads a JSONL file: a test a line, blank lines skipped.
+func (sp *suiteParser) testsJSONL(fpath string, data []byte) {
+	sp.withFile(fpath, func() {
+		for i, raw := range strings.Split(string(data), "\n") {
+			text := strings.TrimFunc(raw, isJSSpace)
+			if text == "" {
+				continue
+			}
+			lineNo := i + 1
+			k := len(sp.items)
+			ipath := fmt.Sprintf("%s[%d]", sp.s.TestsKey, k)
+			v, err := decodeJSONValue([]byte(text))
+			if err != nil {
+				sp.p.addAt(ipath, lineNo, "not a JSON value: %v (AgentV 4.42 refuses the file)", err)
+				continue
+			}
+			if v.kind != kindObject {
+				sp.p.addAt(ipath, lineNo, "a test must be a JSON object, got %s (AgentV 4.42 refuses the file)", v.kind)
+				continue
+			}
+			if !sp.checkJSON(v, lineNo, func() string { return ipath }) {
+				continue
+			}
+			sp.tb.textBytes += int64(len(text))
+			sp.p.refuseEnv(v, func() string { return ipath })
+			sp.items = append(sp.items, testItem{v: v, file: fpath, line: lineNo, inline: -1})
+		}
+	})
+}
+
+// finite reports whether f is neither infinite nor NaN.
+func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
+
+// checkJSON sets every value of a JSONL line to its line and refuses what a YAML test could not hold: a key twice
+// (JSON.parse keeps the last), a number that is not finite.
+func (sp *suiteParser) checkJSON(v *value, line int, path func() string) bool {
+	v.line = line
+	ok := true
+	switch v.kind {
+	case kindNumber:
+		if !finite(v.f) {
+			sp.p.addAt(path(), line, "%s is not a finite number", v.num)
+			return false
+		}
+	case kindObject:
+		for i, k := range v.keys {
+			if j := indexOf(v.keys[:i], k); j >= 0 {
+				sp.p.addAt(joinPath(path(), k), line, "key %q is set twice", k)
+				ok = false
+			}
+			ok = sp.checkJSON(v.vals[i], line, func() string { return joinPath(path(), k) }) && ok
+		}
+	case kindArray:
+		for i, item := range v.vals {
+			ok = sp.checkJSON(item, line, func() string { return path() + "[" + strconv.Itoa(i) + "]" }) && ok
+		}
+	}
+	return ok
+}
+
+// testsDir reads a directory of tests: each subdirectory, in name order, holds case.yaml (or case.yml), one test.
+func (sp *suiteParser) testsDir(dir, at string, line int) {
+	names, err := sp.files.subdirs(dir)
+	if err != nil {
+		sp.p.addAt(at, line, "%v", err)
+		return
+	}
+	for _, name := range names {
+		sub := path.Join(dir, name)
+		file := ""
+		for _, f := range []string{"case.yaml", "case.yml"} {
+			if sp.files.isFile(path.Join(sub, f)) {
+				file = path.Join(sub, f)
+				break
+			}
+		}
+		if file == "" {
+			sp.warnAt(at, line, "%s has no case.yaml: AgentV 4.42 skips it", sub)
+			continue
+		}
+		data, err := sp.files.readFile(file)
+		if err != nil {
+			sp.p.addAt(at, line, "%v", err)
+			continue
+		}
+		doc, ok := sp.parseOther(file, data)
+		if !ok {
+			continue
+		}
+		k := len(sp.items)
+		ipath := fmt.Sprintf("%s[%d]", sp.s.TestsKey, k)
+		sp.withFile(file, func() {
+			keyPath := keyPath(nil, sp.s.TestsKey)
+			v := sp.tb.buildNode(doc.Content[0], k, &keyPath, 1)
+			if sp.tb.tooLarge {
+				return
+			}
+			if v.kind != kindObject {
+				sp.p.add(ipath, v, "a case file must be a mapping, got %s (AgentV 4.42 refuses it)", v.kind)
+				return
+			}
+			sp.p.refuseEnv(v, func() string { return ipath })
+			it := testItem{v: v, node: doc.Content[0], file: file, line: v.line, inline: -1}
+			if v.get("id").isNull() {
+				it.dirID = name
+			}
+			if v.get("workspace").isNull() && sp.files.isDir(path.Join(sub, "workspace")) {
+				sp.p.add(ipath, v, "not supported: %s has a workspace directory, which AgentV 4.42 makes the test's "+
+					"workspace template; the operator does not set up workspaces", sub)
+			}
+			sp.items = append(sp.items, it)
+		})
+	}
+}

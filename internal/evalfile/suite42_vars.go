@@ -1,0 +1,275 @@
+package evalfile
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// AgentV 4.42 rewrites a suite's strings twice. First every string of the suite and of every file it reads is
+// interpolated from the environment of the process that loads it: ${{ NAME }} becomes the variable's value. The
+// operator never does that (the manager's and the collector's environment hold credentials), so such a string is
+// refused, naming where it is. Then each test's vars fill {{ name }} placeholders (dotted paths into objects) in its
+// criteria, input, input_files and expected_output and in the suite-level input and input_files it takes: a string
+// that is one placeholder becomes the variable's value (any JSON), a placeholder inside text becomes its text
+// (JSON for what is not a string), and a placeholder naming no variable stays as written.
+
+// jsSpace is JavaScript's \s, which AgentV's patterns use.
+const jsSpace = `[\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}]`
+
+var (
+	envPattern           = regexp.MustCompile(`\$\{\{` + jsSpace + `*([A-Za-z_][A-Za-z0-9_]*)` + jsSpace + `*\}\}`)
+	templatePattern      = regexp.MustCompile(`\{\{` + jsSpace + `*([A-Za-z_][A-Za-z0-9_.]*)` + jsSpace + `*\}\}`)
+	wholeTemplatePattern = regexp.MustCompile(`^\{\{` + jsSpace + `*([A-Za-z_][A-Za-z0-9_.]*)` + jsSpace + `*\}\}$`)
+)
+
+// isJSSpace reports whether r is white space to JavaScript's trim (and its \s).
+func isJSSpace(r rune) bool {
+	switch r {
+	case '\t', '\n', '\v', '\f', '\r', ' ', 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200a
+}
+
+// refuseEnv reports every string of v (keys are not interpolated) that AgentV would interpolate from the
+// environment; path is v's path, formatted only for a problem.
+func (p *parser) refuseEnv(v *value, path func() string) {
+	switch v.kind {
+	case kindString:
+		if m := envPattern.FindStringSubmatch(v.str); m != nil {
+			p.add(path(), v, "${{ %s }} is an environment variable, which AgentV 4.42 reads from the environment of the "+
+				"process that loads the suite: the operator never reads its own environment into a suite; write the value", m[1])
+		}
+	case kindObject:
+		for i, k := range v.keys {
+			p.refuseEnv(v.vals[i], func() string { return joinPath(path(), k) })
+		}
+	case kindArray:
+		for i, item := range v.vals {
+			p.refuseEnv(item, func() string { return path() + "[" + strconv.Itoa(i) + "]" })
+		}
+	}
+}
+
+// templater fills a test's vars into values, counting what the copies add (bounded as alias expansion is).
+type templater struct {
+	vars *value
+	// added counts the bytes the substitutions add; over is set once they pass MaxExpansionBytes.
+	added int64
+	over  bool
+}
+
+// fill returns v with its strings' placeholders filled, sharing every part that has none.
+func (t *templater) fill(v *value) *value {
+	if t == nil || v == nil || t.over {
+		return v
+	}
+	switch v.kind {
+	case kindString:
+		return t.fillString(v)
+	case kindObject, kindArray:
+		var out *value
+		for i, item := range v.vals {
+			f := t.fill(item)
+			if f == item {
+				continue
+			}
+			if out == nil {
+				out = &value{kind: v.kind, line: v.line, keys: v.keys, vals: append([]*value(nil), v.vals...)}
+			}
+			out.vals[i] = f
+		}
+		if out != nil {
+			return out
+		}
+	}
+	return v
+}
+
+func (t *templater) fillString(v *value) *value {
+	if !strings.Contains(v.str, "{{") {
+		return v
+	}
+	if m := wholeTemplatePattern.FindStringSubmatch(v.str); m != nil {
+		found := lookupVar(t.vars, m[1])
+		if found == nil {
+			return v
+		}
+		t.charge(int64(len(found.raw())))
+		return relined(found, v.line)
+	}
+	changed := false
+	s := templatePattern.ReplaceAllStringFunc(v.str, func(match string) string {
+		expr := templatePattern.FindStringSubmatch(match)[1]
+		found := lookupVar(t.vars, expr)
+		if found == nil {
+			return match
+		}
+		changed = true
+		text := found.str
+		if found.kind != kindString {
+			text = string(jsStringify(nil, found))
+		}
+		t.charge(int64(len(text)))
+		return text
+	})
+	if !changed {
+		return v
+	}
+	return &value{kind: kindString, str: s, line: v.line}
+}
+
+func (t *templater) charge(n int64) {
+	if t.added += n + expansionValueBytes; t.added > MaxExpansionBytes {
+		t.over = true
+	}
+}
+
+// lookupVar resolves a dotted expression in vars through objects only, or returns nil.
+func lookupVar(vars *value, expr string) *value {
+	cur := vars
+	for seg := range strings.SplitSeq(expr, ".") {
+		if cur == nil || cur.kind != kindObject || !cur.has(seg) {
+			return nil
+		}
+		cur = cur.get(seg)
+	}
+	return cur
+}
+
+// relined returns a copy of v whose values all have the given line (a variable's value placed where the
+// placeholder was).
+func relined(v *value, line int) *value {
+	c := *v
+	c.line = line
+	if len(v.vals) > 0 {
+		c.vals = make([]*value, len(v.vals))
+		for i, item := range v.vals {
+			c.vals[i] = relined(item, line)
+		}
+	}
+	return &c
+}
+
+// jsStringify appends JavaScript's JSON.stringify of v: compact, object keys in order, strings escaped as
+// JavaScript escapes them (no HTML escaping, U+2028 and U+2029 as they are).
+func jsStringify(b []byte, v *value) []byte {
+	switch v.kind {
+	case kindString:
+		return jsQuote(b, v.str)
+	case kindObject:
+		b = append(b, '{')
+		for i, k := range v.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsQuote(b, k)
+			b = append(b, ':')
+			b = jsStringify(b, v.vals[i])
+		}
+		return append(b, '}')
+	case kindArray:
+		b = append(b, '[')
+		for i, item := range v.vals {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsStringify(b, item)
+		}
+		return append(b, ']')
+	case kindNumber:
+		return append(b, jsNumber(v.f)...)
+	}
+	return v.appendJSON(b)
+}
+
+// jsNumber is JavaScript's String(f) for a finite number: the shortest digits that read back as f, in decimal
+// notation from 1e-6 up to below 1e21, in exponent notation ("1e+21", "1.5e-7") outside.
+func jsNumber(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	if a := math.Abs(f); a >= 1e21 || a < 1e-6 {
+		s := strconv.FormatFloat(f, 'e', -1, 64)
+		mant, exp, _ := strings.Cut(s, "e")
+		sign := exp[0]
+		exp = strings.TrimLeft(exp[1:], "0")
+		return mant + "e" + string(sign) + exp
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// jsQuote appends s as JSON.stringify quotes a string. Invalid UTF-8 is taken as U+FFFD, as a JavaScript string
+// read from such bytes holds.
+func jsQuote(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size <= 1 {
+				b = append(b, "\uFFFD"...)
+			} else {
+				b = append(b, s[i:i+size]...)
+			}
+			i += size
+			continue
+		}
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			if c < 0x20 {
+				b = append(b, '\\', 'u', '0', '0', lowerHex[c>>4], lowerHex[c&0xf])
+			} else {
+				b = append(b, c)
+			}
+		}
+		i++
+	}
+	return append(b, '"')
+}
+
+// jsSlice is JavaScript's s.slice(0, n): the first n UTF-16 code units of s (a surrogate pair cut in half is
+// dropped, which is what such a string shows as).
+func jsSlice(s string, n int) string {
+	units := 0
+	for i, r := range s {
+		w := utf16.RuneLen(r)
+		if w < 0 {
+			w = 1
+		}
+		if units+w > n {
+			return s[:i]
+		}
+		units += w
+	}
+	return s
+}
+
+// jsLength is JavaScript's s.length: its UTF-16 code units.
+func jsLength(s string) int {
+	n := 0
+	for _, r := range s {
+		if w := utf16.RuneLen(r); w > 0 {
+			n += w
+		} else {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,102 @@
+package evalfile
+
+import "fmt"
+
+// The runner view of a 4.42 suite is written in the 4.42 format, as a runner written for AgentV 4.42's batch CLI
+// reads a suite (AgentV passes a CLI batch target no file of its own: such a runner reads the suite's YAML, its
+// tests' ids and input):
+//
+//   - at the top: tests, nothing else (no name, description, execution, suite-level input or assertions);
+//   - per test: id, conversation_id (when set), criteria set to ViewExpectedOutcome (AgentV 4.42 skips a test
+//     without criteria, expected_output or assertions: the placeholder keeps the view a suite AgentV and Parse
+//     read, and says nothing about any test), and input: the test's effective input, the suite-level input and
+//     input_files merged in and its vars filled, written as the test wrote it (a string or a mapping) when nothing
+//     was merged, as a list of messages otherwise;
+//   - per message: role, name (when set), content (a string, a mapping with its key order, or segments: text,
+//     file and image, string items written as text segments) and tool_calls (tool, input, output).
+//
+// It never holds expected_output, the real criteria, assertions, rubrics, vars, metadata, execution or anything
+// else of the suite. Like agentv-eval-v2's view, it is written anew from the parsed suite, reads back through
+// Parse to the same ids and inputs, and can be cut into its items.
+
+// suiteViewHeader starts a 4.42 suite's view.
+const suiteViewHeader = "tests:\n"
+
+// writeTest writes a 4.42 test's view item.
+func (vw *viewWriter) writeTest(c *Case) error {
+	b := appendSpaces(vw.buf, viewCaseCol)
+	b = append(b, "- id: "...)
+	b = appendScalarString(b, c.ID)
+	b = append(b, '\n')
+	if c.ConversationID != "" {
+		b = appendSpaces(b, viewCaseCol+2)
+		b = append(b, "conversation_id: "...)
+		b = appendScalarString(b, c.ConversationID)
+		b = append(b, '\n')
+	}
+	b = appendSpaces(b, viewCaseCol+2)
+	b = append(b, "criteria: "...)
+	b = appendScalarString(b, ViewExpectedOutcome)
+	b = append(b, '\n')
+	switch {
+	case c.InputForm == InputText && len(c.InputMessages) == 1 && c.InputMessages[0].Content.Kind == ContentText:
+		b = appendMember(b, viewCaseCol+2, "input", &value{kind: kindString, str: c.InputMessages[0].Content.Text})
+	case c.InputForm == InputObject && len(c.InputMessages) == 1 && c.InputMessages[0].Content.Kind == ContentObject:
+		v, err := decodeJSONValue(c.InputMessages[0].Content.Raw)
+		if err != nil {
+			return fmt.Errorf("input: %w", err)
+		}
+		b = appendMember(b, viewCaseCol+2, "input", v)
+	default:
+		b = appendSpaces(b, viewCaseCol+2)
+		b = append(b, "input:\n"...)
+		vw.buf = b
+		if err := vw.writeMessages(c.InputMessages); err != nil {
+			return err
+		}
+		b = vw.buf
+	}
+	vw.buf = b
+	return nil
+}
+
+// writeMessages writes messages at the view's message column.
+func (vw *viewWriter) writeMessages(msgs []Message) error {
+	b := vw.buf
+	const col = viewMessageCol + 2
+	for _, m := range msgs {
+		b = appendMessageHead(b, string(m.Role))
+		if m.Name != "" {
+			b = appendMember(b, col, "name", &value{kind: kindString, str: m.Name})
+		}
+		if m.Content.Kind != ContentNone {
+			v, err := decodeJSONValue(m.Content.Raw)
+			if err != nil {
+				return fmt.Errorf("content: %w", err)
+			}
+			b = appendMember(b, col, "content", v)
+		}
+		if len(m.ToolCalls) > 0 {
+			b = appendSpaces(b, col)
+			b = append(b, "tool_calls:\n"...)
+			for _, tc := range m.ToolCalls {
+				b = appendToolHead(b, col+2, tc.Tool)
+				for _, part := range []struct {
+					key string
+					raw []byte
+				}{{"input", tc.Input}, {"output", tc.Output}} {
+					if part.raw == nil {
+						continue
+					}
+					v, err := decodeJSONValue(part.raw)
+					if err != nil {
+						return fmt.Errorf("tool_calls: %w", err)
+					}
+					b = appendMember(b, col+4, part.key, v)
+				}
+			}
+		}
+	}
+	vw.buf = b
+	return nil
+}
