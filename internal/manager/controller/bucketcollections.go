@@ -12,6 +12,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -199,7 +200,7 @@ func readCollection(ctx context.Context, store *objstore.Store, key string) (*re
 	if err != nil {
 		return nil, err
 	}
-	countBucketRead(bucketReadCollection, len(data))
+	metrics.CountBucketRead(metrics.BucketReadCollection, len(data))
 	if len(data) > maxCollectionObjectBytes {
 		return nil, fmt.Errorf("%w: %s is over %d bytes", errUnreadableCollection, store.URI(key), maxCollectionObjectBytes)
 	}

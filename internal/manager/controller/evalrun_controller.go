@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -62,7 +64,7 @@ type EvalRunReconciler struct {
 	opts      options.Options
 	memory    *memory
 	// off runs the reconciles of runs that name a bucket off the workers.
-	off *offWorker
+	off *bucketpool.Pool
 	// kueue reads the Workloads of queued runs' Jobs, once Kueue's API is served (nil until SetupWithManager).
 	kueue *kueueWatch
 	// visibility reads waiting runs' positions from Kueue's visibility API, where it is served (nil until
@@ -74,7 +76,7 @@ type EvalRunReconciler struct {
 // source ConfigMap of an eval file, and confirmations of objects missing from the cache); rec emits events.
 func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock, opts options.Options) *EvalRunReconciler {
 	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.WithDefaults(), memory: newMemory(),
-		off: newOffWorker(opts.BucketConcurrency)}
+		off: bucketpool.New(opts.BucketConcurrency)}
 }
 
 // observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
@@ -87,19 +89,19 @@ type observed struct {
 }
 
 // Reconcile gets the run and reconciles it: on this worker, or, for a run that names a bucket, off the workers
-// (offworker.go), so that a bucket that hangs never holds a worker.
+// (internal/manager/bucketpool), so that a bucket that hangs never holds a worker.
 func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	run := &evalsv1alpha1.EvalRun{}
 	if err := r.client.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.memory.forget(req.NamespacedName)
-			r.off.forget(req.NamespacedName)
+			r.off.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	noteRunNamespace(run.Namespace)
+	metrics.NoteRunNamespace(run.Namespace)
 	if endpoints := r.bucketEndpoints(ctx, run); len(endpoints) > 0 {
-		return r.off.reconcile(ctx, run, endpoints, r.laneContext(run), r.reconcileRun)
+		return r.off.Reconcile(ctx, run, endpoints, r.laneContext(run), r.reconcileRun)
 	}
 	return r.reconcileRun(ctx, run)
 }
@@ -154,7 +156,7 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 		}
 		r.memory.markApplied(req.NamespacedName, run.UID, &desired, r.clock.Now())
 		r.emitTransitions(run, &desired)
-		recordDecisions(run, &desired, obs.runnerEnded, now, func(what string) bool {
+		metrics.RecordDecisions(run, &desired, obs.runnerEnded, now, func(what string) bool {
 			return r.memory.firstTime(req.NamespacedName, run.UID, what)
 		})
 		log.V(2).Info("Status written", "state", obs.assessment.State, "reason", obs.assessment.Reason)
@@ -241,7 +243,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	if children.Merged(run) {
 		o, err := r.observeShards(ctx, run, obs, facts)
 		if o != nil {
-			o.runnerEnded = lastRunnerEnd(pods)
+			o.runnerEnded = metrics.LastRunnerEnd(pods)
 		}
 		return o, err
 	}
@@ -249,7 +251,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	if len(pods) == 0 && a.RecheckAfter == 0 && !a.State.Terminal() && !ptr.Deref(job.Spec.Suspend, false) {
 		a.RecheckAfter = assess.PodRejectedRecheck
 	}
-	return &observed{assessment: a, facts: facts, job: job, runnerEnded: lastRunnerEnd(pods)}, nil
+	return &observed{assessment: a, facts: facts, job: job, runnerEnded: metrics.LastRunnerEnd(pods)}, nil
 }
 
 // create runs step 3 for a run without a Job: it creates the children and says what became of the run. The

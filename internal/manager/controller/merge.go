@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -200,7 +201,7 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	// Results that are gone (a ConfigMap or object deleted) leave their cases missing, with the reason below.
 	err = r.eachStoredChunk(ctx, run, names, objects, true, func(where string, data []byte) error {
 		if run.Spec.Storage != nil {
-			countBucketRead(bucketReadResults, len(data))
+			metrics.CountBucketRead(metrics.BucketReadResults, len(data))
 		}
 		if err := m.AddChunk(data); err != nil {
 			return fmt.Errorf("%s: %w", where, err)

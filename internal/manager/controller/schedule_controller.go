@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +87,7 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.client.Get(ctx, req.NamespacedName, s); err != nil || !s.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	noteScheduleNamespace(s.Namespace)
+	metrics.NoteScheduleNamespace(s.Namespace)
 	log := ctrl.LoggerFrom(ctx).WithValues("evalSchedule", klog.KObj(s))
 	ctx = ctrl.LoggerInto(ctx, log)
 	now := r.clock.Now()
@@ -148,7 +149,7 @@ func (r *EvalScheduleReconciler) reportSkip(s *evalsv1alpha1.EvalSchedule, statu
 	if skipped == nil || (before != nil && skipped.Equal(before)) {
 		return
 	}
-	scheduledTimes.WithLabelValues(s.Namespace, "Skipped").Inc()
+	metrics.ScheduledTimes.WithLabelValues(s.Namespace, "Skipped").Inc()
 	blocker := "another run"
 	if len(g.active) > 0 {
 		blocker = "run " + g.active[0].Name
@@ -177,7 +178,7 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 		return nil, nil
 	}
 	if missed > 1 {
-		scheduledTimes.WithLabelValues(s.Namespace, "Missed").Add(float64(missed - 1))
+		metrics.ScheduledTimes.WithLabelValues(s.Namespace, "Missed").Add(float64(missed - 1))
 		r.recorder.Eventf(s, nil, corev1.EventTypeWarning, eventMissedSchedule, "Schedule",
 			"%d scheduled times passed since %s; starting only the latest, %s", missed, earliest.UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339))
 	}
@@ -216,7 +217,7 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 		return nil, fmt.Errorf("creating run %s: %w", run.Name, err)
 	}
 	status.LastScheduleTime = ptr.To(metav1.NewTime(due))
-	scheduledTimes.WithLabelValues(s.Namespace, "Created").Inc()
+	metrics.ScheduledTimes.WithLabelValues(s.Namespace, "Created").Inc()
 	r.recorder.Eventf(s, run, corev1.EventTypeNormal, eventRunCreated, "Schedule", "created run %s for %s", run.Name, due.UTC().Format(time.RFC3339))
 	ctrl.LoggerFrom(ctx).V(1).Info("Run created", "evalRun", klog.KObj(run), "scheduledTime", due)
 	return run, nil

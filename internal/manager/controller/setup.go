@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
@@ -67,7 +69,7 @@ func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock,
 	if err := IndexFields(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("registering field indexes: %w", err)
 	}
-	RegisterMetrics(mgr.GetClient(), mgr.Elected())
+	metrics.Register(mgr.GetClient(), mgr.Elected())
 	r := NewEvalRunReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ControllerName), clk, opts)
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the EvalRun controller: %w", err)
@@ -214,7 +216,7 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.runOfPod),
 			builder.WithPredicates(predicate.ResourceVersionChangedPredicate{})).
 		Watches(&evalsv1alpha1.EvalRun{}, handler.EnqueueRequestsFromMapFunc(r.runsComparedWith)).
-		WatchesRawSource(r.off.source()).
+		WatchesRawSource(r.off.Source()).
 		Build(r)
 	if err != nil {
 		return err

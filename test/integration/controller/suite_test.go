@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	managermetrics "github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
@@ -134,7 +136,7 @@ func startManager() (*runningManager, error) {
 		cancel()
 		return nil, err
 	}
-	controller.RegisterMetrics(m.GetClient(), m.Elected())
+	managermetrics.Register(m.GetClient(), m.Elected())
 	counted := interceptor.NewClient(noWatch{m.GetClient()}, writes.funcs())
 	r := controller.NewEvalRunReconciler(counted, m.GetAPIReader(), m.GetEventRecorder(controller.ControllerName), clk, testOptions)
 	if err := r.SetupWithManager(m); err != nil {

@@ -1,4 +1,7 @@
-package controller
+// Package metrics is the manager's Prometheus metrics (docs/monitoring.md): runs finished by reason, cases judged,
+// regressions, missing ids, tokens, cost, budgets, bucket reads, the bucket-call pool's flights and the namespaces
+// seen, registered once with controller-runtime's registry; the shipped alerts name only these.
+package metrics
 
 import (
 	"context"
@@ -72,13 +75,13 @@ var (
 		Name: "evalrun_budgets_exceeded_total",
 		Help: "Finished runs that reached a budget, by budget (JudgeRequests, JudgeTokens, RunnerCost).",
 	}, []string{labelNamespace, "budget"})
-	scheduledTimes = prometheus.NewCounterVec(prometheus.CounterOpts{
+	ScheduledTimes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_schedule_runs_total",
 		Help: "Scheduled times of EvalSchedules by what became of them: Created, Skipped (concurrencyPolicy " +
 			"Forbid), Missed (passed while the manager was away or the schedule suspended, or beyond " +
 			"startingDeadlineSeconds).",
 	}, []string{labelNamespace, "outcome"})
-	flightsInAir = prometheus.NewGauge(prometheus.GaugeOpts{
+	FlightsInAir = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "evalrun_bucket_reconciles_in_flight",
 		Help: "Reconciles of runs that name a bucket running off the controller's workers now (flights), waiting " +
 			"for their endpoint's lane included. Many for long: a bucket endpoint is slow or hangs.",
@@ -92,7 +95,7 @@ var (
 		Name: "evalrun_bucket_read_bytes_total",
 		Help: "Bytes of the objects counted in evalrun_bucket_reads_total, by what.",
 	}, []string{"what"})
-	flightDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	FlightDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "evalrun_bucket_reconcile_duration_seconds",
 		Help: "Seconds a reconcile of a run that names a bucket took off the workers (its lane wait included), by " +
 			"result: Success, Requeue (asked to look again later) or Error (retried with the run's backoff).",
@@ -102,12 +105,12 @@ var (
 
 // What the manager read from a bucket (evalrun_bucket_reads_total's what).
 const (
-	bucketReadCollection = "Collection"
-	bucketReadResults    = "Results"
+	BucketReadCollection = "Collection"
+	BucketReadResults    = "Results"
 )
 
-// countBucketRead counts one object of n bytes read from a bucket.
-func countBucketRead(what string, n int) {
+// CountBucketRead counts one object of n bytes read from a bucket.
+func CountBucketRead(what string, n int) {
 	bucketReads.WithLabelValues(what).Inc()
 	bucketReadBytes.WithLabelValues(what).Add(float64(n))
 }
@@ -123,7 +126,7 @@ var activeRunsDesc = prometheus.NewDesc("evalrun_active_runs",
 // activeRuns counts the runs in progress per namespace from the cache at each scrape, so the gauge is exact
 // whatever happened to the manager in between. Only the elected leader reports it (every replica's cache holds
 // every run: summed across replicas, the runs would count once per replica); a replica that is not elected
-// yet reports no series. It reads through the reader and election RegisterMetrics was given last.
+// yet reports no series. It reads through the reader and election Register was given last.
 type activeRuns struct{}
 
 // activeRunsSource is what the gauge reads: the manager's cache and its election channel (closed once elected;
@@ -165,7 +168,7 @@ func (activeRuns) Collect(ch chan<- prometheus.Metric) {
 // collectors are every metric of the manager, in the order they are registered.
 func collectors() []prometheus.Collector {
 	return []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs, parseErrors,
-		regressions, scheduledTimes, flightsInAir, flightDuration, bucketReads, bucketReadBytes, activeRuns{}, tokens,
+		regressions, ScheduledTimes, FlightsInAir, FlightDuration, bucketReads, bucketReadBytes, activeRuns{}, tokens,
 		runnerCost, judgeRequests, budgetsExceeded}
 }
 
@@ -179,10 +182,10 @@ func isClosed(ch <-chan struct{}) bool {
 	}
 }
 
-// RegisterMetrics registers the manager's metrics with controller-runtime's registry; reader (the manager's
+// Register registers the manager's metrics with controller-runtime's registry; reader (the manager's
 // cache) feeds the active runs gauge, which is reported once elected is closed (the manager's Elected(): at
 // once without leader election). Registering twice (a manager restarted in one process) is harmless.
-func RegisterMetrics(reader client.Reader, elected <-chan struct{}) {
+func Register(reader client.Reader, elected <-chan struct{}) {
 	activeRunsFrom.Store(&activeRunsSource{reader: reader, elected: elected})
 	for _, c := range collectors() {
 		_ = metrics.Registry.Register(c)
@@ -220,12 +223,12 @@ var scheduleOutcomes = []string{"Created", "Skipped", "Missed"}
 // seenRunNamespaces and seenScheduleNamespaces are the namespaces whose series exist already in this process.
 var seenRunNamespaces, seenScheduleNamespaces sync.Map
 
-// noteRunNamespace creates, the first time this process reconciles a run in ns, every series of the run counters
+// NoteRunNamespace creates, the first time this process reconciles a run in ns, every series of the run counters
 // there at 0: each finished reason with each Passed status, each verdict, each comparison outcome. An alert
 // reading increase() then sees the first run that fails, fails its policy or regresses in a namespace (a series
 // born at 1 has no increase), and after a manager restart the counters are back at 0 before anything moves.
 // 93 counter series and the two histograms' per namespace with runs.
-func noteRunNamespace(ns string) {
+func NoteRunNamespace(ns string) {
 	if _, seen := seenRunNamespaces.LoadOrStore(ns, true); seen {
 		return
 	}
@@ -255,21 +258,21 @@ func noteRunNamespace(ns string) {
 	collectionLatency.WithLabelValues(ns)
 }
 
-// noteScheduleNamespace creates, the first time this process reconciles a schedule in ns, the series of each
-// schedule outcome there at 0 (see noteRunNamespace).
-func noteScheduleNamespace(ns string) {
+// NoteScheduleNamespace creates, the first time this process reconciles a schedule in ns, the series of each
+// schedule outcome there at 0 (see NoteRunNamespace).
+func NoteScheduleNamespace(ns string) {
 	if _, seen := seenScheduleNamespaces.LoadOrStore(ns, true); seen {
 		return
 	}
 	for _, outcome := range scheduleOutcomes {
-		scheduledTimes.WithLabelValues(ns, outcome)
+		ScheduledTimes.WithLabelValues(ns, outcome)
 	}
 }
 
-// recordDecisions counts what a status write decided: the run's outcome (Succeeded became True or False) and its
+// RecordDecisions counts what a status write decided: the run's outcome (Succeeded became True or False) and its
 // comparison with the baseline, each once per attempt (first says whether a decision is counted the first time).
 // runnerEnded is when the runner container ended, if known.
-func recordDecisions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus, runnerEnded, now time.Time, first func(what string) bool) {
+func RecordDecisions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus, runnerEnded, now time.Time, first func(what string) bool) {
 	ns := run.Namespace
 	before := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 	after := meta.FindStatusCondition(desired.Conditions, evalsv1alpha1.ConditionSucceeded)
@@ -328,8 +331,8 @@ func recordCost(ns string, c *evalsv1alpha1.RunCost) {
 	}
 }
 
-// lastRunnerEnd is when the last of the pods' runner containers ended, or the zero time.
-func lastRunnerEnd(pods []corev1.Pod) time.Time {
+// LastRunnerEnd is when the last of the pods' runner containers ended, or the zero time.
+func LastRunnerEnd(pods []corev1.Pod) time.Time {
 	var last time.Time
 	for i := range pods {
 		if t := assess.RunnerTerminated(&pods[i]); t != nil && t.FinishedAt.After(last) {

@@ -1,4 +1,4 @@
-package controller
+package metrics
 
 import (
 	"encoding/json"
@@ -74,7 +74,7 @@ func TestFinishedReasonsAreEveryTerminalReason(t *testing.T) {
 // with increase() at 0 (so the first failure, policy failure or regression is an increase), once.
 func TestNoteRunNamespaceStartsAlertCountersAtZero(t *testing.T) {
 	ns := "note-" + t.Name()
-	noteRunNamespace(ns)
+	NoteRunNamespace(ns)
 	for _, c := range []struct {
 		name   string
 		metric prometheus.Collector
@@ -109,7 +109,7 @@ func TestNoteRunNamespaceStartsAlertCountersAtZero(t *testing.T) {
 		t.Errorf("evalrun_runs_finished_total has %d series, want at least %d", before, want)
 	}
 	runsFinished.WithLabelValues(ns, evalsv1alpha1.ReasonRunnerFailed, "False").Inc()
-	noteRunNamespace(ns)
+	NoteRunNamespace(ns)
 	if v := testutil.ToFloat64(runsFinished.WithLabelValues(ns, evalsv1alpha1.ReasonRunnerFailed, "False")); v != 1 {
 		t.Errorf("a second note reset the counter: %v, want 1", v)
 	}
@@ -117,9 +117,9 @@ func TestNoteRunNamespaceStartsAlertCountersAtZero(t *testing.T) {
 		t.Errorf("a second note changed the series: %d, want %d", n, before)
 	}
 
-	noteScheduleNamespace(ns)
+	NoteScheduleNamespace(ns)
 	for _, outcome := range []string{"Created", "Skipped", "Missed"} {
-		if _, err := scheduledTimes.GetMetricWithLabelValues(ns, outcome); err != nil || testutil.ToFloat64(scheduledTimes.WithLabelValues(ns, outcome)) != 0 {
+		if _, err := ScheduledTimes.GetMetricWithLabelValues(ns, outcome); err != nil || testutil.ToFloat64(ScheduledTimes.WithLabelValues(ns, outcome)) != 0 {
 			t.Errorf("schedule outcome %s: not at 0 (%v)", outcome, err)
 		}
 	}
@@ -285,7 +285,7 @@ func walkQueries(v any, f func(string)) {
 // counts each budget it reached.
 func TestRecordCost(t *testing.T) {
 	ns := "cost-" + t.Name()
-	noteRunNamespace(ns)
+	NoteRunNamespace(ns)
 	recordCost(ns, &evalsv1alpha1.RunCost{
 		Runner: &evalsv1alpha1.RunnerCost{InputTokens: 100, OutputTokens: 20, CachedTokens: 5, CostUSD: "1.25"},
 		Judges: &evalsv1alpha1.JudgeUsage{Calls: 3, PromptTokens: 30, CompletionTokens: 9},

@@ -1,4 +1,4 @@
-package controller
+package bucketpool
 
 import (
 	"context"
@@ -18,10 +18,10 @@ func flightRun(name string) *evalsv1alpha1.EvalRun {
 	return &evalsv1alpha1.EvalRun{ObjectMeta: metav1.ObjectMeta{Namespace: "evals", Name: name, UID: types.UID(name + "-uid")}}
 }
 
-// startedOffWorker returns an offWorker whose flights end with the test.
-func startedOffWorker(t *testing.T, perLane int) *offWorker {
+// startedPool returns an Pool whose flights end with the test.
+func startedPool(t *testing.T, perLane int) *Pool {
 	t.Helper()
-	o := newOffWorker(perLane)
+	o := New(perLane)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _ = o.Start(ctx) }()
 	t.Cleanup(cancel)
@@ -41,7 +41,7 @@ func noLaneBound(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // asked waits for the next reconcile a flight asks for and returns its run's name.
-func asked(t *testing.T, o *offWorker) string {
+func asked(t *testing.T, o *Pool) string {
 	t.Helper()
 	select {
 	case ev := <-o.asks:
@@ -53,7 +53,7 @@ func asked(t *testing.T, o *offWorker) string {
 }
 
 // nothingAsked fails when a flight asks for a reconcile within d.
-func nothingAsked(t *testing.T, o *offWorker, d time.Duration) {
+func nothingAsked(t *testing.T, o *Pool, d time.Duration) {
 	t.Helper()
 	select {
 	case ev := <-o.asks:
@@ -69,7 +69,7 @@ func result(res ctrl.Result, err error) func(context.Context, *evalsv1alpha1.Eva
 // A worker that dispatches a hung reconcile is free at once; the reconciles of runs naming another endpoint are
 // not delayed; a hung endpoint's flights are bounded by its lane.
 func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
-	o := startedOffWorker(t, 2)
+	o := startedPool(t, 2)
 	hung := make(chan struct{})
 	t.Cleanup(func() { close(hung) })
 	var hungCalls atomic.Int32
@@ -85,7 +85,7 @@ func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if _, err := o.reconcile(context.Background(), flightRun(name), []string{"http://black-hole:9000"}, noLaneBound, hang); err != nil {
+			if _, err := o.Reconcile(context.Background(), flightRun(name), []string{"http://black-hole:9000"}, noLaneBound, hang); err != nil {
 				t.Errorf("dispatching %s: %v", name, err)
 			}
 		}()
@@ -103,7 +103,7 @@ func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
 		close(ran)
 		return ctrl.Result{}, nil
 	}
-	if _, err := o.reconcile(context.Background(), flightRun("fine"), []string{"http://seaweed:8333"}, noLaneBound, fine); err != nil {
+	if _, err := o.Reconcile(context.Background(), flightRun("fine"), []string{"http://seaweed:8333"}, noLaneBound, fine); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -119,7 +119,7 @@ func TestOffWorkerAHungEndpointHoldsNoWorker(t *testing.T) {
 // A reconcile asked while its run's flight is in the air starts no second flight, and one more is asked for once
 // it lands, so nothing it was asked for is lost; a flight that saw nothing new asks for nothing.
 func TestOffWorkerOneFlightPerRun(t *testing.T) {
-	o := startedOffWorker(t, 8)
+	o := startedPool(t, 8)
 	release := make(chan struct{})
 	var calls, inside, most atomic.Int32
 	fn := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
@@ -136,21 +136,21 @@ func TestOffWorkerOneFlightPerRun(t *testing.T) {
 	run := flightRun("run")
 	lanes := []string{"http://seaweed:8333"}
 	for range 5 {
-		if _, err := o.reconcile(context.Background(), run, lanes, noLaneBound, fn); err != nil {
+		if _, err := o.Reconcile(context.Background(), run, lanes, noLaneBound, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if o.inFlight() != 1 {
-		t.Fatalf("%d flights in the air, want 1", o.inFlight())
+	if o.InFlight() != 1 {
+		t.Fatalf("%d flights in the air, want 1", o.InFlight())
 	}
 	close(release)
 	if got := asked(t, o); got != "run" {
 		t.Fatalf("asked for %s", got)
 	}
-	if _, err := o.reconcile(context.Background(), run, lanes, noLaneBound, fn); err != nil {
+	if _, err := o.Reconcile(context.Background(), run, lanes, noLaneBound, fn); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return o.inFlight() == 0 })
+	waitFor(t, func() bool { return o.InFlight() == 0 })
 	nothingAsked(t, o, 200*time.Millisecond)
 	if calls.Load() != 2 || most.Load() != 1 {
 		t.Fatalf("calls = %d (want 2), at most %d at once (want 1)", calls.Load(), most.Load())
@@ -160,24 +160,24 @@ func TestOffWorkerOneFlightPerRun(t *testing.T) {
 // A flight follows up on its result as the queue would: an error (a panic too) brings a reconcile after the run's
 // backoff, a RequeueAfter after that delay.
 func TestOffWorkerFollowsUpItsResult(t *testing.T) {
-	o := startedOffWorker(t, 8)
+	o := startedPool(t, 8)
 	lanes := []string{"http://x:9000"}
 	boom := errors.New("reading the eval file at bucket endpoint http://x:9000: 503")
-	if _, err := o.reconcile(context.Background(), flightRun("failing"), lanes, noLaneBound, result(ctrl.Result{}, boom)); err != nil {
+	if _, err := o.Reconcile(context.Background(), flightRun("failing"), lanes, noLaneBound, result(ctrl.Result{}, boom)); err != nil {
 		t.Fatal(err)
 	}
 	if got := asked(t, o); got != "failing" {
 		t.Fatalf("asked for %s", got)
 	}
 	panicky := func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) { panic("boom") }
-	if _, err := o.reconcile(context.Background(), flightRun("panicky"), lanes, noLaneBound, panicky); err != nil {
+	if _, err := o.Reconcile(context.Background(), flightRun("panicky"), lanes, noLaneBound, panicky); err != nil {
 		t.Fatal(err)
 	}
 	if got := asked(t, o); got != "panicky" {
 		t.Fatalf("asked for %s", got)
 	}
 	start := time.Now()
-	if _, err := o.reconcile(context.Background(), flightRun("later"), lanes, noLaneBound, result(ctrl.Result{RequeueAfter: 300 * time.Millisecond}, nil)); err != nil {
+	if _, err := o.Reconcile(context.Background(), flightRun("later"), lanes, noLaneBound, result(ctrl.Result{RequeueAfter: 300 * time.Millisecond}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if got := asked(t, o); got != "later" || time.Since(start) < 300*time.Millisecond {
@@ -188,7 +188,7 @@ func TestOffWorkerFollowsUpItsResult(t *testing.T) {
 // A flight whose lane wait ends (its run's preparation deadline) flies anyway, so it can end its run in time; a
 // run created again under the same name gets a flight of its own.
 func TestOffWorkerLaneDeadlineAndRecreatedRuns(t *testing.T) {
-	o := startedOffWorker(t, 1)
+	o := startedPool(t, 1)
 	hung := make(chan struct{})
 	t.Cleanup(func() { close(hung) })
 	lanes := []string{"http://black-hole:9000"}
@@ -196,10 +196,10 @@ func TestOffWorkerLaneDeadlineAndRecreatedRuns(t *testing.T) {
 		<-hung
 		return ctrl.Result{RequeueAfter: time.Hour}, nil
 	}
-	if _, err := o.reconcile(context.Background(), flightRun("holder"), lanes, noLaneBound, hang); err != nil {
+	if _, err := o.Reconcile(context.Background(), flightRun("holder"), lanes, noLaneBound, hang); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return o.inFlight() == 1 })
+	waitFor(t, func() bool { return o.InFlight() == 1 })
 	soon := func(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithTimeout(ctx, 50*time.Millisecond)
 	}
@@ -208,7 +208,7 @@ func TestOffWorkerLaneDeadlineAndRecreatedRuns(t *testing.T) {
 		close(flew)
 		return ctrl.Result{}, nil
 	}
-	if _, err := o.reconcile(context.Background(), flightRun("late"), lanes, soon, late); err != nil {
+	if _, err := o.Reconcile(context.Background(), flightRun("late"), lanes, soon, late); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -219,7 +219,7 @@ func TestOffWorkerLaneDeadlineAndRecreatedRuns(t *testing.T) {
 
 	old := flightRun("same-name")
 	block := make(chan struct{})
-	if _, err := o.reconcile(context.Background(), old, nil, noLaneBound, func(ctx context.Context, _ *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+	if _, err := o.Reconcile(context.Background(), old, nil, noLaneBound, func(ctx context.Context, _ *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
 		<-block
 		return ctrl.Result{}, ctx.Err()
 	}); err != nil {
@@ -228,7 +228,7 @@ func TestOffWorkerLaneDeadlineAndRecreatedRuns(t *testing.T) {
 	recreated := old.DeepCopy()
 	recreated.UID = "same-name-uid-2"
 	ranNew := make(chan struct{})
-	if _, err := o.reconcile(context.Background(), recreated, nil, noLaneBound, func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
+	if _, err := o.Reconcile(context.Background(), recreated, nil, noLaneBound, func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
 		close(ranNew)
 		return ctrl.Result{}, nil
 	}); err != nil {
@@ -243,11 +243,11 @@ func TestOffWorkerLaneDeadlineAndRecreatedRuns(t *testing.T) {
 	nothingAsked(t, o, 200*time.Millisecond) // the old run's cancelled flight asks for nothing
 }
 
-// Without a started offWorker (no manager), the reconcile runs on the caller's goroutine.
+// Without a started Pool (no manager), the reconcile runs on the caller's goroutine.
 func TestOffWorkerNotStartedRunsInline(t *testing.T) {
-	o := newOffWorker(0)
+	o := New(0)
 	ran := false
-	res, err := o.reconcile(context.Background(), flightRun("run"), []string{"http://x"}, noLaneBound,
+	res, err := o.Reconcile(context.Background(), flightRun("run"), []string{"http://x"}, noLaneBound,
 		func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error) {
 			ran = true
 			return ctrl.Result{RequeueAfter: time.Second}, nil

@@ -1,4 +1,20 @@
-package controller
+// Package bucketpool runs the reconciles of runs that name a bucket off the controller's workers: the manager's
+// bucket-call pool.
+//
+// A bucket call can hang: an endpoint that accepts TCP and never answers holds the call until its deadline. On a
+// worker, that holds the worker, and a few such runs hold them all: every other run and schedule of the cluster
+// waits. So the reconcile of a run that names a bucket is a flight: a goroutine of its own, started by the worker,
+// which is free at once.
+//   - One flight per run at a time, as the workqueue guarantees one reconcile per key: a reconcile asked while
+//     the run's flight is in the air returns at once and asks for one more flight once it lands, so no event is
+//     lost. Any other reconcile starts a flight.
+//   - A flight follows up on its own result, as the queue would: after an error it asks again after the run's
+//     exponential backoff (the controller's default rate limiter, per run), after a RequeueAfter after that
+//     delay, through a channel source. A flight that asked nothing and saw nothing new is the last one.
+//   - Flights are bounded per bucket endpoint (a lane): a hung endpoint holds goroutines of the runs that name it,
+//     never a worker nor another endpoint's lane.
+//   - Each bucket call inside a flight is bounded by its own deadline (bucketContext), so a lane frees up.
+package bucketpool
 
 import (
 	"context"
@@ -17,24 +33,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 )
-
-// Reconciles that may call a bucket run off the controller's workers.
-//
-// A bucket call can hang: an endpoint that accepts TCP and never answers holds the call until its deadline. On a
-// worker, that holds the worker, and a few such runs hold them all: every other run and schedule of the cluster
-// waits. So the reconcile of a run that names a bucket is a flight: a goroutine of its own, started by the worker,
-// which is free at once.
-//   - One flight per run at a time, as the workqueue guarantees one reconcile per key: a reconcile asked while
-//     the run's flight is in the air returns at once and asks for one more flight once it lands, so no event is
-//     lost. Any other reconcile starts a flight.
-//   - A flight follows up on its own result, as the queue would: after an error it asks again after the run's
-//     exponential backoff (the controller's default rate limiter, per run), after a RequeueAfter after that
-//     delay, through a channel source. A flight that asked nothing and saw nothing new is the last one.
-//   - Flights are bounded per bucket endpoint (a lane): a hung endpoint holds goroutines of the runs that name it,
-//     never a worker nor another endpoint's lane.
-//   - Each bucket call inside a flight is bounded by its own deadline (bucketContext), so a lane frees up.
 
 // flight is one reconcile off the workers.
 type flight struct {
@@ -45,8 +46,8 @@ type flight struct {
 	again bool
 }
 
-// offWorker runs flights and asks for the follow-ups they need.
-type offWorker struct {
+// Pool runs flights and asks for the follow-ups they need.
+type Pool struct {
 	perLane int64
 
 	mu      sync.Mutex
@@ -60,19 +61,19 @@ type offWorker struct {
 	asks    chan event.GenericEvent
 }
 
-func newOffWorker(perLane int) *offWorker {
+func New(perLane int) *Pool {
 	if perLane <= 0 {
 		perLane = options.DefaultBucketConcurrency
 	}
-	return &offWorker{perLane: int64(perLane), flights: map[types.NamespacedName]*flight{},
+	return &Pool{perLane: int64(perLane), flights: map[types.NamespacedName]*flight{},
 		later: map[types.NamespacedName]*time.Timer{}, lanes: map[string]*semaphore.Weighted{},
 		backoff: workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
 		asks:    make(chan event.GenericEvent, 1024)}
 }
 
-// Start makes the offWorker fly; its flights end with ctx (the manager's). It implements manager.Runnable, so it
+// Start makes the Pool fly; its flights end with ctx (the manager's). It implements manager.Runnable, so it
 // runs where the controllers run (the leader).
-func (o *offWorker) Start(ctx context.Context) error {
+func (o *Pool) Start(ctx context.Context) error {
 	o.mu.Lock()
 	o.base = ctx
 	o.mu.Unlock()
@@ -81,15 +82,15 @@ func (o *offWorker) Start(ctx context.Context) error {
 }
 
 // source enqueues the runs whose flights asked for another reconcile.
-func (o *offWorker) source() source.Source {
+func (o *Pool) Source() source.Source {
 	return source.Channel(o.asks, &handler.EnqueueRequestForObject{})
 }
 
 // reconcile is what the worker does for run: while a flight is in the air, it notes that one more is needed;
 // otherwise it starts one. lanes are the bucket endpoints the run names; laneCtx bounds the wait for a lane (see
 // laneContext): a flight that cannot get a lane before then flies anyway, its bucket calls ending at once.
-// Without a started offWorker (no manager), fn runs here.
-func (o *offWorker) reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, lanes []string,
+// Without a started Pool (no manager), fn runs here.
+func (o *Pool) Reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, lanes []string,
 	laneCtx func(context.Context) (context.Context, context.CancelFunc),
 	fn func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error)) (ctrl.Result, error) {
 	key := client.ObjectKeyFromObject(run)
@@ -115,13 +116,13 @@ func (o *offWorker) reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, l
 	fctx, cancel := context.WithCancel(ctrl.LoggerInto(o.base, ctrl.LoggerFrom(ctx)))
 	f := &flight{uid: run.UID, cancel: cancel}
 	o.flights[key] = f
-	flightsInAir.Inc()
+	metrics.FlightsInAir.Inc()
 	go o.fly(fctx, f, run.DeepCopy(), o.lanesOf(lanes), laneCtx, fn)
 	return ctrl.Result{}, nil
 }
 
 // forget cancels the flight of a run that is gone, and any follow-up.
-func (o *offWorker) forget(key types.NamespacedName) {
+func (o *Pool) Forget(key types.NamespacedName) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if f := o.flights[key]; f != nil {
@@ -136,14 +137,14 @@ func (o *offWorker) forget(key types.NamespacedName) {
 }
 
 // inFlight reports how many flights are in the air (for tests).
-func (o *offWorker) inFlight() int {
+func (o *Pool) InFlight() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.flights)
 }
 
 // lanesOf returns the semaphores of endpoints, in a fixed order (so two flights never wait on each other).
-func (o *offWorker) lanesOf(endpoints []string) []*semaphore.Weighted {
+func (o *Pool) lanesOf(endpoints []string) []*semaphore.Weighted {
 	endpoints = slices.Compact(slices.Sorted(slices.Values(endpoints)))
 	out := make([]*semaphore.Weighted, 0, len(endpoints))
 	for _, e := range endpoints {
@@ -158,7 +159,7 @@ func (o *offWorker) lanesOf(endpoints []string) []*semaphore.Weighted {
 }
 
 // fly runs one flight: it waits for its lanes (within laneCtx's deadline), runs fn, then asks for what follows.
-func (o *offWorker) fly(ctx context.Context, f *flight, run *evalsv1alpha1.EvalRun, lanes []*semaphore.Weighted,
+func (o *Pool) fly(ctx context.Context, f *flight, run *evalsv1alpha1.EvalRun, lanes []*semaphore.Weighted,
 	laneCtx func(context.Context) (context.Context, context.CancelFunc),
 	fn func(context.Context, *evalsv1alpha1.EvalRun) (ctrl.Result, error)) {
 	defer f.cancel()
@@ -188,8 +189,8 @@ func (o *offWorker) fly(ctx context.Context, f *flight, run *evalsv1alpha1.EvalR
 		}
 		return fn(ctx, run)
 	}()
-	flightsInAir.Dec()
-	flightDuration.WithLabelValues(flightResult(res, err)).Observe(time.Since(started).Seconds())
+	metrics.FlightsInAir.Dec()
+	metrics.FlightDuration.WithLabelValues(flightResult(res, err)).Observe(time.Since(started).Seconds())
 	o.land(ctx, f, run, res, err)
 }
 
@@ -207,7 +208,7 @@ func flightResult(res ctrl.Result, err error) string {
 
 // land ends a flight and asks for the next one it needs: at once when a reconcile was asked meanwhile, after the
 // run's backoff after an error, after RequeueAfter; none otherwise.
-func (o *offWorker) land(ctx context.Context, f *flight, run *evalsv1alpha1.EvalRun, res ctrl.Result, err error) {
+func (o *Pool) land(ctx context.Context, f *flight, run *evalsv1alpha1.EvalRun, res ctrl.Result, err error) {
 	key := client.ObjectKeyFromObject(run)
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -238,7 +239,7 @@ func (o *offWorker) land(ctx context.Context, f *flight, run *evalsv1alpha1.Eval
 }
 
 // send asks for a reconcile of the run through the channel source, unless the manager is stopping.
-func (o *offWorker) send(ask event.GenericEvent) {
+func (o *Pool) send(ask event.GenericEvent) {
 	go func() {
 		select {
 		case o.asks <- ask:
