@@ -41,7 +41,7 @@ func scheduled(s *evalsv1alpha1.EvalSchedule, ready metav1.ConditionStatus, reas
 // lastFinished records run, a run of the schedule that finished, as the schedule controller does.
 func lastFinished(s *evalsv1alpha1.EvalSchedule, run *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalSchedule {
 	run.Name = "nightly-20261125-0200"
-	s.Status.LastFinished = controller.FinishedRunStatus(run)
+	s.Status.LastFinished = assess.FinishedRunStatus(run)
 	return s
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,16 +25,6 @@ const BaselineIndex = ".spec.baseline.runName"
 // baselineRecheck is how often a run waiting for its baseline to finish looks again, besides the baseline's own
 // watch events.
 const baselineRecheck = time.Minute
-
-// needsComparison reports a run with spec.baseline whose comparison is not decided yet: its Regressed condition
-// is missing or waits for the baseline.
-func needsComparison(run *evalsv1alpha1.EvalRun) bool {
-	if run.Spec.Baseline == nil {
-		return false
-	}
-	c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
-	return c == nil || c.Reason == evalsv1alpha1.ReasonBaselinePending
-}
 
 // compareWithBaseline compares a finished run's stored results with its baseline's and records the comparison
 // and the Regressed condition in obs.facts. A baseline still in progress leaves Regressed pending (rechecked); one

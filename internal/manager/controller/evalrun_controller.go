@@ -129,7 +129,7 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	if obs == nil {
 		return ctrl.Result{}, stepErr
 	}
-	if obs.assessment.State.Terminal() && needsComparison(run) {
+	if obs.assessment.State.Terminal() && assess.NeedsComparison(run) {
 		if err := r.compareWithBaseline(ctx, run, obs); err != nil {
 			stepErr = errors.Join(stepErr, err)
 		}

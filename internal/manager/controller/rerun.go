@@ -68,7 +68,7 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 	next := run.DeepCopy()
 	finished := run.Status.Attempt
 	record := evalsv1alpha1.AttemptRecord{Number: finished.Number, Trigger: finished.Trigger, Rerun: finished.Rerun,
-		StartTime: run.Status.StartTime, RunOutcome: outcomeOf(run)}
+		StartTime: run.Status.StartTime, RunOutcome: assess.OutcomeOf(run)}
 	if d := run.Status.EvalFileSHA256; d != "" {
 		record.EvalFileSHA256 = &d
 	}

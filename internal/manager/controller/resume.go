@@ -132,7 +132,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 }
 
 // otherJudging reads the judging src's verdicts were given under (its pinned run.json) and returns, when it is not
-// here's, the ResumeSourceInvalid message naming each difference (judgingMismatch), or one saying that it cannot
+// here's, the ResumeSourceInvalid message naming each difference (assess.JudgingMismatch), or one saying that it cannot
 // be read; "" when src judged as this run judges.
 func (r *EvalRunReconciler) otherJudging(ctx context.Context, src *evalsv1alpha1.EvalRun, here podwire.RunConfig) (string, error) {
 	there, msg, err := r.sourceRunConfig(ctx, src)
@@ -142,8 +142,8 @@ func (r *EvalRunReconciler) otherJudging(ctx context.Context, src *evalsv1alpha1
 	case msg != "":
 		return textbound.Head(msg+": the judging its verdicts were given under is unknown, so they cannot be carried", assess.MaxConditionMessage), nil
 	}
-	if diff := judgingDifferences(there, here); len(diff) > 0 {
-		return textbound.Head(judgingMismatch(src.Name, diff), assess.MaxConditionMessage), nil
+	if diff := assess.JudgingDifferences(there, here); len(diff) > 0 {
+		return textbound.Head(assess.JudgingMismatch(src.Name, diff), assess.MaxConditionMessage), nil
 	}
 	return "", nil
 }

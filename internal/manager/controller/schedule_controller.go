@@ -96,18 +96,18 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	g := groupRuns(runs)
+	g := assess.GroupRuns(runs)
 	status := s.Status.DeepCopy()
 	status.ObservedGeneration = s.Generation
 
 	// 1. History: delete the finished runs beyond the limits, with what they stored in a bucket.
 	var stepErr error
-	for _, run := range g.expired(&s.Spec) {
+	for _, run := range g.Expired(&s.Spec) {
 		stepErr = errors.Join(stepErr, r.deleteRun(ctx, s, run, eventRunDeleted, "deleted run %s beyond the history limits"))
 	}
 
 	// 2. The schedule itself.
-	sched, err := ParseSchedule(&s.Spec)
+	sched, err := assess.ParseSchedule(&s.Spec)
 	if err != nil {
 		r.recorder.Eventf(s, nil, corev1.EventTypeWarning, eventInvalidSchedule, "Schedule", "%s", err.Error())
 		SetScheduleConditions(status, s.Generation, now, metav1.ConditionFalse, evalsv1alpha1.ScheduleReasonInvalidSchedule, err.Error())
@@ -126,7 +126,7 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		created, err := r.startDue(ctx, s, sched, &g, status, now)
 		stepErr = errors.Join(stepErr, err)
 		if created != nil {
-			g.active = append(g.active, created)
+			g.Active = append(g.Active, created)
 		}
 		next := sched.Next(now)
 		status.NextScheduleTime = ptr.To(metav1.NewTime(next))
@@ -144,15 +144,15 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 
 // reportSkip counts and announces a scheduled time skipped under concurrencyPolicy Forbid, once: when the status
 // just written records a skipped time the schedule's previous status did not.
-func (r *EvalScheduleReconciler) reportSkip(s *evalsv1alpha1.EvalSchedule, status *evalsv1alpha1.EvalScheduleStatus, g scheduleRuns) {
+func (r *EvalScheduleReconciler) reportSkip(s *evalsv1alpha1.EvalSchedule, status *evalsv1alpha1.EvalScheduleStatus, g assess.ScheduleRuns) {
 	skipped, before := status.LastSkippedTime, s.Status.LastSkippedTime
 	if skipped == nil || (before != nil && skipped.Equal(before)) {
 		return
 	}
 	metrics.ScheduledTimes.WithLabelValues(s.Namespace, "Skipped").Inc()
 	blocker := "another run"
-	if len(g.active) > 0 {
-		blocker = "run " + g.active[0].Name
+	if len(g.Active) > 0 {
+		blocker = "run " + g.Active[0].Name
 	}
 	r.recorder.Eventf(s, nil, corev1.EventTypeNormal, eventRunSkipped, "Schedule",
 		"run for %s not started: %s is still in progress (concurrencyPolicy Forbid)", skipped.UTC().Format(time.RFC3339), blocker)
@@ -161,7 +161,7 @@ func (r *EvalScheduleReconciler) reportSkip(s *evalsv1alpha1.EvalSchedule, statu
 // startDue creates the run of the most recent scheduled time not started yet, unless it is past the starting
 // deadline or the concurrency policy forbids it. It returns the run it created, if any.
 func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.EvalSchedule, sched interface{ Next(time.Time) time.Time },
-	g *scheduleRuns, status *evalsv1alpha1.EvalScheduleStatus, now time.Time) (*evalsv1alpha1.EvalRun, error) {
+	g *assess.ScheduleRuns, status *evalsv1alpha1.EvalScheduleStatus, now time.Time) (*evalsv1alpha1.EvalRun, error) {
 	earliest := s.CreationTimestamp.Time
 	for _, t := range []*metav1.Time{status.LastScheduleTime, status.LastSkippedTime} {
 		if t != nil && t.After(earliest) {
@@ -173,7 +173,7 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 			earliest = floor
 		}
 	}
-	due, missed := MostRecent(sched, earliest, now)
+	due, missed := assess.MostRecent(sched, earliest, now)
 	if due.IsZero() {
 		return nil, nil
 	}
@@ -182,8 +182,8 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 		r.recorder.Eventf(s, nil, corev1.EventTypeWarning, eventMissedSchedule, "Schedule",
 			"%d scheduled times passed since %s; starting only the latest, %s", missed, earliest.UTC().Format(time.RFC3339), due.UTC().Format(time.RFC3339))
 	}
-	name := ScheduledRunName(s.Name, due)
-	for _, group := range [][]*evalsv1alpha1.EvalRun{g.active, g.succeeded, g.failed} {
+	name := assess.ScheduledRunName(s.Name, due)
+	for _, group := range [][]*evalsv1alpha1.EvalRun{g.Active, g.Succeeded, g.Failed} {
 		for _, run := range group {
 			if run.Name == name {
 				status.LastScheduleTime = ptr.To(metav1.NewTime(due))
@@ -191,7 +191,7 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 			}
 		}
 	}
-	others := g.active
+	others := g.Active
 	switch policy := s.Spec.ConcurrencyPolicy; {
 	case len(others) > 0 && policy == evalsv1alpha1.ConcurrencyForbid:
 		// The time is skipped for good: the next reconciles start after it, so it is counted (by reportSkip,
@@ -206,9 +206,9 @@ func (r *EvalScheduleReconciler) startDue(ctx context.Context, s *evalsv1alpha1.
 		if err != nil {
 			return nil, err
 		}
-		g.active = nil
+		g.Active = nil
 	}
-	run := scheduledRun(s, due, g.latestSucceeded())
+	run := assess.ScheduledRun(s, due, g.LatestSucceeded())
 	if err := r.client.Create(ctx, run); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			status.LastScheduleTime = ptr.To(metav1.NewTime(due))
@@ -264,24 +264,24 @@ func deleteStored(ctx context.Context, store *objstore.Store, run *evalsv1alpha1
 
 // summarize fills status.active, lastFinished, lastSuccessfulTime and cost (the finished runs' summed) from the
 // schedule's runs.
-func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleStatus, g scheduleRuns) {
+func (r *EvalScheduleReconciler) summarize(status *evalsv1alpha1.EvalScheduleStatus, g assess.ScheduleRuns) {
 	status.Active = nil
-	for _, run := range g.active {
+	for _, run := range g.Active {
 		if len(status.Active) == evalsv1alpha1.MaxScheduleActive {
 			break
 		}
-		status.Active = append(status.Active, evalsv1alpha1.ScheduledRun{Name: run.Name, ScheduledTime: metav1.NewTime(scheduledTime(run))})
+		status.Active = append(status.Active, evalsv1alpha1.ScheduledRun{Name: run.Name, ScheduledTime: metav1.NewTime(assess.ScheduledTime(run))})
 	}
-	if last := g.lastFinished(); last != nil {
-		status.LastFinished = FinishedRunStatus(last)
+	if last := g.LastFinished(); last != nil {
+		status.LastFinished = assess.FinishedRunStatus(last)
 	}
-	for _, run := range g.succeeded {
+	for _, run := range g.Succeeded {
 		if t := run.Status.CompletionTime; t != nil && (status.LastSuccessfulTime == nil || t.After(status.LastSuccessfulTime.Time)) {
 			status.LastSuccessfulTime = t.DeepCopy()
 		}
 	}
-	costs := make([]*evalsv1alpha1.RunCost, 0, len(g.succeeded)+len(g.failed))
-	for _, run := range slices.Concat(g.succeeded, g.failed) {
+	costs := make([]*evalsv1alpha1.RunCost, 0, len(g.Succeeded)+len(g.Failed))
+	for _, run := range slices.Concat(g.Succeeded, g.Failed) {
 		costs = append(costs, run.Status.Cost)
 	}
 	status.Cost = results.SumRunCosts(costs)

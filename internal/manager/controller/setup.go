@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
@@ -241,7 +242,7 @@ func (r *EvalRunReconciler) runsComparedWith(ctx context.Context, obj client.Obj
 	}
 	out := make([]reconcile.Request, 0, len(runs.Items))
 	for i := range runs.Items {
-		if needsComparison(&runs.Items[i]) {
+		if assess.NeedsComparison(&runs.Items[i]) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&runs.Items[i])})
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -25,7 +27,7 @@ func TestTimeZonesWithoutZoneinfo(t *testing.T) {
 	if os.Getenv(hiddenZoneinfoVar) != "" {
 		hideZoneinfo(t, os.Getenv(hiddenZoneinfoVar))
 		spec := &evalsv1alpha1.EvalScheduleSpec{Schedule: "0 2 * * *", TimeZone: ptr.To("Europe/Paris")}
-		sched, err := ParseSchedule(spec)
+		sched, err := assess.ParseSchedule(spec)
 		if err != nil {
 			t.Fatalf("with no zoneinfo on disk: %v", err)
 		}

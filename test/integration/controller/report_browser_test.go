@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
@@ -18,7 +20,6 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/cli/plugin"
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/browser"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
@@ -304,7 +305,7 @@ func scheduleRuns(t *testing.T, ns string) []string {
 	for i, failing := range [][]string{nil, {"case-001"}, {"case-001", "case-002"}} {
 		at := advanceToHalfPast(t, 1)
 		pokeSchedule(t, s)
-		name := controller.ScheduledRunName("nightly", at)
+		name := assess.ScheduledRunName("nightly", at)
 		names = append(names, name)
 		waitRuns(t, ns, append([]string{"first", "second", "sharded"}, names...)...)
 		run := getRunNamed(t, ns, name)

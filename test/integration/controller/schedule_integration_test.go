@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -140,7 +142,7 @@ func TestScheduleRunsComparesAndKeepsHistory(t *testing.T) {
 
 	first := advanceToHalfPast(t, 1)
 	pokeSchedule(t, s)
-	firstName := controller.ScheduledRunName("nightly", first)
+	firstName := assess.ScheduledRunName("nightly", first)
 	waitRuns(t, ns, firstName)
 	run1 := getRunNamed(t, ns, firstName)
 	if run1.Labels[evalsv1alpha1.LabelSchedule] != "nightly" || run1.Labels["team"] != "search" ||
@@ -171,7 +173,7 @@ func TestScheduleRunsComparesAndKeepsHistory(t *testing.T) {
 
 	second := advanceToHalfPast(t, 1)
 	pokeSchedule(t, s)
-	secondName := controller.ScheduledRunName("nightly", second)
+	secondName := assess.ScheduledRunName("nightly", second)
 	waitRuns(t, ns, firstName, secondName)
 	run2 := getRunNamed(t, ns, secondName)
 	if b := run2.Spec.Baseline; b == nil || ptr.Deref(b.RunName, "") != firstName {
@@ -226,7 +228,7 @@ func TestSchedulePolicies(t *testing.T) {
 	for _, s := range []*evalsv1alpha1.EvalSchedule{forbid, replace, late, suspended} {
 		pokeSchedule(t, s)
 	}
-	name := func(s string, at time.Time) string { return controller.ScheduledRunName(s, at) }
+	name := func(s string, at time.Time) string { return assess.ScheduledRunName(s, at) }
 	waitRuns(t, ns, name("forbid", third), name("replace", third))
 	waitEvent(t, forbid, "MissedSchedule")
 	if st := getSchedule(t, late).Status; st.LastScheduleTime != nil {

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil/s3server"
 )
@@ -42,7 +43,7 @@ func TestScheduleHistoryDeletesBucketObjects(t *testing.T) {
 	// A run the schedule made an hour ago, finished, with its shard's objects; and an unrelated run's object.
 	at := time.Now().Add(-time.Hour).Truncate(time.Minute)
 	run := &evalsv1alpha1.EvalRun{
-		ObjectMeta: metav1.ObjectMeta{Name: controller.ScheduledRunName("stored", at), Namespace: ns,
+		ObjectMeta: metav1.ObjectMeta{Name: assess.ScheduledRunName("stored", at), Namespace: ns,
 			Labels:          map[string]string{evalsv1alpha1.LabelSchedule: "stored"},
 			Annotations:     map[string]string{evalsv1alpha1.AnnotationScheduledTime: at.UTC().Format(time.RFC3339)},
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(s, evalsv1alpha1.GroupVersion.WithKind("EvalSchedule"))}},

@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 
 	"github.com/robfig/cron/v3"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -64,8 +62,8 @@ func ScheduledRunName(schedule string, t time.Time) string {
 	return schedule + "-" + strconv.FormatInt(t.Unix()/60, 10)
 }
 
-// scheduledTime reads a run's scheduled time from its annotation, falling back to its creation time.
-func scheduledTime(run *evalsv1alpha1.EvalRun) time.Time {
+// ScheduledTime reads a run's scheduled time from its annotation, falling back to its creation time.
+func ScheduledTime(run *evalsv1alpha1.EvalRun) time.Time {
 	if t, err := time.Parse(time.RFC3339, run.Annotations[evalsv1alpha1.AnnotationScheduledTime]); err == nil {
 		return t
 	}
@@ -77,28 +75,28 @@ func succeeded(run *evalsv1alpha1.EvalRun) bool {
 	return meta.IsStatusConditionTrue(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 }
 
-// scheduleRuns are a schedule's runs, each group in scheduled order (oldest first).
-type scheduleRuns struct {
-	active, succeeded, failed []*evalsv1alpha1.EvalRun
+// ScheduleRuns are a schedule's runs, each group in scheduled order (oldest first).
+type ScheduleRuns struct {
+	Active, Succeeded, Failed []*evalsv1alpha1.EvalRun
 }
 
-// groupRuns sorts runs into active, succeeded and failed, by scheduled time.
-func groupRuns(runs []*evalsv1alpha1.EvalRun) scheduleRuns {
+// GroupRuns sorts runs into active, succeeded and failed, by scheduled time.
+func GroupRuns(runs []*evalsv1alpha1.EvalRun) ScheduleRuns {
 	slices.SortStableFunc(runs, func(a, b *evalsv1alpha1.EvalRun) int {
-		if c := scheduledTime(a).Compare(scheduledTime(b)); c != 0 {
+		if c := ScheduledTime(a).Compare(ScheduledTime(b)); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	var g scheduleRuns
+	var g ScheduleRuns
 	for _, run := range runs {
-		switch _, done := assess.TerminalAssessment(run); {
+		switch _, done := TerminalAssessment(run); {
 		case !done:
-			g.active = append(g.active, run)
+			g.Active = append(g.Active, run)
 		case succeeded(run):
-			g.succeeded = append(g.succeeded, run)
+			g.Succeeded = append(g.Succeeded, run)
 		default:
-			g.failed = append(g.failed, run)
+			g.Failed = append(g.Failed, run)
 		}
 	}
 	return g
@@ -106,12 +104,12 @@ func groupRuns(runs []*evalsv1alpha1.EvalRun) scheduleRuns {
 
 // expired returns the finished runs beyond the history limits, oldest first, except runs still needed as the
 // baseline of a run that has not been compared yet.
-func (g scheduleRuns) expired(spec *evalsv1alpha1.EvalScheduleSpec) []*evalsv1alpha1.EvalRun {
+func (g ScheduleRuns) Expired(spec *evalsv1alpha1.EvalScheduleSpec) []*evalsv1alpha1.EvalRun {
 	needed := map[string]bool{}
-	for _, group := range [][]*evalsv1alpha1.EvalRun{g.active, g.succeeded, g.failed} {
+	for _, group := range [][]*evalsv1alpha1.EvalRun{g.Active, g.Succeeded, g.Failed} {
 		for _, run := range group {
-			if needsComparison(run) {
-				needed[assess.BaselineName(run)] = true
+			if NeedsComparison(run) {
+				needed[BaselineName(run)] = true
 			}
 		}
 	}
@@ -124,24 +122,24 @@ func (g scheduleRuns) expired(spec *evalsv1alpha1.EvalScheduleSpec) []*evalsv1al
 			}
 		}
 	}
-	cut(g.succeeded, spec.SuccessfulRunsHistoryLimit, evalsv1alpha1.DefaultSuccessfulRunsHistoryLimit)
-	cut(g.failed, spec.FailedRunsHistoryLimit, evalsv1alpha1.DefaultFailedRunsHistoryLimit)
+	cut(g.Succeeded, spec.SuccessfulRunsHistoryLimit, evalsv1alpha1.DefaultSuccessfulRunsHistoryLimit)
+	cut(g.Failed, spec.FailedRunsHistoryLimit, evalsv1alpha1.DefaultFailedRunsHistoryLimit)
 	return out
 }
 
 // latestSucceeded is the run that succeeded with the latest scheduled time, or nil.
-func (g scheduleRuns) latestSucceeded() *evalsv1alpha1.EvalRun {
-	if len(g.succeeded) == 0 {
+func (g ScheduleRuns) LatestSucceeded() *evalsv1alpha1.EvalRun {
+	if len(g.Succeeded) == 0 {
 		return nil
 	}
-	return g.succeeded[len(g.succeeded)-1]
+	return g.Succeeded[len(g.Succeeded)-1]
 }
 
 // lastFinished is the finished run with the latest scheduled time, or nil.
-func (g scheduleRuns) lastFinished() *evalsv1alpha1.EvalRun {
+func (g ScheduleRuns) LastFinished() *evalsv1alpha1.EvalRun {
 	var last *evalsv1alpha1.EvalRun
-	for _, group := range [][]*evalsv1alpha1.EvalRun{g.succeeded, g.failed} {
-		if n := len(group); n > 0 && (last == nil || scheduledTime(group[n-1]).After(scheduledTime(last))) {
+	for _, group := range [][]*evalsv1alpha1.EvalRun{g.Succeeded, g.Failed} {
+		if n := len(group); n > 0 && (last == nil || ScheduledTime(group[n-1]).After(ScheduledTime(last))) {
 			last = group[n-1]
 		}
 	}
@@ -150,11 +148,11 @@ func (g scheduleRuns) lastFinished() *evalsv1alpha1.EvalRun {
 
 // FinishedRunStatus is a finished run as status.lastFinished shows it (the GitOps health tests build theirs with it).
 func FinishedRunStatus(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.FinishedRun {
-	return &evalsv1alpha1.FinishedRun{Name: run.Name, ScheduledTime: metav1.NewTime(scheduledTime(run)), RunOutcome: outcomeOf(run)}
+	return &evalsv1alpha1.FinishedRun{Name: run.Name, ScheduledTime: metav1.NewTime(ScheduledTime(run)), RunOutcome: OutcomeOf(run)}
 }
 
-// outcomeOf is how a finished run (its current attempt) ended: its conditions and summary.
-func outcomeOf(run *evalsv1alpha1.EvalRun) evalsv1alpha1.RunOutcome {
+// OutcomeOf is how a finished run (its current attempt) ended: its conditions and summary.
+func OutcomeOf(run *evalsv1alpha1.EvalRun) evalsv1alpha1.RunOutcome {
 	out := evalsv1alpha1.RunOutcome{CompletionTime: run.Status.CompletionTime, Summary: run.Status.Summary}
 	if c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded); c != nil {
 		out.Succeeded, out.Reason = c.Status, c.Reason
@@ -168,10 +166,10 @@ func outcomeOf(run *evalsv1alpha1.EvalRun) evalsv1alpha1.RunOutcome {
 	return out
 }
 
-// scheduledRun builds the run a schedule creates for scheduled time t: the template's labels, annotations and
+// ScheduledRun builds the run a schedule creates for scheduled time t: the template's labels, annotations and
 // spec, the schedule's label and the scheduled time, controlled by the schedule. A template baseline without a
 // run name becomes the schedule's latest run that succeeded (no baseline when there is none yet).
-func scheduledRun(s *evalsv1alpha1.EvalSchedule, t time.Time, latest *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalRun {
+func ScheduledRun(s *evalsv1alpha1.EvalSchedule, t time.Time, latest *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalRun {
 	tmpl := s.Spec.Template
 	run := &evalsv1alpha1.EvalRun{
 		ObjectMeta: metav1.ObjectMeta{
@@ -199,4 +197,14 @@ func scheduledRun(s *evalsv1alpha1.EvalSchedule, t time.Time, latest *evalsv1alp
 		}
 	}
 	return run
+}
+
+// NeedsComparison reports a run with spec.baseline whose comparison is not decided yet: its Regressed condition
+// is missing or waits for the baseline.
+func NeedsComparison(run *evalsv1alpha1.EvalRun) bool {
+	if run.Spec.Baseline == nil {
+		return false
+	}
+	c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
+	return c == nil || c.Reason == evalsv1alpha1.ReasonBaselinePending
 }

@@ -1,11 +1,10 @@
-package controller
+package assess
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
@@ -149,7 +148,7 @@ func TestJudgingDifferences(t *testing.T) {
 				n = 4
 			}
 			here := judgingConfig(t, tc.here, n, tc.hereOpts)
-			if diff := cmp.Diff(tc.counts, judgingDifferences(there, here)); diff != "" {
+			if diff := cmp.Diff(tc.counts, JudgingDifferences(there, here)); diff != "" {
 				t.Errorf("differences (-want +got):\n%s", diff)
 			}
 		})
@@ -161,14 +160,14 @@ func TestJudgingDifferences(t *testing.T) {
 func TestJudgingDifferencesAnswerDelimitersBeforeTheField(t *testing.T) {
 	there := judgingConfig(t, judgingRun(), 4)
 	there.LLM.AnswerDelimiters = ""
-	if diff := judgingDifferences(there, judgingConfig(t, judgingRun(), 4)); len(diff) > 0 {
+	if diff := JudgingDifferences(there, judgingConfig(t, judgingRun(), 4)); len(diff) > 0 {
 		t.Errorf("an older source differs from AgentV's delimiters: %v", diff)
 	}
 	nonce := judgingConfig(t, judgingRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Spec.Judging.LLM.AnswerDelimiters = ptr.To(evalsv1alpha1.AnswerDelimitersNonce)
 	}), 4)
 	want := []string{`spec.judging.llm.answerDelimiters is "AgentV" there, "Nonce" here`}
-	if diff := cmp.Diff(want, judgingDifferences(there, nonce)); diff != "" {
+	if diff := cmp.Diff(want, JudgingDifferences(there, nonce)); diff != "" {
 		t.Errorf("differences (-want +got):\n%s", diff)
 	}
 }
@@ -181,7 +180,7 @@ func TestJudgingDifferencesWithoutCodeJudges(t *testing.T) {
 		r.Spec.Judging.CodeJudgeTimeoutSeconds = ptr.To[int32](99)
 	}), 4)
 	there.CodeJudges, here.CodeJudges = false, false
-	if diff := judgingDifferences(there, here); len(diff) > 0 {
+	if diff := JudgingDifferences(there, here); len(diff) > 0 {
 		t.Errorf("differences without code judges: %q", diff)
 	}
 }
@@ -191,12 +190,12 @@ func TestJudgingDifferencesBundle(t *testing.T) {
 	there, here := judgingConfig(t, judgingRun(), 4), judgingConfig(t, judgingRun(), 4)
 	there.Bundle, here.Bundle = &podwire.Bundle{SHA256: "aaa"}, &podwire.Bundle{SHA256: "bbb"}
 	want := []string{`spec.evalFile.bundle (the digest of its files) is "aaa" there, "bbb" here`}
-	if diff := cmp.Diff(want, judgingDifferences(there, here)); diff != "" {
+	if diff := cmp.Diff(want, JudgingDifferences(there, here)); diff != "" {
 		t.Errorf("differences (-want +got):\n%s", diff)
 	}
 	here.Bundle = nil
 	want = []string{`spec.evalFile.bundle (the digest of its files) is "aaa" there, unset here`}
-	if diff := cmp.Diff(want, judgingDifferences(there, here)); diff != "" {
+	if diff := cmp.Diff(want, JudgingDifferences(there, here)); diff != "" {
 		t.Errorf("differences (-want +got):\n%s", diff)
 	}
 }
@@ -207,7 +206,7 @@ func TestJudgingMismatchBounded(t *testing.T) {
 	long := strings.Repeat("x", 5000)
 	there, here := judgingConfig(t, judgingRun(), 4), judgingConfig(t, judgingRun(), 4)
 	here.LLM.Model, here.PassThreshold = long, "0.5"
-	diff := judgingDifferences(there, here)
+	diff := JudgingDifferences(there, here)
 	if len(diff) != 2 || len(diff[1]) > 200 || !strings.Contains(diff[1], "…") {
 		t.Fatalf("differences %q: want 2, the long value cut", diff)
 	}
@@ -216,9 +215,9 @@ func TestJudgingMismatchBounded(t *testing.T) {
 		many[i] = diff[1]
 	}
 	for _, d := range [][]string{diff, many} {
-		msg := judgingMismatch("nightly", d)
-		if len(msg) > assess.MaxConditionMessage || !utf8.ValidString(msg) {
-			t.Errorf("message of %d bytes (bound %d)", len(msg), assess.MaxConditionMessage)
+		msg := JudgingMismatch("nightly", d)
+		if len(msg) > MaxConditionMessage || !utf8.ValidString(msg) {
+			t.Errorf("message of %d bytes (bound %d)", len(msg), MaxConditionMessage)
 		}
 		for _, want := range []string{"EvalRun nightly judged under other settings than this run: spec.judging.passThreshold is \"0.8\" there, \"0.5\" here",
 			"Re-judge EvalRun nightly with this judging first (spec.rejudge.from, kubectl evalrun rejudge nightly) and resume from that run"} {

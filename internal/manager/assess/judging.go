@@ -1,4 +1,4 @@
-package controller
+package assess
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -100,9 +99,9 @@ func llmJudging(l *podwire.LLM) []judgingSetting {
 	}
 }
 
-// judgingDifferences names each setting of the judging of there (an earlier run's run.json) that differs from
+// JudgingDifferences names each setting of the judging of there (an earlier run's run.json) that differs from
 // here (this run's), with both values (each bounded); none when the runs judge alike.
-func judgingDifferences(there, here podwire.RunConfig) []string {
+func JudgingDifferences(there, here podwire.RunConfig) []string {
 	a, b := judgingOf(there), judgingOf(here)
 	var out []string
 	for i, h := range b {
@@ -135,12 +134,12 @@ func quoteValue(v string) string {
 	return strconv.Quote(textbound.Head(v, maxJudgingValue))
 }
 
-// judgingMismatch is the message of a resume whose source judged under other settings (differences, from
-// judgingDifferences), within maxConditionMessage: it names each difference (as many as fit) and says what to do.
-func judgingMismatch(from string, differences []string) string {
+// JudgingMismatch is the message of a resume whose source judged under other settings (differences, from
+// JudgingDifferences), within maxConditionMessage: it names each difference (as many as fit) and says what to do.
+func JudgingMismatch(from string, differences []string) string {
 	advice := fmt.Sprintf(": its verdicts cannot be carried. Re-judge EvalRun %s with this judging first (spec.rejudge.from, "+
 		"kubectl evalrun rejudge %s) and resume from that run", from, from)
 	head := fmt.Sprintf("EvalRun %s judged under other settings than this run: ", from)
-	list := textbound.Head(strings.Join(differences, "; "), assess.MaxConditionMessage-len(head)-len(advice))
+	list := textbound.Head(strings.Join(differences, "; "), MaxConditionMessage-len(head)-len(advice))
 	return head + list + advice
 }
