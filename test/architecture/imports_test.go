@@ -31,7 +31,7 @@ var judgingPackages = []string{"internal/evaluate", "internal/llm"}
 // stages before it (its configuration, then the pure builders of children, then the assessment, then the
 // reconcilers, which observe and act).
 var managerStages = []string{"internal/manager/options", "internal/manager/children", "internal/manager/assess",
-	"internal/manager/metrics", "internal/manager/bucketpool", "internal/manager/controller"}
+	"internal/manager/metrics", "internal/manager/bucketpool", "internal/manager/kueue", "internal/manager/controller"}
 
 // clientPackages are the import path prefixes of API and cloud clients, which pure packages never link.
 var clientPackages = []string{"k8s.io/client-go/", "sigs.k8s.io/controller-runtime", "github.com/aws/"}

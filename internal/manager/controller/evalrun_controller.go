@@ -11,6 +11,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/kueue"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
@@ -66,10 +67,10 @@ type EvalRunReconciler struct {
 	// off runs the reconciles of runs that name a bucket off the workers.
 	off *bucketpool.Pool
 	// kueue reads the Workloads of queued runs' Jobs, once Kueue's API is served (nil until SetupWithManager).
-	kueue *kueueWatch
+	kueue *kueue.Watch
 	// visibility reads waiting runs' positions from Kueue's visibility API, where it is served (nil until
 	// SetupWithManager: no position).
-	visibility *kueueVisibility
+	visibility *kueue.Visibility
 }
 
 // NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the

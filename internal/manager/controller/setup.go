@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/kueue"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 
@@ -149,7 +151,7 @@ func StripCachedDefault(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok && o.GetManagedFields() != nil {
 		o.SetManagedFields(nil)
 	}
-	if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() == WorkloadGVK {
+	if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() == kueue.WorkloadGVK {
 		unstructured.RemoveNestedField(u.Object, "spec", "podSets")
 		unstructured.RemoveNestedField(u.Object, "status", "admission", "podSetAssignments")
 	}
@@ -222,12 +224,12 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	// Kueue's Workloads are watched only once their API is served (kueue.go): no watch fails where Kueue is absent.
-	r.kueue = &kueueWatch{mapper: mgr.GetRESTMapper(), reader: mgr.GetCache(), start: func() error {
-		return c.Watch(source.Kind[client.Object](mgr.GetCache(), newWorkload(), handler.EnqueueRequestsFromMapFunc(r.runOfPod),
+	// Kueue's Workloads are watched only once their API is served (internal/manager/kueue): no watch fails where Kueue is absent.
+	r.kueue = kueue.NewWatch(mgr.GetRESTMapper(), mgr.GetCache(), func() error {
+		return c.Watch(source.Kind[client.Object](mgr.GetCache(), kueue.NewWorkload(), handler.EnqueueRequestsFromMapFunc(r.runOfPod),
 			predicate.ResourceVersionChangedPredicate{}))
-	}}
-	if r.visibility, err = newKueueVisibility(mgr.GetRESTMapper(), mgr.GetConfig()); err != nil {
+	})
+	if r.visibility, err = kueue.NewVisibility(mgr.GetRESTMapper(), mgr.GetConfig()); err != nil {
 		return err
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/kueue"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
@@ -69,10 +70,10 @@ func queuedWorkload(tb testing.TB, i int) *unstructured.Unstructured {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	wl := newWorkload()
+	wl := kueue.NewWorkload()
 	wl.SetName("job-" + run.Name + "-abcde")
 	wl.SetNamespace(run.Namespace)
-	wl.SetLabels(map[string]string{kueueJobUIDLabel: "0b7c6a3e-2f1d-4f65-9a8e-" + fmt.Sprintf("%012d", i)})
+	wl.SetLabels(map[string]string{kueue.JobUIDLabel: "0b7c6a3e-2f1d-4f65-9a8e-" + fmt.Sprintf("%012d", i)})
 	wl.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "kueue", Operation: metav1.ManagedFieldsOperationApply,
 		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:podSets":{}},"f:status":{"f:conditions":{}}}`)}})
 	wl.Object["spec"] = map[string]any{"queueName": "evals", "priority": int64(0), "active": true,

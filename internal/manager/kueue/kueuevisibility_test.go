@@ -1,4 +1,4 @@
-package controller
+package kueue
 
 import (
 	"context"
@@ -62,11 +62,11 @@ func TestKueueVisibilityPosition(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var gets []string
-			v := &kueueVisibility{mapper: tc.mapper, get: func(_ context.Context, path string) ([]byte, error) {
+			v := &Visibility{mapper: tc.mapper, get: func(_ context.Context, path string) ([]byte, error) {
 				gets = append(gets, path)
 				return []byte(tc.body), tc.err
 			}}
-			got := v.position(context.Background(), "team-a", "lq", tc.workload, now)
+			got := v.Position(context.Background(), "team-a", "lq", tc.workload, now)
 			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
 				t.Errorf("position %v, want %v", ptr.Deref(got, 0), ptr.Deref(tc.want, 0))
 			}
@@ -78,7 +78,7 @@ func TestKueueVisibilityPosition(t *testing.T) {
 			}
 			if tc.err != nil {
 				// A failed API is not asked again before kueueRecheck.
-				v.position(context.Background(), "team-a", "lq", tc.workload, now.Add(kueueRecheck/2))
+				v.Position(context.Background(), "team-a", "lq", tc.workload, now.Add(kueueRecheck/2))
 				if len(gets) != 1 {
 					t.Errorf("asked again %d times within kueueRecheck", len(gets)-1)
 				}
@@ -121,7 +121,7 @@ func TestOneReadServesTheQueue(t *testing.T) {
 	body := []byte(`{"items":[` + strings.Join(items, ",") + `]}`)
 	var gets atomic.Int32
 	fail := atomic.Bool{}
-	v := &kueueVisibility{mapper: mapper, get: func(_ context.Context, _ string) ([]byte, error) {
+	v := &Visibility{mapper: mapper, get: func(_ context.Context, _ string) ([]byte, error) {
 		gets.Add(1)
 		time.Sleep(10 * time.Millisecond) // the runs asking meanwhile wait for this read
 		if fail.Load() {
@@ -132,7 +132,7 @@ func TestOneReadServesTheQueue(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 1000 {
 		wg.Go(func() {
-			got := v.position(context.Background(), "team-a", "lq", fmt.Sprintf("wl-%d", i), now)
+			got := v.Position(context.Background(), "team-a", "lq", fmt.Sprintf("wl-%d", i), now)
 			if got == nil || *got != int32(i+1) {
 				t.Errorf("wl-%d: position %v, want %d", i, ptr.Deref(got, 0), i+1)
 			}
@@ -142,22 +142,22 @@ func TestOneReadServesTheQueue(t *testing.T) {
 	if n := gets.Load(); n != 1 {
 		t.Fatalf("1,000 runs of one queue made %d GETs, want 1", n)
 	}
-	v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(assess.QueuePositionRecheck-time.Second))
-	v.position(context.Background(), "team-b", "lq", "wl-5", now)
+	v.Position(context.Background(), "team-a", "lq", "wl-5", now.Add(assess.QueuePositionRecheck-time.Second))
+	v.Position(context.Background(), "team-b", "lq", "wl-5", now)
 	if n := gets.Load(); n != 2 {
 		t.Errorf("%d GETs after another queue's lookup, want 2 (the first queue's read still serves)", n)
 	}
-	v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(assess.QueuePositionRecheck))
+	v.Position(context.Background(), "team-a", "lq", "wl-5", now.Add(assess.QueuePositionRecheck))
 	if n := gets.Load(); n != 3 {
 		t.Errorf("%d GETs after the interval, want 3", n)
 	}
 	fail.Store(true)
-	if got := v.position(context.Background(), "team-a", "lq", "wl-5", now.Add(2*assess.QueuePositionRecheck)); got != nil {
+	if got := v.Position(context.Background(), "team-a", "lq", "wl-5", now.Add(2*assess.QueuePositionRecheck)); got != nil {
 		t.Errorf("a failed read gave position %d", *got)
 	}
 	fail.Store(false)
 	later := now.Add(2*assess.QueuePositionRecheck + kueueRecheck)
-	if got := v.position(context.Background(), "team-a", "lq", "wl-5", later); got == nil || *got != 6 {
+	if got := v.Position(context.Background(), "team-a", "lq", "wl-5", later); got == nil || *got != 6 {
 		t.Errorf("after a failed read and kueueRecheck: position %v, want 6", ptr.Deref(got, 0))
 	}
 }

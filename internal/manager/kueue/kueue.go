@@ -1,4 +1,7 @@
-package controller
+// Package kueue is what the manager reads of Kueue (docs/kueue.md): a queued Job's Workload through a watch started
+// only once Kueue's API is served (Watch), status.queue from it (QueueView), and a waiting run's position from the
+// visibility API where it is served (Visibility: one read of a LocalQueue serves every run waiting in it).
+package kueue
 
 import (
 	"context"
@@ -28,8 +31,8 @@ import (
 // WorkloadGVK is the Kueue Workload version the manager reads.
 var WorkloadGVK = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "Workload"}
 
-// kueueJobUIDLabel is the label Kueue sets on a Job's Workload: the Job's UID.
-const kueueJobUIDLabel = "kueue.x-k8s.io/job-uid"
+// JobUIDLabel is the label Kueue sets on a Job's Workload: the Job's UID.
+const JobUIDLabel = "kueue.x-k8s.io/job-uid"
 
 // kueueRecheck is how often a manager without Kueue's Workload API looks for it again.
 const kueueRecheck = 30 * time.Second
@@ -124,9 +127,15 @@ func workloadEvictions(wl *unstructured.Unstructured) int32 {
 	return int32(min(n, int64(1<<31-1)))
 }
 
-// kueueWatch starts the manager's watch on Workloads the first time Kueue's Workload API is found, and reads the
+// NewWatch returns a Watch that finds Kueue's Workload API with mapper, starts the watch with start (the
+// controller's Watch on the Workload informer) and reads Workloads with reader (that informer).
+func NewWatch(mapper meta.RESTMapper, reader client.Reader, start func() error) *Watch {
+	return &Watch{mapper: mapper, reader: reader, start: start}
+}
+
+// Watch starts the manager's watch on Workloads the first time Kueue's Workload API is found, and reads the
 // Workloads from the manager's cache once it has.
-type kueueWatch struct {
+type Watch struct {
 	mapper meta.RESTMapper
 	// start starts the watch (the controller's Watch on the Workload informer); reader reads that informer.
 	start  func() error
@@ -137,9 +146,9 @@ type kueueWatch struct {
 	lastCheck time.Time
 }
 
-// ready reports whether Workloads can be read: the watch runs, or Kueue's API was found now and the watch started.
+// Ready reports whether Workloads can be read: the watch runs, or Kueue's API was found now and the watch started.
 // Without Kueue it asks the API server at most once per kueueRecheck.
-func (w *kueueWatch) ready(now time.Time) bool {
+func (w *Watch) Ready(now time.Time) bool {
 	if w == nil {
 		return false
 	}
@@ -163,10 +172,10 @@ func (w *kueueWatch) ready(now time.Time) bool {
 }
 
 // workloadOf returns the Workload Kueue made for job (labelled with the Job's UID and controlled by it), or nil.
-func (w *kueueWatch) workloadOf(ctx context.Context, job *batchv1.Job) (*unstructured.Unstructured, error) {
+func (w *Watch) WorkloadOf(ctx context.Context, job *batchv1.Job) (*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(WorkloadGVK.GroupVersion().WithKind(WorkloadGVK.Kind + "List"))
-	if err := w.reader.List(ctx, list, client.InNamespace(job.Namespace), client.MatchingLabels{kueueJobUIDLabel: string(job.UID)}); err != nil {
+	if err := w.reader.List(ctx, list, client.InNamespace(job.Namespace), client.MatchingLabels{JobUIDLabel: string(job.UID)}); err != nil {
 		return nil, fmt.Errorf("listing the Kueue Workloads of Job %s: %w", job.Name, err)
 	}
 	for i := range list.Items {
@@ -177,30 +186,9 @@ func (w *kueueWatch) workloadOf(ctx context.Context, job *batchv1.Job) (*unstruc
 	return nil, nil
 }
 
-// newWorkload returns an empty Workload object of WorkloadGVK (what the watch and the cache are keyed by).
-func newWorkload() *unstructured.Unstructured {
+// NewWorkload returns an empty Workload object of WorkloadGVK (what the watch and the cache are keyed by).
+func NewWorkload() *unstructured.Unstructured {
 	wl := &unstructured.Unstructured{}
 	wl.SetGroupVersionKind(WorkloadGVK)
 	return wl
-}
-
-// queueOf returns status.queue for a run with spec.queueName and its Job: from the Job's Workload where Kueue's
-// API is served, else the queue's name only; a waiting Workload's position where Kueue's visibility API is
-// served (kueuevisibility.go). It returns nil for a run without a queue.
-func (r *EvalRunReconciler) queueOf(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job, now time.Time) (*evalsv1alpha1.QueueStatus, error) {
-	if run.Spec.QueueName == "" {
-		return nil, nil
-	}
-	if job == nil || !r.kueue.ready(now) {
-		return QueueView(run.Spec.QueueName, nil), nil
-	}
-	wl, err := r.kueue.workloadOf(ctx, job)
-	if err != nil {
-		return nil, err
-	}
-	q := QueueView(run.Spec.QueueName, wl)
-	if q.Admission == evalsv1alpha1.QueueWaiting || q.Admission == evalsv1alpha1.QueueEvicted {
-		q.Position = r.visibility.position(ctx, run.Namespace, run.Spec.QueueName, q.Workload, now)
-	}
-	return q, nil
 }

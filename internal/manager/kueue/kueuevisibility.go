@@ -1,4 +1,4 @@
-package controller
+package kueue
 
 import (
 	"context"
@@ -58,10 +58,10 @@ func Positions(p PendingWorkloads) map[string]int32 {
 	return out
 }
 
-// kueueVisibility reads pending workloads from Kueue's visibility API once it is found served; it looks for it at
+// Visibility reads pending workloads from Kueue's visibility API once it is found served; it looks for it at
 // most once per kueueRecheck. One read of a LocalQueue's pending workloads serves every run waiting in it for
 // assess.QueuePositionRecheck: 1,000 runs waiting in one queue make one GET per interval, not 1,000.
-type kueueVisibility struct {
+type Visibility struct {
 	mapper meta.RESTMapper
 	// get GETs an absolute API path and returns the body.
 	get func(ctx context.Context, path string) ([]byte, error)
@@ -81,21 +81,21 @@ type pendingRead struct {
 	positions map[string]int32
 }
 
-// newKueueVisibility reads the visibility API with cfg (the manager's identity).
-func newKueueVisibility(mapper meta.RESTMapper, cfg *rest.Config) (*kueueVisibility, error) {
+// NewVisibility reads the visibility API with cfg (the manager's identity).
+func NewVisibility(mapper meta.RESTMapper, cfg *rest.Config) (*Visibility, error) {
 	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("a client for Kueue's visibility API: %w", err)
 	}
 	c := dc.RESTClient()
-	return &kueueVisibility{mapper: mapper, get: func(ctx context.Context, path string) ([]byte, error) {
+	return &Visibility{mapper: mapper, get: func(ctx context.Context, path string) ([]byte, error) {
 		return c.Get().AbsPath(path).Param("limit", strconv.Itoa(maxPendingWorkloads)).DoRaw(ctx)
 	}}, nil
 }
 
 // isServed reports whether the visibility API is served, asking the API server's discovery at most once per
 // kueueRecheck while it is not.
-func (v *kueueVisibility) isServed(now time.Time) bool {
+func (v *Visibility) IsServed(now time.Time) bool {
 	if v == nil {
 		return false
 	}
@@ -114,15 +114,15 @@ func (v *kueueVisibility) isServed(now time.Time) bool {
 
 // position returns workload's position in the LocalQueue queue of namespace (nil where the API is not served or
 // does not list it). An API that stops answering is looked for again later, not an error of the run.
-func (v *kueueVisibility) position(ctx context.Context, namespace, queue, workload string, now time.Time) *int32 {
-	if workload == "" || !v.isServed(now) {
+func (v *Visibility) Position(ctx context.Context, namespace, queue, workload string, now time.Time) *int32 {
+	if workload == "" || !v.IsServed(now) {
 		return nil
 	}
 	read := v.queueRead(namespace + "/" + queue)
 	read.mu.Lock()
 	defer read.mu.Unlock()
 	if read.positions == nil || now.Sub(read.at) >= assess.QueuePositionRecheck || now.Before(read.at) {
-		positions, ok := v.readPending(ctx, namespace, queue, now)
+		positions, ok := v.ReadPending(ctx, namespace, queue, now)
 		if !ok {
 			read.positions = nil
 			return nil
@@ -136,7 +136,7 @@ func (v *kueueVisibility) position(ctx context.Context, namespace, queue, worklo
 }
 
 // queueRead returns the LocalQueue's read (key namespace/name), made on first use.
-func (v *kueueVisibility) queueRead(key string) *pendingRead {
+func (v *Visibility) queueRead(key string) *pendingRead {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.queues == nil {
@@ -153,7 +153,7 @@ func (v *kueueVisibility) queueRead(key string) *pendingRead {
 // readPending GETs the LocalQueue's pending workloads within visibilityTimeout and returns their positions,
 // counted from 1. An API that fails is looked for again only after kueueRecheck; a body that is not the
 // summary gives no positions.
-func (v *kueueVisibility) readPending(ctx context.Context, namespace, queue string, now time.Time) (map[string]int32, bool) {
+func (v *Visibility) ReadPending(ctx context.Context, namespace, queue string, now time.Time) (map[string]int32, bool) {
 	ctx, cancel := context.WithTimeout(ctx, visibilityTimeout)
 	defer cancel()
 	path := fmt.Sprintf("/apis/%s/%s/namespaces/%s/localqueues/%s/pendingworkloads",
