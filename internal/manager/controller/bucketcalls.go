@@ -83,7 +83,7 @@ func resumeSource(run *evalsv1alpha1.EvalRun) string {
 // a queue is not counted; preparation is not waiting, it is the manager's work. ok is false for a run that is
 // prepared or finished.
 func (r *EvalRunReconciler) preparationDeadline(run *evalsv1alpha1.EvalRun) (time.Time, bool) {
-	if run.Status.JobName != "" || r.memory.jobCreated(client.ObjectKeyFromObject(run), run.UID) {
+	if run.Status.JobName != "" || r.memo.JobCreated(client.ObjectKeyFromObject(run), run.UID) {
 		return time.Time{}, false
 	}
 	c := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)

@@ -113,11 +113,11 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 		case ok && !e.Message.Persisted:
 			out[i] = UnstoredCollection(e, e.Message.PersistError)
 		default:
-			s := r.memory.bucketSection(key, run.UID, i, e.Pod)
+			s := r.memo.BucketSection(key, run.UID, i, e.Pod)
 			if !ok {
 				// The shard's pods are gone (its succeeded pod released, ReleasableShardPods, or the Job
 				// deleted): what was read while the pod was there, else what the bucket holds, stands.
-				s = r.memory.bucketSectionOfAnyPod(key, run.UID, i)
+				s = r.memo.BucketSectionOfAnyPod(key, run.UID, i)
 			}
 			if s != nil {
 				out[i] = s
@@ -160,13 +160,13 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 			// The pods are gone: what the bucket holds stands (nothing: the shard recorded nothing).
 			if s != nil {
 				if s.Collection != nil && s.Collection.PodName != "" {
-					r.memory.rememberBucketSection(key, run.UID, i, s.Collection.PodName, s)
+					r.memo.RememberBucketSection(key, run.UID, i, s.Collection.PodName, s)
 				}
 				out[i] = s
 			}
 			continue
 		case s != nil && s.Collection != nil && s.Collection.PodName == e.Pod:
-			r.memory.rememberBucketSection(key, run.UID, i, e.Pod, s)
+			r.memo.RememberBucketSection(key, run.UID, i, e.Pod, s)
 			out[i] = s
 			continue
 		}

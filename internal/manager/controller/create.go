@@ -510,7 +510,7 @@ func (r *EvalRunReconciler) createForbidden(run *evalsv1alpha1.EvalRun, err erro
 	if !errors.As(err, &fe) {
 		return nil
 	}
-	since := r.memory.forbiddenSince(client.ObjectKeyFromObject(run), run.UID, attemptNumber(run), now)
+	since := r.memo.ForbiddenSince(client.ObjectKeyFromObject(run), run.UID, attemptNumber(run), now)
 	timeout := r.opts.PodRejectedTimeout
 	msg := assess.OneLine(fe.Error())
 	if now.Sub(since) < timeout {

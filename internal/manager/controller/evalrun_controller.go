@@ -13,6 +13,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/kueue"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/runmemo"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -63,7 +64,7 @@ type EvalRunReconciler struct {
 	recorder  recorder.EventRecorder
 	clock     clock.PassiveClock
 	opts      options.Options
-	memory    *memory
+	memo      *runmemo.Memo
 	// off runs the reconciles of runs that name a bucket off the workers.
 	off *bucketpool.Pool
 	// kueue reads the Workloads of queued runs' Jobs, once Kueue's API is served (nil until SetupWithManager).
@@ -76,7 +77,7 @@ type EvalRunReconciler struct {
 // NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the
 // source ConfigMap of an eval file, and confirmations of objects missing from the cache); rec emits events.
 func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock, opts options.Options) *EvalRunReconciler {
-	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.WithDefaults(), memory: newMemory(),
+	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.WithDefaults(), memo: runmemo.New(),
 		off: bucketpool.New(opts.BucketConcurrency)}
 }
 
@@ -95,7 +96,7 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	run := &evalsv1alpha1.EvalRun{}
 	if err := r.client.Get(ctx, req.NamespacedName, run); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.memory.forget(req.NamespacedName)
+			r.memo.Forget(req.NamespacedName)
 			r.off.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -139,12 +140,12 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	desired := assess.DesiredManagerStatus(run, obs.assessment, obs.facts, r.clock.Now())
 	// A status equal to the one this process last applied means the cache has not caught up yet: its watch event
 	// will bring another reconcile, so nothing is written twice.
-	changed := assess.StatusChanged(run, &desired) && !r.memory.alreadyApplied(req.NamespacedName, run.UID, &desired)
+	changed := assess.StatusChanged(run, &desired) && !r.memo.AlreadyApplied(req.NamespacedName, run.UID, &desired)
 	recheck := obs.assessment.RecheckAfter
 	if changed && children.Merged(run) && obs.job != nil && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 {
 		// Shards' progress is written in batches: at most once per interval while shards run; the end, and a
 		// shard stopped, at once.
-		if wait := assess.ShardStatusWait(r.memory.appliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
+		if wait := assess.ShardStatusWait(r.memo.AppliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
 			changed = false
 			if recheck <= 0 || wait < recheck {
 				recheck = wait
@@ -155,10 +156,10 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 		if err := r.applyStatus(ctx, run, &desired); err != nil {
 			return ctrl.Result{}, errors.Join(stepErr, err)
 		}
-		r.memory.markApplied(req.NamespacedName, run.UID, &desired, r.clock.Now())
+		r.memo.MarkApplied(req.NamespacedName, run.UID, &desired, r.clock.Now())
 		r.emitTransitions(run, &desired)
 		metrics.RecordDecisions(run, &desired, obs.runnerEnded, now, func(what string) bool {
-			return r.memory.firstTime(req.NamespacedName, run.UID, what)
+			return r.memo.FirstTime(req.NamespacedName, run.UID, what)
 		})
 		log.V(2).Info("Status written", "state", obs.assessment.State, "reason", obs.assessment.Reason)
 	}
@@ -191,7 +192,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 		return nil, err
 	}
 	key := client.ObjectKeyFromObject(run)
-	if job == nil && (run.Status.JobName != "" || r.memory.jobCreated(key, run.UID)) {
+	if job == nil && (run.Status.JobName != "" || r.memo.JobCreated(key, run.UID)) {
 		if job, err = r.getLiveJob(ctx, run); err != nil {
 			return nil, err
 		}
@@ -208,7 +209,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 			return created, err
 		}
 		job, facts = created.job, created.facts
-		r.memory.markJobCreated(key, run.UID)
+		r.memo.MarkJobCreated(key, run.UID)
 	} else if facts.EvalFileSHA256 == "" {
 		if facts, err = r.pinnedFacts(ctx, run); err != nil {
 			return nil, err
@@ -493,12 +494,12 @@ func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.E
 	key := client.ObjectKeyFromObject(run)
 	var errs error
 	for _, s := range stops {
-		if r.memory.podStopped(key, run.UID, s.Pod) {
+		if r.memo.PodStopped(key, run.UID, s.Pod) {
 			continue // marked and evicted already; the cache has not caught up yet
 		}
 		err := r.stopPod(ctx, job.Namespace, s)
 		if err == nil {
-			r.memory.markPodStopped(key, run.UID, s.Pod)
+			r.memo.MarkPodStopped(key, run.UID, s.Pod)
 		}
 		errs = errors.Join(errs, err)
 	}
@@ -514,14 +515,14 @@ func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.
 	var errs error
 	released := 0
 	for _, p := range pods {
-		if r.memory.podStopped(key, run.UID, p.Pod) {
+		if r.memo.PodStopped(key, run.UID, p.Pod) {
 			continue
 		}
 		if err := r.evictUID(ctx, run.Namespace, p.Pod, p.UID); err != nil {
 			errs = errors.Join(errs, fmt.Errorf("releasing pod %s of succeeded shard %d: %w", p.Pod, p.Index, err))
 			continue
 		}
-		r.memory.markPodStopped(key, run.UID, p.Pod)
+		r.memo.MarkPodStopped(key, run.UID, p.Pod)
 		released++
 	}
 	if released > 0 {

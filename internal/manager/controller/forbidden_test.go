@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/runmemo"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -66,7 +67,7 @@ func TestCreateErrorClasses(t *testing.T) {
 // refusals have lasted PodRejectedTimeout from the first one this process saw, then ends it CreateForbidden; a
 // new attempt waits anew; other errors are not its business.
 func TestCreateForbiddenWaitsThenEnds(t *testing.T) {
-	r := &EvalRunReconciler{memory: newMemory(), opts: options.Options{}.WithDefaults()}
+	r := &EvalRunReconciler{memo: runmemo.New(), opts: options.Options{}.WithDefaults()}
 	run := testutil.UnitRun()
 	refused := &forbiddenError{err: fmt.Errorf("creating RoleBinding x: %w", apierrors.NewForbidden(
 		schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}, "x", errors.New("cannot create resource"))),

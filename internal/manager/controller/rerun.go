@@ -97,7 +97,7 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 	if err := r.client.Status().Update(ctx, next); err != nil {
 		return ctrl.Result{}, fmt.Errorf("starting attempt %d of EvalRun %s: %w", finished.Number+1, run.Name, err)
 	}
-	r.memory.forget(client.ObjectKeyFromObject(run))
+	r.memo.Forget(client.ObjectKeyFromObject(run))
 	why := "its spec changed"
 	if trigger == evalsv1alpha1.AttemptRerun {
 		why = fmt.Sprintf("annotation %s is %q", assess.AnnotationRerun, *assess.RerunAnnotation(run))

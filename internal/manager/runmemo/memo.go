@@ -1,4 +1,8 @@
-package controller
+// Package runmemo is the manager's memo, per EvalRun, of what this manager process itself wrote (its applied
+// status, a created Job, stopped pods, the decisions counted in the metrics, collections read from a bucket), so
+// that a reconcile reading a cache that has not caught up with those writes neither repeats them nor recreates
+// children. An optimisation only: after a restart it is empty and the reconciler asks the API server.
+package runmemo
 
 import (
 	"sync"
@@ -13,10 +17,10 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
 )
 
-// memory remembers, per EvalRun, what this manager process itself wrote, so that a reconcile reading a cache
+// Memo remembers, per EvalRun, what this manager process itself wrote, so that a reconcile reading a cache
 // that has not caught up with those writes yet neither repeats them nor recreates children. It is an
 // optimisation only: after a restart it is empty and the reconciler falls back to the API server's answers.
-type memory struct {
+type Memo struct {
 	mu   sync.Mutex
 	runs map[types.NamespacedName]remembered
 }
@@ -32,7 +36,7 @@ type remembered struct {
 	// forbiddenAttempt.
 	forbidden        time.Time
 	forbiddenAttempt int32
-	// appliedAt is when this process last applied the run's status.
+	// AppliedAt is when this process last applied the run's status.
 	appliedAt time.Time
 	// stoppedPods are the pods of stopped shards this process marked and evicted.
 	stoppedPods map[string]bool
@@ -41,9 +45,9 @@ type remembered struct {
 	bucketSections map[int]podSection
 }
 
-func newMemory() *memory { return &memory{runs: map[types.NamespacedName]remembered{}} }
+func New() *Memo { return &Memo{runs: map[types.NamespacedName]remembered{}} }
 
-func (m *memory) get(key types.NamespacedName, uid types.UID) remembered {
+func (m *Memo) Get(key types.NamespacedName, uid types.UID) remembered {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.runs[key]
@@ -53,7 +57,7 @@ func (m *memory) get(key types.NamespacedName, uid types.UID) remembered {
 	return r
 }
 
-func (m *memory) update(key types.NamespacedName, uid types.UID, f func(*remembered)) {
+func (m *Memo) Update(key types.NamespacedName, uid types.UID, f func(*remembered)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.runs[key]
@@ -64,26 +68,26 @@ func (m *memory) update(key types.NamespacedName, uid types.UID, f func(*remembe
 	m.runs[key] = r
 }
 
-func (m *memory) forget(key types.NamespacedName) {
+func (m *Memo) Forget(key types.NamespacedName) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.runs, key)
 }
 
-// jobCreated reports whether this process created (or found) the run's Job.
-func (m *memory) jobCreated(key types.NamespacedName, uid types.UID) bool {
-	return m.get(key, uid).jobCreated
+// JobCreated reports whether this process created (or found) the run's Job.
+func (m *Memo) JobCreated(key types.NamespacedName, uid types.UID) bool {
+	return m.Get(key, uid).jobCreated
 }
 
-func (m *memory) markJobCreated(key types.NamespacedName, uid types.UID) {
-	m.update(key, uid, func(r *remembered) { r.jobCreated = true })
+func (m *Memo) MarkJobCreated(key types.NamespacedName, uid types.UID) {
+	m.Update(key, uid, func(r *remembered) { r.jobCreated = true })
 }
 
-// forbiddenSince returns when this process first saw the creation of a child of the run's attempt refused with
+// ForbiddenSince returns when this process first saw the creation of a child of the run's attempt refused with
 // Forbidden, recording now when it is the first.
-func (m *memory) forbiddenSince(key types.NamespacedName, uid types.UID, attempt int32, now time.Time) time.Time {
+func (m *Memo) ForbiddenSince(key types.NamespacedName, uid types.UID, attempt int32, now time.Time) time.Time {
 	var since time.Time
-	m.update(key, uid, func(r *remembered) {
+	m.Update(key, uid, func(r *remembered) {
 		if r.forbidden.IsZero() || r.forbiddenAttempt != attempt {
 			r.forbidden, r.forbiddenAttempt = now, attempt
 		}
@@ -92,11 +96,11 @@ func (m *memory) forbiddenSince(key types.NamespacedName, uid types.UID, attempt
 	return since
 }
 
-// alreadyApplied reports whether s is the status this process last applied for the run, but for the conditions'
+// AlreadyApplied reports whether s is the status this process last applied for the run, but for the conditions'
 // transition times: a reconcile that reads the run from a cache that has not caught up with that write computes
 // them anew, a second later perhaps, and writing again would only move them.
-func (m *memory) alreadyApplied(key types.NamespacedName, uid types.UID, s *evalsv1alpha1.EvalRunStatus) bool {
-	last := m.get(key, uid).status
+func (m *Memo) AlreadyApplied(key types.NamespacedName, uid types.UID, s *evalsv1alpha1.EvalRunStatus) bool {
+	last := m.Get(key, uid).status
 	return last != nil && equality.Semantic.DeepEqual(withoutTransitionTimes(last), withoutTransitionTimes(s))
 }
 
@@ -110,20 +114,20 @@ func withoutTransitionTimes(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunS
 	return ac
 }
 
-func (m *memory) markApplied(key types.NamespacedName, uid types.UID, s *evalsv1alpha1.EvalRunStatus, at time.Time) {
-	m.update(key, uid, func(r *remembered) { r.status, r.appliedAt = s, at })
+func (m *Memo) MarkApplied(key types.NamespacedName, uid types.UID, s *evalsv1alpha1.EvalRunStatus, at time.Time) {
+	m.Update(key, uid, func(r *remembered) { r.status, r.appliedAt = s, at })
 }
 
-// appliedAt is when this process last applied the run's status (zero: never).
-func (m *memory) appliedAt(key types.NamespacedName, uid types.UID) time.Time {
-	return m.get(key, uid).appliedAt
+// AppliedAt is when this process last applied the run's status (zero: never).
+func (m *Memo) AppliedAt(key types.NamespacedName, uid types.UID) time.Time {
+	return m.Get(key, uid).appliedAt
 }
 
-// firstTime reports whether this is the first time the decision what (of the run's current attempt) is counted
+// FirstTime reports whether this is the first time the decision what (of the run's current attempt) is counted
 // by this process, and marks it counted: a status written twice while the cache lags is counted once.
-func (m *memory) firstTime(key types.NamespacedName, uid types.UID, what string) bool {
+func (m *Memo) FirstTime(key types.NamespacedName, uid types.UID, what string) bool {
 	first := false
-	m.update(key, uid, func(r *remembered) {
+	m.Update(key, uid, func(r *remembered) {
 		if !r.counted[what] {
 			if r.counted == nil {
 				r.counted = map[string]bool{}
@@ -134,15 +138,15 @@ func (m *memory) firstTime(key types.NamespacedName, uid types.UID, what string)
 	return first
 }
 
-// podStopped reports whether this process has marked and evicted pod (of a stopped shard of the run) or released
+// PodStopped reports whether this process has marked and evicted pod (of a stopped shard of the run) or released
 // it (a succeeded shard's, releasePods) already: a reconcile whose cache does not show the pod's condition or its
 // deletion yet does not act on it again.
-func (m *memory) podStopped(key types.NamespacedName, uid types.UID, pod string) bool {
-	return m.get(key, uid).stoppedPods[pod]
+func (m *Memo) PodStopped(key types.NamespacedName, uid types.UID, pod string) bool {
+	return m.Get(key, uid).stoppedPods[pod]
 }
 
-func (m *memory) markPodStopped(key types.NamespacedName, uid types.UID, pod string) {
-	m.update(key, uid, func(r *remembered) {
+func (m *Memo) MarkPodStopped(key types.NamespacedName, uid types.UID, pod string) {
+	m.Update(key, uid, func(r *remembered) {
 		if r.stoppedPods == nil {
 			r.stoppedPods = map[string]bool{}
 		}
@@ -156,28 +160,28 @@ type podSection struct {
 	section *results.Section
 }
 
-// bucketSection returns the collection of shard index stored by pod that this process read from the bucket, nil
+// BucketSection returns the collection of shard index stored by pod that this process read from the bucket, nil
 // when it has not read it.
-func (m *memory) bucketSection(key types.NamespacedName, uid types.UID, index int, pod string) *results.Section {
-	ps, ok := m.get(key, uid).bucketSections[index]
+func (m *Memo) BucketSection(key types.NamespacedName, uid types.UID, index int, pod string) *results.Section {
+	ps, ok := m.Get(key, uid).bucketSections[index]
 	if !ok || ps.pod != pod || pod == "" {
 		return nil
 	}
 	return ps.section
 }
 
-// bucketSectionOfAnyPod is the section remembered for shard index, whichever pod stored it: for a shard whose
+// BucketSectionOfAnyPod is the section remembered for shard index, whichever pod stored it: for a shard whose
 // pods are gone.
-func (m *memory) bucketSectionOfAnyPod(key types.NamespacedName, uid types.UID, index int) *results.Section {
-	ps, ok := m.get(key, uid).bucketSections[index]
+func (m *Memo) BucketSectionOfAnyPod(key types.NamespacedName, uid types.UID, index int) *results.Section {
+	ps, ok := m.Get(key, uid).bucketSections[index]
 	if !ok {
 		return nil
 	}
 	return ps.section
 }
 
-func (m *memory) rememberBucketSection(key types.NamespacedName, uid types.UID, index int, pod string, s *results.Section) {
-	m.update(key, uid, func(r *remembered) {
+func (m *Memo) RememberBucketSection(key types.NamespacedName, uid types.UID, index int, pod string, s *results.Section) {
+	m.Update(key, uid, func(r *remembered) {
 		if r.bucketSections == nil {
 			r.bucketSections = map[int]podSection{}
 		}
