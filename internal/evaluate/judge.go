@@ -56,7 +56,8 @@ func (j *Judge) NeedsCase(evs []*evalfile.EvaluatorConfig) bool {
 
 // JudgeCase judges one case. resp is the case's response (nil: the case is an error). codeResults holds
 // recorded code_judge results by evaluator key (see RunCodeJudges); it may be nil.
-func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response, codeResults map[string]verdict.EvaluatorResult) verdict.CaseResult {
+func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response,
+	codeResults map[string]verdict.EvaluatorResult) verdict.CaseResult {
 	if resp == nil {
 		return verdict.ErrorCase(c.ID, "the case has no output to judge")
 	}
@@ -111,7 +112,8 @@ func (r *recordingRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfil
 	return res
 }
 
-func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) verdict.EvaluatorResult {
+func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
+	members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	res := r.inner.Aggregate(ctx, c, ev, members)
 	r.results[ev.Key] = res
 	return res

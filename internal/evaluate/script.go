@@ -70,7 +70,8 @@ func (r ScriptRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.Ev
 
 // Aggregate runs the code_judge aggregator of composite ev over its members' results. The script may set the
 // verdict ("pass" or "fail") in its output.
-func (r ScriptRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) verdict.EvaluatorResult {
+func (r ScriptRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
+	members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	if ev.Composite == nil || ev.Composite.Script == nil {
 		return judgeFailure(fmt.Sprintf("evaluator %q has no code_judge aggregator", ev.Name), "")
 	}

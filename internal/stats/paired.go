@@ -107,7 +107,8 @@ func Paired(baseline, current []Case, opts PairedOptions) (PairedResult, error) 
 		return PairedResult{}, fmt.Errorf("paired comparison: %w", err)
 	}
 	if len(pairs) == 0 {
-		return PairedResult{}, fmt.Errorf("paired comparison: no case is in both runs (%d in the baseline only, %d in the current run only)", onlyBaseline, onlyCurrent)
+		return PairedResult{}, fmt.Errorf("paired comparison: no case is in both runs (%d in the baseline only, %d in the current run only)",
+			onlyBaseline, onlyCurrent)
 	}
 	res := PairedResult{
 		Metric: metric, Pairs: len(pairs), OnlyBaseline: onlyBaseline, OnlyCurrent: onlyCurrent,

@@ -278,7 +278,7 @@ func readAgentV442Results(t *testing.T, dir string) []agentv442Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var results []agentv442Result
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)

@@ -146,7 +146,8 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	}
 	caseIDs := facts.caseIDs
 	invalidFile := func(msg string) (*corev1.ConfigMap, *assess.Assessment, error) {
-		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile, Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
+			Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil
 	}
 	_, llmProblem := children.ResolveLLM(run, r.opts)
 	if invalid = cmp.Or(invalid, llmProblem); invalid != "" {

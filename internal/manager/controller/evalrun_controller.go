@@ -76,7 +76,8 @@ type EvalRunReconciler struct {
 
 // NewEvalRunReconciler returns a reconciler. c is the manager's (cached) client; apiReader reads uncached (the
 // source ConfigMap of an eval file, and confirmations of objects missing from the cache); rec emits events.
-func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock, opts options.Options) *EvalRunReconciler {
+func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock,
+	opts options.Options) *EvalRunReconciler {
 	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.WithDefaults(), memo: runmemo.New(),
 		off: bucketpool.New(opts.BucketConcurrency)}
 }
