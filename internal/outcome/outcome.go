@@ -60,8 +60,8 @@ type Output struct {
 	Missing int
 }
 
-// Facts are what the collector knows when it decides.
-type Facts struct {
+// CollectionFacts are what the collector knows when it decides.
+type CollectionFacts struct {
 	End      End
 	Launcher Launcher
 	Output   Output
@@ -96,7 +96,7 @@ type Decision struct {
 // Collection decides a collection's outcome. How the runner ended comes first (a wait that did not see its end,
 // then the launcher's report), then the output; the launcher's report can only make an outcome worse: it names a
 // timeout, a failed healthcheck or failed invocations, never a success the output does not show.
-func Collection(f Facts) Decision {
+func Collection(f CollectionFacts) Decision {
 	l := f.Launcher
 	switch {
 	case f.End == EndDeadline:

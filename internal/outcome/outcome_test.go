@@ -9,21 +9,21 @@ import (
 )
 
 func TestCollection(t *testing.T) {
-	ended := func(l Launcher, o Output) Facts { return Facts{End: EndEnded, Launcher: l, Output: o} }
+	ended := func(l Launcher, o Output) CollectionFacts { return CollectionFacts{End: EndEnded, Launcher: l, Output: o} }
 	ran := Launcher{RunnerReported: true}
 	tests := []struct {
 		name  string
-		facts Facts
+		facts CollectionFacts
 		want  Decision
 	}{
 		{"every result", ended(ran, Output{}), Decision{evalsv1alpha1.OutcomeCompleted, CauseCompleted}},
 		{"no report expected, every result", ended(Launcher{}, Output{}), Decision{evalsv1alpha1.OutcomeCompleted, CauseCompleted}},
-		{"the runner outlived its timeouts", Facts{End: EndDeadline}, Decision{evalsv1alpha1.OutcomeRunnerTimedOut, CauseRunnerDeadline}},
-		{"processes that survive SIGKILL, runner not ended", Facts{End: EndNotStopped}, Decision{evalsv1alpha1.OutcomeRunnerNotStopped, CauseNotStopped}},
-		{"the pod stopped first", Facts{End: EndPodStopped}, Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseRunnerNotEnded}},
-		{"the end could not be watched", Facts{End: EndWatchFailed}, Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseRunnerNotEnded}},
-		{"an unknown end is not an end", Facts{End: "Ended "}, Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseRunnerNotEnded}},
-		{"the wait's end outranks a clean output", Facts{End: EndDeadline, Launcher: ran}, Decision{evalsv1alpha1.OutcomeRunnerTimedOut, CauseRunnerDeadline}},
+		{"the runner outlived its timeouts", CollectionFacts{End: EndDeadline}, Decision{evalsv1alpha1.OutcomeRunnerTimedOut, CauseRunnerDeadline}},
+		{"processes that survive SIGKILL, runner not ended", CollectionFacts{End: EndNotStopped}, Decision{evalsv1alpha1.OutcomeRunnerNotStopped, CauseNotStopped}},
+		{"the pod stopped first", CollectionFacts{End: EndPodStopped}, Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseRunnerNotEnded}},
+		{"the end could not be watched", CollectionFacts{End: EndWatchFailed}, Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseRunnerNotEnded}},
+		{"an unknown end is not an end", CollectionFacts{End: "Ended "}, Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseRunnerNotEnded}},
+		{"the wait's end outranks a clean output", CollectionFacts{End: EndDeadline, Launcher: ran}, Decision{evalsv1alpha1.OutcomeRunnerTimedOut, CauseRunnerDeadline}},
 		// A missing report is a failure even when the output is perfect: a runner that suppresses the launcher's
 		// report gains nothing.
 		{"report missing, output complete", ended(Launcher{Missing: true}, Output{}), Decision{evalsv1alpha1.OutcomeRunnerFailed, CauseReportMissing}},

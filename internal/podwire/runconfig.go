@@ -360,9 +360,9 @@ type Bucket struct {
 	Prefix   string `json:"prefix,omitempty"`
 }
 
-// Merged reports whether the run's status is merged by the manager from per-shard collections (a sharded or
-// resumed run) rather than written by its one collector.
-func (c *RunConfig) Merged() bool { return len(c.ShardConfigMaps) > 0 }
+// HasShardConfigMaps reports whether the run has shard ConfigMaps (a sharded or resumed run): its collectors write
+// per-shard collections, which the manager merges, rather than the status itself.
+func (c *RunConfig) HasShardConfigMaps() bool { return len(c.ShardConfigMaps) > 0 }
 
 // ShardRange returns the half-open range [lo, hi) of the cases of shard i when n cases are split into shards
 // contiguous shards: in order, shard i holds cases i*n/shards up to (i+1)*n/shards.
@@ -413,7 +413,7 @@ func (c *RunConfig) LoadShard(index string) error {
 // ShardConfigMap is the ConfigMap where this pod's shard records its collection ("" when the collector writes
 // the EvalRun's status itself).
 func (c *RunConfig) ShardConfigMap() string {
-	if !c.Merged() {
+	if !c.HasShardConfigMaps() {
 		return ""
 	}
 	return c.ShardConfigMaps[c.ShardIndex]

@@ -243,11 +243,11 @@ func created(w *testutil.EvalRunWrapper) *evalsv1alpha1.EvalRun {
 // advance writes the manager's status for the state and reason, as Reconcile does: DesiredManagerStatus, then a
 // server-side apply of the manager's fields, which keeps the conditions other writers own.
 func advance(run *evalsv1alpha1.EvalRun, state assess.State, reason, message string) {
-	write(run, assess.Assessment{State: state, Reason: reason, Message: message}, assess.Facts{})
+	write(run, assess.Assessment{State: state, Reason: reason, Message: message}, assess.StatusFacts{})
 }
 
 // write applies the manager's status for the assessment and facts.
-func write(run *evalsv1alpha1.EvalRun, a assess.Assessment, f assess.Facts) {
+func write(run *evalsv1alpha1.EvalRun, a assess.Assessment, f assess.StatusFacts) {
 	f.JobName = run.Name + "-evalrun"
 	desired := assess.DesiredManagerStatus(run, a, f, now)
 	before, after := statusapply.Manager(&run.Status), statusapply.Manager(&desired)
@@ -320,7 +320,7 @@ func compared(t *testing.T, run *evalsv1alpha1.EvalRun, status metav1.ConditionS
 	if !ok {
 		t.Fatal("compared: the run has not finished")
 	}
-	write(run, a, assess.Facts{Regressed: &metav1.Condition{
+	write(run, a, assess.StatusFacts{Regressed: &metav1.Condition{
 		Type: evalsv1alpha1.ConditionRegressed, Status: status, Reason: reason, Message: message,
 	}})
 }

@@ -240,7 +240,7 @@ func applyManagerStatusWith(t testing.TB, c client.Client, run *evalsv1alpha1.Ev
 		Message: long("requested cases have no valid record: ", 2048),
 		Runner: &evalsv1alpha1.RunnerStatus{ExitCode: ptr.To[int32](0), Reason: "Completed", Message: long("launcher ", 2048), PodName: long("size-evalrun-", 63),
 			ImageID: ptr.To(long("registry.example/evals/runner@sha256:", 512))}}
-	f := assess.Facts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
+	f := assess.StatusFacts{JobName: "size-evalrun", StartTime: &start, CompletionTime: ptr.To(metav1.NewTime(now)),
 		EvalFileSHA256: strings.Repeat("cd", 32), EvalConfigMapName: "size-evalrun-eval", Sharding: sharding, Shards: shards}
 	desired := assess.DesiredManagerStatus(&fresh, a, f, now)
 	ac := statusapply.EvalRun(fresh.Namespace, fresh.Name, "", statusapply.Manager(&desired))

@@ -49,7 +49,7 @@ func TestConfinementEvent(t *testing.T) {
 	run := testutil.UnitRun()
 	run.Status.Collection = &evalsv1alpha1.CollectionStatus{CodeJudgeLandlockABI: ptr.To[int32](0)}
 	a := Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted}
-	desired := DesiredManagerStatus(run, a, Facts{}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	desired := DesiredManagerStatus(run, a, StatusFacts{}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	var warned bool
 	for _, e := range Transitions(run, &desired) {
 		if e.Reason == evalsv1alpha1.ReasonLandlockUnavailable {
@@ -60,7 +60,7 @@ func TestConfinementEvent(t *testing.T) {
 		t.Errorf("no Warning event LandlockUnavailable in %+v", Transitions(run, &desired))
 	}
 	run.Status.Collection.CodeJudgeLandlockABI = ptr.To[int32](7)
-	desired = DesiredManagerStatus(run, a, Facts{}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	desired = DesiredManagerStatus(run, a, StatusFacts{}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	for _, e := range Transitions(run, &desired) {
 		if e.Reason == evalsv1alpha1.ReasonLandlockConfined {
 			t.Errorf("an event for a confined run: %+v", e)

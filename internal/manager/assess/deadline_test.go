@@ -39,7 +39,7 @@ func TestDefaultDeadline(t *testing.T) {
 			}
 			// Recorded in status once the Job exists.
 			desired := DesiredManagerStatus(run, Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning},
-				Facts{JobName: job.Name, ActiveDeadline: JobDeadline(run, job)}, t0)
+				StatusFacts{JobName: job.Name, ActiveDeadline: JobDeadline(run, job)}, t0)
 			if diff := cmp.Diff(&tc.want, desired.ActiveDeadline); diff != "" {
 				t.Errorf("desired status.activeDeadline (-want +got):\n%s", diff)
 			}

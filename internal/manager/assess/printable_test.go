@@ -23,7 +23,7 @@ func TestConditionsAndEventsEscapeRunnerBytes(t *testing.T) {
 	}
 	testutil.AssertPrintable(t, "status.runner.message", runner.Message)
 	a := Assessment{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: "the runner failed: " + testutil.HostileText, Runner: runner}
-	desired := DesiredManagerStatus(run, a, Facts{}, time.Now())
+	desired := DesiredManagerStatus(run, a, StatusFacts{}, time.Now())
 	if len(desired.Conditions) == 0 {
 		t.Fatal("no conditions")
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// Facts are the manager's observations that are not part of the classification.
-type Facts struct {
+// StatusFacts are the manager's observations that are not part of the classification.
+type StatusFacts struct {
 	JobName           string
 	StartTime         *metav1.Time
 	CompletionTime    *metav1.Time
@@ -78,7 +78,7 @@ func TerminalAssessment(run *evalsv1alpha1.EvalRun) (Assessment, bool) {
 // DesiredManagerStatus returns the manager's part of the status for the assessment a and facts f: only the fields
 // the manager owns (statusapply.Manager) are set. Condition transition times are kept from the current status
 // when a condition's status does not change; now is used otherwise.
-func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f Facts, now time.Time) evalsv1alpha1.EvalRunStatus {
+func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f StatusFacts, now time.Time) evalsv1alpha1.EvalRunStatus {
 	stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
 	out := evalsv1alpha1.EvalRunStatus{
 		ObservedGeneration: run.Generation,
@@ -269,10 +269,10 @@ func orNone(s string) string {
 	return s
 }
 
-// FactsFromStatus returns the facts already recorded in the run's status.
-func FactsFromStatus(run *evalsv1alpha1.EvalRun) Facts {
+// StatusFactsFrom returns the facts already recorded in the run's status.
+func StatusFactsFrom(run *evalsv1alpha1.EvalRun) StatusFacts {
 	s := run.Status
-	return Facts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
+	return StatusFacts{JobName: s.JobName, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
 		EvalFileSHA256: s.EvalFileSHA256, EvalConfigMapName: s.EvalConfigMapName, EvalFileView: ptr.Deref(s.EvalFileView, ""),
 		BundleSHA256: ptr.Deref(s.BundleSHA256, ""), Queue: s.Queue,
 		Sharding: s.Sharding, Shards: s.Shards, Resume: s.Resume, Baseline: s.Baseline, ActiveDeadline: s.ActiveDeadline,

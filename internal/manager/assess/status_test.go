@@ -25,13 +25,13 @@ func cond(t string, s metav1.ConditionStatus, reason, msg string, since time.Dur
 }
 
 func TestDesiredManagerStatus(t *testing.T) {
-	facts := Facts{JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-evalrun-eval"}
+	facts := StatusFacts{JobName: "screen", StartTime: ptr.To(at(time.Second)), EvalFileSHA256: "abc", EvalConfigMapName: "screen-evalrun-eval"}
 	running := Assessment{State: StateRunning, Reason: "Running", Message: "pod p is running"}
 	cases := []struct {
 		name  string
 		run   *evalsv1alpha1.EvalRun
 		a     Assessment
-		facts Facts
+		facts StatusFacts
 		now   time.Duration
 		want  evalsv1alpha1.EvalRunStatus
 	}{
@@ -76,7 +76,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 				r.Status.Summary = &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"}
 			}),
 			a:     Assessment{State: StateSucceeded, Reason: "Completed", Message: "done", Runner: &evalsv1alpha1.RunnerStatus{PodName: "p"}},
-			facts: Facts{JobName: "screen", CompletionTime: ptr.To(at(time.Minute))}, now: 2 * time.Minute,
+			facts: StatusFacts{JobName: "screen", CompletionTime: ptr.To(at(time.Minute))}, now: 2 * time.Minute,
 			want: evalsv1alpha1.EvalRunStatus{
 				ObservedGeneration: 1, JobName: "screen", CompletionTime: ptr.To(at(time.Minute)), Runner: &evalsv1alpha1.RunnerStatus{PodName: "p"},
 				Conditions: []metav1.Condition{
@@ -121,7 +121,7 @@ func TestDesiredManagerStatus(t *testing.T) {
 func TestStatusChangedIsFalseOnceWritten(t *testing.T) {
 	run := testutil.UnitRun()
 	a := Assessment{State: StatePending, Reason: "Pending", Message: "waiting"}
-	desired := DesiredManagerStatus(run, a, Facts{JobName: "screen"}, t0)
+	desired := DesiredManagerStatus(run, a, StatusFacts{JobName: "screen"}, t0)
 	if !StatusChanged(run, &desired) {
 		t.Fatal("StatusChanged = false for an empty status")
 	}
@@ -130,7 +130,7 @@ func TestStatusChangedIsFalseOnceWritten(t *testing.T) {
 	// The collector's fields do not count.
 	run.Status.Summary = &evalsv1alpha1.RunSummary{Total: 1}
 	run.Status.Conditions = append(run.Status.Conditions, cond("ResultsTruncated", metav1.ConditionFalse, "AllResultsInStatus", "", 0))
-	again := DesiredManagerStatus(run, a, Facts{JobName: "screen"}, t0.Add(time.Hour))
+	again := DesiredManagerStatus(run, a, StatusFacts{JobName: "screen"}, t0.Add(time.Hour))
 	if StatusChanged(run, &again) {
 		t.Errorf("StatusChanged = true for an unchanged assessment: %s", cmp.Diff(statusapply.Manager(&run.Status), statusapply.Manager(&again)))
 	}
@@ -256,7 +256,7 @@ func TestTransitions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			desired := DesiredManagerStatus(tc.run, tc.a, Facts{}, t0)
+			desired := DesiredManagerStatus(tc.run, tc.a, StatusFacts{}, t0)
 			got := Transitions(tc.run, &desired)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Transitions mismatch (-want +got):\n%s", diff)
@@ -321,14 +321,14 @@ func TestJudgeImageStatus(t *testing.T) {
 			pod := makePod(phase(corev1.PodRunning), running("runner"), withImageID("runner", "localhost/evalrun/screening-runner@sha256:2222"),
 				running("judge"), withImageID("judge", judgeID))
 			a := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, JudgeImageID: judgeImageID(&pod)}
-			got := DesiredManagerStatus(run, a, Facts{JudgeImage: JudgeImageFacts(run, cfg)}, now)
+			got := DesiredManagerStatus(run, a, StatusFacts{JudgeImage: JudgeImageFacts(run, cfg)}, now)
 			if diff := cmp.Diff(tc.want, got.JudgeImage); diff != "" {
 				t.Fatalf("status.judgeImage (-want +got):\n%s", diff)
 			}
 			// The pod is gone (a finished run): the recorded imageID stays.
 			run.Status = got
 			again := DesiredManagerStatus(run, Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted},
-				FactsFromStatus(run), now)
+				StatusFactsFrom(run), now)
 			if diff := cmp.Diff(tc.want, again.JudgeImage); diff != "" {
 				t.Errorf("status.judgeImage after the pod (-want +got):\n%s", diff)
 			}

@@ -154,7 +154,7 @@ func BuildCollectorServiceAccount(run *evalsv1alpha1.EvalRun) *corev1.ServiceAcc
 func BuildCollectorRole(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) *rbacv1.Role {
 	group := evalsv1alpha1.GroupVersion.Group
 	var rules []rbacv1.PolicyRule
-	if !cfg.Merged() {
+	if !cfg.HasShardConfigMaps() {
 		rules = append(rules,
 			rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"evalruns"}, ResourceNames: []string{run.Name}, Verbs: []string{"get"}},
 			rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{"evalruns/status"}, ResourceNames: []string{run.Name}, Verbs: []string{"get", "patch"}},

@@ -67,10 +67,10 @@ var DownloadedEvalFilePath = path.Join(podwire.ShardDir, "source.yaml")
 // IDsFilePath is the case ids file in the eval ConfigMap's mount, when run.json cannot hold them.
 var IDsFilePath = path.Join(podwire.EvalDir, podwire.IDsKey)
 
-// Merged reports whether the run's status is merged by the manager from per-shard collections: the run is
+// ManagerMerges reports whether the run's status is merged by the manager from per-shard collections: the run is
 // sharded (spec.sharding.shards above 1), resumes an earlier run, stores its results in a bucket, or judges an
 // earlier run's records again (it takes that run's shard count, which its spec does not say).
-func Merged(run *evalsv1alpha1.EvalRun) bool {
+func ManagerMerges(run *evalsv1alpha1.EvalRun) bool {
 	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil || run.Spec.Rejudge != nil
 }
 
@@ -234,7 +234,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		// The pods make no API call: each collector stores its collection in the bucket only.
 		cfg.BucketOnly = true
 		cfg.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
-	} else if Merged(run) {
+	} else if ManagerMerges(run) {
 		cfg.ShardConfigMaps = make([]string, shards)
 		for i := range shards {
 			cfg.ShardConfigMaps[i] = names.ShardConfigMap(i)

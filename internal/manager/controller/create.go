@@ -62,7 +62,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if err != nil {
 		return nil, err
 	}
-	facts := assess.Facts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
+	facts := assess.StatusFacts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
 		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg), JudgeImage: assess.JudgeImageFacts(run, cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
@@ -387,8 +387,8 @@ func (r *EvalRunReconciler) pinnedConfigMap(ctx context.Context, run *evalsv1alp
 }
 
 // pinnedFacts recovers the eval file digest from the pinned ConfigMap when the status lost it.
-func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.EvalRun) (assess.Facts, error) {
-	facts := assess.FactsFromStatus(run)
+func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.EvalRun) (assess.StatusFacts, error) {
+	facts := assess.StatusFactsFrom(run)
 	cm, err := r.pinnedConfigMap(ctx, run)
 	if err != nil || cm == nil {
 		return facts, err

@@ -85,7 +85,7 @@ func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder
 // observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
 type observed struct {
 	assessment assess.Assessment
-	facts      assess.Facts
+	facts      assess.StatusFacts
 	job        *batchv1.Job
 	// runnerEnded is when the last runner container ended, when the pods say so (for the collection latency).
 	runnerEnded time.Time
@@ -128,7 +128,7 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 		}
 	}
 
-	obs, stepErr := r.observe(ctx, run, now)
+	obs, stepErr := r.step(ctx, run, now)
 	if obs == nil {
 		return ctrl.Result{}, stepErr
 	}
@@ -143,7 +143,7 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	// will bring another reconcile, so nothing is written twice.
 	changed := assess.StatusChanged(run, &desired) && !r.memo.AlreadyApplied(req.NamespacedName, run.UID, &desired)
 	recheck := obs.assessment.RecheckAfter
-	if changed && children.Merged(run) && obs.job != nil && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 {
+	if changed && children.ManagerMerges(run) && obs.job != nil && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 {
 		// Shards' progress is written in batches: at most once per interval while shards run; the end, and a
 		// shard stopped, at once.
 		if wait := assess.ShardStatusWait(r.memo.AppliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
@@ -180,8 +180,10 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	return ctrl.Result{RequeueAfter: recheck}, errors.Join(stepErr, stopErr)
 }
 
-// observe runs the numbered steps of one reconcile. It returns nil only when there is nothing to report.
-func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
+// step runs the numbered steps of one reconcile: it observes the run's Job and pods, creates the children that are
+// missing (createChildren), and assesses what it saw (assess.Classify). It returns nil only when there is nothing
+// to report.
+func (r *EvalRunReconciler) step(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
 	// 1. A finished run keeps its outcome; its Job is stopped when it has no more to do.
 	if a, done := assess.TerminalAssessment(run); done {
 		return r.observeDecided(ctx, run, a, now)
@@ -203,7 +205,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 	}
 
 	// 3. No Job yet: pin the eval file, create the collector's access, the result ConfigMaps and the Job.
-	facts := assess.FactsFromStatus(run)
+	facts := assess.StatusFactsFrom(run)
 	if job == nil {
 		created, err := r.create(ctx, run, facts, now)
 		if created == nil || created.job == nil || err != nil {
@@ -243,7 +245,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 			return nil, err
 		}
 	}
-	if children.Merged(run) {
+	if children.ManagerMerges(run) {
 		o, err := r.observeShards(ctx, run, obs, facts)
 		if o != nil {
 			o.runnerEnded = metrics.LastRunnerEnd(pods)
@@ -259,7 +261,7 @@ func (r *EvalRunReconciler) observe(ctx context.Context, run *evalsv1alpha1.Eval
 
 // create runs step 3 for a run without a Job: it creates the children and says what became of the run. The
 // observed has a Job only when everything was created.
-func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalRun, facts assess.Facts, now time.Time) (*observed, error) {
+func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalRun, facts assess.StatusFacts, now time.Time) (*observed, error) {
 	if msg := readingBucket(run); msg != "" && len(run.Status.Conditions) == 0 {
 		// Reading a bucket may take until the run's preparation deadline: say so first, so a new run never
 		// waits without a status.
@@ -300,9 +302,9 @@ func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alph
 		return nil, err
 	}
 	if job == nil || !job.DeletionTimestamp.IsZero() {
-		return &observed{assessment: a, facts: assess.FactsFromStatus(run), job: job}, nil
+		return &observed{assessment: a, facts: assess.StatusFactsFrom(run), job: job}, nil
 	}
-	release := a.State == assess.StateSucceeded && children.Merged(run)
+	release := a.State == assess.StateSucceeded && children.ManagerMerges(run)
 	if !assess.JobFinished(job) || release {
 		pods, err := r.podsOf(ctx, job)
 		if err != nil {
@@ -320,7 +322,7 @@ func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alph
 			a.ReleasePods = assess.ReleasableOfSucceededRun(pods, job)
 		}
 	}
-	return &observed{assessment: a, facts: assess.FactsFromStatus(run), job: job}, nil
+	return &observed{assessment: a, facts: assess.StatusFactsFrom(run), job: job}, nil
 }
 
 // observeJobGone handles a run whose Job was deleted. The cache may not show yet the terminal status a reconcile
@@ -337,12 +339,12 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 		return nil, nil
 	}
 	if a, done := assess.TerminalAssessment(live); done {
-		return &observed{assessment: a, facts: assess.FactsFromStatus(live)}, nil
+		return &observed{assessment: a, facts: assess.StatusFactsFrom(live)}, nil
 	}
-	if children.Merged(live) {
+	if children.ManagerMerges(live) {
 		return r.observeShardsWithoutJob(ctx, live)
 	}
-	return &observed{assessment: assess.ClassifyWithoutJob(live), facts: assess.FactsFromStatus(live)}, nil
+	return &observed{assessment: assess.ClassifyWithoutJob(live), facts: assess.StatusFactsFrom(live)}, nil
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.

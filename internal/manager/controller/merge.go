@@ -27,7 +27,7 @@ import (
 
 // observeShards classifies a sharded or resumed run from its Job, its pods and its shards' collections, records
 // the shards in status, and, once the run is decided, merges the shards' results into its status.
-func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs assess.Observation, facts assess.Facts) (*observed, error) {
+func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs assess.Observation, facts assess.StatusFacts) (*observed, error) {
 	so, err := r.shardObservation(ctx, run, obs.Job, obs.Pods)
 	if err != nil {
 		return nil, err
@@ -46,13 +46,13 @@ func (r *EvalRunReconciler) observeShardsWithoutJob(ctx context.Context, run *ev
 	if err != nil {
 		return nil, err
 	}
-	return r.decideShards(ctx, run, so, assess.ShardsWithoutJob(so, run.Status.JobName, run.Status.Shards), assess.FactsFromStatus(run), nil)
+	return r.decideShards(ctx, run, so, assess.ShardsWithoutJob(so, run.Status.JobName, run.Status.Shards), assess.StatusFactsFrom(run), nil)
 }
 
 // decideShards records the shards in the facts and, when the run is decided, merges their results first: the
 // run's terminal condition is written only once its merged results are.
 func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so assess.ShardObservation, v assess.ShardVerdict,
-	facts assess.Facts, job *batchv1.Job) (*observed, error) {
+	facts assess.StatusFacts, job *batchv1.Job) (*observed, error) {
 	facts.Sharding, facts.Shards = assess.ShardingStatus(v.Statuses)
 	facts.CodeJudgeLandlockABI = assess.LowestLandlockABI(so.Sections)
 	a := v.Assessment

@@ -101,8 +101,8 @@ func TestBuildJobRejudge(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("run.json: %v", err)
 	}
-	if cfg.Shards != 2 || cfg.Batching != "PerCase" || cfg.RunnerDeadlineSeconds != 0 || !cfg.Merged() {
-		t.Errorf("run.json: %d shards, batching %s, runner deadline %d, merged %v", cfg.Shards, cfg.Batching, cfg.RunnerDeadlineSeconds, cfg.Merged())
+	if cfg.Shards != 2 || cfg.Batching != "PerCase" || cfg.RunnerDeadlineSeconds != 0 || !cfg.HasShardConfigMaps() {
+		t.Errorf("run.json: %d shards, batching %s, runner deadline %d, merged %v", cfg.Shards, cfg.Batching, cfg.RunnerDeadlineSeconds, cfg.HasShardConfigMaps())
 	}
 	shard := cfg
 	shard.Rejudge = ptr.To(*cfg.Rejudge)

@@ -129,7 +129,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		}
 		pin.CaseParallelism = int(cfg.LLM.MaxConcurrentRequests)
 	}
-	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.Merged()}
+	opts := results.Options{BudgetBytes: cfg.StatusBudgetBytes, ConfigMaps: cfg.ResultConfigMaps, NoCases: cfg.HasShardConfigMaps()}
 	if in.ResultsObject != "" {
 		opts.Objects = []string{in.ResultsObject}
 	}
@@ -338,8 +338,8 @@ func classify(rec *podwire.LauncherReport, in GatherInput, tail results.Tail, no
 
 // collectionFacts are the typed facts the outcome is decided on: how the wait for the runner ended, the
 // launcher's report, the output.
-func collectionFacts(rec *podwire.LauncherReport, in GatherInput, tail results.Tail, noOutput bool) outcome.Facts {
-	f := outcome.Facts{End: in.EndCause, Output: outcome.Output{ParseErrors: tail.ParseErrorCount, NoOutput: noOutput, Missing: tail.MissingCount}}
+func collectionFacts(rec *podwire.LauncherReport, in GatherInput, tail results.Tail, noOutput bool) outcome.CollectionFacts {
+	f := outcome.CollectionFacts{End: in.EndCause, Output: outcome.Output{ParseErrors: tail.ParseErrorCount, NoOutput: noOutput, Missing: tail.MissingCount}}
 	f.Launcher.Missing = in.LauncherMissing != nil
 	if rec == nil {
 		return f
