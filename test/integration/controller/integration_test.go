@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/controller"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -826,4 +827,24 @@ func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 	collectorApply(t, k8s, run, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	completeJob(t, job)
 	waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+}
+
+// TestAgentV442SuiteNotRunYet: an AgentV 4.42 suite (tests, assertions) is read, but the manager runs none until its
+// graders are judged as AgentV 4.42 judges them: the run ends InvalidEvalFile with the message saying so, and no Job.
+func TestAgentV442SuiteNotRunYet(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	suite := "tests:\n  - id: greet\n    input: Say hello\n    criteria: says hello\n    assertions:\n      - type: contains\n        value: hello\n"
+	run := createRun(t, testutil.MakeEvalRun("suite442", ns).Inline(suite))
+	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidEvalFile)
+	if msg := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded).Message; msg != controller.NotJudgedYet {
+		t.Errorf("Succeeded message %q, want %q", msg, controller.NotJudgedYet)
+	}
+	var jobs batchv1.JobList
+	if err := k8s.List(context.Background(), &jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) != 0 {
+		t.Errorf("%d Jobs for a suite the manager does not run", len(jobs.Items))
+	}
 }
