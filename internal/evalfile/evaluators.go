@@ -52,13 +52,13 @@ func (p *parser) evaluator(v *value, path, keyPrefix string) *EvaluatorConfig {
 		ev.Key = keyPrefix + "/" + ev.Name
 	}
 
-	if w := v.get("weight"); !w.isNull() {
+	if w := v.get(keyWeight); !w.isNull() {
 		if f, ok := p.nonNegative(w, path+".weight"); ok {
 			ev.Weight = &f
 		}
 	}
 
-	tv := v.get("type")
+	tv := v.get(keyType)
 	switch {
 	case tv.isNull():
 		p.add(path+".type", v, "is required (one of %s)", typeList())
@@ -70,7 +70,7 @@ func (p *parser) evaluator(v *value, path, keyPrefix string) *EvaluatorConfig {
 	ev.Type = EvaluatorType(tv.str)
 	switch ev.Type {
 	case TypeCodeJudge:
-		ev.CodeJudge = p.codeJudge(v, path, []string{keyName, "type", "script", "cwd", "weight", "target"}, "script")
+		ev.CodeJudge = p.codeJudge(v, path, []string{keyName, keyType, "script", "cwd", keyWeight, keyTarget}, "script")
 	case TypeLLMJudge, TypeRubric:
 		ev.LLMJudge = p.llmJudge(v, path, ev.Type)
 	case TypeComposite:
@@ -154,8 +154,8 @@ func (p *parser) codeJudge(v *value, path string, known []string, scriptKeys ...
 		p.add(spath, sv, "must be a command string or a list of arguments, got %s", sv.kind)
 	}
 	c.Cwd = p.optString(v, "cwd", path)
-	if t := v.get("target"); !t.isNull() && t.kind != kindObject && (t.kind != kindBool || !t.b) {
-		p.add(joinPath(path, "target"), t, "must be a mapping or true")
+	if t := v.get(keyTarget); !t.isNull() && t.kind != kindObject && (t.kind != kindBool || !t.b) {
+		p.add(joinPath(path, keyTarget), t, "must be a mapping or true")
 	}
 	c.Config = extraKeys(v, known)
 	return c
@@ -211,7 +211,7 @@ func (p *parser) llmJudge(v *value, path string, t EvaluatorType) *LLMJudgeConfi
 		c.Prompt = pv.raw()
 	}
 	c.Model = p.optString(v, "model", path)
-	rv := v.get("rubrics")
+	rv := v.get(keyRubrics)
 	if !rv.isNull() {
 		c.Rubrics = p.rubrics(rv, path+".rubrics")
 	}
@@ -220,7 +220,7 @@ func (p *parser) llmJudge(v *value, path string, t EvaluatorType) *LLMJudgeConfi
 	}
 	extra := &value{kind: kindObject}
 	for i, k := range v.keys {
-		if contains([]string{keyName, "type", "prompt", "model", "rubrics", "weight", "config"}, k) {
+		if contains([]string{keyName, keyType, "prompt", "model", keyRubrics, keyWeight, "config"}, k) {
 			continue
 		}
 		extra.keys = append(extra.keys, k)
@@ -258,7 +258,7 @@ func indexOf(list []string, s string) int {
 
 func (p *parser) composite(v *value, path, key string) *CompositeConfig {
 	c := &CompositeConfig{Aggregator: AggregatorWeightedAverage}
-	mv := v.get("evaluators")
+	mv := v.get(keyEvaluators)
 	switch {
 	case mv.isNull():
 		p.add(path+".evaluators", v, "is required: the member evaluators of the composite")
@@ -279,7 +279,7 @@ func (p *parser) composite(v *value, path, key string) *CompositeConfig {
 		p.add(apath, av, "must be a mapping with a type, got %s", av.kind)
 		return c
 	}
-	at := av.get("type")
+	at := av.get(keyType)
 	if at.isNull() || at.kind != kindString {
 		p.add(apath+".type", av, "is required: weighted_average, code_judge or llm_judge")
 		return c
@@ -306,7 +306,7 @@ func (p *parser) composite(v *value, path, key string) *CompositeConfig {
 		c.Aggregator = AggregatorWeightedAverage
 	case AggregatorCodeJudge:
 		c.Aggregator = AggregatorCodeJudge
-		c.Script = p.codeJudge(av, apath, []string{"type", "path", "script", "cwd", "target"}, "path", "script")
+		c.Script = p.codeJudge(av, apath, []string{keyType, "path", "script", "cwd", keyTarget}, "path", "script")
 	case AggregatorLLMJudge:
 		c.Aggregator = AggregatorLLMJudge
 		c.Prompt = p.optString(av, "prompt", apath)
@@ -429,7 +429,7 @@ func (p *parser) fieldAccuracy(v *value, path string) *FieldAccuracyConfig {
 			}
 			fs.Required = p.optBool(item, "required", ipath, true)
 			fs.Relative = p.optBool(item, "relative", ipath, false)
-			if w := item.get("weight"); !w.isNull() {
+			if w := item.get(keyWeight); !w.isNull() {
 				if f, ok := p.nonNegative(w, ipath+".weight"); ok {
 					fs.Weight = f
 				}
@@ -498,6 +498,3 @@ func (p *parser) tokenUsage(v *value, path string) *TokenUsageConfig {
 	}
 	return c
 }
-
-// keyName is the evaluator entry key that names it.
-const keyName = "name"

@@ -416,12 +416,12 @@ func (p *parser) fileHeader(root *value, o parseOptions) (*File, *value) {
 	f.Dataset = p.optString(root, "dataset", "")
 
 	var fileEvaluators *value
-	if exec := root.get("execution"); !exec.isNull() {
+	if exec := root.get(keyExecution); !exec.isNull() {
 		if exec.kind != kindObject {
-			p.add("execution", exec, "must be a mapping, got %s", exec.kind)
+			p.add(keyExecution, exec, "must be a mapping, got %s", exec.kind)
 		} else {
-			f.Target = p.optString(exec, "target", "execution")
-			fileEvaluators = exec.get("evaluators")
+			f.Target = p.optString(exec, keyTarget, keyExecution)
+			fileEvaluators = exec.get(keyEvaluators)
 		}
 	}
 	if !fileEvaluators.isNull() {
@@ -565,7 +565,7 @@ func (p *parser) evalCase(cv *value, i int, path string) *Case {
 			c.ExpectedMessages = p.messages(exp, path, ".expected_messages")
 		}
 	}
-	if r := cv.get("rubrics"); !r.isNull() {
+	if r := cv.get(keyRubrics); !r.isNull() {
 		c.Rubrics = p.rubrics(r, path+".rubrics")
 		if len(c.Rubrics) == 0 && r.kind == kindArray {
 			p.add(path+".rubrics", r, "must not be empty when present")
@@ -579,14 +579,14 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 	var own *value
 	ownPath := ""
 	execEvaluators := (*value)(nil)
-	if exec := cv.get("execution"); !exec.isNull() {
+	if exec := cv.get(keyExecution); !exec.isNull() {
 		if exec.kind != kindObject {
 			p.add(path+".execution", exec, "must be a mapping, got %s", exec.kind)
 		} else {
-			execEvaluators = exec.get("evaluators")
+			execEvaluators = exec.get(keyEvaluators)
 		}
 	}
-	caseEvaluators := cv.get("evaluators")
+	caseEvaluators := cv.get(keyEvaluators)
 	switch {
 	case !execEvaluators.isNull() && !caseEvaluators.isNull():
 		p.add(path+".evaluators", caseEvaluators, "both execution.evaluators and evaluators are set: use one of them")
@@ -599,7 +599,7 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 
 	var list []*EvaluatorConfig
 	if len(c.Rubrics) > 0 {
-		list = append(list, inlineRubricsEvaluator(c.Rubrics, cv.get("rubrics")))
+		list = append(list, inlineRubricsEvaluator(c.Rubrics, cv.get(keyRubrics)))
 	}
 	switch {
 	case own != nil:
@@ -620,7 +620,7 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 		// Inline rubrics and inherited evaluators meet only here, so a clash is reported on the case.
 		for _, ev := range list[1:] {
 			if ev.Name == InlineRubricsEvaluatorName {
-				p.add(path+".rubrics", cv.get("rubrics"), "the case's inline rubrics are judged by an evaluator named %q, "+
+				p.add(path+".rubrics", cv.get(keyRubrics), "the case's inline rubrics are judged by an evaluator named %q, "+
 					"which clashes with an evaluator of the same name: rename that evaluator", InlineRubricsEvaluatorName)
 				break
 			}
@@ -640,7 +640,7 @@ func inherit(list, inherited []*EvaluatorConfig) []*EvaluatorConfig {
 
 func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
 	entry := &value{kind: kindObject,
-		keys: []string{keyName, "type", "rubrics"},
+		keys: []string{keyName, keyType, keyRubrics},
 		vals: []*value{{kind: kindString, str: InlineRubricsEvaluatorName}, {kind: kindString, str: string(TypeLLMJudge)}, raw},
 	}
 	return &EvaluatorConfig{
@@ -735,7 +735,7 @@ func (p *parser) content(v *value, msgPath messagePath, raw json.RawMessage) Con
 				continue
 			}
 			seg := Segment{Raw: p.raw(sv)}
-			tv := sv.get("type")
+			tv := sv.get(keyType)
 			switch {
 			case tv.isNull():
 				p.add(spath+".type", sv, "is required (text or file)")
@@ -790,10 +790,10 @@ func (p *parser) toolCalls(v *value, path string) []ToolCall {
 			continue
 		}
 		tc := ToolCall{Tool: tool}
-		if in := tv.get("input"); in != nil {
+		if in := tv.get(keyInput); in != nil {
 			tc.Input = p.raw(in)
 		}
-		if o := tv.get("output"); o != nil {
+		if o := tv.get(keyOutput); o != nil {
 			tc.Output = p.raw(o)
 		}
 		out = append(out, tc)
@@ -825,7 +825,7 @@ func (p *parser) rubrics(v *value, path string) []Rubric {
 			if r.Outcome == "" {
 				r.Outcome = p.optString(rv, "description", rpath)
 			}
-			if w := rv.get("weight"); !w.isNull() {
+			if w := rv.get(keyWeight); !w.isNull() {
 				if f, ok := p.nonNegative(w, rpath+".weight"); ok {
 					r.Weight = f
 				}

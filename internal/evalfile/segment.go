@@ -216,7 +216,7 @@ func headerDocument(header []byte, keyLine, firstLine, indent, n int) (doc, case
 	if doc.Kind != yaml.DocumentNode || root.Kind != yaml.MappingNode || root.Style&yaml.FlowStyle != 0 {
 		return nil, nil, false
 	}
-	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: casesKey, Line: keyLine, Column: 1}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: casesKey, Line: keyLine, Column: 1}
 	cases = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: firstLine, Column: indent + 1,
 		Content: make([]*yaml.Node, n)}
 	root.Content = append(root.Content, key, cases)

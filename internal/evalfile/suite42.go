@@ -60,9 +60,6 @@ type Suite struct {
 	Metadata json.RawMessage
 }
 
-// suiteKeys are the top-level keys that make a document a 4.42 suite.
-var suiteKeys = []string{"tests", "eval_cases"}
-
 // isSuite42 reports whether a parsed document is a 4.42 suite, and under which key its tests are: tests, else the
 // deprecated eval_cases (AgentV reads tests first).
 func isSuite42(doc *yaml.Node) (string, bool) {
@@ -235,13 +232,13 @@ type keySpec struct {
 // warning, and so does the reader.
 var suiteKeySpecs = map[string]keySpec{
 	"$schema": {}, "name": {}, "description": {}, "category": {}, "version": {}, "author": {}, "tags": {},
-	"license": {}, "requires": {}, "input": {}, "input_files": {}, "tests": {}, "eval_cases": {}, "target": {},
-	"execution": {}, "assertions": {}, "assert": {}, "evaluator": {}, "metadata": {}, "governance": {},
+	"license": {}, "requires": {}, keyInput: {}, "input_files": {}, "tests": {}, "eval_cases": {}, keyTarget: {},
+	keyExecution: {}, keyAssertions: {}, keyAssert: {}, "evaluator": {}, "metadata": {}, "governance": {},
 	"workspace": {keyRefused, "a workspace (its template, repositories, hooks, docker image) is set up by AgentV " +
 		"around each test, which the operator does not do: the runner's image is its workspace"},
 	"preprocessors": {keyRefused, "preprocessors run commands over the runner's output files before grading, which " +
 		"the operator does not do"},
-	"evaluators": {keyRefused, "AgentV 4.42 does not read a top-level evaluators list (only execution.evaluators, " +
+	keyEvaluators: {keyRefused, "AgentV 4.42 does not read a top-level evaluators list (only execution.evaluators, " +
 		"deprecated): write assertions"},
 	"evalcases": {keyRefused, "the suite has tests too; evalcases is agentv-eval-v2's key, which AgentV 4.42 reads " +
 		"only when tests is absent: keep one of them"},
@@ -249,7 +246,7 @@ var suiteKeySpecs = map[string]keySpec{
 
 // suiteExecutionSpecs are the keys of the suite's execution.
 var suiteExecutionSpecs = map[string]keySpec{
-	"target": {}, "targets": {}, "assertions": {}, "assert": {}, "evaluators": {}, "threshold": {},
+	keyTarget: {}, "targets": {}, keyAssertions: {}, keyAssert: {}, keyEvaluators: {}, "threshold": {},
 	"fail_on_error": {}, "failOnError": {},
 	"workers":       {keyIgnored, "how many tests AgentV runs at once: the runner runs the whole batch"},
 	"cache":         {keyIgnored, "AgentV's response cache: the operator always runs the runner"},
@@ -276,6 +273,8 @@ func (sp *suiteParser) checkKeys(obj *value, n *yaml.Node, path string, specs ma
 		switch {
 		case !known:
 			sp.warnAt(kp, line, "unknown %s key %q: AgentV 4.42 ignores it", what, k)
+		case spec.rule == keyRead:
+			// Its reader checks it.
 		case spec.rule == keyIgnored && !obj.vals[i].isNull():
 			sp.warnAt(kp, line, "ignored: %s", spec.why)
 		case spec.rule == keyRefused && !obj.vals[i].isNull():
@@ -295,22 +294,22 @@ func (sp *suiteParser) read() {
 
 	// execution: the runner's target, the suite's threshold and fail_on_error.
 	var exec *value
-	execNode := member(sp.rootNode, "execution")
-	if ev := root.get("execution"); !ev.isNull() {
+	execNode := member(sp.rootNode, keyExecution)
+	if ev := root.get(keyExecution); !ev.isNull() {
 		if ev.kind != kindObject {
-			p.add("execution", ev, "must be a mapping, got %s", ev.kind)
+			p.add(keyExecution, ev, "must be a mapping, got %s", ev.kind)
 		} else {
 			exec = ev
-			sp.checkKeys(exec, execNode, "execution", suiteExecutionSpecs, "execution")
-			sp.s.Threshold = sp.unitNumber(exec, execNode, "threshold", "execution")
-			sp.s.FailOnError = sp.optBoolPtr(exec, execNode, "execution", "fail_on_error", "failOnError")
+			sp.checkKeys(exec, execNode, keyExecution, suiteExecutionSpecs, keyExecution)
+			sp.s.Threshold = sp.unitNumber(exec, execNode, "threshold", keyExecution)
+			sp.s.FailOnError = sp.optBoolPtr(exec, execNode, keyExecution, "fail_on_error", "failOnError")
 		}
 	}
 	sp.suiteTarget(exec, execNode)
 	sp.suiteGrader = sp.defaultGrader(root, sp.rootNode, "")
 
 	// Suite-level input and input_files are read per test (vars and skip_defaults apply there).
-	sp.input = root.get("input")
+	sp.input = root.get(keyInput)
 	if sp.input.isNull() {
 		sp.input = nil
 	}
@@ -330,9 +329,9 @@ func (sp *suiteParser) read() {
 	p.uniqueNames(f.DefaultEvaluators, "judging.evaluators", nil)
 
 	// Suite-level assertions: assertions > assert > execution.assertions > execution.assert > execution.evaluators.
-	if list, path := sp.firstList([]listSource{{root, sp.rootNode, "", "assertions"}, {root, sp.rootNode, "", "assert"},
-		{exec, execNode, "execution", "assertions"}, {exec, execNode, "execution", "assert"},
-		{exec, execNode, "execution", "evaluators"}}); list != nil {
+	if list, path := sp.firstList([]listSource{{root, sp.rootNode, "", keyAssertions}, {root, sp.rootNode, "", keyAssert},
+		{exec, execNode, keyExecution, keyAssertions}, {exec, execNode, keyExecution, keyAssert},
+		{exec, execNode, keyExecution, keyEvaluators}}); list != nil {
 		f.Evaluators = sp.uniqueEvaluators(sp.graderList(list, path, searchDirs(sp.files.dir)), path, list)
 	}
 
@@ -376,7 +375,7 @@ func (sp *suiteParser) firstList(sources []listSource) (*value, string) {
 			continue
 		}
 		found, foundPath = v, path
-		if s.key != "assertions" {
+		if s.key != keyAssertions {
 			sp.warnAt(path, line, "%s is deprecated in AgentV 4.42: write assertions", path)
 		}
 	}
@@ -441,19 +440,19 @@ func headOf(s string) string {
 func (sp *suiteParser) suiteTarget(exec *value, execNode *yaml.Node) {
 	p := sp.p
 	if exec != nil {
-		sp.f.Target = p.optString(exec, "target", "execution")
+		sp.f.Target = p.optString(exec, keyTarget, keyExecution)
 	}
-	if t := sp.root.get("target"); !t.isNull() {
+	if t := sp.root.get(keyTarget); !t.isNull() {
 		if sp.f.Target != "" {
-			sp.warnAt("target", keyLine(sp.rootNode, "target", t), "ignored: execution.target is set, which AgentV 4.42 reads first")
+			sp.warnAt(keyTarget, keyLine(sp.rootNode, keyTarget, t), "ignored: execution.target is set, which AgentV 4.42 reads first")
 		} else {
-			sp.f.Target = p.optString(sp.root, "target", "")
-			sp.warnAt("target", keyLine(sp.rootNode, "target", t), "a top-level target is deprecated in AgentV 4.42: write execution.target")
+			sp.f.Target = p.optString(sp.root, keyTarget, "")
+			sp.warnAt(keyTarget, keyLine(sp.rootNode, keyTarget, t), "a top-level target is deprecated in AgentV 4.42: write execution.target")
 		}
 	}
 	sp.target = sp.f.Target
 	if exec != nil {
-		sp.targets(exec, execNode, "execution")
+		sp.targets(exec, execNode, keyExecution)
 	}
 }
 

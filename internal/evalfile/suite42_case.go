@@ -15,9 +15,9 @@ import (
 // testKeySpecs are the keys of a 4.42 test. A key not listed is unknown: AgentV ignores it with a warning, and so
 // does the reader.
 var testKeySpecs = map[string]keySpec{
-	"id": {}, "vars": {}, "criteria": {}, "expected_outcome": {}, "input": {}, "input_files": {},
-	"expected_output": {}, "assertions": {}, "assert": {}, "evaluators": {}, "evaluator": {}, "rubrics": {},
-	"execution": {}, "metadata": {}, "conversation_id": {},
+	"id": {}, "vars": {}, "criteria": {}, "expected_outcome": {}, keyInput: {}, "input_files": {},
+	"expected_output": {}, keyAssertions: {}, keyAssert: {}, keyEvaluators: {}, "evaluator": {}, keyRubrics: {},
+	keyExecution: {}, "metadata": {}, "conversation_id": {},
 	"suite": {keyIgnored, "AgentV 4.42 names a test's suite after its file (or the suite's name), not this key"},
 	"workspace": {keyRefused, "a workspace (its template, repositories, hooks, docker image) is set up by AgentV " +
 		"around the test, which the operator does not do: the runner's image is its workspace"},
@@ -37,22 +37,25 @@ var testKeySpecs = map[string]keySpec{
 		"write expected_output"},
 }
 
+// whySuiteLevelOnly is why a test's execution key that AgentV 4.42 reads for the whole suite is ignored.
+const whySuiteLevelOnly = "AgentV 4.42 reads it at the suite level only"
+
 // testExecutionSpecs are the keys of a test's execution.
 var testExecutionSpecs = map[string]keySpec{
-	"skip_defaults": {}, "threshold": {}, "fail_on_error": {}, "failOnError": {}, "evaluators": {}, "targets": {},
-	"target": {keyIgnored, "AgentV 4.42 reads a test's target from execution.targets only"},
+	"skip_defaults": {}, "threshold": {}, "fail_on_error": {}, "failOnError": {}, keyEvaluators: {}, "targets": {},
+	keyTarget: {keyIgnored, "AgentV 4.42 reads a test's target from execution.targets only"},
 	"trials": {keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
 		"spec.trials)"},
-	"assertions": {keyRefused, "AgentV 4.42 does not read a test's execution.assertions (it would grade the test " +
+	keyAssertions: {keyRefused, "AgentV 4.42 does not read a test's execution.assertions (it would grade the test " +
 		"without them): write assertions on the test"},
-	"assert": {keyRefused, "AgentV 4.42 does not read a test's execution.assert (it would grade the test without " +
+	keyAssert: {keyRefused, "AgentV 4.42 does not read a test's execution.assert (it would grade the test without " +
 		"them): write assertions on the test"},
-	"workers":          {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
-	"cache":            {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
-	"cache_path":       {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
-	"budget_usd":       {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
-	"budgetUsd":        {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
-	"total_budget_usd": {keyIgnored, "AgentV 4.42 reads it at the suite level only"},
+	"workers":          {keyIgnored, whySuiteLevelOnly},
+	"cache":            {keyIgnored, whySuiteLevelOnly},
+	"cache_path":       {keyIgnored, whySuiteLevelOnly},
+	"budget_usd":       {keyIgnored, whySuiteLevelOnly},
+	"budgetUsd":        {keyIgnored, whySuiteLevelOnly},
+	"total_budget_usd": {keyIgnored, whySuiteLevelOnly},
 }
 
 // cases reads every test into the File, in order.
@@ -133,15 +136,15 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 
 	// execution.
 	var exec *value
-	execNode := member(n, "execution")
+	execNode := member(n, keyExecution)
 	skipDefaults := false
-	if ev := v.get("execution"); !ev.isNull() {
+	if ev := v.get(keyExecution); !ev.isNull() {
 		if ev.kind != kindObject {
 			p.add(path+".execution", ev, "must be a mapping, got %s", ev.kind)
 		} else {
 			exec = ev
 			epath := path + ".execution"
-			sp.checkKeys(exec, execNode, epath, testExecutionSpecs, "execution")
+			sp.checkKeys(exec, execNode, epath, testExecutionSpecs, keyExecution)
 			if sd := exec.get("skip_defaults"); !sd.isNull() {
 				if sd.kind != kindBool {
 					p.addAt(epath+".skip_defaults", keyLine(execNode, "skip_defaults", sd), "must be true or false, got %s", describe(sd))
@@ -170,7 +173,7 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 	}
 
 	// A test needs something to be judged by: AgentV skips it otherwise.
-	if c.ExpectedOutcome == "" && len(c.ExpectedMessages) == 0 && !v.has("assertions") && !v.has("assert") {
+	if c.ExpectedOutcome == "" && len(c.ExpectedMessages) == 0 && !v.has(keyAssertions) && !v.has(keyAssert) {
 		p.addAt(path, it.line, "the test has no criteria, expected_output or assertions, which AgentV 4.42 skips "+
 			"(it needs at least one of them)")
 	}
@@ -213,7 +216,7 @@ func (sp *suiteParser) criteria(v *value, n *yaml.Node, path string, tmpl *templ
 // testInput resolves the test's input messages as AgentV 4.42 does, and the form the test wrote its input in.
 func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *templater, skipDefaults bool) ([]Message, InputForm) {
 	p := sp.p
-	in := tmpl.fill(v.get("input"))
+	in := tmpl.fill(v.get(keyInput))
 	inputFiles, filesPath := v.get("input_files"), path+".input_files"
 	if inputFiles.isNull() && sp.inputFiles != nil && !skipDefaults {
 		inputFiles, filesPath = sp.inputFiles, "input_files"
@@ -224,7 +227,7 @@ func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *temp
 	form := InputMessagesForm
 	switch {
 	case in.isNull():
-		p.addAt(path+".input", keyLine(n, "input", v), "is required: a string or a list of messages (AgentV 4.42 "+
+		p.addAt(path+".input", keyLine(n, keyInput, v), "is required: a string or a list of messages (AgentV 4.42 "+
 			"skips a test without)")
 	case !inputFiles.isNull():
 		sp.onceForSuite(func() { msgs = sp.inputFilesMessage(inputFiles, filesPath, in, path+".input") })
@@ -232,9 +235,10 @@ func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *temp
 		msgs, form = sp.messagesShorthand(in, path+".input", RoleUser)
 	}
 	if sp.input != nil && !skipDefaults {
-		var suiteMsgs []Message
-		sp.onceForSuite(func() { suiteMsgs, _ = sp.messagesShorthand(tmpl.fill(sp.input), "input", RoleUser) })
-		msgs = append(suiteMsgs, msgs...)
+		sp.onceForSuite(func() {
+			suiteMsgs, _ := sp.messagesShorthand(tmpl.fill(sp.input), keyInput, RoleUser)
+			msgs = append(suiteMsgs, msgs...)
+		})
 		form = InputMessagesForm
 	}
 	if !inputFiles.isNull() {
@@ -290,7 +294,7 @@ func (sp *suiteParser) inputFilesMessage(files *value, filesPath string, in *val
 
 // segmentValue is a {type, value} segment.
 func segmentValue(t, s string, line int) *value {
-	return &value{kind: kindObject, line: line, keys: []string{"type", "value"},
+	return &value{kind: kindObject, line: line, keys: []string{keyType, "value"},
 		vals: []*value{{kind: kindString, str: t, line: line}, {kind: kindString, str: s, line: line}}}
 }
 
@@ -469,7 +473,7 @@ func (sp *suiteParser) content(v *value, path string, expected bool) Content {
 			continue
 		}
 		seg := Segment{}
-		tv := sv.get("type")
+		tv := sv.get(keyType)
 		switch {
 		case tv.isNull():
 			p.add(spath+".type", sv, "is required (text, file or image)")
@@ -503,7 +507,7 @@ func allSegments(v *value) bool {
 		if item.kind == kindString {
 			continue
 		}
-		t := item.get("type")
+		t := item.get(keyType)
 		if item.kind != kindObject || t == nil || t.kind != kindString || (t.str != "text" && t.str != "file" && t.str != "image") {
 			return false
 		}
@@ -535,16 +539,16 @@ func (sp *suiteParser) testMetadata(c *Case, v *value, path string) {
 // agentv-eval-v2.
 func (sp *suiteParser) testEvaluators(c *Case, v *value, n *yaml.Node, exec *value, execNode *yaml.Node, path string, skipDefaults bool) {
 	var list []*EvaluatorConfig
-	if r := v.get("rubrics"); !r.isNull() {
-		sp.warnAt(path+".rubrics", keyLine(n, "rubrics", r), "rubrics on a test is deprecated in AgentV 4.42: write "+
+	if r := v.get(keyRubrics); !r.isNull() {
+		sp.warnAt(path+".rubrics", keyLine(n, keyRubrics, r), "rubrics on a test is deprecated in AgentV 4.42: write "+
 			"assertions: [{type: rubrics, criteria: [...]}]")
 		if ev := sp.inlineRubrics(r, path+".rubrics"); ev != nil {
 			c.Rubrics = ev.LLMJudge.Rubrics
 			list = append(list, ev)
 		}
 	}
-	own, ownPath := sp.firstList([]listSource{{v, n, path, "assertions"}, {v, n, path, "assert"},
-		{exec, execNode, path + ".execution", "evaluators"}, {v, n, path, "evaluators"}})
+	own, ownPath := sp.firstList([]listSource{{v, n, path, keyAssertions}, {v, n, path, keyAssert},
+		{exec, execNode, path + ".execution", keyEvaluators}, {v, n, path, keyEvaluators}})
 	var ownList []*EvaluatorConfig
 	if own != nil {
 		ownList = sp.graderList(own, ownPath, searchDirs(sp.files.dir))
@@ -578,7 +582,7 @@ func (sp *suiteParser) testEvaluators(c *Case, v *value, n *yaml.Node, exec *val
 	if kind == "" {
 		kind = sp.suiteGrader
 	}
-	if len(c.Evaluators) == 0 && kind != "" && kind != "llm-grader" {
+	if len(c.Evaluators) == 0 && kind != "" && kind != graderLLM {
 		sp.p.addAt(path, v.line, "not supported: the test has no assertions, so AgentV 4.42 grades it with the "+
 			"grader its evaluator key names (%s); the operator grades such a test with llm-grader only", kind)
 	}

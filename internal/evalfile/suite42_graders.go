@@ -21,9 +21,9 @@ import (
 // graderKinds are AgentV 4.42's grader types (types.ts GRADER_KIND_VALUES): those builtin-graders.ts registers, and
 // rubric and rubrics, which its loader turns into llm-grader.
 var graderKinds = []string{
-	"code-grader", "llm-grader", "rubric", "composite", "tool-trajectory", "field-accuracy", "latency", "cost",
+	graderCode, graderLLM, graderRubric, "composite", "tool-trajectory", "field-accuracy", "latency", "cost",
 	"token-usage", "execution-metrics", "skill-trigger", "contains", "contains-any", "contains-all", "icontains",
-	"icontains-any", "icontains-all", "starts-with", "ends-with", "regex", "is-json", "equals", "rubrics",
+	"icontains-any", "icontains-all", "starts-with", "ends-with", "regex", "is-json", "equals", graderRubrics,
 	"inline-assert",
 }
 
@@ -131,14 +131,14 @@ func (sp *suiteParser) include(name *value, ipath string, dirs []string, depth i
 			return
 		}
 		p.refuseEnv(root, func() string { return "" })
-		list := root.get("assertions")
+		list := root.get(keyAssertions)
 		if root.kind != kindObject || list.isNull() || list.kind != kindArray {
-			p.add("assertions", root, "an assertion template must be a mapping with an assertions list")
+			p.add(keyAssertions, root, "an assertion template must be a mapping with an assertions list")
 			return
 		}
 		tdir := path.Dir(found)
 		nested := append([]string{tdir}, slices.DeleteFunc(slices.Clone(dirs), func(d string) bool { return d == tdir })...)
-		out = sp.expandIncludes(list, "assertions", nested, depth+1, append(slices.Clone(chain), found))
+		out = sp.expandIncludes(list, keyAssertions, nested, depth+1, append(slices.Clone(chain), found))
 	})
 	return out
 }
@@ -170,7 +170,7 @@ func (sp *suiteParser) graderList(list *value, listPath string, dirs []string) [
 			if group < 0 && len(criteria) > 0 {
 				group = len(out)
 				w := float64(len(criteria))
-				ev := &EvaluatorConfig{Name: "rubrics", Key: "rubrics", Type: TypeLLMJudge, Grader: "llm-grader",
+				ev := &EvaluatorConfig{Name: graderRubrics, Key: graderRubrics, Type: TypeLLMJudge, Grader: graderLLM,
 					Weight: &w, LLMJudge: &LLMJudgeConfig{Rubrics: criteria}}
 				ev.Raw = stringGroupRaw(criteria, w)
 				sp.generated[ev] = true
@@ -193,8 +193,8 @@ func stringGroupRaw(criteria []Rubric, weight float64) []byte {
 	for _, r := range criteria {
 		items.vals = append(items.vals, &value{kind: kindString, str: r.Outcome})
 	}
-	obj := &value{kind: kindObject, keys: []string{"type", "criteria", "weight"},
-		vals: []*value{{kind: kindString, str: "rubrics"}, items, numberValue(weight)}}
+	obj := &value{kind: kindObject, keys: []string{keyType, "criteria", keyWeight},
+		vals: []*value{{kind: kindString, str: graderRubrics}, items, numberValue(weight)}}
 	return obj.raw()
 }
 
@@ -246,60 +246,13 @@ func graderName(kind string, v *value) string {
 // composite's members. It returns nil when the grader is unusable.
 func (sp *suiteParser) grader(v *value, gpath, keyPrefix string, member bool) *EvaluatorConfig {
 	p := sp.p
-	if v.kind != kindObject {
-		p.add(gpath, v, "a grader must be a mapping with a type, or a string (a criterion), got %s (AgentV 4.42 skips it)", v.kind)
+	kind, tv, ok := sp.graderKind(v, gpath, member)
+	if !ok {
 		return nil
 	}
 	before := len(p.problems)
-	tv := v.get("type")
-	if tv.isNull() || tv.kind != kindString {
-		p.add(gpath+".type", v, "is required: a grader type (AgentV 4.42 skips a grader without)")
-		return nil
-	}
-	kind := normalizeGraderType(tv.str)
-	switch {
-	case kind == "code-judge" || kind == "llm-judge":
-		p.add(gpath+".type", tv, "%q is AgentV v2's name, which AgentV 4.42 skips: write %s", headOf(tv.str),
-			strings.Replace(kind, "-judge", "-grader", 1))
-		return nil
-	case kind == "inline-assert":
-		p.add(gpath+".type", tv, "inline-assert graders are functions of TypeScript suites; a YAML suite cannot "+
-			"have one")
-		return nil
-	case !slices.Contains(graderKinds, kind):
-		p.add(gpath+".type", tv, "not supported: %q is not one of AgentV 4.42's built-in graders (a custom "+
-			"type is code AgentV finds in .agentv/assertions, which the operator does not run); the built-in "+
-			"graders are %s", textbound.Head(tv.str, 40), strings.Join(graderKinds[:len(graderKinds)-1], ", "))
-		return nil
-	case member && tv.str != kind:
-		p.add(gpath+".type", tv, "write %s: AgentV 4.42 skips a composite's member whose type is written %q", kind, tv.str)
-		return nil
-	}
-
 	ev := &EvaluatorConfig{Raw: p.raw(v), Grader: kind}
-	nv := v.get(keyName)
-	switch {
-	case nv.isNull() && member:
-		p.add(gpath+".name", v, "is required: AgentV 4.42 skips a composite's member without a name")
-	case nv.isNull():
-		ev.Name = graderName(kind, v)
-		sp.generated[ev] = true
-	case nv.kind != kindString || nv.str == "":
-		p.add(gpath+".name", nv, "must be a non-empty string (AgentV 4.42 skips the grader)")
-	default:
-		ev.Name = nv.str
-	}
-	if ev.Name != "" {
-		switch {
-		case len(ev.Name) > maxEvaluatorNameLength:
-			p.add(gpath+".name", v, "%q must be at most %d characters (give the grader a shorter name)",
-				textbound.Head(ev.Name, 40), maxEvaluatorNameLength)
-		case strings.Contains(ev.Name, "/") && !sp.generated[ev]:
-			// A name AgentV makes up may hold one ("contains-@scope/pkg"): it is never a composite's (members are
-			// named), and uniqueEvaluators checks that no two keys of a case meet.
-			p.add(gpath+".name", nv, "must not contain '/' (it separates composite members in result keys)")
-		}
-	}
+	sp.nameGrader(ev, v, gpath, member)
 	ev.Key = ev.Name
 	if keyPrefix != "" {
 		ev.Key = keyPrefix + "/" + ev.Name
@@ -309,38 +262,117 @@ func (sp *suiteParser) grader(v *value, gpath, keyPrefix string, member bool) *E
 		p.add(gpath+".preprocessors", pp, "not supported: preprocessors run commands over the runner's output "+
 			"files before grading, which the operator does not do")
 	}
-	if kind != "code-grader" && kind != "llm-grader" && kind != "rubrics" && kind != "rubric" {
-		// Only the graders that read target take it (as a judge model for the LLM graders).
-	} else if t := v.get("target"); !t.isNull() {
-		if kind == "code-grader" {
-			p.add(gpath+".target", t, "not supported: a code-grader with target gets a proxy to call the suite's "+
-				"targets (a model endpoint) while it grades, which the operator's judges may not reach")
-		} else {
-			p.add(gpath+".target", t, "not supported: a grader's target picks another model to grade with; the "+
-				"operator grades with the EvalRun's judging model")
-		}
+	sp.refuseGraderTarget(v, gpath, kind)
+	sp.graderSettings(ev, v, tv, gpath, kind)
+	if len(p.problems) > before {
+		return nil
 	}
+	return ev
+}
 
+// graderKind reads a grader's type (tv), normalized: snake_case read as kebab-case. ok is false, and a problem says
+// why, when the grader is not a mapping or its type is not a built-in grader AgentV 4.42 would run.
+func (sp *suiteParser) graderKind(v *value, gpath string, member bool) (kind string, tv *value, ok bool) {
+	p := sp.p
+	if v.kind != kindObject {
+		p.add(gpath, v, "a grader must be a mapping with a type, or a string (a criterion), got %s (AgentV 4.42 skips it)", v.kind)
+		return "", nil, false
+	}
+	tv = v.get(keyType)
+	if tv.isNull() || tv.kind != kindString {
+		p.add(gpath+".type", v, "is required: a grader type (AgentV 4.42 skips a grader without)")
+		return "", nil, false
+	}
+	kind = normalizeGraderType(tv.str)
+	switch {
+	case kind == "code-judge" || kind == "llm-judge":
+		p.add(gpath+".type", tv, "%q is AgentV v2's name, which AgentV 4.42 skips: write %s", headOf(tv.str),
+			strings.Replace(kind, "-judge", "-grader", 1))
+		return "", nil, false
+	case kind == "inline-assert":
+		p.add(gpath+".type", tv, "inline-assert graders are functions of TypeScript suites; a YAML suite cannot "+
+			"have one")
+		return "", nil, false
+	case !slices.Contains(graderKinds, kind):
+		p.add(gpath+".type", tv, "not supported: %q is not one of AgentV 4.42's built-in graders (a custom "+
+			"type is code AgentV finds in .agentv/assertions, which the operator does not run); the built-in "+
+			"graders are %s", textbound.Head(tv.str, 40), strings.Join(graderKinds[:len(graderKinds)-1], ", "))
+		return "", nil, false
+	case member && tv.str != kind:
+		p.add(gpath+".type", tv, "write %s: AgentV 4.42 skips a composite's member whose type is written %q", kind, tv.str)
+		return "", nil, false
+	}
+	return kind, tv, true
+}
+
+// nameGrader sets ev.Name: the grader's name, else the one AgentV 4.42 makes up (a composite's member must have
+// one), and checks it.
+func (sp *suiteParser) nameGrader(ev *EvaluatorConfig, v *value, gpath string, member bool) {
+	p := sp.p
+	nv := v.get(keyName)
+	switch {
+	case nv.isNull() && member:
+		p.add(gpath+".name", v, "is required: AgentV 4.42 skips a composite's member without a name")
+	case nv.isNull():
+		ev.Name = graderName(ev.Grader, v)
+		sp.generated[ev] = true
+	case nv.kind != kindString || nv.str == "":
+		p.add(gpath+".name", nv, "must be a non-empty string (AgentV 4.42 skips the grader)")
+	default:
+		ev.Name = nv.str
+	}
+	if ev.Name == "" {
+		return
+	}
+	switch {
+	case len(ev.Name) > maxEvaluatorNameLength:
+		p.add(gpath+".name", v, "%q must be at most %d characters (give the grader a shorter name)",
+			textbound.Head(ev.Name, 40), maxEvaluatorNameLength)
+	case strings.Contains(ev.Name, "/") && !sp.generated[ev]:
+		// A name AgentV makes up may hold one ("contains-@scope/pkg"): it is never a composite's (members are
+		// named), and uniqueEvaluators checks that no two keys of a case meet.
+		p.add(gpath+".name", nv, "must not contain '/' (it separates composite members in result keys)")
+	}
+}
+
+// readsTarget reports whether a grader of kind reads target (the LLM graders as a judge model).
+func readsTarget(kind string) bool {
+	return kind == graderCode || kind == graderLLM || kind == graderRubrics || kind == graderRubric
+}
+
+// refuseGraderTarget refuses a target on a grader that reads it; the other graders do not take it.
+func (sp *suiteParser) refuseGraderTarget(v *value, gpath, kind string) {
+	t := v.get(keyTarget)
+	switch {
+	case t.isNull() || !readsTarget(kind):
+		// No target, or one the grader does not read.
+	case kind == graderCode:
+		sp.p.add(gpath+".target", t, "not supported: a code-grader with target gets a proxy to call the suite's "+
+			"targets (a model endpoint) while it grades, which the operator's judges may not reach")
+	default:
+		sp.p.add(gpath+".target", t, "not supported: a grader's target picks another model to grade with; the "+
+			"operator grades with the EvalRun's judging model")
+	}
+}
+
+// graderSettings reads what a grader of kind takes (tv is its type) into ev, with the v2 evaluator type that plans
+// the same work.
+func (sp *suiteParser) graderSettings(ev *EvaluatorConfig, v, tv *value, gpath, kind string) {
+	p := sp.p
 	switch kind {
-	case "code-grader":
+	case graderCode:
 		ev.Type = TypeCodeJudge
 		ev.CodeJudge = sp.codeGrader(v, gpath)
-	case "llm-grader":
+	case graderLLM:
 		ev.Type = TypeLLMJudge
-		ev.Grader = "llm-grader"
+		ev.Grader = graderLLM
 		ev.LLMJudge = sp.llmGrader(v, gpath)
-	case "rubrics":
-		ev.Type, ev.Grader = TypeLLMJudge, "llm-grader"
+	case graderRubrics:
+		ev.Type, ev.Grader = TypeLLMJudge, graderLLM
 		ev.LLMJudge = &LLMJudgeConfig{Rubrics: sp.rubricsCriteria(v, gpath)}
-	case "rubric":
-		sp.warn(gpath+".type", tv, "type rubric is deprecated in AgentV 4.42: write type: rubrics with criteria")
-		ev.Type, ev.Grader = TypeLLMJudge, "llm-grader"
-		rv := v.get("rubrics")
-		if rv.isNull() || rv.kind != kindArray || len(rv.vals) == 0 {
-			p.add(gpath+".rubrics", v, "is required: a non-empty list of rubric items (AgentV 4.42 skips the grader)")
-		} else {
-			ev.LLMJudge = &LLMJudgeConfig{Rubrics: sp.rubricItems(rv, gpath+".rubrics", false)}
-		}
+	case graderRubric:
+		ev.Type, ev.Grader = TypeLLMJudge, graderLLM
+		ev.LLMJudge = sp.rubricGrader(v, tv, gpath)
 	case "composite":
 		ev.Type = TypeComposite
 		ev.Composite = sp.composite(v, gpath, ev.Key)
@@ -368,32 +400,46 @@ func (sp *suiteParser) grader(v *value, gpath, keyPrefix string, member bool) *E
 		ev.ExecutionMetrics = sp.executionMetrics(v, gpath)
 	case "skill-trigger":
 		ev.Type = TypeSkillTrigger
-		ev.SkillTrigger = &SkillTriggerConfig{Skill: p.optString(v, "skill", gpath)}
-		if ev.SkillTrigger.Skill == "" {
-			p.add(gpath+".skill", v, "is required: the skill the response should (or should not) trigger")
-		}
-		if st := v.get("should_trigger"); !st.isNull() {
-			if st.kind != kindBool {
-				p.add(gpath+".should_trigger", st, "must be true or false, got %s (AgentV 4.42 ignores it)", describe(st))
-			} else {
-				b := st.b
-				ev.SkillTrigger.ShouldTrigger = &b
-			}
-		}
+		ev.SkillTrigger = sp.skillTrigger(v, gpath)
 	default:
 		ev.Type = assertionTypes[kind]
 		ev.Assertion = sp.assertion(v, gpath, kind)
 	}
-	if len(p.problems) > before {
+}
+
+// rubricGrader reads the deprecated rubric grader (tv is its type): its rubric items; nil when it has none.
+func (sp *suiteParser) rubricGrader(v, tv *value, gpath string) *LLMJudgeConfig {
+	sp.warn(gpath+".type", tv, "type rubric is deprecated in AgentV 4.42: write type: rubrics with criteria")
+	rv := v.get(keyRubrics)
+	if rv.isNull() || rv.kind != kindArray || len(rv.vals) == 0 {
+		sp.p.add(gpath+".rubrics", v, "is required: a non-empty list of rubric items (AgentV 4.42 skips the grader)")
 		return nil
 	}
-	return ev
+	return &LLMJudgeConfig{Rubrics: sp.rubricItems(rv, gpath+".rubrics", false)}
+}
+
+// skillTrigger reads a skill-trigger: the skill (required) and should_trigger.
+func (sp *suiteParser) skillTrigger(v *value, gpath string) *SkillTriggerConfig {
+	p := sp.p
+	c := &SkillTriggerConfig{Skill: p.optString(v, "skill", gpath)}
+	if c.Skill == "" {
+		p.add(gpath+".skill", v, "is required: the skill the response should (or should not) trigger")
+	}
+	if st := v.get("should_trigger"); !st.isNull() {
+		if st.kind != kindBool {
+			p.add(gpath+".should_trigger", st, "must be true or false, got %s (AgentV 4.42 ignores it)", describe(st))
+		} else {
+			b := st.b
+			c.ShouldTrigger = &b
+		}
+	}
+	return c
 }
 
 // modifiers reads weight, required, min_score and negate.
 func (sp *suiteParser) modifiers(ev *EvaluatorConfig, v *value, gpath string) {
 	p := sp.p
-	if w := v.get("weight"); !w.isNull() {
+	if w := v.get(keyWeight); !w.isNull() {
 		if f, ok := p.nonNegative(w, gpath+".weight"); ok {
 			ev.Weight = &f
 		}
@@ -502,7 +548,7 @@ func (sp *suiteParser) codeGrader(v *value, gpath string) *CodeJudgeConfig {
 		p.add(cpath, cmd, "must be a command string or a list of arguments, got %s", cmd.kind)
 	}
 	c.Cwd = p.optString(v, "cwd", gpath)
-	c.Config = sp.configOf(v, gpath, []string{"name", "type", "command", "script", "cwd", "weight", "target",
+	c.Config = sp.configOf(v, gpath, []string{keyName, keyType, "command", "script", "cwd", keyWeight, keyTarget,
 		"config", "preprocessors", "required", "min_score", "negate"})
 	return c
 }
@@ -513,8 +559,8 @@ func (sp *suiteParser) llmGrader(v *value, gpath string) *LLMJudgeConfig {
 	p := sp.p
 	c := &LLMJudgeConfig{}
 	if pv := v.get("prompt"); !pv.isNull() {
-		switch {
-		case pv.kind == kindString:
+		switch pv.kind {
+		case kindString:
 			c.Prompt = pv.raw()
 			if ref, ok := strings.CutPrefix(pv.str, fileProtocol); ok {
 				if strings.TrimSpace(ref) == "" {
@@ -522,7 +568,7 @@ func (sp *suiteParser) llmGrader(v *value, gpath string) *LLMJudgeConfig {
 				}
 				c.PromptFile = ref
 			}
-		case pv.kind == kindObject:
+		case kindObject:
 			p.add(gpath+".prompt", pv, "not supported: a prompt written as a command is a script AgentV runs to "+
 				"build the grader's prompt, which the operator does not do: write the prompt's text or file://PATH")
 		default:
@@ -530,7 +576,7 @@ func (sp *suiteParser) llmGrader(v *value, gpath string) *LLMJudgeConfig {
 		}
 	}
 	c.Model = p.optString(v, "model", gpath)
-	if rv := v.get("rubrics"); !rv.isNull() {
+	if rv := v.get(keyRubrics); !rv.isNull() {
 		if rv.kind != kindArray {
 			p.add(gpath+".rubrics", rv, "must be a list of rubric items, got %s (AgentV 4.42 ignores it)", rv.kind)
 		} else {
@@ -554,7 +600,7 @@ func (sp *suiteParser) llmGrader(v *value, gpath string) *LLMJudgeConfig {
 			}
 		}
 	}
-	c.Config = sp.configOf(v, gpath, []string{"name", "type", "prompt", "model", "rubrics", "target", "weight",
+	c.Config = sp.configOf(v, gpath, []string{keyName, keyType, "prompt", "model", keyRubrics, keyTarget, keyWeight,
 		"config", "required", "min_score", "negate", "max_steps", "maxSteps", "temperature", "preprocessors"})
 	return c
 }
@@ -625,7 +671,7 @@ func (sp *suiteParser) rubricFields(r *Rubric, item *value, ipath string) {
 			r.Operator = op.str
 		}
 	}
-	if w := item.get("weight"); !w.isNull() {
+	if w := item.get(keyWeight); !w.isNull() {
 		if w.kind != kindNumber {
 			p.add(ipath+".weight", w, "must be a number, got %s (AgentV 4.42 uses 1)", describe(w))
 		} else {
@@ -810,10 +856,10 @@ func (sp *suiteParser) inlineRubrics(r *value, rpath string) *EvaluatorConfig {
 	if len(rubrics) == 0 {
 		return nil
 	}
-	entry := &value{kind: kindObject, keys: []string{keyName, "type", "rubrics"},
-		vals: []*value{{kind: kindString, str: InlineRubricsEvaluatorName}, {kind: kindString, str: "llm-grader"}, r}}
+	entry := &value{kind: kindObject, keys: []string{keyName, keyType, keyRubrics},
+		vals: []*value{{kind: kindString, str: InlineRubricsEvaluatorName}, {kind: kindString, str: graderLLM}, r}}
 	ev := &EvaluatorConfig{Name: InlineRubricsEvaluatorName, Key: InlineRubricsEvaluatorName, Type: TypeLLMJudge,
-		Grader: "llm-grader", Raw: entry.raw(), LLMJudge: &LLMJudgeConfig{Rubrics: rubrics}}
+		Grader: graderLLM, Raw: entry.raw(), LLMJudge: &LLMJudgeConfig{Rubrics: rubrics}}
 	sp.generated[ev] = true
 	return ev
 }
@@ -821,11 +867,18 @@ func (sp *suiteParser) inlineRubrics(r *value, rpath string) *EvaluatorConfig {
 // composite reads a composite: its members (assertions > assert > evaluators; each with a name and a type written
 // as AgentV registers it) and its aggregator (required).
 func (sp *suiteParser) composite(v *value, gpath, key string) *CompositeConfig {
+	c := &CompositeConfig{Members: sp.compositeMembers(v, gpath, key)}
+	sp.aggregator(c, v, gpath)
+	return c
+}
+
+// compositeMembers reads a composite's member graders (key is the composite's): assertions, else the deprecated
+// assert or evaluators.
+func (sp *suiteParser) compositeMembers(v *value, gpath, key string) []*EvaluatorConfig {
 	p := sp.p
-	c := &CompositeConfig{}
-	mkey := "assertions"
-	members := v.get("assertions")
-	for _, alias := range []string{"assert", "evaluators"} {
+	mkey := keyAssertions
+	members := v.get(keyAssertions)
+	for _, alias := range []string{keyAssert, keyEvaluators} {
 		if members.isNull() {
 			if m := v.get(alias); !m.isNull() {
 				mkey, members = alias, m
@@ -837,33 +890,41 @@ func (sp *suiteParser) composite(v *value, gpath, key string) *CompositeConfig {
 	switch {
 	case members.isNull():
 		p.add(gpath+".assertions", v, "is required: the composite's member graders (AgentV 4.42 skips the composite)")
+		return nil
 	case members.kind != kindArray:
 		p.add(mpath, members, "must be a list of graders, got %s (AgentV 4.42 skips the composite)", members.kind)
-	default:
-		for _, e := range sp.expandIncludes(members, mpath, searchDirs(sp.files.dir), 0, nil) {
-			var m *EvaluatorConfig
-			sp.withFile(e.file, func() { m = sp.grader(e.v, e.path, key, true) })
-			if m != nil {
-				c.Members = append(c.Members, m)
-			}
-		}
-		if len(c.Members) == 0 && len(members.vals) == 0 {
-			p.add(mpath, members, "must have at least one member (AgentV 4.42 skips the composite)")
-		}
-		p.uniqueNames(c.Members, mpath, members)
+		return nil
 	}
+	var out []*EvaluatorConfig
+	for _, e := range sp.expandIncludes(members, mpath, searchDirs(sp.files.dir), 0, nil) {
+		var m *EvaluatorConfig
+		sp.withFile(e.file, func() { m = sp.grader(e.v, e.path, key, true) })
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 && len(members.vals) == 0 {
+		p.add(mpath, members, "must have at least one member (AgentV 4.42 skips the composite)")
+	}
+	p.uniqueNames(out, mpath, members)
+	return out
+}
 
+// aggregator reads a composite's aggregator (c's members read) into c: weighted_average (with weights), threshold,
+// code-grader or llm-grader.
+func (sp *suiteParser) aggregator(c *CompositeConfig, v *value, gpath string) {
+	p := sp.p
 	av := v.get("aggregator")
 	apath := gpath + ".aggregator"
 	if av.isNull() || av.kind != kindObject {
 		p.add(apath, v, "is required: a mapping with a type (weighted_average, threshold, code-grader or llm-grader; "+
 			"AgentV 4.42 skips a composite without)")
-		return c
+		return
 	}
-	at := av.get("type")
+	at := av.get(keyType)
 	if at.isNull() || at.kind != kindString {
 		p.add(apath+".type", av, "is required: weighted_average, threshold, code-grader or llm-grader")
-		return c
+		return
 	}
 	t := at.str
 	if t != "weighted_average" && t != "threshold" {
@@ -873,23 +934,7 @@ func (sp *suiteParser) composite(v *value, gpath, key string) *CompositeConfig {
 	case "weighted_average":
 		c.Aggregator = AggregatorWeightedAverage
 		if wv := av.get("weights"); !wv.isNull() {
-			if wv.kind != kindObject {
-				p.add(apath+".weights", wv, "must be a mapping of member name to weight, got %s", wv.kind)
-				break
-			}
-			c.Weights = make(map[string]float64, len(wv.keys))
-			for i, name := range wv.keys {
-				wp := joinPath(apath+".weights", name)
-				if !memberNamed(c.Members, name) && len(c.Members) > 0 {
-					p.add(wp, wv.vals[i], "no member grader is named %q", textbound.Head(name, 80))
-					continue
-				}
-				if wv.vals[i].kind != kindNumber {
-					p.add(wp, wv.vals[i], "must be a number, got %s (AgentV 4.42 ignores it)", describe(wv.vals[i]))
-					continue
-				}
-				c.Weights[name] = wv.vals[i].f
-			}
+			c.Weights = sp.aggregatorWeights(c.Members, wv, apath+".weights")
 		}
 	case "threshold":
 		c.Aggregator = AggregatorThreshold
@@ -899,7 +944,7 @@ func (sp *suiteParser) composite(v *value, gpath, key string) *CompositeConfig {
 		} else {
 			c.Threshold = th.f
 		}
-	case "code-grader":
+	case graderCode:
 		c.Aggregator = AggregatorCodeJudge
 		ap := av.get("path")
 		if ap.isNull() || ap.kind != kindString || ap.str == "" {
@@ -907,7 +952,7 @@ func (sp *suiteParser) composite(v *value, gpath, key string) *CompositeConfig {
 		} else {
 			c.Script = &CodeJudgeConfig{Script: ap.str}
 		}
-	case "llm-grader":
+	case graderLLM:
 		c.Aggregator = AggregatorLLMJudge
 		c.Prompt = p.optString(av, "prompt", apath)
 		if ref, ok := strings.CutPrefix(c.Prompt, fileProtocol); ok {
@@ -920,7 +965,30 @@ func (sp *suiteParser) composite(v *value, gpath, key string) *CompositeConfig {
 		p.add(apath+".type", at, "unknown aggregator %q: must be weighted_average, threshold, code-grader or llm-grader",
 			textbound.Head(at.str, 40))
 	}
-	return c
+}
+
+// aggregatorWeights reads a weighted_average aggregator's weights (wv, at wpath): a mapping of member name to
+// weight. It is nil when wv is not a mapping.
+func (sp *suiteParser) aggregatorWeights(members []*EvaluatorConfig, wv *value, wpath string) map[string]float64 {
+	p := sp.p
+	if wv.kind != kindObject {
+		p.add(wpath, wv, "must be a mapping of member name to weight, got %s", wv.kind)
+		return nil
+	}
+	weights := make(map[string]float64, len(wv.keys))
+	for i, name := range wv.keys {
+		mp := joinPath(wpath, name)
+		if !memberNamed(members, name) && len(members) > 0 {
+			p.add(mp, wv.vals[i], "no member grader is named %q", textbound.Head(name, 80))
+			continue
+		}
+		if wv.vals[i].kind != kindNumber {
+			p.add(mp, wv.vals[i], "must be a number, got %s (AgentV 4.42 ignores it)", describe(wv.vals[i]))
+			continue
+		}
+		weights[name] = wv.vals[i].f
+	}
+	return weights
 }
 
 // argsMatchModes are the args_match modes.

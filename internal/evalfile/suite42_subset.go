@@ -75,7 +75,7 @@ func subsetSuite42(data []byte, doc *yaml.Node, key string, keep func(i int) boo
 func withID(n *yaml.Node, id string) *yaml.Node {
 	c := *n
 	c.Content = nil
-	idNode := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: id, Style: yaml.DoubleQuotedStyle}
+	idNode := &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: id, Style: yaml.DoubleQuotedStyle}
 	set := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -85,7 +85,7 @@ func withID(n *yaml.Node, id string) *yaml.Node {
 		c.Content = append(c.Content, k, v)
 	}
 	if !set {
-		c.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: "!!str", Value: "id"}, idNode}, c.Content...)
+		c.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: "id"}, idNode}, c.Content...)
 	}
 	return &c
 }
@@ -108,11 +108,11 @@ func nodeOf(v *value) *yaml.Node {
 		}
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v.num}
 	case kindString:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v.str}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: v.str}
 	case kindObject:
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 		for i, k := range v.keys {
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, nodeOf(v.vals[i]))
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: k}, nodeOf(v.vals[i]))
 		}
 		return n
 	}

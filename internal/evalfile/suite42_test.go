@@ -252,16 +252,7 @@ tests:
 			want: []testView{{ID: "t", Criteria: "Old criteria.", Conversation: "trip-1", Form: InputText, Source: SourceNone,
 				Input: []string{`user|text|"q"`}, Threshold: "0.9", FailOnError: "false",
 				Metadata: `{"tags":["a","b","c"],"owner":{"name":"z","mail":"y"},"team":"own","governance":{"risk":"low"}}`}},
-			suite: func(t *testing.T, f *File) {
-				s := f.Suite
-				if s.Name != "travel" || *s.Threshold != 0.7 || !*s.FailOnError || f.Target != "runner" ||
-					string(s.Metadata) != `{"team":"eval","tags":["a","b"],"owner":{"name":"x","mail":"y"},"governance":{"risk":"low"}}` {
-					t.Errorf("suite fields: %+v target %q metadata %s", s, f.Target, s.Metadata)
-				}
-				if len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0].Message, "expected_outcome is deprecated") || f.Warnings[0].Line != 8 {
-					t.Errorf("warnings: %v", f.Warnings)
-				}
-			},
+			suite: checkSuiteExecutionMetadata,
 		},
 		{
 			name: "assertions: strings grouped, suite appended, skip_defaults, names made unique",
@@ -298,18 +289,7 @@ tests:
 					Evaluators: []string{"mine:equals:equals"}},
 				{ID: "none", Criteria: "c", Form: InputText, Source: SourceCase, Input: []string{`user|text|"q"`}},
 			},
-			suite: func(t *testing.T, f *File) {
-				if f.SharedEvaluators() {
-					t.Errorf("SharedEvaluators is true with tests of their own")
-				}
-				own := f.CaseAt(1)
-				if w := own.Evaluators[0].Weight; w == nil || *w != 2 || len(own.Evaluators[0].LLMJudge.Rubrics) != 2 {
-					t.Errorf("the grouped strings: %+v", own.Evaluators[0])
-				}
-				if c, ok := f.LightCase(0); !ok || len(c.Evaluators) != 2 || c.EvaluatorSource != SourceFile {
-					t.Errorf("LightCase(0) = %+v, %v", c, ok)
-				}
-			},
+			suite: checkSuiteAssertions,
 		},
 		{
 			name: "the EvalRun's judging.evaluators replace the suite's for tests without their own",
@@ -352,31 +332,7 @@ eval_cases:
 				{ID: "evaluators", Criteria: "c", Form: InputText, Source: SourceCase, Input: []string{`user|text|"q"`},
 					Evaluators: []string{"rubrics:llm_judge:llm-grader", "t:tool_trajectory:tool-trajectory", "root:contains:contains"}},
 			},
-			suite: func(t *testing.T, f *File) {
-				if f.Target != "legacy" || f.Suite.TestsKey != "eval_cases" {
-					t.Errorf("target %q key %q", f.Target, f.Suite.TestsKey)
-				}
-				a := f.CaseAt(0).Evaluators[0]
-				if !a.Required || a.MinScore == nil || *a.MinScore != 0.6 || a.CodeJudge.Script != "./check.sh" {
-					t.Errorf("code_grader with script and required: 0.6: %+v %+v", a, a.CodeJudge)
-				}
-				e := f.CaseAt(1).Evaluators[0].LLMJudge.Rubrics[0]
-				if e.MinScore == nil || *e.MinScore != 0.7 {
-					t.Errorf("required_min_score 7: %+v", e)
-				}
-				var msgs []string
-				for _, w := range f.Warnings {
-					msgs = append(msgs, fmt.Sprintf("%d %s", w.Line, w.Path))
-				}
-				want := []string{"1 target", "2 assert", "3 eval_cases", "6 eval_cases[0].assert",
-					"6 eval_cases[0].assert[0].required", "6 eval_cases[0].assert[0].script",
-					"10 eval_cases[1].execution.evaluators", "10 eval_cases[1].execution.evaluators[0].type",
-					"10 eval_cases[1].execution.evaluators[0].rubrics[0].required_min_score",
-					"15 eval_cases[2].rubrics", "14 eval_cases[2].evaluators"}
-				if diff := cmp.Diff(want, msgs); diff != "" {
-					t.Errorf("warnings (-want +got):\n%s", diff)
-				}
-			},
+			suite: checkSuiteDeprecatedAliases,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -395,6 +351,65 @@ eval_cases:
 				tc.suite(t, f)
 			}
 		})
+	}
+}
+
+// checkSuiteExecutionMetadata checks the suite-level fields and the warning of TestSuite42Mapping's "execution,
+// metadata, conversation_id and the deprecated expected_outcome".
+func checkSuiteExecutionMetadata(t *testing.T, f *File) {
+	t.Helper()
+	s := f.Suite
+	if s.Name != "travel" || *s.Threshold != 0.7 || !*s.FailOnError || f.Target != "runner" ||
+		string(s.Metadata) != `{"team":"eval","tags":["a","b"],"owner":{"name":"x","mail":"y"},"governance":{"risk":"low"}}` {
+		t.Errorf("suite fields: %+v target %q metadata %s", s, f.Target, s.Metadata)
+	}
+	if len(f.Warnings) != 1 || !strings.Contains(f.Warnings[0].Message, "expected_outcome is deprecated") || f.Warnings[0].Line != 8 {
+		t.Errorf("warnings: %v", f.Warnings)
+	}
+}
+
+// checkSuiteAssertions checks the grouped strings, SharedEvaluators and LightCase of TestSuite42Mapping's
+// "assertions: strings grouped, suite appended, skip_defaults, names made unique".
+func checkSuiteAssertions(t *testing.T, f *File) {
+	t.Helper()
+	if f.SharedEvaluators() {
+		t.Errorf("SharedEvaluators is true with tests of their own")
+	}
+	own := f.CaseAt(1)
+	if w := own.Evaluators[0].Weight; w == nil || *w != 2 || len(own.Evaluators[0].LLMJudge.Rubrics) != 2 {
+		t.Errorf("the grouped strings: %+v", own.Evaluators[0])
+	}
+	if c, ok := f.LightCase(0); !ok || len(c.Evaluators) != 2 || c.EvaluatorSource != SourceFile {
+		t.Errorf("LightCase(0) = %+v, %v", c, ok)
+	}
+}
+
+// checkSuiteDeprecatedAliases checks the target, the tests key, the deprecated forms read and the warnings of
+// TestSuite42Mapping's "deprecated aliases".
+func checkSuiteDeprecatedAliases(t *testing.T, f *File) {
+	t.Helper()
+	if f.Target != "legacy" || f.Suite.TestsKey != "eval_cases" {
+		t.Errorf("target %q key %q", f.Target, f.Suite.TestsKey)
+	}
+	a := f.CaseAt(0).Evaluators[0]
+	if !a.Required || a.MinScore == nil || *a.MinScore != 0.6 || a.CodeJudge.Script != "./check.sh" {
+		t.Errorf("code_grader with script and required: 0.6: %+v %+v", a, a.CodeJudge)
+	}
+	e := f.CaseAt(1).Evaluators[0].LLMJudge.Rubrics[0]
+	if e.MinScore == nil || *e.MinScore != 0.7 {
+		t.Errorf("required_min_score 7: %+v", e)
+	}
+	var msgs []string
+	for _, w := range f.Warnings {
+		msgs = append(msgs, fmt.Sprintf("%d %s", w.Line, w.Path))
+	}
+	want := []string{"1 target", "2 assert", "3 eval_cases", "6 eval_cases[0].assert",
+		"6 eval_cases[0].assert[0].required", "6 eval_cases[0].assert[0].script",
+		"10 eval_cases[1].execution.evaluators", "10 eval_cases[1].execution.evaluators[0].type",
+		"10 eval_cases[1].execution.evaluators[0].rubrics[0].required_min_score",
+		"15 eval_cases[2].rubrics", "14 eval_cases[2].evaluators"}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
 

@@ -246,26 +246,26 @@ func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 
 // checkJSON sets every value of a JSONL line to its line and refuses what a YAML test could not hold: a key twice
 // (JSON.parse keeps the last), a number that is not finite.
-func (sp *suiteParser) checkJSON(v *value, line int, path func() string) bool {
+func (sp *suiteParser) checkJSON(v *value, line int, pathOf func() string) bool {
 	v.line = line
 	ok := true
 	switch v.kind {
 	case kindNumber:
 		if !finite(v.f) {
-			sp.p.addAt(path(), line, "%s is not a finite number", v.num)
+			sp.p.addAt(pathOf(), line, "%s is not a finite number", v.num)
 			return false
 		}
 	case kindObject:
 		for i, k := range v.keys {
 			if j := indexOf(v.keys[:i], k); j >= 0 {
-				sp.p.addAt(joinPath(path(), k), line, "key %q is set twice", k)
+				sp.p.addAt(joinPath(pathOf(), k), line, "key %q is set twice", k)
 				ok = false
 			}
-			ok = sp.checkJSON(v.vals[i], line, func() string { return joinPath(path(), k) }) && ok
+			ok = sp.checkJSON(v.vals[i], line, func() string { return joinPath(pathOf(), k) }) && ok
 		}
 	case kindArray:
 		for i, item := range v.vals {
-			ok = sp.checkJSON(item, line, func() string { return path() + "[" + strconv.Itoa(i) + "]" }) && ok
+			ok = sp.checkJSON(item, line, func() string { return pathOf() + "[" + strconv.Itoa(i) + "]" }) && ok
 		}
 	}
 	return ok

@@ -40,13 +40,13 @@ func (vw *viewWriter) writeTest(c *Case) error {
 	b = append(b, '\n')
 	switch {
 	case c.InputForm == InputText && len(c.InputMessages) == 1 && c.InputMessages[0].Content.Kind == ContentText:
-		b = appendMember(b, viewCaseCol+2, "input", &value{kind: kindString, str: c.InputMessages[0].Content.Text})
+		b = appendMember(b, viewCaseCol+2, keyInput, &value{kind: kindString, str: c.InputMessages[0].Content.Text})
 	case c.InputForm == InputObject && len(c.InputMessages) == 1 && c.InputMessages[0].Content.Kind == ContentObject:
 		v, err := decodeJSONValue(c.InputMessages[0].Content.Raw)
 		if err != nil {
 			return fmt.Errorf("input: %w", err)
 		}
-		b = appendMember(b, viewCaseCol+2, "input", v)
+		b = appendMember(b, viewCaseCol+2, keyInput, v)
 	default:
 		b = appendSpaces(b, viewCaseCol+2)
 		b = append(b, "input:\n"...)
@@ -84,7 +84,7 @@ func (vw *viewWriter) writeMessages(msgs []Message) error {
 				for _, part := range []struct {
 					key string
 					raw []byte
-				}{{"input", tc.Input}, {"output", tc.Output}} {
+				}{{keyInput, tc.Input}, {keyOutput, tc.Output}} {
 					if part.raw == nil {
 						continue
 					}

@@ -202,7 +202,7 @@ func (vw *viewWriter) writeItem(v *value) {
 			b = append(b, "tool_calls:\n"...)
 			for _, tc := range tcs.vals {
 				b = appendToolHead(b, col+2, tc.get("tool").str)
-				for _, key := range []string{"input", "output"} {
+				for _, key := range []string{keyInput, keyOutput} {
 					if part := tc.get(key); part != nil {
 						b = appendMember(b, col+4, key, part)
 					}
@@ -242,7 +242,7 @@ func (vw *viewWriter) writeCase(c *Case) error {
 				for _, part := range []struct {
 					key string
 					raw json.RawMessage
-				}{{"input", tc.Input}, {"output", tc.Output}} {
+				}{{keyInput, tc.Input}, {keyOutput, tc.Output}} {
 					if part.raw == nil {
 						continue
 					}

@@ -208,6 +208,19 @@ func (s *sse) event(name string, data any) {
 	}
 }
 
+// The wire's keys and values that the replies repeat.
+const (
+	keyObject      = "object"
+	keyModel       = "model"
+	keyContent     = "content"
+	keyResponse    = "response"
+	keyOutputIndex = "output_index"
+	// objectResponse is a Responses reply's object type.
+	objectResponse = "response"
+	// messageID is the id of the one message a Responses reply holds.
+	messageID = "msg_judgeserver"
+)
+
 // writeChat answers a chat-completions request with content.
 func writeChat(w http.ResponseWriter, r judgeRequest, content string) error {
 	u := usageOf(r, content)
@@ -215,24 +228,24 @@ func writeChat(w http.ResponseWriter, r judgeRequest, content string) error {
 	if !r.Stream {
 		w.Header().Set("Content-Type", "application/json")
 		return json.NewEncoder(w).Encode(map[string]any{
-			"id": "judgeserver-1", "object": "chat.completion", "model": r.Model,
+			"id": "judgeserver-1", keyObject: "chat.completion", keyModel: r.Model,
 			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-				"message": map[string]any{"role": "assistant", "content": content}}},
+				"message": map[string]any{"role": "assistant", keyContent: content}}},
 			"usage": usageJSON,
 		})
 	}
 	s := newSSE(w)
 	chunk := func(delta map[string]any, finish any) map[string]any {
-		return map[string]any{"id": "judgeserver-1", "object": "chat.completion.chunk", "created": 0, "model": r.Model,
+		return map[string]any{"id": "judgeserver-1", keyObject: "chat.completion.chunk", "created": 0, keyModel: r.Model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 	}
-	s.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	s.event("", chunk(map[string]any{"role": "assistant", keyContent: ""}, nil))
 	for _, piece := range chunks(content, deltaBytes) {
-		s.event("", chunk(map[string]any{"content": piece}, nil))
+		s.event("", chunk(map[string]any{keyContent: piece}, nil))
 	}
 	s.event("", chunk(map[string]any{}, "stop"))
 	if r.Usage {
-		s.event("", map[string]any{"id": "judgeserver-1", "object": "chat.completion.chunk", "created": 0, "model": r.Model,
+		s.event("", map[string]any{"id": "judgeserver-1", keyObject: "chat.completion.chunk", "created": 0, keyModel: r.Model,
 			"choices": []any{}, "usage": usageJSON})
 	}
 	s.event("", "[DONE]")
@@ -243,10 +256,10 @@ func writeChat(w http.ResponseWriter, r judgeRequest, content string) error {
 func writeResponses(w http.ResponseWriter, r judgeRequest, content string) error {
 	u := usageOf(r, content)
 	part := map[string]any{"type": "output_text", "text": content, "annotations": []any{}}
-	item := map[string]any{"type": "message", "id": "msg_judgeserver", "status": "completed", "role": "assistant",
-		"content": []any{part}}
-	response := map[string]any{"id": "resp_judgeserver", "object": "response", "created_at": 0, "status": "completed",
-		"model": r.Model, "output": []any{item},
+	item := map[string]any{"type": "message", "id": messageID, "status": "completed", "role": "assistant",
+		keyContent: []any{part}}
+	response := map[string]any{"id": "resp_judgeserver", keyObject: objectResponse, "created_at": 0, "status": "completed",
+		keyModel: r.Model, "output": []any{item},
 		"usage": map[string]any{"input_tokens": u.prompt, "output_tokens": u.completion, "total_tokens": u.prompt + u.completion}}
 	if !r.Stream {
 		w.Header().Set("Content-Type", "application/json")
@@ -260,23 +273,23 @@ func writeResponses(w http.ResponseWriter, r judgeRequest, content string) error
 		seq++
 		s.event(name, fields)
 	}
-	inProgress := map[string]any{"id": "resp_judgeserver", "object": "response", "created_at": 0, "status": "in_progress",
-		"model": r.Model, "output": []any{}}
-	ev("response.created", map[string]any{"response": inProgress})
-	ev("response.in_progress", map[string]any{"response": inProgress})
-	ev("response.output_item.added", map[string]any{"output_index": 0, "item": map[string]any{"type": "message",
-		"id": "msg_judgeserver", "status": "in_progress", "role": "assistant", "content": []any{}}})
-	ev("response.content_part.added", map[string]any{"item_id": "msg_judgeserver", "output_index": 0, "content_index": 0,
+	inProgress := map[string]any{"id": "resp_judgeserver", keyObject: objectResponse, "created_at": 0, "status": "in_progress",
+		keyModel: r.Model, "output": []any{}}
+	ev("response.created", map[string]any{keyResponse: inProgress})
+	ev("response.in_progress", map[string]any{keyResponse: inProgress})
+	ev("response.output_item.added", map[string]any{keyOutputIndex: 0, "item": map[string]any{"type": "message",
+		"id": messageID, "status": "in_progress", "role": "assistant", keyContent: []any{}}})
+	ev("response.content_part.added", map[string]any{"item_id": messageID, keyOutputIndex: 0, "content_index": 0,
 		"part": map[string]any{"type": "output_text", "text": "", "annotations": []any{}}})
 	for _, piece := range chunks(content, deltaBytes) {
-		ev("response.output_text.delta", map[string]any{"item_id": "msg_judgeserver", "output_index": 0, "content_index": 0,
+		ev("response.output_text.delta", map[string]any{"item_id": messageID, keyOutputIndex: 0, "content_index": 0,
 			"delta": piece})
 	}
-	ev("response.output_text.done", map[string]any{"item_id": "msg_judgeserver", "output_index": 0, "content_index": 0,
+	ev("response.output_text.done", map[string]any{"item_id": messageID, keyOutputIndex: 0, "content_index": 0,
 		"text": content})
-	ev("response.content_part.done", map[string]any{"item_id": "msg_judgeserver", "output_index": 0, "content_index": 0,
+	ev("response.content_part.done", map[string]any{"item_id": messageID, keyOutputIndex: 0, "content_index": 0,
 		"part": part})
-	ev("response.output_item.done", map[string]any{"output_index": 0, "item": item})
-	ev("response.completed", map[string]any{"response": response})
+	ev("response.output_item.done", map[string]any{keyOutputIndex: 0, "item": item})
+	ev("response.completed", map[string]any{keyResponse: response})
 	return s.err
 }
