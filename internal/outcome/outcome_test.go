@@ -9,7 +9,9 @@ import (
 )
 
 func TestCollection(t *testing.T) {
-	ended := func(l Launcher, o Output) CollectionFacts { return CollectionFacts{End: EndEnded, Launcher: l, Output: o} }
+	ended := func(l Launcher, o Output) CollectionFacts {
+		return CollectionFacts{End: EndEnded, Launcher: l, Output: o}
+	}
 	ran := Launcher{RunnerReported: true}
 	tests := []struct {
 		name  string

@@ -27,7 +27,8 @@ import (
 
 // observeShards classifies a sharded or resumed run from its Job, its pods and its shards' collections, records
 // the shards in status, and, once the run is decided, merges the shards' results into its status.
-func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs assess.Observation, facts assess.StatusFacts) (*observed, error) {
+func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs assess.Observation,
+	facts assess.StatusFacts) (*observed, error) {
 	so, err := r.shardObservation(ctx, run, obs.Job, obs.Pods)
 	if err != nil {
 		return nil, err
