@@ -475,21 +475,7 @@ func checkFieldPath(path string) string {
 
 func (p *parser) tokenUsage(v *value, path string) *TokenUsageConfig {
 	c := &TokenUsageConfig{}
-	read := func(snake, camel string) *float64 {
-		key := snake
-		x := v.get(snake)
-		if x.isNull() {
-			key, x = camel, v.get(camel)
-		}
-		if x.isNull() {
-			return nil
-		}
-		f, ok := p.nonNegative(x, joinPath(path, key))
-		if !ok {
-			return nil
-		}
-		return &f
-	}
+	read := func(snake, camel string) *float64 { return p.nonNegativeOf(v, path, snake, camel) }
 	c.MaxTotal = read("max_total", "maxTotal")
 	c.MaxInput = read("max_input", "maxInput")
 	c.MaxOutput = read("max_output", "maxOutput")
@@ -497,4 +483,21 @@ func (p *parser) tokenUsage(v *value, path string) *TokenUsageConfig {
 		p.add(path, v, "a token_usage evaluator needs at least one of max_total, max_input, max_output")
 	}
 	return c
+}
+
+// nonNegativeOf reads the non-negative number under v's key snake, else under camel (AgentV reads both spellings);
+// nil when neither is set or the value is invalid (the problem is added at its path).
+func (p *parser) nonNegativeOf(v *value, path, snake, camel string) *float64 {
+	key, x := snake, v.get(snake)
+	if x.isNull() {
+		key, x = camel, v.get(camel)
+	}
+	if x.isNull() {
+		return nil
+	}
+	f, ok := p.nonNegative(x, joinPath(path, key))
+	if !ok {
+		return nil
+	}
+	return &f
 }

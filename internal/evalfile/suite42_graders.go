@@ -1104,20 +1104,7 @@ func (sp *suiteParser) toolTrajectory(v *value, gpath string) *ToolTrajectoryCon
 func (sp *suiteParser) executionMetrics(v *value, gpath string) *ExecutionMetricsConfig {
 	p := sp.p
 	c := &ExecutionMetricsConfig{}
-	read := func(snake, camel string) *float64 {
-		key, x := snake, v.get(snake)
-		if x.isNull() {
-			key, x = camel, v.get(camel)
-		}
-		if x.isNull() {
-			return nil
-		}
-		f, ok := p.nonNegative(x, joinPath(gpath, key))
-		if !ok {
-			return nil
-		}
-		return &f
-	}
+	read := func(snake, camel string) *float64 { return p.nonNegativeOf(v, gpath, snake, camel) }
 	c.MaxToolCalls = read("max_tool_calls", "maxToolCalls")
 	c.MaxLLMCalls = read("max_llm_calls", "maxLlmCalls")
 	c.MaxTokens = read("max_tokens", "maxTokens")

@@ -77,23 +77,9 @@ func (vw *viewWriter) writeMessages(msgs []Message) error {
 			b = appendMember(b, col, "content", v)
 		}
 		if len(m.ToolCalls) > 0 {
-			b = appendSpaces(b, col)
-			b = append(b, "tool_calls:\n"...)
-			for _, tc := range m.ToolCalls {
-				b = appendToolHead(b, col+2, tc.Tool)
-				for _, part := range []struct {
-					key string
-					raw []byte
-				}{{keyInput, tc.Input}, {keyOutput, tc.Output}} {
-					if part.raw == nil {
-						continue
-					}
-					v, err := decodeJSONValue(part.raw)
-					if err != nil {
-						return fmt.Errorf("tool_calls: %w", err)
-					}
-					b = appendMember(b, col+4, part.key, v)
-				}
+			var err error
+			if b, err = appendToolCalls(b, col, m.ToolCalls); err != nil {
+				return err
 			}
 		}
 	}

@@ -235,23 +235,9 @@ func (vw *viewWriter) writeCase(c *Case) error {
 			b = appendMember(b, col, "content", v)
 		}
 		if len(m.ToolCalls) > 0 {
-			b = appendSpaces(b, col)
-			b = append(b, "tool_calls:\n"...)
-			for _, tc := range m.ToolCalls {
-				b = appendToolHead(b, col+2, tc.Tool)
-				for _, part := range []struct {
-					key string
-					raw json.RawMessage
-				}{{keyInput, tc.Input}, {keyOutput, tc.Output}} {
-					if part.raw == nil {
-						continue
-					}
-					v, err := decodeJSONValue(part.raw)
-					if err != nil {
-						return fmt.Errorf("tool_calls: %w", err)
-					}
-					b = appendMember(b, col+4, part.key, v)
-				}
+			var err error
+			if b, err = appendToolCalls(b, col, m.ToolCalls); err != nil {
+				return err
 			}
 		}
 	}
@@ -564,4 +550,27 @@ func (d *jsonDecoder) str() (string, error) {
 		}
 	}
 	return "", errors.New("unterminated JSON string")
+}
+
+// appendToolCalls appends a message's tool_calls member at column col: each call's tool, input and output.
+func appendToolCalls(b []byte, col int, calls []ToolCall) ([]byte, error) {
+	b = appendSpaces(b, col)
+	b = append(b, "tool_calls:\n"...)
+	for _, tc := range calls {
+		b = appendToolHead(b, col+2, tc.Tool)
+		for _, part := range []struct {
+			key string
+			raw json.RawMessage
+		}{{keyInput, tc.Input}, {keyOutput, tc.Output}} {
+			if part.raw == nil {
+				continue
+			}
+			v, err := decodeJSONValue(part.raw)
+			if err != nil {
+				return b, fmt.Errorf("tool_calls: %w", err)
+			}
+			b = appendMember(b, col+4, part.key, v)
+		}
+	}
+	return b, nil
 }
