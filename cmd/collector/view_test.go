@@ -88,7 +88,7 @@ func TestInstallWritesTheRunnersView(t *testing.T) {
 	for _, view := range []evalsv1alpha1.EvalFileView{evalsv1alpha1.EvalFileViewInputs, evalsv1alpha1.EvalFileViewFull} {
 		t.Run(string(view), func(t *testing.T) {
 			f := testutil.NewPodFixture(t, "run {EVAL_FILE} {OUTPUT_FILE}")
-			f.Config.EvalFileView = view
+			f.Config.EvalFileView = string(view)
 			f.Config.DefaultEvaluators = []map[string]any{{"name": "CANARY-judging", "type": "latency", "threshold": 1}}
 			runJSON := filepath.Join(f.Dir, "run.json")
 			if err := podwire.WriteJSONAtomic(runJSON, f.Config); err != nil {

@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
 
 // RunConfig is the run.json the manager writes into the pinned eval ConfigMap. `collector install`, `collector
@@ -29,7 +27,7 @@ type RunConfig struct {
 	EvalFile string `json:"evalFile"`
 	// EvalFileView is what the runner gets at RunnerEvalFile ({EVAL_FILE}): EvalFileViewInputs, the runner view of
 	// EvalFile (evalfile.WriteView), or EvalFileViewFull, a copy of EvalFile (spec.target.evalFileView).
-	EvalFileView evalsv1alpha1.EvalFileView `json:"evalFileView"`
+	EvalFileView string `json:"evalFileView"`
 	// RunnerEvalFile and RunnerConfigFile are where install writes the runner's eval file and its RunnerConfig,
 	// in the view volume: the runner mounts that volume (read-only) and neither run.json nor EvalFile.
 	RunnerEvalFile   string `json:"runnerEvalFile"`
@@ -65,7 +63,7 @@ type RunConfig struct {
 	// CarriedConfigMaps.
 	CarriedObjects []string `json:"carriedObjects,omitempty"`
 	// Resume records what a resumed run took from the earlier run.
-	Resume *evalsv1alpha1.ResumeStatus `json:"resume,omitempty"`
+	Resume *ResumeRecord `json:"resume,omitempty"`
 	// EvalObject, when set, is the bucket object that holds the eval file (spec.evalFile.s3): install downloads
 	// it into SourceEvalFile, verifying its sha256, with the credentials mounted at EvalCredentialsDir (install's
 	// only), and writes the pod's cases to EvalFile.
@@ -156,7 +154,7 @@ func (c *RunConfig) Validate() error {
 		}
 	}
 	need(c.EvalFile != "", "evalFile")
-	need(c.EvalFileView == evalsv1alpha1.EvalFileViewInputs || c.EvalFileView == evalsv1alpha1.EvalFileViewFull, "evalFileView (Inputs or Full)")
+	need(c.EvalFileView == EvalFileViewInputs || c.EvalFileView == EvalFileViewFull, "evalFileView (Inputs or Full)")
 	need(c.RunnerEvalFile != "" && c.RunnerConfigFile != "", "runnerEvalFile and runnerConfig")
 	if c.Rejudge == nil {
 		c.check(need)
@@ -243,7 +241,7 @@ type LLM struct {
 
 // NonceDelimiters reports whether the LLM judges wrap answers between nonce markers (AnswerDelimiters Nonce).
 func (l *LLM) NonceDelimiters() bool {
-	return l != nil && l.AnswerDelimiters == string(evalsv1alpha1.AnswerDelimitersNonce)
+	return l != nil && l.AnswerDelimiters == AnswerDelimitersNonce
 }
 
 // EvalObject is the bucket object that holds a run's eval file, with the sha256 and the size it may have.

@@ -42,12 +42,12 @@ func (l *Line) Status() evalsv1alpha1.CaseResult {
 }
 
 // known is v, or Error for a verdict nothing set (the API's enum has no empty value).
-func known(v verdict.Verdict) verdict.Verdict {
+func known(v verdict.Verdict) evalsv1alpha1.Verdict {
 	switch v {
 	case verdict.VerdictPass, verdict.VerdictFail, verdict.VerdictError, verdict.VerdictSkipped:
-		return v
+		return evalsv1alpha1.Verdict(v)
 	}
-	return verdict.VerdictError
+	return evalsv1alpha1.VerdictError
 }
 
 // CaseStatus converts a case result to its status form (the Builder bounds its strings).

@@ -269,7 +269,7 @@ func TestMergerCountsCasesTheBudgetLeftUnjudged(t *testing.T) {
 		t.Errorf("summary = %+v, want 4 cases left unjudged by the budget, all errored", sum)
 	}
 	for _, c := range s.Cases {
-		if c.ID != "b" && (c.Verdict != verdict.VerdictError || c.Score != "") {
+		if c.ID != "b" && (c.Verdict != evalsv1alpha1.VerdictError || c.Score != "") {
 			t.Errorf("case %s = %s score %q, want Error without a score", c.ID, c.Verdict, c.Score)
 		}
 	}

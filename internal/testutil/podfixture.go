@@ -83,7 +83,7 @@ func NewPodFixture(t testing.TB, template string) *PodFixture {
 func RunConfig(evalPath string, ids []string, template string) *podwire.RunConfig {
 	return &podwire.RunConfig{
 		RunName: "run", Namespace: "ns", EvalFile: evalPath, CaseIDs: ids, Shards: 1,
-		EvalFileView: evalsv1alpha1.EvalFileViewInputs, RunnerEvalFile: filepath.Join(filepath.Dir(evalPath), "view", "eval.yaml"),
+		EvalFileView: podwire.EvalFileViewInputs, RunnerEvalFile: filepath.Join(filepath.Dir(evalPath), "view", "eval.yaml"),
 		RunnerConfigFile: filepath.Join(filepath.Dir(evalPath), "view", podwire.RunnerConfigName),
 		Launch:           podwire.Launch{CommandTemplate: template, Batching: "Batched", Workers: 1, KillGraceSeconds: 1, CollectorStartSeconds: 10},
 		PassThreshold:    evalsv1alpha1.DefaultPassThreshold, CodeJudgeTimeoutSeconds: 10, CodeJudgeWorkers: 2,

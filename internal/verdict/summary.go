@@ -2,9 +2,10 @@ package verdict
 
 import (
 	"sort"
-
-	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
+
+// HistogramBins is the API's HistogramBins (TestSpelledAsTheAPI keeps the two equal).
+const HistogramBins = 5
 
 // Summary counts a run's judged cases.
 type Summary struct {
@@ -26,7 +27,7 @@ type Summary struct {
 	MinScore    float64 `json:"minScore"`
 	MaxScore    float64 `json:"maxScore"`
 	// Histogram counts judged scores in five bins: [0,0.2) [0.2,0.4) [0.4,0.6) [0.6,0.8) [0.8,1].
-	Histogram [evalsv1alpha1.HistogramBins]int `json:"histogram"`
+	Histogram [HistogramBins]int `json:"histogram"`
 	// ModelUsage adds up every case's model usage (LLM judges); zero when no model was called.
 	ModelUsage Usage `json:"modelUsage,omitzero"`
 }

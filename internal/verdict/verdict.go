@@ -9,25 +9,24 @@ import (
 	"fmt"
 	"strconv"
 
-	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // Verdict is the judgement of one evaluator or one case: the API's enum, so that the status, the result files and
 // `collector check` spell verdicts the same way ("Pass", "Fail", "Error", "Skipped"). Only code_judge scripts see
 // AgentV's lower-case spelling (the judging engine's agentvVerdict).
-type Verdict = evalsv1alpha1.Verdict
+type Verdict string
 
 // Verdicts.
 const (
 	// VerdictPass: the score reached the threshold.
-	VerdictPass = evalsv1alpha1.VerdictPass
+	VerdictPass Verdict = "Pass"
 	// VerdictFail: the score stayed below the threshold.
-	VerdictFail = evalsv1alpha1.VerdictFail
+	VerdictFail Verdict = "Fail"
 	// VerdictError: no usable output (missing id, runner error) or a judge crash.
-	VerdictError = evalsv1alpha1.VerdictError
+	VerdictError Verdict = "Error"
 	// VerdictSkipped: nothing could judge it (for example llm_judge without a model endpoint).
-	VerdictSkipped = evalsv1alpha1.VerdictSkipped
+	VerdictSkipped Verdict = "Skipped"
 )
 
 // SkipCause says why an evaluator, or a case, was Skipped. Every place that skips names its cause, so that a skip
@@ -50,7 +49,11 @@ const (
 )
 
 // DefaultThreshold is the pass threshold when the EvalRun sets none: the API's DefaultPassThreshold.
-var DefaultThreshold = mustParseFloat(evalsv1alpha1.DefaultPassThreshold)
+var DefaultThreshold = mustParseFloat(DefaultPassThreshold)
+
+// DefaultPassThreshold is the API's DefaultPassThreshold, spelled here so that this package links no API machinery
+// (the launcher links it); TestSpelledAsTheAPI keeps the two equal.
+const DefaultPassThreshold = "0.8"
 
 func mustParseFloat(s string) float64 {
 	f, err := strconv.ParseFloat(s, 64)

@@ -469,10 +469,10 @@ func conditionsOf(conds []metav1.Condition, types ...string) []metav1.Condition 
 // storedLine is a case of a shape as a stored result line, the form the manager merges.
 func storedLine(c evalsv1alpha1.CaseResult) results.Line {
 	score, _ := strconv.ParseFloat(c.Score, 64)
-	r := verdict.CaseResult{ID: c.ID, Score: score, Verdict: c.Verdict, Error: c.Error}
+	r := verdict.CaseResult{ID: c.ID, Score: score, Verdict: verdict.Verdict(c.Verdict), Error: c.Error}
 	for _, e := range c.Evaluators {
 		es, _ := strconv.ParseFloat(e.Score, 64)
-		r.Evaluators = append(r.Evaluators, verdict.EvaluatorResult{Name: e.Name, Type: e.Type, Score: es, Verdict: e.Verdict,
+		r.Evaluators = append(r.Evaluators, verdict.EvaluatorResult{Name: e.Name, Type: e.Type, Score: es, Verdict: verdict.Verdict(e.Verdict),
 			Reasoning: e.Message})
 	}
 	return results.Line{CaseResult: r, Answer: c.Answer}

@@ -374,7 +374,7 @@ func fromTerminationMessage(pod *corev1.Pod) (Assessment, bool) {
 	if err := json.Unmarshal([]byte(t.Message), &summary); err != nil || summary.Outcome == "" {
 		return Assessment{}, false
 	}
-	a := fromOutcome(summary.Outcome, summary.Message, "", pod)
+	a := fromOutcome(evalsv1alpha1.CollectionOutcome(summary.Outcome), summary.Message, "", pod)
 	a.Message = "from the collector's termination message (its status write did not land): " + a.Message
 	return a, true
 }

@@ -181,7 +181,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		Namespace:        run.Namespace,
 		UID:              string(run.UID),
 		EvalFile:         EvalFilePath,
-		EvalFileView:     EvalFileView(run),
+		EvalFileView:     string(EvalFileView(run)),
 		RunnerEvalFile:   RunnerEvalFilePath,
 		RunnerConfigFile: RunnerConfigPath,
 		CaseIDs:          append([]string{}, caseIDs...),
@@ -411,4 +411,20 @@ func RunDeadline(run *evalsv1alpha1.EvalRun, opts options.Options) evalsv1alpha1
 		return evalsv1alpha1.ActiveDeadline{Seconds: *s, Source: evalsv1alpha1.DeadlineFromSpec}
 	}
 	return evalsv1alpha1.ActiveDeadline{Seconds: opts.WithDefaults().DefaultActiveDeadlineSeconds, Source: evalsv1alpha1.DeadlineFromManagerDefault}
+}
+
+// ResumeRecordOf is status.resume as run.json records it (nil for nil).
+func ResumeRecordOf(s *evalsv1alpha1.ResumeStatus) *podwire.ResumeRecord {
+	if s == nil {
+		return nil
+	}
+	return &podwire.ResumeRecord{From: s.From, FromUID: s.FromUID, Cases: string(s.Cases), Ran: s.Ran, Carried: s.Carried}
+}
+
+// ResumeStatusOf is run.json's resume record as status.resume (nil for nil).
+func ResumeStatusOf(r *podwire.ResumeRecord) *evalsv1alpha1.ResumeStatus {
+	if r == nil {
+		return nil
+	}
+	return &evalsv1alpha1.ResumeStatus{From: r.From, FromUID: r.FromUID, Cases: evalsv1alpha1.ResumeCases(r.Cases), Ran: r.Ran, Carried: r.Carried}
 }

@@ -42,8 +42,8 @@ func collectorEnded(t *testing.T, m podwire.TerminationMessage, at time.Time) *c
 // collector that restarted and runs again tell nothing.
 func TestEndedCollectors(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 11, 0, 0, 0, time.UTC)
-	stored := podwire.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, Persisted: true, Total: 3, Passed: 3}
-	failed := podwire.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, PersistError: "bucket down"}
+	stored := podwire.TerminationMessage{Outcome: string(evalsv1alpha1.OutcomeCompleted), Persisted: true, Total: 3, Passed: 3}
+	failed := podwire.TerminationMessage{Outcome: string(evalsv1alpha1.OutcomeCompleted), PersistError: "bucket down"}
 	running := &corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	garbage := &corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Message: "panic: oops"}}
 	restarted := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
@@ -73,7 +73,7 @@ func TestEndedCollectors(t *testing.T) {
 // at its end, saying why; the classification then ends the shard CollectorFailed.
 func TestUnstoredCollection(t *testing.T) {
 	at := time.Date(2026, 11, 27, 11, 0, 0, 500, time.UTC)
-	e := EndedCollector{Pod: "p-0", FinishedAt: at, Message: podwire.TerminationMessage{Outcome: evalsv1alpha1.OutcomeCompleted, RunnerFinished: true}}
+	e := EndedCollector{Pod: "p-0", FinishedAt: at, Message: podwire.TerminationMessage{Outcome: string(evalsv1alpha1.OutcomeCompleted), RunnerFinished: true}}
 	s := UnstoredCollection(e, "PUT summary.json: 503 "+strings.Repeat("x", 4096))
 	c := s.Collection
 	if c == nil || c.Outcome != evalsv1alpha1.OutcomeCollectorFailed || c.PodName != "p-0" || !c.RunnerFinished ||

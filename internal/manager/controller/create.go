@@ -62,8 +62,8 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if err != nil {
 		return nil, err
 	}
-	facts := assess.StatusFacts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: cfg.Resume,
-		EvalFileView: cfg.EvalFileView, BundleSHA256: bundleDigest(cfg), JudgeImage: assess.JudgeImageFacts(run, cfg)}
+	facts := assess.StatusFacts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: children.ResumeStatusOf(cfg.Resume),
+		EvalFileView: evalsv1alpha1.EvalFileView(cfg.EvalFileView), BundleSHA256: bundleDigest(cfg), JudgeImage: assess.JudgeImageFacts(run, cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
 		merged, err := r.mergeShards(ctx, run, assess.ShardObservation{}, assess.ShardVerdict{})
@@ -193,7 +193,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	cfg := children.BuildRunConfig(cfgRun, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
 	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
 	if plan != nil {
-		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, plan.record
+		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, children.ResumeRecordOf(plan.record)
 	}
 	rejudge.applyTo(&cfg)
 	manifest, err := r.pinBundle(ctx, run, pb, &cfg)
@@ -411,8 +411,8 @@ func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.
 	facts.EvalFileSHA256 = pinnedDigest(cm)
 	facts.EvalConfigMapName = cm.Name
 	if cfg, err := children.RunConfigFrom(cm); err == nil {
-		facts.Resume = cfg.Resume
-		facts.EvalFileView = cfg.EvalFileView
+		facts.Resume = children.ResumeStatusOf(cfg.Resume)
+		facts.EvalFileView = evalsv1alpha1.EvalFileView(cfg.EvalFileView)
 		facts.BundleSHA256 = bundleDigest(cfg)
 		facts.JudgeImage = assess.JudgeImageFacts(run, cfg)
 	}

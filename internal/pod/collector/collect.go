@@ -457,7 +457,7 @@ func failedCollection(o Options, now time.Time, finished bool, err error) *Gathe
 func terminationMessage(g *Gathered, finished bool, perr error) podwire.TerminationMessage {
 	s := g.Summary
 	t := podwire.TerminationMessage{
-		Outcome: g.Outcome, Message: textbound.Head(g.Message, 1024), RunnerFinished: finished, Persisted: perr == nil,
+		Outcome: string(g.Outcome), Message: textbound.Head(g.Message, 1024), RunnerFinished: finished, Persisted: perr == nil,
 		Total: s.Total, Passed: s.Passed, Failed: s.Failed, Errored: s.Errored, Skipped: s.Skipped, Missing: s.Missing,
 		BudgetUnjudged: s.UnjudgedByBudget(), ParseErrors: s.ParseErrors, Unexpected: s.Unexpected,
 	}

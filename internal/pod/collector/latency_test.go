@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/launcher"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // latencyEval judges two cases by latency alone, with a threshold the slow case's invocation passes.
@@ -78,12 +78,12 @@ func TestHostileRunnerClaimsALatency(t *testing.T) {
 		got[id] = l
 	}
 	slow, quick := got["slow"], got["quick"]
-	if slow.Verdict != evalsv1alpha1.VerdictFail || len(slow.Evaluators) != 1 ||
+	if slow.Verdict != verdict.VerdictFail || len(slow.Evaluators) != 1 ||
 		!strings.HasPrefix(strings.Join(slow.Evaluators[0].Misses, ";"), "measured duration ") ||
 		!strings.Contains(slow.Evaluators[0].Reasoning, "the runner claimed 1ms") {
 		t.Errorf("slow = %s %+v: a runner's claim of 1ms must not pass a latency it did not meet", slow.Verdict, slow.Evaluators)
 	}
-	if quick.Verdict != evalsv1alpha1.VerdictPass || !strings.Contains(quick.Evaluators[0].Reasoning, "as the launcher measured") {
+	if quick.Verdict != verdict.VerdictPass || !strings.Contains(quick.Evaluators[0].Reasoning, "as the launcher measured") {
 		t.Errorf("quick = %s %+v, want Pass on the launcher's measurement", quick.Verdict, quick.Evaluators)
 	}
 	// The stored metric stays the runner's record (what it reported), as status.cost shows it.

@@ -3,6 +3,8 @@ package collector
 import (
 	"fmt"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/records"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -46,10 +48,10 @@ func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (preparedCase, error)
 	line := b[start:len(b):len(b)]
 	rc := results.Case{Index: c.Index, Missing: c.Result.Missing, Line: line, Usage: full.Usage()}
 	// Most cases of a large run are past what the status can show: their status form is never built.
-	if verdict := c.Result.Verdict; !rc.Missing && s.builder.MayShow(c.Index, verdict) {
+	if v := evalsv1alpha1.Verdict(c.Result.Verdict); !rc.Missing && s.builder.MayShow(c.Index, v) {
 		rc.Status = full.Status()
 	} else {
-		rc.Status.Verdict = verdict
+		rc.Status.Verdict = v
 	}
 	p := preparedCase{rc: rc}
 	if s.keeper != nil && c.Response != nil && c.Response.Raw != nil {

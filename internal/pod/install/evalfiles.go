@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/objstore"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
@@ -99,7 +98,7 @@ func WriteRunnerView(cfg *podwire.RunConfig) (int, error) {
 	}
 	n := 0
 	err = podwire.WriteFileAtomic(cfg.RunnerEvalFile, 0o444, func(w io.Writer) error {
-		if cfg.EvalFileView == evalsv1alpha1.EvalFileViewFull {
+		if cfg.EvalFileView == podwire.EvalFileViewFull {
 			_, err := w.Write(data)
 			return err
 		}

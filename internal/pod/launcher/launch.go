@@ -13,7 +13,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
-	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
@@ -266,7 +265,7 @@ func (l *launcher) run(ctx context.Context) {
 	start := time.Now()
 	defer func() { l.rec.DurationMs = time.Since(start).Milliseconds() }()
 	timeout := podwire.Seconds(cfg.TimeoutSeconds)
-	if cfg.Batching != string(evalsv1alpha1.BatchingPerCase) {
+	if cfg.Batching != podwire.BatchingPerCase {
 		script, err := Render(cfg.CommandTemplate, batchValues)
 		if err != nil {
 			l.rec.Error = err.Error()

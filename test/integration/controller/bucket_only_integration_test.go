@@ -33,7 +33,7 @@ import (
 func collectorEnded(t *testing.T, g *collector.Gathered, persisted bool, persistError string) func(*corev1.PodStatus) {
 	t.Helper()
 	s := g.Summary
-	msg, err := json.Marshal(podwire.TerminationMessage{Outcome: g.Outcome, Message: g.Message, RunnerFinished: true,
+	msg, err := json.Marshal(podwire.TerminationMessage{Outcome: string(g.Outcome), Message: g.Message, RunnerFinished: true,
 		Persisted: persisted, PersistError: persistError, Total: s.Total, Passed: s.Passed, Failed: s.Failed, Errored: s.Errored, Missing: s.Missing})
 	if err != nil {
 		t.Fatal(err)

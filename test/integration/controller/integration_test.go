@@ -452,7 +452,7 @@ func TestFailureReasons(t *testing.T) {
 		{
 			name: "collector termination message when its status write never landed", reason: evalsv1alpha1.ReasonInvalidOutput, status: metav1.ConditionFalse,
 			drive: func(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job, pod *corev1.Pod) {
-				msg, err := json.Marshal(podwire.TerminationMessage{Outcome: evalsv1alpha1.OutcomeInvalidOutput, Message: "line 2: not JSON", Total: 2})
+				msg, err := json.Marshal(podwire.TerminationMessage{Outcome: string(evalsv1alpha1.OutcomeInvalidOutput), Message: "line 2: not JSON", Total: 2})
 				if err != nil {
 					t.Fatal(err)
 				}
