@@ -45,7 +45,7 @@ generate: ## Generate deepcopy code and the status apply configurations.
 
 .PHONY: manifests
 manifests: ## Generate the CRDs and the manager's RBAC role; copy the CRDs into the Helm chart.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths=./api/... paths=./internal/manager/controller/... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths=./api/... paths=./internal/manager/... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f charts/evalrun-operator/crds/*.yaml
 	cp config/crd/bases/*.yaml charts/evalrun-operator/crds/
 

@@ -999,7 +999,7 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 			if wantView == "" {
 				wantView = "Inputs"
 			}
-			if string(cfg.EvalFileView) != wantView {
+			if cfg.EvalFileView != wantView {
 				t.Errorf("run.json's evalFileView %q, want %q", cfg.EvalFileView, wantView)
 			}
 			// The run's UID keys the LLM judges' Nonce answer delimiters: nothing the runner reads carries it

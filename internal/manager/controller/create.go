@@ -193,7 +193,8 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	cfg := children.BuildRunConfig(cfgRun, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
 	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
 	if plan != nil {
-		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects, cfg.Resume = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects, children.ResumeRecordOf(plan.record)
+		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects
+		cfg.Resume = children.ResumeRecordOf(plan.record)
 	}
 	rejudge.applyTo(&cfg)
 	manifest, err := r.pinBundle(ctx, run, pb, &cfg)
