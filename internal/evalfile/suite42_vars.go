@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 )
 
 // AgentV 4.42 rewrites a suite's strings twice. First every string of the suite and of every file it reads is
@@ -160,14 +161,14 @@ func relined(v *value, line int) *value {
 func jsStringify(b []byte, v *value) []byte {
 	switch v.kind {
 	case kindString:
-		return jsQuote(b, v.str)
+		return jsonenc.AppendStringJS(b, v.str)
 	case kindObject:
 		b = append(b, '{')
 		for i, k := range v.keys {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsQuote(b, k)
+			b = jsonenc.AppendStringJS(b, k)
 			b = append(b, ':')
 			b = jsStringify(b, v.vals[i])
 		}
@@ -201,47 +202,6 @@ func jsNumber(f float64) string {
 		return mant + "e" + string(sign) + exp
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-// jsQuote appends s as JSON.stringify quotes a string. Invalid UTF-8 is taken as U+FFFD, as a JavaScript string
-// read from such bytes holds.
-func jsQuote(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size <= 1 {
-				b = append(b, "\uFFFD"...)
-			} else {
-				b = append(b, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			if c < 0x20 {
-				b = append(b, '\\', 'u', '0', '0', lowerHex[c>>4], lowerHex[c&0xf])
-			} else {
-				b = append(b, c)
-			}
-		}
-		i++
-	}
-	return append(b, '"')
 }
 
 // jsSlice is JavaScript's s.slice(0, n): the first n UTF-16 code units of s (a surrogate pair cut in half is

@@ -8,14 +8,20 @@ const lowerHex = "0123456789abcdef"
 
 // AppendString appends s quoted as encoding/json does with HTML escaping: '<', '>' and '&' as \u003c, \u003e and
 // \u0026, U+2028 and U+2029 escaped, invalid UTF-8 replaced by \ufffd.
-func AppendString(b []byte, s string) []byte { return appendString(b, s, true) }
+func AppendString(b []byte, s string) []byte { return appendString(b, s, true, false) }
 
 // AppendStringNoHTML appends s quoted as an encoding/json Encoder with SetEscapeHTML(false) does: as AppendString,
 // but '<', '>' and '&' as they are.
-func AppendStringNoHTML(b []byte, s string) []byte { return appendString(b, s, false) }
+func AppendStringNoHTML(b []byte, s string) []byte { return appendString(b, s, false, false) }
 
-// appendString is AppendString, with '<', '>' and '&' escaped only when html is set.
-func appendString(b []byte, s string, html bool) []byte {
+// AppendStringJS appends s quoted as JavaScript's JSON.stringify quotes a string read from these bytes: as
+// AppendStringNoHTML, but U+2028 and U+2029 as they are and invalid UTF-8 as U+FFFD itself (what a JavaScript string
+// decoded from such bytes holds), not escaped.
+func AppendStringJS(b []byte, s string) []byte { return appendString(b, s, false, true) }
+
+// appendString is AppendString, with '<', '>' and '&' escaped only when html is set, and JavaScript's spelling of
+// U+2028, U+2029 and invalid UTF-8 when js is set.
+func appendString(b []byte, s string, html, js bool) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -54,12 +60,16 @@ func appendString(b []byte, s string, html bool) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
+			if js {
+				b = append(b, "\uFFFD"...)
+			} else {
+				b = append(b, `\ufffd`...)
+			}
 			i += size
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
+		if !js && (r == '\u2028' || r == '\u2029') {
 			b = append(b, s[start:i]...)
 			b = append(b, '\\', 'u', '2', '0', '2', lowerHex[r&0xF])
 			i += size

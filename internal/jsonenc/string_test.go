@@ -82,3 +82,27 @@ func TestPlain8(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendStringJS: JavaScript's JSON.stringify of a string (the wants are what node 20 printed): no HTML escaping,
+// U+2028 and U+2029 as they are, control characters as \u00XX, DEL as it is, invalid UTF-8 as U+FFFD itself; and
+// where JavaScript and encoding/json (SetEscapeHTML(false)) agree, the same bytes as encoding/json.
+func TestAppendStringJS(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"a\u2028b\u2029c", "\"a\u2028b\u2029c\""},
+		{"<&>", `"<&>"`},
+		{"\x01\x1f\x7f", "\"\\u0001\\u001f\x7f\""},
+		{"q\"\\\n\t\b\f\r", `"q\"\\\n\t\b\f\r"`},
+		{"é😀", `"é😀"`},
+		{"a\xffb", "\"a\uFFFDb\""},
+		{"a long plain ASCII run past eight bytes", `"a long plain ASCII run past eight bytes"`},
+	} {
+		if got := string(AppendStringJS(nil, tc.in)); got != tc.want {
+			t.Errorf("AppendStringJS(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	for _, s := range []string{"plain", "<tag> & \"quoted\"\n", "é\x00\x1f"} {
+		if got, want := string(AppendStringJS(nil, s)), encodeNoHTML(t, s); got != want {
+			t.Errorf("AppendStringJS(%q) = %q, encoding/json %q", s, got, want)
+		}
+	}
+}
