@@ -368,14 +368,7 @@ func (p *parser) toolTrajectory(v *value, path string) *ToolTrajectoryConfig {
 					continue
 				}
 				call := ExpectedCall{Tool: tool}
-				switch args := item.get("args"); {
-				case args.isNull():
-				case args.kind == kindString && args.str == "any":
-					call.AnyArgs = true
-				case args.kind == kindObject:
-					call.Args = args.raw()
-				default:
-					p.add(ipath+".args", args, "must be a mapping of expected argument values or the string any")
+				if !p.expectedArgs(item, ipath, &call) {
 					continue
 				}
 				c.Expected = append(c.Expected, call)
@@ -500,4 +493,20 @@ func (p *parser) nonNegativeOf(v *value, path, snake, camel string) *float64 {
 		return nil
 	}
 	return &f
+}
+
+// expectedArgs reads an expected tool call's args into call: a mapping of expected values, the string any, or
+// nothing (any args). It reports false, with the problem added, for anything else.
+func (p *parser) expectedArgs(item *value, ipath string, call *ExpectedCall) bool {
+	switch args := item.get("args"); {
+	case args.isNull():
+	case args.kind == kindString && args.str == "any":
+		call.AnyArgs = true
+	case args.kind == kindObject:
+		call.Args = args.raw()
+	default:
+		p.add(ipath+".args", args, "must be a mapping of expected argument values or the string any")
+		return false
+	}
+	return true
 }

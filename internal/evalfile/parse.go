@@ -525,20 +525,10 @@ func (p *parser) evalCase(cv *value, i int, path string) *Case {
 	}
 	c := &Case{Index: i}
 
-	idv := cv.get("id")
-	switch {
-	case idv.isNull():
+	if idv := cv.get("id"); idv.isNull() {
 		p.add(path+".id", cv, "is required")
-	case idv.kind != kindString:
-		p.add(path+".id", idv, "must be a string, got %s (quote it)", idv.kind)
-	case idv.str == "":
-		p.add(path+".id", idv, "must not be empty")
-	case !ValidID(idv.str):
-		p.add(path+".id", idv, "%q is not a safe id: ids become file names and object keys, so they must match %s",
-			textbound.Head(idv.str, 80), idPattern.String())
-	default:
-		c.ID = idv.str
-		p.caseID = c.ID
+	} else {
+		p.readCaseID(c, idv, path, "quote it")
 	}
 
 	c.ExpectedOutcome = p.optString(cv, "expected_outcome", path)
@@ -915,4 +905,21 @@ func numberValue(f float64) *value {
 		return &value{kind: kindString, str: strconv.FormatFloat(f, 'g', -1, 64)}
 	}
 	return &value{kind: kindNumber, f: f, num: string(b)}
+}
+
+// readCaseID sets c.ID from idv, a case's (or test's) id that is set: a non-empty string that is a safe file name
+// and object key (ValidID). Anything else adds its problem, with quoteNote in the one about a non-string.
+func (p *parser) readCaseID(c *Case, idv *value, path, quoteNote string) {
+	switch {
+	case idv.kind != kindString:
+		p.add(path+".id", idv, "must be a string, got %s (%s)", idv.kind, quoteNote)
+	case idv.str == "":
+		p.add(path+".id", idv, "must not be empty")
+	case !ValidID(idv.str):
+		p.add(path+".id", idv, "%q is not a safe id: ids become file names and object keys, so they must match %s",
+			textbound.Head(idv.str, 80), idPattern.String())
+	default:
+		c.ID = idv.str
+		p.caseID = c.ID
+	}
 }

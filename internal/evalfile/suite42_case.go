@@ -108,19 +108,10 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 	if it.dirID != "" {
 		idv = &value{kind: kindString, str: it.dirID, line: it.line}
 	}
-	switch {
-	case idv.isNull():
+	if idv.isNull() {
 		p.addAt(path+".id", it.line, "is required (AgentV 4.42 skips a test without one)")
-	case idv.kind != kindString:
-		p.add(path+".id", idv, "must be a string, got %s (quote it; AgentV 4.42 skips the test)", idv.kind)
-	case idv.str == "":
-		p.add(path+".id", idv, "must not be empty")
-	case !ValidID(idv.str):
-		p.add(path+".id", idv, "%q is not a safe id: ids become file names and object keys, so they must match %s",
-			textbound.Head(idv.str, 80), idPattern.String())
-	default:
-		c.ID = idv.str
-		p.caseID = c.ID
+	} else {
+		p.readCaseID(c, idv, path, "quote it; AgentV 4.42 skips the test")
 	}
 	sp.checkKeys(v, n, path, testKeySpecs, "test")
 

@@ -1076,14 +1076,7 @@ func (sp *suiteParser) toolTrajectory(v *value, gpath string) *ToolTrajectoryCon
 				continue
 			}
 			call := ExpectedCall{Tool: tool, ArgsMatch: sp.argsMatch(item, ipath)}
-			switch args := item.get("args"); {
-			case args.isNull():
-			case args.kind == kindString && args.str == "any":
-				call.AnyArgs = true
-			case args.kind == kindObject:
-				call.Args = args.raw()
-			default:
-				p.add(ipath+".args", args, "must be a mapping of expected argument values or the string any")
+			if !p.expectedArgs(item, ipath, &call) {
 				continue
 			}
 			for _, k := range []string{"max_duration_ms", "maxDurationMs"} {
