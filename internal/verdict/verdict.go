@@ -1,8 +1,8 @@
 // Package verdict is the one vocabulary of judging that every side shares: a verdict and why a case was skipped,
 // an evaluator's and a case's result, a run's summary, the model usage of LLM judges, and how scores and
 // thresholds are written. It is a leaf: the judging engine (internal/evaluate), the results and their stores, the
-// comparison, the report, the judge plan and the manager all speak it, and linking it links no judging, no LLM
-// client and no API client. (pure)
+// comparison, the report, the judge plan, the launcher and the manager all speak it, and linking it links no
+// judging, no LLM client and not even the API types (it spells the API's words itself; TestSpelledAsTheAPI). (pure)
 package verdict
 
 import (
@@ -12,8 +12,9 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// Verdict is the judgement of one evaluator or one case: the API's enum, so that the status, the result files and
-// `collector check` spell verdicts the same way ("Pass", "Fail", "Error", "Skipped"). Only code_judge scripts see
+// Verdict is the judgement of one evaluator or one case, spelled as the API's enum (results' known converts it
+// where the status holds one), so that the status, the result files and `collector check` spell verdicts the same
+// way ("Pass", "Fail", "Error", "Skipped"). Only code_judge scripts see
 // AgentV's lower-case spelling (the judging engine's agentvVerdict).
 type Verdict string
 
