@@ -1,5 +1,5 @@
 // Package bucketpool runs the reconciles of runs that name a bucket off the controller's workers: the manager's
-// bucket-call pool.
+// bucket-call pool; and it bounds each bucket call (Bounds) and names the endpoint of one that failed (CallError).
 //
 // A bucket call can hang: an endpoint that accepts TCP and never answers holds the call until its deadline. On a
 // worker, that holds the worker, and a few such runs hold them all: every other run and schedule of the cluster
@@ -13,7 +13,7 @@
 //     delay, through a channel source. A flight that asked nothing and saw nothing new is the last one.
 //   - Flights are bounded per bucket endpoint (a lane): a hung endpoint holds goroutines of the runs that name it,
 //     never a worker nor another endpoint's lane.
-//   - Each bucket call inside a flight is bounded by its own deadline (bucketContext), so a lane frees up.
+//   - Each bucket call inside a flight is bounded by its own deadline (Bounds.Context), so a lane frees up.
 package bucketpool
 
 import (
@@ -88,7 +88,7 @@ func (o *Pool) Source() source.Source {
 
 // reconcile is what the worker does for run: while a flight is in the air, it notes that one more is needed;
 // otherwise it starts one. lanes are the bucket endpoints the run names; laneCtx bounds the wait for a lane (see
-// laneContext): a flight that cannot get a lane before then flies anyway, its bucket calls ending at once.
+// Bounds.LaneContext): a flight that cannot get a lane before then flies anyway, its bucket calls ending at once.
 // Without a started Pool (no manager), fn runs here.
 func (o *Pool) Reconcile(ctx context.Context, run *evalsv1alpha1.EvalRun, lanes []string,
 	laneCtx func(context.Context) (context.Context, context.CancelFunc),

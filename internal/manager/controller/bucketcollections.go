@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 
@@ -137,7 +138,7 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 		return nil, err
 	}
 	ref := objstore.RunRef{Namespace: run.Namespace, Name: run.Name, UID: string(run.UID)}
-	bctx, cancel := r.bucketContext(ctx, run)
+	bctx, cancel := r.bounds.Context(ctx, run)
 	defer cancel()
 	var waiting []error
 	for _, i := range todo {
@@ -155,7 +156,7 @@ func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alph
 			}
 			continue
 		case err != nil && !errors.Is(err, objstore.ErrNotFound):
-			return nil, onBucket(run.Spec.Storage.S3.Endpoint, "reading shard "+strconv.Itoa(i)+"'s collection "+store.URI(k), err)
+			return nil, bucketpool.OnBucket(run.Spec.Storage.S3.Endpoint, "reading shard "+strconv.Itoa(i)+"'s collection "+store.URI(k), err)
 		case !fromPod:
 			// The pods are gone: what the bucket holds stands (nothing: the shard recorded nothing).
 			if s != nil {

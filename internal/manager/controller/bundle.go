@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	corev1 "k8s.io/api/core/v1"
@@ -140,11 +141,11 @@ func (r *EvalRunReconciler) readBundleObjects(ctx context.Context, run *evalsv1a
 		return nil, missing, err
 	}
 	where := store.URI("")
-	bctx, cancel := r.bucketContext(ctx, run)
+	bctx, cancel := r.bounds.Context(ctx, run)
 	defer cancel()
 	objs, err := store.List(bctx, "")
 	if err != nil {
-		return nil, "", onBucket(b.Endpoint, "listing the eval bundle "+where, err)
+		return nil, "", bucketpool.OnBucket(b.Endpoint, "listing the eval bundle "+where, err)
 	}
 	objs = slices.DeleteFunc(objs, func(o objstore.ObjectInfo) bool { return strings.HasSuffix(o.Key, "/") })
 	if len(objs) > bundle.MaxFiles {
@@ -174,7 +175,7 @@ func (r *EvalRunReconciler) readBundleObjects(ctx context.Context, run *evalsv1a
 			return nil, "", fmt.Errorf("%w: %w", errInvalidBundle, err)
 		}
 		if err != nil {
-			return nil, "", onBucket(b.Endpoint, "reading "+store.URI(o.Key)+" of the eval bundle", err)
+			return nil, "", bucketpool.OnBucket(b.Endpoint, "reading "+store.URI(o.Key)+" of the eval bundle", err)
 		}
 		if data != nil {
 			evalData = data

@@ -65,8 +65,9 @@ type EvalRunReconciler struct {
 	clock     clock.PassiveClock
 	opts      options.Options
 	memo      *runmemo.Memo
-	// off runs the reconciles of runs that name a bucket off the workers.
-	off *bucketpool.Pool
+	// off runs the reconciles of runs that name a bucket off the workers; bounds bounds each bucket call.
+	off    *bucketpool.Pool
+	bounds bucketpool.Bounds
 	// kueue reads the Workloads of queued runs' Jobs, once Kueue's API is served (nil until SetupWithManager).
 	kueue *kueue.Watch
 	// visibility reads waiting runs' positions from Kueue's visibility API, where it is served (nil until
@@ -78,8 +79,10 @@ type EvalRunReconciler struct {
 // source ConfigMap of an eval file, and confirmations of objects missing from the cache); rec emits events.
 func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock,
 	opts options.Options) *EvalRunReconciler {
-	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts.WithDefaults(), memo: runmemo.New(),
-		off: bucketpool.New(opts.BucketConcurrency)}
+	opts = opts.WithDefaults()
+	memo := runmemo.New()
+	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts, memo: memo,
+		off: bucketpool.New(opts.BucketConcurrency), bounds: bucketpool.NewBounds(clk, opts, memo)}
 }
 
 // observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
@@ -104,7 +107,7 @@ func (r *EvalRunReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	metrics.NoteRunNamespace(run.Namespace)
 	if endpoints := r.bucketEndpoints(ctx, run); len(endpoints) > 0 {
-		return r.off.Reconcile(ctx, run, endpoints, r.laneContext(run), r.reconcileRun)
+		return r.off.Reconcile(ctx, run, endpoints, r.bounds.LaneContext(run), r.reconcileRun)
 	}
 	return r.reconcileRun(ctx, run)
 }

@@ -13,6 +13,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 )
 
@@ -76,12 +77,12 @@ func (r *EvalRunReconciler) deleteBucketObjects(ctx context.Context, run *evalsv
 	st := run.Spec.Storage.S3
 	store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, st)
 	if err != nil {
-		return onBucket(st.Endpoint, "opening the bucket", err)
+		return bucketpool.OnBucket(st.Endpoint, "opening the bucket", err)
 	}
 	if missing != "" {
 		return fmt.Errorf("cannot delete them: %s", missing)
 	}
-	bctx, cancel := r.bucketContext(ctx, run, until)
+	bctx, cancel := r.bounds.Context(ctx, run, until)
 	defer cancel()
-	return onBucket(st.Endpoint, "deleting the run's objects", deleteStored(bctx, store, run))
+	return bucketpool.OnBucket(st.Endpoint, "deleting the run's objects", deleteStored(bctx, store, run))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -57,11 +58,11 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 			r.recorder.Eventf(run, nil, corev1.EventTypeWarning, eventStorageCleanup, "Delete",
 				"the finished attempt's results stay in the bucket: %s", missing)
 		default:
-			bctx, cancel := r.bucketContext(ctx, run)
+			bctx, cancel := r.bounds.Context(ctx, run)
 			err := deleteStored(bctx, store, run)
 			cancel()
 			if err != nil {
-				return ctrl.Result{}, onBucket(run.Spec.Storage.S3.Endpoint, "deleting the finished attempt's objects", err)
+				return ctrl.Result{}, bucketpool.OnBucket(run.Spec.Storage.S3.Endpoint, "deleting the finished attempt's objects", err)
 			}
 		}
 	}

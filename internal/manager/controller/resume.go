@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -158,7 +159,7 @@ func (r *EvalRunReconciler) storeCarried(ctx context.Context, run *evalsv1alpha1
 		err = errors.New(missing)
 	}
 	if err != nil {
-		return "", onBucket(st.Endpoint, "opening the bucket for the carried results", err)
+		return "", bucketpool.OnBucket(st.Endpoint, "opening the bucket for the carried results", err)
 	}
 	key, err := objstore.RunRef{Namespace: run.Namespace, Name: run.Name, UID: string(run.UID)}.CarriedResultsKey()
 	if err != nil {
@@ -174,10 +175,10 @@ func (r *EvalRunReconciler) storeCarried(ctx context.Context, run *evalsv1alpha1
 	if err := zw.Close(); err != nil {
 		return "", err
 	}
-	bctx, cancel := r.bucketContext(ctx, run)
+	bctx, cancel := r.bounds.Context(ctx, run)
 	defer cancel()
 	if err := store.Put(bctx, key, &buf, "application/gzip"); err != nil {
-		return "", onBucket(st.Endpoint, "storing the carried results "+store.URI(key), err)
+		return "", bucketpool.OnBucket(st.Endpoint, "storing the carried results "+store.URI(key), err)
 	}
 	return store.URI(key), nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -41,7 +42,7 @@ func (r *EvalRunReconciler) scanEvalObject(ctx context.Context, run *evalsv1alph
 		return evalFileFacts{}, "", missing, err
 	}
 	defaults, defaultsErr := children.DefaultEvaluators(run)
-	bctx, cancel := r.bucketContext(ctx, run)
+	bctx, cancel := r.bounds.Context(ctx, run)
 	defer cancel()
 	// The object streams through the pipe as Scan reads it; Scan reads to the end, so the download ends, with the
 	// digest's verdict, before Scan returns.
@@ -61,7 +62,7 @@ func (r *EvalRunReconciler) scanEvalObject(ctx context.Context, run *evalsv1alph
 	case errors.Is(err, objstore.ErrDigestMismatch), errors.Is(err, objstore.ErrTooLarge):
 		return evalFileFacts{}, "", "", fmt.Errorf("%w: %w", errInvalidEvalObject, err)
 	case err != nil:
-		return evalFileFacts{}, "", "", onBucket(o.Endpoint, "reading the eval file "+store.URI(o.Key), err)
+		return evalFileFacts{}, "", "", bucketpool.OnBucket(o.Endpoint, "reading the eval file "+store.URI(o.Key), err)
 	case defaultsErr != nil:
 		return evalFileFacts{}, "invalid eval file: " + defaultsErr.Error(), "", nil
 	case scanErr != nil:
@@ -74,25 +75,17 @@ func (r *EvalRunReconciler) scanEvalObject(ctx context.Context, run *evalsv1alph
 // run's bucket call bounds.
 func (r *EvalRunReconciler) eachStoredChunk(ctx context.Context, run *evalsv1alpha1.EvalRun, configMaps, objects []string,
 	skipGone bool, f func(where string, data []byte) error) error {
-	bctx, cancel := r.bucketContext(ctx, run)
+	bctx, cancel := r.bounds.Context(ctx, run)
 	defer cancel()
 	err := stored.EachChunk(bctx, r.apiReader, run, configMaps, objects, skipGone, f)
-	return onStorage(run, "reading the stored results of EvalRun "+run.Name, err)
+	return bucketpool.OnStorage(run, "reading the stored results of EvalRun "+run.Name, err)
 }
 
 // eachStoredLine calls f with every stored result line of of (stored.EachLine, read uncached), within the bucket
 // call bounds of the run being reconciled.
 func (r *EvalRunReconciler) eachStoredLine(ctx context.Context, run, of *evalsv1alpha1.EvalRun, f func(*results.Line) error) (string, error) {
-	bctx, cancel := r.bucketContext(ctx, run)
+	bctx, cancel := r.bounds.Context(ctx, run)
 	defer cancel()
 	msg, err := stored.EachLine(bctx, r.apiReader, of, f)
-	return msg, onStorage(of, "reading the stored results of EvalRun "+of.Name, err)
-}
-
-// onStorage marks err as a bucket error of run's storage when run stores its results in a bucket.
-func onStorage(run *evalsv1alpha1.EvalRun, what string, err error) error {
-	if err == nil || run.Spec.Storage == nil {
-		return err
-	}
-	return onBucket(run.Spec.Storage.S3.Endpoint, what, err)
+	return msg, bucketpool.OnStorage(of, "reading the stored results of EvalRun "+of.Name, err)
 }
