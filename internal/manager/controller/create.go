@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/evalsource"
+	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -25,14 +26,7 @@ import (
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
-	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
-)
-
-// Waiting for a missing eval-file source: the delay grows with the time already waited, within these bounds.
-const (
-	minSourceWait = 2 * time.Second
-	maxSourceWait = time.Minute
 )
 
 // createChildren creates the run's children in order: the pinned eval ConfigMap (after validating the eval
@@ -43,12 +37,12 @@ const (
 func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*observed, error) {
 	if run.Spec.Storage != nil {
 		// The collector could not store a single result without the bucket's credentials: wait for them first.
-		if _, _, missing, err := r.bucketCredentials(ctx, run); missing != "" || err != nil {
+		if _, _, missing, err := stored.Credentials(ctx, r.apiReader, run.Namespace, run.Spec.Storage.S3.CredentialsSecret); missing != "" || err != nil {
 			if err != nil {
 				missing = "checking the bucket's credentials: " + assess.OneLine(err.Error())
 			}
 			return &observed{assessment: assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
-				RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}}, err
+				RecheckAfter: evalsource.Recheck(now.Sub(run.CreationTimestamp.Time))}}, err
 		}
 	}
 	pinned, wait, err := r.pinEvalFile(ctx, run, now)
@@ -62,8 +56,8 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if err != nil {
 		return nil, err
 	}
-	facts := assess.StatusFacts{EvalFileSHA256: pinnedDigest(pinned), EvalConfigMapName: pinned.Name, Resume: children.ResumeStatusOf(cfg.Resume),
-		EvalFileView: evalsv1alpha1.EvalFileView(cfg.EvalFileView), BundleSHA256: bundleDigest(cfg), JudgeImage: assess.JudgeImageFacts(run, cfg)}
+	facts := assess.StatusFacts{EvalFileSHA256: evalsource.Digest(pinned), EvalConfigMapName: pinned.Name, Resume: children.ResumeStatusOf(cfg.Resume),
+		EvalFileView: evalsv1alpha1.EvalFileView(cfg.EvalFileView), BundleSHA256: evalsource.BundleDigest(cfg), JudgeImage: assess.JudgeImageFacts(run, cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
 		merged, err := r.mergeShards(ctx, run, assess.ShardObservation{}, assess.ShardVerdict{})
@@ -124,47 +118,44 @@ func (r *EvalRunReconciler) createCarried(ctx context.Context, run *evalsv1alpha
 	return r.createAll(ctx, run, carried)
 }
 
-// pinEvalFile reads, validates and pins the eval file, or returns the copy an earlier reconcile pinned (the
-// create meets it; a pinned copy also wins over a source that has gone since). It returns an assessment instead
-// when the source is not there yet (Pending, rechecked with a growing delay) or the file is invalid
-// (InvalidEvalFile, final).
+// pinEvalFile reads, validates and pins the eval file (internal/manager/evalsource), or returns the copy an
+// earlier reconcile pinned (the create meets it; a pinned copy also wins over a source that has gone since). It
+// returns an assessment instead when the source is not there yet (Pending, rechecked with a growing delay) or the
+// file is invalid (InvalidEvalFile, final).
 func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *assess.Assessment, error) {
-	facts, pb, invalid, missing, err := r.readEvalFile(ctx, run)
-	if errors.Is(err, errInvalidEvalObject) || errors.Is(err, errInvalidBundle) {
-		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
-			Message: textbound.Head(assess.OneLine(err.Error()), assess.MaxConditionMessage)}, nil
-	}
+	found, err := r.source.Read(ctx, run)
 	if err != nil {
 		return nil, nil, err
 	}
-	if missing != "" {
-		if pinned, err := r.pinnedConfigMap(ctx, run); pinned != nil || err != nil {
+	if found.Missing != "" {
+		if pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run); pinned != nil || err != nil {
 			return pinned, nil, err
 		}
-		return nil, &assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending, Message: missing,
-			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
+		return nil, &assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending, Message: found.Missing,
+			RecheckAfter: evalsource.Recheck(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
-	caseIDs := facts.caseIDs
+	file := found.File
+	caseIDs := file.CaseIDs
 	invalidFile := func(msg string) (*corev1.ConfigMap, *assess.Assessment, error) {
 		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
 			Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil
 	}
 	_, llmProblem := children.ResolveLLM(run, r.opts)
-	if invalid = cmp.Or(invalid, llmProblem); invalid != "" {
+	if invalid := cmp.Or(found.Invalid, llmProblem); invalid != "" {
 		return invalidFile(invalid)
 	}
-	// A streamed bucket object has no text here (data nil): the pods download it and cut their shards from it.
-	digest := facts.digest
-	pinData, runIDs := facts.data, caseIDs
+	// A streamed bucket object has no text here (Data nil): the pods download it and cut their shards from it.
+	defaults := evalsource.Defaults(run)
+	pinData, runIDs := file.Data, caseIDs
 	var plan *resumePlan
 	if run.Spec.Resume != nil {
 		// The cases to run were chosen when the run was pinned; the earlier run's results are not read again.
-		if pinned, err := r.pinnedConfigMap(ctx, run); pinned != nil || err != nil {
+		if pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run); pinned != nil || err != nil {
 			return pinned, nil, err
 		}
 		// The earlier run's verdicts are carried only when it judged as this run judges (judgingOf).
-		here := children.BuildRunConfig(run, caseIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
-		p, wait, err := r.planResume(ctx, run, digest, caseIDs, here, now)
+		here := children.BuildRunConfig(run, caseIDs, defaults, file.JudgeLoad(run), r.opts)
+		p, wait, err := r.planResume(ctx, run, file.Digest, caseIDs, here, now)
 		if wait != nil || err != nil {
 			return nil, wait, err
 		}
@@ -186,28 +177,30 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	// A streamed file splits by construction: Scan parsed each item alone after the header, as the pod reads the
 	// items its shard keeps (evalfile.Facts.Text).
 	if shards := children.Shards(cfgRun, len(runIDs)); shards > 1 && pinData != nil {
-		if msg := checkSplit(pinData, runIDs, shards, mustDefaults(run)); msg != "" {
+		if msg := evalsource.CheckSplit(pinData, runIDs, shards, defaults); msg != "" {
 			return invalidFile(msg)
 		}
 	}
-	cfg := children.BuildRunConfig(cfgRun, runIDs, mustDefaults(run), facts.judgeLoad(run), r.opts)
-	cfg.SharedEvaluators = facts.judgedByID(cfg.LLM != nil)
+	cfg := children.BuildRunConfig(cfgRun, runIDs, defaults, file.JudgeLoad(run), r.opts)
+	cfg.SharedEvaluators = file.JudgedByID(cfg.LLM != nil)
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects
 		cfg.Resume = children.ResumeRecordOf(plan.record)
 	}
 	rejudge.applyTo(&cfg)
-	manifest, err := r.pinBundle(ctx, run, pb, &cfg)
+	if cp := found.Bundle.Copy(); cp != nil {
+		// The pods read the manager's immutable copy, never the user's ConfigMap.
+		if _, err := r.createOwned(ctx, run, cp); err != nil {
+			return nil, nil, err
+		}
+	}
+	manifest, err := found.Bundle.Pin(&cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	cm, err := children.BuildEvalConfigMap(run, pinData, cfg)
+	cm, err := evalsource.ConfigMap(run, pinData, file.Digest, cfg, manifest)
 	if err != nil {
 		return nil, nil, err
-	}
-	cm.Annotations = map[string]string{AnnotationEvalFileSHA256: digest}
-	if manifest != nil {
-		cm.Data[podwire.BundleManifestKey] = string(manifest)
 	}
 	created, err := r.createOwned(ctx, run, cm)
 	if err != nil {
@@ -219,214 +212,6 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		return nil, nil, fmt.Errorf("creating ConfigMap %s returned %T", cm.Name, created)
 	}
 	return pinned, nil, nil
-}
-
-// readEvalFile reads and validates the run's eval file: a bucket object streamed through its sha256 check and
-// evalfile.Scan, never held whole (scanEvalObject); a bundle's eval file (readBundle: at most
-// evalfile.MaxWholeBytes, the bundle pinned with it); or the inline text or ConfigMap key (at most 1 MiB), parsed
-// whole. It returns its facts and the bundle read, or a message saying why it is invalid, or one saying what is
-// missing.
-func (r *EvalRunReconciler) readEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun) (evalFileFacts, *pinnedBundle, string, string, error) {
-	facts, pb, invalid, missing, err := r.readEvalFileAnyFormat(ctx, run)
-	if invalid == "" && missing == "" && err == nil && facts.facts != nil && facts.facts.Format == evalfile.FormatSuite42 {
-		invalid = NotJudgedYet
-	}
-	return facts, pb, invalid, missing, err
-}
-
-// NotJudgedYet is the InvalidEvalFile message of an AgentV 4.42 suite (tests, assertions): evalfile reads the format
-// (and `collector view` and `collector check` show it), but its graders are not yet judged as AgentV 4.42 judges them,
-// so no run spends its runner on verdicts that would differ from AgentV's.
-const NotJudgedYet = "invalid eval file: an AgentV 4.42 suite (tests/assertions) is read but not yet judged as AgentV 4.42 " +
-	"judges it; write it as agentv-eval-v2 (evalcases) for now"
-
-// readEvalFileAnyFormat is readEvalFile for every format evalfile reads.
-func (r *EvalRunReconciler) readEvalFileAnyFormat(ctx context.Context, run *evalsv1alpha1.EvalRun) (evalFileFacts, *pinnedBundle, string, string, error) {
-	if run.Spec.EvalFile.S3 != nil {
-		facts, invalid, missing, err := r.scanEvalObject(ctx, run)
-		return facts, nil, invalid, missing, err
-	}
-	var data []byte
-	var pb *pinnedBundle
-	var missing string
-	var err error
-	if run.Spec.EvalFile.Bundle != nil {
-		if pb, missing, err = r.readBundle(ctx, run); pb != nil {
-			data = pb.evalData
-		}
-	} else {
-		data, missing, err = r.evalSource(ctx, run)
-	}
-	if missing != "" || err != nil {
-		return evalFileFacts{}, nil, "", missing, err
-	}
-	facts, invalid := ValidateEvalFile(run, data)
-	if invalid == "" && pb != nil {
-		// Every input file must be in the bundle: the runner gets them, and only them.
-		invalid = bundleInputs(pb.manifest, facts.file)
-	}
-	return facts, pb, invalid, "", nil
-}
-
-// ValidateEvalFile parses the eval file with the run's default evaluators. It returns the case ids in file
-// order and how many cases have a code_judge, or a message listing the problems (bounded by the parser).
-func ValidateEvalFile(run *evalsv1alpha1.EvalRun, data []byte) (evalFileFacts, string) {
-	defaults, err := children.DefaultEvaluators(run)
-	if err != nil {
-		return evalFileFacts{}, "invalid eval file: " + err.Error()
-	}
-	f, err := evalfile.Parse(data, evalfile.WithDefaultEvaluators(defaults))
-	if err != nil {
-		return evalFileFacts{}, invalidMessage(err)
-	}
-	facts := newEvalFileFacts(evalfile.FactsOf(f), data, children.EvalSHA256(data))
-	facts.file = f
-	return facts, ""
-}
-
-// invalidMessage is the InvalidEvalFile message of a parse error: the problems (bounded by the parser), or the
-// error.
-func invalidMessage(err error) string {
-	var verr *evalfile.ValidationError
-	if errors.As(err, &verr) {
-		return verr.Error()
-	}
-	return "invalid eval file: " + err.Error()
-}
-
-// evalFileFacts are what validating an eval file established.
-type evalFileFacts struct {
-	caseIDs        []string
-	codeJudgeCases int
-	facts          *evalfile.Facts
-	// data is the file's text, nil for a bucket object read as a stream; digest its sha256.
-	data   []byte
-	digest string
-	// file is the parsed file, nil for a bucket object read as a stream (a bundle's input files are checked on it).
-	file *evalfile.File
-}
-
-// newEvalFileFacts returns the evalFileFacts of a valid file.
-func newEvalFileFacts(f *evalfile.Facts, data []byte, digest string) evalFileFacts {
-	return evalFileFacts{caseIDs: f.CaseIDs(), codeJudgeCases: f.CodeJudgeCases(), facts: f, data: data, digest: digest}
-}
-
-// judgeLoad is what judging the file's cases takes, for run (which may name a model endpoint).
-func (e evalFileFacts) judgeLoad(run *evalsv1alpha1.EvalRun) children.JudgeLoad {
-	load := children.JudgeLoad{CodeJudgeCases: e.codeJudgeCases}
-	if e.facts != nil {
-		load.LLMRequests, load.LLMRequestsPerCase = e.facts.LLMRequests(run.Spec.Judging != nil && run.Spec.Judging.LLM != nil)
-	}
-	return load
-}
-
-// judgedByID reports whether every case is judged by its id and the evaluators all inherit (see
-// evalfile.JudgedByID and podwire.RunConfig.SharedEvaluators), with a model endpoint or without.
-func (e evalFileFacts) judgedByID(llm bool) bool {
-	return e.facts != nil && evalfile.JudgedByID(e.facts, llm)
-}
-
-// checkSplit checks that the eval file splits into shards whose first shard holds exactly its cases (the pods
-// split it the same way), or says why not.
-func checkSplit(data []byte, ids []string, shards int, defaults []map[string]any) string {
-	lo, hi := podwire.ShardRange(len(ids), shards, 0)
-	sub, err := evalfile.Subset(data, func(i int) bool { return i >= lo && i < hi })
-	if err == nil {
-		var f *evalfile.File
-		if f, err = evalfile.Parse(sub, evalfile.WithDefaultEvaluators(defaults)); err == nil && !slices.Equal(f.CaseIDs(), ids[lo:hi]) {
-			err = fmt.Errorf("its first shard holds %d cases instead of %d", len(f.CaseIDs()), hi-lo)
-		}
-	}
-	if err != nil {
-		return "invalid eval file: it cannot be split into shards: " + err.Error()
-	}
-	return ""
-}
-
-// mustDefaults returns the default evaluators; ValidateEvalFile has already rejected malformed ones.
-func mustDefaults(run *evalsv1alpha1.EvalRun) []map[string]any {
-	defaults, _ := children.DefaultEvaluators(run)
-	return defaults
-}
-
-// sourceWait is the delay before looking for a missing eval-file source again after waiting for waited.
-func sourceWait(waited time.Duration) time.Duration {
-	return min(max(waited/2, minSourceWait), maxSourceWait)
-}
-
-// evalSource returns the bytes of an inline or ConfigMap eval file, or a message saying what is missing.
-func (r *EvalRunReconciler) evalSource(ctx context.Context, run *evalsv1alpha1.EvalRun) ([]byte, string, error) {
-	src := run.Spec.EvalFile
-	if src.Inline != nil {
-		return []byte(*src.Inline), "", nil
-	}
-	ref := src.ConfigMapKeyRef
-	if ref == nil {
-		return nil, "spec.evalFile names no source", nil
-	}
-	key := ref.Key
-	if key == "" {
-		key = evalsv1alpha1.DefaultEvalFileKey
-	}
-	cm := &corev1.ConfigMap{}
-	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: ref.Name}, cm)
-	if apierrors.IsNotFound(err) {
-		return nil, fmt.Sprintf("waiting for ConfigMap %s holding the eval file", ref.Name), nil
-	}
-	if err != nil {
-		return nil, "", fmt.Errorf("reading the eval file's ConfigMap %s: %w", ref.Name, err)
-	}
-	if v, ok := cm.Data[key]; ok {
-		return []byte(v), "", nil
-	}
-	if v, ok := cm.BinaryData[key]; ok {
-		return v, "", nil
-	}
-	return nil, fmt.Sprintf("waiting for key %s in ConfigMap %s holding the eval file", key, ref.Name), nil
-}
-
-// pinnedConfigMap reads the run's pinned eval ConfigMap from the API server; nil when it does not exist yet.
-func (r *EvalRunReconciler) pinnedConfigMap(ctx context.Context, run *evalsv1alpha1.EvalRun) (*corev1.ConfigMap, error) {
-	name := children.NamesFor(run.Name).EvalConfigMap
-	cm := &corev1.ConfigMap{}
-	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, cm)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading ConfigMap %s: %w", name, err)
-	}
-	if !metav1.IsControlledBy(cm, run) {
-		return nil, notControlled("ConfigMap", name, run)
-	}
-	return cm, nil
-}
-
-// pinnedFacts recovers the eval file digest from the pinned ConfigMap when the status lost it.
-func (r *EvalRunReconciler) pinnedFacts(ctx context.Context, run *evalsv1alpha1.EvalRun) (assess.StatusFacts, error) {
-	facts := assess.StatusFactsFrom(run)
-	cm, err := r.pinnedConfigMap(ctx, run)
-	if err != nil || cm == nil {
-		return facts, err
-	}
-	facts.EvalFileSHA256 = pinnedDigest(cm)
-	facts.EvalConfigMapName = cm.Name
-	if cfg, err := children.RunConfigFrom(cm); err == nil {
-		facts.Resume = children.ResumeStatusOf(cfg.Resume)
-		facts.EvalFileView = evalsv1alpha1.EvalFileView(cfg.EvalFileView)
-		facts.BundleSHA256 = bundleDigest(cfg)
-		facts.JudgeImage = assess.JudgeImageFacts(run, cfg)
-	}
-	return facts, nil
-}
-
-// pinnedDigest is the sha256 of the run's eval file: of the pinned copy, or, when the copy holds only the cases a
-// resumed run runs, of the whole file (its annotation).
-func pinnedDigest(cm *corev1.ConfigMap) string {
-	if d := cm.Annotations[AnnotationEvalFileSHA256]; d != "" {
-		return d
-	}
-	return children.EvalSHA256([]byte(cm.Data[podwire.EvalFileKey]))
 }
 
 // createAll creates the objects concurrently (at most createWorkers at once) and returns every error.
@@ -464,24 +249,10 @@ func (r *EvalRunReconciler) createOwned(ctx context.Context, run *evalsv1alpha1.
 		return nil, fmt.Errorf("reading existing %s %s: %w", kind, obj.GetName(), err)
 	}
 	if !metav1.IsControlledBy(existing, run) {
-		return nil, notControlled(kind, obj.GetName(), run)
+		return nil, children.NotControlled(kind, obj.GetName(), run)
 	}
 	return existing, nil
 }
-
-func notControlled(kind, name string, run *evalsv1alpha1.EvalRun) error {
-	return &childError{reason: evalsv1alpha1.ReasonChildConflict,
-		err: fmt.Errorf("%s %s exists and is not controlled by EvalRun %s (uid %s); delete it or rename the run", kind, name, run.Name, run.UID)}
-}
-
-// childError is a failure to create a child that retrying cannot heal: it ends the run with its reason.
-type childError struct {
-	reason string
-	err    error
-}
-
-func (e *childError) Error() string { return e.err.Error() }
-func (e *childError) Unwrap() error { return e.err }
 
 // forbiddenError is a create the API server refused with 403 Forbidden for a reason other than a quota: the
 // manager's own RBAC (a namespaced install missing its RoleBinding), an admission webhook or policy, a namespace
@@ -498,7 +269,7 @@ func (e *forbiddenError) Unwrap() error { return e.err }
 func quotaExceeded(err error) bool { return strings.Contains(err.Error(), "exceeded quota") }
 
 // createFailure classifies a failed create (err wraps the API server's error): a forbiddenError for a refusal
-// that may heal (createForbidden decides), a childError ending the run InvalidSpec for an object the API server
+// that may heal (createForbidden decides), a children.Error ending the run InvalidSpec for an object the API server
 // will never take (the same create fails the same way on every retry: the run ends with the API's message), and
 // err itself, retried with backoff, for the rest.
 func createFailure(err error) error {
@@ -506,7 +277,7 @@ func createFailure(err error) error {
 	case apierrors.IsForbidden(err) && !quotaExceeded(err):
 		return &forbiddenError{err: err}
 	case permanentCreateError(err):
-		return &childError{reason: evalsv1alpha1.ReasonInvalidSpec, err: err}
+		return &children.Error{Reason: evalsv1alpha1.ReasonInvalidSpec, Err: err}
 	}
 	return err
 }
@@ -548,9 +319,9 @@ func attemptNumber(run *evalsv1alpha1.EvalRun) int32 {
 
 // childFailure turns a child error that retrying cannot heal into a terminal assessment.
 func childFailure(err error) (assess.Assessment, bool) {
-	var ce *childError
+	var ce *children.Error
 	if !errors.As(err, &ce) {
 		return assess.Assessment{}, false
 	}
-	return assess.Assessment{State: assess.StateFailed, Reason: ce.reason, Message: textbound.Head(assess.OneLine(ce.Error()), assess.MaxConditionMessage)}, true
+	return assess.Assessment{State: assess.StateFailed, Reason: ce.Reason, Message: textbound.Head(assess.OneLine(ce.Error()), assess.MaxConditionMessage)}, true
 }

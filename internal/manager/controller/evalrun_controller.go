@@ -11,6 +11,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/evalsource"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/kueue"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/runmemo"
@@ -68,6 +69,8 @@ type EvalRunReconciler struct {
 	// off runs the reconciles of runs that name a bucket off the workers; bounds bounds each bucket call.
 	off    *bucketpool.Pool
 	bounds bucketpool.Bounds
+	// source reads runs' eval files (internal/manager/evalsource).
+	source *evalsource.Reader
 	// kueue reads the Workloads of queued runs' Jobs, once Kueue's API is served (nil until SetupWithManager).
 	kueue *kueue.Watch
 	// visibility reads waiting runs' positions from Kueue's visibility API, where it is served (nil until
@@ -81,8 +84,9 @@ func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder
 	opts options.Options) *EvalRunReconciler {
 	opts = opts.WithDefaults()
 	memo := runmemo.New()
+	bounds := bucketpool.NewBounds(clk, opts, memo)
 	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts, memo: memo,
-		off: bucketpool.New(opts.BucketConcurrency), bounds: bucketpool.NewBounds(clk, opts, memo)}
+		off: bucketpool.New(opts.BucketConcurrency), bounds: bounds, source: evalsource.NewReader(apiReader, bounds)}
 }
 
 // observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
@@ -217,7 +221,7 @@ func (r *EvalRunReconciler) step(ctx context.Context, run *evalsv1alpha1.EvalRun
 		job, facts = created.job, created.facts
 		r.memo.MarkJobCreated(key, run.UID)
 	} else if facts.EvalFileSHA256 == "" {
-		if facts, err = r.pinnedFacts(ctx, run); err != nil {
+		if facts, err = evalsource.PinnedFacts(ctx, r.apiReader, run); err != nil {
 			return nil, err
 		}
 	}
@@ -265,7 +269,7 @@ func (r *EvalRunReconciler) step(ctx context.Context, run *evalsv1alpha1.EvalRun
 // create runs step 3 for a run without a Job: it creates the children and says what became of the run. The
 // observed has a Job only when everything was created.
 func (r *EvalRunReconciler) create(ctx context.Context, run *evalsv1alpha1.EvalRun, facts assess.StatusFacts, now time.Time) (*observed, error) {
-	if msg := readingBucket(run); msg != "" && len(run.Status.Conditions) == 0 {
+	if msg := evalsource.ReadingBucket(run); msg != "" && len(run.Status.Conditions) == 0 {
 		// Reading a bucket may take until the run's preparation deadline: say so first, so a new run never
 		// waits without a status.
 		a := assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending, Message: textbound.Head(msg, assess.MaxConditionMessage)}

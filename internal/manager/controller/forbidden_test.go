@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/runmemo"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
@@ -48,13 +49,13 @@ func TestCreateErrorClasses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := createFailure(fmt.Errorf("creating ConfigMap x: %w", tc.err))
 			var fe *forbiddenError
-			var ce *childError
+			var ce *children.Error
 			got := retried
 			switch {
 			case errors.As(err, &fe):
 				got = forbidden
 			case errors.As(err, &ce):
-				got = ce.reason
+				got = ce.Reason
 			}
 			if got != tc.want || !errors.Is(err, tc.err) {
 				t.Errorf("createFailure: %s (%v); want %s, wrapping the API's error", got, err, tc.want)

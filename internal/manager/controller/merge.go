@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/evalsource"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
@@ -132,7 +133,7 @@ func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *eva
 		}
 		so.Cases, _ = strconv.Atoi(job.Annotations[podwire.AnnotationCases])
 	} else {
-		pinned, err := r.pinnedConfigMap(ctx, run)
+		pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run)
 		if err != nil {
 			return assess.ShardObservation{}, err
 		}
@@ -158,7 +159,7 @@ func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *eva
 // shards give the same section.
 func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so assess.ShardObservation,
 	v assess.ShardVerdict) (*results.Section, error) {
-	pinned, err := r.pinnedConfigMap(ctx, run)
+	pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run)
 	if err != nil {
 		return nil, err
 	}

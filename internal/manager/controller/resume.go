@@ -11,6 +11,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/evalsource"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -27,10 +28,6 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
-
-// AnnotationEvalFileSHA256, on a pinned eval ConfigMap that holds only part of the eval file (a resumed run's
-// cases left to run), is the sha256 of the whole file: the run's status.evalFileSHA256.
-const AnnotationEvalFileSHA256 = "evals.evalrun.io/eval-file-sha256"
 
 // resumePlan is what a resumed run runs and what it carries from the earlier run.
 type resumePlan struct {
@@ -223,7 +220,7 @@ func (r *EvalRunReconciler) finishedSource(ctx context.Context, run *evalsv1alph
 	if !done {
 		return nil, outcome, &assess.Assessment{State: assess.StatePending, Reason: evalsv1alpha1.ReasonPending,
 			Message:      fmt.Sprintf("waiting for EvalRun %s to finish before %s", from, doing),
-			RecheckAfter: sourceWait(now.Sub(run.CreationTimestamp.Time))}, nil
+			RecheckAfter: evalsource.Recheck(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
 	return src, outcome, nil, nil
 }

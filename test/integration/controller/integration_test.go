@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/controller"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/evalsource"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -837,8 +837,8 @@ func TestAgentV442SuiteNotRunYet(t *testing.T) {
 	suite := "tests:\n  - id: greet\n    input: Say hello\n    criteria: says hello\n    assertions:\n      - type: contains\n        value: hello\n"
 	run := createRun(t, testutil.MakeEvalRun("suite442", ns).Inline(suite))
 	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidEvalFile)
-	if msg := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded).Message; msg != controller.NotJudgedYet {
-		t.Errorf("Succeeded message %q, want %q", msg, controller.NotJudgedYet)
+	if msg := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded).Message; msg != evalsource.NotJudgedYet {
+		t.Errorf("Succeeded message %q, want %q", msg, evalsource.NotJudgedYet)
 	}
 	var jobs batchv1.JobList
 	if err := k8s.List(context.Background(), &jobs, client.InNamespace(ns)); err != nil {

@@ -1,4 +1,4 @@
-package controller
+package evalsource
 
 import (
 	"bytes"
@@ -31,9 +31,9 @@ import (
 // path, too many files or bytes, a digest other than spec.evalFile.bundle.sha256, an input file it lacks.
 var errInvalidBundle = errors.New("invalid eval bundle")
 
-// pinnedBundle is an eval bundle as read when the run is pinned: its manifest, the eval file's bytes and, for a
+// Bundle is an eval bundle as read when the run is pinned: its manifest, the eval file's bytes and, for a
 // bundle from a ConfigMap, the copy the manager pins (the pods read that copy, never the user's ConfigMap).
-type pinnedBundle struct {
+type Bundle struct {
 	manifest *bundle.Manifest
 	evalData []byte
 	copy     *corev1.ConfigMap
@@ -41,11 +41,11 @@ type pinnedBundle struct {
 
 // readBundle reads the run's eval bundle (spec.evalFile.bundle) and makes its manifest. It returns a message
 // instead while its ConfigMap, Secret or eval file is missing, an error wrapping errInvalidBundle when the bundle
-// can never be used, and a bucketError when the bucket fails or does not answer in time (bucketContext).
-func (r *EvalRunReconciler) readBundle(ctx context.Context, run *evalsv1alpha1.EvalRun) (*pinnedBundle, string, error) {
+// can never be used, and a bucketpool.CallError when the bucket fails or does not answer in time (bucketpool.Bounds).
+func (r *Reader) readBundle(ctx context.Context, run *evalsv1alpha1.EvalRun) (*Bundle, string, error) {
 	b := run.Spec.EvalFile.Bundle
 	var (
-		pb      *pinnedBundle
+		pb      *Bundle
 		missing string
 		err     error
 	)
@@ -66,16 +66,16 @@ func (r *EvalRunReconciler) readBundle(ctx context.Context, run *evalsv1alpha1.E
 // readBundleConfigMap reads a bundle from ConfigMap name: every key a file (bundle.PathOf). The manager's pinned
 // copy, once it exists, is read instead of the user's ConfigMap, so that a change of the source between the copy
 // and the rest of the pinning never reaches the run.
-func (r *EvalRunReconciler) readBundleConfigMap(ctx context.Context, run *evalsv1alpha1.EvalRun, name string) (*pinnedBundle, string, error) {
+func (r *Reader) readBundleConfigMap(ctx context.Context, run *evalsv1alpha1.EvalRun, name string) (*Bundle, string, error) {
 	evalPath := run.Spec.EvalFile.Bundle.EvalFile
 	pinnedName := children.NamesFor(run.Name).BundleConfigMap()
 	src := &corev1.ConfigMap{}
-	err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: pinnedName}, src)
+	err := r.api.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: pinnedName}, src)
 	switch {
 	case err == nil && !metav1.IsControlledBy(src, run):
-		return nil, "", notControlled("ConfigMap", pinnedName, run)
+		return nil, "", children.NotControlled("ConfigMap", pinnedName, run)
 	case apierrors.IsNotFound(err):
-		err = r.apiReader.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, src)
+		err = r.api.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: name}, src)
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Sprintf("waiting for ConfigMap %s holding the eval bundle", name), nil
 		}
@@ -128,15 +128,15 @@ func (r *EvalRunReconciler) readBundleConfigMap(ctx context.Context, run *evalsv
 		Data:       maps.Clone(src.Data),
 		BinaryData: maps.Clone(src.BinaryData),
 	}
-	return &pinnedBundle{manifest: m, evalData: evalData, copy: cp}, "", nil
+	return &Bundle{manifest: m, evalData: evalData, copy: cp}, "", nil
 }
 
 // readBundleObjects reads a bundle from a bucket prefix: every object under it a file (its key after the prefix
 // its bundle path), each read once to hash it, within the run's bucket call bounds. Objects whose key ends in "/"
 // (folder markers some tools write) are left out.
-func (r *EvalRunReconciler) readBundleObjects(ctx context.Context, run *evalsv1alpha1.EvalRun, b evalsv1alpha1.S3Bucket) (*pinnedBundle, string, error) {
+func (r *Reader) readBundleObjects(ctx context.Context, run *evalsv1alpha1.EvalRun, b evalsv1alpha1.S3Bucket) (*Bundle, string, error) {
 	evalPath := run.Spec.EvalFile.Bundle.EvalFile
-	store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, b)
+	store, missing, err := stored.OpenBucket(ctx, r.api, run.Namespace, b)
 	if missing != "" || err != nil {
 		return nil, missing, err
 	}
@@ -186,7 +186,7 @@ func (r *EvalRunReconciler) readBundleObjects(ctx context.Context, run *evalsv1a
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %w", errInvalidBundle, err)
 	}
-	return &pinnedBundle{manifest: m, evalData: evalData}, "", nil
+	return &Bundle{manifest: m, evalData: evalData}, "", nil
 }
 
 // hashObject reads the object at key once, hashing it; keep also returns its bytes (the eval file).
@@ -255,38 +255,22 @@ func bundleInputs(m *bundle.Manifest, f *evalfile.File) string {
 	return ""
 }
 
-// bundleDigest is the pinned bundle's digest in run.json ("" without a bundle).
-func bundleDigest(cfg podwire.RunConfig) string {
-	if cfg.Bundle == nil {
-		return ""
+// Copy is the bundle's copy the manager pins, for a bundle from a ConfigMap (nil otherwise, and for a nil Bundle):
+// the pods read that immutable copy, never the user's ConfigMap, so it is created before the eval ConfigMap.
+func (b *Bundle) Copy() *corev1.ConfigMap {
+	if b == nil {
+		return nil
 	}
-	return cfg.Bundle.SHA256
+	return b.copy
 }
 
-// readingBucket says what pinning run reads from a bucket, "" when its eval file is not in one.
-func readingBucket(run *evalsv1alpha1.EvalRun) string {
-	if o := run.Spec.EvalFile.S3; o != nil {
-		return fmt.Sprintf("reading the eval file %s from bucket %s at %s", o.Key, o.Bucket, o.Endpoint)
-	}
-	if b := run.Spec.EvalFile.Bundle; b != nil && b.S3 != nil {
-		return fmt.Sprintf("reading the eval bundle %s/ from bucket %s at %s", ptr.Deref(b.S3.Prefix, ""), b.S3.Bucket, b.S3.Endpoint)
-	}
-	return ""
-}
-
-// pinBundle records the pinned bundle pb (nil: no bundle) in cfg, creates a ConfigMap bundle's copy and returns
-// the manifest for the eval ConfigMap.
-func (r *EvalRunReconciler) pinBundle(ctx context.Context, run *evalsv1alpha1.EvalRun, pb *pinnedBundle, cfg *podwire.RunConfig) ([]byte, error) {
-	if pb == nil {
+// Pin records the bundle (nil: no bundle) in cfg and returns its manifest for the eval ConfigMap (nil without a
+// bundle).
+func (b *Bundle) Pin(cfg *podwire.RunConfig) ([]byte, error) {
+	if b == nil {
 		return nil, nil
 	}
-	m := pb.manifest
+	m := b.manifest
 	cfg.Bundle.SHA256, cfg.Bundle.Files, cfg.Bundle.Bytes = m.SHA256, int32(len(m.Files)), m.Bytes()
-	if pb.copy != nil {
-		// The pods read the manager's immutable copy, never the user's ConfigMap.
-		if _, err := r.createOwned(ctx, run, pb.copy); err != nil {
-			return nil, err
-		}
-	}
 	return m.Encode()
 }

@@ -1,4 +1,4 @@
-package controller
+package evalsource
 
 import (
 	"strings"
@@ -100,7 +100,7 @@ func TestValidateEvalFile(t *testing.T) {
 		wantIDs      []string
 		wantJudges   int
 		wantProblems string // a substring of the message; "" for a valid file
-		// wantByID and wantByIDWithModel are judgedByID without and with an LLM endpoint.
+		// wantByID and wantByIDWithModel are JudgedByID without and with an LLM endpoint.
 		wantByID, wantByIDWithModel bool
 	}{
 		{name: "no evaluators", eval: testutil.ScreeningEval, wantIDs: []string{"case-001", "case-002"}, wantByID: true},
@@ -141,13 +141,13 @@ func TestValidateEvalFile(t *testing.T) {
 			if tc.wantProblems == "" && msg != "" || !strings.Contains(msg, tc.wantProblems) {
 				t.Fatalf("message = %q, want one containing %q", msg, tc.wantProblems)
 			}
-			if diff := cmp.Diff(tc.wantIDs, facts.caseIDs); diff != "" {
+			if diff := cmp.Diff(tc.wantIDs, facts.CaseIDs); diff != "" {
 				t.Errorf("case ids (-want +got):\n%s", diff)
 			}
-			if facts.codeJudgeCases != tc.wantJudges {
-				t.Errorf("code judge cases = %d, want %d", facts.codeJudgeCases, tc.wantJudges)
+			if facts.CodeJudgeCases != tc.wantJudges {
+				t.Errorf("code judge cases = %d, want %d", facts.CodeJudgeCases, tc.wantJudges)
 			}
-			if got, gotWithModel := facts.judgedByID(false), facts.judgedByID(true); got != tc.wantByID || gotWithModel != tc.wantByIDWithModel {
+			if got, gotWithModel := facts.JudgedByID(false), facts.JudgedByID(true); got != tc.wantByID || gotWithModel != tc.wantByIDWithModel {
 				t.Errorf("judged by id: %v, with a model %v; want %v, %v", got, gotWithModel, tc.wantByID, tc.wantByIDWithModel)
 			}
 		})
