@@ -30,10 +30,10 @@ var judgingPackages = []string{"internal/evaluate", "internal/llm"}
 
 // managerStages are the manager's packages in the one order their imports may run: each may import only the
 // stages before it (its configuration, then the pure builders of children, then the assessment, then the
-// stages that observe (the eval source), then the reconcilers, which call them and act).
+// stages that observe (the eval source, the collections), then the reconcilers, which call them and act).
 var managerStages = []string{"internal/manager/options", "internal/manager/runmemo", "internal/manager/children", "internal/manager/assess",
 	"internal/manager/metrics", "internal/manager/bucketpool", "internal/manager/kueue", "internal/manager/evalsource",
-	"internal/manager/controller"}
+	"internal/manager/collect", "internal/manager/controller"}
 
 // clientPackages are the import path prefixes of API and cloud clients, which pure packages never link.
 var clientPackages = []string{"k8s.io/client-go/", "sigs.k8s.io/controller-runtime", "github.com/aws/"}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/collect"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
 
@@ -27,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -405,7 +405,7 @@ func TestEvalRunSizeAtThousandShards(t *testing.T) {
 				t.Fatal(err)
 			}
 			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			sectionBudget := controller.MergedSectionBudget(budget, statuses)
+			sectionBudget := collect.MergedSectionBudget(budget, statuses)
 			section := thousandShardSection(t, s, name, string(run.UID), sectionBudget, now)
 			ac := statusapply.EvalRun(run.Namespace, run.Name, run.UID, statusapply.Collector(&section))
 			if err := c.Status().Apply(ctx, ac, client.FieldOwner(statusapply.FieldManagerMerge), client.ForceOwnership); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/collect"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/evalsource"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 
@@ -109,10 +110,10 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	return &observed{facts: facts, job: job}, nil
 }
 
-// createCarried creates a resumed run's ConfigMaps of carried results (plan.carried).
-func (r *EvalRunReconciler) createCarried(ctx context.Context, run *evalsv1alpha1.EvalRun, plan *resumePlan) error {
-	carried := make([]client.Object, len(plan.carried))
-	for i, cm := range plan.carried {
+// createCarried creates a resumed run's ConfigMaps of carried results (plan.Carried).
+func (r *EvalRunReconciler) createCarried(ctx context.Context, run *evalsv1alpha1.EvalRun, plan *collect.ResumePlan) error {
+	carried := make([]client.Object, len(plan.Carried))
+	for i, cm := range plan.Carried {
 		carried[i] = cm
 	}
 	return r.createAll(ctx, run, carried)
@@ -147,21 +148,21 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	// A streamed bucket object has no text here (Data nil): the pods download it and cut their shards from it.
 	defaults := evalsource.Defaults(run)
 	pinData, runIDs := file.Data, caseIDs
-	var plan *resumePlan
+	var plan *collect.ResumePlan
 	if run.Spec.Resume != nil {
 		// The cases to run were chosen when the run was pinned; the earlier run's results are not read again.
 		if pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run); pinned != nil || err != nil {
 			return pinned, nil, err
 		}
-		// The earlier run's verdicts are carried only when it judged as this run judges (judgingOf).
+		// The earlier run's verdicts are carried only when it judged as this run judges (collect.PlanResume).
 		here := children.BuildRunConfig(run, caseIDs, defaults, file.JudgeLoad(run), r.opts)
-		p, wait, err := r.planResume(ctx, run, file.Digest, caseIDs, here, now)
+		p, wait, err := r.collect.PlanResume(ctx, run, file.Digest, caseIDs, here, now)
 		if wait != nil || err != nil {
 			return nil, wait, err
 		}
-		plan, runIDs = p, p.run
+		plan, runIDs = p, p.Run
 		if len(runIDs) > 0 && len(runIDs) < len(caseIDs) && pinData != nil {
-			if pinData, err = evalfile.Subset(pinData, func(i int) bool { return plan.keep[i] }); err != nil {
+			if pinData, err = evalfile.Subset(pinData, func(i int) bool { return plan.Keep[i] }); err != nil {
 				return invalidFile("invalid eval file: the cases to resume cannot be selected from it: " + err.Error())
 			}
 		}
@@ -170,7 +171,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		}
 	}
 	// The run as its run.json is built: a re-judge takes its source's shard count.
-	rejudge, cfgRun, wait, err := r.rejudgeConfigRun(ctx, run, now)
+	rejudge, cfgRun, wait, err := r.collect.RejudgeConfigRun(ctx, run, now)
 	if wait != nil || err != nil {
 		return nil, wait, err
 	}
@@ -184,10 +185,10 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	cfg := children.BuildRunConfig(cfgRun, runIDs, defaults, file.JudgeLoad(run), r.opts)
 	cfg.SharedEvaluators = file.JudgedByID(cfg.LLM != nil)
 	if plan != nil {
-		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects = caseIDs, plan.carriedConfigMapNames(), plan.carriedObjects
-		cfg.Resume = children.ResumeRecordOf(plan.record)
+		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects = caseIDs, plan.CarriedConfigMapNames(), plan.CarriedObjects
+		cfg.Resume = children.ResumeRecordOf(plan.Record)
 	}
-	rejudge.applyTo(&cfg)
+	rejudge.ApplyTo(&cfg)
 	if cp := found.Bundle.Copy(); cp != nil {
 		// The pods read the manager's immutable copy, never the user's ConfigMap.
 		if _, err := r.createOwned(ctx, run, cp); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/collect"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/evalsource"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/kueue"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
@@ -69,8 +70,10 @@ type EvalRunReconciler struct {
 	// off runs the reconciles of runs that name a bucket off the workers; bounds bounds each bucket call.
 	off    *bucketpool.Pool
 	bounds bucketpool.Bounds
-	// source reads runs' eval files (internal/manager/evalsource).
-	source *evalsource.Reader
+	// source reads runs' eval files (internal/manager/evalsource); collect their collections and stored results
+	// (internal/manager/collect).
+	source  *evalsource.Reader
+	collect *collect.Collections
 	// kueue reads the Workloads of queued runs' Jobs, once Kueue's API is served (nil until SetupWithManager).
 	kueue *kueue.Watch
 	// visibility reads waiting runs' positions from Kueue's visibility API, where it is served (nil until
@@ -86,7 +89,8 @@ func NewEvalRunReconciler(c client.Client, apiReader client.Reader, rec recorder
 	memo := runmemo.New()
 	bounds := bucketpool.NewBounds(clk, opts, memo)
 	return &EvalRunReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, opts: opts, memo: memo,
-		off: bucketpool.New(opts.BucketConcurrency), bounds: bounds, source: evalsource.NewReader(apiReader, bounds)}
+		off: bucketpool.New(opts.BucketConcurrency), bounds: bounds, source: evalsource.NewReader(apiReader, bounds),
+		collect: collect.New(c, apiReader, memo, bounds, clk, opts)}
 }
 
 // observed is what one reconcile learned: the assessment to report, the facts to record and the Job, if any.
@@ -352,6 +356,22 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 		return r.observeShardsWithoutJob(ctx, live)
 	}
 	return &observed{assessment: assess.ClassifyWithoutJob(live), facts: assess.StatusFactsFrom(live)}, nil
+}
+
+// compareWithBaseline compares a finished run with its baseline (collect.CompareWithBaseline) and records what
+// it found in obs: the comparison and the Regressed condition in its facts, and a recheck while the baseline runs.
+func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv1alpha1.EvalRun, obs *observed) error {
+	c, err := r.collect.CompareWithBaseline(ctx, run)
+	if c.Regressed != nil {
+		obs.facts.Regressed = c.Regressed
+	}
+	if c.Baseline != nil {
+		obs.facts.Baseline = c.Baseline
+	}
+	if c.RecheckAfter > 0 && (obs.assessment.RecheckAfter <= 0 || c.RecheckAfter < obs.assessment.RecheckAfter) {
+		obs.assessment.RecheckAfter = c.RecheckAfter
+	}
+	return err
 }
 
 // jobStartTime is the Job's start time, or its creation time while it has not started.

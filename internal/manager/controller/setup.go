@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/collect"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/kueue"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
@@ -188,7 +189,7 @@ func IndexFields(ctx context.Context, indexer client.FieldIndexer) error {
 			return err
 		}
 	}
-	return indexer.IndexField(ctx, &evalsv1alpha1.EvalRun{}, BaselineIndex, func(obj client.Object) []string {
+	return indexer.IndexField(ctx, &evalsv1alpha1.EvalRun{}, collect.BaselineIndex, func(obj client.Object) []string {
 		if run, ok := obj.(*evalsv1alpha1.EvalRun); ok && run.Spec.Baseline != nil && run.Spec.Baseline.RunName != nil {
 			return []string{*run.Spec.Baseline.RunName}
 		}
@@ -239,7 +240,7 @@ func (r *EvalRunReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // finishes.
 func (r *EvalRunReconciler) runsComparedWith(ctx context.Context, obj client.Object) []reconcile.Request {
 	var runs evalsv1alpha1.EvalRunList
-	if err := r.client.List(ctx, &runs, client.InNamespace(obj.GetNamespace()), client.MatchingFields{BaselineIndex: obj.GetName()}); err != nil {
+	if err := r.client.List(ctx, &runs, client.InNamespace(obj.GetNamespace()), client.MatchingFields{collect.BaselineIndex: obj.GetName()}); err != nil {
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(runs.Items))

@@ -1,4 +1,4 @@
-package controller
+package collect
 
 import (
 	"encoding/json"

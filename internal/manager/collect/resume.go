@@ -1,4 +1,4 @@
-package controller
+package collect
 
 import (
 	"bytes"
@@ -29,28 +29,30 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
-// resumePlan is what a resumed run runs and what it carries from the earlier run.
-type resumePlan struct {
-	// run are the case ids to run, in file order; keep selects their indexes in the eval file.
-	run  []string
-	keep map[int]bool
-	// carried are the ConfigMaps holding the carried results (gzip'd JSONL, each result marked carriedFrom), or,
-	// for a run that stores its results in a bucket, carriedObjects are the objects holding them, in its bucket.
-	carried        []*corev1.ConfigMap
-	carriedObjects []string
-	record         *evalsv1alpha1.ResumeStatus
+// ResumePlan is what a resumed run runs and what it carries from the earlier run.
+type ResumePlan struct {
+	// Run are the case ids to run, in file order; Keep selects their indexes in the eval file.
+	Run  []string
+	Keep map[int]bool
+	// Carried are the ConfigMaps holding the carried results (gzip'd JSONL, each result marked carriedFrom), for
+	// the reconciler to create; or, for a run that stores its results in a bucket, CarriedObjects are the objects
+	// holding them, in its bucket (PlanResume stored them).
+	Carried        []*corev1.ConfigMap
+	CarriedObjects []string
+	// Record is status.resume.
+	Record *evalsv1alpha1.ResumeStatus
 }
 
-// planResume reads the earlier run named by spec.resume.from and decides, for the eval file's case ids (its sha256
+// PlanResume reads the earlier run named by spec.resume.from and decides, for the eval file's case ids (its sha256
 // is digest), which cases run again and which results are carried; here is this run's configuration, whose
-// judging the earlier run's must be (judgingOf). It returns an assessment instead when the earlier run has not
+// judging the earlier run's must be (otherJudging). It returns an assessment instead when the earlier run has not
 // finished yet (Pending, rechecked) or cannot be resumed (ResumeSourceInvalid, final).
-func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.EvalRun, digest string, ids []string,
-	here podwire.RunConfig, now time.Time) (*resumePlan, *assess.Assessment, error) {
+func (r *Collections) PlanResume(ctx context.Context, run *evalsv1alpha1.EvalRun, digest string, ids []string,
+	here podwire.RunConfig, now time.Time) (*ResumePlan, *assess.Assessment, error) {
 	spec := run.Spec.Resume
 	from := spec.From
 	mode := ptr.Deref(spec.Cases, evalsv1alpha1.DefaultResumeCases)
-	invalid := func(format string, args ...any) (*resumePlan, *assess.Assessment, error) {
+	invalid := func(format string, args ...any) (*ResumePlan, *assess.Assessment, error) {
 		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid,
 			Message: textbound.Head(fmt.Sprintf(format, args...), assess.MaxConditionMessage)}, nil
 	}
@@ -88,18 +90,18 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading the results of EvalRun %s: %w", from, err)
 	}
-	plan := &resumePlan{keep: map[int]bool{}}
+	plan := &ResumePlan{Keep: map[int]bool{}}
 	var lines [][]byte
 	for i, id := range ids {
 		if line, ok := carry[id]; ok {
 			lines = append(lines, line)
 			continue
 		}
-		plan.run = append(plan.run, id)
-		plan.keep[i] = true
+		plan.Run = append(plan.Run, id)
+		plan.Keep[i] = true
 	}
-	plan.record = &evalsv1alpha1.ResumeStatus{From: from, FromUID: string(src.UID), Cases: mode,
-		Ran: int32(len(plan.run)), Carried: int32(len(lines))}
+	plan.Record = &evalsv1alpha1.ResumeStatus{From: from, FromUID: string(src.UID), Cases: mode,
+		Ran: int32(len(plan.Run)), Carried: int32(len(lines))}
 	if run.Spec.Storage != nil {
 		// A run whose results are in a bucket keeps per-case data out of etcd: the carried results are copied
 		// into its own bucket objects, however many.
@@ -108,7 +110,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 			if err != nil {
 				return nil, nil, err
 			}
-			plan.carriedObjects = []string{uri}
+			plan.CarriedObjects = []string{uri}
 		}
 		return plan, nil, nil
 	}
@@ -124,7 +126,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 	for _, ch := range chunks {
 		cm := &corev1.ConfigMap{ObjectMeta: children.Meta(run, ch.Destination, children.ComponentResults),
 			Immutable: ptr.To(true), BinaryData: map[string][]byte{podwire.ResultsKey: ch.Data}}
-		plan.carried = append(plan.carried, cm)
+		plan.Carried = append(plan.Carried, cm)
 	}
 	return plan, nil, nil
 }
@@ -132,7 +134,7 @@ func (r *EvalRunReconciler) planResume(ctx context.Context, run *evalsv1alpha1.E
 // otherJudging reads the judging src's verdicts were given under (its pinned run.json) and returns, when it is not
 // here's, the ResumeSourceInvalid message naming each difference (assess.JudgingMismatch), or one saying that it cannot
 // be read; "" when src judged as this run judges.
-func (r *EvalRunReconciler) otherJudging(ctx context.Context, src *evalsv1alpha1.EvalRun, here podwire.RunConfig) (string, error) {
+func (r *Collections) otherJudging(ctx context.Context, src *evalsv1alpha1.EvalRun, here podwire.RunConfig) (string, error) {
 	there, msg, err := r.sourceRunConfig(ctx, src)
 	switch {
 	case err != nil:
@@ -149,7 +151,7 @@ func (r *EvalRunReconciler) otherJudging(ctx context.Context, src *evalsv1alpha1
 // storeCarried writes the carried result lines as one gzip'd JSONL object of run's bucket
 // (objstore.RunRef.CarriedResultsKey), within the run's bucket call bounds, and returns its s3:// URI. The key is
 // the run's own, so a retry writes the same object again.
-func (r *EvalRunReconciler) storeCarried(ctx context.Context, run *evalsv1alpha1.EvalRun, lines [][]byte) (string, error) {
+func (r *Collections) storeCarried(ctx context.Context, run *evalsv1alpha1.EvalRun, lines [][]byte) (string, error) {
 	st := run.Spec.Storage.S3
 	store, missing, err := stored.OpenBucket(ctx, r.apiReader, run.Namespace, st)
 	if err == nil && missing != "" {
@@ -189,10 +191,10 @@ func carried(l *results.Line, mode evalsv1alpha1.ResumeCases) bool {
 	return !l.Missing
 }
 
-// carriedConfigMapNames are the names of the plan's carried ConfigMaps.
-func (p *resumePlan) carriedConfigMapNames() []string {
-	out := make([]string, len(p.carried))
-	for i, cm := range p.carried {
+// CarriedConfigMapNames are the names of the plan's carried ConfigMaps.
+func (p *ResumePlan) CarriedConfigMapNames() []string {
+	out := make([]string, len(p.Carried))
+	for i, cm := range p.Carried {
 		out[i] = cm.Name
 	}
 	return out
@@ -201,7 +203,7 @@ func (p *resumePlan) carriedConfigMapNames() []string {
 // finishedSource reads the finished EvalRun from that run's field (spec.resume.from, spec.rejudge.from) names, and
 // its terminal assessment. It returns an assessment instead when the source is this run itself or does not exist
 // (reason, final) or has not finished yet (Pending, rechecked with a growing delay; doing says what waits).
-func (r *EvalRunReconciler) finishedSource(ctx context.Context, run *evalsv1alpha1.EvalRun, from, field, reason, doing string,
+func (r *Collections) finishedSource(ctx context.Context, run *evalsv1alpha1.EvalRun, from, field, reason, doing string,
 	now time.Time) (*evalsv1alpha1.EvalRun, assess.Assessment, *assess.Assessment, error) {
 	invalid := func(msg string) (*evalsv1alpha1.EvalRun, assess.Assessment, *assess.Assessment, error) {
 		return nil, assess.Assessment{}, &assess.Assessment{State: assess.StateFailed, Reason: reason, Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil

@@ -1,4 +1,4 @@
-package controller
+package collect
 
 import (
 	"strings"
@@ -40,14 +40,14 @@ func TestRejudgeFrom(t *testing.T) {
 		bucket  evalsv1alpha1.StatusSource
 		src     *evalsv1alpha1.EvalRun
 		srcCfg  podwire.RunConfig
-		want    *rejudgePlan
+		want    *RejudgePlan
 		invalid string
 	}{
 		{name: "ConfigMaps", src: source(nil, evalsv1alpha1.RecordsInConfigMaps), srcCfg: inConfigMaps,
-			want: &rejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
+			want: &RejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
 				ConfigMaps: inConfigMaps.Records.ConfigMaps, ConfigMapsPerShard: 1}}},
 		{name: "the same bucket", storage: &bucket, src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
-			want: &rejudgePlan{shards: 3, batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1", InBucket: true}}},
+			want: &RejudgePlan{shards: 3, batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1", InBucket: true}}},
 		{name: "a bucket, this run none", src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
 			invalid: "EvalRun nightly kept its records in a bucket: set spec.storage.s3 to the same bucket"},
 		{name: "another prefix", storage: &other, src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
@@ -80,7 +80,7 @@ func TestRejudgeFrom(t *testing.T) {
 			if a != nil {
 				t.Fatalf("assessment %+v", a)
 			}
-			if diff := cmp.Diff(tc.want, plan, cmp.AllowUnexported(rejudgePlan{})); diff != "" {
+			if diff := cmp.Diff(tc.want, plan, cmp.AllowUnexported(RejudgePlan{})); diff != "" {
 				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
@@ -94,7 +94,7 @@ func TestBuildJobRejudge(t *testing.T) {
 	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 		r.Spec.Rejudge, r.Spec.Target = &evalsv1alpha1.Rejudge{From: "nightly"}, evalsv1alpha1.Target{}
 	})
-	plan := &rejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
+	plan := &RejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
 		ConfigMaps: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, ConfigMapsPerShard: 1}}
 	cfg := children.BuildRunConfig(plan.configRun(run), testutil.CaseIDs(4), nil, children.JudgeLoad{}, options.Options{})
 	plan.apply(&cfg)

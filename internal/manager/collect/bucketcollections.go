@@ -1,4 +1,4 @@
-package controller
+package collect
 
 import (
 	"context"
@@ -100,7 +100,7 @@ func UnstoredCollection(e EndedCollector, why string) *results.Section {
 // (EndedCollectors of pods), the one its termination message says it stored; without job, of every shard (the
 // pods are gone). A collection that should be there and is not yet is waited for (an error, retried with the
 // run's backoff) until the results deadline after the collector's end, then the shard's collector failed.
-func (r *EvalRunReconciler) bucketSections(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
+func (r *Collections) bucketSections(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
 	pods []corev1.Pod, shards int) (map[int]*results.Section, error) {
 	out := map[int]*results.Section{}
 	ended := EndedCollectors(pods, shards)

@@ -1,4 +1,4 @@
-package controller
+package collect
 
 import (
 	"context"
@@ -19,9 +19,9 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// rejudgePlan is what a re-judge (spec.rejudge) takes from its source run: where the source's records are, its
+// RejudgePlan is what a re-judge (spec.rejudge) takes from its source run: where the source's records are, its
 // shard count and how its runner wrote its output.
-type rejudgePlan struct {
+type RejudgePlan struct {
 	config   podwire.Rejudge
 	shards   int32
 	batching string
@@ -30,9 +30,9 @@ type rejudgePlan struct {
 // planRejudge reads the run named by spec.rejudge.from and its pinned run.json, and decides where this run's
 // collectors read its kept records. It returns an assessment instead when the source has not finished yet
 // (Pending, rechecked) or cannot be judged again (RejudgeSourceInvalid, final, naming what is wrong).
-func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*rejudgePlan, *assess.Assessment, error) {
+func (r *Collections) planRejudge(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*RejudgePlan, *assess.Assessment, error) {
 	from := run.Spec.Rejudge.From
-	invalid := func(format string, args ...any) (*rejudgePlan, *assess.Assessment, error) {
+	invalid := func(format string, args ...any) (*RejudgePlan, *assess.Assessment, error) {
 		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
 			Message: textbound.Head(fmt.Sprintf(format, args...), assess.MaxConditionMessage)}, nil
 	}
@@ -61,7 +61,7 @@ func (r *EvalRunReconciler) planRejudge(ctx context.Context, run *evalsv1alpha1.
 // sourceRunConfig reads the run.json pinned in the eval ConfigMap of src, a finished run that another run takes
 // something from (spec.rejudge.from, spec.resume.from). It returns a message instead when that ConfigMap is not
 // there (the run ended before it pinned its eval file, or it was deleted) or its run.json cannot be read.
-func (r *EvalRunReconciler) sourceRunConfig(ctx context.Context, src *evalsv1alpha1.EvalRun) (podwire.RunConfig, string, error) {
+func (r *Collections) sourceRunConfig(ctx context.Context, src *evalsv1alpha1.EvalRun) (podwire.RunConfig, string, error) {
 	cm := &corev1.ConfigMap{}
 	name := children.NamesFor(src.Name).EvalConfigMap
 	if err := r.apiReader.Get(ctx, client.ObjectKey{Namespace: src.Namespace, Name: name}, cm); err != nil {
@@ -79,12 +79,12 @@ func (r *EvalRunReconciler) sourceRunConfig(ctx context.Context, src *evalsv1alp
 
 // rejudgeFrom is the pure part of planRejudge: the plan for judging src's records again (srcCfg is src's
 // run.json), or a final assessment naming what makes them unreadable to run.
-func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg podwire.RunConfig) (*rejudgePlan, *assess.Assessment, error) {
-	invalid := func(format string, args ...any) (*rejudgePlan, *assess.Assessment, error) {
+func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg podwire.RunConfig) (*RejudgePlan, *assess.Assessment, error) {
+	invalid := func(format string, args ...any) (*RejudgePlan, *assess.Assessment, error) {
 		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
 			Message: textbound.Head(fmt.Sprintf(format, args...), assess.MaxConditionMessage)}, nil
 	}
-	plan := &rejudgePlan{shards: max(srcCfg.Shards, 1), batching: srcCfg.Batching,
+	plan := &RejudgePlan{shards: max(srcCfg.Shards, 1), batching: srcCfg.Batching,
 		config: podwire.Rejudge{From: src.Name, FromUID: string(src.UID)}}
 	if plan.batching == "" {
 		plan.batching = string(evalsv1alpha1.DefaultBatching)
@@ -130,7 +130,7 @@ func describeRecords(rec *evalsv1alpha1.RecordsStatus) string {
 
 // configRun is the run as its run.json is built: with the source's shard count (re-judge shard i reads source
 // shard i) and this run's parallelism.
-func (p *rejudgePlan) configRun(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalRun {
+func (p *RejudgePlan) configRun(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalRun {
 	out := run.DeepCopy()
 	sh := &evalsv1alpha1.Sharding{Shards: ptr.To(p.shards)}
 	if run.Spec.Sharding != nil {
@@ -143,17 +143,17 @@ func (p *rejudgePlan) configRun(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalR
 // apply sets what a re-judge's run.json takes from the plan: where the source's records are, and the source's
 // batching (records are written into the snapshot as its runner wrote its output). The pod runs no runner: no
 // runner deadline.
-func (p *rejudgePlan) apply(cfg *podwire.RunConfig) {
+func (p *RejudgePlan) apply(cfg *podwire.RunConfig) {
 	rj := p.config
 	cfg.Rejudge = &rj
 	cfg.Batching = p.batching
 	cfg.RunnerDeadlineSeconds = 0
 }
 
-// rejudgeConfigRun plans a re-judge (nil plan and run itself for any other run) and returns the run its run.json is
+// RejudgeConfigRun plans a re-judge (nil plan and run itself for any other run) and returns the run its run.json is
 // built from: a re-judge takes its source's shard count. A wait or a final assessment comes back as planRejudge's.
-func (r *EvalRunReconciler) rejudgeConfigRun(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (
-	*rejudgePlan, *evalsv1alpha1.EvalRun, *assess.Assessment, error) {
+func (r *Collections) RejudgeConfigRun(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (
+	*RejudgePlan, *evalsv1alpha1.EvalRun, *assess.Assessment, error) {
 	if run.Spec.Rejudge == nil {
 		return nil, run, nil, nil
 	}
@@ -164,9 +164,9 @@ func (r *EvalRunReconciler) rejudgeConfigRun(ctx context.Context, run *evalsv1al
 	return p, p.configRun(run), nil, nil
 }
 
-// applyTo puts the plan into run.json (nothing for a nil plan, a run that is not a re-judge). Its code judges run
+// ApplyTo puts the plan into run.json (nothing for a nil plan, a run that is not a re-judge). Its code judges run
 // in spec.judging.image or the manager's judge image, as any run's: a re-judge needs no target image.
-func (p *rejudgePlan) applyTo(cfg *podwire.RunConfig) {
+func (p *RejudgePlan) ApplyTo(cfg *podwire.RunConfig) {
 	if p != nil {
 		p.apply(cfg)
 	}

@@ -1,4 +1,4 @@
-package controller
+package collect
 
 import (
 	"context"
@@ -26,14 +26,29 @@ const BaselineIndex = ".spec.baseline.runName"
 // watch events.
 const baselineRecheck = time.Minute
 
-// compareWithBaseline compares a finished run's stored results with its baseline's and records the comparison
-// and the Regressed condition in obs.facts. A baseline still in progress leaves Regressed pending (rechecked); one
-// that cannot be compared (gone, no stored results, unreadable) makes it Unknown with BaselineUnavailable, for
-// good. An error is returned only for what a retry may fix (the API server or the bucket failing).
-func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv1alpha1.EvalRun, obs *observed) error {
+// Comparison is what comparing a finished run with its baseline found: the Regressed condition and the comparison
+// (each nil until it is known), and how soon to look again (0: no need).
+type Comparison struct {
+	Regressed    *metav1.Condition
+	Baseline     *evalsv1alpha1.BaselineComparison
+	RecheckAfter time.Duration
+}
+
+// CompareWithBaseline compares a finished run's stored results with its baseline's and returns the comparison
+// and the Regressed condition. A baseline still in progress leaves Regressed pending (rechecked); one that cannot
+// be compared (gone, no stored results, unreadable) makes it Unknown with BaselineUnavailable, for good. An error
+// is returned only for what a retry may fix (the API server or the bucket failing), with what was found before it.
+func (r *Collections) CompareWithBaseline(ctx context.Context, run *evalsv1alpha1.EvalRun) (Comparison, error) {
+	var out Comparison
+	err := r.compareWithBaseline(ctx, run, &out)
+	return out, err
+}
+
+// compareWithBaseline is CompareWithBaseline, recording what it finds in obs.
+func (r *Collections) compareWithBaseline(ctx context.Context, run *evalsv1alpha1.EvalRun, obs *Comparison) error {
 	name := assess.BaselineName(run)
 	set := func(status metav1.ConditionStatus, reason, format string, args ...any) {
-		obs.facts.Regressed = &metav1.Condition{Type: evalsv1alpha1.ConditionRegressed, Status: status, Reason: reason,
+		obs.Regressed = &metav1.Condition{Type: evalsv1alpha1.ConditionRegressed, Status: status, Reason: reason,
 			Message: textbound.Head(assess.OneLine(fmt.Sprintf(format, args...)), assess.MaxConditionMessage)}
 	}
 	unavailable := func(format string, args ...any) error {
@@ -52,7 +67,7 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 	}
 	if _, done := assess.TerminalAssessment(base); !done {
 		set(metav1.ConditionUnknown, evalsv1alpha1.ReasonBaselinePending, "waiting for baseline EvalRun %s to finish", name)
-		obs.assessment.RecheckAfter = minRecheck(obs.assessment.RecheckAfter, baselineRecheck)
+		obs.RecheckAfter = minRecheck(obs.RecheckAfter, baselineRecheck)
 		return nil
 	}
 	// The run's own stored results, as the API server has them: a merge may have recorded them in this reconcile.
@@ -88,7 +103,7 @@ func (r *EvalRunReconciler) compareWithBaseline(ctx context.Context, run *evalsv
 		scope = fmt.Sprintf("compared with baseline EvalRun %s over the %d case ids both have only (its eval file has sha256 %q, this run's %q)",
 			name, c.Shared, base.Status.EvalFileSHA256, live.Status.EvalFileSHA256)
 	}
-	obs.facts.Baseline = &st
+	obs.Baseline = &st
 	if regressed {
 		set(metav1.ConditionTrue, evalsv1alpha1.ReasonRegressed, "%s: %s", scope, why)
 	} else {

@@ -1,4 +1,4 @@
-package controller
+package collect
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 // eachStoredChunk calls f with every stored chunk of results of run (stored.EachChunk, read uncached), within the
 // run's bucket call bounds.
-func (r *EvalRunReconciler) eachStoredChunk(ctx context.Context, run *evalsv1alpha1.EvalRun, configMaps, objects []string,
+func (r *Collections) eachStoredChunk(ctx context.Context, run *evalsv1alpha1.EvalRun, configMaps, objects []string,
 	skipGone bool, f func(where string, data []byte) error) error {
 	bctx, cancel := r.bounds.Context(ctx, run)
 	defer cancel()
@@ -22,7 +22,7 @@ func (r *EvalRunReconciler) eachStoredChunk(ctx context.Context, run *evalsv1alp
 
 // eachStoredLine calls f with every stored result line of of (stored.EachLine, read uncached), within the bucket
 // call bounds of the run being reconciled.
-func (r *EvalRunReconciler) eachStoredLine(ctx context.Context, run, of *evalsv1alpha1.EvalRun, f func(*results.Line) error) (string, error) {
+func (r *Collections) eachStoredLine(ctx context.Context, run, of *evalsv1alpha1.EvalRun, f func(*results.Line) error) (string, error) {
 	bctx, cancel := r.bounds.Context(ctx, run)
 	defer cancel()
 	msg, err := stored.EachLine(bctx, r.apiReader, of, f)

@@ -1,4 +1,4 @@
-package controller
+package collect
 
 import (
 	"context"
@@ -22,62 +22,15 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
-	"github.com/evalrun-operator/evalrun-operator/internal/statusapply"
-	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
-// observeShards classifies a sharded or resumed run from its Job, its pods and its shards' collections, records
-// the shards in status, and, once the run is decided, merges the shards' results into its status.
-func (r *EvalRunReconciler) observeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, obs assess.Observation,
-	facts assess.StatusFacts) (*observed, error) {
-	so, err := r.shardObservation(ctx, run, obs.Job, obs.Pods)
-	if err != nil {
-		return nil, err
-	}
-	v := assess.ClassifyShards(obs, so, r.opts)
-	if len(obs.Pods) == 0 && v.Assessment.RecheckAfter == 0 && !v.Assessment.State.Terminal() && !ptr.Deref(obs.Job.Spec.Suspend, false) {
-		v.Assessment.RecheckAfter = assess.PodRejectedRecheck
-	}
-	return r.decideShards(ctx, run, so, v, facts, obs.Job)
-}
-
-// observeShardsWithoutJob ends a sharded or resumed run whose Job is gone: the shards' recorded collections stand,
-// the rest were cancelled.
-func (r *EvalRunReconciler) observeShardsWithoutJob(ctx context.Context, run *evalsv1alpha1.EvalRun) (*observed, error) {
-	so, err := r.shardObservation(ctx, run, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	return r.decideShards(ctx, run, so, assess.ShardsWithoutJob(so, run.Status.JobName, run.Status.Shards), assess.StatusFactsFrom(run), nil)
-}
-
-// decideShards records the shards in the facts and, when the run is decided, merges their results first: the
-// run's terminal condition is written only once its merged results are.
-func (r *EvalRunReconciler) decideShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so assess.ShardObservation, v assess.ShardVerdict,
-	facts assess.StatusFacts, job *batchv1.Job) (*observed, error) {
-	facts.Sharding, facts.Shards = assess.ShardingStatus(v.Statuses)
-	facts.CodeJudgeLandlockABI = assess.LowestLandlockABI(so.Sections)
-	a := v.Assessment
-	if a.State.Terminal() {
-		merged, err := r.mergeShards(ctx, run, so, v)
-		if err != nil {
-			wait := assess.Assessment{State: assess.StateCollecting, Reason: evalsv1alpha1.ReasonCollecting,
-				Message: textbound.Head("merging the shards' results: "+assess.OneLine(err.Error()), assess.MaxConditionMessage)}
-			return &observed{assessment: wait, facts: facts, job: job}, err
-		}
-		// The Passed and BudgetExceeded conditions are decided on the merged summary and cost, which the cache
-		// does not show yet.
-		run.Status.Summary, run.Status.Cost = merged.Summary, merged.Cost
-	}
-	return &observed{assessment: a, facts: facts, job: job}, nil
-}
-
-// shardObservation reads the run's shard ConfigMaps from the cache (their data is kept there; they are small) and
+// ObserveShards reads what the shards of a sharded or resumed run recorded, for assess.ClassifyShards: the run's
+// shard ConfigMaps from the cache (their data is kept there; they are small) and
 // the number of shards and cases from the Job (or, without a Job, from the shard ConfigMaps); a run whose pods
 // make no API call (statusFrom: Bucket) has no shard ConfigMaps: its shards' collections are read from the bucket
 // (bucketSections, told by pods which are there), and without a Job its shards are counted from the pinned
 // run.json.
-func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
+func (r *Collections) ObserveShards(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
 	pods []corev1.Pod) (assess.ShardObservation, error) {
 	if children.BucketOnly(run) {
 		return r.bucketShardObservation(ctx, run, job, pods)
@@ -123,8 +76,8 @@ func (r *EvalRunReconciler) shardObservation(ctx context.Context, run *evalsv1al
 	return so, nil
 }
 
-// bucketShardObservation is shardObservation for a run whose shards' collections are in its bucket.
-func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
+// bucketShardObservation is ObserveShards for a run whose shards' collections are in its bucket.
+func (r *Collections) bucketShardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
 	pods []corev1.Pod) (assess.ShardObservation, error) {
 	so := assess.ShardObservation{Shards: 1}
 	if job != nil {
@@ -153,11 +106,11 @@ func (r *EvalRunReconciler) bucketShardObservation(ctx context.Context, run *eva
 	return so, nil
 }
 
-// mergeShards merges the shards' stored results (and, for a resumed run, the carried ones) into the run's status
-// results section, written with its own field manager, and returns the merged section. Its cost is summed from
-// every stored result (carried ones apart) and names the budgets any shard reached. It is idempotent: the same
-// shards give the same section.
-func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.EvalRun, so assess.ShardObservation,
+// Merge merges the shards' stored results (and, for a resumed run, the carried ones) into the run's status
+// results section, as the reconciler writes it with its own field manager (statusapply.FieldManagerMerge), and
+// returns it. Its cost is summed from every stored result (carried ones apart) and names the budgets any shard
+// reached. It is idempotent: the same shards give the same section.
+func (r *Collections) Merge(ctx context.Context, run *evalsv1alpha1.EvalRun, so assess.ShardObservation,
 	v assess.ShardVerdict) (*results.Section, error) {
 	pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run)
 	if err != nil {
@@ -237,10 +190,6 @@ func (r *EvalRunReconciler) mergeShards(ctx context.Context, run *evalsv1alpha1.
 	}, at)
 	if err != nil {
 		return nil, err
-	}
-	ac := statusapply.EvalRun(run.Namespace, run.Name, run.UID, statusapply.Collector(section))
-	if err := r.client.Status().Apply(ctx, ac, client.FieldOwner(statusapply.FieldManagerMerge), client.ForceOwnership); err != nil {
-		return nil, fmt.Errorf("applying the merged results of EvalRun %s: %w", run.Name, err)
 	}
 	return section, nil
 }
