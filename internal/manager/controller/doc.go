@@ -1,6 +1,7 @@
-// Package controller holds the manager's reconcilers: EvalRun (observe in numbered steps, the pure Classify and
-// ClassifyShards, status written once and only when changed, events after) and EvalSchedule, with the pure
-// builders of every child (the eval ConfigMap, the collector's Role and RoleBinding, the result ConfigMaps, the
-// Job and its pod) and the I/O around them (bucket pinning, merging shards, resume, baselines, re-runs). Its
-// integration tests are in test/integration/controller.
+// Package controller holds the manager's reconcilers, thin loops of observe -> assess -> act: EvalRun (observe in
+// numbered steps, through the eval source (internal/manager/evalsource) and the collections
+// (internal/manager/collect); the pure Classify and ClassifyShards (internal/manager/assess); status written once
+// and only when changed, events after) and EvalSchedule. What they act on is theirs: creating a run's children
+// (built by internal/manager/children) and the pinned copies, the merged results' write, stopping shards and Jobs,
+// new attempts, the finalizer's clean-up. Its integration tests are in test/integration/controller.
 package controller
