@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -62,3 +64,37 @@ func NewAttemptTrigger(run *evalsv1alpha1.EvalRun) evalsv1alpha1.AttemptTrigger 
 
 // AnnotationRerun, set to a new value on a finished run, starts a new attempt of it with the same spec.
 const AnnotationRerun = "evals.evalrun.io/rerun"
+
+// NewAttemptStatus is the status that starts a new attempt of the finished run, for trigger, at now: the new
+// attempt (its number, trigger, spec digest and rerun value), the finished attempt recorded first in
+// previousAttempts (at most MaxPreviousAttempts kept), and the conditions in progress from the start, so that
+// kstatus, Flux and Argo CD never take the empty status for a result. Everything else (the collector's fields too)
+// is gone: the new attempt runs from the start, as a new run.
+func NewAttemptStatus(run *evalsv1alpha1.EvalRun, trigger evalsv1alpha1.AttemptTrigger, now metav1.Time) evalsv1alpha1.EvalRunStatus {
+	finished := run.Status.Attempt
+	record := evalsv1alpha1.AttemptRecord{Number: finished.Number, Trigger: finished.Trigger, Rerun: finished.Rerun,
+		StartTime: run.Status.StartTime, RunOutcome: OutcomeOf(run)}
+	if d := run.Status.EvalFileSHA256; d != "" {
+		record.EvalFileSHA256 = &d
+	}
+	history := append([]evalsv1alpha1.AttemptRecord{record}, run.Status.PreviousAttempts...)
+	if len(history) > evalsv1alpha1.MaxPreviousAttempts {
+		history = history[:evalsv1alpha1.MaxPreviousAttempts]
+	}
+	next := evalsv1alpha1.EvalRunStatus{
+		ObservedGeneration: run.Generation,
+		Attempt: &evalsv1alpha1.Attempt{Number: finished.Number + 1, Trigger: trigger, SpecSHA256: SpecSHA256(&run.Spec),
+			Rerun: RerunAnnotation(run), Generation: run.Generation},
+		PreviousAttempts: history,
+	}
+	msg := fmt.Sprintf("attempt %d is starting", finished.Number+1)
+	for _, c := range []metav1.Condition{
+		{Type: evalsv1alpha1.ConditionReconciling, Status: metav1.ConditionTrue},
+		{Type: evalsv1alpha1.ConditionStalled, Status: metav1.ConditionFalse},
+		{Type: evalsv1alpha1.ConditionSucceeded, Status: metav1.ConditionUnknown},
+	} {
+		c.Reason, c.Message, c.ObservedGeneration, c.LastTransitionTime = evalsv1alpha1.ReasonPending, msg, run.Generation, now
+		next.Conditions = append(next.Conditions, c)
+	}
+	return next
+}

@@ -67,32 +67,8 @@ func (r *EvalRunReconciler) startNewAttempt(ctx context.Context, run *evalsv1alp
 		}
 	}
 	next := run.DeepCopy()
-	finished := run.Status.Attempt
-	record := evalsv1alpha1.AttemptRecord{Number: finished.Number, Trigger: finished.Trigger, Rerun: finished.Rerun,
-		StartTime: run.Status.StartTime, RunOutcome: assess.OutcomeOf(run)}
-	if d := run.Status.EvalFileSHA256; d != "" {
-		record.EvalFileSHA256 = &d
-	}
-	history := append([]evalsv1alpha1.AttemptRecord{record}, run.Status.PreviousAttempts...)
-	if len(history) > evalsv1alpha1.MaxPreviousAttempts {
-		history = history[:evalsv1alpha1.MaxPreviousAttempts]
-	}
-	next.Status = evalsv1alpha1.EvalRunStatus{
-		ObservedGeneration: run.Generation,
-		Attempt: &evalsv1alpha1.Attempt{Number: finished.Number + 1, Trigger: trigger, SpecSHA256: assess.SpecSHA256(&run.Spec),
-			Rerun: assess.RerunAnnotation(run), Generation: run.Generation},
-		PreviousAttempts: history,
-	}
-	// In progress from the start, so that kstatus, Flux and Argo CD never take the empty status for a result.
-	msg := fmt.Sprintf("attempt %d is starting", finished.Number+1)
-	for _, c := range []metav1.Condition{
-		{Type: evalsv1alpha1.ConditionReconciling, Status: metav1.ConditionTrue},
-		{Type: evalsv1alpha1.ConditionStalled, Status: metav1.ConditionFalse},
-		{Type: evalsv1alpha1.ConditionSucceeded, Status: metav1.ConditionUnknown},
-	} {
-		c.Reason, c.Message, c.ObservedGeneration, c.LastTransitionTime = evalsv1alpha1.ReasonPending, msg, run.Generation, now
-		next.Status.Conditions = append(next.Status.Conditions, c)
-	}
+	next.Status = assess.NewAttemptStatus(run, trigger, now)
+	finished, record := run.Status.Attempt, next.Status.PreviousAttempts[0]
 	// The whole status is replaced (the collector's fields too), under the run's resourceVersion: a status that
 	// changed meanwhile makes this a conflict, retried from a fresh read.
 	if err := r.client.Status().Update(ctx, next); err != nil {
