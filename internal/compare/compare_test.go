@@ -202,10 +202,10 @@ func TestSeed(t *testing.T) {
 		t.Error("the same runs gave another seed")
 	}
 	for name, other := range map[string]uint64{
-		"roles swapped":       Seed(b, a),
-		"another uid":         Seed(run("nightly-1", "u3"), b),
-		"another name":        Seed(a, run("nightly-3", "u2")),
-		"parts run together":  Seed(run("nightly-1u", "1"), b),
+		"roles swapped":        Seed(b, a),
+		"another uid":          Seed(run("nightly-1", "u3"), b),
+		"another name":         Seed(a, run("nightly-3", "u2")),
+		"parts run together":   Seed(run("nightly-1u", "1"), b),
 		"name and uid swapped": Seed(run("u1", "nightly-1"), b),
 	} {
 		if other == seed {

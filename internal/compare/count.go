@@ -61,4 +61,3 @@ func FormatDelta(d *big.Rat) string {
 	}
 	return s
 }
-

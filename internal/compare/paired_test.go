@@ -19,7 +19,7 @@ const testSeed = 20260424
 // differences of the tested cases and the score differences of those scored in both, by id. The tests take the
 // expected intervals from stats.BootstrapMean over these, so a wrong pairing, order, seed or stream shows.
 type runs struct {
-	base, run              []Case
+	base, run             []Case
 	passDiffs, scoreDiffs []float64
 }
 
@@ -440,7 +440,7 @@ func TestTruncated(t *testing.T) {
 		want string
 	}{
 		{67.0 / 2048, "0.032714"},
-		{0.05, "0.050000"},                // 0.05 as a float64 is 0.05000000000000000277
+		{0.05, "0.050000"},                 // 0.05 as a float64 is 0.05000000000000000277
 		{0.049999999999999996, "0.049999"}, // the float64 just below
 		{1, "1.000000"},
 		{0, "0.000000"},
@@ -493,4 +493,3 @@ func BenchmarkPaired100k(b *testing.B) {
 		}
 	}
 }
-
