@@ -12,6 +12,10 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/stats"
 )
 
+// tiny is how far a mean of differences may be from 0 by rounding alone (a sum of thirds) and still be no change;
+// stats.Paired allows the same in its minimum-effect check.
+const tiny = 1e-9
+
 // scoreStream tells the mean score's bootstrap from the pass rate's, which internal/stats draws from the seed
 // itself: the two intervals are then not computed from the same resampled cases.
 const scoreStream uint64 = 0x53434f5245 // "SCORE"
@@ -73,12 +77,16 @@ func (c *Comparison) pairedTest(b Bounds) (Decision, error) {
 	fmt.Fprintf(&b2, " over %d paired %s, %d worse and %d better; ", res.Pairs, plural(res.Pairs, "case", "cases"), res.Fell, res.Rose)
 	b2.WriteString(pText(res.PValue, b.Alpha, b.AlphaRate))
 	fmt.Fprintf(&b2, " (%s, one-sided)", methodText(res))
-	drop := res.BaselineMean - res.CurrentMean
+	// stats.Paired's decision, and a fall at all: with alpha above 1/2 a p-value can be below it with no drop.
+	drop := -res.Effect.Estimate
+	regressed := res.Regressed && drop > tiny
 	switch {
-	case res.Regressed && b.MinEffectRate > 0:
+	case regressed && b.MinEffectRate > 0:
 		fmt.Fprintf(&b2, ", and the drop of %s is at least minEffect %s", fixed(drop, digits), b.MinEffect)
-	case res.PValue < res.Alpha && !res.Regressed:
-		fmt.Fprintf(&b2, ", but the drop of %s is less than minEffect %s", fixed(max(drop, 0), digits), b.MinEffect)
+	case res.PValue < res.Alpha && drop <= tiny:
+		b2.WriteString(", but the pass rate did not fall")
+	case res.PValue < res.Alpha && !regressed:
+		fmt.Fprintf(&b2, ", but the drop of %s is less than minEffect %s", fixed(drop, digits), b.MinEffect)
 	}
 	if len(scoreDiffs) > 0 {
 		n := float64(len(scoreDiffs))
@@ -93,7 +101,7 @@ func (c *Comparison) pairedTest(b Bounds) (Decision, error) {
 		}
 	}
 	b2.WriteString(left)
-	d.Regressed, d.Why = res.Regressed, b2.String()
+	d.Regressed, d.Why = regressed, b2.String()
 	return d, nil
 }
 
@@ -127,9 +135,9 @@ func effectStatus(baseline, run float64, effect stats.Interval) *evalsv1alpha1.P
 func effectText(name string, baseline, run float64, effect stats.Interval, digits int) string {
 	ci := fmt.Sprintf("95%% CI %s to %s", signed(effect.Low, digits), signed(effect.High, digits))
 	switch {
-	case effect.Estimate < 0:
+	case effect.Estimate < -tiny:
 		return fmt.Sprintf("%s fell from %s to %s (%s, %s)", name, fixed(baseline, digits), fixed(run, digits), signed(effect.Estimate, digits), ci)
-	case effect.Estimate > 0:
+	case effect.Estimate > tiny:
 		return fmt.Sprintf("%s rose from %s to %s (%s, %s)", name, fixed(baseline, digits), fixed(run, digits), signed(effect.Estimate, digits), ci)
 	}
 	return fmt.Sprintf("%s stayed at %s (change %s)", name, fixed(run, digits), ci)

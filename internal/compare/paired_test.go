@@ -231,6 +231,18 @@ func TestDecidePaired(t *testing.T) {
 				PValue:    "0.062500"},
 		},
 		{
+			// With alpha above 1/2 a p-value can be below alpha with no drop at all: not a regression.
+			name: "p below a large alpha, but nothing fell", runs: oneTrial("PP", 6, "PF", 2, "FP", 2),
+			bounds: pairedBounds("0.9", "0"), digits: 2,
+			why: "pass rate stayed at 0.80 (change 95% CI {pass}) over 10 paired cases, 2 worse and 2 better; " +
+				"p = 0.688 < alpha 0.9 (McNemar exact, one-sided), but the pass rate did not fall; " +
+				"mean score stayed at 0.85 (change 95% CI {score})",
+			want: evalsv1alpha1.PairedComparison{Method: evalsv1alpha1.PairedMcNemarExact, Cases: 10, WorseCases: 2, BetterCases: 2,
+				PassRate:  &evalsv1alpha1.PairedEffect{Baseline: "0.8000", Run: "0.8000", Delta: "0.0000"},
+				MeanScore: &evalsv1alpha1.PairedEffect{Baseline: "0.8500", Run: "0.8500", Delta: "0.0000"},
+				PValue:    "0.687500"},
+		},
+		{
 			name: "disjoint ids: nothing to test", runs: func() runs {
 				r := oneTrial("PP", 5)
 				for i := range r.run {
