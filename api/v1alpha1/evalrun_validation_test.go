@@ -603,6 +603,27 @@ func TestSamplesAreAccepted(t *testing.T) {
 	}
 }
 
+// TestScheduleSamplesAreAccepted keeps the documented EvalSchedule sample valid against the generated CRD.
+func TestScheduleSamplesAreAccepted(t *testing.T) {
+	needAPIServer(t)
+	path := filepath.Join("..", "..", "config", "samples", "evals_v1alpha1_evalschedule.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &evalsv1alpha1.EvalSchedule{}
+	if err := yaml.UnmarshalStrict(data, s); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if b := s.Spec.Template.Spec.Baseline; b == nil || ptr.Deref(b.Test, "") != evalsv1alpha1.BaselineTestPaired {
+		t.Errorf("%s: the sample's baseline %+v; the examples use test: Paired", path, b)
+	}
+	s.Namespace = "default"
+	if err := k8sClient.Create(context.Background(), s); err != nil {
+		t.Fatalf("%s was rejected: %v", path, err)
+	}
+}
+
 // s3Bucket is a valid bucket for the admission tests.
 func s3Bucket() evalsv1alpha1.S3Bucket {
 	return evalsv1alpha1.S3Bucket{Endpoint: "http://seaweedfs.storage:8333", Bucket: "evals", CredentialsSecret: "s3-creds"}
