@@ -53,8 +53,10 @@ could not be made.`,
 	cmd.Flags().Int32Var(&o.maxNewFailures, "max-new-failures", 0, "Count: how many newly failing cases are allowed.")
 	cmd.Flags().StringVar(&o.maxScoreDrop, "max-score-drop", "", "Count: how far the mean score may fall, a decimal in [0, 1] (unset: any).")
 	cmd.Flags().StringVar(&o.test, "test", "", "The test that decides: Count or Paired (default: RUN's spec.baseline.test, else Count).")
-	cmd.Flags().StringVar(&o.alpha, "alpha", "", "Paired: the significance level, a decimal strictly between 0 and 1 (default: RUN's spec.baseline.alpha, else 0.05).")
-	cmd.Flags().StringVar(&o.minEffect, "min-effect", "", "Paired: the smallest pass-rate drop that counts, a decimal in [0, 1] (default: RUN's spec.baseline.minEffect, else 0).")
+	cmd.Flags().StringVar(&o.alpha, "alpha", "",
+		"Paired: the significance level, a decimal strictly between 0 and 1 (default: RUN's spec.baseline.alpha, else 0.05).")
+	cmd.Flags().StringVar(&o.minEffect, "min-effect", "",
+		"Paired: the smallest pass-rate drop that counts, a decimal in [0, 1] (default: RUN's spec.baseline.minEffect, else 0).")
 	cmd.Flags().StringVarP(&o.output, "output", "o", outputText, "Output format: text, json or yaml.")
 	return cmd
 }
