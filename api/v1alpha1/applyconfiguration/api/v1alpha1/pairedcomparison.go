@@ -58,8 +58,9 @@ type PairedComparisonApplyConfiguration struct {
 	// rate. Unset when no tested case has a score in both runs.
 	MeanScore *PairedEffectApplyConfiguration `json:"meanScore,omitempty"`
 	// pValue is the test's one-sided p-value for "this run is worse": the chance, were neither run better, of a
-	// drop at least as large as the one seen. Truncated to 6 decimals, so that it is below spec.baseline.alpha
-	// exactly when the unrounded p-value is ("0.000000": below 0.000001). Unset when no case could be tested.
+	// drop at least as large as the one seen. Rounded to 6 decimals ("0.000000": below 0.0000005), down where
+	// rounding would carry a p-value below spec.baseline.alpha up to it, so that it is below alpha exactly when
+	// the test's p-value is. Unset when no case could be tested.
 	PValue *string `json:"pValue,omitempty"`
 }
 
