@@ -45,6 +45,12 @@ const (
 	DefaultStatusFrom = StatusFromPod
 	// DefaultMaxNewFailures is spec.baseline.maxNewFailures's default.
 	DefaultMaxNewFailures int32 = 0
+	// DefaultBaselineTest is spec.baseline.test's default: Count, what a baseline meant before the field existed.
+	DefaultBaselineTest = BaselineTestCount
+	// DefaultBaselineAlpha is spec.baseline.alpha's default, a decimal string as the field is.
+	DefaultBaselineAlpha = "0.05"
+	// DefaultBaselineMinEffect is spec.baseline.minEffect's default: any drop unlikely by chance.
+	DefaultBaselineMinEffect = "0"
 
 	// DefaultConcurrencyPolicy is an EvalSchedule's spec.concurrencyPolicy default.
 	DefaultConcurrencyPolicy = ConcurrencyAllow

@@ -39,6 +39,9 @@ var runSpecDefaults = map[string]any{
 	"resume.cases":                      evalsv1alpha1.DefaultResumeCases,
 	"storage.statusFrom":                evalsv1alpha1.DefaultStatusFrom,
 	"baseline.maxNewFailures":           evalsv1alpha1.DefaultMaxNewFailures,
+	"baseline.test":                     evalsv1alpha1.DefaultBaselineTest,
+	"baseline.alpha":                    evalsv1alpha1.DefaultBaselineAlpha,
+	"baseline.minEffect":                evalsv1alpha1.DefaultBaselineMinEffect,
 }
 
 // scheduleSpecDefaults are the constants of the EvalSchedule spec's own +default markers.

@@ -547,7 +547,109 @@ type BaselineComparison struct {
 	// +kubebuilder:validation:MaxLength=16
 	// +optional
 	MeanScoreDelta string `json:"meanScoreDelta,omitempty"`
+	// test is the test that decided the Regressed condition, spec.baseline.test: Count (the counts above against
+	// maxNewFailures and maxScoreDrop) or Paired (paired).
+	// +optional
+	Test BaselineTest `json:"test,omitempty"`
+	// paired is the Paired test's result (docs/statistics.md); set with test: Paired only.
+	// +optional
+	Paired *PairedComparison `json:"paired,omitempty"`
 }
+
+// PairedComparison is the Paired test of a run against its baseline (spec.baseline.test: Paired). The cases are
+// paired by id; a case is tested when both runs have a judged trial of it (a trial without a record counts as
+// failed, a Skipped one is not counted). Each case's pass rate is its passed trials over its counted trials (0 or
+// 1 with one trial). Decimals are strings: rates and their changes with 4 decimals, the p-value with 6.
+type PairedComparison struct {
+	// method is the test that gave the p-value: McNemarExact (one trial per case in both runs: McNemar's exact
+	// test on the discordant cases), SignFlipExact or SignFlipMonteCarlo (more trials: the sign-flip test on the
+	// per-case pass-rate differences, every sign pattern counted, or 10,000 seeded random ones). Unset when no
+	// case could be tested.
+	// +optional
+	Method PairedMethod `json:"method,omitempty"`
+	// cases is the number of cases tested: in both runs, with a judged trial in each.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Cases int32 `json:"cases"`
+	// worseCases is the number of tested cases whose pass rate fell (with one trial: passed in the baseline and
+	// not now); betterCases those whose pass rate rose. Together they are the discordant cases; the rest kept
+	// their pass rate and say nothing about a change.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	WorseCases int32 `json:"worseCases"`
+	// betterCases is the number of tested cases whose pass rate rose.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	BetterCases int32 `json:"betterCases"`
+	// skippedCases is the number of cases both runs have that were left out: every trial of one of them Skipped
+	// (nothing could judge it).
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	SkippedCases int32 `json:"skippedCases"`
+	// onlyInBaselineCases is the number of cases only the baseline has a result for, left out of the test;
+	// onlyInRunCases those only this run has.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	OnlyInBaselineCases int32 `json:"onlyInBaselineCases"`
+	// onlyInRunCases is the number of cases only this run has a result for, left out of the test.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	OnlyInRunCases int32 `json:"onlyInRunCases"`
+	// passRate is the mean pass rate over the tested cases in both runs, its change and the change's 95%
+	// interval. Unset when no case could be tested.
+	// +optional
+	PassRate *PairedEffect `json:"passRate,omitempty"`
+	// meanScore is the mean score over the tested cases both runs scored (Error counts 0; a case without a
+	// record has no score), its change and the change's 95% interval; for the record, the test is on the pass
+	// rate. Unset when no tested case has a score in both runs.
+	// +optional
+	MeanScore *PairedEffect `json:"meanScore,omitempty"`
+	// pValue is the test's one-sided p-value for "this run is worse": the chance, were neither run better, of a
+	// drop at least as large as the one seen. Rounded to 6 decimals ("0.000000": below 0.0000005), down where
+	// rounding would carry a p-value below spec.baseline.alpha up to it, so that it is below alpha exactly when
+	// the test's p-value is. Unset when no case could be tested.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	PValue string `json:"pValue,omitempty"`
+}
+
+// PairedEffect is one metric of a Paired comparison: its mean in both runs over the same cases, the change, and
+// the change's 95% paired bootstrap interval (cases resampled with both runs' values: clustered by case).
+type PairedEffect struct {
+	// baseline is the baseline's mean over the cases.
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	Baseline string `json:"baseline"`
+	// run is this run's mean over the same cases.
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	Run string `json:"run"`
+	// delta is run minus baseline, signed ("-0.1800": a drop).
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	Delta string `json:"delta"`
+	// deltaLow and deltaHigh bound delta's 95% interval.
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	DeltaLow string `json:"deltaLow"`
+	// deltaHigh is the upper end of delta's 95% interval.
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	DeltaHigh string `json:"deltaHigh"`
+}
+
+// PairedMethod is the test a Paired comparison ran.
+// +kubebuilder:validation:Enum=McNemarExact;SignFlipExact;SignFlipMonteCarlo
+type PairedMethod string
+
+const (
+	// PairedMcNemarExact: McNemar's exact test on the discordant cases (one trial per case in both runs).
+	PairedMcNemarExact PairedMethod = "McNemarExact"
+	// PairedSignFlipExact: the sign-flip test on per-case pass-rate differences, every sign pattern counted.
+	PairedSignFlipExact PairedMethod = "SignFlipExact"
+	// PairedSignFlipMonteCarlo: the sign-flip test over seeded random sign patterns (too many to count).
+	PairedSignFlipMonteCarlo PairedMethod = "SignFlipMonteCarlo"
+)
 
 // EvalFileComparison says whether two compared runs ran the same eval file.
 // +kubebuilder:validation:Enum=Same;Different

@@ -144,7 +144,8 @@ type EvalRunSpec struct {
 
 	// baseline compares this run's full per-case results with an earlier run's once this run has finished:
 	// newly failing and newly passing cases, cases only one of them has, and the mean score delta go to
-	// status.baseline, and the Regressed condition says whether the run regressed beyond the given bounds.
+	// status.baseline, and the Regressed condition says whether the run regressed, by baseline.test: beyond the
+	// given bounds (Count), or by a paired test, a drop unlikely by chance (Paired; docs/statistics.md).
 	// +optional
 	Baseline *Baseline `json:"baseline,omitempty"`
 }
@@ -173,7 +174,51 @@ type Baseline struct {
 	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
 	// +optional
 	MaxScoreDrop *string `json:"maxScoreDrop,omitempty"`
+
+	// test is how Regressed is decided. Count (the default, so that objects written before the field keep their
+	// meaning): more than maxNewFailures newly failing cases, or a mean score drop of more than maxScoreDrop.
+	// Paired: a paired test of the pass rate (docs/statistics.md): the cases are paired by id (cases only one run
+	// has are counted and left out, as are cases with no judged trial in one run: every trial Skipped; a missing
+	// record is a failed trial), and the run regressed when its pass rate fell by at least minEffect and the
+	// test's one-sided p-value for "this run is worse" is below alpha. With one trial per case in both runs the
+	// test is McNemar's exact test on the discordant cases; with more, the sign-flip (paired permutation) test
+	// on the per-case pass-rate differences, exact while it fits and seeded Monte Carlo beyond (the seed comes
+	// from both runs' names and uids, so the result repeats). maxNewFailures and maxScoreDrop apply to Count
+	// only; alpha and minEffect to Paired only. Use Paired for an agent that is not deterministic: Count flags
+	// most nights of an unchanged agent whose cases pass 80% of the time.
+	// +default="Count"
+	// +optional
+	Test *BaselineTest `json:"test,omitempty"`
+
+	// alpha is the Paired test's significance level, a decimal strictly between 0 and 1 with at most 6
+	// decimals: an unchanged agent is flagged Regressed on at most this share of comparisons. Defaults to
+	// "0.05"; "0.01" for a gate that pages someone or blocks a release.
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:XValidation:rule="self.matches('^0[.][0-9]{0,5}[1-9][0-9]{0,5}$')",message="alpha must be a decimal strictly between 0 and 1 with at most 6 decimals, such as 0.05 or 0.01"
+	// +default="0.05"
+	// +optional
+	Alpha *string `json:"alpha,omitempty"`
+
+	// minEffect is the smallest drop of the pass rate (a fraction: 0.05 is 5 points) the Paired test calls a
+	// regression, a decimal in [0, 1]. Defaults to "0": any drop unlikely by chance. Set it to the smallest drop
+	// you would act on where a suite is large enough to detect drops too small to matter.
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:Pattern=`^(0(\.[0-9]{1,6})?|1(\.0{1,6})?)$`
+	// +default="0"
+	// +optional
+	MinEffect *string `json:"minEffect,omitempty"`
 }
+
+// BaselineTest is how spec.baseline decides Regressed.
+// +kubebuilder:validation:Enum=Count;Paired
+type BaselineTest string
+
+const (
+	// BaselineTestCount: more than maxNewFailures newly failing cases, or a mean score drop above maxScoreDrop.
+	BaselineTestCount BaselineTest = "Count"
+	// BaselineTestPaired: a paired test of the pass rate; a drop of at least minEffect with p below alpha.
+	BaselineTestPaired BaselineTest = "Paired"
+)
 
 // ResultsStorage is where a run's per-case results are kept.
 type ResultsStorage struct {

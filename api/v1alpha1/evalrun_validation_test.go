@@ -294,6 +294,27 @@ func TestEvalRunAdmission(t *testing.T) {
 		}(), wantErr: "the runner may add no capability other than NET_BIND_SERVICE"},
 		{name: "bad queue name", run: mk("bad-queue", "default").Queue("Not_A_Name").Obj(),
 			wantErr: "spec.queueName in body should match"},
+		{name: "paired baseline is accepted", run: mk("ok-paired", "default").PairedBaseline("earlier", "0.01", "0.05").Obj()},
+		{name: "paired baseline, alpha with six decimals", run: mk("ok-paired-alpha", "default").PairedBaseline("earlier", "0.000001", "1").Obj()},
+		{name: "unknown baseline test", run: func() *evalsv1alpha1.EvalRun {
+			r := mk("bad-test", "default").Baseline("earlier", 0, "").Obj()
+			r.Spec.Baseline.Test = ptr.To[evalsv1alpha1.BaselineTest]("Bayes")
+			return r
+		}(), wantErr: `spec.baseline.test: Unsupported value: "Bayes": supported values: "Count", "Paired"`},
+		{name: "alpha 0", run: mk("bad-alpha-0", "default").PairedBaseline("earlier", "0.0", "").Obj(),
+			wantErr: "spec.baseline.alpha: Invalid value: \"0.0\": alpha must be a decimal strictly between 0 and 1 with at most 6 decimals, such as 0.05 or 0.01"},
+		{name: "alpha 1", run: mk("bad-alpha-1", "default").PairedBaseline("earlier", "1", "").Obj(),
+			wantErr: "alpha must be a decimal strictly between 0 and 1"},
+		{name: "alpha as a percentage", run: mk("bad-alpha-pct", "default").PairedBaseline("earlier", "5", "").Obj(),
+			wantErr: "alpha must be a decimal strictly between 0 and 1"},
+		{name: "alpha with seven decimals", run: mk("bad-alpha-7", "default").PairedBaseline("earlier", "0.0000001", "").Obj(),
+			wantErr: "spec.baseline.alpha: Too long: may not be more than 8 bytes"},
+		{name: "alpha negative", run: mk("bad-alpha-neg", "default").PairedBaseline("earlier", "-0.05", "").Obj(),
+			wantErr: "alpha must be a decimal strictly between 0 and 1"},
+		{name: "minEffect above 1", run: mk("bad-min-effect", "default").PairedBaseline("earlier", "", "1.5").Obj(),
+			wantErr: "spec.baseline.minEffect in body should match"},
+		{name: "minEffect as points", run: mk("bad-min-effect-pts", "default").PairedBaseline("earlier", "", "5").Obj(),
+			wantErr: "spec.baseline.minEffect in body should match"},
 	}
 	ctx := context.Background()
 	for _, tc := range cases {
@@ -398,6 +419,7 @@ func TestEvalRunDefaults(t *testing.T) {
 	run := testutil.MakeEvalRun("defaults", "default").FromConfigMap("evals", "").Healthcheck("check {EVAL_FILE}").Obj()
 	run.Spec.Judging = &evalsv1alpha1.Judging{}
 	run.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{}
+	run.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To("earlier")}
 	if err := k8sClient.Create(ctx, run); err != nil {
 		t.Fatalf("Create() = %v", err)
 	}
@@ -421,6 +443,9 @@ func TestEvalRunDefaults(t *testing.T) {
 		{"target.healthcheck.timeoutSeconds", ptr.Deref(got.Spec.Target.Healthcheck.TimeoutSeconds, -1), evalsv1alpha1.DefaultHealthcheckTimeoutSeconds},
 		{"successPolicy.minPassRate", got.Spec.SuccessPolicy.MinPassRate, evalsv1alpha1.DefaultMinPassRate},
 		{"successPolicy.regression", ptr.Deref(got.Spec.SuccessPolicy.Regression, ""), evalsv1alpha1.DefaultRegression},
+		{"baseline.test", ptr.Deref(got.Spec.Baseline.Test, ""), evalsv1alpha1.DefaultBaselineTest},
+		{"baseline.alpha", ptr.Deref(got.Spec.Baseline.Alpha, ""), evalsv1alpha1.DefaultBaselineAlpha},
+		{"baseline.minEffect", ptr.Deref(got.Spec.Baseline.MinEffect, ""), evalsv1alpha1.DefaultBaselineMinEffect},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -575,6 +600,27 @@ func TestSamplesAreAccepted(t *testing.T) {
 				t.Fatalf("%s was rejected: %v", path, err)
 			}
 		})
+	}
+}
+
+// TestScheduleSamplesAreAccepted keeps the documented EvalSchedule sample valid against the generated CRD.
+func TestScheduleSamplesAreAccepted(t *testing.T) {
+	needAPIServer(t)
+	path := filepath.Join("..", "..", "config", "samples", "evals_v1alpha1_evalschedule.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &evalsv1alpha1.EvalSchedule{}
+	if err := yaml.UnmarshalStrict(data, s); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if b := s.Spec.Template.Spec.Baseline; b == nil || ptr.Deref(b.Test, "") != evalsv1alpha1.BaselineTestPaired {
+		t.Errorf("%s: the sample's baseline %+v; the examples use test: Paired", path, b)
+	}
+	s.Namespace = "default"
+	if err := k8sClient.Create(context.Background(), s); err != nil {
+		t.Fatalf("%s was rejected: %v", path, err)
 	}
 }
 

@@ -1,40 +1,84 @@
-// Package compare compares the per-case results of a run with a baseline run's: newly failing and newly passing
-// cases, cases only one of them has, and the mean score over the cases both have. The manager's baseline
-// comparison (status.baseline, the Regressed condition) and `kubectl evalrun compare` share it. Pure: it reads
-// result lines, wherever they were stored.
+// Package compare compares the per-case results of a run with a baseline run's and decides whether the run
+// regressed (spec.baseline.test): Count counts newly failing and newly passing cases, cases only one of them has,
+// and the mean score over the cases both have; Paired tests the per-case pass rates with internal/stats (McNemar's
+// exact test with one trial per case, the sign-flip test with more) and reports the effect with its interval and
+// the p-value. The manager's baseline comparison (status.baseline, the Regressed condition) and `kubectl evalrun
+// compare` share it. Pure: it reads result lines (or per-case counts over trials), wherever they were stored.
 package compare
 
 import (
-	"fmt"
 	"math/big"
-	"strconv"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
-// entry is what the comparison keeps of one case's result.
-type entry struct {
-	verdict verdict.Verdict
-	score   float64
-	missing bool
-	// seen marks a baseline case the run has a line for.
-	seen bool
+// Case is one case's results in one run: its verdict, which the Count test compares, and its trials, which the
+// Paired test compares. A stored result line is a case of one trial (CaseOf); a case answered N times carries its
+// verdict over the trials and its counts of them, so nothing here assumes one trial.
+type Case struct {
+	ID string
+	// Verdict is the case's verdict (over its trials); Missing marks a case the runner gave no record for.
+	Verdict verdict.Verdict
+	Missing bool
+	// Score is the case's score: the mean over its trials that have one (Error counts 0).
+	Score float64
+	// Trials counts the trials that say how the agent did: judged (Pass, Fail, Error) or without a record (a failed
+	// trial); Skipped trials, which nothing could judge, are not counted. Passed counts those that passed.
+	Trials, Passed int
 }
 
-// passes reports a passing result; Fail, Error, Skipped and a missing record do not pass.
-func (e entry) passes() bool { return !e.missing && e.verdict == verdict.VerdictPass }
+// CaseOf is a stored result line as a case of one trial: passed when its verdict is Pass, not counted when it
+// was Skipped, failed otherwise (Fail, Error, no record).
+func CaseOf(l *results.Line) Case {
+	c := Case{ID: l.ID, Verdict: l.Verdict, Missing: l.Missing, Score: l.Score, Trials: 1}
+	switch {
+	case l.Missing:
+	case l.Verdict == verdict.VerdictPass:
+		c.Passed = 1
+	case l.Verdict == verdict.VerdictSkipped:
+		c.Trials = 0
+	}
+	return c
+}
+
+// passes reports a passing verdict; Fail, Error, Skipped and a missing record do not pass.
+func (c *Case) passes() bool { return !c.Missing && c.Verdict == verdict.VerdictPass }
 
 // scored reports whether the case counts in the mean score: it has a record that was not skipped.
-func (e entry) scored() bool { return !e.missing && e.verdict != verdict.VerdictSkipped }
+func (c *Case) scored() bool { return !c.Missing && c.Verdict != verdict.VerdictSkipped }
 
 // meanScore is the score the mean counts: the score of a judged case, 0 for an error.
-func (e entry) meanScore() float64 {
-	if e.verdict == verdict.VerdictError {
+func (c *Case) meanScore() float64 {
+	if c.Verdict == verdict.VerdictError {
 		return 0
 	}
-	return e.score
+	return c.Score
+}
+
+// trials is what the Paired test keeps of one side of a shared case.
+type trials struct {
+	passed, trials int
+	score          float64
+	scored         bool
+}
+
+func trialsOf(c *Case) trials {
+	return trials{passed: c.Passed, trials: c.Trials, score: c.meanScore(), scored: c.scored()}
+}
+
+// pair is a case both runs have, as the Paired test reads it.
+type pair struct {
+	id            string
+	baseline, run trials
+}
+
+// entry is what the comparison keeps of one baseline case.
+type entry struct {
+	Case
+	// seen marks a baseline case the run has a line for.
+	seen bool
 }
 
 // Comparison is the outcome of comparing a run with its baseline. The id lists hold at most the limit given to
@@ -47,6 +91,11 @@ type Comparison struct {
 	// Scored is the number of cases in the mean scores; the means are unset (HasScores false) when it is 0.
 	Scored                       int
 	MeanScore, BaselineMeanScore float64
+	// OnlyInBaseline and OnlyInRun count the case ids only one run has (with or without a record).
+	OnlyInBaseline, OnlyInRun int
+
+	// pairs are the shared cases, in the run's order, for the Paired test.
+	pairs []pair
 }
 
 // HasScores reports whether any case counted in the mean scores.
@@ -59,7 +108,8 @@ func (c *Comparison) Delta() *big.Rat {
 	return run.Sub(run, base)
 }
 
-// Builder builds a Comparison: every baseline line first (AddBaseline), then the run's (AddRun), then Finish.
+// Builder builds a Comparison: every baseline case first (AddBaseline or AddBaselineCase), then the run's (AddRun
+// or AddRunCase), then Finish.
 type Builder struct {
 	baseline      map[string]*entry
 	baselineOrder []string
@@ -76,41 +126,52 @@ func NewBuilder(limit int) *Builder {
 }
 
 // AddBaseline records one baseline result line. A repeated id keeps its first line.
-func (b *Builder) AddBaseline(l *results.Line) {
-	if _, dup := b.baseline[l.ID]; dup {
-		return
-	}
-	b.baseline[l.ID] = &entry{verdict: l.Verdict, score: l.Score, missing: l.Missing}
-	b.baselineOrder = append(b.baselineOrder, l.ID)
-}
+func (b *Builder) AddBaseline(l *results.Line) { b.AddBaselineCase(CaseOf(l)) }
 
 // AddRun compares one of the run's result lines with the baseline's. A repeated id keeps its first line.
-func (b *Builder) AddRun(l *results.Line) {
-	if b.runSeen[l.ID] {
+func (b *Builder) AddRun(l *results.Line) { b.AddRunCase(CaseOf(l)) }
+
+// AddBaselineCase records one baseline case. A repeated id keeps its first case.
+func (b *Builder) AddBaselineCase(c Case) {
+	if _, dup := b.baseline[c.ID]; dup {
 		return
 	}
-	b.runSeen[l.ID] = true
-	run := entry{verdict: l.Verdict, score: l.Score, missing: l.Missing}
-	base, ok := b.baseline[l.ID]
+	b.baseline[c.ID] = &entry{Case: c}
+	b.baselineOrder = append(b.baselineOrder, c.ID)
+}
+
+// AddRunCase compares one of the run's cases with the baseline's. A repeated id keeps its first case.
+func (b *Builder) AddRunCase(run Case) {
+	if b.runSeen[run.ID] {
+		return
+	}
+	b.runSeen[run.ID] = true
+	e, ok := b.baseline[run.ID]
 	if !ok {
-		if !run.missing {
-			b.add(&b.out.MissingInBaseline, &b.out.MissingInBaselineCount, l.ID)
+		b.out.OnlyInRun++
+		if !run.Missing {
+			b.add(&b.out.MissingInBaseline, &b.out.MissingInBaselineCount, run.ID)
 		}
 		return
 	}
-	base.seen = true
+	base := &e.Case
+	e.seen = true
 	b.out.Shared++
+	if b.out.pairs == nil {
+		b.out.pairs = make([]pair, 0, len(b.baselineOrder))
+	}
+	b.out.pairs = append(b.out.pairs, pair{id: run.ID, baseline: trialsOf(base), run: trialsOf(&run)})
 	switch {
 	case base.passes() && !run.passes():
-		b.add(&b.out.NewlyFailing, &b.out.NewlyFailingCount, l.ID)
+		b.add(&b.out.NewlyFailing, &b.out.NewlyFailingCount, run.ID)
 	case run.passes() && !base.passes():
-		b.add(&b.out.NewlyPassing, &b.out.NewlyPassingCount, l.ID)
+		b.add(&b.out.NewlyPassing, &b.out.NewlyPassingCount, run.ID)
 	}
-	if run.missing && !base.missing {
-		b.add(&b.out.MissingInRun, &b.out.MissingInRunCount, l.ID)
+	if run.Missing && !base.Missing {
+		b.add(&b.out.MissingInRun, &b.out.MissingInRunCount, run.ID)
 	}
-	if base.missing && !run.missing {
-		b.add(&b.out.MissingInBaseline, &b.out.MissingInBaselineCount, l.ID)
+	if base.Missing && !run.Missing {
+		b.add(&b.out.MissingInBaseline, &b.out.MissingInBaselineCount, run.ID)
 	}
 	if run.scored() && base.scored() {
 		b.out.Scored++
@@ -130,8 +191,11 @@ func (b *Builder) add(list *[]string, count *int, id string) {
 // baseline's order.
 func (b *Builder) Finish() Comparison {
 	for _, id := range b.baselineOrder {
-		if e := b.baseline[id]; !e.seen && !e.missing {
-			b.add(&b.out.MissingInRun, &b.out.MissingInRunCount, id)
+		if e := b.baseline[id]; !e.seen {
+			b.out.OnlyInBaseline++
+			if !e.Missing {
+				b.add(&b.out.MissingInRun, &b.out.MissingInRunCount, id)
+			}
 		}
 	}
 	if b.out.Scored > 0 {
@@ -139,85 +203,6 @@ func (b *Builder) Finish() Comparison {
 		b.out.BaselineMeanScore = b.baseSum / float64(b.out.Scored)
 	}
 	return b.out
-}
-
-// Bounds are how much worse a run may be than its baseline before it counts as regressed.
-type Bounds struct {
-	// MaxNewFailures is how many newly failing cases are allowed.
-	MaxNewFailures int
-	// MaxScoreDrop, when set, is how far the mean score may fall (a decimal in [0, 1]).
-	MaxScoreDrop *big.Rat
-}
-
-// BoundsOf reads spec.baseline's bounds.
-func BoundsOf(spec *evalsv1alpha1.Baseline) (Bounds, error) {
-	var out Bounds
-	if spec.MaxNewFailures != nil {
-		out.MaxNewFailures = int(*spec.MaxNewFailures)
-	}
-	if spec.MaxScoreDrop != nil {
-		drop, ok := new(big.Rat).SetString(*spec.MaxScoreDrop)
-		if !ok || drop.Sign() < 0 {
-			return out, fmt.Errorf("baseline.maxScoreDrop %q is not a decimal in [0, 1]", *spec.MaxScoreDrop)
-		}
-		out.MaxScoreDrop = drop
-	}
-	return out, nil
-}
-
-// Regressed reports whether c exceeds the bounds, and says why (or why not) in one line.
-func (c *Comparison) Regressed(b Bounds) (bool, string) {
-	var why []string
-	regressed := false
-	failing := fmt.Sprintf("%d newly failing cases (at most %d allowed)", c.NewlyFailingCount, b.MaxNewFailures)
-	if c.NewlyFailingCount > b.MaxNewFailures {
-		regressed = true
-		failing += examples(c.NewlyFailing, c.NewlyFailingCount)
-	}
-	why = append(why, failing)
-	if b.MaxScoreDrop != nil && c.HasScores() {
-		drop := new(big.Rat).Neg(c.Delta())
-		if drop.Cmp(b.MaxScoreDrop) > 0 {
-			regressed = true
-			why = append(why, fmt.Sprintf("mean score fell by %s (at most %s allowed)", drop.FloatString(4), b.MaxScoreDrop.FloatString(4)))
-		} else {
-			why = append(why, fmt.Sprintf("mean score delta %s (a fall of at most %s allowed)", FormatDelta(c.Delta()), b.MaxScoreDrop.FloatString(4)))
-		}
-	}
-	msg := why[0]
-	for _, w := range why[1:] {
-		msg += "; " + w
-	}
-	return regressed, msg
-}
-
-// examples names the first few ids of a list for a condition message.
-func examples(ids []string, count int) string {
-	const shown = 5
-	if len(ids) == 0 {
-		return ""
-	}
-	n := min(len(ids), shown)
-	out := ": "
-	for i, id := range ids[:n] {
-		if i > 0 {
-			out += ", "
-		}
-		out += strconv.Quote(id)
-	}
-	if count > n {
-		out += fmt.Sprintf(" and %d more", count-n)
-	}
-	return out
-}
-
-// FormatDelta formats a score delta with its sign and 4 decimals ("+0.1250", "-0.0500", "0.0000").
-func FormatDelta(d *big.Rat) string {
-	s := d.FloatString(4)
-	if d.Sign() > 0 {
-		return "+" + s
-	}
-	return s
 }
 
 // Status is the comparison in the form of status.baseline (without the baseline's name, uid and eval file).

@@ -1,11 +1,15 @@
 package compare
 
 import (
+	"errors"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
@@ -51,9 +55,24 @@ func TestComparison(t *testing.T) {
 		MissingInBaseline: []string{"missing-pass", "new"}, MissingInBaselineCount: 2,
 		// pass-pass, pass-fail, pass-error, fail-pass: run 0.8+0.4+0+1, baseline 1+0.9+1+0.2.
 		Scored: 4, MeanScore: 2.2 / 4, BaselineMeanScore: 3.1 / 4,
+		OnlyInBaseline: 3, OnlyInRun: 1,
 	}
-	if diff := cmp.Diff(want, c, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+	if diff := cmp.Diff(want, c, cmpopts.EquateApprox(0, 1e-12), cmpopts.IgnoreUnexported(Comparison{})); diff != "" {
 		t.Errorf("comparison (-want +got):\n%s", diff)
+	}
+	// The shared cases as the Paired test reads them, in the run's order: a missing record is a failed trial with
+	// no score, a Skipped result no trial at all, an Error a failed trial scoring 0.
+	wantPairs := []pair{
+		{"pass-pass", trials{1, 1, 1, true}, trials{1, 1, 0.8, true}},
+		{"pass-fail", trials{1, 1, 0.9, true}, trials{0, 1, 0.4, true}},
+		{"pass-error", trials{1, 1, 1, true}, trials{0, 1, 0, true}},
+		{"fail-pass", trials{0, 1, 0.2, true}, trials{1, 1, 1, true}},
+		{"pass-missing", trials{1, 1, 1, true}, trials{0, 1, 0, false}},
+		{"missing-pass", trials{0, 1, 0, false}, trials{1, 1, 1, true}},
+		{"skip-pass", trials{0, 0, 0, false}, trials{1, 1, 1, true}},
+	}
+	if diff := cmp.Diff(wantPairs, c.pairs, cmp.AllowUnexported(pair{}, trials{})); diff != "" {
+		t.Errorf("pairs (-want +got):\n%s", diff)
 	}
 	st := c.Status()
 	if st.MeanScore != "0.5500" || st.BaselineMeanScore != "0.7750" || st.MeanScoreDelta != "-0.2250" {
@@ -61,38 +80,136 @@ func TestComparison(t *testing.T) {
 	}
 }
 
-func TestRegressed(t *testing.T) {
+// TestCaseOf: a stored line is one trial, passed only when Pass, not counted when Skipped.
+func TestCaseOf(t *testing.T) {
+	for _, tc := range []struct {
+		line *results.Line
+		want Case
+	}{
+		{line("a", verdict.VerdictPass, 0.9), Case{ID: "a", Verdict: verdict.VerdictPass, Score: 0.9, Trials: 1, Passed: 1}},
+		{line("b", verdict.VerdictFail, 0.3), Case{ID: "b", Verdict: verdict.VerdictFail, Score: 0.3, Trials: 1}},
+		{line("c", verdict.VerdictError, 0), Case{ID: "c", Verdict: verdict.VerdictError, Trials: 1}},
+		{line("d", verdict.VerdictSkipped, 0), Case{ID: "d", Verdict: verdict.VerdictSkipped}},
+		{missing("e"), Case{ID: "e", Verdict: verdict.VerdictError, Missing: true, Trials: 1}},
+		// A hostile line that is both missing and Pass is still not a pass.
+		{&results.Line{CaseResult: verdict.CaseResult{ID: "f", Verdict: verdict.VerdictPass, Missing: true}},
+			Case{ID: "f", Verdict: verdict.VerdictPass, Missing: true, Trials: 1}},
+	} {
+		if diff := cmp.Diff(tc.want, CaseOf(tc.line)); diff != "" {
+			t.Errorf("CaseOf(%s) (-want +got):\n%s", tc.line.ID, diff)
+		}
+	}
+}
+
+// TestDecideCount is the Count test through Decide: newly failing cases against maxNewFailures, the mean score
+// against maxScoreDrop; it sets no paired result.
+func TestDecideCount(t *testing.T) {
 	c := Comparison{NewlyFailing: []string{"a", "b"}, NewlyFailingCount: 7, Scored: 3, MeanScore: 0.5, BaselineMeanScore: 0.75}
+	count := evalsv1alpha1.BaselineTestCount
 	for _, tc := range []struct {
 		name   string
 		bounds Bounds
 		want   bool
 		msg    string
 	}{
-		{"new failures over the bound", Bounds{MaxNewFailures: 6}, true, `7 newly failing cases (at most 6 allowed): "a", "b" and 5 more`},
-		{"new failures within", Bounds{MaxNewFailures: 7}, false, "7 newly failing cases (at most 7 allowed)"},
-		{"score drop over", Bounds{MaxNewFailures: 7, MaxScoreDrop: big.NewRat(1, 5)}, true,
+		{"new failures over the bound", Bounds{Test: count, MaxNewFailures: 6}, true, `7 newly failing cases (at most 6 allowed): "a", "b" and 5 more`},
+		{"new failures within", Bounds{Test: count, MaxNewFailures: 7}, false, "7 newly failing cases (at most 7 allowed)"},
+		{"score drop over", Bounds{Test: count, MaxNewFailures: 7, MaxScoreDrop: big.NewRat(1, 5)}, true,
 			"7 newly failing cases (at most 7 allowed); mean score fell by 0.2500 (at most 0.2000 allowed)"},
-		{"score drop exactly at the bound", Bounds{MaxNewFailures: 7, MaxScoreDrop: big.NewRat(1, 4)}, false,
+		{"score drop exactly at the bound", Bounds{Test: count, MaxNewFailures: 7, MaxScoreDrop: big.NewRat(1, 4)}, false,
 			"7 newly failing cases (at most 7 allowed); mean score delta -0.2500 (a fall of at most 0.2500 allowed)"},
+		{"the zero Bounds is Count", Bounds{}, true, `7 newly failing cases (at most 0 allowed): "a", "b" and 5 more`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, msg := c.Regressed(tc.bounds)
-			if got != tc.want || msg != tc.msg {
-				t.Errorf("Regressed = %t, %q; want %t, %q", got, msg, tc.want, tc.msg)
+			d, err := c.Decide(tc.bounds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Decision{Test: count, Regressed: tc.want, Why: tc.msg}
+			if diff := cmp.Diff(want, d); diff != "" {
+				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})
 	}
 }
 
 func TestBoundsOf(t *testing.T) {
-	drop, n := "0.05", int32(2)
-	b, err := BoundsOf(&evalsv1alpha1.Baseline{MaxNewFailures: &n, MaxScoreDrop: &drop})
-	if err != nil || b.MaxNewFailures != 2 || b.MaxScoreDrop.Cmp(big.NewRat(1, 20)) != 0 {
-		t.Errorf("BoundsOf = %+v, %v", b, err)
+	s := func(v string) *string { return &v }
+	paired := evalsv1alpha1.BaselineTestPaired
+	n := int32(2)
+	for _, tc := range []struct {
+		name    string
+		spec    evalsv1alpha1.Baseline
+		want    Bounds
+		wantErr string
+	}{
+		{name: "unset: the API's defaults", want: Bounds{Test: evalsv1alpha1.BaselineTestCount, Alpha: "0.05", AlphaRate: 0.05, MinEffect: "0"}},
+		{name: "count bounds", spec: evalsv1alpha1.Baseline{MaxNewFailures: &n, MaxScoreDrop: s("0.05")},
+			want: Bounds{Test: evalsv1alpha1.BaselineTestCount, MaxNewFailures: 2, MaxScoreDrop: big.NewRat(1, 20), Alpha: "0.05", AlphaRate: 0.05, MinEffect: "0"}},
+		{name: "paired", spec: evalsv1alpha1.Baseline{Test: &paired, Alpha: s("0.01"), MinEffect: s("0.125")},
+			want: Bounds{Test: paired, Alpha: "0.01", AlphaRate: 0.01, MinEffect: "0.125", MinEffectRate: 0.125}},
+		{name: "alpha with six decimals", spec: evalsv1alpha1.Baseline{Test: &paired, Alpha: s("0.000001")},
+			want: Bounds{Test: paired, Alpha: "0.000001", AlphaRate: 1e-6, MinEffect: "0"}},
+		{name: "minEffect 1", spec: evalsv1alpha1.Baseline{MinEffect: s("1")},
+			want: Bounds{Test: evalsv1alpha1.BaselineTestCount, Alpha: "0.05", AlphaRate: 0.05, MinEffect: "1", MinEffectRate: 1}},
+		{name: "unknown test", spec: evalsv1alpha1.Baseline{Test: ptr.To[evalsv1alpha1.BaselineTest]("Bayes")},
+			wantErr: `baseline.test "Bayes" is not one of Count, Paired`},
+		{name: "negative maxNewFailures", spec: evalsv1alpha1.Baseline{MaxNewFailures: ptr.To[int32](-1)},
+			wantErr: `baseline.maxNewFailures "-1" is not a count of at least 0`},
+		{name: "negative maxScoreDrop", spec: evalsv1alpha1.Baseline{MaxScoreDrop: s("-1")},
+			wantErr: `baseline.maxScoreDrop "-1" is not a decimal in [0, 1]`},
+		{name: "maxScoreDrop above 1", spec: evalsv1alpha1.Baseline{MaxScoreDrop: s("2")},
+			wantErr: `baseline.maxScoreDrop "2" is not a decimal in [0, 1]`},
+		{name: "alpha 0", spec: evalsv1alpha1.Baseline{Alpha: s("0.000")}, wantErr: `baseline.alpha "0.000" is not a decimal strictly between 0 and 1`},
+		{name: "alpha 1", spec: evalsv1alpha1.Baseline{Alpha: s("1")}, wantErr: `baseline.alpha "1" is not a decimal strictly between 0 and 1`},
+		{name: "alpha as a fraction", spec: evalsv1alpha1.Baseline{Alpha: s("1/20")}, wantErr: `baseline.alpha "1/20" is not`},
+		{name: "alpha with an exponent", spec: evalsv1alpha1.Baseline{Alpha: s("5e-2")}, wantErr: `baseline.alpha "5e-2" is not`},
+		{name: "alpha with a sign", spec: evalsv1alpha1.Baseline{Alpha: s("+0.05")}, wantErr: `baseline.alpha "+0.05" is not`},
+		{name: "alpha empty", spec: evalsv1alpha1.Baseline{Alpha: s("")}, wantErr: `baseline.alpha "" is not`},
+		{name: "alpha a bare point", spec: evalsv1alpha1.Baseline{Alpha: s(".05")}, wantErr: `baseline.alpha ".05" is not`},
+		{name: "minEffect above 1", spec: evalsv1alpha1.Baseline{MinEffect: s("1.5")}, wantErr: `baseline.minEffect "1.5" is not a decimal in [0, 1]`},
+		{name: "minEffect NaN", spec: evalsv1alpha1.Baseline{MinEffect: s("NaN")}, wantErr: `baseline.minEffect "NaN" is not a decimal in [0, 1]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := BoundsOf(&tc.spec)
+			if tc.wantErr != "" {
+				var fe *FieldError
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.As(err, &fe) {
+					t.Fatalf("BoundsOf = %v, want a *FieldError containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b *big.Rat) bool { return (a == nil && b == nil) || (a != nil && b != nil && a.Cmp(b) == 0) })); diff != "" {
+				t.Errorf("BoundsOf (-want +got):\n%s", diff)
+			}
+		})
 	}
-	bad := "-1"
-	if _, err := BoundsOf(&evalsv1alpha1.Baseline{MaxScoreDrop: &bad}); err == nil {
-		t.Error("a negative maxScoreDrop was accepted")
+}
+
+// TestSeed: the seed is a function of both runs' names and uids, in their roles.
+func TestSeed(t *testing.T) {
+	run := func(name, uid string) *evalsv1alpha1.EvalRun {
+		r := &evalsv1alpha1.EvalRun{}
+		r.Name, r.UID = name, types.UID(uid)
+		return r
+	}
+	a, b := run("nightly-1", "u1"), run("nightly-2", "u2")
+	seed := Seed(a, b)
+	if Seed(run("nightly-1", "u1"), run("nightly-2", "u2")) != seed {
+		t.Error("the same runs gave another seed")
+	}
+	for name, other := range map[string]uint64{
+		"roles swapped":        Seed(b, a),
+		"another uid":          Seed(run("nightly-1", "u3"), b),
+		"another name":         Seed(a, run("nightly-3", "u2")),
+		"parts run together":   Seed(run("nightly-1u", "1"), b),
+		"name and uid swapped": Seed(run("u1", "nightly-1"), b),
+	} {
+		if other == seed {
+			t.Errorf("%s: the same seed %x", name, seed)
+		}
 	}
 }

@@ -228,7 +228,32 @@ func baselineComparison(b *evalsv1alpha1.BaselineComparison) *acv1alpha1.Baselin
 	optional(b.MeanScore, ac.WithMeanScore)
 	optional(b.BaselineMeanScore, ac.WithBaselineMeanScore)
 	optional(b.MeanScoreDelta, ac.WithMeanScoreDelta)
+	optional(b.Test, ac.WithTest)
+	if b.Paired != nil {
+		ac.WithPaired(pairedComparison(b.Paired))
+	}
 	return ac
+}
+
+// pairedComparison converts status.baseline.paired.
+func pairedComparison(p *evalsv1alpha1.PairedComparison) *acv1alpha1.PairedComparisonApplyConfiguration {
+	ac := acv1alpha1.PairedComparison().WithCases(p.Cases).WithWorseCases(p.WorseCases).WithBetterCases(p.BetterCases).
+		WithSkippedCases(p.SkippedCases).WithOnlyInBaselineCases(p.OnlyInBaselineCases).WithOnlyInRunCases(p.OnlyInRunCases)
+	optional(p.Method, ac.WithMethod)
+	if p.PassRate != nil {
+		ac.WithPassRate(pairedEffect(p.PassRate))
+	}
+	if p.MeanScore != nil {
+		ac.WithMeanScore(pairedEffect(p.MeanScore))
+	}
+	optional(p.PValue, ac.WithPValue)
+	return ac
+}
+
+// pairedEffect converts one metric of status.baseline.paired.
+func pairedEffect(e *evalsv1alpha1.PairedEffect) *acv1alpha1.PairedEffectApplyConfiguration {
+	return acv1alpha1.PairedEffect().WithBaseline(e.Baseline).WithRun(e.Run).WithDelta(e.Delta).
+		WithDeltaLow(e.DeltaLow).WithDeltaHigh(e.DeltaHigh)
 }
 
 // attempt converts status.attempt.

@@ -235,6 +235,19 @@ func (w *EvalRunWrapper) Baseline(name string, maxNewFailures int32, maxScoreDro
 	return w
 }
 
+// PairedBaseline compares the run with the EvalRun called name by the Paired test, with alpha and minEffect when
+// they are not empty (else the API's defaults).
+func (w *EvalRunWrapper) PairedBaseline(name, alpha, minEffect string) *EvalRunWrapper {
+	w.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To(name), Test: ptr.To(evalsv1alpha1.BaselineTestPaired)}
+	if alpha != "" {
+		w.Spec.Baseline.Alpha = ptr.To(alpha)
+	}
+	if minEffect != "" {
+		w.Spec.Baseline.MinEffect = ptr.To(minEffect)
+	}
+	return w
+}
+
 // FailWhenRegressed makes a regressed run not pass (successPolicy.regression: Fail).
 func (w *EvalRunWrapper) FailWhenRegressed() *EvalRunWrapper {
 	if w.Spec.SuccessPolicy == nil {

@@ -238,6 +238,7 @@ func TestRejudgeShardedBucketRun(t *testing.T) {
 			RunName: "a2", RunUID: string(gotA2.UID), EvalFile: evalsv1alpha1.EvalFileSame, SharedCases: 12,
 			NewlyFailing: []string{"case-002"}, NewlyFailingCount: 1, BaselineJudgeImage: gotA2.Status.JudgeImage,
 			MeanScore: c.MeanScore, BaselineMeanScore: c.BaselineMeanScore, MeanScoreDelta: c.MeanScoreDelta,
+			Test: evalsv1alpha1.BaselineTestCount,
 		}, *c)
 		if c.MeanScoreDelta == "" || c.MeanScoreDelta[0] != '-' {
 			t.Errorf("b2 against a2: mean score delta %q, want a drop", c.MeanScoreDelta)

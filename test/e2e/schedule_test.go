@@ -82,6 +82,7 @@ func TestScheduleComparesWithTheLastSuccess(t *testing.T) {
 		RunName: first.Name, RunUID: string(first.UID), EvalFile: evalsv1alpha1.EvalFileSame, SharedCases: 6,
 		NewlyFailing: []string{"case-002"}, NewlyFailingCount: 1,
 		MeanScore: b.MeanScore, BaselineMeanScore: b.BaselineMeanScore, MeanScoreDelta: b.MeanScoreDelta,
+		Test: evalsv1alpha1.BaselineTestCount,
 	}, *b)
 	if b.MeanScoreDelta == "" || b.MeanScoreDelta[0] != '-' {
 		t.Errorf("mean score delta %q: want a drop", b.MeanScoreDelta)

@@ -89,6 +89,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.LLMJudgingApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("MissingIDRun"):
 		return &apiv1alpha1.MissingIDRunApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PairedComparison"):
+		return &apiv1alpha1.PairedComparisonApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("PairedEffect"):
+		return &apiv1alpha1.PairedEffectApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ParseError"):
 		return &apiv1alpha1.ParseErrorApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("PodOverrides"):

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/cli/report"
@@ -133,6 +135,9 @@ func TestResultsErrors(t *testing.T) {
 		"bad format, old flag":     {[]string{"export", "gone", "--format", "csv"}, `--output "csv" is not one of jsonl, junit`},
 		"baseline without results": {[]string{"compare", "gone", "running"}, "EvalRun " + ns + "/running has no stored results: it has not stored results yet (Succeeded=True, Completed: done)"},
 		"bad drop":                 {[]string{"compare", "gone", "gone", "--max-score-drop", "2"}, `--max-score-drop "2" is not a decimal in [0, 1]`},
+		"bad test":                 {[]string{"compare", "gone", "gone", "--test", "Bayes"}, `--test "Bayes" is not one of Count, Paired`},
+		"bad alpha":                {[]string{"compare", "gone", "gone", "--alpha", "1"}, `--alpha "1" is not a decimal strictly between 0 and 1`},
+		"bad min effect":           {[]string{"compare", "gone", "gone", "--test", "Paired", "--min-effect", "0.5x"}, `--min-effect "0.5x" is not a decimal in [0, 1]`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -296,5 +301,64 @@ Result: REGRESSED: 2 newly failing cases (at most 0 allowed): "case-004", "case-
 	}
 	if doc.Regressed || doc.NewlyFailingCount != 2 || doc.MeanScoreDelta != "-0.0555" || doc.RunName != "nightly" {
 		t.Errorf("comparison %+v", doc)
+	}
+}
+
+// TestComparePaired: --test Paired tests the paired pass rates (2 worse, 2 better of 10 is no regression, where
+// Count calls the 2 newly failing cases one), prints the test's result and exits 0; a run whose own spec.baseline
+// says Paired with alpha 0.2 is compared that way without flags (5 worse and 1 better: p = 7/64, exit 1), and a
+// flag overrides its spec.
+func TestComparePaired(t *testing.T) {
+	ns := newNamespace(t)
+	c, _ := apiServer(t)
+	storedRun(t, ns, "nightly", screeningLines([]string{"case-002"}, nil, []string{"case-010"}), 1, nil)
+	storedRun(t, ns, "candidate", screeningLines([]string{"case-004", "case-007"}, nil, nil), 2, nil)
+	storedRun(t, ns, "worse", screeningLines([]string{"case-001", "case-003", "case-004", "case-005", "case-006"}, []string{"case-002"}, nil), 1, nil)
+	worse := &evalsv1alpha1.EvalRun{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "worse"}, worse); err != nil {
+		t.Fatal(err)
+	}
+	worse.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To("nightly"), Test: ptr.To(evalsv1alpha1.BaselineTestPaired), Alpha: ptr.To("0.2")}
+	if err := c.Update(t.Context(), worse); err != nil {
+		t.Fatal(err)
+	}
+
+	out, _, err := kubectlEvalrun(t, ns, "compare", "candidate", "nightly", "--test", "Paired")
+	if err != nil {
+		t.Fatalf("compare --test Paired: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"Newly failing: 2\n",
+		"Paired test: McNemarExact over 10 cases (2 worse, 2 better); left out: 0 only in the baseline, 0 only in the run, 0 Skipped\n",
+		"Paired pass rate: 0.8000 (baseline 0.8000, delta 0.0000, 95% CI ",
+		"p-value (one-sided, the run worse): 0.687500\n",
+		"Result: not regressed: pass rate stayed at 0.80 (change 95% CI ",
+		"over 10 paired cases, 2 worse and 2 better; p = 0.688, not below alpha 0.05 (McNemar exact, one-sided)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare --test Paired:\n%s\nwant %q", out, want)
+		}
+	}
+	if _, _, err := kubectlEvalrun(t, ns, "compare", "candidate", "nightly"); ExitCode(err) != ExitRegressed {
+		t.Errorf("compare with Count: exit code %d (%v), want %d", ExitCode(err), err, ExitRegressed)
+	}
+
+	out, _, err = kubectlEvalrun(t, ns, "compare", "worse", "nightly", "-o", "json")
+	if ExitCode(err) != ExitRegressed {
+		t.Errorf("compare worse (its spec: Paired, alpha 0.2): exit code %d (%v), want %d", ExitCode(err), err, ExitRegressed)
+	}
+	var doc report.Comparison
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if p := doc.Paired; doc.Test != evalsv1alpha1.BaselineTestPaired || p == nil || p.WorseCases != 5 || p.BetterCases != 1 ||
+		p.PValue != "0.109375" || p.PassRate == nil || p.PassRate.Delta != "-0.4000" || !doc.Regressed ||
+		!strings.Contains(doc.Why, "p = 0.109 < alpha 0.2 (McNemar exact, one-sided)") {
+		t.Errorf("comparison %+v, paired %+v", doc, doc.Paired)
+	}
+	for _, args := range [][]string{{"--alpha", "0.05"}, {"--test", "Count", "--max-new-failures", "5"}} {
+		if _, _, err := kubectlEvalrun(t, ns, append([]string{"compare", "worse", "nightly"}, args...)...); err != nil {
+			t.Errorf("compare worse %v: %v, want no regression", args, err)
+		}
 	}
 }

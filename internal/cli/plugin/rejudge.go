@@ -122,8 +122,8 @@ type RejudgeSpec struct {
 // RejudgeRun is the EvalRun that judges src's kept records again: src's spec (eval file reference, target, judging
 // or o.Judging when not nil, success policy, storage, sharding, queue, pod template and deadlines; not suspend,
 // resume or baseline) with rejudge.from naming src, in src's namespace, named o.Name (or generated from src's name
-// when empty). With o.Baseline it is compared with that run, within the bounds of src's spec.baseline (the
-// default bounds when src has none): the comparison src had is with a run judged another way, so it is not kept.
+// when empty). With o.Baseline it is compared with that run by the test and within the bounds of src's
+// spec.baseline (the defaults when src has none): the comparison src had is with a run judged another way, so it is not kept.
 func RejudgeRun(src *evalsv1alpha1.EvalRun, o RejudgeSpec) *evalsv1alpha1.EvalRun {
 	s := src.Spec.DeepCopy()
 	spec := evalsv1alpha1.EvalRunSpec{
@@ -145,9 +145,10 @@ func RejudgeRun(src *evalsv1alpha1.EvalRun, o RejudgeSpec) *evalsv1alpha1.EvalRu
 		spec.Judging = o.Judging.DeepCopy()
 	}
 	if o.Baseline != "" {
+		// src's test and bounds (every field but the run it names).
 		spec.Baseline = &evalsv1alpha1.Baseline{}
 		if s.Baseline != nil {
-			spec.Baseline.MaxNewFailures, spec.Baseline.MaxScoreDrop = s.Baseline.MaxNewFailures, s.Baseline.MaxScoreDrop
+			spec.Baseline = s.Baseline
 		}
 		spec.Baseline.RunName = ptr.To(o.Baseline)
 	}

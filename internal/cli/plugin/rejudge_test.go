@@ -25,7 +25,8 @@ func TestRejudgeRun(t *testing.T) {
 	src.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.9"}
 	src.Spec.Suspend = ptr.To(true)
 	src.Spec.Resume = &evalsv1alpha1.Resume{From: "older"}
-	src.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To("older"), MaxNewFailures: ptr.To[int32](2), MaxScoreDrop: ptr.To("0.05")}
+	src.Spec.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To("older"), MaxNewFailures: ptr.To[int32](2), MaxScoreDrop: ptr.To("0.05"),
+		Test: ptr.To(evalsv1alpha1.BaselineTestPaired), Alpha: ptr.To("0.01"), MinEffect: ptr.To("0.1")}
 	src.Spec.QueueName = "batch"
 	noBaseline := src.DeepCopy()
 	noBaseline.Spec.Baseline = nil
@@ -42,7 +43,8 @@ func TestRejudgeRun(t *testing.T) {
 		"generated name, other judging": {src: src, spec: RejudgeSpec{Judging: stricter}, wantGen: "nightly-rejudge-", want: stricter},
 		"a baseline, the source's bounds": {src: src, spec: RejudgeSpec{Judging: stricter, Baseline: "older-again"},
 			wantGen: "nightly-rejudge-", want: stricter,
-			wantBaseline: &evalsv1alpha1.Baseline{RunName: ptr.To("older-again"), MaxNewFailures: ptr.To[int32](2), MaxScoreDrop: ptr.To("0.05")}},
+			wantBaseline: &evalsv1alpha1.Baseline{RunName: ptr.To("older-again"), MaxNewFailures: ptr.To[int32](2), MaxScoreDrop: ptr.To("0.05"),
+				Test: ptr.To(evalsv1alpha1.BaselineTestPaired), Alpha: ptr.To("0.01"), MinEffect: ptr.To("0.1")}},
 		"a baseline, the source had none": {src: noBaseline, spec: RejudgeSpec{Baseline: "older-again"}, wantGen: "nightly-rejudge-",
 			want: src.Spec.Judging, wantBaseline: &evalsv1alpha1.Baseline{RunName: ptr.To("older-again")}},
 	}

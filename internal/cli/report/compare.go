@@ -32,7 +32,8 @@ func judgeImageText(j *evalsv1alpha1.JudgeImageStatus) string {
 	return s
 }
 
-// WriteComparison writes a comparison for people: the counts, each id list, the mean scores and the verdict.
+// WriteComparison writes a comparison for people: the counts, each id list, the mean scores, the Paired test's
+// result (spec.baseline.test: Paired) and the verdict.
 func WriteComparison(w io.Writer, run string, c *Comparison) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "EvalRun %s against baseline %s (eval file: %s), %d shared cases\n", run, c.RunName, c.EvalFile, c.SharedCases)
@@ -54,6 +55,9 @@ func WriteComparison(w io.Writer, run string, c *Comparison) error {
 	} else {
 		b.WriteString("Mean score: no shared scored cases\n")
 	}
+	if p := c.Paired; p != nil {
+		writePaired(&b, p)
+	}
 	verdict := "not regressed"
 	if c.Regressed {
 		verdict = "REGRESSED"
@@ -61,4 +65,25 @@ func WriteComparison(w io.Writer, run string, c *Comparison) error {
 	fmt.Fprintf(&b, "Result: %s: %s\n", verdict, c.Why)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePaired writes the Paired test's result: what was tested, each metric's change with its interval, the
+// p-value.
+func writePaired(b *strings.Builder, p *evalsv1alpha1.PairedComparison) {
+	method := string(p.Method)
+	if method == "" {
+		method = "none (no case to test)"
+	}
+	fmt.Fprintf(b, "Paired test: %s over %d cases (%d worse, %d better); left out: %d only in the baseline, %d only in the run, %d Skipped\n",
+		method, p.Cases, p.WorseCases, p.BetterCases, p.OnlyInBaselineCases, p.OnlyInRunCases, p.SkippedCases)
+	effect := func(name string, e *evalsv1alpha1.PairedEffect) {
+		if e != nil {
+			fmt.Fprintf(b, "%s: %s (baseline %s, delta %s, 95%% CI %s to %s)\n", name, e.Run, e.Baseline, e.Delta, e.DeltaLow, e.DeltaHigh)
+		}
+	}
+	effect("Paired pass rate", p.PassRate)
+	effect("Paired mean score", p.MeanScore)
+	if p.PValue != "" {
+		fmt.Fprintf(b, "p-value (one-sided, the run worse): %s\n", p.PValue)
+	}
 }

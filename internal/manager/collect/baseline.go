@@ -85,6 +85,7 @@ func (r *Collections) compareWithBaseline(ctx context.Context, run *evalsv1alpha
 	if err != nil {
 		return unavailable("%v", err)
 	}
+	bounds.Seed = compare.Seed(base, live)
 	b := compare.NewBuilder(evalsv1alpha1.MaxComparisonIDs)
 	if msg, err := r.eachStoredLine(ctx, run, base, func(l *results.Line) error { b.AddBaseline(l); return nil }); msg != "" || err != nil {
 		return errors.Join(err, unavailableIf(msg, unavailable, "baseline EvalRun "+name))
@@ -96,7 +97,12 @@ func (r *Collections) compareWithBaseline(ctx context.Context, run *evalsv1alpha
 	st := c.Status()
 	st.RunName, st.RunUID, st.EvalFile = name, string(base.UID), evalsv1alpha1.EvalFileSame
 	st.BaselineJudgeImage = base.Status.JudgeImage.DeepCopy()
-	regressed, why := c.Regressed(bounds)
+	d, err := c.Decide(bounds)
+	if err != nil {
+		return unavailable("%v", err)
+	}
+	d.Record(&st)
+	regressed, why := d.Regressed, d.Why
 	scope := fmt.Sprintf("compared with baseline EvalRun %s over %d shared cases", name, c.Shared)
 	if base.Status.EvalFileSHA256 != live.Status.EvalFileSHA256 {
 		st.EvalFile = evalsv1alpha1.EvalFileDifferent

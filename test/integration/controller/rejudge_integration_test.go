@@ -266,7 +266,7 @@ func TestRejudgeBothSidesOfAComparison(t *testing.T) {
 		NewlyPassing: []string{"case-001", "case-002", "case-005"}, NewlyPassingCount: 3,
 		MissingInRun: []string{"case-004"}, MissingInRunCount: 1,
 		MissingInBaseline: []string{"case-005"}, MissingInBaselineCount: 1,
-		MeanScore: "1.0000", BaselineMeanScore: "0.5000", MeanScoreDelta: "+0.5000",
+		MeanScore: "1.0000", BaselineMeanScore: "0.5000", MeanScoreDelta: "+0.5000", Test: evalsv1alpha1.BaselineTestCount,
 	}
 	if diff := cmp.Diff(want, got.Status.Baseline, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("b2 against a2: status.baseline (-want +got):\n%s", diff)

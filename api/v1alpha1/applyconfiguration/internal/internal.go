@@ -108,6 +108,10 @@ var schemaYAML = typed.YAMLObject(`types:
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Baseline
   map:
     fields:
+    - name: alpha
+      type:
+        scalar: string
+      default: "0.05"
     - name: maxNewFailures
       type:
         scalar: numeric
@@ -115,9 +119,17 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: maxScoreDrop
       type:
         scalar: string
+    - name: minEffect
+      type:
+        scalar: string
+      default: "0"
     - name: runName
       type:
         scalar: string
+    - name: test
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineTest
+      default: Count
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineComparison
   map:
     fields:
@@ -172,6 +184,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: newlyPassingCount
       type:
         scalar: numeric
+    - name: paired
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PairedComparison
     - name: runName
       type:
         scalar: string
@@ -181,6 +196,11 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: sharedCases
       type:
         scalar: numeric
+    - name: test
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineTest
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineTest
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BatchingMode
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BudgetKind
@@ -808,6 +828,59 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: shard
       type:
         scalar: numeric
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PairedComparison
+  map:
+    fields:
+    - name: betterCases
+      type:
+        scalar: numeric
+    - name: cases
+      type:
+        scalar: numeric
+    - name: meanScore
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PairedEffect
+    - name: method
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PairedMethod
+    - name: onlyInBaselineCases
+      type:
+        scalar: numeric
+    - name: onlyInRunCases
+      type:
+        scalar: numeric
+    - name: pValue
+      type:
+        scalar: string
+    - name: passRate
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PairedEffect
+    - name: skippedCases
+      type:
+        scalar: numeric
+    - name: worseCases
+      type:
+        scalar: numeric
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PairedEffect
+  map:
+    fields:
+    - name: baseline
+      type:
+        scalar: string
+    - name: delta
+      type:
+        scalar: string
+    - name: deltaHigh
+      type:
+        scalar: string
+    - name: deltaLow
+      type:
+        scalar: string
+    - name: run
+      type:
+        scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PairedMethod
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ParseError
   map:
     fields:

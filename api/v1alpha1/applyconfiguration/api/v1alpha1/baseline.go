@@ -17,6 +17,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
 // BaselineApplyConfiguration represents a declarative configuration of the Baseline type for use
 // with apply.
 //
@@ -32,6 +36,26 @@ type BaselineApplyConfiguration struct {
 	// maxScoreDrop is how far the mean score over the shared cases may fall below the baseline's (a decimal in
 	// [0, 1]) without the run being Regressed. Unset means no bar on the score.
 	MaxScoreDrop *string `json:"maxScoreDrop,omitempty"`
+	// test is how Regressed is decided. Count (the default, so that objects written before the field keep their
+	// meaning): more than maxNewFailures newly failing cases, or a mean score drop of more than maxScoreDrop.
+	// Paired: a paired test of the pass rate (docs/statistics.md): the cases are paired by id (cases only one run
+	// has are counted and left out, as are cases with no judged trial in one run: every trial Skipped; a missing
+	// record is a failed trial), and the run regressed when its pass rate fell by at least minEffect and the
+	// test's one-sided p-value for "this run is worse" is below alpha. With one trial per case in both runs the
+	// test is McNemar's exact test on the discordant cases; with more, the sign-flip (paired permutation) test
+	// on the per-case pass-rate differences, exact while it fits and seeded Monte Carlo beyond (the seed comes
+	// from both runs' names and uids, so the result repeats). maxNewFailures and maxScoreDrop apply to Count
+	// only; alpha and minEffect to Paired only. Use Paired for an agent that is not deterministic: Count flags
+	// most nights of an unchanged agent whose cases pass 80% of the time.
+	Test *apiv1alpha1.BaselineTest `json:"test,omitempty"`
+	// alpha is the Paired test's significance level, a decimal strictly between 0 and 1 with at most 6
+	// decimals: an unchanged agent is flagged Regressed on at most this share of comparisons. Defaults to
+	// "0.05"; "0.01" for a gate that pages someone or blocks a release.
+	Alpha *string `json:"alpha,omitempty"`
+	// minEffect is the smallest drop of the pass rate (a fraction: 0.05 is 5 points) the Paired test calls a
+	// regression, a decimal in [0, 1]. Defaults to "0": any drop unlikely by chance. Set it to the smallest drop
+	// you would act on where a suite is large enough to detect drops too small to matter.
+	MinEffect *string `json:"minEffect,omitempty"`
 }
 
 // BaselineApplyConfiguration constructs a declarative configuration of the Baseline type for use with
@@ -61,5 +85,29 @@ func (b *BaselineApplyConfiguration) WithMaxNewFailures(value int32) *BaselineAp
 // If called multiple times, the MaxScoreDrop field is set to the value of the last call.
 func (b *BaselineApplyConfiguration) WithMaxScoreDrop(value string) *BaselineApplyConfiguration {
 	b.MaxScoreDrop = &value
+	return b
+}
+
+// WithTest sets the Test field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Test field is set to the value of the last call.
+func (b *BaselineApplyConfiguration) WithTest(value apiv1alpha1.BaselineTest) *BaselineApplyConfiguration {
+	b.Test = &value
+	return b
+}
+
+// WithAlpha sets the Alpha field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Alpha field is set to the value of the last call.
+func (b *BaselineApplyConfiguration) WithAlpha(value string) *BaselineApplyConfiguration {
+	b.Alpha = &value
+	return b
+}
+
+// WithMinEffect sets the MinEffect field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the MinEffect field is set to the value of the last call.
+func (b *BaselineApplyConfiguration) WithMinEffect(value string) *BaselineApplyConfiguration {
+	b.MinEffect = &value
 	return b
 }

@@ -65,6 +65,11 @@ type BaselineComparisonApplyConfiguration struct {
 	BaselineMeanScore *string `json:"baselineMeanScore,omitempty"`
 	// meanScoreDelta is meanScore minus baselineMeanScore (negative when the score dropped).
 	MeanScoreDelta *string `json:"meanScoreDelta,omitempty"`
+	// test is the test that decided the Regressed condition, spec.baseline.test: Count (the counts above against
+	// maxNewFailures and maxScoreDrop) or Paired (paired).
+	Test *apiv1alpha1.BaselineTest `json:"test,omitempty"`
+	// paired is the Paired test's result (docs/statistics.md); set with test: Paired only.
+	Paired *PairedComparisonApplyConfiguration `json:"paired,omitempty"`
 }
 
 // BaselineComparisonApplyConfiguration constructs a declarative configuration of the BaselineComparison type for use with
@@ -206,5 +211,21 @@ func (b *BaselineComparisonApplyConfiguration) WithBaselineMeanScore(value strin
 // If called multiple times, the MeanScoreDelta field is set to the value of the last call.
 func (b *BaselineComparisonApplyConfiguration) WithMeanScoreDelta(value string) *BaselineComparisonApplyConfiguration {
 	b.MeanScoreDelta = &value
+	return b
+}
+
+// WithTest sets the Test field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Test field is set to the value of the last call.
+func (b *BaselineComparisonApplyConfiguration) WithTest(value apiv1alpha1.BaselineTest) *BaselineComparisonApplyConfiguration {
+	b.Test = &value
+	return b
+}
+
+// WithPaired sets the Paired field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Paired field is set to the value of the last call.
+func (b *BaselineComparisonApplyConfiguration) WithPaired(value *PairedComparisonApplyConfiguration) *BaselineComparisonApplyConfiguration {
+	b.Paired = value
 	return b
 }

@@ -77,7 +77,8 @@ type EvalRunSpecApplyConfiguration struct {
 	Storage *ResultsStorageApplyConfiguration `json:"storage,omitempty"`
 	// baseline compares this run's full per-case results with an earlier run's once this run has finished:
 	// newly failing and newly passing cases, cases only one of them has, and the mean score delta go to
-	// status.baseline, and the Regressed condition says whether the run regressed beyond the given bounds.
+	// status.baseline, and the Regressed condition says whether the run regressed, by baseline.test: beyond the
+	// given bounds (Count), or by a paired test, a drop unlikely by chance (Paired; docs/statistics.md).
 	Baseline *BaselineApplyConfiguration `json:"baseline,omitempty"`
 }
 
