@@ -170,6 +170,13 @@ func (r *isolatedRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *ev
 	return r.reap(c, ev, r.inner.Aggregate(ctx, c, ev, members))
 }
 
+var _ evaluate.CodeGrader42Runner = (*isolatedRunner)(nil)
+
+func (r *isolatedRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
+	in *evaluate.CodeGraderInput) verdict.EvaluatorResult {
+	return r.reap(c, ev, r.inner.Grade42(ctx, c, ev, in))
+}
+
 func (r *isolatedRunner) reap(c *evalfile.Case, ev *evalfile.EvaluatorConfig, res verdict.EvaluatorResult) verdict.EvaluatorResult {
 	n, _ := reaper.KillLeftovers(ReapTimeout)
 	if n > 0 {
