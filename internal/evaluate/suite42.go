@@ -166,6 +166,23 @@ func (j *Judge) judgeCase42(ctx context.Context, c *evalfile.Case, resp *jsonlre
 	return res
 }
 
+// JudgeMissing judges a test of a 4.42 suite whose record a batch output lacks, as AgentV 4.42's batch CLI provider
+// does: with the answer "Error: Batch output missing id 'ID'". The result stays Missing; a test that would pass
+// on that answer is an Error (a test without a record never passes). Other cases are Errors (verdict.MissingCase).
+func (j *Judge) JudgeMissing(ctx context.Context, c *evalfile.Case) verdict.CaseResult {
+	if c.Suite == nil {
+		return verdict.MissingCase(c.ID)
+	}
+	resp := &jsonlresult.Response{ID: c.ID, Text: "Error: Batch output missing id '" + c.ID + "'"}
+	res := j.judgeCase42(ctx, c, resp, nil)
+	res.Missing = true
+	if res.Verdict == verdict.VerdictPass {
+		res.Verdict, res.Error = verdict.VerdictError, verdict.MissingReason+" (AgentV 4.42 grades the answer \""+
+			resp.Text+"\", which passed its graders; a test without a record never passes here)"
+	}
+	return res
+}
+
 // threshold42 is a test's pass threshold: its execution.threshold, else its suite's, else the run's.
 func threshold42(c *evalfile.Case, run float64) float64 {
 	switch {
