@@ -174,8 +174,8 @@ func TestComposite42(t *testing.T) {
 		{Name: "weighted", Type: "composite", Score: 0.75, Verdict: verdict.VerdictFail, Hits: []string{`[a] Output contains "a"`},
 			Misses: []string{`[x] Output does not contain "x"`}, Members: []grader42View{member("a", true, 3), member("x", false, 1)}},
 		{Name: "gate", Type: "composite", Score: 1.0 / 3, Verdict: verdict.VerdictPass,
-			Hits: []string{"1/3 evaluators passed (threshold: 0.3)", `[a] Output contains "a"`},
-			Misses: []string{`[x] Output does not contain "x"`, `[y] Output does not contain "y"`},
+			Hits:    []string{"1/3 evaluators passed (threshold: 0.3)", `[a] Output contains "a"`},
+			Misses:  []string{`[x] Output does not contain "x"`, `[y] Output does not contain "y"`},
 			Members: []grader42View{member("a", true, 1), member("x", false, 1), member("y", false, 1)}},
 		// The llm-grader aggregator asks once; a reply that does not parse fails the composite with 0, as in AgentV.
 		{Name: "judged", Type: "composite", Verdict: verdict.VerdictFail, Misses: []string{"LLM aggregator failed"},
