@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -24,7 +25,7 @@ func parseOrdered(raw []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dec.More() {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("text after the JSON value")
 	}
 	return v, nil

@@ -117,7 +117,15 @@ func (r *caseRun42) llmGrader(ev *evalfile.EvaluatorConfig) grade42 {
 	if err != nil {
 		return errored42(err.Error())
 	}
+	// With Nonce answer delimiters (spec.judging.llm.answerDelimiters) the answer is sent between markers keyed by
+	// the run (delimiters.go); without, as AgentV sends it.
+	d := r.judge.delimiterFor(r.c.ID)
+	if err := d.check(r.out.candidate); err != nil {
+		return errored42(err.Error())
+	}
 	vars := r.templateVars42(in, criteria, cfg.Rubrics)
+	vars["output"] = d.wrap("answer", vars["output"])
+	answer := d.wrap("answer", r.out.candidate)
 	if len(cfg.Rubrics) > 0 {
 		ranges := false
 		for _, rb := range cfg.Rubrics {
@@ -128,9 +136,9 @@ func (r *caseRun42) llmGrader(ev *evalfile.EvaluatorConfig) grade42 {
 		case override != "":
 			user = substitute(override, vars)
 		case ranges:
-			user = scoreRangePrompt42(in.question, criteria, in.reference, r.out.candidate, cfg.Rubrics)
+			user = scoreRangePrompt42(in.question, criteria, in.reference, answer, cfg.Rubrics)
 		default:
-			user = rubricPrompt42(in.question, criteria, in.reference, r.out.candidate, cfg.Rubrics)
+			user = rubricPrompt42(in.question, criteria, in.reference, answer, cfg.Rubrics)
 		}
 		if ranges {
 			return r.askGrader(scoreRangeSchema42, user, func(content string) (grade42, error) {

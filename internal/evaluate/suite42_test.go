@@ -42,7 +42,7 @@ func replies(contents ...string) *scriptedModel {
 }
 
 // suite42 parses a 4.42 suite and returns its tests.
-func suite42(t *testing.T, doc string) *evalfile.File {
+func suite42(t testing.TB, doc string) *evalfile.File {
 	t.Helper()
 	f, err := evalfile.Parse([]byte(doc))
 	if err != nil {
