@@ -76,6 +76,9 @@ func runCodeJudges(ctx context.Context, o Options, out sender) podwire.JudgeFram
 		Timeout: podwire.Seconds(cfg.CodeJudgeTimeoutSeconds),
 		Dir:     dir,
 		Shell:   o.Shell,
+		// An AgentV 4.42 code grader's large answer (output_path) is written where its script may read it: the
+		// container's last scratch directory (its /dev/shm), emptied after each case.
+		TempDir: lastOf(o.Scratch),
 	}, log: o.Log}
 	judge.CodeJudges = isolated
 	var policies *casePolicies
@@ -129,6 +132,14 @@ func runCodeJudges(ctx context.Context, o Options, out sender) podwire.JudgeFram
 	_, _ = reaper.KillLeftovers(ReapTimeout)
 	end.Survivors = len(reaper.Remaining())
 	return frame
+}
+
+// lastOf is the last of dirs ("" when none).
+func lastOf(dirs []string) string {
+	if len(dirs) == 0 {
+		return ""
+	}
+	return dirs[len(dirs)-1]
 }
 
 // confinedCase runs case c's code judges, each script through the shim under the case's Landlock ruleset. A
