@@ -227,21 +227,6 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 // whole. It returns its facts and the bundle read, or a message saying why it is invalid, or one saying what is
 // missing.
 func (r *EvalRunReconciler) readEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun) (evalFileFacts, *pinnedBundle, string, string, error) {
-	facts, pb, invalid, missing, err := r.readEvalFileAnyFormat(ctx, run)
-	if invalid == "" && missing == "" && err == nil && facts.facts != nil && facts.facts.Format == evalfile.FormatSuite42 {
-		invalid = NotJudgedYet
-	}
-	return facts, pb, invalid, missing, err
-}
-
-// NotJudgedYet is the InvalidEvalFile message of an AgentV 4.42 suite (tests, assertions): evalfile reads the format
-// (and `collector view` and `collector check` show it), but its graders are not yet judged as AgentV 4.42 judges them,
-// so no run spends its runner on verdicts that would differ from AgentV's.
-const NotJudgedYet = "invalid eval file: an AgentV 4.42 suite (tests/assertions) is read but not yet judged as AgentV 4.42 " +
-	"judges it; write it as agentv-eval-v2 (evalcases) for now"
-
-// readEvalFileAnyFormat is readEvalFile for every format evalfile reads.
-func (r *EvalRunReconciler) readEvalFileAnyFormat(ctx context.Context, run *evalsv1alpha1.EvalRun) (evalFileFacts, *pinnedBundle, string, string, error) {
 	if run.Spec.EvalFile.S3 != nil {
 		facts, invalid, missing, err := r.scanEvalObject(ctx, run)
 		return facts, nil, invalid, missing, err
