@@ -159,16 +159,16 @@ func (r *caseRun42) codeGraderInput(ev *evalfile.EvaluatorConfig) (*CodeGraderIn
 	payload := orderedObject{
 		{"criteria", r.c.ExpectedOutcome},
 		{"expectedOutput", in.expected},
-		{"output", output},
+		{keyOutput, output},
 		{"messages", msgs},
 		{"inputFiles", in.inputFiles},
-		{"input", in.input},
-		{"metadata", metadata42(r.c)},
+		{keyInput, in.input},
+		{keyMetadata, metadata42(r.c)},
 		{"trace", trace},
 		{"traceSummary", traceSummary42(r.out, false)},
-		{"tokenUsage", tokenUsageOf42(resp)},
+		{keyTokenUsage, tokenUsageOf42(resp)},
 		{"costUsd", floatOrNil(resp.CostUSD)},
-		{"durationMs", floatOrNil(resp.DurationMs)},
+		{keyDuration, floatOrNil(resp.DurationMs)},
 		{"startTime", nil},
 		{"endTime", nil},
 		{"fileChanges", nil},
@@ -203,7 +203,7 @@ func tokenUsageOf42(resp *jsonlresult.Response) any {
 	if u == nil {
 		return nil
 	}
-	obj := orderedObject{{"input", u.Input}, {"output", u.Output}}
+	obj := orderedObject{{keyInput, u.Input}, {keyOutput, u.Output}}
 	if u.Cached != nil {
 		obj = append(obj, kv{"cached", *u.Cached})
 	}
@@ -226,12 +226,12 @@ func jsLen(s string) int {
 // message42 is an output message as AgentV 4.42's CLI provider converts it (convertMessages): role, name, content
 // (a string or a list of content blocks; none else), toolCalls, metadata.
 func message42(m jsonlresult.OutputMessage) orderedObject {
-	msg := orderedObject{{"role", m.Role}}
+	msg := orderedObject{{keyRole, m.Role}}
 	if m.Name != "" {
-		msg = append(msg, kv{"name", m.Name})
+		msg = append(msg, kv{keyName, m.Name})
 	}
 	if c := messageContent42(m.Content); c != nil {
-		msg = append(msg, kv{"content", c})
+		msg = append(msg, kv{keyContent, c})
 	}
 	if m.ToolCalls != nil {
 		calls := make([]any, len(m.ToolCalls))
@@ -242,7 +242,7 @@ func message42(m jsonlresult.OutputMessage) orderedObject {
 	}
 	if len(m.Metadata) > 0 && m.Metadata[0] == '{' {
 		if v, err := parseOrdered(m.Metadata); err == nil {
-			msg = append(msg, kv{"metadata", v})
+			msg = append(msg, kv{keyMetadata, v})
 		}
 	}
 	return msg
@@ -275,7 +275,7 @@ func toolCall42(tc jsonlresult.ToolCall) orderedObject {
 	for _, f := range []struct {
 		key string
 		raw json.RawMessage
-	}{{"input", tc.Input}, {"output", tc.Output}} {
+	}{{keyInput, tc.Input}, {keyOutput, tc.Output}} {
 		if len(f.raw) > 0 {
 			if v, err := parseOrdered(f.raw); err == nil {
 				call = append(call, kv{f.key, v})
@@ -286,7 +286,7 @@ func toolCall42(tc jsonlresult.ToolCall) orderedObject {
 		call = append(call, kv{"id", tc.ID})
 	}
 	if tc.DurationMs != nil {
-		call = append(call, kv{"durationMs", *tc.DurationMs})
+		call = append(call, kv{keyDuration, *tc.DurationMs})
 	}
 	return call
 }
@@ -299,7 +299,7 @@ func traceSummary42(out output42, full bool) orderedObject {
 	durations := orderedObject{}
 	events, llmCalls := 0, 0
 	for _, m := range out.messages {
-		if m.Role == "assistant" {
+		if m.Role == roleAssistant {
 			llmCalls++
 		}
 		for _, tc := range m.ToolCalls {
@@ -351,52 +351,52 @@ func (r *caseRun42) trace42(in *inputs42) orderedObject {
 	for i, m := range messages {
 		msg, _ := m.(orderedObject)
 		id := fmt.Sprintf("message-%d", i)
-		events = append(events, orderedObject{{"eventId", id}, {"ordinal", float64(len(events))}, {"type", "message"},
-			{"message", traceMessage(msg)}, {"metadata", orderedObject{{"message_index", float64(i)}}}})
+		events = append(events, orderedObject{{"eventId", id}, {"ordinal", float64(len(events))}, {keyType, "message"},
+			{"message", traceMessage(msg)}, {keyMetadata, orderedObject{{"message_index", float64(i)}}}})
 		calls, _ := msg.get("toolCalls")
 		list, _ := calls.([]any)
 		for k, c := range list {
 			call, _ := c.(orderedObject)
 			callID := fmt.Sprintf("%s-tool-%d", id, k)
 			name, _ := call.get("tool")
-			tool := orderedObject{{"name", name}}
+			tool := orderedObject{{keyName, name}}
 			if v, ok := call.get("id"); ok {
 				tool = append(tool, kv{"callId", v})
 			}
-			if v, ok := call.get("input"); ok {
-				tool = append(tool, kv{"input", v})
+			if v, ok := call.get(keyInput); ok {
+				tool = append(tool, kv{keyInput, v})
 			}
-			output, hasOutput := call.get("output")
+			output, hasOutput := call.get(keyOutput)
 			if hasOutput {
-				tool = append(tool, kv{"output", output})
+				tool = append(tool, kv{keyOutput, output})
 			}
 			tool = append(tool, kv{"status", "ok"})
-			ev := orderedObject{{"eventId", callID}, {"parentEventId", id}, {"ordinal", float64(len(events))}, {"type", "tool_call"}}
-			if d, ok := call.get("durationMs"); ok {
-				ev = append(ev, kv{"durationMs", d})
+			ev := orderedObject{{"eventId", callID}, {"parentEventId", id}, {"ordinal", float64(len(events))}, {keyType, "tool_call"}}
+			if d, ok := call.get(keyDuration); ok {
+				ev = append(ev, kv{keyDuration, d})
 			}
 			meta := orderedObject{{"message_index", float64(i)}, {"tool_index", float64(k)}}
-			events = append(events, append(ev, kv{"tool", tool}, kv{"metadata", meta}))
+			events = append(events, append(ev, kv{"tool", tool}, kv{keyMetadata, meta}))
 			if hasOutput {
-				result := orderedObject{{"name", name}}
+				result := orderedObject{{keyName, name}}
 				if v, ok := call.get("id"); ok {
 					result = append(result, kv{"callId", v})
 				}
-				result = append(result, kv{"output", output}, kv{"status", "ok"})
+				result = append(result, kv{keyOutput, output}, kv{"status", "ok"})
 				events = append(events, orderedObject{{"eventId", callID + "-result"}, {"parentEventId", callID},
-					{"ordinal", float64(len(events))}, {"type", "tool_result"}, {"tool", result}, {"metadata", meta}})
+					{"ordinal", float64(len(events))}, {keyType, "tool_result"}, {"tool", result}, {keyMetadata, meta}})
 			}
 		}
-		if role, _ := msg.get("role"); role == "assistant" {
+		if role, _ := msg.get(keyRole); role == roleAssistant {
 			final = i
 		}
 	}
 	if final >= 0 {
 		msg, _ := messages[final].(orderedObject)
-		fm := traceMessage(msg).set("content", r.out.candidate)
+		fm := traceMessage(msg).set(keyContent, r.out.candidate)
 		events = append(events, orderedObject{{"eventId", "final-response"}, {"parentEventId", fmt.Sprintf("message-%d", final)},
-			{"ordinal", float64(len(events))}, {"type", "final_response"}, {"message", fm},
-			{"metadata", orderedObject{{"message_index", float64(final)}}}})
+			{"ordinal", float64(len(events))}, {keyType, "final_response"}, {"message", fm},
+			{keyMetadata, orderedObject{{"message_index", float64(final)}}}})
 	}
 	if events == nil {
 		events = []any{}
@@ -406,25 +406,25 @@ func (r *caseRun42) trace42(in *inputs42) orderedObject {
 	}
 	trace := append(traceSummary42(r.out, true), kv{"messages", messages}, kv{"events", events})
 	if u := tokenUsageOf42(r.resp); u != nil {
-		trace = append(trace, kv{"tokenUsage", u})
+		trace = append(trace, kv{keyTokenUsage, u})
 	}
 	if r.resp.CostUSD != nil {
 		trace = append(trace, kv{"costUsd", *r.resp.CostUSD})
 	}
 	if r.resp.DurationMs != nil {
-		trace = append(trace, kv{"durationMs", *r.resp.DurationMs})
+		trace = append(trace, kv{keyDuration, *r.resp.DurationMs})
 	}
 	meta := orderedObject{{"provider", "cli"}, {"target", RunnerTargetName}, {"eval_case_id", r.c.ID}}
 	if r.c.ConversationID != "" {
 		meta = append(meta, kv{"provider_session_id", r.c.ConversationID})
 	}
-	return append(trace, kv{"metadata", meta})
+	return append(trace, kv{keyMetadata, meta})
 }
 
 // traceMessage is a message as a trace event holds it: role, name, content, metadata.
 func traceMessage(msg orderedObject) orderedObject {
 	out := orderedObject{}
-	for _, k := range []string{"role", "name", "content", "tokenUsage", "metadata"} {
+	for _, k := range []string{keyRole, keyName, keyContent, keyTokenUsage, keyMetadata} {
 		if v, ok := msg.get(k); ok {
 			out = append(out, kv{k, v})
 		}
@@ -446,10 +446,10 @@ func fullTranscript(msgs []jsonlresult.OutputMessage) bool {
 func sameMessage(a, b any) bool {
 	ma, _ := a.(orderedObject)
 	mb, _ := b.(orderedObject)
-	ra, _ := ma.get("role")
-	rb, _ := mb.get("role")
-	ca, _ := ma.get("content")
-	cb, _ := mb.get("content")
+	ra, _ := ma.get(keyRole)
+	rb, _ := mb.get(keyRole)
+	ca, _ := ma.get(keyContent)
+	cb, _ := mb.get(keyContent)
 	return ra == rb && jsString(ca) == jsString(cb)
 }
 
@@ -476,8 +476,7 @@ func parseReply42(stdout, stderr []byte, exitCode int, aggregator bool) reply42 
 		return reply42{err: fmt.Sprintf("the code grader exited with status %d", exitCode)}
 	}
 	var obj map[string]json.RawMessage
-	dec := json.NewDecoder(strings.NewReader(out))
-	if err := dec.Decode(&obj); err != nil || obj == nil || dec.More() {
+	if err := json.Unmarshal([]byte(out), &obj); err != nil || obj == nil {
 		if aggregator {
 			return reply42{}
 		}
@@ -491,26 +490,7 @@ func parseReply42(stdout, stderr []byte, exitCode int, aggregator bool) reply42 
 		}
 		return r
 	}
-	var r reply42
-	var items []json.RawMessage
-	if json.Unmarshal(obj["assertions"], &items) == nil {
-		for _, it := range items {
-			var a struct {
-				Text     *string         `json:"text"`
-				Passed   json.RawMessage `json:"passed"`
-				Evidence json.RawMessage `json:"evidence"`
-			}
-			if json.Unmarshal(it, &a) != nil || a.Text == nil {
-				continue
-			}
-			as := assertion42{Text: *a.Text, Passed: truthy(a.Passed)}
-			var e string
-			if json.Unmarshal(a.Evidence, &e) == nil && len(a.Evidence) > 0 && a.Evidence[0] == '"' {
-				as.Evidence = &e
-			}
-			r.assertions = append(r.assertions, as)
-		}
-	}
+	r := reply42{assertions: replyAssertions42(obj["assertions"])}
 	var score float64
 	switch {
 	case json.Unmarshal(obj["score"], &score) == nil && len(obj["score"]) > 0 && obj["score"][0] != 'n':
@@ -537,11 +517,38 @@ func parseReply42(stdout, stderr []byte, exitCode int, aggregator bool) reply42 
 	return r
 }
 
+// replyAssertions42 are the assertions of a code grader's reply: the objects with a string text, passed read as
+// JavaScript's Boolean, evidence kept when it is a string.
+func replyAssertions42(raw json.RawMessage) []assertion42 {
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil
+	}
+	var out []assertion42
+	for _, it := range items {
+		var a struct {
+			Text     *string         `json:"text"`
+			Passed   json.RawMessage `json:"passed"`
+			Evidence json.RawMessage `json:"evidence"`
+		}
+		if json.Unmarshal(it, &a) != nil || a.Text == nil {
+			continue
+		}
+		as := assertion42{Text: *a.Text, Passed: truthy(a.Passed)}
+		var e string
+		if len(a.Evidence) > 0 && a.Evidence[0] == '"' && json.Unmarshal(a.Evidence, &e) == nil {
+			as.Evidence = &e
+		}
+		out = append(out, as)
+	}
+	return out
+}
+
 // truthy is JavaScript's Boolean(value) of a JSON value.
 func truthy(raw json.RawMessage) bool {
 	s := string(bytes.TrimSpace(raw))
 	switch s {
-	case "", "false", "null", "0", `""`, "-0":
+	case "", "false", jsonNull, "0", `""`, "-0":
 		return false
 	}
 	if strings.HasPrefix(s, "0") || strings.HasPrefix(s, "-0") {

@@ -40,6 +40,8 @@ func TestParseReply42(t *testing.T) {
 		{"plain stdout, exit 1: fail", "missing keyword", "", 1, false,
 			want{Assertions: []assertion42{{Text: "missing keyword"}}}},
 		{"a JSON scalar is plain text", "0.9", "", 0, false, want{Score: 1, Assertions: []assertion42{{Text: "0.9", Passed: true}}}},
+		{"text after the object is plain text", `{"score": 0}}`, "", 0, false,
+			want{Score: 1, Assertions: []assertion42{{Text: `{"score": 0}}`, Passed: true}}}},
 		{"exit 1 with stderr: an error", "x", "Traceback", 1, false, want{Err: "the code grader exited with status 1"}},
 		{"exit 2 with JSON: an error", `{"score": 1}`, "", 2, false, want{Err: "the code grader exited with status 2"}},
 		{"an aggregator's verdict", `{"score": 0.2, "verdict": "pass"}`, "", 0, true, want{Score: 0.2, Verdict: "pass"}},

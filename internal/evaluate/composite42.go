@@ -191,7 +191,7 @@ func scoreObject42(g grade42) orderedObject {
 		}
 	}
 	if g.tokens != nil {
-		obj = append(obj, kv{"tokenUsage", orderedObject{{"input", float64(g.tokens.Input)}, {"output", float64(g.tokens.Output)}}})
+		obj = append(obj, kv{keyTokenUsage, orderedObject{{keyInput, float64(g.tokens.Input)}, {keyOutput, float64(g.tokens.Output)}}})
 	}
 	return obj
 }
@@ -200,7 +200,7 @@ func scoreObject42(g grade42) orderedObject {
 func childScores42(members []member42) []any {
 	out := make([]any, len(members))
 	for i, m := range members {
-		c := orderedObject{{"name", m.name}, {"type", m.kind}, {"score", m.g.score}}
+		c := orderedObject{{keyName, m.name}, {keyType, m.kind}, {"score", m.g.score}}
 		if m.weight != nil {
 			c = append(c, kv{"weight", *m.weight})
 		}
@@ -217,7 +217,7 @@ func childScores42(members []member42) []any {
 			}
 		}
 		if m.g.tokens != nil {
-			c = append(c, kv{"tokenUsage", orderedObject{{"input", float64(m.g.tokens.Input)}, {"output", float64(m.g.tokens.Output)}}})
+			c = append(c, kv{keyTokenUsage, orderedObject{{keyInput, float64(m.g.tokens.Input)}, {keyOutput, float64(m.g.tokens.Output)}}})
 		}
 		out[i] = c
 	}
@@ -228,7 +228,7 @@ func childScores42(members []member42) []any {
 func assertionsValue(as []assertion42) []any {
 	out := make([]any, len(as))
 	for i, a := range as {
-		o := orderedObject{{"text", a.Text}, {"passed", a.Passed}}
+		o := orderedObject{{kindText, a.Text}, {"passed", a.Passed}}
 		if a.Evidence != nil {
 			o = append(o, kv{"evidence", *a.Evidence})
 		}

@@ -36,7 +36,7 @@ func outputOf42(resp *jsonlresult.Response) output42 {
 	}
 	content, _ := json.Marshal(resp.Text)
 	return output42{candidate: resp.Text, text: true,
-		messages: []jsonlresult.OutputMessage{{Role: "assistant", Content: content}}}
+		messages: []jsonlresult.OutputMessage{{Role: roleAssistant, Content: content}}}
 }
 
 // lastAssistant42 is the content of the last assistant message that has one, as AgentV 4.42 reads it: a string as
@@ -44,7 +44,7 @@ func outputOf42(resp *jsonlresult.Response) output42 {
 func lastAssistant42(msgs []jsonlresult.OutputMessage) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
-		if m.Role != "assistant" {
+		if m.Role != roleAssistant {
 			continue
 		}
 		if text, ok := content42(m.Content); ok {
@@ -70,7 +70,7 @@ func content42(raw json.RawMessage) (string, bool) {
 	}
 	var texts []string
 	for _, b := range blocks {
-		if b.Type == "text" {
+		if b.Type == kindText {
 			texts = append(texts, b.Text)
 		}
 	}
@@ -97,11 +97,11 @@ func contentBlocks42(raw json.RawMessage) ([]contentBlock42, bool) {
 			return nil, false
 		}
 		var t string
-		if json.Unmarshal(m["type"], &t) != nil || (t != "text" && t != "image" && t != "file") {
+		if json.Unmarshal(m[keyType], &t) != nil || (t != kindText && t != "image" && t != kindFile) {
 			return nil, false
 		}
 		blocks[i].Type = t
-		_ = json.Unmarshal(m["text"], &blocks[i].Text)
+		_ = json.Unmarshal(m[kindText], &blocks[i].Text)
 	}
 	return blocks, true
 }
@@ -124,7 +124,7 @@ type inputs42 struct {
 
 // segment42 is a processed segment of an input message, what prompt building reads of it.
 type segment42 struct {
-	kind string // "text", "file", or another type (never shown)
+	kind string // kindText, kindFile, or another type (never shown)
 	// value is a text segment's value; path, text and resolved a file's.
 	value, path, text, resolved string
 }
@@ -189,18 +189,18 @@ func reference42(content any, m evalfile.Message) string {
 // inputMessage42 processes one input message (processMessages): its content's files read, and returns it as AgentV
 // keeps it, its segments for the prompt (extractContentSegments) and its texts for the plain question.
 func inputMessage42(files *caseFiles, m evalfile.Message, inputFiles *[]string) (orderedObject, []segment42, []string, error) {
-	msg := orderedObject{{"role", string(m.Role)}}
+	msg := orderedObject{{keyRole, string(m.Role)}}
 	if m.Name != "" {
-		msg = append(msg, kv{"name", m.Name})
+		msg = append(msg, kv{keyName, m.Name})
 	}
 	var segs []segment42
 	var texts []string
 	switch m.Content.Kind {
 	case evalfile.ContentText:
-		msg = append(msg, kv{"content", m.Content.Text})
+		msg = append(msg, kv{keyContent, m.Content.Text})
 		texts = append(texts, m.Content.Text)
 		if strings.TrimSpace(m.Content.Text) != "" {
-			segs = append(segs, segment42{kind: "text", value: m.Content.Text})
+			segs = append(segs, segment42{kind: kindText, value: m.Content.Text})
 		}
 	case evalfile.ContentObject:
 		obj, err := parseOrdered(m.Content.Raw)
@@ -208,10 +208,10 @@ func inputMessage42(files *caseFiles, m evalfile.Message, inputFiles *[]string) 
 			return nil, nil, nil, fmt.Errorf("an input message's content: %w", err)
 		}
 		rendered := jsJSON(obj)
-		msg = append(msg, kv{"content", obj})
+		msg = append(msg, kv{keyContent, obj})
 		texts = append(texts, rendered)
 		if strings.TrimSpace(rendered) != "" {
-			segs = append(segs, segment42{kind: "text", value: rendered})
+			segs = append(segs, segment42{kind: kindText, value: rendered})
 		}
 	case evalfile.ContentSegments:
 		content := []any{}
@@ -225,11 +225,11 @@ func inputMessage42(files *caseFiles, m evalfile.Message, inputFiles *[]string) 
 			}
 			content = append(content, seg)
 			segs = append(segs, shown)
-			if shown.kind == "text" || (shown.kind != "file" && shown.value != "") {
+			if shown.kind == kindText || (shown.kind != kindFile && shown.value != "") {
 				texts = append(texts, shown.value)
 			}
 		}
-		msg = append(msg, kv{"content", content})
+		msg = append(msg, kv{keyContent, content})
 	}
 	return msg, segs, texts, nil
 }
@@ -253,9 +253,9 @@ func inputSegment42(files *caseFiles, s evalfile.Segment, inputFiles *[]string) 
 		}
 		resolved := resolvedPath(files.b, bpath)
 		display := displayPath(s.Value)
-		obj = obj.set("path", display).set("text", text).set("resolvedPath", resolved)
+		obj = obj.set("path", display).set(kindText, text).set("resolvedPath", resolved)
 		*inputFiles = append(*inputFiles, resolved)
-		return obj, segment42{kind: "file", path: display, text: text, resolved: resolved}, nil
+		return obj, segment42{kind: kindFile, path: display, text: text, resolved: resolved}, nil
 	case evalfile.SegmentImage:
 		img, err := image42(files, s.Value)
 		if err != nil || img == nil {
@@ -291,16 +291,16 @@ func image42(files *caseFiles, ref string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("image file %q: %w", ref, err)
 	}
-	return orderedObject{{"type", "image"}, {"media_type", mediaType},
+	return orderedObject{{keyType, "image"}, {"media_type", mediaType},
 		{"source", "data:" + mediaType + ";base64," + base64.StdEncoding.EncodeToString([]byte(data))}}, nil
 }
 
 // expectedMessage42 processes one expected message (processExpectedMessages): {role, name, content, tool_calls},
 // files read; it returns the message and its processed content (nil: none).
 func expectedMessage42(files *caseFiles, m evalfile.Message) (orderedObject, any, error) {
-	msg := orderedObject{{"role", string(m.Role)}}
+	msg := orderedObject{{keyRole, string(m.Role)}}
 	if m.Name != "" {
-		msg = append(msg, kv{"name", m.Name})
+		msg = append(msg, kv{keyName, m.Name})
 	}
 	var content any
 	switch m.Content.Kind {
@@ -331,7 +331,7 @@ func expectedMessage42(files *caseFiles, m evalfile.Message) (orderedObject, any
 		content = processed
 	}
 	if content != nil {
-		msg = append(msg, kv{"content", content})
+		msg = append(msg, kv{keyContent, content})
 	}
 	var calls struct {
 		ToolCalls json.RawMessage `json:"tool_calls"`
@@ -355,13 +355,13 @@ func expectedItem42(files *caseFiles, item any) (any, error) {
 		if t == "" {
 			return nil, nil
 		}
-		return orderedObject{{"type", "text"}, {"value", t}}, nil
+		return orderedObject{{keyType, kindText}, {"value", t}}, nil
 	case orderedObject:
-		typ, _ := t.get("type")
+		typ, _ := t.get(keyType)
 		value, _ := t.get("value")
 		ref, _ := value.(string)
 		switch typ {
-		case "file":
+		case kindFile:
 			if ref == "" {
 				return nil, nil
 			}
@@ -369,7 +369,7 @@ func expectedItem42(files *caseFiles, item any) (any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("expected-output file %q: %w", ref, err)
 			}
-			return orderedObject{{"type", "file"}, {"path", displayPath(ref)}, {"text", text},
+			return orderedObject{{keyType, kindFile}, {"path", displayPath(ref)}, {kindText, text},
 				{"resolvedPath", resolvedPath(files.b, bpath)}}, nil
 		case "image":
 			return image42(files, ref)
@@ -383,7 +383,7 @@ func expectedItem42(files *caseFiles, item any) (any, error) {
 // with a non-blank text.
 func visible42(segs []segment42) bool {
 	for _, s := range segs {
-		if (s.kind == "text" && strings.TrimSpace(s.value) != "") || (s.kind == "file" && strings.TrimSpace(s.text) != "") {
+		if (s.kind == kindText && strings.TrimSpace(s.value) != "") || (s.kind == kindFile && strings.TrimSpace(s.text) != "") {
 			return true
 		}
 	}
@@ -394,9 +394,9 @@ func visible42(segs []segment42) bool {
 // path; "" for anything else.
 func format42(s segment42) string {
 	switch s.kind {
-	case "text":
+	case kindText:
 		return s.value
-	case "file":
+	case kindFile:
 		if s.path == "" {
 			return ""
 		}
@@ -469,7 +469,7 @@ func roleLabel(r evalfile.Role) string {
 // "@[Tool]:"), else the question as one user message.
 func chat42(msgs []evalfile.Message, segments [][]segment42, question string) []any {
 	if !roleMarkers42(msgs, segments) {
-		return []any{orderedObject{{"role", "user"}, {"content", question}}}
+		return []any{orderedObject{{keyRole, "user"}, {keyContent, question}}}
 	}
 	formatted := func(i int) []string {
 		var parts []string
@@ -489,22 +489,22 @@ func chat42(msgs []evalfile.Message, segments [][]segment42, question string) []
 		}
 	}
 	if len(system) > 0 {
-		chat = append(chat, orderedObject{{"role", "system"}, {"content", strings.Join(system, "\n\n")}})
+		chat = append(chat, orderedObject{{keyRole, "system"}, {keyContent, strings.Join(system, "\n\n")}})
 	}
 	for i := start; i < len(msgs); i++ {
 		role := string(msgs[i].Role)
-		var parts []string
+		parts := make([]string, 0, len(segments[i])+1)
 		switch msgs[i].Role {
 		case evalfile.RoleSystem:
-			role, parts = "assistant", []string{"@[System]:"}
+			role, parts = roleAssistant, append(parts, "@[System]:")
 		case evalfile.RoleTool:
-			role, parts = "assistant", []string{"@[Tool]:"}
+			role, parts = roleAssistant, append(parts, "@[Tool]:")
 		}
 		parts = append(parts, formatted(i)...)
 		if len(parts) == 0 {
 			continue
 		}
-		chat = append(chat, orderedObject{{"role", role}, {"content", strings.Join(parts, "\n")}})
+		chat = append(chat, orderedObject{{keyRole, role}, {keyContent, strings.Join(parts, "\n")}})
 	}
 	return chat
 }

@@ -164,7 +164,7 @@ func TestComposite42(t *testing.T) {
 `
 	m := replies("not json at all")
 	res := judgeRecord42(t, doc, `{"id": "t", "text": "a"}`, m)
-	member := func(name string, pass bool, weight float64) grader42View {
+	member := func(name string, pass bool) grader42View {
 		if pass {
 			return grader42View{Name: name, Type: "contains", Score: 1, Verdict: verdict.VerdictPass, Hits: []string{`Output contains "` + name + `"`}}
 		}
@@ -172,14 +172,14 @@ func TestComposite42(t *testing.T) {
 	}
 	want := judged42{Score: (0.75 + 1.0/3 + 0) / 3, Verdict: verdict.VerdictFail, Graders: []grader42View{
 		{Name: "weighted", Type: "composite", Score: 0.75, Verdict: verdict.VerdictFail, Hits: []string{`[a] Output contains "a"`},
-			Misses: []string{`[x] Output does not contain "x"`}, Members: []grader42View{member("a", true, 3), member("x", false, 1)}},
+			Misses: []string{`[x] Output does not contain "x"`}, Members: []grader42View{member("a", true), member("x", false)}},
 		{Name: "gate", Type: "composite", Score: 1.0 / 3, Verdict: verdict.VerdictPass,
 			Hits:    []string{"1/3 evaluators passed (threshold: 0.3)", `[a] Output contains "a"`},
 			Misses:  []string{`[x] Output does not contain "x"`, `[y] Output does not contain "y"`},
-			Members: []grader42View{member("a", true, 1), member("x", false, 1), member("y", false, 1)}},
+			Members: []grader42View{member("a", true), member("x", false), member("y", false)}},
 		// The llm-grader aggregator asks once; a reply that does not parse fails the composite with 0, as in AgentV.
 		{Name: "judged", Type: "composite", Verdict: verdict.VerdictFail, Misses: []string{"LLM aggregator failed"},
-			Members: []grader42View{member("a", true, 1)}},
+			Members: []grader42View{member("a", true)}},
 	}}
 	if diff := cmp.Diff(want, view42(res)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

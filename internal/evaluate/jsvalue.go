@@ -13,6 +13,21 @@ import (
 // objects keep their key order (orderedObject), numbers are float64 (encoding/json writes them as JavaScript
 // does), arrays are []any; marshalled with marshalNoEscape, indented with jsIndent.
 
+// Keys and values of AgentV's JSON that its prompts and payloads spell in many places.
+const (
+	keyRole       = "role"
+	keyContent    = "content"
+	keyName       = "name"
+	keyType       = "type"
+	keyInput      = "input"
+	keyOutput     = "output"
+	keyMetadata   = "metadata"
+	keyTokenUsage = "tokenUsage"
+	keyDuration   = "durationMs"
+	roleAssistant = "assistant"
+	jsonNull      = "null"
+)
+
 // maxJSONDepth bounds the nesting parseOrdered accepts: a runner's output may be hostile.
 const maxJSONDepth = 1000
 
@@ -157,7 +172,7 @@ func snakeCase(s string) string {
 func jsString(v any) string {
 	b, err := marshalNoEscape(v)
 	if err != nil {
-		return "null"
+		return jsonNull
 	}
 	s := strings.ReplaceAll(string(b), `\u2028`, "\u2028")
 	return strings.ReplaceAll(s, `\u2029`, "\u2029")

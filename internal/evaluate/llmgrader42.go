@@ -84,8 +84,8 @@ var operatorGuidance42 = map[string]string{
 
 // templateVariables42 are AgentV 4.42's TEMPLATE_VARIABLES: a custom prompt that names one of them is a whole
 // template; one that names none is criteria text put into the default template.
-var templateVariables42 = map[string]bool{"expected_output": true, "criteria": true, "metadata": true,
-	"metadata_json": true, "rubrics": true, "rubrics_json": true, "input": true, "output": true,
+var templateVariables42 = map[string]bool{"expected_output": true, "criteria": true, keyMetadata: true,
+	"metadata_json": true, "rubrics": true, "rubrics_json": true, keyInput: true, keyOutput: true,
 	"file_changes": true, "tool_calls": true}
 
 // maxFreeformAssertions is how many assertions of a freeform reply AgentV keeps.
@@ -124,7 +124,7 @@ func (r *caseRun42) llmGrader(ev *evalfile.EvaluatorConfig) grade42 {
 		return errored42(err.Error())
 	}
 	vars := r.templateVars42(in, criteria, cfg.Rubrics)
-	vars["output"] = d.wrap("answer", vars["output"])
+	vars[keyOutput] = d.wrap("answer", vars[keyOutput])
 	answer := d.wrap("answer", r.out.candidate)
 	if len(cfg.Rubrics) > 0 {
 		ranges := false
@@ -200,11 +200,11 @@ func (r *caseRun42) templateVars42(in *inputs42, criteria string, rubrics []eval
 		rubricsPretty, rubricsCompact = jsJSON(items), jsString(items)
 	}
 	return map[string]string{
-		"input":           strings.TrimSpace(in.question),
-		"output":          strings.TrimSpace(r.out.candidate),
+		keyInput:          strings.TrimSpace(in.question),
+		keyOutput:         strings.TrimSpace(r.out.candidate),
 		"expected_output": strings.TrimSpace(in.reference),
 		"criteria":        strings.TrimSpace(criteria),
-		"metadata":        metadata,
+		keyMetadata:       metadata,
 		"metadata_json":   metadataJSON,
 		"rubrics":         rubricsPretty,
 		"rubrics_json":    rubricsCompact,
@@ -508,7 +508,7 @@ func replyAssertions(v any) ([]assertion42, error) {
 		if !ok {
 			return nil, fmt.Errorf("the reply's assertions[%d] is %s, not an object", i, describe(item))
 		}
-		text, ok1 := m["text"].(string)
+		text, ok1 := m[kindText].(string)
 		passed, ok2 := m["passed"].(bool)
 		if !ok1 || !ok2 {
 			return nil, fmt.Errorf("the reply's assertions[%d] needs a string text and a boolean passed", i)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
-	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
@@ -393,18 +392,4 @@ func (r *caseRun42) promptInputs() (*inputs42, error) {
 		r.inputsBuilt = true
 	}
 	return r.inputs, r.inputsErr
-}
-
-// asked is what a grader's model call gave: the parsed reply, the usage of every call and that of the call whose
-// reply was kept.
-type asked struct {
-	content string
-	usage   verdict.Usage
-	kept    *tokens42
-}
-
-// askModel sends one request and returns its reply; a failed call is an error naming why (the budget's is
-// llm.ErrBudgetSpent, wrapped).
-func (r *caseRun42) askModel(req llm.Request) (llm.Reply, error) {
-	return r.judge.LLM.Complete(r.ctx, req)
 }

@@ -61,9 +61,9 @@ func trajectory42(cfg *evalfile.ToolTrajectoryConfig, out output42) grade42 {
 	return grade42{verdict: fail42, assertions: []assertion42{{Text: "Unknown mode: " + string(cfg.Mode)}}, aspects: 1}
 }
 
-// trivially is a grader with nothing to check: it passes.
-func trivially(text string, aspects int) grade42 {
-	return grade42{score: 1, verdict: pass42, assertions: []assertion42{{Text: text, Passed: true}}, aspects: aspects}
+// trivially is a grader with nothing to check: it passes (expectedAspectCount 0).
+func trivially(text string) grade42 {
+	return grade42{score: 1, verdict: pass42, assertions: []assertion42{{Text: text, Passed: true}}}
 }
 
 // ratio42 is a grader scored passed/total with the 0.8 verdict.
@@ -77,7 +77,7 @@ func ratio42(assertions []assertion42, passed, total, aspects int) grade42 {
 
 func anyOrder42(minimums []evalfile.ToolMinimum, calls []call42) grade42 {
 	if len(minimums) == 0 {
-		return trivially("No tool requirements specified", 0)
+		return trivially("No tool requirements specified")
 	}
 	counts := map[string]int{}
 	for _, c := range calls {
@@ -199,7 +199,7 @@ func latencyCheck(tool string, max, got *float64) (a *assertion42, skipped bool)
 func sequence42(cfg *evalfile.ToolTrajectoryConfig, calls []call42, exact bool) grade42 {
 	expected := cfg.Expected
 	if len(expected) == 0 {
-		return trivially("No tool sequence specified", 0)
+		return trivially("No tool sequence specified")
 	}
 	var as []assertion42
 	hits, latencyHits, latencySkips, latencyChecks := 0, 0, 0, 0
@@ -275,7 +275,7 @@ func sequence42(cfg *evalfile.ToolTrajectoryConfig, calls []call42, exact bool) 
 // superset42 is AgentV's evaluateSuperset: every expected call found among the calls, each call used once.
 func superset42(cfg *evalfile.ToolTrajectoryConfig, calls []call42) grade42 {
 	if len(cfg.Expected) == 0 {
-		return trivially("No expected tools specified", 0)
+		return trivially("No expected tools specified")
 	}
 	used := make([]bool, len(calls))
 	var as []assertion42
@@ -301,13 +301,13 @@ func superset42(cfg *evalfile.ToolTrajectoryConfig, calls []call42) grade42 {
 func subset42(cfg *evalfile.ToolTrajectoryConfig, calls []call42) grade42 {
 	if len(cfg.Expected) == 0 {
 		if len(calls) == 0 {
-			return trivially("No tool calls and no expected tools", 0)
+			return trivially("No tool calls and no expected tools")
 		}
 		return grade42{verdict: fail42, aspects: len(calls),
 			assertions: []assertion42{{Text: fmt.Sprintf("%d unexpected tool call(s) with empty allowed list", len(calls))}}}
 	}
 	if len(calls) == 0 {
-		return trivially("No actual tool calls (trivially a subset)", 0)
+		return trivially("No actual tool calls (trivially a subset)")
 	}
 	var as []assertion42
 	passed := 0
@@ -342,7 +342,7 @@ func executionMetrics42(cfg *evalfile.ExecutionMetricsConfig, out output42, resp
 	calls := calls42(out)
 	llmCalls := 0
 	for _, m := range out.messages {
-		if m.Role == "assistant" {
+		if m.Role == roleAssistant {
 			llmCalls++
 		}
 	}
@@ -457,7 +457,7 @@ func skillTrigger42(cfg *evalfile.SkillTriggerConfig, out output42) grade42 {
 					triggered, evidence = true, "Read tool loaded skill file: "+fp
 				}
 			}
-			if !triggered && len(tc.Output) > 0 && string(tc.Output) != "null" {
+			if !triggered && len(tc.Output) > 0 && string(tc.Output) != jsonNull {
 				outStr := string(tc.Output)
 				var s string
 				if json.Unmarshal(tc.Output, &s) == nil {
@@ -529,12 +529,12 @@ func latency42(cfg *evalfile.LatencyConfig, resp *jsonlresult.Response) grade42 
 	}
 	if d == nil {
 		return grade42{verdict: fail42, assertions: []assertion42{{Text: "No duration data available in trace"}}, aspects: 1,
-			request: orderedObject{{"type", "latency"}, {"threshold", cfg.ThresholdMs}, {"durationMs", nil}}}
+			request: orderedObject{{keyType, "latency"}, {"threshold", cfg.ThresholdMs}, {keyDuration, nil}}}
 	}
 	g := binary42(*d <= cfg.ThresholdMs,
 		fmt.Sprintf("Duration %sms <= %sms threshold", jsString(*d), jsString(cfg.ThresholdMs)),
 		fmt.Sprintf("Duration %sms > %sms threshold", jsString(*d), jsString(cfg.ThresholdMs)))
-	g.request = orderedObject{{"type", "latency"}, {"threshold", cfg.ThresholdMs}, {"durationMs", *d}}
+	g.request = orderedObject{{keyType, "latency"}, {"threshold", cfg.ThresholdMs}, {keyDuration, *d}}
 	return g
 }
 
@@ -545,11 +545,11 @@ func cost42(cfg *evalfile.CostConfig, resp *jsonlresult.Response) grade42 {
 	}
 	if resp.CostUSD == nil {
 		return grade42{verdict: fail42, assertions: []assertion42{{Text: "No cost data available in trace"}}, aspects: 1,
-			request: orderedObject{{"type", "cost"}, {"budget", cfg.BudgetUSD}, {"costUsd", nil}}}
+			request: orderedObject{{keyType, "cost"}, {"budget", cfg.BudgetUSD}, {"costUsd", nil}}}
 	}
 	c, b := *resp.CostUSD, cfg.BudgetUSD
 	g := binary42(c <= b, fmt.Sprintf("Cost $%.4f <= $%.4f budget", c, b), fmt.Sprintf("Cost $%.4f > $%.4f budget", c, b))
-	g.request = orderedObject{{"type", "cost"}, {"budget", b}, {"costUsd", c}}
+	g.request = orderedObject{{keyType, "cost"}, {"budget", b}, {"costUsd", c}}
 	return g
 }
 

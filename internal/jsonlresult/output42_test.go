@@ -30,7 +30,7 @@ func TestOutput42(t *testing.T) {
 			{Tool: "Read", Input: json.RawMessage(`{"path":"x"}`), DurationMs: &d45}, {Tool: "Grep"}, {Tool: "Bash"}}}}},
 		{ID: "b", Text: "t", Line: 2, Output: []OutputMessage{{Role: "user", Content: json.RawMessage(`"q"`)}},
 			OutputMessages: []OutputMessage{{Role: "assistant", Content: json.RawMessage(`"m"`)}},
-			Warnings: []string{"output[1] is a number, not an object; skipped", "output[2] has no string role; skipped"}},
+			Warnings:       []string{"output[1] is a number, not an object; skipped", "output[2] has no string role; skipped"}},
 		{ID: "c", Line: 3, Warnings: []string{"output is an object, not an array; ignored"}},
 	}
 	if diff := cmp.Diff(want, got, ignoreRaw, cmpopts.EquateEmpty()); diff != "" {

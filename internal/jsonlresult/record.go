@@ -244,29 +244,17 @@ func (p *recordParser) members(rec *record) bool {
 				warn(r, "trace is %s, not an array; ignored", s.peek())
 			}
 		case "output_messages":
-			r.OutputMessages = nil
-			if s.peek() == kindArray {
-				if r.OutputMessages, ok = p.outputMessages(r, "output_messages"); !ok {
-					return false
-				}
-				continue
+			if r.OutputMessages, ok = p.messageList(r, "output_messages"); !ok {
+				return false
 			}
-			if s.peek() != kindNull {
-				warn(r, "output_messages is %s, not an array; ignored", s.peek())
-			}
+			continue
 		case memberOutput:
 			// AgentV 4.42's name of the output messages (read before output_messages there); agentv-eval-v2
 			// judging does not read it.
-			r.Output = nil
-			if s.peek() == kindArray {
-				if r.Output, ok = p.outputMessages(r, memberOutput); !ok {
-					return false
-				}
-				continue
+			if r.Output, ok = p.messageList(r, memberOutput); !ok {
+				return false
 			}
-			if s.peek() != kindNull {
-				warn(r, "output is %s, not an array; ignored", s.peek())
-			}
+			continue
 		case "token_usage":
 			r.TokenUsage = nil
 			if s.peek() == kindObject {
@@ -507,6 +495,19 @@ func (p *recordParser) optRaw() (json.RawMessage, bool) {
 		return nil, p.s.skip()
 	}
 	return p.s.raw()
+}
+
+// messageList reads the value of member list, a list of output messages (nil, with a warning unless null, when it
+// is not an array).
+func (p *recordParser) messageList(r *Response, list string) ([]OutputMessage, bool) {
+	s := &p.s
+	if s.peek() == kindArray {
+		return p.outputMessages(r, list)
+	}
+	if s.peek() != kindNull {
+		warn(r, "%s is %s, not an array; ignored", list, s.peek())
+	}
+	return nil, s.skip()
 }
 
 // outputMessages reads a list of output messages: output_messages, or 4.42's output (list names it in warnings).

@@ -322,7 +322,16 @@ func compareAgentV442Suite(t *testing.T, key, dir, root string, got agentv442Jud
 	differ map[string]string) agentv442Figures {
 	t.Helper()
 	var f agentv442Figures
-	// The judge requests, as multisets.
+	compareAgentV442Requests(t, key, dir, root, got, differ, &f)
+	compareAgentV442Runs(t, key, dir, got, runs, differ, &f)
+	compareAgentV442Results(t, key, dir, got, differ, &f)
+	return f
+}
+
+// compareAgentV442Requests compares the recorded judge requests with those collector check sent, as multisets.
+func compareAgentV442Requests(t *testing.T, key, dir, root string, got agentv442Judged, differ map[string]string,
+	f *agentv442Figures) {
+	t.Helper()
 	sent := map[string]int{}
 	sentExact := map[string]int{}
 	for _, r := range got.requests {
@@ -359,8 +368,12 @@ func compareAgentV442Suite(t *testing.T, key, dir, root string, got agentv442Jud
 	if f.extra > 0 {
 		differ[key+" requests not AgentV's"] = fmt.Sprintf("%d requests AgentV did not send", f.extra)
 	}
+}
 
-	// The code grader runs, as multisets.
+// compareAgentV442Runs compares the recorded code grader runs with those collector check made, as multisets.
+func compareAgentV442Runs(t *testing.T, key, dir string, got agentv442Judged, runs []agentv442Run, differ map[string]string,
+	f *agentv442Figures) {
+	t.Helper()
 	recordedRuns, _ := filepath.Glob(filepath.Join(dir, "graders", "*.json"))
 	sort.Strings(recordedRuns)
 	used := make([]bool, len(runs))
@@ -376,34 +389,35 @@ func compareAgentV442Suite(t *testing.T, key, dir, root string, got agentv442Jud
 		}
 		want.Stdin = agentv442TargetNames(want.Stdin)
 		name := key + " graders/" + filepath.Base(p)
-		best := ""
+		best, matched := "", false
 		for i, r := range runs {
 			if used[i] || !slices.Equal(r.Command, want.Command) {
 				continue
 			}
-			d := cmp.Diff(want, r)
-			if d == "" {
-				used[i] = true
+			if d := cmp.Diff(want, r); d == "" {
+				used[i], matched = true, true
 				f.runs++
-				best = ""
 				break
-			}
-			if best == "" {
+			} else if best == "" {
 				best = d
 			}
 		}
 		switch {
+		case matched:
 		case best != "":
 			differ[name] = "the code grader's run differs (-AgentV +collector check):\n" + best
-		case !slices.ContainsFunc(runs, func(r agentv442Run) bool { return slices.Equal(r.Command, want.Command) }):
+		case got.refused != "":
+			differ[name] = got.refused
+		default:
 			differ[name] = "collector check ran no such code grader"
-			if got.refused != "" {
-				differ[name] = got.refused
-			}
 		}
 	}
+}
 
-	// The graders and the tests.
+// compareAgentV442Results compares every recorded test's score and pass/fail, and its graders', with collector
+// check's.
+func compareAgentV442Results(t *testing.T, key, dir string, got agentv442Judged, differ map[string]string, f *agentv442Figures) {
+	t.Helper()
 	ours := map[string]int{}
 	for i, c := range got.doc.Cases {
 		ours[c.ID] = i
@@ -411,23 +425,18 @@ func compareAgentV442Suite(t *testing.T, key, dir, root string, got agentv442Jud
 	for _, r := range readAgentV442Results(t, dir) {
 		tkey := key + " " + r.TestID
 		f.recordedTests++
+		want := r.Scores
+		if len(want) == 0 {
+			want = []agentv442Grader{{Name: "llm-grader", Type: "llm-grader", Score: r.Score, Verdict: agentv442VerdictOf(r.Score)}}
+		}
 		i, ok := ours[r.TestID]
 		if !ok {
-			differ[tkey] = "collector check has no such case"
+			why := "collector check has no such case"
 			if got.refused != "" {
-				differ[tkey] = got.refused
+				why = got.refused
 			}
-			for _, g := range r.Scores {
-				f.recordedGraders += 1 + len(g.Scores)
-				differ[tkey+" "+g.Name] = differ[tkey]
-				for _, m := range g.Scores {
-					differ[tkey+" "+g.Name+"/"+m.Name] = differ[tkey]
-				}
-			}
-			if len(r.Scores) == 0 {
-				f.recordedGraders++
-				differ[tkey+" llm-grader"] = differ[tkey]
-			}
+			differ[tkey] = why
+			agentv442Unjudged(tkey, " ", want, why, differ, f)
 			continue
 		}
 		c := got.doc.Cases[i]
@@ -440,13 +449,17 @@ func compareAgentV442Suite(t *testing.T, key, dir, root string, got agentv442Jud
 		} else {
 			differ[tkey] = fmt.Sprintf("AgentV %v pass=%v, collector check %v %s %s", r.Score, r.Pass, score, c.Verdict, c.Reason)
 		}
-		want := r.Scores
-		if len(want) == 0 {
-			want = []agentv442Grader{{Name: "llm-grader", Type: "llm-grader", Score: r.Score, Verdict: agentv442VerdictOf(r.Score)}}
-		}
-		compareAgentV442Graders(tkey, " ", want, c.Evaluators, &f, differ)
+		compareAgentV442Graders(tkey, " ", want, c.Evaluators, f, differ)
 	}
-	return f
+}
+
+// agentv442Unjudged records graders (and their members) collector check did not judge, for why.
+func agentv442Unjudged(prefix, sep string, want []agentv442Grader, why string, differ map[string]string, f *agentv442Figures) {
+	for _, g := range want {
+		f.recordedGraders++
+		differ[prefix+sep+g.Name] = why
+		agentv442Unjudged(prefix+sep+g.Name, "/", g.Scores, why, differ, f)
+	}
 }
 
 // agentv442VerdictOf is AgentV 4.42's verdict of an LLM grader's score (scoreToVerdict: pass at 0.8).
