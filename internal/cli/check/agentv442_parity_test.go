@@ -159,7 +159,7 @@ func agentv442Tools(t *testing.T) agentv442ToolDirs {
 		missing = append(missing, "node (make nodejs installs it)")
 	}
 	if _, err := os.Stat(real["bun"]); version == "" || err != nil {
-		missing = append(missing, fmt.Sprintf("bun %s at %s (hack/agentv442-oracle.sh fetches it)", version, real["bun"]))
+		missing = append(missing, fmt.Sprintf("bun %s at %s (make bun fetches it)", version, real["bun"]))
 	}
 	if _, err := exec.LookPath("python3"); err != nil {
 		missing = append(missing, "python3")
