@@ -217,3 +217,36 @@ func TestJudgeMissing42(t *testing.T) {
 		t.Errorf("an agentv-eval-v2 case: %+v", got)
 	}
 }
+
+// BenchmarkJudgeCase42 judges one 4.42 test with its deterministic graders and builds a code grader's stdin of it.
+func BenchmarkJudgeCase42(b *testing.B) {
+	f := suite42(b, `tests:
+  - id: t
+    input: [{role: system, content: s}, {role: user, content: q}]
+    criteria: c
+    expected_output: {decision: CLEAR}
+    assertions:
+      - {type: contains, value: sunny}
+      - {type: regex, value: "It (is|was)", flags: i}
+      - {name: traj, type: tool-trajectory, mode: in_order, args_match: superset, expected: [{tool: search, args: {q: weather}, max_duration_ms: 50}, {tool: fetch}]}
+      - {name: m, type: execution-metrics, max_tool_calls: 5, max_tokens: 500, target_exploration_ratio: 0.6}
+`)
+	resp, why := jsonlresult.ParseLine([]byte(strings.ReplaceAll(trajectoryRecord, "\n", " ")), jsonlresult.Options{})
+	if resp == nil {
+		b.Fatal(why)
+	}
+	j := &Judge{Threshold: verdict.DefaultThreshold}
+	run := &caseRun42{judge: j, ctx: context.Background(), c: f.CaseAt(0), resp: resp, out: outputOf42(resp)}
+	ev := &evalfile.EvaluatorConfig{Name: "code", Type: evalfile.TypeCodeJudge, CodeJudge: &evalfile.CodeJudgeConfig{Script: "true"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if r := j.JudgeCase(context.Background(), f.CaseAt(0), resp, nil); r.Verdict != verdict.VerdictPass {
+			b.Fatalf("verdict %s: %+v", r.Verdict, r.Evaluators)
+		}
+		in, err := run.codeGraderInput(ev)
+		if err != nil || len(in.Stdin("")) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
