@@ -136,22 +136,28 @@ func buildInputs42(b bundle.Dir, c *evalfile.Case) (*inputs42, error) {
 	files := &caseFiles{b: b, left: MaxCaseFileBytes}
 	in := &inputs42{input: []any{}, expected: []any{}, inputFiles: []string{}}
 	var textParts []string
-	segments := make([][]segment42, len(c.InputMessages))
-	for i, m := range c.InputMessages {
+	// AgentV drops an input message without content (one with tool calls only) before anything reads the input.
+	msgs := make([]evalfile.Message, 0, len(c.InputMessages))
+	segments := make([][]segment42, 0, len(c.InputMessages))
+	for _, m := range c.InputMessages {
+		if m.Content.Kind == evalfile.ContentNone {
+			continue
+		}
 		msg, segs, texts, err := inputMessage42(files, m, &in.inputFiles)
 		if err != nil {
 			return nil, err
 		}
 		in.input = append(in.input, msg)
-		segments[i] = segs
+		msgs = append(msgs, m)
+		segments = append(segments, segs)
 		textParts = append(textParts, texts...)
 	}
 	plain := joinTrimmed(textParts, " ")
-	in.question = question42(c.InputMessages, segments)
+	in.question = question42(msgs, segments)
 	if strings.TrimSpace(in.question) == "" {
 		in.question = plain
 	}
-	in.chat = chat42(c.InputMessages, segments, in.question)
+	in.chat = chat42(msgs, segments, in.question)
 	for i, m := range c.ExpectedMessages {
 		msg, content, err := expectedMessage42(files, m)
 		if err != nil {
@@ -230,6 +236,15 @@ func inputMessage42(files *caseFiles, m evalfile.Message, inputFiles *[]string) 
 			}
 		}
 		msg = append(msg, kv{keyContent, content})
+	}
+	// The message's other keys stay (AgentV spreads the message): its tool calls.
+	var calls struct {
+		ToolCalls json.RawMessage `json:"tool_calls"`
+	}
+	if json.Unmarshal(m.Raw, &calls) == nil && len(calls.ToolCalls) > 0 {
+		if tc, err := parseOrdered(calls.ToolCalls); err == nil {
+			msg = append(msg, kv{"tool_calls", tc})
+		}
 	}
 	return msg, segs, texts, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
@@ -439,5 +440,33 @@ func TestRubricReplyMustCheckEvery(t *testing.T) {
 	if res.Verdict != verdict.VerdictError || res.Evaluators[0].SkipCause != verdict.SkipUnreadableReply || len(m.requests) != 4 ||
 		!strings.Contains(res.Error, "does not check rubric(s) rubric-1") {
 		t.Errorf("%d requests, %+v", len(m.requests), res)
+	}
+}
+
+// TestQuestion42 builds the question as AgentV 4.42 does for a CLI target: role markers only with an assistant or
+// tool message or more than one message that shows something; an input message without content (tool calls only)
+// dropped before; files as references to their absolute path.
+func TestQuestion42(t *testing.T) {
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"one message: its text", `[{role: user, content: "  Hi  "}]`, "Hi"},
+		{"a message of tool calls only is dropped", `[{role: assistant, tool_calls: [{tool: t}]}, {role: user, content: q}]`, "q"},
+		{"two messages with content: role markers", `[{role: system, content: s}, {role: user, content: q}]`, "@[System]:\ns\n\n@[User]:\nq"},
+		{"an assistant message: role markers", `[{role: user, content: q}, {role: assistant, content: a}, {role: user, content: "  "}]`,
+			"@[User]:\nq\n\n@[Assistant]:\na"},
+		{"structured content as indented JSON", `[{role: user, content: {b: 1, a: [x]}}]`, "{\n  \"b\": 1,\n  \"a\": [\n    \"x\"\n  ]\n}"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := "tests:\n  - id: t\n    criteria: c\n    input: " + tc.input + "\n"
+			f := suite42(t, doc)
+			in, err := buildInputs42(bundle.Dir{}, f.CaseAt(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, in.question); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
