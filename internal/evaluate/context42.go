@@ -243,7 +243,7 @@ func inputMessage42(files *caseFiles, m evalfile.Message, inputFiles *[]string) 
 	}
 	if json.Unmarshal(m.Raw, &calls) == nil && len(calls.ToolCalls) > 0 {
 		if tc, err := parseOrdered(calls.ToolCalls); err == nil {
-			msg = append(msg, kv{"tool_calls", tc})
+			msg = append(msg, kv{keyToolCalls, tc})
 		}
 	}
 	return msg, segs, texts, nil
@@ -356,7 +356,7 @@ func expectedMessage42(files *caseFiles, m evalfile.Message) (orderedObject, any
 		if err != nil {
 			return nil, nil, fmt.Errorf("an expected message's tool_calls: %w", err)
 		}
-		msg = append(msg, kv{"tool_calls", tc})
+		msg = append(msg, kv{keyToolCalls, tc})
 	}
 	return msg, content, nil
 }

@@ -24,6 +24,7 @@ const (
 	keyMetadata   = "metadata"
 	keyTokenUsage = "tokenUsage"
 	keyDuration   = "durationMs"
+	keyToolCalls  = "tool_calls"
 	roleAssistant = "assistant"
 	jsonNull      = "null"
 )

@@ -86,7 +86,7 @@ var operatorGuidance42 = map[string]string{
 // template; one that names none is criteria text put into the default template.
 var templateVariables42 = map[string]bool{"expected_output": true, "criteria": true, keyMetadata: true,
 	"metadata_json": true, "rubrics": true, "rubrics_json": true, keyInput: true, keyOutput: true,
-	"file_changes": true, "tool_calls": true}
+	"file_changes": true, keyToolCalls: true}
 
 // maxFreeformAssertions is how many assertions of a freeform reply AgentV keeps.
 const maxFreeformAssertions = 8
