@@ -135,8 +135,12 @@ chromium: ## Install Debian's chromium when missing (the HTML report's browser t
 nodejs: ## Install Debian's nodejs when node is missing (AgentV's composite example runs a node script).
 	hack/nodejs.sh >/dev/null
 
+.PHONY: bun
+bun: ## Fetch bun at the judge image's pin when missing (AgentV 4.42's examples grade with bun run).
+	hack/bun.sh >/dev/null
+
 .PHONY: test-unit
-test-unit: envtest-assets seaweedfs helm chromium nodejs promtool ## Unit, fuzz-seed, envtest, object store (weed), chart (helm), browser (chromium) and alert (promtool) tests.
+test-unit: envtest-assets seaweedfs helm chromium nodejs bun promtool ## Unit, fuzz-seed, envtest, object store (weed), chart (helm), browser (chromium) and alert (promtool) tests.
 	artifacts="$${ARTIFACTS:-$(ROOT)/bin/artifacts}"; status=0; \
 	  EVALRUN_REQUIRE_TEST_ASSETS=1 EVALRUN_CHROMIUM="$$(hack/chromium.sh)" ARTIFACTS="$$artifacts" $(GO) test ./... -count=1 || status=$$?; \
 	  echo "test-unit: the browser tests' screenshots are in $$artifacts"; exit $$status

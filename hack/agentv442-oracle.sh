@@ -59,19 +59,7 @@ if ! cmp -s "$HERE/package-lock.json" "$AGENTV_DIR/package-lock.json" ||
 fi
 [ "$(node "$AGENTV_DIR/node_modules/agentv/dist/cli.js" --version)" = "$AGENTV_VERSION" ] || die "bin/agentv is not AgentV $AGENTV_VERSION"
 
-eval "$(grep -E '^BUN_(PACKAGE|VERSION|INTEGRITY)=' "$ROOT/hack/judge-rootfs.sh")"
-BUN="$ROOT/bin/bun/$BUN_VERSION/bun"
-if [ ! -x "$BUN" ]; then
-  log "fetching $BUN_PACKAGE@$BUN_VERSION"
-  tmp="$(mktemp -d)"
-  (cd "$tmp" && npm pack --silent --json "$BUN_PACKAGE@$BUN_VERSION" >pack.json) || die "npm pack $BUN_PACKAGE@$BUN_VERSION failed"
-  got="$(sed -n 's/.*"integrity": *"\([^"]*\)".*/\1/p' "$tmp/pack.json" | head -n 1)"
-  [ "$got" = "$BUN_INTEGRITY" ] || die "$BUN_PACKAGE@$BUN_VERSION has integrity '$got', want $BUN_INTEGRITY"
-  tar -xzf "$tmp"/*.tgz -C "$tmp" package/bin/bun
-  mkdir -p "$(dirname "$BUN")"
-  install -m 0755 "$tmp/package/bin/bun" "$BUN"
-  rm -rf "$tmp"
-fi
+BUN="$(hack/bun.sh)"
 
 # AGENTV_SRC: the example files again from AgentV's sources (files.txt names them), and its licence in NOTICE.
 if [ -n "${AGENTV_SRC:-}" ]; then

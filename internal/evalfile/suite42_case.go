@@ -101,7 +101,7 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 	v, n := it.v, it.node
 	path := sp.s.TestsKey + "[" + strconv.Itoa(k) + "]"
 	p.caseIndex, p.caseID = k, ""
-	c := &Case{Index: k}
+	c := &Case{Index: k, Suite: sp.s}
 
 	// id: a safe file name and object key, as in agentv-eval-v2.
 	idv := v.get("id")

@@ -193,6 +193,9 @@ type Case struct {
 
 	// The rest is set for a 4.42 suite's tests only.
 
+	// Suite is the suite a 4.42 test is from (the File's Suite: its threshold and settings); nil for an
+	// agentv-eval-v2 case. The judging engine judges a test with it as AgentV 4.42 does.
+	Suite *Suite
 	// Threshold is execution.threshold, the test's pass threshold (0 to 1); nil when not set.
 	Threshold *float64
 	// FailOnError is the test's execution.fail_on_error (AgentV 4.42 reads it at the suite level only); nil when

@@ -25,6 +25,24 @@ type CodeJudgeRunner interface {
 	Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, members []verdict.EvaluatorResult) verdict.EvaluatorResult
 }
 
+// CodeGrader42Runner is a CodeJudgeRunner that also runs the code graders of AgentV 4.42 suites (ScriptRunner and
+// the pod's judge runner are); a runner that is not one leaves them an Error.
+type CodeGrader42Runner interface {
+	// Grade42 runs an AgentV 4.42 code grader of a 4.42 test (ev's command, or composite ev's code-grader
+	// aggregator) on in, which the Judge built.
+	Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in *CodeGraderInput) verdict.EvaluatorResult
+}
+
+// grade42With runs a 4.42 code grader with runner, when it can.
+func grade42With(ctx context.Context, runner CodeJudgeRunner, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
+	in *CodeGraderInput) verdict.EvaluatorResult {
+	g, ok := runner.(CodeGrader42Runner)
+	if !ok {
+		return judgeFailure("this code judge runner does not run AgentV 4.42 code graders", "")
+	}
+	return g.Grade42(ctx, c, ev, in)
+}
+
 // Judge judges cases with a pass threshold. It is safe for concurrent use when CodeJudges is.
 type Judge struct {
 	// Threshold is the pass threshold in [0, 1] (see verdict.DefaultThreshold and verdict.ParseThreshold).
@@ -60,6 +78,9 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 	codeResults map[string]verdict.EvaluatorResult) verdict.CaseResult {
 	if resp == nil {
 		return verdict.ErrorCase(c.ID, "the case has no output to judge")
+	}
+	if c.Suite != nil {
+		return j.judgeCase42(ctx, c, resp, codeResults)
 	}
 	res := verdict.CaseResult{ID: c.ID}
 	evs := c.Evaluators
@@ -115,6 +136,14 @@ func (r *recordingRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfil
 func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
 	members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	res := r.inner.Aggregate(ctx, c, ev, members)
+	r.results[ev.Key] = res
+	return res
+}
+
+var _ CodeGrader42Runner = (*recordingRunner)(nil)
+
+func (r *recordingRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in *CodeGraderInput) verdict.EvaluatorResult {
+	res := grade42With(ctx, r.inner, c, ev, in)
 	r.results[ev.Key] = res
 	return res
 }

@@ -50,9 +50,15 @@ type ScriptRunner struct {
 	Prefix []string
 	// ExtraFiles are passed to every script's command from fd 3 on (the shim's ruleset).
 	ExtraFiles []*os.File
+	// TempDir is where an AgentV 4.42 code grader's large answer is written for it to read (output_path): a
+	// directory of its own in it, removed when the grader returns. "" is os.TempDir().
+	TempDir string
 }
 
-var _ CodeJudgeRunner = ScriptRunner{}
+var (
+	_ CodeJudgeRunner    = ScriptRunner{}
+	_ CodeGrader42Runner = ScriptRunner{}
+)
 
 // Run runs the code_judge evaluator ev for case c. A script that cannot start, exits non-zero, times out or
 // prints no JSON object with a numeric score yields score 0, verdict.VerdictError and a miss that says why, with the end
@@ -82,7 +88,73 @@ func (r ScriptRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalf
 	return r.run(ctx, ev.Composite.Script, payload, true)
 }
 
+// Grade42 runs an AgentV 4.42 code grader (ev's command, or the code-grader aggregator of composite ev) on in, and
+// reads its reply as AgentV 4.42 does (parseReply42). A large answer is written to a file of its own first
+// (output_path) and removed after. A script that cannot start, times out, is killed, or exits non-zero with JSON or
+// stderr is an Error that says why.
+func (r ScriptRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in *CodeGraderInput) verdict.EvaluatorResult {
+	cfg := ev.CodeJudge
+	if ev.Type == evalfile.TypeComposite && ev.Composite != nil {
+		cfg = ev.Composite.Script
+	}
+	if cfg == nil {
+		return judgeFailure(fmt.Sprintf("grader %q has no command", ev.Name), "")
+	}
+	outputPath := ""
+	if large := in.LargeOutput(); large != nil {
+		dir, err := os.MkdirTemp(r.TempDir, "agentv-grader-")
+		if err != nil {
+			return judgeFailure("writing the answer for output_path: "+err.Error(), "")
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		outputPath = filepath.Join(dir, "output.json")
+		if err := os.WriteFile(outputPath, large, 0o644); err != nil {
+			return judgeFailure("writing the answer for output_path: "+err.Error(), "")
+		}
+	}
+	x := r.execute(ctx, cfg, in.Stdin(outputPath))
+	if x.failure != nil {
+		return *x.failure
+	}
+	reply := parseReply42(x.stdout, []byte(x.stderrTail), x.exitCode, ev.Type == evalfile.TypeComposite)
+	if reply.err != "" {
+		return judgeFailure(fmt.Sprintf("%s after %s", reply.err, x.elapsed), x.stderrTail)
+	}
+	return reply.result()
+}
+
 func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, payload []byte, aggregator bool) verdict.EvaluatorResult {
+	x := r.execute(ctx, cfg, payload)
+	if x.failure != nil {
+		return *x.failure
+	}
+	if x.exitCode != 0 {
+		return judgeFailure(fmt.Sprintf("the judge exited with status %d after %s", x.exitCode, x.elapsed), x.stderrTail)
+	}
+	out, perr := parseJudgeOutput(x.stdout)
+	if perr != nil {
+		return judgeFailure("the judge's stdout has no result {score, hits, misses, reasoning}: "+perr.Error(), x.stderrTail)
+	}
+	res := verdict.EvaluatorResult{Score: verdict.ClampScore(out.score), Hits: out.hits, Misses: out.misses, Reasoning: out.reasoning}
+	if aggregator {
+		res.Verdict = out.verdict
+	}
+	return res
+}
+
+// scriptExit is how a script ended: its stdout (the end of it), the end of its stderr, its exit code and how long
+// it ran; failure when it did not end by itself (it could not start, timed out, was cancelled or killed by a
+// signal).
+type scriptExit struct {
+	stdout     []byte
+	stderrTail string
+	exitCode   int
+	elapsed    time.Duration
+	failure    *verdict.EvaluatorResult
+}
+
+// execute runs cfg's script with payload on stdin, in its own process group, within the timeout.
+func (r ScriptRunner) execute(ctx context.Context, cfg *evalfile.CodeJudgeConfig, payload []byte) scriptExit {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultCodeJudgeTimeout
@@ -118,36 +190,34 @@ func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, pa
 	err := cmd.Run()
 	// Reap anything the script left running in its group.
 	_ = killGroup(cmd)
-	elapsed := time.Since(start).Round(time.Millisecond)
-	stderrTail := textbound.Tail(strings.TrimSpace(stderr.String()), maxStderrTail)
+	x := scriptExit{stdout: stdout.Bytes(), elapsed: time.Since(start).Round(time.Millisecond),
+		stderrTail: textbound.Tail(strings.TrimSpace(stderr.String()), maxStderrTail)}
+	fail := func(why string) scriptExit {
+		f := judgeFailure(why, x.stderrTail)
+		x.failure = &f
+		return x
+	}
 
 	switch {
 	case cmd.Process == nil:
-		return judgeFailure(fmt.Sprintf("the judge could not start (%s -c %s in %q): %v", shell, excerpt(cfg.Script, 200), dirOrDot(dir), err), stderrTail)
+		return fail(fmt.Sprintf("the judge could not start (%s -c %s in %q): %v", shell, excerpt(cfg.Script, 200), dirOrDot(dir), err))
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		return judgeFailure(fmt.Sprintf("the judge timed out after %s and was killed", timeout), stderrTail)
+		return fail(fmt.Sprintf("the judge timed out after %s and was killed", timeout))
 	case ctx.Err() != nil:
-		return judgeFailure("the judge was cancelled: "+ctx.Err().Error(), stderrTail)
+		return fail("the judge was cancelled: " + ctx.Err().Error())
 	}
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
 		if sig := terminatingSignal(exitErr); sig != "" {
-			return judgeFailure(fmt.Sprintf("the judge was killed by signal %s after %s", sig, elapsed), stderrTail)
+			return fail(fmt.Sprintf("the judge was killed by signal %s after %s", sig, x.elapsed))
 		}
-		return judgeFailure(fmt.Sprintf("the judge exited with status %d after %s", exitErr.ExitCode(), elapsed), stderrTail)
+		x.exitCode = exitErr.ExitCode()
+		return x
 	}
 	if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
-		return judgeFailure("running the judge failed: "+err.Error(), stderrTail)
+		return fail("running the judge failed: " + err.Error())
 	}
-	out, perr := parseJudgeOutput(stdout.Bytes())
-	if perr != nil {
-		return judgeFailure("the judge's stdout has no result {score, hits, misses, reasoning}: "+perr.Error(), stderrTail)
-	}
-	res := verdict.EvaluatorResult{Score: verdict.ClampScore(out.score), Hits: out.hits, Misses: out.misses, Reasoning: out.reasoning}
-	if aggregator {
-		res.Verdict = out.verdict
-	}
-	return res
+	return x
 }
 
 func dirOrDot(dir string) string {

@@ -446,7 +446,14 @@ func baselineTrace(resp *Response, fields map[string]json.RawMessage) {
 }
 
 func baselineMessages(resp *Response, fields map[string]json.RawMessage) {
-	if raw, ok := fields["output_messages"]; ok {
+	resp.OutputMessages = baselineMessageList(fields["output_messages"])
+	resp.Output = baselineMessageList(fields["output"])
+}
+
+// baselineMessageList reads output_messages, or AgentV 4.42's output.
+func baselineMessageList(raw json.RawMessage) []OutputMessage {
+	var out []OutputMessage
+	if raw != nil {
 		var msgs []struct {
 			Role      *string           `json:"role"`
 			Name      *string           `json:"name"`
@@ -469,16 +476,21 @@ func baselineMessages(resp *Response, fields map[string]json.RawMessage) {
 				}
 				for _, rawCall := range m.ToolCalls {
 					var tc struct {
-						Tool      *string         `json:"tool"`
-						Input     json.RawMessage `json:"input"`
-						Output    json.RawMessage `json:"output"`
-						ID        *string         `json:"id"`
-						Timestamp *string         `json:"timestamp"`
+						Tool       *string         `json:"tool"`
+						Input      json.RawMessage `json:"input"`
+						Output     json.RawMessage `json:"output"`
+						ID         *string         `json:"id"`
+						Timestamp  *string         `json:"timestamp"`
+						DurationMs json.RawMessage `json:"duration_ms"`
 					}
 					if json.Unmarshal(rawCall, &tc) != nil || tc.Tool == nil {
 						continue
 					}
 					call := ToolCall{Tool: *tc.Tool, Input: tc.Input, Output: tc.Output}
+					var d float64
+					if json.Unmarshal(tc.DurationMs, &d) == nil && len(tc.DurationMs) > 0 && tc.DurationMs[0] != 'n' && d >= 0 {
+						call.DurationMs = &d
+					}
 					if tc.ID != nil {
 						call.ID = *tc.ID
 					}
@@ -487,8 +499,9 @@ func baselineMessages(resp *Response, fields map[string]json.RawMessage) {
 					}
 					om.ToolCalls = append(om.ToolCalls, call)
 				}
-				resp.OutputMessages = append(resp.OutputMessages, om)
+				out = append(out, om)
 			}
 		}
 	}
+	return out
 }

@@ -244,16 +244,17 @@ func (p *recordParser) members(rec *record) bool {
 				warn(r, "trace is %s, not an array; ignored", s.peek())
 			}
 		case "output_messages":
-			r.OutputMessages = nil
-			if s.peek() == kindArray {
-				if !p.outputMessages(r) {
-					return false
-				}
-				continue
+			if r.OutputMessages, ok = p.messageList(r, "output_messages"); !ok {
+				return false
 			}
-			if s.peek() != kindNull {
-				warn(r, "output_messages is %s, not an array; ignored", s.peek())
+			continue
+		case memberOutput:
+			// AgentV 4.42's name of the output messages (read before output_messages there); agentv-eval-v2
+			// judging does not read it.
+			if r.Output, ok = p.messageList(r, memberOutput); !ok {
+				return false
 			}
+			continue
 		case "token_usage":
 			r.TokenUsage = nil
 			if s.peek() == kindObject {
@@ -496,36 +497,48 @@ func (p *recordParser) optRaw() (json.RawMessage, bool) {
 	return p.s.raw()
 }
 
-// outputMessages reads output_messages.
-func (p *recordParser) outputMessages(r *Response) bool {
+// messageList reads the value of member list, a list of output messages (nil, with a warning unless null, when it
+// is not an array).
+func (p *recordParser) messageList(r *Response, list string) ([]OutputMessage, bool) {
+	s := &p.s
+	if s.peek() == kindArray {
+		return p.outputMessages(r, list)
+	}
+	if s.peek() != kindNull {
+		warn(r, "%s is %s, not an array; ignored", list, s.peek())
+	}
+	return nil, s.skip()
+}
+
+// outputMessages reads a list of output messages: output_messages, or 4.42's output (list names it in warnings).
+func (p *recordParser) outputMessages(r *Response, list string) ([]OutputMessage, bool) {
 	s := &p.s
 	p.msgBuf = p.msgBuf[:0]
 	s.enter()
 	index := 0
 	for first := true; s.next(&first, ']'); index++ {
 		if s.peek() != kindObject {
-			warn(r, "output_messages[%d] is %s, not an object; skipped", index, s.peek())
+			warn(r, "%s[%d] is %s, not an object; skipped", list, index, s.peek())
 			if !s.skip() {
-				return false
+				return nil, false
 			}
 			continue
 		}
-		m, valid, ok := p.outputMessage(r, index)
+		m, valid, ok := p.outputMessage(r, list, index)
 		if !ok {
-			return false
+			return nil, false
 		}
 		if !valid {
-			warn(r, "output_messages[%d] has no string role; skipped", index)
+			warn(r, "%s[%d] has no string role; skipped", list, index)
 			continue
 		}
 		p.msgBuf = append(p.msgBuf, m)
 	}
-	r.OutputMessages = exactCopy(&p.msgBuf, &p.msgs, p.short)
-	return s.err == nil
+	return exactCopy(&p.msgBuf, &p.msgs, p.short), s.err == nil
 }
 
 // outputMessage reads one output message; valid says whether it has a string role.
-func (p *recordParser) outputMessage(r *Response, index int) (m OutputMessage, valid, ok bool) {
+func (p *recordParser) outputMessage(r *Response, list string, index int) (m OutputMessage, valid, ok bool) {
 	s := &p.s
 	s.enter()
 	for first := true; s.next(&first, '}'); {
@@ -567,13 +580,13 @@ func (p *recordParser) outputMessage(r *Response, index int) (m OutputMessage, v
 		case "tool_calls":
 			m.ToolCalls = nil
 			if s.peek() == kindArray {
-				if m.ToolCalls, ok = p.toolCalls(r, index); !ok {
+				if m.ToolCalls, ok = p.toolCalls(r, list, index); !ok {
 					return m, false, false
 				}
 				continue
 			}
 			if s.peek() != kindNull {
-				warn(r, "output_messages[%d].tool_calls is %s, not an array; ignored", index, s.peek())
+				warn(r, "%s[%d].tool_calls is %s, not an array; ignored", list, index, s.peek())
 			}
 		}
 		if !s.skip() {
@@ -584,14 +597,14 @@ func (p *recordParser) outputMessage(r *Response, index int) (m OutputMessage, v
 }
 
 // toolCalls reads an output message's tool_calls, skipping calls without a string tool.
-func (p *recordParser) toolCalls(r *Response, msgIndex int) ([]ToolCall, bool) {
+func (p *recordParser) toolCalls(r *Response, list string, msgIndex int) ([]ToolCall, bool) {
 	s := &p.s
 	p.callBuf = p.callBuf[:0]
 	s.enter()
 	index := 0
 	for first := true; s.next(&first, ']'); index++ {
 		if s.peek() != kindObject {
-			warn(r, "output_messages[%d].tool_calls[%d] is %s, not an object; skipped", msgIndex, index, s.peek())
+			warn(r, "%s[%d].tool_calls[%d] is %s, not an object; skipped", list, msgIndex, index, s.peek())
 			if !s.skip() {
 				return nil, false
 			}
@@ -602,7 +615,7 @@ func (p *recordParser) toolCalls(r *Response, msgIndex int) ([]ToolCall, bool) {
 			return nil, false
 		}
 		if !valid {
-			warn(r, "output_messages[%d].tool_calls[%d] has no string tool; skipped", msgIndex, index)
+			warn(r, "%s[%d].tool_calls[%d] has no string tool; skipped", list, msgIndex, index)
 			continue
 		}
 		p.callBuf = append(p.callBuf, tc)
@@ -650,6 +663,18 @@ func (p *recordParser) toolCall() (tc ToolCall, valid, ok bool) {
 				return tc, false, false
 			}
 			continue
+		case "duration_ms":
+			tc.DurationMs = nil
+			if s.peek() == kindNumber {
+				v, nonNeg, ok := p.nonNegative()
+				if !ok {
+					return tc, false, false
+				}
+				if nonNeg {
+					tc.DurationMs = &v
+				}
+				continue
+			}
 		}
 		if !s.skip() {
 			return tc, false, false

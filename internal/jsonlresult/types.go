@@ -15,6 +15,10 @@ type Response struct {
 	Trace []TraceEvent `json:"trace,omitempty"`
 	// OutputMessages is the record's output_messages converted to camelCase, in order.
 	OutputMessages []OutputMessage `json:"outputMessages,omitempty"`
+	// Output is the record's output, AgentV 4.42's name of its output messages (which 4.42 reads before
+	// output_messages, and which makes the answer the last assistant message's content); agentv-eval-v2 judging
+	// does not read it, as AgentV v2.0.1 did not.
+	Output []OutputMessage `json:"output,omitempty"`
 	// TokenUsage, CostUSD and DurationMs are the optional metrics; nil when absent or invalid.
 	TokenUsage *TokenUsage `json:"tokenUsage,omitempty"`
 	CostUSD    *float64    `json:"costUsd,omitempty"`
@@ -74,6 +78,9 @@ type ToolCall struct {
 	Output    json.RawMessage `json:"output,omitempty"`
 	ID        string          `json:"id,omitempty"`
 	Timestamp string          `json:"timestamp,omitempty"`
+	// DurationMs is the call's duration_ms (AgentV 4.42's tool-trajectory max_duration_ms reads it); nil when
+	// absent or not a non-negative number.
+	DurationMs *float64 `json:"durationMs,omitempty"`
 }
 
 // TokenUsage is the record's token_usage.

@@ -267,10 +267,12 @@ func responseBytes(r *jsonlresult.Response) int64 {
 	for _, e := range r.Trace {
 		n += len(e.Raw)
 	}
-	for _, m := range r.OutputMessages {
-		n += len(m.Content) + len(m.Metadata)
-		for _, tc := range m.ToolCalls {
-			n += len(tc.Input) + len(tc.Output)
+	for _, msgs := range [...][]jsonlresult.OutputMessage{r.OutputMessages, r.Output} {
+		for _, m := range msgs {
+			n += len(m.Content) + len(m.Metadata)
+			for _, tc := range m.ToolCalls {
+				n += len(tc.Input) + len(tc.Output)
+			}
 		}
 	}
 	return int64(n)

@@ -148,17 +148,22 @@ func Run[T any](ctx context.Context, in Input, src Source, sink Sink[T]) (*Resul
 	if err != nil {
 		return nil, err
 	}
-	// The requested cases without a response, in request order.
+	// The requested cases without a response, in request order. A batch output's missing record of an AgentV 4.42
+	// test is graded as AgentV 4.42 grades it (Judge.JudgeMissing); any other missing case is an Error.
+	_, batched := src.(Batch)
 	for i, id := range in.IDs {
 		if r.seen[i] {
 			continue
 		}
 		res := verdict.MissingCase(id)
-		if why, ok := in.MissingReasons[id]; ok {
+		why, explained := in.MissingReasons[id]
+		if explained {
 			res.Error = textbound.Head(why, verdict.MaxReasoningLength)
 		}
 		if !in.judging() {
 			res = verdict.CaseResult{ID: id, Missing: true}
+		} else if c := in.File.CaseNear(id, i); batched && !explained && !r.res.NoOutput && c != nil && c.Suite != nil {
+			res = in.Judge.JudgeMissing(ctx, c)
 		}
 		if err := commitOne(r, sink, Case{Index: i, Result: res}); err != nil {
 			return nil, err

@@ -53,6 +53,15 @@ func loadEvalFile(cfg *RunConfig, headerOnly bool) (*evalfile.File, error) {
 	}
 	// data is this function's alone: the File may refer to it instead of a copy.
 	opts := []evalfile.ParseOption{evalfile.WithDefaultEvaluators(cfg.DefaultEvaluators), evalfile.WithOwnedData()}
+	if b := cfg.Bundle; b != nil {
+		// A 4.42 suite's other files (its tests files, assertion templates) are read from the bundle, confined to it.
+		root, err := os.OpenRoot(b.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("the eval bundle: %w", err)
+		}
+		defer func() { _ = root.Close() }()
+		opts = append(opts, evalfile.WithFiles(root.FS(), b.EvalFile))
+	}
 	var f *evalfile.File
 	parsed := false
 	if headerOnly {

@@ -47,6 +47,10 @@ const (
 	// evaluator asked the model. A case with such an evaluator, anywhere among its members, is an Error: it was
 	// not judged, and a runner that spends the budget must not be judged by its cheap evaluators alone.
 	SkipBudgetSpent SkipCause = "BudgetSpent"
+	// SkipUnreadableReply: an AgentV 4.42 LLM grader whose replies stayed invalid after its retries and one repair
+	// request; AgentV skips it, and the operator makes its case an Error (it was not judged, and an answer that
+	// makes the judge reply nonsense must not leave the other graders to judge it alone).
+	SkipUnreadableReply SkipCause = "UnreadableReply"
 )
 
 // DefaultThreshold is the pass threshold when the EvalRun sets none: the API's DefaultPassThreshold.

@@ -22,8 +22,8 @@ import (
 )
 
 // AgentV 4.42.4's oracle (testdata/agentv442, recorded by hack/agentv442-oracle.sh; its README.md says how to read
-// it). Until the operator reads the 4.42 format, nothing compares it with the operator: TestAgentV442Recordings keeps
-// the recordings whole and consistent with each other, so that they cannot rot before they are used.
+// it). TestAgentV442Recordings keeps the recordings whole and consistent with each other; TestAgentV442Parity
+// (agentv442_parity_test.go) compares the operator's judging with them.
 
 const agentv442Dir = "testdata/agentv442"
 

@@ -28,8 +28,20 @@ func requestedIDs(cfg *config) ([]string, *evalfile.File, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		// The suite's other files (a 4.42 suite's tests files and assertion templates) are read from the bundle,
+		// confined to its root.
+		b, err := bundleDir(cfg.bundle, cfg.evalPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		root, err := os.OpenRoot(b.Root)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the eval bundle: %w", err)
+		}
+		defer func() { _ = root.Close() }()
 		// data is read here and used nowhere else: the File may refer to it instead of a copy.
-		file, err = evalfile.Parse(data, evalfile.WithDefaultEvaluators(judging.Evaluators), evalfile.WithOwnedData())
+		file, err = evalfile.Parse(data, evalfile.WithDefaultEvaluators(judging.Evaluators), evalfile.WithOwnedData(),
+			evalfile.WithFiles(root.FS(), b.EvalFile))
 		if err != nil {
 			return nil, nil, fmt.Errorf("eval file %s: %w", cfg.evalPath, err)
 		}

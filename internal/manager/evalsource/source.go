@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
 )
@@ -61,19 +60,10 @@ func (r *Reader) Read(ctx context.Context, run *evalsv1alpha1.EvalRun) (Found, e
 	if errors.Is(err, errInvalidObject) || errors.Is(err, errInvalidBundle) {
 		return Found{Invalid: assess.OneLine(err.Error())}, nil
 	}
-	if f.Invalid == "" && f.Missing == "" && err == nil && f.File.facts != nil && f.File.facts.Format == evalfile.FormatSuite42 {
-		f.Invalid = NotJudgedYet
-	}
 	return f, err
 }
 
-// NotJudgedYet is the InvalidEvalFile message of an AgentV 4.42 suite (tests, assertions): evalfile reads the format
-// (and `collector view` and `collector check` show it), but its graders are not yet judged as AgentV 4.42 judges them,
-// so no run spends its runner on verdicts that would differ from AgentV's.
-const NotJudgedYet = "invalid eval file: an AgentV 4.42 suite (tests/assertions) is read but not yet judged as AgentV 4.42 " +
-	"judges it; write it as agentv-eval-v2 (evalcases) for now"
-
-// readAnyFormat is Read for every format evalfile reads.
+// readAnyFormat is Read before an object's or a bundle's invalidity is told apart from an error.
 func (r *Reader) readAnyFormat(ctx context.Context, run *evalsv1alpha1.EvalRun) (Found, error) {
 	if run.Spec.EvalFile.S3 != nil {
 		return r.scanObject(ctx, run)

@@ -76,6 +76,9 @@ func runCodeJudges(ctx context.Context, o Options, out sender) podwire.JudgeFram
 		Timeout: podwire.Seconds(cfg.CodeJudgeTimeoutSeconds),
 		Dir:     dir,
 		Shell:   o.Shell,
+		// An AgentV 4.42 code grader's large answer (output_path) is written where its script may read it: the
+		// container's last scratch directory (its /dev/shm), emptied after each case.
+		TempDir: lastOf(o.Scratch),
 	}, log: o.Log}
 	judge.CodeJudges = isolated
 	var policies *casePolicies
@@ -131,6 +134,14 @@ func runCodeJudges(ctx context.Context, o Options, out sender) podwire.JudgeFram
 	return frame
 }
 
+// lastOf is the last of dirs ("" when none).
+func lastOf(dirs []string) string {
+	if len(dirs) == 0 {
+		return ""
+	}
+	return dirs[len(dirs)-1]
+}
+
 // confinedCase runs case c's code judges, each script through the shim under the case's Landlock ruleset. A
 // ruleset that cannot be built runs no script: every code judge of the case is an Error that says why.
 func confinedCase(ctx context.Context, judge *evaluate.Judge, isolated *isolatedRunner, pol confine.Policy,
@@ -168,6 +179,13 @@ func (r *isolatedRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile
 func (r *isolatedRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
 	members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	return r.reap(c, ev, r.inner.Aggregate(ctx, c, ev, members))
+}
+
+var _ evaluate.CodeGrader42Runner = (*isolatedRunner)(nil)
+
+func (r *isolatedRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
+	in *evaluate.CodeGraderInput) verdict.EvaluatorResult {
+	return r.reap(c, ev, r.inner.Grade42(ctx, c, ev, in))
 }
 
 func (r *isolatedRunner) reap(c *evalfile.Case, ev *evalfile.EvaluatorConfig, res verdict.EvaluatorResult) verdict.EvaluatorResult {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
-	"github.com/evalrun-operator/evalrun-operator/internal/manager/evalsource"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
@@ -829,22 +828,37 @@ func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 	waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
 }
 
-// TestAgentV442SuiteNotRunYet: an AgentV 4.42 suite (tests, assertions) is read, but the manager runs none until its
-// graders are judged as AgentV 4.42 judges them: the run ends InvalidEvalFile with the message saying so, and no Job.
-func TestAgentV442SuiteNotRunYet(t *testing.T) {
+// TestAgentV442SuiteRuns: an AgentV 4.42 suite (tests, assertions) is accepted and run like an agentv-eval-v2 file:
+// its eval file pinned with its tests as the run's cases, its Job created, and a judge container for its code grader.
+func TestAgentV442SuiteRuns(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
-	suite := "tests:\n  - id: greet\n    input: Say hello\n    criteria: says hello\n    assertions:\n      - type: contains\n        value: hello\n"
+	suite := "tests:\n  - id: greet\n    input: Say hello\n    criteria: says hello\n    assertions:\n" +
+		"      - type: contains\n        value: hello\n" +
+		"  - id: check\n    input: Say hi\n    criteria: says hi\n    assertions:\n" +
+		"      - {name: keyword, type: code-grader, command: [python3, check.py]}\n"
 	run := createRun(t, testutil.MakeEvalRun("suite442", ns).Inline(suite))
-	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidEvalFile)
-	if msg := meta.FindStatusCondition(got.Status.Conditions, evalsv1alpha1.ConditionSucceeded).Message; msg != evalsource.NotJudgedYet {
-		t.Errorf("Succeeded message %q, want %q", msg, evalsource.NotJudgedYet)
+	job := waitJob(t, run)
+	waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
+	var names []string
+	for _, c := range job.Spec.Template.Spec.Containers {
+		names = append(names, c.Name)
 	}
-	var jobs batchv1.JobList
-	if err := k8s.List(context.Background(), &jobs, client.InNamespace(ns)); err != nil {
+	if diff := cmp.Diff([]string{podwire.ContainerRunner, podwire.ContainerJudge}, names); diff != "" {
+		t.Errorf("containers (-want +got):\n%s", diff)
+	}
+	evalCM := &corev1.ConfigMap{}
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: children.NamesFor(run.Name).EvalConfigMap}, evalCM); err != nil {
 		t.Fatal(err)
 	}
-	if len(jobs.Items) != 0 {
-		t.Errorf("%d Jobs for a suite the manager does not run", len(jobs.Items))
+	if evalCM.Data[podwire.EvalFileKey] != suite {
+		t.Errorf("the pinned eval file is not the suite:\n%s", evalCM.Data[podwire.EvalFileKey])
+	}
+	cfg, err := children.RunConfigFrom(evalCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"greet", "check"}, cfg.CaseIDs); diff != "" || !cfg.CodeJudges {
+		t.Errorf("run.json codeJudges=%v, case ids (-want +got):\n%s", cfg.CodeJudges, diff)
 	}
 }
