@@ -18,7 +18,9 @@ import (
 // (EVALRUN_E2E_SATURATION_RUNS, default 30), timed from the first create until every one is terminal, against N bare
 // Jobs with the same runner, command and image applied at once, timed until every one is Complete; in turn, twice
 // each (runs, Jobs, runs, Jobs), on a node the other tests leave alone. It logs each figure and the ratio of the
-// totals; it asserts only that every run Completed and every Job completed, never a time.
+// totals, and per run and per Job the API writes in its namespace by kind (watched) and the CPU the node spent
+// (/proc: the machine's, and kubelet's, containerd's, the API server's, etcd's, the manager's); it asserts only that
+// every run Completed and every Job completed, never a time.
 func TestOneCaseSaturation(t *testing.T) {
 	scaleOnly(t)
 	n := 30
@@ -34,6 +36,8 @@ func TestOneCaseSaturation(t *testing.T) {
 	var runsTotal, jobsTotal time.Duration
 	for round := range 2 {
 		ns := newNamespace(t, fmt.Sprintf("saturation-runs-%d", round), nil)
+		writes := watchNamespaceWrites(t, ns)
+		cpu := readCPUTicks()
 		start := time.Now()
 		names := make([]string, n)
 		for i := range n {
@@ -49,8 +53,11 @@ func TestOneCaseSaturation(t *testing.T) {
 		took := time.Since(start)
 		runsTotal += took
 		t.Logf("saturation: round %d: %d one-case EvalRuns at once, create -> all terminal: %s", round, n, took.Round(100*time.Millisecond))
+		t.Logf("saturation: round %d: per EvalRun: %s; API writes: %s", round, cpuPerObject(cpu, readCPUTicks(), n), writes.perObject(n))
 
 		jns := newNamespace(t, fmt.Sprintf("saturation-jobs-%d", round), nil)
+		writes = watchNamespaceWrites(t, jns)
+		cpu = readCPUTicks()
 		start = time.Now()
 		for i := range n {
 			if err := k8s.Create(ctxFor(t, nsTimeout), bareJob(fmt.Sprintf("bare-%d", i), jns)); err != nil {
@@ -63,6 +70,7 @@ func TestOneCaseSaturation(t *testing.T) {
 		took = time.Since(start)
 		jobsTotal += took
 		t.Logf("saturation: round %d: %d bare Jobs at once, create -> all Complete: %s", round, n, took.Round(100*time.Millisecond))
+		t.Logf("saturation: round %d: per bare Job: %s; API writes: %s", round, cpuPerObject(cpu, readCPUTicks(), n), writes.perObject(n))
 	}
 	t.Logf("saturation: EvalRuns / bare Jobs (sum of both rounds) = %.2fx", float64(runsTotal)/float64(jobsTotal))
 }
