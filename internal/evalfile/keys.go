@@ -36,5 +36,5 @@ const (
 	graderRubric  = "rubric"
 )
 
-// yamlStrTag is the tag of a YAML string scalar.
-const yamlStrTag = "!!str"
+// StrTag is the tag of a YAML string scalar.
+const StrTag = "!!str"

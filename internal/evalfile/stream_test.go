@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	yaml "go.yaml.in/yaml/v3"
@@ -27,14 +29,14 @@ func parseWholeTree(data []byte, opts ...ParseOption) (*File, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(bytes.TrimSpace(data)) == 0 {
 		return Parse(data, opts...) // empty files and syntax errors never reach the tree
 	}
-	tb := newTreeBuilder(0)
-	root := tb.build(&doc, nil, 0)
-	if tb.tooLarge {
-		return nil, &ValidationError{Problems: tb.problems}
+	tb := yamltree.NewBuilder(0, casesKey)
+	root := tb.Build(&doc, nil, 0)
+	if tb.TooLarge {
+		return nil, &ValidationError{Problems: tb.Problems}
 	}
 	p := &parser{}
 	f := p.file(root, o)
-	if problems := append(tb.problems, p.problems...); len(problems) > 0 {
+	if problems := append(tb.Problems, p.Problems...); len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
 	f.Case("")
@@ -48,7 +50,7 @@ func parseWholeTreeStreaming(data []byte) (*File, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
-	tb := newTreeBuilder(0)
+	tb := yamltree.NewBuilder(0, casesKey)
 	p := &parser{}
 	cases := streamableCases(&doc)
 	if cases == nil {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
+
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -99,18 +101,18 @@ func mayBeSuite42(header []byte) bool {
 // suiteParser reads a 4.42 suite into a File.
 type suiteParser struct {
 	p     *parser
-	tb    *treeBuilder
+	tb    *yamltree.Builder
 	o     parseOptions
 	f     *File
 	s     *Suite
 	files *suiteFiles
 	// root and rootNode are the document's root mapping as values and as YAML nodes.
-	root     *value
+	root     *yamltree.Value
 	rootNode *yaml.Node
 	// input and inputFiles are the suite-level input and input_files (nil when absent).
-	input, inputFiles *value
+	input, inputFiles *yamltree.Value
 	// metadata is what each test's metadata inherits (nil when nothing).
-	metadata *value
+	metadata *yamltree.Value
 	// target is the one target the suite names ("" when none): a test may name no other.
 	target string
 	// generated says which evaluators' names AgentV made up (see graderName): such a name is numbered when it
@@ -127,43 +129,35 @@ type suiteParser struct {
 
 // parseSuite42 reads the 4.42 suite doc, whose text is data, with its tests under key.
 func parseSuite42(data []byte, doc *yaml.Node, key string, o parseOptions) (*File, error) {
-	tb := newTreeBuilder(int64(len(data)))
-	tb.casesKey = key
-	root := tb.build(doc, nil, 0)
-	if tb.tooLarge {
-		return nil, &ValidationError{Problems: tb.problems}
+	tb := yamltree.NewBuilder(int64(len(data)), key)
+	root := tb.Build(doc, nil, 0)
+	if tb.TooLarge {
+		return nil, &ValidationError{Problems: tb.Problems}
 	}
 	sp := newSuiteParser(tb, o, root, doc.Content[0])
 	sp.s.TestsKey = key
 	sp.read()
-	if tb.tooLarge {
-		return nil, &ValidationError{Problems: tb.problems}
+	if tb.TooLarge {
+		return nil, &ValidationError{Problems: tb.Problems}
 	}
 	return finish(tb, sp.p, sp.f)
 }
 
-func newSuiteParser(tb *treeBuilder, o parseOptions, root *value, rootNode *yaml.Node) *suiteParser {
+func newSuiteParser(tb *yamltree.Builder, o parseOptions, root *yamltree.Value, rootNode *yaml.Node) *suiteParser {
 	s := &Suite{}
 	return &suiteParser{
-		p: &parser{caseIndex: -1}, tb: tb, o: o, root: root, rootNode: rootNode, s: s,
+		p: &parser{Reader: yamltree.Reader{CaseIndex: -1}}, tb: tb, o: o, root: root, rootNode: rootNode, s: s,
 		f:         &File{Format: FormatSuite42, Suite: s, wholeTree: true},
 		files:     newSuiteFiles(o.files, o.name),
 		generated: map[*EvaluatorConfig]bool{}, suiteInputProblems: map[string]bool{},
 	}
 }
 
-// addAt records a problem at an explicit line.
-func (p *parser) addAt(path string, line int, format string, args ...any) {
-	p.problems = append(p.problems, Problem{
-		CaseIndex: p.caseIndex, CaseID: p.caseID, File: p.inFile, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
-	})
-}
-
 // warn records a warning at v's line.
-func (sp *suiteParser) warn(path string, v *value, format string, args ...any) {
+func (sp *suiteParser) warn(path string, v *yamltree.Value, format string, args ...any) {
 	line := 0
 	if v != nil {
-		line = v.line
+		line = v.Line
 	}
 	sp.warnAt(path, line, format, args...)
 }
@@ -171,13 +165,13 @@ func (sp *suiteParser) warn(path string, v *value, format string, args ...any) {
 func (sp *suiteParser) warnAt(path string, line int, format string, args ...any) {
 	p := sp.p
 	sp.f.Warnings = append(sp.f.Warnings, Problem{
-		CaseIndex: p.caseIndex, CaseID: p.caseID, File: p.inFile, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
+		CaseIndex: p.CaseIndex, CaseID: p.CaseID, File: p.InFile, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
 	})
 }
 
 // keyLine returns the line of key in the mapping node n (aliases followed), or the line of v when n has no such
 // key (a JSONL test, a merged key).
-func keyLine(n *yaml.Node, key string, v *value) int {
+func keyLine(n *yaml.Node, key string, v *yamltree.Value) int {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
@@ -189,7 +183,7 @@ func keyLine(n *yaml.Node, key string, v *value) int {
 		}
 	}
 	if v != nil {
-		return v.line
+		return v.Line
 	}
 	return 0
 }
@@ -265,20 +259,20 @@ var suiteExecutionSpecs = map[string]keySpec{
 }
 
 // checkKeys applies specs to obj's keys (n is its node, for key lines), and warns about unknown ones.
-func (sp *suiteParser) checkKeys(obj *value, n *yaml.Node, path string, specs map[string]keySpec, what string) {
-	for i, k := range obj.keys {
+func (sp *suiteParser) checkKeys(obj *yamltree.Value, n *yaml.Node, path string, specs map[string]keySpec, what string) {
+	for i, k := range obj.Keys {
 		spec, known := specs[k]
-		kp := joinPath(path, k)
-		line := keyLine(n, k, obj.vals[i])
+		kp := yamltree.JoinPath(path, k)
+		line := keyLine(n, k, obj.Vals[i])
 		switch {
 		case !known:
 			sp.warnAt(kp, line, "unknown %s key %q: AgentV 4.42 ignores it", what, k)
 		case spec.rule == keyRead:
 			// Its reader checks it.
-		case spec.rule == keyIgnored && !obj.vals[i].isNull():
+		case spec.rule == keyIgnored && !obj.Vals[i].IsNull():
 			sp.warnAt(kp, line, "ignored: %s", spec.why)
-		case spec.rule == keyRefused && !obj.vals[i].isNull():
-			sp.p.addAt(kp, line, "not supported: %s", spec.why)
+		case spec.rule == keyRefused && !obj.Vals[i].IsNull():
+			sp.p.AddAt(kp, line, "not supported: %s", spec.why)
 		}
 	}
 }
@@ -288,16 +282,16 @@ func (sp *suiteParser) read() {
 	p, root, f := sp.p, sp.root, sp.f
 	p.refuseEnv(root, func() string { return "" })
 	sp.checkKeys(root, sp.rootNode, "", suiteKeySpecs, "top-level")
-	f.Schema = p.optString(root, "$schema", "")
-	f.Description = p.optString(root, "description", "")
+	f.Schema = p.OptString(root, "$schema", "")
+	f.Description = p.OptString(root, "description", "")
 	sp.metadataFields()
 
 	// execution: the runner's target, the suite's threshold and fail_on_error.
-	var exec *value
+	var exec *yamltree.Value
 	execNode := member(sp.rootNode, keyExecution)
-	if ev := root.get(keyExecution); !ev.isNull() {
-		if ev.kind != kindObject {
-			p.add(keyExecution, ev, "must be a mapping, got %s", ev.kind)
+	if ev := root.Get(keyExecution); !ev.IsNull() {
+		if ev.Kind != yamltree.KindObject {
+			p.Add(keyExecution, ev, "must be a mapping, got %s", ev.Kind)
 		} else {
 			exec = ev
 			sp.checkKeys(exec, execNode, keyExecution, suiteExecutionSpecs, keyExecution)
@@ -309,12 +303,12 @@ func (sp *suiteParser) read() {
 	sp.suiteGrader = sp.defaultGrader(root, sp.rootNode, "")
 
 	// Suite-level input and input_files are read per test (vars and skip_defaults apply there).
-	sp.input = root.get(keyInput)
-	if sp.input.isNull() {
+	sp.input = root.Get(keyInput)
+	if sp.input.IsNull() {
 		sp.input = nil
 	}
-	sp.inputFiles = root.get("input_files")
-	if sp.inputFiles.isNull() {
+	sp.inputFiles = root.Get("input_files")
+	if sp.inputFiles.IsNull() {
 		sp.inputFiles = nil
 	}
 	sp.suiteMetadata()
@@ -322,7 +316,7 @@ func (sp *suiteParser) read() {
 	// The EvalRun's judging.evaluators, in agentv-eval-v2's shape.
 	for i, m := range sp.o.defaultEvaluators {
 		path := fmt.Sprintf("judging.evaluators[%d]", i)
-		if ev := p.evaluator(fromAny(m), path, ""); ev != nil {
+		if ev := p.evaluator(yamltree.FromAny(m), path, ""); ev != nil {
 			f.DefaultEvaluators = append(f.DefaultEvaluators, ev)
 		}
 	}
@@ -336,23 +330,23 @@ func (sp *suiteParser) read() {
 	}
 
 	key := sp.s.TestsKey
-	tests := root.get(key)
-	switch ec := root.get("eval_cases"); {
+	tests := root.Get(key)
+	switch ec := root.Get("eval_cases"); {
 	case key == "eval_cases":
 		sp.warnAt(key, keyLine(sp.rootNode, key, tests), "eval_cases is deprecated in AgentV 4.42: write tests")
 	case ec != nil:
 		sp.warnAt("eval_cases", keyLine(sp.rootNode, "eval_cases", ec), "ignored: tests is set, which AgentV 4.42 reads instead")
 	}
 	sp.expandTests(tests, member(sp.rootNode, key), key)
-	if len(p.problems) == 0 && len(sp.items) == 0 && !sp.tb.tooLarge {
-		p.addAt(key, keyLine(sp.rootNode, key, tests), "the suite has no tests")
+	if len(p.Problems) == 0 && len(sp.items) == 0 && !sp.tb.TooLarge {
+		p.AddAt(key, keyLine(sp.rootNode, key, tests), "the suite has no tests")
 	}
 	sp.cases()
 }
 
 // listSource is one place a list of graders may be written.
 type listSource struct {
-	obj  *value
+	obj  *yamltree.Value
 	node *yaml.Node
 	path string
 	key  string
@@ -360,18 +354,18 @@ type listSource struct {
 
 // firstList returns the first of sources that is set (AgentV's precedence) and its path, and warns about the
 // deprecated ones; a later one also set is a problem (AgentV would not read it).
-func (sp *suiteParser) firstList(sources []listSource) (*value, string) {
-	var found *value
+func (sp *suiteParser) firstList(sources []listSource) (*yamltree.Value, string) {
+	var found *yamltree.Value
 	foundPath := ""
 	for _, s := range sources {
-		v := s.obj.get(s.key)
-		if v.isNull() {
+		v := s.obj.Get(s.key)
+		if v.IsNull() {
 			continue
 		}
-		path := joinPath(s.path, s.key)
+		path := yamltree.JoinPath(s.path, s.key)
 		line := keyLine(s.node, s.key, v)
 		if found != nil {
-			sp.p.addAt(path, line, "%s is set too: AgentV 4.42 reads only %s; keep one list", foundPath, foundPath)
+			sp.p.AddAt(path, line, "%s is set too: AgentV 4.42 reads only %s; keep one list", foundPath, foundPath)
 			continue
 		}
 		found, foundPath = v, path
@@ -383,48 +377,48 @@ func (sp *suiteParser) firstList(sources []listSource) (*value, string) {
 }
 
 // unitNumber reads an optional number from 0 to 1 (a threshold).
-func (sp *suiteParser) unitNumber(obj *value, n *yaml.Node, key, path string) *float64 {
-	v := obj.get(key)
-	if v.isNull() {
+func (sp *suiteParser) unitNumber(obj *yamltree.Value, n *yaml.Node, key, path string) *float64 {
+	v := obj.Get(key)
+	if v.IsNull() {
 		return nil
 	}
-	if v.kind != kindNumber || v.f < 0 || v.f > 1 {
-		sp.p.addAt(joinPath(path, key), keyLine(n, key, v), "must be a number from 0 to 1, got %s (AgentV 4.42 "+
+	if v.Kind != yamltree.KindNumber || v.Float < 0 || v.Float > 1 {
+		sp.p.AddAt(yamltree.JoinPath(path, key), keyLine(n, key, v), "must be a number from 0 to 1, got %s (AgentV 4.42 "+
 			"ignores any other value)", describe(v))
 		return nil
 	}
-	f := v.f
+	f := v.Float
 	return &f
 }
 
 // optBoolPtr reads an optional boolean under key or its camelCase alias.
-func (sp *suiteParser) optBoolPtr(obj *value, n *yaml.Node, path, key, alias string) *bool {
-	k, v := key, obj.get(key)
-	if v.isNull() && alias != "" {
-		k, v = alias, obj.get(alias)
+func (sp *suiteParser) optBoolPtr(obj *yamltree.Value, n *yaml.Node, path, key, alias string) *bool {
+	k, v := key, obj.Get(key)
+	if v.IsNull() && alias != "" {
+		k, v = alias, obj.Get(alias)
 	}
-	if v.isNull() {
+	if v.IsNull() {
 		return nil
 	}
-	if v.kind != kindBool {
-		sp.p.addAt(joinPath(path, k), keyLine(n, k, v), "must be true or false, got %s", describe(v))
+	if v.Kind != yamltree.KindBool {
+		sp.p.AddAt(yamltree.JoinPath(path, k), keyLine(n, k, v), "must be true or false, got %s", describe(v))
 		return nil
 	}
-	b := v.b
+	b := v.Bool
 	return &b
 }
 
 // describe names a value's kind, with a scalar's text.
-func describe(v *value) string {
-	switch v.kind {
-	case kindString:
-		return strconv.Quote(headOf(v.str))
-	case kindNumber:
-		return v.num
-	case kindBool:
-		return strconv.FormatBool(v.b)
+func describe(v *yamltree.Value) string {
+	switch v.Kind {
+	case yamltree.KindString:
+		return strconv.Quote(headOf(v.Str))
+	case yamltree.KindNumber:
+		return v.Num
+	case yamltree.KindBool:
+		return strconv.FormatBool(v.Bool)
 	}
-	return v.kind.String()
+	return v.Kind.String()
 }
 
 // headOf cuts s for a message.
@@ -437,16 +431,16 @@ func headOf(s string) string {
 
 // suiteTarget reads the suite's target (execution.target, else the legacy top-level target) and execution.targets:
 // one target at most, the one the runner stands for.
-func (sp *suiteParser) suiteTarget(exec *value, execNode *yaml.Node) {
+func (sp *suiteParser) suiteTarget(exec *yamltree.Value, execNode *yaml.Node) {
 	p := sp.p
 	if exec != nil {
-		sp.f.Target = p.optString(exec, keyTarget, keyExecution)
+		sp.f.Target = p.OptString(exec, keyTarget, keyExecution)
 	}
-	if t := sp.root.get(keyTarget); !t.isNull() {
+	if t := sp.root.Get(keyTarget); !t.IsNull() {
 		if sp.f.Target != "" {
 			sp.warnAt(keyTarget, keyLine(sp.rootNode, keyTarget, t), "ignored: execution.target is set, which AgentV 4.42 reads first")
 		} else {
-			sp.f.Target = p.optString(sp.root, keyTarget, "")
+			sp.f.Target = p.OptString(sp.root, keyTarget, "")
 			sp.warnAt(keyTarget, keyLine(sp.rootNode, keyTarget, t), "a top-level target is deprecated in AgentV 4.42: write execution.target")
 		}
 	}
@@ -458,35 +452,35 @@ func (sp *suiteParser) suiteTarget(exec *value, execNode *yaml.Node) {
 
 // targets checks execution.targets: AgentV runs every test on each target named (a matrix); the operator has one
 // runner, so the list may name one target, the suite's own if it has one.
-func (sp *suiteParser) targets(exec *value, execNode *yaml.Node, path string) {
-	v := exec.get("targets")
-	if v.isNull() {
+func (sp *suiteParser) targets(exec *yamltree.Value, execNode *yaml.Node, path string) {
+	v := exec.Get("targets")
+	if v.IsNull() {
 		return
 	}
-	tp := joinPath(path, "targets")
+	tp := yamltree.JoinPath(path, "targets")
 	line := keyLine(execNode, "targets", v)
-	if v.kind != kindArray {
-		sp.p.addAt(tp, line, "must be a list of target names, got %s", v.kind)
+	if v.Kind != yamltree.KindArray {
+		sp.p.AddAt(tp, line, "must be a list of target names, got %s", v.Kind)
 		return
 	}
-	for i, t := range v.vals {
+	for i, t := range v.Vals {
 		ip := fmt.Sprintf("%s[%d]", tp, i)
 		switch {
-		case t.kind == kindObject:
-			sp.p.add(ip, t, "not supported: a target with use_target or hooks runs AgentV's target hooks around the "+
+		case t.Kind == yamltree.KindObject:
+			sp.p.Add(ip, t, "not supported: a target with use_target or hooks runs AgentV's target hooks around the "+
 				"tests, which the operator does not do; name the one target the runner stands for")
-		case t.kind != kindString || t.str == "":
-			sp.p.add(ip, t, "must be a target name")
-		case len(v.vals) > 1:
-			sp.p.add(ip, t, "not supported: execution.targets names %d targets, each of which AgentV 4.42 runs every "+
-				"test on; the operator runs one runner: name one target", len(v.vals))
+		case t.Kind != yamltree.KindString || t.Str == "":
+			sp.p.Add(ip, t, "must be a target name")
+		case len(v.Vals) > 1:
+			sp.p.Add(ip, t, "not supported: execution.targets names %d targets, each of which AgentV 4.42 runs every "+
+				"test on; the operator runs one runner: name one target", len(v.Vals))
 			return
-		case sp.target != "" && t.str != sp.target:
-			sp.p.add(ip, t, "not supported: target %q is not the suite's target %q, and the operator runs one runner",
-				headOf(t.str), headOf(sp.target))
+		case sp.target != "" && t.Str != sp.target:
+			sp.p.Add(ip, t, "not supported: target %q is not the suite's target %q, and the operator runs one runner",
+				headOf(t.Str), headOf(sp.target))
 		default:
 			if sp.target == "" {
-				sp.target = t.str
+				sp.target = t.Str
 			}
 		}
 	}
@@ -495,28 +489,28 @@ func (sp *suiteParser) targets(exec *value, execNode *yaml.Node, path string) {
 // defaultGrader reads the deprecated evaluator key of the suite (path "") or of a test: the grader AgentV 4.42
 // grades a test without assertions with (a test's own, else the suite's, else llm-grader). It returns the grader
 // named, normalized, or "" when the key is absent or names no grader AgentV knows (it then falls back).
-func (sp *suiteParser) defaultGrader(obj *value, n *yaml.Node, path string) string {
-	v := obj.get("evaluator")
-	if v.isNull() {
+func (sp *suiteParser) defaultGrader(obj *yamltree.Value, n *yaml.Node, path string) string {
+	v := obj.Get("evaluator")
+	if v.IsNull() {
 		return ""
 	}
-	kp := joinPath(path, "evaluator")
+	kp := yamltree.JoinPath(path, "evaluator")
 	line := keyLine(n, "evaluator", v)
-	if v.kind != kindString {
+	if v.Kind != yamltree.KindString {
 		sp.warnAt(kp, line, "ignored: AgentV 4.42 reads only a grader name here")
 		return ""
 	}
-	t := normalizeGraderType(v.str)
+	t := normalizeGraderType(v.Str)
 	switch {
 	case t == "code-judge" || t == "llm-judge":
-		sp.p.addAt(kp, line, "%q is AgentV v2's name, which AgentV 4.42 refuses: write llm-grader (or remove "+
-			"the key: it is the default)", headOf(v.str))
+		sp.p.AddAt(kp, line, "%q is AgentV v2's name, which AgentV 4.42 refuses: write llm-grader (or remove "+
+			"the key: it is the default)", headOf(v.Str))
 		return ""
 	case slices.Contains(graderKinds, t):
 		sp.warnAt(kp, line, "evaluator is deprecated in AgentV 4.42: write assertions")
 		return t
 	}
-	sp.warnAt(kp, line, "ignored: AgentV 4.42 does not know the grader %q and falls back", headOf(v.str))
+	sp.warnAt(kp, line, "ignored: AgentV 4.42 does not know the grader %q and falls back", headOf(v.Str))
 	return ""
 }
 
@@ -527,49 +521,49 @@ var metadataNamePattern = regexp.MustCompile(`^[a-z0-9-]+$`)
 // set; otherwise it reads only name and category.
 func (sp *suiteParser) metadataFields() {
 	p, root, s := sp.p, sp.root, sp.s
-	checked := root.get("name") != nil && root.get("name").kind == kindString
-	s.Name = p.optString(root, "name", "")
-	s.Category = p.optString(root, "category", "")
+	checked := root.Get("name") != nil && root.Get("name").Kind == yamltree.KindString
+	s.Name = p.OptString(root, "name", "")
+	s.Category = p.OptString(root, "category", "")
 	str := func(key string, max int) string {
-		v := root.get(key)
-		if v.isNull() {
+		v := root.Get(key)
+		if v.IsNull() {
 			return ""
 		}
-		if v.kind != kindString {
+		if v.Kind != yamltree.KindString {
 			if checked {
-				p.add(key, v, "must be a string, got %s (AgentV 4.42 refuses the suite)", v.kind)
+				p.Add(key, v, "must be a string, got %s (AgentV 4.42 refuses the suite)", v.Kind)
 			}
 			return ""
 		}
-		if checked && max > 0 && (v.str == "" || jsLength(v.str) > max) {
-			p.add(key, v, "must be 1 to %d characters (AgentV 4.42 refuses the suite)", max)
+		if checked && max > 0 && (v.Str == "" || jsLength(v.Str) > max) {
+			p.Add(key, v, "must be 1 to %d characters (AgentV 4.42 refuses the suite)", max)
 		}
-		return v.str
+		return v.Str
 	}
 	if checked && (!metadataNamePattern.MatchString(s.Name) || jsLength(s.Name) > 64) {
-		p.add("name", root.get("name"), "must be 1 to 64 lower-case letters, digits and '-' (AgentV 4.42 refuses "+
+		p.Add("name", root.Get("name"), "must be 1 to 64 lower-case letters, digits and '-' (AgentV 4.42 refuses "+
 			"the suite), got %q", headOf(s.Name))
 	}
 	str("description", 1024)
 	s.Version, s.Author, s.License = str("version", 0), str("author", 0), str("license", 0)
-	if t := root.get("tags"); !t.isNull() {
-		if t.kind != kindArray {
-			p.add("tags", t, "must be a list of strings, got %s", t.kind)
+	if t := root.Get("tags"); !t.IsNull() {
+		if t.Kind != yamltree.KindArray {
+			p.Add("tags", t, "must be a list of strings, got %s", t.Kind)
 		} else {
-			for i, item := range t.vals {
-				if item.kind != kindString {
-					p.add(fmt.Sprintf("tags[%d]", i), item, "must be a string, got %s", item.kind)
+			for i, item := range t.Vals {
+				if item.Kind != yamltree.KindString {
+					p.Add(fmt.Sprintf("tags[%d]", i), item, "must be a string, got %s", item.Kind)
 					continue
 				}
-				s.Tags = append(s.Tags, item.str)
+				s.Tags = append(s.Tags, item.Str)
 			}
 		}
 	}
-	if r := root.get("requires"); !r.isNull() {
-		if r.kind != kindObject {
-			p.add("requires", r, "must be a mapping, got %s", r.kind)
+	if r := root.Get("requires"); !r.IsNull() {
+		if r.Kind != yamltree.KindObject {
+			p.Add("requires", r, "must be a mapping, got %s", r.Kind)
 		} else {
-			s.RequiresAgentV = p.optString(r, "agentv", "requires")
+			s.RequiresAgentV = p.OptString(r, "agentv", "requires")
 		}
 	}
 }
@@ -578,62 +572,62 @@ func (sp *suiteParser) metadataFields() {
 // in place of metadata.governance.
 func (sp *suiteParser) suiteMetadata() {
 	p, root := sp.p, sp.root
-	payload := &value{kind: kindObject}
-	if m := root.get("metadata"); !m.isNull() {
-		if m.kind != kindObject {
-			p.add("metadata", m, "must be a mapping, got %s", m.kind)
+	payload := &yamltree.Value{Kind: yamltree.KindObject}
+	if m := root.Get("metadata"); !m.IsNull() {
+		if m.Kind != yamltree.KindObject {
+			p.Add("metadata", m, "must be a mapping, got %s", m.Kind)
 		} else {
-			payload.keys, payload.vals = slices.Clone(m.keys), slices.Clone(m.vals)
+			payload.Keys, payload.Vals = slices.Clone(m.Keys), slices.Clone(m.Vals)
 		}
 	}
-	if g := root.get("governance"); !g.isNull() {
-		if g.kind != kindObject {
+	if g := root.Get("governance"); !g.IsNull() {
+		if g.Kind != yamltree.KindObject {
 			sp.warn("governance", g, "ignored: AgentV 4.42 reads governance only as a mapping")
-		} else if i := slices.Index(payload.keys, "governance"); i >= 0 {
-			payload.vals[i] = g
+		} else if i := slices.Index(payload.Keys, "governance"); i >= 0 {
+			payload.Vals[i] = g
 		} else {
-			payload.keys, payload.vals = append(payload.keys, "governance"), append(payload.vals, g)
+			payload.Keys, payload.Vals = append(payload.Keys, "governance"), append(payload.Vals, g)
 		}
 	}
-	if len(payload.keys) > 0 {
+	if len(payload.Keys) > 0 {
 		sp.metadata = payload
-		sp.s.Metadata = payload.raw()
+		sp.s.Metadata = payload.Raw()
 	}
 }
 
 // mergeMetadata merges the suite's metadata into a test's as AgentV 4.42 does: lists concatenate, the suite's
 // first, without repeats; mappings merge recursively; the test's other values win; the suite fills the keys the test
 // does not set.
-func mergeMetadata(test, suite *value) *value {
-	out := &value{kind: kindObject, line: suite.line}
+func mergeMetadata(test, suite *yamltree.Value) *yamltree.Value {
+	out := &yamltree.Value{Kind: yamltree.KindObject, Line: suite.Line}
 	if test != nil {
-		out.line, out.keys, out.vals = test.line, slices.Clone(test.keys), slices.Clone(test.vals)
+		out.Line, out.Keys, out.Vals = test.Line, slices.Clone(test.Keys), slices.Clone(test.Vals)
 	}
-	for i, k := range suite.keys {
-		sv := suite.vals[i]
-		j := slices.Index(out.keys, k)
+	for i, k := range suite.Keys {
+		sv := suite.Vals[i]
+		j := slices.Index(out.Keys, k)
 		if j < 0 {
-			out.keys, out.vals = append(out.keys, k), append(out.vals, sv)
+			out.Keys, out.Vals = append(out.Keys, k), append(out.Vals, sv)
 			continue
 		}
-		tv := out.vals[j]
+		tv := out.Vals[j]
 		switch {
-		case sv.kind == kindArray && tv.kind == kindArray:
-			merged := &value{kind: kindArray, line: tv.line}
+		case sv.Kind == yamltree.KindArray && tv.Kind == yamltree.KindArray:
+			merged := &yamltree.Value{Kind: yamltree.KindArray, Line: tv.Line}
 			seen := map[string]bool{}
-			for _, item := range slices.Concat(sv.vals, tv.vals) {
-				key := item.str
-				if item.kind != kindString {
+			for _, item := range slices.Concat(sv.Vals, tv.Vals) {
+				key := item.Str
+				if item.Kind != yamltree.KindString {
 					key = string(jsStringify(nil, item))
 				}
 				if !seen[key] {
 					seen[key] = true
-					merged.vals = append(merged.vals, item)
+					merged.Vals = append(merged.Vals, item)
 				}
 			}
-			out.vals[j] = merged
-		case sv.kind == kindObject && tv.kind == kindObject:
-			out.vals[j] = mergeMetadata(tv, sv)
+			out.Vals[j] = merged
+		case sv.Kind == yamltree.KindObject && tv.Kind == yamltree.KindObject:
+			out.Vals[j] = mergeMetadata(tv, sv)
 		}
 	}
 	return out

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
+
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
@@ -72,10 +74,10 @@ func (sp *suiteParser) cases() {
 		}
 		if c.ID != "" {
 			if first, dup := firstByID[c.ID]; dup {
-				p.caseIndex, p.caseID, p.inFile = k, c.ID, it.file
-				p.addAt(fmt.Sprintf("%s[%d].id", sp.s.TestsKey, k), keyLine(it.node, "id", it.v),
+				p.CaseIndex, p.CaseID, p.InFile = k, c.ID, it.file
+				p.AddAt(fmt.Sprintf("%s[%d].id", sp.s.TestsKey, k), keyLine(it.node, "id", it.v),
 					"duplicate id %q: %s[%d] has it too", c.ID, sp.s.TestsKey, first)
-				p.inFile = ""
+				p.InFile = ""
 			} else {
 				firstByID[c.ID] = k
 			}
@@ -84,7 +86,7 @@ func (sp *suiteParser) cases() {
 		f.built = append(f.built, c)
 		f.ids = append(f.ids, c.ID)
 	}
-	p.caseIndex, p.caseID = -1, ""
+	p.CaseIndex, p.CaseID = -1, ""
 }
 
 // inherits is the caseEntry.inherits of a suite's case: a case whose evaluators are exactly the inherited ones.
@@ -100,16 +102,16 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 	p := sp.p
 	v, n := it.v, it.node
 	path := sp.s.TestsKey + "[" + strconv.Itoa(k) + "]"
-	p.caseIndex, p.caseID = k, ""
+	p.CaseIndex, p.CaseID = k, ""
 	c := &Case{Index: k}
 
 	// id: a safe file name and object key, as in agentv-eval-v2.
-	idv := v.get("id")
+	idv := v.Get("id")
 	if it.dirID != "" {
-		idv = &value{kind: kindString, str: it.dirID, line: it.line}
+		idv = &yamltree.Value{Kind: yamltree.KindString, Str: it.dirID, Line: it.line}
 	}
-	if idv.isNull() {
-		p.addAt(path+".id", it.line, "is required (AgentV 4.42 skips a test without one)")
+	if idv.IsNull() {
+		p.AddAt(path+".id", it.line, "is required (AgentV 4.42 skips a test without one)")
 	} else {
 		p.readCaseID(c, idv, path, "quote it; AgentV 4.42 skips the test")
 	}
@@ -117,30 +119,30 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 
 	// vars fill the test's criteria, input, input_files and expected_output, and the suite's input and input_files.
 	var tmpl *templater
-	if vv := v.get("vars"); !vv.isNull() {
-		if vv.kind != kindObject {
-			p.add(path+".vars", vv, "must be a mapping of variables, got %s (AgentV 4.42 ignores it)", vv.kind)
+	if vv := v.Get("vars"); !vv.IsNull() {
+		if vv.Kind != yamltree.KindObject {
+			p.Add(path+".vars", vv, "must be a mapping of variables, got %s (AgentV 4.42 ignores it)", vv.Kind)
 		} else {
 			tmpl = &templater{vars: vv}
 		}
 	}
 
 	// execution.
-	var exec *value
+	var exec *yamltree.Value
 	execNode := member(n, keyExecution)
 	skipDefaults := false
-	if ev := v.get(keyExecution); !ev.isNull() {
-		if ev.kind != kindObject {
-			p.add(path+".execution", ev, "must be a mapping, got %s", ev.kind)
+	if ev := v.Get(keyExecution); !ev.IsNull() {
+		if ev.Kind != yamltree.KindObject {
+			p.Add(path+".execution", ev, "must be a mapping, got %s", ev.Kind)
 		} else {
 			exec = ev
 			epath := path + ".execution"
 			sp.checkKeys(exec, execNode, epath, testExecutionSpecs, keyExecution)
-			if sd := exec.get("skip_defaults"); !sd.isNull() {
-				if sd.kind != kindBool {
-					p.addAt(epath+".skip_defaults", keyLine(execNode, "skip_defaults", sd), "must be true or false, got %s", describe(sd))
+			if sd := exec.Get("skip_defaults"); !sd.IsNull() {
+				if sd.Kind != yamltree.KindBool {
+					p.AddAt(epath+".skip_defaults", keyLine(execNode, "skip_defaults", sd), "must be true or false, got %s", describe(sd))
 				}
-				skipDefaults = sd.kind == kindBool && sd.b
+				skipDefaults = sd.Kind == yamltree.KindBool && sd.Bool
 			}
 			c.Threshold = sp.unitNumber(exec, execNode, "threshold", epath)
 			c.FailOnError = sp.optBoolPtr(exec, execNode, epath, "fail_on_error", "failOnError")
@@ -155,22 +157,22 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 	c.InputMessages, c.InputForm = sp.testInput(v, n, path, tmpl, skipDefaults)
 
 	// expected_output.
-	if eo := tmpl.fill(v.get("expected_output")); !eo.isNull() {
+	if eo := tmpl.fill(v.Get("expected_output")); !eo.IsNull() {
 		c.ExpectedMessages = sp.expectedOutput(eo, path+".expected_output")
 	}
 	if tmpl != nil && tmpl.over {
-		p.add(path+".vars", v.get("vars"), "filling the test's vars adds more than %s to it (AgentV 4.42 would too; "+
-			"a variable used many times?)", sizeText(MaxExpansionBytes))
+		p.Add(path+".vars", v.Get("vars"), "filling the test's vars adds more than %s to it (AgentV 4.42 would too; "+
+			"a variable used many times?)", yamltree.SizeText(MaxExpansionBytes))
 	}
 
 	// A test needs something to be judged by: AgentV skips it otherwise.
-	if c.ExpectedOutcome == "" && len(c.ExpectedMessages) == 0 && !v.has(keyAssertions) && !v.has(keyAssert) {
-		p.addAt(path, it.line, "the test has no criteria, expected_output or assertions, which AgentV 4.42 skips "+
+	if c.ExpectedOutcome == "" && len(c.ExpectedMessages) == 0 && !v.Has(keyAssertions) && !v.Has(keyAssert) {
+		p.AddAt(path, it.line, "the test has no criteria, expected_output or assertions, which AgentV 4.42 skips "+
 			"(it needs at least one of them)")
 	}
 
-	if cv := v.get("conversation_id"); !cv.isNull() {
-		c.ConversationID = p.optString(v, "conversation_id", path)
+	if cv := v.Get("conversation_id"); !cv.IsNull() {
+		c.ConversationID = p.OptString(v, "conversation_id", path)
 	}
 	sp.testMetadata(c, v, path)
 	sp.testEvaluators(c, v, n, exec, execNode, path, skipDefaults)
@@ -178,21 +180,21 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 }
 
 // criteria reads criteria, or the deprecated expected_outcome when criteria is not set.
-func (sp *suiteParser) criteria(v *value, n *yaml.Node, path string, tmpl *templater) string {
+func (sp *suiteParser) criteria(v *yamltree.Value, n *yaml.Node, path string, tmpl *templater) string {
 	p := sp.p
 	read := func(key string) string {
-		cv := tmpl.fill(v.get(key))
-		if cv.isNull() {
+		cv := tmpl.fill(v.Get(key))
+		if cv.IsNull() {
 			return ""
 		}
-		if cv.kind != kindString || strings.TrimSpace(cv.str) == "" {
-			p.addAt(path+"."+key, keyLine(n, key, cv), "must be a non-empty string, got %s (AgentV 4.42 ignores it)", describe(cv))
+		if cv.Kind != yamltree.KindString || strings.TrimSpace(cv.Str) == "" {
+			p.AddAt(path+"."+key, keyLine(n, key, cv), "must be a non-empty string, got %s (AgentV 4.42 ignores it)", describe(cv))
 			return ""
 		}
-		return cv.str
+		return cv.Str
 	}
 	criteria := read("criteria")
-	if eo := v.get("expected_outcome"); !eo.isNull() {
+	if eo := v.Get("expected_outcome"); !eo.IsNull() {
 		line := keyLine(n, "expected_outcome", eo)
 		if criteria != "" {
 			sp.warnAt(path+".expected_outcome", line, "ignored: criteria is set, which AgentV 4.42 reads instead")
@@ -205,11 +207,11 @@ func (sp *suiteParser) criteria(v *value, n *yaml.Node, path string, tmpl *templ
 }
 
 // testInput resolves the test's input messages as AgentV 4.42 does, and the form the test wrote its input in.
-func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *templater, skipDefaults bool) ([]Message, InputForm) {
+func (sp *suiteParser) testInput(v *yamltree.Value, n *yaml.Node, path string, tmpl *templater, skipDefaults bool) ([]Message, InputForm) {
 	p := sp.p
-	in := tmpl.fill(v.get(keyInput))
-	inputFiles, filesPath := v.get("input_files"), path+".input_files"
-	if inputFiles.isNull() && sp.inputFiles != nil && !skipDefaults {
+	in := tmpl.fill(v.Get(keyInput))
+	inputFiles, filesPath := v.Get("input_files"), path+".input_files"
+	if inputFiles.IsNull() && sp.inputFiles != nil && !skipDefaults {
 		inputFiles, filesPath = sp.inputFiles, "input_files"
 	}
 	inputFiles = tmpl.fill(inputFiles)
@@ -217,10 +219,10 @@ func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *temp
 	var msgs []Message
 	form := InputMessagesForm
 	switch {
-	case in.isNull():
-		p.addAt(path+".input", keyLine(n, keyInput, v), "is required: a string or a list of messages (AgentV 4.42 "+
+	case in.IsNull():
+		p.AddAt(path+".input", keyLine(n, keyInput, v), "is required: a string or a list of messages (AgentV 4.42 "+
 			"skips a test without)")
-	case !inputFiles.isNull():
+	case !inputFiles.IsNull():
 		sp.onceForSuite(func() { msgs = sp.inputFilesMessage(inputFiles, filesPath, in, path+".input") })
 	default:
 		msgs, form = sp.messagesShorthand(in, path+".input", RoleUser)
@@ -232,7 +234,7 @@ func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *temp
 		})
 		form = InputMessagesForm
 	}
-	if !inputFiles.isNull() {
+	if !inputFiles.IsNull() {
 		form = InputMessagesForm
 	}
 	return msgs, form
@@ -241,10 +243,10 @@ func (sp *suiteParser) testInput(v *value, n *yaml.Node, path string, tmpl *temp
 // onceForSuite runs fn, which reads the suite-level input or input_files for a test, and keeps a problem it finds
 // in them (a path outside the test's) only the first time: every test reads them again, with its vars.
 func (sp *suiteParser) onceForSuite(fn func()) {
-	before := len(sp.p.problems)
+	before := len(sp.p.Problems)
 	fn()
-	kept := sp.p.problems[:before]
-	for _, pr := range sp.p.problems[before:] {
+	kept := sp.p.Problems[:before]
+	for _, pr := range sp.p.Problems[before:] {
 		if strings.HasPrefix(pr.Path, sp.s.TestsKey+"[") {
 			kept = append(kept, pr)
 			continue
@@ -255,156 +257,156 @@ func (sp *suiteParser) onceForSuite(fn func()) {
 			kept = append(kept, pr)
 		}
 	}
-	sp.p.problems = kept
+	sp.p.Problems = kept
 }
 
 // inputFilesMessage expands input_files with a string input into one user message: a file segment per path,
 // then the input as a text segment.
-func (sp *suiteParser) inputFilesMessage(files *value, filesPath string, in *value, inPath string) []Message {
+func (sp *suiteParser) inputFilesMessage(files *yamltree.Value, filesPath string, in *yamltree.Value, inPath string) []Message {
 	p := sp.p
-	if files.kind != kindArray || len(files.vals) == 0 {
-		p.add(filesPath, files, "must be a non-empty list of file paths, got %s (AgentV 4.42 skips the test)", describe(files))
+	if files.Kind != yamltree.KindArray || len(files.Vals) == 0 {
+		p.Add(filesPath, files, "must be a non-empty list of file paths, got %s (AgentV 4.42 skips the test)", describe(files))
 		return nil
 	}
-	if in.kind != kindString {
-		p.add(inPath, in, "must be a string with input_files set (AgentV 4.42 expands input_files only with a "+
-			"string input, and skips the test), got %s", in.kind)
+	if in.Kind != yamltree.KindString {
+		p.Add(inPath, in, "must be a string with input_files set (AgentV 4.42 expands input_files only with a "+
+			"string input, and skips the test), got %s", in.Kind)
 		return nil
 	}
-	content := &value{kind: kindArray, line: files.line}
-	for i, f := range files.vals {
-		if f.kind != kindString || f.str == "" {
-			p.add(fmt.Sprintf("%s[%d]", filesPath, i), f, "must be a file path, got %s", describe(f))
+	content := &yamltree.Value{Kind: yamltree.KindArray, Line: files.Line}
+	for i, f := range files.Vals {
+		if f.Kind != yamltree.KindString || f.Str == "" {
+			p.Add(fmt.Sprintf("%s[%d]", filesPath, i), f, "must be a file path, got %s", describe(f))
 			continue
 		}
-		content.vals = append(content.vals, segmentValue("file", f.str, f.line))
+		content.Vals = append(content.Vals, segmentValue("file", f.Str, f.Line))
 	}
-	content.vals = append(content.vals, segmentValue("text", in.str, in.line))
+	content.Vals = append(content.Vals, segmentValue("text", in.Str, in.Line))
 	return []Message{sp.message(RoleUser, content, inPath, false)}
 }
 
 // segmentValue is a {type, value} segment.
-func segmentValue(t, s string, line int) *value {
-	return &value{kind: kindObject, line: line, keys: []string{keyType, "value"},
-		vals: []*value{{kind: kindString, str: t, line: line}, {kind: kindString, str: s, line: line}}}
+func segmentValue(t, s string, line int) *yamltree.Value {
+	return &yamltree.Value{Kind: yamltree.KindObject, Line: line, Keys: []string{keyType, "value"},
+		Vals: []*yamltree.Value{{Kind: yamltree.KindString, Str: t, Line: line}, {Kind: yamltree.KindString, Str: s, Line: line}}}
 }
 
 // messagesShorthand expands input (role user) or a suite-level input: a string is one message, a mapping without
 // role one message with structured content, a mapping with role that message, a list a list of messages.
-func (sp *suiteParser) messagesShorthand(v *value, path string, role Role) ([]Message, InputForm) {
+func (sp *suiteParser) messagesShorthand(v *yamltree.Value, path string, role Role) ([]Message, InputForm) {
 	p := sp.p
-	switch v.kind {
-	case kindString:
+	switch v.Kind {
+	case yamltree.KindString:
 		return []Message{sp.message(role, v, path, false)}, InputText
-	case kindObject:
-		if !v.has("role") {
+	case yamltree.KindObject:
+		if !v.Has("role") {
 			return []Message{sp.message(role, v, path, false)}, InputObject
 		}
 		if m, ok := sp.messageItem(v, path, false); ok {
 			return []Message{m}, InputMessagesForm
 		}
 		return nil, InputMessagesForm
-	case kindArray:
-		if len(v.vals) == 0 {
-			p.add(path, v, "must have at least one message (AgentV 4.42 skips the test)")
+	case yamltree.KindArray:
+		if len(v.Vals) == 0 {
+			p.Add(path, v, "must have at least one message (AgentV 4.42 skips the test)")
 			return nil, InputMessagesForm
 		}
-		msgs := make([]Message, 0, len(v.vals))
-		for i, item := range v.vals {
+		msgs := make([]Message, 0, len(v.Vals))
+		for i, item := range v.Vals {
 			if m, ok := sp.messageItem(item, fmt.Sprintf("%s[%d]", path, i), false); ok {
 				msgs = append(msgs, m)
 			}
 		}
 		return msgs, InputMessagesForm
 	}
-	p.add(path, v, "must be a string, a mapping or a list of messages, got %s", v.kind)
+	p.Add(path, v, "must be a string, a mapping or a list of messages, got %s", v.Kind)
 	return nil, InputMessagesForm
 }
 
 // expectedOutput expands expected_output: a string is one assistant message, a mapping without role one with
 // structured content, a mapping with role that message, a list whose first item is a mapping with role a list of
 // messages, any other list one assistant message with the list as content.
-func (sp *suiteParser) expectedOutput(v *value, path string) []Message {
-	switch v.kind {
-	case kindString:
+func (sp *suiteParser) expectedOutput(v *yamltree.Value, path string) []Message {
+	switch v.Kind {
+	case yamltree.KindString:
 		return []Message{sp.message(RoleAssistant, v, path, true)}
-	case kindObject:
-		if !v.has("role") {
+	case yamltree.KindObject:
+		if !v.Has("role") {
 			return []Message{sp.message(RoleAssistant, v, path, true)}
 		}
 		if m, ok := sp.messageItem(v, path, true); ok {
 			return []Message{m}
 		}
 		return nil
-	case kindArray:
-		if len(v.vals) > 0 && v.vals[0].kind == kindObject && v.vals[0].has("role") {
+	case yamltree.KindArray:
+		if len(v.Vals) > 0 && v.Vals[0].Kind == yamltree.KindObject && v.Vals[0].Has("role") {
 			var msgs []Message
-			for i, item := range v.vals {
+			for i, item := range v.Vals {
 				if m, ok := sp.messageItem(item, fmt.Sprintf("%s[%d]", path, i), true); ok {
 					msgs = append(msgs, m)
 				}
 			}
 			return msgs
 		}
-		if len(v.vals) == 0 {
+		if len(v.Vals) == 0 {
 			return nil
 		}
 		return []Message{sp.message(RoleAssistant, v, path, true)}
 	}
-	sp.p.add(path, v, "must be a string, a mapping or a list, got %s", v.kind)
+	sp.p.Add(path, v, "must be a string, a mapping or a list, got %s", v.Kind)
 	return nil
 }
 
 // messageItem reads a message mapping {role, content, tool_calls, name}; ok is false (after recording why) when it
 // is not one AgentV 4.42 keeps.
-func (sp *suiteParser) messageItem(v *value, path string, expected bool) (Message, bool) {
+func (sp *suiteParser) messageItem(v *yamltree.Value, path string, expected bool) (Message, bool) {
 	p := sp.p
-	if v.kind != kindObject {
-		p.add(path, v, "a message must be a mapping with role and content, got %s (AgentV 4.42 drops it)", v.kind)
+	if v.Kind != yamltree.KindObject {
+		p.Add(path, v, "a message must be a mapping with role and content, got %s (AgentV 4.42 drops it)", v.Kind)
 		return Message{}, false
 	}
-	rv := v.get("role")
+	rv := v.Get("role")
 	var role Role
 	switch {
-	case rv.isNull():
-		p.add(path+".role", v, "is required (AgentV 4.42 drops a message without)")
+	case rv.IsNull():
+		p.Add(path+".role", v, "is required (AgentV 4.42 drops a message without)")
 		return Message{}, false
-	case rv.kind != kindString:
-		p.add(path+".role", rv, "must be a string, got %s", rv.kind)
+	case rv.Kind != yamltree.KindString:
+		p.Add(path+".role", rv, "must be a string, got %s", rv.Kind)
 		return Message{}, false
 	default:
-		switch Role(rv.str) {
+		switch Role(rv.Str) {
 		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-			role = Role(rv.str)
+			role = Role(rv.Str)
 		default:
-			p.add(path+".role", rv, "invalid role %q: must be system, user, assistant or tool (AgentV 4.42 drops the message)",
-				textbound.Head(rv.str, 40))
+			p.Add(path+".role", rv, "invalid role %q: must be system, user, assistant or tool (AgentV 4.42 drops the message)",
+				textbound.Head(rv.Str, 40))
 			return Message{}, false
 		}
 	}
-	content := v.get("content")
-	tc := v.get("tool_calls")
-	hasCalls := tc != nil && tc.kind == kindArray && len(tc.vals) > 0
-	if content.isNull() && !hasCalls {
-		p.add(path+".content", v, "is required: a string, a mapping or a list of segments (AgentV 4.42 drops a message without)")
+	content := v.Get("content")
+	tc := v.Get("tool_calls")
+	hasCalls := tc != nil && tc.Kind == yamltree.KindArray && len(tc.Vals) > 0
+	if content.IsNull() && !hasCalls {
+		p.Add(path+".content", v, "is required: a string, a mapping or a list of segments (AgentV 4.42 drops a message without)")
 		return Message{}, false
 	}
 	m := sp.message(role, content, path, expected)
-	if !tc.isNull() {
+	if !tc.IsNull() {
 		if role != RoleAssistant {
-			p.add(path+".tool_calls", tc, "only assistant messages may carry tool_calls")
+			p.Add(path+".tool_calls", tc, "only assistant messages may carry tool_calls")
 		}
 		m.ToolCalls = p.toolCalls(tc, path+".tool_calls")
 	}
-	if nv := v.get("name"); !nv.isNull() {
-		m.Name = p.optString(v, "name", path)
+	if nv := v.Get("name"); !nv.IsNull() {
+		m.Name = p.OptString(v, "name", path)
 	}
 	m.Raw = messageRaw(m, v)
 	return m, true
 }
 
 // message is a message with role and content v (nil: none) at path.
-func (sp *suiteParser) message(role Role, v *value, path string, expected bool) Message {
+func (sp *suiteParser) message(role Role, v *yamltree.Value, path string, expected bool) Message {
 	m := Message{Role: role, Content: sp.content(v, path+".content", expected)}
 	m.Raw = messageRaw(m, nil)
 	return m
@@ -412,20 +414,20 @@ func (sp *suiteParser) message(role Role, v *value, path string, expected bool) 
 
 // messageRaw is a message's JSON: role, name, content (as read: string segments become text segments) and
 // tool_calls, in that order.
-func messageRaw(m Message, written *value) json.RawMessage {
-	obj := &value{kind: kindObject}
-	add := func(k string, v *value) { obj.keys, obj.vals = append(obj.keys, k), append(obj.vals, v) }
-	add("role", &value{kind: kindString, str: string(m.Role)})
+func messageRaw(m Message, written *yamltree.Value) json.RawMessage {
+	obj := &yamltree.Value{Kind: yamltree.KindObject}
+	add := func(k string, v *yamltree.Value) { obj.Keys, obj.Vals = append(obj.Keys, k), append(obj.Vals, v) }
+	add("role", &yamltree.Value{Kind: yamltree.KindString, Str: string(m.Role)})
 	if m.Name != "" {
-		add("name", &value{kind: kindString, str: m.Name})
+		add("name", &yamltree.Value{Kind: yamltree.KindString, Str: m.Name})
 	}
-	b := append([]byte(nil), obj.raw()...)
+	b := append([]byte(nil), obj.Raw()...)
 	b = b[:len(b)-1]
 	if m.Content.Raw != nil {
 		b = append(append(b, `,"content":`...), m.Content.Raw...)
 	}
-	if tc := written.get("tool_calls"); !tc.isNull() {
-		b = append(append(b, `,"tool_calls":`...), tc.raw()...)
+	if tc := written.Get("tool_calls"); !tc.IsNull() {
+		b = append(append(b, `,"tool_calls":`...), tc.Raw()...)
 	}
 	return append(b, '}')
 }
@@ -433,73 +435,73 @@ func messageRaw(m Message, written *value) json.RawMessage {
 // content reads a 4.42 message's content: a string, a mapping (kept exactly), or a list of segments, a string item
 // being a text segment (an empty one dropped, as AgentV drops it). A list that is not segments is kept as it is
 // in expected output (ContentList), and refused in input.
-func (sp *suiteParser) content(v *value, path string, expected bool) Content {
+func (sp *suiteParser) content(v *yamltree.Value, path string, expected bool) Content {
 	p := sp.p
 	switch {
-	case v.isNull():
+	case v.IsNull():
 		return Content{}
-	case v.kind == kindString:
-		return Content{Kind: ContentText, Text: v.str, Raw: p.raw(v)}
-	case v.kind == kindObject:
-		return Content{Kind: ContentObject, Raw: p.raw(v)}
-	case v.kind != kindArray:
-		p.add(path, v, "must be a string, a mapping or a list of segments, got %s", v.kind)
+	case v.Kind == yamltree.KindString:
+		return Content{Kind: ContentText, Text: v.Str, Raw: p.Raw(v)}
+	case v.Kind == yamltree.KindObject:
+		return Content{Kind: ContentObject, Raw: p.Raw(v)}
+	case v.Kind != yamltree.KindArray:
+		p.Add(path, v, "must be a string, a mapping or a list of segments, got %s", v.Kind)
 		return Content{}
 	}
 	if expected && !allSegments(v) {
-		return Content{Kind: ContentList, Raw: p.raw(v)}
+		return Content{Kind: ContentList, Raw: p.Raw(v)}
 	}
-	c := Content{Kind: ContentSegments, Segments: make([]Segment, 0, len(v.vals))}
-	norm := &value{kind: kindArray, line: v.line}
-	for i, sv := range v.vals {
+	c := Content{Kind: ContentSegments, Segments: make([]Segment, 0, len(v.Vals))}
+	norm := &yamltree.Value{Kind: yamltree.KindArray, Line: v.Line}
+	for i, sv := range v.Vals {
 		spath := fmt.Sprintf("%s[%d]", path, i)
-		if sv.kind == kindString {
-			if sv.str == "" {
+		if sv.Kind == yamltree.KindString {
+			if sv.Str == "" {
 				continue
 			}
-			sv = segmentValue("text", sv.str, sv.line)
+			sv = segmentValue("text", sv.Str, sv.Line)
 		}
-		if sv.kind != kindObject {
-			p.add(spath, sv, "a content segment must be a string or a mapping {type: text|file|image, value}, got %s", sv.kind)
+		if sv.Kind != yamltree.KindObject {
+			p.Add(spath, sv, "a content segment must be a string or a mapping {type: text|file|image, value}, got %s", sv.Kind)
 			continue
 		}
 		seg := Segment{}
-		tv := sv.get(keyType)
+		tv := sv.Get(keyType)
 		switch {
-		case tv.isNull():
-			p.add(spath+".type", sv, "is required (text, file or image)")
-		case tv.kind != kindString || (tv.str != "text" && tv.str != "file" && tv.str != "image"):
-			p.add(spath+".type", tv, "must be text, file or image, got %s", describe(tv))
+		case tv.IsNull():
+			p.Add(spath+".type", sv, "is required (text, file or image)")
+		case tv.Kind != yamltree.KindString || (tv.Str != "text" && tv.Str != "file" && tv.Str != "image"):
+			p.Add(spath+".type", tv, "must be text, file or image, got %s", describe(tv))
 		default:
-			seg.Type = SegmentType(tv.str)
+			seg.Type = SegmentType(tv.Str)
 		}
-		vv := sv.get("value")
+		vv := sv.Get("value")
 		switch {
-		case vv.isNull():
-			p.add(spath+".value", sv, "is required (AgentV 4.42 drops a segment without)")
-		case vv.kind != kindString:
-			p.add(spath+".value", vv, "must be a string, got %s", vv.kind)
-		case seg.Type != SegmentText && vv.str == "":
-			p.add(spath+".value", vv, "a %s segment needs a path", seg.Type)
+		case vv.IsNull():
+			p.Add(spath+".value", sv, "is required (AgentV 4.42 drops a segment without)")
+		case vv.Kind != yamltree.KindString:
+			p.Add(spath+".value", vv, "must be a string, got %s", vv.Kind)
+		case seg.Type != SegmentText && vv.Str == "":
+			p.Add(spath+".value", vv, "a %s segment needs a path", seg.Type)
 		default:
-			seg.Value = vv.str
+			seg.Value = vv.Str
 		}
-		seg.Raw = p.raw(sv)
+		seg.Raw = p.Raw(sv)
 		c.Segments = append(c.Segments, seg)
-		norm.vals = append(norm.vals, sv)
+		norm.Vals = append(norm.Vals, sv)
 	}
-	c.Raw = p.raw(norm)
+	c.Raw = p.Raw(norm)
 	return c
 }
 
 // allSegments reports whether every item of a list is a string or a segment mapping.
-func allSegments(v *value) bool {
-	for _, item := range v.vals {
-		if item.kind == kindString {
+func allSegments(v *yamltree.Value) bool {
+	for _, item := range v.Vals {
+		if item.Kind == yamltree.KindString {
 			continue
 		}
-		t := item.get(keyType)
-		if item.kind != kindObject || t == nil || t.kind != kindString || (t.str != "text" && t.str != "file" && t.str != "image") {
+		t := item.Get(keyType)
+		if item.Kind != yamltree.KindObject || t == nil || t.Kind != yamltree.KindString || (t.Str != "text" && t.Str != "file" && t.Str != "image") {
 			return false
 		}
 	}
@@ -507,20 +509,20 @@ func allSegments(v *value) bool {
 }
 
 // testMetadata reads the test's metadata, merged with the suite's.
-func (sp *suiteParser) testMetadata(c *Case, v *value, path string) {
-	var own *value
-	if m := v.get("metadata"); !m.isNull() {
-		if m.kind != kindObject {
-			sp.p.add(path+".metadata", m, "must be a mapping, got %s (AgentV 4.42 ignores it)", m.kind)
+func (sp *suiteParser) testMetadata(c *Case, v *yamltree.Value, path string) {
+	var own *yamltree.Value
+	if m := v.Get("metadata"); !m.IsNull() {
+		if m.Kind != yamltree.KindObject {
+			sp.p.Add(path+".metadata", m, "must be a mapping, got %s (AgentV 4.42 ignores it)", m.Kind)
 		} else {
 			own = m
 		}
 	}
 	switch {
 	case sp.metadata != nil:
-		c.Metadata = mergeMetadata(own, sp.metadata).raw()
+		c.Metadata = mergeMetadata(own, sp.metadata).Raw()
 	case own != nil:
-		c.Metadata = own.raw()
+		c.Metadata = own.Raw()
 	}
 }
 
@@ -528,9 +530,9 @@ func (sp *suiteParser) testMetadata(c *Case, v *value, path string) {
 // assert > execution.evaluators > evaluators), then the suite's unless skip_defaults. With none of its own, the
 // EvalRun's judging.evaluators take the suite's place when given, as they take the file-level ones' in
 // agentv-eval-v2.
-func (sp *suiteParser) testEvaluators(c *Case, v *value, n *yaml.Node, exec *value, execNode *yaml.Node, path string, skipDefaults bool) {
+func (sp *suiteParser) testEvaluators(c *Case, v *yamltree.Value, n *yaml.Node, exec *yamltree.Value, execNode *yaml.Node, path string, skipDefaults bool) {
 	var list []*EvaluatorConfig
-	if r := v.get(keyRubrics); !r.isNull() {
+	if r := v.Get(keyRubrics); !r.IsNull() {
 		sp.warnAt(path+".rubrics", keyLine(n, keyRubrics, r), "rubrics on a test is deprecated in AgentV 4.42: write "+
 			"assertions: [{type: rubrics, criteria: [...]}]")
 		if ev := sp.inlineRubrics(r, path+".rubrics"); ev != nil {
@@ -574,7 +576,7 @@ func (sp *suiteParser) testEvaluators(c *Case, v *value, n *yaml.Node, exec *val
 		kind = sp.suiteGrader
 	}
 	if len(c.Evaluators) == 0 && kind != "" && kind != graderLLM {
-		sp.p.addAt(path, v.line, "not supported: the test has no assertions, so AgentV 4.42 grades it with the "+
+		sp.p.AddAt(path, v.Line, "not supported: the test has no assertions, so AgentV 4.42 grades it with the "+
 			"grader its evaluator key names (%s); the operator grades such a test with llm-grader only", kind)
 	}
 }
@@ -582,7 +584,7 @@ func (sp *suiteParser) testEvaluators(c *Case, v *value, n *yaml.Node, exec *val
 // uniqueEvaluators makes the names of a list unique as results need them: a name AgentV made up (graderName) that
 // another evaluator of the list already has is numbered (rubrics, rubrics-2, ...); two names written alike are a
 // problem.
-func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v *value) []*EvaluatorConfig {
+func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v *yamltree.Value) []*EvaluatorConfig {
 	seen := make(map[string]bool, len(list))
 	var out []*EvaluatorConfig
 	clash := false
@@ -592,7 +594,7 @@ func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v 
 			continue
 		}
 		if !sp.generated[ev] {
-			sp.p.add(path, v, "evaluator name %q is used more than once: names must be unique within a test's "+
+			sp.p.Add(path, v, "evaluator name %q is used more than once: names must be unique within a test's "+
 				"assertions (the suite's included)", ev.Name)
 			clash = true
 			continue
@@ -618,7 +620,7 @@ func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v 
 	for _, ev := range out {
 		for _, k := range evaluatorKeys(ev, nil) {
 			if keys[k] {
-				sp.p.add(path, v, "two evaluators of the test have the key %q (a grader's name and a composite's "+
+				sp.p.Add(path, v, "two evaluators of the test have the key %q (a grader's name and a composite's "+
 					"member's path): rename one", k)
 			}
 			keys[k] = true

@@ -8,6 +8,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // An AgentV 4.42 suite may name other files that are part of it: its tests as a YAML or JSONL file or a directory
@@ -159,7 +161,7 @@ func (s *suiteFiles) readFile(p string) ([]byte, error) {
 
 func (s *suiteFiles) tooMuch(p string) error {
 	return fmt.Errorf("reading %s, the suite's files would hold more than %s together (the most a suite and its "+
-		"files may hold is what is read whole)", p, sizeText(maxSuiteFilesBytes))
+		"files may hold is what is read whole)", p, yamltree.SizeText(maxSuiteFilesBytes))
 }
 
 // subdirs returns the names of the directories in directory p, sorted.

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
@@ -261,7 +263,7 @@ func splitSlash(s string) []string {
 
 // TestSuite42Vars holds the templating to AgentV's interpolateTemplateVars.
 func TestSuite42Vars(t *testing.T) {
-	vars, err := decodeJSONValue([]byte(`{"s": "text", "n": 1.5, "b": true, "z": null, "o": {"k": "v", "list": [1, "<&>"]},
+	vars, err := yamltree.DecodeJSON([]byte(`{"s": "text", "n": 1.5, "b": true, "z": null, "o": {"k": "v", "list": [1, "<&>"]},
 		"q": "quote \" back \\ nl \n tab \t ctl \u0001 ls \u2028", "dotted": {"a": {"b": "deep"}}, "arr": [{"x": 1}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -282,17 +284,17 @@ func TestSuite42Vars(t *testing.T) {
 		{`["{{ s }}", {"k": "{{ n }}"}]`, `["text",{"k":1.5}]`},
 		{`"${{ s }}"`, `"$text"`},
 	} {
-		in, err := decodeJSONValue([]byte(tc.in))
+		in, err := yamltree.DecodeJSON([]byte(tc.in))
 		if err != nil {
 			t.Fatal(err)
 		}
 		tm := &templater{vars: vars}
-		if got := string(tm.fill(in).raw()); got != tc.want {
+		if got := string(tm.fill(in).Raw()); got != tc.want {
 			t.Errorf("fill(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 	// JavaScript's JSON.stringify, which fills a placeholder inside text with a value that is not a string.
-	q, _ := decodeJSONValue([]byte(`{"s": "<\u2028\"\u0007é>", "n": [1e21, -0.5, 1.5e-7, 0.000001, 100, 2.50]}`))
+	q, _ := yamltree.DecodeJSON([]byte(`{"s": "<\u2028\"\u0007é>", "n": [1e21, -0.5, 1.5e-7, 0.000001, 100, 2.50]}`))
 	if got, want := string(jsStringify(nil, q)), "{\"s\":\"<\u2028\\\"\\u0007é>\",\"n\":[1e+21,-0.5,1.5e-7,0.000001,100,2.5]}"; got != want {
 		t.Errorf("jsStringify = %s, want %s", got, want)
 	}

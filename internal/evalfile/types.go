@@ -22,10 +22,10 @@ const SchemaV2 = "agentv-eval-v2"
 // File is a parsed, validated eval file. It is read-only once Parse returns, and safe for concurrent use;
 // evaluator configs are shared between cases.
 //
-// A large file's cases are not all kept built: a case whose text the file reader reads directly (see fastItem)
-// keeps only its id and the place of its text, and is built again, the same, each time it is asked for (CaseAt,
-// Case). A File of 100,000 such cases holds the file's text and about 40 bytes a case instead of every case's
-// messages and their JSON.
+// A large file's cases are not all kept built: a case whose text the file reader reads directly (see
+// yamltree.ReadItem) keeps only its id and the place of its text, and is built again, the same, each time it is asked
+// for (CaseAt, Case). A File of 100,000 such cases holds the file's text and about 40 bytes a case instead of every
+// case's messages and their JSON.
 type File struct {
 	// Format is the file's format, told from the document (see DetectFormat).
 	Format Format

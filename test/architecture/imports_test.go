@@ -19,7 +19,7 @@ const module = "github.com/evalrun-operator/evalrun-operator"
 // own packages. Judging, results, object-store, LLM and API client code stay out: adding a
 // package here is a decision about what runs beside untrusted code.
 var launcherAllowed = []string{
-	"cmd/launcher", "internal/evalfile", "internal/idindex", "internal/jsonenc", "internal/jsonlresult",
+	"cmd/launcher", "internal/evalfile", "internal/evalfile/yamltree", "internal/idindex", "internal/jsonenc", "internal/jsonlresult",
 	"internal/pod/launcher", "internal/pod/reaper", "internal/podwire", "internal/safefile", "internal/verdict",
 	"internal/textbound",
 }
