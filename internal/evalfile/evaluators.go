@@ -6,13 +6,27 @@ import (
 	"strings"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
+// DefaultEvaluators reads the EvalRun's judging.evaluators (WithDefaultEvaluators), written in agentv-eval-v2's
+// evaluator shape whatever the file's format: the file's readers call it where the file's own evaluators are read.
+// Their problems have the paths judging.evaluators[i] and CaseIndex -1.
+func (p *Parser) DefaultEvaluators(list []map[string]any) []*EvaluatorConfig {
+	var out []*EvaluatorConfig
+	for i, m := range list {
+		path := fmt.Sprintf("judging.evaluators[%d]", i)
+		if ev := p.evaluator(yamltree.FromAny(m), path, ""); ev != nil {
+			out = append(out, ev)
+		}
+	}
+	p.UniqueNames(out, "judging.evaluators", nil)
+	return out
+}
+
 // evaluatorList parses a list of evaluator entries. keyPrefix is the Key of the enclosing composite ("" at top
 // level).
-func (p *parser) evaluatorList(v *yamltree.Value, path, keyPrefix string) []*EvaluatorConfig {
+func (p *Parser) evaluatorList(v *yamltree.Value, path, keyPrefix string) []*EvaluatorConfig {
 	if v.Kind != yamltree.KindArray {
 		p.Add(path, v, "must be a list of evaluators, got %s", v.Kind)
 		return nil
@@ -23,12 +37,12 @@ func (p *parser) evaluatorList(v *yamltree.Value, path, keyPrefix string) []*Eva
 			out = append(out, c)
 		}
 	}
-	p.uniqueNames(out, path, v)
+	p.UniqueNames(out, path, v)
 	return out
 }
 
 // evaluator parses one evaluator entry; it returns nil when the entry is unusable (after recording why).
-func (p *parser) evaluator(v *yamltree.Value, path, keyPrefix string) *EvaluatorConfig {
+func (p *Parser) evaluator(v *yamltree.Value, path, keyPrefix string) *EvaluatorConfig {
 	if v.Kind != yamltree.KindObject {
 		p.Add(path, v, "an evaluator must be a mapping with name and type, got %s", v.Kind)
 		return nil
@@ -42,8 +56,8 @@ func (p *parser) evaluator(v *yamltree.Value, path, keyPrefix string) *Evaluator
 		p.Add(path+".name", v, "is required")
 	case nv.Kind != yamltree.KindString || nv.Str == "":
 		p.Add(path+".name", nv, "must be a non-empty string")
-	case len(nv.Str) > maxEvaluatorNameLength:
-		p.Add(path+".name", nv, "must be at most %d characters", maxEvaluatorNameLength)
+	case len(nv.Str) > MaxEvaluatorNameLength:
+		p.Add(path+".name", nv, "must be at most %d characters", MaxEvaluatorNameLength)
 	case strings.Contains(nv.Str, "/"):
 		p.Add(path+".name", nv, "must not contain '/' (it separates composite members in result keys)")
 	default:
@@ -80,7 +94,7 @@ func (p *parser) evaluator(v *yamltree.Value, path, keyPrefix string) *Evaluator
 	case TypeToolTrajectory:
 		ev.ToolTrajectory = p.toolTrajectory(v, path)
 	case TypeFieldAccuracy:
-		ev.FieldAccuracy = p.fieldAccuracy(v, path)
+		ev.FieldAccuracy = p.FieldAccuracy(v, path)
 	case TypeLatency:
 		if t, ok := p.RequiredNonNegative(v, "threshold", path, "the largest allowed duration_ms"); ok {
 			ev.Latency = &LatencyConfig{ThresholdMs: t}
@@ -90,7 +104,7 @@ func (p *parser) evaluator(v *yamltree.Value, path, keyPrefix string) *Evaluator
 			ev.Cost = &CostConfig{BudgetUSD: b}
 		}
 	case TypeTokenUsage:
-		ev.TokenUsage = p.tokenUsage(v, path)
+		ev.TokenUsage = p.TokenUsage(v, path)
 	default:
 		p.Add(path+".type", tv, "unknown evaluator type %q: must be one of %s", textbound.Head(tv.Str, 40), typeList())
 		return nil
@@ -111,7 +125,7 @@ func typeList() string {
 
 // codeJudge parses a code_judge entry (or a code_judge aggregator, whose script key is path or script). Keys not
 // in known become Config.
-func (p *parser) codeJudge(v *yamltree.Value, path string, known []string, scriptKeys ...string) *CodeJudgeConfig {
+func (p *Parser) codeJudge(v *yamltree.Value, path string, known []string, scriptKeys ...string) *CodeJudgeConfig {
 	c := &CodeJudgeConfig{}
 	var sv *yamltree.Value
 	scriptKey := scriptKeys[0]
@@ -140,7 +154,7 @@ func (p *parser) codeJudge(v *yamltree.Value, path string, known []string, scrip
 				p.Add(fmt.Sprintf("%s[%d]", spath, i), a, "must be a non-empty string")
 				continue
 			}
-			args = append(args, shellQuote(a.Str))
+			args = append(args, ShellQuote(a.Str))
 		}
 		c.Script = strings.Join(args, " ")
 	default:
@@ -179,8 +193,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// shellQuote quotes an argument for /bin/sh.
-func shellQuote(s string) string {
+// ShellQuote quotes an argument for /bin/sh.
+func ShellQuote(s string) string {
 	safe := true
 	for _, r := range s {
 		isSafe := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)
@@ -195,7 +209,7 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func (p *parser) llmJudge(v *yamltree.Value, path string, t EvaluatorType) *LLMJudgeConfig {
+func (p *Parser) llmJudge(v *yamltree.Value, path string, t EvaluatorType) *LLMJudgeConfig {
 	c := &LLMJudgeConfig{}
 	if pv := v.Get("prompt"); !pv.IsNull() {
 		if pv.Kind != yamltree.KindString && pv.Kind != yamltree.KindObject {
@@ -249,7 +263,7 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-func (p *parser) composite(v *yamltree.Value, path, key string) *CompositeConfig {
+func (p *Parser) composite(v *yamltree.Value, path, key string) *CompositeConfig {
 	c := &CompositeConfig{Aggregator: AggregatorWeightedAverage}
 	mv := v.Get(keyEvaluators)
 	switch {
@@ -318,7 +332,7 @@ func memberNamed(members []*EvaluatorConfig, name string) bool {
 	return false
 }
 
-func (p *parser) toolTrajectory(v *yamltree.Value, path string) *ToolTrajectoryConfig {
+func (p *Parser) toolTrajectory(v *yamltree.Value, path string) *ToolTrajectoryConfig {
 	c := &ToolTrajectoryConfig{}
 	mv := v.Get("mode")
 	if mv.IsNull() || mv.Kind != yamltree.KindString {
@@ -356,12 +370,12 @@ func (p *parser) toolTrajectory(v *yamltree.Value, path string) *ToolTrajectoryC
 			c.Expected = make([]ExpectedCall, 0, len(ex.Vals))
 			for i, item := range ex.Vals {
 				ipath := fmt.Sprintf("%s.expected[%d]", path, i)
-				tool, ok := p.toolItem(item, ipath, "must be a mapping {tool, args}")
+				tool, ok := p.ToolItem(item, ipath, "must be a mapping {tool, args}")
 				if !ok {
 					continue
 				}
 				call := ExpectedCall{Tool: tool}
-				if !p.expectedArgs(item, ipath, &call) {
+				if !p.ExpectedArgs(item, ipath, &call) {
 					continue
 				}
 				c.Expected = append(c.Expected, call)
@@ -373,7 +387,7 @@ func (p *parser) toolTrajectory(v *yamltree.Value, path string) *ToolTrajectoryC
 	return c
 }
 
-func (p *parser) fieldAccuracy(v *yamltree.Value, path string) *FieldAccuracyConfig {
+func (p *Parser) FieldAccuracy(v *yamltree.Value, path string) *FieldAccuracyConfig {
 	c := &FieldAccuracyConfig{Aggregation: AggregationWeightedAverage}
 	fv := v.Get("fields")
 	switch {
@@ -459,7 +473,7 @@ func checkFieldPath(path string) string {
 	return ""
 }
 
-func (p *parser) tokenUsage(v *yamltree.Value, path string) *TokenUsageConfig {
+func (p *Parser) TokenUsage(v *yamltree.Value, path string) *TokenUsageConfig {
 	c := &TokenUsageConfig{}
 	read := func(snake, camel string) *float64 { return p.NonNegativeOf(v, path, snake, camel) }
 	c.MaxTotal = read("max_total", "maxTotal")
@@ -471,9 +485,9 @@ func (p *parser) tokenUsage(v *yamltree.Value, path string) *TokenUsageConfig {
 	return c
 }
 
-// expectedArgs reads an expected tool call's args into call: a mapping of expected values, the string any, or
+// ExpectedArgs reads an expected tool call's args into call: a mapping of expected values, the string any, or
 // nothing (any args). It reports false, with the problem added, for anything else.
-func (p *parser) expectedArgs(item *yamltree.Value, ipath string, call *ExpectedCall) bool {
+func (p *Parser) ExpectedArgs(item *yamltree.Value, ipath string, call *ExpectedCall) bool {
 	switch args := item.Get("args"); {
 	case args.IsNull():
 	case args.Kind == yamltree.KindString && args.Str == "any":

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	"github.com/google/go-cmp/cmp"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // checkFastItems holds yamltree.ReadItem to the YAML parser and the tree builder on every item of data that it reads:

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	"golang.org/x/sync/semaphore"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // Reading a large file, most of the work is per item and independent of the other items: reading its text into values
@@ -154,7 +154,7 @@ func readOne(a *yamltree.Arena, src string, start, end, line, indent int, f *Fil
 	}
 	r.read, r.nodes = true, nodes
 	r.start, r.end, r.line = int32(start), int32(end), int32(line)
-	p := parser{Reader: yamltree.Reader{ValidateOnly: true}}
+	p := Parser{Reader: yamltree.Reader{ValidateOnly: true}}
 	path := casePath(i)
 	c := p.evalCase(v, i, path)
 	r.caseProblems = p.Problems
@@ -181,7 +181,7 @@ func (f *File) rebuild(e *caseEntry, i int) *Case {
 	if !ok {
 		panic("evalfile: the text of a case that was read no longer reads")
 	}
-	var p parser
+	var p Parser
 	path := casePath(i)
 	c := p.evalCase(v, i, path)
 	p.resolveEvaluators(f, c, v, path)

@@ -10,10 +10,9 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -40,8 +39,8 @@ func ValidID(id string) bool {
 	return true
 }
 
-// maxEvaluatorNameLength bounds evaluator names (they appear in the EvalRun status).
-const maxEvaluatorNameLength = 128
+// MaxEvaluatorNameLength bounds evaluator names (they appear in the EvalRun status).
+const MaxEvaluatorNameLength = 128
 
 // ParseOption changes how Parse reads a file.
 type ParseOption func(*parseOptions)
@@ -82,9 +81,10 @@ func WithOwnedData() ParseOption {
 	return func(o *parseOptions) { o.owned = true }
 }
 
-// Parse reads and validates an eval file: agentv-eval-v2, or an AgentV 4.42 suite (told from the document; see
-// suite42.go). On validation failure it returns a *ValidationError that lists every problem (YAML syntax errors
-// included, with their line), and no File.
+// Parse reads and validates an eval file: agentv-eval-v2, or an AgentV 4.42 suite (told from the document and read
+// by internal/evalfile/suite42, which the binary must link: see FormatReader). On validation failure it returns a
+// *ValidationError that lists every problem (YAML syntax errors included, with their line), and no File; a suite
+// the binary cannot read is an *UnlinkedFormatError.
 func Parse(data []byte, opts ...ParseOption) (*File, error) {
 	o := newParseOptions(opts)
 	if msg := checkSuiteName(o.name); msg != "" {
@@ -103,10 +103,14 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 		return nil, &ValidationError{Problems: []Problem{yamltree.SyntaxProblem(err)}}
 	}
 	if key, ok := isSuite42(&doc); ok {
-		return parseSuite42(data, &doc, key, o)
+		r, err := readerOf(FormatSuite42)
+		if err != nil {
+			return nil, err
+		}
+		return r.Parse(data, &doc, key, o.reader())
 	}
 	tb := yamltree.NewBuilder(int64(len(data)), casesKey)
-	p := &parser{}
+	p := &Parser{}
 	var f *File
 	if cases := streamableCases(&doc); cases != nil {
 		f, _ = p.streamFile(tb, &doc, cases, o, nil)
@@ -179,8 +183,21 @@ func ParseShared(data []byte, ids []string, opts ...ParseOption) (f *File, ok bo
 // file's items leave little.
 func (f *File) WholeTree() bool { return f.wholeTree }
 
+// NewFile returns the File a format's reader read (FormatReader.Parse): f, whose header fields the reader set, with
+// cases, kept built, as its cases in order; or, when the tree builder tb or the reader's Parser p found problems,
+// the *ValidationError that lists them (the tree builder's first; only its own when the document grew too large).
+func NewFile(f *File, cases []*Case, tb *yamltree.Builder, p *Parser) (*File, error) {
+	f.wholeTree = true
+	f.built = cases
+	f.cases, f.ids = make([]caseEntry, len(cases)), make([]string, len(cases))
+	for i, c := range cases {
+		f.cases[i], f.ids[i] = caseEntry{start: int32(i)}, c.ID
+	}
+	return finish(tb, p, f)
+}
+
 // finish returns the File, or the problems the tree builder and the parser found.
-func finish(tb *yamltree.Builder, p *parser, f *File) (*File, error) {
+func finish(tb *yamltree.Builder, p *Parser, f *File) (*File, error) {
 	if tb.TooLarge {
 		return nil, &ValidationError{Problems: tb.Problems}
 	}
@@ -200,7 +217,7 @@ func parseSegmented(sg *segmented, o parseOptions) (*File, bool, error) {
 		return nil, false, nil
 	}
 	tb := yamltree.NewBuilder(int64(len(sg.data)), casesKey)
-	p := &parser{}
+	p := &Parser{}
 	switch {
 	case o.sharedIDs != nil: // no item is read
 	case o.owned:
@@ -248,7 +265,7 @@ func streamableCases(doc *yaml.Node) *yaml.Node {
 // sg, when set, is the document's text cut into items: the items yamltree.ReadItem reads are read and validated on
 // several goroutines (see readItems) and kept as the place of their text; sg supplies every other item's nodes
 // just before it is built (when it cannot, streamFile returns false).
-func (p *parser) streamFile(tb *yamltree.Builder, doc, cases *yaml.Node, o parseOptions, sg *segmented) (*File, bool) {
+func (p *Parser) streamFile(tb *yamltree.Builder, doc, cases *yaml.Node, o parseOptions, sg *segmented) (*File, bool) {
 	f, cv := p.streamHeader(tb, doc, cases, o)
 	if tb.TooLarge {
 		return nil, true
@@ -303,7 +320,7 @@ func (p *parser) streamFile(tb *yamltree.Builder, doc, cases *yaml.Node, o parse
 // streamHeader builds and validates everything of doc but the items of cases, its evalcases sequence (see
 // streamFile); it returns the evalcases array when there are cases to add. The File is nil when the tree grew too
 // large (tb.tooLarge).
-func (p *parser) streamHeader(tb *yamltree.Builder, doc, cases *yaml.Node, o parseOptions) (*File, *yamltree.Value) {
+func (p *Parser) streamHeader(tb *yamltree.Builder, doc, cases *yaml.Node, o parseOptions) (*File, *yamltree.Value) {
 	tb.Deferred = cases
 	root := tb.Build(doc, nil, 0)
 	if tb.TooLarge {
@@ -312,12 +329,12 @@ func (p *parser) streamHeader(tb *yamltree.Builder, doc, cases *yaml.Node, o par
 	return p.fileHeader(root, o)
 }
 
-// parser validates the value tree and builds the File, collecting problems (Reader).
-type parser struct {
+// Parser validates the value tree and builds the File, collecting problems (Reader).
+type Parser struct {
 	yamltree.Reader
 }
 
-func (p *parser) file(root *yamltree.Value, o parseOptions) *File {
+func (p *Parser) file(root *yamltree.Value, o parseOptions) *File {
 	f, cases := p.fileHeader(root, o)
 	if cases != nil {
 		c := p.newCases(f, len(cases.Vals))
@@ -330,7 +347,7 @@ func (p *parser) file(root *yamltree.Value, o parseOptions) *File {
 }
 
 // fileHeader validates everything but the cases; it returns the evalcases array when there are cases to add.
-func (p *parser) fileHeader(root *yamltree.Value, o parseOptions) (*File, *yamltree.Value) {
+func (p *Parser) fileHeader(root *yamltree.Value, o parseOptions) (*File, *yamltree.Value) {
 	p.CaseIndex = -1
 	f := &File{Format: FormatV2}
 	if root.Kind != yamltree.KindObject {
@@ -356,13 +373,7 @@ func (p *parser) fileHeader(root *yamltree.Value, o parseOptions) (*File, *yamlt
 	if !fileEvaluators.IsNull() {
 		f.Evaluators = p.evaluatorList(fileEvaluators, "execution.evaluators", "")
 	}
-	for i, m := range o.defaultEvaluators {
-		path := fmt.Sprintf("judging.evaluators[%d]", i)
-		if ev := p.evaluator(yamltree.FromAny(m), path, ""); ev != nil {
-			f.DefaultEvaluators = append(f.DefaultEvaluators, ev)
-		}
-	}
-	p.uniqueNames(f.DefaultEvaluators, "judging.evaluators", nil)
+	f.DefaultEvaluators = p.DefaultEvaluators(o.defaultEvaluators)
 
 	cases := root.Get(casesKey)
 	switch {
@@ -381,14 +392,14 @@ func (p *parser) fileHeader(root *yamltree.Value, o parseOptions) (*File, *yamlt
 
 // caseAdder validates cases one at a time into a File.
 type caseAdder struct {
-	p         *parser
+	p         *Parser
 	f         *File
 	firstByID map[string]int
 	// facts, when set, records each valid case's facts instead of adding it to the File (Scan).
 	facts *Facts
 }
 
-func (p *parser) newCases(f *File, n int) *caseAdder {
+func (p *Parser) newCases(f *File, n int) *caseAdder {
 	f.cases, f.ids = make([]caseEntry, 0, n), make([]string, 0, n)
 	return &caseAdder{p: p, f: f, firstByID: make(map[string]int, n)}
 }
@@ -446,7 +457,7 @@ func (a *caseAdder) addRead(r *readItem, i int) {
 // casePath is "evalcases[i]".
 func casePath(i int) string { return "evalcases[" + strconv.Itoa(i) + "]" }
 
-func (p *parser) evalCase(cv *yamltree.Value, i int, path string) *Case {
+func (p *Parser) evalCase(cv *yamltree.Value, i int, path string) *Case {
 	p.CaseIndex, p.CaseID = i, ""
 	if cv.Kind != yamltree.KindObject {
 		p.Add(path, cv, "an eval case must be a mapping, got %s", cv.Kind)
@@ -457,7 +468,7 @@ func (p *parser) evalCase(cv *yamltree.Value, i int, path string) *Case {
 	if idv := cv.Get("id"); idv.IsNull() {
 		p.Add(path+".id", cv, "is required")
 	} else {
-		p.readCaseID(c, idv, path, "quote it")
+		p.ReadCaseID(c, idv, path, "quote it")
 	}
 
 	c.ExpectedOutcome = p.OptString(cv, "expected_outcome", path)
@@ -494,7 +505,7 @@ func (p *parser) evalCase(cv *yamltree.Value, i int, path string) *Case {
 }
 
 // resolveEvaluators parses the case's own evaluators and sets its effective list; path is the case's.
-func (p *parser) resolveEvaluators(f *File, c *Case, cv *yamltree.Value, path string) {
+func (p *Parser) resolveEvaluators(f *File, c *Case, cv *yamltree.Value, path string) {
 	var own *yamltree.Value
 	ownPath := ""
 	execEvaluators := (*yamltree.Value)(nil)
@@ -526,10 +537,10 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *yamltree.Value, path st
 		list = append(list, p.evaluatorList(own, ownPath, "")...)
 	case len(f.DefaultEvaluators) > 0:
 		c.EvaluatorSource = SourceJudging
-		list = inherit(list, f.DefaultEvaluators)
+		list = Inherit(list, f.DefaultEvaluators)
 	case len(f.Evaluators) > 0:
 		c.EvaluatorSource = SourceFile
-		list = inherit(list, f.Evaluators)
+		list = Inherit(list, f.Evaluators)
 	case len(c.Rubrics) > 0:
 		c.EvaluatorSource = SourceCase
 	default:
@@ -548,9 +559,9 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *yamltree.Value, path st
 	c.Evaluators = list
 }
 
-// inherit appends inherited evaluators to a case's list; a case with none of its own shares the inherited list (its
+// Inherit appends inherited evaluators to a case's list; a case with none of its own shares the inherited list (its
 // capacity cut, so that appending to one case's list never changes another's).
-func inherit(list, inherited []*EvaluatorConfig) []*EvaluatorConfig {
+func Inherit(list, inherited []*EvaluatorConfig) []*EvaluatorConfig {
 	if len(list) == 0 {
 		return inherited[:len(inherited):len(inherited)]
 	}
@@ -583,7 +594,7 @@ func (m messagePath) at(member string) string {
 }
 
 // messages reads the list of messages at path+field.
-func (p *parser) messages(list *yamltree.Value, path, field string) []Message {
+func (p *Parser) messages(list *yamltree.Value, path, field string) []Message {
 	out := make([]Message, 0, len(list.Vals))
 	for i, mv := range list.Vals {
 		// Paths are formatted only for problems.
@@ -627,7 +638,7 @@ func (p *parser) messages(list *yamltree.Value, path, field string) []Message {
 			if m.Role != "" && m.Role != RoleAssistant {
 				p.Add(mpath(".tool_calls"), tc, "only assistant messages may carry tool_calls")
 			}
-			m.ToolCalls = p.toolCalls(tc, mpath(".tool_calls"))
+			m.ToolCalls = p.ToolCalls(tc, mpath(".tool_calls"))
 		}
 		out = append(out, m)
 	}
@@ -636,7 +647,7 @@ func (p *parser) messages(list *yamltree.Value, path, field string) []Message {
 
 // content reads a message's content; msgPath formats the message's path followed by a member path. raw is the
 // content's JSON (nil when validating only).
-func (p *parser) content(v *yamltree.Value, msgPath messagePath, raw json.RawMessage) Content {
+func (p *Parser) content(v *yamltree.Value, msgPath messagePath, raw json.RawMessage) Content {
 	if v.IsNull() {
 		return Content{}
 	}
@@ -682,9 +693,9 @@ func (p *parser) content(v *yamltree.Value, msgPath messagePath, raw json.RawMes
 	return Content{}
 }
 
-// toolItem checks that item, the list entry at ipath, is a mapping with a non-empty string tool, and returns the
+// ToolItem checks that item, the list entry at ipath, is a mapping with a non-empty string tool, and returns the
 // tool. notMapping is the problem reported when item is not a mapping (its kind is appended).
-func (p *parser) toolItem(item *yamltree.Value, ipath, notMapping string) (string, bool) {
+func (p *Parser) ToolItem(item *yamltree.Value, ipath, notMapping string) (string, bool) {
 	if item.Kind != yamltree.KindObject {
 		p.Add(ipath, item, notMapping+", got %s", item.Kind)
 		return "", false
@@ -697,14 +708,14 @@ func (p *parser) toolItem(item *yamltree.Value, ipath, notMapping string) (strin
 	return tool.Str, true
 }
 
-func (p *parser) toolCalls(v *yamltree.Value, path string) []ToolCall {
+func (p *Parser) ToolCalls(v *yamltree.Value, path string) []ToolCall {
 	if v.Kind != yamltree.KindArray {
 		p.Add(path, v, "must be a list of {tool, input, output}, got %s", v.Kind)
 		return nil
 	}
 	out := make([]ToolCall, 0, len(v.Vals))
 	for i, tv := range v.Vals {
-		tool, ok := p.toolItem(tv, fmt.Sprintf("%s[%d]", path, i), "a tool call must be a mapping {tool, input, output}")
+		tool, ok := p.ToolItem(tv, fmt.Sprintf("%s[%d]", path, i), "a tool call must be a mapping {tool, input, output}")
 		if !ok {
 			continue
 		}
@@ -720,7 +731,7 @@ func (p *parser) toolCalls(v *yamltree.Value, path string) []ToolCall {
 	return out
 }
 
-func (p *parser) rubrics(v *yamltree.Value, path string) []Rubric {
+func (p *Parser) rubrics(v *yamltree.Value, path string) []Rubric {
 	if v.Kind != yamltree.KindArray {
 		p.Add(path, v, "must be a list of rubric items, got %s", v.Kind)
 		return nil
@@ -767,9 +778,9 @@ func (p *parser) rubrics(v *yamltree.Value, path string) []Rubric {
 	return out
 }
 
-// uniqueNames reports evaluators in one list that share a name: recorded results and composite weights are keyed
+// UniqueNames reports evaluators in one list that share a name: recorded results and composite weights are keyed
 // by name.
-func (p *parser) uniqueNames(list []*EvaluatorConfig, path string, v *yamltree.Value) {
+func (p *Parser) UniqueNames(list []*EvaluatorConfig, path string, v *yamltree.Value) {
 	seen := make(map[string]bool, len(list))
 	for _, ev := range list {
 		if seen[ev.Name] {
@@ -780,9 +791,9 @@ func (p *parser) uniqueNames(list []*EvaluatorConfig, path string, v *yamltree.V
 	}
 }
 
-// readCaseID sets c.ID from idv, a case's (or test's) id that is set: a non-empty string that is a safe file name
+// ReadCaseID sets c.ID from idv, a case's (or test's) id that is set: a non-empty string that is a safe file name
 // and object key (ValidID). Anything else adds its problem, with quoteNote in the one about a non-string.
-func (p *parser) readCaseID(c *Case, idv *yamltree.Value, path, quoteNote string) {
+func (p *Parser) ReadCaseID(c *Case, idv *yamltree.Value, path, quoteNote string) {
 	switch {
 	case idv.Kind != yamltree.KindString:
 		p.Add(path+".id", idv, "must be a string, got %s (%s)", idv.Kind, quoteNote)

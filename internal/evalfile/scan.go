@@ -151,9 +151,9 @@ func (x *Facts) LightCase(i int) (c *Case, ok bool) {
 	c = &Case{Index: i, ID: x.ids[i], EvaluatorSource: inheritedSource(x.DefaultEvaluators, x.Evaluators)}
 	switch c.EvaluatorSource {
 	case SourceFile:
-		c.Evaluators = inherit(nil, x.Evaluators)
+		c.Evaluators = Inherit(nil, x.Evaluators)
 	case SourceJudging:
-		c.Evaluators = inherit(nil, x.DefaultEvaluators)
+		c.Evaluators = Inherit(nil, x.DefaultEvaluators)
 	}
 	return c, true
 }
@@ -191,7 +191,7 @@ type scanner struct {
 	stopped          bool
 	// The parse of the header and the items (see parseSegmented).
 	tb        *yamltree.Builder
-	p         *parser
+	p         *Parser
 	f         *File
 	adder     *caseAdder
 	facts     *Facts
@@ -375,7 +375,7 @@ func (s *scanner) start() bool {
 		s.giveUp(1, -1, "a text before evalcases that is not a block mapping parsing on its own")
 		return false
 	}
-	s.tb, s.p = yamltree.NewBuilder(s.total, casesKey), &parser{}
+	s.tb, s.p = yamltree.NewBuilder(s.total, casesKey), &Parser{}
 	f, cv := s.p.streamHeader(s.tb, doc, cases, s.o)
 	if s.tb.TooLarge || cv == nil {
 		s.stopped = true

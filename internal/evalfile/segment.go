@@ -3,9 +3,9 @@ package evalfile
 import (
 	"bytes"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // Reading a large eval file as one YAML document builds a node tree of the whole file first (about 300 MiB for
@@ -218,7 +218,7 @@ func headerDocument(header []byte, keyLine, firstLine, indent, n int) (doc, case
 	if doc.Kind != yaml.DocumentNode || root.Kind != yaml.MappingNode || root.Style&yaml.FlowStyle != 0 {
 		return nil, nil, false
 	}
-	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: StrTag, Value: casesKey, Line: keyLine, Column: 1}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: yamltree.StrTag, Value: casesKey, Line: keyLine, Column: 1}
 	cases = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: firstLine, Column: indent + 1,
 		Content: make([]*yaml.Node, n)}
 	root.Content = append(root.Content, key, cases)

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // parseWholeTree is Parse without streaming the cases: the whole value tree is built first, then validated. It is
@@ -34,7 +34,7 @@ func parseWholeTree(data []byte, opts ...ParseOption) (*File, error) {
 	if tb.TooLarge {
 		return nil, &ValidationError{Problems: tb.Problems}
 	}
-	p := &parser{}
+	p := &Parser{}
 	f := p.file(root, o)
 	if problems := append(tb.Problems, p.Problems...); len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
@@ -51,7 +51,7 @@ func parseWholeTreeStreaming(data []byte) (*File, error) {
 		return nil, err
 	}
 	tb := yamltree.NewBuilder(0, casesKey)
-	p := &parser{}
+	p := &Parser{}
 	cases := streamableCases(&doc)
 	if cases == nil {
 		return nil, errors.New("not streamable")
@@ -349,7 +349,7 @@ func TestSegmentedParseMatchesWholeTreeOnMutations(t *testing.T) {
 }
 
 // A file of many items, read by several goroutines in batches (see itemReader), parses as the whole tree does:
-// items fastItem reads and items it leaves to the YAML parser interleaved, problems and duplicate ids across
+// items yamltree.ReadItem reads and items it leaves to the YAML parser interleaved, problems and duplicate ids across
 // batches, an item that is not a case; valid, the same file without its problems.
 func TestParseManyItemsLikeTheWholeTree(t *testing.T) {
 	build := func(problems bool) []byte {

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // casesKey is the eval file's top-level key of its cases.
@@ -23,8 +23,8 @@ const casesKey = "evalcases"
 // to, so no kept case depends on one that was dropped. It is an error when no case is kept or the file has no
 // evalcases sequence.
 //
-// An AgentV 4.42 suite's subset keeps its tests as Parse counts them, written inline (see subsetSuite42); a suite
-// whose tests are in other files needs them, given with WithFiles. The other options are ignored.
+// An AgentV 4.42 suite's subset (internal/evalfile/suite42's) keeps its tests as Parse counts them, written inline;
+// a suite whose tests are in other files needs them, given with WithFiles. The other options are ignored.
 func Subset(data []byte, keep func(i int) bool, opts ...ParseOption) ([]byte, error) {
 	if s := segment(data); s != nil && !s.itemsDefineAnchors() && !mayBeSuite42(s.header) {
 		out := make([]byte, 0, len(data))
@@ -56,7 +56,11 @@ func subsetDocument(data []byte, keep func(i int) bool, o parseOptions) ([]byte,
 		return nil, fmt.Errorf("the eval file does not parse: %w", err)
 	}
 	if key, ok := isSuite42(&doc); ok {
-		return subsetSuite42(data, &doc, key, keep, o)
+		r, err := readerOf(FormatSuite42)
+		if err != nil {
+			return nil, err
+		}
+		return r.Subset(data, &doc, key, keep, o.reader())
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("the eval file is not a mapping")

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // subsetCases are valid eval files of the shapes a subset must handle: text cut at items (with header anchors,

@@ -11,9 +11,9 @@ import (
 )
 
 // The runner view of an eval file is what a runner under evaluation may read of it: a valid document of the file's
-// own format with, per case, only what running the case needs (a 4.42 suite's: suite42_view.go). It is built from an allowlist, never by removing
-// what is known to be a judge's: a key this package does not know (a note for judges, a future field) is simply
-// never written.
+// own format with, per case, only what running the case needs (a 4.42 suite's: view_suite42.go). It is built from an
+// allowlist, never by removing what is known to be a judge's: a key this package does not know (a note for judges, a
+// future field) is simply never written.
 //
 // What the view holds:
 //   - at the top: $schema (agentv-eval-v2) and evalcases, nothing else (no description, dataset or execution);

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	"github.com/google/go-cmp/cmp"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 

@@ -622,10 +622,46 @@ func (p *fastParser) quoted(q byte) (string, bool) {
 	return "", false
 }
 
-// yamlEscapes are the one-character escapes of double-quoted scalars and what YAML makes of them.
-var yamlEscapes = [256]string{
-	'0': "\x00", 'a': "\a", 'b': "\b", 't': "\t", 'n': "\n", 'v': "\v", 'f': "\f", 'r': "\r", 'e': "\x1b",
-	' ': " ", '"': "\"", '\'': "'", '\\': "\\", 'N': "\u0085", '_': "\u00a0", 'L': "\u2028", 'P': "\u2029",
+// yamlEscape is what YAML makes of the one-character escape \c of a double-quoted scalar ("" when \c is not one).
+// A switch, not a table indexed by c: a [256]string would be 4 KiB of every binary's data (the launcher's too).
+func yamlEscape(c byte) string {
+	switch c {
+	case '0':
+		return "\x00"
+	case 'a':
+		return "\a"
+	case 'b':
+		return "\b"
+	case 't':
+		return "\t"
+	case 'n':
+		return "\n"
+	case 'v':
+		return "\v"
+	case 'f':
+		return "\f"
+	case 'r':
+		return "\r"
+	case 'e':
+		return "\x1b"
+	case ' ':
+		return " "
+	case '"':
+		return "\""
+	case '\'':
+		return "'"
+	case '\\':
+		return "\\"
+	case 'N':
+		return "\u0085"
+	case '_':
+		return "\u00a0"
+	case 'L':
+		return "\u2028"
+	case 'P':
+		return "\u2029"
+	}
+	return ""
 }
 
 // escape decodes the double-quoted escape at i as YAML does; an escaped line break fails.
@@ -634,7 +670,7 @@ func (p *fastParser) escape(buf []byte, i int) ([]byte, int, bool) {
 		return nil, 0, false
 	}
 	c := p.src[i+1]
-	if e := yamlEscapes[c]; e != "" {
+	if e := yamlEscape(c); e != "" {
 		return append(buf, e...), i + 2, true
 	}
 	n := 0

@@ -35,6 +35,9 @@ const MaxExpansionBytes = 16 << 20
 // so that a bomb of many tiny values is bounded as one of a few large ones.
 const ExpansionValueBytes = 128
 
+// StrTag is the tag of a YAML string scalar.
+const StrTag = "!!str"
+
 // Kind is the JSON type of a tree value.
 type Kind int
 

@@ -1,110 +1,24 @@
-package evalfile
+package suite42
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
-
-// AgentV 4.42 suites. AgentV's stable release (npm agentv 4.42.4) no longer reads agentv-eval-v2: it reads suites
-// whose cases are `tests` (input, expected_output, criteria, assertions). Its loader (packages/core/src/evaluation
-// at tag v4.42.4: yaml-parser.ts, loaders/*, registry/builtin-graders.ts) is the reference for what this package
-// reads of such a suite, mapped onto the same model as agentv-eval-v2 (File, Case, EvaluatorConfig), so that shards,
-// views, Scan and Subset work on both formats:
-//
-//   - the format is told from the document: a top-level tests (or its deprecated alias eval_cases) makes a 4.42
-//     suite, unless $schema says agentv-eval-v2; anything else is agentv-eval-v2, read as before;
-//   - tests inline, as a path (a YAML or JSONL file, or a directory of case.yaml files) or as file:// entries,
-//     read through the files given with WithFiles (suite42_tests.go); suite-level input, input_files and
-//     assertions (execution.skip_defaults opts a test out); vars templating (suite42_vars.go); criteria;
-//     expected_output in its forms; assertions with include templates (suite42_graders.go); per-test execution
-//     (threshold, fail_on_error); metadata; and the deprecated aliases 4.42 still reads;
-//   - where AgentV 4.42 reads something the operator cannot honour, the file is refused with a problem naming the
-//     key and its line, never silently read otherwise: workspaces and their hooks, conversation mode (turns),
-//     depends_on, targets other than the one runner, a code-grader's target, custom grader types, trials, budgets,
-//     preprocessors, prompt scripts, ${{ ENV }} interpolation; and where AgentV silently skips a test or a grader
-//     (an incomplete test, an invalid grader), the file is refused too, saying what AgentV would have skipped;
-//   - what AgentV reads with a deprecation warning, or ignores, becomes a warning (File.Warnings).
-//
-// A 4.42 suite is always read whole (its cases kept built): Scan reads it up to its in-memory limit, like any file
-// that cannot be read one case at a time; its other files count toward the same bound (maxSuiteFilesBytes).
-
-// Format is an eval file's format.
-type Format string
-
-// Formats.
-const (
-	// FormatV2 is agentv-eval-v2 (AgentV v2.0.1): evalcases, input_messages, execution.evaluators.
-	FormatV2 Format = "agentv-eval-v2"
-	// FormatSuite42 is an AgentV 4.42 suite: tests, input, expected_output, criteria, assertions.
-	FormatSuite42 Format = "agentv-4.42"
-)
-
-// Suite is what a 4.42 suite carries besides its cases and assertions.
-type Suite struct {
-	// TestsKey is the key its tests are under: tests, or the deprecated eval_cases.
-	TestsKey string
-	// Name, Category, Version, Author, License, Tags and RequiresAgentV (requires.agentv) are its metadata fields.
-	Name, Category, Version, Author, License, RequiresAgentV string
-	Tags                                                     []string
-	// Threshold is execution.threshold: the least mean score of a passing suite (0 to 1); nil when not set.
-	Threshold *float64
-	// FailOnError is execution.fail_on_error: AgentV stops starting tests after an execution error; nil when not set.
-	FailOnError *bool
-	// Metadata is what every test's metadata inherits (metadata, with governance), as a JSON object; nil when none.
-	Metadata json.RawMessage
-}
-
-// isSuite42 reports whether a parsed document is a 4.42 suite, and under which key its tests are: tests, else the
-// deprecated eval_cases (AgentV reads tests first).
-func isSuite42(doc *yaml.Node) (string, bool) {
-	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return "", false
-	}
-	root := doc.Content[0]
-	key := ""
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		switch {
-		case k.Value == "$schema" && v.Kind == yaml.ScalarNode && v.Value == SchemaV2:
-			return "", false
-		case k.Value == "tests":
-			key = k.Value
-		case k.Value == "eval_cases" && key == "":
-			key = k.Value
-		}
-	}
-	return key, key != ""
-}
-
-// suiteHeaderLine matches a top-level line whose key is a 4.42 suite's tests key (plain or quoted), so that such a
-// file is never cut into evalcases items.
-var suiteHeaderLine = regexp.MustCompile(`^(tests|eval_cases|"tests"|'tests'|"eval_cases"|'eval_cases')[ \t]*:`)
-
-// mayBeSuite42 reports whether a header (the text before evalcases) may make the document a 4.42 suite.
-func mayBeSuite42(header []byte) bool {
-	for l := range bytes.SplitSeq(header, []byte("\n")) {
-		if suiteHeaderLine.Match(l) {
-			return true
-		}
-	}
-	return false
-}
 
 // suiteParser reads a 4.42 suite into a File.
 type suiteParser struct {
-	p     *parser
+	p     *evalfile.Parser
 	tb    *yamltree.Builder
-	o     parseOptions
-	f     *File
-	s     *Suite
+	o     evalfile.ReaderOptions
+	f     *evalfile.File
+	s     *evalfile.Suite
 	files *suiteFiles
 	// root and rootNode are the document's root mapping as values and as YAML nodes.
 	root     *yamltree.Value
@@ -117,9 +31,10 @@ type suiteParser struct {
 	target string
 	// generated says which evaluators' names AgentV made up (see graderName): such a name is numbered when it
 	// would clash with another in a case.
-	generated map[*EvaluatorConfig]bool
-	// items are the suite's tests as read (see expandTests).
+	generated map[*evalfile.EvaluatorConfig]bool
+	// items are the suite's tests as read (see expandTests), tests the cases read from them (cases), in order.
 	items []testItem
+	tests []*evalfile.Case
 	// suiteInputProblems are the problems of the suite-level input and input_files reported so far (onceForSuite).
 	suiteInputProblems map[string]bool
 	// suiteGrader is the grader the suite's evaluator key names ("" when none): the grader of a test without
@@ -127,29 +42,35 @@ type suiteParser struct {
 	suiteGrader string
 }
 
-// parseSuite42 reads the 4.42 suite doc, whose text is data, with its tests under key.
-func parseSuite42(data []byte, doc *yaml.Node, key string, o parseOptions) (*File, error) {
+// The 4.42 reader registers itself with evalfile: a binary that links this package reads AgentV 4.42 suites.
+func init() { evalfile.RegisterFormat(evalfile.FormatSuite42, reader{}) }
+
+// reader is the 4.42 reader evalfile calls (evalfile.FormatReader).
+type reader struct{}
+
+// Parse reads the 4.42 suite doc, whose text is data, with its tests under key.
+func (reader) Parse(data []byte, doc *yaml.Node, key string, o evalfile.ReaderOptions) (*evalfile.File, error) {
 	tb := yamltree.NewBuilder(int64(len(data)), key)
 	root := tb.Build(doc, nil, 0)
 	if tb.TooLarge {
-		return nil, &ValidationError{Problems: tb.Problems}
+		return nil, &evalfile.ValidationError{Problems: tb.Problems}
 	}
 	sp := newSuiteParser(tb, o, root, doc.Content[0])
 	sp.s.TestsKey = key
 	sp.read()
 	if tb.TooLarge {
-		return nil, &ValidationError{Problems: tb.Problems}
+		return nil, &evalfile.ValidationError{Problems: tb.Problems}
 	}
-	return finish(tb, sp.p, sp.f)
+	return evalfile.NewFile(sp.f, sp.tests, tb, sp.p)
 }
 
-func newSuiteParser(tb *yamltree.Builder, o parseOptions, root *yamltree.Value, rootNode *yaml.Node) *suiteParser {
-	s := &Suite{}
+func newSuiteParser(tb *yamltree.Builder, o evalfile.ReaderOptions, root *yamltree.Value, rootNode *yaml.Node) *suiteParser {
+	s := &evalfile.Suite{}
 	return &suiteParser{
-		p: &parser{Reader: yamltree.Reader{CaseIndex: -1}}, tb: tb, o: o, root: root, rootNode: rootNode, s: s,
-		f:         &File{Format: FormatSuite42, Suite: s, wholeTree: true},
-		files:     newSuiteFiles(o.files, o.name),
-		generated: map[*EvaluatorConfig]bool{}, suiteInputProblems: map[string]bool{},
+		p: &evalfile.Parser{Reader: yamltree.Reader{CaseIndex: -1}}, tb: tb, o: o, root: root, rootNode: rootNode, s: s,
+		f:         &evalfile.File{Format: evalfile.FormatSuite42, Suite: s},
+		files:     newSuiteFiles(o.Files, o.Name),
+		generated: map[*evalfile.EvaluatorConfig]bool{}, suiteInputProblems: map[string]bool{},
 	}
 }
 
@@ -164,7 +85,7 @@ func (sp *suiteParser) warn(path string, v *yamltree.Value, format string, args 
 
 func (sp *suiteParser) warnAt(path string, line int, format string, args ...any) {
 	p := sp.p
-	sp.f.Warnings = append(sp.f.Warnings, Problem{
+	sp.f.Warnings = append(sp.f.Warnings, evalfile.Problem{
 		CaseIndex: p.CaseIndex, CaseID: p.CaseID, File: p.InFile, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
 	})
 }
@@ -216,52 +137,66 @@ const (
 	keyRefused
 )
 
-// keySpec is what the reader does with one key, and why.
+// keySpec is what the reader does with one key, and why. The keys of a mapping are a []keySpec (a static table,
+// which every binary that links the reader holds as data, not a map it builds at start); a key not listed is
+// unknown.
 type keySpec struct {
+	key  string
 	rule keyRule
 	why  string
 }
 
+// specOf returns the spec of key k in specs, and whether k is listed.
+func specOf(specs []keySpec, k string) (keySpec, bool) {
+	for _, s := range specs {
+		if s.key == k {
+			return s, true
+		}
+	}
+	return keySpec{}, false
+}
+
 // suiteKeySpecs are the top-level keys of a 4.42 suite. A key not listed is unknown: AgentV ignores it with a
 // warning, and so does the reader.
-var suiteKeySpecs = map[string]keySpec{
-	"$schema": {}, "name": {}, "description": {}, "category": {}, "version": {}, "author": {}, "tags": {},
-	"license": {}, "requires": {}, keyInput: {}, "input_files": {}, "tests": {}, "eval_cases": {}, keyTarget: {},
-	keyExecution: {}, keyAssertions: {}, keyAssert: {}, "evaluator": {}, "metadata": {}, "governance": {},
-	"workspace": {keyRefused, "a workspace (its template, repositories, hooks, docker image) is set up by AgentV " +
+var suiteKeySpecs = []keySpec{
+	{key: "$schema"}, {key: "name"}, {key: "description"}, {key: "category"}, {key: "version"}, {key: "author"},
+	{key: "tags"}, {key: "license"}, {key: "requires"}, {key: keyInput}, {key: "input_files"}, {key: "tests"},
+	{key: "eval_cases"}, {key: keyTarget}, {key: keyExecution}, {key: keyAssertions}, {key: keyAssert},
+	{key: "evaluator"}, {key: "metadata"}, {key: "governance"},
+	{"workspace", keyRefused, "a workspace (its template, repositories, hooks, docker image) is set up by AgentV " +
 		"around each test, which the operator does not do: the runner's image is its workspace"},
-	"preprocessors": {keyRefused, "preprocessors run commands over the runner's output files before grading, which " +
+	{"preprocessors", keyRefused, "preprocessors run commands over the runner's output files before grading, which " +
 		"the operator does not do"},
-	keyEvaluators: {keyRefused, "AgentV 4.42 does not read a top-level evaluators list (only execution.evaluators, " +
+	{keyEvaluators, keyRefused, "AgentV 4.42 does not read a top-level evaluators list (only execution.evaluators, " +
 		"deprecated): write assertions"},
-	"evalcases": {keyRefused, "the suite has tests too; evalcases is agentv-eval-v2's key, which AgentV 4.42 reads " +
+	{"evalcases", keyRefused, "the suite has tests too; evalcases is agentv-eval-v2's key, which AgentV 4.42 reads " +
 		"only when tests is absent: keep one of them"},
 }
 
 // suiteExecutionSpecs are the keys of the suite's execution.
-var suiteExecutionSpecs = map[string]keySpec{
-	keyTarget: {}, "targets": {}, keyAssertions: {}, keyAssert: {}, keyEvaluators: {}, "threshold": {},
-	"fail_on_error": {}, "failOnError": {},
-	"workers":       {keyIgnored, "how many tests AgentV runs at once: the runner runs the whole batch"},
-	"cache":         {keyIgnored, "AgentV's response cache: the operator always runs the runner"},
-	"cache_path":    {keyIgnored, "AgentV's response cache: the operator always runs the runner"},
-	"skip_defaults": {keyIgnored, "AgentV reads skip_defaults per test, not at the suite level"},
-	"trials": {keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
+var suiteExecutionSpecs = []keySpec{
+	{key: keyTarget}, {key: "targets"}, {key: keyAssertions}, {key: keyAssert}, {key: keyEvaluators},
+	{key: "threshold"}, {key: "fail_on_error"}, {key: "failOnError"},
+	{"workers", keyIgnored, "how many tests AgentV runs at once: the runner runs the whole batch"},
+	{"cache", keyIgnored, "AgentV's response cache: the operator always runs the runner"},
+	{"cache_path", keyIgnored, "AgentV's response cache: the operator always runs the runner"},
+	{"skip_defaults", keyIgnored, "AgentV reads skip_defaults per test, not at the suite level"},
+	{"trials", keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
 		"spec.trials)"},
-	"budget_usd": {keyRefused, "a suite's cost budget stops AgentV starting tests once spent; use the EvalRun's " +
+	{"budget_usd", keyRefused, "a suite's cost budget stops AgentV starting tests once spent; use the EvalRun's " +
 		"cost budget"},
-	"budgetUsd": {keyRefused, "a suite's cost budget stops AgentV starting tests once spent; use the EvalRun's " +
+	{"budgetUsd", keyRefused, "a suite's cost budget stops AgentV starting tests once spent; use the EvalRun's " +
 		"cost budget"},
-	"total_budget_usd": {keyRefused, "AgentV 4.42 refuses it too: execution.total_budget_usd was renamed to " +
+	{"total_budget_usd", keyRefused, "AgentV 4.42 refuses it too: execution.total_budget_usd was renamed to " +
 		"execution.budget_usd (and a suite's budget is the EvalRun's, here)"},
-	"totalBudgetUsd": {keyRefused, "AgentV 4.42 refuses it too: execution.total_budget_usd was renamed to " +
+	{"totalBudgetUsd", keyRefused, "AgentV 4.42 refuses it too: execution.total_budget_usd was renamed to " +
 		"execution.budget_usd (and a suite's budget is the EvalRun's, here)"},
 }
 
 // checkKeys applies specs to obj's keys (n is its node, for key lines), and warns about unknown ones.
-func (sp *suiteParser) checkKeys(obj *yamltree.Value, n *yaml.Node, path string, specs map[string]keySpec, what string) {
+func (sp *suiteParser) checkKeys(obj *yamltree.Value, n *yaml.Node, path string, specs []keySpec, what string) {
 	for i, k := range obj.Keys {
-		spec, known := specs[k]
+		spec, known := specOf(specs, k)
 		kp := yamltree.JoinPath(path, k)
 		line := keyLine(n, k, obj.Vals[i])
 		switch {
@@ -280,7 +215,7 @@ func (sp *suiteParser) checkKeys(obj *yamltree.Value, n *yaml.Node, path string,
 // read reads the suite into sp.f.
 func (sp *suiteParser) read() {
 	p, root, f := sp.p, sp.root, sp.f
-	p.refuseEnv(root, func() string { return "" })
+	refuseEnv(p, root, func() string { return "" })
 	sp.checkKeys(root, sp.rootNode, "", suiteKeySpecs, "top-level")
 	f.Schema = p.OptString(root, "$schema", "")
 	f.Description = p.OptString(root, "description", "")
@@ -314,13 +249,7 @@ func (sp *suiteParser) read() {
 	sp.suiteMetadata()
 
 	// The EvalRun's judging.evaluators, in agentv-eval-v2's shape.
-	for i, m := range sp.o.defaultEvaluators {
-		path := fmt.Sprintf("judging.evaluators[%d]", i)
-		if ev := p.evaluator(yamltree.FromAny(m), path, ""); ev != nil {
-			f.DefaultEvaluators = append(f.DefaultEvaluators, ev)
-		}
-	}
-	p.uniqueNames(f.DefaultEvaluators, "judging.evaluators", nil)
+	f.DefaultEvaluators = p.DefaultEvaluators(sp.o.DefaultEvaluators)
 
 	// Suite-level assertions: assertions > assert > execution.assertions > execution.assert > execution.evaluators.
 	if list, path := sp.firstList([]listSource{{root, sp.rootNode, "", keyAssertions}, {root, sp.rootNode, "", keyAssert},

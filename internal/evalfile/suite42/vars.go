@@ -1,4 +1,4 @@
-package evalfile
+package suite42
 
 import (
 	"math"
@@ -7,8 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 )
 
@@ -40,7 +40,7 @@ func isJSSpace(r rune) bool {
 
 // refuseEnv reports every string of v (keys are not interpolated) that AgentV would interpolate from the
 // environment; path is v's path, formatted only for a problem.
-func (p *parser) refuseEnv(v *yamltree.Value, path func() string) {
+func refuseEnv(p *evalfile.Parser, v *yamltree.Value, path func() string) {
 	switch v.Kind {
 	case yamltree.KindString:
 		if m := envPattern.FindStringSubmatch(v.Str); m != nil {
@@ -49,11 +49,11 @@ func (p *parser) refuseEnv(v *yamltree.Value, path func() string) {
 		}
 	case yamltree.KindObject:
 		for i, k := range v.Keys {
-			p.refuseEnv(v.Vals[i], func() string { return yamltree.JoinPath(path(), k) })
+			refuseEnv(p, v.Vals[i], func() string { return yamltree.JoinPath(path(), k) })
 		}
 	case yamltree.KindArray:
 		for i, item := range v.Vals {
-			p.refuseEnv(item, func() string { return path() + "[" + strconv.Itoa(i) + "]" })
+			refuseEnv(p, item, func() string { return path() + "[" + strconv.Itoa(i) + "]" })
 		}
 	}
 }
@@ -127,7 +127,7 @@ func (t *templater) fillString(v *yamltree.Value) *yamltree.Value {
 }
 
 func (t *templater) charge(n int64) {
-	if t.added += n + yamltree.ExpansionValueBytes; t.added > MaxExpansionBytes {
+	if t.added += n + yamltree.ExpansionValueBytes; t.added > evalfile.MaxExpansionBytes {
 		t.over = true
 	}
 }

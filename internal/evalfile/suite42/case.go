@@ -1,4 +1,4 @@
-package evalfile
+package suite42
 
 import (
 	"encoding/json"
@@ -7,35 +7,35 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
 // testKeySpecs are the keys of a 4.42 test. A key not listed is unknown: AgentV ignores it with a warning, and so
 // does the reader.
-var testKeySpecs = map[string]keySpec{
-	"id": {}, "vars": {}, "criteria": {}, "expected_outcome": {}, keyInput: {}, "input_files": {},
-	"expected_output": {}, keyAssertions: {}, keyAssert: {}, keyEvaluators: {}, "evaluator": {}, keyRubrics: {},
-	keyExecution: {}, "metadata": {}, "conversation_id": {},
-	"suite": {keyIgnored, "AgentV 4.42 names a test's suite after its file (or the suite's name), not this key"},
-	"workspace": {keyRefused, "a workspace (its template, repositories, hooks, docker image) is set up by AgentV " +
+var testKeySpecs = []keySpec{
+	{key: "id"}, {key: "vars"}, {key: "criteria"}, {key: "expected_outcome"}, {key: keyInput}, {key: "input_files"},
+	{key: "expected_output"}, {key: keyAssertions}, {key: keyAssert}, {key: keyEvaluators}, {key: "evaluator"},
+	{key: keyRubrics}, {key: keyExecution}, {key: "metadata"}, {key: "conversation_id"},
+	{"suite", keyIgnored, "AgentV 4.42 names a test's suite after its file (or the suite's name), not this key"},
+	{"workspace", keyRefused, "a workspace (its template, repositories, hooks, docker image) is set up by AgentV " +
 		"around the test, which the operator does not do: the runner's image is its workspace"},
-	"depends_on": {keyRefused, "a test that depends on others runs after them with their results, which a batch " +
+	{"depends_on", keyRefused, "a test that depends on others runs after them with their results, which a batch " +
 		"runner does not do"},
-	"on_dependency_failure": {keyRefused, "it belongs to depends_on, which the operator does not support"},
-	"mode": {keyRefused, "conversation mode runs the target turn by turn, which a batch runner does not do: write " +
+	{"on_dependency_failure", keyRefused, "it belongs to depends_on, which the operator does not support"},
+	{"mode", keyRefused, "conversation mode runs the target turn by turn, which a batch runner does not do: write " +
 		"the conversation so far as input"},
-	"turns": {keyRefused, "conversation mode runs the target turn by turn, which a batch runner does not do: write " +
+	{"turns", keyRefused, "conversation mode runs the target turn by turn, which a batch runner does not do: write " +
 		"the conversation so far as input"},
-	"aggregation":     {keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
-	"on_turn_failure": {keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
-	"window_size":     {keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
-	"input_messages": {keyRefused, "input_messages is agentv-eval-v2's key, which AgentV 4.42 does not read (it " +
+	{"aggregation", keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
+	{"on_turn_failure", keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
+	{"window_size", keyRefused, "it belongs to conversation mode (turns), which the operator does not support"},
+	{"input_messages", keyRefused, "input_messages is agentv-eval-v2's key, which AgentV 4.42 does not read (it " +
 		"would skip the test): write input"},
-	"expected_messages": {keyRefused, "expected_messages is agentv-eval-v2's key, which AgentV 4.42 does not read: " +
+	{"expected_messages", keyRefused, "expected_messages is agentv-eval-v2's key, which AgentV 4.42 does not read: " +
 		"write expected_output"},
 }
 
@@ -43,31 +43,32 @@ var testKeySpecs = map[string]keySpec{
 const whySuiteLevelOnly = "AgentV 4.42 reads it at the suite level only"
 
 // testExecutionSpecs are the keys of a test's execution.
-var testExecutionSpecs = map[string]keySpec{
-	"skip_defaults": {}, "threshold": {}, "fail_on_error": {}, "failOnError": {}, keyEvaluators: {}, "targets": {},
-	keyTarget: {keyIgnored, "AgentV 4.42 reads a test's target from execution.targets only"},
-	"trials": {keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
+var testExecutionSpecs = []keySpec{
+	{key: "skip_defaults"}, {key: "threshold"}, {key: "fail_on_error"}, {key: "failOnError"}, {key: keyEvaluators},
+	{key: "targets"},
+	{keyTarget, keyIgnored, "AgentV 4.42 reads a test's target from execution.targets only"},
+	{"trials", keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
 		"spec.trials)"},
-	keyAssertions: {keyRefused, "AgentV 4.42 does not read a test's execution.assertions (it would grade the test " +
+	{keyAssertions, keyRefused, "AgentV 4.42 does not read a test's execution.assertions (it would grade the test " +
 		"without them): write assertions on the test"},
-	keyAssert: {keyRefused, "AgentV 4.42 does not read a test's execution.assert (it would grade the test without " +
+	{keyAssert, keyRefused, "AgentV 4.42 does not read a test's execution.assert (it would grade the test without " +
 		"them): write assertions on the test"},
-	"workers":          {keyIgnored, whySuiteLevelOnly},
-	"cache":            {keyIgnored, whySuiteLevelOnly},
-	"cache_path":       {keyIgnored, whySuiteLevelOnly},
-	"budget_usd":       {keyIgnored, whySuiteLevelOnly},
-	"budgetUsd":        {keyIgnored, whySuiteLevelOnly},
-	"total_budget_usd": {keyIgnored, whySuiteLevelOnly},
+	{"workers", keyIgnored, whySuiteLevelOnly},
+	{"cache", keyIgnored, whySuiteLevelOnly},
+	{"cache_path", keyIgnored, whySuiteLevelOnly},
+	{"budget_usd", keyIgnored, whySuiteLevelOnly},
+	{"budgetUsd", keyIgnored, whySuiteLevelOnly},
+	{"total_budget_usd", keyIgnored, whySuiteLevelOnly},
 }
 
-// cases reads every test into the File, in order.
+// cases reads every test into a Case (sp.tests), in order.
 func (sp *suiteParser) cases() {
-	f, p := sp.f, sp.p
-	f.cases, f.ids = make([]caseEntry, 0, len(sp.items)), make([]string, 0, len(sp.items))
+	p := sp.p
+	sp.tests = make([]*evalfile.Case, 0, len(sp.items))
 	firstByID := make(map[string]int, len(sp.items))
 	for k := range sp.items {
 		it := &sp.items[k]
-		var c *Case
+		var c *evalfile.Case
 		sp.withFile(it.file, func() { c = sp.test(it, k) })
 		if c == nil {
 			continue
@@ -82,28 +83,18 @@ func (sp *suiteParser) cases() {
 				firstByID[c.ID] = k
 			}
 		}
-		f.cases = append(f.cases, caseEntry{start: int32(len(f.built)), inherits: sp.inherits(c)})
-		f.built = append(f.built, c)
-		f.ids = append(f.ids, c.ID)
+		sp.tests = append(sp.tests, c)
 	}
 	p.CaseIndex, p.CaseID = -1, ""
 }
 
-// inherits is the caseEntry.inherits of a suite's case: a case whose evaluators are exactly the inherited ones.
-func (sp *suiteParser) inherits(c *Case) uint8 {
-	if c.EvaluatorSource != inheritedSource(sp.f.DefaultEvaluators, sp.f.Evaluators) {
-		return 0
-	}
-	return inheritance(c)
-}
-
 // test reads one test into a Case, recording its problems.
-func (sp *suiteParser) test(it *testItem, k int) *Case {
+func (sp *suiteParser) test(it *testItem, k int) *evalfile.Case {
 	p := sp.p
 	v, n := it.v, it.node
 	path := sp.s.TestsKey + "[" + strconv.Itoa(k) + "]"
 	p.CaseIndex, p.CaseID = k, ""
-	c := &Case{Index: k}
+	c := &evalfile.Case{Index: k}
 
 	// id: a safe file name and object key, as in agentv-eval-v2.
 	idv := v.Get("id")
@@ -113,7 +104,7 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 	if idv.IsNull() {
 		p.AddAt(path+".id", it.line, "is required (AgentV 4.42 skips a test without one)")
 	} else {
-		p.readCaseID(c, idv, path, "quote it; AgentV 4.42 skips the test")
+		p.ReadCaseID(c, idv, path, "quote it; AgentV 4.42 skips the test")
 	}
 	sp.checkKeys(v, n, path, testKeySpecs, "test")
 
@@ -162,7 +153,7 @@ func (sp *suiteParser) test(it *testItem, k int) *Case {
 	}
 	if tmpl != nil && tmpl.over {
 		p.Add(path+".vars", v.Get("vars"), "filling the test's vars adds more than %s to it (AgentV 4.42 would too; "+
-			"a variable used many times?)", yamltree.SizeText(MaxExpansionBytes))
+			"a variable used many times?)", yamltree.SizeText(evalfile.MaxExpansionBytes))
 	}
 
 	// A test needs something to be judged by: AgentV skips it otherwise.
@@ -207,7 +198,7 @@ func (sp *suiteParser) criteria(v *yamltree.Value, n *yaml.Node, path string, tm
 }
 
 // testInput resolves the test's input messages as AgentV 4.42 does, and the form the test wrote its input in.
-func (sp *suiteParser) testInput(v *yamltree.Value, n *yaml.Node, path string, tmpl *templater, skipDefaults bool) ([]Message, InputForm) {
+func (sp *suiteParser) testInput(v *yamltree.Value, n *yaml.Node, path string, tmpl *templater, skipDefaults bool) ([]evalfile.Message, evalfile.InputForm) {
 	p := sp.p
 	in := tmpl.fill(v.Get(keyInput))
 	inputFiles, filesPath := v.Get("input_files"), path+".input_files"
@@ -216,8 +207,8 @@ func (sp *suiteParser) testInput(v *yamltree.Value, n *yaml.Node, path string, t
 	}
 	inputFiles = tmpl.fill(inputFiles)
 
-	var msgs []Message
-	form := InputMessagesForm
+	var msgs []evalfile.Message
+	form := evalfile.InputMessagesForm
 	switch {
 	case in.IsNull():
 		p.AddAt(path+".input", keyLine(n, keyInput, v), "is required: a string or a list of messages (AgentV 4.42 "+
@@ -225,17 +216,17 @@ func (sp *suiteParser) testInput(v *yamltree.Value, n *yaml.Node, path string, t
 	case !inputFiles.IsNull():
 		sp.onceForSuite(func() { msgs = sp.inputFilesMessage(inputFiles, filesPath, in, path+".input") })
 	default:
-		msgs, form = sp.messagesShorthand(in, path+".input", RoleUser)
+		msgs, form = sp.messagesShorthand(in, path+".input", evalfile.RoleUser)
 	}
 	if sp.input != nil && !skipDefaults {
 		sp.onceForSuite(func() {
-			suiteMsgs, _ := sp.messagesShorthand(tmpl.fill(sp.input), keyInput, RoleUser)
+			suiteMsgs, _ := sp.messagesShorthand(tmpl.fill(sp.input), keyInput, evalfile.RoleUser)
 			msgs = append(suiteMsgs, msgs...)
 		})
-		form = InputMessagesForm
+		form = evalfile.InputMessagesForm
 	}
 	if !inputFiles.IsNull() {
-		form = InputMessagesForm
+		form = evalfile.InputMessagesForm
 	}
 	return msgs, form
 }
@@ -262,7 +253,7 @@ func (sp *suiteParser) onceForSuite(fn func()) {
 
 // inputFilesMessage expands input_files with a string input into one user message: a file segment per path,
 // then the input as a text segment.
-func (sp *suiteParser) inputFilesMessage(files *yamltree.Value, filesPath string, in *yamltree.Value, inPath string) []Message {
+func (sp *suiteParser) inputFilesMessage(files *yamltree.Value, filesPath string, in *yamltree.Value, inPath string) []evalfile.Message {
 	p := sp.p
 	if files.Kind != yamltree.KindArray || len(files.Vals) == 0 {
 		p.Add(filesPath, files, "must be a non-empty list of file paths, got %s (AgentV 4.42 skips the test)", describe(files))
@@ -282,7 +273,7 @@ func (sp *suiteParser) inputFilesMessage(files *yamltree.Value, filesPath string
 		content.Vals = append(content.Vals, segmentValue("file", f.Str, f.Line))
 	}
 	content.Vals = append(content.Vals, segmentValue("text", in.Str, in.Line))
-	return []Message{sp.message(RoleUser, content, inPath, false)}
+	return []evalfile.Message{sp.message(evalfile.RoleUser, content, inPath, false)}
 }
 
 // segmentValue is a {type, value} segment.
@@ -293,54 +284,54 @@ func segmentValue(t, s string, line int) *yamltree.Value {
 
 // messagesShorthand expands input (role user) or a suite-level input: a string is one message, a mapping without
 // role one message with structured content, a mapping with role that message, a list a list of messages.
-func (sp *suiteParser) messagesShorthand(v *yamltree.Value, path string, role Role) ([]Message, InputForm) {
+func (sp *suiteParser) messagesShorthand(v *yamltree.Value, path string, role evalfile.Role) ([]evalfile.Message, evalfile.InputForm) {
 	p := sp.p
 	switch v.Kind {
 	case yamltree.KindString:
-		return []Message{sp.message(role, v, path, false)}, InputText
+		return []evalfile.Message{sp.message(role, v, path, false)}, evalfile.InputText
 	case yamltree.KindObject:
 		if !v.Has("role") {
-			return []Message{sp.message(role, v, path, false)}, InputObject
+			return []evalfile.Message{sp.message(role, v, path, false)}, evalfile.InputObject
 		}
 		if m, ok := sp.messageItem(v, path, false); ok {
-			return []Message{m}, InputMessagesForm
+			return []evalfile.Message{m}, evalfile.InputMessagesForm
 		}
-		return nil, InputMessagesForm
+		return nil, evalfile.InputMessagesForm
 	case yamltree.KindArray:
 		if len(v.Vals) == 0 {
 			p.Add(path, v, "must have at least one message (AgentV 4.42 skips the test)")
-			return nil, InputMessagesForm
+			return nil, evalfile.InputMessagesForm
 		}
-		msgs := make([]Message, 0, len(v.Vals))
+		msgs := make([]evalfile.Message, 0, len(v.Vals))
 		for i, item := range v.Vals {
 			if m, ok := sp.messageItem(item, fmt.Sprintf("%s[%d]", path, i), false); ok {
 				msgs = append(msgs, m)
 			}
 		}
-		return msgs, InputMessagesForm
+		return msgs, evalfile.InputMessagesForm
 	}
 	p.Add(path, v, "must be a string, a mapping or a list of messages, got %s", v.Kind)
-	return nil, InputMessagesForm
+	return nil, evalfile.InputMessagesForm
 }
 
 // expectedOutput expands expected_output: a string is one assistant message, a mapping without role one with
 // structured content, a mapping with role that message, a list whose first item is a mapping with role a list of
 // messages, any other list one assistant message with the list as content.
-func (sp *suiteParser) expectedOutput(v *yamltree.Value, path string) []Message {
+func (sp *suiteParser) expectedOutput(v *yamltree.Value, path string) []evalfile.Message {
 	switch v.Kind {
 	case yamltree.KindString:
-		return []Message{sp.message(RoleAssistant, v, path, true)}
+		return []evalfile.Message{sp.message(evalfile.RoleAssistant, v, path, true)}
 	case yamltree.KindObject:
 		if !v.Has("role") {
-			return []Message{sp.message(RoleAssistant, v, path, true)}
+			return []evalfile.Message{sp.message(evalfile.RoleAssistant, v, path, true)}
 		}
 		if m, ok := sp.messageItem(v, path, true); ok {
-			return []Message{m}
+			return []evalfile.Message{m}
 		}
 		return nil
 	case yamltree.KindArray:
 		if len(v.Vals) > 0 && v.Vals[0].Kind == yamltree.KindObject && v.Vals[0].Has("role") {
-			var msgs []Message
+			var msgs []evalfile.Message
 			for i, item := range v.Vals {
 				if m, ok := sp.messageItem(item, fmt.Sprintf("%s[%d]", path, i), true); ok {
 					msgs = append(msgs, m)
@@ -351,7 +342,7 @@ func (sp *suiteParser) expectedOutput(v *yamltree.Value, path string) []Message 
 		if len(v.Vals) == 0 {
 			return nil
 		}
-		return []Message{sp.message(RoleAssistant, v, path, true)}
+		return []evalfile.Message{sp.message(evalfile.RoleAssistant, v, path, true)}
 	}
 	sp.p.Add(path, v, "must be a string, a mapping or a list, got %s", v.Kind)
 	return nil
@@ -359,29 +350,29 @@ func (sp *suiteParser) expectedOutput(v *yamltree.Value, path string) []Message 
 
 // messageItem reads a message mapping {role, content, tool_calls, name}; ok is false (after recording why) when it
 // is not one AgentV 4.42 keeps.
-func (sp *suiteParser) messageItem(v *yamltree.Value, path string, expected bool) (Message, bool) {
+func (sp *suiteParser) messageItem(v *yamltree.Value, path string, expected bool) (evalfile.Message, bool) {
 	p := sp.p
 	if v.Kind != yamltree.KindObject {
 		p.Add(path, v, "a message must be a mapping with role and content, got %s (AgentV 4.42 drops it)", v.Kind)
-		return Message{}, false
+		return evalfile.Message{}, false
 	}
 	rv := v.Get("role")
-	var role Role
+	var role evalfile.Role
 	switch {
 	case rv.IsNull():
 		p.Add(path+".role", v, "is required (AgentV 4.42 drops a message without)")
-		return Message{}, false
+		return evalfile.Message{}, false
 	case rv.Kind != yamltree.KindString:
 		p.Add(path+".role", rv, "must be a string, got %s", rv.Kind)
-		return Message{}, false
+		return evalfile.Message{}, false
 	default:
-		switch Role(rv.Str) {
-		case RoleSystem, RoleUser, RoleAssistant, RoleTool:
-			role = Role(rv.Str)
+		switch evalfile.Role(rv.Str) {
+		case evalfile.RoleSystem, evalfile.RoleUser, evalfile.RoleAssistant, evalfile.RoleTool:
+			role = evalfile.Role(rv.Str)
 		default:
 			p.Add(path+".role", rv, "invalid role %q: must be system, user, assistant or tool (AgentV 4.42 drops the message)",
 				textbound.Head(rv.Str, 40))
-			return Message{}, false
+			return evalfile.Message{}, false
 		}
 	}
 	content := v.Get("content")
@@ -389,14 +380,14 @@ func (sp *suiteParser) messageItem(v *yamltree.Value, path string, expected bool
 	hasCalls := tc != nil && tc.Kind == yamltree.KindArray && len(tc.Vals) > 0
 	if content.IsNull() && !hasCalls {
 		p.Add(path+".content", v, "is required: a string, a mapping or a list of segments (AgentV 4.42 drops a message without)")
-		return Message{}, false
+		return evalfile.Message{}, false
 	}
 	m := sp.message(role, content, path, expected)
 	if !tc.IsNull() {
-		if role != RoleAssistant {
+		if role != evalfile.RoleAssistant {
 			p.Add(path+".tool_calls", tc, "only assistant messages may carry tool_calls")
 		}
-		m.ToolCalls = p.toolCalls(tc, path+".tool_calls")
+		m.ToolCalls = p.ToolCalls(tc, path+".tool_calls")
 	}
 	if nv := v.Get("name"); !nv.IsNull() {
 		m.Name = p.OptString(v, "name", path)
@@ -406,15 +397,15 @@ func (sp *suiteParser) messageItem(v *yamltree.Value, path string, expected bool
 }
 
 // message is a message with role and content v (nil: none) at path.
-func (sp *suiteParser) message(role Role, v *yamltree.Value, path string, expected bool) Message {
-	m := Message{Role: role, Content: sp.content(v, path+".content", expected)}
+func (sp *suiteParser) message(role evalfile.Role, v *yamltree.Value, path string, expected bool) evalfile.Message {
+	m := evalfile.Message{Role: role, Content: sp.content(v, path+".content", expected)}
 	m.Raw = messageRaw(m, nil)
 	return m
 }
 
 // messageRaw is a message's JSON: role, name, content (as read: string segments become text segments) and
 // tool_calls, in that order.
-func messageRaw(m Message, written *yamltree.Value) json.RawMessage {
+func messageRaw(m evalfile.Message, written *yamltree.Value) json.RawMessage {
 	obj := &yamltree.Value{Kind: yamltree.KindObject}
 	add := func(k string, v *yamltree.Value) { obj.Keys, obj.Vals = append(obj.Keys, k), append(obj.Vals, v) }
 	add("role", &yamltree.Value{Kind: yamltree.KindString, Str: string(m.Role)})
@@ -435,23 +426,23 @@ func messageRaw(m Message, written *yamltree.Value) json.RawMessage {
 // content reads a 4.42 message's content: a string, a mapping (kept exactly), or a list of segments, a string item
 // being a text segment (an empty one dropped, as AgentV drops it). A list that is not segments is kept as it is
 // in expected output (ContentList), and refused in input.
-func (sp *suiteParser) content(v *yamltree.Value, path string, expected bool) Content {
+func (sp *suiteParser) content(v *yamltree.Value, path string, expected bool) evalfile.Content {
 	p := sp.p
 	switch {
 	case v.IsNull():
-		return Content{}
+		return evalfile.Content{}
 	case v.Kind == yamltree.KindString:
-		return Content{Kind: ContentText, Text: v.Str, Raw: p.Raw(v)}
+		return evalfile.Content{Kind: evalfile.ContentText, Text: v.Str, Raw: p.Raw(v)}
 	case v.Kind == yamltree.KindObject:
-		return Content{Kind: ContentObject, Raw: p.Raw(v)}
+		return evalfile.Content{Kind: evalfile.ContentObject, Raw: p.Raw(v)}
 	case v.Kind != yamltree.KindArray:
 		p.Add(path, v, "must be a string, a mapping or a list of segments, got %s", v.Kind)
-		return Content{}
+		return evalfile.Content{}
 	}
 	if expected && !allSegments(v) {
-		return Content{Kind: ContentList, Raw: p.Raw(v)}
+		return evalfile.Content{Kind: evalfile.ContentList, Raw: p.Raw(v)}
 	}
-	c := Content{Kind: ContentSegments, Segments: make([]Segment, 0, len(v.Vals))}
+	c := evalfile.Content{Kind: evalfile.ContentSegments, Segments: make([]evalfile.Segment, 0, len(v.Vals))}
 	norm := &yamltree.Value{Kind: yamltree.KindArray, Line: v.Line}
 	for i, sv := range v.Vals {
 		spath := fmt.Sprintf("%s[%d]", path, i)
@@ -465,7 +456,7 @@ func (sp *suiteParser) content(v *yamltree.Value, path string, expected bool) Co
 			p.Add(spath, sv, "a content segment must be a string or a mapping {type: text|file|image, value}, got %s", sv.Kind)
 			continue
 		}
-		seg := Segment{}
+		seg := evalfile.Segment{}
 		tv := sv.Get(keyType)
 		switch {
 		case tv.IsNull():
@@ -473,7 +464,7 @@ func (sp *suiteParser) content(v *yamltree.Value, path string, expected bool) Co
 		case tv.Kind != yamltree.KindString || (tv.Str != "text" && tv.Str != "file" && tv.Str != "image"):
 			p.Add(spath+".type", tv, "must be text, file or image, got %s", describe(tv))
 		default:
-			seg.Type = SegmentType(tv.Str)
+			seg.Type = evalfile.SegmentType(tv.Str)
 		}
 		vv := sv.Get("value")
 		switch {
@@ -481,7 +472,7 @@ func (sp *suiteParser) content(v *yamltree.Value, path string, expected bool) Co
 			p.Add(spath+".value", sv, "is required (AgentV 4.42 drops a segment without)")
 		case vv.Kind != yamltree.KindString:
 			p.Add(spath+".value", vv, "must be a string, got %s", vv.Kind)
-		case seg.Type != SegmentText && vv.Str == "":
+		case seg.Type != evalfile.SegmentText && vv.Str == "":
 			p.Add(spath+".value", vv, "a %s segment needs a path", seg.Type)
 		default:
 			seg.Value = vv.Str
@@ -509,7 +500,7 @@ func allSegments(v *yamltree.Value) bool {
 }
 
 // testMetadata reads the test's metadata, merged with the suite's.
-func (sp *suiteParser) testMetadata(c *Case, v *yamltree.Value, path string) {
+func (sp *suiteParser) testMetadata(c *evalfile.Case, v *yamltree.Value, path string) {
 	var own *yamltree.Value
 	if m := v.Get("metadata"); !m.IsNull() {
 		if m.Kind != yamltree.KindObject {
@@ -530,8 +521,8 @@ func (sp *suiteParser) testMetadata(c *Case, v *yamltree.Value, path string) {
 // assert > execution.evaluators > evaluators), then the suite's unless skip_defaults. With none of its own, the
 // EvalRun's judging.evaluators take the suite's place when given, as they take the file-level ones' in
 // agentv-eval-v2.
-func (sp *suiteParser) testEvaluators(c *Case, v *yamltree.Value, n *yaml.Node, exec *yamltree.Value, execNode *yaml.Node, path string, skipDefaults bool) {
-	var list []*EvaluatorConfig
+func (sp *suiteParser) testEvaluators(c *evalfile.Case, v *yamltree.Value, n *yaml.Node, exec *yamltree.Value, execNode *yaml.Node, path string, skipDefaults bool) {
+	var list []*evalfile.EvaluatorConfig
 	if r := v.Get(keyRubrics); !r.IsNull() {
 		sp.warnAt(path+".rubrics", keyLine(n, keyRubrics, r), "rubrics on a test is deprecated in AgentV 4.42: write "+
 			"assertions: [{type: rubrics, criteria: [...]}]")
@@ -542,7 +533,7 @@ func (sp *suiteParser) testEvaluators(c *Case, v *yamltree.Value, n *yaml.Node, 
 	}
 	own, ownPath := sp.firstList([]listSource{{v, n, path, keyAssertions}, {v, n, path, keyAssert},
 		{exec, execNode, path + ".execution", keyEvaluators}, {v, n, path, keyEvaluators}})
-	var ownList []*EvaluatorConfig
+	var ownList []*evalfile.EvaluatorConfig
 	if own != nil {
 		ownList = sp.graderList(own, ownPath, searchDirs(sp.files.dir))
 	}
@@ -552,19 +543,19 @@ func (sp *suiteParser) testEvaluators(c *Case, v *yamltree.Value, n *yaml.Node, 
 	}
 	switch {
 	case len(ownList) > 0:
-		c.EvaluatorSource = SourceCase
+		c.EvaluatorSource = evalfile.SourceCase
 		list = append(append(list, ownList...), suite...)
 	case len(sp.f.DefaultEvaluators) > 0:
-		c.EvaluatorSource = SourceJudging
-		list = inherit(list, sp.f.DefaultEvaluators)
+		c.EvaluatorSource = evalfile.SourceJudging
+		list = evalfile.Inherit(list, sp.f.DefaultEvaluators)
 	case len(suite) > 0:
-		c.EvaluatorSource = SourceFile
-		list = inherit(list, suite)
+		c.EvaluatorSource = evalfile.SourceFile
+		list = evalfile.Inherit(list, suite)
 	case len(list) > 0 || len(sp.f.Evaluators) > 0:
 		// Inline rubrics alone, or skip_defaults: the test declares its evaluators.
-		c.EvaluatorSource = SourceCase
+		c.EvaluatorSource = evalfile.SourceCase
 	default:
-		c.EvaluatorSource = SourceNone
+		c.EvaluatorSource = evalfile.SourceNone
 	}
 	listPath, listValue := path, v
 	if own != nil {
@@ -584,9 +575,9 @@ func (sp *suiteParser) testEvaluators(c *Case, v *yamltree.Value, n *yaml.Node, 
 // uniqueEvaluators makes the names of a list unique as results need them: a name AgentV made up (graderName) that
 // another evaluator of the list already has is numbered (rubrics, rubrics-2, ...); two names written alike are a
 // problem.
-func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v *yamltree.Value) []*EvaluatorConfig {
+func (sp *suiteParser) uniqueEvaluators(list []*evalfile.EvaluatorConfig, path string, v *yamltree.Value) []*evalfile.EvaluatorConfig {
 	seen := make(map[string]bool, len(list))
-	var out []*EvaluatorConfig
+	var out []*evalfile.EvaluatorConfig
 	clash := false
 	for i, ev := range list {
 		if !seen[ev.Name] {
@@ -630,7 +621,7 @@ func (sp *suiteParser) uniqueEvaluators(list []*EvaluatorConfig, path string, v 
 }
 
 // evaluatorKeys appends the keys of ev and of its composite members.
-func evaluatorKeys(ev *EvaluatorConfig, keys []string) []string {
+func evaluatorKeys(ev *evalfile.EvaluatorConfig, keys []string) []string {
 	keys = append(keys, ev.Key)
 	if ev.Composite != nil {
 		for _, m := range ev.Composite.Members {
@@ -641,7 +632,7 @@ func evaluatorKeys(ev *EvaluatorConfig, keys []string) []string {
 }
 
 // renamed returns a copy of ev under another name, its composite members' keys following it.
-func renamed(ev *EvaluatorConfig, name string) *EvaluatorConfig {
+func renamed(ev *evalfile.EvaluatorConfig, name string) *evalfile.EvaluatorConfig {
 	c := *ev
 	c.Name = name
 	c.Key = name
@@ -653,12 +644,12 @@ func renamed(ev *EvaluatorConfig, name string) *EvaluatorConfig {
 }
 
 // rekey gives a composite's members keys under its own (copies: the members may be shared).
-func rekey(ev *EvaluatorConfig) {
+func rekey(ev *evalfile.EvaluatorConfig) {
 	if ev.Composite == nil {
 		return
 	}
 	comp := *ev.Composite
-	comp.Members = make([]*EvaluatorConfig, len(ev.Composite.Members))
+	comp.Members = make([]*evalfile.EvaluatorConfig, len(ev.Composite.Members))
 	for i, m := range ev.Composite.Members {
 		mc := *m
 		mc.Key = ev.Key + "/" + m.Name

@@ -1,16 +1,17 @@
-package evalfile
+package suite42
 
 import (
 	"bytes"
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // A 4.42 suite's tests are a list written inline, a path, or both: tests: PATH names a YAML file (a list of
@@ -205,7 +206,7 @@ func (sp *suiteParser) testsYAML(fpath string, data []byte, at string, line int)
 				sp.p.Add(ipath, v, "a test must be a mapping, got %s (AgentV 4.42 refuses the file)", v.Kind)
 				continue
 			}
-			sp.p.refuseEnv(v, func() string { return ipath })
+			refuseEnv(sp.p, v, func() string { return ipath })
 			sp.items = append(sp.items, testItem{v: v, node: n, file: fpath, line: v.Line, inline: -1})
 		}
 	})
@@ -235,7 +236,7 @@ func (sp *suiteParser) testsJSONL(fpath string, data []byte) {
 				continue
 			}
 			sp.tb.TextBytes += int64(len(text))
-			sp.p.refuseEnv(v, func() string { return ipath })
+			refuseEnv(sp.p, v, func() string { return ipath })
 			sp.items = append(sp.items, testItem{v: v, file: fpath, line: lineNo, inline: -1})
 		}
 	})
@@ -257,7 +258,7 @@ func (sp *suiteParser) checkJSON(v *yamltree.Value, line int, pathOf func() stri
 		}
 	case yamltree.KindObject:
 		for i, k := range v.Keys {
-			if j := indexOf(v.Keys[:i], k); j >= 0 {
+			if j := slices.Index(v.Keys[:i], k); j >= 0 {
 				sp.p.AddAt(yamltree.JoinPath(pathOf(), k), line, "key %q is set twice", k)
 				ok = false
 			}
@@ -312,7 +313,7 @@ func (sp *suiteParser) testsDir(dir, at string, line int) {
 				sp.p.Add(ipath, v, "a case file must be a mapping, got %s (AgentV 4.42 refuses it)", v.Kind)
 				return
 			}
-			sp.p.refuseEnv(v, func() string { return ipath })
+			refuseEnv(sp.p, v, func() string { return ipath })
 			it := testItem{v: v, node: doc.Content[0], file: file, line: v.Line, inline: -1}
 			if v.Get("id").IsNull() {
 				it.dirID = name

@@ -1,4 +1,4 @@
-package evalfile
+package suite42
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
-
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -29,12 +29,33 @@ var graderKinds = []string{
 	"inline-assert",
 }
 
-// assertionTypes map the string assertions onto their evaluator types.
-var assertionTypes = map[string]EvaluatorType{
-	"contains": TypeContains, "contains-any": TypeContainsAny, "contains-all": TypeContainsAll,
-	"icontains": TypeIContains, "icontains-any": TypeIContainsAny, "icontains-all": TypeIContainsAll,
-	"starts-with": TypeStartsWith, "ends-with": TypeEndsWith, "regex": TypeRegex, "is-json": TypeIsJSON,
-	"equals": TypeEquals,
+// assertionType maps a string assertion onto its evaluator type ("" for any other grader).
+func assertionType(kind string) evalfile.EvaluatorType {
+	switch kind {
+	case "contains":
+		return evalfile.TypeContains
+	case "contains-any":
+		return evalfile.TypeContainsAny
+	case "contains-all":
+		return evalfile.TypeContainsAll
+	case "icontains":
+		return evalfile.TypeIContains
+	case "icontains-any":
+		return evalfile.TypeIContainsAny
+	case "icontains-all":
+		return evalfile.TypeIContainsAll
+	case "starts-with":
+		return evalfile.TypeStartsWith
+	case "ends-with":
+		return evalfile.TypeEndsWith
+	case "regex":
+		return evalfile.TypeRegex
+	case "is-json":
+		return evalfile.TypeIsJSON
+	case "equals":
+		return evalfile.TypeEquals
+	}
+	return ""
 }
 
 // normalizeGraderType is AgentV's: snake_case names are read as kebab-case ones.
@@ -129,7 +150,7 @@ func (sp *suiteParser) include(name *yamltree.Value, ipath string, dirs []string
 		if sp.tb.TooLarge {
 			return
 		}
-		p.refuseEnv(root, func() string { return "" })
+		refuseEnv(p, root, func() string { return "" })
 		list := root.Get(keyAssertions)
 		if root.Kind != yamltree.KindObject || list.IsNull() || list.Kind != yamltree.KindArray {
 			p.Add(keyAssertions, root, "an assertion template must be a mapping with an assertions list")
@@ -144,11 +165,11 @@ func (sp *suiteParser) include(name *yamltree.Value, ipath string, dirs []string
 
 // graderList reads a list of assertions (listPath in the current file): includes expanded, strings grouped into
 // one rubrics grader, each grader read.
-func (sp *suiteParser) graderList(list *yamltree.Value, listPath string, dirs []string) []*EvaluatorConfig {
+func (sp *suiteParser) graderList(list *yamltree.Value, listPath string, dirs []string) []*evalfile.EvaluatorConfig {
 	p := sp.p
 	entries := sp.expandIncludes(list, listPath, dirs, 0, nil)
-	var out []*EvaluatorConfig
-	var criteria []Rubric
+	var out []*evalfile.EvaluatorConfig
+	var criteria []evalfile.Rubric
 	group := -1
 	for _, e := range entries {
 		if e.v.Kind != yamltree.KindString {
@@ -161,7 +182,7 @@ func (sp *suiteParser) graderList(list *yamltree.Value, listPath string, dirs []
 			})
 			continue
 		}
-		criteria = append(criteria, Rubric{ID: "rubric-" + strconv.Itoa(len(criteria)+1), Outcome: text, Weight: 1,
+		criteria = append(criteria, evalfile.Rubric{ID: "rubric-" + strconv.Itoa(len(criteria)+1), Outcome: text, Weight: 1,
 			Required: true, Raw: p.Raw(e.v)})
 	}
 	for _, e := range entries {
@@ -169,15 +190,15 @@ func (sp *suiteParser) graderList(list *yamltree.Value, listPath string, dirs []
 			if group < 0 && len(criteria) > 0 {
 				group = len(out)
 				w := float64(len(criteria))
-				ev := &EvaluatorConfig{Name: graderRubrics, Key: graderRubrics, Type: TypeLLMJudge, Grader: graderLLM,
-					Weight: &w, LLMJudge: &LLMJudgeConfig{Rubrics: criteria}}
+				ev := &evalfile.EvaluatorConfig{Name: graderRubrics, Key: graderRubrics, Type: evalfile.TypeLLMJudge, Grader: graderLLM,
+					Weight: &w, LLMJudge: &evalfile.LLMJudgeConfig{Rubrics: criteria}}
 				ev.Raw = stringGroupRaw(criteria, w)
 				sp.generated[ev] = true
 				out = append(out, ev)
 			}
 			continue
 		}
-		var ev *EvaluatorConfig
+		var ev *evalfile.EvaluatorConfig
 		sp.withFile(e.file, func() { ev = sp.grader(e.v, e.path, "", false) })
 		if ev != nil {
 			out = append(out, ev)
@@ -187,7 +208,7 @@ func (sp *suiteParser) graderList(list *yamltree.Value, listPath string, dirs []
 }
 
 // stringGroupRaw is the rubrics grader AgentV makes of an assertions list's strings, as JSON.
-func stringGroupRaw(criteria []Rubric, weight float64) []byte {
+func stringGroupRaw(criteria []evalfile.Rubric, weight float64) []byte {
 	items := &yamltree.Value{Kind: yamltree.KindArray}
 	for _, r := range criteria {
 		items.Vals = append(items.Vals, &yamltree.Value{Kind: yamltree.KindString, Str: r.Outcome})
@@ -243,14 +264,14 @@ func graderName(kind string, v *yamltree.Value) string {
 
 // grader reads one grader (path in the current file); keyPrefix is its composite's key, member says it is one of a
 // composite's members. It returns nil when the grader is unusable.
-func (sp *suiteParser) grader(v *yamltree.Value, gpath, keyPrefix string, member bool) *EvaluatorConfig {
+func (sp *suiteParser) grader(v *yamltree.Value, gpath, keyPrefix string, member bool) *evalfile.EvaluatorConfig {
 	p := sp.p
 	kind, tv, ok := sp.graderKind(v, gpath, member)
 	if !ok {
 		return nil
 	}
 	before := len(p.Problems)
-	ev := &EvaluatorConfig{Raw: p.Raw(v), Grader: kind}
+	ev := &evalfile.EvaluatorConfig{Raw: p.Raw(v), Grader: kind}
 	sp.nameGrader(ev, v, gpath, member)
 	ev.Key = ev.Name
 	if keyPrefix != "" {
@@ -306,7 +327,7 @@ func (sp *suiteParser) graderKind(v *yamltree.Value, gpath string, member bool) 
 
 // nameGrader sets ev.Name: the grader's name, else the one AgentV 4.42 makes up (a composite's member must have
 // one), and checks it.
-func (sp *suiteParser) nameGrader(ev *EvaluatorConfig, v *yamltree.Value, gpath string, member bool) {
+func (sp *suiteParser) nameGrader(ev *evalfile.EvaluatorConfig, v *yamltree.Value, gpath string, member bool) {
 	p := sp.p
 	nv := v.Get(keyName)
 	switch {
@@ -324,9 +345,9 @@ func (sp *suiteParser) nameGrader(ev *EvaluatorConfig, v *yamltree.Value, gpath 
 		return
 	}
 	switch {
-	case len(ev.Name) > maxEvaluatorNameLength:
+	case len(ev.Name) > evalfile.MaxEvaluatorNameLength:
 		p.Add(gpath+".name", v, "%q must be at most %d characters (give the grader a shorter name)",
-			textbound.Head(ev.Name, 40), maxEvaluatorNameLength)
+			textbound.Head(ev.Name, 40), evalfile.MaxEvaluatorNameLength)
 	case strings.Contains(ev.Name, "/") && !sp.generated[ev]:
 		// A name AgentV makes up may hold one ("contains-@scope/pkg"): it is never a composite's (members are
 		// named), and uniqueEvaluators checks that no two keys of a case meet.
@@ -356,71 +377,71 @@ func (sp *suiteParser) refuseGraderTarget(v *yamltree.Value, gpath, kind string)
 
 // graderSettings reads what a grader of kind takes (tv is its type) into ev, with the v2 evaluator type that plans
 // the same work.
-func (sp *suiteParser) graderSettings(ev *EvaluatorConfig, v, tv *yamltree.Value, gpath, kind string) {
+func (sp *suiteParser) graderSettings(ev *evalfile.EvaluatorConfig, v, tv *yamltree.Value, gpath, kind string) {
 	p := sp.p
 	switch kind {
 	case graderCode:
-		ev.Type = TypeCodeJudge
+		ev.Type = evalfile.TypeCodeJudge
 		ev.CodeJudge = sp.codeGrader(v, gpath)
 	case graderLLM:
-		ev.Type = TypeLLMJudge
+		ev.Type = evalfile.TypeLLMJudge
 		ev.Grader = graderLLM
 		ev.LLMJudge = sp.llmGrader(v, gpath)
 	case graderRubrics:
-		ev.Type, ev.Grader = TypeLLMJudge, graderLLM
-		ev.LLMJudge = &LLMJudgeConfig{Rubrics: sp.rubricsCriteria(v, gpath)}
+		ev.Type, ev.Grader = evalfile.TypeLLMJudge, graderLLM
+		ev.LLMJudge = &evalfile.LLMJudgeConfig{Rubrics: sp.rubricsCriteria(v, gpath)}
 	case graderRubric:
-		ev.Type, ev.Grader = TypeLLMJudge, graderLLM
+		ev.Type, ev.Grader = evalfile.TypeLLMJudge, graderLLM
 		ev.LLMJudge = sp.rubricGrader(v, tv, gpath)
 	case "composite":
-		ev.Type = TypeComposite
+		ev.Type = evalfile.TypeComposite
 		ev.Composite = sp.composite(v, gpath, ev.Key)
 	case "tool-trajectory":
-		ev.Type = TypeToolTrajectory
+		ev.Type = evalfile.TypeToolTrajectory
 		ev.ToolTrajectory = sp.toolTrajectory(v, gpath)
 	case "field-accuracy":
-		ev.Type = TypeFieldAccuracy
-		ev.FieldAccuracy = p.fieldAccuracy(v, gpath)
+		ev.Type = evalfile.TypeFieldAccuracy
+		ev.FieldAccuracy = p.FieldAccuracy(v, gpath)
 	case "latency":
-		ev.Type = TypeLatency
+		ev.Type = evalfile.TypeLatency
 		if t, ok := p.RequiredNonNegative(v, "threshold", gpath, "the largest allowed duration in milliseconds"); ok {
-			ev.Latency = &LatencyConfig{ThresholdMs: t}
+			ev.Latency = &evalfile.LatencyConfig{ThresholdMs: t}
 		}
 	case "cost":
-		ev.Type = TypeCost
+		ev.Type = evalfile.TypeCost
 		if b, ok := p.RequiredNonNegative(v, "budget", gpath, "the largest allowed cost in USD"); ok {
-			ev.Cost = &CostConfig{BudgetUSD: b}
+			ev.Cost = &evalfile.CostConfig{BudgetUSD: b}
 		}
 	case "token-usage":
-		ev.Type = TypeTokenUsage
-		ev.TokenUsage = p.tokenUsage(v, gpath)
+		ev.Type = evalfile.TypeTokenUsage
+		ev.TokenUsage = p.TokenUsage(v, gpath)
 	case "execution-metrics":
-		ev.Type = TypeExecutionMetrics
+		ev.Type = evalfile.TypeExecutionMetrics
 		ev.ExecutionMetrics = sp.executionMetrics(v, gpath)
 	case "skill-trigger":
-		ev.Type = TypeSkillTrigger
+		ev.Type = evalfile.TypeSkillTrigger
 		ev.SkillTrigger = sp.skillTrigger(v, gpath)
 	default:
-		ev.Type = assertionTypes[kind]
+		ev.Type = assertionType(kind)
 		ev.Assertion = sp.assertion(v, gpath, kind)
 	}
 }
 
 // rubricGrader reads the deprecated rubric grader (tv is its type): its rubric items; nil when it has none.
-func (sp *suiteParser) rubricGrader(v, tv *yamltree.Value, gpath string) *LLMJudgeConfig {
+func (sp *suiteParser) rubricGrader(v, tv *yamltree.Value, gpath string) *evalfile.LLMJudgeConfig {
 	sp.warn(gpath+".type", tv, "type rubric is deprecated in AgentV 4.42: write type: rubrics with criteria")
 	rv := v.Get(keyRubrics)
 	if rv.IsNull() || rv.Kind != yamltree.KindArray || len(rv.Vals) == 0 {
 		sp.p.Add(gpath+".rubrics", v, "is required: a non-empty list of rubric items (AgentV 4.42 skips the grader)")
 		return nil
 	}
-	return &LLMJudgeConfig{Rubrics: sp.rubricItems(rv, gpath+".rubrics", false)}
+	return &evalfile.LLMJudgeConfig{Rubrics: sp.rubricItems(rv, gpath+".rubrics", false)}
 }
 
 // skillTrigger reads a skill-trigger: the skill (required) and should_trigger.
-func (sp *suiteParser) skillTrigger(v *yamltree.Value, gpath string) *SkillTriggerConfig {
+func (sp *suiteParser) skillTrigger(v *yamltree.Value, gpath string) *evalfile.SkillTriggerConfig {
 	p := sp.p
-	c := &SkillTriggerConfig{Skill: p.OptString(v, "skill", gpath)}
+	c := &evalfile.SkillTriggerConfig{Skill: p.OptString(v, "skill", gpath)}
 	if c.Skill == "" {
 		p.Add(gpath+".skill", v, "is required: the skill the response should (or should not) trigger")
 	}
@@ -436,7 +457,7 @@ func (sp *suiteParser) skillTrigger(v *yamltree.Value, gpath string) *SkillTrigg
 }
 
 // modifiers reads weight, required, min_score and negate.
-func (sp *suiteParser) modifiers(ev *EvaluatorConfig, v *yamltree.Value, gpath string) {
+func (sp *suiteParser) modifiers(ev *evalfile.EvaluatorConfig, v *yamltree.Value, gpath string) {
 	p := sp.p
 	if w := v.Get(keyWeight); !w.IsNull() {
 		if f, ok := p.NonNegative(w, gpath+".weight"); ok {
@@ -491,7 +512,7 @@ func (sp *suiteParser) configOf(v *yamltree.Value, gpath string, known []string)
 			sp.p.Add(gpath+".config", cv, "must be a mapping, got %s (AgentV 4.42 ignores it)", cv.Kind)
 		} else {
 			for i, k := range cv.Keys {
-				if j := indexOf(extra.Keys, k); j >= 0 {
+				if j := slices.Index(extra.Keys, k); j >= 0 {
 					extra.Vals[j] = cv.Vals[i]
 					continue
 				}
@@ -507,9 +528,9 @@ func (sp *suiteParser) configOf(v *yamltree.Value, gpath string, known []string)
 
 // codeGrader reads a code-grader: command (or the deprecated script), a string (run with sh -lc) or a list of
 // arguments, and cwd.
-func (sp *suiteParser) codeGrader(v *yamltree.Value, gpath string) *CodeJudgeConfig {
+func (sp *suiteParser) codeGrader(v *yamltree.Value, gpath string) *evalfile.CodeJudgeConfig {
 	p := sp.p
-	c := &CodeJudgeConfig{}
+	c := &evalfile.CodeJudgeConfig{}
 	key := "command"
 	cmd := v.Get("command")
 	if cmd.IsNull() {
@@ -540,7 +561,7 @@ func (sp *suiteParser) codeGrader(v *yamltree.Value, gpath string) *CodeJudgeCon
 		}
 		quoted := make([]string, len(c.Argv))
 		for i, a := range c.Argv {
-			quoted[i] = shellQuote(a)
+			quoted[i] = evalfile.ShellQuote(a)
 		}
 		c.Script = strings.Join(quoted, " ")
 	default:
@@ -554,9 +575,9 @@ func (sp *suiteParser) codeGrader(v *yamltree.Value, gpath string) *CodeJudgeCon
 
 // llmGrader reads an llm-grader: prompt (file://PATH names a file; any other string is the prompt's text),
 // rubrics, model, temperature, max_steps and its pass-through config.
-func (sp *suiteParser) llmGrader(v *yamltree.Value, gpath string) *LLMJudgeConfig {
+func (sp *suiteParser) llmGrader(v *yamltree.Value, gpath string) *evalfile.LLMJudgeConfig {
 	p := sp.p
-	c := &LLMJudgeConfig{}
+	c := &evalfile.LLMJudgeConfig{}
 	if pv := v.Get("prompt"); !pv.IsNull() {
 		switch pv.Kind {
 		case yamltree.KindString:
@@ -606,7 +627,7 @@ func (sp *suiteParser) llmGrader(v *yamltree.Value, gpath string) *LLMJudgeConfi
 
 // rubricsCriteria reads a rubrics grader's criteria: strings (each a required criterion of weight 1) or rubric
 // items.
-func (sp *suiteParser) rubricsCriteria(v *yamltree.Value, gpath string) []Rubric {
+func (sp *suiteParser) rubricsCriteria(v *yamltree.Value, gpath string) []evalfile.Rubric {
 	cv := v.Get("criteria")
 	if cv.IsNull() || cv.Kind != yamltree.KindArray || len(cv.Vals) == 0 {
 		sp.p.Add(gpath+".criteria", v, "is required: a non-empty list of criteria (AgentV 4.42 skips the grader)")
@@ -618,12 +639,12 @@ func (sp *suiteParser) rubricsCriteria(v *yamltree.Value, gpath string) []Rubric
 // rubricItems reads rubric items: mappings {id, outcome (or criteria), operator, weight, required, min_score (or the
 // deprecated required_min_score, 0 to 10), score_ranges}, and strings where strings is set (rubrics criteria).
 // AgentV checks score ranges: integers from 0 to 10, in order of their bounds, covering every score once.
-func (sp *suiteParser) rubricItems(list *yamltree.Value, lpath string, strs bool) []Rubric {
+func (sp *suiteParser) rubricItems(list *yamltree.Value, lpath string, strs bool) []evalfile.Rubric {
 	p := sp.p
-	out := make([]Rubric, 0, len(list.Vals))
+	out := make([]evalfile.Rubric, 0, len(list.Vals))
 	for i, item := range list.Vals {
 		ipath := fmt.Sprintf("%s[%d]", lpath, i)
-		r := Rubric{ID: "rubric-" + strconv.Itoa(i+1), Weight: 1, Required: true, Raw: p.Raw(item)}
+		r := evalfile.Rubric{ID: "rubric-" + strconv.Itoa(i+1), Weight: 1, Required: true, Raw: p.Raw(item)}
 		if item.Kind == yamltree.KindString && strs {
 			if strings.TrimSpace(item.Str) == "" {
 				p.Add(ipath, item, "must not be empty")
@@ -661,7 +682,7 @@ func (sp *suiteParser) rubricItems(list *yamltree.Value, lpath string, strs bool
 }
 
 // rubricFields reads a rubric item's operator, weight, required, min_score and required_min_score.
-func (sp *suiteParser) rubricFields(r *Rubric, item *yamltree.Value, ipath string) {
+func (sp *suiteParser) rubricFields(r *evalfile.Rubric, item *yamltree.Value, ipath string) {
 	p := sp.p
 	if op := item.Get("operator"); !op.IsNull() {
 		if op.Kind != yamltree.KindString || (op.Str != "correctness" && op.Str != "contradiction") {
@@ -706,7 +727,7 @@ func (sp *suiteParser) rubricFields(r *Rubric, item *yamltree.Value, ipath strin
 // scoreRanges reads score_ranges: a list of {score_range: [min, max], outcome}, or the shorthand map from each
 // range's lowest score (0 to 10) to its outcome. strict applies AgentV's checks of a grader's rubric (integers,
 // no overlap, every score from 0 to 10 covered); an inline rubric is not checked for coverage.
-func (sp *suiteParser) scoreRanges(v *yamltree.Value, spath string, strict bool) []ScoreRange {
+func (sp *suiteParser) scoreRanges(v *yamltree.Value, spath string, strict bool) []evalfile.ScoreRange {
 	p := sp.p
 	if v.Kind == yamltree.KindObject {
 		return sp.scoreRangesShorthand(v, spath)
@@ -715,7 +736,7 @@ func (sp *suiteParser) scoreRanges(v *yamltree.Value, spath string, strict bool)
 		p.Add(spath, v, "must be a list of {score_range, outcome} or a map from score to outcome, got %s", v.Kind)
 		return nil
 	}
-	var out []ScoreRange
+	var out []evalfile.ScoreRange
 	ok := true
 	for i, item := range v.Vals {
 		ipath := fmt.Sprintf("%s[%d]", spath, i)
@@ -743,7 +764,7 @@ func (sp *suiteParser) scoreRanges(v *yamltree.Value, spath string, strict bool)
 			ok = false
 			continue
 		}
-		out = append(out, ScoreRange{Min: int(lo), Max: int(hi), Outcome: outcome})
+		out = append(out, evalfile.ScoreRange{Min: int(lo), Max: int(hi), Outcome: outcome})
 	}
 	if !ok || !strict {
 		return out
@@ -774,7 +795,7 @@ func (sp *suiteParser) scoreRanges(v *yamltree.Value, spath string, strict bool)
 
 // scoreRangesShorthand reads the map form {0: "Bad", 3: "OK", 7: "Good"}: each key the lowest score of its range,
 // which ends below the next key (the last at 10); the keys start at 0.
-func (sp *suiteParser) scoreRangesShorthand(v *yamltree.Value, spath string) []ScoreRange {
+func (sp *suiteParser) scoreRangesShorthand(v *yamltree.Value, spath string) []evalfile.ScoreRange {
 	p := sp.p
 	type bound struct {
 		min     int
@@ -799,29 +820,29 @@ func (sp *suiteParser) scoreRangesShorthand(v *yamltree.Value, spath string) []S
 		p.Add(spath, v, "a score_ranges map must start at 0 (got %d)", bounds[0].min)
 		return nil
 	}
-	out := make([]ScoreRange, len(bounds))
+	out := make([]evalfile.ScoreRange, len(bounds))
 	for i, b := range bounds {
 		hi := 10
 		if i+1 < len(bounds) {
 			hi = bounds[i+1].min - 1
 		}
-		out[i] = ScoreRange{Min: b.min, Max: hi, Outcome: b.outcome}
+		out[i] = evalfile.ScoreRange{Min: b.min, Max: hi, Outcome: b.outcome}
 	}
 	return out
 }
 
 // inlineRubrics reads a test's deprecated rubrics (strings or items with outcome), the llm-grader named rubrics that
 // AgentV puts first.
-func (sp *suiteParser) inlineRubrics(r *yamltree.Value, rpath string) *EvaluatorConfig {
+func (sp *suiteParser) inlineRubrics(r *yamltree.Value, rpath string) *evalfile.EvaluatorConfig {
 	p := sp.p
 	if r.Kind != yamltree.KindArray {
 		p.Add(rpath, r, "must be a list of rubric items, got %s (AgentV 4.42 ignores it)", r.Kind)
 		return nil
 	}
-	var rubrics []Rubric
+	var rubrics []evalfile.Rubric
 	for i, item := range r.Vals {
 		ipath := fmt.Sprintf("%s[%d]", rpath, i)
-		rb := Rubric{ID: "rubric-" + strconv.Itoa(i+1), Weight: 1, Required: true, Raw: p.Raw(item)}
+		rb := evalfile.Rubric{ID: "rubric-" + strconv.Itoa(i+1), Weight: 1, Required: true, Raw: p.Raw(item)}
 		switch item.Kind {
 		case yamltree.KindString:
 			if item.Str == "" {
@@ -856,24 +877,24 @@ func (sp *suiteParser) inlineRubrics(r *yamltree.Value, rpath string) *Evaluator
 		return nil
 	}
 	entry := &yamltree.Value{Kind: yamltree.KindObject, Keys: []string{keyName, keyType, keyRubrics},
-		Vals: []*yamltree.Value{{Kind: yamltree.KindString, Str: InlineRubricsEvaluatorName}, {Kind: yamltree.KindString, Str: graderLLM}, r}}
-	ev := &EvaluatorConfig{Name: InlineRubricsEvaluatorName, Key: InlineRubricsEvaluatorName, Type: TypeLLMJudge,
-		Grader: graderLLM, Raw: entry.Raw(), LLMJudge: &LLMJudgeConfig{Rubrics: rubrics}}
+		Vals: []*yamltree.Value{{Kind: yamltree.KindString, Str: evalfile.InlineRubricsEvaluatorName}, {Kind: yamltree.KindString, Str: graderLLM}, r}}
+	ev := &evalfile.EvaluatorConfig{Name: evalfile.InlineRubricsEvaluatorName, Key: evalfile.InlineRubricsEvaluatorName, Type: evalfile.TypeLLMJudge,
+		Grader: graderLLM, Raw: entry.Raw(), LLMJudge: &evalfile.LLMJudgeConfig{Rubrics: rubrics}}
 	sp.generated[ev] = true
 	return ev
 }
 
 // composite reads a composite: its members (assertions > assert > evaluators; each with a name and a type written
 // as AgentV registers it) and its aggregator (required).
-func (sp *suiteParser) composite(v *yamltree.Value, gpath, key string) *CompositeConfig {
-	c := &CompositeConfig{Members: sp.compositeMembers(v, gpath, key)}
+func (sp *suiteParser) composite(v *yamltree.Value, gpath, key string) *evalfile.CompositeConfig {
+	c := &evalfile.CompositeConfig{Members: sp.compositeMembers(v, gpath, key)}
 	sp.aggregator(c, v, gpath)
 	return c
 }
 
 // compositeMembers reads a composite's member graders (key is the composite's): assertions, else the deprecated
 // assert or evaluators.
-func (sp *suiteParser) compositeMembers(v *yamltree.Value, gpath, key string) []*EvaluatorConfig {
+func (sp *suiteParser) compositeMembers(v *yamltree.Value, gpath, key string) []*evalfile.EvaluatorConfig {
 	p := sp.p
 	mkey := keyAssertions
 	members := v.Get(keyAssertions)
@@ -894,9 +915,9 @@ func (sp *suiteParser) compositeMembers(v *yamltree.Value, gpath, key string) []
 		p.Add(mpath, members, "must be a list of graders, got %s (AgentV 4.42 skips the composite)", members.Kind)
 		return nil
 	}
-	var out []*EvaluatorConfig
+	var out []*evalfile.EvaluatorConfig
 	for _, e := range sp.expandIncludes(members, mpath, searchDirs(sp.files.dir), 0, nil) {
-		var m *EvaluatorConfig
+		var m *evalfile.EvaluatorConfig
 		sp.withFile(e.file, func() { m = sp.grader(e.v, e.path, key, true) })
 		if m != nil {
 			out = append(out, m)
@@ -905,13 +926,13 @@ func (sp *suiteParser) compositeMembers(v *yamltree.Value, gpath, key string) []
 	if len(out) == 0 && len(members.Vals) == 0 {
 		p.Add(mpath, members, "must have at least one member (AgentV 4.42 skips the composite)")
 	}
-	p.uniqueNames(out, mpath, members)
+	p.UniqueNames(out, mpath, members)
 	return out
 }
 
 // aggregator reads a composite's aggregator (c's members read) into c: weighted_average (with weights), threshold,
 // code-grader or llm-grader.
-func (sp *suiteParser) aggregator(c *CompositeConfig, v *yamltree.Value, gpath string) {
+func (sp *suiteParser) aggregator(c *evalfile.CompositeConfig, v *yamltree.Value, gpath string) {
 	p := sp.p
 	av := v.Get("aggregator")
 	apath := gpath + ".aggregator"
@@ -931,12 +952,12 @@ func (sp *suiteParser) aggregator(c *CompositeConfig, v *yamltree.Value, gpath s
 	}
 	switch t {
 	case "weighted_average":
-		c.Aggregator = AggregatorWeightedAverage
+		c.Aggregator = evalfile.AggregatorWeightedAverage
 		if wv := av.Get("weights"); !wv.IsNull() {
 			c.Weights = sp.aggregatorWeights(c.Members, wv, apath+".weights")
 		}
 	case "threshold":
-		c.Aggregator = AggregatorThreshold
+		c.Aggregator = evalfile.AggregatorThreshold
 		th := av.Get("threshold")
 		if th.IsNull() || th.Kind != yamltree.KindNumber || th.Float < 0 || th.Float > 1 {
 			p.Add(apath+".threshold", av, "is required: a number from 0 to 1 (AgentV 4.42 skips the composite)")
@@ -944,15 +965,15 @@ func (sp *suiteParser) aggregator(c *CompositeConfig, v *yamltree.Value, gpath s
 			c.Threshold = th.Float
 		}
 	case graderCode:
-		c.Aggregator = AggregatorCodeJudge
+		c.Aggregator = evalfile.AggregatorCodeJudge
 		ap := av.Get("path")
 		if ap.IsNull() || ap.Kind != yamltree.KindString || ap.Str == "" {
 			p.Add(apath+".path", av, "is required: the aggregator's script (AgentV 4.42 skips the composite)")
 		} else {
-			c.Script = &CodeJudgeConfig{Script: ap.Str}
+			c.Script = &evalfile.CodeJudgeConfig{Script: ap.Str}
 		}
 	case graderLLM:
-		c.Aggregator = AggregatorLLMJudge
+		c.Aggregator = evalfile.AggregatorLLMJudge
 		c.Prompt = p.OptString(av, "prompt", apath)
 		if ref, ok := strings.CutPrefix(c.Prompt, fileProtocol); ok {
 			c.PromptFile = ref
@@ -968,7 +989,7 @@ func (sp *suiteParser) aggregator(c *CompositeConfig, v *yamltree.Value, gpath s
 
 // aggregatorWeights reads a weighted_average aggregator's weights (wv, at wpath): a mapping of member name to
 // weight. It is nil when wv is not a mapping.
-func (sp *suiteParser) aggregatorWeights(members []*EvaluatorConfig, wv *yamltree.Value, wpath string) map[string]float64 {
+func (sp *suiteParser) aggregatorWeights(members []*evalfile.EvaluatorConfig, wv *yamltree.Value, wpath string) map[string]float64 {
 	p := sp.p
 	if wv.Kind != yamltree.KindObject {
 		p.Add(wpath, wv, "must be a mapping of member name to weight, got %s", wv.Kind)
@@ -977,7 +998,7 @@ func (sp *suiteParser) aggregatorWeights(members []*EvaluatorConfig, wv *yamltre
 	weights := make(map[string]float64, len(wv.Keys))
 	for i, name := range wv.Keys {
 		mp := yamltree.JoinPath(wpath, name)
-		if !memberNamed(members, name) && len(members) > 0 {
+		if !slices.ContainsFunc(members, func(m *evalfile.EvaluatorConfig) bool { return m.Name == name }) && len(members) > 0 {
 			p.Add(mp, wv.Vals[i], "no member grader is named %q", textbound.Head(name, 80))
 			continue
 		}
@@ -994,7 +1015,7 @@ func (sp *suiteParser) aggregatorWeights(members []*EvaluatorConfig, wv *yamltre
 var argsMatchModes = []string{"exact", "superset", "subset", "ignore"}
 
 // argsMatch reads an args_match (or argsMatch) of obj: a mode or a list of argument paths; nil when absent.
-func (sp *suiteParser) argsMatch(obj *yamltree.Value, opath string) *ArgsMatch {
+func (sp *suiteParser) argsMatch(obj *yamltree.Value, opath string) *evalfile.ArgsMatch {
 	key := "args_match"
 	v := obj.Get(key)
 	if v.IsNull() {
@@ -1006,9 +1027,9 @@ func (sp *suiteParser) argsMatch(obj *yamltree.Value, opath string) *ArgsMatch {
 	apath := yamltree.JoinPath(opath, key)
 	switch {
 	case v.Kind == yamltree.KindString && slices.Contains(argsMatchModes, v.Str):
-		return &ArgsMatch{Mode: v.Str}
+		return &evalfile.ArgsMatch{Mode: v.Str}
 	case v.Kind == yamltree.KindArray && len(v.Vals) > 0:
-		m := &ArgsMatch{}
+		m := &evalfile.ArgsMatch{}
 		for i, f := range v.Vals {
 			if f.Kind != yamltree.KindString || f.Str == "" {
 				sp.p.Add(fmt.Sprintf("%s[%d]", apath, i), f, "must be an argument path (AgentV 4.42 drops it)")
@@ -1025,17 +1046,17 @@ func (sp *suiteParser) argsMatch(obj *yamltree.Value, opath string) *ArgsMatch {
 
 // toolTrajectory reads a tool-trajectory: mode, minimums (any_order), expected calls (the other modes) and
 // args_match.
-func (sp *suiteParser) toolTrajectory(v *yamltree.Value, gpath string) *ToolTrajectoryConfig {
+func (sp *suiteParser) toolTrajectory(v *yamltree.Value, gpath string) *evalfile.ToolTrajectoryConfig {
 	p := sp.p
-	c := &ToolTrajectoryConfig{}
+	c := &evalfile.ToolTrajectoryConfig{}
 	mv := v.Get("mode")
 	if mv.IsNull() || mv.Kind != yamltree.KindString {
 		p.Add(gpath+".mode", v, "is required: any_order, in_order, exact, subset or superset")
 		return c
 	}
-	c.Mode = TrajectoryMode(mv.Str)
+	c.Mode = evalfile.TrajectoryMode(mv.Str)
 	switch c.Mode {
-	case ModeAnyOrder, ModeInOrder, ModeExact, ModeSubset, ModeSuperset:
+	case evalfile.ModeAnyOrder, evalfile.ModeInOrder, evalfile.ModeExact, evalfile.ModeSubset, evalfile.ModeSuperset:
 	default:
 		p.Add(gpath+".mode", mv, "unknown mode %q: must be any_order, in_order, exact, subset or superset (AgentV "+
 			"4.42 skips the grader)", textbound.Head(mv.Str, 40))
@@ -1052,30 +1073,30 @@ func (sp *suiteParser) toolTrajectory(v *yamltree.Value, gpath string) *ToolTraj
 					p.Add(yamltree.JoinPath(gpath+".minimums", tool), n, "must be a non-negative whole number")
 					continue
 				}
-				c.Minimums = append(c.Minimums, ToolMinimum{Tool: tool, Count: int(n.Float)})
+				c.Minimums = append(c.Minimums, evalfile.ToolMinimum{Tool: tool, Count: int(n.Float)})
 			}
 		}
-	} else if c.Mode == ModeAnyOrder {
+	} else if c.Mode == evalfile.ModeAnyOrder {
 		p.Add(gpath+".minimums", v, "is required in any_order mode: a mapping of tool name to least call count")
 	}
 	ex := v.Get("expected")
 	switch {
 	case ex.IsNull():
-		if c.Mode != ModeAnyOrder {
+		if c.Mode != evalfile.ModeAnyOrder {
 			p.Add(gpath+".expected", v, "is required in %s mode: a list of {tool, args}", c.Mode)
 		}
 	case ex.Kind != yamltree.KindArray:
 		p.Add(gpath+".expected", ex, "must be a list of {tool, args}, got %s", ex.Kind)
 	default:
-		c.Expected = make([]ExpectedCall, 0, len(ex.Vals))
+		c.Expected = make([]evalfile.ExpectedCall, 0, len(ex.Vals))
 		for i, item := range ex.Vals {
 			ipath := fmt.Sprintf("%s.expected[%d]", gpath, i)
-			tool, ok := p.toolItem(item, ipath, "must be a mapping {tool, args} (AgentV 4.42 drops it)")
+			tool, ok := p.ToolItem(item, ipath, "must be a mapping {tool, args} (AgentV 4.42 drops it)")
 			if !ok {
 				continue
 			}
-			call := ExpectedCall{Tool: tool, ArgsMatch: sp.argsMatch(item, ipath)}
-			if !p.expectedArgs(item, ipath, &call) {
+			call := evalfile.ExpectedCall{Tool: tool, ArgsMatch: sp.argsMatch(item, ipath)}
+			if !p.ExpectedArgs(item, ipath, &call) {
 				continue
 			}
 			for _, k := range []string{"max_duration_ms", "maxDurationMs"} {
@@ -1093,9 +1114,9 @@ func (sp *suiteParser) toolTrajectory(v *yamltree.Value, gpath string) *ToolTraj
 
 // executionMetrics reads an execution-metrics grader's limits (snake_case or camelCase); at least one besides
 // exploration_tolerance.
-func (sp *suiteParser) executionMetrics(v *yamltree.Value, gpath string) *ExecutionMetricsConfig {
+func (sp *suiteParser) executionMetrics(v *yamltree.Value, gpath string) *evalfile.ExecutionMetricsConfig {
 	p := sp.p
-	c := &ExecutionMetricsConfig{}
+	c := &evalfile.ExecutionMetricsConfig{}
 	read := func(snake, camel string) *float64 { return p.NonNegativeOf(v, gpath, snake, camel) }
 	c.MaxToolCalls = read("max_tool_calls", "maxToolCalls")
 	c.MaxLLMCalls = read("max_llm_calls", "maxLlmCalls")
@@ -1114,9 +1135,9 @@ func (sp *suiteParser) executionMetrics(v *yamltree.Value, gpath string) *Execut
 
 // assertion reads a string assertion's value (a non-empty string, or a non-empty list of strings for the -any and
 // -all forms; is-json has none) and a regex's flags.
-func (sp *suiteParser) assertion(v *yamltree.Value, gpath, kind string) *AssertionConfig {
+func (sp *suiteParser) assertion(v *yamltree.Value, gpath, kind string) *evalfile.AssertionConfig {
 	p := sp.p
-	c := &AssertionConfig{}
+	c := &evalfile.AssertionConfig{}
 	if kind == "is-json" {
 		return c
 	}

@@ -21,7 +21,8 @@ import (
 //
 // It never holds expected_output, the real criteria, assertions, rubrics, vars, metadata, execution or anything
 // else of the suite. Like agentv-eval-v2's view, it is written anew from the parsed suite, reads back through
-// Parse to the same ids and inputs, and can be cut into its items.
+// Parse to the same ids and inputs, and can be cut into its items. It is written here, from the model, beside
+// agentv-eval-v2's view; its tests read suites, so they are the 4.42 reader's (suite42/view_test.go).
 
 // suiteViewHeader starts a 4.42 suite's view.
 const suiteViewHeader = "tests:\n"
