@@ -193,7 +193,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ShellQuote quotes an argument for /bin/sh.
+// ShellQuote quotes an argument for /bin/sh, as CodeJudgeConfig.Script joins a command written as a list.
 func ShellQuote(s string) string {
 	safe := true
 	for _, r := range s {
@@ -387,6 +387,7 @@ func (p *Parser) toolTrajectory(v *yamltree.Value, path string) *ToolTrajectoryC
 	return c
 }
 
+// FieldAccuracy reads a field_accuracy evaluator's fields and aggregation (a 4.42 field-accuracy grader's alike).
 func (p *Parser) FieldAccuracy(v *yamltree.Value, path string) *FieldAccuracyConfig {
 	c := &FieldAccuracyConfig{Aggregation: AggregationWeightedAverage}
 	fv := v.Get("fields")
@@ -473,6 +474,7 @@ func checkFieldPath(path string) string {
 	return ""
 }
 
+// TokenUsage reads a token_usage evaluator's limits (a 4.42 token-usage grader's alike): at least one is set.
 func (p *Parser) TokenUsage(v *yamltree.Value, path string) *TokenUsageConfig {
 	c := &TokenUsageConfig{}
 	read := func(snake, camel string) *float64 { return p.NonNegativeOf(v, path, snake, camel) }

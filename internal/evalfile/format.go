@@ -182,6 +182,7 @@ type UnlinkedFormatError struct {
 	Format Format
 }
 
+// Error names the format, how the document showed it, and the package the binary must import.
 func (e *UnlinkedFormatError) Error() string {
 	for _, o := range otherFormats {
 		if o.format == e.Format {

@@ -329,7 +329,10 @@ func (p *Parser) streamHeader(tb *yamltree.Builder, doc, cases *yaml.Node, o par
 	return p.fileHeader(root, o)
 }
 
-// Parser validates the value tree and builds the File, collecting problems (Reader).
+// Parser is agentv-eval-v2's reader: it validates the value tree and builds the File, collecting problems (the
+// yamltree.Reader it embeds). The other formats' readers embed it too, for what every format writes alike: the
+// EvalRun's judging.evaluators (DefaultEvaluators), case ids (ReadCaseID), tool calls (ToolCalls, ToolItem,
+// ExpectedArgs), field_accuracy fields and token limits (FieldAccuracy, TokenUsage), unique names (UniqueNames).
 type Parser struct {
 	yamltree.Reader
 }
@@ -708,6 +711,7 @@ func (p *Parser) ToolItem(item *yamltree.Value, ipath, notMapping string) (strin
 	return tool.Str, true
 }
 
+// ToolCalls reads a message's tool_calls: a list of {tool, input, output}.
 func (p *Parser) ToolCalls(v *yamltree.Value, path string) []ToolCall {
 	if v.Kind != yamltree.KindArray {
 		p.Add(path, v, "must be a list of {tool, input, output}, got %s", v.Kind)

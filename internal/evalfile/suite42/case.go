@@ -521,7 +521,8 @@ func (sp *suiteParser) testMetadata(c *evalfile.Case, v *yamltree.Value, path st
 // assert > execution.evaluators > evaluators), then the suite's unless skip_defaults. With none of its own, the
 // EvalRun's judging.evaluators take the suite's place when given, as they take the file-level ones' in
 // agentv-eval-v2.
-func (sp *suiteParser) testEvaluators(c *evalfile.Case, v *yamltree.Value, n *yaml.Node, exec *yamltree.Value, execNode *yaml.Node, path string, skipDefaults bool) {
+func (sp *suiteParser) testEvaluators(c *evalfile.Case, v *yamltree.Value, n *yaml.Node, exec *yamltree.Value,
+	execNode *yaml.Node, path string, skipDefaults bool) {
 	var list []*evalfile.EvaluatorConfig
 	if r := v.Get(keyRubrics); !r.IsNull() {
 		sp.warnAt(path+".rubrics", keyLine(n, keyRubrics, r), "rubrics on a test is deprecated in AgentV 4.42: write "+

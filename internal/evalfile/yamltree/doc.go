@@ -2,7 +2,7 @@
 // of eval files needs and a Go map would lose: object keys in document order, the line of every value, and the
 // problems found, each with its path and line. It is the leaf under the eval file readers (internal/evalfile,
 // which reads agentv-eval-v2, and internal/evalfile/suite42, AgentV 4.42 suites) and knows nothing of either
-// format; the readers export nothing of it to their callers but the Problem type (evalfile.Problem).
+// format. Callers of evalfile see of it only Problem (evalfile.Problem is this type) and MaxExpansionBytes.
 //
 //   - Builder turns yaml.v3's node graph into Values, resolving aliases and merge keys within bounds (MaxNodes,
 //     MaxDepth, MaxExpansionBytes: an alias bomb is a problem, never memory), items of a top-level sequence one at
