@@ -261,7 +261,7 @@ func streamableCases(doc *yaml.Node) *yaml.Node {
 // streamFile is file for a document whose evalcases streamableCases found: the members before evalcases are
 // built and validated first, then each case is built, validated and dropped, both its YAML nodes and its
 // values, so that only the File's cases stay live. Problems come out in the same order as from building the
-// whole tree first (tree problems in tb.problems, the rest in p.problems).
+// whole tree first (tree problems in tb.Problems, the rest in p.Problems).
 // sg, when set, is the document's text cut into items: the items yamltree.ReadItem reads are read and validated on
 // several goroutines (see readItems) and kept as the place of their text; sg supplies every other item's nodes
 // just before it is built (when it cannot, streamFile returns false).
@@ -319,7 +319,7 @@ func (p *Parser) streamFile(tb *yamltree.Builder, doc, cases *yaml.Node, o parse
 
 // streamHeader builds and validates everything of doc but the items of cases, its evalcases sequence (see
 // streamFile); it returns the evalcases array when there are cases to add. The File is nil when the tree grew too
-// large (tb.tooLarge).
+// large (tb.TooLarge).
 func (p *Parser) streamHeader(tb *yamltree.Builder, doc, cases *yaml.Node, o parseOptions) (*File, *yamltree.Value) {
 	tb.Deferred = cases
 	root := tb.Build(doc, nil, 0)

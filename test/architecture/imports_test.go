@@ -13,13 +13,14 @@ const module = "github.com/evalrun-operator/evalrun-operator"
 
 // launcherAllowed is every package of this module the runner container's init may link (cmd/launcher runs beside
 // the untrusted runner, in its container): the pod's wire contract (which spells the API's words it carries itself, so
-// the launcher links no API machinery), the output and eval-file parsers
-// its PerCase prompts and cost budget read (the runner view and the runner's own output: nothing the runner does not
-// already hold), the vocabulary of verdicts the wire contract's judge frames are written in (types only), and its
-// own packages. Judging, results, object-store, LLM and API client code stay out: adding a
-// package here is a decision about what runs beside untrusted code.
+// the launcher links no API machinery), the output and eval-file parsers its PerCase prompts and cost budget read (the
+// runner view and the runner's own output: nothing the runner does not already hold; evalfile with its YAML tree
+// and its 4.42 reader, which reads a suite's view), the vocabulary of verdicts the wire contract's judge frames are
+// written in (types only), and its own packages. Judging, results, object-store, LLM and API client code stay out:
+// adding a package here is a decision about what runs beside untrusted code.
 var launcherAllowed = []string{
-	"cmd/launcher", "internal/evalfile", "internal/evalfile/suite42", "internal/evalfile/yamltree", "internal/idindex", "internal/jsonenc", "internal/jsonlresult",
+	"cmd/launcher", "internal/evalfile", "internal/evalfile/suite42", "internal/evalfile/yamltree", "internal/idindex",
+	"internal/jsonenc", "internal/jsonlresult",
 	"internal/pod/launcher", "internal/pod/reaper", "internal/podwire", "internal/safefile", "internal/verdict",
 	"internal/textbound",
 }

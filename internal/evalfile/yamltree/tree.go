@@ -318,7 +318,7 @@ func (b *Builder) Build(n *yaml.Node, path *Path, depth int) *Value {
 		cases := path != nil && path.parent == nil && path.index < 0 && path.key == b.itemsKey && b.caseStart < 0
 		for i, item := range n.Content {
 			if cases {
-				// The cases of a file read whole count as they do read one at a time (buildNode).
+				// The cases of a file read whole count as they do read one at a time (BuildNode).
 				v.Vals = append(v.Vals, b.BuildNode(item, i, path, depth))
 				continue
 			}
