@@ -21,6 +21,9 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/cli/check"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
+
+	// The AgentV 4.42 suite reader registers itself with evalfile: this binary reads 4.42 suites (test/architecture).
+	_ "github.com/evalrun-operator/evalrun-operator/internal/evalfile/suite42"
 )
 
 const usage = `usage: collector <install|collect|judge|check|view> [flags]

@@ -12,6 +12,9 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/cli/plugin"
+
+	// The AgentV 4.42 suite reader registers itself with evalfile: this binary reads 4.42 suites (test/architecture).
+	_ "github.com/evalrun-operator/evalrun-operator/internal/evalfile/suite42"
 )
 
 func main() {

@@ -21,6 +21,9 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/launcher"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
+
+	// The AgentV 4.42 suite reader registers itself with evalfile: this binary reads 4.42 suites (test/architecture).
+	_ "github.com/evalrun-operator/evalrun-operator/internal/evalfile/suite42"
 )
 
 // exitUsage is the exit code of a usage error.

@@ -24,6 +24,9 @@ import (
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/controller"
 	"github.com/evalrun-operator/evalrun-operator/internal/memlimit"
+
+	// The AgentV 4.42 suite reader registers itself with evalfile: this binary reads 4.42 suites (test/architecture).
+	_ "github.com/evalrun-operator/evalrun-operator/internal/evalfile/suite42"
 )
 
 // leaderElectionID names the Lease the manager replicas compete for.

@@ -3,46 +3,13 @@ package evalfile
 import (
 	"fmt"
 	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
-// Problem is one thing wrong with an eval file.
-type Problem struct {
-	// CaseIndex is the index of the case in evalcases, -1 for a file-level problem.
-	CaseIndex int `json:"caseIndex"`
-	// CaseID is the case's id when it has a usable one.
-	CaseID string `json:"caseId,omitempty"`
-	// File is the file the problem is in when it is not the eval file itself: one a 4.42 suite reads (its tests'
-	// file, a case.yaml, an assertion template), as a slash path in its eval bundle.
-	File string `json:"file,omitempty"`
-	// Path locates the field, for example evalcases[3].execution.evaluators[0].mode.
-	Path string `json:"path,omitempty"`
-	// Line is the 1-based line in the file, 0 when unknown.
-	Line int `json:"line,omitempty"`
-	// Message says what is wrong.
-	Message string `json:"message"`
-}
-
-// String formats the problem on one line.
-func (p Problem) String() string {
-	var b strings.Builder
-	switch {
-	case p.File != "" && p.Line > 0:
-		fmt.Fprintf(&b, "%s line %d: ", p.File, p.Line)
-	case p.File != "":
-		fmt.Fprintf(&b, "%s: ", p.File)
-	case p.Line > 0:
-		fmt.Fprintf(&b, "line %d: ", p.Line)
-	}
-	if p.Path != "" {
-		b.WriteString(p.Path)
-		if p.CaseID != "" {
-			fmt.Fprintf(&b, " (case %q)", p.CaseID)
-		}
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Message)
-	return b.String()
-}
+// Problem is one thing wrong with an eval file: its case, its file (a 4.42 suite's other files), the path of the
+// field, its line and what is wrong. The readers of every format record it alike (yamltree.Reader).
+type Problem = yamltree.Problem
 
 // maxProblemsInError bounds how many problems Error lists.
 const maxProblemsInError = 20

@@ -5,69 +5,85 @@ import (
 	"math"
 	"strings"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
+// DefaultEvaluators reads the EvalRun's judging.evaluators (WithDefaultEvaluators), written in agentv-eval-v2's
+// evaluator shape whatever the file's format: the file's readers call it where the file's own evaluators are read.
+// Their problems have the paths judging.evaluators[i] and CaseIndex -1.
+func (p *Parser) DefaultEvaluators(list []map[string]any) []*EvaluatorConfig {
+	var out []*EvaluatorConfig
+	for i, m := range list {
+		path := fmt.Sprintf("judging.evaluators[%d]", i)
+		if ev := p.evaluator(yamltree.FromAny(m), path, ""); ev != nil {
+			out = append(out, ev)
+		}
+	}
+	p.UniqueNames(out, "judging.evaluators", nil)
+	return out
+}
+
 // evaluatorList parses a list of evaluator entries. keyPrefix is the Key of the enclosing composite ("" at top
 // level).
-func (p *parser) evaluatorList(v *value, path, keyPrefix string) []*EvaluatorConfig {
-	if v.kind != kindArray {
-		p.add(path, v, "must be a list of evaluators, got %s", v.kind)
+func (p *Parser) evaluatorList(v *yamltree.Value, path, keyPrefix string) []*EvaluatorConfig {
+	if v.Kind != yamltree.KindArray {
+		p.Add(path, v, "must be a list of evaluators, got %s", v.Kind)
 		return nil
 	}
-	out := make([]*EvaluatorConfig, 0, len(v.vals))
-	for i, ev := range v.vals {
+	out := make([]*EvaluatorConfig, 0, len(v.Vals))
+	for i, ev := range v.Vals {
 		if c := p.evaluator(ev, fmt.Sprintf("%s[%d]", path, i), keyPrefix); c != nil {
 			out = append(out, c)
 		}
 	}
-	p.uniqueNames(out, path, v)
+	p.UniqueNames(out, path, v)
 	return out
 }
 
 // evaluator parses one evaluator entry; it returns nil when the entry is unusable (after recording why).
-func (p *parser) evaluator(v *value, path, keyPrefix string) *EvaluatorConfig {
-	if v.kind != kindObject {
-		p.add(path, v, "an evaluator must be a mapping with name and type, got %s", v.kind)
+func (p *Parser) evaluator(v *yamltree.Value, path, keyPrefix string) *EvaluatorConfig {
+	if v.Kind != yamltree.KindObject {
+		p.Add(path, v, "an evaluator must be a mapping with name and type, got %s", v.Kind)
 		return nil
 	}
-	before := len(p.problems)
-	ev := &EvaluatorConfig{Raw: p.raw(v)}
+	before := len(p.Problems)
+	ev := &EvaluatorConfig{Raw: p.Raw(v)}
 
-	nv := v.get(keyName)
+	nv := v.Get(keyName)
 	switch {
-	case nv.isNull():
-		p.add(path+".name", v, "is required")
-	case nv.kind != kindString || nv.str == "":
-		p.add(path+".name", nv, "must be a non-empty string")
-	case len(nv.str) > maxEvaluatorNameLength:
-		p.add(path+".name", nv, "must be at most %d characters", maxEvaluatorNameLength)
-	case strings.Contains(nv.str, "/"):
-		p.add(path+".name", nv, "must not contain '/' (it separates composite members in result keys)")
+	case nv.IsNull():
+		p.Add(path+".name", v, "is required")
+	case nv.Kind != yamltree.KindString || nv.Str == "":
+		p.Add(path+".name", nv, "must be a non-empty string")
+	case len(nv.Str) > MaxEvaluatorNameLength:
+		p.Add(path+".name", nv, "must be at most %d characters", MaxEvaluatorNameLength)
+	case strings.Contains(nv.Str, "/"):
+		p.Add(path+".name", nv, "must not contain '/' (it separates composite members in result keys)")
 	default:
-		ev.Name = nv.str
+		ev.Name = nv.Str
 	}
 	ev.Key = ev.Name
 	if keyPrefix != "" {
 		ev.Key = keyPrefix + "/" + ev.Name
 	}
 
-	if w := v.get(keyWeight); !w.isNull() {
-		if f, ok := p.nonNegative(w, path+".weight"); ok {
+	if w := v.Get(keyWeight); !w.IsNull() {
+		if f, ok := p.NonNegative(w, path+".weight"); ok {
 			ev.Weight = &f
 		}
 	}
 
-	tv := v.get(keyType)
+	tv := v.Get(keyType)
 	switch {
-	case tv.isNull():
-		p.add(path+".type", v, "is required (one of %s)", typeList())
+	case tv.IsNull():
+		p.Add(path+".type", v, "is required (one of %s)", typeList())
 		return nil
-	case tv.kind != kindString:
-		p.add(path+".type", tv, "must be a string, got %s", tv.kind)
+	case tv.Kind != yamltree.KindString:
+		p.Add(path+".type", tv, "must be a string, got %s", tv.Kind)
 		return nil
 	}
-	ev.Type = EvaluatorType(tv.str)
+	ev.Type = EvaluatorType(tv.Str)
 	switch ev.Type {
 	case TypeCodeJudge:
 		ev.CodeJudge = p.codeJudge(v, path, []string{keyName, keyType, "script", "cwd", keyWeight, keyTarget}, "script")
@@ -78,22 +94,22 @@ func (p *parser) evaluator(v *value, path, keyPrefix string) *EvaluatorConfig {
 	case TypeToolTrajectory:
 		ev.ToolTrajectory = p.toolTrajectory(v, path)
 	case TypeFieldAccuracy:
-		ev.FieldAccuracy = p.fieldAccuracy(v, path)
+		ev.FieldAccuracy = p.FieldAccuracy(v, path)
 	case TypeLatency:
-		if t, ok := p.requiredNonNegative(v, "threshold", path, "the largest allowed duration_ms"); ok {
+		if t, ok := p.RequiredNonNegative(v, "threshold", path, "the largest allowed duration_ms"); ok {
 			ev.Latency = &LatencyConfig{ThresholdMs: t}
 		}
 	case TypeCost:
-		if b, ok := p.requiredNonNegative(v, "budget", path, "the largest allowed cost_usd"); ok {
+		if b, ok := p.RequiredNonNegative(v, "budget", path, "the largest allowed cost_usd"); ok {
 			ev.Cost = &CostConfig{BudgetUSD: b}
 		}
 	case TypeTokenUsage:
-		ev.TokenUsage = p.tokenUsage(v, path)
+		ev.TokenUsage = p.TokenUsage(v, path)
 	default:
-		p.add(path+".type", tv, "unknown evaluator type %q: must be one of %s", textbound.Head(tv.str, 40), typeList())
+		p.Add(path+".type", tv, "unknown evaluator type %q: must be one of %s", textbound.Head(tv.Str, 40), typeList())
 		return nil
 	}
-	if len(p.problems) > before {
+	if len(p.Problems) > before {
 		return nil
 	}
 	return ev
@@ -107,74 +123,65 @@ func typeList() string {
 	return strings.Join(names, ", ")
 }
 
-func (p *parser) requiredNonNegative(v *value, key, path, meaning string) (float64, bool) {
-	x := v.get(key)
-	if x.isNull() {
-		p.add(joinPath(path, key), v, "is required (%s)", meaning)
-		return 0, false
-	}
-	return p.nonNegative(x, joinPath(path, key))
-}
-
 // codeJudge parses a code_judge entry (or a code_judge aggregator, whose script key is path or script). Keys not
 // in known become Config.
-func (p *parser) codeJudge(v *value, path string, known []string, scriptKeys ...string) *CodeJudgeConfig {
+func (p *Parser) codeJudge(v *yamltree.Value, path string, known []string, scriptKeys ...string) *CodeJudgeConfig {
 	c := &CodeJudgeConfig{}
-	var sv *value
+	var sv *yamltree.Value
 	scriptKey := scriptKeys[0]
 	for _, k := range scriptKeys {
-		if x := v.get(k); !x.isNull() {
+		if x := v.Get(k); !x.IsNull() {
 			sv, scriptKey = x, k
 			break
 		}
 	}
-	spath := joinPath(path, scriptKey)
+	spath := yamltree.JoinPath(path, scriptKey)
 	switch {
 	case sv == nil:
-		p.add(spath, v, "is required: the command that judges the case")
-	case sv.kind == kindString:
-		if strings.TrimSpace(sv.str) == "" {
-			p.add(spath, sv, "must not be empty")
+		p.Add(spath, v, "is required: the command that judges the case")
+	case sv.Kind == yamltree.KindString:
+		if strings.TrimSpace(sv.Str) == "" {
+			p.Add(spath, sv, "must not be empty")
 		}
-		c.Script = sv.str
-	case sv.kind == kindArray:
-		if len(sv.vals) == 0 {
-			p.add(spath, sv, "must not be empty")
+		c.Script = sv.Str
+	case sv.Kind == yamltree.KindArray:
+		if len(sv.Vals) == 0 {
+			p.Add(spath, sv, "must not be empty")
 		}
-		args := make([]string, 0, len(sv.vals))
-		for i, a := range sv.vals {
-			if a.kind != kindString || a.str == "" {
-				p.add(fmt.Sprintf("%s[%d]", spath, i), a, "must be a non-empty string")
+		args := make([]string, 0, len(sv.Vals))
+		for i, a := range sv.Vals {
+			if a.Kind != yamltree.KindString || a.Str == "" {
+				p.Add(fmt.Sprintf("%s[%d]", spath, i), a, "must be a non-empty string")
 				continue
 			}
-			args = append(args, shellQuote(a.str))
+			args = append(args, ShellQuote(a.Str))
 		}
 		c.Script = strings.Join(args, " ")
 	default:
-		p.add(spath, sv, "must be a command string or a list of arguments, got %s", sv.kind)
+		p.Add(spath, sv, "must be a command string or a list of arguments, got %s", sv.Kind)
 	}
-	c.Cwd = p.optString(v, "cwd", path)
-	if t := v.get(keyTarget); !t.isNull() && t.kind != kindObject && (t.kind != kindBool || !t.b) {
-		p.add(joinPath(path, keyTarget), t, "must be a mapping or true")
+	c.Cwd = p.OptString(v, "cwd", path)
+	if t := v.Get(keyTarget); !t.IsNull() && t.Kind != yamltree.KindObject && (t.Kind != yamltree.KindBool || !t.Bool) {
+		p.Add(yamltree.JoinPath(path, keyTarget), t, "must be a mapping or true")
 	}
 	c.Config = extraKeys(v, known)
 	return c
 }
 
 // extraKeys returns the members of obj not named in known, as a JSON object in written order; nil if none.
-func extraKeys(obj *value, known []string) []byte {
-	extra := &value{kind: kindObject}
-	for i, k := range obj.keys {
+func extraKeys(obj *yamltree.Value, known []string) []byte {
+	extra := &yamltree.Value{Kind: yamltree.KindObject}
+	for i, k := range obj.Keys {
 		if contains(known, k) {
 			continue
 		}
-		extra.keys = append(extra.keys, k)
-		extra.vals = append(extra.vals, obj.vals[i])
+		extra.Keys = append(extra.Keys, k)
+		extra.Vals = append(extra.Vals, obj.Vals[i])
 	}
-	if len(extra.keys) == 0 {
+	if len(extra.Keys) == 0 {
 		return nil
 	}
-	return extra.raw()
+	return extra.Raw()
 }
 
 func contains(list []string, s string) bool {
@@ -186,8 +193,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// shellQuote quotes an argument for /bin/sh.
-func shellQuote(s string) string {
+// ShellQuote quotes an argument for /bin/sh, as CodeJudgeConfig.Script joins a command written as a list.
+func ShellQuote(s string) string {
 	safe := true
 	for _, r := range s {
 		isSafe := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)
@@ -202,47 +209,47 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-func (p *parser) llmJudge(v *value, path string, t EvaluatorType) *LLMJudgeConfig {
+func (p *Parser) llmJudge(v *yamltree.Value, path string, t EvaluatorType) *LLMJudgeConfig {
 	c := &LLMJudgeConfig{}
-	if pv := v.get("prompt"); !pv.isNull() {
-		if pv.kind != kindString && pv.kind != kindObject {
-			p.add(path+".prompt", pv, "must be a string or a mapping, got %s", pv.kind)
+	if pv := v.Get("prompt"); !pv.IsNull() {
+		if pv.Kind != yamltree.KindString && pv.Kind != yamltree.KindObject {
+			p.Add(path+".prompt", pv, "must be a string or a mapping, got %s", pv.Kind)
 		}
-		c.Prompt = pv.raw()
+		c.Prompt = pv.Raw()
 	}
-	c.Model = p.optString(v, "model", path)
-	rv := v.get(keyRubrics)
-	if !rv.isNull() {
+	c.Model = p.OptString(v, "model", path)
+	rv := v.Get(keyRubrics)
+	if !rv.IsNull() {
 		c.Rubrics = p.rubrics(rv, path+".rubrics")
 	}
-	if t == TypeRubric && len(c.Rubrics) == 0 && (rv.isNull() || rv.kind == kindArray) {
-		p.add(path+".rubrics", v, "a rubric evaluator needs a non-empty rubrics list")
+	if t == TypeRubric && len(c.Rubrics) == 0 && (rv.IsNull() || rv.Kind == yamltree.KindArray) {
+		p.Add(path+".rubrics", v, "a rubric evaluator needs a non-empty rubrics list")
 	}
-	extra := &value{kind: kindObject}
-	for i, k := range v.keys {
+	extra := &yamltree.Value{Kind: yamltree.KindObject}
+	for i, k := range v.Keys {
 		if contains([]string{keyName, keyType, "prompt", "model", keyRubrics, keyWeight, "config"}, k) {
 			continue
 		}
-		extra.keys = append(extra.keys, k)
-		extra.vals = append(extra.vals, v.vals[i])
+		extra.Keys = append(extra.Keys, k)
+		extra.Vals = append(extra.Vals, v.Vals[i])
 	}
-	if cv := v.get("config"); !cv.isNull() {
-		if cv.kind != kindObject {
-			p.add(path+".config", cv, "must be a mapping, got %s", cv.kind)
+	if cv := v.Get("config"); !cv.IsNull() {
+		if cv.Kind != yamltree.KindObject {
+			p.Add(path+".config", cv, "must be a mapping, got %s", cv.Kind)
 		} else {
 			// An explicit config wins over loose keys of the same name.
-			for i, k := range cv.keys {
-				if j := indexOf(extra.keys, k); j >= 0 {
-					extra.vals[j] = cv.vals[i]
+			for i, k := range cv.Keys {
+				if j := indexOf(extra.Keys, k); j >= 0 {
+					extra.Vals[j] = cv.Vals[i]
 					continue
 				}
-				extra.keys = append(extra.keys, k)
-				extra.vals = append(extra.vals, cv.vals[i])
+				extra.Keys = append(extra.Keys, k)
+				extra.Vals = append(extra.Vals, cv.Vals[i])
 			}
 		}
 	}
-	if len(extra.keys) > 0 {
-		c.Config = extra.raw()
+	if len(extra.Keys) > 0 {
+		c.Config = extra.Raw()
 	}
 	return c
 }
@@ -256,49 +263,49 @@ func indexOf(list []string, s string) int {
 	return -1
 }
 
-func (p *parser) composite(v *value, path, key string) *CompositeConfig {
+func (p *Parser) composite(v *yamltree.Value, path, key string) *CompositeConfig {
 	c := &CompositeConfig{Aggregator: AggregatorWeightedAverage}
-	mv := v.get(keyEvaluators)
+	mv := v.Get(keyEvaluators)
 	switch {
-	case mv.isNull():
-		p.add(path+".evaluators", v, "is required: the member evaluators of the composite")
-	case mv.kind != kindArray:
-		p.add(path+".evaluators", mv, "must be a list of evaluators, got %s", mv.kind)
-	case len(mv.vals) == 0:
-		p.add(path+".evaluators", mv, "must have at least one member evaluator")
+	case mv.IsNull():
+		p.Add(path+".evaluators", v, "is required: the member evaluators of the composite")
+	case mv.Kind != yamltree.KindArray:
+		p.Add(path+".evaluators", mv, "must be a list of evaluators, got %s", mv.Kind)
+	case len(mv.Vals) == 0:
+		p.Add(path+".evaluators", mv, "must have at least one member evaluator")
 	default:
 		c.Members = p.evaluatorList(mv, path+".evaluators", key)
 	}
 
-	av := v.get("aggregator")
-	if av.isNull() {
+	av := v.Get("aggregator")
+	if av.IsNull() {
 		return c
 	}
 	apath := path + ".aggregator"
-	if av.kind != kindObject {
-		p.add(apath, av, "must be a mapping with a type, got %s", av.kind)
+	if av.Kind != yamltree.KindObject {
+		p.Add(apath, av, "must be a mapping with a type, got %s", av.Kind)
 		return c
 	}
-	at := av.get(keyType)
-	if at.isNull() || at.kind != kindString {
-		p.add(apath+".type", av, "is required: weighted_average, code_judge or llm_judge")
+	at := av.Get(keyType)
+	if at.IsNull() || at.Kind != yamltree.KindString {
+		p.Add(apath+".type", av, "is required: weighted_average, code_judge or llm_judge")
 		return c
 	}
-	switch AggregatorType(at.str) {
+	switch AggregatorType(at.Str) {
 	case AggregatorWeightedAverage:
-		if wv := av.get("weights"); !wv.isNull() {
-			if wv.kind != kindObject {
-				p.add(apath+".weights", wv, "must be a mapping of member name to weight, got %s", wv.kind)
+		if wv := av.Get("weights"); !wv.IsNull() {
+			if wv.Kind != yamltree.KindObject {
+				p.Add(apath+".weights", wv, "must be a mapping of member name to weight, got %s", wv.Kind)
 				break
 			}
-			c.Weights = make(map[string]float64, len(wv.keys))
-			for i, name := range wv.keys {
-				wpath := joinPath(apath+".weights", name)
+			c.Weights = make(map[string]float64, len(wv.Keys))
+			for i, name := range wv.Keys {
+				wpath := yamltree.JoinPath(apath+".weights", name)
 				if !memberNamed(c.Members, name) && len(c.Members) > 0 {
-					p.add(wpath, wv.vals[i], "no member evaluator is named %q", textbound.Head(name, 80))
+					p.Add(wpath, wv.Vals[i], "no member evaluator is named %q", textbound.Head(name, 80))
 					continue
 				}
-				if f, ok := p.nonNegative(wv.vals[i], wpath); ok {
+				if f, ok := p.NonNegative(wv.Vals[i], wpath); ok {
 					c.Weights[name] = f
 				}
 			}
@@ -309,9 +316,9 @@ func (p *parser) composite(v *value, path, key string) *CompositeConfig {
 		c.Script = p.codeJudge(av, apath, []string{keyType, "path", "script", "cwd", keyTarget}, "path", "script")
 	case AggregatorLLMJudge:
 		c.Aggregator = AggregatorLLMJudge
-		c.Prompt = p.optString(av, "prompt", apath)
+		c.Prompt = p.OptString(av, "prompt", apath)
 	default:
-		p.add(apath+".type", at, "unknown aggregator %q: must be weighted_average, code_judge or llm_judge", textbound.Head(at.str, 40))
+		p.Add(apath+".type", at, "unknown aggregator %q: must be weighted_average, code_judge or llm_judge", textbound.Head(at.Str, 40))
 	}
 	return c
 }
@@ -325,134 +332,135 @@ func memberNamed(members []*EvaluatorConfig, name string) bool {
 	return false
 }
 
-func (p *parser) toolTrajectory(v *value, path string) *ToolTrajectoryConfig {
+func (p *Parser) toolTrajectory(v *yamltree.Value, path string) *ToolTrajectoryConfig {
 	c := &ToolTrajectoryConfig{}
-	mv := v.get("mode")
-	if mv.isNull() || mv.kind != kindString {
-		p.add(path+".mode", v, "is required: any_order, in_order or exact")
+	mv := v.Get("mode")
+	if mv.IsNull() || mv.Kind != yamltree.KindString {
+		p.Add(path+".mode", v, "is required: any_order, in_order or exact")
 		return c
 	}
-	c.Mode = TrajectoryMode(mv.str)
+	c.Mode = TrajectoryMode(mv.Str)
 	switch c.Mode {
 	case ModeAnyOrder:
-		min := v.get("minimums")
+		min := v.Get("minimums")
 		switch {
-		case min.isNull():
-			p.add(path+".minimums", v, "is required in any_order mode: a mapping of tool name to least call count")
-		case min.kind != kindObject:
-			p.add(path+".minimums", min, "must be a mapping of tool name to least call count, got %s", min.kind)
+		case min.IsNull():
+			p.Add(path+".minimums", v, "is required in any_order mode: a mapping of tool name to least call count")
+		case min.Kind != yamltree.KindObject:
+			p.Add(path+".minimums", min, "must be a mapping of tool name to least call count, got %s", min.Kind)
 		default:
-			for i, tool := range min.keys {
-				n := min.vals[i]
-				npath := joinPath(path+".minimums", tool)
-				if n.kind != kindNumber || n.f < 0 || n.f != math.Trunc(n.f) || n.f > math.MaxInt32 {
-					p.add(npath, n, "must be a non-negative whole number")
+			for i, tool := range min.Keys {
+				n := min.Vals[i]
+				npath := yamltree.JoinPath(path+".minimums", tool)
+				if n.Kind != yamltree.KindNumber || n.Float < 0 || n.Float != math.Trunc(n.Float) || n.Float > math.MaxInt32 {
+					p.Add(npath, n, "must be a non-negative whole number")
 					continue
 				}
-				c.Minimums = append(c.Minimums, ToolMinimum{Tool: tool, Count: int(n.f)})
+				c.Minimums = append(c.Minimums, ToolMinimum{Tool: tool, Count: int(n.Float)})
 			}
 		}
 	case ModeInOrder, ModeExact:
-		ex := v.get("expected")
+		ex := v.Get("expected")
 		switch {
-		case ex.isNull():
-			p.add(path+".expected", v, "is required in %s mode: a list of {tool, args}", c.Mode)
-		case ex.kind != kindArray:
-			p.add(path+".expected", ex, "must be a list of {tool, args}, got %s", ex.kind)
+		case ex.IsNull():
+			p.Add(path+".expected", v, "is required in %s mode: a list of {tool, args}", c.Mode)
+		case ex.Kind != yamltree.KindArray:
+			p.Add(path+".expected", ex, "must be a list of {tool, args}, got %s", ex.Kind)
 		default:
-			c.Expected = make([]ExpectedCall, 0, len(ex.vals))
-			for i, item := range ex.vals {
+			c.Expected = make([]ExpectedCall, 0, len(ex.Vals))
+			for i, item := range ex.Vals {
 				ipath := fmt.Sprintf("%s.expected[%d]", path, i)
-				tool, ok := p.toolItem(item, ipath, "must be a mapping {tool, args}")
+				tool, ok := p.ToolItem(item, ipath, "must be a mapping {tool, args}")
 				if !ok {
 					continue
 				}
 				call := ExpectedCall{Tool: tool}
-				if !p.expectedArgs(item, ipath, &call) {
+				if !p.ExpectedArgs(item, ipath, &call) {
 					continue
 				}
 				c.Expected = append(c.Expected, call)
 			}
 		}
 	default:
-		p.add(path+".mode", mv, "unknown mode %q: must be any_order, in_order or exact", textbound.Head(mv.str, 40))
+		p.Add(path+".mode", mv, "unknown mode %q: must be any_order, in_order or exact", textbound.Head(mv.Str, 40))
 	}
 	return c
 }
 
-func (p *parser) fieldAccuracy(v *value, path string) *FieldAccuracyConfig {
+// FieldAccuracy reads a field_accuracy evaluator's fields and aggregation (a 4.42 field-accuracy grader's alike).
+func (p *Parser) FieldAccuracy(v *yamltree.Value, path string) *FieldAccuracyConfig {
 	c := &FieldAccuracyConfig{Aggregation: AggregationWeightedAverage}
-	fv := v.get("fields")
+	fv := v.Get("fields")
 	switch {
-	case fv.isNull():
-		p.add(path+".fields", v, "is required: a list of {path, match}")
-	case fv.kind != kindArray:
-		p.add(path+".fields", fv, "must be a list of {path, match}, got %s", fv.kind)
-	case len(fv.vals) == 0:
-		p.add(path+".fields", fv, "must have at least one field")
+	case fv.IsNull():
+		p.Add(path+".fields", v, "is required: a list of {path, match}")
+	case fv.Kind != yamltree.KindArray:
+		p.Add(path+".fields", fv, "must be a list of {path, match}, got %s", fv.Kind)
+	case len(fv.Vals) == 0:
+		p.Add(path+".fields", fv, "must have at least one field")
 	default:
-		for i, item := range fv.vals {
+		for i, item := range fv.Vals {
 			ipath := fmt.Sprintf("%s.fields[%d]", path, i)
-			if item.kind != kindObject {
-				p.add(ipath, item, "must be a mapping {path, match}, got %s", item.kind)
+			if item.Kind != yamltree.KindObject {
+				p.Add(ipath, item, "must be a mapping {path, match}, got %s", item.Kind)
 				continue
 			}
 			fs := FieldSpec{Required: true, Weight: 1}
-			pv := item.get("path")
-			if pv.isNull() || pv.kind != kindString || pv.str == "" {
-				p.add(ipath+".path", item, "is required and must be a non-empty string")
-			} else if err := checkFieldPath(pv.str); err != "" {
-				p.add(ipath+".path", pv, "%s", err)
+			pv := item.Get("path")
+			if pv.IsNull() || pv.Kind != yamltree.KindString || pv.Str == "" {
+				p.Add(ipath+".path", item, "is required and must be a non-empty string")
+			} else if err := checkFieldPath(pv.Str); err != "" {
+				p.Add(ipath+".path", pv, "%s", err)
 			} else {
-				fs.Path = pv.str
+				fs.Path = pv.Str
 			}
-			mv := item.get("match")
+			mv := item.Get("match")
 			switch {
-			case mv.isNull():
-				p.add(ipath+".match", item, "is required: exact, numeric_tolerance or date")
-			case mv.kind != kindString:
-				p.add(ipath+".match", mv, "must be exact, numeric_tolerance or date")
+			case mv.IsNull():
+				p.Add(ipath+".match", item, "is required: exact, numeric_tolerance or date")
+			case mv.Kind != yamltree.KindString:
+				p.Add(ipath+".match", mv, "must be exact, numeric_tolerance or date")
 			default:
-				switch FieldMatch(mv.str) {
+				switch FieldMatch(mv.Str) {
 				case MatchExact, MatchNumericTolerance, MatchDate:
-					fs.Match = FieldMatch(mv.str)
+					fs.Match = FieldMatch(mv.Str)
 				default:
-					p.add(ipath+".match", mv, "unknown match %q: must be exact, numeric_tolerance or date (use a code_judge for fuzzy matching)", textbound.Head(mv.str, 40))
+					p.Add(ipath+".match", mv, "unknown match %q: must be exact, numeric_tolerance or date (use a code_judge for fuzzy matching)", textbound.Head(mv.Str, 40))
 				}
 			}
-			fs.Required = p.optBool(item, "required", ipath, true)
-			fs.Relative = p.optBool(item, "relative", ipath, false)
-			if w := item.get(keyWeight); !w.isNull() {
-				if f, ok := p.nonNegative(w, ipath+".weight"); ok {
+			fs.Required = p.OptBool(item, "required", ipath, true)
+			fs.Relative = p.OptBool(item, "relative", ipath, false)
+			if w := item.Get(keyWeight); !w.IsNull() {
+				if f, ok := p.NonNegative(w, ipath+".weight"); ok {
 					fs.Weight = f
 				}
 			}
-			if t := item.get("tolerance"); !t.isNull() {
-				if f, ok := p.nonNegative(t, ipath+".tolerance"); ok {
+			if t := item.Get("tolerance"); !t.IsNull() {
+				if f, ok := p.NonNegative(t, ipath+".tolerance"); ok {
 					fs.Tolerance = f
 				}
 			}
-			if fm := item.get("formats"); !fm.isNull() {
-				if fm.kind != kindArray {
-					p.add(ipath+".formats", fm, "must be a list of date formats, got %s", fm.kind)
+			if fm := item.Get("formats"); !fm.IsNull() {
+				if fm.Kind != yamltree.KindArray {
+					p.Add(ipath+".formats", fm, "must be a list of date formats, got %s", fm.Kind)
 				} else {
-					for j, s := range fm.vals {
-						if s.kind != kindString {
-							p.add(fmt.Sprintf("%s.formats[%d]", ipath, j), s, "must be a string")
+					for j, s := range fm.Vals {
+						if s.Kind != yamltree.KindString {
+							p.Add(fmt.Sprintf("%s.formats[%d]", ipath, j), s, "must be a string")
 							continue
 						}
-						fs.Formats = append(fs.Formats, s.str)
+						fs.Formats = append(fs.Formats, s.Str)
 					}
 				}
 			}
 			c.Fields = append(c.Fields, fs)
 		}
 	}
-	if av := v.get("aggregation"); !av.isNull() {
-		if av.kind != kindString || (av.str != string(AggregationWeightedAverage) && av.str != string(AggregationAllOrNothing)) {
-			p.add(path+".aggregation", av, "must be weighted_average or all_or_nothing")
+	if av := v.Get("aggregation"); !av.IsNull() {
+		if av.Kind != yamltree.KindString || (av.Str != string(AggregationWeightedAverage) && av.Str != string(AggregationAllOrNothing)) {
+			p.Add(path+".aggregation", av, "must be weighted_average or all_or_nothing")
 		} else {
-			c.Aggregation = FieldAggregation(av.str)
+			c.Aggregation = FieldAggregation(av.Str)
 		}
 	}
 	return c
@@ -466,46 +474,30 @@ func checkFieldPath(path string) string {
 	return ""
 }
 
-func (p *parser) tokenUsage(v *value, path string) *TokenUsageConfig {
+// TokenUsage reads a token_usage evaluator's limits (a 4.42 token-usage grader's alike): at least one is set.
+func (p *Parser) TokenUsage(v *yamltree.Value, path string) *TokenUsageConfig {
 	c := &TokenUsageConfig{}
-	read := func(snake, camel string) *float64 { return p.nonNegativeOf(v, path, snake, camel) }
+	read := func(snake, camel string) *float64 { return p.NonNegativeOf(v, path, snake, camel) }
 	c.MaxTotal = read("max_total", "maxTotal")
 	c.MaxInput = read("max_input", "maxInput")
 	c.MaxOutput = read("max_output", "maxOutput")
 	if c.MaxTotal == nil && c.MaxInput == nil && c.MaxOutput == nil {
-		p.add(path, v, "a token_usage evaluator needs at least one of max_total, max_input, max_output")
+		p.Add(path, v, "a token_usage evaluator needs at least one of max_total, max_input, max_output")
 	}
 	return c
 }
 
-// nonNegativeOf reads the non-negative number under v's key snake, else under camel (AgentV reads both spellings);
-// nil when neither is set or the value is invalid (the problem is added at its path).
-func (p *parser) nonNegativeOf(v *value, path, snake, camel string) *float64 {
-	key, x := snake, v.get(snake)
-	if x.isNull() {
-		key, x = camel, v.get(camel)
-	}
-	if x.isNull() {
-		return nil
-	}
-	f, ok := p.nonNegative(x, joinPath(path, key))
-	if !ok {
-		return nil
-	}
-	return &f
-}
-
-// expectedArgs reads an expected tool call's args into call: a mapping of expected values, the string any, or
+// ExpectedArgs reads an expected tool call's args into call: a mapping of expected values, the string any, or
 // nothing (any args). It reports false, with the problem added, for anything else.
-func (p *parser) expectedArgs(item *value, ipath string, call *ExpectedCall) bool {
-	switch args := item.get("args"); {
-	case args.isNull():
-	case args.kind == kindString && args.str == "any":
+func (p *Parser) ExpectedArgs(item *yamltree.Value, ipath string, call *ExpectedCall) bool {
+	switch args := item.Get("args"); {
+	case args.IsNull():
+	case args.Kind == yamltree.KindString && args.Str == "any":
 		call.AnyArgs = true
-	case args.kind == kindObject:
-		call.Args = args.raw()
+	case args.Kind == yamltree.KindObject:
+		call.Args = args.Raw()
 	default:
-		p.add(ipath+".args", args, "must be a mapping of expected argument values or the string any")
+		p.Add(ipath+".args", args, "must be a mapping of expected argument values or the string any")
 		return false
 	}
 	return true

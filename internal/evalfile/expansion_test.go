@@ -36,6 +36,14 @@ var readers = []struct {
 	{"Subset", func(data []byte) error { _, err := evalfile.Subset(data, func(int) bool { return true }); return err }},
 }
 
+// MaxExpansionBytes, the YAML tree's bound (yamltree.MaxExpansionBytes), is MaxWholeBytes: the docs, the manager's
+// memory and the bound on a case's files (internal/evaluate) take it to be.
+func TestExpansionBoundIsTheWholeLimit(t *testing.T) {
+	if evalfile.MaxExpansionBytes != evalfile.MaxWholeBytes {
+		t.Errorf("MaxExpansionBytes is %d, MaxWholeBytes %d: they are one bound", evalfile.MaxExpansionBytes, evalfile.MaxWholeBytes)
+	}
+}
+
 // The alias bomb of issue 37 (100 KB anchored string, 20 aliases to it in a message list, 1,500 cases aliasing
 // the list: 155 KB of text, 3 GB expanded) is refused by every reader, naming the bound and the alias's line,
 // after allocating a bounded amount (it took 504 MB of heap and 10 s at a tenth of its cases before the bound).

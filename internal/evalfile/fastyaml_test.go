@@ -9,11 +9,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
-// checkFastItems holds fastItem to the YAML parser and the tree builder on every item of data that it reads: the
-// YAML parser must read the item alone, into the same values (kinds, text, numbers, lines), the same number of
-// them, and without a problem. It returns how many items fastItem read.
+// checkFastItems holds yamltree.ReadItem to the YAML parser and the tree builder on every item of data that it reads:
+// the YAML parser must read the item alone, into the same values (kinds, text, numbers, lines), the same number of
+// them, and without a problem. It returns how many items ReadItem read.
 func checkFastItems(t *testing.T, data []byte) int {
 	t.Helper()
 	sg := segment(data)
@@ -23,7 +25,7 @@ func checkFastItems(t *testing.T, data []byte) int {
 	sg.src = string(data)
 	read := 0
 	for i := range sg.items {
-		got, nodes, ok := sg.fast(&fastArena{}, i)
+		got, nodes, ok := sg.fast(&yamltree.Arena{}, i)
 		if !ok {
 			continue
 		}
@@ -41,19 +43,19 @@ func checkFastItems(t *testing.T, data []byte) int {
 			continue
 		}
 		shiftLines(items[0], sg.itemLines[i]-1)
-		tb := newTreeBuilder(0)
-		casesPath := keyPath(nil, casesKey)
-		ip := indexPath(&casesPath, i)
-		want := tb.build(items[0], &ip, 2)
-		if len(tb.problems) > 0 {
-			t.Errorf("fastItem reads item %d, in which the tree builder finds problems %v:\n%s", i, tb.problems, item)
+		tb := yamltree.NewBuilder(0, casesKey)
+		casesPath := yamltree.KeyPath(nil, casesKey)
+		ip := yamltree.IndexPath(&casesPath, i)
+		want := tb.Build(items[0], &ip, 2)
+		if len(tb.Problems) > 0 {
+			t.Errorf("fastItem reads item %d, in which the tree builder finds problems %v:\n%s", i, tb.Problems, item)
 			continue
 		}
-		if diff := cmp.Diff(want, got, cmp.AllowUnexported(value{})); diff != "" {
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(yamltree.Value{})); diff != "" {
 			t.Errorf("fastItem reads item %d differently (-yaml +fast):\n%s\n--- item:\n%s", i, diff, item)
 		}
-		if nodes != tb.values {
-			t.Errorf("fastItem counts %d values in item %d, the tree builder %d:\n%s", nodes, i, tb.values, item)
+		if nodes != tb.Values {
+			t.Errorf("fastItem counts %d values in item %d, the tree builder %d:\n%s", nodes, i, tb.Values, item)
 		}
 	}
 	return read
@@ -129,7 +131,7 @@ func TestFastItemMatchesYAML(t *testing.T) {
 	}
 }
 
-// randomItems writes random evalcases items in the YAML that fastItem reads and near it: block and flow
+// randomItems writes random evalcases items in the YAML that ReadItem reads and near it: block and flow
 // collections, every scalar style, tricky plain scalars, comments, blank lines, odd spacing.
 func randomItems(rng *rand.Rand, n int) string {
 	var b strings.Builder
@@ -251,7 +253,7 @@ func randomEnd(rng *rand.Rand) string {
 	return s
 }
 
-// Random items, and random character edits of them, read by fastItem exactly as by the YAML parser.
+// Random items, and random character edits of them, read by ReadItem exactly as by the YAML parser.
 func TestFastItemMatchesYAMLOnRandomItems(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	rounds := 3000
@@ -313,18 +315,18 @@ func FuzzFastItem(f *testing.F) {
 // member's own raw does (messages keep their content's JSON as that span).
 func TestRawMemberMatchesRaw(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	var walk func(v *value)
+	var walk func(v *yamltree.Value)
 	checked := 0
-	walk = func(v *value) {
-		if v.kind == kindObject {
-			for _, key := range append([]string{"content", "absent"}, v.keys...) {
-				raw, start, end := v.rawMember(key)
-				if string(raw) != string(v.raw()) {
-					t.Fatalf("rawMember(%q) = %s, raw = %s", key, raw, v.raw())
+	walk = func(v *yamltree.Value) {
+		if v.Kind == yamltree.KindObject {
+			for _, key := range append([]string{"content", "absent"}, v.Keys...) {
+				raw, start, end := v.RawMember(key)
+				if string(raw) != string(v.Raw()) {
+					t.Fatalf("rawMember(%q) = %s, raw = %s", key, raw, v.Raw())
 				}
 				want := ""
-				if m := v.get(key); m != nil {
-					want = string(m.raw())
+				if m := v.Get(key); m != nil {
+					want = string(m.Raw())
 				}
 				if got := string(raw[start:end]); got != want {
 					t.Fatalf("rawMember(%q) span %s, want %s (object %s)", key, got, want, raw)
@@ -332,7 +334,7 @@ func TestRawMemberMatchesRaw(t *testing.T) {
 				checked++
 			}
 		}
-		for _, c := range v.vals {
+		for _, c := range v.Vals {
 			walk(c)
 		}
 	}
@@ -344,7 +346,7 @@ func TestRawMemberMatchesRaw(t *testing.T) {
 		}
 		sg.src = string(doc)
 		for i := range sg.items {
-			if v, _, ok := sg.fast(&fastArena{}, i); ok {
+			if v, _, ok := sg.fast(&yamltree.Arena{}, i); ok {
 				walk(v)
 			}
 		}

@@ -8,12 +8,14 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
-// Reading a large file, most of the work is per item and independent of the other items: reading its text into
-// values (fastItem) and validating the case. An item reader does that work for batches of items on several
-// goroutines, ahead of the one goroutine that adds the cases to the File in order (the only part that depends on
-// the items before: duplicate ids, the tree's value count, the order of problems). Items fastItem does not read
+// Reading a large file, most of the work is per item and independent of the other items: reading its text into values
+// (yamltree.ReadItem) and validating the case. An item reader does that work for batches of items on several
+// goroutines, ahead of the one goroutine that adds the cases to the File in order (the only part that depends on the
+// items before: duplicate ids, the tree's value count, the order of problems). Items yamltree.ReadItem does not read
 // are left to that goroutine, which reads them from their YAML nodes as before.
 
 // itemBatch is how many items a reader goroutine takes at a time.
@@ -24,7 +26,7 @@ const maxItemBatchesAhead = 4
 
 // readItem is what an item reader made of one item.
 type readItem struct {
-	// read says fastItem read the item; the rest is set only then.
+	// read says yamltree.ReadItem read the item; the rest is set only then.
 	read bool
 	// nodes counts the item's values as the tree builder does.
 	nodes int
@@ -62,7 +64,7 @@ type itemReader struct {
 	wg      sync.WaitGroup
 	current int // the batch next is in, -1 before the first
 	// arena serves next when it reads batches itself.
-	arena fastArena
+	arena yamltree.Arena
 }
 
 // startItems starts reading sg's items for f (whose header is complete), or returns nil when the text is too large
@@ -84,13 +86,13 @@ func startItems(sg *segmented, f *File) *itemReader {
 	r.slots = semaphore.NewWeighted(int64(workers * maxItemBatchesAhead))
 	r.wg.Add(workers)
 	for range workers {
-		go r.work(&fastArena{})
+		go r.work(&yamltree.Arena{})
 	}
 	return r
 }
 
 // work reads batches in order until there are none left or the reader stops.
-func (r *itemReader) work(a *fastArena) {
+func (r *itemReader) work(a *yamltree.Arena) {
 	defer r.wg.Done()
 	for {
 		// Acquire fails once the reader stopped, even with a slot free.
@@ -105,7 +107,7 @@ func (r *itemReader) work(a *fastArena) {
 	}
 }
 
-func (r *itemReader) readBatch(a *fastArena, b int) {
+func (r *itemReader) readBatch(a *yamltree.Arena, b int) {
 	lo := b * itemBatch
 	hi := min(lo+itemBatch, len(r.sg.items))
 	items := make([]readItem, hi-lo)
@@ -143,29 +145,29 @@ func (r *itemReader) stop() {
 }
 
 // readOne reads item i, the text src[start:end] whose first line is line and whose dash is at column indent, with
-// fastItem, and validates its case as caseAdder.add would, keeping the problems apart. r.read is false when
-// fastItem declines the item.
-func readOne(a *fastArena, src string, start, end, line, indent int, f *File, i int, r *readItem) {
-	v, nodes, ok := fastItem(a, src, start, end, line, indent)
+// yamltree.ReadItem, and validates its case as caseAdder.add would, keeping the problems apart. r.read is false when
+// yamltree.ReadItem declines the item.
+func readOne(a *yamltree.Arena, src string, start, end, line, indent int, f *File, i int, r *readItem) {
+	v, nodes, ok := yamltree.ReadItem(a, src, start, end, line, indent)
 	if !ok {
 		return
 	}
 	r.read, r.nodes = true, nodes
 	r.start, r.end, r.line = int32(start), int32(end), int32(line)
-	p := parser{validateOnly: true}
+	p := Parser{Reader: yamltree.Reader{ValidateOnly: true}}
 	path := casePath(i)
 	c := p.evalCase(v, i, path)
-	r.caseProblems = p.problems
+	r.caseProblems = p.Problems
 	if c == nil {
 		return
 	}
 	r.isCase = true
 	if c.ID != "" {
-		r.id, r.idLine = c.ID, v.get("id").line
+		r.id, r.idLine = c.ID, v.Get("id").Line
 	}
-	p.problems = nil
+	p.Problems = nil
 	p.resolveEvaluators(f, c, v, path)
-	r.evaluatorProblems = p.problems
+	r.evaluatorProblems = p.Problems
 	r.inherits = inheritance(c)
 	r.load = loadOf(c.Evaluators)
 }
@@ -173,13 +175,13 @@ func readOne(a *fastArena, src string, start, end, line, indent int, f *File, i 
 // rebuild builds case i again from its text, as readOne built it when the file was read (valid, since the File
 // exists).
 func (f *File) rebuild(e *caseEntry, i int) *Case {
-	a := arenas.Get().(*fastArena)
+	a := arenas.Get().(*yamltree.Arena)
 	defer arenas.Put(a)
-	v, _, ok := fastItem(a, f.src, int(e.start), int(e.end), int(e.line), f.indent)
+	v, _, ok := yamltree.ReadItem(a, f.src, int(e.start), int(e.end), int(e.line), f.indent)
 	if !ok {
 		panic("evalfile: the text of a case that was read no longer reads")
 	}
-	var p parser
+	var p Parser
 	path := casePath(i)
 	c := p.evalCase(v, i, path)
 	p.resolveEvaluators(f, c, v, path)
@@ -187,4 +189,4 @@ func (f *File) rebuild(e *caseEntry, i int) *Case {
 }
 
 // arenas serve rebuild and AppendCaseView, which may run on many goroutines at once.
-var arenas = sync.Pool{New: func() any { return new(fastArena) }}
+var arenas = sync.Pool{New: func() any { return new(yamltree.Arena) }}

@@ -7,12 +7,12 @@ import (
 	"io/fs"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"unsafe"
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 	"github.com/evalrun-operator/evalrun-operator/internal/idindex"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
@@ -39,8 +39,8 @@ func ValidID(id string) bool {
 	return true
 }
 
-// maxEvaluatorNameLength bounds evaluator names (they appear in the EvalRun status).
-const maxEvaluatorNameLength = 128
+// MaxEvaluatorNameLength bounds evaluator names (they appear in the EvalRun status).
+const MaxEvaluatorNameLength = 128
 
 // ParseOption changes how Parse reads a file.
 type ParseOption func(*parseOptions)
@@ -81,12 +81,10 @@ func WithOwnedData() ParseOption {
 	return func(o *parseOptions) { o.owned = true }
 }
 
-// yamlLine finds the line number in a YAML library error message.
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
-// Parse reads and validates an eval file: agentv-eval-v2, or an AgentV 4.42 suite (told from the document; see
-// suite42.go). On validation failure it returns a *ValidationError that lists every problem (YAML syntax errors
-// included, with their line), and no File.
+// Parse reads and validates an eval file: agentv-eval-v2, or an AgentV 4.42 suite (told from the document and read
+// by internal/evalfile/suite42, which the binary must link: see FormatReader). On validation failure it returns a
+// *ValidationError that lists every problem (YAML syntax errors included, with their line), and no File; a suite
+// the binary cannot read is an *UnlinkedFormatError.
 func Parse(data []byte, opts ...ParseOption) (*File, error) {
 	o := newParseOptions(opts)
 	if msg := checkSuiteName(o.name); msg != "" {
@@ -102,23 +100,23 @@ func Parse(data []byte, opts ...ParseOption) (*File, error) {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		p := Problem{CaseIndex: -1, Message: "not valid YAML: " + err.Error()}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			p.Line, _ = strconv.Atoi(m[1])
-		}
-		return nil, &ValidationError{Problems: []Problem{p}}
+		return nil, &ValidationError{Problems: []Problem{yamltree.SyntaxProblem(err)}}
 	}
 	if key, ok := isSuite42(&doc); ok {
-		return parseSuite42(data, &doc, key, o)
+		r, err := readerOf(FormatSuite42)
+		if err != nil {
+			return nil, err
+		}
+		return r.Parse(data, &doc, key, o.reader())
 	}
-	tb := newTreeBuilder(int64(len(data)))
-	p := &parser{}
+	tb := yamltree.NewBuilder(int64(len(data)), casesKey)
+	p := &Parser{}
 	var f *File
 	if cases := streamableCases(&doc); cases != nil {
 		f, _ = p.streamFile(tb, &doc, cases, o, nil)
 	} else {
-		root := tb.build(&doc, nil, 0)
-		if !tb.tooLarge {
+		root := tb.Build(&doc, nil, 0)
+		if !tb.TooLarge {
 			f = p.file(root, o)
 		}
 	}
@@ -185,12 +183,25 @@ func ParseShared(data []byte, ids []string, opts ...ParseOption) (f *File, ok bo
 // file's items leave little.
 func (f *File) WholeTree() bool { return f.wholeTree }
 
-// finish returns the File, or the problems the tree builder and the parser found.
-func finish(tb *treeBuilder, p *parser, f *File) (*File, error) {
-	if tb.tooLarge {
-		return nil, &ValidationError{Problems: tb.problems}
+// NewFile returns the File a format's reader read (FormatReader.Parse): f, whose header fields the reader set, with
+// cases, kept built, as its cases in order; or, when the tree builder tb or the reader's Parser p found problems,
+// the *ValidationError that lists them (the tree builder's first; only its own when the document grew too large).
+func NewFile(f *File, cases []*Case, tb *yamltree.Builder, p *Parser) (*File, error) {
+	f.wholeTree = true
+	f.built = cases
+	f.cases, f.ids = make([]caseEntry, len(cases)), make([]string, len(cases))
+	for i, c := range cases {
+		f.cases[i], f.ids[i] = caseEntry{start: int32(i)}, c.ID
 	}
-	if problems := append(tb.problems, p.problems...); len(problems) > 0 {
+	return finish(tb, p, f)
+}
+
+// finish returns the File, or the problems the tree builder and the parser found.
+func finish(tb *yamltree.Builder, p *Parser, f *File) (*File, error) {
+	if tb.TooLarge {
+		return nil, &ValidationError{Problems: tb.Problems}
+	}
+	if problems := append(tb.Problems, p.Problems...); len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
 	f.index = idindex.New(f.ids) // now, so that a parsed File is safe for concurrent reads
@@ -205,8 +216,8 @@ func parseSegmented(sg *segmented, o parseOptions) (*File, bool, error) {
 	if !ok || streamableCases(doc) != cases {
 		return nil, false, nil
 	}
-	tb := newTreeBuilder(int64(len(sg.data)))
-	p := &parser{}
+	tb := yamltree.NewBuilder(int64(len(sg.data)), casesKey)
+	p := &Parser{}
 	switch {
 	case o.sharedIDs != nil: // no item is read
 	case o.owned:
@@ -250,13 +261,13 @@ func streamableCases(doc *yaml.Node) *yaml.Node {
 // streamFile is file for a document whose evalcases streamableCases found: the members before evalcases are
 // built and validated first, then each case is built, validated and dropped, both its YAML nodes and its
 // values, so that only the File's cases stay live. Problems come out in the same order as from building the
-// whole tree first (tree problems in tb.problems, the rest in p.problems).
-// sg, when set, is the document's text cut into items: the items fastItem reads are read and validated on
+// whole tree first (tree problems in tb.Problems, the rest in p.Problems).
+// sg, when set, is the document's text cut into items: the items yamltree.ReadItem reads are read and validated on
 // several goroutines (see readItems) and kept as the place of their text; sg supplies every other item's nodes
 // just before it is built (when it cannot, streamFile returns false).
-func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions, sg *segmented) (*File, bool) {
+func (p *Parser) streamFile(tb *yamltree.Builder, doc, cases *yaml.Node, o parseOptions, sg *segmented) (*File, bool) {
 	f, cv := p.streamHeader(tb, doc, cases, o)
-	if tb.tooLarge {
+	if tb.TooLarge {
 		return nil, true
 	}
 	if cv != nil && o.sharedIDs != nil {
@@ -270,7 +281,7 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 		}
 	} else if cv != nil {
 		// The header saw an array of nil items; its problems (none, for a non-empty sequence) are recorded.
-		casesPath := keyPath(nil, casesKey)
+		casesPath := yamltree.KeyPath(nil, casesKey)
 		c := p.newCases(f, len(cases.Content))
 		var items *itemReader
 		if sg != nil {
@@ -294,157 +305,89 @@ func (p *parser) streamFile(tb *treeBuilder, doc, cases *yaml.Node, o parseOptio
 				}
 				cases.Content[i] = n
 			}
-			item := tb.buildItem(i, &casesPath, 1)
+			item := tb.BuildItem(i, &casesPath, 1)
 			cases.Content[i] = nil
-			if tb.tooLarge {
+			if tb.TooLarge {
 				return nil, true
 			}
 			c.add(item, i)
 		}
 	}
-	p.caseIndex, p.caseID = -1, ""
+	p.CaseIndex, p.CaseID = -1, ""
 	return f, true
 }
 
 // streamHeader builds and validates everything of doc but the items of cases, its evalcases sequence (see
 // streamFile); it returns the evalcases array when there are cases to add. The File is nil when the tree grew too
-// large (tb.tooLarge).
-func (p *parser) streamHeader(tb *treeBuilder, doc, cases *yaml.Node, o parseOptions) (*File, *value) {
-	tb.deferred = cases
-	root := tb.build(doc, nil, 0)
-	if tb.tooLarge {
+// large (tb.TooLarge).
+func (p *Parser) streamHeader(tb *yamltree.Builder, doc, cases *yaml.Node, o parseOptions) (*File, *yamltree.Value) {
+	tb.Deferred = cases
+	root := tb.Build(doc, nil, 0)
+	if tb.TooLarge {
 		return nil, nil
 	}
 	return p.fileHeader(root, o)
 }
 
-// parser validates the value tree and builds the File, collecting problems.
-type parser struct {
-	problems []Problem
-	// caseIndex and caseID locate problems inside a case; caseIndex is -1 outside cases. inFile is the file being
-	// read when it is not the eval file (a 4.42 suite's other files).
-	caseIndex int
-	caseID    string
-	inFile    string
-	// validateOnly says the cases built are only validated and then dropped (see readOne): the JSON of their
-	// messages, contents, tool calls, rubrics and evaluators, which no validation reads, is not encoded.
-	validateOnly bool
+// Parser is agentv-eval-v2's reader: it validates the value tree and builds the File, collecting problems (the
+// yamltree.Reader it embeds). The other formats' readers embed it too, for what every format writes alike: the
+// EvalRun's judging.evaluators (DefaultEvaluators), case ids (ReadCaseID), tool calls (ToolCalls, ToolItem,
+// ExpectedArgs), field_accuracy fields and token limits (FieldAccuracy, TokenUsage), unique names (UniqueNames).
+type Parser struct {
+	yamltree.Reader
 }
 
-// raw is v.raw(), or nil when validating only.
-func (p *parser) raw(v *value) json.RawMessage {
-	if p.validateOnly {
-		return nil
-	}
-	return v.raw()
-}
-
-func (p *parser) add(path string, v *value, format string, args ...any) {
-	line := 0
-	if v != nil {
-		line = v.line
-	}
-	p.problems = append(p.problems, Problem{
-		CaseIndex: p.caseIndex, CaseID: p.caseID, File: p.inFile, Path: path, Line: line, Message: fmt.Sprintf(format, args...),
-	})
-}
-
-// optString reads an optional string member; a present non-string is a problem.
-func (p *parser) optString(obj *value, key, path string) string {
-	v := obj.get(key)
-	if v.isNull() {
-		return ""
-	}
-	if v.kind != kindString {
-		p.add(joinPath(path, key), v, "must be a string, got %s", v.kind)
-		return ""
-	}
-	return v.str
-}
-
-// optBool reads an optional boolean member.
-func (p *parser) optBool(obj *value, key, path string, def bool) bool {
-	v := obj.get(key)
-	if v.isNull() {
-		return def
-	}
-	if v.kind != kindBool {
-		p.add(joinPath(path, key), v, "must be true or false, got %s", v.kind)
-		return def
-	}
-	return v.b
-}
-
-// nonNegative reads a number that must be finite and >= 0; ok is false (after recording a problem) otherwise.
-func (p *parser) nonNegative(v *value, path string) (float64, bool) {
-	if v.kind != kindNumber {
-		p.add(path, v, "must be a number, got %s", v.kind)
-		return 0, false
-	}
-	if v.f < 0 {
-		p.add(path, v, "must not be negative, got %s", v.num)
-		return 0, false
-	}
-	return v.f, true
-}
-
-func (p *parser) file(root *value, o parseOptions) *File {
+func (p *Parser) file(root *yamltree.Value, o parseOptions) *File {
 	f, cases := p.fileHeader(root, o)
 	if cases != nil {
-		c := p.newCases(f, len(cases.vals))
-		for i, cv := range cases.vals {
+		c := p.newCases(f, len(cases.Vals))
+		for i, cv := range cases.Vals {
 			c.add(cv, i)
 		}
 	}
-	p.caseIndex, p.caseID = -1, ""
+	p.CaseIndex, p.CaseID = -1, ""
 	return f
 }
 
 // fileHeader validates everything but the cases; it returns the evalcases array when there are cases to add.
-func (p *parser) fileHeader(root *value, o parseOptions) (*File, *value) {
-	p.caseIndex = -1
+func (p *Parser) fileHeader(root *yamltree.Value, o parseOptions) (*File, *yamltree.Value) {
+	p.CaseIndex = -1
 	f := &File{Format: FormatV2}
-	if root.kind != kindObject {
-		p.add("", root, "the eval file must be a mapping with evalcases, got %s", root.kind)
+	if root.Kind != yamltree.KindObject {
+		p.Add("", root, "the eval file must be a mapping with evalcases, got %s", root.Kind)
 		return f, nil
 	}
-	f.Schema = p.optString(root, "$schema", "")
+	f.Schema = p.OptString(root, "$schema", "")
 	if f.Schema != "" && f.Schema != SchemaV2 {
-		p.add("$schema", root.get("$schema"), "unsupported schema %q: only %s is supported", f.Schema, SchemaV2)
+		p.Add("$schema", root.Get("$schema"), "unsupported schema %q: only %s is supported", f.Schema, SchemaV2)
 	}
-	f.Description = p.optString(root, "description", "")
-	f.Dataset = p.optString(root, "dataset", "")
+	f.Description = p.OptString(root, "description", "")
+	f.Dataset = p.OptString(root, "dataset", "")
 
-	var fileEvaluators *value
-	if exec := root.get(keyExecution); !exec.isNull() {
-		if exec.kind != kindObject {
-			p.add(keyExecution, exec, "must be a mapping, got %s", exec.kind)
+	var fileEvaluators *yamltree.Value
+	if exec := root.Get(keyExecution); !exec.IsNull() {
+		if exec.Kind != yamltree.KindObject {
+			p.Add(keyExecution, exec, "must be a mapping, got %s", exec.Kind)
 		} else {
-			f.Target = p.optString(exec, keyTarget, keyExecution)
-			fileEvaluators = exec.get(keyEvaluators)
+			f.Target = p.OptString(exec, keyTarget, keyExecution)
+			fileEvaluators = exec.Get(keyEvaluators)
 		}
 	}
-	if !fileEvaluators.isNull() {
+	if !fileEvaluators.IsNull() {
 		f.Evaluators = p.evaluatorList(fileEvaluators, "execution.evaluators", "")
 	}
-	for i, m := range o.defaultEvaluators {
-		path := fmt.Sprintf("judging.evaluators[%d]", i)
-		if ev := p.evaluator(fromAny(m), path, ""); ev != nil {
-			f.DefaultEvaluators = append(f.DefaultEvaluators, ev)
-		}
-	}
-	p.uniqueNames(f.DefaultEvaluators, "judging.evaluators", nil)
+	f.DefaultEvaluators = p.DefaultEvaluators(o.defaultEvaluators)
 
-	cases := root.get(casesKey)
+	cases := root.Get(casesKey)
 	switch {
-	case !root.has(casesKey):
-		p.add(casesKey, nil, "is required: the file has no evalcases")
+	case !root.Has(casesKey):
+		p.Add(casesKey, nil, "is required: the file has no evalcases")
 		return f, nil
-	case cases.kind != kindArray:
-		p.add(casesKey, cases, "must be a list of eval cases, got %s", cases.kind)
+	case cases.Kind != yamltree.KindArray:
+		p.Add(casesKey, cases, "must be a list of eval cases, got %s", cases.Kind)
 		return f, nil
-	case len(cases.vals) == 0:
-		p.add(casesKey, cases, "is empty: the file has no eval cases")
+	case len(cases.Vals) == 0:
+		p.Add(casesKey, cases, "is empty: the file has no eval cases")
 		return f, nil
 	}
 	return f, cases
@@ -452,20 +395,20 @@ func (p *parser) fileHeader(root *value, o parseOptions) (*File, *value) {
 
 // caseAdder validates cases one at a time into a File.
 type caseAdder struct {
-	p         *parser
+	p         *Parser
 	f         *File
 	firstByID map[string]int
 	// facts, when set, records each valid case's facts instead of adding it to the File (Scan).
 	facts *Facts
 }
 
-func (p *parser) newCases(f *File, n int) *caseAdder {
+func (p *Parser) newCases(f *File, n int) *caseAdder {
 	f.cases, f.ids = make([]caseEntry, 0, n), make([]string, 0, n)
 	return &caseAdder{p: p, f: f, firstByID: make(map[string]int, n)}
 }
 
 // add validates evalcases[i] and adds it to the File unless it is unusable.
-func (a *caseAdder) add(cv *value, i int) {
+func (a *caseAdder) add(cv *yamltree.Value, i int) {
 	p := a.p
 	path := casePath(i)
 	c := p.evalCase(cv, i, path)
@@ -474,7 +417,7 @@ func (a *caseAdder) add(cv *value, i int) {
 	}
 	if c.ID != "" {
 		if first, dup := a.firstByID[c.ID]; dup {
-			p.add(path+".id", cv.get("id"), "duplicate id %q: evalcases[%d] has it too", c.ID, first)
+			p.Add(path+".id", cv.Get("id"), "duplicate id %q: evalcases[%d] has it too", c.ID, first)
 		} else {
 			a.firstByID[c.ID] = i
 		}
@@ -493,19 +436,19 @@ func (a *caseAdder) add(cv *value, i int) {
 // same order, and the case kept as the place of its text.
 func (a *caseAdder) addRead(r *readItem, i int) {
 	p := a.p
-	p.problems = append(p.problems, r.caseProblems...)
+	p.Problems = append(p.Problems, r.caseProblems...)
 	if !r.isCase {
 		return
 	}
 	if r.id != "" {
 		if first, dup := a.firstByID[r.id]; dup {
-			p.problems = append(p.problems, Problem{CaseIndex: i, CaseID: r.id, Path: casePath(i) + ".id", Line: r.idLine,
+			p.Problems = append(p.Problems, Problem{CaseIndex: i, CaseID: r.id, Path: casePath(i) + ".id", Line: r.idLine,
 				Message: fmt.Sprintf("duplicate id %q: evalcases[%d] has it too", r.id, first)})
 		} else {
 			a.firstByID[r.id] = i
 		}
 	}
-	p.problems = append(p.problems, r.evaluatorProblems...)
+	p.Problems = append(p.Problems, r.evaluatorProblems...)
 	if a.facts != nil {
 		a.facts.add(r.id, r.inherits, r.load)
 		return
@@ -517,79 +460,79 @@ func (a *caseAdder) addRead(r *readItem, i int) {
 // casePath is "evalcases[i]".
 func casePath(i int) string { return "evalcases[" + strconv.Itoa(i) + "]" }
 
-func (p *parser) evalCase(cv *value, i int, path string) *Case {
-	p.caseIndex, p.caseID = i, ""
-	if cv.kind != kindObject {
-		p.add(path, cv, "an eval case must be a mapping, got %s", cv.kind)
+func (p *Parser) evalCase(cv *yamltree.Value, i int, path string) *Case {
+	p.CaseIndex, p.CaseID = i, ""
+	if cv.Kind != yamltree.KindObject {
+		p.Add(path, cv, "an eval case must be a mapping, got %s", cv.Kind)
 		return nil
 	}
 	c := &Case{Index: i}
 
-	if idv := cv.get("id"); idv.isNull() {
-		p.add(path+".id", cv, "is required")
+	if idv := cv.Get("id"); idv.IsNull() {
+		p.Add(path+".id", cv, "is required")
 	} else {
-		p.readCaseID(c, idv, path, "quote it")
+		p.ReadCaseID(c, idv, path, "quote it")
 	}
 
-	c.ExpectedOutcome = p.optString(cv, "expected_outcome", path)
+	c.ExpectedOutcome = p.OptString(cv, "expected_outcome", path)
 	if c.ExpectedOutcome == "" {
-		c.ExpectedOutcome = p.optString(cv, "outcome", path)
+		c.ExpectedOutcome = p.OptString(cv, "outcome", path)
 	}
-	c.ConversationID = p.optString(cv, "conversation_id", path)
+	c.ConversationID = p.OptString(cv, "conversation_id", path)
 
-	in := cv.get("input_messages")
+	in := cv.Get("input_messages")
 	switch {
-	case in.isNull():
-		p.add(path+".input_messages", cv, "is required")
-	case in.kind != kindArray:
-		p.add(path+".input_messages", in, "must be a list of messages, got %s", in.kind)
-	case len(in.vals) == 0:
-		p.add(path+".input_messages", in, "must have at least one message")
+	case in.IsNull():
+		p.Add(path+".input_messages", cv, "is required")
+	case in.Kind != yamltree.KindArray:
+		p.Add(path+".input_messages", in, "must be a list of messages, got %s", in.Kind)
+	case len(in.Vals) == 0:
+		p.Add(path+".input_messages", in, "must have at least one message")
 	default:
 		c.InputMessages = p.messages(in, path, ".input_messages")
 	}
-	if exp := cv.get("expected_messages"); !exp.isNull() {
-		if exp.kind != kindArray {
-			p.add(path+".expected_messages", exp, "must be a list of messages, got %s", exp.kind)
+	if exp := cv.Get("expected_messages"); !exp.IsNull() {
+		if exp.Kind != yamltree.KindArray {
+			p.Add(path+".expected_messages", exp, "must be a list of messages, got %s", exp.Kind)
 		} else {
 			c.ExpectedMessages = p.messages(exp, path, ".expected_messages")
 		}
 	}
-	if r := cv.get(keyRubrics); !r.isNull() {
+	if r := cv.Get(keyRubrics); !r.IsNull() {
 		c.Rubrics = p.rubrics(r, path+".rubrics")
-		if len(c.Rubrics) == 0 && r.kind == kindArray {
-			p.add(path+".rubrics", r, "must not be empty when present")
+		if len(c.Rubrics) == 0 && r.Kind == yamltree.KindArray {
+			p.Add(path+".rubrics", r, "must not be empty when present")
 		}
 	}
 	return c
 }
 
 // resolveEvaluators parses the case's own evaluators and sets its effective list; path is the case's.
-func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
-	var own *value
+func (p *Parser) resolveEvaluators(f *File, c *Case, cv *yamltree.Value, path string) {
+	var own *yamltree.Value
 	ownPath := ""
-	execEvaluators := (*value)(nil)
-	if exec := cv.get(keyExecution); !exec.isNull() {
-		if exec.kind != kindObject {
-			p.add(path+".execution", exec, "must be a mapping, got %s", exec.kind)
+	execEvaluators := (*yamltree.Value)(nil)
+	if exec := cv.Get(keyExecution); !exec.IsNull() {
+		if exec.Kind != yamltree.KindObject {
+			p.Add(path+".execution", exec, "must be a mapping, got %s", exec.Kind)
 		} else {
-			execEvaluators = exec.get(keyEvaluators)
+			execEvaluators = exec.Get(keyEvaluators)
 		}
 	}
-	caseEvaluators := cv.get(keyEvaluators)
+	caseEvaluators := cv.Get(keyEvaluators)
 	switch {
-	case !execEvaluators.isNull() && !caseEvaluators.isNull():
-		p.add(path+".evaluators", caseEvaluators, "both execution.evaluators and evaluators are set: use one of them")
+	case !execEvaluators.IsNull() && !caseEvaluators.IsNull():
+		p.Add(path+".evaluators", caseEvaluators, "both execution.evaluators and evaluators are set: use one of them")
 		own, ownPath = execEvaluators, path+".execution.evaluators"
-	case !execEvaluators.isNull():
+	case !execEvaluators.IsNull():
 		own, ownPath = execEvaluators, path+".execution.evaluators"
-	case !caseEvaluators.isNull():
+	case !caseEvaluators.IsNull():
 		own, ownPath = caseEvaluators, path+".evaluators"
 	}
 
 	var list []*EvaluatorConfig
 	if len(c.Rubrics) > 0 {
-		list = append(list, inlineRubricsEvaluator(c.Rubrics, cv.get(keyRubrics)))
+		list = append(list, inlineRubricsEvaluator(c.Rubrics, cv.Get(keyRubrics)))
 	}
 	switch {
 	case own != nil:
@@ -597,10 +540,10 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 		list = append(list, p.evaluatorList(own, ownPath, "")...)
 	case len(f.DefaultEvaluators) > 0:
 		c.EvaluatorSource = SourceJudging
-		list = inherit(list, f.DefaultEvaluators)
+		list = Inherit(list, f.DefaultEvaluators)
 	case len(f.Evaluators) > 0:
 		c.EvaluatorSource = SourceFile
-		list = inherit(list, f.Evaluators)
+		list = Inherit(list, f.Evaluators)
 	case len(c.Rubrics) > 0:
 		c.EvaluatorSource = SourceCase
 	default:
@@ -610,7 +553,7 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 		// Inline rubrics and inherited evaluators meet only here, so a clash is reported on the case.
 		for _, ev := range list[1:] {
 			if ev.Name == InlineRubricsEvaluatorName {
-				p.add(path+".rubrics", cv.get(keyRubrics), "the case's inline rubrics are judged by an evaluator named %q, "+
+				p.Add(path+".rubrics", cv.Get(keyRubrics), "the case's inline rubrics are judged by an evaluator named %q, "+
 					"which clashes with an evaluator of the same name: rename that evaluator", InlineRubricsEvaluatorName)
 				break
 			}
@@ -619,25 +562,25 @@ func (p *parser) resolveEvaluators(f *File, c *Case, cv *value, path string) {
 	c.Evaluators = list
 }
 
-// inherit appends inherited evaluators to a case's list; a case with none of its own shares the inherited list (its
+// Inherit appends inherited evaluators to a case's list; a case with none of its own shares the inherited list (its
 // capacity cut, so that appending to one case's list never changes another's).
-func inherit(list, inherited []*EvaluatorConfig) []*EvaluatorConfig {
+func Inherit(list, inherited []*EvaluatorConfig) []*EvaluatorConfig {
 	if len(list) == 0 {
 		return inherited[:len(inherited):len(inherited)]
 	}
 	return append(list, inherited...)
 }
 
-func inlineRubricsEvaluator(rubrics []Rubric, raw *value) *EvaluatorConfig {
-	entry := &value{kind: kindObject,
-		keys: []string{keyName, keyType, keyRubrics},
-		vals: []*value{{kind: kindString, str: InlineRubricsEvaluatorName}, {kind: kindString, str: string(TypeLLMJudge)}, raw},
+func inlineRubricsEvaluator(rubrics []Rubric, raw *yamltree.Value) *EvaluatorConfig {
+	entry := &yamltree.Value{Kind: yamltree.KindObject,
+		Keys: []string{keyName, keyType, keyRubrics},
+		Vals: []*yamltree.Value{{Kind: yamltree.KindString, Str: InlineRubricsEvaluatorName}, {Kind: yamltree.KindString, Str: string(TypeLLMJudge)}, raw},
 	}
 	return &EvaluatorConfig{
 		Name:     InlineRubricsEvaluatorName,
 		Type:     TypeLLMJudge,
 		Key:      InlineRubricsEvaluatorName,
-		Raw:      entry.raw(),
+		Raw:      entry.Raw(),
 		LLMJudge: &LLMJudgeConfig{Rubrics: rubrics},
 	}
 }
@@ -654,33 +597,33 @@ func (m messagePath) at(member string) string {
 }
 
 // messages reads the list of messages at path+field.
-func (p *parser) messages(list *value, path, field string) []Message {
-	out := make([]Message, 0, len(list.vals))
-	for i, mv := range list.vals {
+func (p *Parser) messages(list *yamltree.Value, path, field string) []Message {
+	out := make([]Message, 0, len(list.Vals))
+	for i, mv := range list.Vals {
 		// Paths are formatted only for problems.
 		mp := messagePath{path: path, field: field, i: i}
 		mpath := mp.at
-		if mv.kind != kindObject {
-			p.add(mpath(""), mv, "a message must be a mapping with role and content, got %s", mv.kind)
+		if mv.Kind != yamltree.KindObject {
+			p.Add(mpath(""), mv, "a message must be a mapping with role and content, got %s", mv.Kind)
 			continue
 		}
 		var m Message
 		var contentRaw json.RawMessage
-		if !p.validateOnly {
+		if !p.ValidateOnly {
 			// The content's JSON is the part of the message's that encodes it: one encoding, one allocation.
 			var start, end int
-			m.Raw, start, end = mv.rawMember("content")
+			m.Raw, start, end = mv.RawMember("content")
 			contentRaw = m.Raw[start:end:end]
 		}
-		rv := mv.get("role")
+		rv := mv.Get("role")
 		switch {
-		case rv.isNull():
-			p.add(mpath(".role"), mv, "is required")
-		case rv.kind != kindString:
-			p.add(mpath(".role"), rv, "must be a string, got %s", rv.kind)
+		case rv.IsNull():
+			p.Add(mpath(".role"), mv, "is required")
+		case rv.Kind != yamltree.KindString:
+			p.Add(mpath(".role"), rv, "must be a string, got %s", rv.Kind)
 		default:
 			// The roles are the package's constants, not the document's copies of them.
-			switch r := Role(rv.str); r {
+			switch r := Role(rv.Str); r {
 			case RoleSystem:
 				m.Role = RoleSystem
 			case RoleUser:
@@ -690,15 +633,15 @@ func (p *parser) messages(list *value, path, field string) []Message {
 			case RoleTool:
 				m.Role = RoleTool
 			default:
-				p.add(mpath(".role"), rv, "invalid role %q: must be system, user, assistant or tool", textbound.Head(rv.str, 40))
+				p.Add(mpath(".role"), rv, "invalid role %q: must be system, user, assistant or tool", textbound.Head(rv.Str, 40))
 			}
 		}
-		m.Content = p.content(mv.get("content"), mp, contentRaw)
-		if tc := mv.get("tool_calls"); !tc.isNull() {
+		m.Content = p.content(mv.Get("content"), mp, contentRaw)
+		if tc := mv.Get("tool_calls"); !tc.IsNull() {
 			if m.Role != "" && m.Role != RoleAssistant {
-				p.add(mpath(".tool_calls"), tc, "only assistant messages may carry tool_calls")
+				p.Add(mpath(".tool_calls"), tc, "only assistant messages may carry tool_calls")
 			}
-			m.ToolCalls = p.toolCalls(tc, mpath(".tool_calls"))
+			m.ToolCalls = p.ToolCalls(tc, mpath(".tool_calls"))
 		}
 		out = append(out, m)
 	}
@@ -707,130 +650,131 @@ func (p *parser) messages(list *value, path, field string) []Message {
 
 // content reads a message's content; msgPath formats the message's path followed by a member path. raw is the
 // content's JSON (nil when validating only).
-func (p *parser) content(v *value, msgPath messagePath, raw json.RawMessage) Content {
-	if v.isNull() {
+func (p *Parser) content(v *yamltree.Value, msgPath messagePath, raw json.RawMessage) Content {
+	if v.IsNull() {
 		return Content{}
 	}
-	switch v.kind {
-	case kindString:
-		return Content{Kind: ContentText, Text: v.str, Raw: raw}
-	case kindObject:
+	switch v.Kind {
+	case yamltree.KindString:
+		return Content{Kind: ContentText, Text: v.Str, Raw: raw}
+	case yamltree.KindObject:
 		return Content{Kind: ContentObject, Raw: raw}
-	case kindArray:
-		c := Content{Kind: ContentSegments, Raw: raw, Segments: make([]Segment, 0, len(v.vals))}
-		for i, sv := range v.vals {
+	case yamltree.KindArray:
+		c := Content{Kind: ContentSegments, Raw: raw, Segments: make([]Segment, 0, len(v.Vals))}
+		for i, sv := range v.Vals {
 			spath := msgPath.at(".content[" + strconv.Itoa(i) + "]")
-			if sv.kind != kindObject {
-				p.add(spath, sv, "a content segment must be a mapping {type: text|file, value}, got %s", sv.kind)
+			if sv.Kind != yamltree.KindObject {
+				p.Add(spath, sv, "a content segment must be a mapping {type: text|file, value}, got %s", sv.Kind)
 				continue
 			}
-			seg := Segment{Raw: p.raw(sv)}
-			tv := sv.get(keyType)
+			seg := Segment{Raw: p.Raw(sv)}
+			tv := sv.Get(keyType)
 			switch {
-			case tv.isNull():
-				p.add(spath+".type", sv, "is required (text or file)")
-			case tv.kind != kindString || (tv.str != string(SegmentText) && tv.str != string(SegmentFile)):
-				p.add(spath+".type", tv, "must be text or file")
+			case tv.IsNull():
+				p.Add(spath+".type", sv, "is required (text or file)")
+			case tv.Kind != yamltree.KindString || (tv.Str != string(SegmentText) && tv.Str != string(SegmentFile)):
+				p.Add(spath+".type", tv, "must be text or file")
 			default:
-				seg.Type = SegmentType(tv.str)
+				seg.Type = SegmentType(tv.Str)
 			}
-			vv := sv.get("value")
+			vv := sv.Get("value")
 			switch {
-			case vv.isNull():
-				p.add(spath+".value", sv, "is required")
-			case vv.kind != kindString:
-				p.add(spath+".value", vv, "must be a string, got %s", vv.kind)
-			case seg.Type == SegmentFile && vv.str == "":
-				p.add(spath+".value", vv, "a file segment needs a path")
+			case vv.IsNull():
+				p.Add(spath+".value", sv, "is required")
+			case vv.Kind != yamltree.KindString:
+				p.Add(spath+".value", vv, "must be a string, got %s", vv.Kind)
+			case seg.Type == SegmentFile && vv.Str == "":
+				p.Add(spath+".value", vv, "a file segment needs a path")
 			default:
-				seg.Value = vv.str
+				seg.Value = vv.Str
 			}
 			c.Segments = append(c.Segments, seg)
 		}
 		return c
 	}
-	p.add(msgPath.at(".content"), v, "must be a string, a mapping or a list of segments, got %s", v.kind)
+	p.Add(msgPath.at(".content"), v, "must be a string, a mapping or a list of segments, got %s", v.Kind)
 	return Content{}
 }
 
-// toolItem checks that item, the list entry at ipath, is a mapping with a non-empty string tool, and returns the
+// ToolItem checks that item, the list entry at ipath, is a mapping with a non-empty string tool, and returns the
 // tool. notMapping is the problem reported when item is not a mapping (its kind is appended).
-func (p *parser) toolItem(item *value, ipath, notMapping string) (string, bool) {
-	if item.kind != kindObject {
-		p.add(ipath, item, notMapping+", got %s", item.kind)
+func (p *Parser) ToolItem(item *yamltree.Value, ipath, notMapping string) (string, bool) {
+	if item.Kind != yamltree.KindObject {
+		p.Add(ipath, item, notMapping+", got %s", item.Kind)
 		return "", false
 	}
-	tool := item.get("tool")
-	if tool.isNull() || tool.kind != kindString || tool.str == "" {
-		p.add(ipath+".tool", item, "is required and must be a non-empty string")
+	tool := item.Get("tool")
+	if tool.IsNull() || tool.Kind != yamltree.KindString || tool.Str == "" {
+		p.Add(ipath+".tool", item, "is required and must be a non-empty string")
 		return "", false
 	}
-	return tool.str, true
+	return tool.Str, true
 }
 
-func (p *parser) toolCalls(v *value, path string) []ToolCall {
-	if v.kind != kindArray {
-		p.add(path, v, "must be a list of {tool, input, output}, got %s", v.kind)
+// ToolCalls reads a message's tool_calls: a list of {tool, input, output}.
+func (p *Parser) ToolCalls(v *yamltree.Value, path string) []ToolCall {
+	if v.Kind != yamltree.KindArray {
+		p.Add(path, v, "must be a list of {tool, input, output}, got %s", v.Kind)
 		return nil
 	}
-	out := make([]ToolCall, 0, len(v.vals))
-	for i, tv := range v.vals {
-		tool, ok := p.toolItem(tv, fmt.Sprintf("%s[%d]", path, i), "a tool call must be a mapping {tool, input, output}")
+	out := make([]ToolCall, 0, len(v.Vals))
+	for i, tv := range v.Vals {
+		tool, ok := p.ToolItem(tv, fmt.Sprintf("%s[%d]", path, i), "a tool call must be a mapping {tool, input, output}")
 		if !ok {
 			continue
 		}
 		tc := ToolCall{Tool: tool}
-		if in := tv.get(keyInput); in != nil {
-			tc.Input = p.raw(in)
+		if in := tv.Get(keyInput); in != nil {
+			tc.Input = p.Raw(in)
 		}
-		if o := tv.get(keyOutput); o != nil {
-			tc.Output = p.raw(o)
+		if o := tv.Get(keyOutput); o != nil {
+			tc.Output = p.Raw(o)
 		}
 		out = append(out, tc)
 	}
 	return out
 }
 
-func (p *parser) rubrics(v *value, path string) []Rubric {
-	if v.kind != kindArray {
-		p.add(path, v, "must be a list of rubric items, got %s", v.kind)
+func (p *Parser) rubrics(v *yamltree.Value, path string) []Rubric {
+	if v.Kind != yamltree.KindArray {
+		p.Add(path, v, "must be a list of rubric items, got %s", v.Kind)
 		return nil
 	}
-	out := make([]Rubric, 0, len(v.vals))
-	for i, rv := range v.vals {
+	out := make([]Rubric, 0, len(v.Vals))
+	for i, rv := range v.Vals {
 		rpath := fmt.Sprintf("%s[%d]", path, i)
-		r := Rubric{ID: fmt.Sprintf("rubric-%d", i+1), Weight: 1, Required: true, Raw: p.raw(rv)}
-		switch rv.kind {
-		case kindString:
-			if rv.str == "" {
-				p.add(rpath, rv, "must not be empty")
+		r := Rubric{ID: fmt.Sprintf("rubric-%d", i+1), Weight: 1, Required: true, Raw: p.Raw(rv)}
+		switch rv.Kind {
+		case yamltree.KindString:
+			if rv.Str == "" {
+				p.Add(rpath, rv, "must not be empty")
 				continue
 			}
-			r.Outcome = rv.str
-		case kindObject:
-			if id := p.optString(rv, "id", rpath); id != "" {
+			r.Outcome = rv.Str
+		case yamltree.KindObject:
+			if id := p.OptString(rv, "id", rpath); id != "" {
 				r.ID = id
 			}
-			r.Outcome = p.optString(rv, "expected_outcome", rpath)
+			r.Outcome = p.OptString(rv, "expected_outcome", rpath)
 			if r.Outcome == "" {
-				r.Outcome = p.optString(rv, "description", rpath)
+				r.Outcome = p.OptString(rv, "description", rpath)
 			}
-			if w := rv.get(keyWeight); !w.isNull() {
-				if f, ok := p.nonNegative(w, rpath+".weight"); ok {
+			if w := rv.Get(keyWeight); !w.IsNull() {
+				if f, ok := p.NonNegative(w, rpath+".weight"); ok {
 					r.Weight = f
 				}
 			}
-			r.Required = p.optBool(rv, "required", rpath, true)
-			if sr := rv.get("score_ranges"); !sr.isNull() {
-				if sr.kind != kindArray && sr.kind != kindObject {
-					p.add(rpath+".score_ranges", sr, "must be a list or a mapping, got %s", sr.kind)
+			r.Required = p.OptBool(rv, "required", rpath, true)
+			if sr := rv.Get("score_ranges"); !sr.IsNull() {
+				if sr.Kind != yamltree.KindArray && sr.Kind != yamltree.KindObject {
+					p.Add(rpath+".score_ranges", sr, "must be a list or a mapping, got %s", sr.Kind)
 				}
 			} else if r.Outcome == "" {
-				p.add(rpath, rv, "a checklist rubric needs expected_outcome (or description)")
+				p.Add(rpath, rv, "a checklist rubric needs expected_outcome (or description)")
 				continue
 			}
 		default:
-			p.add(rpath, rv, "a rubric must be a string or a mapping, got %s", rv.kind)
+			p.Add(rpath, rv, "a rubric must be a string or a mapping, got %s", rv.Kind)
 			continue
 		}
 		out = append(out, r)
@@ -838,88 +782,32 @@ func (p *parser) rubrics(v *value, path string) []Rubric {
 	return out
 }
 
-// uniqueNames reports evaluators in one list that share a name: recorded results and composite weights are keyed
+// UniqueNames reports evaluators in one list that share a name: recorded results and composite weights are keyed
 // by name.
-func (p *parser) uniqueNames(list []*EvaluatorConfig, path string, v *value) {
+func (p *Parser) UniqueNames(list []*EvaluatorConfig, path string, v *yamltree.Value) {
 	seen := make(map[string]bool, len(list))
 	for _, ev := range list {
 		if seen[ev.Name] {
-			p.add(path, v, "evaluator name %q is used more than once: names must be unique within a list", ev.Name)
+			p.Add(path, v, "evaluator name %q is used more than once: names must be unique within a list", ev.Name)
 			continue
 		}
 		seen[ev.Name] = true
 	}
 }
 
-// fromAny converts a decoded JSON value (as in RunConfig.DefaultEvaluators) to a tree value. Object keys are
-// sorted, since Go maps have no order.
-func fromAny(x any) *value {
-	switch t := x.(type) {
-	case nil:
-		return &value{kind: kindNull}
-	case bool:
-		return &value{kind: kindBool, b: t}
-	case string:
-		return &value{kind: kindString, str: t}
-	case float64:
-		return numberValue(t)
-	case float32:
-		return numberValue(float64(t))
-	case int:
-		return &value{kind: kindNumber, f: float64(t), num: strconv.Itoa(t)}
-	case int32:
-		return &value{kind: kindNumber, f: float64(t), num: strconv.FormatInt(int64(t), 10)}
-	case int64:
-		return &value{kind: kindNumber, f: float64(t), num: strconv.FormatInt(t, 10)}
-	case []any:
-		v := &value{kind: kindArray, vals: make([]*value, len(t))}
-		for i, item := range t {
-			v.vals[i] = fromAny(item)
-		}
-		return v
-	case []map[string]any:
-		v := &value{kind: kindArray, vals: make([]*value, len(t))}
-		for i, item := range t {
-			v.vals[i] = fromAny(item)
-		}
-		return v
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		v := &value{kind: kindObject, keys: keys, vals: make([]*value, len(keys))}
-		for i, k := range keys {
-			v.vals[i] = fromAny(t[k])
-		}
-		return v
-	}
-	// Values JSON cannot carry (the spec's evaluators come from JSON) are kept as their text.
-	return &value{kind: kindString, str: fmt.Sprint(x)}
-}
-
-func numberValue(f float64) *value {
-	b, err := json.Marshal(f)
-	if err != nil { // Inf or NaN: not a JSON number
-		return &value{kind: kindString, str: strconv.FormatFloat(f, 'g', -1, 64)}
-	}
-	return &value{kind: kindNumber, f: f, num: string(b)}
-}
-
-// readCaseID sets c.ID from idv, a case's (or test's) id that is set: a non-empty string that is a safe file name
+// ReadCaseID sets c.ID from idv, a case's (or test's) id that is set: a non-empty string that is a safe file name
 // and object key (ValidID). Anything else adds its problem, with quoteNote in the one about a non-string.
-func (p *parser) readCaseID(c *Case, idv *value, path, quoteNote string) {
+func (p *Parser) ReadCaseID(c *Case, idv *yamltree.Value, path, quoteNote string) {
 	switch {
-	case idv.kind != kindString:
-		p.add(path+".id", idv, "must be a string, got %s (%s)", idv.kind, quoteNote)
-	case idv.str == "":
-		p.add(path+".id", idv, "must not be empty")
-	case !ValidID(idv.str):
-		p.add(path+".id", idv, "%q is not a safe id: ids become file names and object keys, so they must match %s",
-			textbound.Head(idv.str, 80), idPattern.String())
+	case idv.Kind != yamltree.KindString:
+		p.Add(path+".id", idv, "must be a string, got %s (%s)", idv.Kind, quoteNote)
+	case idv.Str == "":
+		p.Add(path+".id", idv, "must not be empty")
+	case !ValidID(idv.Str):
+		p.Add(path+".id", idv, "%q is not a safe id: ids become file names and object keys, so they must match %s",
+			textbound.Head(idv.Str, 80), idPattern.String())
 	default:
-		c.ID = idv.str
-		p.caseID = c.ID
+		c.ID = idv.Str
+		p.CaseID = c.ID
 	}
 }

@@ -633,7 +633,11 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte("evalcases: [{id: a, input_messages: [{role: user, content: [{type: text, value: x}]}]}]"))
-	f.Add([]byte(hostileSuite))
+	hostile, err := os.ReadFile("suite42/testdata/hostile.eval.yaml") // the 4.42 reader's hostile suite
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(hostile)
 	f.Add([]byte("tests:\n  - {id: a, input: [{role: user, content: [x, {type: image, value: p.png}]}], expected_output: [{a: 1}], assertions: [y]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse(data)

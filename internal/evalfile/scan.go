@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // Scan is Parse for a reader that must not hold the file: the manager checks an eval file of up to 512 MiB from a
@@ -44,6 +45,15 @@ func Scan(r io.Reader, opts ...ParseOption) (*Facts, error) {
 // this size (the manager's memory then grows by a few times it, well within its limit), and refused above it. No
 // header, item or line of a file Scan streams may be larger either.
 const MaxWholeBytes = 16 << 20
+
+// MaxExpansionBytes bounds what alias expansion (aliases, and merge keys through them) may add to an eval file:
+// the bytes of compact JSON the values built through aliases take, which is what they cost the reader in memory
+// (each case keeps its JSON), and yamltree.ExpansionValueBytes more for each of those values. It is MaxWholeBytes,
+// the largest text the manager holds whole: aliases may add at most this much to any one case, and at most this
+// much, or the file's own size when that is larger (a file the manager reads one case at a time), to the whole
+// file. docs/design/large-eval-files.md#alias-expansion documents it; an alias bomb ends InvalidEvalFile naming it.
+// The YAML tree (yamltree) enforces it; TestExpansionBoundIsTheWholeLimit holds the two constants equal.
+const MaxExpansionBytes = yamltree.MaxExpansionBytes
 
 // WithWholeLimit sets Scan's in-memory limit (MaxWholeBytes unless set; n > 0). Parse ignores it.
 func WithWholeLimit(n int) ParseOption {
@@ -141,9 +151,9 @@ func (x *Facts) LightCase(i int) (c *Case, ok bool) {
 	c = &Case{Index: i, ID: x.ids[i], EvaluatorSource: inheritedSource(x.DefaultEvaluators, x.Evaluators)}
 	switch c.EvaluatorSource {
 	case SourceFile:
-		c.Evaluators = inherit(nil, x.Evaluators)
+		c.Evaluators = Inherit(nil, x.Evaluators)
 	case SourceJudging:
-		c.Evaluators = inherit(nil, x.DefaultEvaluators)
+		c.Evaluators = Inherit(nil, x.DefaultEvaluators)
 	}
 	return c, true
 }
@@ -180,13 +190,13 @@ type scanner struct {
 	unstreamableItem int
 	stopped          bool
 	// The parse of the header and the items (see parseSegmented).
-	tb        *treeBuilder
-	p         *parser
+	tb        *yamltree.Builder
+	p         *Parser
 	f         *File
 	adder     *caseAdder
 	facts     *Facts
-	casesPath treePath
-	arena     fastArena
+	casesPath yamltree.Path
+	arena     yamltree.Arena
 	// anchors says an item read so far may define an anchor (see parseAlone).
 	anchors bool
 	// moreTree and moreProblems count the problems not kept.
@@ -256,7 +266,7 @@ func (s *scanner) feed() {
 		return
 	}
 	if s.longLine {
-		s.giveUp(s.cut.line+1, -1, fmt.Sprintf("a line longer than %s", sizeText(s.limit)))
+		s.giveUp(s.cut.line+1, -1, fmt.Sprintf("a line longer than %s", yamltree.SizeText(s.limit)))
 		return
 	}
 	if s.cut.line == 0 && hasBOM(s.line) {
@@ -278,7 +288,7 @@ func (s *scanner) feed() {
 		}
 		s.header = append(s.header, s.line...)
 		if len(s.header) > s.limit {
-			s.giveUp(s.cut.line, -1, fmt.Sprintf("more than %s before evalcases", sizeText(s.limit)))
+			s.giveUp(s.cut.line, -1, fmt.Sprintf("more than %s before evalcases", yamltree.SizeText(s.limit)))
 		}
 	case lineKey:
 		s.keyLine = s.cut.line
@@ -291,7 +301,7 @@ func (s *scanner) feed() {
 	case lineInItem:
 		s.item = append(s.item, s.line...)
 		if len(s.item) > s.limit {
-			s.giveUp(s.itemLine, s.items, fmt.Sprintf("an item larger than %s", sizeText(s.limit)))
+			s.giveUp(s.itemLine, s.items, fmt.Sprintf("an item larger than %s", yamltree.SizeText(s.limit)))
 		}
 	}
 }
@@ -335,17 +345,17 @@ func (s *scanner) flush() {
 			s.giveUp(s.itemLine, i, "an item that does not parse on its own (it refers to another item's anchor, or is not valid YAML)")
 			return
 		}
-		s.tb.textBytes = s.total
-		v := s.tb.buildNode(n, i, &s.casesPath, 1)
-		if s.tb.tooLarge {
+		s.tb.TextBytes = s.total
+		v := s.tb.BuildNode(n, i, &s.casesPath, 1)
+		if s.tb.TooLarge {
 			s.stopped = true
 			return
 		}
 		s.adder.add(v, i)
 	}
 	s.anchors = s.anchors || bytes.IndexByte(s.item, '&') >= 0
-	s.moreTree += clip(&s.tb.problems)
-	s.moreProblems += clip(&s.p.problems)
+	s.moreTree += clip(&s.tb.Problems)
+	s.moreProblems += clip(&s.p.Problems)
 }
 
 // clip cuts problems to maxKeptProblems and returns how many it dropped.
@@ -365,16 +375,16 @@ func (s *scanner) start() bool {
 		s.giveUp(1, -1, "a text before evalcases that is not a block mapping parsing on its own")
 		return false
 	}
-	s.tb, s.p = newTreeBuilder(s.total), &parser{}
+	s.tb, s.p = yamltree.NewBuilder(s.total, casesKey), &Parser{}
 	f, cv := s.p.streamHeader(s.tb, doc, cases, s.o)
-	if s.tb.tooLarge || cv == nil {
+	if s.tb.TooLarge || cv == nil {
 		s.stopped = true
 		return false
 	}
 	s.f, s.facts = f, &Facts{Evaluators: f.Evaluators, DefaultEvaluators: f.DefaultEvaluators, Format: FormatV2}
 	s.adder = s.p.newCases(f, 0)
 	s.adder.facts = s.facts
-	s.casesPath = keyPath(nil, casesKey)
+	s.casesPath = yamltree.KeyPath(nil, casesKey)
 	return true
 }
 
@@ -396,11 +406,11 @@ func (s *scanner) result() (*Facts, error) {
 		x.text = data
 		return x, nil
 	}
-	if s.tb.tooLarge {
-		return nil, &ValidationError{Problems: s.tb.problems, More: s.moreTree}
+	if s.tb.TooLarge {
+		return nil, &ValidationError{Problems: s.tb.Problems, More: s.moreTree}
 	}
-	if len(s.tb.problems)+len(s.p.problems) > 0 {
-		return nil, &ValidationError{Problems: append(s.tb.problems, s.p.problems...), More: s.moreTree + s.moreProblems}
+	if len(s.tb.Problems)+len(s.p.Problems) > 0 {
+		return nil, &ValidationError{Problems: append(s.tb.Problems, s.p.Problems...), More: s.moreTree + s.moreProblems}
 	}
 	return s.facts, nil
 }
@@ -410,24 +420,16 @@ func (s *scanner) notStreamable() error {
 	if s.suite42 {
 		return &ValidationError{Problems: []Problem{{CaseIndex: -1, Line: s.unstreamableLine, Message: fmt.Sprintf(
 			"the file is larger than %s and has a top-level tests key: an AgentV 4.42 suite is read whole, "+
-				"its files included, and may hold at most %s", sizeText(s.limit), sizeText(s.limit))}}}
+				"its files included, and may hold at most %s", yamltree.SizeText(s.limit), yamltree.SizeText(s.limit))}}}
 	}
 	p := Problem{CaseIndex: -1, Line: s.unstreamableLine, Message: fmt.Sprintf(
 		"the file is larger than %s and has %s, so it cannot be read one case at a time; a file this large is "+
 			"checked while it streams, never held whole, so it must be written in block style: a top-level mapping "+
 			"whose last key is evalcases, its items a block sequence (\"- id: ...\"), each parsing on its own "+
 			"(anchors used only within their item or defined before evalcases), no document markers, directives or tabs",
-		sizeText(s.limit), s.unstreamable)}
+		yamltree.SizeText(s.limit), s.unstreamable)}
 	if s.unstreamableItem >= 0 {
 		p.CaseIndex, p.Path = s.unstreamableItem, casePath(s.unstreamableItem)
 	}
 	return &ValidationError{Problems: []Problem{p}}
-}
-
-// sizeText formats a size in bytes as MiB when it is a whole number of them.
-func sizeText(n int) string {
-	if n >= 1<<20 && n%(1<<20) == 0 {
-		return strconv.Itoa(n>>20) + " MiB"
-	}
-	return strconv.Itoa(n) + " bytes"
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // Reading a large eval file as one YAML document builds a node tree of the whole file first (about 300 MiB for
@@ -15,9 +17,9 @@ import (
 // which then also gives YAML's own error message. A test and a fuzz target check that both ways give the same
 // File and the same problems.
 //
-// Most items are not parsed by the YAML library at all: fastItem reads items written in plain YAML straight into
-// values, on several goroutines (items.go), and the File keeps such a case as the place of its text. Only the items
-// fastItem declines are parsed as above, in chunks of items.
+// Most items are not parsed by the YAML library at all: yamltree.ReadItem reads items written in plain YAML straight
+// into values, on several goroutines (items.go), and the File keeps such a case as the place of its text. Only the
+// items yamltree.ReadItem declines are parsed as above, in chunks of items.
 
 // segmented is an eval file cut into its header (everything before evalcases) and its evalcases items.
 type segmented struct {
@@ -216,7 +218,7 @@ func headerDocument(header []byte, keyLine, firstLine, indent, n int) (doc, case
 	if doc.Kind != yaml.DocumentNode || root.Kind != yaml.MappingNode || root.Style&yaml.FlowStyle != 0 {
 		return nil, nil, false
 	}
-	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: casesKey, Line: keyLine, Column: 1}
+	key := &yaml.Node{Kind: yaml.ScalarNode, Tag: yamltree.StrTag, Value: casesKey, Line: keyLine, Column: 1}
 	cases = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: firstLine, Column: indent + 1,
 		Content: make([]*yaml.Node, n)}
 	root.Content = append(root.Content, key, cases)
@@ -340,8 +342,8 @@ func shiftLines(n *yaml.Node, delta int) {
 	}
 }
 
-// fast reads item i straight into values held by a (see fastItem).
-func (s *segmented) fast(a *fastArena, i int) (*value, int, bool) {
+// fast reads item i straight into values held by a (see yamltree.ReadItem).
+func (s *segmented) fast(a *yamltree.Arena, i int) (*yamltree.Value, int, bool) {
 	r := s.items[i]
-	return fastItem(a, s.src, r[0], r[1], s.itemLines[i], s.indent)
+	return yamltree.ReadItem(a, s.src, r[0], r[1], s.itemLines[i], s.indent)
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // parseWholeTree is Parse without streaming the cases: the whole value tree is built first, then validated. It is
@@ -27,14 +29,14 @@ func parseWholeTree(data []byte, opts ...ParseOption) (*File, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(bytes.TrimSpace(data)) == 0 {
 		return Parse(data, opts...) // empty files and syntax errors never reach the tree
 	}
-	tb := newTreeBuilder(0)
-	root := tb.build(&doc, nil, 0)
-	if tb.tooLarge {
-		return nil, &ValidationError{Problems: tb.problems}
+	tb := yamltree.NewBuilder(0, casesKey)
+	root := tb.Build(&doc, nil, 0)
+	if tb.TooLarge {
+		return nil, &ValidationError{Problems: tb.Problems}
 	}
-	p := &parser{}
+	p := &Parser{}
 	f := p.file(root, o)
-	if problems := append(tb.problems, p.problems...); len(problems) > 0 {
+	if problems := append(tb.Problems, p.Problems...); len(problems) > 0 {
 		return nil, &ValidationError{Problems: problems}
 	}
 	f.Case("")
@@ -48,8 +50,8 @@ func parseWholeTreeStreaming(data []byte) (*File, error) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
-	tb := newTreeBuilder(0)
-	p := &parser{}
+	tb := yamltree.NewBuilder(0, casesKey)
+	p := &Parser{}
 	cases := streamableCases(&doc)
 	if cases == nil {
 		return nil, errors.New("not streamable")
@@ -347,7 +349,7 @@ func TestSegmentedParseMatchesWholeTreeOnMutations(t *testing.T) {
 }
 
 // A file of many items, read by several goroutines in batches (see itemReader), parses as the whole tree does:
-// items fastItem reads and items it leaves to the YAML parser interleaved, problems and duplicate ids across
+// items yamltree.ReadItem reads and items it leaves to the YAML parser interleaved, problems and duplicate ids across
 // batches, an item that is not a case; valid, the same file without its problems.
 func TestParseManyItemsLikeTheWholeTree(t *testing.T) {
 	build := func(problems bool) []byte {

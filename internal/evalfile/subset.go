@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // casesKey is the eval file's top-level key of its cases.
@@ -21,8 +23,8 @@ const casesKey = "evalcases"
 // to, so no kept case depends on one that was dropped. It is an error when no case is kept or the file has no
 // evalcases sequence.
 //
-// An AgentV 4.42 suite's subset keeps its tests as Parse counts them, written inline (see subsetSuite42); a suite
-// whose tests are in other files needs them, given with WithFiles. The other options are ignored.
+// An AgentV 4.42 suite's subset (internal/evalfile/suite42's) keeps its tests as Parse counts them, written inline;
+// a suite whose tests are in other files needs them, given with WithFiles. The other options are ignored.
 func Subset(data []byte, keep func(i int) bool, opts ...ParseOption) ([]byte, error) {
 	if s := segment(data); s != nil && !s.itemsDefineAnchors() && !mayBeSuite42(s.header) {
 		out := make([]byte, 0, len(data))
@@ -54,7 +56,11 @@ func subsetDocument(data []byte, keep func(i int) bool, o parseOptions) ([]byte,
 		return nil, fmt.Errorf("the eval file does not parse: %w", err)
 	}
 	if key, ok := isSuite42(&doc); ok {
-		return subsetSuite42(data, &doc, key, keep, o)
+		r, err := readerOf(FormatSuite42)
+		if err != nil {
+			return nil, err
+		}
+		return r.Subset(data, &doc, key, keep, o.reader())
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, errors.New("the eval file is not a mapping")
@@ -73,10 +79,10 @@ func subsetDocument(data []byte, keep func(i int) bool, o parseOptions) ([]byte,
 		return nil, errors.New("the eval file has no evalcases sequence")
 	}
 	var kept []*yaml.Node
-	r := resolver{limit: max(MaxExpansionBytes, int64(len(data)))}
+	r := yamltree.NewResolver(max(MaxExpansionBytes, int64(len(data))))
 	for i, item := range seq.Content {
 		if keep(i) {
-			c, err := r.resolve(item)
+			c, err := r.Resolve(item)
 			if err != nil {
 				return nil, err
 			}
@@ -98,56 +104,4 @@ func subsetDocument(data []byte, keep func(i int) bool, o parseOptions) ([]byte,
 		return nil, fmt.Errorf("encoding the subset: %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-// resolver copies items with every alias below them replaced by a copy of its target, and no anchors, so that
-// each stands alone in any document. What the copies add is bounded as Parse bounds alias expansion
-// (MaxExpansionBytes, or the file's size when larger, in all): the parser refuses such a file first, but Subset
-// reads the pod's download before anything has parsed it there.
-type resolver struct {
-	// added counts the bytes of text the copies of aliased nodes take (a scalar's value and two more, two for a
-	// collection and one per item); limit bounds it.
-	added, limit int64
-	// outer is the alias being copied (the outermost one), for the error.
-	outer *yaml.Node
-}
-
-// resolve returns item, copied with its aliases resolved.
-func (r *resolver) resolve(item *yaml.Node) (*yaml.Node, error) {
-	c := r.copy(item, 0, false)
-	if r.added > r.limit {
-		return nil, fmt.Errorf("line %d: alias *%s expands the file by more than %s (aliases may add at most %s, "+
-			"or the file's own size when larger; an alias bomb?)", r.outer.Line, r.outer.Value, sizeText(int(r.limit)), sizeText(MaxExpansionBytes))
-	}
-	return c, nil
-}
-
-// maxAliasDepth bounds the aliases followed from one node (an alias to a node that contains it would not end).
-const maxAliasDepth = 64
-
-// copy copies n; aliased says n is reached through an alias. It stops copying once the bound is passed.
-func (r *resolver) copy(n *yaml.Node, depth int, aliased bool) *yaml.Node {
-	if n == nil || r.added > r.limit {
-		return nil
-	}
-	if n.Kind == yaml.AliasNode && !aliased {
-		r.outer = n
-	}
-	for n.Kind == yaml.AliasNode && n.Alias != nil && depth < maxAliasDepth {
-		n = n.Alias
-		depth++
-		aliased = true
-	}
-	if aliased {
-		r.added += int64(len(n.Value)) + 2 + int64(len(n.Content))
-	}
-	c := *n
-	c.Anchor = ""
-	if len(n.Content) > 0 {
-		c.Content = make([]*yaml.Node, len(n.Content))
-		for i, child := range n.Content {
-			c.Content[i] = r.copy(child, depth, aliased)
-		}
-	}
-	return &c
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // subsetCases are valid eval files of the shapes a subset must handle: text cut at items (with header anchors,
@@ -166,7 +168,7 @@ func TestSubsetOfALargeFileShards(t *testing.T) {
 func TestLargeFileWithoutAliasesIsNotABomb(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("evalcases:\n")
-	n := maxTreeNodes/14 + 1000
+	n := yamltree.MaxNodes/14 + 1000
 	for i := range n {
 		fmt.Fprintf(&b, "  - id: c%06d\n    input_messages:\n      - role: user\n        content: {row: {amount: 100, origin_country: NZ}}\n"+
 			"    expected_messages:\n      - role: assistant\n        content: {decision: CLEAR}\n", i)

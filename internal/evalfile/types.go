@@ -1,12 +1,3 @@
-// Package evalfile reads eval files in the reference tool's two formats into one model: agentv-eval-v2 (AgentV
-// v2.0.1: evalcases, input_messages, execution.evaluators) and the suites AgentV 4.42 reads (tests, input,
-// expected_output, criteria, assertions; see suite42.go). The format is told from the document. It gives the
-// file-level defaults, the eval cases with their structured messages, and the evaluator entries of every case; it
-// validates a file as a whole and reports every problem with its location, so that an invalid file stops a run
-// before any pod starts.
-//
-// Message content is kept exactly as written (a string, an object with its key order, or an array of segments)
-// because runners and judges read it raw. The package is pure Go.
 package evalfile
 
 import (
@@ -22,12 +13,12 @@ const SchemaV2 = "agentv-eval-v2"
 // File is a parsed, validated eval file. It is read-only once Parse returns, and safe for concurrent use;
 // evaluator configs are shared between cases.
 //
-// A large file's cases are not all kept built: a case whose text the file reader reads directly (see fastItem)
-// keeps only its id and the place of its text, and is built again, the same, each time it is asked for (CaseAt,
-// Case). A File of 100,000 such cases holds the file's text and about 40 bytes a case instead of every case's
-// messages and their JSON.
+// A large file's cases are not all kept built: a case whose text the file reader reads directly (see
+// yamltree.ReadItem) keeps only its id and the place of its text, and is built again, the same, each time it is asked
+// for (CaseAt, Case). A File of 100,000 such cases holds the file's text and about 40 bytes a case instead of every
+// case's messages and their JSON.
 type File struct {
-	// Format is the file's format, told from the document (see DetectFormat).
+	// Format is the file's format, told from the document (see format.go).
 	Format Format
 	// Schema is the file's $schema ("" when absent).
 	Schema string
@@ -143,9 +134,9 @@ func (f *File) LightCase(i int) (c *Case, ok bool) {
 	c = &Case{Index: i, ID: f.ids[i], EvaluatorSource: inheritedSources[e.inherits]}
 	switch c.EvaluatorSource {
 	case SourceFile:
-		c.Evaluators = inherit(nil, f.Evaluators)
+		c.Evaluators = Inherit(nil, f.Evaluators)
 	case SourceJudging:
-		c.Evaluators = inherit(nil, f.DefaultEvaluators)
+		c.Evaluators = Inherit(nil, f.DefaultEvaluators)
 	}
 	return c, true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	yaml "go.yaml.in/yaml/v3"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -129,18 +130,18 @@ func collectStrings(t testing.TB, raw []byte, set map[string]bool) {
 	if raw == nil {
 		return
 	}
-	v, err := decodeJSONValue(raw)
+	v, err := yamltree.DecodeJSON(raw)
 	if err != nil {
 		t.Fatalf("decode %s: %v", raw, err)
 	}
-	var walk func(v *value)
-	walk = func(v *value) {
-		set[v.str] = true
-		set[v.num] = true
-		for _, k := range v.keys {
+	var walk func(v *yamltree.Value)
+	walk = func(v *yamltree.Value) {
+		set[v.Str] = true
+		set[v.Num] = true
+		for _, k := range v.Keys {
 			set[k] = true
 		}
-		for _, c := range v.vals {
+		for _, c := range v.Vals {
 			walk(c)
 		}
 	}

@@ -13,16 +13,22 @@ const module = "github.com/evalrun-operator/evalrun-operator"
 
 // launcherAllowed is every package of this module the runner container's init may link (cmd/launcher runs beside
 // the untrusted runner, in its container): the pod's wire contract (which spells the API's words it carries itself, so
-// the launcher links no API machinery), the output and eval-file parsers
-// its PerCase prompts and cost budget read (the runner view and the runner's own output: nothing the runner does not
-// already hold), the vocabulary of verdicts the wire contract's judge frames are written in (types only), and its
-// own packages. Judging, results, object-store, LLM and API client code stay out: adding a
-// package here is a decision about what runs beside untrusted code.
+// the launcher links no API machinery), the output and eval-file parsers its PerCase prompts and cost budget read (the
+// runner view and the runner's own output: nothing the runner does not already hold; evalfile with its YAML tree
+// and its 4.42 reader, which reads a suite's view), the vocabulary of verdicts the wire contract's judge frames are
+// written in (types only), and its own packages. Judging, results, object-store, LLM and API client code stay out:
+// adding a package here is a decision about what runs beside untrusted code.
 var launcherAllowed = []string{
-	"cmd/launcher", "internal/evalfile", "internal/idindex", "internal/jsonenc", "internal/jsonlresult",
+	"cmd/launcher", "internal/evalfile", "internal/evalfile/suite42", "internal/evalfile/yamltree", "internal/idindex",
+	"internal/jsonenc", "internal/jsonlresult",
 	"internal/pod/launcher", "internal/pod/reaper", "internal/podwire", "internal/safefile", "internal/verdict",
 	"internal/textbound",
 }
+
+// formatReaders are the readers of the eval file formats internal/evalfile tells from a document but does not read
+// itself: each registers itself with evalfile when linked (evalfile.RegisterFormat), so a binary that reads eval
+// files and forgets one refuses that format's files at run time. Every binary that links evalfile links them all.
+var formatReaders = []string{"internal/evalfile/suite42"}
 
 // judgingPackages are the judging engine and the LLM client: what judges runs in the pod (and in `collector check`),
 // so the manager and the kubectl plugin, which only read verdicts (internal/verdict), link neither.
@@ -38,10 +44,12 @@ var managerStages = []string{"internal/manager/options", "internal/manager/runme
 // clientPackages are the import path prefixes of API and cloud clients, which pure packages never link.
 var clientPackages = []string{"k8s.io/client-go/", "sigs.k8s.io/controller-runtime", "github.com/aws/"}
 
-// facts are what the import rules read: each package's transitive dependencies (go list -deps) and direct imports.
+// facts are what the import rules read: each package's transitive dependencies (go list -deps) and direct imports,
+// and the module's binaries (its main packages).
 type facts struct {
-	deps    map[string][]string // package (module-relative) -> its dependencies (full import paths)
-	imports map[string][]string // package (module-relative) -> its direct, non-test imports (full import paths)
+	deps     map[string][]string // package (module-relative) -> its dependencies (full import paths)
+	imports  map[string][]string // package (module-relative) -> its direct, non-test imports (full import paths)
+	binaries []string            // the main packages (module-relative), whose deps are in deps
 }
 
 // brokenRules returns a line for every import rule the packages break:
@@ -50,9 +58,21 @@ type facts struct {
 //   - the launcher (cmd/launcher) links no package of this module outside launcherAllowed, and no client;
 //   - a manager stage (managerStages) imports no later stage;
 //   - a pure package (the map's "(pure)") links no API or cloud client;
-//   - no package but internal/testutil's own imports internal/testutil (tests may).
+//   - no package but internal/testutil's own imports internal/testutil (tests may);
+//   - a binary that links internal/evalfile links every format's reader (formatReaders).
 func brokenRules(f facts, pure []string) []string {
 	var broken []string
+	for _, bin := range f.binaries {
+		if !slices.Contains(f.deps[bin], module+"/internal/evalfile") {
+			continue
+		}
+		for _, r := range formatReaders {
+			if !slices.Contains(f.deps[bin], module+"/"+r) {
+				broken = append(broken, bin+" links internal/evalfile but not "+r+" (it would refuse that format's "+
+					"files: import it for its side effect in its main)")
+			}
+		}
+	}
 	for _, d := range f.deps["cmd/manager"] {
 		for _, side := range []string{"internal/pod/", "internal/cli/"} {
 			if strings.HasPrefix(d, module+"/"+side) {
@@ -112,11 +132,15 @@ func TestBrokenRules(t *testing.T) {
 	m := func(rel string) string { return module + "/" + rel }
 	good := facts{
 		deps: map[string][]string{
-			"cmd/manager":         {m("internal/manager/controller"), m("internal/evalfile"), "k8s.io/client-go/kubernetes"},
-			"cmd/launcher":        {m("internal/pod/launcher"), m("internal/evalfile"), "golang.org/x/sys/unix"},
+			"cmd/manager": {m("internal/manager/controller"), m("internal/evalfile"), m("internal/evalfile/suite42"),
+				"k8s.io/client-go/kubernetes"},
+			"cmd/launcher": {m("internal/pod/launcher"), m("internal/evalfile"), m("internal/evalfile/suite42"),
+				"golang.org/x/sys/unix"},
 			"cmd/kubectl-evalrun": {m("internal/cli/plugin"), m("internal/verdict")},
+			"hack/imagepack":      {"archive/tar"},
 			"internal/evalfile":   {m("internal/jsonenc")},
 		},
+		binaries: []string{"cmd/manager", "cmd/launcher", "cmd/kubectl-evalrun", "hack/imagepack"},
 		imports: map[string][]string{"internal/manager/controller": {m("internal/evalfile"), m("internal/manager/assess")},
 			"internal/manager/assess": {m("internal/manager/children")}, "internal/testutil/s3server": {m("internal/testutil")}},
 	}
@@ -150,6 +174,14 @@ func TestBrokenRules(t *testing.T) {
 		{"the assessment imports the reconcilers", func(f *facts) {
 			f.imports["internal/manager/assess"] = append(f.imports["internal/manager/assess"], m("internal/manager/controller"))
 		}, []string{"internal/manager/assess imports internal/manager/controller, a later stage of the manager"}},
+		{"a binary reads eval files without the 4.42 reader", func(f *facts) {
+			f.deps["cmd/manager"] = slices.DeleteFunc(f.deps["cmd/manager"], func(d string) bool { return d == m("internal/evalfile/suite42") })
+		}, []string{"cmd/manager links internal/evalfile but not internal/evalfile/suite42 (it would refuse that format's " +
+			"files: import it for its side effect in its main)"}},
+		{"the plugin comes to read eval files", func(f *facts) {
+			f.deps["cmd/kubectl-evalrun"] = append(f.deps["cmd/kubectl-evalrun"], m("internal/evalfile"))
+		}, []string{"cmd/kubectl-evalrun links internal/evalfile but not internal/evalfile/suite42 (it would refuse that " +
+			"format's files: import it for its side effect in its main)"}},
 		{"a package imports testutil", func(f *facts) {
 			f.imports["internal/manager/controller"] = append(f.imports["internal/manager/controller"], m("internal/testutil"))
 		},
@@ -157,7 +189,7 @@ func TestBrokenRules(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := facts{deps: map[string][]string{}, imports: map[string][]string{}}
+			f := facts{deps: map[string][]string{}, imports: map[string][]string{}, binaries: good.binaries}
 			for k, v := range good.deps {
 				f.deps[k] = slices.Clone(v)
 			}
@@ -182,7 +214,17 @@ func TestImportRules(t *testing.T) {
 		t.Fatalf("ARCHITECTURE.md's map marks %d packages (pure); want the pure packages marked: %v", len(pure), pure)
 	}
 	f := facts{deps: map[string][]string{}, imports: map[string][]string{}}
-	for _, p := range append([]string{"cmd/manager", "cmd/launcher", "cmd/kubectl-evalrun"}, pure...) {
+	for _, line := range goList(t, "-f", "{{if eq .Name \"main\"}}{{.ImportPath}}{{end}}", "./...") {
+		if rel, ok := strings.CutPrefix(line, module+"/"); ok {
+			f.binaries = append(f.binaries, rel)
+		}
+	}
+	for _, b := range []string{"cmd/manager", "cmd/launcher", "cmd/kubectl-evalrun"} {
+		if !slices.Contains(f.binaries, b) {
+			t.Fatalf("go list finds no binary %s among %v", b, f.binaries)
+		}
+	}
+	for _, p := range slices.Concat(f.binaries, pure) {
 		f.deps[p] = goList(t, "-deps", "-f", "{{.ImportPath}}", "./"+p)
 	}
 	for _, line := range goList(t, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "./...") {

@@ -1,4 +1,4 @@
-package evalfile
+package suite42
 
 import (
 	"errors"
@@ -8,6 +8,9 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // An AgentV 4.42 suite may name other files that are part of it: its tests as a YAML or JSONL file or a directory
@@ -20,7 +23,7 @@ import (
 
 // maxSuiteFilesBytes bounds what a suite's other files may hold together: MaxWholeBytes, the most text the
 // manager holds whole (a 4.42 suite is always read whole, its parts included).
-const maxSuiteFilesBytes = MaxWholeBytes
+const maxSuiteFilesBytes = evalfile.MaxWholeBytes
 
 // maxSuiteFiles bounds how many files one suite may read (its tests' files and templates), and maxGlobWalk the
 // directory entries a glob may visit.
@@ -28,34 +31,6 @@ const (
 	maxSuiteFiles = 1000
 	maxGlobWalk   = 10000
 )
-
-// WithFiles gives Parse (and Subset, Scan, WriteView) the eval file's name and the files of its bundle: fsys is
-// rooted at the bundle's root and name is the eval file's slash-separated path in it ("evals/suite.eval.yaml").
-// fsys may be nil: then only the name is known, which refuses suites AgentV writes as code (.eval.ts) or as
-// evals.json, and a 4.42 suite that names other files is invalid, with a problem that says it needs them.
-// agentv-eval-v2 files are read as before; only their name is checked.
-func WithFiles(fsys fs.FS, name string) ParseOption {
-	return func(o *parseOptions) { o.files, o.name = fsys, name }
-}
-
-// checkSuiteName refuses eval files by name that AgentV reads as something other than a YAML suite, and says why.
-func checkSuiteName(name string) string {
-	base := strings.ToLower(path.Base(strings.ReplaceAll(name, `\`, "/")))
-	switch {
-	case name == "":
-		return ""
-	case strings.HasSuffix(base, ".ts"), strings.HasSuffix(base, ".mts"):
-		return fmt.Sprintf("%q is a TypeScript suite (.eval.ts): AgentV runs it as code to build its tests, which "+
-			"the operator never does; write the suite in YAML", name)
-	case strings.HasSuffix(base, ".json"):
-		return fmt.Sprintf("%q is an Agent Skills evals.json suite: the operator reads YAML suites only; write it "+
-			"as a YAML suite whose tests are its evals", name)
-	case strings.HasSuffix(base, ".jsonl"):
-		return fmt.Sprintf("%q is a JSONL suite: the operator reads YAML suites; write a YAML suite with "+
-			"tests: ./%s", name, path.Base(name))
-	}
-	return ""
-}
 
 // suiteFiles reads a suite's other files.
 type suiteFiles struct {
@@ -159,7 +134,7 @@ func (s *suiteFiles) readFile(p string) ([]byte, error) {
 
 func (s *suiteFiles) tooMuch(p string) error {
 	return fmt.Errorf("reading %s, the suite's files would hold more than %s together (the most a suite and its "+
-		"files may hold is what is read whole)", p, sizeText(maxSuiteFilesBytes))
+		"files may hold is what is read whole)", p, yamltree.SizeText(maxSuiteFilesBytes))
 }
 
 // subdirs returns the names of the directories in directory p, sorted.

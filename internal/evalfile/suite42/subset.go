@@ -1,4 +1,4 @@
-package evalfile
+package suite42
 
 import (
 	"bytes"
@@ -7,28 +7,30 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
-// subsetSuite42 is Subset for a 4.42 suite (doc, its text data, its tests under key): the suite with only the
+// Subset is evalfile.Subset for a 4.42 suite (doc, its text data, its tests under key): the suite with only the
 // tests keep accepts, counted as Parse counts them (a file's or directory's tests where its path or file:// entry
 // stands). Everything but the tests is kept as written; the kept tests are written inline under the same key, each
 // as it was written (a test of another file included, a directory's case with its id), so the subset needs none of
 // the tests' files (its include templates and input files are read as before). Aliases are replaced by copies, as
 // in agentv-eval-v2's whole-document subset.
-func subsetSuite42(data []byte, doc *yaml.Node, key string, keep func(i int) bool, o parseOptions) ([]byte, error) {
-	tb := newTreeBuilder(int64(len(data)))
-	tb.casesKey = key
-	root := tb.build(doc, nil, 0)
-	if tb.tooLarge {
-		return nil, &ValidationError{Problems: tb.problems}
+func (reader) Subset(data []byte, doc *yaml.Node, key string, keep func(i int) bool, o evalfile.ReaderOptions) ([]byte, error) {
+	tb := yamltree.NewBuilder(int64(len(data)), key)
+	root := tb.Build(doc, nil, 0)
+	if tb.TooLarge {
+		return nil, &evalfile.ValidationError{Problems: tb.Problems}
 	}
 	sp := newSuiteParser(tb, o, root, doc.Content[0])
 	sp.s.TestsKey = key
-	sp.expandTests(root.get(key), member(sp.rootNode, key), key)
-	if problems := append(tb.problems, sp.p.problems...); len(problems) > 0 {
-		return nil, &ValidationError{Problems: problems}
+	sp.expandTests(root.Get(key), member(sp.rootNode, key), key)
+	if problems := append(tb.Problems, sp.p.Problems...); len(problems) > 0 {
+		return nil, &evalfile.ValidationError{Problems: problems}
 	}
-	r := resolver{limit: max(MaxExpansionBytes, tb.textBytes)}
+	r := yamltree.NewResolver(max(evalfile.MaxExpansionBytes, tb.TextBytes))
 	seq := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
 	for i, it := range sp.items {
 		if !keep(i) {
@@ -36,7 +38,7 @@ func subsetSuite42(data []byte, doc *yaml.Node, key string, keep func(i int) boo
 		}
 		var n *yaml.Node
 		if it.node != nil {
-			c, err := r.resolve(it.node)
+			c, err := r.Resolve(it.node)
 			if err != nil {
 				return nil, err
 			}
@@ -75,7 +77,7 @@ func subsetSuite42(data []byte, doc *yaml.Node, key string, keep func(i int) boo
 func withID(n *yaml.Node, id string) *yaml.Node {
 	c := *n
 	c.Content = nil
-	idNode := &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: id, Style: yaml.DoubleQuotedStyle}
+	idNode := &yaml.Node{Kind: yaml.ScalarNode, Tag: yamltree.StrTag, Value: id, Style: yaml.DoubleQuotedStyle}
 	set := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -85,39 +87,39 @@ func withID(n *yaml.Node, id string) *yaml.Node {
 		c.Content = append(c.Content, k, v)
 	}
 	if !set {
-		c.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: "id"}, idNode}, c.Content...)
+		c.Content = append([]*yaml.Node{{Kind: yaml.ScalarNode, Tag: yamltree.StrTag, Value: "id"}, idNode}, c.Content...)
 	}
 	return &c
 }
 
 // nodeOf writes a value (a JSONL test) as YAML nodes of the same JSON.
-func nodeOf(v *value) *yaml.Node {
-	switch v.kind {
-	case kindNull:
+func nodeOf(v *yamltree.Value) *yaml.Node {
+	switch v.Kind {
+	case yamltree.KindNull:
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
-	case kindBool:
+	case yamltree.KindBool:
 		s := "false"
-		if v.b {
+		if v.Bool {
 			s = "true"
 		}
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: s}
-	case kindNumber:
+	case yamltree.KindNumber:
 		tag := "!!int"
-		if strings.ContainsAny(v.num, ".eE") {
+		if strings.ContainsAny(v.Num, ".eE") {
 			tag = "!!float"
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v.num}
-	case kindString:
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: v.str}
-	case kindObject:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v.Num}
+	case yamltree.KindString:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yamltree.StrTag, Value: v.Str}
+	case yamltree.KindObject:
 		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
-		for i, k := range v.keys {
-			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: yamlStrTag, Value: k}, nodeOf(v.vals[i]))
+		for i, k := range v.Keys {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: yamltree.StrTag, Value: k}, nodeOf(v.Vals[i]))
 		}
 		return n
 	}
 	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-	for _, item := range v.vals {
+	for _, item := range v.Vals {
 		n.Content = append(n.Content, nodeOf(item))
 	}
 	return n

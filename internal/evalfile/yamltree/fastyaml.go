@@ -1,4 +1,4 @@
-package evalfile
+package yamltree
 
 import (
 	"strconv"
@@ -7,19 +7,20 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// Most eval files write their cases in a small part of YAML: block mappings and sequences, one-line flow
-// collections, and one-line plain or quoted scalars. fastItem reads an evalcases item written that way straight
-// into values, as the YAML parser and the tree builder would together, without building the parser's tokens,
-// events and nodes (most of the time and garbage of reading a large file). Anything else, and anything
-// that might mean something else, is declined: anchors, aliases, tags, block scalars, multi-line scalars and
-// flow collections, complex keys, empty values, duplicate keys, merge keys, tabs, characters YAML treats as line
-// breaks or rejects. A declined item is read by the YAML parser as before. Tests and a fuzz target hold the values
-// (kinds, text, numbers and lines) to those of the YAML parser and the tree builder.
+// Most eval files write their cases in a small part of YAML: block mappings and sequences, one-line flow collections,
+// and one-line plain or quoted scalars. ReadItem reads an item of a block sequence (an evalcases item) written that
+// way straight into values, as the YAML parser and the tree builder would together, without building the parser's
+// tokens, events and nodes (most of the time and garbage of reading a large file). Anything else, and anything that
+// might mean something else, is declined: anchors, aliases, tags, block scalars, multi-line scalars and flow
+// collections, complex keys, empty values, duplicate keys, merge keys, tabs, characters YAML treats as line breaks or
+// rejects. A declined item is read by the YAML parser as before. Tests and a fuzz target (in evalfile, on the items
+// its cut gives: fastyaml_test.go) hold the values (kinds, text, numbers and lines) to those of the YAML parser and
+// the tree builder.
 
-// maxFastDepth bounds the nesting fastItem reads; deeper items go to the YAML parser (far below maxTreeDepth).
+// maxFastDepth bounds the nesting ReadItem reads; deeper items go to the YAML parser (far below MaxDepth).
 const maxFastDepth = 64
 
-// maxFastKey bounds the length of a key fastItem reads (YAML's implicit keys end at 1024 characters).
+// maxFastKey bounds the length of a key ReadItem reads (YAML's implicit keys end at 1024 characters).
 const maxFastKey = 512
 
 // fastParser reads one item. src is the whole file's text as a string (scalars without escapes are cut from it
@@ -29,22 +30,23 @@ type fastParser struct {
 	pos, end  int
 	line      int // the 1-based line of pos in the file
 	lineStart int // the offset of that line's first byte
-	nodes     int // the values built, as treeBuilder counts them
+	nodes     int // the values built, as Builder counts them
 	depth     int
 	bad       bool
-	a         *fastArena
+	a         *Arena
 }
 
-// fastArena holds the values of items read one after the other: the values of an item live until the arena reads
-// the next one (nothing a case keeps refers to them: cases keep strings and JSON encoded anew). Reusing their
+// Arena holds the values of items read one after the other: the values of an item live until the arena reads
+// the next one (nothing a case keeps refers to them: cases keep strings and JSON encoded anew). Its zero value is
+// ready to use; one goroutine uses it at a time. Reusing their
 // memory spares the allocations that would otherwise be most of the work.
-type fastArena struct {
-	slabs      [][]value
+type Arena struct {
+	slabs      [][]Value
 	slab, used int
-	ptrs       []*value
+	ptrs       []*Value
 	keys       []string
 	// vstack and kstack hold the members of the collections being read.
-	vstack []*value
+	vstack []*Value
 	kstack []string
 }
 
@@ -54,18 +56,18 @@ const (
 )
 
 // reset makes the arena's memory free for the next item.
-func (a *fastArena) reset() {
+func (a *Arena) reset() {
 	a.slab, a.used = 0, 0
 	a.ptrs, a.keys = a.ptrs[:0], a.keys[:0]
 	a.vstack, a.kstack = a.vstack[:0], a.kstack[:0]
 }
 
-func (a *fastArena) value() *value {
+func (a *Arena) value() *Value {
 	if a.slab == len(a.slabs) {
-		a.slabs = append(a.slabs, make([]value, fastValueSlab))
+		a.slabs = append(a.slabs, make([]Value, fastValueSlab))
 	}
 	v := &a.slabs[a.slab][a.used]
-	*v = value{}
+	*v = Value{}
 	if a.used++; a.used == fastValueSlab {
 		a.slab, a.used = a.slab+1, 0
 	}
@@ -73,9 +75,9 @@ func (a *fastArena) value() *value {
 }
 
 // values returns a copy of vs whose capacity is its length.
-func (a *fastArena) values(vs []*value) []*value {
+func (a *Arena) values(vs []*Value) []*Value {
 	if cap(a.ptrs)-len(a.ptrs) < len(vs) {
-		a.ptrs = make([]*value, 0, max(fastSliceSlab, len(vs)))
+		a.ptrs = make([]*Value, 0, max(fastSliceSlab, len(vs)))
 	}
 	n := len(a.ptrs)
 	a.ptrs = append(a.ptrs, vs...)
@@ -83,7 +85,7 @@ func (a *fastArena) values(vs []*value) []*value {
 }
 
 // strings returns a copy of ks whose capacity is its length.
-func (a *fastArena) strings(ks []string) []string {
+func (a *Arena) strings(ks []string) []string {
 	if cap(a.keys)-len(a.keys) < len(ks) {
 		a.keys = make([]string, 0, max(fastSliceSlab, len(ks)))
 	}
@@ -92,10 +94,10 @@ func (a *fastArena) strings(ks []string) []string {
 	return a.keys[n:len(a.keys):len(a.keys)]
 }
 
-// fastItem reads the item src[start:end], whose first line is line and whose dash is at column indent, into
+// ReadItem reads the item src[start:end], whose first line is line and whose dash is at column indent, into
 // values held by a (reset first). It returns the item's value and the number of values in it, or ok false when
 // the item is not in the subset.
-func fastItem(a *fastArena, src string, start, end, line, indent int) (v *value, nodes int, ok bool) {
+func ReadItem(a *Arena, src string, start, end, line, indent int) (v *Value, nodes int, ok bool) {
 	a.reset()
 	if !fastChars(src[start:end]) {
 		return nil, 0, false
@@ -113,7 +115,7 @@ func fastItem(a *fastArena, src string, start, end, line, indent int) (v *value,
 	return v, p.nodes, true
 }
 
-// fastChars reports whether s has only characters fastItem reads as they are: printable ASCII, line feeds,
+// fastChars reports whether s has only characters ReadItem reads as they are: printable ASCII, line feeds,
 // carriage returns before line feeds, and printable non-ASCII characters that YAML neither rejects nor treats as
 // line breaks or byte-order marks.
 func fastChars(s string) bool {
@@ -168,16 +170,16 @@ func (p *fastParser) seqEntryAt() bool {
 	return p.pos < p.end && p.src[p.pos] == '-' && p.blankzAt(p.pos+1)
 }
 
-func (p *fastParser) fail() *value {
+func (p *fastParser) fail() *Value {
 	p.bad = true
 	return nil
 }
 
 // newValue counts and returns a value.
-func (p *fastParser) newValue(k kind) *value {
+func (p *fastParser) newValue(k Kind) *Value {
 	p.nodes++
 	v := p.a.value()
-	v.kind, v.line = k, p.line
+	v.Kind, v.Line = k, p.line
 	return v
 }
 
@@ -224,7 +226,7 @@ func (p *fastParser) significant() {
 }
 
 // seqEntry reads a block sequence entry whose dash, at column seqCol, is at pos.
-func (p *fastParser) seqEntry(seqCol int) *value {
+func (p *fastParser) seqEntry(seqCol int) *Value {
 	p.pos++
 	p.spaces()
 	if p.eol() || p.src[p.pos] == '#' || p.seqEntryAt() {
@@ -235,7 +237,7 @@ func (p *fastParser) seqEntry(seqCol int) *value {
 
 // blockNode reads the node at pos, on a line of its own or after a sequence entry's dash: a block mapping when it
 // starts with a key, else one scalar or flow collection. parentCol is the column of the enclosing collection.
-func (p *fastParser) blockNode(parentCol int) *value {
+func (p *fastParser) blockNode(parentCol int) *Value {
 	if p.seqEntryAt() {
 		if p.col() <= parentCol {
 			return p.fail()
@@ -250,7 +252,7 @@ func (p *fastParser) blockNode(parentCol int) *value {
 
 // inlineValue reads a scalar or flow collection that ends on this line; the next line must belong to the
 // enclosing collection (column parentCol) or one around it, so that no plain scalar continues there.
-func (p *fastParser) inlineValue(parentCol int) *value {
+func (p *fastParser) inlineValue(parentCol int) *Value {
 	v := p.flowNode(false)
 	if p.bad {
 		return nil
@@ -300,12 +302,12 @@ func (p *fastParser) key(flow bool) (key string, ok bool) {
 }
 
 // blockMapping reads a block mapping whose first key is at pos, at column mapCol.
-func (p *fastParser) blockMapping(mapCol int) *value {
+func (p *fastParser) blockMapping(mapCol int) *Value {
 	if p.depth++; p.depth > maxFastDepth {
 		return p.fail()
 	}
 	defer func() { p.depth-- }()
-	v := p.newValue(kindObject)
+	v := p.newValue(KindObject)
 	kbase, vbase := len(p.a.kstack), len(p.a.vstack)
 	for {
 		k, ok := p.key(false)
@@ -313,7 +315,7 @@ func (p *fastParser) blockMapping(mapCol int) *value {
 			return p.fail()
 		}
 		p.spaces()
-		var val *value
+		var val *Value
 		if p.eol() || p.src[p.pos] == '#' {
 			// The value is on the next lines: a more indented node, or a sequence at the key's own column.
 			p.finishLine()
@@ -346,13 +348,13 @@ func (p *fastParser) blockMapping(mapCol int) *value {
 }
 
 // members moves the members read since kbase and vbase (keys) from the arena's stacks into v.
-func (p *fastParser) members(v *value, kbase, vbase int) {
+func (p *fastParser) members(v *Value, kbase, vbase int) {
 	a := p.a
 	if kbase >= 0 {
-		v.keys = a.strings(a.kstack[kbase:])
+		v.Keys = a.strings(a.kstack[kbase:])
 		a.kstack = a.kstack[:kbase]
 	}
-	v.vals = a.values(a.vstack[vbase:])
+	v.Vals = a.values(a.vstack[vbase:])
 	a.vstack = a.vstack[:vbase]
 }
 
@@ -366,12 +368,12 @@ func hasKey(keys []string, k string) bool {
 }
 
 // blockSequence reads a block sequence whose first dash is at pos, at column seqCol.
-func (p *fastParser) blockSequence(seqCol int) *value {
+func (p *fastParser) blockSequence(seqCol int) *Value {
 	if p.depth++; p.depth > maxFastDepth {
 		return p.fail()
 	}
 	defer func() { p.depth-- }()
-	v := p.newValue(kindArray)
+	v := p.newValue(KindArray)
 	vbase := len(p.a.vstack)
 	for {
 		item := p.seqEntry(seqCol)
@@ -392,7 +394,7 @@ func (p *fastParser) blockSequence(seqCol int) *value {
 
 // flowNode reads a scalar or a flow collection that ends on this line; flow says whether it is inside a flow
 // collection.
-func (p *fastParser) flowNode(flow bool) *value {
+func (p *fastParser) flowNode(flow bool) *Value {
 	if p.eol() {
 		return p.fail()
 	}
@@ -406,8 +408,8 @@ func (p *fastParser) flowNode(flow bool) *value {
 		if !ok {
 			return p.fail()
 		}
-		v := p.newValue(kindString)
-		v.str = s
+		v := p.newValue(KindString)
+		v.Str = s
 		return v
 	}
 	if !p.plainStart() {
@@ -417,24 +419,24 @@ func (p *fastParser) flowNode(flow bool) *value {
 	if p.bad || s == "<<" {
 		return p.fail()
 	}
-	v := p.newValue(kindString)
+	v := p.newValue(KindString)
 	if !plainValue(v, s) {
 		return p.fail()
 	}
 	return v
 }
 
-func (p *fastParser) flowSequence() *value {
+func (p *fastParser) flowSequence() *Value {
 	if p.depth++; p.depth > maxFastDepth {
 		return p.fail()
 	}
 	defer func() { p.depth-- }()
-	v := p.newValue(kindArray)
+	v := p.newValue(KindArray)
 	p.pos++
 	p.spaces()
 	if !p.eol() && p.src[p.pos] == ']' {
 		p.pos++
-		v.vals = []*value{} // as the tree builder leaves it (no allocation)
+		v.Vals = []*Value{} // as the tree builder leaves it (no allocation)
 		return v
 	}
 	vbase := len(p.a.vstack)
@@ -457,17 +459,17 @@ func (p *fastParser) flowSequence() *value {
 	}
 }
 
-func (p *fastParser) flowMapping() *value {
+func (p *fastParser) flowMapping() *Value {
 	if p.depth++; p.depth > maxFastDepth {
 		return p.fail()
 	}
 	defer func() { p.depth-- }()
-	v := p.newValue(kindObject)
+	v := p.newValue(KindObject)
 	p.pos++
 	p.spaces()
 	if !p.eol() && p.src[p.pos] == '}' {
 		p.pos++
-		v.keys, v.vals = []string{}, []*value{} // as the tree builder leaves them (no allocation)
+		v.Keys, v.Vals = []string{}, []*Value{} // as the tree builder leaves them (no allocation)
 		return v
 	}
 	kbase, vbase := len(p.a.kstack), len(p.a.vstack)
@@ -519,7 +521,7 @@ func (p *fastParser) flowNext(closing byte) bool {
 	return false
 }
 
-// plainStart reports whether pos can start a plain scalar fastItem reads: not an indicator, and '-' only before
+// plainStart reports whether pos can start a plain scalar ReadItem reads: not an indicator, and '-' only before
 // a letter, digit or '.'.
 func (p *fastParser) plainStart() bool {
 	switch c := p.src[p.pos]; c {
@@ -620,10 +622,46 @@ func (p *fastParser) quoted(q byte) (string, bool) {
 	return "", false
 }
 
-// yamlEscapes are the one-character escapes of double-quoted scalars and what YAML makes of them.
-var yamlEscapes = [256]string{
-	'0': "\x00", 'a': "\a", 'b': "\b", 't': "\t", 'n': "\n", 'v': "\v", 'f': "\f", 'r': "\r", 'e': "\x1b",
-	' ': " ", '"': "\"", '\'': "'", '\\': "\\", 'N': "\u0085", '_': "\u00a0", 'L': "\u2028", 'P': "\u2029",
+// yamlEscape is what YAML makes of the one-character escape \c of a double-quoted scalar ("" when \c is not one).
+// A switch, not a table indexed by c: a [256]string would be 4 KiB of every binary's data (the launcher's too).
+func yamlEscape(c byte) string {
+	switch c {
+	case '0':
+		return "\x00"
+	case 'a':
+		return "\a"
+	case 'b':
+		return "\b"
+	case 't':
+		return "\t"
+	case 'n':
+		return "\n"
+	case 'v':
+		return "\v"
+	case 'f':
+		return "\f"
+	case 'r':
+		return "\r"
+	case 'e':
+		return "\x1b"
+	case ' ':
+		return " "
+	case '"':
+		return "\""
+	case '\'':
+		return "'"
+	case '\\':
+		return "\\"
+	case 'N':
+		return "\u0085"
+	case '_':
+		return "\u00a0"
+	case 'L':
+		return "\u2028"
+	case 'P':
+		return "\u2029"
+	}
+	return ""
 }
 
 // escape decodes the double-quoted escape at i as YAML does; an escaped line break fails.
@@ -632,7 +670,7 @@ func (p *fastParser) escape(buf []byte, i int) ([]byte, int, bool) {
 		return nil, 0, false
 	}
 	c := p.src[i+1]
-	if e := yamlEscapes[c]; e != "" {
+	if e := yamlEscape(c); e != "" {
 		return append(buf, e...), i + 2, true
 	}
 	n := 0
@@ -670,21 +708,21 @@ func (p *fastParser) escape(buf []byte, i int) ([]byte, int, bool) {
 	return utf8.AppendRune(buf, rune(r)), i + n, true
 }
 
-// plainValue resolves a plain scalar into v as the YAML parser and the tree builder do. Text that cannot be anything but
-// a string (its first character is not one YAML's resolver looks at) and canonical decimal integers are resolved
-// here; anything else goes through the YAML library's own resolution (scalarValue). ok is false when the tree
-// builder would report a problem.
-func plainValue(v *value, s string) bool {
+// plainValue resolves a plain scalar into v as the YAML parser and the tree builder do. Text that cannot be anything
+// but a string (its first character is not one YAML's resolver looks at) and canonical decimal integers are resolved
+// here; anything else goes through the YAML library's own resolution (scalarValue). ok is false when the tree builder
+// would report a problem.
+func plainValue(v *Value, s string) bool {
 	switch c := s[0]; {
 	case resolvesToString(c):
-		v.kind, v.str = kindString, s
+		v.Kind, v.Str = KindString, s
 		return true
 	case c >= '0' && c <= '9' || c == '-':
 		if len(s) <= 18 {
 			// The canonical spelling is compared on the stack: no string per number.
 			var canonical [20]byte
 			if n, err := strconv.ParseInt(s, 10, 64); err == nil && string(strconv.AppendInt(canonical[:0], n, 10)) == s {
-				v.kind, v.f, v.num = kindNumber, float64(n), s
+				v.Kind, v.Float, v.Num = KindNumber, float64(n), s
 				return true
 			}
 		}
@@ -692,9 +730,9 @@ func plainValue(v *value, s string) bool {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Value: s}
 	n.Tag = n.ShortTag()
 	sv, problem := scalarValue(n)
-	line := v.line
+	line := v.Line
 	*v = *sv
-	v.line = line
+	v.Line = line
 	return problem == ""
 }
 

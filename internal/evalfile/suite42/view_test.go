@@ -1,9 +1,10 @@
-package evalfile
+package suite42
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // suiteViewKeys are the keys a 4.42 suite's view may hold, by level.
@@ -21,8 +25,59 @@ var suiteViewKeys = map[string][]string{
 	"toolCall": {"tool", "input", "output"},
 }
 
+// runnerCase is what a view must keep of a case: its id, conversation id and input messages (as evalfile's view
+// tests hold agentv-eval-v2's views to).
+type runnerCase struct {
+	ID, ConversationID string
+	Messages           []runnerMessage
+}
+
+type runnerMessage struct {
+	Role      evalfile.Role
+	Content   string
+	ToolCalls []evalfile.ToolCall
+}
+
+// inputsOf is what a view must keep of a file: per case its id, conversation id and input messages.
+func inputsOf(f *evalfile.File) []runnerCase {
+	out := make([]runnerCase, 0, f.NumCases())
+	for i := range f.NumCases() {
+		c := f.CaseAt(i)
+		vc := runnerCase{ID: c.ID, ConversationID: c.ConversationID}
+		for _, m := range c.InputMessages {
+			vc.Messages = append(vc.Messages, runnerMessage{Role: m.Role, Content: string(m.Content.Raw), ToolCalls: m.ToolCalls})
+		}
+		out = append(out, vc)
+	}
+	return out
+}
+
+// collectStrings adds every key and string of a JSON value to set.
+func collectStrings(t testing.TB, raw []byte, set map[string]bool) {
+	t.Helper()
+	if raw == nil {
+		return
+	}
+	v, err := yamltree.DecodeJSON(raw)
+	if err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	var walk func(v *yamltree.Value)
+	walk = func(v *yamltree.Value) {
+		set[v.Str] = true
+		set[v.Num] = true
+		for _, k := range v.Keys {
+			set[k] = true
+		}
+		for _, c := range v.Vals {
+			walk(c)
+		}
+	}
+	walk(v)
+}
+
 // suiteInputs is what a view must keep of a suite: per test its id, conversation id and input messages.
-func suiteInputs(f *File) []runnerCase {
+func suiteInputs(f *evalfile.File) []runnerCase {
 	out := inputsOf(f)
 	for i := range out {
 		for j, m := range f.CaseAt(i).InputMessages {
@@ -37,9 +92,9 @@ func suiteInputs(f *File) []runnerCase {
 // checkSuiteView checks the runner view of a valid 4.42 suite: it parses as a 4.42 suite without the suite's files;
 // it has the same tests with the same inputs and nothing of a judge's; it uses only the allowed keys; every string in
 // it is the skeleton's or one of the suite's inputs; each test's CaseView is its item; its own view is itself.
-func checkSuiteView(t testing.TB, data []byte, opts ...ParseOption) []byte {
+func checkSuiteView(t testing.TB, data []byte, opts ...evalfile.ParseOption) []byte {
 	t.Helper()
-	orig, err := Parse(data, opts...)
+	orig, err := evalfile.Parse(data, opts...)
 	if err != nil {
 		t.Fatalf("the suite does not parse: %v", err)
 	}
@@ -48,11 +103,11 @@ func checkSuiteView(t testing.TB, data []byte, opts ...ParseOption) []byte {
 		t.Fatalf("WriteView = %d, %v", n, err)
 	}
 	view := buf.Bytes()
-	got, err := Parse(view)
+	got, err := evalfile.Parse(view)
 	if err != nil {
 		t.Fatalf("the view does not parse: %v\n%s", err, view)
 	}
-	if got.Format != FormatSuite42 {
+	if got.Format != evalfile.FormatSuite42 {
 		t.Fatalf("the view's format is %q", got.Format)
 	}
 	if diff := cmp.Diff(suiteInputs(orig), suiteInputs(got)); diff != "" {
@@ -63,7 +118,7 @@ func checkSuiteView(t testing.TB, data []byte, opts ...ParseOption) []byte {
 	}
 	for i := range got.NumCases() {
 		c := got.CaseAt(i)
-		if c.ExpectedOutcome != ViewExpectedOutcome || len(c.ExpectedMessages) > 0 || len(c.Evaluators) > 0 ||
+		if c.ExpectedOutcome != evalfile.ViewExpectedOutcome || len(c.ExpectedMessages) > 0 || len(c.Evaluators) > 0 ||
 			c.Metadata != nil || c.Threshold != nil || c.FailOnError != nil {
 			t.Errorf("test %s of the view holds judging data: %+v", c.ID, c)
 		}
@@ -72,7 +127,7 @@ func checkSuiteView(t testing.TB, data []byte, opts ...ParseOption) []byte {
 		}
 	}
 
-	allowed := map[string]bool{ViewExpectedOutcome: true}
+	allowed := map[string]bool{evalfile.ViewExpectedOutcome: true}
 	for _, keys := range suiteViewKeys {
 		for _, k := range keys {
 			allowed[k] = true
@@ -102,7 +157,7 @@ func checkSuiteView(t testing.TB, data []byte, opts ...ParseOption) []byte {
 		t.Fatalf("the view is not YAML: %v", err)
 	}
 	checkSuiteViewNode(t, doc.Content[0], "top", allowed)
-	if want := append([]byte(suiteViewHeader), bytes.Join(items, nil)...); !bytes.Equal(want, view) {
+	if want := append([]byte("tests:\n"), bytes.Join(items, nil)...); !bytes.Equal(want, view) {
 		t.Errorf("the view is not its tests' CaseViews:\n%s\n---\n%s", want, view)
 	}
 	var again bytes.Buffer
@@ -150,49 +205,17 @@ func checkSuiteViewNode(t testing.TB, n *yaml.Node, level string, allowed map[st
 }
 
 // hostileSuite holds canaries (CANARY-*) everywhere a judge reads, in the suite and in its tests' files, and
-// inputs written in every way the format allows.
-const hostileSuite = `# CANARY-comment
-name: canary-suite
-description: CANARY-description
-category: CANARY-category
-notes: CANARY-unknown
-metadata: {secret: CANARY-metadata}
-governance: {owner: CANARY-governance}
-execution:
-  target: runner
-  threshold: 0.5
-assertions:
-  - CANARY-suite-criterion
-  - {name: suite-check, type: contains, value: CANARY-suite-contains}
-input:
-  - role: system
-    content: You are a batch processor.
-tests:
-  - id: text
-    criteria: CANARY-criteria
-    input: "  leading, ünïcödé, \u0085 NEL, \u2028 LS, emoji 😀, \"quoted\" # x"
-    expected_output: CANARY-expected
-    vars: {hidden: CANARY-var}
-  - id: object
-    input: {row: {id: r1, "yes": no, "": empty, nested: [[1, [2]], {k: v}]}}
-    expected_output: {decision: CANARY-decision}
-    execution: {skip_defaults: true, threshold: 0.9}
-    assertions: [{name: own, type: code-grader, command: [sh, -c, "echo CANARY-command"]}]
-    metadata: {note: CANARY-test-metadata}
-  - id: messages
-    conversation_id: conv-7
-    input:
-      - role: user
-        name: alice
-        content: ["Use {{ hidden }}", {type: file, value: ./data/in.txt}, {type: image, value: pic.png}]
-      - role: assistant
-        content: ""
-        tool_calls: [{tool: search, input: {q: "null"}, output: [1, 2.5, true, null, "on"]}]
-    expected_output: [{role: assistant, content: CANARY-expected-message}]
-    rubrics: [CANARY-rubric]
-    vars: {hidden: visible}
-  - file://more.jsonl
-`
+// inputs written in every way the format allows (testdata/hostile.eval.yaml; evalfile's FuzzParse seeds with it).
+var hostileSuite = readTestdata("testdata/hostile.eval.yaml")
+
+// readTestdata returns the text of a file under testdata (for package-level test data).
+func readTestdata(name string) string {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(data)
+}
 
 // hostileFiles are the hostile suite's other files.
 var hostileFiles = map[string]string{
@@ -200,7 +223,7 @@ var hostileFiles = map[string]string{
 }
 
 func TestSuite42ViewHidesJudgeFields(t *testing.T) {
-	opt := WithFiles(bundleOf(hostileSuite, hostileFiles), suiteName)
+	opt := evalfile.WithFiles(bundleOf(hostileSuite, hostileFiles), suiteName)
 	view := checkSuiteView(t, []byte(hostileSuite), opt)
 	if bytes.Contains(view, []byte("CANARY")) {
 		t.Errorf("the view holds a canary:\n%s", view)
@@ -267,11 +290,11 @@ func TestSuite42ViewHidesJudgeFields(t *testing.T) {
 }
 
 // shardIDs parses each shard and returns the ids of them all, in order.
-func shardIDs(t *testing.T, shards [][]byte, opts ...ParseOption) []string {
+func shardIDs(t *testing.T, shards [][]byte, opts ...evalfile.ParseOption) []string {
 	t.Helper()
 	var ids []string
 	for _, s := range shards {
-		f, err := Parse(s, opts...)
+		f, err := evalfile.Parse(s, opts...)
 		if err != nil {
 			t.Fatalf("a shard does not parse: %v\n%s", err, s)
 		}
@@ -284,7 +307,7 @@ func TestSuite42Subset(t *testing.T) {
 	for _, example := range []string{"basic", "external-datasets", "basic-jsonl", "suite-level-input", "composite"} {
 		t.Run(example, func(t *testing.T) {
 			data, opt := exampleBundle(t, example)
-			f, err := Parse(data, opt)
+			f, err := evalfile.Parse(data, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -292,13 +315,13 @@ func TestSuite42Subset(t *testing.T) {
 			for _, shards := range []int{1, 2, 3} {
 				var parts [][]byte
 				for s := range shards {
-					sub, err := Subset(data, func(i int) bool { return i%shards == s && i < n }, opt)
+					sub, err := evalfile.Subset(data, func(i int) bool { return i%shards == s && i < n }, opt)
 					if err != nil {
 						t.Fatalf("Subset: %v", err)
 					}
 					parts = append(parts, sub)
 					// A shard's tests are inline: it reads without the tests' files.
-					sf, err := Parse(sub, WithFiles(nil, suiteName))
+					sf, err := evalfile.Parse(sub, evalfile.WithFiles(nil, suiteName))
 					if err != nil {
 						t.Fatalf("the shard does not parse without files: %v\n%s", err, sub)
 					}
@@ -335,8 +358,8 @@ tests:
   - {id: d, input: q, criteria: c}
 `
 	files := map[string]string{"evals/cases/1.yaml": "- {id: b, input: q, criteria: c}\n", "evals/cases/2.yaml": "- {id: c, input: q, criteria: c}\n"}
-	opt := WithFiles(bundleOf(suite, files), suiteName)
-	sub, err := Subset([]byte(suite), func(i int) bool { return i == 0 || i == 2 }, opt)
+	opt := evalfile.WithFiles(bundleOf(suite, files), suiteName)
+	sub, err := evalfile.Subset([]byte(suite), func(i int) bool { return i == 0 || i == 2 }, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,10 +373,10 @@ tests:
 	if diff := cmp.Diff(want, string(sub)); diff != "" {
 		t.Errorf("subset (-want +got):\n%s", diff)
 	}
-	if _, err := Subset([]byte(suite), func(int) bool { return true }); err == nil || !strings.Contains(err.Error(), "needs the suite's files") {
+	if _, err := evalfile.Subset([]byte(suite), func(int) bool { return true }); err == nil || !strings.Contains(err.Error(), "needs the suite's files") {
 		t.Errorf("Subset without the files = %v", err)
 	}
-	if _, err := Subset([]byte(suite), func(int) bool { return false }, opt); err == nil {
+	if _, err := evalfile.Subset([]byte(suite), func(int) bool { return false }, opt); err == nil {
 		t.Errorf("Subset of no test succeeded")
 	}
 }
@@ -362,20 +385,20 @@ func TestSuite42Scan(t *testing.T) {
 	for _, example := range []string{"basic", "external-datasets", "default-graders", "batch-cli"} {
 		t.Run(example, func(t *testing.T) {
 			data, opt := exampleBundle(t, example)
-			f, err := Parse(data, opt)
+			f, err := evalfile.Parse(data, opt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			x, err := Scan(bytes.NewReader(data), opt)
+			x, err := evalfile.Scan(bytes.NewReader(data), opt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := FactsOf(f)
+			want := evalfile.FactsOf(f)
 			if diff := cmp.Diff(want.CaseIDs(), x.CaseIDs()); diff != "" {
 				t.Errorf("ids (-Parse +Scan):\n%s", diff)
 			}
 			if x.CodeJudgeCases() != want.CodeJudgeCases() || x.SharedEvaluators() != want.SharedEvaluators() ||
-				x.Format != FormatSuite42 || !bytes.Equal(x.Text(), data) {
+				x.Format != evalfile.FormatSuite42 || !bytes.Equal(x.Text(), data) {
 				t.Errorf("Scan facts differ from Parse's: %+v vs %+v", x, want)
 			}
 			for _, m := range []bool{false, true} {
@@ -389,8 +412,8 @@ func TestSuite42Scan(t *testing.T) {
 	}
 	// Above the in-memory limit a suite is refused, saying it is read whole.
 	big := "tests:\n" + strings.Repeat("  - {id: a, input: q, criteria: c}\n", 100)
-	_, err := Scan(strings.NewReader(big), WithWholeLimit(1024))
-	var verr *ValidationError
+	_, err := evalfile.Scan(strings.NewReader(big), evalfile.WithWholeLimit(1024))
+	var verr *evalfile.ValidationError
 	if !errors.As(err, &verr) || !strings.Contains(err.Error(), "an AgentV 4.42 suite is read whole") || verr.Problems[0].Line != 1 {
 		t.Errorf("Scan of a large suite = %v", err)
 	}
@@ -401,7 +424,7 @@ func TestSuite42ParseCountsExpansion(t *testing.T) {
 	big := strings.Repeat("x", 1<<20)
 	refs := strings.Repeat(`{{ v }}`, 20)
 	text := fmt.Sprintf("tests:\n  - id: a\n    vars: {v: %q}\n    criteria: c\n    input: %q\n", big, refs)
-	_, err := Parse([]byte(text))
+	_, err := evalfile.Parse([]byte(text))
 	if err == nil || !strings.Contains(err.Error(), "tests[0].vars") || !strings.Contains(err.Error(), "16 MiB") {
 		t.Errorf("Parse = %v, want the vars bound", err)
 	}
@@ -419,32 +442,32 @@ func FuzzSuite42(f *testing.F) {
 			".agentv/templates/t.yaml":       "assertions: [{type: is-json}, {include: u}]\n",
 			"evals/.agentv/templates/u.yaml": "assertions: [Be kind.]\n",
 		})
-		opt := WithFiles(fsys, suiteName)
-		file, err := Parse(suite, opt)
+		opt := evalfile.WithFiles(fsys, suiteName)
+		file, err := evalfile.Parse(suite, opt)
 		if err != nil {
-			var verr *ValidationError
+			var verr *evalfile.ValidationError
 			if !errors.As(err, &verr) || len(verr.Problems) == 0 {
 				t.Fatalf("Parse error is not a non-empty *ValidationError: %v", err)
 			}
 			return
 		}
-		if file.Format != FormatSuite42 {
+		if file.Format != evalfile.FormatSuite42 {
 			return
 		}
 		seen := map[string]bool{}
 		for i := range file.NumCases() {
 			c := file.CaseAt(i)
-			if !ValidID(c.ID) || seen[c.ID] || len(c.InputMessages) == 0 {
+			if !evalfile.ValidID(c.ID) || seen[c.ID] || len(c.InputMessages) == 0 {
 				t.Fatalf("accepted invalid test %q", c.ID)
 			}
 			seen[c.ID] = true
 		}
 		checkSuiteView(t, suite, opt)
-		sub, err := Subset(suite, func(int) bool { return true }, opt)
+		sub, err := evalfile.Subset(suite, func(int) bool { return true }, opt)
 		if err != nil {
 			t.Fatalf("Subset of a valid suite: %v", err)
 		}
-		whole, err := Parse(sub, opt)
+		whole, err := evalfile.Parse(sub, opt)
 		if err != nil {
 			t.Fatalf("the whole subset does not parse: %v\n%s", err, sub)
 		}
@@ -474,16 +497,16 @@ func TestSuite42AliasBomb(t *testing.T) {
 	bomb := suiteAliasBomb(100_000, 20, 1500)
 	inline := []byte("tests:\n" + strings.ReplaceAll("\n"+bomb, "\n", "\n  ")[1:])
 	external := []byte("tests: ./bomb.yaml\n")
-	opt := WithFiles(bundleOf(string(external), map[string]string{"evals/bomb.yaml": bomb}), suiteName)
+	opt := evalfile.WithFiles(bundleOf(string(external), map[string]string{"evals/bomb.yaml": bomb}), suiteName)
 	for _, r := range []struct {
 		name string
 		read func() error
 	}{
-		{"Parse", func() error { _, err := Parse(inline); return err }},
-		{"Scan", func() error { _, err := Scan(bytes.NewReader(inline)); return err }},
-		{"Subset", func() error { _, err := Subset(inline, func(int) bool { return true }); return err }},
-		{"Parse, a tests file", func() error { _, err := Parse(external, opt); return err }},
-		{"Subset, a tests file", func() error { _, err := Subset(external, func(int) bool { return true }, opt); return err }},
+		{"Parse", func() error { _, err := evalfile.Parse(inline); return err }},
+		{"Scan", func() error { _, err := evalfile.Scan(bytes.NewReader(inline)); return err }},
+		{"Subset", func() error { _, err := evalfile.Subset(inline, func(int) bool { return true }); return err }},
+		{"Parse, a tests file", func() error { _, err := evalfile.Parse(external, opt); return err }},
+		{"Subset, a tests file", func() error { _, err := evalfile.Subset(external, func(int) bool { return true }, opt); return err }},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			var before, after runtime.MemStats

@@ -1,4 +1,4 @@
-package evalfile
+package suite42
 
 import (
 	"math"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf16"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 )
 
@@ -38,51 +40,51 @@ func isJSSpace(r rune) bool {
 
 // refuseEnv reports every string of v (keys are not interpolated) that AgentV would interpolate from the
 // environment; path is v's path, formatted only for a problem.
-func (p *parser) refuseEnv(v *value, path func() string) {
-	switch v.kind {
-	case kindString:
-		if m := envPattern.FindStringSubmatch(v.str); m != nil {
-			p.add(path(), v, "${{ %s }} is an environment variable, which AgentV 4.42 reads from the environment of the "+
+func refuseEnv(p *evalfile.Parser, v *yamltree.Value, path func() string) {
+	switch v.Kind {
+	case yamltree.KindString:
+		if m := envPattern.FindStringSubmatch(v.Str); m != nil {
+			p.Add(path(), v, "${{ %s }} is an environment variable, which AgentV 4.42 reads from the environment of the "+
 				"process that loads the suite: the operator never reads its own environment into a suite; write the value", m[1])
 		}
-	case kindObject:
-		for i, k := range v.keys {
-			p.refuseEnv(v.vals[i], func() string { return joinPath(path(), k) })
+	case yamltree.KindObject:
+		for i, k := range v.Keys {
+			refuseEnv(p, v.Vals[i], func() string { return yamltree.JoinPath(path(), k) })
 		}
-	case kindArray:
-		for i, item := range v.vals {
-			p.refuseEnv(item, func() string { return path() + "[" + strconv.Itoa(i) + "]" })
+	case yamltree.KindArray:
+		for i, item := range v.Vals {
+			refuseEnv(p, item, func() string { return path() + "[" + strconv.Itoa(i) + "]" })
 		}
 	}
 }
 
 // templater fills a test's vars into values, counting what the copies add (bounded as alias expansion is).
 type templater struct {
-	vars *value
+	vars *yamltree.Value
 	// added counts the bytes the substitutions add; over is set once they pass MaxExpansionBytes.
 	added int64
 	over  bool
 }
 
 // fill returns v with its strings' placeholders filled, sharing every part that has none.
-func (t *templater) fill(v *value) *value {
+func (t *templater) fill(v *yamltree.Value) *yamltree.Value {
 	if t == nil || v == nil || t.over {
 		return v
 	}
-	switch v.kind {
-	case kindString:
+	switch v.Kind {
+	case yamltree.KindString:
 		return t.fillString(v)
-	case kindObject, kindArray:
-		var out *value
-		for i, item := range v.vals {
+	case yamltree.KindObject, yamltree.KindArray:
+		var out *yamltree.Value
+		for i, item := range v.Vals {
 			f := t.fill(item)
 			if f == item {
 				continue
 			}
 			if out == nil {
-				out = &value{kind: v.kind, line: v.line, keys: v.keys, vals: append([]*value(nil), v.vals...)}
+				out = &yamltree.Value{Kind: v.Kind, Line: v.Line, Keys: v.Keys, Vals: append([]*yamltree.Value(nil), v.Vals...)}
 			}
-			out.vals[i] = f
+			out.Vals[i] = f
 		}
 		if out != nil {
 			return out
@@ -91,28 +93,28 @@ func (t *templater) fill(v *value) *value {
 	return v
 }
 
-func (t *templater) fillString(v *value) *value {
-	if !strings.Contains(v.str, "{{") {
+func (t *templater) fillString(v *yamltree.Value) *yamltree.Value {
+	if !strings.Contains(v.Str, "{{") {
 		return v
 	}
-	if m := wholeTemplatePattern.FindStringSubmatch(v.str); m != nil {
+	if m := wholeTemplatePattern.FindStringSubmatch(v.Str); m != nil {
 		found := lookupVar(t.vars, m[1])
 		if found == nil {
 			return v
 		}
-		t.charge(int64(len(found.raw())))
-		return relined(found, v.line)
+		t.charge(int64(len(found.Raw())))
+		return relined(found, v.Line)
 	}
 	changed := false
-	s := templatePattern.ReplaceAllStringFunc(v.str, func(match string) string {
+	s := templatePattern.ReplaceAllStringFunc(v.Str, func(match string) string {
 		expr := templatePattern.FindStringSubmatch(match)[1]
 		found := lookupVar(t.vars, expr)
 		if found == nil {
 			return match
 		}
 		changed = true
-		text := found.str
-		if found.kind != kindString {
+		text := found.Str
+		if found.Kind != yamltree.KindString {
 			text = string(jsStringify(nil, found))
 		}
 		t.charge(int64(len(text)))
@@ -121,36 +123,36 @@ func (t *templater) fillString(v *value) *value {
 	if !changed {
 		return v
 	}
-	return &value{kind: kindString, str: s, line: v.line}
+	return &yamltree.Value{Kind: yamltree.KindString, Str: s, Line: v.Line}
 }
 
 func (t *templater) charge(n int64) {
-	if t.added += n + expansionValueBytes; t.added > MaxExpansionBytes {
+	if t.added += n + yamltree.ExpansionValueBytes; t.added > evalfile.MaxExpansionBytes {
 		t.over = true
 	}
 }
 
 // lookupVar resolves a dotted expression in vars through objects only, or returns nil.
-func lookupVar(vars *value, expr string) *value {
+func lookupVar(vars *yamltree.Value, expr string) *yamltree.Value {
 	cur := vars
 	for seg := range strings.SplitSeq(expr, ".") {
-		if cur == nil || cur.kind != kindObject || !cur.has(seg) {
+		if cur == nil || cur.Kind != yamltree.KindObject || !cur.Has(seg) {
 			return nil
 		}
-		cur = cur.get(seg)
+		cur = cur.Get(seg)
 	}
 	return cur
 }
 
 // relined returns a copy of v whose values all have the given line (a variable's value placed where the
 // placeholder was).
-func relined(v *value, line int) *value {
+func relined(v *yamltree.Value, line int) *yamltree.Value {
 	c := *v
-	c.line = line
-	if len(v.vals) > 0 {
-		c.vals = make([]*value, len(v.vals))
-		for i, item := range v.vals {
-			c.vals[i] = relined(item, line)
+	c.Line = line
+	if len(v.Vals) > 0 {
+		c.Vals = make([]*yamltree.Value, len(v.Vals))
+		for i, item := range v.Vals {
+			c.Vals[i] = relined(item, line)
 		}
 	}
 	return &c
@@ -158,34 +160,34 @@ func relined(v *value, line int) *value {
 
 // jsStringify appends JavaScript's JSON.stringify of v: compact, object keys in order, strings escaped as
 // JavaScript escapes them (no HTML escaping, U+2028 and U+2029 as they are).
-func jsStringify(b []byte, v *value) []byte {
-	switch v.kind {
-	case kindString:
-		return jsonenc.AppendStringJS(b, v.str)
-	case kindObject:
+func jsStringify(b []byte, v *yamltree.Value) []byte {
+	switch v.Kind {
+	case yamltree.KindString:
+		return jsonenc.AppendStringJS(b, v.Str)
+	case yamltree.KindObject:
 		b = append(b, '{')
-		for i, k := range v.keys {
+		for i, k := range v.Keys {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = jsonenc.AppendStringJS(b, k)
 			b = append(b, ':')
-			b = jsStringify(b, v.vals[i])
+			b = jsStringify(b, v.Vals[i])
 		}
 		return append(b, '}')
-	case kindArray:
+	case yamltree.KindArray:
 		b = append(b, '[')
-		for i, item := range v.vals {
+		for i, item := range v.Vals {
 			if i > 0 {
 				b = append(b, ',')
 			}
 			b = jsStringify(b, item)
 		}
 		return append(b, ']')
-	case kindNumber:
-		return append(b, jsNumber(v.f)...)
+	case yamltree.KindNumber:
+		return append(b, jsNumber(v.Float)...)
 	}
-	return v.appendJSON(b)
+	return v.AppendJSON(b)
 }
 
 // jsNumber is JavaScript's String(f) for a finite number: the shortest digits that read back as f, in decimal

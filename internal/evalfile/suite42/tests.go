@@ -1,14 +1,17 @@
-package evalfile
+package suite42
 
 import (
 	"bytes"
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 // A 4.42 suite's tests are a list written inline, a path, or both: tests: PATH names a YAML file (a list of
@@ -22,7 +25,7 @@ const fileProtocol = "file://"
 
 // testItem is one test of a suite before it is read: its value and where it came from.
 type testItem struct {
-	v *value
+	v *yamltree.Value
 	// node is its YAML node (nil for a JSONL line).
 	node *yaml.Node
 	// file is the file it came from ("" for the eval file itself); line is its first line there.
@@ -35,39 +38,39 @@ type testItem struct {
 }
 
 // expandTests reads the suite's tests (tv, whose node is tn, under key) into sp.items, reading the files it names.
-func (sp *suiteParser) expandTests(tv *value, tn *yaml.Node, key string) {
+func (sp *suiteParser) expandTests(tv *yamltree.Value, tn *yaml.Node, key string) {
 	p := sp.p
 	line := keyLine(sp.rootNode, key, tv)
 	for tn != nil && tn.Kind == yaml.AliasNode {
 		tn = tn.Alias
 	}
 	switch {
-	case tv.isNull():
-		p.addAt(key, line, "is required: a list of tests or the path of a file or directory of tests (AgentV 4.42 "+
+	case tv.IsNull():
+		p.AddAt(key, line, "is required: a list of tests or the path of a file or directory of tests (AgentV 4.42 "+
 			"refuses a suite without)")
 		return
-	case tv.kind == kindString:
-		sp.testsAt(tv.str, key, line)
+	case tv.Kind == yamltree.KindString:
+		sp.testsAt(tv.Str, key, line)
 		return
-	case tv.kind != kindArray:
-		p.addAt(key, line, "must be a list of tests or the path of a file or directory of tests, got %s", tv.kind)
+	case tv.Kind != yamltree.KindArray:
+		p.AddAt(key, line, "must be a list of tests or the path of a file or directory of tests, got %s", tv.Kind)
 		return
 	}
-	for i, item := range tv.vals {
+	for i, item := range tv.Vals {
 		ipath := key + "[" + strconv.Itoa(i) + "]"
 		switch {
-		case item.kind == kindString && strings.HasPrefix(item.str, fileProtocol):
+		case item.Kind == yamltree.KindString && strings.HasPrefix(item.Str, fileProtocol):
 			sp.fileEntry(item, ipath)
-		case item.kind == kindString:
-			p.add(ipath, item, "a test written as a string must be a file reference (file://PATH); AgentV 4.42 skips it")
-		case item.kind != kindObject:
-			p.add(ipath, item, "a test must be a mapping, got %s (AgentV 4.42 skips it)", item.kind)
+		case item.Kind == yamltree.KindString:
+			p.Add(ipath, item, "a test written as a string must be a file reference (file://PATH); AgentV 4.42 skips it")
+		case item.Kind != yamltree.KindObject:
+			p.Add(ipath, item, "a test must be a mapping, got %s (AgentV 4.42 skips it)", item.Kind)
 		default:
 			var n *yaml.Node
 			if tn != nil && tn.Kind == yaml.SequenceNode && i < len(tn.Content) {
 				n = tn.Content[i]
 			}
-			sp.items = append(sp.items, testItem{v: item, node: n, line: item.line, inline: i})
+			sp.items = append(sp.items, testItem{v: item, node: n, line: item.Line, inline: i})
 		}
 	}
 }
@@ -76,12 +79,12 @@ func (sp *suiteParser) expandTests(tv *value, tn *yaml.Node, key string) {
 func (sp *suiteParser) testsAt(ref, key string, line int) {
 	p := sp.p
 	if sp.files.fsys == nil {
-		p.addAt(key, line, "%q is a path: reading its tests needs the suite's files (its eval bundle)", headOf(ref))
+		p.AddAt(key, line, "%q is a path: reading its tests needs the suite's files (its eval bundle)", headOf(ref))
 		return
 	}
 	target, err := sp.files.join(sp.files.dir, ref)
 	if err != nil {
-		p.addAt(key, line, "%v", err)
+		p.AddAt(key, line, "%v", err)
 		return
 	}
 	if sp.files.isDir(target) {
@@ -92,32 +95,32 @@ func (sp *suiteParser) testsAt(ref, key string, line int) {
 }
 
 // fileEntry reads an inline entry file://PATH: one file, or the files a glob matches.
-func (sp *suiteParser) fileEntry(item *value, ipath string) {
+func (sp *suiteParser) fileEntry(item *yamltree.Value, ipath string) {
 	p := sp.p
-	ref := strings.TrimPrefix(item.str, fileProtocol)
+	ref := strings.TrimPrefix(item.Str, fileProtocol)
 	if sp.files.fsys == nil {
-		p.add(ipath, item, "%q names a file: reading its tests needs the suite's files (its eval bundle)", headOf(item.str))
+		p.Add(ipath, item, "%q names a file: reading its tests needs the suite's files (its eval bundle)", headOf(item.Str))
 		return
 	}
 	target, err := sp.files.join(sp.files.dir, ref)
 	if err != nil {
-		p.add(ipath, item, "%v", err)
+		p.Add(ipath, item, "%v", err)
 		return
 	}
 	if !isGlob(ref) {
-		sp.testsFile(target, ipath, item.line)
+		sp.testsFile(target, ipath, item.Line)
 		return
 	}
 	matches, err := sp.files.glob(target)
 	if err != nil {
-		p.add(ipath, item, "%v", err)
+		p.Add(ipath, item, "%v", err)
 		return
 	}
 	if len(matches) == 0 {
 		sp.warn(ipath, item, "the glob %q matches no file: AgentV 4.42 reads no test from it", headOf(ref))
 	}
 	for _, m := range matches {
-		sp.testsFile(m, ipath, item.line)
+		sp.testsFile(m, ipath, item.Line)
 	}
 }
 
@@ -126,12 +129,12 @@ func (sp *suiteParser) testsFile(fpath, at string, line int) {
 	p := sp.p
 	ext := strings.ToLower(path.Ext(fpath))
 	if ext != ".yaml" && ext != ".yml" && ext != ".jsonl" {
-		p.addAt(at, line, "%s: a tests file must be .yaml, .yml or .jsonl (AgentV 4.42 refuses %q)", fpath, ext)
+		p.AddAt(at, line, "%s: a tests file must be .yaml, .yml or .jsonl (AgentV 4.42 refuses %q)", fpath, ext)
 		return
 	}
 	data, err := sp.files.readFile(fpath)
 	if err != nil {
-		p.addAt(at, line, "%v", err)
+		p.AddAt(at, line, "%v", err)
 		return
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -147,14 +150,14 @@ func (sp *suiteParser) testsFile(fpath, at string, line int) {
 
 // withFile runs fn with problems attributed to file.
 func (sp *suiteParser) withFile(file string, fn func()) {
-	saved := sp.p.inFile
-	sp.p.inFile = file
-	defer func() { sp.p.inFile = saved }()
-	before := len(sp.tb.problems)
+	saved := sp.p.InFile
+	sp.p.InFile = file
+	defer func() { sp.p.InFile = saved }()
+	before := len(sp.tb.Problems)
 	fn()
-	for i := before; i < len(sp.tb.problems); i++ {
-		if sp.tb.problems[i].File == "" {
-			sp.tb.problems[i].File = file
+	for i := before; i < len(sp.tb.Problems); i++ {
+		if sp.tb.Problems[i].File == "" {
+			sp.tb.Problems[i].File = file
 		}
 	}
 }
@@ -163,18 +166,16 @@ func (sp *suiteParser) withFile(file string, fn func()) {
 func (sp *suiteParser) parseOther(fpath string, data []byte) (*yaml.Node, bool) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		pr := Problem{CaseIndex: -1, File: fpath, Message: "not valid YAML: " + err.Error()}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			pr.Line, _ = strconv.Atoi(m[1])
-		}
-		sp.p.problems = append(sp.p.problems, pr)
+		pr := yamltree.SyntaxProblem(err)
+		pr.File = fpath
+		sp.p.Problems = append(sp.p.Problems, pr)
 		return nil, false
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
-		sp.p.addAt("", 0, "%s holds no YAML value", fpath)
+		sp.p.AddAt("", 0, "%s holds no YAML value", fpath)
 		return nil, false
 	}
-	sp.tb.textBytes += int64(len(data))
+	sp.tb.TextBytes += int64(len(data))
 	return &doc, true
 }
 
@@ -189,24 +190,24 @@ func (sp *suiteParser) testsYAML(fpath string, data []byte, at string, line int)
 		seq = seq.Alias
 	}
 	if seq.Kind != yaml.SequenceNode {
-		sp.p.addAt(at, line, "%s must be a YAML list of tests (AgentV 4.42 refuses it)", fpath)
+		sp.p.AddAt(at, line, "%s must be a YAML list of tests (AgentV 4.42 refuses it)", fpath)
 		return
 	}
 	sp.withFile(fpath, func() {
 		for _, n := range seq.Content {
 			k := len(sp.items)
-			keyPath := keyPath(nil, sp.s.TestsKey)
-			v := sp.tb.buildNode(n, k, &keyPath, 1)
-			if sp.tb.tooLarge {
+			keyPath := yamltree.KeyPath(nil, sp.s.TestsKey)
+			v := sp.tb.BuildNode(n, k, &keyPath, 1)
+			if sp.tb.TooLarge {
 				return
 			}
 			ipath := fmt.Sprintf("%s[%d]", sp.s.TestsKey, k)
-			if v.kind != kindObject {
-				sp.p.add(ipath, v, "a test must be a mapping, got %s (AgentV 4.42 refuses the file)", v.kind)
+			if v.Kind != yamltree.KindObject {
+				sp.p.Add(ipath, v, "a test must be a mapping, got %s (AgentV 4.42 refuses the file)", v.Kind)
 				continue
 			}
-			sp.p.refuseEnv(v, func() string { return ipath })
-			sp.items = append(sp.items, testItem{v: v, node: n, file: fpath, line: v.line, inline: -1})
+			refuseEnv(sp.p, v, func() string { return ipath })
+			sp.items = append(sp.items, testItem{v: v, node: n, file: fpath, line: v.Line, inline: -1})
 		}
 	})
 }
@@ -222,20 +223,20 @@ func (sp *suiteParser) testsJSONL(fpath string, data []byte) {
 			lineNo := i + 1
 			k := len(sp.items)
 			ipath := fmt.Sprintf("%s[%d]", sp.s.TestsKey, k)
-			v, err := decodeJSONValue([]byte(text))
+			v, err := yamltree.DecodeJSON([]byte(text))
 			if err != nil {
-				sp.p.addAt(ipath, lineNo, "not a JSON value: %v (AgentV 4.42 refuses the file)", err)
+				sp.p.AddAt(ipath, lineNo, "not a JSON value: %v (AgentV 4.42 refuses the file)", err)
 				continue
 			}
-			if v.kind != kindObject {
-				sp.p.addAt(ipath, lineNo, "a test must be a JSON object, got %s (AgentV 4.42 refuses the file)", v.kind)
+			if v.Kind != yamltree.KindObject {
+				sp.p.AddAt(ipath, lineNo, "a test must be a JSON object, got %s (AgentV 4.42 refuses the file)", v.Kind)
 				continue
 			}
 			if !sp.checkJSON(v, lineNo, func() string { return ipath }) {
 				continue
 			}
-			sp.tb.textBytes += int64(len(text))
-			sp.p.refuseEnv(v, func() string { return ipath })
+			sp.tb.TextBytes += int64(len(text))
+			refuseEnv(sp.p, v, func() string { return ipath })
 			sp.items = append(sp.items, testItem{v: v, file: fpath, line: lineNo, inline: -1})
 		}
 	})
@@ -246,25 +247,25 @@ func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 
 // checkJSON sets every value of a JSONL line to its line and refuses what a YAML test could not hold: a key twice
 // (JSON.parse keeps the last), a number that is not finite.
-func (sp *suiteParser) checkJSON(v *value, line int, pathOf func() string) bool {
-	v.line = line
+func (sp *suiteParser) checkJSON(v *yamltree.Value, line int, pathOf func() string) bool {
+	v.Line = line
 	ok := true
-	switch v.kind {
-	case kindNumber:
-		if !finite(v.f) {
-			sp.p.addAt(pathOf(), line, "%s is not a finite number", v.num)
+	switch v.Kind {
+	case yamltree.KindNumber:
+		if !finite(v.Float) {
+			sp.p.AddAt(pathOf(), line, "%s is not a finite number", v.Num)
 			return false
 		}
-	case kindObject:
-		for i, k := range v.keys {
-			if j := indexOf(v.keys[:i], k); j >= 0 {
-				sp.p.addAt(joinPath(pathOf(), k), line, "key %q is set twice", k)
+	case yamltree.KindObject:
+		for i, k := range v.Keys {
+			if j := slices.Index(v.Keys[:i], k); j >= 0 {
+				sp.p.AddAt(yamltree.JoinPath(pathOf(), k), line, "key %q is set twice", k)
 				ok = false
 			}
-			ok = sp.checkJSON(v.vals[i], line, func() string { return joinPath(pathOf(), k) }) && ok
+			ok = sp.checkJSON(v.Vals[i], line, func() string { return yamltree.JoinPath(pathOf(), k) }) && ok
 		}
-	case kindArray:
-		for i, item := range v.vals {
+	case yamltree.KindArray:
+		for i, item := range v.Vals {
 			ok = sp.checkJSON(item, line, func() string { return pathOf() + "[" + strconv.Itoa(i) + "]" }) && ok
 		}
 	}
@@ -275,7 +276,7 @@ func (sp *suiteParser) checkJSON(v *value, line int, pathOf func() string) bool 
 func (sp *suiteParser) testsDir(dir, at string, line int) {
 	names, err := sp.files.subdirs(dir)
 	if err != nil {
-		sp.p.addAt(at, line, "%v", err)
+		sp.p.AddAt(at, line, "%v", err)
 		return
 	}
 	for _, name := range names {
@@ -293,7 +294,7 @@ func (sp *suiteParser) testsDir(dir, at string, line int) {
 		}
 		data, err := sp.files.readFile(file)
 		if err != nil {
-			sp.p.addAt(at, line, "%v", err)
+			sp.p.AddAt(at, line, "%v", err)
 			continue
 		}
 		doc, ok := sp.parseOther(file, data)
@@ -303,22 +304,22 @@ func (sp *suiteParser) testsDir(dir, at string, line int) {
 		k := len(sp.items)
 		ipath := fmt.Sprintf("%s[%d]", sp.s.TestsKey, k)
 		sp.withFile(file, func() {
-			keyPath := keyPath(nil, sp.s.TestsKey)
-			v := sp.tb.buildNode(doc.Content[0], k, &keyPath, 1)
-			if sp.tb.tooLarge {
+			keyPath := yamltree.KeyPath(nil, sp.s.TestsKey)
+			v := sp.tb.BuildNode(doc.Content[0], k, &keyPath, 1)
+			if sp.tb.TooLarge {
 				return
 			}
-			if v.kind != kindObject {
-				sp.p.add(ipath, v, "a case file must be a mapping, got %s (AgentV 4.42 refuses it)", v.kind)
+			if v.Kind != yamltree.KindObject {
+				sp.p.Add(ipath, v, "a case file must be a mapping, got %s (AgentV 4.42 refuses it)", v.Kind)
 				return
 			}
-			sp.p.refuseEnv(v, func() string { return ipath })
-			it := testItem{v: v, node: doc.Content[0], file: file, line: v.line, inline: -1}
-			if v.get("id").isNull() {
+			refuseEnv(sp.p, v, func() string { return ipath })
+			it := testItem{v: v, node: doc.Content[0], file: file, line: v.Line, inline: -1}
+			if v.Get("id").IsNull() {
 				it.dirID = name
 			}
-			if v.get("workspace").isNull() && sp.files.isDir(path.Join(sub, "workspace")) {
-				sp.p.add(ipath, v, "not supported: %s has a workspace directory, which AgentV 4.42 makes the test's "+
+			if v.Get("workspace").IsNull() && sp.files.isDir(path.Join(sub, "workspace")) {
+				sp.p.Add(ipath, v, "not supported: %s has a workspace directory, which AgentV 4.42 makes the test's "+
 					"workspace template; the operator does not set up workspaces", sub)
 			}
 			sp.items = append(sp.items, it)

@@ -1,4 +1,4 @@
-package evalfile
+package suite42
 
 import (
 	"encoding/json"
@@ -6,19 +6,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
 )
 
 func ptr[T any](v T) *T { return &v }
 
 // ignoreRaw leaves out the JSON kept as written, which TestSuite42GraderRaw checks.
 var ignoreRaw = cmp.Options{
-	cmpopts.IgnoreFields(EvaluatorConfig{}, "Raw"),
-	cmpopts.IgnoreFields(Rubric{}, "Raw"),
+	cmpopts.IgnoreFields(evalfile.EvaluatorConfig{}, "Raw"),
+	cmpopts.IgnoreFields(evalfile.Rubric{}, "Raw"),
 	cmpopts.EquateEmpty(),
 }
 
 // graderOf parses a suite whose one test has the grader entry (flow YAML) and returns its evaluator.
-func graderOf(t *testing.T, entry string, files map[string]string) *EvaluatorConfig {
+func graderOf(t *testing.T, entry string, files map[string]string) *evalfile.EvaluatorConfig {
 	t.Helper()
 	f := mustParseSuite(t, "tests:\n  - id: a\n    input: q\n    assertions:\n      - "+entry+"\n", files)
 	evs := f.CaseAt(0).Evaluators
@@ -31,81 +34,81 @@ func graderOf(t *testing.T, entry string, files map[string]string) *EvaluatorCon
 func TestSuite42Graders(t *testing.T) {
 	for _, tc := range []struct {
 		name, entry string
-		want        *EvaluatorConfig
+		want        *evalfile.EvaluatorConfig
 	}{
 		{"code-grader, a command string", `{type: code-grader, command: "  bun run check.ts  ", cwd: ./graders, threshold: 3, config: {threshold: 4, mode: strict}, weight: 2, required: true, min_score: 0.5, negate: true}`,
-			&EvaluatorConfig{Name: "code-grader", Key: "code-grader", Type: TypeCodeJudge, Grader: "code-grader", Weight: ptr(2.0),
+			&evalfile.EvaluatorConfig{Name: "code-grader", Key: "code-grader", Type: evalfile.TypeCodeJudge, Grader: "code-grader", Weight: ptr(2.0),
 				Required: true, MinScore: ptr(0.5), Negate: true,
-				CodeJudge: &CodeJudgeConfig{Script: "bun run check.ts", Cwd: "./graders", Config: json.RawMessage(`{"threshold":4,"mode":"strict"}`)}}},
+				CodeJudge: &evalfile.CodeJudgeConfig{Script: "bun run check.ts", Cwd: "./graders", Config: json.RawMessage(`{"threshold":4,"mode":"strict"}`)}}},
 		{"code-grader, a list of arguments", `{name: check, type: code_grader, command: [uv, run, "my check.py"]}`,
-			&EvaluatorConfig{Name: "check", Key: "check", Type: TypeCodeJudge, Grader: "code-grader",
-				CodeJudge: &CodeJudgeConfig{Script: "uv run 'my check.py'", Argv: []string{"uv", "run", "my check.py"}}}},
+			&evalfile.EvaluatorConfig{Name: "check", Key: "check", Type: evalfile.TypeCodeJudge, Grader: "code-grader",
+				CodeJudge: &evalfile.CodeJudgeConfig{Script: "uv run 'my check.py'", Argv: []string{"uv", "run", "my check.py"}}}},
 		{"llm-grader, inline prompt", `{type: llm-grader, prompt: judge.md, model: gpt-x, temperature: 0.2, max_steps: 5, rubrics: [{outcome: Is right., operator: correctness, weight: 2, min_score: 0.8}], tone: formal}`,
-			&EvaluatorConfig{Name: "llm-grader", Key: "llm-grader", Type: TypeLLMJudge, Grader: "llm-grader",
-				LLMJudge: &LLMJudgeConfig{Prompt: json.RawMessage(`"judge.md"`), Model: "gpt-x", Temperature: ptr(0.2), MaxSteps: 5,
-					Rubrics: []Rubric{{ID: "rubric-1", Outcome: "Is right.", Operator: "correctness", Weight: 2, Required: true, MinScore: ptr(0.8)}},
+			&evalfile.EvaluatorConfig{Name: "llm-grader", Key: "llm-grader", Type: evalfile.TypeLLMJudge, Grader: "llm-grader",
+				LLMJudge: &evalfile.LLMJudgeConfig{Prompt: json.RawMessage(`"judge.md"`), Model: "gpt-x", Temperature: ptr(0.2), MaxSteps: 5,
+					Rubrics: []evalfile.Rubric{{ID: "rubric-1", Outcome: "Is right.", Operator: "correctness", Weight: 2, Required: true, MinScore: ptr(0.8)}},
 					Config:  json.RawMessage(`{"tone":"formal"}`)}}},
 		{"llm-grader, prompt file", `{name: g, type: llm_grader, prompt: "file://prompts/g.md"}`,
-			&EvaluatorConfig{Name: "g", Key: "g", Type: TypeLLMJudge, Grader: "llm-grader",
-				LLMJudge: &LLMJudgeConfig{Prompt: json.RawMessage(`"file://prompts/g.md"`), PromptFile: "prompts/g.md"}}},
+			&evalfile.EvaluatorConfig{Name: "g", Key: "g", Type: evalfile.TypeLLMJudge, Grader: "llm-grader",
+				LLMJudge: &evalfile.LLMJudgeConfig{Prompt: json.RawMessage(`"file://prompts/g.md"`), PromptFile: "prompts/g.md"}}},
 		{"rubrics", `{type: rubrics, criteria: [Is short., {id: depth, criteria: Explains why., required: false}, {outcome: Overall, score_ranges: {0: Bad, 4: OK, 8: Good}}]}`,
-			&EvaluatorConfig{Name: "rubrics", Key: "rubrics", Type: TypeLLMJudge, Grader: "llm-grader",
-				LLMJudge: &LLMJudgeConfig{Rubrics: []Rubric{
+			&evalfile.EvaluatorConfig{Name: "rubrics", Key: "rubrics", Type: evalfile.TypeLLMJudge, Grader: "llm-grader",
+				LLMJudge: &evalfile.LLMJudgeConfig{Rubrics: []evalfile.Rubric{
 					{ID: "rubric-1", Outcome: "Is short.", Weight: 1, Required: true},
 					{ID: "depth", Outcome: "Explains why.", Weight: 1},
-					{ID: "rubric-3", Outcome: "Overall", Weight: 1, ScoreRanges: []ScoreRange{{0, 3, "Bad"}, {4, 7, "OK"}, {8, 10, "Good"}}}}}}},
+					{ID: "rubric-3", Outcome: "Overall", Weight: 1, ScoreRanges: []evalfile.ScoreRange{{Min: 0, Max: 3, Outcome: "Bad"}, {Min: 4, Max: 7, Outcome: "OK"}, {Min: 8, Max: 10, Outcome: "Good"}}}}}}},
 		{"composite, weighted average", `{name: gate, type: composite, assertions: [{name: a, type: is-json}, {name: b, type: equals, value: x}], aggregator: {type: weighted_average, weights: {a: 1, b: 3}}}`,
-			&EvaluatorConfig{Name: "gate", Key: "gate", Type: TypeComposite, Grader: "composite",
-				Composite: &CompositeConfig{Aggregator: AggregatorWeightedAverage, Weights: map[string]float64{"a": 1, "b": 3}, Members: []*EvaluatorConfig{
-					{Name: "a", Key: "gate/a", Type: TypeIsJSON, Grader: "is-json", Assertion: &AssertionConfig{}},
-					{Name: "b", Key: "gate/b", Type: TypeEquals, Grader: "equals", Assertion: &AssertionConfig{Values: []string{"x"}}}}}}},
+			&evalfile.EvaluatorConfig{Name: "gate", Key: "gate", Type: evalfile.TypeComposite, Grader: "composite",
+				Composite: &evalfile.CompositeConfig{Aggregator: evalfile.AggregatorWeightedAverage, Weights: map[string]float64{"a": 1, "b": 3}, Members: []*evalfile.EvaluatorConfig{
+					{Name: "a", Key: "gate/a", Type: evalfile.TypeIsJSON, Grader: "is-json", Assertion: &evalfile.AssertionConfig{}},
+					{Name: "b", Key: "gate/b", Type: evalfile.TypeEquals, Grader: "equals", Assertion: &evalfile.AssertionConfig{Values: []string{"x"}}}}}}},
 		{"composite, threshold", `{name: gate, type: composite, evaluators: [{name: a, type: is-json}], aggregator: {type: threshold, threshold: 0.6}}`,
-			&EvaluatorConfig{Name: "gate", Key: "gate", Type: TypeComposite, Grader: "composite",
-				Composite: &CompositeConfig{Aggregator: AggregatorThreshold, Threshold: 0.6, Members: []*EvaluatorConfig{
-					{Name: "a", Key: "gate/a", Type: TypeIsJSON, Grader: "is-json", Assertion: &AssertionConfig{}}}}}},
+			&evalfile.EvaluatorConfig{Name: "gate", Key: "gate", Type: evalfile.TypeComposite, Grader: "composite",
+				Composite: &evalfile.CompositeConfig{Aggregator: evalfile.AggregatorThreshold, Threshold: 0.6, Members: []*evalfile.EvaluatorConfig{
+					{Name: "a", Key: "gate/a", Type: evalfile.TypeIsJSON, Grader: "is-json", Assertion: &evalfile.AssertionConfig{}}}}}},
 		{"composite, code-grader and llm-grader aggregators", `{name: outer, type: composite, assertions: [{name: inner, type: composite, assertions: [{name: m, type: is-json}], aggregator: {type: code_grader, path: ./agg.py}}], aggregator: {type: llm-grader, prompt: "file://agg.md"}}`,
-			&EvaluatorConfig{Name: "outer", Key: "outer", Type: TypeComposite, Grader: "composite",
-				Composite: &CompositeConfig{Aggregator: AggregatorLLMJudge, Prompt: "file://agg.md", PromptFile: "agg.md", Members: []*EvaluatorConfig{
-					{Name: "inner", Key: "outer/inner", Type: TypeComposite, Grader: "composite", Composite: &CompositeConfig{
-						Aggregator: AggregatorCodeJudge, Script: &CodeJudgeConfig{Script: "./agg.py"}, Members: []*EvaluatorConfig{
-							{Name: "m", Key: "outer/inner/m", Type: TypeIsJSON, Grader: "is-json", Assertion: &AssertionConfig{}}}}}}}}},
+			&evalfile.EvaluatorConfig{Name: "outer", Key: "outer", Type: evalfile.TypeComposite, Grader: "composite",
+				Composite: &evalfile.CompositeConfig{Aggregator: evalfile.AggregatorLLMJudge, Prompt: "file://agg.md", PromptFile: "agg.md", Members: []*evalfile.EvaluatorConfig{
+					{Name: "inner", Key: "outer/inner", Type: evalfile.TypeComposite, Grader: "composite", Composite: &evalfile.CompositeConfig{
+						Aggregator: evalfile.AggregatorCodeJudge, Script: &evalfile.CodeJudgeConfig{Script: "./agg.py"}, Members: []*evalfile.EvaluatorConfig{
+							{Name: "m", Key: "outer/inner/m", Type: evalfile.TypeIsJSON, Grader: "is-json", Assertion: &evalfile.AssertionConfig{}}}}}}}}},
 		{"tool-trajectory", `{type: tool-trajectory, mode: superset, args_match: [query, opts.limit], expected: [{tool: search, args: {q: x}, max_duration_ms: 200, argsMatch: subset}, {tool: fetch, args: any}]}`,
-			&EvaluatorConfig{Name: "tool-trajectory", Key: "tool-trajectory", Type: TypeToolTrajectory, Grader: "tool-trajectory",
-				ToolTrajectory: &ToolTrajectoryConfig{Mode: ModeSuperset, ArgsMatch: &ArgsMatch{Fields: []string{"query", "opts.limit"}}, Expected: []ExpectedCall{
-					{Tool: "search", Args: json.RawMessage(`{"q":"x"}`), MaxDurationMs: ptr(200.0), ArgsMatch: &ArgsMatch{Mode: "subset"}},
+			&evalfile.EvaluatorConfig{Name: "tool-trajectory", Key: "tool-trajectory", Type: evalfile.TypeToolTrajectory, Grader: "tool-trajectory",
+				ToolTrajectory: &evalfile.ToolTrajectoryConfig{Mode: evalfile.ModeSuperset, ArgsMatch: &evalfile.ArgsMatch{Fields: []string{"query", "opts.limit"}}, Expected: []evalfile.ExpectedCall{
+					{Tool: "search", Args: json.RawMessage(`{"q":"x"}`), MaxDurationMs: ptr(200.0), ArgsMatch: &evalfile.ArgsMatch{Mode: "subset"}},
 					{Tool: "fetch", AnyArgs: true}}}}},
 		{"field-accuracy", `{type: field_accuracy, fields: [{path: invoice.total, match: numeric_tolerance, tolerance: 0.01, relative: true}], aggregation: all_or_nothing}`,
-			&EvaluatorConfig{Name: "field-accuracy", Key: "field-accuracy", Type: TypeFieldAccuracy, Grader: "field-accuracy",
-				FieldAccuracy: &FieldAccuracyConfig{Aggregation: AggregationAllOrNothing, Fields: []FieldSpec{
-					{Path: "invoice.total", Match: MatchNumericTolerance, Required: true, Weight: 1, Tolerance: 0.01, Relative: true}}}}},
+			&evalfile.EvaluatorConfig{Name: "field-accuracy", Key: "field-accuracy", Type: evalfile.TypeFieldAccuracy, Grader: "field-accuracy",
+				FieldAccuracy: &evalfile.FieldAccuracyConfig{Aggregation: evalfile.AggregationAllOrNothing, Fields: []evalfile.FieldSpec{
+					{Path: "invoice.total", Match: evalfile.MatchNumericTolerance, Required: true, Weight: 1, Tolerance: 0.01, Relative: true}}}}},
 		{"latency", `{type: latency, threshold: 1500}`,
-			&EvaluatorConfig{Name: "latency", Key: "latency", Type: TypeLatency, Grader: "latency", Latency: &LatencyConfig{ThresholdMs: 1500}}},
+			&evalfile.EvaluatorConfig{Name: "latency", Key: "latency", Type: evalfile.TypeLatency, Grader: "latency", Latency: &evalfile.LatencyConfig{ThresholdMs: 1500}}},
 		{"cost", `{type: cost, budget: 0.05}`,
-			&EvaluatorConfig{Name: "cost", Key: "cost", Type: TypeCost, Grader: "cost", Cost: &CostConfig{BudgetUSD: 0.05}}},
+			&evalfile.EvaluatorConfig{Name: "cost", Key: "cost", Type: evalfile.TypeCost, Grader: "cost", Cost: &evalfile.CostConfig{BudgetUSD: 0.05}}},
 		{"token-usage", `{type: token-usage, maxTotal: 900, max_output: 300}`,
-			&EvaluatorConfig{Name: "token-usage", Key: "token-usage", Type: TypeTokenUsage, Grader: "token-usage",
-				TokenUsage: &TokenUsageConfig{MaxTotal: ptr(900.0), MaxOutput: ptr(300.0)}}},
+			&evalfile.EvaluatorConfig{Name: "token-usage", Key: "token-usage", Type: evalfile.TypeTokenUsage, Grader: "token-usage",
+				TokenUsage: &evalfile.TokenUsageConfig{MaxTotal: ptr(900.0), MaxOutput: ptr(300.0)}}},
 		{"execution-metrics", `{type: execution_metrics, max_tool_calls: 5, maxDurationMs: 2000, target_exploration_ratio: 0.3, exploration_tolerance: 0.1}`,
-			&EvaluatorConfig{Name: "execution-metrics", Key: "execution-metrics", Type: TypeExecutionMetrics, Grader: "execution-metrics",
-				ExecutionMetrics: &ExecutionMetricsConfig{MaxToolCalls: ptr(5.0), MaxDurationMs: ptr(2000.0), TargetExplorationRatio: ptr(0.3), ExplorationTolerance: ptr(0.1)}}},
+			&evalfile.EvaluatorConfig{Name: "execution-metrics", Key: "execution-metrics", Type: evalfile.TypeExecutionMetrics, Grader: "execution-metrics",
+				ExecutionMetrics: &evalfile.ExecutionMetricsConfig{MaxToolCalls: ptr(5.0), MaxDurationMs: ptr(2000.0), TargetExplorationRatio: ptr(0.3), ExplorationTolerance: ptr(0.1)}}},
 		{"skill-trigger", `{type: skill-trigger, skill: pdf, should_trigger: false}`,
-			&EvaluatorConfig{Name: "skill-trigger-pdf", Key: "skill-trigger-pdf", Type: TypeSkillTrigger, Grader: "skill-trigger",
-				SkillTrigger: &SkillTriggerConfig{Skill: "pdf", ShouldTrigger: ptr(false)}}},
+			&evalfile.EvaluatorConfig{Name: "skill-trigger-pdf", Key: "skill-trigger-pdf", Type: evalfile.TypeSkillTrigger, Grader: "skill-trigger",
+				SkillTrigger: &evalfile.SkillTriggerConfig{Skill: "pdf", ShouldTrigger: ptr(false)}}},
 		{"contains, named after its value", `{type: contains, value: "@scope/pkg"}`,
-			&EvaluatorConfig{Name: "contains-@scope/pkg", Key: "contains-@scope/pkg", Type: TypeContains, Grader: "contains",
-				Assertion: &AssertionConfig{Values: []string{"@scope/pkg"}}}},
+			&evalfile.EvaluatorConfig{Name: "contains-@scope/pkg", Key: "contains-@scope/pkg", Type: evalfile.TypeContains, Grader: "contains",
+				Assertion: &evalfile.AssertionConfig{Values: []string{"@scope/pkg"}}}},
 		{"icontains-all, named after its count", `{type: icontains_all, value: [a, b, c]}`,
-			&EvaluatorConfig{Name: "icontains-all-3", Key: "icontains-all-3", Type: TypeIContainsAll, Grader: "icontains-all",
-				Assertion: &AssertionConfig{Values: []string{"a", "b", "c"}}}},
+			&evalfile.EvaluatorConfig{Name: "icontains-all-3", Key: "icontains-all-3", Type: evalfile.TypeIContainsAll, Grader: "icontains-all",
+				Assertion: &evalfile.AssertionConfig{Values: []string{"a", "b", "c"}}}},
 		{"regex, named after 30 characters", `{type: regex, value: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$", flags: i}`,
-			&EvaluatorConfig{Name: "regex-^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0", Key: "regex-^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0", Type: TypeRegex, Grader: "regex",
-				Assertion: &AssertionConfig{Values: []string{"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"}, Flags: "i"}}},
+			&evalfile.EvaluatorConfig{Name: "regex-^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0", Key: "regex-^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0", Type: evalfile.TypeRegex, Grader: "regex",
+				Assertion: &evalfile.AssertionConfig{Values: []string{"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"}, Flags: "i"}}},
 		{"starts-with", `{type: starts-with, value: "Dear"}`,
-			&EvaluatorConfig{Name: "starts-with-Dear", Key: "starts-with-Dear", Type: TypeStartsWith, Grader: "starts-with",
-				Assertion: &AssertionConfig{Values: []string{"Dear"}}}},
+			&evalfile.EvaluatorConfig{Name: "starts-with-Dear", Key: "starts-with-Dear", Type: evalfile.TypeStartsWith, Grader: "starts-with",
+				Assertion: &evalfile.AssertionConfig{Values: []string{"Dear"}}}},
 		{"rubric (deprecated)", `{name: r, type: rubric, rubrics: [{outcome: Kind., required: false, weight: 0.5}]}`,
-			&EvaluatorConfig{Name: "r", Key: "r", Type: TypeLLMJudge, Grader: "llm-grader",
-				LLMJudge: &LLMJudgeConfig{Rubrics: []Rubric{{ID: "rubric-1", Outcome: "Kind.", Weight: 0.5}}}}},
+			&evalfile.EvaluatorConfig{Name: "r", Key: "r", Type: evalfile.TypeLLMJudge, Grader: "llm-grader",
+				LLMJudge: &evalfile.LLMJudgeConfig{Rubrics: []evalfile.Rubric{{ID: "rubric-1", Outcome: "Kind.", Weight: 0.5}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := graderOf(t, tc.entry, nil)
@@ -261,7 +264,7 @@ func splitSlash(s string) []string {
 
 // TestSuite42Vars holds the templating to AgentV's interpolateTemplateVars.
 func TestSuite42Vars(t *testing.T) {
-	vars, err := decodeJSONValue([]byte(`{"s": "text", "n": 1.5, "b": true, "z": null, "o": {"k": "v", "list": [1, "<&>"]},
+	vars, err := yamltree.DecodeJSON([]byte(`{"s": "text", "n": 1.5, "b": true, "z": null, "o": {"k": "v", "list": [1, "<&>"]},
 		"q": "quote \" back \\ nl \n tab \t ctl \u0001 ls \u2028", "dotted": {"a": {"b": "deep"}}, "arr": [{"x": 1}]}`))
 	if err != nil {
 		t.Fatal(err)
@@ -282,17 +285,17 @@ func TestSuite42Vars(t *testing.T) {
 		{`["{{ s }}", {"k": "{{ n }}"}]`, `["text",{"k":1.5}]`},
 		{`"${{ s }}"`, `"$text"`},
 	} {
-		in, err := decodeJSONValue([]byte(tc.in))
+		in, err := yamltree.DecodeJSON([]byte(tc.in))
 		if err != nil {
 			t.Fatal(err)
 		}
 		tm := &templater{vars: vars}
-		if got := string(tm.fill(in).raw()); got != tc.want {
+		if got := string(tm.fill(in).Raw()); got != tc.want {
 			t.Errorf("fill(%s) = %s, want %s", tc.in, got, tc.want)
 		}
 	}
 	// JavaScript's JSON.stringify, which fills a placeholder inside text with a value that is not a string.
-	q, _ := decodeJSONValue([]byte(`{"s": "<\u2028\"\u0007é>", "n": [1e21, -0.5, 1.5e-7, 0.000001, 100, 2.50]}`))
+	q, _ := yamltree.DecodeJSON([]byte(`{"s": "<\u2028\"\u0007é>", "n": [1e21, -0.5, 1.5e-7, 0.000001, 100, 2.50]}`))
 	if got, want := string(jsStringify(nil, q)), "{\"s\":\"<\u2028\\\"\\u0007é>\",\"n\":[1e+21,-0.5,1.5e-7,0.000001,100,2.5]}"; got != want {
 		t.Errorf("jsStringify = %s, want %s", got, want)
 	}

@@ -1,6 +1,10 @@
 package evalfile
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
+)
 
 // The runner view of a 4.42 suite is written in the 4.42 format, as a runner written for AgentV 4.42's batch CLI
 // reads a suite (AgentV passes a CLI batch target no file of its own: such a runner reads the suite's YAML, its
@@ -17,38 +21,39 @@ import "fmt"
 //
 // It never holds expected_output, the real criteria, assertions, rubrics, vars, metadata, execution or anything
 // else of the suite. Like agentv-eval-v2's view, it is written anew from the parsed suite, reads back through
-// Parse to the same ids and inputs, and can be cut into its items.
+// Parse to the same ids and inputs, and can be cut into its items. It is written here, from the model, beside
+// agentv-eval-v2's view; its tests read suites, so they are the 4.42 reader's (suite42/view_test.go).
 
 // suiteViewHeader starts a 4.42 suite's view.
 const suiteViewHeader = "tests:\n"
 
 // writeTest writes a 4.42 test's view item.
 func (vw *viewWriter) writeTest(c *Case) error {
-	b := appendSpaces(vw.buf, viewCaseCol)
+	b := yamltree.AppendSpaces(vw.buf, viewCaseCol)
 	b = append(b, "- id: "...)
-	b = appendScalarString(b, c.ID)
+	b = yamltree.AppendScalarString(b, c.ID)
 	b = append(b, '\n')
 	if c.ConversationID != "" {
-		b = appendSpaces(b, viewCaseCol+2)
+		b = yamltree.AppendSpaces(b, viewCaseCol+2)
 		b = append(b, "conversation_id: "...)
-		b = appendScalarString(b, c.ConversationID)
+		b = yamltree.AppendScalarString(b, c.ConversationID)
 		b = append(b, '\n')
 	}
-	b = appendSpaces(b, viewCaseCol+2)
+	b = yamltree.AppendSpaces(b, viewCaseCol+2)
 	b = append(b, "criteria: "...)
-	b = appendScalarString(b, ViewExpectedOutcome)
+	b = yamltree.AppendScalarString(b, ViewExpectedOutcome)
 	b = append(b, '\n')
 	switch {
 	case c.InputForm == InputText && len(c.InputMessages) == 1 && c.InputMessages[0].Content.Kind == ContentText:
-		b = appendMember(b, viewCaseCol+2, keyInput, &value{kind: kindString, str: c.InputMessages[0].Content.Text})
+		b = yamltree.AppendMember(b, viewCaseCol+2, keyInput, &yamltree.Value{Kind: yamltree.KindString, Str: c.InputMessages[0].Content.Text})
 	case c.InputForm == InputObject && len(c.InputMessages) == 1 && c.InputMessages[0].Content.Kind == ContentObject:
-		v, err := decodeJSONValue(c.InputMessages[0].Content.Raw)
+		v, err := yamltree.DecodeJSON(c.InputMessages[0].Content.Raw)
 		if err != nil {
 			return fmt.Errorf("input: %w", err)
 		}
-		b = appendMember(b, viewCaseCol+2, keyInput, v)
+		b = yamltree.AppendMember(b, viewCaseCol+2, keyInput, v)
 	default:
-		b = appendSpaces(b, viewCaseCol+2)
+		b = yamltree.AppendSpaces(b, viewCaseCol+2)
 		b = append(b, "input:\n"...)
 		vw.buf = b
 		if err := vw.writeMessages(c.InputMessages); err != nil {
@@ -67,14 +72,14 @@ func (vw *viewWriter) writeMessages(msgs []Message) error {
 	for _, m := range msgs {
 		b = appendMessageHead(b, string(m.Role))
 		if m.Name != "" {
-			b = appendMember(b, col, "name", &value{kind: kindString, str: m.Name})
+			b = yamltree.AppendMember(b, col, "name", &yamltree.Value{Kind: yamltree.KindString, Str: m.Name})
 		}
 		if m.Content.Kind != ContentNone {
-			v, err := decodeJSONValue(m.Content.Raw)
+			v, err := yamltree.DecodeJSON(m.Content.Raw)
 			if err != nil {
 				return fmt.Errorf("content: %w", err)
 			}
-			b = appendMember(b, col, "content", v)
+			b = yamltree.AppendMember(b, col, "content", v)
 		}
 		if len(m.ToolCalls) > 0 {
 			var err error

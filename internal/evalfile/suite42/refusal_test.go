@@ -1,4 +1,4 @@
-package evalfile
+package suite42
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 )
 
 // wantProblem is a problem a refusal must report: where (file, line, path) and words of its message.
@@ -20,7 +22,7 @@ type wantProblem struct {
 // that a diff shows the message that does not).
 func problemsOf(t *testing.T, err error, want []wantProblem) []wantProblem {
 	t.Helper()
-	var verr *ValidationError
+	var verr *evalfile.ValidationError
 	if !errors.As(err, &verr) {
 		t.Fatalf("the error is not a *ValidationError: %v", err)
 	}
@@ -191,7 +193,7 @@ func TestSuite42Refusals(t *testing.T) {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}
 			// Every problem names its line.
-			var verr *ValidationError
+			var verr *evalfile.ValidationError
 			errors.As(err, &verr)
 			for _, p := range verr.Problems {
 				if p.Line == 0 {
@@ -245,5 +247,21 @@ tests:
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+}
+
+// The key tables are slices (keySpec): a key listed twice would be read by its first entry only, which a map
+// literal refused when it was compiled.
+func TestKeySpecsListEachKeyOnce(t *testing.T) {
+	tables := map[string][]keySpec{"top-level": suiteKeySpecs, "execution": suiteExecutionSpecs, "test": testKeySpecs,
+		"test execution": testExecutionSpecs}
+	for name, specs := range tables {
+		seen := map[string]bool{}
+		for _, s := range specs {
+			if seen[s.key] {
+				t.Errorf("the %s keys list %q twice", name, s.key)
+			}
+			seen[s.key] = true
+		}
 	}
 }
