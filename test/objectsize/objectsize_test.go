@@ -345,7 +345,7 @@ func thousandShardSection(t testing.TB, s shape, name, uid string, budget int64,
 	for k := range shards {
 		sec := &results.Section{Summary: &evalsv1alpha1.RunSummary{ParseErrors: 1}, ParseErrors: []evalsv1alpha1.ParseError{{
 			Line: 1, Excerpt: long("{not json ", 512), Message: long("invalid character 'n' looking for beginning of object key string ", 1024)}}}
-		m.AddCollection(sec, ptr.To(int32(k)))
+		m.AddCollection(sec, ptr.To(int32(k)), nil)
 	}
 	sec, err := m.Finish(func(int) string { return long("shard recorded no result for this case: ", 1024) },
 		func(i int) (int32, bool) { return int32(i / (n / shards)), true }, metav1.NewTime(collectedAt))
