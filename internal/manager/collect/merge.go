@@ -167,7 +167,7 @@ func (r *Collections) Merge(ctx context.Context, run *evalsv1alpha1.EvalRun, so 
 		return nil, err
 	}
 	for i := range so.Shards {
-		m.AddCollection(so.Sections[i], ptr.To(int32(i)))
+		m.AddCollection(so.Sections[i], ptr.To(int32(i)), nil)
 	}
 	shards := so.Shards
 	section, err := m.Finish(func(index int) string {
