@@ -50,7 +50,9 @@ func missingTrial(id string, trial int) Line {
 func mergeTrials(t *testing.T, ids []string, rule TrialRule, chunks ...[]byte) *Section {
 	t.Helper()
 	m := NewMerger(ids, []string{"r-0", "r-1", "r-2"}, nil, evalsv1alpha1.DefaultStatusBudgetBytes).WithTrials(rule,
-		func(index, trial int) string { return fmt.Sprintf("shard 0 trial %d recorded no result for case %s", trial, ids[index]) })
+		func(index, trial int) string {
+			return fmt.Sprintf("shard 0 trial %d recorded no result for case %s", trial, ids[index])
+		})
 	for _, ch := range chunks {
 		if err := m.AddChunk(ch); err != nil {
 			t.Fatal(err)

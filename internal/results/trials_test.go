@@ -17,9 +17,15 @@ func TestAggregateCase(t *testing.T) {
 	fail := func(trial int, score float64) TrialRecord {
 		return TrialRecord{Trial: trial, Verdict: verdict.VerdictFail, Score: score}
 	}
-	errored := func(trial int) TrialRecord { return TrialRecord{Trial: trial, Verdict: verdict.VerdictError, Score: 0.9} }
-	missing := func(trial int) TrialRecord { return TrialRecord{Trial: trial, Verdict: verdict.VerdictError, Missing: true} }
-	skipped := func(trial int) TrialRecord { return TrialRecord{Trial: trial, Verdict: verdict.VerdictSkipped, Score: 1} }
+	errored := func(trial int) TrialRecord {
+		return TrialRecord{Trial: trial, Verdict: verdict.VerdictError, Score: 0.9}
+	}
+	missing := func(trial int) TrialRecord {
+		return TrialRecord{Trial: trial, Verdict: verdict.VerdictError, Missing: true}
+	}
+	skipped := func(trial int) TrialRecord {
+		return TrialRecord{Trial: trial, Verdict: verdict.VerdictSkipped, Score: 1}
+	}
 	three := TrialRule{Count: 3, PassRate: 1}
 	tests := []struct {
 		name    string
@@ -68,7 +74,7 @@ func TestAggregateCase(t *testing.T) {
 			records: []TrialRecord{fail(1, 0), pass(1, 1), pass(2, 1), pass(2, 1), pass(3, 1)},
 			want:    CaseTrials{N: 3, Passed: 2, Failed: 1, Ignored: 2, Verdict: verdict.VerdictFail, Score: 2.0 / 3, Scored: 3, Shown: 1}},
 		{name: "trials out of range are ignored: 0, -1, N+1, far beyond", rule: three,
-			records: []TrialRecord{pass(0, 1), pass(-1, 1), pass(4, 1), pass(1 << 40, 1), pass(1, 1)},
+			records: []TrialRecord{pass(0, 1), pass(-1, 1), pass(4, 1), pass(1<<40, 1), pass(1, 1)},
 			want:    CaseTrials{N: 3, Passed: 1, Missing: 2, Ignored: 4, Verdict: verdict.VerdictError, Score: 1, Scored: 1, FirstAbsent: 2}},
 		{name: "hostile scores are clamped to [0, 1]", rule: TrialRule{Count: 2}, records: []TrialRecord{pass(1, 7), fail(2, -3)},
 			want: CaseTrials{N: 2, Passed: 1, Failed: 1, Verdict: verdict.VerdictFail, Score: 0.5, Scored: 2, Shown: 2}},
@@ -76,7 +82,7 @@ func TestAggregateCase(t *testing.T) {
 			want: CaseTrials{N: 1, Errored: 1, Verdict: verdict.VerdictError, Scored: 1, Shown: 1}},
 		{name: "budget-unjudged trials mark an Error case", rule: TrialRule{Count: 2},
 			records: []TrialRecord{{Trial: 1, Verdict: verdict.VerdictError, BudgetUnjudged: true}, pass(2, 1)},
-			want: CaseTrials{N: 2, Passed: 1, Errored: 1, Verdict: verdict.VerdictError, BudgetUnjudged: true, Score: 0.5, Scored: 2, Shown: 1}},
+			want:    CaseTrials{N: 2, Passed: 1, Errored: 1, Verdict: verdict.VerdictError, BudgetUnjudged: true, Score: 0.5, Scored: 2, Shown: 1}},
 		{name: "100 trials, the last missing", rule: TrialRule{Count: 100, PassRate: 0.99}, records: func() []TrialRecord {
 			var out []TrialRecord
 			for i := 1; i < 100; i++ {
