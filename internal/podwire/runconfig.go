@@ -428,6 +428,15 @@ func (c *RunConfig) LoadShard(index string) error {
 	return nil
 }
 
+// LineTrial is the trial the pod's result lines carry (results.Line.Trial): its trial from 2 on, 0 for trial 1 (and
+// in a run of one trial), which a line omits.
+func (c *RunConfig) LineTrial() int {
+	if c.Trials <= 1 || c.Trial <= 1 {
+		return 0
+	}
+	return int(c.Trial)
+}
+
 // ShardConfigMap is the ConfigMap where this pod's shard records its collection ("" when the collector writes
 // the EvalRun's status itself).
 func (c *RunConfig) ShardConfigMap() string {
