@@ -139,7 +139,7 @@ func TestMergerWithTrials(t *testing.T) {
 		t.Errorf("status.trials %+v: want 3 trials at 1 over 5 cases, none passing, a mean trial pass rate of 5/15, "+
 			"a mean score of 0.375 over b and c, pass@3 3/5 and pass^3 0", tr)
 	}
-	if lo, hi := tr.MeanTrialPassRate.Low, tr.MeanTrialPassRate.High; !(lo <= "0.3333" && hi >= "0.3333" && lo < hi) {
+	if lo, hi := tr.MeanTrialPassRate.Low, tr.MeanTrialPassRate.High; lo > "0.3333" || hi < "0.3333" || lo >= hi {
 		t.Errorf("mean trial pass rate interval [%s, %s] does not hold 0.3333", lo, hi)
 	}
 }

@@ -99,18 +99,24 @@ func TestShardedRunWithTrials(t *testing.T) {
 		t.Errorf("results reference %+v: want 36 stored trial results", got.Status.Results)
 	}
 
-	// Each pod's runner saw its own trial, the pod's completion index / 2 + 1.
-	pods := runPods(t, ns, run.Name)
-	if len(pods) != 6 {
-		t.Errorf("%d pods, want 6 (2 shards × 3 trials)", len(pods))
+	expectTrialsSeen(t, ns, run.Name, 2, 6)
+}
+
+// expectTrialsSeen checks that each of the run's pods ran, and its runner saw its own trial: the pod's completion
+// index / shards + 1, as {ATTEMPT} and $ATTEMPT (the runner logs "trial <placeholder> <variable>").
+func expectTrialsSeen(t *testing.T, ns, runName string, shards, pods int) {
+	t.Helper()
+	all := runPods(t, ns, runName)
+	if len(all) != pods {
+		t.Errorf("%d pods, want %d", len(all), pods)
 	}
-	for _, pod := range pods {
+	for _, pod := range all {
 		index, err := strconv.Atoi(pod.Annotations[podwire.AnnotationJobCompletionIndex])
 		if err != nil {
 			t.Errorf("pod %s has no completion index", pod.Name)
 			continue
 		}
-		_, trial := podwire.ShardTrial(index, 2)
+		_, trial := podwire.ShardTrial(index, shards)
 		want := fmt.Sprintf("trial %d %d", trial, trial)
 		if logs := podLogs(t, ns, pod.Name, podwire.ContainerRunner); !strings.Contains(logs, want) {
 			t.Errorf("index %d's runner log %q does not say %q", index, textbound.Head(logs, 300), want)

@@ -41,6 +41,34 @@ func TestTrialsRunMergesItsTrials(t *testing.T) {
 		t.Errorf("the first pod failure rule %+v: want a stopped pod to fail its index only", r)
 	}
 
+	runTrialPods(t, run, job)
+	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+	checkTrialsCases(t, got)
+	checkTrialsStatus(t, got)
+
+	// Every pod's results are stored, each keyed by its trial (omitted for the first).
+	if r := got.Status.Results; r == nil || len(r.ConfigMaps) != 6 || r.TotalCases != 12 {
+		t.Fatalf("results reference %+v: want every pod's result ConfigMap and its 12 stored trials", got.Status.Results)
+	}
+	byTrial := map[int][]string{}
+	msg, err := stored.EachLine(ctx, k8s, got, func(l *results.Line) error {
+		byTrial[l.TrialNumber()] = append(byTrial[l.TrialNumber()], l.ID)
+		return nil
+	})
+	if msg != "" || err != nil {
+		t.Fatal(msg, err)
+	}
+	for trial := 1; trial <= 3; trial++ {
+		if ids := byTrial[trial]; len(ids) != 4 {
+			t.Errorf("trial %d stored %v, want a result of every case (one missing)", trial, ids)
+		}
+	}
+}
+
+// runTrialPods runs the 6 pods of TestTrialsRunMergesItsTrials: each collects its trial's answers through its
+// collector's RBAC; the third trial of shard 1 leaves case-003 out.
+func runTrialPods(t *testing.T, run *evalsv1alpha1.EvalRun, job *batchv1.Job) {
+	t.Helper()
 	// What each pod's runner answers: index i is trial i/2+1 of shard i%2.
 	answers := map[int]string{
 		0: testutil.DecisionLine(0, "CLEAR") + testutil.DecisionLine(1, "CLEAR"),
@@ -84,8 +112,11 @@ func TestTrialsRunMergesItsTrials(t *testing.T) {
 	updateJobStatus(t, job, func(s *batchv1.JobStatus) {
 		s.CompletedIndexes, s.FailedIndexes, s.Succeeded, s.Failed, s.Active = strings.Join(completed, ","), ptr.To("5"), 5, 1, 0
 	})
-	got := waitReason(t, run, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+}
 
+// checkTrialsCases checks TestTrialsRunMergesItsTrials' merged cases: each decided over its 3 trials.
+func checkTrialsCases(t *testing.T, got *evalsv1alpha1.EvalRun) {
+	t.Helper()
 	if c := runCondition(got, evalsv1alpha1.ConditionSucceeded); !strings.HasPrefix(c.Message, "1 of 6 shard trials failed; shard 1 trial 3: ") {
 		t.Errorf("Succeeded message %q", c.Message)
 	}
@@ -113,6 +144,11 @@ func TestTrialsRunMergesItsTrials(t *testing.T) {
 			t.Errorf("case-003's error %q does not name its lost trial", c.Error)
 		}
 	}
+}
+
+// checkTrialsStatus checks TestTrialsRunMergesItsTrials' pods' entries and status.trials.
+func checkTrialsStatus(t *testing.T, got *evalsv1alpha1.EvalRun) {
+	t.Helper()
 	// One entry per pod: its shard and trial, failed first, then in completion order.
 	var shards []string
 	for _, s := range got.Status.Shards {
@@ -143,24 +179,6 @@ func TestTrialsRunMergesItsTrials(t *testing.T) {
 	}
 	if p := runCondition(got, evalsv1alpha1.ConditionPassed); p == nil || p.Status != metav1.ConditionFalse {
 		t.Errorf("Passed %+v: 2 of 4 cases pass", p)
-	}
-
-	// Every pod's results are stored, each keyed by its trial (omitted for the first).
-	if r := got.Status.Results; r == nil || len(r.ConfigMaps) != 6 || r.TotalCases != 12 {
-		t.Fatalf("results reference %+v: want every pod's result ConfigMap and its 12 stored trials", got.Status.Results)
-	}
-	byTrial := map[int][]string{}
-	msg, err := stored.EachLine(ctx, k8s, got, func(l *results.Line) error {
-		byTrial[l.TrialNumber()] = append(byTrial[l.TrialNumber()], l.ID)
-		return nil
-	})
-	if msg != "" || err != nil {
-		t.Fatal(msg, err)
-	}
-	for trial := 1; trial <= 3; trial++ {
-		if ids := byTrial[trial]; len(ids) != 4 {
-			t.Errorf("trial %d stored %v, want a result of every case (one missing)", trial, ids)
-		}
 	}
 }
 
