@@ -39,6 +39,10 @@ const (
 	DefaultAnswerDelimiters = AnswerDelimitersAgentV
 	// DefaultShards is spec.sharding.shards's default.
 	DefaultShards int32 = 1
+	// DefaultTrials is spec.trials.count's default: every case is answered once.
+	DefaultTrials int32 = 1
+	// DefaultTrialsPassRate is spec.trials.passRate's default: a case passes when every trial passes.
+	DefaultTrialsPassRate = "1"
 	// DefaultResumeCases is spec.resume.cases's default.
 	DefaultResumeCases = ResumeMissing
 	// DefaultStatusFrom is spec.storage.statusFrom's default.
@@ -78,6 +82,12 @@ const (
 	MaxStatusShards = 100
 	// MaxShardMissingIDs bounds each shard's missingIds in status.shards.
 	MaxShardMissingIDs = 10
+	// MaxTrials bounds spec.trials.count.
+	MaxTrials = 100
+	// MaxPods bounds the pods of a run's Job: spec.sharding.shards times spec.trials.count.
+	MaxPods = 1000
+	// MaxStatusFlakyIDs bounds status.trials.flaky.
+	MaxStatusFlakyIDs = 100
 	// MaxComparisonIDs bounds each id list of status.baseline.
 	MaxComparisonIDs = 100
 	// MaxPreviousAttempts bounds status.previousAttempts.

@@ -2,6 +2,7 @@ package v1alpha1_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -36,6 +37,8 @@ var runSpecDefaults = map[string]any{
 	"successPolicy.minPassRate":         evalsv1alpha1.DefaultMinPassRate,
 	"successPolicy.regression":          evalsv1alpha1.DefaultRegression,
 	"sharding.shards":                   evalsv1alpha1.DefaultShards,
+	"trials.count":                      evalsv1alpha1.DefaultTrials,
+	"trials.passRate":                   evalsv1alpha1.DefaultTrialsPassRate,
 	"resume.cases":                      evalsv1alpha1.DefaultResumeCases,
 	"storage.statusFrom":                evalsv1alpha1.DefaultStatusFrom,
 	"baseline.maxNewFailures":           evalsv1alpha1.DefaultMaxNewFailures,
@@ -64,6 +67,7 @@ var listBounds = []struct {
 	{evalRunCRD, "status.summary.histogram", evalsv1alpha1.HistogramBins},
 	{evalRunCRD, "status.shards", evalsv1alpha1.MaxStatusShards},
 	{evalRunCRD, "status.shards[].missingIds", evalsv1alpha1.MaxShardMissingIDs},
+	{evalRunCRD, "status.trials.flaky", evalsv1alpha1.MaxStatusFlakyIDs},
 	{evalRunCRD, "status.baseline.newlyFailing", evalsv1alpha1.MaxComparisonIDs},
 	{evalRunCRD, "status.baseline.newlyPassing", evalsv1alpha1.MaxComparisonIDs},
 	{evalRunCRD, "status.baseline.missingInRun", evalsv1alpha1.MaxComparisonIDs},
@@ -104,6 +108,18 @@ func TestCRDMatchesTheConstants(t *testing.T) {
 		if got := testutil.SchemaAt(t, schemas[b.crd], b.path).MaxItems; got == nil || *got != b.want {
 			t.Errorf("%s: %s maxItems %v, the code's constant %d", b.crd, b.path, deref(got), b.want)
 		}
+	}
+
+	// spec.trials.count's bound and the pods' bound of the spec's rule are the code's.
+	if c := testutil.SchemaAt(t, schemas[evalRunCRD], "spec.trials.count"); c.Maximum == nil || *c.Maximum != evalsv1alpha1.MaxTrials {
+		t.Errorf("spec.trials.count maximum %v, the code's MaxTrials %d", c.Maximum, evalsv1alpha1.MaxTrials)
+	}
+	podsRule := false
+	for _, r := range testutil.SchemaAt(t, schemas[evalRunCRD], "spec").XValidations {
+		podsRule = podsRule || (strings.Contains(r.Rule, "self.trials.count") && strings.HasSuffix(r.Rule, fmt.Sprintf("<= %d", evalsv1alpha1.MaxPods)))
+	}
+	if !podsRule {
+		t.Errorf("spec has no rule bounding sharding.shards times trials.count by MaxPods %d", evalsv1alpha1.MaxPods)
 	}
 
 	// spec.target.workers has no +default (it is only valid with PerCase); the manager's fallback is within its

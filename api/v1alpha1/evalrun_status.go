@@ -196,9 +196,16 @@ type EvalRunStatus struct {
 	// +optional
 	JudgeImage *JudgeImageStatus `json:"judgeImage,omitempty"`
 
-	// summary counts the judged results. Written by the collector.
+	// summary counts the judged results. Written by the collector. With spec.trials it counts cases, each by its
+	// verdict over its trials.
 	// +optional
 	Summary *RunSummary `json:"summary,omitempty"`
+
+	// trials is what a run with spec.trials.count above 1 found over its trials: the pass rates and the mean
+	// score with their 95% intervals, pass@k and pass^k, and the flaky cases (docs/statistics.md). Written with
+	// the merged results (by the manager's merge); unset for a run of one trial.
+	// +optional
+	Trials *TrialsStatus `json:"trials,omitempty"`
 
 	// cases are per-case results, non-passing first, as many as fit the status byte budget; every result is in
 	// the ConfigMaps named in results. Written by the collector.
@@ -257,9 +264,10 @@ type EvalRunStatus struct {
 
 	// shards lists shards of a sharded or resumed run (index, state, counts, pod): failed shards first, then
 	// those in progress, then the rest, in index order, at most 100 (sharding.omittedShards counts the rest).
-	// Written by the manager.
-	// +listType=map
-	// +listMapKey=index
+	// With spec.trials, an entry is one trial of one shard (its pod): index and trial, in the Job's completion
+	// order (every shard's first trial, then every shard's second, ...). Written by the manager, whole (atomic:
+	// entries of one shard's trials share their index).
+	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
 	// +optional
 	Shards []ShardStatus `json:"shards,omitempty"`
@@ -662,6 +670,82 @@ const (
 	EvalFileDifferent EvalFileComparison = "Different"
 )
 
+// TrialsStatus is a run's results over its repeated trials (spec.trials). Decimals are strings with 4 decimals.
+type TrialsStatus struct {
+	// count is the number of trials of every case (spec.trials.count).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +required
+	Count int32 `json:"count"`
+	// passRate is the share of its trials a case had to pass (spec.trials.passRate).
+	// +kubebuilder:validation:MaxLength=8
+	// +required
+	PassRate string `json:"passRate"`
+	// cases is the number of cases the figures below cover: every requested case.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Cases int32 `json:"cases"`
+	// runPassRate is the share of cases whose verdict passed (summary.passed / summary.total) with its 95% Wilson
+	// interval: a case counts once, whatever its trials.
+	// +optional
+	RunPassRate *TrialsEstimate `json:"runPassRate,omitempty"`
+	// meanTrialPassRate is the mean over cases of each case's share of passed trials (pass@1 = pass^1; a trial
+	// without a record does not pass), with its 95% interval from the bootstrap over cases (clustered by case).
+	// +optional
+	MeanTrialPassRate *TrialsEstimate `json:"meanTrialPassRate,omitempty"`
+	// meanScore is the mean over the judged cases (Pass or Fail) of each case's mean score over its trials, with
+	// its 95% interval from the bootstrap over cases. Unset when no case was judged.
+	// +optional
+	MeanScore *TrialsEstimate `json:"meanScore,omitempty"`
+	// passAtN is the mean over cases of pass@N: the share of cases with at least one passed trial.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	PassAtN string `json:"passAtN,omitempty"`
+	// passHatN is the mean over cases of pass^N: the share of cases whose every trial passed.
+	// +kubebuilder:validation:MaxLength=16
+	// +optional
+	PassHatN string `json:"passHatN,omitempty"`
+	// flakyCases is the number of flaky cases: some of their trials passed and some did not.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	FlakyCases int32 `json:"flakyCases"`
+	// flaky are the first flaky cases' ids in the run's case order, as many as the status budget holds (at most
+	// 100; flakyCases counts them all).
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=atomic
+	// +optional
+	Flaky []string `json:"flaky,omitempty"`
+}
+
+// TrialsEstimate is a mean with its 95% interval, as decimal strings with 4 decimals.
+type TrialsEstimate struct {
+	// value is the estimate.
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	Value string `json:"value"`
+	// low is the lower end of its 95% interval.
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	Low string `json:"low"`
+	// high is the upper end of its 95% interval.
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	High string `json:"high"`
+}
+
+// CaseTrials is a case's trials: how many passed of how many it had (spec.trials.count).
+type CaseTrials struct {
+	// passed is the number of the case's trials that passed.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Passed int32 `json:"passed"`
+	// count is the number of the case's trials (spec.trials.count), passed or not, with or without a record.
+	// +kubebuilder:validation:Minimum=1
+	// +required
+	Count int32 `json:"count"`
+}
+
 // ShardingStatus describes how a run's cases were split over its shards and how far the shards got.
 type ShardingStatus struct {
 	// shards is the number of shards (spec.sharding.shards, at most one per case run).
@@ -673,13 +757,14 @@ type ShardingStatus struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +required
 	Split string `json:"split"`
-	// succeeded is the number of shards whose results were collected and complete.
+	// succeeded is the number of shards whose results were collected and complete (with spec.trials, of shards'
+	// trials: of the run's pods).
 	// +required
 	Succeeded int32 `json:"succeeded"`
-	// failed is the number of shards that ended with a failure reason.
+	// failed is the number of shards that ended with a failure reason (with spec.trials, of shards' trials).
 	// +required
 	Failed int32 `json:"failed"`
-	// omittedShards is the number of shards left out of status.shards.
+	// omittedShards is the number of entries left out of status.shards.
 	// +required
 	OmittedShards int32 `json:"omittedShards"`
 }
@@ -696,12 +781,17 @@ type MissingIDRun struct {
 	Count int32 `json:"count,omitempty"`
 }
 
-// ShardStatus is one shard of a sharded or resumed run.
+// ShardStatus is one shard of a sharded or resumed run; with spec.trials, one trial of one shard (one pod).
 type ShardStatus struct {
-	// index of the shard (the Job's completion index).
+	// index of the shard: the Job's completion index, or with spec.trials the shard whose trial this is.
 	// +kubebuilder:validation:Minimum=0
 	// +required
 	Index int32 `json:"index"`
+	// trial is the trial of the shard this entry is, 1 to spec.trials.count (its pod is the Job's completion
+	// index (trial - 1) × shards + index). Unset for a run of one trial.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Trial *int32 `json:"trial,omitempty"`
 	// cases is the number of cases the shard runs.
 	// +required
 	Cases int32 `json:"cases"`
@@ -978,6 +1068,11 @@ type CaseResult struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	AnsweredBy *string `json:"answeredBy,omitempty"`
+	// trials says how many of the case's trials passed, in a run with spec.trials.count above 1. The verdict and
+	// score are then the case's over its trials; answer, error and evaluators are one trial's: the first that
+	// did not pass when the case did not, else the first.
+	// +optional
+	Trials *CaseTrials `json:"trials,omitempty"`
 }
 
 // EvaluatorSummary is one evaluator's judgement of one case.
@@ -1020,6 +1115,10 @@ type ParseError struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	Shard *int32 `json:"shard,omitempty"`
+	// trial is the trial of that shard whose output has the line, in a run with spec.trials.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Trial *int32 `json:"trial,omitempty"`
 }
 
 // ResultsReference says where the full results live and what the status omitted.
@@ -1238,7 +1337,7 @@ type CostBudgetStop struct {
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (self.spec.evalFile == oldSelf.spec.evalFile && has(self.spec.target) == has(oldSelf.spec.target) && (!has(self.spec.target) || self.spec.target == oldSelf.spec.target))",message="spec is immutable except suspend while the run is in progress (spec.evalFile or spec.target changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.judging) == has(oldSelf.spec.judging) && (!has(self.spec.judging) || self.spec.judging == oldSelf.spec.judging) && has(self.spec.successPolicy) == has(oldSelf.spec.successPolicy) && (!has(self.spec.successPolicy) || self.spec.successPolicy == oldSelf.spec.successPolicy) && has(self.spec.baseline) == has(oldSelf.spec.baseline) && (!has(self.spec.baseline) || self.spec.baseline == oldSelf.spec.baseline))",message="spec is immutable except suspend while the run is in progress (spec.judging, spec.successPolicy or spec.baseline changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.activeDeadlineSeconds) == has(oldSelf.spec.activeDeadlineSeconds) && (!has(self.spec.activeDeadlineSeconds) || self.spec.activeDeadlineSeconds == oldSelf.spec.activeDeadlineSeconds) && has(self.spec.backoffLimit) == has(oldSelf.spec.backoffLimit) && (!has(self.spec.backoffLimit) || self.spec.backoffLimit == oldSelf.spec.backoffLimit) && has(self.spec.ttlSecondsAfterFinished) == has(oldSelf.spec.ttlSecondsAfterFinished) && (!has(self.spec.ttlSecondsAfterFinished) || self.spec.ttlSecondsAfterFinished == oldSelf.spec.ttlSecondsAfterFinished) && has(self.spec.resultsDeadlineSeconds) == has(oldSelf.spec.resultsDeadlineSeconds) && (!has(self.spec.resultsDeadlineSeconds) || self.spec.resultsDeadlineSeconds == oldSelf.spec.resultsDeadlineSeconds))",message="spec is immutable except suspend while the run is in progress (spec.activeDeadlineSeconds, spec.backoffLimit, spec.ttlSecondsAfterFinished or spec.resultsDeadlineSeconds changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
-// +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.queueName) == has(oldSelf.spec.queueName) && (!has(self.spec.queueName) || self.spec.queueName == oldSelf.spec.queueName) && has(self.spec.podTemplate) == has(oldSelf.spec.podTemplate) && (!has(self.spec.podTemplate) || self.spec.podTemplate == oldSelf.spec.podTemplate) && has(self.spec.sharding) == has(oldSelf.spec.sharding) && (!has(self.spec.sharding) || self.spec.sharding == oldSelf.spec.sharding))",message="spec is immutable except suspend while the run is in progress (spec.queueName, spec.podTemplate or spec.sharding changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
+// +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.queueName) == has(oldSelf.spec.queueName) && (!has(self.spec.queueName) || self.spec.queueName == oldSelf.spec.queueName) && has(self.spec.podTemplate) == has(oldSelf.spec.podTemplate) && (!has(self.spec.podTemplate) || self.spec.podTemplate == oldSelf.spec.podTemplate) && has(self.spec.sharding) == has(oldSelf.spec.sharding) && (!has(self.spec.sharding) || self.spec.sharding == oldSelf.spec.sharding) && has(self.spec.trials) == has(oldSelf.spec.trials) && (!has(self.spec.trials) || self.spec.trials == oldSelf.spec.trials))",message="spec is immutable except suspend while the run is in progress (spec.queueName, spec.podTemplate, spec.sharding or spec.trials changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 // +kubebuilder:validation:XValidation:rule="(has(oldSelf.status) && has(oldSelf.status.conditions) && oldSelf.status.conditions.exists(c, c.type == 'Succeeded' && c.status != 'Unknown')) || (has(self.spec.resume) == has(oldSelf.spec.resume) && (!has(self.spec.resume) || self.spec.resume == oldSelf.spec.resume) && has(self.spec.storage) == has(oldSelf.spec.storage) && (!has(self.spec.storage) || self.spec.storage == oldSelf.spec.storage) && has(self.spec.rejudge) == has(oldSelf.spec.rejudge) && (!has(self.spec.rejudge) || self.spec.rejudge == oldSelf.spec.rejudge))",message="spec is immutable except suspend while the run is in progress (spec.resume, spec.rejudge or spec.storage changed): once it has finished, a changed spec starts a new attempt; or create a new EvalRun"
 
 // EvalRun runs a batch runner over an eval file as a Kubernetes Job and records the judged per-case results.

@@ -47,6 +47,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.target) || !has(self.target.workers) || self.target.batching == 'PerCase'",message="target.workers is only meaningful with target.batching: PerCase"
 // +kubebuilder:validation:XValidation:rule="has(self.target) || has(self.rejudge)",message="target is required unless rejudge is set (a re-judge runs no runner)"
 // +kubebuilder:validation:XValidation:rule="!has(self.rejudge) || !has(self.resume)",message="rejudge and resume are exclusive: a re-judge judges an earlier run's kept records, a resume runs the cases an earlier run did not finish"
+// +kubebuilder:validation:XValidation:rule="(has(self.sharding) && has(self.sharding.shards) ? self.sharding.shards : 1) * (has(self.trials) && has(self.trials.count) ? self.trials.count : 1) <= 1000",message="sharding.shards times trials.count must be at most 1000: each trial of each shard is a pod of the run's Job"
+// +kubebuilder:validation:XValidation:rule="!has(self.trials) || !has(self.trials.count) || self.trials.count == 1 || (!has(self.resume) && !has(self.rejudge))",message="trials.count above 1 cannot be combined with resume or rejudge yet: resuming and re-judging a run's trials are still to come (docs/design/trials.md)"
 type EvalRunSpec struct {
 	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline, configMapKeyRef, s3 or
 	// bundle (an eval file with the files it names).
@@ -117,6 +119,11 @@ type EvalRunSpec struct {
 	// podTemplate holds scheduling and metadata overrides for the run's pod.
 	// +optional
 	PodTemplate *PodOverrides `json:"podTemplate,omitempty"`
+
+	// trials answers every case several times, each answer (a trial) in its own pod, and decides each case by its
+	// pass rate over its trials (docs/statistics.md). Unset means one trial per case.
+	// +optional
+	Trials *Trials `json:"trials,omitempty"`
 
 	// sharding splits the eval's cases into shards that run as one Indexed Job, one pod per shard. Each shard's
 	// runner gets an eval file holding only its cases at {EVAL_FILE}; the manager merges the shards' results into
@@ -286,6 +293,31 @@ type S3Bucket struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +required
 	CredentialsSecret string `json:"credentialsSecret,omitempty"`
+}
+
+// Trials answers every case of a run several times (docs/design/trials.md).
+type Trials struct {
+	// count is how many times every case is answered, 1 to 100; defaults to 1. Each answer (a trial) is judged as
+	// a single answer is, in its own pod: the run's Job gets sharding.shards × count pods (at most 1000), trial
+	// by trial (every shard's first trial before any second). The runner sees its trial's number, 1 to count, as
+	// {ATTEMPT} and $ATTEMPT. The run's budgets and deadline cover every trial.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	// +default=1
+	// +optional
+	Count *int32 `json:"count,omitempty"`
+
+	// passRate is the least share of a case's trials that must pass for the case to pass, a decimal in (0, 1]
+	// with at most 6 decimals, rounded up to whole trials (0.6 of 5 trials is 3); defaults to "1": every trial.
+	// A case that does not pass is Error when every trial that did not pass errored or has no record, else Fail;
+	// a trial without a record counts as not passed. Skipped trials (nothing could judge them) are left out of the
+	// case's trials; a case whose trials were all skipped is Skipped. minPassRate and the Count comparison read
+	// these case verdicts.
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:XValidation:rule="self.matches('^(0[.][0-9]{0,5}[1-9][0-9]{0,5}|1([.]0{1,6})?)$')",message="passRate must be a decimal in (0, 1] with at most 6 decimals, such as 0.6 or 1"
+	// +default="1"
+	// +optional
+	PassRate *string `json:"passRate,omitempty"`
 }
 
 // Sharding splits a run's cases over several pods.
@@ -465,7 +497,7 @@ type ConfigMapKeyReference struct {
 }
 
 // Target describes the batch runner container and how it is invoked.
-// +kubebuilder:validation:XValidation:rule="self.batching == 'PerCase' || !self.commandTemplate.matches('(^|[^$])\\\\{(EVAL_ID|PROMPT|PROMPT_FILE|ATTEMPT)\\\\}')",message="{EVAL_ID}, {PROMPT}, {PROMPT_FILE} and {ATTEMPT} need batching: PerCase; with Batched the allowed placeholders are {EVAL_FILE} and {OUTPUT_FILE}"
+// +kubebuilder:validation:XValidation:rule="self.batching == 'PerCase' || !self.commandTemplate.matches('(^|[^$])\\\\{(EVAL_ID|PROMPT|PROMPT_FILE)\\\\}')",message="{EVAL_ID}, {PROMPT} and {PROMPT_FILE} need batching: PerCase; with Batched the allowed placeholders are {EVAL_FILE}, {OUTPUT_FILE} and {ATTEMPT}"
 type Target struct {
 	// image is the runner's container image, holding the runner and its interpreters (code_judge scripts run in
 	// judging.image, else the manager's judge image: never here by default).
@@ -480,12 +512,13 @@ type Target struct {
 	ImagePullPolicy corev1.PullPolicy `json:"imagePullPolicy,omitempty"`
 
 	// commandTemplate is the runner command, run with /bin/sh -c after its placeholders are replaced by
-	// shell-quoted values. Allowed placeholders: {EVAL_FILE} and {OUTPUT_FILE} (required), and with batching
-	// PerCase also {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}. Each must stand in a plain, unquoted word
-	// (--out={OUTPUT_FILE} is fine): never inside quotes, `...`, $(...), ${...} or $((...)), nor after a
-	// backslash, where the shell would not read its quoted value as one literal word. There, use the environment
-	// variable the runner also gets ("$EVAL_ID"; the prompt is only in the file "$PROMPT_FILE"). Admission
-	// rejects the common misplacements; the rest fail when the command is rendered, before it runs.
+	// shell-quoted values. Allowed placeholders: {EVAL_FILE} and {OUTPUT_FILE} (required), {ATTEMPT} (the
+	// trial, 1 to spec.trials.count), and with batching PerCase also {EVAL_ID}, {PROMPT}, {PROMPT_FILE}. Each
+	// must stand in a plain, unquoted word (--out={OUTPUT_FILE} is fine): never inside quotes, `...`, $(...),
+	// ${...} or $((...)), nor after a backslash, where the shell would not read its quoted value as one literal
+	// word. There, use the environment variable the runner also gets ("$EVAL_ID"; the prompt is only in the
+	// file "$PROMPT_FILE"). Admission rejects the common misplacements; the rest fail when the command is
+	// rendered, before it runs.
 	// +kubebuilder:validation:XValidation:rule="self.contains('{OUTPUT_FILE}')",message="commandTemplate must contain {OUTPUT_FILE}: the runner writes its results there"
 	// +kubebuilder:validation:XValidation:rule="!self.replace('{EVAL_FILE}', '').replace('{OUTPUT_FILE}', '').replace('{EVAL_ID}', '').replace('{PROMPT_FILE}', '').replace('{PROMPT}', '').replace('{ATTEMPT}', '').matches('(^|[^$])\\\\{[A-Z][A-Z0-9_]*\\\\}')",message="commandTemplate has an unknown placeholder; allowed: {EVAL_FILE}, {OUTPUT_FILE}, {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}"
 	// +required

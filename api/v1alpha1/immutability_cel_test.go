@@ -54,6 +54,8 @@ func everyFieldSet() *evalsv1alpha1.EvalRun {
 	s.QueueName = "team-a"
 	s.PodTemplate = &evalsv1alpha1.PodOverrides{Labels: map[string]string{"a": "b"}}
 	s.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
+	// One trial: a run with more is refused with a resume.
+	s.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](1), PassRate: ptr.To("1")}
 	s.Resume = &evalsv1alpha1.Resume{From: "earlier"}
 	s.Storage = &evalsv1alpha1.ResultsStorage{S3: s3Bucket()}
 	s.Baseline = &evalsv1alpha1.Baseline{RunName: ptr.To("earlier")}
@@ -108,6 +110,11 @@ var specChanges = map[string][]func(s *evalsv1alpha1.EvalRunSpec){
 	"sharding": {
 		func(s *evalsv1alpha1.EvalRunSpec) { s.Sharding.Shards = ptr.To[int32](4) },
 		func(s *evalsv1alpha1.EvalRunSpec) { s.Sharding = nil },
+	},
+	"trials": {
+		func(s *evalsv1alpha1.EvalRunSpec) { s.Trials.PassRate = ptr.To("0.5") },
+		func(s *evalsv1alpha1.EvalRunSpec) { s.Trials = nil },
+		func(s *evalsv1alpha1.EvalRunSpec) { s.Resume, s.Trials.Count = nil, ptr.To[int32](3) },
 	},
 	"resume": {
 		func(s *evalsv1alpha1.EvalRunSpec) { s.Resume.From = "other" },

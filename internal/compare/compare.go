@@ -27,6 +27,30 @@ type Case struct {
 	// Trials counts the trials that say how the agent did: judged (Pass, Fail, Error) or without a record (a failed
 	// trial); Skipped trials, which nothing could judge, are not counted. Passed counts those that passed.
 	Trials, Passed int
+	// overTrials marks a case decided over several trials (caseOfTrials): its Score is already the mean the
+	// comparison counts (its Error trials at 0), and it has one when hasScore says so.
+	overTrials, hasScore bool
+}
+
+// caseOfTrials is a case of a run with trials, as results.AggregateCase decided it over its stored trials.
+func caseOfTrials(id string, c results.CaseTrials) Case {
+	return Case{ID: id, Verdict: c.Verdict, Missing: c.AllMissing, Score: c.Score, Trials: c.Judged(), Passed: c.Passed,
+		overTrials: true, hasScore: c.Scored > 0}
+}
+
+// TrialRuleOf is how run decided its cases over its trials, as its status.trials says (one trial when unset: a run
+// without trials, or one whose results were not merged yet).
+func TrialRuleOf(run *evalsv1alpha1.EvalRun) results.TrialRule {
+	t := run.Status.Trials
+	if t == nil || t.Count <= 1 {
+		return results.TrialRule{Count: 1}
+	}
+	rule, err := results.ParseTrialRule(t.Count, t.PassRate)
+	if err != nil {
+		// A status the manager did not write: the count with every trial required, the API's default.
+		rule, _ = results.ParseTrialRule(min(t.Count, results.MaxTrialRuleCount), "")
+	}
+	return rule
 }
 
 // CaseOf is a stored result line as a case of one trial: passed when its verdict is Pass, not counted when it
@@ -46,12 +70,19 @@ func CaseOf(l *results.Line) Case {
 // passes reports a passing verdict; Fail, Error, Skipped and a missing record do not pass.
 func (c *Case) passes() bool { return !c.Missing && c.Verdict == verdict.VerdictPass }
 
-// scored reports whether the case counts in the mean score: it has a record that was not skipped.
-func (c *Case) scored() bool { return !c.Missing && c.Verdict != verdict.VerdictSkipped }
+// scored reports whether the case counts in the mean score: it has a record that was not skipped (over trials:
+// a trial with one).
+func (c *Case) scored() bool {
+	if c.overTrials {
+		return c.hasScore
+	}
+	return !c.Missing && c.Verdict != verdict.VerdictSkipped
+}
 
-// meanScore is the score the mean counts: the score of a judged case, 0 for an error.
+// meanScore is the score the mean counts: the score of a judged case, 0 for an error (over trials: the mean over
+// its trials, each error at 0).
 func (c *Case) meanScore() float64 {
-	if c.Verdict == verdict.VerdictError {
+	if c.Verdict == verdict.VerdictError && !c.overTrials {
 		return 0
 	}
 	return c.Score
@@ -109,7 +140,8 @@ func (c *Comparison) Delta() *big.Rat {
 }
 
 // Builder builds a Comparison: every baseline case first (AddBaseline or AddBaselineCase), then the run's (AddRun
-// or AddRunCase), then Finish.
+// or AddRunCase), then Finish. The result lines of a run with trials (Trials) are grouped by case, each case
+// decided over its trials by its run's rule (results.AggregateCase); the cases are compared once every line is in.
 type Builder struct {
 	baseline      map[string]*entry
 	baselineOrder []string
@@ -118,6 +150,49 @@ type Builder struct {
 	runSeen       map[string]bool
 	runSum        float64
 	baseSum       float64
+	// baseLines and runLines group the lines of a side with trials (nil: one trial, a line is a case).
+	baseLines, runLines *lineGroups
+}
+
+// lineGroups are one run's result lines grouped by case id, in the order the ids first came, each case's trials
+// tallied under the run's rule.
+type lineGroups struct {
+	rule    results.TrialRule
+	index   map[string]int
+	ids     []string
+	tallies []results.TrialTally
+}
+
+func (g *lineGroups) add(l *results.Line) {
+	i, ok := g.index[l.ID]
+	if !ok {
+		i = len(g.ids)
+		g.index[l.ID] = i
+		g.ids = append(g.ids, l.ID)
+		g.tallies = append(g.tallies, results.TrialTally{})
+	}
+	g.tallies[i].Add(g.rule, results.TrialRecordOf(l))
+}
+
+// each calls f with every case, decided over its trials, in the order its id first came; then it empties g.
+func (g *lineGroups) each(f func(Case)) {
+	for i, id := range g.ids {
+		f(caseOfTrials(id, g.tallies[i].Result(g.rule)))
+	}
+	g.index, g.ids, g.tallies = map[string]int{}, nil, nil
+}
+
+// Trials says how many trials each run's cases have and how each decides a case over them (TrialRuleOf). A side
+// with more than one trial has its lines (AddBaseline, AddRun) grouped by case: a case is every line of its id,
+// keyed by trial (the first line of a trial wins; a missing trial is a failed one). Call it before adding lines.
+func (b *Builder) Trials(baseline, run results.TrialRule) {
+	group := func(r results.TrialRule) *lineGroups {
+		if r.N() <= 1 {
+			return nil
+		}
+		return &lineGroups{rule: r, index: map[string]int{}}
+	}
+	b.baseLines, b.runLines = group(baseline), group(run)
 }
 
 // NewBuilder returns a Builder whose id lists hold at most limit ids each (0: no bound).
@@ -125,11 +200,32 @@ func NewBuilder(limit int) *Builder {
 	return &Builder{baseline: map[string]*entry{}, runSeen: map[string]bool{}, limit: limit}
 }
 
-// AddBaseline records one baseline result line. A repeated id keeps its first line.
-func (b *Builder) AddBaseline(l *results.Line) { b.AddBaselineCase(CaseOf(l)) }
+// AddBaseline records one baseline result line. A repeated id keeps its first line (with trials: of its trial).
+func (b *Builder) AddBaseline(l *results.Line) {
+	if b.baseLines != nil {
+		b.baseLines.add(l)
+		return
+	}
+	b.AddBaselineCase(CaseOf(l))
+}
 
-// AddRun compares one of the run's result lines with the baseline's. A repeated id keeps its first line.
-func (b *Builder) AddRun(l *results.Line) { b.AddRunCase(CaseOf(l)) }
+// AddRun compares one of the run's result lines with the baseline's. A repeated id keeps its first line (with
+// trials: of its trial, and the case is compared at Finish).
+func (b *Builder) AddRun(l *results.Line) {
+	if b.runLines != nil {
+		b.sealBaseline()
+		b.runLines.add(l)
+		return
+	}
+	b.AddRunCase(CaseOf(l))
+}
+
+// sealBaseline records the baseline's grouped lines as its cases: every baseline line is in once the run's come.
+func (b *Builder) sealBaseline() {
+	if b.baseLines != nil && len(b.baseLines.ids) > 0 {
+		b.baseLines.each(b.AddBaselineCase)
+	}
+}
 
 // AddBaselineCase records one baseline case. A repeated id keeps its first case.
 func (b *Builder) AddBaselineCase(c Case) {
@@ -142,6 +238,7 @@ func (b *Builder) AddBaselineCase(c Case) {
 
 // AddRunCase compares one of the run's cases with the baseline's. A repeated id keeps its first case.
 func (b *Builder) AddRunCase(run Case) {
+	b.sealBaseline()
 	if b.runSeen[run.ID] {
 		return
 	}
@@ -190,6 +287,10 @@ func (b *Builder) add(list *[]string, count *int, id string) {
 // Finish returns the comparison: the baseline's cases the run has no line for are missing in the run, in the
 // baseline's order.
 func (b *Builder) Finish() Comparison {
+	b.sealBaseline()
+	if b.runLines != nil {
+		b.runLines.each(b.AddRunCase)
+	}
 	for _, id := range b.baselineOrder {
 		if e := b.baseline[id]; !e.seen {
 			b.out.OnlyInBaseline++

@@ -95,7 +95,7 @@ func TestCaseOf(t *testing.T) {
 		{&results.Line{CaseResult: verdict.CaseResult{ID: "f", Verdict: verdict.VerdictPass, Missing: true}},
 			Case{ID: "f", Verdict: verdict.VerdictPass, Missing: true, Trials: 1}},
 	} {
-		if diff := cmp.Diff(tc.want, CaseOf(tc.line)); diff != "" {
+		if diff := cmp.Diff(tc.want, CaseOf(tc.line), cmp.AllowUnexported(Case{})); diff != "" {
 			t.Errorf("CaseOf(%s) (-want +got):\n%s", tc.line.ID, diff)
 		}
 	}
@@ -211,5 +211,100 @@ func TestSeed(t *testing.T) {
 		if other == seed {
 			t.Errorf("%s: the same seed %x", name, seed)
 		}
+	}
+}
+
+// trialLine is a stored result of one trial (omitted for trial 1, as the collector writes it).
+func trialLine(id string, trial int, v verdict.Verdict, score float64) *results.Line {
+	l := line(id, v, score)
+	if trial > 1 {
+		l.Trial = trial
+	}
+	return l
+}
+
+// TestComparisonWithTrials: the lines of a run with trials are grouped by case, stored pod by pod (every case's
+// first trial, then every case's second, ...): each case is decided over its trials by its run's rule (a lost trial
+// a failed one, a repeated trial's first line kept), Count compares those verdicts, and the Paired test reads each
+// case's passed trials of its trials and its mean score. A baseline of one trial a case compares with it as is.
+func TestComparisonWithTrials(t *testing.T) {
+	three := results.TrialRule{Count: 3, PassRate: 1}
+	cases := []struct {
+		name         string
+		baselineRule results.TrialRule
+		baseline     []*results.Line
+		wantBase     map[string]trials
+	}{
+		{
+			name: "both with 3 trials", baselineRule: three,
+			baseline: []*results.Line{
+				trialLine("a", 1, verdict.VerdictPass, 1), trialLine("b", 1, verdict.VerdictPass, 1), trialLine("c", 1, verdict.VerdictFail, 0),
+				trialLine("a", 2, verdict.VerdictPass, 1), trialLine("b", 2, verdict.VerdictPass, 1), trialLine("c", 2, verdict.VerdictFail, 0),
+				trialLine("a", 3, verdict.VerdictPass, 1), trialLine("b", 3, verdict.VerdictPass, 1), trialLine("c", 3, verdict.VerdictFail, 0.3),
+			},
+			wantBase: map[string]trials{"a": {3, 3, 1, true}, "b": {3, 3, 1, true}, "c": {0, 3, 0.1, true}},
+		},
+		{
+			name: "a baseline of one trial", baselineRule: results.TrialRule{},
+			baseline: []*results.Line{line("a", verdict.VerdictPass, 1), line("b", verdict.VerdictPass, 1), line("c", verdict.VerdictFail, 0.1)},
+			wantBase: map[string]trials{"a": {1, 1, 1, true}, "b": {1, 1, 1, true}, "c": {0, 1, 0.1, true}},
+		},
+	}
+	run := []*results.Line{
+		trialLine("a", 1, verdict.VerdictPass, 1), trialLine("b", 1, verdict.VerdictPass, 1), trialLine("c", 1, verdict.VerdictPass, 0.9),
+		trialLine("a", 2, verdict.VerdictFail, 0.4), trialLine("b", 2, verdict.VerdictPass, 1), trialLine("c", 2, verdict.VerdictPass, 0.9),
+		// b's third trial was lost with its pod; a hostile repeat of b's first trial is not a second chance.
+		trialLine("a", 3, verdict.VerdictPass, 1), trialLine("c", 3, verdict.VerdictPass, 0.9), trialLine("b", 1, verdict.VerdictFail, 0),
+	}
+	wantRun := map[string]trials{"a": {2, 3, 0.8, true}, "b": {2, 3, 1, true}, "c": {3, 3, 0.9, true}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBuilder(0)
+			b.Trials(tc.baselineRule, three)
+			for _, l := range tc.baseline {
+				b.AddBaseline(l)
+			}
+			for _, l := range run {
+				b.AddRun(l)
+			}
+			c := b.Finish()
+			// a fails (a failed trial), b errs (a lost trial), c passes every trial now.
+			if diff := cmp.Diff([]string{"a", "b"}, c.NewlyFailing); diff != "" || c.NewlyFailingCount != 2 || c.Shared != 3 {
+				t.Errorf("newly failing %d of %d shared (-want +got):\n%s", c.NewlyFailingCount, c.Shared, diff)
+			}
+			if diff := cmp.Diff([]string{"c"}, c.NewlyPassing); diff != "" {
+				t.Errorf("newly passing (-want +got):\n%s", diff)
+			}
+			var want []pair
+			for _, id := range []string{"a", "b", "c"} {
+				want = append(want, pair{id, tc.wantBase[id], wantRun[id]})
+			}
+			if diff := cmp.Diff(want, c.pairs, cmp.AllowUnexported(pair{}, trials{}), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+				t.Errorf("pairs (-want +got):\n%s", diff)
+			}
+			d, err := c.Decide(Bounds{Test: evalsv1alpha1.BaselineTestPaired, Alpha: "0.05", AlphaRate: 0.05})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Paired == nil || d.Paired.Method != evalsv1alpha1.PairedSignFlipExact || d.Paired.Cases != 3 {
+				t.Errorf("paired %+v: want the sign-flip test over 3 cases of several trials", d.Paired)
+			}
+		})
+	}
+}
+
+// TestTrialRuleOf: a run's rule is its status.trials', one trial without it.
+func TestTrialRuleOf(t *testing.T) {
+	run := &evalsv1alpha1.EvalRun{}
+	if got := TrialRuleOf(run); got.N() != 1 {
+		t.Errorf("no status.trials: %+v, want one trial", got)
+	}
+	run.Status.Trials = &evalsv1alpha1.TrialsStatus{Count: 5, PassRate: "0.6"}
+	if diff := cmp.Diff(results.TrialRule{Count: 5, PassRate: 0.6, PassRateText: "0.6"}, TrialRuleOf(run)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	run.Status.Trials = &evalsv1alpha1.TrialsStatus{Count: 500, PassRate: "x"}
+	if got := TrialRuleOf(run); got.N() != 100 || got.PassRate != 1 {
+		t.Errorf("a status the manager did not write: %+v, want 100 trials, every one required", got)
 	}
 }

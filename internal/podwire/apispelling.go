@@ -10,6 +10,8 @@ const (
 	BatchingPerCase = "PerCase"
 	// AnswerDelimitersNonce is spec.judging.llm.answerDelimiters' Nonce.
 	AnswerDelimitersNonce = "Nonce"
+	// MaxTrials is spec.trials.count's maximum (RunConfig.Trials).
+	MaxTrials = 100
 )
 
 // ResumeRecord is what a resumed run took from the earlier run, as run.json records it: the API's ResumeStatus

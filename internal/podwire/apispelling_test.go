@@ -21,6 +21,9 @@ func TestSpelledAsTheAPI(t *testing.T) {
 			t.Errorf("podwire spells %q, the API %q", c.ours, c.api)
 		}
 	}
+	if MaxTrials != evalsv1alpha1.MaxTrials {
+		t.Errorf("podwire bounds trials at %d, the API at %d", MaxTrials, evalsv1alpha1.MaxTrials)
+	}
 }
 
 // TestResumeRecordIsTheAPIsResumeStatus: a ResumeStatus written as JSON reads back as a ResumeRecord that writes the

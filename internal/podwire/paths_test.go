@@ -33,27 +33,47 @@ func TestShardRange(t *testing.T) {
 
 func TestLoadShard(t *testing.T) {
 	ids := []string{"a", "b", "c", "d", "e"}
+	sixCMs := []string{"r0", "r1", "r2", "r3", "r4", "r5"}
 	tests := []struct {
-		name    string
-		shards  int32
-		per     int32
-		index   string
-		wantIDs []string
-		wantCMs []string
-		wantErr string
+		name          string
+		shards        int32
+		trials        int32
+		per           int32
+		cms           []string
+		index         string
+		wantIDs       []string
+		wantCMs       []string
+		wantShard     int32
+		wantTrial     int32
+		wantRunnerTry int32 // the RunnerConfig's Trial
+		wantErr       string
 	}{
-		{name: "one shard, no index", shards: 1, wantIDs: ids, wantCMs: []string{"r0", "r1", "r2", "r3"}},
-		{name: "one shard, index 0", shards: 1, index: "0", wantIDs: ids, wantCMs: []string{"r0", "r1", "r2", "r3"}},
-		{name: "first of two", shards: 2, per: 2, index: "0", wantIDs: []string{"a", "b"}, wantCMs: []string{"r0", "r1"}},
-		{name: "last of two", shards: 2, per: 2, index: "1", wantIDs: []string{"c", "d", "e"}, wantCMs: []string{"r2", "r3"}},
+		{name: "one shard, no index", shards: 1, wantIDs: ids, wantCMs: []string{"r0", "r1", "r2", "r3"}, wantTrial: 1},
+		{name: "one shard, index 0", shards: 1, index: "0", wantIDs: ids, wantCMs: []string{"r0", "r1", "r2", "r3"}, wantTrial: 1},
+		{name: "first of two", shards: 2, per: 2, index: "0", wantIDs: []string{"a", "b"}, wantCMs: []string{"r0", "r1"}, wantTrial: 1},
+		{name: "last of two", shards: 2, per: 2, index: "1", wantIDs: []string{"c", "d", "e"}, wantCMs: []string{"r2", "r3"}, wantShard: 1, wantTrial: 1},
 		{name: "an index past the shards", shards: 2, index: "2", wantErr: "shard 2 does not exist"},
 		{name: "a negative index", shards: 2, index: "-1", wantErr: "not a shard index"},
 		{name: "not a number", shards: 2, index: "1; rm -rf /", wantErr: "not a shard index"},
 		{name: "sharded without an index", shards: 2, wantErr: EnvShardIndex + " is not set"},
+		{name: "trials: the first trial of the second shard", shards: 2, trials: 3, per: 1, cms: sixCMs, index: "1",
+			wantIDs: []string{"c", "d", "e"}, wantCMs: []string{"r1"}, wantShard: 1, wantTrial: 1, wantRunnerTry: 1},
+		{name: "trials: the third trial of the first shard", shards: 2, trials: 3, per: 1, cms: sixCMs, index: "4",
+			wantIDs: []string{"a", "b"}, wantCMs: []string{"r4"}, wantShard: 0, wantTrial: 3, wantRunnerTry: 3},
+		{name: "trials of one shard: every case in each pod", shards: 1, trials: 3, per: 2, cms: sixCMs, index: "2",
+			wantIDs: ids, wantCMs: []string{"r4", "r5"}, wantShard: 0, wantTrial: 3, wantRunnerTry: 3},
+		{name: "trials: an index past the pods", shards: 2, trials: 3, per: 1, cms: sixCMs, index: "6",
+			wantErr: "index 6 does not exist: the run has 6 pods (2 shards × 3 trials)"},
+		{name: "trials of one shard without an index", shards: 1, trials: 2, per: 1, cms: sixCMs[:2],
+			wantErr: "the run has 2 pods (1 shards × 2 trials) but " + EnvShardIndex + " is not set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &RunConfig{Shards: tt.shards, ResultConfigMapsPerShard: tt.per, CaseIDs: ids, ResultConfigMaps: []string{"r0", "r1", "r2", "r3"}}
+			cms := tt.cms
+			if cms == nil {
+				cms = []string{"r0", "r1", "r2", "r3"}
+			}
+			c := &RunConfig{Shards: tt.shards, Trials: tt.trials, ResultConfigMapsPerShard: tt.per, CaseIDs: ids, ResultConfigMaps: cms}
 			err := c.LoadShard(tt.index)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -70,7 +90,38 @@ func TestLoadShard(t *testing.T) {
 			if diff := cmp.Diff(tt.wantCMs, c.ResultConfigMaps); diff != "" {
 				t.Errorf("result ConfigMaps (-want +got):\n%s", diff)
 			}
+			if c.ShardIndex != tt.wantShard || c.Trial != tt.wantTrial {
+				t.Errorf("shard %d, trial %d; want shard %d, trial %d", c.ShardIndex, c.Trial, tt.wantShard, tt.wantTrial)
+			}
+			rc := c.RunnerConfig("/view/eval.yaml")
+			if rc.Trial != tt.wantRunnerTry || rc.Attempt() != int(c.Trial) {
+				t.Errorf("the runner's trial %d (attempt %d); want %d (attempt %d)", rc.Trial, rc.Attempt(), tt.wantRunnerTry, c.Trial)
+			}
 		})
+	}
+}
+
+// TestPodIndex: every completion index of a run of shards × trials is one (shard, trial), trial-major, and back.
+func TestPodIndex(t *testing.T) {
+	for _, shards := range []int{1, 2, 7, 1000} {
+		for _, trials := range []int{1, 3, 100} {
+			if shards*trials > 1000 {
+				continue
+			}
+			for i := range shards * trials {
+				shard, trial := ShardTrial(i, shards)
+				if shard < 0 || shard >= shards || trial < 1 || trial > trials {
+					t.Fatalf("ShardTrial(%d, %d) = (%d, %d), outside %d shards × %d trials", i, shards, shard, trial, shards, trials)
+				}
+				if got := PodIndex(shard, trial, shards); got != i {
+					t.Fatalf("PodIndex(%d, %d, %d) = %d, want %d", shard, trial, shards, got, i)
+				}
+				// Trial-major: every shard's first trial comes before any second.
+				if want := (trial-1)*shards + shard; i != want {
+					t.Fatalf("index %d is shard %d trial %d, want index %d", i, shard, trial, want)
+				}
+			}
+		}
 	}
 }
 

@@ -36,22 +36,29 @@ type RunConfig struct {
 	// LoadShard narrows them (and ResultConfigMaps) to the pod's shard.
 	CaseIDs []string `json:"caseIds"`
 
-	// Shards is the number of shards of the run (1: one pod). A pod's shard is its Job completion index
-	// (EnvShardIndex); shard i holds CaseIDs[ShardRange(len(CaseIDs), Shards, i)].
+	// Shards is the number of shards of the run (1: one pod a trial); shard i holds
+	// CaseIDs[ShardRange(len(CaseIDs), Shards, i)].
 	Shards int32 `json:"shards"`
-	// ShardIndex is the pod's shard and ShardOffset the index of its first case among the run's, set by
-	// LoadShard (never written by the manager).
+	// Trials is the number of trials of every case (spec.trials.count), omitted for one. The run has Pods() pods,
+	// one per trial of each shard: a pod's shard and trial are those of its Job completion index (EnvShardIndex,
+	// ShardTrial). Every per-pod list below (ShardConfigMaps, the result and record ConfigMaps of a pod) is by
+	// completion index, one entry (or ResultConfigMapsPerShard entries) per pod.
+	Trials int32 `json:"trials,omitempty"`
+	// PodIndex is the pod's Job completion index, ShardIndex its shard, Trial its trial (from 1) and ShardOffset
+	// the index of its first case among the run's, set by LoadShard (never written by the manager).
+	PodIndex    int32 `json:"-"`
 	ShardIndex  int32 `json:"-"`
+	Trial       int32 `json:"-"`
 	ShardOffset int   `json:"-"`
 	// SourceEvalFile, when set, is the pinned eval file that install splits: it writes the shard's cases to
 	// EvalFile, in a volume the runner reads but cannot write.
 	SourceEvalFile string `json:"sourceEvalFile,omitempty"`
-	// ShardConfigMaps, when set (a sharded or resumed run), name one pre-created ConfigMap per shard in which that
-	// shard's collector records its collection (key ShardSectionKey); the manager merges them into the EvalRun's
-	// status, which the collectors then do not write.
+	// ShardConfigMaps, when set (a sharded or resumed run, or one with trials), name one pre-created ConfigMap per
+	// pod (Job completion index) in which that pod's collector records its collection (key ShardSectionKey); the
+	// manager merges them into the EvalRun's status, which the collectors then do not write.
 	ShardConfigMaps []string `json:"shardConfigMaps,omitempty"`
-	// ResultConfigMapsPerShard is how many of ResultConfigMaps each shard has: shard i's are
-	// ResultConfigMaps[i*n:(i+1)*n]. 0 with one shard: all of them.
+	// ResultConfigMapsPerShard is how many of ResultConfigMaps each pod has: the pod of completion index i has
+	// ResultConfigMaps[i*n:(i+1)*n]. 0 with one pod: all of them.
 	ResultConfigMapsPerShard int32 `json:"resultConfigMapsPerShard,omitempty"`
 	// AllCaseIDs, in a resumed run, are every case id of the eval file, run (CaseIDs) or carried, in file order:
 	// the order of the merged status. Empty otherwise (CaseIDs are all of them).
@@ -172,12 +179,14 @@ func (c *RunConfig) Validate() error {
 	need(!c.CodeJudges || c.JudgeDeadlineSeconds > 0, "judgeDeadlineSeconds")
 	need(!c.CodeJudges || (c.JudgeContainers > 0 && c.JudgeContainers <= MaxJudgeContainers), "judgeContainers (1 to 8)")
 	need(c.Shards > 0, "shards")
+	need(c.Trials >= 0 && c.Trials <= MaxTrials, "trials (at most 100)")
+	need(c.Pods() <= 1 || c.HasShardConfigMaps() || c.BucketOnly, "shardConfigMaps (a run of several pods is merged by the manager)")
 	need(c.LLM == nil || (c.LLM.BaseURL != "" && c.LLM.Model != "" && c.LLM.TimeoutSeconds > 0 && c.LLM.MaxConcurrentRequests > 0),
 		"llm.baseURL, llm.model, llm.timeoutSeconds and llm.maxConcurrentRequests")
 	need(c.LLM == nil || c.LLMJudgeDeadlineSeconds > 0, "llmJudgeDeadlineSeconds")
-	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == int(c.Shards), "shardConfigMaps (one per shard)")
-	need(c.Shards <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == int(c.Shards*c.ResultConfigMapsPerShard)),
-		"resultConfigMapsPerShard (every shard's result ConfigMaps)")
+	need(len(c.ShardConfigMaps) == 0 || len(c.ShardConfigMaps) == c.Pods(), "shardConfigMaps (one per pod)")
+	need(c.Pods() <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == c.Pods()*int(c.ResultConfigMapsPerShard)),
+		"resultConfigMapsPerShard (every pod's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
 	need(c.Rejudge == nil || c.Rejudge.valid(c), "rejudge.from and the source's records: its record ConfigMaps (not with bucketOnly) or, with bucket, inBucket")
 	c.checkSources(need)
@@ -371,8 +380,11 @@ func ShardRange(n, shards, i int) (lo, hi int) {
 	return i * n / shards, (i + 1) * n / shards
 }
 
-// LoadShard narrows a validated run configuration to the shard with the given index (the pod's Job completion
-// index, EnvShardIndex): its case ids and result ConfigMaps. With one shard, index must be "" or "0".
+// Pods is the number of the run's pods, the Job's completions: one per trial of each shard.
+func (c *RunConfig) Pods() int { return max(int(c.Shards), 1) * TrialCount(c.Trials) }
+
+// LoadShard narrows a validated run configuration to the pod with the given Job completion index
+// (EnvShardIndex): its shard's case ids, its trial and its result ConfigMaps. With one pod, index must be "" or "0".
 func (c *RunConfig) LoadShard(index string) error {
 	i := 0
 	if index != "" {
@@ -382,18 +394,26 @@ func (c *RunConfig) LoadShard(index string) error {
 		}
 		i = n
 	}
-	if i >= int(c.Shards) {
+	pods := c.Pods()
+	switch {
+	case i >= pods && c.Trials > 1:
+		return fmt.Errorf("index %d does not exist: the run has %d pods (%d shards × %d trials)", i, pods, c.Shards, c.Trials)
+	case i >= pods:
 		return fmt.Errorf("shard %d does not exist: the run has %d shards", i, c.Shards)
-	}
-	if c.Shards > 1 && index == "" {
+	case pods > 1 && index == "" && c.Trials > 1:
+		return fmt.Errorf("the run has %d pods (%d shards × %d trials) but %s is not set", pods, c.Shards, c.Trials, EnvShardIndex)
+	case pods > 1 && index == "":
 		return fmt.Errorf("the run has %d shards but %s is not set", c.Shards, EnvShardIndex)
 	}
-	c.ShardIndex = int32(i)
-	if c.Shards <= 1 {
+	shard, trial := ShardTrial(i, int(c.Shards))
+	c.PodIndex, c.ShardIndex, c.Trial = int32(i), int32(shard), int32(trial)
+	if pods <= 1 {
 		return nil
 	}
-	lo, hi := ShardRange(len(c.CaseIDs), int(c.Shards), i)
-	c.CaseIDs, c.ShardOffset = c.CaseIDs[lo:hi:hi], lo
+	if c.Shards > 1 {
+		lo, hi := ShardRange(len(c.CaseIDs), int(c.Shards), shard)
+		c.CaseIDs, c.ShardOffset = c.CaseIDs[lo:hi:hi], lo
+	}
 	if per := int(c.ResultConfigMapsPerShard); per > 0 {
 		c.ResultConfigMaps = c.ResultConfigMaps[i*per : (i+1)*per : (i+1)*per]
 	}
@@ -408,11 +428,20 @@ func (c *RunConfig) LoadShard(index string) error {
 	return nil
 }
 
+// LineTrial is the trial the pod's result lines carry (results.Line.Trial): its trial from 2 on, 0 for trial 1 (and
+// in a run of one trial), which a line omits.
+func (c *RunConfig) LineTrial() int {
+	if c.Trials <= 1 || c.Trial <= 1 {
+		return 0
+	}
+	return int(c.Trial)
+}
+
 // ShardConfigMap is the ConfigMap where this pod's shard records its collection ("" when the collector writes
 // the EvalRun's status itself).
 func (c *RunConfig) ShardConfigMap() string {
 	if !c.HasShardConfigMaps() {
 		return ""
 	}
-	return c.ShardConfigMaps[c.ShardIndex]
+	return c.ShardConfigMaps[c.PodIndex]
 }

@@ -50,13 +50,23 @@ type RunnerConfig struct {
 	EvalFile string `json:"evalFile"`
 	// CaseIDs are the pod's case ids, in eval-file order.
 	CaseIDs []string `json:"caseIds"`
+	// Trial is the pod's trial in a run with trials (from 1, RunConfig.Trial), omitted in a run of one trial:
+	// {ATTEMPT} and $ATTEMPT (Attempt).
+	Trial int32 `json:"trial,omitempty"`
 	Launch
 }
 
-// RunnerConfig returns the runner side of a run configuration (narrowed to the pod's shard by LoadShard), whose
-// eval file is evalFile.
+// Attempt is the runner's {ATTEMPT}: its pod's trial, 1 in a run of one trial.
+func (c *RunnerConfig) Attempt() int { return max(int(c.Trial), 1) }
+
+// RunnerConfig returns the runner side of a run configuration (narrowed to the pod's shard and trial by
+// LoadShard), whose eval file is evalFile.
 func (c *RunConfig) RunnerConfig(evalFile string) *RunnerConfig {
-	return &RunnerConfig{EvalFile: evalFile, CaseIDs: slices.Clone(c.CaseIDs), Launch: c.Launch}
+	rc := &RunnerConfig{EvalFile: evalFile, CaseIDs: slices.Clone(c.CaseIDs), Launch: c.Launch}
+	if c.Trials > 1 {
+		rc.Trial = c.Trial
+	}
+	return rc
 }
 
 // Validate checks that every value the launcher needs is set (RunConfig.Validate's rules for them).
@@ -68,6 +78,7 @@ func (c *RunnerConfig) Validate() error {
 		}
 	}
 	need(c.EvalFile != "", "evalFile")
+	need(c.Trial >= 0 && c.Trial <= MaxTrials, "trial (at most 100)")
 	c.check(need)
 	if len(missing) > 0 {
 		return fmt.Errorf("the runner configuration lacks %s", strings.Join(missing, ", "))

@@ -53,6 +53,8 @@ type Tail struct {
 	Collection evalsv1alpha1.CollectionStatus
 	// Budgets are the budgets the collection reached (status.cost.budgetsExceeded).
 	Budgets []evalsv1alpha1.BudgetKind
+	// Trials is status.trials (a merged run with trials), its flaky ids bounded by their API maximum; nil otherwise.
+	Trials *evalsv1alpha1.TrialsStatus
 }
 
 // Options configure a Builder.
@@ -137,6 +139,10 @@ func (b *Builder) MayShow(index int, verdict evalsv1alpha1.Verdict) bool {
 	return b.failing.mayTake(index)
 }
 
+// AddUsage adds what was spent on a result that is not a case of its own (a trial of a case the merge of a run
+// with trials adds once) to the section's cost.
+func (b *Builder) AddUsage(u CaseUsage) { b.cost.Add(u) }
+
 // Add takes one judged case. Cases may come in any order; the output depends only on the set of cases and the
 // order of their Lines (which is the order of the ConfigMap lines).
 func (b *Builder) Add(c Case) error {
@@ -205,7 +211,7 @@ func (b *Builder) Finish(t Tail) (*Output, error) {
 		ref.Format = podwire.ResultsFormat
 	}
 	b.cost.AddBudgets(t.Budgets...)
-	s := Section{Summary: &summary, Results: ref, Collection: &collection, Cost: b.cost.Status()}
+	s := Section{Summary: &summary, Results: ref, Collection: &collection, Cost: b.cost.Status(), Trials: t.Trials.DeepCopy()}
 
 	failing := b.failing.sorted()
 	passing := b.passing.sorted()
@@ -291,6 +297,9 @@ func dropLast(s *Section) bool {
 	case len(s.ParseErrors) > 0:
 		s.ParseErrors = s.ParseErrors[:len(s.ParseErrors)-1]
 		r.OmittedParseErrors++
+	case s.Trials != nil && len(s.Trials.Flaky) > 0:
+		// trials.flakyCases counts them all.
+		s.Trials.Flaky = s.Trials.Flaky[:len(s.Trials.Flaky)-1]
 	case len(s.MissingIDs) > 0:
 		s.MissingIDs = s.MissingIDs[:len(s.MissingIDs)-1]
 		r.OmittedMissingIDs++

@@ -182,9 +182,9 @@ func TestSectionCost(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m.AddCollection(&out.Section, nil)
+	m.AddCollection(&out.Section, nil, nil)
 	m.AddCollection(&Section{Cost: &evalsv1alpha1.RunCost{BudgetsExceeded: []evalsv1alpha1.BudgetKind{
-		evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.BudgetJudgeTokens}}}, nil)
+		evalsv1alpha1.BudgetJudgeRequests, evalsv1alpha1.BudgetJudgeTokens}}}, nil, nil)
 	merged, err := m.Finish(func(int) string { return "" }, func(int) (int32, bool) { return 0, false }, at)
 	if err != nil {
 		t.Fatal(err)

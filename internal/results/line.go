@@ -24,6 +24,18 @@ type Line struct {
 	// AnsweredBy names the earlier run whose runner answered the case, when a re-judge (spec.rejudge) judged that
 	// run's kept record.
 	AnsweredBy string `json:"answeredBy,omitempty"`
+	// Trial is the trial (spec.trials) this result is of, from 1; omitted (0) for trial 1, so a result stored
+	// before trials existed reads as trial 1 (TrialNumber). The collector sets it from its pod's completion index,
+	// never from the runner's output.
+	Trial int `json:"trial,omitempty"`
+}
+
+// TrialNumber is the trial the line is of: Trial, or 1 when it is omitted.
+func (l *Line) TrialNumber() int {
+	if l.Trial == 0 {
+		return 1
+	}
+	return l.Trial
 }
 
 // Status is the line's case as status.cases shows it (the Builder bounds its strings).

@@ -83,6 +83,10 @@ func (r *Line) AppendJSON(b []byte) ([]byte, error) {
 		b = append(b, `,"answeredBy":`...)
 		b = jsonenc.AppendString(b, r.AnsweredBy)
 	}
+	if r.Trial != 0 {
+		b = append(b, `,"trial":`...)
+		b = strconv.AppendInt(b, int64(r.Trial), 10)
+	}
 	return append(b, '}'), nil
 }
 

@@ -32,8 +32,9 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 			},
 			Answer: tricky, Line: 12345,
 			TokenUsage: &jsonlresult.TokenUsage{Input: 1200, Output: 0.5, Cached: ptrTo(3e-5)},
-			CostUSD:    ptrTo(0.00731), DurationMs: ptrTo(123456789012.0), CarriedFrom: tricky, AnsweredBy: tricky,
+			CostUSD:    ptrTo(0.00731), DurationMs: ptrTo(123456789012.0), CarriedFrom: tricky, AnsweredBy: tricky, Trial: 100,
 		},
+		"negative trial": {CaseResult: verdict.CaseResult{ID: "t"}, Trial: -3},
 		"floats": {
 			CaseResult: verdict.CaseResult{ID: "f", Score: math.Copysign(0, -1), Verdict: verdict.VerdictPass},
 			TokenUsage: &jsonlresult.TokenUsage{Input: 1e20, Output: 123456789e-15},
@@ -103,7 +104,7 @@ func FuzzAppendJSON(f *testing.F) {
 			CaseResult: verdict.CaseResult{ID: id, Score: score, Verdict: verdict.Verdict(reasoning), BudgetUnjudged: line%2 == 0,
 				Evaluators: []verdict.EvaluatorResult{{Name: answer, Type: id, Key: reasoning, Score: cost, Hits: []string{answer}, Reasoning: reasoning,
 					SkipCause: verdict.SkipCause(answer)}}},
-			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning, AnsweredBy: id,
+			Answer: answer, Line: line, CostUSD: &cost, CarriedFrom: reasoning, AnsweredBy: id, Trial: int(line % 200),
 		}
 		want, werr := json.Marshal(r)
 		got, gerr := r.AppendJSON(nil)

@@ -29,6 +29,8 @@ type Merger struct {
 	stored  int
 	// records sums the collections' kept records.
 	records *evalsv1alpha1.RecordsStatus
+	// trials, in a run with trials, decides each case over its trials (WithTrials); nil for one trial.
+	trials *trialMerge
 }
 
 type indexedID struct {
@@ -54,9 +56,20 @@ func NewMerger(ids, configMaps, objects []string, budgetBytes int64) *Merger {
 }
 
 // AddChunk adds every result line of one stored chunk (gzip'd JSONL). A result whose id the run did not request,
-// or that was added already, is skipped: the first stored result of a case wins.
+// or that was added already, is skipped: the first stored result of a case (with trials, of a case's trial) wins.
 func (m *Merger) AddChunk(data []byte) error {
 	return EachLine(data, m.AddLine)
+}
+
+// ShowChunk reads one stored chunk again, in a run with trials, once every chunk was added (AddChunk): each case
+// shows one trial's result in the status (CaseTrials.Shown), which is known only once all its trials are in, so
+// the chunks are read twice rather than every case's results kept. The chunks must be shown in the order they were
+// added. It does nothing in a run of one trial.
+func (m *Merger) ShowChunk(data []byte) error {
+	if m.trials == nil {
+		return nil
+	}
+	return EachLine(data, m.ShowLine)
 }
 
 // EachLine calls f with every result of a stored chunk (gzip'd JSONL), decoded, and its encoding (valid only
@@ -108,6 +121,10 @@ func Chunks(names []string, lines [][]byte) ([]Chunk, error) {
 
 // AddLine adds one result; raw is its stored encoding.
 func (m *Merger) AddLine(l *Line, raw []byte) error {
+	if m.trials != nil {
+		m.trials.add(m, l)
+		return nil
+	}
 	i, ok := m.index[l.ID]
 	if !ok || m.seen[i] {
 		return nil
@@ -126,8 +143,8 @@ func (m *Merger) add(i int, l *Line, raw []byte) error {
 }
 
 // AddCollection adds what one collection's section says beyond its cases: its parse errors and unexpected ids
-// (each parse error naming shard, when shard is not nil) and their counts.
-func (m *Merger) AddCollection(s *Section, shard *int32) {
+// (each parse error naming shard and trial, when they are not nil) and their counts.
+func (m *Merger) AddCollection(s *Section, shard, trial *int32) {
 	if s == nil {
 		return
 	}
@@ -146,6 +163,9 @@ func (m *Merger) AddCollection(s *Section, shard *int32) {
 		if shard != nil {
 			pe.Shard = ptrTo(*shard)
 		}
+		if trial != nil {
+			pe.Trial = ptrTo(*trial)
+		}
 		m.tail.ParseErrors = append(m.tail.ParseErrors, pe)
 	}
 	for _, id := range s.UnexpectedIDs {
@@ -163,6 +183,11 @@ func (m *Merger) Finish(unrecorded func(index int) string, shardOf func(index in
 	ids := make([]string, len(m.seen))
 	for id, i := range m.index {
 		ids[i] = id
+	}
+	if m.trials != nil {
+		if err := m.trials.finish(m, ids); err != nil {
+			return nil, err
+		}
 	}
 	for i, seen := range m.seen {
 		if seen {
@@ -194,7 +219,12 @@ func (m *Merger) Finish(unrecorded func(index int) string, shardOf func(index in
 		}
 		m.tail.MissingIDShards = append(runs, evalsv1alpha1.MissingIDRun{Shard: shard, Count: 1})
 	}
-	m.tail.Summary = SummaryStatus(m.summary.Summary(), m.tail.ParseErrorCount, m.tail.UnexpectedCount)
+	sum := m.summary.Summary()
+	if m.trials != nil {
+		// Every trial's judges count, not only the shown ones'.
+		sum.ModelUsage = m.trials.judges
+	}
+	m.tail.Summary = SummaryStatus(sum, m.tail.ParseErrorCount, m.tail.UnexpectedCount)
 	m.tail.Collection = evalsv1alpha1.CollectionStatus{CollectedAt: &at}
 	out, err := m.builder.Finish(m.tail)
 	if err != nil {

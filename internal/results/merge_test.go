@@ -54,9 +54,9 @@ func TestMergerBuildsOneSectionFromStoredCollections(t *testing.T) {
 		}
 	}
 	m.AddCollection(&Section{Summary: &evalsv1alpha1.RunSummary{ParseErrors: 1, Unexpected: 1},
-		ParseErrors: []evalsv1alpha1.ParseError{{Line: 4, Message: "not JSON"}}, UnexpectedIDs: []string{"stranger"}}, ptr.To[int32](0))
+		ParseErrors: []evalsv1alpha1.ParseError{{Line: 4, Message: "not JSON"}}, UnexpectedIDs: []string{"stranger"}}, ptr.To[int32](0), nil)
 	m.AddCollection(&Section{Summary: &evalsv1alpha1.RunSummary{ParseErrors: 3},
-		ParseErrors: []evalsv1alpha1.ParseError{{Line: 1, Message: "x"}}}, ptr.To[int32](1))
+		ParseErrors: []evalsv1alpha1.ParseError{{Line: 1, Message: "x"}}}, ptr.To[int32](1), nil)
 	at := metav1.Now()
 	at.Time = at.Truncate(1e9)
 	// a and c ran in shard 0, d in shard 1, e in shard 2; b was carried.

@@ -61,6 +61,8 @@ type Section struct {
 	Conditions []metav1.Condition           `json:"conditions,omitempty"`
 	// Cost is what the section's cases spent (status.cost).
 	Cost *evalsv1alpha1.RunCost `json:"cost,omitempty"`
+	// Trials is a merged run's figures over its trials (status.trials); nil for a run of one trial.
+	Trials *evalsv1alpha1.TrialsStatus `json:"trials,omitempty"`
 }
 
 // Truncated reports whether anything was left out of the section (it is then in the result ConfigMaps only).

@@ -12,6 +12,8 @@ type Case struct {
 	Passed, Trials int
 	// Score is the mean score over the trials.
 	Score float64
+	// NoScore marks a case without a score (no trial of it was judged): Summarize leaves it out of MeanScore.
+	NoScore bool
 }
 
 // PassRate is the share of the case's trials that passed (pass@1 = pass^1).
@@ -89,9 +91,19 @@ type Summary struct {
 	PassRate Interval
 	// Trials and PassedTrials count every trial of every case.
 	Trials, PassedTrials int
-	// MeanScore is the mean over cases of each case's mean score, with an interval clustered by case (each case
-	// is one observation, its trials averaged first). With a single case there is no interval: Low = High =
-	// Estimate and Level is 0.
+	// MeanPassRate is the mean over cases of each case's pass rate (pass@1 = pass^1), with an interval clustered
+	// by case: when every case has one trial, the Wilson interval of the passed trials; otherwise the
+	// ScoreInterval method's over the per-case pass rates. A single case of several trials has no interval:
+	// Low = High = Estimate and Level is 0.
+	MeanPassRate Interval
+	// MeanPassAtN and MeanPassHatN are the means over cases of pass@N and pass^N, N each case's trials: the share
+	// of cases with a passing trial, and with every trial passing.
+	MeanPassAtN, MeanPassHatN float64
+	// Scored counts the cases with a score (NoScore false).
+	Scored int
+	// MeanScore is the mean over the scored cases of each case's mean score, with an interval clustered by case
+	// (each case is one observation, its trials averaged first). With a single scored case there is no interval:
+	// Low = High = Estimate and Level is 0; with none, MeanScore is zero.
 	MeanScore Interval
 	// Flaky lists the ids of the cases whose trials disagree, in input order.
 	Flaky []string
@@ -109,10 +121,18 @@ func Summarize(cases []Case, opts SummaryOptions) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("summary: %w", err)
 	}
+	switch opts.ScoreInterval {
+	case "", IntervalT, IntervalBootstrap:
+	default:
+		return Summary{}, fmt.Errorf("summary: score interval %q is not one of %q, %q", opts.ScoreInterval, IntervalT, IntervalBootstrap)
+	}
 	s := Summary{Cases: len(cases)}
-	scores := make([]float64, len(cases))
+	scores := make([]float64, 0, len(cases))
+	rates := make([]float64, len(cases))
+	oneTrial := true
 	for i, c := range cases {
-		if err := c.validate(); err != nil {
+		st, err := c.Stats()
+		if err != nil {
 			return Summary{}, fmt.Errorf("summary: %w", err)
 		}
 		if c.Passes(opts.CasePassRate) {
@@ -123,27 +143,45 @@ func Summarize(cases []Case, opts SummaryOptions) (Summary, error) {
 		}
 		s.Trials += c.Trials
 		s.PassedTrials += c.Passed
-		scores[i] = c.Score
+		oneTrial = oneTrial && c.Trials == 1
+		rates[i] = st.PassRate
+		s.MeanPassAtN += st.PassAtN
+		s.MeanPassHatN += st.PassHatN
+		if !c.NoScore {
+			scores = append(scores, c.Score)
+		}
 	}
+	s.MeanPassAtN /= float64(len(cases))
+	s.MeanPassHatN /= float64(len(cases))
+	s.Scored = len(scores)
 	if s.PassRate, err = Wilson(s.PassedCases, s.Cases, level); err != nil {
 		return Summary{}, fmt.Errorf("summary: %w", err)
 	}
-	if len(scores) < 2 {
-		s.MeanScore = Interval{Estimate: scores[0], Low: scores[0], High: scores[0]}
-		return s, nil
-	}
-	switch opts.ScoreInterval {
-	case "", IntervalT:
-		s.MeanScore, err = TInterval(scores, level)
-	case IntervalBootstrap:
-		b := opts.Bootstrap
-		b.Level = level
-		s.MeanScore, err = BootstrapMean(scores, b)
-	default:
-		err = fmt.Errorf("score interval %q is not one of %q, %q", opts.ScoreInterval, IntervalT, IntervalBootstrap)
+	if oneTrial {
+		s.MeanPassRate, err = Wilson(s.PassedTrials, s.Trials, level)
+	} else {
+		s.MeanPassRate, err = meanInterval(rates, level, opts)
 	}
 	if err != nil {
 		return Summary{}, fmt.Errorf("summary: %w", err)
 	}
+	if len(scores) > 0 {
+		if s.MeanScore, err = meanInterval(scores, level, opts); err != nil {
+			return Summary{}, fmt.Errorf("summary: %w", err)
+		}
+	}
 	return s, nil
+}
+
+// meanInterval is the mean of per-case values with opts' interval at level; a single value has no interval.
+func meanInterval(values []float64, level float64, opts SummaryOptions) (Interval, error) {
+	if len(values) < 2 {
+		return Interval{Estimate: values[0], Low: values[0], High: values[0]}, nil
+	}
+	if opts.ScoreInterval == IntervalBootstrap {
+		b := opts.Bootstrap
+		b.Level = level
+		return BootstrapMean(values, b)
+	}
+	return TInterval(values, level)
 }

@@ -2,8 +2,8 @@
 // statistics behind repeated trials and the Paired baseline comparison (issue 40, docs/statistics.md):
 //
 //   - per case with N trials: pass@k and pass^k (passk.go), flaky cases;
-//   - per run: the pass rate over case verdicts with its Wilson interval, the mean score with an interval clustered
-//     by case (Summarize, aggregate.go);
+//   - per run: the pass rate over case verdicts with its Wilson interval, the mean trial pass rate and the mean
+//     score with intervals clustered by case, the means of pass@N and pass^N (Summarize, aggregate.go);
 //   - intervals: Wilson's score interval for a proportion, Student's t interval of a mean, the percentile bootstrap
 //     of a mean (interval.go, bootstrap.go);
 //   - tests: McNemar's exact test on discordant pairs (mcnemar.go), the sign-flip (paired permutation) test on

@@ -110,6 +110,26 @@ func caseResult(c *evalsv1alpha1.CaseResult) *acv1alpha1.CaseResultApplyConfigur
 	}
 	pointer(c.CarriedFrom, ac.WithCarriedFrom)
 	pointer(c.AnsweredBy, ac.WithAnsweredBy)
+	if t := c.Trials; t != nil {
+		ac.WithTrials(acv1alpha1.CaseTrials().WithPassed(t.Passed).WithCount(t.Count))
+	}
+	return ac
+}
+
+// trialsStatus converts status.trials.
+func trialsStatus(t *evalsv1alpha1.TrialsStatus) *acv1alpha1.TrialsStatusApplyConfiguration {
+	ac := acv1alpha1.TrialsStatus().WithCount(t.Count).WithPassRate(t.PassRate).WithCases(t.Cases).WithFlakyCases(t.FlakyCases).
+		WithFlaky(t.Flaky...)
+	estimate := func(e *evalsv1alpha1.TrialsEstimate, with func(*acv1alpha1.TrialsEstimateApplyConfiguration) *acv1alpha1.TrialsStatusApplyConfiguration) {
+		if e != nil {
+			with(acv1alpha1.TrialsEstimate().WithValue(e.Value).WithLow(e.Low).WithHigh(e.High))
+		}
+	}
+	estimate(t.RunPassRate, ac.WithRunPassRate)
+	estimate(t.MeanTrialPassRate, ac.WithMeanTrialPassRate)
+	estimate(t.MeanScore, ac.WithMeanScore)
+	optional(t.PassAtN, ac.WithPassAtN)
+	optional(t.PassHatN, ac.WithPassHatN)
 	return ac
 }
 
@@ -128,6 +148,7 @@ func parseError(p *evalsv1alpha1.ParseError) *acv1alpha1.ParseErrorApplyConfigur
 	ac := acv1alpha1.ParseError().WithLine(p.Line).WithMessage(p.Message)
 	optional(p.Excerpt, ac.WithExcerpt)
 	pointer(p.Shard, ac.WithShard)
+	pointer(p.Trial, ac.WithTrial)
 	return ac
 }
 
@@ -200,6 +221,7 @@ func shardStatus(s *evalsv1alpha1.ShardStatus) *acv1alpha1.ShardStatusApplyConfi
 	ac := acv1alpha1.ShardStatus().WithIndex(s.Index).WithCases(s.Cases).WithState(s.State).WithReason(s.Reason).
 		WithMessage(s.Message).WithPodName(s.PodName).WithPassed(s.Passed).WithFailed(s.Failed).WithErrored(s.Errored).
 		WithMissing(s.Missing).WithParseErrors(s.ParseErrors).WithMissingIDs(s.MissingIDs...)
+	pointer(s.Trial, ac.WithTrial)
 	pointer(s.ImageID, ac.WithImageID)
 	if s.Cost != nil {
 		ac.WithCost(runCost(s.Cost))

@@ -87,7 +87,7 @@ func Manager(s *evalsv1alpha1.EvalRunStatus) *acv1alpha1.EvalRunStatusApplyConfi
 // Collector returns the results section s as the part of the status the collector owns (field manager
 // evalrun-collector; for a sharded or resumed run, the manager's evalrun-merge owns the same fields): summary,
 // cases, missingIds, missingIdShards, parseErrors, unexpectedIds, results, collection, records and the
-// conditions of CollectorConditionTypes (ResultsTruncated), and cost.
+// conditions of CollectorConditionTypes (ResultsTruncated), cost, and a merged run's trials.
 func Collector(s *results.Section) *acv1alpha1.EvalRunStatusApplyConfiguration {
 	ac := acv1alpha1.EvalRunStatus()
 	for _, c := range owned(s.Conditions, CollectorConditionTypes) {
@@ -122,6 +122,9 @@ func Collector(s *results.Section) *acv1alpha1.EvalRunStatusApplyConfiguration {
 	}
 	if s.Cost != nil {
 		ac.WithCost(runCost(s.Cost))
+	}
+	if s.Trials != nil {
+		ac.WithTrials(trialsStatus(s.Trials))
 	}
 	return ac
 }

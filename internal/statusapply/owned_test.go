@@ -147,7 +147,7 @@ func TestOwnedFields(t *testing.T) {
 			name:   "collector",
 			status: Collector(&section),
 			wantKeys: []string{"cases", "collection", "conditions", "cost", "missingIdShards", "missingIds", "parseErrors", "records", "results",
-				"summary", "unexpectedIds"},
+				"summary", "trials", "unexpectedIds"},
 			wantConditions: []string{"ResultsTruncated"},
 		},
 		{
@@ -276,6 +276,7 @@ func TestManagerIgnoresOtherFields(t *testing.T) {
 	a.Conditions = allConditions
 	b := *a.DeepCopy()
 	b.Summary, b.Cases, b.MissingIDs, b.ParseErrors, b.UnexpectedIDs, b.Results, b.Collection = nil, nil, nil, nil, nil, nil, nil
+	b.Trials = nil
 	b.MissingIDShards = nil
 	b.Conditions = nil
 	for _, c := range slices.Backward(a.Conditions) {

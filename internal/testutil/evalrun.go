@@ -212,6 +212,15 @@ func (w *EvalRunWrapper) Shards(shards, parallelism int32) *EvalRunWrapper {
 	return w
 }
 
+// Trials answers every case count times; passRate, when not empty, is the share of trials a case must pass.
+func (w *EvalRunWrapper) Trials(count int32, passRate string) *EvalRunWrapper {
+	w.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To(count)}
+	if passRate != "" {
+		w.Spec.Trials.PassRate = ptr.To(passRate)
+	}
+	return w
+}
+
 // Resume makes the run resume the EvalRun called from, running the cases mode selects.
 func (w *EvalRunWrapper) Resume(from string, mode evalsv1alpha1.ResumeCases) *EvalRunWrapper {
 	w.Spec.Resume = &evalsv1alpha1.Resume{From: from, Cases: ptr.To(mode)}

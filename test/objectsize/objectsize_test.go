@@ -345,7 +345,7 @@ func thousandShardSection(t testing.TB, s shape, name, uid string, budget int64,
 	for k := range shards {
 		sec := &results.Section{Summary: &evalsv1alpha1.RunSummary{ParseErrors: 1}, ParseErrors: []evalsv1alpha1.ParseError{{
 			Line: 1, Excerpt: long("{not json ", 512), Message: long("invalid character 'n' looking for beginning of object key string ", 1024)}}}
-		m.AddCollection(sec, ptr.To(int32(k)))
+		m.AddCollection(sec, ptr.To(int32(k)), nil)
 	}
 	sec, err := m.Finish(func(int) string { return long("shard recorded no result for this case: ", 1024) },
 		func(i int) (int32, bool) { return int32(i / (n / shards)), true }, metav1.NewTime(collectedAt))
@@ -476,4 +476,138 @@ func storedLine(c evalsv1alpha1.CaseResult) results.Line {
 			Reasoning: e.Message})
 	}
 	return results.Line{CaseResult: r, Answer: c.Answer}
+}
+
+// thousandPodTrialsSection merges, as the manager does (results.Merger with trials, two passes), the stored results
+// of a run of 500 shards × 2 trials (1,000 pods) with the longest names: each case's first trial passes and its
+// second fails at the largest shape (every case is flaky, so status.trials lists 100 ids of 256 bytes), missing
+// cases in both trials, every pod's parse error naming its shard and trial.
+func thousandPodTrialsSection(t testing.TB, cases, missing int, name, uid string, budget int64, collectedAt time.Time) results.Section {
+	t.Helper()
+	const shards, trials = 500, 2
+	n := cases + missing
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = long(fmt.Sprintf("case-%07d-", i), 256)
+	}
+	objects := make([]string, shards*trials)
+	for i := range objects {
+		objects[i] = fmt.Sprintf("s3://%s/%s/%s/%s/%s/shards/%d/results.jsonl.gz", longBucket, longPrefix, longNamespace, name, uid, i)
+	}
+	m := results.NewMerger(ids, nil, objects, budget).WithTrials(results.TrialRule{Count: trials, PassRate: 1, PassRateText: "1"},
+		func(int, int) string { return long("shard 499 trial 2 recorded no result for this case: ", 1024) })
+	missingFrom := func(i int) bool { return i%(n/shards) >= cases/shards }
+	var lines []results.Line
+	for pod := range shards * trials {
+		shard, trial := podwire.ShardTrial(pod, shards)
+		lo, hi := podwire.ShardRange(n, shards, shard)
+		for i := lo; i < hi; i++ {
+			if missingFrom(i) {
+				continue
+			}
+			c := shapes[2].caseFor(i)
+			c.ID, c.Verdict = ids[i], evalsv1alpha1.VerdictFail
+			if trial == 1 {
+				c = evalsv1alpha1.CaseResult{ID: ids[i], Verdict: evalsv1alpha1.VerdictPass, Score: "1.0000"}
+			}
+			l := storedLine(c)
+			if trial > 1 {
+				l.Trial = trial
+			}
+			lines = append(lines, l)
+		}
+	}
+	for pass, add := range []func(*results.Line, []byte) error{m.AddLine, m.ShowLine} {
+		for i := range lines {
+			raw, err := json.Marshal(lines[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := add(&lines[i], raw); err != nil {
+				t.Fatalf("pass %d: %v", pass+1, err)
+			}
+		}
+	}
+	for pod := range shards * trials {
+		shard, trial := podwire.ShardTrial(pod, shards)
+		sec := &results.Section{Summary: &evalsv1alpha1.RunSummary{ParseErrors: 1}, ParseErrors: []evalsv1alpha1.ParseError{{
+			Line: 1, Excerpt: long("{not json ", 512), Message: long("invalid character 'n' looking for beginning of object key string ", 1024)}}}
+		m.AddCollection(sec, ptr.To(int32(shard)), ptr.To(int32(trial)))
+	}
+	sec, err := m.Finish(func(int) string { return "" }, func(i int) (int32, bool) { return int32(i / (n / shards)), true },
+		metav1.NewTime(collectedAt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return *sec
+}
+
+// TestEvalRunSizeAtThousandPodsWithTrials is TestEvalRunSizeAtThousandShards for a run of 500 shards × 2 trials:
+// 1,000 pods' entries (each naming its trial), the merged section with status.trials and its 100 longest flaky
+// ids, within the status budget and the object limit.
+func TestEvalRunSizeAtThousandPodsWithTrials(t *testing.T) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set: run `make test-unit`, or set it to bin/k8s/<version> after `make envtest-assets`")
+	}
+	_, cfg, c := startEnv(t)
+	raw, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: longNamespace}}); err != nil {
+		t.Fatal(err)
+	}
+	budget := int64(options.MaxStatusBudgetBytes)
+	statuses := thousandShardStatuses()
+	for i := range statuses {
+		shard, trial := podwire.ShardTrial(i, 500)
+		statuses[i].Index, statuses[i].Trial = int32(shard), ptr.To(int32(trial))
+	}
+	name := longRunName[:len(longRunName)-1] + "t"
+	run := testutil.MakeEvalRun(name, longNamespace).Shards(500, 20).Trials(2, "1").Obj()
+	run.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: evalsv1alpha1.S3Bucket{Endpoint: "http://seaweedfs.storage.svc:8333",
+		Bucket: longBucket, Prefix: ptr.To(longPrefix), CredentialsSecret: "s3-creds"}}
+	if err := c.Create(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sectionBudget := collect.MergedSectionBudget(budget, statuses)
+	section := thousandPodTrialsSection(t, 2000, 1000, name, string(run.UID), sectionBudget, now)
+	ac := statusapply.EvalRun(run.Namespace, run.Name, run.UID, statusapply.Collector(&section))
+	if err := c.Status().Apply(ctx, ac, client.FieldOwner(statusapply.FieldManagerMerge), client.ForceOwnership); err != nil {
+		t.Fatalf("the merged status apply: %v", err)
+	}
+	sharding, listed := assess.ShardingStatus(statuses)
+	applyManagerStatusWith(t, c, run, now, sharding, listed)
+
+	body, obj, managed := readStored(ctx, t, raw, cfg.Host, run.Namespace, run.Name)
+	st := obj.Status
+	sectionBytes := jsonLen(t, results.Section{Summary: st.Summary, Cases: st.Cases, MissingIDs: st.MissingIDs,
+		MissingIDShards: st.MissingIDShards, ParseErrors: st.ParseErrors, UnexpectedIDs: st.UnexpectedIDs, Results: st.Results,
+		Conditions: conditionsOf(st.Conditions, evalsv1alpha1.ConditionResultsTruncated), Trials: st.Trials})
+	shardsBytes := jsonLen(t, struct {
+		Sharding *evalsv1alpha1.ShardingStatus `json:"sharding"`
+		Shards   []evalsv1alpha1.ShardStatus   `json:"shards"`
+	}{st.Sharding, st.Shards})
+	t.Logf("500 shards × 2 trials: %d status cases (%d omitted), %d missing ids, %d flaky ids of %d, %d objects; "+
+		"section %d B (status.trials %d B) + shards %d B = %d B (budget %d B, section budget %d B); object %d B = %.2f MiB "+
+		"(status %d B, managedFields %d B); limit %d B, headroom %d B",
+		len(st.Cases), st.Results.OmittedCases, len(st.MissingIDs), len(st.Trials.Flaky), st.Trials.FlakyCases, len(st.Results.Objects),
+		sectionBytes, jsonLen(t, st.Trials), shardsBytes, sectionBytes+shardsBytes, budget, sectionBudget, len(body),
+		float64(len(body))/(1<<20), jsonLen(t, st), managed, objectLimit, objectLimit-len(body))
+	if st.Trials == nil || st.Trials.FlakyCases != 2000 || len(st.Trials.Flaky) != evalsv1alpha1.MaxStatusFlakyIDs ||
+		len(st.Results.Objects) != 1000 || len(st.Shards) != evalsv1alpha1.MaxStatusShards || len(st.Cases) == 0 || st.Shards[0].Trial == nil {
+		t.Fatalf("the applies did not land: trials %+v, %d objects, %d shards, %d cases", st.Trials, len(st.Results.Objects), len(st.Shards),
+			len(st.Cases))
+	}
+	if s := st.Sharding; s.Shards != 500 || s.Failed != 1000 || s.OmittedShards != 900 {
+		t.Errorf("sharding %+v: want 500 shards, 1,000 pods failed, 900 entries left out", s)
+	}
+	if int64(sectionBytes+shardsBytes) > budget {
+		t.Errorf("the section (%d B) and the shards (%d B) are over the %d-byte status budget", sectionBytes, shardsBytes, budget)
+	}
+	if len(body) >= objectLimit {
+		t.Errorf("the EvalRun is %d bytes with managedFields, not below the %d-byte object limit", len(body), objectLimit)
+	}
 }

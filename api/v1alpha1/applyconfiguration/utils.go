@@ -47,6 +47,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.CarriedCostApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CaseResult"):
 		return &apiv1alpha1.CaseResultApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("CaseTrials"):
+		return &apiv1alpha1.CaseTrialsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CollectionStatus"):
 		return &apiv1alpha1.CollectionStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ConfigMapKeyReference"):
@@ -143,6 +145,12 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.TargetApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("TemplateMetadata"):
 		return &apiv1alpha1.TemplateMetadataApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("Trials"):
+		return &apiv1alpha1.TrialsApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TrialsEstimate"):
+		return &apiv1alpha1.TrialsEstimateApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TrialsStatus"):
+		return &apiv1alpha1.TrialsStatusApplyConfiguration{}
 
 	}
 	return nil

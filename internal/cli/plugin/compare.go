@@ -133,6 +133,8 @@ func (o *compareOptions) run(cmd *cobra.Command, e *env, name, baseline string) 
 	}
 	bounds.Seed = compare.Seed(base, run)
 	b := compare.NewBuilder(0)
+	// A run with trials has a line per trial of a case: its cases are decided over them, as the manager does.
+	b.Trials(compare.TrialRuleOf(base), compare.TrialRuleOf(run))
 	// Every baseline line first, then the run's (compare.Builder's contract).
 	if err := eachLine(ctx, c, base, b.AddBaseline); err != nil {
 		return err

@@ -271,6 +271,7 @@ func baselineMarks(in HTMLInput) *marks {
 	b := in.Baseline
 	if b != nil && b.Run != nil && len(b.Lines) > 0 && len(in.Lines) > 0 {
 		cb := compare.NewBuilder(0)
+		cb.Trials(compare.TrialRuleOf(b.Run), compare.TrialRuleOf(in.Run))
 		m := &marks{newly: map[string]string{}, base: make(map[string]*results.Line, len(b.Lines))}
 		for _, l := range b.Lines {
 			cb.AddBaseline(l)

@@ -28,12 +28,45 @@ const SplitContiguous = "Contiguous"
 // maxShardMessage bounds a shard's message in status.shards.
 const maxShardMessage = 512
 
-// ShardObservation is what the classification of a sharded or resumed run reads beyond Observation: the number
-// of shards and cases, and each shard's recorded collection (its shard ConfigMap's section), by index.
+// ShardObservation is what the classification of a sharded or resumed run (or one with trials) reads beyond
+// Observation: the number of its pods and cases, and each pod's recorded collection (its shard ConfigMap's
+// section), by Job completion index. In a run with trials a pod is one trial of one shard (podwire.ShardTrial);
+// otherwise a pod is a shard.
 type ShardObservation struct {
-	Shards   int
+	// Shards is the number of the Job's completion indexes: the run's shards times its trials.
+	Shards int
+	// Trials is the number of trials of every case (0 or 1: one).
+	Trials   int
 	Cases    int
 	Sections map[int]*results.Section
+}
+
+// trials is the number of trials, at least 1.
+func (so ShardObservation) trials() int { return max(so.Trials, 1) }
+
+// CaseShards is the number of shards the cases were split into: the completion indexes over the trials.
+func (so ShardObservation) CaseShards() int { return max(so.Shards/so.trials(), 1) }
+
+// ShardTrial is the shard and the trial (from 1) of completion index i.
+func (so ShardObservation) ShardTrial(i int) (shard, trial int) {
+	return podwire.ShardTrial(i, so.CaseShards())
+}
+
+// PodName names completion index i for people: "shard 3", or in a run with trials "shard 3 trial 2".
+func (so ShardObservation) PodName(i int) string {
+	if so.trials() <= 1 {
+		return fmt.Sprintf("shard %d", i)
+	}
+	shard, trial := so.ShardTrial(i)
+	return fmt.Sprintf("shard %d trial %d", shard, trial)
+}
+
+// pods names the run's pods in a count: "shards", or "shard trials".
+func (so ShardObservation) pods() string {
+	if so.trials() <= 1 {
+		return "shards"
+	}
+	return "shard trials"
 }
 
 // ShardVerdict is the classification of a sharded or resumed run: the run's assessment (what its shards add up
@@ -52,7 +85,7 @@ func ClassifyShards(obs Observation, so ShardObservation, opts options.Options) 
 	v := ShardVerdict{Shards: make([]Assessment, so.Shards)}
 	var release []PodRelease
 	for i := range so.Shards {
-		if a, ok := stoppedShard(i, byIndex[i], stopped[i], obs.Run.Status.Shards); ok {
+		if a, ok := stoppedShard(so, i, byIndex[i], stopped[i], obs.Run.Status.Shards); ok {
 			// Pods that outlived an eviction that failed are stopped again.
 			a.StopPods = stopsOf(i, byIndex[i], &a)
 			v.Shards[i] = a
@@ -60,7 +93,7 @@ func ClassifyShards(obs Observation, so ShardObservation, opts options.Options) 
 		}
 		shardObs := obs
 		shardObs.Run = runWithCollection(obs.Run, so.Sections[i])
-		shardObs.Job = jobForShard(obs.Job, i)
+		shardObs.Job = jobForShard(obs.Job, i, so.PodName(i))
 		shardObs.Pods = byIndex[i]
 		if len(byIndex[i]) > 0 {
 			shardObs.PodCreateFailures = nil
@@ -74,7 +107,7 @@ func ClassifyShards(obs Observation, so ShardObservation, opts options.Options) 
 			release = append(release, ReleasableShardPods(i, byIndex[i], obs.Job)...)
 		}
 	}
-	v.Assessment = combineShards(v.Shards)
+	v.Assessment = combineShards(v.Shards, so)
 	v.Assessment.ReleasePods = release
 	v.Statuses = shardStatuses(v.Shards, so)
 	return v
@@ -139,12 +172,12 @@ func ShardsWithoutJob(so ShardObservation, jobName string, recorded []evalsv1alp
 		if s := so.Sections[i]; s != nil {
 			c = s.Collection
 		}
-		if a, ok := stoppedShard(i, nil, "", recorded); ok {
+		if a, ok := stoppedShard(so, i, nil, "", recorded); ok {
 			v.Shards[i] = a
 			continue
 		}
 		a, ok := FromCollection(c, nil)
-		if ok && !recordedSucceeded(recorded, i) {
+		if ok && !recordedSucceeded(so, recorded, i) {
 			a = WithoutRunnerExit(a, jobName)
 		}
 		if !ok {
@@ -153,19 +186,30 @@ func ShardsWithoutJob(so ShardObservation, jobName string, recorded []evalsv1alp
 		}
 		v.Shards[i] = a
 	}
-	v.Assessment = combineShards(v.Shards)
+	v.Assessment = combineShards(v.Shards, so)
 	v.Statuses = shardStatuses(v.Shards, so)
 	return v
 }
 
-// recordedSucceeded reports whether shard i is recorded as succeeded in status.shards.
-func recordedSucceeded(recorded []evalsv1alpha1.ShardStatus, i int) bool {
-	for _, st := range recorded {
-		if int(st.Index) == i {
-			return State(st.State) == StateSucceeded
-		}
+// recordedSucceeded reports whether the pod of completion index i is recorded as succeeded in status.shards.
+func recordedSucceeded(so ShardObservation, recorded []evalsv1alpha1.ShardStatus, i int) bool {
+	if st := recordedOf(so, recorded, i); st != nil {
+		return State(st.State) == StateSucceeded
 	}
 	return false
+}
+
+// recordedOf is the status.shards entry of completion index i (its shard's, and in a run with trials its trial's),
+// or nil.
+func recordedOf(so ShardObservation, recorded []evalsv1alpha1.ShardStatus, i int) *evalsv1alpha1.ShardStatus {
+	shard, trial := so.ShardTrial(i)
+	for k := range recorded {
+		st := &recorded[k]
+		if int(st.Index) == shard && int(ptr.Deref(st.Trial, 1)) == trial {
+			return st
+		}
+	}
+	return nil
 }
 
 // runWithCollection is run with status.collection replaced by a shard's (nil when it recorded none): the view
@@ -200,7 +244,7 @@ func PodsByShard(pods []corev1.Pod, shards int) map[int][]corev1.Pod {
 // jobForShard is the Job as one shard sees it: an Indexed Job is Complete for a shard whose index completed and
 // Failed for one whose index failed; its deadline fails every shard that had not ended. A Job that is not
 // Indexed (one shard) is itself.
-func jobForShard(job *batchv1.Job, i int) *batchv1.Job {
+func jobForShard(job *batchv1.Job, i int, name string) *batchv1.Job {
 	if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
 		return job
 	}
@@ -211,7 +255,7 @@ func jobForShard(job *batchv1.Job, i int) *batchv1.Job {
 		view.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
 	case InIndexSet(ptr.Deref(job.Status.FailedIndexes, ""), i):
 		view.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue,
-			Reason: batchv1.JobReasonFailedIndexes, Message: fmt.Sprintf("shard %d failed", i)}}
+			Reason: batchv1.JobReasonFailedIndexes, Message: name + " failed"}}
 	case failed != nil && failed.Reason == batchv1.JobReasonDeadlineExceeded:
 		view.Status.Conditions = []batchv1.JobCondition{*failed}
 	case failed != nil:
@@ -275,24 +319,22 @@ func shardStopCondition(pod *corev1.Pod) *corev1.PodCondition {
 // of the stop condition on one of its pods; once its pods are gone, with the reason the Job records
 // (AnnotationStoppedShards, stoppedReason) and the message status.shards recorded; without the Job, as
 // status.shards recorded a shard failed for a reason only the manager decides (infrastructure, disruptions).
-func stoppedShard(index int, pods []corev1.Pod, stoppedReason string, recorded []evalsv1alpha1.ShardStatus) (Assessment, bool) {
+func stoppedShard(so ShardObservation, index int, pods []corev1.Pod, stoppedReason string, recorded []evalsv1alpha1.ShardStatus) (Assessment, bool) {
 	for i := range pods {
 		if c := shardStopCondition(&pods[i]); c != nil {
 			return Assessment{State: StateFailed, Reason: c.Reason, Message: c.Message, Runner: runnerFacts(&pods[i])}, true
 		}
 	}
-	var rec *evalsv1alpha1.ShardStatus
-	for k := range recorded {
-		if int(recorded[k].Index) == index && State(recorded[k].State) == StateFailed {
-			rec = &recorded[k]
-		}
+	rec := recordedOf(so, recorded, index)
+	if rec != nil && State(rec.State) != StateFailed {
+		rec = nil
 	}
 	switch {
 	case stoppedReason != "" && rec != nil && rec.Reason == stoppedReason:
 		return Assessment{State: StateFailed, Reason: rec.Reason, Message: rec.Message}, true
 	case stoppedReason != "":
 		return Assessment{State: StateFailed, Reason: stoppedReason,
-			Message: fmt.Sprintf("the manager stopped shard %d (%s)", index, stoppedReason)}, true
+			Message: fmt.Sprintf("the manager stopped %s (%s)", so.PodName(index), stoppedReason)}, true
 	case pods == nil && rec != nil && managerDecided(rec.Reason):
 		return Assessment{State: StateFailed, Reason: rec.Reason, Message: rec.Message}, true
 	}
@@ -331,7 +373,7 @@ func FormatStoppedShards(m map[int]string) string {
 // combineShards adds the shards' assessments up. A failure every shard would meet alike ends the run at once
 // (its Job stopped). Otherwise the run is in progress until every shard has ended; then it succeeded if every
 // shard did, and failed with the most fundamental of its shards' reasons otherwise.
-func combineShards(shards []Assessment) Assessment {
+func combineShards(shards []Assessment, so ShardObservation) Assessment {
 	n := len(shards)
 	var out Assessment
 	done, failed := 0, 0
@@ -342,7 +384,7 @@ func combineShards(shards []Assessment) Assessment {
 		a := &shards[i]
 		if a.State == StateFailed && outcome.RunFatal(a.Reason) && a.StopJob {
 			return Assessment{State: StateFailed, Reason: a.Reason, StopJob: true,
-				Message: textbound.Head(fmt.Sprintf("shard %d: %s", i, a.Message), MaxConditionMessage)}
+				Message: textbound.Head(fmt.Sprintf("%s: %s", so.PodName(i), a.Message), MaxConditionMessage)}
 		}
 		if out.RetryPod == "" {
 			out.RetryPod, out.RetryIndex = a.RetryPod, a.RetryIndex
@@ -370,13 +412,13 @@ func combineShards(shards []Assessment) Assessment {
 	}
 	if firstActive != nil {
 		out.State, out.Reason, out.RecheckAfter = firstActive.State, firstActive.Reason, recheck
-		msg := fmt.Sprintf("%d of %d shards finished (%d failed); shard %d: %s", done, n, failed, activeIndex, firstActive.Message)
+		msg := fmt.Sprintf("%d of %d %s finished (%d failed); %s: %s", done, n, so.pods(), failed, so.PodName(activeIndex), firstActive.Message)
 		out.Message = textbound.Head(msg, MaxConditionMessage)
 		return out
 	}
 	if failed == 0 {
 		out.State, out.Reason = StateSucceeded, evalsv1alpha1.ReasonCompleted
-		out.Message = fmt.Sprintf("all %d shards completed", n)
+		out.Message = fmt.Sprintf("all %d %s completed", n, so.pods())
 		if n == 1 {
 			out.Message = shards[0].Message
 		}
@@ -389,7 +431,8 @@ func combineShards(shards []Assessment) Assessment {
 		}
 	}
 	out.State, out.Reason = StateFailed, shards[worst].Reason
-	out.Message = textbound.Head(fmt.Sprintf("%d of %d shards failed; shard %d: %s", failed, n, worst, shards[worst].Message), MaxConditionMessage)
+	out.Message = textbound.Head(fmt.Sprintf("%d of %d %s failed; %s: %s", failed, n, so.pods(), so.PodName(worst), shards[worst].Message),
+		MaxConditionMessage)
 	return out
 }
 
@@ -411,9 +454,13 @@ func stateRank(s State) int {
 func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.ShardStatus {
 	out := make([]evalsv1alpha1.ShardStatus, len(shards))
 	for i, a := range shards {
-		lo, hi := podwire.ShardRange(so.Cases, so.Shards, i)
-		st := evalsv1alpha1.ShardStatus{Index: int32(i), Cases: int32(hi - lo), State: string(a.State), Reason: a.Reason,
+		shard, trial := so.ShardTrial(i)
+		lo, hi := podwire.ShardRange(so.Cases, so.CaseShards(), shard)
+		st := evalsv1alpha1.ShardStatus{Index: int32(shard), Cases: int32(hi - lo), State: string(a.State), Reason: a.Reason,
 			Message: textbound.PrintableHead(OneLine(a.Message), maxShardMessage)}
+		if so.trials() > 1 {
+			st.Trial = ptr.To(int32(trial))
+		}
 		if a.Runner != nil {
 			st.PodName = a.Runner.PodName
 			st.ImageID = a.Runner.ImageID
@@ -443,10 +490,15 @@ func shardStatuses(shards []Assessment, so ShardObservation) []evalsv1alpha1.Sha
 	return out
 }
 
-// ShardingStatus is status.sharding for the shards' entries (all of them), and the bounded status.shards.
+// ShardingStatus is status.sharding for the shards' entries (all of them: with trials, one per trial of each shard),
+// and the bounded status.shards.
 func ShardingStatus(all []evalsv1alpha1.ShardStatus) (*evalsv1alpha1.ShardingStatus, []evalsv1alpha1.ShardStatus) {
-	s := &evalsv1alpha1.ShardingStatus{Shards: int32(len(all)), Split: SplitContiguous}
+	s := &evalsv1alpha1.ShardingStatus{Split: SplitContiguous}
 	for _, st := range all {
+		if ptr.Deref(st.Trial, 1) == 1 {
+			// One entry of each shard is its first trial (or the shard, without trials).
+			s.Shards++
+		}
 		switch State(st.State) {
 		case StateSucceeded:
 			s.Succeeded++

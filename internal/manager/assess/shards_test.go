@@ -1,6 +1,7 @@
 package assess
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -70,7 +71,7 @@ func TestJobForShard(t *testing.T) {
 	})
 	view := func(j *batchv1.Job, i int) []string {
 		var out []string
-		for _, c := range jobForShard(j, i).Status.Conditions {
+		for _, c := range jobForShard(j, i, fmt.Sprintf("shard %d", i)).Status.Conditions {
 			out = append(out, string(c.Type)+"/"+c.Reason)
 		}
 		return out
@@ -89,7 +90,7 @@ func TestJobForShard(t *testing.T) {
 	expect("deadline, running index", []string{"Failed/DeadlineExceeded"}, view(deadline, 1))
 	// A Job that is not Indexed (one shard) is its own view.
 	plain := &batchv1.Job{Status: batchv1.JobStatus{Conditions: []batchv1.JobCondition{cond(batchv1.JobComplete, "")}}}
-	if jobForShard(plain, 0) != plain {
+	if jobForShard(plain, 0, "shard 0") != plain {
 		t.Error("a one-pod Job's view is not the Job itself")
 	}
 }
@@ -126,7 +127,7 @@ func TestCombineShards(t *testing.T) {
 				Message: "1 of 2 shards finished (1 failed); shard 0: pod p is running"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, combineShards(tt.shards)); diff != "" {
+			if diff := cmp.Diff(tt.want, combineShards(tt.shards, ShardObservation{Shards: len(tt.shards)})); diff != "" {
 				t.Errorf("combineShards (-want +got):\n%s", diff)
 			}
 		})
@@ -171,5 +172,51 @@ func TestShardStatusWait(t *testing.T) {
 				t.Errorf("ShardStatusWait = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestShardsWithTrials: in a run of 2 shards × 3 trials, completion index i is trial i/2+1 of shard i%2: each pod's
+// status entry names its shard (index) and trial, counts its shard's cases, and is listed failed first; the run's
+// sharding counts 2 shards and the pods' states; messages name shards and trials; a recorded entry is matched by
+// shard and trial.
+func TestShardsWithTrials(t *testing.T) {
+	so := ShardObservation{Shards: 6, Trials: 3, Cases: 5}
+	ok := Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: "done"}
+	shards := []Assessment{ok, {State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "pod p is running"}, ok,
+		{State: StateFailed, Reason: evalsv1alpha1.ReasonRunnerFailed, Message: "exit 1"}, ok, ok}
+	type entry struct{ Index, Trial, Cases int32 }
+	var got []entry
+	all := shardStatuses(shards, so)
+	for _, st := range all {
+		got = append(got, entry{st.Index, ptr.Deref(st.Trial, 0), st.Cases})
+	}
+	want := []entry{{1, 2, 3}, {1, 1, 3}, {0, 1, 2}, {0, 2, 2}, {0, 3, 2}, {1, 3, 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status.shards (-want +got):\n%s", diff)
+	}
+	sharding, _ := ShardingStatus(all)
+	if diff := cmp.Diff(&evalsv1alpha1.ShardingStatus{Shards: 2, Split: SplitContiguous, Succeeded: 4, Failed: 1}, sharding); diff != "" {
+		t.Errorf("status.sharding (-want +got):\n%s", diff)
+	}
+	if a := combineShards(shards, so); a.Message != "5 of 6 shard trials finished (1 failed); shard 1 trial 1: pod p is running" {
+		t.Errorf("message %q", a.Message)
+	}
+	shards[1] = ok
+	if a := combineShards(shards, so); a.Message != "1 of 6 shard trials failed; shard 1 trial 2: exit 1" || a.State != StateFailed {
+		t.Errorf("%s: %q", a.State, a.Message)
+	}
+	recorded := []evalsv1alpha1.ShardStatus{{Index: 1, Trial: ptr.To[int32](3), State: string(StateSucceeded)},
+		{Index: 1, Trial: ptr.To[int32](1), State: string(StateFailed), Reason: evalsv1alpha1.ReasonDisruptionLimitExceeded, Message: "gone"}}
+	if !recordedSucceeded(so, recorded, 5) || recordedSucceeded(so, recorded, 3) || recordedSucceeded(so, recorded, 1) {
+		t.Error("recorded entries are not matched by shard and trial")
+	}
+	if a, stopped := stoppedShard(so, 1, nil, "", recorded); !stopped || a.Message != "gone" {
+		t.Errorf("index 1 (shard 1 trial 1), recorded failed by the manager: %+v %v", a, stopped)
+	}
+	if _, stopped := stoppedShard(so, 3, nil, "", recorded); stopped {
+		t.Error("index 3 (shard 1 trial 2) took shard 1 trial 1's recorded failure")
+	}
+	if a, _ := stoppedShard(so, 4, nil, evalsv1alpha1.ReasonRunnerTimedOut, nil); a.Message != "the manager stopped shard 0 trial 3 (RunnerTimedOut)" {
+		t.Errorf("stop message %q", a.Message)
 	}
 }

@@ -1,6 +1,7 @@
 package children
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -202,6 +203,45 @@ func TestBuildRunConfig(t *testing.T) {
 			},
 		},
 		{
+			name: "4001 cases in 2 shards × 3 trials: a pod per trial of each shard, each its own result, record and shard ConfigMaps",
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
+				r.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](3), PassRate: ptr.To("0.6")}
+			}),
+			ids: testutil.CaseIDs(4001),
+			want: func(c *podwire.RunConfig) {
+				c.CaseIDs = testutil.CaseIDs(4001)
+				c.Shards, c.Trials, c.ResultConfigMapsPerShard = 2, 3, 2
+				c.ResultConfigMaps = names("screen-evalrun-results-", 12)
+				c.Records = &podwire.Records{ConfigMaps: names("screen-evalrun-records-", 12), ConfigMapsPerShard: 2}
+				c.ShardConfigMaps = names("screen-evalrun-shard-", 6)
+				c.SourceEvalFile, c.EvalFile = "/evalrun-eval/eval.yaml", "/evalrun/shard/eval.yaml"
+				c.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
+			},
+		},
+		{
+			name: "3 trials of one shard: every pod runs every case of the pinned file",
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](3)}
+			}),
+			ids: []string{"case-001", "case-002"},
+			want: func(c *podwire.RunConfig) {
+				c.Trials, c.ResultConfigMapsPerShard = 3, 1
+				c.ResultConfigMaps = names("screen-evalrun-results-", 3)
+				c.Records = &podwire.Records{ConfigMaps: names("screen-evalrun-records-", 3), ConfigMapsPerShard: 1}
+				c.ShardConfigMaps = names("screen-evalrun-shard-", 3)
+				c.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
+			},
+		},
+		{
+			name: "one trial set explicitly is a run without trials",
+			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](1), PassRate: ptr.To("1")}
+			}),
+			ids:  []string{"case-001", "case-002"},
+			want: func(*podwire.RunConfig) {},
+		},
+		{
 			name: "more shards than cases: one shard per case",
 			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](5)}
@@ -242,6 +282,15 @@ func TestBuildRunConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// names are count names prefix0, prefix1, ...
+func names(prefix string, count int) []string {
+	out := make([]string, count)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return out
 }
 
 func TestDefaultEvaluators(t *testing.T) {

@@ -86,11 +86,12 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Op
 			Template:             buildPodTemplate(run, cfg, opts),
 		},
 	}
-	if cfg.Shards > 1 {
-		// One pod per shard; a shard's runner failing does not stop the others, and infrastructure failures
-		// (disruptions aside, which are ignored) are retried per shard.
-		job.Spec.Completions = ptr.To(cfg.Shards)
-		job.Spec.Parallelism = ptr.To(podsAtOnce(run, cfg.Shards))
+	if pods := int32(cfg.Pods()); pods > 1 {
+		// One pod per trial of each shard (completion index trial·shards + shard: podwire.ShardTrial); a pod's
+		// runner failing does not stop the others, and infrastructure failures (disruptions aside, which are
+		// ignored) are retried per index.
+		job.Spec.Completions = ptr.To(pods)
+		job.Spec.Parallelism = ptr.To(podsAtOnce(run, pods))
 		// A shard the manager decided failed (its pods never ran, kept being taken away, or outlived their
 		// timeouts) is stopped on its own: the manager marks its pod, then evicts it, and this first rule fails
 		// that index instead of replacing the pod; the other shards go on.

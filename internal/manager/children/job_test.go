@@ -512,6 +512,94 @@ func TestBuildJobSharded(t *testing.T) {
 	}
 }
 
+// TestBuildJobTrials: a run of 2 shards × 3 trials is an Indexed Job of 6 completions (trial-major: index
+// trial·shards + shard), parallelism bounded by sharding.parallelism, one pod's stop failing its index only; 3 trials
+// of one shard are 3 pods of the whole pinned file, without a shard volume. The collectors' Role names every pod's
+// ConfigMaps, and nothing but them.
+func TestBuildJobTrials(t *testing.T) {
+	failIndex := batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailIndex,
+		OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: "evals.evalrun.io/ShardStopped", Status: corev1.ConditionTrue}}}
+	tests := []struct {
+		name                     string
+		shards, trials, parallel int32
+		wantPods, wantParallel   int32
+		wantShardVolume          bool
+	}{
+		{name: "2 shards × 3 trials, 4 at once", shards: 2, trials: 3, parallel: 4, wantPods: 6, wantParallel: 4, wantShardVolume: true},
+		{name: "2 shards × 3 trials, all at once", shards: 2, trials: 3, wantPods: 6, wantParallel: 6, wantShardVolume: true},
+		{name: "3 trials of one shard", shards: 1, trials: 3, wantPods: 3, wantParallel: 3},
+		{name: "10 shards × 100 trials", shards: 10, trials: 100, parallel: 50, wantPods: 1000, wantParallel: 50, wantShardVolume: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
+				r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To(tc.shards)}
+				if tc.parallel > 0 {
+					r.Spec.Sharding.Parallelism = ptr.To(tc.parallel)
+				}
+				r.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To(tc.trials)}
+			})
+			cfg := BuildRunConfig(run, testutil.CaseIDs(20), nil, JudgeLoad{}, options.Options{})
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			job := BuildJob(run, cfg, options.Options{})
+			if *job.Spec.CompletionMode != batchv1.IndexedCompletion || *job.Spec.Completions != tc.wantPods || *job.Spec.Parallelism != tc.wantParallel {
+				t.Errorf("%s Job of %d completions, %d at once; want Indexed, %d and %d", *job.Spec.CompletionMode,
+					*job.Spec.Completions, *job.Spec.Parallelism, tc.wantPods, tc.wantParallel)
+			}
+			if diff := cmp.Diff(failIndex, job.Spec.PodFailurePolicy.Rules[0]); diff != "" {
+				t.Errorf("the first pod failure rule (-want +got):\n%s", diff)
+			}
+			hasShard := slices.ContainsFunc(job.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "shard" })
+			if hasShard != tc.wantShardVolume {
+				t.Errorf("shard volume %v, want %v", hasShard, tc.wantShardVolume)
+			}
+			// Every completion index has its own ConfigMaps: the pod of index i writes shard ConfigMap i.
+			if len(cfg.ShardConfigMaps) != int(tc.wantPods) || len(cfg.ResultConfigMaps) != int(tc.wantPods*cfg.ResultConfigMapsPerShard) ||
+				len(cfg.Records.ConfigMaps) != int(tc.wantPods*cfg.Records.ConfigMapsPerShard) {
+				t.Errorf("%d shard, %d result and %d record ConfigMaps for %d pods", len(cfg.ShardConfigMaps), len(cfg.ResultConfigMaps),
+					len(cfg.Records.ConfigMaps), tc.wantPods)
+			}
+			role := BuildCollectorRole(run, cfg)
+			want := append(append(slices.Clone(cfg.ResultConfigMaps), cfg.ShardConfigMaps...), cfg.Records.ConfigMaps...)
+			if len(role.Rules) != 1 || !cmp.Equal(want, role.Rules[0].ResourceNames) {
+				t.Errorf("the collectors' Role %v, want only the run's %d ConfigMaps by name", role.Rules, len(want))
+			}
+			// The last index is the last trial of the last shard, whose pod reads the last shard's cases.
+			last := cfg
+			last.CaseIDs = slices.Clone(cfg.CaseIDs)
+			last.ResultConfigMaps = slices.Clone(cfg.ResultConfigMaps)
+			last.Records = &podwire.Records{ConfigMaps: slices.Clone(cfg.Records.ConfigMaps), ConfigMapsPerShard: cfg.Records.ConfigMapsPerShard}
+			if err := last.LoadShard(strconv.Itoa(int(tc.wantPods) - 1)); err != nil {
+				t.Fatal(err)
+			}
+			if last.Trial != tc.trials || last.ShardIndex != min(tc.shards, 20)-1 || last.ShardConfigMap() != cfg.ShardConfigMaps[tc.wantPods-1] {
+				t.Errorf("the last pod is shard %d trial %d writing %s", last.ShardIndex, last.Trial, last.ShardConfigMap())
+			}
+		})
+	}
+}
+
+// TestTrialsShareTheBudgets: the run's LLM bounds and budgets and its cost budget are shared between every pod of
+// every trial: 2 shards × 3 trials are 6 pods at once.
+func TestTrialsShareTheBudgets(t *testing.T) {
+	run := testutil.UnitRun(withLLM(&evalsv1alpha1.LLMJudging{BaseURL: ptr.To("http://judge:8080/v1"), Model: ptr.To("m"),
+		MaxConcurrentRequests: ptr.To[int32](8), RequestsPerMinute: ptr.To[int32](120), MaxRequests: ptr.To[int64](600), MaxTokens: ptr.To[int64](6001)}),
+		func(r *evalsv1alpha1.EvalRun) {
+			r.Spec.Sharding = &evalsv1alpha1.Sharding{Shards: ptr.To[int32](2)}
+			r.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](3)}
+			r.Spec.Target.MaxCostUSD = ptr.To("1")
+		})
+	cfg := BuildRunConfig(run, testutil.CaseIDs(20), nil, JudgeLoad{}, options.Options{})
+	got := []int64{int64(cfg.LLM.MaxConcurrentRequests), int64(cfg.LLM.RequestsPerMinute), cfg.LLM.MaxRequests, cfg.LLM.MaxTokens,
+		cfg.LLM.RunMaxRequests, *cfg.MaxCostNanoUSD}
+	// ceil(8/6), ceil(120/6), ceil(600/6), ceil(6001/6), the run's own 600, ceil(1e9/6) nanodollars.
+	if diff := cmp.Diff([]int64{2, 20, 100, 1001, 600, 166_666_667}, got); diff != "" {
+		t.Errorf("pod shares (-want +got):\n%s", diff)
+	}
+}
+
 // hostileTargets are runner specs that try to widen the runner's reach; the pod's anatomy must not change.
 func hostileTargets() map[string]func(*evalsv1alpha1.EvalRun) {
 	return map[string]func(*evalsv1alpha1.EvalRun){

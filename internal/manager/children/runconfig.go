@@ -67,11 +67,29 @@ var DownloadedEvalFilePath = path.Join(podwire.ShardDir, "source.yaml")
 // IDsFilePath is the case ids file in the eval ConfigMap's mount, when run.json cannot hold them.
 var IDsFilePath = path.Join(podwire.EvalDir, podwire.IDsKey)
 
-// ManagerMerges reports whether the run's status is merged by the manager from per-shard collections: the run is
-// sharded (spec.sharding.shards above 1), resumes an earlier run, stores its results in a bucket, or judges an
-// earlier run's records again (it takes that run's shard count, which its spec does not say).
+// ManagerMerges reports whether the run's status is merged by the manager from per-pod collections: the run is
+// sharded (spec.sharding.shards above 1), answers every case more than once (spec.trials.count above 1), resumes
+// an earlier run, stores its results in a bucket, or judges an earlier run's records again (it takes that run's
+// shard count, which its spec does not say).
 func ManagerMerges(run *evalsv1alpha1.EvalRun) bool {
-	return specShards(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil || run.Spec.Rejudge != nil
+	return specShards(run) > 1 || Trials(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil || run.Spec.Rejudge != nil
+}
+
+// Trials is the number of trials of every case of the run: spec.trials.count, 1 when unset.
+func Trials(run *evalsv1alpha1.EvalRun) int {
+	if t := run.Spec.Trials; t != nil && t.Count != nil {
+		return max(int(*t.Count), 1)
+	}
+	return int(evalsv1alpha1.DefaultTrials)
+}
+
+// TrialRule is how the run decides each case over its trials: spec.trials.count and passRate with their defaults.
+func TrialRule(run *evalsv1alpha1.EvalRun) (results.TrialRule, error) {
+	passRate := evalsv1alpha1.DefaultTrialsPassRate
+	if t := run.Spec.Trials; t != nil && t.PassRate != nil {
+		passRate = *t.PassRate
+	}
+	return results.ParseTrialRule(int32(Trials(run)), passRate)
 }
 
 // BucketOnly reports a run whose pods make no API call (spec.storage.statusFrom: Bucket): their collections are
@@ -223,33 +241,40 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	cfg.LLM, _ = ResolveLLM(run, opts)
 	shards := Shards(run, len(caseIDs))
 	cfg.Shards = int32(shards)
+	if trials := Trials(run); trials > 1 {
+		cfg.Trials = int32(trials)
+	}
+	// Every trial of every shard is a pod (podwire.ShardTrial): the run's budgets are shared between all of them.
+	pods := cfg.Pods()
 	if cfg.LLM != nil {
-		cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute = podShares(podsAtOnce(run, cfg.Shards),
+		cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute = podShares(podsAtOnce(run, int32(pods)),
 			cfg.LLM.MaxConcurrentRequests, cfg.LLM.RequestsPerMinute)
 		cfg.LLM.RunMaxRequests, cfg.LLM.RunMaxTokens = cfg.LLM.MaxRequests, cfg.LLM.MaxTokens
-		cfg.LLM.MaxRequests, cfg.LLM.MaxTokens = shardBudget(cfg.LLM.MaxRequests, shards), shardBudget(cfg.LLM.MaxTokens, shards)
+		cfg.LLM.MaxRequests, cfg.LLM.MaxTokens = shardBudget(cfg.LLM.MaxRequests, pods), shardBudget(cfg.LLM.MaxTokens, pods)
 	}
-	cfg.MaxCostNanoUSD = shardCostBudget(t.MaxCostUSD, shards)
+	cfg.MaxCostNanoUSD = shardCostBudget(t.MaxCostUSD, pods)
 	if BucketOnly(run) {
 		// The pods make no API call: each collector stores its collection in the bucket only.
 		cfg.BucketOnly = true
 		cfg.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
 	} else if ManagerMerges(run) {
-		cfg.ShardConfigMaps = make([]string, shards)
-		for i := range shards {
+		cfg.ShardConfigMaps = make([]string, pods)
+		for i := range pods {
 			cfg.ShardConfigMaps[i] = names.ShardConfigMap(i)
 		}
 		cfg.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
 	}
 	perShard := (len(caseIDs) + shards - 1) / shards
-	// Each shard keeps its cases' records in as many ConfigMaps as it has result ConfigMaps (the storage budget,
+	// Each pod keeps its cases' records in as many ConfigMaps as it has result ConfigMaps (the storage budget,
 	// docs/rejudge.md), or in its one records object in the bucket.
 	recordsPer := ResultConfigMapCount(perShard)
-	cfg.Records = &podwire.Records{ConfigMaps: names.RecordConfigMaps(shards * recordsPer), ConfigMapsPerShard: int32(recordsPer)}
-	if shards > 1 {
+	cfg.Records = &podwire.Records{ConfigMaps: names.RecordConfigMaps(pods * recordsPer), ConfigMapsPerShard: int32(recordsPer)}
+	if pods > 1 {
 		per := ResultConfigMapCount(perShard)
 		cfg.ResultConfigMapsPerShard = int32(per)
-		cfg.ResultConfigMaps = names.ResultConfigMaps(shards * per)
+		cfg.ResultConfigMaps = names.ResultConfigMaps(pods * per)
+	}
+	if shards > 1 {
 		cfg.SourceEvalFile, cfg.EvalFile = EvalFilePath, ShardEvalFilePath
 	}
 	if o := run.Spec.EvalFile.S3; o != nil {
@@ -287,19 +312,20 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	return cfg
 }
 
-// podsAtOnce is how many of the run's pods run at once: its shards, at most spec.sharding.parallelism.
-func podsAtOnce(run *evalsv1alpha1.EvalRun, shards int32) int32 {
-	pods := max(shards, 1)
+// podsAtOnce is how many of the run's pods (one per trial of each shard) run at once: all of them, at most
+// spec.sharding.parallelism.
+func podsAtOnce(run *evalsv1alpha1.EvalRun, pods int32) int32 {
+	pods = max(pods, 1)
 	if s := run.Spec.Sharding; s != nil && s.Parallelism != nil {
 		pods = min(pods, max(*s.Parallelism, 1))
 	}
 	return pods
 }
 
-// shardCostBudget is one pod's share of spec.target.maxCostUSD in nanodollars, ceil(budget / shards) like the
+// shardCostBudget is one pod's share of spec.target.maxCostUSD in nanodollars, ceil(budget / pods) like the
 // judges' budgets (shardBudget), nil without a budget. Admission checks the decimal's shape; one it would refuse
 // is no budget rather than a run that cannot start.
-func shardCostBudget(maxCostUSD *string, shards int) *int64 {
+func shardCostBudget(maxCostUSD *string, pods int) *int64 {
 	if maxCostUSD == nil {
 		return nil
 	}
@@ -307,19 +333,19 @@ func shardCostBudget(maxCostUSD *string, shards int) *int64 {
 	if err != nil {
 		return nil
 	}
-	if nanos > 0 && shards > 1 {
-		nanos = (nanos-1)/int64(shards) + 1
+	if nanos > 0 && pods > 1 {
+		nanos = (nanos-1)/int64(pods) + 1
 	}
 	return &nanos
 }
 
-// shardBudget is one shard's share of a run's budget: ceil(budget / shards), so the shards together may spend up
-// to shards - 1 more than the budget; 0 (no budget) stays 0.
-func shardBudget(budget int64, shards int) int64 {
-	if budget <= 0 || shards <= 1 {
+// shardBudget is one pod's share of a run's budget: ceil(budget / pods), so the pods together may spend up to
+// pods - 1 more than the budget; 0 (no budget) stays 0.
+func shardBudget(budget int64, pods int) int64 {
+	if budget <= 0 || pods <= 1 {
 		return budget
 	}
-	n := int64(shards)
+	n := int64(pods)
 	return (budget + n - 1) / n
 }
 

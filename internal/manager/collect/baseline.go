@@ -87,6 +87,9 @@ func (r *Collections) compareWithBaseline(ctx context.Context, run *evalsv1alpha
 	}
 	bounds.Seed = compare.Seed(base, live)
 	b := compare.NewBuilder(evalsv1alpha1.MaxComparisonIDs)
+	// A run with trials stores a line per trial of a case: each run's cases are decided over their trials by its
+	// own rule (status.trials), so Count compares case verdicts and Paired each case's passed trials of its trials.
+	b.Trials(compare.TrialRuleOf(base), compare.TrialRuleOf(live))
 	if msg, err := r.eachStoredLine(ctx, run, base, func(l *results.Line) error { b.AddBaseline(l); return nil }); msg != "" || err != nil {
 		return errors.Join(err, unavailableIf(msg, unavailable, "baseline EvalRun "+name))
 	}

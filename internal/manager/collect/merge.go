@@ -41,7 +41,7 @@ func (r *Collections) ObserveShards(ctx context.Context, run *evalsv1alpha1.Eval
 	if err != nil {
 		return assess.ShardObservation{}, fmt.Errorf("listing the shard ConfigMaps of EvalRun %s: %w", run.Name, err)
 	}
-	so := assess.ShardObservation{Shards: 1, Sections: map[int]*results.Section{}}
+	so := assess.ShardObservation{Shards: 1, Trials: children.Trials(run), Sections: map[int]*results.Section{}}
 	if job != nil {
 		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
 			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
@@ -79,7 +79,7 @@ func (r *Collections) ObserveShards(ctx context.Context, run *evalsv1alpha1.Eval
 // bucketShardObservation is ObserveShards for a run whose shards' collections are in its bucket.
 func (r *Collections) bucketShardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
 	pods []corev1.Pod) (assess.ShardObservation, error) {
-	so := assess.ShardObservation{Shards: 1}
+	so := assess.ShardObservation{Shards: 1, Trials: children.Trials(run)}
 	if job != nil {
 		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
 			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
@@ -95,7 +95,7 @@ func (r *Collections) bucketShardObservation(ctx context.Context, run *evalsv1al
 			if err != nil {
 				return assess.ShardObservation{}, err
 			}
-			so.Shards = int(max(cfg.Shards, 1))
+			so.Shards, so.Trials = cfg.Pods(), podwire.TrialCount(cfg.Trials)
 		}
 	}
 	sections, err := r.bucketSections(ctx, run, job, pods, so.Shards)
@@ -109,7 +109,9 @@ func (r *Collections) bucketShardObservation(ctx context.Context, run *evalsv1al
 // Merge merges the shards' stored results (and, for a resumed run, the carried ones) into the run's status
 // results section, as the reconciler writes it with its own field manager (statusapply.FieldManagerMerge), and
 // returns it. Its cost is summed from every stored result (carried ones apart) and names the budgets any shard
-// reached. It is idempotent: the same shards give the same section.
+// reached. In a run with trials every pod's results are one trial's: each case is decided over its trials
+// (results.Merger.WithTrials), which reads the stored results twice. It is idempotent: the same shards give the
+// same section.
 func (r *Collections) Merge(ctx context.Context, run *evalsv1alpha1.EvalRun, so assess.ShardObservation,
 	v assess.ShardVerdict) (*results.Section, error) {
 	pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run)
@@ -152,24 +154,60 @@ func (r *Collections) Merge(ctx context.Context, run *evalsv1alpha1.EvalRun, so 
 	if at.IsZero() {
 		at = metav1.NewTime(r.clock.Now().UTC().Truncate(time.Second))
 	}
+	// The pods are the cases' shards times their trials (so.Shards counts the pods).
+	trials := podwire.TrialCount(cfg.Trials)
+	so.Trials = trials
+	shards := so.CaseShards()
 	m := results.NewMerger(ids, names, objects, MergedSectionBudget(r.opts.StatusBudgetBytes, v.Statuses))
+	if trials > 1 {
+		rule, err := children.TrialRule(run)
+		if err != nil {
+			return nil, err
+		}
+		rule.Count = trials
+		m.WithTrials(rule, func(index, trial int) string {
+			i, ran := runIndex[ids[index]]
+			if !ran {
+				return ""
+			}
+			k := podwire.PodIndex(assess.ShardOf(i, len(cfg.CaseIDs), shards), trial, shards)
+			if k >= len(v.Shards) {
+				return ""
+			}
+			a := v.Shards[k]
+			return fmt.Sprintf("%s recorded no result for this case (%s): %s", so.PodName(k), a.Reason, assess.OneLine(a.Message))
+		})
+	}
 	// Results that are gone (a ConfigMap or object deleted) leave their cases missing, with the reason below.
-	err = r.eachStoredChunk(ctx, run, names, objects, true, func(where string, data []byte) error {
-		if run.Spec.Storage != nil {
-			metrics.CountBucketRead(metrics.BucketReadResults, len(data))
-		}
-		if err := m.AddChunk(data); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		return nil
-	})
-	if err != nil {
+	read := func(add func([]byte) error) error {
+		return r.eachStoredChunk(ctx, run, names, objects, true, func(where string, data []byte) error {
+			if run.Spec.Storage != nil {
+				metrics.CountBucketRead(metrics.BucketReadResults, len(data))
+			}
+			if err := add(data); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			return nil
+		})
+	}
+	if err := read(m.AddChunk); err != nil {
 		return nil, err
 	}
-	for i := range so.Shards {
-		m.AddCollection(so.Sections[i], ptr.To(int32(i)))
+	if trials > 1 {
+		// A case is shown by one of its trials, known once every trial is in: the results are read again.
+		if err := read(m.ShowChunk); err != nil {
+			return nil, err
+		}
 	}
-	shards := so.Shards
+	for i := range so.Shards {
+		var trial *int32
+		shard := int32(i)
+		if trials > 1 {
+			k, t := so.ShardTrial(i)
+			shard, trial = int32(k), ptr.To(int32(t))
+		}
+		m.AddCollection(so.Sections[i], &shard, trial)
+	}
 	section, err := m.Finish(func(index int) string {
 		i, ran := runIndex[ids[index]]
 		if !ran {

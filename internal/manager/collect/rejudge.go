@@ -84,6 +84,10 @@ func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg podwire.RunConfig) (*Re
 		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
 			Message: textbound.Head(fmt.Sprintf(format, args...), assess.MaxConditionMessage)}, nil
 	}
+	if srcCfg.Trials > 1 {
+		return invalid("EvalRun %s answered every case %d times (spec.trials): judging a run's trials again is still to come "+
+			"(docs/design/trials.md)", src.Name, srcCfg.Trials)
+	}
 	plan := &RejudgePlan{shards: max(srcCfg.Shards, 1), batching: srcCfg.Batching,
 		config: podwire.Rejudge{From: src.Name, FromUID: string(src.UID)}}
 	if plan.batching == "" {

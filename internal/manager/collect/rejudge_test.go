@@ -55,6 +55,9 @@ func TestRejudgeFrom(t *testing.T) {
 		{name: "ConfigMaps, this pod without a token", storage: &bucket, bucket: evalsv1alpha1.StatusFromBucket,
 			src: source(nil, evalsv1alpha1.RecordsInConfigMaps), srcCfg: inConfigMaps,
 			invalid: "EvalRun nightly kept its records in ConfigMaps, which a pod with spec.storage.statusFrom: Bucket (no API access) cannot read"},
+		{name: "a source with trials", src: source(nil, evalsv1alpha1.RecordsInConfigMaps),
+			srcCfg:  podwire.RunConfig{Shards: 2, Trials: 3, Records: inConfigMaps.Records},
+			invalid: "EvalRun nightly answered every case 3 times (spec.trials): judging a run's trials again is still to come"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,5 +138,21 @@ func TestBuildJobRejudge(t *testing.T) {
 		ResourceNames: []string{"nightly-evalrun-records-0", "nightly-evalrun-records-1"}, Verbs: []string{"get"}}}
 	if diff := cmp.Diff(want, readOnly); diff != "" {
 		t.Errorf("the collector's read-only grants (-want +got):\n%s", diff)
+	}
+}
+
+// TestSourceTrials: a finished run's trials are its status.trials' count, else its spec's.
+func TestSourceTrials(t *testing.T) {
+	run := testutil.UnitRun()
+	if n := sourceTrials(run); n != 1 {
+		t.Errorf("no trials: %d", n)
+	}
+	run.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](4)}
+	if n := sourceTrials(run); n != 4 {
+		t.Errorf("spec.trials.count 4: %d", n)
+	}
+	run.Status.Trials = &evalsv1alpha1.TrialsStatus{Count: 3}
+	if n := sourceTrials(run); n != 3 {
+		t.Errorf("status.trials.count 3: %d", n)
 	}
 }

@@ -61,6 +61,10 @@ func (r *Collections) PlanResume(ctx context.Context, run *evalsv1alpha1.EvalRun
 	if wait != nil || err != nil {
 		return nil, wait, err
 	}
+	if n := sourceTrials(src); n > 1 {
+		return invalid("EvalRun %s answered every case %d times (spec.trials): resuming a run's trials is still to come "+
+			"(docs/design/trials.md); run it again instead", from, n)
+	}
 	if src.Status.EvalFileSHA256 != digest {
 		return invalid("EvalRun %s ran an eval file with sha256 %q; this run's eval file has sha256 %q: a run resumes only the same eval file",
 			from, src.Status.EvalFileSHA256, digest)
@@ -225,4 +229,12 @@ func (r *Collections) finishedSource(ctx context.Context, run *evalsv1alpha1.Eva
 			RecheckAfter: evalsource.Recheck(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
 	return src, outcome, nil, nil
+}
+
+// sourceTrials is the number of trials of every case of a finished run: its status.trials' count, else its spec's.
+func sourceTrials(src *evalsv1alpha1.EvalRun) int {
+	if t := src.Status.Trials; t != nil {
+		return max(int(t.Count), 1)
+	}
+	return children.Trials(src)
 }

@@ -34,13 +34,14 @@ func openShardBucket(cfg *podwire.RunConfig, namespace, name, uid, credentialsDi
 	}
 	ref := objstore.RunRef{Namespace: namespace, Name: name, UID: uid}
 	sb := &shardBucket{store: store}
-	if sb.resultsKey, err = ref.ShardResultsKey(int(cfg.ShardIndex)); err != nil {
+	// One set of objects per pod, keyed by its completion index: with trials, each trial of a shard has its own.
+	if sb.resultsKey, err = ref.ShardResultsKey(int(cfg.PodIndex)); err != nil {
 		return nil, err
 	}
-	if sb.summaryKey, err = ref.ShardSummaryKey(int(cfg.ShardIndex)); err != nil {
+	if sb.summaryKey, err = ref.ShardSummaryKey(int(cfg.PodIndex)); err != nil {
 		return nil, err
 	}
-	if sb.recordsKey, err = ref.ShardRecordsKey(int(cfg.ShardIndex)); err != nil {
+	if sb.recordsKey, err = ref.ShardRecordsKey(int(cfg.PodIndex)); err != nil {
 		return nil, err
 	}
 	return sb, nil

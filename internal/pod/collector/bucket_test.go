@@ -75,3 +75,30 @@ func TestPersistBucketOnly(t *testing.T) {
 		t.Errorf("persist without the bucket's credentials: %v; want the bucket's error", err)
 	}
 }
+
+// TestShardBucketKeysPerPod: each pod's objects are its completion index's: with trials, trial 2 of shard 1 of a
+// run of 2 shards is index 3, and its objects are index 3's, not shard 1's.
+func TestShardBucketKeysPerPod(t *testing.T) {
+	creds := t.TempDir()
+	for name, value := range map[string]string{objstore.AccessKeyIDFile: "id", objstore.SecretAccessKeyFile: "secret"} {
+		if err := os.WriteFile(filepath.Join(creds, name), []byte(value), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := &podwire.RunConfig{Shards: 2, Trials: 3, CaseIDs: []string{"a", "b", "c"}, Bucket: &podwire.Bucket{Endpoint: "http://127.0.0.1:1", Bucket: "evals"}}
+	if err := cfg.LoadShard("3"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := openShardBucket(cfg, "team-a", "nightly", "uid-1", creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{b.resultsKey, b.summaryKey, b.recordsKey} {
+		if !strings.HasPrefix(key, "team-a/nightly/uid-1/shards/3/") {
+			t.Errorf("trial 2 of shard 1 stores %s, want it under index 3", key)
+		}
+	}
+	if cfg.ShardIndex != 1 || cfg.Trial != 2 {
+		t.Errorf("index 3 is shard %d trial %d, want shard 1 trial 2", cfg.ShardIndex, cfg.Trial)
+	}
+}

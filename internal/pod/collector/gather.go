@@ -133,7 +133,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 	if in.ResultsObject != "" {
 		opts.Objects = []string{in.ResultsObject}
 	}
-	sink := &statusSink{builder: results.NewBuilder(opts), answeredBy: in.AnsweredBy}
+	sink := &statusSink{builder: results.NewBuilder(opts), answeredBy: in.AnsweredBy, trial: cfg.LineTrial()}
 	if cfg.Records != nil {
 		if err := in.keepRecords(sink, file); err != nil {
 			return nil, err

@@ -521,3 +521,36 @@ func TestDecodeLauncherReport(t *testing.T) {
 		t.Errorf("%+v %v, want counts clamped at 0", r, err)
 	}
 }
+
+// TestGatherTrial: in a run with trials, every stored result of a pod (missing ones too) carries the pod's trial,
+// omitted for trial 1 (as before trials), whatever the runner's output says.
+func TestGatherTrial(t *testing.T) {
+	for _, tc := range []struct {
+		trials, trial int32
+		want          int
+	}{{trials: 0, trial: 1, want: 0}, {trials: 3, trial: 1, want: 0}, {trials: 3, trial: 2, want: 2}, {trials: 3, trial: 3, want: 3}} {
+		f := newFixture(t)
+		f.Config.ResultConfigMaps = []string{"run-results-0"}
+		f.Config.Trials, f.Config.Trial = tc.trials, tc.trial
+		// A runner cannot choose its trial: a "trial" field of its record is not read.
+		f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"A","trial":7}`+"\n"+`{"id":"beta","text":"B"}`+"\n")
+		f.finishedRunner(t, 0)
+		g := f.gather(t, true)
+		var trials []int
+		for _, ch := range g.Output.Chunks {
+			if err := results.EachLine(ch.Data, func(l *results.Line, raw []byte) error {
+				trials = append(trials, l.Trial)
+				if (l.Trial == 0) != !strings.Contains(string(raw), `"trial"`) {
+					t.Errorf("trial %d stored as %s", l.Trial, raw)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := []int{tc.want, tc.want, tc.want, tc.want}
+		if diff := cmp.Diff(want, trials); diff != "" {
+			t.Errorf("trial %d of %d: the stored results' trials (-want +got):\n%s", tc.trial, tc.trials, diff)
+		}
+	}
+}

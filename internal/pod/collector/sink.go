@@ -21,6 +21,8 @@ type statusSink struct {
 	mode records.Mode
 	// answeredBy, in a re-judge, names the source run on every answered case's result.
 	answeredBy string
+	// trial, in a run with trials, is the pod's trial from 2 on, set on every result (0: trial 1, omitted).
+	trial int
 }
 
 // preparedCase is a case encoded by Prepare: its result and, when it is kept, its record's line.
@@ -33,7 +35,7 @@ type preparedCase struct {
 // concurrent use (MayShow is the builder's one method that is). The encoded lines are appended to *buf, so one
 // buffer holds the lines of a whole batch; the builder and the keeper keep nothing of a line once it is added.
 func (s *statusSink) Prepare(buf *[]byte, c pipeline.Case) (preparedCase, error) {
-	full := results.Line{CaseResult: c.Result}
+	full := results.Line{CaseResult: c.Result, Trial: s.trial}
 	if resp := c.Response; resp != nil {
 		full.Answer, full.Line = resp.Text, resp.Line
 		full.TokenUsage, full.CostUSD, full.DurationMs = resp.TokenUsage, resp.CostUSD, resp.DurationMs

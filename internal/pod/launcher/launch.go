@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -238,15 +239,15 @@ func (l *launcher) command(script string, values map[string]string, timeout time
 
 func (l *launcher) run(ctx context.Context) {
 	cfg, p := l.o.Config, l.o.Pod.Output()
-	batchValues := map[string]string{PlaceholderEvalFile: cfg.EvalFile, PlaceholderOutputFile: p.BatchOutput()}
+	hcValues := map[string]string{PlaceholderEvalFile: cfg.EvalFile, PlaceholderOutputFile: p.BatchOutput()}
 	if cfg.HealthcheckTemplate != "" {
-		script, err := Render(cfg.HealthcheckTemplate, batchValues)
+		script, err := Render(cfg.HealthcheckTemplate, hcValues)
 		if err != nil {
 			l.rec.Error = "healthcheck: " + err.Error()
 			return
 		}
 		podwire.Logf(l.o.Log, "Running the healthcheck\n")
-		out := Run(ctx, l.command(script, batchValues, podwire.Seconds(cfg.HealthcheckTimeoutSeconds)))
+		out := Run(ctx, l.command(script, hcValues, podwire.Seconds(cfg.HealthcheckTimeoutSeconds)))
 		l.rec.Healthcheck = &out
 		if !out.Succeeded() {
 			l.rec.HealthcheckFailed = true
@@ -266,6 +267,9 @@ func (l *launcher) run(ctx context.Context) {
 	defer func() { l.rec.DurationMs = time.Since(start).Milliseconds() }()
 	timeout := podwire.Seconds(cfg.TimeoutSeconds)
 	if cfg.Batching != podwire.BatchingPerCase {
+		// The runner also gets its trial, which the healthcheck does not.
+		batchValues := map[string]string{PlaceholderEvalFile: cfg.EvalFile, PlaceholderOutputFile: p.BatchOutput(),
+			PlaceholderAttempt: strconv.Itoa(cfg.Attempt())}
 		script, err := Render(cfg.CommandTemplate, batchValues)
 		if err != nil {
 			l.rec.Error = err.Error()
@@ -430,7 +434,7 @@ func (l *launcher) runCase(ctx context.Context, id string, timeout time.Duration
 		PlaceholderEvalID:     id,
 		PlaceholderPrompt:     question,
 		PlaceholderPromptFile: promptFile,
-		PlaceholderAttempt:    "1",
+		PlaceholderAttempt:    strconv.Itoa(cfg.Attempt()),
 	}
 	script, err := Render(cfg.CommandTemplate, values)
 	if err != nil {

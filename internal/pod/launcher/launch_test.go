@@ -263,3 +263,32 @@ func TestLaunchKillsLeftovers(t *testing.T) {
 		t.Errorf("output %q (%v), want the runner's own answer", data, err)
 	}
 }
+
+// TestLaunchBatchedTrial: a Batched runner gets its pod's trial as {ATTEMPT} and $ATTEMPT (1 in a run of one
+// trial); the healthcheck does not.
+func TestLaunchBatchedTrial(t *testing.T) {
+	for _, tc := range []struct {
+		trials, trial int32
+		want          string
+	}{{trials: 0, trial: 1, want: "1 1"}, {trials: 3, trial: 2, want: "2 2"}, {trials: 100, trial: 100, want: "100 100"}} {
+		f := newFixture(t, `printf '%s %s' {ATTEMPT} "$ATTEMPT" > {OUTPUT_FILE}`)
+		f.Config.Trials, f.Config.Trial = tc.trials, tc.trial
+		if code, rep := f.launch(t, context.Background()); code != 0 {
+			t.Fatalf("trial %d of %d: exit code %d, report %+v", tc.trial, tc.trials, code, rep)
+		}
+		out, err := os.ReadFile(f.Pod.Output().BatchOutput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != tc.want {
+			t.Errorf("trial %d of %d: the runner wrote %q, want %q", tc.trial, tc.trials, out, tc.want)
+		}
+	}
+	f := newFixture(t, `: {OUTPUT_FILE}`)
+	f.Config.Trials, f.Config.Trial = 3, 2
+	f.Config.HealthcheckTemplate, f.Config.HealthcheckTimeoutSeconds = `echo {ATTEMPT}`, 5
+	code, rep := f.launch(t, context.Background())
+	if code != ExitLaunchFailed || !strings.Contains(rep.Error, "{ATTEMPT}, which this mode does not provide") {
+		t.Errorf("a healthcheck with {ATTEMPT}: exit code %d, error %q; want it refused", code, rep.Error)
+	}
+}

@@ -101,7 +101,7 @@ func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podNa
 	}
 	in := collector.GatherInput{Config: &cfg, Output: out, EndCause: outcome.EndEnded, PodName: podName, Now: time.Now()}
 	ref := objstore.RunRef{Namespace: run.Namespace, Name: run.Name, UID: string(run.UID)}
-	resultsKey, err := ref.ShardResultsKey(int(cfg.ShardIndex))
+	resultsKey, err := ref.ShardResultsKey(int(cfg.PodIndex))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podNa
 				t.Fatal(err)
 			}
 		}
-		summaryKey, err := ref.ShardSummaryKey(int(cfg.ShardIndex))
+		summaryKey, err := ref.ShardSummaryKey(int(cfg.PodIndex))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,8 +142,8 @@ func collectShardInto(t *testing.T, run *evalsv1alpha1.EvalRun, index int, podNa
 	return g
 }
 
-// shardConfig is the run.json of shard index's pod, with the shard's eval file written as install writes it, in a
-// directory of the test's.
+// shardConfig is the run.json of the pod of completion index index (with trials, a trial of a shard), with the
+// shard's eval file written as install writes it, in a directory of the test's.
 func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (podwire.RunConfig, string) {
 	t.Helper()
 	ctx := context.Background()
@@ -161,8 +161,12 @@ func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (podwire.R
 		t.Fatal(err)
 	}
 	shardIndex := ""
+	if cfg.Pods() > 1 {
+		// The pod's completion index: with trials, trial·shards + shard.
+		shardIndex = strconv.Itoa(index)
+	}
 	if cfg.Shards > 1 {
-		cfg.SourceEvalFile, cfg.EvalFile, shardIndex = source, filepath.Join(dir, "shard", "eval.yaml"), strconv.Itoa(index)
+		cfg.SourceEvalFile, cfg.EvalFile = source, filepath.Join(dir, "shard", "eval.yaml")
 	} else {
 		cfg.EvalFile = source
 	}

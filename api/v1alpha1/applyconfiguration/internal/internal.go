@@ -247,9 +247,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: score
       type:
         scalar: string
+    - name: trials
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CaseTrials
     - name: verdict
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Verdict
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CaseTrials
+  map:
+    fields:
+    - name: count
+      type:
+        scalar: numeric
+    - name: passed
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CollectionOutcome
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.CollectionStatus
@@ -409,6 +421,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: target
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Target
+    - name: trials
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Trials
     - name: ttlSecondsAfterFinished
       type:
         scalar: numeric
@@ -519,15 +534,16 @@ var schemaYAML = typed.YAMLObject(`types:
         list:
           elementType:
             namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ShardStatus
-          elementRelationship: associative
-          keys:
-          - index
+          elementRelationship: atomic
     - name: startTime
       type:
         namedType: io.k8s.apimachinery.pkg.apis.meta.v1.Time
     - name: summary
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunSummary
+    - name: trials
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsStatus
     - name: unexpectedIds
       type:
         list:
@@ -894,6 +910,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
     - name: shard
+      type:
+        scalar: numeric
+    - name: trial
       type:
         scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PodOverrides
@@ -1311,6 +1330,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: state
       type:
         scalar: string
+    - name: trial
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Sharding
   map:
     fields:
@@ -1429,6 +1451,65 @@ var schemaYAML = typed.YAMLObject(`types:
         map:
           elementType:
             scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Trials
+  map:
+    fields:
+    - name: count
+      type:
+        scalar: numeric
+      default: 1
+    - name: passRate
+      type:
+        scalar: string
+      default: "1"
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsEstimate
+  map:
+    fields:
+    - name: high
+      type:
+        scalar: string
+    - name: low
+      type:
+        scalar: string
+    - name: value
+      type:
+        scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsStatus
+  map:
+    fields:
+    - name: cases
+      type:
+        scalar: numeric
+    - name: count
+      type:
+        scalar: numeric
+    - name: flaky
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: flakyCases
+      type:
+        scalar: numeric
+    - name: meanScore
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsEstimate
+    - name: meanTrialPassRate
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsEstimate
+    - name: passAtN
+      type:
+        scalar: string
+    - name: passHatN
+      type:
+        scalar: string
+    - name: passRate
+      type:
+        scalar: string
+    - name: runPassRate
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsEstimate
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Verdict
   scalar: string
 - name: io.k8s.api.core.v1.Affinity

@@ -44,6 +44,10 @@ type CaseResultApplyConfiguration struct {
 	// answeredBy names the earlier run whose runner answered this case, when this run judged that run's kept
 	// record again (spec.rejudge); empty for a case this run's own runner answered.
 	AnsweredBy *string `json:"answeredBy,omitempty"`
+	// trials says how many of the case's trials passed, in a run with spec.trials.count above 1. The verdict and
+	// score are then the case's over its trials; answer, error and evaluators are one trial's: the first that
+	// did not pass when the case did not, else the first.
+	Trials *CaseTrialsApplyConfiguration `json:"trials,omitempty"`
 }
 
 // CaseResultApplyConfiguration constructs a declarative configuration of the CaseResult type for use with
@@ -118,5 +122,13 @@ func (b *CaseResultApplyConfiguration) WithCarriedFrom(value string) *CaseResult
 // If called multiple times, the AnsweredBy field is set to the value of the last call.
 func (b *CaseResultApplyConfiguration) WithAnsweredBy(value string) *CaseResultApplyConfiguration {
 	b.AnsweredBy = &value
+	return b
+}
+
+// WithTrials sets the Trials field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Trials field is set to the value of the last call.
+func (b *CaseResultApplyConfiguration) WithTrials(value *CaseTrialsApplyConfiguration) *CaseResultApplyConfiguration {
+	b.Trials = value
 	return b
 }

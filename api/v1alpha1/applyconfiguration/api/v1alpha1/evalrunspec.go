@@ -59,6 +59,9 @@ type EvalRunSpecApplyConfiguration struct {
 	QueueName *string `json:"queueName,omitempty"`
 	// podTemplate holds scheduling and metadata overrides for the run's pod.
 	PodTemplate *PodOverridesApplyConfiguration `json:"podTemplate,omitempty"`
+	// trials answers every case several times, each answer (a trial) in its own pod, and decides each case by its
+	// pass rate over its trials (docs/statistics.md). Unset means one trial per case.
+	Trials *TrialsApplyConfiguration `json:"trials,omitempty"`
 	// sharding splits the eval's cases into shards that run as one Indexed Job, one pod per shard. Each shard's
 	// runner gets an eval file holding only its cases at {EVAL_FILE}; the manager merges the shards' results into
 	// this run's status. Unset means one pod for all cases.
@@ -173,6 +176,14 @@ func (b *EvalRunSpecApplyConfiguration) WithQueueName(value string) *EvalRunSpec
 // If called multiple times, the PodTemplate field is set to the value of the last call.
 func (b *EvalRunSpecApplyConfiguration) WithPodTemplate(value *PodOverridesApplyConfiguration) *EvalRunSpecApplyConfiguration {
 	b.PodTemplate = value
+	return b
+}
+
+// WithTrials sets the Trials field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Trials field is set to the value of the last call.
+func (b *EvalRunSpecApplyConfiguration) WithTrials(value *TrialsApplyConfiguration) *EvalRunSpecApplyConfiguration {
+	b.Trials = value
 	return b
 }
 

@@ -58,8 +58,13 @@ type EvalRunStatusApplyConfiguration struct {
 	// judgeImage is the image the run's code_judge scripts run in and where that choice came from; unset for a
 	// run without code judges (its judge container only waits for the collector, in the collector image).
 	JudgeImage *JudgeImageStatusApplyConfiguration `json:"judgeImage,omitempty"`
-	// summary counts the judged results. Written by the collector.
+	// summary counts the judged results. Written by the collector. With spec.trials it counts cases, each by its
+	// verdict over its trials.
 	Summary *RunSummaryApplyConfiguration `json:"summary,omitempty"`
+	// trials is what a run with spec.trials.count above 1 found over its trials: the pass rates and the mean
+	// score with their 95% intervals, pass@k and pass^k, and the flaky cases (docs/statistics.md). Written with
+	// the merged results (by the manager's merge); unset for a run of one trial.
+	Trials *TrialsStatusApplyConfiguration `json:"trials,omitempty"`
 	// cases are per-case results, non-passing first, as many as fit the status byte budget; every result is in
 	// the ConfigMaps named in results. Written by the collector.
 	Cases []CaseResultApplyConfiguration `json:"cases,omitempty"`
@@ -88,7 +93,9 @@ type EvalRunStatusApplyConfiguration struct {
 	Sharding *ShardingStatusApplyConfiguration `json:"sharding,omitempty"`
 	// shards lists shards of a sharded or resumed run (index, state, counts, pod): failed shards first, then
 	// those in progress, then the rest, in index order, at most 100 (sharding.omittedShards counts the rest).
-	// Written by the manager.
+	// With spec.trials, an entry is one trial of one shard (its pod): index and trial, in the Job's completion
+	// order (every shard's first trial, then every shard's second, ...). Written by the manager, whole (atomic:
+	// entries of one shard's trials share their index).
 	Shards []ShardStatusApplyConfiguration `json:"shards,omitempty"`
 	// resume says what a run with spec.resume ran and what it carried from the earlier run. Written by the
 	// manager.
@@ -225,6 +232,14 @@ func (b *EvalRunStatusApplyConfiguration) WithJudgeImage(value *JudgeImageStatus
 // If called multiple times, the Summary field is set to the value of the last call.
 func (b *EvalRunStatusApplyConfiguration) WithSummary(value *RunSummaryApplyConfiguration) *EvalRunStatusApplyConfiguration {
 	b.Summary = value
+	return b
+}
+
+// WithTrials sets the Trials field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Trials field is set to the value of the last call.
+func (b *EvalRunStatusApplyConfiguration) WithTrials(value *TrialsStatusApplyConfiguration) *EvalRunStatusApplyConfiguration {
+	b.Trials = value
 	return b
 }
 

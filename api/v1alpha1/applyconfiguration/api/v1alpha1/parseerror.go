@@ -30,6 +30,8 @@ type ParseErrorApplyConfiguration struct {
 	Message *string `json:"message,omitempty"`
 	// shard is the index of the shard whose output has the line, in a sharded run.
 	Shard *int32 `json:"shard,omitempty"`
+	// trial is the trial of that shard whose output has the line, in a run with spec.trials.
+	Trial *int32 `json:"trial,omitempty"`
 }
 
 // ParseErrorApplyConfiguration constructs a declarative configuration of the ParseError type for use with
@@ -67,5 +69,13 @@ func (b *ParseErrorApplyConfiguration) WithMessage(value string) *ParseErrorAppl
 // If called multiple times, the Shard field is set to the value of the last call.
 func (b *ParseErrorApplyConfiguration) WithShard(value int32) *ParseErrorApplyConfiguration {
 	b.Shard = &value
+	return b
+}
+
+// WithTrial sets the Trial field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Trial field is set to the value of the last call.
+func (b *ParseErrorApplyConfiguration) WithTrial(value int32) *ParseErrorApplyConfiguration {
+	b.Trial = &value
 	return b
 }

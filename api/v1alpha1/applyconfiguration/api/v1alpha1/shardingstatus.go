@@ -27,11 +27,12 @@ type ShardingStatusApplyConfiguration struct {
 	// split names how cases were assigned to shards: Contiguous means that, in eval-file order, shard i holds
 	// cases [i*n/shards, (i+1)*n/shards) of the n cases run.
 	Split *string `json:"split,omitempty"`
-	// succeeded is the number of shards whose results were collected and complete.
+	// succeeded is the number of shards whose results were collected and complete (with spec.trials, of shards'
+	// trials: of the run's pods).
 	Succeeded *int32 `json:"succeeded,omitempty"`
-	// failed is the number of shards that ended with a failure reason.
+	// failed is the number of shards that ended with a failure reason (with spec.trials, of shards' trials).
 	Failed *int32 `json:"failed,omitempty"`
-	// omittedShards is the number of shards left out of status.shards.
+	// omittedShards is the number of entries left out of status.shards.
 	OmittedShards *int32 `json:"omittedShards,omitempty"`
 }
 

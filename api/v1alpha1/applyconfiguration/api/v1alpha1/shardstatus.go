@@ -20,10 +20,13 @@ package v1alpha1
 // ShardStatusApplyConfiguration represents a declarative configuration of the ShardStatus type for use
 // with apply.
 //
-// ShardStatus is one shard of a sharded or resumed run.
+// ShardStatus is one shard of a sharded or resumed run; with spec.trials, one trial of one shard (one pod).
 type ShardStatusApplyConfiguration struct {
-	// index of the shard (the Job's completion index).
+	// index of the shard: the Job's completion index, or with spec.trials the shard whose trial this is.
 	Index *int32 `json:"index,omitempty"`
+	// trial is the trial of the shard this entry is, 1 to spec.trials.count (its pod is the Job's completion
+	// index (trial - 1) × shards + index). Unset for a run of one trial.
+	Trial *int32 `json:"trial,omitempty"`
 	// cases is the number of cases the shard runs.
 	Cases *int32 `json:"cases,omitempty"`
 	// state is Pending, Running, Collecting, Succeeded or Failed.
@@ -66,6 +69,14 @@ func ShardStatus() *ShardStatusApplyConfiguration {
 // If called multiple times, the Index field is set to the value of the last call.
 func (b *ShardStatusApplyConfiguration) WithIndex(value int32) *ShardStatusApplyConfiguration {
 	b.Index = &value
+	return b
+}
+
+// WithTrial sets the Trial field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Trial field is set to the value of the last call.
+func (b *ShardStatusApplyConfiguration) WithTrial(value int32) *ShardStatusApplyConfiguration {
+	b.Trial = &value
 	return b
 }
 

@@ -34,12 +34,13 @@ type TargetApplyConfiguration struct {
 	// imagePullPolicy for the runner image. Defaults to the Kubernetes default for the tag.
 	ImagePullPolicy *v1.PullPolicy `json:"imagePullPolicy,omitempty"`
 	// commandTemplate is the runner command, run with /bin/sh -c after its placeholders are replaced by
-	// shell-quoted values. Allowed placeholders: {EVAL_FILE} and {OUTPUT_FILE} (required), and with batching
-	// PerCase also {EVAL_ID}, {PROMPT}, {PROMPT_FILE}, {ATTEMPT}. Each must stand in a plain, unquoted word
-	// (--out={OUTPUT_FILE} is fine): never inside quotes, `...`, $(...), ${...} or $((...)), nor after a
-	// backslash, where the shell would not read its quoted value as one literal word. There, use the environment
-	// variable the runner also gets ("$EVAL_ID"; the prompt is only in the file "$PROMPT_FILE"). Admission
-	// rejects the common misplacements; the rest fail when the command is rendered, before it runs.
+	// shell-quoted values. Allowed placeholders: {EVAL_FILE} and {OUTPUT_FILE} (required), {ATTEMPT} (the
+	// trial, 1 to spec.trials.count), and with batching PerCase also {EVAL_ID}, {PROMPT}, {PROMPT_FILE}. Each
+	// must stand in a plain, unquoted word (--out={OUTPUT_FILE} is fine): never inside quotes, `...`, $(...),
+	// ${...} or $((...)), nor after a backslash, where the shell would not read its quoted value as one literal
+	// word. There, use the environment variable the runner also gets ("$EVAL_ID"; the prompt is only in the
+	// file "$PROMPT_FILE"). Admission rejects the common misplacements; the rest fail when the command is
+	// rendered, before it runs.
 	CommandTemplate *apiv1alpha1.CommandTemplate `json:"commandTemplate,omitempty"`
 	// batching is Batched (one invocation for all cases, the default) or PerCase (one invocation per case).
 	Batching *apiv1alpha1.BatchingMode `json:"batching,omitempty"`
