@@ -28,7 +28,7 @@ func TestShardedRunWithTrials(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "trials", nil)
 	// The runner prints its trial (the placeholder and the variable), and flips case-003 in trial 2.
-	command := `echo "trial {ATTEMPT} $ATTEMPT" >&2; flip=; [ "$ATTEMPT" != 2 ] || flip=case-003; ` + sampleCommand + ` --flip-case "$flip"`
+	command := `echo trial {ATTEMPT} "$ATTEMPT" >&2; flip=; [ "$ATTEMPT" != 2 ] || flip=case-003; ` + sampleCommand + ` --flip-case "$flip"`
 	run := sampleRun("trials", ns).Inline(sampleEvalFile(t)).Shards(2, 0).Trials(3, "").Command(command).Obj()
 	create(t, run)
 	got := waitFinished(t, ns, run.Name, runTimeout)
