@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +57,11 @@ type options struct {
 	synthetic   int
 }
 
+// flips reports whether case id is one of --flip-case's ids.
+func (o options) flips(id string) bool {
+	return o.flipCase != "" && slices.Contains(strings.Split(o.flipCase, ","), id)
+}
+
 func envInt(name string, def int) int {
 	if v, ok := os.LookupEnv(name); ok {
 		if n, err := strconv.Atoi(v); err == nil {
@@ -77,7 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.failAfter, "fail-after", envInt("SCREENING_FAIL_AFTER", -1), "exit with --exit-code after writing this many records")
 	fs.IntVar(&o.exitCode, "exit-code", envInt("SCREENING_EXIT_CODE", 1), "exit code for --fail-after and --fail-on-case")
 	fs.StringVar(&o.failOnCase, "fail-on-case", os.Getenv("SCREENING_FAIL_ON_CASE"), "exit with --exit-code on reaching this case id")
-	fs.StringVar(&o.flipCase, "flip-case", os.Getenv("SCREENING_FLIP_CASE"), "answer this case id with the opposite decision")
+	fs.StringVar(&o.flipCase, "flip-case", os.Getenv("SCREENING_FLIP_CASE"), "answer these case ids (comma-separated) with the opposite decision")
 	fs.BoolVar(&o.invalidLine, "invalid-line", os.Getenv("SCREENING_INVALID_LINE") == "1", "also write an invalid line and a duplicate id")
 	fs.IntVar(&o.oomAfter, "oom-after", envInt("SCREENING_OOM_AFTER", -1), "allocate memory until killed after this many records")
 	fs.IntVar(&o.hangAfter, "hang-after", envInt("SCREENING_HANG_AFTER", -1), "sleep forever after this many records")
@@ -151,7 +157,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			flush()
 			time.Sleep(o.delay)
 		}
-		rec, skip := screen(c, c.ID == o.flipCase)
+		rec, skip := screen(c, o.flips(c.ID))
 		if skip != "" {
 			_, _ = fmt.Fprintf(stderr, "screening-runner: skipping %s: %s\n", c.ID, skip)
 			continue
@@ -193,7 +199,7 @@ func runOne(o options, cases []evalCase, stdout, stderr io.Writer) int {
 		if o.delay > 0 {
 			time.Sleep(o.delay)
 		}
-		rec, skip := screen(c, c.ID == o.flipCase)
+		rec, skip := screen(c, o.flips(c.ID))
 		if skip != "" {
 			_, _ = fmt.Fprintf(stderr, "screening-runner: cannot screen %s: %s\n", c.ID, skip)
 			return 3

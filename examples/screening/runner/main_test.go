@@ -213,3 +213,20 @@ func TestFlipCase(t *testing.T) {
 		t.Errorf("decisions %v: want case-004 flipped to CLEAR, the others unchanged", decisions)
 	}
 }
+
+// TestFlipCases: --flip-case takes several ids, comma-separated, and flips each of them only.
+func TestFlipCases(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"--eval", "../eval.yaml", "--output", out, "--flip-case", "case-004,case-001"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("run exit %d, stderr: %s", code, stderr.String())
+	}
+	got, _ := readOutput(t, out)
+	decisions := map[string]string{}
+	for _, l := range got {
+		decisions[l.ID] = l.Decision
+	}
+	if decisions["case-004"] != "CLEAR" || decisions["case-001"] != "REVIEW" || decisions["case-002"] != "REVIEW" {
+		t.Errorf("decisions %v: want case-004 flipped to CLEAR, case-001 to REVIEW, case-002 unchanged", decisions)
+	}
+}
