@@ -119,10 +119,16 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 
 // bundleDir is the eval bundle of `collector check`: the directory given with --bundle, which must hold the eval
 // file (its path inside it is the eval file's bundle path), or, without --bundle, the eval file's own directory.
-// References then resolve from the eval file's directory up to that root (bundle.Dir), never outside it.
+// References then resolve from the eval file's directory up to that root (bundle.Dir), never outside it. Without
+// --bundle, AgentV's config (.agentv/config.yaml, whose guideline patterns the v2 judges read) is searched up to the
+// eval file's repository root, as AgentV v2.0.1 searches it.
 func bundleDir(root, evalPath string) (bundle.Dir, error) {
 	if root == "" {
-		return bundle.Dir{Root: filepath.Dir(evalPath), EvalFile: filepath.Base(evalPath)}, nil
+		dir, err := filepath.Abs(filepath.Dir(evalPath))
+		if err != nil {
+			return bundle.Dir{}, fmt.Errorf("--eval: %w", err)
+		}
+		return bundle.Dir{Root: dir, EvalFile: filepath.Base(evalPath), ConfigRoot: bundle.RepoRoot(dir)}, nil
 	}
 	absRoot, err := filepath.Abs(root)
 	if err != nil {
