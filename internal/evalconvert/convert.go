@@ -139,6 +139,8 @@ type converter struct {
 	f *evalfile.File
 	// patterns are the guideline patterns of AgentV's config nearest the eval file (nil: none).
 	patterns []string
+	// inputFilesNoted says the note on how input files are shown was made (once a file).
+	inputFilesNoted bool
 	// fileAssertions are the file-level evaluators converted (nil: none).
 	fileAssertions *yaml.Node
 	notes          []Note

@@ -225,6 +225,7 @@ func TestConvertPromptFileAndGuidelines(t *testing.T) {
 		notes = append(notes, n.String())
 	}
 	want := []string{
+		"5: evalcases[0].input_messages: note: input files: a v2 file's judges show them with their text unless the EvalRun sets spec.judging.inputFiles, a 4.42 suite's as references (as AgentV shows a CLI target): set spec.judging.inputFiles (Embed: as the v2 file was judged; Reference: as AgentV judges a CLI runner) to judge both alike",
 		`5: evalcases[0].input_messages[0].content[0]: differs: the input file "style.instructions.md" matches a guideline pattern of .agentv/config.yaml: the v2 judges set it aside (AgentV v2.0.1's guidelines); AgentV 4.42 has no guideline patterns and shows the file to its judges`,
 		"6: evalcases[0].evaluators[0]: note: an llm_judge becomes an llm-grader: AgentV 4.42 asks with its own prompts and reply schema, and the grader passes at 0.8 (the test at its threshold)",
 		"prompts/j.md:3: evalcases[0].evaluators[0].prompt: differs: {{candidate_answer}} is AgentV v2's variable; AgentV 4.42 fills {{output}} with the same part of the case: rename it in the file",

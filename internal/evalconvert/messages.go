@@ -18,6 +18,13 @@ var messageKeys = []string{"role", keyName, "content", "tool_calls"}
 // 4.42 validate refuses a mapping as input, which its loader reads as one user message).
 func (c *converter) input(list *yaml.Node, path string, vc *evalfile.Case) *yaml.Node {
 	c.guidelineFiles(list, path, vc)
+	if refs := vc.InputFileRefs(); len(refs) > 0 && !c.inputFilesNoted {
+		c.inputFilesNoted = true
+		c.note(keyNode(list.Content[0], "content"), path, false, "input files: a v2 file's judges show them with their text "+
+			"unless the EvalRun sets spec.judging.inputFiles, a 4.42 suite's as references (as AgentV shows a CLI "+
+			"target): set spec.judging.inputFiles (Embed: as the v2 file was judged; Reference: as AgentV judges a CLI "+
+			"runner) to judge both alike")
+	}
 	if len(list.Content) == 1 {
 		if content, ok := shorthand(list.Content[0], evalfile.RoleUser); ok && isString(content) {
 			return content

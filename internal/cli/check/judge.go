@@ -27,6 +27,8 @@ type judgingFile struct {
 	CodeJudgeTimeout time.Duration
 	// LLM is the judging file's llm block, if any (its key Secret is not read: the key comes from the flags).
 	LLM *evalsv1alpha1.LLMJudging
+	// InputFiles is the judging file's inputFiles ("" unset: the eval file format's own).
+	InputFiles evaluate.InputFiles
 }
 
 // loadJudging reads --judging (YAML or JSON) and applies --pass-threshold over it.
@@ -43,6 +45,9 @@ func loadJudging(cfg *config) (judgingFile, error) {
 		}
 		j.PassThreshold = spec.PassThreshold
 		j.LLM = spec.LLM
+		if spec.InputFiles != nil {
+			j.InputFiles = evaluate.InputFiles(*spec.InputFiles)
+		}
 		if spec.CodeJudgeTimeoutSeconds != nil && *spec.CodeJudgeTimeoutSeconds > 0 {
 			j.CodeJudgeTimeout = time.Duration(*spec.CodeJudgeTimeoutSeconds) * time.Second
 		}
@@ -102,7 +107,7 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 	if err != nil {
 		return pipeline.Input{}, err
 	}
-	j := &evaluate.Judge{Threshold: threshold, Bundle: b}
+	j := &evaluate.Judge{Threshold: threshold, Bundle: b, InputFiles: settings.InputFiles}
 	if cfg.runCodeJudges {
 		j.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: settings.CodeJudgeTimeout}
 	}
