@@ -698,7 +698,28 @@ type Judging struct {
 	// only, never into the runner or the judge container.
 	// +optional
 	LLM *LLMJudging `json:"llm,omitempty"`
+
+	// inputFiles says how the judges' prompts show a case's input files (its input messages' file segments).
+	// Reference shows each as a reference to its file (<file: path="...">), as AgentV shows them for a CLI target,
+	// which every runner is: the path as written in an agentv-eval-v2 file (AgentV v2.0.1), the file's absolute
+	// path in the eval bundle in an AgentV 4.42 suite. Embed shows the file's text (<file path="...">TEXT</file>),
+	// as AgentV does for a language-model target. Unset: the eval file format's own, what runs judged before the
+	// field: Embed for agentv-eval-v2, Reference for AgentV 4.42 suites. Part of the judging a resume compares with
+	// its source's.
+	// +optional
+	InputFiles *InputFiles `json:"inputFiles,omitempty"`
 }
+
+// InputFiles is how the judges' prompts show a case's input files.
+// +kubebuilder:validation:Enum=Reference;Embed
+type InputFiles string
+
+const (
+	// InputFilesReference shows each input file as a reference to it, as AgentV does for a CLI target.
+	InputFilesReference InputFiles = "Reference"
+	// InputFilesEmbed shows each input file's text, as AgentV does for a language-model target.
+	InputFilesEmbed InputFiles = "Embed"
+)
 
 // AnswerDelimiters is how the runner's answer is set apart in the prompts of LLM judges.
 // +kubebuilder:validation:Enum=AgentV;Nonce

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -20,13 +21,19 @@ const configSchema = "agentv-config-v2"
 const maxConfigBytes = 64 << 10
 
 // GuidelinePatterns returns the guideline_patterns of the nearest AgentV config (ConfigPath, searched from the
-// eval file's directory up to the root, as AgentV's loadConfig does): glob patterns (MatchGlob) naming the input
+// eval file's directory up to the root, or up to ConfigRoot when set, as AgentV's loadConfig does): glob patterns (MatchGlob) naming the input
 // files AgentV treats as guidelines, which its judges never see. None (nil) when the bundle has no config, or the
 // config declares no patterns. A config AgentV would skip (another $schema, patterns that are not a list of
 // strings) is skipped here too; one that cannot be read or parsed is an error.
 func (d Dir) GuidelinePatterns() ([]string, error) {
 	if d.Root == "" {
 		return nil, nil
+	}
+	if d.ConfigRoot != "" {
+		// The same search, from the eval file's directory up to ConfigRoot.
+		if rel, err := filepath.Rel(d.ConfigRoot, filepath.Join(d.Root, filepath.FromSlash(d.EvalFile))); err == nil && filepath.IsLocal(rel) {
+			return Dir{Root: d.ConfigRoot, EvalFile: filepath.ToSlash(rel)}.GuidelinePatterns()
+		}
 	}
 	cands, err := d.Candidates(ConfigPath)
 	if err != nil {

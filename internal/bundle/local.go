@@ -12,9 +12,12 @@ import (
 
 // Scan lists the files of the bundle in directory root, for making a bundle from a local directory: every regular
 // file under it as a File (hashed), in path order. Hidden entries (a name starting with ".") are left out, as
-// version-control directories are; a symbolic link, device, socket or FIFO is an error naming it (a bundle holds
+// version-control directories are, but for the root's .agentv directory (AgentV's config and templates); a
+// symbolic link, device, socket or FIFO is an error naming it (a bundle holds
 // files only, and a link could lead out of the directory). It stops with an error past MaxFiles files or MaxBytes.
 func Scan(root string) ([]File, error) {
+	// The bundle root's .agentv directory is kept: AgentV's config (ConfigPath) and a 4.42 suite's assertion
+	// templates (.agentv/templates) are read from it.
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return nil, fmt.Errorf("opening the bundle directory: %w", err)
@@ -26,7 +29,7 @@ func Scan(root string) ([]File, error) {
 		if err != nil {
 			return err
 		}
-		if p != "." && strings.HasPrefix(d.Name(), ".") {
+		if p != "." && strings.HasPrefix(d.Name(), ".") && (!d.IsDir() || p != agentvDir) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
@@ -66,3 +69,6 @@ func Scan(root string) ([]File, error) {
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return files, nil
 }
+
+// agentvDir is AgentV's directory at the bundle's root, the one hidden directory a bundle keeps.
+const agentvDir = ".agentv"

@@ -196,11 +196,18 @@ func TestScan(t *testing.T) {
 	write("prompts/judge.md", "Judge.")
 	write(".git/HEAD", "ref")
 	write(".env", "secret")
+	write(".agentv/config.yaml", "$schema: agentv-config-v2\n")
+	write(".agentv/templates/t.yaml", "assertions: []\n")
+	write(".agentv/.cache/x", "left out")
+	write("suite/.agentv/config.yaml", "left out: only the root's .agentv is AgentV's bundle config")
 	files, err := Scan(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []File{hashed(t, "prompts/judge.md", "Judge."), hashed(t, "suite/eval.yaml", "evalcases: []\n")}
+	// AgentV's directory at the root is kept (its config, a 4.42 suite's templates); every other hidden entry is not.
+	want := []File{hashed(t, ".agentv/config.yaml", "$schema: agentv-config-v2\n"),
+		hashed(t, ".agentv/templates/t.yaml", "assertions: []\n"), hashed(t, "prompts/judge.md", "Judge."),
+		hashed(t, "suite/eval.yaml", "evalcases: []\n")}
 	if diff := cmp.Diff(want, files); diff != "" {
 		t.Errorf("Scan (-want +got):\n%s", diff)
 	}

@@ -53,6 +53,10 @@ func IsFileRef(value string) bool {
 type Dir struct {
 	Root     string
 	EvalFile string
+	// ConfigRoot, when set, is a directory above Root (a local eval file's repository root, collector check without
+	// --bundle) up to which AgentV's config (ConfigPath) is searched, as AgentV v2.0.1 searches it; references still
+	// resolve within Root.
+	ConfigRoot string
 }
 
 // NotFoundError says that a reference resolves to no regular file of the bundle, and where it was looked for.

@@ -37,10 +37,10 @@ func TestRepeatedFileReferencesAreBounded(t *testing.T) {
 	}
 	b := bundle.Dir{Root: root, EvalFile: "eval.yaml"}
 	for _, where := range []string{"user", "assistant"} {
-		if _, err := buildJudgeInputs(b, inputs(4, where)); err != nil {
+		if _, err := buildJudgeInputs(b, inputs(4, where), false); err != nil {
 			t.Errorf("%s messages naming the file 4 times: %v", where, err)
 		}
-		_, err := buildJudgeInputs(b, inputs(MaxCaseFileBytes/MaxBundleFileBytes+1, where))
+		_, err := buildJudgeInputs(b, inputs(MaxCaseFileBytes/MaxBundleFileBytes+1, where), false)
 		if err == nil || !strings.Contains(err.Error(), "read more than 16 MiB in all") {
 			t.Errorf("%s messages naming the file %d times: err = %v, want the case's bound", where, MaxCaseFileBytes/MaxBundleFileBytes+1, err)
 		}

@@ -129,10 +129,11 @@ type segment42 struct {
 	value, path, text, resolved string
 }
 
-// buildInputs42 processes case c's messages with the files of bundle b. A file segment whose file the bundle does
+// buildInputs42 processes case c's messages with the files of bundle b; embed shows input files with their text
+// (AgentV's "lm" mode) instead of as references (its "agent" mode, a CLI target's). A file segment whose file the bundle does
 // not have is an error naming it (AgentV leaves it out with a warning: the grader would then grade an answer to a
 // question it cannot see).
-func buildInputs42(b bundle.Dir, c *evalfile.Case) (*inputs42, error) {
+func buildInputs42(b bundle.Dir, c *evalfile.Case, embed bool) (*inputs42, error) {
 	files := &caseFiles{b: b, left: MaxCaseFileBytes}
 	in := &inputs42{input: []any{}, expected: []any{}, inputFiles: []string{}}
 	var textParts []string
@@ -153,11 +154,11 @@ func buildInputs42(b bundle.Dir, c *evalfile.Case) (*inputs42, error) {
 		textParts = append(textParts, texts...)
 	}
 	plain := joinTrimmed(textParts, " ")
-	in.question = question42(msgs, segments)
+	in.question = question42(msgs, segments, embed)
 	if strings.TrimSpace(in.question) == "" {
 		in.question = plain
 	}
-	in.chat = chat42(msgs, segments, in.question)
+	in.chat = chat42(msgs, segments, in.question, embed)
 	for i, m := range c.ExpectedMessages {
 		msg, content, err := expectedMessage42(files, m)
 		if err != nil {
@@ -405,15 +406,21 @@ func visible42(segs []segment42) bool {
 	return false
 }
 
-// format42 is AgentV's formatSegment in its "agent" mode: a text's value, a file as a reference to its absolute
-// path; "" for anything else.
-func format42(s segment42) string {
+// format42 is AgentV's formatSegment: a text's value; a file as a reference to its absolute path ("agent" mode), or
+// with embed its text ("lm" mode, nothing for an empty file); "" for anything else.
+func format42(s segment42, embed bool) string {
 	switch s.kind {
 	case kindText:
 		return s.value
 	case kindFile:
 		if s.path == "" {
 			return ""
+		}
+		if embed {
+			if s.text == "" {
+				return ""
+			}
+			return fileBlock(s.path, s.text)
 		}
 		p := s.resolved
 		if p == "" {
@@ -441,7 +448,7 @@ func roleMarkers42(msgs []evalfile.Message, segments [][]segment42) bool {
 
 // question42 is buildPromptInputs' question: "@[Role]:" blocks when roleMarkers42, else the segments in order, each
 // trimmed, blank ones dropped, joined by blank lines.
-func question42(msgs []evalfile.Message, segments [][]segment42) string {
+func question42(msgs []evalfile.Message, segments [][]segment42, embed bool) string {
 	if roleMarkers42(msgs, segments) {
 		var parts []string
 		for i, m := range msgs {
@@ -450,7 +457,7 @@ func question42(msgs []evalfile.Message, segments [][]segment42) string {
 			}
 			var content []string
 			for _, s := range segments[i] {
-				if f := format42(s); f != "" {
+				if f := format42(s, embed); f != "" {
 					content = append(content, f)
 				}
 			}
@@ -463,7 +470,7 @@ func question42(msgs []evalfile.Message, segments [][]segment42) string {
 	var parts []string
 	for _, segs := range segments {
 		for _, s := range segs {
-			if f := format42(s); f != "" {
+			if f := format42(s, embed); f != "" {
 				parts = append(parts, f)
 			}
 		}
@@ -482,14 +489,14 @@ func roleLabel(r evalfile.Role) string {
 // chat42 is the input as AgentV 4.42's result records it (buildResultInput): with role markers its chat prompt
 // (the leading system messages as one, a later system or tool message as an assistant one marked "@[System]:" or
 // "@[Tool]:"), else the question as one user message.
-func chat42(msgs []evalfile.Message, segments [][]segment42, question string) []any {
+func chat42(msgs []evalfile.Message, segments [][]segment42, question string, embed bool) []any {
 	if !roleMarkers42(msgs, segments) {
 		return []any{orderedObject{{keyRole, "user"}, {keyContent, question}}}
 	}
 	formatted := func(i int) []string {
 		var parts []string
 		for _, s := range segments[i] {
-			if f := format42(s); f != "" {
+			if f := format42(s, embed); f != "" {
 				parts = append(parts, f)
 			}
 		}

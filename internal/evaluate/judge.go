@@ -64,7 +64,25 @@ type Judge struct {
 	// Bundle is the eval bundle the judges read files from: prompt files, input files, reference files
 	// (bundle.Dir; the zero value is no bundle, and every file reference is then an Error naming it).
 	Bundle bundle.Dir
+	// InputFiles is how the prompts show a case's input files (spec.judging.inputFiles); "" is the eval file
+	// format's own.
+	InputFiles InputFiles
 }
+
+// InputFiles is how the judges' prompts show a case's input files (spec.judging.inputFiles), spelt as the API
+// spells it.
+type InputFiles string
+
+const (
+	// InputFilesFormat is the eval file format's own: Embed for agentv-eval-v2 (what its runs judged before the
+	// setting), Reference for AgentV 4.42 suites.
+	InputFilesFormat InputFiles = ""
+	// InputFilesReference shows each input file as a reference to it (AgentV's "agent" formatting, for a CLI
+	// target): the path as written in agentv-eval-v2 (AgentV v2.0.1), the absolute bundle path in a 4.42 suite.
+	InputFilesReference InputFiles = "Reference"
+	// InputFilesEmbed shows each input file's text (AgentV's "lm" formatting, for a language-model target).
+	InputFilesEmbed InputFiles = "Embed"
+)
 
 // NeedsCase reports whether judging a case with evs reads anything of the case but its id and evaluators (see
 // ReadsCase); a case without evaluators is judged by llm_judge when j.LLM is set, which reads the case.

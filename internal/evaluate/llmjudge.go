@@ -138,7 +138,7 @@ func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult
 // judgeInputs builds the case's judge inputs once (buildJudgeInputs over the judge's bundle).
 func (r *caseRun) judgeInputs() (judgeInputs, error) {
 	if !r.inputsBuilt {
-		r.inputs, r.inputsErr = buildJudgeInputs(r.judge.Bundle, r.c)
+		r.inputs, r.inputsErr = buildJudgeInputs(r.judge.Bundle, r.c, r.judge.InputFiles == InputFilesReference)
 		r.inputsBuilt = true
 	}
 	return r.inputs, r.inputsErr

@@ -71,10 +71,11 @@ type promptSegment struct {
 // codeBlock matches a fenced code block (AgentV's extractCodeBlocks).
 var codeBlock = regexp.MustCompile("(?s)```.*?```")
 
-// buildJudgeInputs builds the judge inputs of case c from the eval bundle b. A file segment whose file is not in
-// the bundle (or is too large) is an error naming it: AgentV leaves such a file out with a warning; here the judge
-// would then grade an answer to a question it cannot see.
-func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
+// buildJudgeInputs builds the judge inputs of case c from the eval bundle b; references says the question shows
+// input files as references (AgentV's "agent" mode, for a CLI target), else with their text ("lm" mode). A file
+// segment whose file is not in the bundle (or is too large) is an error naming it: AgentV leaves such a file out
+// with a warning; here the judge would then grade an answer to a question it cannot see.
+func buildJudgeInputs(b bundle.Dir, c *evalfile.Case, references bool) (judgeInputs, error) {
 	guidelines, err := b.GuidelinePatterns()
 	if err != nil {
 		return judgeInputs{}, err
@@ -134,7 +135,7 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 	in.expectedMessages = jsJSON(nonNilSlice(expected))
 	in.reference = lastContent
 	// Step 3: the question (buildPromptInputs).
-	question := formatQuestion(c, segments, flatTexts, guidelines, fileText)
+	question := formatQuestion(c, segments, flatTexts, guidelines, fileText, references)
 	if strings.TrimSpace(question) == "" {
 		question = joinTrimmed(textParts, " ")
 	}
@@ -143,8 +144,9 @@ func buildJudgeInputs(b bundle.Dir, c *evalfile.Case) (judgeInputs, error) {
 }
 
 // formatQuestion is buildPromptInputs' question: with role markers when the conversation has several turns or
-// several input messages with content, else the segments in order and the code blocks after them.
-func formatQuestion(c *evalfile.Case, segments []any, flatTexts, guidelines []string, fileText map[string]string) string {
+// several input messages with content, else the segments in order and the code blocks after them; files as
+// references, or with their text (formatSegment).
+func formatQuestion(c *evalfile.Case, segments []any, flatTexts, guidelines []string, fileText map[string]string, references bool) string {
 	byMessage := make([][]promptSegment, len(c.InputMessages))
 	multiTurn := false
 	withContent := 0
@@ -166,7 +168,7 @@ func formatQuestion(c *evalfile.Case, segments []any, flatTexts, guidelines []st
 			}
 			var content []string
 			for _, s := range byMessage[i] {
-				if f, ok := formatSegment(s); ok {
+				if f, ok := formatSegment(s, references); ok {
 					content = append(content, f)
 				}
 			}
@@ -183,9 +185,12 @@ func formatQuestion(c *evalfile.Case, segments []any, flatTexts, guidelines []st
 			case textSegment:
 				parts = append(parts, s.Value)
 			case fileSegment:
-				if bundle.MatchAnyGlob(guidelines, s.Path) {
+				switch {
+				case bundle.MatchAnyGlob(guidelines, s.Path):
 					parts = append(parts, "<Attached: "+s.Path+">")
-				} else if strings.TrimSpace(s.Text) != "" {
+				case references:
+					parts = append(parts, fileReference(s.Path))
+				case strings.TrimSpace(s.Text) != "":
 					parts = append(parts, fileBlock(s.Path, s.Text))
 				}
 			case json.RawMessage:
@@ -253,20 +258,29 @@ func visible(segments []promptSegment) bool {
 	return false
 }
 
-// formatSegment is AgentV's formatSegment in its "lm" mode.
-func formatSegment(s promptSegment) (string, bool) {
+// formatSegment is AgentV's formatSegment: in its "agent" mode (references) a file is a reference to its path as
+// written, in its "lm" mode the file's text.
+func formatSegment(s promptSegment, references bool) (string, bool) {
 	switch s.kind {
 	case kindText:
 		return s.text, s.text != ""
 	case kindGuideline:
 		return "<Attached: " + s.path + ">", true
 	case kindFile:
+		if references {
+			return fileReference(s.path), true
+		}
 		if s.text == "" {
 			return "", false
 		}
 		return fileBlock(s.path, s.text), true
 	}
 	return "", false
+}
+
+// fileReference is a file as AgentV's "agent" mode shows it.
+func fileReference(p string) string {
+	return `<file: path="` + p + `">`
 }
 
 // fileBlock embeds a file's text with its path.

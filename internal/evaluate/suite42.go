@@ -388,7 +388,7 @@ func (r *caseRun42) fieldAccuracy(ev *evalfile.EvaluatorConfig) grade42 {
 // promptInputs builds the test's prompt inputs once.
 func (r *caseRun42) promptInputs() (*inputs42, error) {
 	if !r.inputsBuilt {
-		r.inputs, r.inputsErr = buildInputs42(r.judge.Bundle, r.c)
+		r.inputs, r.inputsErr = buildInputs42(r.judge.Bundle, r.c, r.judge.InputFiles == InputFilesEmbed)
 		r.inputsBuilt = true
 	}
 	return r.inputs, r.inputsErr

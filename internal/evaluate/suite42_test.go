@@ -460,7 +460,7 @@ func TestQuestion42(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := "tests:\n  - id: t\n    criteria: c\n    input: " + tc.input + "\n"
 			f := suite42(t, doc)
-			in, err := buildInputs42(bundle.Dir{}, f.CaseAt(0))
+			in, err := buildInputs42(bundle.Dir{}, f.CaseAt(0), false)
 			if err != nil {
 				t.Fatal(err)
 			}

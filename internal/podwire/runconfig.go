@@ -104,6 +104,9 @@ type RunConfig struct {
 	PassThreshold string `json:"passThreshold"`
 	// DefaultEvaluators are the spec's judging.evaluators as raw JSON objects.
 	DefaultEvaluators []map[string]any `json:"defaultEvaluators,omitempty"`
+	// InputFiles is spec.judging.inputFiles as set ("Reference" or "Embed"); "" when unset (and in a run.json
+	// written before the field): the eval file format's own (evaluate.InputFiles).
+	InputFiles string `json:"inputFiles,omitempty"`
 	// LLM, when set, is the model endpoint of LLM judges (spec.judging.llm resolved with the manager's defaults);
 	// the collector calls it. Unset: LLM judges and cases without evaluators are Skipped.
 	LLM *LLM `json:"llm,omitempty"`

@@ -63,9 +63,9 @@ var agentvDifferences = map[string]string{
 }
 
 // compareWithAgentV compares the evaluators of the collector check document doc (--format json) with AgentV's
-// results of the example, case by case and evaluator by evaluator (in the eval file's order: AgentV names an inline
+// results of the example (in testdata/agentv/RECORDINGS), case by case and evaluator by evaluator (in the eval file's order: AgentV names an inline
 // rubric list "rubric", the operator "rubrics"), and fails on a difference agentvDifferences does not explain.
-func compareWithAgentV(t *testing.T, example string, doc []byte) parity {
+func compareWithAgentV(t *testing.T, recordings, example string, doc []byte) parity {
 	t.Helper()
 	var ours struct {
 		Cases []struct {
@@ -80,7 +80,7 @@ func compareWithAgentV(t *testing.T, example string, doc []byte) parity {
 	if err := json.Unmarshal(doc, &ours); err != nil {
 		t.Fatalf("collector check's document: %v\n%s", err, doc)
 	}
-	data, err := os.ReadFile(filepath.Join("testdata/agentv/recordings", example, "agentv-results.jsonl"))
+	data, err := os.ReadFile(filepath.Join("testdata/agentv", recordings, example, "agentv-results.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

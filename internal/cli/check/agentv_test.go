@@ -75,15 +75,43 @@ func TestAgentVExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Two recordings of AgentV v2.0.1: with its mock target, which it shows input files with their text (an LM
+	// target: the operator's spec.judging.inputFiles Embed, a v2 file's default), and with a CLI target in batch mode,
+	// as every runner of the operator is, which it shows references to them (inputFiles: Reference).
+	for _, target := range []struct {
+		recordings string
+		// judging is the judging file collector check gets ("": none).
+		judging string
+		// same is how many of the operator's requests AgentV also sent, per example (byte for byte, normalized).
+		same map[string]int
+	}{
+		{"recordings", "", map[string]int{"basic": 4, "rubric": 4, "composite": 0, "weighted-evaluators": 8, "local-cli": 1, "cw-incident-triage": 8}},
+		{"recordings-cli", "inputFiles: Reference\n", map[string]int{"basic": 4, "rubric": 4, "composite": 0, "weighted-evaluators": 8, "local-cli": 1, "cw-incident-triage": 8}},
+	} {
+		t.Run(target.recordings, func(t *testing.T) {
+			agentvExamples(t, root, answer, target.recordings, target.judging, target.same)
+		})
+	}
+}
+
+// agentvExamples is TestAgentVExamples on one recording of AgentV: its requests in testdata/agentv/RECORDINGS, the
+// operator judging with the judging file judging.
+func agentvExamples(t *testing.T, root string, answer []byte, recordings, judging string, sameWant map[string]int) {
+	var judgingArgs []string
+	if judging != "" {
+		p := filepath.Join(t.TempDir(), "judging.yaml")
+		if err := os.WriteFile(p, []byte(judging), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		judgingArgs = []string{"--judging", p}
+	}
 	var totals parity
 	for _, tc := range []struct {
 		example string
-		// same is how many of the operator's requests AgentV also sent (byte for byte, normalized).
-		same int
 		// results is how many evaluator results AgentV gave (every case, top-level evaluators).
 		results int
 	}{
-		{"basic", 4, 5}, {"rubric", 4, 5}, {"composite", 0, 4}, {"weighted-evaluators", 8, 8}, {"local-cli", 1, 1}, {"cw-incident-triage", 8, 16},
+		{"basic", 5}, {"rubric", 5}, {"composite", 4}, {"weighted-evaluators", 8}, {"local-cli", 1}, {"cw-incident-triage", 16},
 	} {
 		t.Run(tc.example, func(t *testing.T) {
 			var mu sync.Mutex
@@ -117,10 +145,10 @@ func TestAgentVExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stdout, stderr bytes.Buffer
-			Main(context.Background(), []string{"--mode", "batch", "--eval", evalPath, "--bundle", root, "--output", output,
+			Main(context.Background(), append([]string{"--mode", "batch", "--eval", evalPath, "--bundle", root, "--output", output,
 				"--llm-base-url", srv.URL + "/v1", "--llm-model", "oracle-model", "--llm-max-concurrent", "1",
-				"--run-code-judges", "--format", "json"}, &stdout, &stderr)
-			recorded, _ := filepath.Glob(filepath.Join("testdata/agentv/recordings", tc.example, "*.json"))
+				"--run-code-judges", "--format", "json"}, judgingArgs...), &stdout, &stderr)
+			recorded, _ := filepath.Glob(filepath.Join("testdata/agentv", recordings, tc.example, "*.json"))
 			want := map[string]int{}
 			for _, p := range recorded {
 				body, err := os.ReadFile(p)
@@ -143,20 +171,20 @@ func TestAgentVExamples(t *testing.T) {
 			t.Logf("%s: %d of %d requests as AgentV's (%d recorded); stderr: %s", tc.example, same, len(got), len(recorded), stderr.String())
 			if dir := os.Getenv("AGENTV_DIFF_DIR"); dir != "" {
 				for i, d := range differ {
-					_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-got-%02d.txt", tc.example, i)), []byte(d), 0o644)
+					_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%s-got-%02d.txt", recordings, tc.example, i)), []byte(d), 0o644)
 				}
 				i := 0
 				for w, n := range want {
 					for ; n > 0; n-- {
-						_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-want-%02d.txt", tc.example, i)), []byte(w), 0o644)
+						_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%s-want-%02d.txt", recordings, tc.example, i)), []byte(w), 0o644)
 						i++
 					}
 				}
 			}
-			if same != tc.same {
-				t.Errorf("%d requests as AgentV sent them, want %d", same, tc.same)
+			if same != sameWant[tc.example] {
+				t.Errorf("%d requests as AgentV sent them, want %d", same, sameWant[tc.example])
 			}
-			p := compareWithAgentV(t, tc.example, stdout.Bytes())
+			p := compareWithAgentV(t, recordings, tc.example, stdout.Bytes())
 			t.Logf("%s: judged %d of %d evaluator and case results, same score in %d, same pass/fail in %d",
 				tc.example, p.judged, p.results, p.sameScore, p.samePass)
 			if p.results != tc.results {

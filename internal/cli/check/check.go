@@ -47,7 +47,8 @@ const usageText = `usage: collector check --mode batch|single (--eval EVAL.yaml 
 
 Checks a runner's output the way the collector reads it. With --eval it also judges every case with the eval
 file's evaluators (code_judge scripts run, in the eval file's directory, only with --run-code-judges). Files the judges read (prompt files, input
-files, reference files) resolve from the eval file's directory up to --bundle DIR (default: the eval file's directory), never outside it. Exit code 0
+files, reference files) resolve from the eval file's directory up to --bundle DIR (default: the eval file's directory), never outside it;
+without --bundle, AgentV's .agentv/config.yaml is searched up to the eval file's repository root. Exit code 0
 when every requested case has a result and the output has no line errors, 1 when it fails the check, 2 for usage
 or I/O errors.`
 

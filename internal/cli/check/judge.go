@@ -27,6 +27,8 @@ type judgingFile struct {
 	CodeJudgeTimeout time.Duration
 	// LLM is the judging file's llm block, if any (its key Secret is not read: the key comes from the flags).
 	LLM *evalsv1alpha1.LLMJudging
+	// InputFiles is the judging file's inputFiles ("" unset: the eval file format's own).
+	InputFiles evaluate.InputFiles
 }
 
 // loadJudging reads --judging (YAML or JSON) and applies --pass-threshold over it.
@@ -43,6 +45,9 @@ func loadJudging(cfg *config) (judgingFile, error) {
 		}
 		j.PassThreshold = spec.PassThreshold
 		j.LLM = spec.LLM
+		if spec.InputFiles != nil {
+			j.InputFiles = evaluate.InputFiles(*spec.InputFiles)
+		}
 		if spec.CodeJudgeTimeoutSeconds != nil && *spec.CodeJudgeTimeoutSeconds > 0 {
 			j.CodeJudgeTimeout = time.Duration(*spec.CodeJudgeTimeoutSeconds) * time.Second
 		}
@@ -102,7 +107,7 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 	if err != nil {
 		return pipeline.Input{}, err
 	}
-	j := &evaluate.Judge{Threshold: threshold, Bundle: b}
+	j := &evaluate.Judge{Threshold: threshold, Bundle: b, InputFiles: settings.InputFiles}
 	if cfg.runCodeJudges {
 		j.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: settings.CodeJudgeTimeout}
 	}
@@ -119,10 +124,16 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 
 // bundleDir is the eval bundle of `collector check`: the directory given with --bundle, which must hold the eval
 // file (its path inside it is the eval file's bundle path), or, without --bundle, the eval file's own directory.
-// References then resolve from the eval file's directory up to that root (bundle.Dir), never outside it.
+// References then resolve from the eval file's directory up to that root (bundle.Dir), never outside it. Without
+// --bundle, AgentV's config (.agentv/config.yaml, whose guideline patterns the v2 judges read) is searched up to the
+// eval file's repository root, as AgentV v2.0.1 searches it.
 func bundleDir(root, evalPath string) (bundle.Dir, error) {
 	if root == "" {
-		return bundle.Dir{Root: filepath.Dir(evalPath), EvalFile: filepath.Base(evalPath)}, nil
+		dir, err := filepath.Abs(filepath.Dir(evalPath))
+		if err != nil {
+			return bundle.Dir{}, fmt.Errorf("--eval: %w", err)
+		}
+		return bundle.Dir{Root: dir, EvalFile: filepath.Base(evalPath), ConfigRoot: bundle.RepoRoot(dir)}, nil
 	}
 	absRoot, err := filepath.Abs(root)
 	if err != nil {

@@ -35,12 +35,13 @@ const (
 )
 
 // ExitCode is the exit status for what the command returned: 0 for nil, ExitRegressed for ErrRegressed (compare:
-// the run regressed), ExitError for every other error.
+// the run regressed) and ErrJudgesDifferently (convert: the suite would judge differently), ExitError for every
+// other error.
 func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, ErrRegressed):
+	case errors.Is(err, ErrRegressed), errors.Is(err, ErrJudgesDifferently):
 		return ExitRegressed
 	default:
 		return ExitError
@@ -84,7 +85,10 @@ Install it on your PATH as kubectl-evalrun and kubectl runs it as "kubectl evalr
   kubectl evalrun report screening-nightly -o screening-nightly.html
 
   # Judge a finished run's kept records again with other judging, without running its agent
-  kubectl evalrun rejudge screening-nightly --judging judging.yaml`,
+  kubectl evalrun rejudge screening-nightly --judging judging.yaml
+
+  # Move an agentv-eval-v2 file forward to an AgentV 4.42 suite
+  kubectl evalrun convert evals/dataset.yaml -o evals/dataset.eval.yaml`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
@@ -95,7 +99,7 @@ Install it on your PATH as kubectl-evalrun and kubectl runs it as "kubectl evalr
 	cmd.SetErr(streams.ErrOut)
 	e.flags.AddFlags(cmd.PersistentFlags())
 	cmd.AddCommand(newResultsCommand(e), newExportCommand(e), newLogsCommand(e), newCompareCommand(e), newReportCommand(e),
-		newBundleCommand(e), newRejudgeCommand(e))
+		newBundleCommand(e), newRejudgeCommand(e), newConvertCommand())
 	return cmd
 }
 

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -16,8 +17,8 @@ import (
 func TestHelpFollowsKubectlConventions(t *testing.T) {
 	root := NewCommand(genericiooptions.NewTestIOStreamsDiscard())
 	cmds := root.Commands()
-	if len(cmds) != 7 {
-		t.Fatalf("%d commands, want results, export, logs, compare, report, bundle, rejudge", len(cmds))
+	if len(cmds) != 8 {
+		t.Fatalf("%d commands, want results, export, logs, compare, report, bundle, rejudge, convert", len(cmds))
 	}
 	for _, c := range append(cmds, root) {
 		name := c.Name()
@@ -34,8 +35,8 @@ func TestHelpFollowsKubectlConventions(t *testing.T) {
 			}
 			continued = strings.HasSuffix(l, `\`)
 		}
-		// Every command names its argument: a run, or (bundle) the local directory it reads.
-		if arg := map[bool]string{true: "DIR", false: "RUN"}[name == "bundle"]; c != root && !strings.Contains(c.Use, arg) {
+		// Every command names its argument: a run, or the local directory (bundle) or file (convert) it reads.
+		if arg := map[string]string{"bundle": "DIR", "convert": "FILE"}[name]; c != root && !strings.Contains(c.Use, cmp.Or(arg, "RUN")) {
 			t.Errorf("%s: Use %q does not name %s", name, c.Use, arg)
 		}
 	}
@@ -58,10 +59,11 @@ func TestExitCode(t *testing.T) {
 		err  error
 		want int
 	}{
-		"success":           {nil, 0},
-		"regressed":         {ErrRegressed, 1},
-		"regressed wrapped": {fmt.Errorf("EvalRun a %w b", ErrRegressed), 1},
-		"an error":          {errors.New("reading EvalRun x: not found"), 2},
+		"success":            {nil, 0},
+		"regressed":          {ErrRegressed, 1},
+		"regressed wrapped":  {fmt.Errorf("EvalRun a %w b", ErrRegressed), 1},
+		"judges differently": {ErrJudgesDifferently, 1},
+		"an error":           {errors.New("reading EvalRun x: not found"), 2},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := ExitCode(tc.err); got != tc.want {

@@ -33,7 +33,9 @@ const unset = "unset"
 const maxJudgingValue = 120
 
 // judgingOf is THE judging of a run, from its pinned run.json, in a fixed order: the pass threshold, the default
-// evaluators, the eval bundle's digest (the files the judges read beside the eval file), the LLM judges' endpoint,
+// evaluators, the eval bundle's digest (the files the judges read beside the eval file), how the judges show input
+// files (spec.judging.inputFiles: unset is the format's own, which an explicit value equal to it differs from here:
+// a resume refused, never a verdict carried wrongly), the LLM judges' endpoint,
 // model, request timeout and budgets, and the code judges' image and timeout (unset without code judges). Settings
 // that cannot change a case's verdict (credentials, concurrency and rates, deadlines sized from the run's load,
 // shards, storage, the runner's settings, successPolicy, which is evaluated over all results at the end) are not
@@ -56,10 +58,17 @@ func judgingOf(cfg podwire.RunConfig) []judgingSetting {
 		bundleDigest = cfg.Bundle.SHA256
 	}
 	llm := llmJudging(cfg.LLM)
-	out := make([]judgingSetting, 0, 5+len(llm))
+	out := make([]judgingSetting, 0, 6+len(llm))
+	inputFiles := cfg.InputFiles
+	if inputFiles == "" {
+		// Unset (and a run.json written before the field): the eval file format's own; the eval files of the two
+		// runs are the same, so the same value.
+		inputFiles = unset
+	}
 	out = append(out, threshold,
 		judgingSetting{Name: "spec.judging.evaluators", Value: evaluators},
-		judgingSetting{Name: "spec.evalFile.bundle (the digest of its files)", Value: bundleDigest})
+		judgingSetting{Name: "spec.evalFile.bundle (the digest of its files)", Value: bundleDigest},
+		judgingSetting{Name: "spec.judging.inputFiles", Value: inputFiles})
 	out = append(out, llm...)
 	image, timeout := unset, unset
 	if cfg.CodeJudges {

@@ -109,6 +109,10 @@ func TestJudgingDifferences(t *testing.T) {
 		{name: "llm.answerDelimiters AgentV spelt out is its default", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) {
 			j.LLM.AnswerDelimiters = ptr.To(evalsv1alpha1.AnswerDelimitersAgentV)
 		}))},
+		// A source that showed input files otherwise sent other prompts; unset is the format's own, which an
+		// explicit value is never taken to equal (a resume refused, never a verdict carried wrongly).
+		{name: "inputFiles", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.InputFiles = ptr.To(evalsv1alpha1.InputFilesReference) })),
+			counts: []string{`spec.judging.inputFiles is unset there, "Reference" here`}},
 		{name: "codeJudgeTimeoutSeconds", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.CodeJudgeTimeoutSeconds = ptr.To[int32](60) })),
 			counts: []string{`spec.judging.codeJudgeTimeoutSeconds is "30" there, "60" here`}},
 		{name: "judging.image", here: judgingRun(judging(func(j *evalsv1alpha1.Judging) { j.Image = "judges:v2" })),

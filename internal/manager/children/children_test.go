@@ -130,14 +130,15 @@ func TestBuildRunConfig(t *testing.T) {
 		{
 			name: "judging, results deadline and status budget",
 			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
-				r.Spec.Judging = &evalsv1alpha1.Judging{PassThreshold: "0.5", CodeJudgeTimeoutSeconds: ptr.To[int32](5), CodeJudgeWorkers: ptr.To[int32](8)}
+				r.Spec.Judging = &evalsv1alpha1.Judging{PassThreshold: "0.5", CodeJudgeTimeoutSeconds: ptr.To[int32](5), CodeJudgeWorkers: ptr.To[int32](8),
+					InputFiles: ptr.To(evalsv1alpha1.InputFilesReference)}
 				r.Spec.ResultsDeadlineSeconds = ptr.To[int32](60)
 			}),
 			ids:      []string{"case-001", "case-002"},
 			defaults: []map[string]any{{"name": "exact", "type": "field_accuracy"}},
 			opts:     options.Options{StatusBudgetBytes: 1000},
 			want: func(c *podwire.RunConfig) {
-				c.PassThreshold, c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers = "0.5", 5, 8
+				c.PassThreshold, c.CodeJudgeTimeoutSeconds, c.CodeJudgeWorkers, c.InputFiles = "0.5", 5, 8, "Reference"
 				c.DefaultEvaluators = []map[string]any{{"name": "exact", "type": "field_accuracy"}}
 				c.ResultsDeadlineSeconds, c.StatusBudgetBytes = 60, 1000
 			},

@@ -233,6 +233,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		}
 		cfg.CodeJudgeTimeoutSeconds = ptr.Deref(j.CodeJudgeTimeoutSeconds, evalsv1alpha1.DefaultCodeJudgeTimeoutSeconds)
 		cfg.CodeJudgeWorkers = ptr.Deref(j.CodeJudgeWorkers, evalsv1alpha1.DefaultCodeJudgeWorkers)
+		cfg.InputFiles = string(ptr.Deref(j.InputFiles, ""))
 	}
 	if st := run.Spec.Storage; st != nil {
 		b := BucketOf(st.S3)

@@ -113,7 +113,8 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		MaxListed: evalsv1alpha1.MaxStatusMissingIDs, MeasuredDurationsMs: measuredDurations(rec, len(ids)),
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
-		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: verdict.VerdictError, Bundle: judgingBundle(cfg)},
+		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: verdict.VerdictError, Bundle: judgingBundle(cfg),
+			InputFiles: evaluate.InputFiles(cfg.InputFiles)},
 	}
 	var budget *llm.Budget
 	if cfg.LLM != nil {

@@ -61,7 +61,8 @@ func runCodeJudges(ctx context.Context, o Options, out sender) podwire.JudgeFram
 		ids = file.CaseIDs()
 	}
 	share := podwire.Partition(podwire.CodeJudgedCases(file, ids), int(cfg.JudgeContainers), o.Index)
-	judge := &evaluate.Judge{Threshold: threshold}
+	// A 4.42 code grader's input shows files as the collector's prompts show them.
+	judge := &evaluate.Judge{Threshold: threshold, InputFiles: evaluate.InputFiles(cfg.InputFiles)}
 	// In the runner's image (judging.image naming it) scripts run in the runner's working directory, as they did
 	// before the judge image; another image need not have that directory: its own working directory then.
 	dir := ""

@@ -702,6 +702,8 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: numeric
       default: 60
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.InputFiles
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeImageSource
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.JudgeImageStatus
@@ -754,6 +756,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: image
       type:
         scalar: string
+    - name: inputFiles
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.InputFiles
     - name: llm
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.LLMJudging

@@ -18,6 +18,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	v1 "k8s.io/api/core/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 )
@@ -58,6 +59,14 @@ type JudgingApplyConfiguration struct {
 	// leaves those evaluators and cases Skipped. The collector sidecar calls the model; the key is mounted there
 	// only, never into the runner or the judge container.
 	LLM *LLMJudgingApplyConfiguration `json:"llm,omitempty"`
+	// inputFiles says how the judges' prompts show a case's input files (its input messages' file segments).
+	// Reference shows each as a reference to its file (<file: path="...">), as AgentV shows them for a CLI target,
+	// which every runner is: the path as written in an agentv-eval-v2 file (AgentV v2.0.1), the file's absolute
+	// path in the eval bundle in an AgentV 4.42 suite. Embed shows the file's text (<file path="...">TEXT</file>),
+	// as AgentV does for a language-model target. Unset: the eval file format's own, what runs judged before the
+	// field: Embed for agentv-eval-v2, Reference for AgentV 4.42 suites. Part of the judging a resume compares with
+	// its source's.
+	InputFiles *apiv1alpha1.InputFiles `json:"inputFiles,omitempty"`
 }
 
 // JudgingApplyConfiguration constructs a declarative configuration of the Judging type for use with
@@ -121,5 +130,13 @@ func (b *JudgingApplyConfiguration) WithResources(value v1.ResourceRequirements)
 // If called multiple times, the LLM field is set to the value of the last call.
 func (b *JudgingApplyConfiguration) WithLLM(value *LLMJudgingApplyConfiguration) *JudgingApplyConfiguration {
 	b.LLM = value
+	return b
+}
+
+// WithInputFiles sets the InputFiles field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the InputFiles field is set to the value of the last call.
+func (b *JudgingApplyConfiguration) WithInputFiles(value apiv1alpha1.InputFiles) *JudgingApplyConfiguration {
+	b.InputFiles = &value
 	return b
 }
