@@ -426,26 +426,7 @@ type orderedObject []kv
 
 // MarshalJSON writes the members in order.
 func (o orderedObject) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := marshalNoEscape(m.key)
-		if err != nil {
-			return nil, err
-		}
-		v, err := marshalNoEscape(m.value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return MarshalObject(len(o), func(i int) (string, any) { return o[i].key, o[i].value })
 }
 
 func marshalNoEscape(v any) ([]byte, error) {
