@@ -99,9 +99,10 @@ var templateVariable = regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_]+)\s*\}\}`)
 // TemplateVariables are the names of the {{ name }} variables of a prompt template, in order (Substitute replaces
 // them).
 func TemplateVariables(template string) []string {
-	var names []string
-	for _, m := range templateVariable.FindAllStringSubmatch(template, -1) {
-		names = append(names, m[1])
+	matches := templateVariable.FindAllStringSubmatch(template, -1)
+	names := make([]string, len(matches))
+	for i, m := range matches {
+		names[i] = m[1]
 	}
 	return names
 }
