@@ -145,6 +145,12 @@ func (o *resultsOptions) writeTrials(cmd *cobra.Command, run *evalsv1alpha1.Eval
 	if err := report.WriteTrialsTable(out, kept); err != nil {
 		return err
 	}
+	if run.Status.Trials == nil {
+		const unmerged = "Trials: %d per case; %d of %d cases flaky; the run's figures are not in its status yet (its results are not merged)\n"
+		if _, err := fmt.Fprintf(cmd.ErrOrStderr(), unmerged, rule.N(), len(flaky), len(cases)); err != nil {
+			return err
+		}
+	}
 	return notes(cmd.ErrOrStderr(), run, flaky)
 }
 

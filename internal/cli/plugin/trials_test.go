@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/cli/report"
@@ -127,6 +129,22 @@ Flaky cases: 2: case-002, case-005
 	_, errOut, err = kubectlEvalrun(t, ns, "results", "trials", "--flaky", "--verdict", "Pass")
 	if err != nil || errOut != "No cases of 10 stored (30 results of 3 trials each) match.\n" {
 		t.Errorf("no match: err %v, stderr %q", err, errOut)
+	}
+	// Before the merge wrote status.trials, spec.trials says how many trials each case has.
+	storedRun(t, ns, "unmerged", trialScreeningLines([]string{"case-003"}, nil), 1, nil)
+	c, _ := apiServer(t)
+	unmerged := &evalsv1alpha1.EvalRun{}
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "unmerged"}, unmerged); err != nil {
+		t.Fatal(err)
+	}
+	unmerged.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](3)}
+	if err := c.Update(t.Context(), unmerged); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err = kubectlEvalrun(t, ns, "results", "unmerged", "--flaky")
+	if err != nil || !strings.HasPrefix(out, "ID ") || !strings.Contains(out, "\ncase-003   Fail      0.8333   2/3 flaky") || strings.Count(out, "\n") != 2 ||
+		errOut != "Trials: 3 per case; 1 of 10 cases flaky; the run's figures are not in its status yet (its results are not merged)\n" {
+		t.Errorf("a run not merged yet (%v):\n%s\nstderr %q", err, out, errOut)
 	}
 	_, _, err = kubectlEvalrun(t, ns, "results", "once", "--flaky")
 	if err == nil || !strings.Contains(err.Error(), "--flaky: EvalRun once answered each case once (spec.trials): no case can be flaky") {

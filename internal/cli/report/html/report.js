@@ -200,7 +200,7 @@
   function trialDetail(c, td) {
     var facts = [c.o + " over " + trials + " trials: " + trialCounts(c) + (c.s ? "; mean score " + c.s : "")];
     if (c.f) { facts.push("flaky: its trials disagree"); }
-    facts.push("a case passes when " + (data.trialPassRate === "1" ? "every trial passes" : "at least " + data.trialPassRate + " of its trials pass"));
+    facts.push("a case passes when " + (parseFloat(data.trialPassRate) >= 1 ? "every trial passes" : "at least " + data.trialPassRate + " of its trials pass"));
     if (c.bo) { facts.push("baseline " + data.baseline + ": " + c.bo + (c.bs ? ", score " + c.bs : "") + (c.d ? ", delta " + c.d : "")); }
     td.appendChild(el("p", "facts", facts.join(" \u00b7 ")));
     var texts = el("div", "texts");
