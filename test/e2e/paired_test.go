@@ -45,6 +45,7 @@ func TestPairedBaselineOnTrials(t *testing.T) {
 	gotNoisy := waitRun(t, ns, noisy.Name, runTimeout, "a decided Regressed condition", decided)
 	gotDegraded := waitRun(t, ns, degraded.Name, runTimeout, "a decided Regressed condition", decided)
 
+	expectTrialsReport(t, ns, noisy.Name)
 	expectCondition(t, gotNoisy, evalsv1alpha1.ConditionRegressed, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonNotRegressed})
 	expectCondition(t, gotDegraded, evalsv1alpha1.ConditionRegressed, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonRegressed})
 	for _, c := range []struct {
@@ -73,6 +74,30 @@ func TestPairedBaselineOnTrials(t *testing.T) {
 		if msg := conditionMessage(c.run, evalsv1alpha1.ConditionRegressed); !strings.Contains(msg, c.inMessage) {
 			t.Errorf("%s: Regressed message %q: want it to say %q", c.run.Name, msg, c.inMessage)
 		}
+	}
+}
+
+// TestPairedBaselineOnTrials' noisy night, read back by `kubectl evalrun report` and `results`: the report's header
+// shows the pass rate and mean score with their intervals and the flaky case, its baseline section the Paired test;
+// the results table shows case-003's trials.
+func expectTrialsReport(t *testing.T, ns, name string) {
+	t.Helper()
+	page, err := kubectlEvalrun(t, ns, "report", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="pass-rate-ci">95% CI `, `id="mean-score-ci">95% CI `, `id="flaky-ids"><span>case-003</span>`,
+		`id="trials-pass-rate">`, `id="paired-pass-rate">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report of %s has no %q", name, want)
+		}
+	}
+	table, err := kubectlEvalrun(t, ns, "results", name, "--flaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Split(strings.TrimSpace(table), "\n"); len(rows) != 2 || !strings.HasPrefix(rows[1], "case-003") || !strings.Contains(rows[1], "2/3") {
+		t.Errorf("results --flaky of %s: want case-003 alone, 2 of 3 trials passed:\n%s", name, table)
 	}
 }
 
