@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -82,16 +83,35 @@ func TestPairedBaselineOnTrials(t *testing.T) {
 // the results table shows case-003's trials.
 func expectTrialsReport(t *testing.T, ns, name string) {
 	t.Helper()
-	page, err := kubectlEvalrun(t, ns, "report", name)
+	page, err := kubectlEvalrun(t, ns, "report", name, "-o", "-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`id="pass-rate-ci">95% CI `, `id="mean-score-ci">95% CI `, `id="flaky-ids"><span>case-003</span>`,
-		`id="trials-pass-rate">`, `id="paired-pass-rate">`} {
+	for _, want := range []string{`id="pass-rate-ci">95% CI `, `id="mean-score-ci">95% CI `,
+		`id="flaky-card"><div class="label">Flaky cases</div><div class="value">1</div>`, `id="trials-pass-rate">`, `id="paired-pass-rate">`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report of %s has no %q", name, want)
 		}
 	}
+	// The page's data: the cases its table and filters show, case-003 alone marked flaky.
+	_, data, _ := strings.Cut(page, `id="report-data">`)
+	data, _, _ = strings.Cut(data, "</script>")
+	var doc struct {
+		Cases []struct {
+			ID    string `json:"id"`
+			Flaky bool   `json:"f"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal([]byte(data), &doc); err != nil {
+		t.Fatalf("report of %s: its data: %v", name, err)
+	}
+	var flaky []string
+	for _, c := range doc.Cases {
+		if c.Flaky {
+			flaky = append(flaky, c.ID)
+		}
+	}
+	expectDiff(t, "flaky cases in the report", []string{"case-003"}, flaky)
 	table, err := kubectlEvalrun(t, ns, "results", name, "--flaky")
 	if err != nil {
 		t.Fatal(err)
