@@ -444,7 +444,8 @@ func ResumeRecordOf(s *evalsv1alpha1.ResumeStatus) *podwire.ResumeRecord {
 	if s == nil {
 		return nil
 	}
-	return &podwire.ResumeRecord{From: s.From, FromUID: s.FromUID, Cases: string(s.Cases), Ran: s.Ran, Carried: s.Carried}
+	return &podwire.ResumeRecord{From: s.From, FromUID: s.FromUID, Cases: string(s.Cases), Ran: s.Ran, Carried: s.Carried,
+		RanTrials: ptr.Deref(s.RanTrials, 0)}
 }
 
 // ResumeStatusOf is run.json's resume record as status.resume (nil for nil).
@@ -452,5 +453,9 @@ func ResumeStatusOf(r *podwire.ResumeRecord) *evalsv1alpha1.ResumeStatus {
 	if r == nil {
 		return nil
 	}
-	return &evalsv1alpha1.ResumeStatus{From: r.From, FromUID: r.FromUID, Cases: evalsv1alpha1.ResumeCases(r.Cases), Ran: r.Ran, Carried: r.Carried}
+	out := &evalsv1alpha1.ResumeStatus{From: r.From, FromUID: r.FromUID, Cases: evalsv1alpha1.ResumeCases(r.Cases), Ran: r.Ran, Carried: r.Carried}
+	if r.RanTrials > 0 {
+		out.RanTrials = ptr.To(r.RanTrials)
+	}
+	return out
 }
