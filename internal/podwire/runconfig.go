@@ -364,9 +364,19 @@ type Rejudge struct {
 	// source kept its records in the bucket.
 	ConfigMaps         []string `json:"configMaps,omitempty"`
 	ConfigMapsPerShard int32    `json:"configMapsPerShard,omitempty"`
-	// InBucket says the source kept its records in this run's bucket (Bucket): shard i's are the object
+	// InBucket says the source kept its records in this run's bucket (Bucket): its pod i's are the object
 	// objstore.RunRef{Namespace, From, FromUID}.ShardRecordsKey(i).
 	InBucket bool `json:"inBucket,omitempty"`
+	// Shards is the source's shard count: the pod of shard s and trial t reads the records of the source's pod of
+	// shard s and trial t (SourceIndex), whatever this run's own shard count (fewer cases than the source's shards
+	// give fewer shards). 0 in a run.json written before it: pod i reads the source's pod i (shard i).
+	Shards int32 `json:"shards,omitempty"`
+}
+
+// SourceIndex is the completion index of the source's pod whose records the re-judge's pod of shard and trial
+// (from 1) judges.
+func (r *Rejudge) SourceIndex(shard, trial int) int {
+	return PodIndex(shard, trial, max(int(r.Shards), 1))
 }
 
 // valid reports whether the re-judge names its source and exactly one place for its records that the pod can
@@ -447,9 +457,14 @@ func (c *RunConfig) LoadShard(index string) error {
 		per := int(r.ConfigMapsPerShard)
 		r.ConfigMaps = r.ConfigMaps[i*per : (i+1)*per : (i+1)*per]
 	}
-	if r := c.Rejudge; r != nil && r.ConfigMapsPerShard > 0 && len(r.ConfigMaps) >= (i+1)*int(r.ConfigMapsPerShard) {
-		per := int(r.ConfigMapsPerShard)
-		r.ConfigMaps = r.ConfigMaps[i*per : (i+1)*per : (i+1)*per]
+	if r := c.Rejudge; r != nil && r.ConfigMapsPerShard > 0 {
+		// The source's pod of this pod's shard and trial.
+		per, src := int(r.ConfigMapsPerShard), r.SourceIndex(shard, trial)
+		if len(r.ConfigMaps) >= (src+1)*per {
+			r.ConfigMaps = r.ConfigMaps[src*per : (src+1)*per : (src+1)*per]
+		} else {
+			r.ConfigMaps = nil
+		}
 	}
 	return nil
 }

@@ -174,3 +174,30 @@ func TestSpansOf(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadShardRejudgeSourcePod: a re-judge's pod reads the record ConfigMaps of its source's pod of the same shard
+// and trial, counted with the source's shard count: a re-judge of 2 shards (its eval file has 2 cases) of a source
+// of 3 shards × 2 trials reads, for its shard 1's trial 2 (index 3), the source's index 4, never the source's
+// index 3 (shard 0's trial 2).
+func TestLoadShardRejudgeSourcePod(t *testing.T) {
+	src := []string{"src-0", "src-1", "src-2", "src-3", "src-4", "src-5"}
+	for index, want := range map[string][]string{"0": {"src-0"}, "1": {"src-1"}, "2": {"src-3"}, "3": {"src-4"}} {
+		c := &RunConfig{Shards: 2, Trials: 2, CaseIDs: []string{"a", "b"}, ResultConfigMapsPerShard: 1, ResultConfigMaps: []string{"r0", "r1", "r2", "r3"},
+			Rejudge: &Rejudge{From: "source", FromUID: "u", ConfigMaps: src, ConfigMapsPerShard: 1, Shards: 3}}
+		if err := c.LoadShard(index); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, c.Rejudge.ConfigMaps); diff != "" {
+			t.Errorf("index %s reads (-want +got):\n%s", index, diff)
+		}
+	}
+	// A run.json from before the source's shard count was recorded: pod i reads the source's pod i.
+	c := &RunConfig{Shards: 2, CaseIDs: []string{"a", "b"}, ResultConfigMapsPerShard: 1, ResultConfigMaps: []string{"r0", "r1"},
+		Rejudge: &Rejudge{From: "source", FromUID: "u", ConfigMaps: src[:2], ConfigMapsPerShard: 1}}
+	if err := c.LoadShard("1"); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"src-1"}, c.Rejudge.ConfigMaps); diff != "" {
+		t.Errorf("shard 1 reads (-want +got):\n%s", diff)
+	}
+}

@@ -127,7 +127,7 @@ func TestRejudgeRecordsPerPod(t *testing.T) {
 		}
 	}
 	cfg := &podwire.RunConfig{Shards: 2, Trials: 3, CaseIDs: []string{"a", "b", "c"}, Bucket: &podwire.Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "nightly"},
-		Rejudge: &podwire.Rejudge{From: src.Name, FromUID: src.UID, InBucket: true}}
+		Rejudge: &podwire.Rejudge{From: src.Name, FromUID: src.UID, InBucket: true, Shards: 2}}
 	if err := cfg.LoadShard("3"); err != nil {
 		t.Fatal(err)
 	}

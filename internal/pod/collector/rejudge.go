@@ -214,9 +214,8 @@ func rejudgeRecords(o Options, bucket *shardBucket) RecordSource {
 				return errors.New("the source's records are in the bucket, but the run has none")
 			}
 			ref := objstore.RunRef{Namespace: o.Namespace, Name: rj.From, UID: rj.FromUID}
-			// The source's records objects are per pod, as this run's pods are: pod i reads the source's pod i's
-			// (with trials, the same shard's same trial).
-			key, err := ref.ShardRecordsKey(int(o.Config.PodIndex))
+			// The source's records objects are per pod: this pod reads its shard's and trial's.
+			key, err := ref.ShardRecordsKey(rj.SourceIndex(int(o.Config.ShardIndex), int(o.Config.Trial)))
 			if err != nil {
 				return err
 			}
