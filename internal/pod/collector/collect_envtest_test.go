@@ -440,7 +440,7 @@ func TestCollectNothingToRun(t *testing.T) {
 		t.Errorf("snapshot marker %+v (%v): want one that is not final, saying why", marker, err)
 	}
 	var s struct {
-		Summary    evalsv1alpha1.RunSummary        `json:"summary"`
+		Summary    evalsv1alpha1.RunSummary       `json:"summary"`
 		Collection evalsv1alpha1.CollectionStatus `json:"collection"`
 	}
 	if err := json.Unmarshal([]byte(r.configMap(t, shard).Data[podwire.ShardSectionKey]), &s); err != nil {
