@@ -99,7 +99,7 @@ func TestShardedRunWithTrials(t *testing.T) {
 	rejudge.Spec.Rejudge = &evalsv1alpha1.Rejudge{From: run.Name}
 	create(t, rejudge)
 	resume := sampleRun("trials-resume", ns).Inline(sampleEvalFile(t)).Shards(2, 0).Trials(3, "").
-		Command(`echo trial {ATTEMPT} "$ATTEMPT" >&2; ` + sampleCommand).Resume(run.Name, evalsv1alpha1.ResumeMissing).Obj()
+		Command(`echo trial {ATTEMPT} "$ATTEMPT" >&2; `+sampleCommand).Resume(run.Name, evalsv1alpha1.ResumeMissing).Obj()
 	create(t, resume)
 	expectRejudgeKeepsTrials(t, ns, got, rejudge.Name)
 	expectResumeRunsLostTrials(t, ns, run.Name, resume.Name)
