@@ -865,7 +865,7 @@ type ResumeStatus struct {
 	// its trial).
 	// +required
 	Carried int32 `json:"carried"`
-	// ranTrials, in a run with trials (spec.trials.count above 1), is the number of case trials this run ran:
+	// ranTrials is the number of case trials this run ran, set in a run with trials (spec.trials.count above 1):
 	// with cases Missing, only the trials without a result; with NotPassed, every trial of each case that did not
 	// pass, and the trials without a result of the others.
 	// +kubebuilder:validation:Minimum=0

@@ -37,7 +37,7 @@ type ResumeStatusApplyConfiguration struct {
 	// carried is the number of results carried from the earlier run (with trials: of case trials, each keeping
 	// its trial).
 	Carried *int32 `json:"carried,omitempty"`
-	// ranTrials, in a run with trials (spec.trials.count above 1), is the number of case trials this run ran:
+	// ranTrials is the number of case trials this run ran, set in a run with trials (spec.trials.count above 1):
 	// with cases Missing, only the trials without a result; with NotPassed, every trial of each case that did not
 	// pass, and the trials without a result of the others.
 	RanTrials *int32 `json:"ranTrials,omitempty"`
