@@ -33,9 +33,10 @@ func WriteShardEvalFile(ctx context.Context, cfg *podwire.RunConfig, credentials
 	if err != nil {
 		return fmt.Errorf("read the eval file to split: %w", err)
 	}
-	// The source holds the run's cases in order (CaseIDs before the shard was taken), or, downloaded for a
-	// resumed run, every case of the file (AllCaseIDs), of which the pod keeps its own: its shard's, or, in a
-	// trial of a resumed run, those of its shard that its trial runs (CaseIndexes).
+	// The source holds the run's cases in order (CaseIDs before the shard was taken), or, for a resumed run whose
+	// eval file stays in a bucket (an eval file object, or a bundle's), every case of the file (AllCaseIDs), of
+	// which the pod keeps its own: its shard's, or, in a trial of a resumed run, those of its shard that its trial
+	// runs (CaseIndexes).
 	lo, hi := cfg.ShardOffset, cfg.ShardOffset+len(cfg.CaseIDs)
 	keep := func(i int) bool { return i >= lo && i < hi }
 	if cfg.CaseIndexes != nil {
@@ -45,7 +46,7 @@ func WriteShardEvalFile(ctx context.Context, cfg *podwire.RunConfig, credentials
 		}
 		keep = func(i int) bool { return mine[i] }
 	}
-	if cfg.EvalObject != nil && len(cfg.AllCaseIDs) > 0 {
+	if cfg.EvalFileInBucket() && len(cfg.AllCaseIDs) > 0 {
 		mine := make(map[string]bool, len(cfg.CaseIDs))
 		for _, id := range cfg.CaseIDs {
 			mine[id] = true

@@ -81,3 +81,33 @@ func TestTrialRunsEvalFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestResumedBucketBundleEvalFile: a resumed run whose eval file is a bundle's in a bucket cuts its pod's cases out
+// of the bundle's whole eval file by id (AllCaseIDs), as an eval file object's: not by their indexes among the
+// cases the run runs, which are not the file's.
+func TestResumedBucketBundleEvalFile(t *testing.T) {
+	dir := t.TempDir()
+	source := filepath.Join(dir, "bundle", "eval.yaml")
+	write(t, source, testutil.DecisionEval(5), 0o644)
+	all := []string{testutil.CaseID(0), testutil.CaseID(1), testutil.CaseID(2), testutil.CaseID(3), testutil.CaseID(4)}
+	run := []string{testutil.CaseID(1), testutil.CaseID(3)}
+	cfg := &podwire.RunConfig{CaseIDs: run, AllCaseIDs: all, Shards: 1, SourceEvalFile: source, EvalFile: filepath.Join(dir, "shard", "eval.yaml"),
+		Bundle: &podwire.Bundle{Objects: &podwire.Bucket{Endpoint: "http://s3.example", Bucket: "bundles"}}}
+	if err := cfg.LoadShard(""); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteShardEvalFile(context.Background(), cfg, ""); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(cfg.EvalFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := evalfile.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(run, file.CaseIDs()); diff != "" {
+		t.Errorf("the pod's cases (-want +got):\n%s", diff)
+	}
+}
