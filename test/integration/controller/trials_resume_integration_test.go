@@ -252,6 +252,17 @@ func TestTrialsRejudgeKeepsTheTrials(t *testing.T) {
 	if tr := got.Status.Trials; tr == nil || tr.Count != 3 || tr.PassRate != "1" || tr.FlakyCases != 2 {
 		t.Errorf("status.trials %+v, want the source's 3 trials at 1", got.Status.Trials)
 	}
+	// Its pods are the source's shards' trials (its Job says them; its spec does not).
+	var entries []string
+	for _, s := range got.Status.Shards {
+		entries = append(entries, fmt.Sprintf("%d/%d:%s", s.Index, ptr.Deref(s.Trial, 0), s.Reason))
+	}
+	if diff := cmp.Diff([]string{"1/3:MissingResults", "0/1:Completed", "1/1:Completed", "0/2:Completed", "1/2:Completed", "0/3:Completed"}, entries); diff != "" {
+		t.Errorf("the re-judge's pods' entries (-want +got):\n%s", diff)
+	}
+	if s := got.Status.Sharding; s == nil || s.Shards != 2 || s.Succeeded != 5 || s.Failed != 1 {
+		t.Errorf("sharding %+v, want 2 shards of 3 trials", got.Status.Sharding)
+	}
 	var answered []string
 	msg, err := stored.EachLine(context.Background(), k8s, got, func(l *results.Line) error {
 		if l.AnsweredBy == "source" {
