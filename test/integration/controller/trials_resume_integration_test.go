@@ -242,7 +242,23 @@ func TestTrialsRejudgeKeepsTheTrials(t *testing.T) {
 		t.Fatalf("the re-judge's Job: %d pods, trials %q; want the source's 2 shards × 3 trials", n, job.Annotations[podwire.AnnotationTrials])
 	}
 	rejudgeShards(t, again)
-	got := waitReason(t, again, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+	checkTrialsRejudge(t, src, waitReason(t, again, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults))
+
+	lenient := createRun(t, testutil.MakeEvalRun("lenient", ns).Inline(testutil.DecisionEval(4)).Trials(1, "0.6").Rejudge("source"))
+	rejudgeShards(t, lenient)
+	got := waitReason(t, lenient, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+	if diff := cmp.Diff([]string{"case-000=Pass 3/3", "case-001=Pass 2/3", "case-002=Pass 3/3", "case-003=Pass 2/3"}, caseTrials(got)); diff != "" {
+		t.Errorf("cases at 0.6 (-want +got):\n%s", diff)
+	}
+	if tr := got.Status.Trials; tr == nil || tr.Count != 3 || tr.PassRate != "0.6" {
+		t.Errorf("status.trials %+v, want 3 trials at this run's 0.6", got.Status.Trials)
+	}
+}
+
+// checkTrialsRejudge checks TestTrialsRejudgeKeepsTheTrials' first re-judge, got, of src: the same cases, summary
+// and trials as src, its pods listed by shard and trial, every judged result answered by src and keyed by its trial.
+func checkTrialsRejudge(t *testing.T, src, got *evalsv1alpha1.EvalRun) {
+	t.Helper()
 	if diff := cmp.Diff(caseTrials(src), caseTrials(got)); diff != "" {
 		t.Errorf("the re-judge's cases against the source's (-source +re-judge):\n%s", diff)
 	}
@@ -291,15 +307,5 @@ func TestTrialsRejudgeKeepsTheTrials(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, answered); diff != "" {
 		t.Errorf("results judged from the source's records, by trial (-want +got):\n%s", diff)
-	}
-
-	lenient := createRun(t, testutil.MakeEvalRun("lenient", ns).Inline(testutil.DecisionEval(4)).Trials(1, "0.6").Rejudge("source"))
-	rejudgeShards(t, lenient)
-	got = waitReason(t, lenient, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
-	if diff := cmp.Diff([]string{"case-000=Pass 3/3", "case-001=Pass 2/3", "case-002=Pass 3/3", "case-003=Pass 2/3"}, caseTrials(got)); diff != "" {
-		t.Errorf("cases at 0.6 (-want +got):\n%s", diff)
-	}
-	if tr := got.Status.Trials; tr == nil || tr.Count != 3 || tr.PassRate != "0.6" {
-		t.Errorf("status.trials %+v, want 3 trials at this run's 0.6", got.Status.Trials)
 	}
 }
