@@ -56,6 +56,9 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Op
 		podwire.AnnotationCollectionDeadline: strconv.Itoa(int(collectionDeadline(cfg))),
 		podwire.AnnotationCases:              strconv.Itoa(len(cfg.CaseIDs)),
 	})
+	if cfg.Trials > 1 {
+		meta.Annotations[podwire.AnnotationTrials] = strconv.Itoa(int(cfg.Trials))
+	}
 	suspend := ptr.Deref(run.Spec.Suspend, false)
 	if run.Spec.QueueName != "" {
 		// Kueue admits the Job by unsuspending it; from here on only Kueue touches spec.suspend.

@@ -92,6 +92,29 @@ func TrialRule(run *evalsv1alpha1.EvalRun) (results.TrialRule, error) {
 	return results.ParseTrialRule(int32(Trials(run)), passRate)
 }
 
+// ConfigTrialRule is how the run whose run.json is cfg decides each case over its trials: run.json's trials and
+// passRate, or, in a run.json written before it recorded the pass rate, run's spec.trials.passRate.
+func ConfigTrialRule(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) (results.TrialRule, error) {
+	if cfg.TrialsPassRate == "" {
+		rule, err := TrialRule(run)
+		rule.Count = podwire.TrialCount(cfg.Trials)
+		return rule, err
+	}
+	return results.ParseTrialRule(int32(podwire.TrialCount(cfg.Trials)), cfg.TrialsPassRate)
+}
+
+// WithTrialRuns sets in cfg the cases each trial of a resumed run runs (nil: every trial runs every case): each pod
+// then cuts its own cases out of the pinned eval file, as a shard's pod does.
+func WithTrialRuns(cfg *podwire.RunConfig, runs [][]podwire.CaseSpan) {
+	if len(runs) == 0 {
+		return
+	}
+	cfg.TrialRuns = runs
+	if cfg.SourceEvalFile == "" {
+		cfg.SourceEvalFile, cfg.EvalFile = EvalFilePath, ShardEvalFilePath
+	}
+}
+
 // BucketOnly reports a run whose pods make no API call (spec.storage.statusFrom: Bucket): their collections are
 // read from the bucket by the manager.
 func BucketOnly(run *evalsv1alpha1.EvalRun) bool {
@@ -244,6 +267,10 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	cfg.Shards = int32(shards)
 	if trials := Trials(run); trials > 1 {
 		cfg.Trials = int32(trials)
+		cfg.TrialsPassRate = evalsv1alpha1.DefaultTrialsPassRate
+		if t := run.Spec.Trials; t.PassRate != nil {
+			cfg.TrialsPassRate = *t.PassRate
+		}
 	}
 	// Every trial of every shard is a pod (podwire.ShardTrial): the run's budgets are shared between all of them.
 	pods := cfg.Pods()
@@ -445,7 +472,8 @@ func ResumeRecordOf(s *evalsv1alpha1.ResumeStatus) *podwire.ResumeRecord {
 	if s == nil {
 		return nil
 	}
-	return &podwire.ResumeRecord{From: s.From, FromUID: s.FromUID, Cases: string(s.Cases), Ran: s.Ran, Carried: s.Carried}
+	return &podwire.ResumeRecord{From: s.From, FromUID: s.FromUID, Cases: string(s.Cases), Ran: s.Ran, Carried: s.Carried,
+		RanTrials: ptr.Deref(s.RanTrials, 0)}
 }
 
 // ResumeStatusOf is run.json's resume record as status.resume (nil for nil).
@@ -453,5 +481,9 @@ func ResumeStatusOf(r *podwire.ResumeRecord) *evalsv1alpha1.ResumeStatus {
 	if r == nil {
 		return nil
 	}
-	return &evalsv1alpha1.ResumeStatus{From: r.From, FromUID: r.FromUID, Cases: evalsv1alpha1.ResumeCases(r.Cases), Ran: r.Ran, Carried: r.Carried}
+	out := &evalsv1alpha1.ResumeStatus{From: r.From, FromUID: r.FromUID, Cases: evalsv1alpha1.ResumeCases(r.Cases), Ran: r.Ran, Carried: r.Carried}
+	if r.RanTrials > 0 {
+		out.RanTrials = ptr.To(r.RanTrials)
+	}
+	return out
 }

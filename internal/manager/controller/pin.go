@@ -78,7 +78,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	}
 	// A streamed file splits by construction: Scan parsed each item alone after the header, as the pod reads the
 	// items its shard keeps (evalfile.Facts.Text).
-	if shards := children.Shards(cfgRun, len(runIDs)); shards > 1 && pinData != nil {
+	if shards := children.Shards(cfgRun, len(runIDs)); (shards > 1 || plan != nil && plan.TrialRuns != nil) && pinData != nil {
 		if msg := evalsource.CheckSplit(pinData, runIDs, shards, defaults); msg != "" {
 			return invalidFile(msg)
 		}
@@ -88,6 +88,8 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if plan != nil {
 		cfg.AllCaseIDs, cfg.CarriedConfigMaps, cfg.CarriedObjects = caseIDs, plan.CarriedConfigMapNames(), plan.CarriedObjects
 		cfg.Resume = children.ResumeRecordOf(plan.Record)
+		// With trials, each trial runs only its cases without a carried result: each pod cuts its own.
+		children.WithTrialRuns(&cfg, plan.TrialRuns)
 	}
 	rejudge.ApplyTo(&cfg)
 	if cp := found.Bundle.Copy(); cp != nil {

@@ -60,7 +60,9 @@ type EvalRunSpecApplyConfiguration struct {
 	// podTemplate holds scheduling and metadata overrides for the run's pod.
 	PodTemplate *PodOverridesApplyConfiguration `json:"podTemplate,omitempty"`
 	// trials answers every case several times, each answer (a trial) in its own pod, and decides each case by its
-	// pass rate over its trials (docs/statistics.md). Unset means one trial per case.
+	// pass rate over its trials (docs/statistics.md). Unset means one trial per case. A resume must have its
+	// source's count; a re-judge takes its source's count and passRate (it may set passRate only, which then
+	// replaces its source's).
 	Trials *TrialsApplyConfiguration `json:"trials,omitempty"`
 	// sharding splits the eval's cases into shards that run as one Indexed Job, one pod per shard. Each shard's
 	// runner gets an eval file holding only its cases at {EVAL_FILE}; the manager merges the shards' results into
