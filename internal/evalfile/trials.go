@@ -15,8 +15,8 @@ type FileTrials struct {
 	// (0, 1] with at most 6 decimals). AgentV's pass_at_k, the only strategy the operator reads, is
 	// PassAtKRate(Count).
 	PassRate string
-	// Line is the line of the key the trials were read from (execution.trials); 0 when they were not read from a
-	// file's text (TrialsPassAtK).
+	// Line is the line of the count they were read from (execution.trials.count), for messages about it; 0 when
+	// they were not read from a file's text (TrialsPassAtK).
 	Line int
 }
 

@@ -62,7 +62,7 @@ func (sp *suiteParser) trials(exec *yamltree.Value, execNode *yaml.Node) *evalfi
 		}
 	}
 
-	count, ok := sp.trialCount(v, n, path)
+	count, countLine, ok := sp.trialCount(v, n, path)
 	if !ok {
 		return nil
 	}
@@ -93,30 +93,31 @@ func (sp *suiteParser) trials(exec *yamltree.Value, execNode *yaml.Node) *evalfi
 		return nil
 	}
 	t := evalfile.TrialsPassAtK(count)
-	t.Line = line
+	t.Line = countLine
 	return t
 }
 
-// trialCount reads execution.trials.count: 0 when absent; ok is false when a problem was recorded. AgentV 4.42
-// reads any whole number from 1 (warning about, and ignoring, any other value); the operator refuses any other, and
-// a count above spec.trials.count's bound.
-func (sp *suiteParser) trialCount(v *yamltree.Value, n *yaml.Node, path string) (int, bool) {
+// trialCount reads execution.trials.count and its line: 0 when absent; ok is false when a problem was recorded.
+// AgentV 4.42 reads any whole number from 1 (warning about, and ignoring, any other value); the operator refuses any
+// other, and a count above spec.trials.count's bound.
+func (sp *suiteParser) trialCount(v *yamltree.Value, n *yaml.Node, path string) (count, line int, ok bool) {
 	cv := v.Get(keyCount)
 	if cv.IsNull() {
-		return 0, true
+		return 0, 0, true
 	}
-	cp, line := yamltree.JoinPath(path, keyCount), keyLine(n, keyCount, cv)
+	cp := yamltree.JoinPath(path, keyCount)
+	line = keyLine(n, keyCount, cv)
 	switch {
 	case cv.Kind != yamltree.KindNumber || cv.Float != math.Trunc(cv.Float) || cv.Float < 1:
 		sp.p.AddAt(cp, line, "must be a whole number of trials from 1 to %d, got %s (AgentV 4.42 warns and answers each "+
 			"test once; the operator refuses it: a suite that asks for trials gets them)", evalfile.MaxTrials, describe(cv))
-		return 0, false
+		return 0, line, false
 	case cv.Float > evalfile.MaxTrials:
 		sp.p.AddAt(cp, line, "must be at most %d, got %s: the EvalRun's spec.trials.count has the same bound (each "+
 			"trial of each shard is a pod)", evalfile.MaxTrials, describe(cv))
-		return 0, false
+		return 0, line, false
 	}
-	return int(cv.Float), true
+	return int(cv.Float), line, true
 }
 
 // trialStrategy checks execution.trials.strategy: pass_at_k (the default) is read; mean and confidence_interval,

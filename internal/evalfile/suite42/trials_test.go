@@ -30,7 +30,7 @@ func TestSuite42Trials(t *testing.T) {
 		{name: "trials null", exec: "  trials:\n"},
 		{name: "count 3", exec: "  trials: {count: 3}\n", want: &evalfile.FileTrials{Count: 3, PassRate: "0.333333", Line: 2}},
 		{name: "pass_at_k", exec: "  target: runner\n  trials:\n    count: 2\n    strategy: pass_at_k\n",
-			want: &evalfile.FileTrials{Count: 2, PassRate: "0.5", Line: 3}},
+			want: &evalfile.FileTrials{Count: 2, PassRate: "0.5", Line: 4}},
 		{name: "count 7", exec: "  trials: {count: 7, strategy: pass_at_k}\n", want: &evalfile.FileTrials{Count: 7, PassRate: "0.142857", Line: 2}},
 		{name: "count 100", exec: "  trials: {count: 100}\n", want: &evalfile.FileTrials{Count: 100, PassRate: "0.01", Line: 2}},
 		{name: "a whole number written as a decimal", exec: "  trials: {count: 4.0}\n", want: &evalfile.FileTrials{Count: 4, PassRate: "0.25", Line: 2}},
@@ -42,7 +42,7 @@ func TestSuite42Trials(t *testing.T) {
 			warnings: []string{"2 execution.trials.strategy: ignored: without a count AgentV 4.42 answers each test once",
 				"2 execution.trials.costLimitUsd: ignored: without a count AgentV 4.42 answers each test once"}},
 		{name: "an unknown key", exec: "  trials:\n    count: 3\n    early_exit: false\n",
-			want:     &evalfile.FileTrials{Count: 3, PassRate: "0.333333", Line: 2},
+			want:     &evalfile.FileTrials{Count: 3, PassRate: "0.333333", Line: 3},
 			warnings: []string{`4 execution.trials.early_exit: unknown execution.trials key "early_exit": AgentV 4.42 ignores it`}},
 		{name: "an anchored mapping", exec: "  trials: &t {count: 5}\n", want: &evalfile.FileTrials{Count: 5, PassRate: "0.2", Line: 2}},
 	} {

@@ -46,6 +46,12 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if invalid := cmp.Or(found.Invalid, llmProblem); invalid != "" {
 		return invalidFile(invalid)
 	}
+	// The run's trials: the spec's, else the eval file's own, whose pods admission could not bound.
+	trials := children.EffectiveTrials(run, file.Trials())
+	if msg := children.TooManyPods(run, trials, file.Trials()); msg != "" {
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidSpec,
+			Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil
+	}
 	// A streamed bucket object has no text here (Data nil): the pods download it and cut their shards from it.
 	defaults := evalsource.Defaults(run)
 	pinData, runIDs := file.Data, caseIDs
@@ -57,7 +63,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		}
 		// The earlier run's verdicts are carried only when it judged as this run judges (collect.PlanResume).
 		here := children.BuildRunConfig(run, caseIDs, defaults, file.JudgeLoad(run), r.opts)
-		p, wait, err := r.collect.PlanResume(ctx, run, file.Digest, caseIDs, here, now)
+		p, wait, err := r.collect.PlanResume(ctx, children.RunWithTrials(run, trials), file.Digest, caseIDs, here, now)
 		if wait != nil || err != nil {
 			return nil, wait, err
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
@@ -215,5 +216,114 @@ func TestTrialsOfOneShard(t *testing.T) {
 	}
 	if s := got.Status.Sharding; s == nil || s.Shards != 1 || len(got.Status.Shards) != 3 {
 		t.Errorf("sharding %+v, %d entries", s, len(got.Status.Shards))
+	}
+}
+
+// trialsSuite442 is an AgentV 4.42 suite of two tests graded by contains, whose execution says trials (indented
+// under execution:).
+func trialsSuite442(trials string) string {
+	return "execution:\n" + trials + "tests:\n" +
+		"  - id: greet\n    input: Say hello\n    criteria: says hello\n    assertions:\n      - {type: contains, value: hello}\n" +
+		"  - id: part\n    input: Say bye\n    criteria: says bye\n    assertions:\n      - {type: contains, value: bye}\n"
+}
+
+// answer442 is a batch runner's answer to one test of trialsSuite442.
+func answer442(id, text string) string { return fmt.Sprintf(`{"id":%q,"text":%q}`, id, text) + "\n" }
+
+// TestTrialsFromTheEvalFile: an AgentV 4.42 suite's execution.trials ({count: 3}, strategy pass_at_k by default)
+// are the run's trials when its spec sets none: a Job of 3 pods, each a trial, and every case decided as
+// pass_at_k decides it (a case passes when any of its trials passes: passRate 1/3), status.trials saying the eval
+// file was their source.
+func TestTrialsFromTheEvalFile(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("trials-file", ns).Inline(trialsSuite442("  trials: {count: 3}\n")))
+	job := waitJob(t, run)
+	if *job.Spec.Completions != 3 || *job.Spec.Parallelism != 3 {
+		t.Fatalf("Job of %d completions, %d at once; want 3 and 3", *job.Spec.Completions, *job.Spec.Parallelism)
+	}
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()) })
+	// greet passes its first trial only, part its first two: both pass, both flaky.
+	answers := []string{
+		answer442("greet", "hello there") + answer442("part", "bye now"),
+		answer442("greet", "hi") + answer442("part", "goodbye"),
+		answer442("greet", "hi") + answer442("part", "see you"),
+	}
+	for i := range 3 {
+		pod := startShardPod(t, job, i)
+		cfg, _ := shardConfig(t, run, i)
+		if cfg.Trials != 3 || cfg.TrialsSource != string(evalsv1alpha1.TrialsSourceEvalFile) || cfg.Trial != int32(i+1) {
+			t.Fatalf("index %d: run.json trials %d from %q, trial %d", i, cfg.Trials, cfg.TrialsSource, cfg.Trial)
+		}
+		collectShard(t, run, i, pod.Name, answers[i])
+		updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
+	}
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.CompletedIndexes, s.Succeeded = "0-2", 3 })
+	got := waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+	if got.Spec.Trials != nil {
+		t.Errorf("the run's spec.trials became %+v: the manager never writes the spec", got.Spec.Trials)
+	}
+	if s := got.Status.Summary; s == nil || s.Total != 2 || s.Passed != 2 {
+		t.Errorf("summary %+v: want both cases passing (any passed trial passes a case)", s)
+	}
+	tr := got.Status.Trials
+	if tr == nil || tr.Count != 3 || tr.PassRate != "0.333333" || tr.Source != evalsv1alpha1.TrialsSourceEvalFile || tr.FlakyCases != 2 ||
+		tr.PassAtN != "1.0000" || tr.PassHatN != "0.0000" {
+		t.Fatalf("status.trials %+v", tr)
+	}
+	var cases []string
+	for _, c := range got.Status.Cases {
+		tr := ptr.Deref(c.Trials, evalsv1alpha1.CaseTrials{})
+		cases = append(cases, fmt.Sprintf("%s=%s %d/%d", c.ID, c.Verdict, tr.Passed, tr.Count))
+	}
+	if diff := cmp.Diff([]string{"greet=Pass 1/3", "part=Pass 2/3"}, cases); diff != "" {
+		t.Errorf("cases (-want +got):\n%s", diff)
+	}
+	if s := got.Status.Sharding; s == nil || s.Shards != 1 || len(got.Status.Shards) != 3 {
+		t.Errorf("sharding %+v, %d entries", s, len(got.Status.Shards))
+	}
+}
+
+// TestTrialsSpecWinsOverTheEvalFile: spec.trials win over the eval file's own (count and pass rate), and
+// status.trials says so; the eval file's trials in a run whose shards they would multiply past 1000 pods end it
+// InvalidSpec, naming both numbers, before any child is created.
+func TestTrialsSpecWinsOverTheEvalFile(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("trials-spec", ns).Inline(trialsSuite442("  trials: {count: 3}\n")).Trials(2, ""))
+	job := waitJob(t, run)
+	if *job.Spec.Completions != 2 {
+		t.Fatalf("Job of %d completions, want the spec's 2 trials", *job.Spec.Completions)
+	}
+	if _, ok := job.Annotations[podwire.AnnotationEvalFileTrials]; ok {
+		t.Errorf("the Job records the eval file's trials: %v", job.Annotations)
+	}
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()) })
+	for i := range 2 {
+		pod := startShardPod(t, job, i)
+		greet := "hello"
+		if i == 1 {
+			greet = "hi"
+		}
+		collectShard(t, run, i, pod.Name, answer442("greet", greet)+answer442("part", "bye"))
+		updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
+	}
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.CompletedIndexes, s.Succeeded = "0-1", 2 })
+	got := waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+	if tr := got.Status.Trials; tr == nil || tr.Count != 2 || tr.PassRate != "1" || tr.Source != evalsv1alpha1.TrialsSourceSpec {
+		t.Errorf("status.trials %+v", tr)
+	}
+	if s := got.Status.Summary; s == nil || s.Passed != 1 || s.Failed != 1 {
+		t.Errorf("summary %+v: greet failed a trial, and the spec asks for every trial", s)
+	}
+
+	big := createRun(t, testutil.MakeEvalRun("trials-too-many", ns).Inline(trialsSuite442("  trials:\n    count: 3\n")).Shards(400, 0))
+	failed := waitReason(t, big, metav1.ConditionFalse, evalsv1alpha1.ReasonInvalidSpec)
+	if c := runCondition(failed, evalsv1alpha1.ConditionSucceeded); !strings.Contains(c.Message,
+		"spec.sharding.shards 400 times the eval file's execution.trials.count 3 (line 3) is 1200 pods, above 1000") {
+		t.Errorf("Succeeded message %q", c.Message)
+	}
+	if failed.Status.JobName != "" || failed.Status.EvalConfigMapName != "" {
+		t.Errorf("a run refused at pinning created its children: job %q, eval ConfigMap %q", failed.Status.JobName, failed.Status.EvalConfigMapName)
 	}
 }
