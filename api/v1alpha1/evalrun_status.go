@@ -61,7 +61,9 @@ const (
 	// ReasonChildConflict: an object the run needs (its pinned eval ConfigMap, result ConfigMaps, RBAC or Job)
 	// exists and is not the run's.
 	ReasonChildConflict = "ChildConflict"
-	// ReasonInvalidSpec: the API server rejected a child built from the spec (labels, resources, sizes).
+	// ReasonInvalidSpec: the API server rejected a child built from the spec (labels, resources, sizes), or the
+	// spec with its eval file breaks a bound admission checks for the spec alone (spec.sharding.shards times the
+	// eval file's own trials above 1000 pods).
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonCreateForbidden: the API server kept refusing (403 Forbidden, other than a quota) to create one of the
 	// run's objects within the manager's --pod-rejected-timeout: the manager's own RBAC (a namespaced install

@@ -121,7 +121,9 @@ type EvalRunSpec struct {
 	PodTemplate *PodOverrides `json:"podTemplate,omitempty"`
 
 	// trials answers every case several times, each answer (a trial) in its own pod, and decides each case by its
-	// pass rate over its trials (docs/statistics.md). Unset means one trial per case.
+	// pass rate over its trials (docs/statistics.md). Unset means the eval file's own trials (an AgentV 4.42 suite's
+	// execution.trials: its count, and a case passing when any trial passes), else one trial per case; when set, it
+	// wins over the eval file's. status.trials.source says which.
 	// +optional
 	Trials *Trials `json:"trials,omitempty"`
 
