@@ -62,8 +62,8 @@ const (
 	// exists and is not the run's.
 	ReasonChildConflict = "ChildConflict"
 	// ReasonInvalidSpec: the API server rejected a child built from the spec (labels, resources, sizes), or the
-	// spec with its eval file breaks a bound admission checks for the spec alone (spec.sharding.shards times the
-	// eval file's own trials above 1000 pods).
+	// spec with its eval file breaks a rule admission checks for the spec alone (spec.sharding.shards times the
+	// eval file's own trials above 1000 pods; those trials with spec.resume).
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonCreateForbidden: the API server kept refusing (403 Forbidden, other than a quota) to create one of the
 	// run's objects within the manager's --pod-rejected-timeout: the manager's own RBAC (a namespaced install

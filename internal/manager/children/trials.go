@@ -88,23 +88,29 @@ func PinnedTrials(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) RunTrials {
 	return EffectiveTrials(run, file)
 }
 
-// TooManyPods says why a run cannot run its eval file's trials: spec.sharding.shards times the file's trials above
-// the API's bound on a Job's pods (MaxPods, which admission checks for spec.trials); "" when it can (and for any
-// trials not the eval file's). The shards are the spec's, as admission counts them for spec.trials, even when the
-// run has fewer cases than shards.
-func TooManyPods(run *evalsv1alpha1.EvalRun, t RunTrials, file *evalfile.FileTrials) string {
+// CheckFileTrials makes the checks admission makes on spec.trials for a run whose trials t are its eval file's
+// (file; "" for any other trials, which admission checked): spec.sharding.shards times the count at most the API's
+// bound on a Job's pods (MaxPods), the shards being the spec's, as admission counts them, even when the run has
+// fewer cases than shards; and no trials with spec.resume, as admission refuses spec.trials above 1 with a resume
+// while resuming a run's trials is still to come (docs/design/trials.md). It says what is wrong, naming both
+// numbers, or "".
+func CheckFileTrials(run *evalsv1alpha1.EvalRun, t RunTrials, file *evalfile.FileTrials) string {
 	if t.Source != evalsv1alpha1.TrialsSourceEvalFile {
 		return ""
 	}
-	shards := specShards(run)
-	if shards*t.Count <= evalsv1alpha1.MaxPods {
-		return ""
-	}
-	line := ""
+	count := fmt.Sprintf("the eval file's execution.trials.count %d", t.Count)
 	if file != nil && file.Line > 0 {
-		line = fmt.Sprintf(" (line %d)", file.Line)
+		count += fmt.Sprintf(" (line %d)", file.Line)
 	}
-	return fmt.Sprintf("spec.sharding.shards %d times the eval file's execution.trials.count %d%s is %d pods, above %d: "+
-		"each trial of each shard is a pod of the run's Job; lower the shards, or set spec.trials (which wins over the "+
-		"eval file's trials)", shards, t.Count, line, shards*t.Count, evalsv1alpha1.MaxPods)
+	if shards := specShards(run); shards*t.Count > evalsv1alpha1.MaxPods {
+		return fmt.Sprintf("spec.sharding.shards %d times %s is %d pods, above %d: each trial of each shard is a pod of "+
+			"the run's Job; lower the shards, or set spec.trials (which wins over the eval file's trials)", shards, count,
+			shards*t.Count, evalsv1alpha1.MaxPods)
+	}
+	if run.Spec.Resume != nil {
+		return fmt.Sprintf("spec.resume with %s: resuming a run's trials is still to come (docs/design/trials.md), as "+
+			"admission refuses spec.trials.count above 1 with spec.resume; set spec.trials.count: 1 to resume one trial "+
+			"of every case, or run the suite again", count)
+	}
+	return ""
 }

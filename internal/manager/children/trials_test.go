@@ -146,9 +146,10 @@ func TestPassAtKMeansOneTrial(t *testing.T) {
 	}
 }
 
-// TestTooManyPods: the bound admission puts on spec.sharding.shards × spec.trials.count holds for an eval file's
-// trials too, checked by the manager, whose message names both numbers; spec.trials are admission's.
-func TestTooManyPods(t *testing.T) {
+// TestCheckFileTrials: what admission checks of spec.trials holds for an eval file's trials too, checked by the
+// manager, whose message names both numbers: spec.sharding.shards × the count at most 1000, and no trials with a
+// resume yet; spec.trials are admission's.
+func TestCheckFileTrials(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		run    *evalsv1alpha1.EvalRun
@@ -163,15 +164,19 @@ func TestTooManyPods(t *testing.T) {
 			want: "spec.sharding.shards 500 times the eval file's execution.trials.count 100 (line 9) is 50000 pods"},
 		{name: "spec.trials win", run: testutil.MakeEvalRun("r", "ns").Shards(500, 0).Trials(2, "").Obj(), file: fileTrials(100), wantOK: true},
 		{name: "no trials", run: testutil.MakeEvalRun("r", "ns").Shards(1000, 0).Obj(), wantOK: true},
+		{name: "a resume", run: testutil.MakeEvalRun("r", "ns").Resume("src", evalsv1alpha1.ResumeMissing).Obj(), file: fileTrials(3),
+			want: "spec.resume with the eval file's execution.trials.count 3 (line 9): resuming a run's trials is still to come"},
+		{name: "a resume of one trial", run: testutil.MakeEvalRun("r", "ns").Resume("src", evalsv1alpha1.ResumeMissing).Trials(1, "").Obj(),
+			file: fileTrials(3), wantOK: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := TooManyPods(tc.run, EffectiveTrials(tc.run, tc.file), tc.file)
+			got := CheckFileTrials(tc.run, EffectiveTrials(tc.run, tc.file), tc.file)
 			if tc.wantOK != (got == "") || !strings.HasPrefix(got, tc.want) {
 				t.Errorf("TooManyPods = %q, want %q", got, tc.want)
 			}
 		})
 	}
-	if msg := TooManyPods(testutil.MakeEvalRun("r", "ns").Shards(400, 0).Obj(), RunTrials{Count: 3, Source: evalsv1alpha1.TrialsSourceEvalFile}, nil); !strings.Contains(msg, fmt.Sprintf("count 3 is %d pods", 1200)) {
+	if msg := CheckFileTrials(testutil.MakeEvalRun("r", "ns").Shards(400, 0).Obj(), RunTrials{Count: 3, Source: evalsv1alpha1.TrialsSourceEvalFile}, nil); !strings.Contains(msg, fmt.Sprintf("count 3 is %d pods", 1200)) {
 		t.Errorf("without the file's line: %q", msg)
 	}
 }

@@ -46,9 +46,9 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 	if invalid := cmp.Or(found.Invalid, llmProblem); invalid != "" {
 		return invalidFile(invalid)
 	}
-	// The run's trials: the spec's, else the eval file's own, whose pods admission could not bound.
+	// The run's trials: the spec's, else the eval file's own, which admission could not check.
 	trials := children.EffectiveTrials(run, file.Trials())
-	if msg := children.TooManyPods(run, trials, file.Trials()); msg != "" {
+	if msg := children.CheckFileTrials(run, trials, file.Trials()); msg != "" {
 		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidSpec,
 			Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil
 	}
