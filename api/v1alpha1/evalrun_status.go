@@ -62,8 +62,8 @@ const (
 	// exists and is not the run's.
 	ReasonChildConflict = "ChildConflict"
 	// ReasonInvalidSpec: the API server rejected a child built from the spec (labels, resources, sizes), or the
-	// spec with its eval file breaks a rule admission checks for the spec alone (spec.sharding.shards times the
-	// eval file's own trials above 1000 pods; those trials with spec.resume).
+	// spec with its eval file breaks a bound admission checks for the spec alone (spec.sharding.shards times the
+	// eval file's own trials above 1000 pods).
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonCreateForbidden: the API server kept refusing (403 Forbidden, other than a quota) to create one of the
 	// run's objects within the manager's --pod-rejected-timeout: the manager's own RBAC (a namespaced install
@@ -879,12 +879,19 @@ type ResumeStatus struct {
 	// cases is the resume mode that chose the cases run again.
 	// +required
 	Cases ResumeCases `json:"cases,omitempty"`
-	// ran is the number of cases this run ran.
+	// ran is the number of cases this run ran (with trials: of which it ran at least one trial).
 	// +required
 	Ran int32 `json:"ran"`
-	// carried is the number of results carried from the earlier run.
+	// carried is the number of results carried from the earlier run (with trials: of case trials, each keeping
+	// its trial).
 	// +required
 	Carried int32 `json:"carried"`
+	// ranTrials is the number of case trials this run ran, set in a run with trials (spec.trials.count above 1):
+	// with cases Missing, only the trials without a result; with NotPassed, every trial of each case that did not
+	// pass, and the trials without a result of the others.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RanTrials *int32 `json:"ranTrials,omitempty"`
 }
 
 // RunnerStatus holds facts about the runner container, as the kubelet reported them (never from anything the

@@ -48,7 +48,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.target) || has(self.rejudge)",message="target is required unless rejudge is set (a re-judge runs no runner)"
 // +kubebuilder:validation:XValidation:rule="!has(self.rejudge) || !has(self.resume)",message="rejudge and resume are exclusive: a re-judge judges an earlier run's kept records, a resume runs the cases an earlier run did not finish"
 // +kubebuilder:validation:XValidation:rule="(has(self.sharding) && has(self.sharding.shards) ? self.sharding.shards : 1) * (has(self.trials) && has(self.trials.count) ? self.trials.count : 1) <= 1000",message="sharding.shards times trials.count must be at most 1000: each trial of each shard is a pod of the run's Job"
-// +kubebuilder:validation:XValidation:rule="!has(self.trials) || !has(self.trials.count) || self.trials.count == 1 || (!has(self.resume) && !has(self.rejudge))",message="trials.count above 1 cannot be combined with resume or rejudge yet: resuming and re-judging a run's trials are still to come (docs/design/trials.md)"
+// +kubebuilder:validation:XValidation:rule="!has(self.rejudge) || !has(self.trials) || !has(self.trials.count) || self.trials.count == 1",message="a re-judge judges every trial its source kept: its trials.count is its source's; set at most trials.passRate"
 type EvalRunSpec struct {
 	// evalFile says where the agentv-eval-v2 eval file comes from: exactly one of inline, configMapKeyRef, s3 or
 	// bundle (an eval file with the files it names).
@@ -123,7 +123,9 @@ type EvalRunSpec struct {
 	// trials answers every case several times, each answer (a trial) in its own pod, and decides each case by its
 	// pass rate over its trials (docs/statistics.md). Unset means the eval file's own trials (an AgentV 4.42 suite's
 	// execution.trials: its count, and a case passing when any trial passes), else one trial per case; when set, it
-	// wins over the eval file's. status.trials.source says which.
+	// wins over the eval file's. status.trials.source says which. A resume must have its source's count; a re-judge
+	// takes its source's count and passRate (it may set passRate only, which then replaces its source's), never its
+	// eval file's.
 	// +optional
 	Trials *Trials `json:"trials,omitempty"`
 
@@ -366,7 +368,10 @@ type Resume struct {
 	From string `json:"from,omitempty"`
 
 	// cases says which cases are run again: Missing (the default) or NotPassed. The others keep the earlier
-	// run's results, marked with carriedFrom.
+	// run's results, marked with carriedFrom. With trials (the earlier run's spec.trials.count must be this
+	// run's), Missing runs each case's trials that have no result, and NotPassed every trial of each case that
+	// did not pass (as this run's trials.passRate decides it) and the trials without a result of the others: the
+	// trials of a case are never picked by their verdicts, which would bias its pass rate upward.
 	// +default="Missing"
 	// +optional
 	Cases *ResumeCases `json:"cases,omitempty"`
@@ -377,8 +382,9 @@ type Rejudge struct {
 	// from is the name of the earlier EvalRun, in this run's namespace, whose runner's records are judged again.
 	// It must have finished and kept records (status.records.kept above 0), and must not itself be a resumed run
 	// (its carried cases' records are another run's); otherwise this run ends with reason RejudgeSourceInvalid.
-	// A source still in progress is waited for. This run takes the source's shard count: its shard i judges the
-	// records of the source's shard i. A case is judged only when its record was kept and its inputs (the digest
+	// A source still in progress is waited for. This run takes the source's shard count and trials (count and
+	// passRate, unless this run's spec.trials sets passRate): the pod of its shard i and trial t judges the records
+	// of the source's shard i and trial t. A case is judged only when its record was kept and its inputs (the digest
 	// of its runner view) are the same in this run's eval file; otherwise it is missing, with an error saying
 	// which. Each judged result says answeredBy: this run. Immutable while the run is in progress, as the rest
 	// of the spec.

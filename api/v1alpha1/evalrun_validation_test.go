@@ -97,10 +97,10 @@ func TestEvalRunAdmission(t *testing.T) {
 			wantErr: "passRate must be a decimal in (0, 1]"},
 		{name: "a trials pass rate with 7 decimals", run: mk("bad-trials-rate-long", "default").Trials(3, "0.123456789").Obj(),
 			wantErr: "spec.trials.passRate"},
-		{name: "trials with a resume", run: mk("bad-trials-resume", "default").Trials(2, "").Resume("earlier", evalsv1alpha1.ResumeMissing).Obj(),
-			wantErr: "trials.count above 1 cannot be combined with resume or rejudge yet"},
-		{name: "trials with a re-judge", run: mk("bad-trials-rejudge", "default").Trials(3, "").Rejudge("earlier").Obj(),
-			wantErr: "trials.count above 1 cannot be combined with resume or rejudge yet"},
+		{name: "trials with a resume are accepted", run: mk("ok-trials-resume-3", "default").Trials(3, "0.6").Resume("earlier", evalsv1alpha1.ResumeNotPassed).Obj()},
+		{name: "a re-judge's own pass rate is accepted", run: mk("ok-rejudge-rate", "default").Trials(1, "0.6").Rejudge("earlier").Obj()},
+		{name: "a re-judge's own trial count", run: mk("bad-trials-rejudge", "default").Trials(3, "").Rejudge("earlier").Obj(),
+			wantErr: "a re-judge judges every trial its source kept: its trials.count is its source's"},
 		{name: "workers without PerCase", run: func() *evalsv1alpha1.EvalRun {
 			r := mk("bad-workers", "default").Obj()
 			r.Spec.Target.Workers = ptr.To[int32](2)

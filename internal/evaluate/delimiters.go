@@ -42,22 +42,22 @@ func AnswerNonce(key []byte, caseID string) string {
 	return hex.EncodeToString(m.Sum(nil))[:answerNonceHexLength]
 }
 
-// delimiter wraps the runner's texts of one case between nonce markers (nil: AgentV's delimiters, texts verbatim).
-type delimiter struct {
+// Delimiter wraps the runner's texts of one case between nonce markers (nil: AgentV's delimiters, texts verbatim).
+type Delimiter struct {
 	nonce string
 }
 
-// delimiterFor is case id's delimiter under j's key; nil without a key.
-func (j *Judge) delimiterFor(caseID string) *delimiter {
+// Delimiter is case id's delimiter under j's key; nil without a key.
+func (j *Judge) Delimiter(caseID string) *Delimiter {
 	if len(j.AnswerNonceKey) == 0 {
 		return nil
 	}
-	return &delimiter{nonce: AnswerNonce(j.AnswerNonceKey, caseID)}
+	return &Delimiter{nonce: AnswerNonce(j.AnswerNonceKey, caseID)}
 }
 
-// check refuses a text of the runner's that contains the nonce: it could close its own markers. The nonce cannot
+// Check refuses a text of the runner's that contains the nonce: it could close its own markers. The nonce cannot
 // be predicted, so only a leak of the run's UID makes this happen; the judge then errs rather than guess.
-func (d *delimiter) check(texts ...string) error {
+func (d *Delimiter) Check(texts ...string) error {
 	if d == nil {
 		return nil
 	}
@@ -70,9 +70,9 @@ func (d *delimiter) check(texts ...string) error {
 	return nil
 }
 
-// wrap returns text between the markers of what (a name for the model: "candidate answer", "output messages"),
+// Wrap returns text between the markers of what (a name for the model: "candidate answer", "output messages"),
 // after the sentence that tells the model how to read them; text itself without a delimiter.
-func (d *delimiter) wrap(what, text string) string {
+func (d *Delimiter) Wrap(what, text string) string {
 	if d == nil {
 		return text
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // fieldResult is one field's comparison.
@@ -19,6 +20,13 @@ type fieldResult struct {
 	score, weight float64
 	hit           bool
 	note          string
+}
+
+// FieldAccuracy judges a field_accuracy evaluator (AgentV 4.42's field-accuracy grader reads the same comparison):
+// the fields of the case's expected output compared with those of the answer (resp.Text) as JSON, scored by the
+// evaluator's aggregation, the verdict left to the caller.
+func FieldAccuracy(cfg *evalfile.FieldAccuracyConfig, c *evalfile.Case, resp *jsonlresult.Response) verdict.EvaluatorResult {
+	return deterministic(fieldAccuracy(cfg, c, resp))
 }
 
 func fieldAccuracy(cfg *evalfile.FieldAccuracyConfig, c *evalfile.Case, resp *jsonlresult.Response) outcome {

@@ -141,7 +141,7 @@ func TestLLMAggregatorErroredOrSkippedMember(t *testing.T) {
 	}{
 		{name: "an errored code judge",
 			members: "          - {name: fast, type: latency, threshold: 100}\n          - {name: j, type: code_judge, script: ./j.sh}\n",
-			runner:  &fakeRunner{results: map[string]verdict.EvaluatorResult{"combo/j": judgeFailure("the judge exited with status 2 after 1ms", "boom")}},
+			runner:  &fakeRunner{results: map[string]verdict.EvaluatorResult{"combo/j": JudgeFailure("the judge exited with status 2 after 1ms", "boom")}},
 			want:    verdict.VerdictError, wantReason: `member "j" is Error, so the llm_judge aggregator did not judge`},
 		{name: "an errored llm judge (its prompt file is missing)",
 			members: "          - {name: fast, type: latency, threshold: 100}\n          - {name: j, type: llm_judge, prompt: ./missing.md}\n",

@@ -29,19 +29,50 @@ type CodeJudgeRunner interface {
 // the pod's judge runner are); a runner that is not one leaves them an Error.
 type CodeGrader42Runner interface {
 	// Grade42 runs an AgentV 4.42 code grader of a 4.42 test (ev's command, or composite ev's code-grader
-	// aggregator) on in, which the Judge built.
-	Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in *CodeGraderInput) verdict.EvaluatorResult
+	// aggregator) on in, which the 4.42 graders built.
+	Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in CodeGraderInput) verdict.EvaluatorResult
 }
 
-// grade42With runs a 4.42 code grader with runner, when it can.
-func grade42With(ctx context.Context, runner CodeJudgeRunner, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
-	in *CodeGraderInput) verdict.EvaluatorResult {
+// CodeGraderInput is one run of an AgentV 4.42 code grader, built by the 4.42 graders (internal/evaluate/grade42)
+// from the test and its bundle's files, run by a CodeGrader42Runner: what the command reads on stdin, the answer
+// when it is too large for stdin, and how the command's reply is read.
+type CodeGraderInput interface {
+	// LargeOutput is the answer, as JSON, when it must be written to a file whose path Stdin is given; nil when the
+	// answer is in the payload.
+	LargeOutput() []byte
+	// Stdin is what the grader reads on stdin; outputPath is the file holding LargeOutput ("" when there is none).
+	Stdin(outputPath string) []byte
+	// Reply reads the grader's reply from its stdout, the end of its stderr and its exit code; an error says why
+	// the reply is no result (the runner adds how long the grader ran and its stderr).
+	Reply(stdout, stderr []byte, exitCode int) (verdict.EvaluatorResult, error)
+}
+
+// RunCodeGrader42 runs a 4.42 code grader with runner, when it can: a runner that is no CodeGrader42Runner leaves
+// it an Error.
+func RunCodeGrader42(ctx context.Context, runner CodeJudgeRunner, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
+	in CodeGraderInput) verdict.EvaluatorResult {
 	g, ok := runner.(CodeGrader42Runner)
 	if !ok {
-		return judgeFailure("this code judge runner does not run AgentV 4.42 code graders", "")
+		return JudgeFailure("this code judge runner does not run AgentV 4.42 code graders", "")
 	}
 	return g.Grade42(ctx, c, ev, in)
 }
+
+// Grader42 judges the tests of AgentV 4.42 suites (a case whose Suite is set) with a Judge's settings: its
+// threshold, model, code judge runner, bundle and answer delimiters. internal/evaluate/grade42's Graders is the
+// one implementation; the binaries that judge give it to every Judge they make (Judge.Grader42).
+type Grader42 interface {
+	// JudgeCase judges 4.42 test c as j: resp is its answer (never nil), codeResults its code graders' recorded
+	// results by evaluator key (nil: none).
+	JudgeCase(ctx context.Context, j *Judge, c *evalfile.Case, resp *jsonlresult.Response,
+		codeResults map[string]verdict.EvaluatorResult) verdict.CaseResult
+	// JudgeMissing judges 4.42 test c, whose record the runner's output lacks, as j (see Judge.JudgeMissing).
+	JudgeMissing(ctx context.Context, j *Judge, c *evalfile.Case) verdict.CaseResult
+}
+
+// noGrader42 is why a Judge made without the 4.42 graders leaves a 4.42 test an Error.
+const noGrader42 = "this judge cannot judge a test of an AgentV 4.42 suite: it was made without the AgentV 4.42 " +
+	"graders (Judge.Grader42, internal/evaluate/grade42)"
 
 // Judge judges cases with a pass threshold. It is safe for concurrent use when CodeJudges is.
 type Judge struct {
@@ -67,6 +98,9 @@ type Judge struct {
 	// InputFiles is how the prompts show a case's input files (spec.judging.inputFiles); "" is the eval file
 	// format's own.
 	InputFiles InputFiles
+	// Grader42 judges the tests of AgentV 4.42 suites (grade42.Graders); nil leaves each such test an Error that
+	// says this Judge was made without it.
+	Grader42 Grader42
 }
 
 // InputFiles is how the judges' prompts show a case's input files (spec.judging.inputFiles), spelt as the API
@@ -98,7 +132,10 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 		return verdict.ErrorCase(c.ID, "the case has no output to judge")
 	}
 	if c.Suite != nil {
-		return j.judgeCase42(ctx, c, resp, codeResults)
+		if j.Grader42 == nil {
+			return verdict.ErrorCase(c.ID, noGrader42)
+		}
+		return j.Grader42.JudgeCase(ctx, j, c, resp, codeResults)
 	}
 	res := verdict.CaseResult{ID: c.ID}
 	evs := c.Evaluators
@@ -117,9 +154,30 @@ func (j *Judge) JudgeCase(ctx context.Context, c *evalfile.Case, resp *jsonlresu
 		res.Evaluators = append(res.Evaluators, run.evaluate(ev))
 	}
 	res.Score, res.Verdict, res.Error, res.Reason = j.combine(res.Evaluators)
+	SumEvaluators(&res)
+	return res
+}
+
+// JudgeMissing judges a case whose record the runner's output lacks: a test of a 4.42 suite as AgentV 4.42's batch
+// CLI provider judges it (Grader42.JudgeMissing; the result stays Missing and never passes); any other case is an
+// Error (verdict.MissingCase).
+func (j *Judge) JudgeMissing(ctx context.Context, c *evalfile.Case) verdict.CaseResult {
+	switch {
+	case c.Suite == nil:
+		return verdict.MissingCase(c.ID)
+	case j.Grader42 == nil:
+		res := verdict.ErrorCase(c.ID, noGrader42)
+		res.Missing = true
+		return res
+	}
+	return j.Grader42.JudgeMissing(ctx, j, c)
+}
+
+// SumEvaluators sets what a case's result sums up of its evaluators' results (their members' included): the model
+// usage, and whether the LLM judging budget left the case unjudged.
+func SumEvaluators(res *verdict.CaseResult) {
 	res.ModelUsage = usageOf(sumUsage(res.Evaluators))
 	res.BudgetUnjudged = budgetSkipped(res.Evaluators) != nil
-	return res
 }
 
 // RunCodeJudges runs every code_judge of the case (composite members and code_judge aggregators included) with
@@ -160,8 +218,8 @@ func (r *recordingRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *e
 
 var _ CodeGrader42Runner = (*recordingRunner)(nil)
 
-func (r *recordingRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in *CodeGraderInput) verdict.EvaluatorResult {
-	res := grade42With(ctx, r.inner, c, ev, in)
+func (r *recordingRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in CodeGraderInput) verdict.EvaluatorResult {
+	res := RunCodeGrader42(ctx, r.inner, c, ev, in)
 	r.results[ev.Key] = res
 	return res
 }
@@ -193,7 +251,7 @@ func (j *Judge) combine(results []verdict.EvaluatorResult) (score float64, v ver
 	}
 	for _, r := range results {
 		if r.Verdict == verdict.VerdictError {
-			return score, verdict.VerdictError, fmt.Sprintf("evaluator %q failed: %s", r.Name, firstNote(r)), ""
+			return score, verdict.VerdictError, fmt.Sprintf("evaluator %q failed: %s", r.Name, FirstNote(r)), ""
 		}
 	}
 	if s := budgetSkipped(results); s != nil {
@@ -246,7 +304,8 @@ func (j *Judge) verdict(score float64) verdict.Verdict {
 	return verdict.VerdictFail
 }
 
-func firstNote(r verdict.EvaluatorResult) string {
+// FirstNote is what a result says first: its first miss, else its reasoning.
+func FirstNote(r verdict.EvaluatorResult) string {
 	if len(r.Misses) > 0 {
 		return r.Misses[0]
 	}
@@ -300,15 +359,15 @@ func (r *caseRun) evaluate(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult
 	var res verdict.EvaluatorResult
 	switch ev.Type {
 	case evalfile.TypeToolTrajectory:
-		res = r.deterministic(toolTrajectory(ev.ToolTrajectory, r.resp))
+		res = deterministic(toolTrajectory(ev.ToolTrajectory, r.resp))
 	case evalfile.TypeFieldAccuracy:
-		res = r.deterministic(fieldAccuracy(ev.FieldAccuracy, r.c, r.resp))
+		res = deterministic(fieldAccuracy(ev.FieldAccuracy, r.c, r.resp))
 	case evalfile.TypeLatency:
-		res = r.deterministic(latency(ev.Latency, r.resp))
+		res = deterministic(latency(ev.Latency, r.resp))
 	case evalfile.TypeCost:
-		res = r.deterministic(cost(ev.Cost, r.resp))
+		res = deterministic(cost(ev.Cost, r.resp))
 	case evalfile.TypeTokenUsage:
-		res = r.deterministic(tokenUsage(ev.TokenUsage, r.resp))
+		res = deterministic(tokenUsage(ev.TokenUsage, r.resp))
 	case evalfile.TypeLLMJudge, evalfile.TypeRubric:
 		res = r.llmJudge(ev)
 	case evalfile.TypeCodeJudge:
@@ -325,7 +384,7 @@ func (r *caseRun) evaluate(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult
 func (r *caseRun) finish(ev *evalfile.EvaluatorConfig, res verdict.EvaluatorResult) verdict.EvaluatorResult {
 	res.Name, res.Type, res.Key, res.Weight = ev.Name, string(ev.Type), ev.Key, ev.EffectiveWeight()
 	res.Score = verdict.ClampScore(res.Score)
-	res.Hits, res.Misses = bounded(res.Hits), bounded(res.Misses)
+	res.Hits, res.Misses = Bounded(res.Hits), Bounded(res.Misses)
 	res.Reasoning = textbound.Head(res.Reasoning, verdict.MaxReasoningLength)
 	switch res.Verdict {
 	case verdict.VerdictError, verdict.VerdictSkipped:
@@ -340,7 +399,8 @@ func (r *caseRun) finish(ev *evalfile.EvaluatorConfig, res verdict.EvaluatorResu
 	return res
 }
 
-func (r *caseRun) deterministic(o outcome) verdict.EvaluatorResult {
+// deterministic is a deterministic evaluator's result: Fail when o says so, else its verdict left to the threshold.
+func deterministic(o outcome) verdict.EvaluatorResult {
 	res := verdict.EvaluatorResult{Score: o.score, Hits: o.hits, Misses: o.misses, Reasoning: o.reasoning}
 	if o.fail {
 		res.Verdict = verdict.VerdictFail

@@ -642,7 +642,7 @@ func TestComposite(t *testing.T) {
           - {name: fast, type: latency, threshold: 100}
           - {name: j, type: code_judge, script: ./j.sh}
 `,
-			runner: &fakeRunner{results: map[string]verdict.EvaluatorResult{"combo/j": judgeFailure("the judge exited with status 2 after 1ms", "boom")}},
+			runner: &fakeRunner{results: map[string]verdict.EvaluatorResult{"combo/j": JudgeFailure("the judge exited with status 2 after 1ms", "boom")}},
 			want: []brief{{Name: "combo", Verdict: verdict.VerdictError,
 				Hits:   []string{"[fast] claimed duration 10ms <= 100ms"},
 				Misses: []string{"[j] the judge exited with status 2 after 1ms; stderr: boom"},
@@ -772,7 +772,7 @@ func TestBoundedNotes(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		notes = append(notes, strings.Repeat("x", 3000))
 	}
-	got := bounded(notes)
+	got := Bounded(notes)
 	if len(got) != verdict.MaxNotes+1 || got[verdict.MaxNotes] != "... and 8 more" || len(got[0]) != verdict.MaxNoteLength {
 		t.Errorf("bounded: %d notes, last %q, first %d bytes", len(got), got[len(got)-1], len(got[0]))
 	}
@@ -833,8 +833,8 @@ func TestHeadAndBoundedMatchTheGeneralForm(t *testing.T) {
 			}
 			notes = append(notes, note)
 		}
-		if got, want := bounded(notes), generalBounded(notes); !slices.Equal(got, want) || got == nil {
-			t.Fatalf("bounded(%q) = %q, want %q", notes, got, want)
+		if got, want := Bounded(notes), generalBounded(notes); !slices.Equal(got, want) || got == nil {
+			t.Fatalf("Bounded(%q) = %q, want %q", notes, got, want)
 		}
 	}
 }

@@ -40,8 +40,8 @@ const DefaultLLMJudgeName = "llm_judge"
 var defaultLLMJudge = &evalfile.EvaluatorConfig{Name: DefaultLLMJudgeName, Type: evalfile.TypeLLMJudge,
 	Key: DefaultLLMJudgeName, LLMJudge: &evalfile.LLMJudgeConfig{}}
 
-// noModelReason is why LLM judges are skipped without an endpoint.
-const noModelReason = "needs a model endpoint: set spec.judging.llm in the EvalRun (collector check: --llm-base-url " +
+// NoModelReason is why LLM judges (and AgentV 4.42's LLM graders) are skipped without an endpoint.
+const NoModelReason = "needs a model endpoint: set spec.judging.llm in the EvalRun (collector check: --llm-base-url " +
 	"and --llm-model) to judge it; not judged"
 
 // The prompts below are AgentV's (v2.0.1, packages/core/src/evaluation/evaluators.ts), word for word.
@@ -96,12 +96,23 @@ const maxFreeformNotes = 4
 // templateVariable matches {{ name }} in a prompt template.
 var templateVariable = regexp.MustCompile(`\{\{\s*([a-zA-Z0-9_]+)\s*\}\}`)
 
+// TemplateVariables are the names of the {{ name }} variables of a prompt template, in order (Substitute replaces
+// them).
+func TemplateVariables(template string) []string {
+	matches := templateVariable.FindAllStringSubmatch(template, -1)
+	names := make([]string, len(matches))
+	for i, m := range matches {
+		names[i] = m[1]
+	}
+	return names
+}
+
 // llmJudge judges an llm_judge or rubric evaluator: with rubrics, each rubric is checked; otherwise the model
 // scores the answer with the evaluator's prompt (text, or a file of the eval bundle) or AgentV's default. Unlike
 // AgentV v2.0.1, a composite's llm_judge member is judged with its own prompt too (AgentV ignores it).
 func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult {
 	if r.judge.LLM == nil {
-		return skipped(verdict.SkipNoModel, string(ev.Type)+" "+noModelReason)
+		return skipped(verdict.SkipNoModel, string(ev.Type)+" "+NoModelReason)
 	}
 	cfg := ev.LLMJudge
 	if cfg == nil {
@@ -115,13 +126,13 @@ func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult
 	if err != nil {
 		return errored(err.Error())
 	}
-	d := r.judge.delimiterFor(r.c.ID)
+	d := r.judge.Delimiter(r.c.ID)
 	values, err := templateValues(in, r.resp, d)
 	if err != nil {
 		return errored(err.Error())
 	}
 	if len(cfg.Rubrics) > 0 {
-		return r.ask(ev.Key, llm.Request{System: rubricSystemPrompt, User: rubricPrompt(r.c, in, d.wrap("candidate answer", r.resp.Text), cfg.Rubrics)},
+		return r.ask(ev.Key, llm.Request{System: rubricSystemPrompt, User: rubricPrompt(r.c, in, d.Wrap("candidate answer", r.resp.Text), cfg.Rubrics)},
 			func(content string) (verdict.EvaluatorResult, error) { return parseRubricReply(content, cfg.Rubrics) })
 	}
 	template, err := r.promptTemplate(cfg.Prompt)
@@ -131,7 +142,7 @@ func (r *caseRun) llmJudge(ev *evalfile.EvaluatorConfig) verdict.EvaluatorResult
 	if template == "" {
 		template = defaultEvaluatorTemplate
 	}
-	user := substitute(template, values)
+	user := Substitute(template, values)
 	return r.ask(ev.Key, llm.Request{System: freeformSystemPrompt, User: user}, parseFreeformReply)
 }
 
@@ -163,7 +174,7 @@ func (r *caseRun) llmAggregate(ev *evalfile.EvaluatorConfig, members []verdict.E
 		}
 	}
 	if r.judge.LLM == nil {
-		res := skipped(verdict.SkipNoModel, "the llm_judge aggregator "+noModelReason)
+		res := skipped(verdict.SkipNoModel, "the llm_judge aggregator "+NoModelReason)
 		res.Hits, res.Misses = prefixedNotes(members, true), prefixedNotes(members, false)
 		return res
 	}
@@ -259,19 +270,19 @@ func (r *caseRun) promptTemplate(raw json.RawMessage) (string, error) {
 // templateValues are the variables of a prompt template (AgentV's TEMPLATE_VARIABLES), from the case's judge
 // inputs and the response; the runner's texts (the answer, its output messages) wrapped by d (nil: verbatim). An
 // error when the runner's texts contain d's nonce.
-func templateValues(in judgeInputs, resp *jsonlresult.Response, d *delimiter) (map[string]string, error) {
+func templateValues(in judgeInputs, resp *jsonlresult.Response, d *Delimiter) (map[string]string, error) {
 	output := indentedJSON(outputMessagesOrEmpty(resp.OutputMessages))
-	if err := d.check(resp.Text, output); err != nil {
+	if err := d.Check(resp.Text, output); err != nil {
 		return nil, err
 	}
 	return map[string]string{
-		"candidate_answer":  d.wrap("candidate answer", strings.TrimSpace(resp.Text)),
+		"candidate_answer":  d.Wrap("candidate answer", strings.TrimSpace(resp.Text)),
 		"reference_answer":  strings.TrimSpace(in.reference),
 		"expected_outcome":  strings.TrimSpace(in.expectedOutcome),
 		"question":          in.question,
 		"input_messages":    in.inputSegments,
 		"expected_messages": in.expectedMessages,
-		"output_messages":   d.wrap("output messages", output),
+		"output_messages":   d.Wrap("output messages", output),
 	}, nil
 }
 
@@ -293,9 +304,9 @@ func indentedJSON(v any) string {
 	return strings.TrimSuffix(buf.String(), "\n")
 }
 
-// substitute replaces each {{ name }} of template with its value, in one pass: a value is never scanned for
+// Substitute replaces each {{ name }} of template with its value, in one pass: a value is never scanned for
 // variables itself (a candidate answer that writes "{{reference_answer}}" stays that text). Unknown names stay.
-func substitute(template string, values map[string]string) string {
+func Substitute(template string, values map[string]string) string {
 	return templateVariable.ReplaceAllStringFunc(template, func(m string) string {
 		name := templateVariable.FindStringSubmatch(m)[1]
 		if v, ok := values[name]; ok {
@@ -360,7 +371,7 @@ func (r *caseRun) agentvResult(key string, m verdict.EvaluatorResult) orderedObj
 	}
 	if req, ok := r.requests[key]; ok {
 		res = append(res, kv{"evaluatorRawRequest", orderedObject{{"userPrompt", req.User}, {"systemPrompt", req.System},
-			{"target", llmTarget}}})
+			{"target", JudgeTargetName}}})
 	}
 	if len(m.Members) > 0 {
 		children := make([]any, 0, len(m.Members))
@@ -374,13 +385,13 @@ func (r *caseRun) agentvResult(key string, m verdict.EvaluatorResult) orderedObj
 	return res
 }
 
-// llmTarget names the judge in an evaluatorRawRequest (AgentV: its judge target's name; the operator has one
-// judge endpoint).
-const llmTarget = "llm"
+// JudgeTargetName names the judge model where AgentV names its judge target: an evaluatorRawRequest's target, an
+// AgentV 4.42 grader's graderTarget. The operator has one judge endpoint and no targets file: this is its name.
+const JudgeTargetName = "llm"
 
-// jsonFromText is AgentV's parseJsonFromText: code fences removed, then the text from the first '{' to the last
+// JSONFromText is AgentV's parseJsonFromText: code fences removed, then the text from the first '{' to the last
 // '}' (the whole text when there is none), decoded. Numbers stay json.Number.
-func jsonFromText(text string) (map[string]any, error) {
+func JSONFromText(text string) (map[string]any, error) {
 	cleaned := strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(text, "```json\n", ""), "```json", ""), "```", ""))
 	if i, j := strings.IndexByte(cleaned, '{'), strings.LastIndexByte(cleaned, '}'); i >= 0 && j > i {
 		cleaned = cleaned[i : j+1]
@@ -404,13 +415,13 @@ func jsonFromText(text string) (map[string]any, error) {
 // parseFreeformReply reads {score, hits?, misses?, reasoning?}: score a number in [0, 1], hits and misses lists of
 // strings (blank ones dropped, at most 4 kept), reasoning a string. Anything else is an error.
 func parseFreeformReply(content string) (verdict.EvaluatorResult, error) {
-	obj, err := jsonFromText(content)
+	obj, err := JSONFromText(content)
 	if err != nil {
 		return verdict.EvaluatorResult{}, err
 	}
 	n, ok := obj["score"].(json.Number)
 	if !ok {
-		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's score is %s, not a number", describe(obj["score"]))
+		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's score is %s, not a number", DescribeJSON(obj["score"]))
 	}
 	score, err := n.Float64()
 	if err != nil || score < 0 || score > 1 {
@@ -435,17 +446,17 @@ func parseFreeformReply(content string) (verdict.EvaluatorResult, error) {
 // Unlike AgentV, every rubric must be checked: a reply that leaves one out is not valid (AgentV leaves its weight
 // out of the score, so an omitted required rubric passes).
 func parseRubricReply(content string, rubrics []evalfile.Rubric) (verdict.EvaluatorResult, error) {
-	obj, err := jsonFromText(content)
+	obj, err := JSONFromText(content)
 	if err != nil {
 		return verdict.EvaluatorResult{}, err
 	}
 	list, ok := obj["checks"].([]any)
 	if !ok {
-		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's checks is %s, not a list", describe(obj["checks"]))
+		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's checks is %s, not a list", DescribeJSON(obj["checks"]))
 	}
 	overall, ok := obj["overall_reasoning"].(string)
 	if !ok {
-		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", describe(obj["overall_reasoning"]))
+		return verdict.EvaluatorResult{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", DescribeJSON(obj["overall_reasoning"]))
 	}
 	type check struct {
 		satisfied bool
@@ -455,7 +466,7 @@ func parseRubricReply(content string, rubrics []evalfile.Rubric) (verdict.Evalua
 	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
-			return verdict.EvaluatorResult{}, fmt.Errorf("the reply's checks[%d] is %s, not an object", i, describe(item))
+			return verdict.EvaluatorResult{}, fmt.Errorf("the reply's checks[%d] is %s, not an object", i, DescribeJSON(item))
 		}
 		id, ok1 := m["id"].(string)
 		sat, ok2 := m["satisfied"].(bool)
@@ -505,13 +516,13 @@ func replyStrings(obj map[string]any, key string) ([]string, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("the reply's %s is %s, not a list of strings", key, describe(v))
+		return nil, fmt.Errorf("the reply's %s is %s, not a list of strings", key, DescribeJSON(v))
 	}
 	var out []string
 	for i, item := range list {
 		s, ok := item.(string)
 		if !ok {
-			return nil, fmt.Errorf("the reply's %s[%d] is %s, not a string", key, i, describe(item))
+			return nil, fmt.Errorf("the reply's %s[%d] is %s, not a string", key, i, DescribeJSON(item))
 		}
 		if strings.TrimSpace(s) != "" {
 			out = append(out, s)
@@ -527,7 +538,7 @@ func optString(obj map[string]any, key string) (string, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", fmt.Errorf("the reply's %s is %s, not a string", key, describe(v))
+		return "", fmt.Errorf("the reply's %s is %s, not a string", key, DescribeJSON(v))
 	}
 	return s, nil
 }
@@ -539,8 +550,8 @@ func firstN(s []string, n int) []string {
 	return s
 }
 
-// describe names a decoded JSON value's kind for an error.
-func describe(v any) string {
+// DescribeJSON names a decoded JSON value's kind for an error about a reply.
+func DescribeJSON(v any) string {
 	switch v := v.(type) {
 	case nil:
 		return "missing or null"

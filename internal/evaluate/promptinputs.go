@@ -191,7 +191,7 @@ func formatQuestion(c *evalfile.Case, segments []any, flatTexts, guidelines []st
 				case references:
 					parts = append(parts, fileReference(s.Path))
 				case strings.TrimSpace(s.Text) != "":
-					parts = append(parts, fileBlock(s.Path, s.Text))
+					parts = append(parts, FileBlock(s.Path, s.Text))
 				}
 			case json.RawMessage:
 				if typ, _ := rawStringField(s, "type"); typ == string(evalfile.SegmentText) {
@@ -273,7 +273,7 @@ func formatSegment(s promptSegment, references bool) (string, bool) {
 		if s.text == "" {
 			return "", false
 		}
-		return fileBlock(s.path, s.text), true
+		return FileBlock(s.path, s.text), true
 	}
 	return "", false
 }
@@ -283,8 +283,8 @@ func fileReference(p string) string {
 	return `<file: path="` + p + `">`
 }
 
-// fileBlock embeds a file's text with its path.
-func fileBlock(p, text string) string {
+// FileBlock embeds a file's text with its path.
+func FileBlock(p, text string) string {
 	return "<file path=\"" + p + "\">\n" + strings.TrimSpace(text) + "\n</file>"
 }
 
@@ -440,26 +440,7 @@ type orderedObject []kv
 
 // MarshalJSON writes the members in order.
 func (o orderedObject) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, m := range o {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, err := marshalNoEscape(m.key)
-		if err != nil {
-			return nil, err
-		}
-		v, err := marshalNoEscape(m.value)
-		if err != nil {
-			return nil, err
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return MarshalObject(len(o), func(i int) (string, any) { return o[i].key, o[i].value })
 }
 
 func marshalNoEscape(v any) ([]byte, error) {

@@ -65,11 +65,11 @@ var (
 // of its stderr.
 func (r ScriptRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, resp *jsonlresult.Response) verdict.EvaluatorResult {
 	if ev.CodeJudge == nil {
-		return judgeFailure(fmt.Sprintf("evaluator %q is not a code_judge", ev.Name), "")
+		return JudgeFailure(fmt.Sprintf("evaluator %q is not a code_judge", ev.Name), "")
 	}
 	payload, err := CodeJudgePayload(c, ev, resp)
 	if err != nil {
-		return judgeFailure(err.Error(), "")
+		return JudgeFailure(err.Error(), "")
 	}
 	return r.run(ctx, ev.CodeJudge, payload, false)
 }
@@ -79,48 +79,47 @@ func (r ScriptRunner) Run(ctx context.Context, c *evalfile.Case, ev *evalfile.Ev
 func (r ScriptRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
 	members []verdict.EvaluatorResult) verdict.EvaluatorResult {
 	if ev.Composite == nil || ev.Composite.Script == nil {
-		return judgeFailure(fmt.Sprintf("evaluator %q has no code_judge aggregator", ev.Name), "")
+		return JudgeFailure(fmt.Sprintf("evaluator %q has no code_judge aggregator", ev.Name), "")
 	}
 	payload, err := AggregatorPayload(members)
 	if err != nil {
-		return judgeFailure("encoding the aggregator payload: "+err.Error(), "")
+		return JudgeFailure("encoding the aggregator payload: "+err.Error(), "")
 	}
 	return r.run(ctx, ev.Composite.Script, payload, true)
 }
 
 // Grade42 runs an AgentV 4.42 code grader (ev's command, or the code-grader aggregator of composite ev) on in, and
-// reads its reply as AgentV 4.42 does (parseReply42). A large answer is written to a file of its own first
-// (output_path) and removed after. A script that cannot start, times out, is killed, or exits non-zero with JSON or
-// stderr is an Error that says why.
-func (r ScriptRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in *CodeGraderInput) verdict.EvaluatorResult {
+// reads its reply with in.Reply. A large answer is written to a file of its own first (output_path) and removed
+// after. A script that cannot start, times out, is killed, or whose reply is no result is an Error that says why.
+func (r ScriptRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig, in CodeGraderInput) verdict.EvaluatorResult {
 	cfg := ev.CodeJudge
 	if ev.Type == evalfile.TypeComposite && ev.Composite != nil {
 		cfg = ev.Composite.Script
 	}
 	if cfg == nil {
-		return judgeFailure(fmt.Sprintf("grader %q has no command", ev.Name), "")
+		return JudgeFailure(fmt.Sprintf("grader %q has no command", ev.Name), "")
 	}
 	outputPath := ""
 	if large := in.LargeOutput(); large != nil {
 		dir, err := os.MkdirTemp(r.TempDir, "agentv-grader-")
 		if err != nil {
-			return judgeFailure("writing the answer for output_path: "+err.Error(), "")
+			return JudgeFailure("writing the answer for output_path: "+err.Error(), "")
 		}
 		defer func() { _ = os.RemoveAll(dir) }()
 		outputPath = filepath.Join(dir, "output.json")
 		if err := os.WriteFile(outputPath, large, 0o644); err != nil {
-			return judgeFailure("writing the answer for output_path: "+err.Error(), "")
+			return JudgeFailure("writing the answer for output_path: "+err.Error(), "")
 		}
 	}
 	x := r.execute(ctx, cfg, in.Stdin(outputPath))
 	if x.failure != nil {
 		return *x.failure
 	}
-	reply := parseReply42(x.stdout, []byte(x.stderrTail), x.exitCode, ev.Type == evalfile.TypeComposite)
-	if reply.err != "" {
-		return judgeFailure(fmt.Sprintf("%s after %s", reply.err, x.elapsed), x.stderrTail)
+	res, err := in.Reply(x.stdout, []byte(x.stderrTail), x.exitCode)
+	if err != nil {
+		return JudgeFailure(fmt.Sprintf("%s after %s", err, x.elapsed), x.stderrTail)
 	}
-	return reply.result()
+	return res
 }
 
 func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, payload []byte, aggregator bool) verdict.EvaluatorResult {
@@ -129,11 +128,11 @@ func (r ScriptRunner) run(ctx context.Context, cfg *evalfile.CodeJudgeConfig, pa
 		return *x.failure
 	}
 	if x.exitCode != 0 {
-		return judgeFailure(fmt.Sprintf("the judge exited with status %d after %s", x.exitCode, x.elapsed), x.stderrTail)
+		return JudgeFailure(fmt.Sprintf("the judge exited with status %d after %s", x.exitCode, x.elapsed), x.stderrTail)
 	}
 	out, perr := parseJudgeOutput(x.stdout)
 	if perr != nil {
-		return judgeFailure("the judge's stdout has no result {score, hits, misses, reasoning}: "+perr.Error(), x.stderrTail)
+		return JudgeFailure("the judge's stdout has no result {score, hits, misses, reasoning}: "+perr.Error(), x.stderrTail)
 	}
 	res := verdict.EvaluatorResult{Score: verdict.ClampScore(out.score), Hits: out.hits, Misses: out.misses, Reasoning: out.reasoning}
 	if aggregator {
@@ -193,7 +192,7 @@ func (r ScriptRunner) execute(ctx context.Context, cfg *evalfile.CodeJudgeConfig
 	x := scriptExit{stdout: stdout.Bytes(), elapsed: time.Since(start).Round(time.Millisecond),
 		stderrTail: textbound.Tail(strings.TrimSpace(stderr.String()), maxStderrTail)}
 	fail := func(why string) scriptExit {
-		f := judgeFailure(why, x.stderrTail)
+		f := JudgeFailure(why, x.stderrTail)
 		x.failure = &f
 		return x
 	}
@@ -227,8 +226,8 @@ func dirOrDot(dir string) string {
 	return dir
 }
 
-// judgeFailure is the result of a judge that produced no usable result: score 0, error, and a miss that says why.
-func judgeFailure(why, stderrTail string) verdict.EvaluatorResult {
+// JudgeFailure is the result of a judge that produced no usable result: score 0, error, and a miss that says why.
+func JudgeFailure(why, stderrTail string) verdict.EvaluatorResult {
 	miss := why
 	if stderrTail != "" {
 		miss += "; stderr: " + stderrTail

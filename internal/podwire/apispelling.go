@@ -22,7 +22,9 @@ type ResumeRecord struct {
 	FromUID string `json:"fromUID"`
 	// Cases is the resume mode that chose the cases run again.
 	Cases string `json:"cases,omitempty"`
-	// Ran is the number of cases this run ran, Carried the number of results carried from the earlier run.
-	Ran     int32 `json:"ran"`
-	Carried int32 `json:"carried"`
+	// Ran is the number of cases this run ran, Carried the number of results carried from the earlier run, and
+	// RanTrials, in a run with trials, the number of case trials it ran.
+	Ran       int32 `json:"ran"`
+	Carried   int32 `json:"carried"`
+	RanTrials int32 `json:"ranTrials,omitempty"`
 }

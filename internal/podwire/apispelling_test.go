@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 )
@@ -29,7 +30,16 @@ func TestSpelledAsTheAPI(t *testing.T) {
 // TestResumeRecordIsTheAPIsResumeStatus: a ResumeStatus written as JSON reads back as a ResumeRecord that writes the
 // same JSON, and the other way round: run.json's resume and status.resume are one shape.
 func TestResumeRecordIsTheAPIsResumeStatus(t *testing.T) {
-	api := evalsv1alpha1.ResumeStatus{From: "nightly-1", FromUID: "0b5a8c3e", Cases: evalsv1alpha1.ResumeNotPassed, Ran: 3, Carried: 97}
+	for _, api := range []evalsv1alpha1.ResumeStatus{
+		{From: "nightly-1", FromUID: "0b5a8c3e", Cases: evalsv1alpha1.ResumeNotPassed, Ran: 3, Carried: 97},
+		{From: "nightly-2", FromUID: "7d1e", Cases: evalsv1alpha1.ResumeMissing, Ran: 2, Carried: 34, RanTrials: ptr.To[int32](5)},
+	} {
+		resumeRoundTrip(t, api)
+	}
+}
+
+func resumeRoundTrip(t *testing.T, api evalsv1alpha1.ResumeStatus) {
+	t.Helper()
 	a, err := json.Marshal(api)
 	if err != nil {
 		t.Fatal(err)

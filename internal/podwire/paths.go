@@ -269,9 +269,9 @@ const (
 	AnnotationJobCompletionIndex = "batch.kubernetes.io/job-completion-index"
 	// AnnotationCases, on the Job, is the number of cases the run runs (split over its shards).
 	AnnotationCases = "evals.evalrun.io/cases"
-	// AnnotationEvalFileTrials, on the Job of a run whose trials are its eval file's own (RunConfig.TrialsSource
-	// EvalFile; spec.trials unset), is their count: its completions are shards × that count.
-	AnnotationEvalFileTrials = "evals.evalrun.io/eval-file-trials"
+	// AnnotationTrials, on the Job of a run with trials, is the number of trials of every case (RunConfig.Trials):
+	// its completions are shards × trials. A re-judge's spec does not say it (it takes its source's).
+	AnnotationTrials = "evals.evalrun.io/trials"
 	// AnnotationCollectionDeadline, on the Job, is how many seconds after the runner's end the collector may take
 	// to record results (code judges plus API writes), from run.json; the manager waits that long.
 	AnnotationCollectionDeadline = "evals.evalrun.io/collection-deadline-seconds"

@@ -49,12 +49,28 @@ type RunConfig struct {
 	// are the eval file's own (an AgentV 4.42 suite's execution.trials, spec.trials unset), else Spec. The pod does
 	// not read it: the manager decides the run's trials from it again (children.EffectiveTrials).
 	TrialsSource string `json:"trialsSource,omitempty"`
+	// TrialsPassRate is spec.trials.passRate resolved ("1" when unset), set with Trials: the least share of its
+	// trials a case must pass. The pod does not read it: the manager's merge decides each case by it, and a
+	// re-judge of the run takes it from here (docs/rejudge.md).
+	TrialsPassRate string `json:"trialsPassRate,omitempty"`
+	// TrialRuns, in a resumed run with trials whose trials do not all run the same cases (a case's trial that has
+	// a carried result is not run again: docs/storage-and-sharding.md), are the cases each trial runs:
+	// TrialRuns[t-1] are the spans of indexes into CaseIDs that trial t runs, ascending and disjoint. Empty: every
+	// trial runs every case of CaseIDs. LoadShard narrows a pod's cases to those of its shard that its trial runs,
+	// which may be none (NothingToRun).
+	TrialRuns [][]CaseSpan `json:"trialRuns,omitempty"`
 	// PodIndex is the pod's Job completion index, ShardIndex its shard, Trial its trial (from 1) and ShardOffset
-	// the index of its first case among the run's, set by LoadShard (never written by the manager).
+	// the index of its shard's first case among the run's, set by LoadShard (never written by the manager).
 	PodIndex    int32 `json:"-"`
 	ShardIndex  int32 `json:"-"`
 	Trial       int32 `json:"-"`
 	ShardOffset int   `json:"-"`
+	// CaseIndexes, set by LoadShard when the pod runs only some of its shard's cases (TrialRuns), are the indexes
+	// among the run's CaseIDs of the pod's cases; nil when they are the shard's, from ShardOffset on. NothingToRun
+	// says the pod has no case at all: install writes no eval file for it, its launcher starts no runner, and its
+	// collector records an empty collection.
+	CaseIndexes  []int `json:"-"`
+	NothingToRun bool  `json:"-"`
 	// SourceEvalFile, when set, is the pinned eval file that install splits: it writes the shard's cases to
 	// EvalFile, in a volume the runner reads but cannot write.
 	SourceEvalFile string `json:"sourceEvalFile,omitempty"`
@@ -196,6 +212,8 @@ func (c *RunConfig) Validate() error {
 	need(c.Pods() <= 1 || c.Bucket != nil || (c.ResultConfigMapsPerShard > 0 && len(c.ResultConfigMaps) == c.Pods()*int(c.ResultConfigMapsPerShard)),
 		"resultConfigMapsPerShard (every pod's result ConfigMaps)")
 	need(c.Shards <= 1 || c.SourceEvalFile != "", "sourceEvalFile (a sharded run splits the pinned eval file)")
+	need(len(c.TrialRuns) == 0 || (c.SourceEvalFile != "" && validTrialRuns(c.TrialRuns, TrialCount(c.Trials), len(c.CaseIDs))),
+		"trialRuns (one list per trial of ascending, disjoint spans of caseIds) and sourceEvalFile (each pod cuts its own cases)")
 	need(c.Rejudge == nil || c.Rejudge.valid(c), "rejudge.from and the source's records: its record ConfigMaps (not with bucketOnly) or, with bucket, inBucket")
 	c.checkSources(need)
 	if len(missing) > 0 {
@@ -354,9 +372,19 @@ type Rejudge struct {
 	// source kept its records in the bucket.
 	ConfigMaps         []string `json:"configMaps,omitempty"`
 	ConfigMapsPerShard int32    `json:"configMapsPerShard,omitempty"`
-	// InBucket says the source kept its records in this run's bucket (Bucket): shard i's are the object
+	// InBucket says the source kept its records in this run's bucket (Bucket): its pod i's are the object
 	// objstore.RunRef{Namespace, From, FromUID}.ShardRecordsKey(i).
 	InBucket bool `json:"inBucket,omitempty"`
+	// Shards is the source's shard count: the pod of shard s and trial t reads the records of the source's pod of
+	// shard s and trial t (SourceIndex), whatever this run's own shard count (fewer cases than the source's shards
+	// give fewer shards). 0 in a run.json written before it: pod i reads the source's pod i (shard i).
+	Shards int32 `json:"shards,omitempty"`
+}
+
+// SourceIndex is the completion index of the source's pod whose records the re-judge's pod of shard and trial
+// (from 1) judges.
+func (r *Rejudge) SourceIndex(shard, trial int) int {
+	return PodIndex(shard, trial, max(int(r.Shards), 1))
 }
 
 // valid reports whether the re-judge names its source and exactly one place for its records that the pod can
@@ -418,8 +446,16 @@ func (c *RunConfig) LoadShard(index string) error {
 	if pods <= 1 {
 		return nil
 	}
-	if c.Shards > 1 {
-		lo, hi := ShardRange(len(c.CaseIDs), int(c.Shards), shard)
+	lo, hi := ShardRange(len(c.CaseIDs), int(c.Shards), shard)
+	if len(c.TrialRuns) >= trial {
+		// A trial of a resumed run runs only the cases whose trial has no carried result.
+		c.CaseIndexes = spanIndexes(c.TrialRuns[trial-1], lo, hi)
+		ids := make([]string, len(c.CaseIndexes))
+		for k, j := range c.CaseIndexes {
+			ids[k] = c.CaseIDs[j]
+		}
+		c.CaseIDs, c.ShardOffset, c.NothingToRun = ids, lo, len(ids) == 0
+	} else if c.Shards > 1 {
 		c.CaseIDs, c.ShardOffset = c.CaseIDs[lo:hi:hi], lo
 	}
 	if per := int(c.ResultConfigMapsPerShard); per > 0 {
@@ -429,9 +465,14 @@ func (c *RunConfig) LoadShard(index string) error {
 		per := int(r.ConfigMapsPerShard)
 		r.ConfigMaps = r.ConfigMaps[i*per : (i+1)*per : (i+1)*per]
 	}
-	if r := c.Rejudge; r != nil && r.ConfigMapsPerShard > 0 && len(r.ConfigMaps) >= (i+1)*int(r.ConfigMapsPerShard) {
-		per := int(r.ConfigMapsPerShard)
-		r.ConfigMaps = r.ConfigMaps[i*per : (i+1)*per : (i+1)*per]
+	if r := c.Rejudge; r != nil && r.ConfigMapsPerShard > 0 {
+		// The source's pod of this pod's shard and trial.
+		per, src := int(r.ConfigMapsPerShard), r.SourceIndex(shard, trial)
+		if len(r.ConfigMaps) >= (src+1)*per {
+			r.ConfigMaps = r.ConfigMaps[src*per : (src+1)*per : (src+1)*per]
+		} else {
+			r.ConfigMaps = nil
+		}
 	}
 	return nil
 }

@@ -53,6 +53,9 @@ type RunnerConfig struct {
 	// Trial is the pod's trial in a run with trials (from 1, RunConfig.Trial), omitted in a run of one trial:
 	// {ATTEMPT} and $ATTEMPT (Attempt).
 	Trial int32 `json:"trial,omitempty"`
+	// NothingToRun says the pod has no case to run (a trial of a resumed run whose every case of the shard has its
+	// result carried, RunConfig.NothingToRun): the launcher starts no runner and EvalFile is not written.
+	NothingToRun bool `json:"nothingToRun,omitempty"`
 	Launch
 }
 
@@ -62,7 +65,7 @@ func (c *RunnerConfig) Attempt() int { return max(int(c.Trial), 1) }
 // RunnerConfig returns the runner side of a run configuration (narrowed to the pod's shard and trial by
 // LoadShard), whose eval file is evalFile.
 func (c *RunConfig) RunnerConfig(evalFile string) *RunnerConfig {
-	rc := &RunnerConfig{EvalFile: evalFile, CaseIDs: slices.Clone(c.CaseIDs), Launch: c.Launch}
+	rc := &RunnerConfig{EvalFile: evalFile, CaseIDs: slices.Clone(c.CaseIDs), NothingToRun: c.NothingToRun, Launch: c.Launch}
 	if c.Trials > 1 {
 		rc.Trial = c.Trial
 	}

@@ -234,6 +234,7 @@ func shardStatus(s *evalsv1alpha1.ShardStatus) *acv1alpha1.ShardStatusApplyConfi
 func resumeStatus(r *evalsv1alpha1.ResumeStatus) *acv1alpha1.ResumeStatusApplyConfiguration {
 	ac := acv1alpha1.ResumeStatus().WithFrom(r.From).WithFromUID(r.FromUID).WithRan(r.Ran).WithCarried(r.Carried)
 	optional(r.Cases, ac.WithCases)
+	pointer(r.RanTrials, ac.WithRanTrials)
 	return ac
 }
 

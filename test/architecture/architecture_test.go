@@ -139,9 +139,10 @@ func topDirs(t *testing.T, top string) []string {
 var packageGroups = []string{"internal/manager", "internal/pod", "internal/cli"}
 
 // packageFamilies are packages under internal/ split by concern into packages below them (ARCHITECTURE.md): the eval
-// file's model, whose YAML tree and whose AgentV 4.42 reader are packages of their own. Unlike a group's folder, a
-// family's is a package itself; as in a group, each folder directly under it has its own line in the map.
-var packageFamilies = []string{"internal/evalfile"}
+// file's model, whose YAML tree and whose AgentV 4.42 reader are packages of their own, and the judging engine,
+// whose AgentV 4.42 graders are one. Unlike a group's folder, a family's is a package itself; as in a group, each
+// folder directly under it has its own line in the map.
+var packageFamilies = []string{"internal/evalfile", "internal/evaluate"}
 
 // mapDiff compares the map's lines under top ("internal", "cmd", a group) with the folders directly under it:
 // missing are folders without a line, extra are lines naming no such folder (a nested folder's line counts as

@@ -25,10 +25,18 @@ var launcherAllowed = []string{
 	"internal/textbound",
 }
 
-// formatReaders are the readers of the eval file formats internal/evalfile tells from a document but does not read
-// itself: each registers itself with evalfile when linked (evalfile.RegisterFormat), so a binary that reads eval
-// files and forgets one refuses that format's files at run time. Every binary that links evalfile links them all.
-var formatReaders = []string{"internal/evalfile/suite42"}
+// companions are the packages every binary that links a package (of) links too, and why:
+//   - the readers of the eval file formats internal/evalfile tells from a document but does not read itself: each
+//     registers itself with evalfile when linked (evalfile.RegisterFormat), so a binary that reads eval files and
+//     forgets one refuses that format's files at run time;
+//   - AgentV 4.42's graders, which each Judge is given by its maker (evaluate.Judge.Grader42): a binary that judges
+//     without them judges every test of a 4.42 suite an Error. This one is a net under the tests of the places
+//     that make Judges, each of which judges a 4.42 suite.
+var companions = []struct{ of, pkg, why string }{
+	{"internal/evalfile", "internal/evalfile/suite42", "it would refuse that format's files: import it for its side effect in its main"},
+	{"internal/evaluate", "internal/evaluate/grade42", "its Judges would judge each AgentV 4.42 test an Error: give every Judge it " +
+		"makes grade42.Graders{}"},
+}
 
 // judgingPackages are the judging engine and the LLM client: what judges runs in the pod (and in `collector check`),
 // so the manager and the kubectl plugin, which only read verdicts (internal/verdict), link neither.
@@ -59,17 +67,14 @@ type facts struct {
 //   - a manager stage (managerStages) imports no later stage;
 //   - a pure package (the map's "(pure)") links no API or cloud client;
 //   - no package but internal/testutil's own imports internal/testutil (tests may);
-//   - a binary that links internal/evalfile links every format's reader (formatReaders).
+//   - a binary that links a package links its companions (every format's reader with internal/evalfile, AgentV
+//     4.42's graders with internal/evaluate).
 func brokenRules(f facts, pure []string) []string {
 	var broken []string
 	for _, bin := range f.binaries {
-		if !slices.Contains(f.deps[bin], module+"/internal/evalfile") {
-			continue
-		}
-		for _, r := range formatReaders {
-			if !slices.Contains(f.deps[bin], module+"/"+r) {
-				broken = append(broken, bin+" links internal/evalfile but not "+r+" (it would refuse that format's "+
-					"files: import it for its side effect in its main)")
+		for _, c := range companions {
+			if slices.Contains(f.deps[bin], module+"/"+c.of) && !slices.Contains(f.deps[bin], module+"/"+c.pkg) {
+				broken = append(broken, bin+" links "+c.of+" but not "+c.pkg+" ("+c.why+")")
 			}
 		}
 	}
@@ -137,10 +142,12 @@ func TestBrokenRules(t *testing.T) {
 			"cmd/launcher": {m("internal/pod/launcher"), m("internal/evalfile"), m("internal/evalfile/suite42"),
 				"golang.org/x/sys/unix"},
 			"cmd/kubectl-evalrun": {m("internal/cli/plugin"), m("internal/verdict")},
-			"hack/imagepack":      {"archive/tar"},
-			"internal/evalfile":   {m("internal/jsonenc")},
+			"cmd/collector": {m("internal/pod/collector"), m("internal/evalfile"), m("internal/evalfile/suite42"),
+				m("internal/evaluate"), m("internal/evaluate/grade42"), m("internal/llm")},
+			"hack/imagepack":    {"archive/tar"},
+			"internal/evalfile": {m("internal/jsonenc")},
 		},
-		binaries: []string{"cmd/manager", "cmd/launcher", "cmd/kubectl-evalrun", "hack/imagepack"},
+		binaries: []string{"cmd/manager", "cmd/launcher", "cmd/kubectl-evalrun", "cmd/collector", "hack/imagepack"},
 		imports: map[string][]string{"internal/manager/controller": {m("internal/evalfile"), m("internal/manager/assess")},
 			"internal/manager/assess": {m("internal/manager/children")}, "internal/testutil/s3server": {m("internal/testutil")}},
 	}
@@ -160,9 +167,13 @@ func TestBrokenRules(t *testing.T) {
 			[]string{"cmd/manager links " + m("internal/llm") + " (the judging engine and the LLM client run only where cases are judged)"}},
 		{"the plugin links the judging engine", func(f *facts) {
 			f.deps["cmd/kubectl-evalrun"] = append(f.deps["cmd/kubectl-evalrun"], m("internal/evaluate"))
-		}, []string{"cmd/kubectl-evalrun links " + m("internal/evaluate") + " (the judging engine and the LLM client run only where cases are judged)"}},
+		}, []string{"cmd/kubectl-evalrun links " + m("internal/evaluate") + " (the judging engine and the LLM client run only where cases are judged)",
+			"cmd/kubectl-evalrun links internal/evaluate but not internal/evaluate/grade42 (its Judges would judge each " +
+				"AgentV 4.42 test an Error: give every Judge it makes grade42.Graders{})"}},
 		{"the launcher links the judging engine", func(f *facts) { f.deps["cmd/launcher"] = append(f.deps["cmd/launcher"], m("internal/evaluate")) },
-			[]string{"cmd/launcher links " + m("internal/evaluate") + ", which is not in its allowlist"}},
+			[]string{"cmd/launcher links " + m("internal/evaluate") + ", which is not in its allowlist",
+				"cmd/launcher links internal/evaluate but not internal/evaluate/grade42 (its Judges would judge each " +
+					"AgentV 4.42 test an Error: give every Judge it makes grade42.Graders{})"}},
 		{"the launcher links client-go", func(f *facts) { f.deps["cmd/launcher"] = append(f.deps["cmd/launcher"], "k8s.io/client-go/rest") },
 			[]string{"cmd/launcher links the client k8s.io/client-go/rest"}},
 		{"a pure package links controller-runtime", func(f *facts) {
@@ -182,6 +193,10 @@ func TestBrokenRules(t *testing.T) {
 			f.deps["cmd/kubectl-evalrun"] = append(f.deps["cmd/kubectl-evalrun"], m("internal/evalfile"))
 		}, []string{"cmd/kubectl-evalrun links internal/evalfile but not internal/evalfile/suite42 (it would refuse that " +
 			"format's files: import it for its side effect in its main)"}},
+		{"a binary judges without the 4.42 graders", func(f *facts) {
+			f.deps["cmd/collector"] = slices.DeleteFunc(f.deps["cmd/collector"], func(d string) bool { return d == m("internal/evaluate/grade42") })
+		}, []string{"cmd/collector links internal/evaluate but not internal/evaluate/grade42 (its Judges would judge each " +
+			"AgentV 4.42 test an Error: give every Judge it makes grade42.Graders{})"}},
 		{"a package imports testutil", func(f *facts) {
 			f.imports["internal/manager/controller"] = append(f.imports["internal/manager/controller"], m("internal/testutil"))
 		},

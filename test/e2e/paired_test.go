@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ func TestPairedBaselineOnTrials(t *testing.T) {
 	gotNoisy := waitRun(t, ns, noisy.Name, runTimeout, "a decided Regressed condition", decided)
 	gotDegraded := waitRun(t, ns, degraded.Name, runTimeout, "a decided Regressed condition", decided)
 
+	expectTrialsReport(t, ns, noisy.Name)
 	expectCondition(t, gotNoisy, evalsv1alpha1.ConditionRegressed, conditionSummary{metav1.ConditionFalse, evalsv1alpha1.ReasonNotRegressed})
 	expectCondition(t, gotDegraded, evalsv1alpha1.ConditionRegressed, conditionSummary{metav1.ConditionTrue, evalsv1alpha1.ReasonRegressed})
 	for _, c := range []struct {
@@ -73,6 +75,49 @@ func TestPairedBaselineOnTrials(t *testing.T) {
 		if msg := conditionMessage(c.run, evalsv1alpha1.ConditionRegressed); !strings.Contains(msg, c.inMessage) {
 			t.Errorf("%s: Regressed message %q: want it to say %q", c.run.Name, msg, c.inMessage)
 		}
+	}
+}
+
+// TestPairedBaselineOnTrials' noisy night, read back by `kubectl evalrun report` and `results`: the report's header
+// shows the pass rate and mean score with their intervals and the flaky case, its baseline section the Paired test;
+// the results table shows case-003's trials.
+func expectTrialsReport(t *testing.T, ns, name string) {
+	t.Helper()
+	page, err := kubectlEvalrun(t, ns, "report", name, "-o", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="pass-rate-ci">95% CI `, `id="mean-score-ci">95% CI `,
+		`id="flaky-card"><div class="label">Flaky cases</div><div class="value">1</div>`, `id="trials-pass-rate">`, `id="paired-pass-rate">`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report of %s has no %q", name, want)
+		}
+	}
+	// The page's data: the cases its table and filters show, case-003 alone marked flaky.
+	_, data, _ := strings.Cut(page, `id="report-data">`)
+	data, _, _ = strings.Cut(data, "</script>")
+	var doc struct {
+		Cases []struct {
+			ID    string `json:"id"`
+			Flaky bool   `json:"f"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal([]byte(data), &doc); err != nil {
+		t.Fatalf("report of %s: its data: %v", name, err)
+	}
+	var flaky []string
+	for _, c := range doc.Cases {
+		if c.Flaky {
+			flaky = append(flaky, c.ID)
+		}
+	}
+	expectDiff(t, "flaky cases in the report", []string{"case-003"}, flaky)
+	table, err := kubectlEvalrun(t, ns, "results", name, "--flaky")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Split(strings.TrimSpace(table), "\n"); len(rows) != 2 || !strings.HasPrefix(rows[1], "case-003") || !strings.Contains(rows[1], "2/3") {
+		t.Errorf("results --flaky of %s: want case-003 alone, 2 of 3 trials passed:\n%s", name, table)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate/grade42"
 	"github.com/evalrun-operator/evalrun-operator/test/judgeserver/replies"
 )
 
@@ -285,7 +286,7 @@ func readAgentV442Runs(t *testing.T, dir, root string) []agentv442Run {
 // agentv442TargetNames writes the names of the recording's targets as the operator names them: AgentV writes its
 // targets' names where a code grader reads them (a grader's graderTarget, the trace's metadata.target), and those
 // are the recorder's own (its targets file: "batch" the runner, "judge" the model); the operator has no targets
-// file and names them evaluate.RunnerTargetName and evaluate.JudgeTargetName (docs/judging.md).
+// file and names them grade42.RunnerTargetName and evaluate.JudgeTargetName (docs/judging.md).
 func agentv442TargetNames(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -294,7 +295,7 @@ func agentv442TargetNames(v any) any {
 			case (k == "graderTarget" || k == "target") && x == "judge":
 				t[k] = evaluate.JudgeTargetName
 			case k == "target" && x == "batch":
-				t[k] = evaluate.RunnerTargetName
+				t[k] = grade42.RunnerTargetName
 			default:
 				t[k] = agentv442TargetNames(x)
 			}

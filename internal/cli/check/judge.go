@@ -14,6 +14,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate/grade42"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
@@ -107,7 +108,7 @@ func judgingInput(cfg *config, file *evalfile.File) (pipeline.Input, error) {
 	if err != nil {
 		return pipeline.Input{}, err
 	}
-	j := &evaluate.Judge{Threshold: threshold, Bundle: b, InputFiles: settings.InputFiles}
+	j := &evaluate.Judge{Threshold: threshold, Bundle: b, InputFiles: settings.InputFiles, Grader42: grade42.Graders{}}
 	if cfg.runCodeJudges {
 		j.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Dir(cfg.evalPath), Timeout: settings.CodeJudgeTimeout}
 	}

@@ -29,7 +29,10 @@ with their hits and misses, answer, token usage, cost, duration).
 
 -o junit writes JUnit XML that CI test reporters render (GitLab, Jenkins, GitHub Actions): one testcase per
 eval case with the run's name as classname; a failure for Fail with the evaluators' messages, an error for Error
-and for each requested case without a result, skipped for Skipped.
+and for each requested case without a result, skipped for Skipped. A run with trials (spec.trials) still has one
+testcase per case, with its verdict over its trials: the failure or error says how many trials passed, its body
+lists every trial, system-out has every trial's answer (and says "flaky" when the trials disagree), and the
+suite's properties carry the trials' figures (status.trials). The JSONL export has a line per trial of a case.
 
 --output-file names the file to write instead of standard output (as kubectl, -f is an input elsewhere: the old
 --format and -f/--file still work but are deprecated).`,
@@ -96,7 +99,7 @@ func (o *exportOptions) run(cmd *cobra.Command, e *env, name string) (err error)
 // writeJUnit writes the run's JUnit report: its lines, the requested ids the status lists as missing that have
 // no line, and the run's timing and outcome as the suite's.
 func writeJUnit(w io.Writer, run *evalsv1alpha1.EvalRun, lines []*results.Line) error {
-	jr := report.JUnitRun{Name: run.Name, Namespace: run.Namespace}
+	jr := report.JUnitRun{Name: run.Name, Namespace: run.Namespace, Trials: report.TrialRuleOf(run)}
 	if st := run.Status.StartTime; st != nil {
 		jr.Started = st.Time
 		if ct := run.Status.CompletionTime; ct != nil {
@@ -119,6 +122,18 @@ func writeJUnit(w io.Writer, run *evalsv1alpha1.EvalRun, lines []*results.Line) 
 	}
 	if s := run.Status.Summary; s != nil {
 		jr.Properties = append(jr.Properties, [2]string{"passRate", s.PassRate}, [2]string{"meanScore", s.MeanScore})
+	}
+	if t := run.Status.Trials; t != nil && t.Count > 1 {
+		jr.Properties = append(jr.Properties, [2]string{"trials", fmt.Sprint(t.Count)}, [2]string{"trials.passRate", t.PassRate},
+			[2]string{"trials.flakyCases", fmt.Sprint(t.FlakyCases)})
+		for _, e := range []struct {
+			name string
+			est  *evalsv1alpha1.TrialsEstimate
+		}{{"trials.runPassRate", t.RunPassRate}, {"trials.meanTrialPassRate", t.MeanTrialPassRate}, {"trials.meanScore", t.MeanScore}} {
+			if e.est != nil {
+				jr.Properties = append(jr.Properties, [2]string{e.name, report.EstimateText(e.est)})
+			}
+		}
 	}
 	return report.WriteJUnit(w, jr, lines)
 }

@@ -14,13 +14,19 @@ import (
 )
 
 // storedLines reads every stored result line of run (its ConfigMaps, then its bucket objects), the first line of
-// an id winning. A run with no stored results yet, or whose stored results are gone, is an error saying so.
+// a (case, trial) winning: a run with trials keeps a line per trial of a case, as the merge does. A run with no
+// stored results yet, or whose stored results are gone, is an error saying so.
 func storedLines(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun) ([]*results.Line, error) {
+	type key struct {
+		id    string
+		trial int
+	}
 	var out []*results.Line
-	seen := map[string]bool{}
+	seen := map[key]bool{}
 	err := eachLine(ctx, c, run, func(l *results.Line) {
-		if !seen[l.ID] {
-			seen[l.ID] = true
+		k := key{l.ID, l.TrialNumber()}
+		if !seen[k] {
+			seen[k] = true
 			out = append(out, l)
 		}
 	})

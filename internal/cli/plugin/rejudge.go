@@ -33,7 +33,8 @@ file and judging, so a new evaluator, a changed threshold or another judge model
 
 The new run takes RUN's spec: its eval file reference, target (code_judge scripts run in its image unless
 judging.image says otherwise), judging, success policy, storage, sharding, queue, pod template and deadlines;
-not its resume or baseline. --judging FILE replaces spec.judging with the YAML object in FILE (the shape of
+not its resume or baseline. A run with trials is judged again with its trials: the new run takes RUN's trial
+count and pass rate when it starts (its spec does not copy them). --judging FILE replaces spec.judging with the YAML object in FILE (the shape of
 spec.judging: evaluators, passThreshold, llm, ...). The eval file is pinned when the new run starts: a case whose
 input changed since RUN answered it is reported, not judged.
 
@@ -121,7 +122,7 @@ type RejudgeSpec struct {
 
 // RejudgeRun is the EvalRun that judges src's kept records again: src's spec (eval file reference, target, judging
 // or o.Judging when not nil, success policy, storage, sharding, queue, pod template and deadlines; not suspend,
-// resume or baseline) with rejudge.from naming src, in src's namespace, named o.Name (or generated from src's name
+// resume, baseline or trials, which the manager takes from src) with rejudge.from naming src, in src's namespace, named o.Name (or generated from src's name
 // when empty). With o.Baseline it is compared with that run by the test and within the bounds of src's
 // spec.baseline (the defaults when src has none): the comparison src had is with a run judged another way, so it is not kept.
 func RejudgeRun(src *evalsv1alpha1.EvalRun, o RejudgeSpec) *evalsv1alpha1.EvalRun {

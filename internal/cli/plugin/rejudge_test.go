@@ -20,7 +20,7 @@ import (
 // records (rejudge.from), and takes the judging given instead of the source's; with a baseline given, it is
 // compared with that run within the source's baseline bounds (the defaults when the source has none).
 func TestRejudgeRun(t *testing.T) {
-	src := testutil.MakeEvalRun("nightly", "team-a").Shards(4, 2).Obj()
+	src := testutil.MakeEvalRun("nightly", "team-a").Shards(4, 2).Trials(3, "0.6").Obj()
 	src.Spec.Judging = &evalsv1alpha1.Judging{PassThreshold: "0.8"}
 	src.Spec.SuccessPolicy = &evalsv1alpha1.SuccessPolicy{MinPassRate: "0.9"}
 	src.Spec.Suspend = ptr.To(true)
@@ -55,7 +55,8 @@ func TestRejudgeRun(t *testing.T) {
 				t.Errorf("metadata %s/%s (generateName %q)", got.Namespace, got.Name, got.GenerateName)
 			}
 			want := tc.src.Spec.DeepCopy()
-			want.Suspend, want.Resume, want.Baseline = nil, nil, tc.wantBaseline
+			// Not its trials either: the manager takes them from the source (admission refuses a re-judge's own count).
+			want.Suspend, want.Resume, want.Baseline, want.Trials = nil, nil, tc.wantBaseline, nil
 			want.Judging = tc.want
 			want.Rejudge = &evalsv1alpha1.Rejudge{From: "nightly"}
 			if diff := cmp.Diff(*want, got.Spec); diff != "" {

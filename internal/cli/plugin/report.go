@@ -117,8 +117,20 @@ func (o *reportOptions) run(cmd *cobra.Command, e *env, name string) error {
 	if err := writeFileAtomic(path, page.Bytes()); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "Wrote the report of %s (%d cases, %d bytes) to %s\n", reportName(in), len(in.Lines), page.Len(), path)
+	_, err = fmt.Fprintf(cmd.ErrOrStderr(), "Wrote the report of %s (%s, %d bytes) to %s\n", reportName(in), casesText(in), page.Len(), path)
 	return err
+}
+
+// casesText says how many cases the report holds: "10 cases", or with trials "10 cases, 30 trial results".
+func casesText(in report.HTMLInput) string {
+	if in.Run == nil || report.TrialRuleOf(in.Run).N() <= 1 {
+		return fmt.Sprintf("%d cases", len(in.Lines))
+	}
+	ids := make(map[string]struct{}, len(in.Lines))
+	for _, l := range in.Lines {
+		ids[l.ID] = struct{}{}
+	}
+	return fmt.Sprintf("%d cases, %d trial results", len(ids), len(in.Lines))
 }
 
 // reportName is the run's name, or the schedule's.

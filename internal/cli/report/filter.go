@@ -43,6 +43,8 @@ type Filter struct {
 	Evaluator string
 	// ID, when set, keeps the cases whose id it matches.
 	ID *regexp.Regexp
+	// Flaky keeps only flaky cases: some of their trials passed and some did not (a case of one trial never is).
+	Flaky bool
 }
 
 // ParseVerdicts reads a comma-separated outcome list, case-insensitively ("fail,error,missing").
@@ -64,6 +66,9 @@ func ParseVerdicts(s string) ([]Outcome, error) {
 
 // Match reports whether the filter keeps l.
 func (f *Filter) Match(l *results.Line) bool {
+	if f.Flaky {
+		return false
+	}
 	if len(f.Verdicts) > 0 {
 		o := CaseOutcome(l)
 		if !slices.Contains(f.Verdicts, o) && (o != OutcomeMissing || !slices.Contains(f.Verdicts, OutcomeError)) {

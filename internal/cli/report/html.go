@@ -131,6 +131,35 @@ type runView struct {
 	Resume                                                             *evalsv1alpha1.ResumeStatus
 	Baseline                                                           *evalsv1alpha1.BaselineComparison
 	CutCases                                                           int
+	// Trials is the run's trials (spec.trials.count above 1); Paired the baseline's Paired test
+	// (status.baseline.test: Paired).
+	Trials *trialsView
+	Paired *pairedView
+}
+
+// trialsView is what the page says of a run's trials: the rule, and status.trials' figures when the merge wrote
+// them.
+type trialsView struct {
+	Count    int
+	PassRate string
+	// Rule says the case rule in words ("every trial passes", "at least 0.6 of its trials pass").
+	Rule string
+	// Status is status.trials (nil before the merge wrote it).
+	Status *evalsv1alpha1.TrialsStatus
+	// Results is how many trial results are stored (a second result of a trial, or one beyond N, not counted).
+	Results int
+	// Flaky are status.trials' flaky ids, listed when the page has no stored results to filter; FlakyMore counts
+	// the flaky cases beyond them.
+	Flaky     []string
+	FlakyMore int
+}
+
+// pairedView is the baseline's Paired test as the page shows it: status.baseline.paired, the test in words, the
+// bounds it was held to and the Regressed condition.
+type pairedView struct {
+	*evalsv1alpha1.PairedComparison
+	Method, Alpha, MinEffect                     string
+	Regressed, RegressedReason, RegressedMessage string
 }
 
 // outcomeCount is how many stored cases have one outcome.
@@ -207,13 +236,36 @@ func runReport(in HTMLInput) (*runView, pageData) {
 		rv.UnexpectedMore += int(st.Results.OmittedUnexpectedIDs)
 	}
 
+	rule := TrialRuleOf(run)
+	var groups []*TrialCase
+	if rule.N() > 1 {
+		groups = GroupTrials(rule, in.Lines)
+		kept := 0
+		for _, c := range groups {
+			for _, l := range c.Trials {
+				if l != nil {
+					kept++
+				}
+			}
+		}
+		rv.Trials = trialsViewOf(rule, st.Trials, kept)
+		rv.Stored = len(groups)
+	}
 	counts := map[Outcome]int{}
 	var missing []string
-	for _, l := range in.Lines {
-		o := CaseOutcome(l)
+	count := func(id string, o Outcome) {
 		counts[o]++
 		if o == OutcomeMissing {
-			missing = append(missing, l.ID)
+			missing = append(missing, id)
+		}
+	}
+	if groups != nil {
+		for _, c := range groups {
+			count(c.ID, c.Outcome())
+		}
+	} else {
+		for _, l := range in.Lines {
+			count(l.ID, CaseOutcome(l))
 		}
 	}
 	if len(in.Lines) == 0 {
@@ -228,10 +280,65 @@ func runReport(in HTMLInput) (*runView, pageData) {
 	marks := baselineMarks(in)
 	if marks != nil {
 		rv.Baseline = &marks.status
+		rv.Paired = pairedViewOf(run, &marks.status)
 	}
-	data := casesData(in, marks)
+	var data pageData
+	if groups != nil {
+		data = trialCasesData(in, rule, groups, marks)
+	} else {
+		data = casesData(in, marks)
+	}
 	rv.CutCases = data.CutCases
 	return rv, data
+}
+
+// trialsViewOf is the page's view of a run's trials under rule, with status.trials when written; with no stored
+// result to filter, status.trials' flaky ids are listed.
+func trialsViewOf(rule results.TrialRule, st *evalsv1alpha1.TrialsStatus, stored int) *trialsView {
+	tv := &trialsView{Count: rule.N(), PassRate: rule.PassRateText, Status: st, Results: stored}
+	if tv.PassRate == "" {
+		tv.PassRate = evalsv1alpha1.DefaultTrialsPassRate
+	}
+	tv.Rule = ruleText(tv.PassRate)
+	if st != nil && stored == 0 {
+		tv.Flaky = st.Flaky
+		tv.FlakyMore = max(int(st.FlakyCases)-len(st.Flaky), 0)
+	}
+	return tv
+}
+
+// pairedMethods say each Paired test in words.
+var pairedMethods = map[evalsv1alpha1.PairedMethod]string{
+	evalsv1alpha1.PairedMcNemarExact:       "McNemar's exact test on the discordant cases",
+	evalsv1alpha1.PairedSignFlipExact:      "the exact sign-flip test on the per-case pass-rate changes",
+	evalsv1alpha1.PairedSignFlipMonteCarlo: "the sign-flip test on the per-case pass-rate changes (10,000 seeded sign patterns)",
+}
+
+// pairedViewOf is the Paired test of the comparison, nil unless the comparison's test is Paired.
+func pairedViewOf(run *evalsv1alpha1.EvalRun, c *evalsv1alpha1.BaselineComparison) *pairedView {
+	if c.Test != evalsv1alpha1.BaselineTestPaired || c.Paired == nil {
+		return nil
+	}
+	pv := &pairedView{PairedComparison: c.Paired, Method: "none: no case could be tested",
+		Alpha: evalsv1alpha1.DefaultBaselineAlpha, MinEffect: evalsv1alpha1.DefaultBaselineMinEffect}
+	if c.Paired.Method != "" {
+		pv.Method = string(c.Paired.Method)
+		if words, ok := pairedMethods[c.Paired.Method]; ok {
+			pv.Method = words + " (" + string(c.Paired.Method) + ")"
+		}
+	}
+	if b := run.Spec.Baseline; b != nil {
+		if b.Alpha != nil {
+			pv.Alpha = *b.Alpha
+		}
+		if b.MinEffect != nil {
+			pv.MinEffect = *b.MinEffect
+		}
+	}
+	if cond := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed); cond != nil {
+		pv.Regressed, pv.RegressedReason, pv.RegressedMessage = string(cond.Status), cond.Reason, cond.Message
+	}
+	return pv
 }
 
 // runnerImages is the runner image digest (status.runner.imageID), or the distinct digests of the shards.
@@ -261,22 +368,42 @@ type marks struct {
 	status evalsv1alpha1.BaselineComparison
 	// newly maps a case id to "NewlyFailing" or "NewlyPassing".
 	newly map[string]string
-	// base maps a case id to its baseline line (only with the baseline's lines).
-	base map[string]*results.Line
+	// base maps a case id to its baseline result (only with the baseline's lines).
+	base map[string]baseCase
 }
 
-// baselineMarks compares the run's lines with its baseline's (internal/compare, every id), or, without the
-// baseline's lines, takes status.baseline (its bounded id lists). nil without a baseline.
+// baseCase is a case's result in the baseline: its outcome (over its trials, with trials) and its score, when it
+// has one to show (Pass or Fail).
+type baseCase struct {
+	outcome Outcome
+	score   float64
+	scored  bool
+}
+
+// baselineMarks compares the run's lines with its baseline's (internal/compare, every id, each run's cases decided
+// over its trials, and spec.baseline's test run on them: the manager's test with the manager's seed), or, without
+// the baseline's lines, takes status.baseline (its bounded id lists). nil without a baseline.
 func baselineMarks(in HTMLInput) *marks {
 	b := in.Baseline
 	if b != nil && b.Run != nil && len(b.Lines) > 0 && len(in.Lines) > 0 {
 		cb := compare.NewBuilder(0)
-		cb.Trials(compare.TrialRuleOf(b.Run), compare.TrialRuleOf(in.Run))
-		m := &marks{newly: map[string]string{}, base: make(map[string]*results.Line, len(b.Lines))}
+		baseRule := TrialRuleOf(b.Run)
+		cb.Trials(baseRule, TrialRuleOf(in.Run))
+		m := &marks{newly: map[string]string{}, base: make(map[string]baseCase, len(b.Lines))}
 		for _, l := range b.Lines {
 			cb.AddBaseline(l)
-			if _, dup := m.base[l.ID]; !dup {
-				m.base[l.ID] = l
+		}
+		if baseRule.N() > 1 {
+			for _, c := range GroupTrials(baseRule, b.Lines) {
+				score, scored := c.Score()
+				m.base[c.ID] = baseCase{outcome: c.Outcome(), score: score, scored: scored}
+			}
+		} else {
+			for _, l := range b.Lines {
+				if _, dup := m.base[l.ID]; !dup {
+					o := CaseOutcome(l)
+					m.base[l.ID] = baseCase{outcome: o, score: l.Score, scored: o == OutcomePass || o == OutcomeFail}
+				}
 			}
 		}
 		for _, l := range in.Lines {
@@ -289,6 +416,7 @@ func baselineMarks(in HTMLInput) *marks {
 		if b.Run.Status.EvalFileSHA256 != in.Run.Status.EvalFileSHA256 {
 			m.status.EvalFile = evalsv1alpha1.EvalFileDifferent
 		}
+		m.decide(&c, in.Run, b.Run)
 		m.mark(c.NewlyFailing, c.NewlyPassing)
 		return m
 	}
@@ -298,6 +426,24 @@ func baselineMarks(in HTMLInput) *marks {
 		return m
 	}
 	return nil
+}
+
+// decide runs the run's spec.baseline test on the comparison, as the manager does (the same bounds and seed, so
+// the same p-value and intervals); when it cannot (no spec.baseline, a field it cannot read), the test
+// status.baseline recorded stands.
+func (m *marks) decide(c *compare.Comparison, run, baseline *evalsv1alpha1.EvalRun) {
+	if spec := run.Spec.Baseline; spec != nil {
+		if bounds, err := compare.BoundsOf(spec); err == nil {
+			bounds.Seed = compare.Seed(baseline, run)
+			if d, err := c.Decide(bounds); err == nil {
+				d.Record(&m.status)
+				return
+			}
+		}
+	}
+	if st := run.Status.Baseline; st != nil {
+		m.status.Test, m.status.Paired = st.Test, st.Paired
+	}
 }
 
 func (m *marks) mark(failing, passing []string) {

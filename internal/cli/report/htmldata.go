@@ -11,13 +11,17 @@ import (
 // pageData is the JSON the page's script renders the case table from. Keys are short: a report of 100,000 cases
 // repeats them 100,000 times.
 type pageData struct {
-	Run         string     `json:"run"`
-	PageSize    int        `json:"pageSize"`
-	MaxPageSize int        `json:"maxPageSize"`
-	Evaluators  []string   `json:"evaluators"`
-	Baseline    string     `json:"baseline,omitempty"`
-	CutCases    int        `json:"cutCases"`
-	Cases       []caseData `json:"cases"`
+	Run         string   `json:"run"`
+	PageSize    int      `json:"pageSize"`
+	MaxPageSize int      `json:"maxPageSize"`
+	Evaluators  []string `json:"evaluators"`
+	Baseline    string   `json:"baseline,omitempty"`
+	CutCases    int      `json:"cutCases"`
+	// Trials is the number of trials of every case (set above 1 only) and TrialPassRate the share of them a case
+	// must pass (spec.trials.passRate).
+	Trials        int        `json:"trials,omitempty"`
+	TrialPassRate string     `json:"trialPassRate,omitempty"`
+	Cases         []caseData `json:"cases"`
 }
 
 // caseData is one case of the table, failing first (its position is the default order).
@@ -46,6 +50,28 @@ type caseData struct {
 	// DurationMs and Tokens are the runner's metrics of the case.
 	DurationMs *float64 `json:"ms,omitempty"`
 	Tokens     float64  `json:"tok,omitempty"`
+	// With trials: Passed is how many of its trials passed, Flaky marks trials that disagree, and Trials are every
+	// trial's result in trial order (the case's own Evaluators, Answer, Error and Reason are then unset).
+	Passed int         `json:"tp,omitempty"`
+	Flaky  bool        `json:"f,omitempty"`
+	Trials []trialData `json:"tr,omitempty"`
+}
+
+// trialData is one trial of a case: its result as a case of one trial shows it.
+type trialData struct {
+	Trial   int    `json:"t"`
+	Outcome string `json:"o"`
+	Score   string `json:"s,omitempty"`
+	Message string `json:"m,omitempty"`
+	// Absent marks a trial with no stored result at all (its pod stored nothing).
+	Absent     bool       `json:"x,omitempty"`
+	Evaluators []evalData `json:"e,omitempty"`
+	Answer     *text      `json:"a,omitempty"`
+	Error      *text      `json:"err,omitempty"`
+	Reason     string     `json:"r,omitempty"`
+	Carried    string     `json:"c,omitempty"`
+	DurationMs *float64   `json:"ms,omitempty"`
+	Tokens     float64    `json:"tok,omitempty"`
 }
 
 // evalData is one evaluator's result of a case.
@@ -102,7 +128,7 @@ func casesData(in HTMLInput, m *marks) pageData {
 	for _, l := range lines {
 		c, cut := caseOf(l, in.Cases[l.ID], budget)
 		if m != nil {
-			m.annotate(&c, l)
+			m.annotate(&c, l.ID, l.Score)
 		}
 		for _, e := range l.Evaluators {
 			if !names[e.Name] {
@@ -186,23 +212,89 @@ func notes(list []string) ([]string, bool) {
 	return out, cut
 }
 
-// annotate marks a case newly failing or passing and gives its baseline result and score change.
-func (m *marks) annotate(c *caseData, l *results.Line) {
-	c.Newly = m.newly[l.ID]
-	b, ok := m.base[l.ID]
+// annotate marks a case newly failing or passing and gives its baseline result and score change (score: the
+// run's score of the case, counted when c has one).
+func (m *marks) annotate(c *caseData, id string, score float64) {
+	c.Newly = m.newly[id]
+	b, ok := m.base[id]
 	if !ok {
 		return
 	}
-	bo := CaseOutcome(b)
-	c.BaseOutcome = string(bo)
-	if bo == OutcomePass || bo == OutcomeFail {
-		c.BaseScore = verdict.FormatScore(b.Score)
+	c.BaseOutcome = string(b.outcome)
+	if b.scored {
+		c.BaseScore = verdict.FormatScore(b.score)
 		if c.Score != "" {
-			d := l.Score - b.Score
+			d := score - b.score
 			c.Delta = verdict.FormatScore(d)
 			if d >= 0 {
 				c.Delta = "+" + c.Delta
 			}
 		}
 	}
+}
+
+// trialCasesData is the table's data of a run with trials: every case once, failing first by its verdict over its
+// trials, each trial's result under it, the texts cut to the budget shared by every stored trial result.
+func trialCasesData(in HTMLInput, rule results.TrialRule, groups []*TrialCase, m *marks) pageData {
+	cases := slices.Clone(groups)
+	SortCasesFailingFirst(cases)
+	budget := caseBudget(in.MaxTextBytes, max(len(in.Lines), len(cases)))
+	data := pageData{Run: in.Run.Name, PageSize: defaultPageSize, MaxPageSize: maxPageSize, Trials: rule.N(),
+		TrialPassRate: rule.PassRateText, Cases: make([]caseData, 0, len(cases))}
+	if data.TrialPassRate == "" {
+		data.TrialPassRate = "1"
+	}
+	if m != nil {
+		data.Baseline = m.status.RunName
+	}
+	names := map[string]bool{}
+	for _, tc := range cases {
+		c, cut := trialCaseOf(tc, in.Cases[tc.ID], budget)
+		if m != nil {
+			m.annotate(&c, tc.ID, tc.Case.Score)
+		}
+		for _, l := range tc.Trials {
+			if l == nil {
+				continue
+			}
+			for _, e := range l.Evaluators {
+				if !names[e.Name] {
+					names[e.Name] = true
+					data.Evaluators = append(data.Evaluators, e.Name)
+				}
+			}
+		}
+		if cut {
+			data.CutCases++
+		}
+		data.Cases = append(data.Cases, c)
+	}
+	slices.Sort(data.Evaluators)
+	return data
+}
+
+// trialCaseOf is one case of a run with trials as the table shows it, and whether a text of it was cut.
+func trialCaseOf(tc *TrialCase, t CaseText, budget int) (caseData, bool) {
+	c := caseData{ID: tc.ID, Outcome: string(tc.Outcome()), Passed: tc.Case.Passed, Flaky: tc.Flaky(),
+		Message: oneLine(tc.Message(), maxMessageText), Trials: make([]trialData, len(tc.Trials))}
+	if score, ok := tc.Score(); ok {
+		c.Score = verdict.FormatScore(score)
+	}
+	var cut, anyCut bool
+	c.Input, cut = bounded(t.Input, budget/4)
+	anyCut = anyCut || cut
+	c.Expected, cut = bounded(t.Expected, budget/4)
+	anyCut = anyCut || cut
+	for i, l := range tc.Trials {
+		if l == nil {
+			c.Trials[i] = trialData{Trial: i + 1, Outcome: string(OutcomeMissing), Absent: true}
+			continue
+		}
+		one, cut := caseOf(l, CaseText{}, budget)
+		anyCut = anyCut || cut
+		c.Trials[i] = trialData{Trial: i + 1, Outcome: one.Outcome, Score: one.Score, Message: one.Message,
+			Evaluators: one.Evaluators, Answer: one.Answer, Error: one.Error, Reason: one.Reason, Carried: one.Carried,
+			DurationMs: one.DurationMs, Tokens: one.Tokens}
+	}
+	return c, anyCut
 }

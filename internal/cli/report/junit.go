@@ -25,6 +25,9 @@ type JUnitRun struct {
 	MissingIDs []string
 	// Properties are shown as the suite's properties (reason, pass rate, ...), in order.
 	Properties [][2]string
+	// Trials is how the run decided its cases over their trials (TrialRuleOf); with more than one trial a testcase
+	// is a case over its trials (WriteJUnit).
+	Trials results.TrialRule
 }
 
 // The JUnit XML schema as CI reporters read it (GitLab, Jenkins, GitHub Actions' test reporters): testsuites >
@@ -97,12 +100,23 @@ const maxAttr = 200
 // and CI reporters show errors as red, where skipped would pass unnoticed and failure would claim it was judged
 // below the threshold. So the suite's failures, errors and skipped are the run's summary.failed, summary.errored
 // (missing included) and summary.skipped, and its counts add up to its cases.
+//
+// A run with trials has one testcase per case too, never one per trial: CI reporters track a testcase by its name
+// from one run to the next, and the case's verdict over its trials is the one the run's summary, policy and
+// baseline count. Its failure or error says how many trials passed and names the trial that stands for it; its
+// body lists every trial's verdict, score and evaluators, its system-out every trial's answer under the trial's
+// number, first saying "flaky" when the trials disagree (a passing flaky case has no failure to say it); its time
+// adds up its trials' durations.
 func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
 	suite := junitSuite{Name: run.Namespace + "/" + run.Name}
 	if !run.Started.IsZero() {
 		suite.Timestamp = run.Started.UTC().Format(time.RFC3339)
 	}
 	var sum float64
+	if run.Trials.N() > 1 {
+		sum = trialTestCases(&suite, run, lines)
+		lines = nil
+	}
 	for _, l := range lines {
 		tc := junitTestCase{Name: l.ID, Classname: run.Name, Time: "0"}
 		if l.DurationMs != nil {
@@ -154,6 +168,80 @@ func WriteJUnit(w io.Writer, run JUnitRun, lines []*results.Line) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// trialTestCases adds a testcase per case of a run with trials to suite and returns the trials' total duration in
+// seconds.
+func trialTestCases(suite *junitSuite, run JUnitRun, lines []*results.Line) float64 {
+	var sum float64
+	for _, c := range GroupTrials(run.Trials, lines) {
+		tc := junitTestCase{Name: c.ID, Classname: run.Name}
+		var secs float64
+		var out strings.Builder
+		if c.Flaky() {
+			fmt.Fprintf(&out, "flaky: %s trials passed (%s)\n", c.TrialsText(), c.Marks())
+		}
+		for i, l := range c.Trials {
+			if l == nil {
+				continue
+			}
+			if l.DurationMs != nil {
+				secs += *l.DurationMs / 1000
+			}
+			if l.Answer != "" {
+				fmt.Fprintf(&out, "--- trial %d: %s ---\n%s\n", i+1, CaseOutcome(l), l.Answer)
+			}
+		}
+		sum += secs
+		tc.Time = seconds(secs)
+		passed := fmt.Sprintf("%s trials passed", c.TrialsText())
+		msg := c.Message()
+		switch o := c.Outcome(); o {
+		case OutcomeFail:
+			suite.Failures++
+			score, _ := c.Score()
+			tc.Failure = &junitProblem{Type: string(o), Message: oneLine(fmt.Sprintf("score %s, %s: %s", verdict.FormatScore(score), passed, msg), maxAttr),
+				Text: xmlSafe(trialsDetail(c))}
+		case OutcomeError, OutcomeMissing:
+			suite.Errors++
+			tc.Error = &junitProblem{Type: string(o), Message: oneLine(passed+": "+msg, maxAttr), Text: xmlSafe(trialsDetail(c))}
+		case OutcomeSkipped:
+			suite.Skipped++
+			tc.Skipped = &junitSkipped{Message: oneLine(msg, maxAttr)}
+		}
+		if out.Len() > 0 {
+			tc.SystemOut = &junitText{Text: xmlSafe(out.String())}
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	return sum
+}
+
+// trialsDetail is the body of a failure or error of a case over its trials: each trial's outcome and score, then
+// its detail indented.
+func trialsDetail(c *TrialCase) string {
+	var b strings.Builder
+	for i, l := range c.Trials {
+		if l == nil {
+			fmt.Fprintf(&b, "trial %d: Missing: no stored result\n", i+1)
+			continue
+		}
+		o := CaseOutcome(l)
+		fmt.Fprintf(&b, "trial %d: %s", i+1, o)
+		if o == OutcomePass || o == OutcomeFail {
+			b.WriteString(", " + scoreLine(l))
+		}
+		b.WriteString("\n")
+		if o == OutcomeSkipped && l.Reason != "" {
+			b.WriteString("  " + l.Reason + "\n")
+		}
+		for line := range strings.SplitSeq(strings.TrimSuffix(detail(l), "\n"), "\n") {
+			if line != "" {
+				b.WriteString("  " + line + "\n")
+			}
+		}
+	}
+	return b.String()
 }
 
 // scoreLine is "score 0.2500" for a judged case.

@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/results"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // Parsed JUnit, as a CI reporter reads it.
@@ -216,6 +218,99 @@ func FuzzWriteJUnit(f *testing.F) {
 		}
 		if s := checkJUnit(t, b.Bytes()); s.Tests != len(lines)+1 {
 			t.Errorf("%d tests, want %d", s.Tests, len(lines)+1)
+		}
+	})
+}
+
+// A run with trials: one testcase per case, with its verdict over its trials; the failure or error says how many
+// trials passed and names the trial that stands for the case, the body lists every trial, system-out every
+// trial's answer, and says "flaky" when the trials disagree.
+func TestWriteJUnitTrials(t *testing.T) {
+	lines := trialRunLines()
+	dur := 500.0
+	for _, l := range lines {
+		if l.ID == "case-b" {
+			l.DurationMs = &dur
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, JUnitRun{Name: "nightly", Namespace: "evals", Trials: trialRule, MissingIDs: []string{"case-z"}}, lines); err != nil {
+		t.Fatal(err)
+	}
+	s := checkJUnit(t, b.Bytes())
+	type tc struct {
+		Name, Outcome, Message, Time string
+	}
+	var got []tc
+	byName := map[string]xCase{}
+	for _, c := range s.Suites[0].Cases {
+		out := tc{Name: c.Name, Outcome: "Pass", Time: c.Time}
+		switch {
+		case c.Failure != nil:
+			out.Outcome, out.Message = "failure "+c.Failure.Type, c.Failure.Message
+		case c.Error != nil:
+			out.Outcome, out.Message = "error "+c.Error.Type, c.Error.Message
+		case c.Skipped != nil:
+			out.Outcome, out.Message = "skipped", c.Skipped.Message
+		}
+		got = append(got, out)
+		byName[c.Name] = c
+	}
+	want := []tc{
+		{"case-a", "Pass", "", "0.000"},
+		{"case-b", "failure Fail", "score 0.8333, 2/3 trials passed: trial 2 of 3: decision: decision: want REVIEW", "1.500"},
+		{"case-c", "error Error", "0/3 trials passed: trial 1 of 3: answer is not JSON", "0.000"},
+		{"case-d", "error Missing", "0/3 trials passed: the runner produced no record for this case", "0.000"},
+		{"case-e", "Pass", "", "0.000"},
+		{"case-f", "failure Fail", "score 0.3333, 0/3 trials passed: trial 1 of 3: decision: decision: want REVIEW", "0.000"},
+		{"case-z", "error Missing", verdict.MissingReason, "0"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("testcases (-want +got):\n%s", diff)
+	}
+	if s.Tests != 7 || s.Failures != 2 || s.Errors != 3 {
+		t.Errorf("counts %d/%d/%d, want 7 tests, 2 failures, 3 errors: a case counts once", s.Tests, s.Failures, s.Errors)
+	}
+	wantBody := "trial 1: Pass, score 1.0000\n  decision (field_accuracy): Pass, score 1.0000\n" +
+		"trial 2: Fail, score 0.5000\n  decision (field_accuracy): Fail, score 0.0000\n    miss: decision: want REVIEW\n" +
+		"trial 3: Pass, score 1.0000\n  decision (field_accuracy): Pass, score 1.0000\n"
+	if diff := cmp.Diff(wantBody, byName["case-b"].Failure.Text); diff != "" {
+		t.Errorf("case-b's failure body (-want +got):\n%s", diff)
+	}
+	wantOut := "flaky: 2/3 trials passed (PFP)\n--- trial 1: Pass ---\nb1\n--- trial 2: Fail ---\nb2\n--- trial 3: Pass ---\nb3\n"
+	if diff := cmp.Diff(wantOut, byName["case-b"].SystemOut); diff != "" {
+		t.Errorf("case-b's system-out (-want +got):\n%s", diff)
+	}
+	if body := byName["case-c"].Error.Text; !strings.Contains(body, "trial 3: Missing: no stored result\n") {
+		t.Errorf("case-c's error body does not say its third trial stored nothing: %q", body)
+	}
+}
+
+// Whatever text the runner and the evaluators produce in any trial, the JUnit document of a run with trials stays
+// well-formed, and a case counts once whatever its trials.
+func FuzzWriteJUnitTrials(f *testing.F) {
+	f.Add("case-1", "answer", "miss", "error", uint8(2))
+	f.Add("]]>", "\x00<&>\"'", "]]]]><![CDATA[", "\xff\xfe", uint8(7))
+	f.Fuzz(func(t *testing.T, id, answer, miss, errText string, trials uint8) {
+		rule := results.TrialRule{Count: int(trials%5) + 2, PassRate: 1}
+		var lines []*results.Line
+		for i, l := range trialRunLines() {
+			c := *l
+			c.ID, c.Answer = id+l.ID, answer+c.Answer
+			if c.Error != "" {
+				c.Error = errText
+			}
+			if len(c.Evaluators) > 0 && i%2 == 0 {
+				c.Evaluators = []verdict.EvaluatorResult{{Name: miss, Verdict: verdict.VerdictFail, Misses: []string{miss}}}
+			}
+			lines = append(lines, &c)
+		}
+		var b bytes.Buffer
+		if err := WriteJUnit(&b, JUnitRun{Name: id, Namespace: errText, Trials: rule}, lines); err != nil {
+			t.Fatal(err)
+		}
+		if s := checkJUnit(t, b.Bytes()); s.Tests != 6 {
+			t.Errorf("%d tests, want the 6 cases", s.Tests)
 		}
 	})
 }

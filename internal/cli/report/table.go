@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -18,14 +19,55 @@ import (
 const maxMessage = 100
 
 // Cases is the document `results -o json|yaml` writes: the selected cases of a run, as stored (a missing case as
-// the API records it: verdict Error, missing: true).
+// the API records it: verdict Error, missing: true). In a run with trials, each case is decided over its trials
+// (CaseDoc) and the document carries the run's status.trials.
 type Cases struct {
 	Run       string `json:"run"`
 	Namespace string `json:"namespace"`
-	// Stored is how many results the run stored; Selected how many the filters kept.
-	Stored   int             `json:"stored"`
-	Selected int             `json:"selected"`
-	Cases    []*results.Line `json:"cases"`
+	// Stored is how many results the run stored (with trials: results of a trial of a case); Selected how many
+	// cases the filters kept.
+	Stored   int `json:"stored"`
+	Selected int `json:"selected"`
+	// Trials is the run's status.trials (a run with more than one trial per case).
+	Trials *evalsv1alpha1.TrialsStatus `json:"trials,omitempty"`
+	Cases  []CaseDoc                   `json:"cases"`
+}
+
+// CaseDoc is one case of Cases. With one trial it is the case's stored result line, field for field. With trials
+// its id, verdict, score and missing are the case's over its trials, and trials holds its counts and each trial's
+// stored result.
+type CaseDoc struct {
+	*results.Line
+	Trials *CaseTrialsDoc `json:"trials,omitempty"`
+}
+
+// CaseTrialsDoc is a case's trials: how many passed, failed, errored, were skipped and have no record (stored as
+// missing or not stored at all) of count, whether they disagree, and each trial's stored result in trial order
+// (its trial field says which; a trial without a stored result has none).
+type CaseTrialsDoc struct {
+	Passed  int             `json:"passed"`
+	Failed  int             `json:"failed"`
+	Errored int             `json:"errored"`
+	Skipped int             `json:"skipped"`
+	Missing int             `json:"missing"`
+	Count   int             `json:"count"`
+	Flaky   bool            `json:"flaky"`
+	Results []*results.Line `json:"results"`
+}
+
+// CaseDocOf is a case of a run with trials as Cases lists it.
+func CaseDocOf(c *TrialCase) CaseDoc {
+	k := c.Case
+	line := &results.Line{CaseResult: verdict.CaseResult{ID: c.ID, Verdict: k.Verdict, Score: k.Score, Missing: k.AllMissing,
+		BudgetUnjudged: k.BudgetUnjudged}}
+	doc := &CaseTrialsDoc{Passed: k.Passed, Failed: k.Failed, Errored: k.Errored, Skipped: k.Skipped, Missing: k.Missing,
+		Count: k.N, Flaky: k.Flaky(), Results: []*results.Line{}}
+	for _, l := range c.Trials {
+		if l != nil {
+			doc.Results = append(doc.Results, l)
+		}
+	}
+	return CaseDoc{Line: line, Trials: doc}
 }
 
 // WriteTable writes the cases as a kubectl-style table: ID, VERDICT (the case's Outcome: Missing for a case the
@@ -55,6 +97,38 @@ func WriteTable(w io.Writer, lines []*results.Line) error {
 			msg = "-"
 		}
 		if _, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(l.ID), v, score, cell(ev), msg); err != nil {
+			return err
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteTrialsTable writes the cases of a run with trials as WriteTable does, each case once: its VERDICT and SCORE
+// over its trials, TRIALS (passed of N, and "flaky" when its trials disagree), EVALUATORS (each evaluator's passed
+// trials of those it judged) and MESSAGE (the trial that stands for a case that did not pass, named).
+func WriteTrialsTable(w io.Writer, cases []*TrialCase) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	if _, err := fmt.Fprintln(tw, "ID\tVERDICT\tSCORE\tTRIALS\tEVALUATORS\tMESSAGE"); err != nil {
+		return err
+	}
+	for _, c := range cases {
+		score := "-"
+		if s, ok := c.Score(); ok {
+			score = verdict.FormatScore(s)
+		}
+		trials := c.TrialsText()
+		if c.Flaky() {
+			trials += " flaky"
+		}
+		ev := c.EvaluatorsText()
+		if ev == "" {
+			ev = "-"
+		}
+		msg := oneLine(c.Message(), maxMessage)
+		if msg == "" {
+			msg = "-"
+		}
+		if _, err := fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(c.ID), c.Outcome(), score, trials, cell(ev), msg); err != nil {
 			return err
 		}
 	}

@@ -56,9 +56,8 @@ func BuildJob(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Op
 		podwire.AnnotationCollectionDeadline: strconv.Itoa(int(collectionDeadline(cfg))),
 		podwire.AnnotationCases:              strconv.Itoa(len(cfg.CaseIDs)),
 	})
-	if cfg.TrialsSource == string(evalsv1alpha1.TrialsSourceEvalFile) {
-		// The run's trials are its eval file's, which its spec does not say (JobTrials reads them back).
-		meta.Annotations[podwire.AnnotationEvalFileTrials] = strconv.Itoa(int(cfg.Trials))
+	if cfg.Trials > 1 {
+		meta.Annotations[podwire.AnnotationTrials] = strconv.Itoa(int(cfg.Trials))
 	}
 	suspend := ptr.Deref(run.Spec.Suspend, false)
 	if run.Spec.QueueName != "" {

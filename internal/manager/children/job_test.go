@@ -1105,3 +1105,54 @@ func TestBuildJobRunnerReachesNothingOfTheJudging(t *testing.T) {
 		})
 	}
 }
+
+// TestResumedTrialsCutTheirCases: a resumed run of 3 trials of one shard whose trials run different cases
+// (WithTrialRuns) cuts each pod's cases out of the pinned file, as a sharded run's pods do: a source eval file and
+// the shard volume; its run.json records the trials' pass rate, which the merge reads back (ConfigTrialRule), and
+// its Job says its trials.
+func TestResumedTrialsCutTheirCases(t *testing.T) {
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
+		r.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](3), PassRate: ptr.To("0.6")}
+		r.Spec.Resume = &evalsv1alpha1.Resume{From: "nightly"}
+	})
+	cfg := BuildRunConfig(run, testutil.CaseIDs(4), nil, JudgeLoad{}, options.Options{})
+	if cfg.SourceEvalFile != "" || cfg.TrialsPassRate != "0.6" {
+		t.Fatalf("run.json before its trial runs: source eval file %q, pass rate %q", cfg.SourceEvalFile, cfg.TrialsPassRate)
+	}
+	WithTrialRuns(&cfg, nil)
+	if cfg.SourceEvalFile != "" || cfg.TrialRuns != nil {
+		t.Errorf("no trial runs changed run.json: %q, %v", cfg.SourceEvalFile, cfg.TrialRuns)
+	}
+	WithTrialRuns(&cfg, [][]podwire.CaseSpan{{{0, 2}}, nil, {{1, 4}}})
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SourceEvalFile != EvalFilePath || cfg.EvalFile != ShardEvalFilePath {
+		t.Errorf("each pod's eval file %q cut from %q", cfg.EvalFile, cfg.SourceEvalFile)
+	}
+	job := BuildJob(run, cfg, options.Options{})
+	if !slices.ContainsFunc(job.Spec.Template.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "shard" }) {
+		t.Error("no shard volume for the pods' own eval files")
+	}
+	if job.Annotations[podwire.AnnotationTrials] != "3" || *job.Spec.Completions != 3 {
+		t.Errorf("Job of %d completions says trials %q", *job.Spec.Completions, job.Annotations[podwire.AnnotationTrials])
+	}
+	rule, err := ConfigTrialRule(testutil.UnitRun(), cfg)
+	if err != nil || rule.N() != 3 || rule.PassRate != 0.6 || rule.PassRateText != "0.6" {
+		t.Errorf("run.json's rule %+v (%v), want 3 trials at 0.6 whatever the run's spec says", rule, err)
+	}
+	// A run.json pinned before it recorded the pass rate: the run's spec's.
+	cfg.TrialsPassRate = ""
+	if rule, err := ConfigTrialRule(run, cfg); err != nil || rule.N() != 3 || rule.PassRate != 0.6 {
+		t.Errorf("an older run.json's rule %+v (%v), want 3 trials at the spec's 0.6", rule, err)
+	}
+	one := BuildRunConfig(testutil.UnitRun(), testutil.CaseIDs(4), nil, JudgeLoad{}, options.Options{})
+	if one.TrialsPassRate != "" || BuildJob(testutil.UnitRun(), one, options.Options{}).Annotations[podwire.AnnotationTrials] != "" {
+		t.Error("a run of one trial records a pass rate or trials")
+	}
+	three := BuildRunConfig(testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) { r.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](3)} }),
+		testutil.CaseIDs(4), nil, JudgeLoad{}, options.Options{})
+	if three.TrialsPassRate != "1" {
+		t.Errorf("3 trials without a pass rate record %q, want the default 1", three.TrialsPassRate)
+	}
+}

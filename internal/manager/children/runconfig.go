@@ -88,6 +88,29 @@ func TrialRule(run *evalsv1alpha1.EvalRun) (results.TrialRule, error) {
 	return results.ParseTrialRule(int32(t.Count), t.PassRate)
 }
 
+// ConfigTrialRule is how the run whose run.json is cfg decides each case over its trials: run.json's trials and
+// passRate, or, in a run.json written before it recorded the pass rate, run's spec.trials.passRate.
+func ConfigTrialRule(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) (results.TrialRule, error) {
+	if cfg.TrialsPassRate == "" {
+		rule, err := TrialRule(run)
+		rule.Count = podwire.TrialCount(cfg.Trials)
+		return rule, err
+	}
+	return results.ParseTrialRule(int32(podwire.TrialCount(cfg.Trials)), cfg.TrialsPassRate)
+}
+
+// WithTrialRuns sets in cfg the cases each trial of a resumed run runs (nil: every trial runs every case): each pod
+// then cuts its own cases out of the pinned eval file, as a shard's pod does.
+func WithTrialRuns(cfg *podwire.RunConfig, runs [][]podwire.CaseSpan) {
+	if len(runs) == 0 {
+		return
+	}
+	cfg.TrialRuns = runs
+	if cfg.SourceEvalFile == "" {
+		cfg.SourceEvalFile, cfg.EvalFile = EvalFilePath, ShardEvalFilePath
+	}
+}
+
 // BucketOnly reports a run whose pods make no API call (spec.storage.statusFrom: Bucket): their collections are
 // read from the bucket by the manager.
 func BucketOnly(run *evalsv1alpha1.EvalRun) bool {
@@ -244,7 +267,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	cfg.Shards = int32(shards)
 	trials := EffectiveTrials(run, load.FileTrials)
 	if trials.Count > 1 {
-		cfg.Trials, cfg.TrialsSource = int32(trials.Count), string(trials.Source)
+		cfg.Trials, cfg.TrialsPassRate, cfg.TrialsSource = int32(trials.Count), trials.PassRate, string(trials.Source)
 	}
 	// Every trial of every shard is a pod (podwire.ShardTrial): the run's budgets are shared between all of them.
 	pods := cfg.Pods()
@@ -446,7 +469,8 @@ func ResumeRecordOf(s *evalsv1alpha1.ResumeStatus) *podwire.ResumeRecord {
 	if s == nil {
 		return nil
 	}
-	return &podwire.ResumeRecord{From: s.From, FromUID: s.FromUID, Cases: string(s.Cases), Ran: s.Ran, Carried: s.Carried}
+	return &podwire.ResumeRecord{From: s.From, FromUID: s.FromUID, Cases: string(s.Cases), Ran: s.Ran, Carried: s.Carried,
+		RanTrials: ptr.Deref(s.RanTrials, 0)}
 }
 
 // ResumeStatusOf is run.json's resume record as status.resume (nil for nil).
@@ -454,5 +478,9 @@ func ResumeStatusOf(r *podwire.ResumeRecord) *evalsv1alpha1.ResumeStatus {
 	if r == nil {
 		return nil
 	}
-	return &evalsv1alpha1.ResumeStatus{From: r.From, FromUID: r.FromUID, Cases: evalsv1alpha1.ResumeCases(r.Cases), Ran: r.Ran, Carried: r.Carried}
+	out := &evalsv1alpha1.ResumeStatus{From: r.From, FromUID: r.FromUID, Cases: evalsv1alpha1.ResumeCases(r.Cases), Ran: r.Ran, Carried: r.Carried}
+	if r.RanTrials > 0 {
+		out.RanTrials = ptr.To(r.RanTrials)
+	}
+	return out
 }

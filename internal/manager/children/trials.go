@@ -65,13 +65,14 @@ func RunWithTrials(run *evalsv1alpha1.EvalRun, t RunTrials) *evalsv1alpha1.EvalR
 	return &out
 }
 
-// JobTrials is EffectiveTrials for a run whose Job is job: its eval file's trials are those the Job records
-// (podwire.AnnotationEvalFileTrials; none without a Job). An eval file's trials are always AgentV's pass_at_k
-// (the reader refuses every other strategy), so their count is all the Job needs to record.
+// JobTrials is EffectiveTrials for a run whose Job is job (none: nil): the run's count the Job records
+// (podwire.AnnotationTrials) is its eval file's when the eval file's trials count (FileTrialsCount), since neither
+// its spec nor a re-judge's source gave it. An eval file's trials are always AgentV's pass_at_k (the reader refuses
+// every other strategy), so their count is all the Job needs to record.
 func JobTrials(run *evalsv1alpha1.EvalRun, job *batchv1.Job) RunTrials {
 	var file *evalfile.FileTrials
 	if job != nil {
-		if n, err := strconv.Atoi(job.Annotations[podwire.AnnotationEvalFileTrials]); err == nil && n > 1 && n <= evalfile.MaxTrials {
+		if n, err := strconv.Atoi(job.Annotations[podwire.AnnotationTrials]); err == nil && n > 1 && n <= evalfile.MaxTrials {
 			file = evalfile.TrialsPassAtK(n)
 		}
 	}
@@ -88,12 +89,10 @@ func PinnedTrials(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig) RunTrials {
 	return EffectiveTrials(run, file)
 }
 
-// CheckFileTrials makes the checks admission makes on spec.trials for a run whose trials t are its eval file's
+// CheckFileTrials makes the check admission makes on spec.trials for a run whose trials t are its eval file's
 // (file; "" for any other trials, which admission checked): spec.sharding.shards times the count at most the API's
 // bound on a Job's pods (MaxPods), the shards being the spec's, as admission counts them, even when the run has
-// fewer cases than shards; and no trials with spec.resume, as admission refuses spec.trials above 1 with a resume
-// while resuming a run's trials is still to come (docs/design/trials.md). It says what is wrong, naming both
-// numbers, or "".
+// fewer cases than shards. It says what is wrong, naming both numbers, or "".
 func CheckFileTrials(run *evalsv1alpha1.EvalRun, t RunTrials, file *evalfile.FileTrials) string {
 	if t.Source != evalsv1alpha1.TrialsSourceEvalFile {
 		return ""
@@ -106,11 +105,6 @@ func CheckFileTrials(run *evalsv1alpha1.EvalRun, t RunTrials, file *evalfile.Fil
 		return fmt.Sprintf("spec.sharding.shards %d times %s is %d pods, above %d: each trial of each shard is a pod of "+
 			"the run's Job; lower the shards, or set spec.trials (which wins over the eval file's trials)", shards, count,
 			shards*t.Count, evalsv1alpha1.MaxPods)
-	}
-	if run.Spec.Resume != nil {
-		return fmt.Sprintf("spec.resume with %s: resuming a run's trials is still to come (docs/design/trials.md), as "+
-			"admission refuses spec.trials.count above 1 with spec.resume; set spec.trials.count: 1 to resume one trial "+
-			"of every case, or run the suite again", count)
 	}
 	return ""
 }

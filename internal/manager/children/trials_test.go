@@ -73,8 +73,8 @@ func TestEffectiveTrials(t *testing.T) {
 			if c := job.Spec.Completions; c == nil || int(*c) != cfg.Pods() || cfg.Pods() != got.Count {
 				t.Errorf("the Job has %v completions, run.json %d pods, want %d", c, cfg.Pods(), got.Count)
 			}
-			if _, ok := job.Annotations[podwire.AnnotationEvalFileTrials]; ok != (got.Source == evalsv1alpha1.TrialsSourceEvalFile) {
-				t.Errorf("Job annotations %v", job.Annotations)
+			if _, ok := job.Annotations[podwire.AnnotationTrials]; ok != (got.Count > 1) || cfg.TrialsPassRate != map[bool]string{true: got.PassRate}[got.Count > 1] {
+				t.Errorf("Job annotations %v, run.json's pass rate %q", job.Annotations, cfg.TrialsPassRate)
 			}
 			// What reads a run's trials from its spec is given the run as the manager runs it.
 			as := RunWithTrials(tc.run, got)
@@ -146,9 +146,8 @@ func TestPassAtKMeansOneTrial(t *testing.T) {
 	}
 }
 
-// TestCheckFileTrials: what admission checks of spec.trials holds for an eval file's trials too, checked by the
-// manager, whose message names both numbers: spec.sharding.shards × the count at most 1000, and no trials with a
-// resume yet; spec.trials are admission's.
+// TestCheckFileTrials: the bound admission puts on spec.sharding.shards × spec.trials.count holds for an eval file's
+// trials too, checked by the manager, whose message names both numbers; spec.trials are admission's.
 func TestCheckFileTrials(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -164,10 +163,7 @@ func TestCheckFileTrials(t *testing.T) {
 			want: "spec.sharding.shards 500 times the eval file's execution.trials.count 100 (line 9) is 50000 pods"},
 		{name: "spec.trials win", run: testutil.MakeEvalRun("r", "ns").Shards(500, 0).Trials(2, "").Obj(), file: fileTrials(100), wantOK: true},
 		{name: "no trials", run: testutil.MakeEvalRun("r", "ns").Shards(1000, 0).Obj(), wantOK: true},
-		{name: "a resume", run: testutil.MakeEvalRun("r", "ns").Resume("src", evalsv1alpha1.ResumeMissing).Obj(), file: fileTrials(3),
-			want: "spec.resume with the eval file's execution.trials.count 3 (line 9): resuming a run's trials is still to come"},
-		{name: "a resume of one trial", run: testutil.MakeEvalRun("r", "ns").Resume("src", evalsv1alpha1.ResumeMissing).Trials(1, "").Obj(),
-			file: fileTrials(3), wantOK: true},
+		{name: "a resume", run: testutil.MakeEvalRun("r", "ns").Resume("src", evalsv1alpha1.ResumeMissing).Obj(), file: fileTrials(3), wantOK: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := CheckFileTrials(tc.run, EffectiveTrials(tc.run, tc.file), tc.file)

@@ -41,7 +41,7 @@ func (r *Collections) ObserveShards(ctx context.Context, run *evalsv1alpha1.Eval
 	if err != nil {
 		return assess.ShardObservation{}, fmt.Errorf("listing the shard ConfigMaps of EvalRun %s: %w", run.Name, err)
 	}
-	so := assess.ShardObservation{Shards: 1, Trials: children.Trials(run), Sections: map[int]*results.Section{}}
+	so := assess.ShardObservation{Shards: 1, Trials: jobTrials(run, job), Sections: map[int]*results.Section{}}
 	if job != nil {
 		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
 			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
@@ -72,29 +72,59 @@ func (r *Collections) ObserveShards(ctx context.Context, run *evalsv1alpha1.Eval
 	}
 	if job == nil {
 		so.Shards = max(1, shardCMs)
+		if run.Spec.Rejudge != nil {
+			// A re-judge's trials are its source's, which its spec does not say: its pinned run.json does.
+			cfg, err := r.pinnedConfig(ctx, run)
+			if err != nil {
+				return assess.ShardObservation{}, err
+			}
+			if cfg != nil {
+				so.Trials = podwire.TrialCount(cfg.Trials)
+			}
+		}
 	}
 	return so, nil
+}
+
+// jobTrials is the number of trials of every case of run: its Job's (the Job of a run with trials says them, so
+// a re-judge's, whose spec does not, are known too), else its spec's.
+func jobTrials(run *evalsv1alpha1.EvalRun, job *batchv1.Job) int {
+	if job != nil {
+		if n, err := strconv.Atoi(job.Annotations[podwire.AnnotationTrials]); err == nil && n > 1 {
+			return n
+		}
+	}
+	return children.Trials(run)
+}
+
+// pinnedConfig is the run's pinned run.json (nil when the run has pinned none).
+func (r *Collections) pinnedConfig(ctx context.Context, run *evalsv1alpha1.EvalRun) (*podwire.RunConfig, error) {
+	pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run)
+	if err != nil || pinned == nil {
+		return nil, err
+	}
+	cfg, err := children.RunConfigFrom(pinned)
+	if err != nil {
+		return nil, err
+	}
+	return &cfg, nil
 }
 
 // bucketShardObservation is ObserveShards for a run whose shards' collections are in its bucket.
 func (r *Collections) bucketShardObservation(ctx context.Context, run *evalsv1alpha1.EvalRun, job *batchv1.Job,
 	pods []corev1.Pod) (assess.ShardObservation, error) {
-	so := assess.ShardObservation{Shards: 1, Trials: children.Trials(run)}
+	so := assess.ShardObservation{Shards: 1, Trials: jobTrials(run, job)}
 	if job != nil {
 		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
 			so.Shards = int(ptr.Deref(job.Spec.Completions, 1))
 		}
 		so.Cases, _ = strconv.Atoi(job.Annotations[podwire.AnnotationCases])
 	} else {
-		pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run)
+		cfg, err := r.pinnedConfig(ctx, run)
 		if err != nil {
 			return assess.ShardObservation{}, err
 		}
-		if pinned != nil {
-			cfg, err := children.RunConfigFrom(pinned)
-			if err != nil {
-				return assess.ShardObservation{}, err
-			}
+		if cfg != nil {
 			so.Shards, so.Trials = cfg.Pods(), podwire.TrialCount(cfg.Trials)
 		}
 	}
@@ -160,15 +190,16 @@ func (r *Collections) Merge(ctx context.Context, run *evalsv1alpha1.EvalRun, so 
 	shards := so.CaseShards()
 	m := results.NewMerger(ids, names, objects, MergedSectionBudget(r.opts.StatusBudgetBytes, v.Statuses))
 	if trials > 1 {
-		rule, err := children.TrialRule(run)
+		// The rule run.json records (a re-judge's is its source's).
+		rule, err := children.ConfigTrialRule(run, cfg)
 		if err != nil {
 			return nil, err
 		}
-		rule.Count = trials
 		m.WithTrials(rule, func(index, trial int) string {
 			i, ran := runIndex[ids[index]]
-			if !ran {
-				return ""
+			if !ran || !cfg.RunsInTrial(i, trial) {
+				// A resumed run carried this trial's result rather than run it.
+				return carriedGone(cfg)
 			}
 			k := podwire.PodIndex(assess.ShardOf(i, len(cfg.CaseIDs), shards), trial, shards)
 			if k >= len(v.Shards) {
@@ -211,7 +242,7 @@ func (r *Collections) Merge(ctx context.Context, run *evalsv1alpha1.EvalRun, so 
 	section, err := m.Finish(func(index int) string {
 		i, ran := runIndex[ids[index]]
 		if !ran {
-			return "the result carried from EvalRun " + cfg.Resume.From + " is gone"
+			return carriedGone(cfg)
 		}
 		k := assess.ShardOf(i, len(cfg.CaseIDs), shards)
 		if k >= len(v.Shards) {
@@ -230,6 +261,15 @@ func (r *Collections) Merge(ctx context.Context, run *evalsv1alpha1.EvalRun, so 
 		return nil, err
 	}
 	return section, nil
+}
+
+// carriedGone says why a result a resumed run (run.json cfg) carried is not among its stored results ("" for a run
+// that carried none).
+func carriedGone(cfg podwire.RunConfig) string {
+	if cfg.Resume == nil {
+		return ""
+	}
+	return "the result carried from EvalRun " + cfg.Resume.From + " is gone"
 }
 
 // MergedSectionBudget is the status budget of a merged run's results section: the status budget less what the

@@ -20,10 +20,13 @@ import (
 )
 
 // RejudgePlan is what a re-judge (spec.rejudge) takes from its source run: where the source's records are, its
-// shard count and how its runner wrote its output.
+// shard count, its trials (count, and the pass rate unless the re-judge's spec sets one) and how its runner wrote
+// its output.
 type RejudgePlan struct {
 	config   podwire.Rejudge
 	shards   int32
+	trials   int32
+	passRate string
 	batching string
 }
 
@@ -84,12 +87,23 @@ func rejudgeFrom(run, src *evalsv1alpha1.EvalRun, srcCfg podwire.RunConfig) (*Re
 		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonRejudgeSourceInvalid,
 			Message: textbound.Head(fmt.Sprintf(format, args...), assess.MaxConditionMessage)}, nil
 	}
-	if srcCfg.Trials > 1 {
-		return invalid("EvalRun %s answered every case %d times (spec.trials): judging a run's trials again is still to come "+
-			"(docs/design/trials.md)", src.Name, srcCfg.Trials)
+	plan := &RejudgePlan{shards: max(srcCfg.Shards, 1), trials: int32(podwire.TrialCount(srcCfg.Trials)), batching: srcCfg.Batching,
+		config: podwire.Rejudge{From: src.Name, FromUID: string(src.UID), Shards: max(srcCfg.Shards, 1)}}
+	if plan.trials > 1 {
+		// Each pod judges one trial of one shard, its source's: the source's trials' count, and its pass rate
+		// (run.json's; a run.json written before it recorded one: the source's spec) unless this run sets one.
+		plan.passRate = srcCfg.TrialsPassRate
+		if plan.passRate == "" {
+			rule, err := children.TrialRule(src)
+			if err != nil {
+				return invalid("EvalRun %s's spec.trials: %v", src.Name, err)
+			}
+			plan.passRate = rule.PassRateText
+		}
+		if t := run.Spec.Trials; t != nil && t.PassRate != nil {
+			plan.passRate = *t.PassRate
+		}
 	}
-	plan := &RejudgePlan{shards: max(srcCfg.Shards, 1), batching: srcCfg.Batching,
-		config: podwire.Rejudge{From: src.Name, FromUID: string(src.UID)}}
 	if plan.batching == "" {
 		plan.batching = string(evalsv1alpha1.DefaultBatching)
 	}
@@ -132,8 +146,8 @@ func describeRecords(rec *evalsv1alpha1.RecordsStatus) string {
 	return fmt.Sprintf("kept %d, not kept %d", rec.Kept, rec.NotKept)
 }
 
-// configRun is the run as its run.json is built: with the source's shard count (re-judge shard i reads source
-// shard i) and this run's parallelism.
+// configRun is the run as its run.json is built: with the source's shard count and trials (the re-judge's pod of
+// shard i and trial t reads the source's pod of shard i and trial t) and this run's parallelism.
 func (p *RejudgePlan) configRun(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalRun {
 	out := run.DeepCopy()
 	sh := &evalsv1alpha1.Sharding{Shards: ptr.To(p.shards)}
@@ -141,6 +155,9 @@ func (p *RejudgePlan) configRun(run *evalsv1alpha1.EvalRun) *evalsv1alpha1.EvalR
 		sh.Parallelism = run.Spec.Sharding.Parallelism
 	}
 	out.Spec.Sharding = sh
+	if p.trials > 1 {
+		out.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To(p.trials), PassRate: ptr.To(p.passRate)}
+	}
 	return out
 }
 

@@ -40,14 +40,16 @@ func TestRejudgeFrom(t *testing.T) {
 		bucket  evalsv1alpha1.StatusSource
 		src     *evalsv1alpha1.EvalRun
 		srcCfg  podwire.RunConfig
-		want    *RejudgePlan
-		invalid string
+		// passRate is this run's spec.trials.passRate ("": no spec.trials).
+		passRate string
+		want     *RejudgePlan
+		invalid  string
 	}{
 		{name: "ConfigMaps", src: source(nil, evalsv1alpha1.RecordsInConfigMaps), srcCfg: inConfigMaps,
-			want: &RejudgePlan{shards: 2, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
-				ConfigMaps: inConfigMaps.Records.ConfigMaps, ConfigMapsPerShard: 1}}},
+			want: &RejudgePlan{shards: 2, trials: 1, batching: "PerCase", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
+				ConfigMaps: inConfigMaps.Records.ConfigMaps, ConfigMapsPerShard: 1, Shards: 2}}},
 		{name: "the same bucket", storage: &bucket, src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
-			want: &RejudgePlan{shards: 3, batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1", InBucket: true}}},
+			want: &RejudgePlan{shards: 3, trials: 1, batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1", InBucket: true, Shards: 3}}},
 		{name: "a bucket, this run none", src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
 			invalid: "EvalRun nightly kept its records in a bucket: set spec.storage.s3 to the same bucket"},
 		{name: "another prefix", storage: &other, src: source(&bucket, evalsv1alpha1.RecordsInBucket), srcCfg: inBucket,
@@ -55,14 +57,26 @@ func TestRejudgeFrom(t *testing.T) {
 		{name: "ConfigMaps, this pod without a token", storage: &bucket, bucket: evalsv1alpha1.StatusFromBucket,
 			src: source(nil, evalsv1alpha1.RecordsInConfigMaps), srcCfg: inConfigMaps,
 			invalid: "EvalRun nightly kept its records in ConfigMaps, which a pod with spec.storage.statusFrom: Bucket (no API access) cannot read"},
-		{name: "a source with trials", src: source(nil, evalsv1alpha1.RecordsInConfigMaps),
-			srcCfg:  podwire.RunConfig{Shards: 2, Trials: 3, Records: inConfigMaps.Records},
-			invalid: "EvalRun nightly answered every case 3 times (spec.trials): judging a run's trials again is still to come"},
+		{name: "a source with trials: its count and pass rate", src: source(nil, evalsv1alpha1.RecordsInConfigMaps),
+			srcCfg: podwire.RunConfig{Shards: 2, Trials: 3, TrialsPassRate: "0.6", Records: inConfigMaps.Records},
+			want: &RejudgePlan{shards: 2, trials: 3, passRate: "0.6", batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
+				ConfigMaps: inConfigMaps.Records.ConfigMaps, ConfigMapsPerShard: 1, Shards: 2}}},
+		{name: "a source with trials pinned before run.json said its pass rate: its spec's", src: withTrials(source(nil, evalsv1alpha1.RecordsInConfigMaps), "0.5"),
+			srcCfg: podwire.RunConfig{Shards: 2, Trials: 3, Records: inConfigMaps.Records},
+			want: &RejudgePlan{shards: 2, trials: 3, passRate: "0.5", batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
+				ConfigMaps: inConfigMaps.Records.ConfigMaps, ConfigMapsPerShard: 1, Shards: 2}}},
+		{name: "a source with trials, this run's own pass rate", passRate: "0.3", src: source(nil, evalsv1alpha1.RecordsInConfigMaps),
+			srcCfg: podwire.RunConfig{Shards: 2, Trials: 3, TrialsPassRate: "0.6", Records: inConfigMaps.Records},
+			want: &RejudgePlan{shards: 2, trials: 3, passRate: "0.3", batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
+				ConfigMaps: inConfigMaps.Records.ConfigMaps, ConfigMapsPerShard: 1, Shards: 2}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Rejudge = &evalsv1alpha1.Rejudge{From: "nightly"}
+				if tc.passRate != "" {
+					r.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](1), PassRate: ptr.To(tc.passRate)}
+				}
 				if tc.storage != nil {
 					r.Spec.Storage = &evalsv1alpha1.ResultsStorage{S3: *tc.storage}
 					if tc.bucket != "" {
@@ -141,18 +155,43 @@ func TestBuildJobRejudge(t *testing.T) {
 	}
 }
 
-// TestSourceTrials: a finished run's trials are its status.trials' count, else its spec's.
-func TestSourceTrials(t *testing.T) {
-	run := testutil.UnitRun()
-	if n := sourceTrials(run); n != 1 {
-		t.Errorf("no trials: %d", n)
+// withTrials gives run 3 trials at passRate.
+func withTrials(run *evalsv1alpha1.EvalRun, passRate string) *evalsv1alpha1.EvalRun {
+	run.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](3), PassRate: ptr.To(passRate)}
+	return run
+}
+
+// TestBuildJobRejudgeTrials: a re-judge of a source of 2 shards × 3 trials is a Job of 6 pods that says its 3
+// trials (its spec does not); its run.json has the source's trials and pass rate and is valid, and its pod of
+// shard 1 and trial 3 reads the source's record ConfigMaps of shard 1 and trial 3, carrying that trial on its
+// results.
+func TestBuildJobRejudgeTrials(t *testing.T) {
+	run := testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
+		r.Spec.Rejudge, r.Spec.Target = &evalsv1alpha1.Rejudge{From: "nightly"}, evalsv1alpha1.Target{}
+	})
+	records := children.NamesFor("nightly").RecordConfigMaps(6)
+	plan := &RejudgePlan{shards: 2, trials: 3, passRate: "0.6", batching: "Batched", config: podwire.Rejudge{From: "nightly", FromUID: "uid-1",
+		ConfigMaps: records, ConfigMapsPerShard: 1, Shards: 2}}
+	cfg := children.BuildRunConfig(plan.configRun(run), testutil.CaseIDs(4), nil, children.JudgeLoad{}, options.Options{})
+	plan.apply(&cfg)
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("run.json: %v", err)
 	}
-	run.Spec.Trials = &evalsv1alpha1.Trials{Count: ptr.To[int32](4)}
-	if n := sourceTrials(run); n != 4 {
-		t.Errorf("spec.trials.count 4: %d", n)
+	if cfg.Shards != 2 || cfg.Trials != 3 || cfg.TrialsPassRate != "0.6" || cfg.Pods() != 6 || len(cfg.ShardConfigMaps) != 6 {
+		t.Errorf("run.json: %d shards × %d trials at %q, %d pods, %d shard ConfigMaps", cfg.Shards, cfg.Trials, cfg.TrialsPassRate,
+			cfg.Pods(), len(cfg.ShardConfigMaps))
 	}
-	run.Status.Trials = &evalsv1alpha1.TrialsStatus{Count: 3}
-	if n := sourceTrials(run); n != 3 {
-		t.Errorf("status.trials.count 3: %d", n)
+	if rule, err := children.ConfigTrialRule(run, cfg); err != nil || rule.N() != 3 || rule.PassRate != 0.6 {
+		t.Errorf("the merge's rule %+v (%v), want the source's 3 trials at 0.6", rule, err)
+	}
+	pod := cfg
+	pod.Rejudge = ptr.To(*cfg.Rejudge)
+	if err := pod.LoadShard("5"); err != nil || !cmp.Equal(pod.Rejudge.ConfigMaps, records[5:6]) || pod.LineTrial() != 3 {
+		t.Errorf("index 5 reads %v (%v), its results trial %d; want the source's shard 1 trial 3, %s", pod.Rejudge.ConfigMaps, err,
+			pod.LineTrial(), records[5])
+	}
+	job := children.BuildJob(run, cfg, options.Options{})
+	if n := ptr.Deref(job.Spec.Completions, 0); n != 6 || job.Annotations[podwire.AnnotationTrials] != "3" {
+		t.Errorf("completions %d, trials annotation %q; want 6 and 3", n, job.Annotations[podwire.AnnotationTrials])
 	}
 }

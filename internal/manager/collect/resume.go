@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -18,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
@@ -26,7 +26,6 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
-	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // ResumePlan is what a resumed run runs and what it carries from the earlier run.
@@ -34,6 +33,9 @@ type ResumePlan struct {
 	// Run are the case ids to run, in file order; Keep selects their indexes in the eval file.
 	Run  []string
 	Keep map[int]bool
+	// TrialRuns, in a run with trials whose trials do not all run the same cases, are the cases of Run each trial
+	// runs (podwire.RunConfig.TrialRuns); nil when every trial runs every case of Run.
+	TrialRuns [][]podwire.CaseSpan
 	// Carried are the ConfigMaps holding the carried results (gzip'd JSONL, each result marked carriedFrom), for
 	// the reconciler to create; or, for a run that stores its results in a bucket, CarriedObjects are the objects
 	// holding them, in its bucket (PlanResume stored them).
@@ -44,9 +46,10 @@ type ResumePlan struct {
 }
 
 // PlanResume reads the earlier run named by spec.resume.from and decides, for the eval file's case ids (its sha256
-// is digest), which cases run again and which results are carried; here is this run's configuration, whose
-// judging the earlier run's must be (otherJudging). It returns an assessment instead when the earlier run has not
-// finished yet (Pending, rechecked) or cannot be resumed (ResumeSourceInvalid, final).
+// is digest), which cases run again (with trials: which of their trials) and which results are carried; here is
+// this run's configuration, whose judging the earlier run's must be (otherJudging), as its trials' count. It
+// returns an assessment instead when the earlier run has not finished yet (Pending, rechecked) or cannot be
+// resumed (ResumeSourceInvalid, final).
 func (r *Collections) PlanResume(ctx context.Context, run *evalsv1alpha1.EvalRun, digest string, ids []string,
 	here podwire.RunConfig, now time.Time) (*ResumePlan, *assess.Assessment, error) {
 	spec := run.Spec.Resume
@@ -61,10 +64,6 @@ func (r *Collections) PlanResume(ctx context.Context, run *evalsv1alpha1.EvalRun
 	if wait != nil || err != nil {
 		return nil, wait, err
 	}
-	if n := sourceTrials(src); n > 1 {
-		return invalid("EvalRun %s answered every case %d times (spec.trials): resuming a run's trials is still to come "+
-			"(docs/design/trials.md); run it again instead", from, n)
-	}
 	if src.Status.EvalFileSHA256 != digest {
 		return invalid("EvalRun %s ran an eval file with sha256 %q; this run's eval file has sha256 %q: a run resumes only the same eval file",
 			from, src.Status.EvalFileSHA256, digest)
@@ -73,39 +72,39 @@ func (r *Collections) PlanResume(ctx context.Context, run *evalsv1alpha1.EvalRun
 	if refs == nil || len(refs.ConfigMaps)+len(refs.Objects) == 0 {
 		return invalid("EvalRun %s has no stored results to resume from (it ended %s: %s)", from, outcome.Reason, assess.OneLine(outcome.Message))
 	}
-	if msg, err := r.otherJudging(ctx, src, here); msg != "" || err != nil {
-		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid, Message: msg}, err
+	there, msg, err := r.sourceRunConfig(ctx, src)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case msg != "":
+		return invalid("%s: the judging its verdicts were given under is unknown, so they cannot be carried", msg)
 	}
-	carry := map[string][]byte{}
-	msg, err := r.eachStoredLine(ctx, run, src, func(l *results.Line) error {
-		if _, dup := carry[l.ID]; dup || !carried(l, mode) {
-			return nil
-		}
-		if l.CarriedFrom == "" {
-			l.CarriedFrom = from
-		}
-		line, err := json.Marshal(l)
-		carry[l.ID] = line
-		return err
-	})
+	if msg := resumeMismatch(src.Name, there, here); msg != "" {
+		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonResumeSourceInvalid, Message: msg}, nil
+	}
+	rule, err := children.TrialRule(run)
+	if err != nil {
+		return invalid("spec.trials: %v", err)
+	}
+	sel := newResumeSelector(ids, rule, mode, from)
+	msg, err = r.eachStoredLine(ctx, run, src, sel.add)
 	switch {
 	case msg != "":
 		return invalid("the results of EvalRun %s: %s", from, msg)
 	case err != nil:
 		return nil, nil, fmt.Errorf("reading the results of EvalRun %s: %w", from, err)
 	}
-	plan := &ResumePlan{Keep: map[int]bool{}}
-	var lines [][]byte
-	for i, id := range ids {
-		if line, ok := carry[id]; ok {
-			lines = append(lines, line)
-			continue
-		}
-		plan.Run = append(plan.Run, id)
-		plan.Keep[i] = true
+	picked := sel.finish()
+	if picked.Ignored > 0 {
+		ctrl.LoggerFrom(ctx).V(2).Info("Stored results of the resumed run left out", "from", from, "ignored", picked.Ignored)
 	}
+	plan := &ResumePlan{Run: picked.Run, Keep: picked.Keep, TrialRuns: picked.TrialRuns}
+	lines := picked.Lines
 	plan.Record = &evalsv1alpha1.ResumeStatus{From: from, FromUID: string(src.UID), Cases: mode,
 		Ran: int32(len(plan.Run)), Carried: int32(len(lines))}
+	if rule.N() > 1 && picked.RanTrials > 0 {
+		plan.Record.RanTrials = ptr.To(int32(picked.RanTrials))
+	}
 	if run.Spec.Storage != nil {
 		// A run whose results are in a bucket keeps per-case data out of etcd: the carried results are copied
 		// into its own bucket objects, however many.
@@ -135,21 +134,20 @@ func (r *Collections) PlanResume(ctx context.Context, run *evalsv1alpha1.EvalRun
 	return plan, nil, nil
 }
 
-// otherJudging reads the judging src's verdicts were given under (its pinned run.json) and returns, when it is not
-// here's, the ResumeSourceInvalid message naming each difference (assess.JudgingMismatch), or one saying that it cannot
-// be read; "" when src judged as this run judges.
-func (r *Collections) otherJudging(ctx context.Context, src *evalsv1alpha1.EvalRun, here podwire.RunConfig) (string, error) {
-	there, msg, err := r.sourceRunConfig(ctx, src)
-	switch {
-	case err != nil:
-		return "", err
-	case msg != "":
-		return textbound.Head(msg+": the judging its verdicts were given under is unknown, so they cannot be carried", assess.MaxConditionMessage), nil
+// resumeMismatch is the ResumeSourceInvalid message of a resume whose source (src, its pinned run.json there) it
+// cannot carry from into this run (its run.json here): other trials (the trials a resume runs are the ones its
+// source did not finish, of as many), or other judging (assess.JudgingMismatch names each difference); "" when
+// it can.
+func resumeMismatch(src string, there, here podwire.RunConfig) string {
+	if a, b := podwire.TrialCount(there.Trials), podwire.TrialCount(here.Trials); a != b {
+		return textbound.Head(fmt.Sprintf("EvalRun %s answered every case %d times (its trials.count); this run's spec.trials.count is %d: "+
+			"a resume runs the trials its source did not finish, so both must have the same count; run it again instead", src, a, b),
+			assess.MaxConditionMessage)
 	}
 	if diff := assess.JudgingDifferences(there, here); len(diff) > 0 {
-		return textbound.Head(assess.JudgingMismatch(src.Name, diff), assess.MaxConditionMessage), nil
+		return textbound.Head(assess.JudgingMismatch(src, diff), assess.MaxConditionMessage)
 	}
-	return "", nil
+	return ""
 }
 
 // storeCarried writes the carried result lines as one gzip'd JSONL object of run's bucket
@@ -186,15 +184,6 @@ func (r *Collections) storeCarried(ctx context.Context, run *evalsv1alpha1.EvalR
 	return store.URI(key), nil
 }
 
-// carried reports whether an earlier result is kept by a resume in mode: Missing keeps every result that has a
-// record; NotPassed keeps only passing ones.
-func carried(l *results.Line, mode evalsv1alpha1.ResumeCases) bool {
-	if mode == evalsv1alpha1.ResumeNotPassed {
-		return l.Verdict == verdict.VerdictPass
-	}
-	return !l.Missing
-}
-
 // CarriedConfigMapNames are the names of the plan's carried ConfigMaps.
 func (p *ResumePlan) CarriedConfigMapNames() []string {
 	out := make([]string, len(p.Carried))
@@ -229,12 +218,4 @@ func (r *Collections) finishedSource(ctx context.Context, run *evalsv1alpha1.Eva
 			RecheckAfter: evalsource.Recheck(now.Sub(run.CreationTimestamp.Time))}, nil
 	}
 	return src, outcome, nil, nil
-}
-
-// sourceTrials is the number of trials of every case of a finished run: its status.trials' count, else its spec's.
-func sourceTrials(src *evalsv1alpha1.EvalRun) int {
-	if t := src.Status.Trials; t != nil {
-		return max(int(t.Count), 1)
-	}
-	return children.Trials(src)
 }

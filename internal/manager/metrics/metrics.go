@@ -1,6 +1,7 @@
 // Package metrics is the manager's Prometheus metrics (docs/monitoring.md): runs finished by reason, cases judged,
-// regressions, missing ids, tokens, cost, budgets, bucket reads, the bucket-call pool's flights and the namespaces
-// seen, registered once with controller-runtime's registry; the shipped alerts name only these.
+// trials and flaky cases, regressions, missing ids, tokens, cost, budgets, bucket reads, the bucket-call pool's
+// flights and the namespaces seen, registered once with controller-runtime's registry; the shipped alerts name only
+// these.
 package metrics
 
 import (
@@ -45,6 +46,20 @@ var (
 		Name: "evalrun_cases_total",
 		Help: "Cases of finished runs by verdict (Pass, Fail, Error, Skipped); missing cases count as Error too.",
 	}, []string{labelNamespace, "verdict"})
+	trials = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_trials_total",
+		Help: "Trials of the cases of finished runs: each case once per trial (spec.trials.count; one without), so " +
+			"divided by evalrun_cases_total it is the mean number of trials per case.",
+	}, []string{labelNamespace})
+	trialCases = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_trial_cases_total",
+		Help: "Cases of finished runs with more than one trial per case (status.trials.cases): the cases that can be flaky.",
+	}, []string{labelNamespace})
+	flakyCases = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evalrun_flaky_cases_total",
+		Help: "Flaky cases of finished runs with trials: some of their trials passed and some did not " +
+			"(status.trials.flakyCases); divided by evalrun_trial_cases_total, the share of flaky cases.",
+	}, []string{labelNamespace})
 	missingIDs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "evalrun_missing_ids_total",
 		Help: "Requested case ids of finished runs that had no valid record in the runner's output.",
@@ -169,7 +184,7 @@ func (activeRuns) Collect(ch chan<- prometheus.Metric) {
 func collectors() []prometheus.Collector {
 	return []prometheus.Collector{runsFinished, runDuration, collectionLatency, casesJudged, missingIDs, parseErrors,
 		regressions, ScheduledTimes, FlightsInAir, FlightDuration, bucketReads, bucketReadBytes, activeRuns{}, tokens,
-		runnerCost, judgeRequests, budgetsExceeded}
+		runnerCost, judgeRequests, budgetsExceeded, trials, trialCases, flakyCases}
 }
 
 // isClosed reports whether ch is closed (without waiting).
@@ -227,7 +242,7 @@ var seenRunNamespaces, seenScheduleNamespaces sync.Map
 // there at 0: each finished reason with each Passed status, each verdict, each comparison outcome. An alert
 // reading increase() then sees the first run that fails, fails its policy or regresses in a namespace (a series
 // born at 1 has no increase), and after a manager restart the counters are back at 0 before anything moves.
-// 93 counter series and the two histograms' per namespace with runs.
+// 96 counter series and the two histograms' per namespace with runs.
 func NoteRunNamespace(ns string) {
 	if _, seen := seenRunNamespaces.LoadOrStore(ns, true); seen {
 		return
@@ -246,6 +261,9 @@ func NoteRunNamespace(ns string) {
 	}
 	missingIDs.WithLabelValues(ns)
 	parseErrors.WithLabelValues(ns)
+	trials.WithLabelValues(ns)
+	trialCases.WithLabelValues(ns)
+	flakyCases.WithLabelValues(ns)
 	for _, st := range tokenSeries {
 		tokens.WithLabelValues(ns, st[0], st[1])
 	}
@@ -297,6 +315,7 @@ func RecordDecisions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunS
 			missingIDs.WithLabelValues(ns).Add(float64(s.Missing))
 			parseErrors.WithLabelValues(ns).Add(float64(s.ParseErrors))
 		}
+		recordTrials(ns, run.Status.Summary, run.Status.Trials)
 		recordCost(ns, run.Status.Cost)
 	}
 	beforeR := meta.FindStatusCondition(run.Status.Conditions, evalsv1alpha1.ConditionRegressed)
@@ -305,6 +324,21 @@ func RecordDecisions(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunS
 		first(evalsv1alpha1.ConditionRegressed) {
 		regressions.WithLabelValues(ns, afterR.Reason).Inc()
 	}
+}
+
+// recordTrials counts a finished run's trials (its cases times its trials per case: one without status.trials)
+// and, with trials, its cases and flaky cases. A run without a summary judged nothing and counts nothing.
+func recordTrials(ns string, s *evalsv1alpha1.RunSummary, t *evalsv1alpha1.TrialsStatus) {
+	if s == nil {
+		return
+	}
+	if t == nil || t.Count <= 1 {
+		trials.WithLabelValues(ns).Add(float64(s.Total))
+		return
+	}
+	trials.WithLabelValues(ns).Add(float64(s.Total) * float64(t.Count))
+	trialCases.WithLabelValues(ns).Add(float64(t.Cases))
+	flakyCases.WithLabelValues(ns).Add(float64(t.FlakyCases))
 }
 
 // recordCost counts what a finished run spent (its own figures: carried results were counted by the run that

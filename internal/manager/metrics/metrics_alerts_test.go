@@ -94,6 +94,9 @@ func TestNoteRunNamespaceStartsAlertCountersAtZero(t *testing.T) {
 		{"reported cost", runnerCost, []string{ns}},
 		{"judge requests", judgeRequests, []string{ns}},
 		{"a budget reached", budgetsExceeded, []string{ns, string(evalsv1alpha1.BudgetJudgeRequests)}},
+		{"trials", trials, []string{ns}},
+		{"cases with trials", trialCases, []string{ns}},
+		{"flaky cases", flakyCases, []string{ns}},
 	} {
 		vec := c.metric.(*prometheus.CounterVec)
 		m, err := vec.GetMetricWithLabelValues(c.labels...)

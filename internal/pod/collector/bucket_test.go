@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +101,52 @@ func TestShardBucketKeysPerPod(t *testing.T) {
 	}
 	if cfg.ShardIndex != 1 || cfg.Trial != 2 {
 		t.Errorf("index 3 is shard %d trial %d, want shard 1 trial 2", cfg.ShardIndex, cfg.Trial)
+	}
+}
+
+// TestRejudgeRecordsPerPod: a re-judge with trials reads its source's records object of its own completion index:
+// trial 2 of shard 1 of 2 shards (index 3) reads the source's index 3, never its shard 1's first trial (index 1).
+func TestRejudgeRecordsPerPod(t *testing.T) {
+	srv := s3server.Start(t, s3server.Options{Buckets: []string{"evals"}})
+	store := srv.Store(t, "evals", "nightly")
+	ctx := context.Background()
+	src := objstore.RunRef{Namespace: "team-a", Name: "source", UID: "uid-src"}
+	for _, index := range []int{1, 3} {
+		key, err := src.ShardRecordsKey(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Put(ctx, key, strings.NewReader("index "+strconv.Itoa(index)), objstore.ContentTypeGzip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	creds := t.TempDir()
+	for name, value := range map[string]string{objstore.AccessKeyIDFile: srv.AccessKeyID, objstore.SecretAccessKeyFile: srv.SecretAccessKey} {
+		if err := os.WriteFile(filepath.Join(creds, name), []byte(value), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := &podwire.RunConfig{Shards: 2, Trials: 3, CaseIDs: []string{"a", "b", "c"}, Bucket: &podwire.Bucket{Endpoint: srv.Endpoint, Bucket: "evals", Prefix: "nightly"},
+		Rejudge: &podwire.Rejudge{From: src.Name, FromUID: src.UID, InBucket: true, Shards: 2}}
+	if err := cfg.LoadShard("3"); err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := openShardBucket(cfg, "team-a", "rejudge", "uid-rejudge", creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read []string
+	err = rejudgeRecords(Options{Config: cfg, Namespace: "team-a"}, bucket)(ctx, func(where string, chunk []byte) error {
+		read = append(read, string(chunk))
+		if !strings.HasSuffix(where, "/shards/3/records.jsonl.gz") {
+			t.Errorf("read %s, want the source's index 3", where)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read) != 1 || read[0] != "index 3" {
+		t.Errorf("read %q, want the source's index 3's records only", read)
 	}
 }

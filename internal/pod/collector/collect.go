@@ -71,6 +71,18 @@ func Collect(ctx context.Context, o Options) error {
 		}
 		bucket, bucketErr = openShardBucket(o.Config, o.Namespace, o.Name, o.UID, o.BucketCredentialsDir)
 	}
+	if o.Config.NothingToRun {
+		// A trial of a resumed run whose every case of the shard is carried: no runner ran, nothing is judged.
+		podwire.Logf(o.Log, "Nothing to run: every case of this pod's shard has its result for this trial carried\n")
+		g := NothingToRun(o.Config, o.PodName, collectionTime(o))
+		// The judge containers see a snapshot that is not final: they judge nothing and wait for the collection.
+		if err := podwire.WriteJSONAtomic(o.Pod.SnapshotReady(), podwire.SnapshotMarker{Reason: nothingToRunMessage}); err != nil {
+			podwire.Logf(o.Log, "Cannot release the judge containers error=%q\n", err.Error())
+		}
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), podwire.Seconds(o.Config.ResultsDeadlineSeconds))
+		defer cancel()
+		return finishCollection(ctx, pctx, o, g, true, bucket, bucketErr)
+	}
 	var end RunnerEnd
 	var snap *Snapshot
 	var rejudged *Rejudged
@@ -145,6 +157,12 @@ func Collect(ctx context.Context, o Options) error {
 		podwire.Logf(o.Log, "Collection failed error=%q\n", textbound.Head(gerr.Error(), 512))
 		g = failedCollection(o, at, ended, gerr)
 	}
+	return finishCollection(ctx, pctx, o, g, ended, bucket, bucketErr)
+}
+
+// finishCollection persists the collection g within pctx (see persist), writes the termination message before
+// and after, notes that the collection is done (which ends the judge containers) and waits for ctx to end.
+func finishCollection(ctx, pctx context.Context, o Options, g *Gathered, ended bool, bucket *shardBucket, bucketErr error) error {
 	// The termination message is written before the API writes start, so that the manager can end the run from
 	// it even if the collector is killed while it retries; it is rewritten once they are done.
 	writeTermination(o, terminationMessage(g, ended, errPersisting))

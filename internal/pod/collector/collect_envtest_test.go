@@ -407,3 +407,55 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return data
 }
+
+// TestCollectNothingToRun: the collector of a pod with no case to run (a trial of a resumed run whose shard's cases
+// are all carried) waits for no runner (nobody holds the runner-end FIFO), releases the judge containers with a
+// snapshot that is not final, and records an empty Completed collection in its shard ConfigMap, its result
+// ConfigMaps emptied, its termination message saying it persisted; then it notes the collection done.
+func TestCollectNothingToRun(t *testing.T) {
+	c := apiClient(t)
+	r := newRun(t, c, 1)
+	shard := "run-shard-3"
+	if err := c.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: shard, Namespace: r.ns}}); err != nil {
+		t.Fatal(err)
+	}
+	r.Config.ShardConfigMaps, r.Config.PodIndex = []string{"run-shard-0", "run-shard-1", "run-shard-2", shard}, 3
+	r.Config.NothingToRun, r.Config.CaseIDs = true, []string{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Collect(ctx, Options{Config: r.Config, Pod: r.Pod, Client: c, Namespace: r.ns, Name: r.name, UID: r.uid, PodName: "run-3-abcde",
+			TerminationLog: filepath.Join(r.Dir, "termination-log"), Log: io.Discard, Backoff: Backoff{Initial: 10 * time.Millisecond}, Now: r.now})
+	}()
+	if err := podwire.WaitForFile(context.Background(), r.Pod.Collected(), 30*time.Second); err != nil {
+		t.Fatalf("the collector did not finish: %v", err)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("Collect: %v", err)
+	}
+	var marker podwire.SnapshotMarker
+	if err := podwire.ReadJSON(r.Pod.SnapshotReady(), &marker); err != nil || marker.Final || marker.Reason != nothingToRunMessage {
+		t.Errorf("snapshot marker %+v (%v): want one that is not final, saying why", marker, err)
+	}
+	var s struct {
+		Summary    evalsv1alpha1.RunSummary       `json:"summary"`
+		Collection evalsv1alpha1.CollectionStatus `json:"collection"`
+	}
+	if err := json.Unmarshal([]byte(r.configMap(t, shard).Data[podwire.ShardSectionKey]), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Collection.Outcome != evalsv1alpha1.OutcomeCompleted || !s.Collection.RunnerFinished || s.Collection.Message != nothingToRunMessage ||
+		s.Collection.PodName != "run-3-abcde" || s.Summary.Total != 0 {
+		t.Errorf("shard section: collection %+v, summary %+v", s.Collection, s.Summary)
+	}
+	if data := r.configMap(t, "run-results-0").BinaryData; len(data) != 0 {
+		t.Errorf("the pod's result ConfigMap holds %d keys, want none", len(data))
+	}
+	var term podwire.TerminationMessage
+	if err := podwire.ReadJSON(filepath.Join(r.Dir, "termination-log"), &term); err != nil || !term.Persisted ||
+		term.Outcome != string(evalsv1alpha1.OutcomeCompleted) || term.Total != 0 {
+		t.Errorf("termination message %+v (%v)", term, err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate/grade42"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/outcome"
@@ -114,7 +115,7 @@ func Gather(ctx context.Context, in GatherInput) (*Gathered, error) {
 		// A code_judge the judge container did not report is an error in the cluster (the judge crashed or ran
 		// out of time), not a skip.
 		Judge: &evaluate.Judge{Threshold: threshold, MissingCodeJudge: verdict.VerdictError, Bundle: judgingBundle(cfg),
-			InputFiles: evaluate.InputFiles(cfg.InputFiles)},
+			InputFiles: evaluate.InputFiles(cfg.InputFiles), Grader42: grade42.Graders{}},
 	}
 	var budget *llm.Budget
 	if cfg.LLM != nil {

@@ -173,6 +173,22 @@ func TestGatherBatched(t *testing.T) {
 	}
 }
 
+// The collector judges the tests of an AgentV 4.42 suite with AgentV 4.42's graders (its Judge is given them).
+func TestGatherJudgesAgentV442Suites(t *testing.T) {
+	f := newFixture(t)
+	f.write(t, f.Config.EvalFile, "tests:\n"+
+		"  - id: alpha\n    input: Say A.\n    assertions:\n      - {type: contains, value: A}\n"+
+		"  - id: beta\n    input: Say B.\n    assertions:\n      - {type: contains, value: B}\n")
+	f.Config.CaseIDs = []string{"alpha", "beta"}
+	f.write(t, f.Pod.Output().BatchOutput(), `{"id":"alpha","text":"A"}`+"\n"+`{"id":"beta","text":"A"}`+"\n")
+	f.finishedRunner(t, 0)
+	g := f.gather(t, true)
+	want := map[string]evalsv1alpha1.Verdict{"alpha": evalsv1alpha1.VerdictPass, "beta": evalsv1alpha1.VerdictFail}
+	if diff := cmp.Diff(want, caseVerdicts(g.Output.Section.Cases)); diff != "" {
+		t.Errorf("case verdicts (-want +got):\n%s", diff)
+	}
+}
+
 func TestGatherPartialOutputWithoutDone(t *testing.T) {
 	f := newFixture(t)
 	// The runner was killed mid-write: the last line is cut.

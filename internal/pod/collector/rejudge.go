@@ -202,9 +202,9 @@ func writeCaseOutput(path string, data []byte) error {
 	return nil
 }
 
-// rejudgeRecords is the RecordSource of the pod's shard: the source's record ConfigMaps named in cfg.Rejudge
-// (read with the collector's token, whose Role may get exactly those), or the source shard's records object in
-// the run's bucket. Records that are gone are no records: their cases are reported not kept. API reads are
+// rejudgeRecords is the RecordSource of the pod's shard (with trials, its shard's trial): the source's record
+// ConfigMaps named in cfg.Rejudge (read with the collector's token, whose Role may get exactly those), or the source
+// pod's records object in the run's bucket. Records that are gone are no records: their cases are reported not kept. API reads are
 // retried with o.Backoff.
 func rejudgeRecords(o Options, bucket *shardBucket) RecordSource {
 	rj := o.Config.Rejudge
@@ -214,7 +214,8 @@ func rejudgeRecords(o Options, bucket *shardBucket) RecordSource {
 				return errors.New("the source's records are in the bucket, but the run has none")
 			}
 			ref := objstore.RunRef{Namespace: o.Namespace, Name: rj.From, UID: rj.FromUID}
-			key, err := ref.ShardRecordsKey(int(o.Config.ShardIndex))
+			// The source's records objects are per pod: this pod reads its shard's and trial's.
+			key, err := ref.ShardRecordsKey(rj.SourceIndex(int(o.Config.ShardIndex), int(o.Config.Trial)))
 			if err != nil {
 				return err
 			}

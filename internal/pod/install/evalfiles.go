@@ -20,7 +20,8 @@ import (
 // mounted in credentialsDir. It checks that the pod's file holds exactly its case ids. Nothing is written when the
 // pod's eval file is the pinned one.
 func WriteShardEvalFile(ctx context.Context, cfg *podwire.RunConfig, credentialsDir string) error {
-	if cfg.SourceEvalFile == "" {
+	if cfg.SourceEvalFile == "" || cfg.NothingToRun {
+		// A pod with nothing to run (a trial of a resumed run whose shard's cases are all carried) has no eval file.
 		return nil
 	}
 	if o := cfg.EvalObject; o != nil {
@@ -32,11 +33,20 @@ func WriteShardEvalFile(ctx context.Context, cfg *podwire.RunConfig, credentials
 	if err != nil {
 		return fmt.Errorf("read the eval file to split: %w", err)
 	}
-	// The source holds the run's cases in order (CaseIDs before the shard was taken), or, downloaded for a
-	// resumed run, every case of the file (AllCaseIDs), of which the pod keeps its own.
+	// The source holds the run's cases in order (CaseIDs before the shard was taken), or, for a resumed run whose
+	// eval file stays in a bucket (an eval file object, or a bundle's), every case of the file (AllCaseIDs), of
+	// which the pod keeps its own: its shard's, or, in a trial of a resumed run, those of its shard that its trial
+	// runs (CaseIndexes).
 	lo, hi := cfg.ShardOffset, cfg.ShardOffset+len(cfg.CaseIDs)
 	keep := func(i int) bool { return i >= lo && i < hi }
-	if cfg.EvalObject != nil && len(cfg.AllCaseIDs) > 0 {
+	if cfg.CaseIndexes != nil {
+		mine := make(map[int]bool, len(cfg.CaseIndexes))
+		for _, i := range cfg.CaseIndexes {
+			mine[i] = true
+		}
+		keep = func(i int) bool { return mine[i] }
+	}
+	if cfg.EvalFileInBucket() && len(cfg.AllCaseIDs) > 0 {
 		mine := make(map[string]bool, len(cfg.CaseIDs))
 		for _, id := range cfg.CaseIDs {
 			mine[id] = true
@@ -89,6 +99,10 @@ func downloadEvalFile(ctx context.Context, o *podwire.EvalObject, credentialsDir
 // it, and its RunnerConfig at cfg.RunnerConfigFile, both read-only. cfg is narrowed to the pod's shard, whose eval
 // file WriteShardEvalFile has written. It returns the number of cases in the view (0 for Full).
 func WriteRunnerView(cfg *podwire.RunConfig) (int, error) {
+	if cfg.NothingToRun {
+		// No eval file: only the runner's configuration, which tells the launcher not to start the runner.
+		return 0, writeRunnerConfig(cfg)
+	}
 	data, err := os.ReadFile(cfg.EvalFile)
 	if err != nil {
 		return 0, fmt.Errorf("read the eval file for the runner: %w", err)
@@ -110,17 +124,22 @@ func WriteRunnerView(cfg *podwire.RunConfig) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("write the runner's eval file: %w", err)
 	}
+	return n, writeRunnerConfig(cfg)
+}
+
+// writeRunnerConfig writes the runner's RunnerConfig at cfg.RunnerConfigFile, read-only.
+func writeRunnerConfig(cfg *podwire.RunConfig) error {
 	rc := cfg.RunnerConfig(cfg.RunnerEvalFile)
 	if err := rc.Validate(); err != nil {
-		return 0, err
+		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.RunnerConfigFile), 0o755); err != nil {
-		return 0, fmt.Errorf("create the runner's view directory: %w", err)
+		return fmt.Errorf("create the runner's view directory: %w", err)
 	}
 	if err := podwire.WriteFileAtomic(cfg.RunnerConfigFile, 0o444, func(w io.Writer) error {
 		return json.NewEncoder(w).Encode(rc)
 	}); err != nil {
-		return 0, fmt.Errorf("write the runner's configuration: %w", err)
+		return fmt.Errorf("write the runner's configuration: %w", err)
 	}
-	return n, nil
+	return nil
 }

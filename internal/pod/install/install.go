@@ -49,7 +49,7 @@ func Run(ctx context.Context, o Options) error {
 			if _, err := WriteRunnerView(o.Config); err != nil {
 				return err
 			}
-			if m != nil {
+			if m != nil && !o.Config.NothingToRun {
 				if _, err := WriteRunnerInputs(o.Config, m); err != nil {
 					return err
 				}

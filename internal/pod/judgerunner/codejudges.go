@@ -13,6 +13,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate/grade42"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/pipeline"
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/confine"
@@ -62,7 +63,7 @@ func runCodeJudges(ctx context.Context, o Options, out sender) podwire.JudgeFram
 	}
 	share := podwire.Partition(podwire.CodeJudgedCases(file, ids), int(cfg.JudgeContainers), o.Index)
 	// A 4.42 code grader's input shows files as the collector's prompts show them.
-	judge := &evaluate.Judge{Threshold: threshold, InputFiles: evaluate.InputFiles(cfg.InputFiles)}
+	judge := &evaluate.Judge{Threshold: threshold, InputFiles: evaluate.InputFiles(cfg.InputFiles), Grader42: grade42.Graders{}}
 	// In the runner's image (judging.image naming it) scripts run in the runner's working directory, as they did
 	// before the judge image; another image need not have that directory: its own working directory then.
 	dir := ""
@@ -185,7 +186,7 @@ func (r *isolatedRunner) Aggregate(ctx context.Context, c *evalfile.Case, ev *ev
 var _ evaluate.CodeGrader42Runner = (*isolatedRunner)(nil)
 
 func (r *isolatedRunner) Grade42(ctx context.Context, c *evalfile.Case, ev *evalfile.EvaluatorConfig,
-	in *evaluate.CodeGraderInput) verdict.EvaluatorResult {
+	in evaluate.CodeGraderInput) verdict.EvaluatorResult {
 	return r.reap(c, ev, r.inner.Grade42(ctx, c, ev, in))
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/pod/reaper"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/testutil"
+	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
+	"github.com/google/go-cmp/cmp"
 )
 
 // judged is what the collector's side of a judge-end FIFO received.
@@ -230,5 +232,31 @@ func TestJudgeJudgesItsShareOnly(t *testing.T) {
 	got := runJudge(t, f, 1)
 	if len(got.frames) != 2 || got.frames[0].CaseID != "c2" || got.frames[1].End == nil || got.frames[1].End.Judged != 1 {
 		t.Fatalf("frames %+v, want c2's only, then the end", got.frames)
+	}
+}
+
+// suite42Eval is an AgentV 4.42 suite whose test has a code grader.
+const suite42Eval = `tests:
+  - id: c1
+    input: Greet.
+    assertions:
+      - name: greets
+        type: code-grader
+        command: "grep -q hi && echo '{\"score\": 0.75, \"assertions\": [{\"text\": \"says hi\", \"passed\": true}]}'"
+`
+
+// The judge runs an AgentV 4.42 test's code graders as AgentV 4.42 runs them (its Judge is given the 4.42 graders):
+// the grader reads the test's stdin and its reply is read in AgentV 4.42's terms.
+func TestJudgeRunsAgentV442CodeGraders(t *testing.T) {
+	f := testutil.NewPodFixture(t, ": {OUTPUT_FILE}")
+	withEval(t, f, suite42Eval, "c1")
+	f.Write(t, f.Pod.SnapshotOutput().BatchOutput(), `{"id":"c1","text":"hi there"}`+"\n")
+	got := runJudge(t, f, 0)
+	if len(got.frames) != 2 || got.frames[0].CaseID != "c1" || got.frames[1].End == nil {
+		t.Fatalf("frames %+v, want c1's, then the end", got.frames)
+	}
+	want := []podwire.JudgeLine{{CaseID: "c1", Key: "greets", Result: verdict.EvaluatorResult{Score: 0.75, Hits: []string{"says hi"}}}}
+	if diff := cmp.Diff(want, got.frames[0].Results); diff != "" {
+		t.Errorf("c1's results (-want +got):\n%s", diff)
 	}
 }

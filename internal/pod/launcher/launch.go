@@ -72,6 +72,15 @@ const (
 // invocation's (PerCase), or one of the Exit constants.
 func Launch(ctx context.Context, o Options) int {
 	cfg, out := o.Config, o.Pod.Output()
+	if cfg.NothingToRun {
+		// A trial of a resumed run whose every case of the shard has its result carried: no runner. The collector
+		// knows it from the same run configuration and does not wait for one.
+		podwire.Logf(o.Log, "Nothing to run: every case of this pod's shard has its result for this trial carried\n")
+		if o.TerminationLog != "" {
+			_ = os.WriteFile(o.TerminationLog, []byte(NothingToRunSummary), 0o644)
+		}
+		return 0
+	}
 	rep := &podwire.LauncherReport{Batching: cfg.Batching}
 	fd, err := podwire.HoldRunnerEnd(ctx, o.Pod.RunnerEnd(), podwire.Seconds(cfg.CollectorStartSeconds))
 	if err != nil {
@@ -101,6 +110,9 @@ func Launch(ctx context.Context, o Options) int {
 	}
 	return finishLaunch(o, rep, fd)
 }
+
+// NothingToRunSummary is the runner container's termination message when its pod had no case to run.
+const NothingToRunSummary = "nothing to run: every case of the pod's shard has its result for this trial carried from the resumed run"
 
 // kill is reaper.KillLeftovers; tests stand in processes that survive SIGKILL.
 var kill = reaper.KillLeftovers

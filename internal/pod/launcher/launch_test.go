@@ -292,3 +292,28 @@ func TestLaunchBatchedTrial(t *testing.T) {
 		t.Errorf("a healthcheck with {ATTEMPT}: exit code %d, error %q; want it refused", code, rep.Error)
 	}
 }
+
+// TestLaunchNothingToRun: a pod with no case to run (a trial of a resumed run whose shard's cases are all carried)
+// starts neither the healthcheck nor the runner, does not wait for the collector (nobody opens the runner-end
+// FIFO), and exits 0 with a termination message that says why.
+func TestLaunchNothingToRun(t *testing.T) {
+	f := newFixture(t, `touch {OUTPUT_FILE}`)
+	f.Config.HealthcheckTemplate, f.Config.HealthcheckTimeoutSeconds = `touch `+f.Pod.Output().Root+`/healthcheck`, 5
+	f.Config.NothingToRun, f.Config.CaseIDs = true, []string{}
+	termLog := filepath.Join(t.TempDir(), "termination-log")
+	rc := f.Config.RunnerConfig(f.Config.EvalFile)
+	rc.CollectorStartSeconds = 3600 // a wait for the collector would outlast the test
+	code := Launch(context.Background(), Options{Config: rc, Pod: f.Pod, Stdout: io.Discard, Stderr: io.Discard, Log: io.Discard,
+		TerminationLog: termLog})
+	if code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	for _, path := range []string{f.Pod.Output().BatchOutput(), f.Pod.Output().Root + "/healthcheck"} {
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("%s exists (%v): something ran", path, err)
+		}
+	}
+	if msg, err := os.ReadFile(termLog); err != nil || string(msg) != NothingToRunSummary {
+		t.Errorf("termination message %q (%v), want %q", msg, err, NothingToRunSummary)
+	}
+}

@@ -165,7 +165,8 @@ func shardConfig(t *testing.T, run *evalsv1alpha1.EvalRun, index int) (podwire.R
 		// The pod's completion index: with trials, trial·shards + shard.
 		shardIndex = strconv.Itoa(index)
 	}
-	if cfg.Shards > 1 {
+	if cfg.SourceEvalFile != "" {
+		// A sharded run's, or a resumed run's whose trials run different cases: each pod cuts its own.
 		cfg.SourceEvalFile, cfg.EvalFile = source, filepath.Join(dir, "shard", "eval.yaml")
 	} else {
 		cfg.EvalFile = source

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/pod/collector"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 	"github.com/evalrun-operator/evalrun-operator/internal/stored"
@@ -239,8 +240,9 @@ func TestTrialsFromTheEvalFile(t *testing.T) {
 	ns := newNamespace(t)
 	run := createRun(t, testutil.MakeEvalRun("trials-file", ns).Inline(trialsSuite442("  trials: {count: 3}\n")))
 	job := waitJob(t, run)
-	if *job.Spec.Completions != 3 || *job.Spec.Parallelism != 3 {
-		t.Fatalf("Job of %d completions, %d at once; want 3 and 3", *job.Spec.Completions, *job.Spec.Parallelism)
+	if *job.Spec.Completions != 3 || *job.Spec.Parallelism != 3 || job.Annotations[podwire.AnnotationTrials] != "3" {
+		t.Fatalf("Job of %d completions, %d at once, annotations %v; want 3 and 3, and its 3 trials", *job.Spec.Completions,
+			*job.Spec.Parallelism, job.Annotations)
 	}
 	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()) })
 	// greet passes its first trial only, part its first two: both pass, both flaky.
@@ -295,8 +297,8 @@ func TestTrialsSpecWinsOverTheEvalFile(t *testing.T) {
 	if *job.Spec.Completions != 2 {
 		t.Fatalf("Job of %d completions, want the spec's 2 trials", *job.Spec.Completions)
 	}
-	if _, ok := job.Annotations[podwire.AnnotationEvalFileTrials]; ok {
-		t.Errorf("the Job records the eval file's trials: %v", job.Annotations)
+	if n := job.Annotations[podwire.AnnotationTrials]; n != "2" {
+		t.Errorf("the Job records %q trials, want the spec's 2", n)
 	}
 	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()) })
 	for i := range 2 {
@@ -325,5 +327,101 @@ func TestTrialsSpecWinsOverTheEvalFile(t *testing.T) {
 	}
 	if failed.Status.JobName != "" || failed.Status.EvalConfigMapName != "" {
 		t.Errorf("a run refused at pinning created its children: job %q, eval ConfigMap %q", failed.Status.JobName, failed.Status.EvalConfigMapName)
+	}
+}
+
+// suiteTrialPods runs every pod of run, a run of trialsSuite442, as its pod would: each answers its own tests
+// (answer gives the text by test id and trial, "" to leave the test out) and its collector stores them, or, with
+// nothing to run, records its empty collection; then the Job is complete. It returns the tests each completion
+// index ran.
+func suiteTrialPods(t *testing.T, run *evalsv1alpha1.EvalRun, answer func(id string, trial int) string) map[int][]string {
+	t.Helper()
+	ctx := context.Background()
+	job := waitJob(t, run)
+	pods := int(ptr.Deref(job.Spec.Completions, 1))
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) { s.StartTime = ptr.To(metav1.Now()) })
+	ran := map[int][]string{}
+	for i := range pods {
+		pod := startShardPod(t, job, i)
+		cfg, _ := shardConfig(t, run, i)
+		if cfg.NothingToRun {
+			g := collector.NothingToRun(&cfg, pod.Name, time.Now())
+			sa := collectorClient(t, run)
+			if err := collector.WriteResultConfigMaps(ctx, sa, run.Namespace, cfg.ResultConfigMaps, g.Output.Chunks); err != nil {
+				t.Fatal(err)
+			}
+			writeSection(t, sa, run, cfg, g)
+		} else {
+			var out strings.Builder
+			for _, id := range cfg.CaseIDs {
+				ran[i] = append(ran[i], id)
+				if text := answer(id, int(cfg.Trial)); text != "" {
+					out.WriteString(answer442(id, text))
+				}
+			}
+			collectShard(t, run, i, pod.Name, out.String())
+		}
+		updatePodStatus(t, pod, runnerTerminated(0, "Completed", time.Now()))
+	}
+	updateJobStatus(t, job, func(s *batchv1.JobStatus) {
+		s.CompletedIndexes, s.Succeeded = fmt.Sprintf("0-%d", pods-1), int32(pods)
+	})
+	return ran
+}
+
+// TestTrialsFromTheEvalFileResumedAndRejudged: a run whose trials are its eval file's (3, pass_at_k) is resumed and
+// re-judged with their trials. Its third trial of part has no result; a resume with the same suite (its trials the
+// file's again, as many as its source's) runs that one trial; a re-judge of it takes its 3 trials and pass rate from
+// it, never from its eval file, and names no source.
+func TestTrialsFromTheEvalFileResumedAndRejudged(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	suite := trialsSuite442("  trials: {count: 3}\n")
+	src := createRun(t, testutil.MakeEvalRun("file-source", ns).Inline(suite))
+	suiteTrialPods(t, src, func(id string, trial int) string {
+		switch {
+		case id == "greet" && trial == 2:
+			return "hi"
+		case id == "greet":
+			return "hello"
+		case trial == 3:
+			return ""
+		}
+		return "bye"
+	})
+	src = waitReason(t, src, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+	if diff := cmp.Diff([]string{"greet=Pass 2/3", "part=Pass 2/3"}, caseTrials(src)); diff != "" {
+		t.Errorf("the source's cases (-want +got):\n%s", diff)
+	}
+
+	resumed := createRun(t, testutil.MakeEvalRun("file-resumed", ns).Inline(suite).Resume(src.Name, evalsv1alpha1.ResumeMissing))
+	job := waitJob(t, resumed)
+	if n := ptr.Deref(job.Spec.Completions, 0); n != 3 || job.Annotations[podwire.AnnotationTrials] != "3" {
+		t.Fatalf("the resumed run's Job: %d pods, trials %q; want its eval file's 3 trials", n, job.Annotations[podwire.AnnotationTrials])
+	}
+	ran := suiteTrialPods(t, resumed, func(string, int) string { return "bye" })
+	if diff := cmp.Diff(map[int][]string{2: {"part"}}, ran); diff != "" {
+		t.Errorf("tests run by index (-want +got):\n%s", diff)
+	}
+	got := waitReason(t, resumed, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+	if diff := cmp.Diff([]string{"greet=Pass 2/3", "part=Pass 3/3"}, caseTrials(got)); diff != "" {
+		t.Errorf("the resumed run's cases (-want +got):\n%s", diff)
+	}
+	if tr := got.Status.Trials; tr == nil || tr.Count != 3 || tr.PassRate != "0.333333" || tr.Source != evalsv1alpha1.TrialsSourceEvalFile {
+		t.Errorf("the resumed run's status.trials %+v", got.Status.Trials)
+	}
+
+	again := createRun(t, testutil.MakeEvalRun("file-rejudged", ns).Inline(suite).Rejudge(src.Name))
+	job = waitJob(t, again)
+	if n := ptr.Deref(job.Spec.Completions, 0); n != 3 || job.Annotations[podwire.AnnotationTrials] != "3" {
+		t.Fatalf("the re-judge's Job: %d pods, trials %q; want its source's 3 trials", n, job.Annotations[podwire.AnnotationTrials])
+	}
+	rejudgeShards(t, again)
+	got = waitReason(t, again, metav1.ConditionFalse, evalsv1alpha1.ReasonMissingResults)
+	if diff := cmp.Diff(caseTrials(src), caseTrials(got)); diff != "" {
+		t.Errorf("the re-judge's cases against the source's (-source +re-judge):\n%s", diff)
+	}
+	if tr := got.Status.Trials; tr == nil || tr.Count != 3 || tr.PassRate != "0.333333" || tr.Source != "" {
+		t.Errorf("the re-judge's status.trials %+v: want its source's 3 trials at 1/3, no source", got.Status.Trials)
 	}
 }

@@ -1092,6 +1092,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: ran
       type:
         scalar: numeric
+    - name: ranTrials
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunCost
   map:
     fields:

@@ -25,8 +25,9 @@ type RejudgeApplyConfiguration struct {
 	// from is the name of the earlier EvalRun, in this run's namespace, whose runner's records are judged again.
 	// It must have finished and kept records (status.records.kept above 0), and must not itself be a resumed run
 	// (its carried cases' records are another run's); otherwise this run ends with reason RejudgeSourceInvalid.
-	// A source still in progress is waited for. This run takes the source's shard count: its shard i judges the
-	// records of the source's shard i. A case is judged only when its record was kept and its inputs (the digest
+	// A source still in progress is waited for. This run takes the source's shard count and trials (count and
+	// passRate, unless this run's spec.trials sets passRate): the pod of its shard i and trial t judges the records
+	// of the source's shard i and trial t. A case is judged only when its record was kept and its inputs (the digest
 	// of its runner view) are the same in this run's eval file; otherwise it is missing, with an error saying
 	// which. Each judged result says answeredBy: this run. Immutable while the run is in progress, as the rest
 	// of the spec.

@@ -34,7 +34,10 @@ type ResumeApplyConfiguration struct {
 	// (spec.rejudge) and resume from that re-judge.
 	From *string `json:"from,omitempty"`
 	// cases says which cases are run again: Missing (the default) or NotPassed. The others keep the earlier
-	// run's results, marked with carriedFrom.
+	// run's results, marked with carriedFrom. With trials (the earlier run's spec.trials.count must be this
+	// run's), Missing runs each case's trials that have no result, and NotPassed every trial of each case that
+	// did not pass (as this run's trials.passRate decides it) and the trials without a result of the others: the
+	// trials of a case are never picked by their verdicts, which would bias its pass rate upward.
 	Cases *apiv1alpha1.ResumeCases `json:"cases,omitempty"`
 }
 

@@ -32,10 +32,15 @@ type ResumeStatusApplyConfiguration struct {
 	FromUID *string `json:"fromUID,omitempty"`
 	// cases is the resume mode that chose the cases run again.
 	Cases *apiv1alpha1.ResumeCases `json:"cases,omitempty"`
-	// ran is the number of cases this run ran.
+	// ran is the number of cases this run ran (with trials: of which it ran at least one trial).
 	Ran *int32 `json:"ran,omitempty"`
-	// carried is the number of results carried from the earlier run.
+	// carried is the number of results carried from the earlier run (with trials: of case trials, each keeping
+	// its trial).
 	Carried *int32 `json:"carried,omitempty"`
+	// ranTrials is the number of case trials this run ran, set in a run with trials (spec.trials.count above 1):
+	// with cases Missing, only the trials without a result; with NotPassed, every trial of each case that did not
+	// pass, and the trials without a result of the others.
+	RanTrials *int32 `json:"ranTrials,omitempty"`
 }
 
 // ResumeStatusApplyConfiguration constructs a declarative configuration of the ResumeStatus type for use with
@@ -81,5 +86,13 @@ func (b *ResumeStatusApplyConfiguration) WithRan(value int32) *ResumeStatusApply
 // If called multiple times, the Carried field is set to the value of the last call.
 func (b *ResumeStatusApplyConfiguration) WithCarried(value int32) *ResumeStatusApplyConfiguration {
 	b.Carried = &value
+	return b
+}
+
+// WithRanTrials sets the RanTrials field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RanTrials field is set to the value of the last call.
+func (b *ResumeStatusApplyConfiguration) WithRanTrials(value int32) *ResumeStatusApplyConfiguration {
+	b.RanTrials = &value
 	return b
 }

@@ -1,13 +1,15 @@
-package evaluate
+package grade42
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf16"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
@@ -23,26 +25,30 @@ import (
 // characters (UTF-16 code units) is written to a file, output_path.
 const largeOutputChars = 50_000
 
-// CodeGraderInput is what an AgentV 4.42 code grader reads on stdin, built by the Judge (which reads the bundle's
-// files), written by a CodeJudgeRunner (which writes a large answer to a file first).
-type CodeGraderInput struct {
+// graderInput is one run of an AgentV 4.42 code grader (evaluate.CodeGraderInput): what it reads on stdin, built by
+// the graders (which read the bundle's files), written by a CodeGrader42Runner (which writes a large answer to a
+// file first), and how its reply is read.
+type graderInput struct {
 	// payload holds the keys in AgentV's camelCase and order; Stdin snake-cases them.
 	payload orderedObject
 	// large is the answer as JSON when it is too large to inline (nil: inline).
 	large []byte
-	// raw says the payload is written as it is (a composite's aggregator reads AgentV's camelCase results).
-	raw bool
+	// aggregator says the input is a composite's code-grader aggregator's: its payload is written as it is (it
+	// reads AgentV's camelCase results) and its reply is read as runCodeAggregator reads it.
+	aggregator bool
 }
+
+var _ evaluate.CodeGraderInput = (*graderInput)(nil)
 
 // LargeOutput is the answer, as JSON, when it must be written to a file whose path Stdin is given; nil when the
 // answer is in the payload.
-func (in *CodeGraderInput) LargeOutput() []byte { return in.large }
+func (in *graderInput) LargeOutput() []byte { return in.large }
 
 // Stdin is the JSON the grader reads, indented as JSON.stringify(payload, null, 2); outputPath is the file
 // holding LargeOutput ("" when there is none).
-func (in *CodeGraderInput) Stdin(outputPath string) []byte {
-	if in.raw {
-		return []byte(jsJSON(in.payload))
+func (in *graderInput) Stdin(outputPath string) []byte {
+	if in.aggregator {
+		return []byte(evaluate.Stringify(in.payload))
 	}
 	payload := in.payload
 	if outputPath != "" {
@@ -54,7 +60,16 @@ func (in *CodeGraderInput) Stdin(outputPath string) []byte {
 			}
 		}
 	}
-	return []byte(jsJSON(snakeDeep(payload)))
+	return []byte(evaluate.Stringify(snakeDeep(payload)))
+}
+
+// Reply reads the grader's reply as AgentV 4.42 does (parseReply42): its result, or an error when the reply is one.
+func (in *graderInput) Reply(stdout, stderr []byte, exitCode int) (verdict.EvaluatorResult, error) {
+	reply := parseReply42(stdout, stderr, exitCode, in.aggregator)
+	if reply.err != "" {
+		return verdict.EvaluatorResult{}, errors.New(reply.err)
+	}
+	return reply.result(), nil
 }
 
 // codeGrader judges a code-grader: its recorded result (the pod's judge containers ran it), else it runs here,
@@ -73,7 +88,7 @@ func (r *caseRun42) codeGrader(ev *evalfile.EvaluatorConfig) grade42 {
 		if err != nil {
 			return errored42(err.Error())
 		}
-		res = grade42With(r.ctx, r.judge.CodeJudges, r.c, ev, in)
+		res = evaluate.RunCodeGrader42(r.ctx, r.judge.CodeJudges, r.c, ev, in)
 	default:
 		g := r.missingCode("code-grader")
 		g.request = raw
@@ -112,7 +127,7 @@ func (r *caseRun42) missingCode(what string) grade42 {
 func fromResult42(res verdict.EvaluatorResult, aggregator bool) grade42 {
 	switch res.Verdict {
 	case verdict.VerdictError:
-		return errored42(firstNote(res))
+		return errored42(evaluate.FirstNote(res))
 	case verdict.VerdictSkipped:
 		return skipped42(res.SkipCause, res.Reasoning)
 	}
@@ -137,7 +152,7 @@ func fromResult42(res verdict.EvaluatorResult, aggregator bool) grade42 {
 const detailsPrefix = "details: "
 
 // codeGraderInput builds a code grader's stdin.
-func (r *caseRun42) codeGraderInput(ev *evalfile.EvaluatorConfig) (*CodeGraderInput, error) {
+func (r *caseRun42) codeGraderInput(ev *evalfile.EvaluatorConfig) (*graderInput, error) {
 	in, err := r.promptInputs()
 	if err != nil {
 		return nil, err
@@ -175,7 +190,7 @@ func (r *caseRun42) codeGraderInput(ev *evalfile.EvaluatorConfig) (*CodeGraderIn
 		{"workspacePath", nil},
 		{"config", config},
 	}
-	return &CodeGraderInput{payload: payload, large: large}, nil
+	return &graderInput{payload: payload, large: large}, nil
 }
 
 // metadata42 is the test's metadata as a value (nil: null).
@@ -560,11 +575,11 @@ func truthy(raw json.RawMessage) bool {
 	return true
 }
 
-// result is the reply as a result a CodeJudgeRunner returns: an error, or its score, assertions (hits, misses) and
+// result is the reply as a result a CodeGrader42Runner returns: an error, or its score, assertions (hits, misses) and
 // details (the reasoning), and an aggregator's own verdict.
 func (r reply42) result() verdict.EvaluatorResult {
 	if r.err != "" {
-		return judgeFailure(r.err, "")
+		return evaluate.JudgeFailure(r.err, "")
 	}
 	res := verdict.EvaluatorResult{Score: r.score}
 	for _, a := range r.assertions {

@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"bytes"
@@ -7,11 +7,27 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 )
 
 // JSON values as AgentV's JavaScript holds them, for the payloads and prompts that show them (JSON.stringify):
 // objects keep their key order (orderedObject), numbers are float64 (encoding/json writes them as JavaScript
-// does), arrays are []any; marshalled with marshalNoEscape, indented with jsIndent.
+// does), arrays are []any; marshalled with evaluate.MarshalNoEscape, indented with evaluate.Stringify.
+
+// kv is one member of an orderedObject.
+type kv struct {
+	key   string
+	value any
+}
+
+// orderedObject is a JSON object whose members keep their order.
+type orderedObject []kv
+
+// MarshalJSON writes the members in order.
+func (o orderedObject) MarshalJSON() ([]byte, error) {
+	return evaluate.MarshalObject(len(o), func(i int) (string, any) { return o[i].key, o[i].value })
+}
 
 // Keys and values of AgentV's JSON that its prompts and payloads spell in many places.
 const (
@@ -27,6 +43,9 @@ const (
 	keyToolCalls  = "tool_calls"
 	roleAssistant = "assistant"
 	jsonNull      = "null"
+	// kindText and kindFile are the types of text and file segments and content blocks.
+	kindText = "text"
+	kindFile = "file"
 )
 
 // maxJSONDepth bounds the nesting parseOrdered accepts: a runner's output may be hostile.
@@ -171,7 +190,7 @@ func snakeCase(s string) string {
 
 // jsString is JSON.stringify(v): compact, no HTML escaping, U+2028 and U+2029 as they are.
 func jsString(v any) string {
-	b, err := marshalNoEscape(v)
+	b, err := evaluate.MarshalNoEscape(v)
 	if err != nil {
 		return jsonNull
 	}

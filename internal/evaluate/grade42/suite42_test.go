@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -94,10 +95,10 @@ func nilIfEmpty(s []string) []string {
 }
 
 // judgeText42 judges the first test of doc with the answer text and model m (nil: none).
-func judgeText42(t *testing.T, doc, answer string, m Model) verdict.CaseResult {
+func judgeText42(t *testing.T, doc, answer string, m evaluate.Model) verdict.CaseResult {
 	t.Helper()
 	f := suite42(t, doc)
-	j := &Judge{Threshold: verdict.DefaultThreshold}
+	j := &evaluate.Judge{Threshold: verdict.DefaultThreshold, Grader42: Graders{}}
 	if m != nil {
 		j.LLM = m
 	}
@@ -348,7 +349,7 @@ func TestLLMGraderFailures42(t *testing.T) {
 		}
 	})
 	t.Run("an answer larger than an LLM grader sends is an Error", func(t *testing.T) {
-		res := judgeText42(t, doc, strings.Repeat("a", MaxJudgedAnswerBytes+1), replies(freeformReply))
+		res := judgeText42(t, doc, strings.Repeat("a", evaluate.MaxJudgedAnswerBytes+1), replies(freeformReply))
 		if res.Verdict != verdict.VerdictError || !strings.Contains(res.Error, "more than the") {
 			t.Errorf("%+v", res)
 		}

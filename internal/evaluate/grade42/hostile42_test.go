@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -81,13 +82,13 @@ func TestHostileAnswer42IsData(t *testing.T) {
 func TestNonceDelimiters42(t *testing.T) {
 	f := suite42(t, hostileSuite42)
 	m := replies(`{"score": 0.5}`, `{"score": 0.5}`, `{"checks": [{"id": "rubric-1", "satisfied": true, "reasoning": "r"}], "overall_reasoning": "o"}`)
-	key := AnswerNonceKey("run-uid")
-	j := &Judge{Threshold: verdict.DefaultThreshold, LLM: m, AnswerNonceKey: key}
+	key := evaluate.AnswerNonceKey("run-uid")
+	j := &evaluate.Judge{Threshold: verdict.DefaultThreshold, Grader42: Graders{}, LLM: m, AnswerNonceKey: key}
 	res := j.JudgeCase(context.Background(), f.CaseAt(0), &jsonlresult.Response{ID: "t", Text: hostileAnswer42}, nil)
 	if res.Verdict != verdict.VerdictFail || len(m.requests) != 3 {
 		t.Fatalf("%+v, %d requests", res, len(m.requests))
 	}
-	nonce := AnswerNonce(key, "t")
+	nonce := evaluate.AnswerNonce(key, "t")
 	for i, req := range m.requests {
 		if !strings.Contains(req.User, "<<<answer "+nonce+">>>\n"+hostileAnswer42+"\n<<<end of answer "+nonce+">>>") {
 			t.Errorf("request %d does not wrap the answer:\n%s", i, req.User)
@@ -129,7 +130,7 @@ func TestHostileRecords42(t *testing.T) {
 				t.Fatalf("the record: %s", why)
 			}
 			m := replies(`{"score": 0.3}`)
-			j := &Judge{Threshold: verdict.DefaultThreshold, LLM: m, CodeJudges: ScriptRunner{Dir: dir}}
+			j := &evaluate.Judge{Threshold: verdict.DefaultThreshold, Grader42: Graders{}, LLM: m, CodeJudges: evaluate.ScriptRunner{Dir: dir}}
 			res := j.JudgeCase(context.Background(), f.CaseAt(0), resp, nil)
 			if res.Verdict != verdict.VerdictFail || res.Evaluators[0].Score != 0.3 || res.Evaluators[1].Score != 0.1 {
 				t.Errorf("%+v", res)

@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -282,8 +283,8 @@ func (r *caseRun42) codeAggregator(ev *evalfile.EvaluatorConfig, members []membe
 			g = r.missingCode("code-grader aggregator")
 			break
 		}
-		in := &CodeGraderInput{payload: orderedObject{{"results", resultsObject42(members)}}, raw: true}
-		g = fromResult42(grade42With(r.ctx, r.judge.CodeJudges, r.c, ev, in), true)
+		in := &graderInput{payload: orderedObject{{"results", resultsObject42(members)}}, aggregator: true}
+		g = fromResult42(evaluate.RunCodeGrader42(r.ctx, r.judge.CodeJudges, r.c, ev, in), true)
 	}
 	g.request = request
 	return g
@@ -298,14 +299,14 @@ func (r *caseRun42) llmAggregator(ev *evalfile.EvaluatorConfig, members []member
 		return s
 	}
 	if r.judge.LLM == nil {
-		g := skipped42(verdict.SkipNoModel, "the llm-grader aggregator "+noModelReason)
+		g := skipped42(verdict.SkipNoModel, "the llm-grader aggregator "+evaluate.NoModelReason)
 		g.members = members
 		return g
 	}
 	cfg := ev.Composite
 	prompt := cfg.Prompt
 	if cfg.PromptFile != "" {
-		text, _, err := readBundleFile(r.judge.Bundle, cfg.PromptFile)
+		text, _, err := evaluate.ReadBundleFile(r.judge.Bundle, cfg.PromptFile)
 		if err != nil {
 			return errored42(fmt.Sprintf("the aggregator's prompt file %q: %v", textbound.Head(cfg.PromptFile, 200), err))
 		}
@@ -314,9 +315,9 @@ func (r *caseRun42) llmAggregator(ev *evalfile.EvaluatorConfig, members []member
 	if prompt == "" {
 		prompt = defaultAggregatorPrompt42
 	}
-	user := strings.ReplaceAll(prompt, "{{EVALUATOR_RESULTS_JSON}}", jsJSON(resultsObject42(members)))
+	user := strings.ReplaceAll(prompt, "{{EVALUATOR_RESULTS_JSON}}", evaluate.Stringify(resultsObject42(members)))
 	request := orderedObject{{"aggregator", "llm-grader"}, {"userPrompt", user}, {"systemPrompt", outputSchema42},
-		{"target", JudgeTargetName}}
+		{"target", evaluate.JudgeTargetName}}
 	reply, err := r.judge.LLM.Complete(r.ctx, llm.Request{System: strings.TrimSpace(outputSchema42), User: strings.TrimSpace(user)})
 	var g grade42
 	switch {

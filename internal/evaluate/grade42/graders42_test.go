@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"context"
@@ -8,19 +8,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
 
 // judgeRecord42 judges the first test of doc with the runner's batch record (JSON), parsed as the collector parses it.
-func judgeRecord42(t *testing.T, doc, record string, m Model) verdict.CaseResult {
+func judgeRecord42(t *testing.T, doc, record string, m evaluate.Model) verdict.CaseResult {
 	t.Helper()
 	f := suite42(t, doc)
 	resp, why := jsonlresult.ParseLine([]byte(strings.ReplaceAll(record, "\n", " ")), jsonlresult.Options{})
 	if resp == nil {
 		t.Fatalf("the record: %s", why)
 	}
-	j := &Judge{Threshold: verdict.DefaultThreshold}
+	j := &evaluate.Judge{Threshold: verdict.DefaultThreshold, Grader42: Graders{}}
 	if m != nil {
 		j.LLM = m
 	}
@@ -195,7 +196,7 @@ func TestComposite42(t *testing.T) {
 // TestJudgeMissing42: a 4.42 test whose record the batch output lacks is graded with AgentV's answer for it; it
 // stays Missing, and never passes.
 func TestJudgeMissing42(t *testing.T) {
-	j := &Judge{Threshold: verdict.DefaultThreshold}
+	j := &evaluate.Judge{Threshold: verdict.DefaultThreshold, Grader42: Graders{}}
 	f := suite42(t, "tests:\n  - id: t\n    input: q\n    criteria: c\n    assertions:\n      - {type: contains, value: Error}\n"+
 		"  - id: u\n    input: q\n    criteria: c\n    assertions:\n      - {type: contains, value: ok}\n")
 	passing := j.JudgeMissing(context.Background(), f.CaseAt(0))
@@ -235,7 +236,7 @@ func BenchmarkJudgeCase42(b *testing.B) {
 	if resp == nil {
 		b.Fatal(why)
 	}
-	j := &Judge{Threshold: verdict.DefaultThreshold}
+	j := &evaluate.Judge{Threshold: verdict.DefaultThreshold, Grader42: Graders{}}
 	run := &caseRun42{judge: j, ctx: context.Background(), c: f.CaseAt(0), resp: resp, out: outputOf42(resp)}
 	ev := &evalfile.EvaluatorConfig{Name: "code", Type: evalfile.TypeCodeJudge, CodeJudge: &evalfile.CodeJudgeConfig{Script: "true"}}
 	b.ReportAllocs()

@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
@@ -95,8 +96,8 @@ echo '{"score": 0.25, "assertions": [{"text": "read", "passed": true}], "details
 `
 	f := suite42(t, doc)
 	c := f.CaseAt(0)
-	j := &Judge{Threshold: verdict.DefaultThreshold, Bundle: bundle.Dir{Root: dir, EvalFile: "evals/suite.yaml"},
-		CodeJudges: ScriptRunner{Dir: filepath.Join(dir, "evals")}}
+	j := &evaluate.Judge{Threshold: verdict.DefaultThreshold, Grader42: Graders{}, Bundle: bundle.Dir{Root: dir, EvalFile: "evals/suite.yaml"},
+		CodeJudges: evaluate.ScriptRunner{Dir: filepath.Join(dir, "evals")}}
 	resp := &jsonlresult.Response{ID: "t", Text: "Hi there", DurationMs: ptr(12.5)}
 	res := j.JudgeCase(context.Background(), c, resp, nil)
 	want := judged42{Verdict: verdict.VerdictError, Error: `grader "crash" could not judge the test: the code grader exited with status 1 after `,
@@ -152,7 +153,7 @@ echo '{"score": 0.25, "assertions": [{"text": "read", "passed": true}], "details
 
 	t.Run("a large answer is a file, output_path", func(t *testing.T) {
 		big := strings.Repeat("é", largeOutputChars)
-		j.CodeJudges = ScriptRunner{Dir: filepath.Join(dir, "evals"), TempDir: t.TempDir()}
+		j.CodeJudges = evaluate.ScriptRunner{Dir: filepath.Join(dir, "evals"), TempDir: t.TempDir()}
 		res := j.JudgeCase(context.Background(), c, &jsonlresult.Response{ID: "t", Text: big}, nil)
 		if res.Evaluators[0].Score != 0.25 {
 			t.Fatalf("%+v", res.Evaluators[0])
@@ -174,4 +175,12 @@ echo '{"score": 0.25, "assertions": [{"text": "read", "passed": true}], "details
 			t.Errorf("the output file is left behind: %v", err)
 		}
 	})
+}
+
+// writeScript writes an executable script into dir.
+func writeScript(t *testing.T, dir, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
 }

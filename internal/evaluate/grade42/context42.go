@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"encoding/base64"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 )
 
@@ -134,7 +135,7 @@ type segment42 struct {
 // not have is an error naming it (AgentV leaves it out with a warning: the grader would then grade an answer to a
 // question it cannot see).
 func buildInputs42(b bundle.Dir, c *evalfile.Case, embed bool) (*inputs42, error) {
-	files := &caseFiles{b: b, left: MaxCaseFileBytes}
+	files := evaluate.NewCaseFiles(b)
 	in := &inputs42{input: []any{}, expected: []any{}, inputFiles: []string{}}
 	var textParts []string
 	// AgentV drops an input message without content (one with tool calls only) before anything reads the input.
@@ -153,7 +154,7 @@ func buildInputs42(b bundle.Dir, c *evalfile.Case, embed bool) (*inputs42, error
 		segments = append(segments, segs)
 		textParts = append(textParts, texts...)
 	}
-	plain := joinTrimmed(textParts, " ")
+	plain := evaluate.JoinTrimmed(textParts, " ")
 	in.question = question42(msgs, segments, embed)
 	if strings.TrimSpace(in.question) == "" {
 		in.question = plain
@@ -184,18 +185,18 @@ func reference42(content any, m evalfile.Message) string {
 			}
 			if json.Unmarshal(m.Raw, &msg) == nil && len(msg.ToolCalls) > 0 {
 				if v, err := parseOrdered(msg.ToolCalls); err == nil {
-					return jsJSON(v)
+					return evaluate.Stringify(v)
 				}
 			}
 		}
 		return ""
 	}
-	return jsJSON(content)
+	return evaluate.Stringify(content)
 }
 
 // inputMessage42 processes one input message (processMessages): its content's files read, and returns it as AgentV
 // keeps it, its segments for the prompt (extractContentSegments) and its texts for the plain question.
-func inputMessage42(files *caseFiles, m evalfile.Message, inputFiles *[]string) (orderedObject, []segment42, []string, error) {
+func inputMessage42(files *evaluate.CaseFiles, m evalfile.Message, inputFiles *[]string) (orderedObject, []segment42, []string, error) {
 	msg := orderedObject{{keyRole, string(m.Role)}}
 	if m.Name != "" {
 		msg = append(msg, kv{keyName, m.Name})
@@ -214,7 +215,7 @@ func inputMessage42(files *caseFiles, m evalfile.Message, inputFiles *[]string) 
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("an input message's content: %w", err)
 		}
-		rendered := jsJSON(obj)
+		rendered := evaluate.Stringify(obj)
 		msg = append(msg, kv{keyContent, obj})
 		texts = append(texts, rendered)
 		if strings.TrimSpace(rendered) != "" {
@@ -252,7 +253,7 @@ func inputMessage42(files *caseFiles, m evalfile.Message, inputFiles *[]string) 
 
 // inputSegment42 processes one segment of an input message: a file's text read and its resolved path (absolute)
 // added, an image embedded as a data URL, any other segment as written. It returns nil for a segment AgentV drops.
-func inputSegment42(files *caseFiles, s evalfile.Segment, inputFiles *[]string) (any, segment42, error) {
+func inputSegment42(files *evaluate.CaseFiles, s evalfile.Segment, inputFiles *[]string) (any, segment42, error) {
 	raw, err := parseOrdered(s.Raw)
 	if err != nil {
 		return nil, segment42{}, fmt.Errorf("an input segment: %w", err)
@@ -263,12 +264,12 @@ func inputSegment42(files *caseFiles, s evalfile.Segment, inputFiles *[]string) 
 		if s.Value == "" {
 			return nil, segment42{}, nil
 		}
-		text, bpath, err := files.read(s.Value)
+		text, bpath, err := files.Read(s.Value)
 		if err != nil {
 			return nil, segment42{}, fmt.Errorf("input file %q: %w", s.Value, err)
 		}
-		resolved := resolvedPath(files.b, bpath)
-		display := displayPath(s.Value)
+		resolved := files.ResolvedPath(bpath)
+		display := evaluate.DisplayPath(s.Value)
 		obj = obj.set("path", display).set(kindText, text).set("resolvedPath", resolved)
 		*inputFiles = append(*inputFiles, resolved)
 		return obj, segment42{kind: kindFile, path: display, text: text, resolved: resolved}, nil
@@ -295,7 +296,7 @@ var imageTypes = map[string]string{".png": "image/png", ".jpg": "image/jpeg", ".
 
 // image42 is an image segment as AgentV 4.42 embeds it: {type: image, media_type, source: a data URL}; nil for an
 // extension it does not embed (it drops the segment).
-func image42(files *caseFiles, ref string) (any, error) {
+func image42(files *evaluate.CaseFiles, ref string) (any, error) {
 	if ref == "" {
 		return nil, nil
 	}
@@ -303,7 +304,7 @@ func image42(files *caseFiles, ref string) (any, error) {
 	if !ok {
 		return nil, nil
 	}
-	data, _, err := files.read(ref)
+	data, _, err := files.Read(ref)
 	if err != nil {
 		return nil, fmt.Errorf("image file %q: %w", ref, err)
 	}
@@ -313,7 +314,7 @@ func image42(files *caseFiles, ref string) (any, error) {
 
 // expectedMessage42 processes one expected message (processExpectedMessages): {role, name, content, tool_calls},
 // files read; it returns the message and its processed content (nil: none).
-func expectedMessage42(files *caseFiles, m evalfile.Message) (orderedObject, any, error) {
+func expectedMessage42(files *evaluate.CaseFiles, m evalfile.Message) (orderedObject, any, error) {
 	msg := orderedObject{{keyRole, string(m.Role)}}
 	if m.Name != "" {
 		msg = append(msg, kv{keyName, m.Name})
@@ -365,7 +366,7 @@ func expectedMessage42(files *caseFiles, m evalfile.Message) (orderedObject, any
 // expectedItem42 processes one item of an expected message's content list: a string is a text segment, a file
 // segment is {type, path, text, resolvedPath}, an image is embedded, other objects stay; anything else is dropped
 // (nil).
-func expectedItem42(files *caseFiles, item any) (any, error) {
+func expectedItem42(files *evaluate.CaseFiles, item any) (any, error) {
 	switch t := item.(type) {
 	case string:
 		if t == "" {
@@ -381,12 +382,12 @@ func expectedItem42(files *caseFiles, item any) (any, error) {
 			if ref == "" {
 				return nil, nil
 			}
-			text, bpath, err := files.read(ref)
+			text, bpath, err := files.Read(ref)
 			if err != nil {
 				return nil, fmt.Errorf("expected-output file %q: %w", ref, err)
 			}
-			return orderedObject{{keyType, kindFile}, {"path", displayPath(ref)}, {kindText, text},
-				{"resolvedPath", resolvedPath(files.b, bpath)}}, nil
+			return orderedObject{{keyType, kindFile}, {"path", evaluate.DisplayPath(ref)}, {kindText, text},
+				{"resolvedPath", files.ResolvedPath(bpath)}}, nil
 		case "image":
 			return image42(files, ref)
 		}
@@ -420,7 +421,7 @@ func format42(s segment42, embed bool) string {
 			if s.text == "" {
 				return ""
 			}
-			return fileBlock(s.path, s.text)
+			return evaluate.FileBlock(s.path, s.text)
 		}
 		p := s.resolved
 		if p == "" {
@@ -475,7 +476,7 @@ func question42(msgs []evalfile.Message, segments [][]segment42, embed bool) str
 			}
 		}
 	}
-	return joinTrimmed(parts, "\n\n")
+	return evaluate.JoinTrimmed(parts, "\n\n")
 }
 
 func roleLabel(r evalfile.Role) string {

@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -44,14 +45,10 @@ func verdictOf42(score float64) string {
 	return fail42
 }
 
-// Target names AgentV 4.42 writes where it names a target (a grader's graderTarget, a code grader's trace
-// metadata): its judge target and the runner's. The operator has no targets file: these are its names for them.
-const (
-	// JudgeTargetName names the judge model (AgentV: its grader target's name).
-	JudgeTargetName = llmTarget
-	// RunnerTargetName names the runner (AgentV: the CLI target's name).
-	RunnerTargetName = "runner"
-)
+// RunnerTargetName names the runner where AgentV 4.42 names its CLI target (a code grader's trace metadata); the
+// judge model is evaluate.JudgeTargetName (a grader's graderTarget). The operator has no targets file: these are
+// its names for them.
+const RunnerTargetName = "runner"
 
 // implicitGraderName names the llm-grader AgentV 4.42 judges a test without assertions with.
 const implicitGraderName = "llm-grader"
@@ -119,9 +116,15 @@ func skipped42(cause verdict.SkipCause, why string) grade42 {
 	return grade42{verdict: skip42, skipCause: cause, skipWhy: why, aspects: 1}
 }
 
+// Graders are AgentV 4.42's graders: the evaluate.Grader42 that a Judge judges 4.42 tests with (Judge.Grader42).
+// The zero value is ready; it holds nothing, and every call reads the Judge it is given.
+type Graders struct{}
+
+var _ evaluate.Grader42 = Graders{}
+
 // caseRun42 judges the graders of one 4.42 test.
 type caseRun42 struct {
-	judge    *Judge
+	judge    *evaluate.Judge
 	ctx      context.Context
 	c        *evalfile.Case
 	resp     *jsonlresult.Response
@@ -133,15 +136,15 @@ type caseRun42 struct {
 	inputsBuilt bool
 }
 
-// judgeCase42 judges a 4.42 test (Judge.JudgeCase of a case with a Suite).
-func (j *Judge) judgeCase42(ctx context.Context, c *evalfile.Case, resp *jsonlresult.Response,
+// JudgeCase judges a 4.42 test as j (Judge.JudgeCase of a case with a Suite).
+func (Graders) JudgeCase(ctx context.Context, j *evaluate.Judge, c *evalfile.Case, resp *jsonlresult.Response,
 	codeResults map[string]verdict.EvaluatorResult) verdict.CaseResult {
 	res := verdict.CaseResult{ID: c.ID}
 	evs := c.Evaluators
 	if len(evs) == 0 {
 		if j.LLM == nil {
 			res.Verdict = verdict.VerdictSkipped
-			res.Reason = "the test has no assertions, so AgentV 4.42 judges it with its llm-grader, which " + noModelReason
+			res.Reason = "the test has no assertions, so AgentV 4.42 judges it with its llm-grader, which " + evaluate.NoModelReason
 			return res
 		}
 		evs = []*evalfile.EvaluatorConfig{implicitGrader}
@@ -160,20 +163,16 @@ func (j *Judge) judgeCase42(ctx context.Context, c *evalfile.Case, resp *jsonlre
 		res.Evaluators[i] = result42(ev.Name, ev.Grader, ev.Key, ev.EffectiveWeight(), grades[i])
 	}
 	res.Score, res.Verdict, res.Error, res.Reason = combine42(evs, grades, threshold42(c, j.Threshold))
-	res.ModelUsage = usageOf(sumUsage(res.Evaluators))
-	res.BudgetUnjudged = budgetSkipped(res.Evaluators) != nil
+	evaluate.SumEvaluators(&res)
 	return res
 }
 
-// JudgeMissing judges a test of a 4.42 suite whose record a batch output lacks, as AgentV 4.42's batch CLI provider
-// does: with the answer "Error: Batch output missing id 'ID'". The result stays Missing; a test that would pass
-// on that answer is an Error (a test without a record never passes). Other cases are Errors (verdict.MissingCase).
-func (j *Judge) JudgeMissing(ctx context.Context, c *evalfile.Case) verdict.CaseResult {
-	if c.Suite == nil {
-		return verdict.MissingCase(c.ID)
-	}
+// JudgeMissing judges a test of a 4.42 suite whose record a batch output lacks as j, as AgentV 4.42's batch CLI
+// provider does: with the answer "Error: Batch output missing id 'ID'". The result stays Missing; a test that would
+// pass on that answer is an Error (a test without a record never passes).
+func (g Graders) JudgeMissing(ctx context.Context, j *evaluate.Judge, c *evalfile.Case) verdict.CaseResult {
 	resp := &jsonlresult.Response{ID: c.ID, Text: "Error: Batch output missing id '" + c.ID + "'"}
-	res := j.judgeCase42(ctx, c, resp, nil)
+	res := g.JudgeCase(ctx, j, c, resp, nil)
 	res.Missing = true
 	if res.Verdict == verdict.VerdictPass {
 		res.Verdict, res.Error = verdict.VerdictError, verdict.MissingReason+" (AgentV 4.42 grades the answer \""+
@@ -319,7 +318,7 @@ func result42(name, kind, key string, weight float64, g grade42) verdict.Evaluat
 	if r.Reasoning == "" && len(g.details) > 0 {
 		r.Reasoning = "details: " + string(g.details)
 	}
-	r.Hits, r.Misses = bounded(r.Hits), bounded(r.Misses)
+	r.Hits, r.Misses = evaluate.Bounded(r.Hits), evaluate.Bounded(r.Misses)
 	r.Reasoning = textbound.Head(r.Reasoning, verdict.MaxReasoningLength)
 	if g.usage != (verdict.Usage{}) {
 		u := g.usage
@@ -370,16 +369,16 @@ func (r *caseRun42) grade(ev *evalfile.EvaluatorConfig) grade42 {
 func (r *caseRun42) fieldAccuracy(ev *evalfile.EvaluatorConfig) grade42 {
 	resp := *r.resp
 	resp.Text = r.out.candidate
-	o := fieldAccuracy(ev.FieldAccuracy, r.c, &resp)
-	g := grade42{score: o.score, aspects: max(len(ev.FieldAccuracy.Fields), 1)}
-	for _, h := range o.hits {
+	o := evaluate.FieldAccuracy(ev.FieldAccuracy, r.c, &resp)
+	g := grade42{score: o.Score, aspects: max(len(ev.FieldAccuracy.Fields), 1)}
+	for _, h := range o.Hits {
 		g.assertions = append(g.assertions, assertion42{Text: h, Passed: true})
 	}
-	for _, m := range o.misses {
+	for _, m := range o.Misses {
 		g.assertions = append(g.assertions, assertion42{Text: m, Passed: false})
 	}
 	g.verdict = verdictOf42(g.score)
-	if o.fail {
+	if o.Verdict == verdict.VerdictFail {
 		g.verdict = fail42
 	}
 	return g
@@ -388,7 +387,7 @@ func (r *caseRun42) fieldAccuracy(ev *evalfile.EvaluatorConfig) grade42 {
 // promptInputs builds the test's prompt inputs once.
 func (r *caseRun42) promptInputs() (*inputs42, error) {
 	if !r.inputsBuilt {
-		r.inputs, r.inputsErr = buildInputs42(r.judge.Bundle, r.c, r.judge.InputFiles == InputFilesEmbed)
+		r.inputs, r.inputsErr = buildInputs42(r.judge.Bundle, r.c, r.judge.InputFiles == evaluate.InputFilesEmbed)
 		r.inputsBuilt = true
 	}
 	return r.inputs, r.inputsErr

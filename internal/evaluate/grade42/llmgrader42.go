@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
 	"github.com/evalrun-operator/evalrun-operator/internal/llm"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
@@ -98,15 +99,15 @@ const maxRepairEcho = 64 << 10
 // llmGrader judges an llm-grader (rubrics included) as AgentV 4.42 does.
 func (r *caseRun42) llmGrader(ev *evalfile.EvaluatorConfig) grade42 {
 	if r.judge.LLM == nil {
-		return skipped42(verdict.SkipNoModel, "llm-grader "+noModelReason)
+		return skipped42(verdict.SkipNoModel, "llm-grader "+evaluate.NoModelReason)
 	}
 	cfg := ev.LLMJudge
 	if cfg == nil {
 		cfg = &evalfile.LLMJudgeConfig{}
 	}
-	if len(r.out.candidate) > MaxJudgedAnswerBytes {
+	if len(r.out.candidate) > evaluate.MaxJudgedAnswerBytes {
 		return errored42(fmt.Sprintf("the answer has %d bytes, more than the %d an LLM grader sends to the model",
-			len(r.out.candidate), MaxJudgedAnswerBytes))
+			len(r.out.candidate), evaluate.MaxJudgedAnswerBytes))
 	}
 	in, err := r.promptInputs()
 	if err != nil {
@@ -119,13 +120,13 @@ func (r *caseRun42) llmGrader(ev *evalfile.EvaluatorConfig) grade42 {
 	}
 	// With Nonce answer delimiters (spec.judging.llm.answerDelimiters) the answer is sent between markers keyed by
 	// the run (delimiters.go); without, as AgentV sends it.
-	d := r.judge.delimiterFor(r.c.ID)
-	if err := d.check(r.out.candidate); err != nil {
+	d := r.judge.Delimiter(r.c.ID)
+	if err := d.Check(r.out.candidate); err != nil {
 		return errored42(err.Error())
 	}
 	vars := r.templateVars42(in, criteria, cfg.Rubrics)
-	vars[keyOutput] = d.wrap("answer", vars[keyOutput])
-	answer := d.wrap("answer", r.out.candidate)
+	vars[keyOutput] = d.Wrap("answer", vars[keyOutput])
+	answer := d.Wrap("answer", r.out.candidate)
 	if len(cfg.Rubrics) > 0 {
 		ranges := false
 		for _, rb := range cfg.Rubrics {
@@ -134,7 +135,7 @@ func (r *caseRun42) llmGrader(ev *evalfile.EvaluatorConfig) grade42 {
 		user := ""
 		switch {
 		case override != "":
-			user = substitute(override, vars)
+			user = evaluate.Substitute(override, vars)
 		case ranges:
 			user = scoreRangePrompt42(in.question, criteria, in.reference, answer, cfg.Rubrics)
 		default:
@@ -153,7 +154,7 @@ func (r *caseRun42) llmGrader(ev *evalfile.EvaluatorConfig) grade42 {
 	if template == "" {
 		template = defaultGraderTemplate
 	}
-	return r.askGrader(outputSchema42, substitute(template, vars), parseFreeform42)
+	return r.askGrader(outputSchema42, evaluate.Substitute(template, vars), parseFreeform42)
 }
 
 // customPrompt resolves an llm-grader's own prompt as AgentV 4.42's llmGraderFactory does: a file:// prompt (read
@@ -161,7 +162,7 @@ func (r *caseRun42) llmGrader(ev *evalfile.EvaluatorConfig) grade42 {
 // inline prompt is the criteria (criteria is set to it). It returns the template ("" for none).
 func (r *caseRun42) customPrompt(cfg *evalfile.LLMJudgeConfig, criteria *string) (string, error) {
 	if cfg.PromptFile != "" {
-		text, _, err := readBundleFile(r.judge.Bundle, cfg.PromptFile)
+		text, _, err := evaluate.ReadBundleFile(r.judge.Bundle, cfg.PromptFile)
 		if err != nil {
 			return "", fmt.Errorf("the prompt file %q: %w", textbound.Head(cfg.PromptFile, 200), err)
 		}
@@ -177,8 +178,8 @@ func (r *caseRun42) customPrompt(cfg *evalfile.LLMJudgeConfig, criteria *string)
 	if s == "" {
 		return "", nil
 	}
-	for _, m := range templateVariable.FindAllStringSubmatch(s, -1) {
-		if templateVariables42[m[1]] {
+	for _, name := range evaluate.TemplateVariables(s) {
+		if templateVariables42[name] {
 			return s, nil
 		}
 	}
@@ -191,13 +192,13 @@ func (r *caseRun42) templateVars42(in *inputs42, criteria string, rubrics []eval
 	metadata, metadataJSON := "", ""
 	if len(r.c.Metadata) > 0 {
 		if v, err := parseOrdered(r.c.Metadata); err == nil {
-			metadata, metadataJSON = jsJSON(v), jsString(v)
+			metadata, metadataJSON = evaluate.Stringify(v), jsString(v)
 		}
 	}
 	rubricsPretty, rubricsCompact := "", ""
 	if len(rubrics) > 0 {
 		items := rubricItems42(rubrics)
-		rubricsPretty, rubricsCompact = jsJSON(items), jsString(items)
+		rubricsPretty, rubricsCompact = evaluate.Stringify(items), jsString(items)
 	}
 	return map[string]string{
 		keyInput:          strings.TrimSpace(in.question),
@@ -347,7 +348,7 @@ func structureRepairPrompt42(validationError, invalid string) string {
 	}, "\n")
 }
 
-// askGrader asks the model as AgentV 4.42's runWithRetry does: up to MaxReplyAttempts replies until one parses,
+// askGrader asks the model as AgentV 4.42's runWithRetry does: up to evaluate.MaxReplyAttempts replies until one parses,
 // then, when the last one had text, one structure repair request quoting it. A grader whose replies never parse is
 // skipped (SkipUnreadableReply; its test is then an Error); a call that fails is an Error, and one the budget
 // stopped is skipped for the budget.
@@ -356,7 +357,7 @@ func (r *caseRun42) askGrader(system, user string, parse func(string) (grade42, 
 	raw := orderedObject{{"userPrompt", user}, {"systemPrompt", system}}
 	var usage verdict.Usage
 	finish := func(g grade42, kept *verdict.Usage) grade42 {
-		g.request, g.target, g.usage = raw, JudgeTargetName, usage
+		g.request, g.target, g.usage = raw, evaluate.JudgeTargetName, usage
 		if kept != nil {
 			g.tokens = &tokens42{Input: kept.PromptTokens, Output: kept.CompletionTokens}
 		}
@@ -377,7 +378,7 @@ func (r *caseRun42) askGrader(system, user string, parse func(string) (grade42, 
 	}
 	var lastErr error
 	invalid := ""
-	for range MaxReplyAttempts {
+	for range evaluate.MaxReplyAttempts {
 		reply, failed := call(req)
 		if failed != nil {
 			return *failed
@@ -411,7 +412,7 @@ func (r *caseRun42) askGrader(system, user string, parse func(string) (grade42, 
 		}
 		lastErr = err
 	}
-	why := fmt.Sprintf("the judge's replies are not valid after %d replies and a repair request: %v", MaxReplyAttempts, lastErr)
+	why := fmt.Sprintf("the judge's replies are not valid after %d replies and a repair request: %v", evaluate.MaxReplyAttempts, lastErr)
 	g := skipped42(verdict.SkipUnreadableReply, textbound.Head(why, verdict.MaxReasoningLength))
 	g.assertions = []assertion42{{Text: "Grader parse failure after 3 attempts: " + textbound.Head(fmt.Sprint(lastErr), 400)}}
 	return finish(g, nil)
@@ -436,7 +437,7 @@ func jsonFromText42(text string) (map[string]any, error) {
 		}
 		return sub[1] + "false"
 	})
-	return jsonFromText(cleaned)
+	return evaluate.JSONFromText(cleaned)
 }
 
 // parseFreeform42 reads AgentV 4.42's freeform reply: score a number in [0, 1]; assertions, when present, a list of
@@ -448,7 +449,7 @@ func parseFreeform42(content string) (grade42, error) {
 	}
 	n, ok := obj["score"].(json.Number)
 	if !ok {
-		return grade42{}, fmt.Errorf("the reply's score is %s, not a number", describe(obj["score"]))
+		return grade42{}, fmt.Errorf("the reply's score is %s, not a number", evaluate.DescribeJSON(obj["score"]))
 	}
 	score, err := n.Float64()
 	if err != nil || score < 0 || score > 1 {
@@ -465,7 +466,7 @@ func parseFreeform42(content string) (grade42, error) {
 	}
 	if d, ok := obj["details"]; ok && d != nil {
 		if _, ok := d.(map[string]any); !ok {
-			return grade42{}, fmt.Errorf("the reply's details is %s, not an object", describe(d))
+			return grade42{}, fmt.Errorf("the reply's details is %s, not an object", evaluate.DescribeJSON(d))
 		}
 		if g.details, err = detailsOf(content, d); err != nil {
 			return grade42{}, err
@@ -500,13 +501,13 @@ func detailsOf(content string, d any) (json.RawMessage, error) {
 func replyAssertions(v any) ([]assertion42, error) {
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("the reply's assertions is %s, not a list", describe(v))
+		return nil, fmt.Errorf("the reply's assertions is %s, not a list", evaluate.DescribeJSON(v))
 	}
 	out := make([]assertion42, 0, len(list))
 	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("the reply's assertions[%d] is %s, not an object", i, describe(item))
+			return nil, fmt.Errorf("the reply's assertions[%d] is %s, not an object", i, evaluate.DescribeJSON(item))
 		}
 		text, ok1 := m[kindText].(string)
 		passed, ok2 := m["passed"].(bool)
@@ -517,7 +518,7 @@ func replyAssertions(v any) ([]assertion42, error) {
 		if e, ok := m["evidence"]; ok && e != nil {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("the reply's assertions[%d].evidence is %s, not a string", i, describe(e))
+				return nil, fmt.Errorf("the reply's assertions[%d].evidence is %s, not a string", i, evaluate.DescribeJSON(e))
 			}
 			a.Evidence = &s
 		}
@@ -539,13 +540,13 @@ type check42 struct {
 func replyChecks(obj map[string]any, score bool) ([]check42, error) {
 	list, ok := obj["checks"].([]any)
 	if !ok {
-		return nil, fmt.Errorf("the reply's checks is %s, not a list", describe(obj["checks"]))
+		return nil, fmt.Errorf("the reply's checks is %s, not a list", evaluate.DescribeJSON(obj["checks"]))
 	}
 	out := make([]check42, 0, len(list))
 	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("the reply's checks[%d] is %s, not an object", i, describe(item))
+			return nil, fmt.Errorf("the reply's checks[%d] is %s, not an object", i, evaluate.DescribeJSON(item))
 		}
 		c := check42{}
 		if c.id, ok = m["id"].(string); !ok {
@@ -560,11 +561,11 @@ func replyChecks(obj map[string]any, score bool) ([]check42, error) {
 			n, ok := m["score"].(json.Number)
 			f, err := n.Float64()
 			if !ok || err != nil || f != math.Trunc(f) || f < 0 || f > 10 {
-				return nil, fmt.Errorf("the reply's checks[%d].score is %s, not an integer from 0 to 10", i, describe(m["score"]))
+				return nil, fmt.Errorf("the reply's checks[%d].score is %s, not an integer from 0 to 10", i, evaluate.DescribeJSON(m["score"]))
 			}
 			c.score = f
 		} else if c.satisfied, ok = m["satisfied"].(bool); !ok {
-			return nil, fmt.Errorf("the reply's checks[%d].satisfied is %s, not a boolean", i, describe(m["satisfied"]))
+			return nil, fmt.Errorf("the reply's checks[%d].satisfied is %s, not a boolean", i, evaluate.DescribeJSON(m["satisfied"]))
 		}
 		out = append(out, c)
 	}
@@ -603,7 +604,7 @@ func parseChecklist42(content string, rubrics []evalfile.Rubric) (grade42, error
 		return grade42{}, err
 	}
 	if _, ok := obj["overall_reasoning"].(string); !ok {
-		return grade42{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", describe(obj["overall_reasoning"]))
+		return grade42{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", evaluate.DescribeJSON(obj["overall_reasoning"]))
 	}
 	if err := checkedAll(checks, rubrics); err != nil {
 		return grade42{}, err
@@ -654,7 +655,7 @@ func parseScoreRanges42(content string, rubrics []evalfile.Rubric) (grade42, err
 	}
 	if o, ok := obj["overall_reasoning"]; ok && o != nil {
 		if _, ok := o.(string); !ok {
-			return grade42{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", describe(o))
+			return grade42{}, fmt.Errorf("the reply's overall_reasoning is %s, not a string", evaluate.DescribeJSON(o))
 		}
 	}
 	if err := checkedAll(checks, rubrics); err != nil {

@@ -1,4 +1,4 @@
-package evaluate
+package grade42
 
 import (
 	"encoding/json"
