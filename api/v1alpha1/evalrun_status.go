@@ -61,7 +61,9 @@ const (
 	// ReasonChildConflict: an object the run needs (its pinned eval ConfigMap, result ConfigMaps, RBAC or Job)
 	// exists and is not the run's.
 	ReasonChildConflict = "ChildConflict"
-	// ReasonInvalidSpec: the API server rejected a child built from the spec (labels, resources, sizes).
+	// ReasonInvalidSpec: the API server rejected a child built from the spec (labels, resources, sizes), or the
+	// spec with its eval file breaks a bound admission checks for the spec alone (spec.sharding.shards times the
+	// eval file's own trials above 1000 pods).
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonCreateForbidden: the API server kept refusing (403 Forbidden, other than a quota) to create one of the
 	// run's objects within the manager's --pod-rejected-timeout: the manager's own RBAC (a namespaced install
@@ -670,17 +672,36 @@ const (
 	EvalFileDifferent EvalFileComparison = "Different"
 )
 
-// TrialsStatus is a run's results over its repeated trials (spec.trials). Decimals are strings with 4 decimals.
+// TrialsSource says where a run's trials came from.
+// +kubebuilder:validation:Enum=Spec;EvalFile
+type TrialsSource string
+
+const (
+	// TrialsSourceSpec: spec.trials, which wins over the eval file's own trials.
+	TrialsSourceSpec TrialsSource = "Spec"
+	// TrialsSourceEvalFile: the eval file's own trials (an AgentV 4.42 suite's execution.trials: count, and its
+	// strategy pass_at_k as the pass rate 1/count), spec.trials being unset.
+	TrialsSourceEvalFile TrialsSource = "EvalFile"
+)
+
+// TrialsStatus is a run's results over its repeated trials (spec.trials, else the eval file's own). Decimals are
+// strings with 4 decimals.
 type TrialsStatus struct {
-	// count is the number of trials of every case (spec.trials.count).
+	// count is the number of trials of every case (spec.trials.count, else the eval file's).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +required
 	Count int32 `json:"count"`
-	// passRate is the share of its trials a case had to pass (spec.trials.passRate).
+	// passRate is the share of its trials a case had to pass (spec.trials.passRate, else the eval file's: 1/count
+	// rounded down to 6 decimals, a case passing when any trial passes).
 	// +kubebuilder:validation:MaxLength=8
 	// +required
 	PassRate string `json:"passRate"`
+	// source is where count and passRate came from: Spec (spec.trials) or EvalFile (the eval file's own trials,
+	// an AgentV 4.42 suite's execution.trials, spec.trials being unset). Unset for a re-judge, whose trials are
+	// its source run's (that run's status.trials.source says where they came from).
+	// +optional
+	Source TrialsSource `json:"source,omitempty"`
 	// cases is the number of cases the figures below cover: every requested case.
 	// +kubebuilder:validation:Minimum=0
 	// +required

@@ -121,9 +121,11 @@ type EvalRunSpec struct {
 	PodTemplate *PodOverrides `json:"podTemplate,omitempty"`
 
 	// trials answers every case several times, each answer (a trial) in its own pod, and decides each case by its
-	// pass rate over its trials (docs/statistics.md). Unset means one trial per case. A resume must have its
-	// source's count; a re-judge takes its source's count and passRate (it may set passRate only, which then
-	// replaces its source's).
+	// pass rate over its trials (docs/statistics.md). Unset means the eval file's own trials (an AgentV 4.42 suite's
+	// execution.trials: its count, and a case passing when any trial passes), else one trial per case; when set, it
+	// wins over the eval file's. status.trials.source says which. A resume must have its source's count; a re-judge
+	// takes its source's count and passRate (it may set passRate only, which then replaces its source's), never its
+	// eval file's.
 	// +optional
 	Trials *Trials `json:"trials,omitempty"`
 

@@ -90,12 +90,14 @@ type Facts struct {
 	text []byte
 	// Format is the file's format.
 	Format Format
+	// Trials are File's: the file's own trials, nil when it has none.
+	Trials *FileTrials
 }
 
 // FactsOf returns the facts of a parsed File (Text nil).
 func FactsOf(f *File) *Facts {
 	x := &Facts{Evaluators: f.Evaluators, DefaultEvaluators: f.DefaultEvaluators, ids: f.CaseIDs(),
-		notShared: !f.SharedEvaluators(), Format: f.Format}
+		notShared: !f.SharedEvaluators(), Format: f.Format, Trials: f.Trials}
 	for i := range f.NumCases() {
 		x.count(loadOf(f.CaseAt(i).Evaluators))
 	}

@@ -31,6 +31,9 @@ type File struct {
 	Evaluators []*EvaluatorConfig
 	// DefaultEvaluators are the evaluators given with WithDefaultEvaluators (the EvalRun's judging.evaluators).
 	DefaultEvaluators []*EvaluatorConfig
+	// Trials are the file's own trials (AgentV 4.42's suite-level execution.trials, see FileTrials); nil when it
+	// has none, or one trial. Only 4.42 suites have them.
+	Trials *FileTrials
 	// Suite holds what only an AgentV 4.42 suite carries (nil for agentv-eval-v2). Its file-level assertions are
 	// Evaluators, its description Description and its execution.target Target.
 	Suite *Suite

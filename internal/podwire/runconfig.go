@@ -39,11 +39,16 @@ type RunConfig struct {
 	// Shards is the number of shards of the run (1: one pod a trial); shard i holds
 	// CaseIDs[ShardRange(len(CaseIDs), Shards, i)].
 	Shards int32 `json:"shards"`
-	// Trials is the number of trials of every case (spec.trials.count), omitted for one. The run has Pods() pods,
+	// Trials is the number of trials of every case (spec.trials.count, else the eval file's own), omitted for one.
+	// The run has Pods() pods,
 	// one per trial of each shard: a pod's shard and trial are those of its Job completion index (EnvShardIndex,
 	// ShardTrial). Every per-pod list below (ShardConfigMaps, the result and record ConfigMaps of a pod) is by
 	// completion index, one entry (or ResultConfigMapsPerShard entries) per pod.
 	Trials int32 `json:"trials,omitempty"`
+	// TrialsSource, set with Trials, is where they came from: the API's status.trials.source, EvalFile when they
+	// are the eval file's own (an AgentV 4.42 suite's execution.trials, spec.trials unset), else Spec. The pod does
+	// not read it: the manager decides the run's trials from it again (children.EffectiveTrials).
+	TrialsSource string `json:"trialsSource,omitempty"`
 	// TrialsPassRate is spec.trials.passRate resolved ("1" when unset), set with Trials: the least share of its
 	// trials a case must pass. The pod does not read it: the manager's merge decides each case by it, and a
 	// re-judge of the run takes it from here (docs/rejudge.md).

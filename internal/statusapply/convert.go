@@ -130,6 +130,7 @@ func trialsStatus(t *evalsv1alpha1.TrialsStatus) *acv1alpha1.TrialsStatusApplyCo
 	estimate(t.MeanScore, ac.WithMeanScore)
 	optional(t.PassAtN, ac.WithPassAtN)
 	optional(t.PassHatN, ac.WithPassHatN)
+	optional(t.Source, ac.WithSource)
 	return ac
 }
 

@@ -47,8 +47,7 @@ var testExecutionSpecs = []keySpec{
 	{key: "skip_defaults"}, {key: "threshold"}, {key: "fail_on_error"}, {key: "failOnError"}, {key: keyEvaluators},
 	{key: "targets"},
 	{keyTarget, keyIgnored, "AgentV 4.42 reads a test's target from execution.targets only"},
-	{"trials", keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
-		"spec.trials)"},
+	{keyTrials, keyRefused, whyTrialsSuiteLevel},
 	{keyAssertions, keyRefused, "AgentV 4.42 does not read a test's execution.assertions (it would grade the test " +
 		"without them): write assertions on the test"},
 	{keyAssert, keyRefused, "AgentV 4.42 does not read a test's execution.assert (it would grade the test without " +

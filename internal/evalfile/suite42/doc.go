@@ -11,12 +11,15 @@
 //     read through the files given with evalfile.WithFiles (tests.go, files.go); suite-level input, input_files
 //     and assertions (execution.skip_defaults opts a test out); vars templating (vars.go); criteria;
 //     expected_output in its forms; assertions with include templates (graders.go); per-test execution
-//     (threshold, fail_on_error); metadata; and the deprecated aliases 4.42 still reads;
+//     (threshold, fail_on_error); the suite's execution.trials, as the EvalRun's trials when its spec sets none
+//     (trials.go: count, pass_at_k as the pass rate 1/count); metadata; and the deprecated aliases 4.42 still reads;
 //   - where AgentV 4.42 reads something the operator cannot honour, the file is refused with a problem naming the
 //     key and its line, never silently read otherwise: workspaces and their hooks, conversation mode (turns),
-//     depends_on, targets other than the one runner, a code-grader's target, custom grader types, trials, budgets,
+//     depends_on, targets other than the one runner, a code-grader's target, custom grader types, trials decided
+//     by a score (strategy mean, confidence_interval) or bounded by a cost limit, a test's own trials, budgets,
 //     preprocessors, prompt scripts, ${{ ENV }} interpolation; and where AgentV silently skips a test or a grader
-//     (an incomplete test, an invalid grader), the file is refused too, saying what AgentV would have skipped;
+//     (an incomplete test, an invalid grader), or warns about a value and ignores it (an invalid trials count),
+//     the file is refused too, saying what AgentV would have done;
 //   - what AgentV reads with a deprecation warning, or ignores, becomes a warning (File.Warnings).
 //
 // A 4.42 suite is always read whole (its cases kept built): evalfile.Scan reads it up to its in-memory limit, like

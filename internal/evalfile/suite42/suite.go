@@ -181,8 +181,7 @@ var suiteExecutionSpecs = []keySpec{
 	{"cache", keyIgnored, "AgentV's response cache: the operator always runs the runner"},
 	{"cache_path", keyIgnored, "AgentV's response cache: the operator always runs the runner"},
 	{"skip_defaults", keyIgnored, "AgentV reads skip_defaults per test, not at the suite level"},
-	{"trials", keyRefused, "trials are not supported yet (a suite's trials will map onto the EvalRun's " +
-		"spec.trials)"},
+	{key: keyTrials},
 	{"budget_usd", keyRefused, "a suite's cost budget stops AgentV starting tests once spent; use the EvalRun's " +
 		"cost budget"},
 	{"budgetUsd", keyRefused, "a suite's cost budget stops AgentV starting tests once spent; use the EvalRun's " +
@@ -232,6 +231,7 @@ func (sp *suiteParser) read() {
 			sp.checkKeys(exec, execNode, keyExecution, suiteExecutionSpecs, keyExecution)
 			sp.s.Threshold = sp.unitNumber(exec, execNode, "threshold", keyExecution)
 			sp.s.FailOnError = sp.optBoolPtr(exec, execNode, keyExecution, "fail_on_error", "failOnError")
+			f.Trials = sp.trials(exec, execNode)
 		}
 	}
 	sp.suiteTarget(exec, execNode)

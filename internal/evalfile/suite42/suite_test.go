@@ -492,7 +492,7 @@ func TestSuite42Examples(t *testing.T) {
 				"exact-args-match", "skip-args-validation", "superset-mode", "subset-mode", "mixed-args-match",
 				"field-list-match"},
 		},
-		"trials":            {refused: []string{"9 execution.trials"}},
+		"trials":            {refused: []string{"12 execution.trials.cost_limit_usd"}},
 		"env-interpolation": {refused: []string{"13 description", "23 tests[0].expected_output", "30 tests[1].input[0].content"}},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -436,6 +436,7 @@ func FuzzSuite42(f *testing.F) {
 	f.Add([]byte("tests:\n  - id: a\n    vars: {x: {y: 1}}\n    input: \"{{ x }} {{x.y}}\"\n    assertions: [hi, {include: t}]\n"),
 		[]byte("{\"id\": \"b\", \"input\": [{\"role\": \"user\", \"content\": [\"s\"]}], \"assertions\": [{\"type\": \"regex\", \"value\": \"a/b\"}]}\n"))
 	f.Add([]byte("assertions: [{type: composite, name: c, assertions: [{name: m, type: contains, value: x}], aggregator: {type: threshold, threshold: 0.5}}]\ntests: [{id: a, input: q, criteria: c}, file://cases.jsonl]\n"), []byte("\n"))
+	f.Add([]byte("execution:\n  trials: {count: 3, strategy: pass_at_k}\ntests: [{id: a, input: q, criteria: c}]\n"), []byte("\n"))
 	f.Fuzz(func(t *testing.T, suite, cases []byte) {
 		fsys := bundleOf(string(suite), map[string]string{
 			"evals/cases.jsonl":              string(cases),
@@ -462,6 +463,9 @@ func FuzzSuite42(f *testing.F) {
 			}
 			seen[c.ID] = true
 		}
+		if tr := file.Trials; tr != nil && (tr.Count < 2 || tr.Count > evalfile.MaxTrials || tr.PassRate != evalfile.PassAtKRate(tr.Count) || tr.Line < 1) {
+			t.Fatalf("accepted trials %+v", tr)
+		}
 		checkSuiteView(t, suite, opt)
 		sub, err := evalfile.Subset(suite, func(int) bool { return true }, opt)
 		if err != nil {
@@ -473,6 +477,9 @@ func FuzzSuite42(f *testing.F) {
 		}
 		if diff := cmp.Diff(file.CaseIDs(), whole.CaseIDs()); diff != "" {
 			t.Fatalf("the whole subset's ids differ:\n%s", diff)
+		}
+		if (file.Trials == nil) != (whole.Trials == nil) || file.Trials != nil && file.Trials.Count != whole.Trials.Count {
+			t.Fatalf("the whole subset's trials %+v, the suite's %+v", whole.Trials, file.Trials)
 		}
 	})
 }

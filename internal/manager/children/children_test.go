@@ -212,7 +212,7 @@ func TestBuildRunConfig(t *testing.T) {
 			ids: testutil.CaseIDs(4001),
 			want: func(c *podwire.RunConfig) {
 				c.CaseIDs = testutil.CaseIDs(4001)
-				c.Shards, c.Trials, c.TrialsPassRate, c.ResultConfigMapsPerShard = 2, 3, "0.6", 2
+				c.Shards, c.Trials, c.TrialsPassRate, c.TrialsSource, c.ResultConfigMapsPerShard = 2, 3, "0.6", "Spec", 2
 				c.ResultConfigMaps = names("screen-evalrun-results-", 12)
 				c.Records = &podwire.Records{ConfigMaps: names("screen-evalrun-records-", 12), ConfigMapsPerShard: 2}
 				c.ShardConfigMaps = names("screen-evalrun-shard-", 6)
@@ -227,7 +227,7 @@ func TestBuildRunConfig(t *testing.T) {
 			}),
 			ids: []string{"case-001", "case-002"},
 			want: func(c *podwire.RunConfig) {
-				c.Trials, c.TrialsPassRate, c.ResultConfigMapsPerShard = 3, "1", 1
+				c.Trials, c.TrialsPassRate, c.TrialsSource, c.ResultConfigMapsPerShard = 3, "1", "Spec", 1
 				c.ResultConfigMaps = names("screen-evalrun-results-", 3)
 				c.Records = &podwire.Records{ConfigMaps: names("screen-evalrun-records-", 3), ConfigMapsPerShard: 1}
 				c.ShardConfigMaps = names("screen-evalrun-shard-", 3)

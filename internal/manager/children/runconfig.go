@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	evalsv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/podwire"
 	"github.com/evalrun-operator/evalrun-operator/internal/results"
 )
@@ -68,28 +69,23 @@ var DownloadedEvalFilePath = path.Join(podwire.ShardDir, "source.yaml")
 var IDsFilePath = path.Join(podwire.EvalDir, podwire.IDsKey)
 
 // ManagerMerges reports whether the run's status is merged by the manager from per-pod collections: the run is
-// sharded (spec.sharding.shards above 1), answers every case more than once (spec.trials.count above 1), resumes
-// an earlier run, stores its results in a bucket, or judges an earlier run's records again (it takes that run's
-// shard count, which its spec does not say).
+// sharded (spec.sharding.shards above 1), answers every case more than once (its trials above 1), resumes an
+// earlier run, stores its results in a bucket, or judges an earlier run's records again (it takes that run's
+// shard count, which its spec does not say). run is the run as the manager runs it (RunWithTrials): with its eval
+// file's trials, when they are its trials.
 func ManagerMerges(run *evalsv1alpha1.EvalRun) bool {
 	return specShards(run) > 1 || Trials(run) > 1 || run.Spec.Resume != nil || run.Spec.Storage != nil || run.Spec.Rejudge != nil
 }
 
-// Trials is the number of trials of every case of the run: spec.trials.count, 1 when unset.
-func Trials(run *evalsv1alpha1.EvalRun) int {
-	if t := run.Spec.Trials; t != nil && t.Count != nil {
-		return max(int(*t.Count), 1)
-	}
-	return int(evalsv1alpha1.DefaultTrials)
-}
+// Trials is the number of trials of every case of the run as the manager runs it (RunWithTrials): spec.trials.count,
+// 1 when unset (EffectiveTrials).
+func Trials(run *evalsv1alpha1.EvalRun) int { return EffectiveTrials(run, nil).Count }
 
-// TrialRule is how the run decides each case over its trials: spec.trials.count and passRate with their defaults.
+// TrialRule is how the run as the manager runs it (RunWithTrials) decides each case over its trials:
+// spec.trials.count and passRate with their defaults (EffectiveTrials).
 func TrialRule(run *evalsv1alpha1.EvalRun) (results.TrialRule, error) {
-	passRate := evalsv1alpha1.DefaultTrialsPassRate
-	if t := run.Spec.Trials; t != nil && t.PassRate != nil {
-		passRate = *t.PassRate
-	}
-	return results.ParseTrialRule(int32(Trials(run)), passRate)
+	t := EffectiveTrials(run, nil)
+	return results.ParseTrialRule(int32(t.Count), t.PassRate)
 }
 
 // ConfigTrialRule is how the run whose run.json is cfg decides each case over its trials: run.json's trials and
@@ -199,10 +195,14 @@ type JudgeLoad struct {
 	// LLMRequests is how many requests to the model endpoint judging every case makes, and LLMRequestsPerCase the
 	// most one case makes (evalfile.File.LLMRequests).
 	LLMRequests, LLMRequestsPerCase int
+	// FileTrials are the eval file's own trials (evalfile.File.Trials; nil: none): how many times every case is
+	// answered and judged when the spec sets no trials (EffectiveTrials).
+	FileTrials *evalfile.FileTrials
 }
 
 // BuildRunConfig renders run.json from the spec, the eval file's case ids (in file order), the parsed default
-// evaluators and what judging the cases takes.
+// evaluators and what judging the cases takes (with the eval file's own trials, which run.json's Trials and
+// TrialsSource record as EffectiveTrials decides: run is the EvalRun as written, not RunWithTrials).
 func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map[string]any, load JudgeLoad, opts options.Options) podwire.RunConfig {
 	codeJudgeCases := load.CodeJudgeCases
 	opts = opts.WithDefaults()
@@ -265,12 +265,9 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 	cfg.LLM, _ = ResolveLLM(run, opts)
 	shards := Shards(run, len(caseIDs))
 	cfg.Shards = int32(shards)
-	if trials := Trials(run); trials > 1 {
-		cfg.Trials = int32(trials)
-		cfg.TrialsPassRate = evalsv1alpha1.DefaultTrialsPassRate
-		if t := run.Spec.Trials; t.PassRate != nil {
-			cfg.TrialsPassRate = *t.PassRate
-		}
+	trials := EffectiveTrials(run, load.FileTrials)
+	if trials.Count > 1 {
+		cfg.Trials, cfg.TrialsPassRate, cfg.TrialsSource = int32(trials.Count), trials.PassRate, string(trials.Source)
 	}
 	// Every trial of every shard is a pod (podwire.ShardTrial): the run's budgets are shared between all of them.
 	pods := cfg.Pods()
@@ -285,7 +282,7 @@ func BuildRunConfig(run *evalsv1alpha1.EvalRun, caseIDs []string, defaults []map
 		// The pods make no API call: each collector stores its collection in the bucket only.
 		cfg.BucketOnly = true
 		cfg.StatusBudgetBytes = podwire.ShardSectionBudgetBytes
-	} else if ManagerMerges(run) {
+	} else if ManagerMerges(RunWithTrials(run, trials)) {
 		cfg.ShardConfigMaps = make([]string, pods)
 		for i := range pods {
 			cfg.ShardConfigMaps[i] = names.ShardConfigMap(i)

@@ -55,7 +55,7 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 		EvalFileView: evalsv1alpha1.EvalFileView(cfg.EvalFileView), BundleSHA256: evalsource.BundleDigest(cfg), JudgeImage: assess.JudgeImageFacts(run, cfg)}
 	if len(cfg.CaseIDs) == 0 && cfg.Resume != nil {
 		// Every case is carried from the earlier run: nothing runs; the carried results are the run's.
-		merged, err := r.mergeShards(ctx, run, assess.ShardObservation{}, assess.ShardVerdict{})
+		merged, err := r.mergeShards(ctx, run, children.PinnedTrials(run, cfg), assess.ShardObservation{}, assess.ShardVerdict{})
 		if err != nil {
 			return nil, err
 		}

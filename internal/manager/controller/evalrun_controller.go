@@ -150,7 +150,8 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	// will bring another reconcile, so nothing is written twice.
 	changed := assess.StatusChanged(run, &desired) && !r.memo.AlreadyApplied(req.NamespacedName, run.UID, &desired)
 	recheck := obs.assessment.RecheckAfter
-	if changed && children.ManagerMerges(run) && obs.job != nil && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 {
+	if changed && obs.job != nil && children.ManagerMerges(runWithJobTrials(run, obs.job)) && !obs.assessment.State.Terminal() &&
+		len(obs.assessment.StopPods) == 0 {
 		// Shards' progress is written in batches: at most once per interval while shards run; the end, and a
 		// shard stopped, at once.
 		if wait := assess.ShardStatusWait(r.memo.AppliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
@@ -252,8 +253,8 @@ func (r *EvalRunReconciler) step(ctx context.Context, run *evalsv1alpha1.EvalRun
 			return nil, err
 		}
 	}
-	if children.ManagerMerges(run) {
-		o, err := r.observeShards(ctx, run, obs, facts)
+	if trials := children.JobTrials(run, job); children.ManagerMerges(children.RunWithTrials(run, trials)) {
+		o, err := r.observeShards(ctx, run, trials, obs, facts)
 		if o != nil {
 			o.runnerEnded = metrics.LastRunnerEnd(pods)
 		}
@@ -311,7 +312,7 @@ func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alph
 	if job == nil || !job.DeletionTimestamp.IsZero() {
 		return &observed{assessment: a, facts: assess.StatusFactsFrom(run), job: job}, nil
 	}
-	release := a.State == assess.StateSucceeded && children.ManagerMerges(run)
+	release := a.State == assess.StateSucceeded && children.ManagerMerges(runWithJobTrials(run, job))
 	if !assess.JobFinished(job) || release {
 		pods, err := r.podsOf(ctx, job)
 		if err != nil {
@@ -348,10 +349,37 @@ func (r *EvalRunReconciler) observeJobGone(ctx context.Context, run *evalsv1alph
 	if a, done := assess.TerminalAssessment(live); done {
 		return &observed{assessment: a, facts: assess.StatusFactsFrom(live)}, nil
 	}
-	if children.ManagerMerges(live) {
-		return r.observeShardsWithoutJob(ctx, live)
+	trials, err := r.pinnedTrials(ctx, live)
+	if err != nil {
+		return nil, err
+	}
+	if children.ManagerMerges(children.RunWithTrials(live, trials)) {
+		return r.observeShardsWithoutJob(ctx, live, trials)
 	}
 	return &observed{assessment: assess.ClassifyWithoutJob(live), facts: assess.StatusFactsFrom(live)}, nil
+}
+
+// runWithJobTrials is the run as the manager runs it (children.RunWithTrials) with the trials its Job records.
+func runWithJobTrials(run *evalsv1alpha1.EvalRun, job *batchv1.Job) *evalsv1alpha1.EvalRun {
+	return children.RunWithTrials(run, children.JobTrials(run, job))
+}
+
+// pinnedTrials is the trials of a run without a Job, as its pinned run.json records them (children.PinnedTrials);
+// the spec's alone when it pinned none. run.json is read only when the eval file's trials could count.
+func (r *EvalRunReconciler) pinnedTrials(ctx context.Context, run *evalsv1alpha1.EvalRun) (children.RunTrials, error) {
+	if !children.FileTrialsCount(run) {
+		return children.JobTrials(run, nil), nil
+	}
+	pinned, err := evalsource.PinnedConfigMap(ctx, r.apiReader, run)
+	if err != nil || pinned == nil {
+		return children.JobTrials(run, nil), err
+	}
+	cfg, err := children.RunConfigFrom(pinned)
+	if err != nil {
+		// A run.json that cannot be read is the merge's to report.
+		return children.JobTrials(run, nil), nil
+	}
+	return children.PinnedTrials(run, cfg), nil
 }
 
 // compareWithBaseline compares a finished run with its baseline (collect.CompareWithBaseline) and records what

@@ -23,7 +23,7 @@ import (
 // pinEvalFile reads, validates and pins the eval file (internal/manager/evalsource), or returns the copy an
 // earlier reconcile pinned (the create meets it; a pinned copy also wins over a source that has gone since). It
 // returns an assessment instead when the source is not there yet (Pending, rechecked with a growing delay) or the
-// file is invalid (InvalidEvalFile, final).
+// run cannot run what it found (refusal: InvalidEvalFile or InvalidSpec, final).
 func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.EvalRun, now time.Time) (*corev1.ConfigMap, *assess.Assessment, error) {
 	found, err := r.source.Read(ctx, run)
 	if err != nil {
@@ -42,10 +42,11 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		return nil, &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
 			Message: textbound.Head(msg, assess.MaxConditionMessage)}, nil
 	}
-	_, llmProblem := children.ResolveLLM(run, r.opts)
-	if invalid := cmp.Or(found.Invalid, llmProblem); invalid != "" {
-		return invalidFile(invalid)
+	if a := r.refusal(run, found); a != nil {
+		return nil, a, nil
 	}
+	// The run's trials: the spec's, else the eval file's own.
+	trials := children.EffectiveTrials(run, file.Trials())
 	// A streamed bucket object has no text here (Data nil): the pods download it and cut their shards from it.
 	defaults := evalsource.Defaults(run)
 	pinData, runIDs := file.Data, caseIDs
@@ -57,7 +58,7 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		}
 		// The earlier run's verdicts are carried only when it judged as this run judges (collect.PlanResume).
 		here := children.BuildRunConfig(run, caseIDs, defaults, file.JudgeLoad(run), r.opts)
-		p, wait, err := r.collect.PlanResume(ctx, run, file.Digest, caseIDs, here, now)
+		p, wait, err := r.collect.PlanResume(ctx, children.RunWithTrials(run, trials), file.Digest, caseIDs, here, now)
 		if wait != nil || err != nil {
 			return nil, wait, err
 		}
@@ -116,6 +117,23 @@ func (r *EvalRunReconciler) pinEvalFile(ctx context.Context, run *evalsv1alpha1.
 		return nil, nil, fmt.Errorf("creating ConfigMap %s returned %T", cm.Name, created)
 	}
 	return pinned, nil, nil
+}
+
+// refusal is the final assessment of a run whose eval file was read (found) but that cannot run: the file is
+// invalid or the model endpoint resolves to nothing (InvalidEvalFile), or the eval file's own trials break the
+// bound admission checks for spec.trials (InvalidSpec, children.CheckFileTrials); nil when it can run.
+func (r *EvalRunReconciler) refusal(run *evalsv1alpha1.EvalRun, found evalsource.Found) *assess.Assessment {
+	_, llmProblem := children.ResolveLLM(run, r.opts)
+	if invalid := cmp.Or(found.Invalid, llmProblem); invalid != "" {
+		return &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidEvalFile,
+			Message: textbound.Head(invalid, assess.MaxConditionMessage)}
+	}
+	file := found.File.Trials()
+	if msg := children.CheckFileTrials(run, children.EffectiveTrials(run, file), file); msg != "" {
+		return &assess.Assessment{State: assess.StateFailed, Reason: evalsv1alpha1.ReasonInvalidSpec,
+			Message: textbound.Head(msg, assess.MaxConditionMessage)}
+	}
+	return nil
 }
 
 // createCarried creates a resumed run's ConfigMaps of carried results (plan.Carried).

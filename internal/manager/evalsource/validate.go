@@ -24,6 +24,15 @@ type File struct {
 	parsed *evalfile.File
 }
 
+// Trials are the file's own trials (an AgentV 4.42 suite's execution.trials), nil when it has none; a streamed
+// bucket object's as Scan read them.
+func (e File) Trials() *evalfile.FileTrials {
+	if e.facts == nil {
+		return nil
+	}
+	return e.facts.Trials
+}
+
 // newFile returns the File of a valid file.
 func newFile(f *evalfile.Facts, data []byte, digest string) File {
 	return File{CaseIDs: f.CaseIDs(), CodeJudgeCases: f.CodeJudgeCases(), facts: f, Data: data, Digest: digest}
@@ -55,11 +64,13 @@ func invalidMessage(err error) string {
 	return "invalid eval file: " + err.Error()
 }
 
-// JudgeLoad is what judging the file's cases takes, for run (which may name a model endpoint).
+// JudgeLoad is what judging the file's cases takes, for run (which may name a model endpoint): with the file's own
+// trials, every case answered and judged that many times unless run's spec sets its trials.
 func (e File) JudgeLoad(run *evalsv1alpha1.EvalRun) children.JudgeLoad {
 	load := children.JudgeLoad{CodeJudgeCases: e.CodeJudgeCases}
 	if e.facts != nil {
 		load.LLMRequests, load.LLMRequestsPerCase = e.facts.LLMRequests(run.Spec.Judging != nil && run.Spec.Judging.LLM != nil)
+		load.FileTrials = e.facts.Trials
 	}
 	return load
 }

@@ -1482,6 +1482,8 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: value
       type:
         scalar: string
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsSource
+  scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsStatus
   map:
     fields:
@@ -1518,6 +1520,9 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: runPassRate
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsEstimate
+    - name: source
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.TrialsSource
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Verdict
   scalar: string
 - name: io.k8s.api.core.v1.Affinity

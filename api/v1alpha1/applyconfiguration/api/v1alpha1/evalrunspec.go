@@ -60,9 +60,11 @@ type EvalRunSpecApplyConfiguration struct {
 	// podTemplate holds scheduling and metadata overrides for the run's pod.
 	PodTemplate *PodOverridesApplyConfiguration `json:"podTemplate,omitempty"`
 	// trials answers every case several times, each answer (a trial) in its own pod, and decides each case by its
-	// pass rate over its trials (docs/statistics.md). Unset means one trial per case. A resume must have its
-	// source's count; a re-judge takes its source's count and passRate (it may set passRate only, which then
-	// replaces its source's).
+	// pass rate over its trials (docs/statistics.md). Unset means the eval file's own trials (an AgentV 4.42 suite's
+	// execution.trials: its count, and a case passing when any trial passes), else one trial per case; when set, it
+	// wins over the eval file's. status.trials.source says which. A resume must have its source's count; a re-judge
+	// takes its source's count and passRate (it may set passRate only, which then replaces its source's), never its
+	// eval file's.
 	Trials *TrialsApplyConfiguration `json:"trials,omitempty"`
 	// sharding splits the eval's cases into shards that run as one Indexed Job, one pod per shard. Each shard's
 	// runner gets an eval file holding only its cases at {EVAL_FILE}; the manager merges the shards' results into

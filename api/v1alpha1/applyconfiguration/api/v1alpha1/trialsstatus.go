@@ -17,15 +17,25 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	apiv1alpha1 "github.com/evalrun-operator/evalrun-operator/api/v1alpha1"
+)
+
 // TrialsStatusApplyConfiguration represents a declarative configuration of the TrialsStatus type for use
 // with apply.
 //
-// TrialsStatus is a run's results over its repeated trials (spec.trials). Decimals are strings with 4 decimals.
+// TrialsStatus is a run's results over its repeated trials (spec.trials, else the eval file's own). Decimals are
+// strings with 4 decimals.
 type TrialsStatusApplyConfiguration struct {
-	// count is the number of trials of every case (spec.trials.count).
+	// count is the number of trials of every case (spec.trials.count, else the eval file's).
 	Count *int32 `json:"count,omitempty"`
-	// passRate is the share of its trials a case had to pass (spec.trials.passRate).
+	// passRate is the share of its trials a case had to pass (spec.trials.passRate, else the eval file's: 1/count
+	// rounded down to 6 decimals, a case passing when any trial passes).
 	PassRate *string `json:"passRate,omitempty"`
+	// source is where count and passRate came from: Spec (spec.trials) or EvalFile (the eval file's own trials,
+	// an AgentV 4.42 suite's execution.trials, spec.trials being unset). Unset for a re-judge, whose trials are
+	// its source run's (that run's status.trials.source says where they came from).
+	Source *apiv1alpha1.TrialsSource `json:"source,omitempty"`
 	// cases is the number of cases the figures below cover: every requested case.
 	Cases *int32 `json:"cases,omitempty"`
 	// runPassRate is the share of cases whose verdict passed (summary.passed / summary.total) with its 95% Wilson
@@ -67,6 +77,14 @@ func (b *TrialsStatusApplyConfiguration) WithCount(value int32) *TrialsStatusApp
 // If called multiple times, the PassRate field is set to the value of the last call.
 func (b *TrialsStatusApplyConfiguration) WithPassRate(value string) *TrialsStatusApplyConfiguration {
 	b.PassRate = &value
+	return b
+}
+
+// WithSource sets the Source field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Source field is set to the value of the last call.
+func (b *TrialsStatusApplyConfiguration) WithSource(value apiv1alpha1.TrialsSource) *TrialsStatusApplyConfiguration {
+	b.Source = &value
 	return b
 }
 
