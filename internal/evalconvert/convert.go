@@ -25,6 +25,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/bundle"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
+
 	// The converted suite is read back with the 4.42 reader: this package needs it, whatever binary links it.
 	_ "github.com/evalrun-operator/evalrun-operator/internal/evalfile/suite42"
 )
