@@ -3,7 +3,9 @@
 // and the mean score over the cases both have; Paired tests the per-case pass rates with internal/stats (McNemar's
 // exact test with one trial per case, the sign-flip test with more) and reports the effect with its interval and
 // the p-value. The manager's baseline comparison (status.baseline, the Regressed condition) and `kubectl evalrun
-// compare` share it. Pure: it reads result lines (or per-case counts over trials), wherever they were stored.
+// compare` share it. It also keeps an EvalSchedule's case history (History: each case's last verdicts, its flips,
+// the flakiest cases) and the cases spec.baseline.quarantine leaves out. Pure: it reads result lines (or per-case
+// counts over trials), wherever they were stored, and encodes the history it is given.
 package compare
 
 import (
