@@ -325,3 +325,40 @@ func FuzzDecodeHistory(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkHistoryRecordEncode records the 30th run of a 20,000-case suite whose cases flip now and then and
+// encodes the history, reporting its encoded size (what the ConfigMap holds).
+func BenchmarkHistoryRecordEncode(b *testing.B) {
+	const cases = 20_000
+	base := &History{}
+	for r := range HistoryRuns - 1 {
+		v := make(map[string]byte, cases)
+		for i := range cases {
+			v[fmt.Sprintf("suite/area-%02d/case-%05d", i%37, i)] = "PPPPPPPF"[(i*7+r*13)%8]
+		}
+		base.Record(fmt.Sprintf("00000000-0000-0000-0000-%012d", r), night(r), v)
+	}
+	last := make(map[string]byte, cases)
+	for id := range base.Cases {
+		last[id] = 'P'
+	}
+	data, err := base.encode()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var size int
+	for b.Loop() {
+		h, err := DecodeHistory(data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h.Record("last", night(HistoryRuns), last)
+		out, err := h.Encode(HistoryBudget)
+		if err != nil || h.Dropped != 0 {
+			b.Fatalf("encode: %v, %d dropped", err, h.Dropped)
+		}
+		size = len(out)
+	}
+	b.ReportMetric(float64(size), "bytes/history")
+}
