@@ -544,6 +544,16 @@ type BaselineComparison struct {
 	// missingInBaselineCount is the number of cases missing in the baseline.
 	// +required
 	MissingInBaselineCount int32 `json:"missingInBaselineCount"`
+	// quarantined are this run's cases left out of the comparison as flaky (spec.baseline.quarantine), at most
+	// 100, in this run's case order.
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=256
+	// +listType=atomic
+	// +optional
+	Quarantined []string `json:"quarantined,omitempty"`
+	// quarantinedCount is the number of quarantined cases.
+	// +optional
+	QuarantinedCount int32 `json:"quarantinedCount,omitempty"`
 	// meanScore is this run's mean score over the cases both runs have a result for (Error counts 0; Skipped in
 	// either run leaves the case out), as a decimal string.
 	// +kubebuilder:validation:MaxLength=16

@@ -218,6 +218,24 @@ type Baseline struct {
 	// +default="0"
 	// +optional
 	MinEffect *string `json:"minEffect,omitempty"`
+
+	// quarantine leaves flaky cases out of the regression test (Count and Paired alike), for a run an
+	// EvalSchedule created: its cases whose verdict flipped between passing and not passing in more than
+	// flakyOver of the changes over the schedule's recorded history (its last 30 runs, this run left out, at
+	// least 3 verdicts) are listed in status.baseline.quarantined instead of compared. A run no schedule created
+	// has no history and quarantines nothing.
+	// +optional
+	Quarantine *BaselineQuarantine `json:"quarantine,omitempty"`
+}
+
+// BaselineQuarantine is spec.baseline.quarantine.
+type BaselineQuarantine struct {
+	// flakyOver is the flip rate above which a case is quarantined, a decimal in (0, 1] with at most 6 decimals
+	// (a case flipped between consecutive verdicts of its history in more than this share of them).
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:Pattern=`^(0\.[0-9]{0,5}[1-9][0-9]{0,5}|1(\.0{1,6})?)$`
+	// +required
+	FlakyOver string `json:"flakyOver"`
 }
 
 // BaselineTest is how spec.baseline decides Regressed.

@@ -336,6 +336,17 @@ func TestEvalRunAdmission(t *testing.T) {
 			wantErr: "spec.baseline.minEffect in body should match"},
 		{name: "minEffect as points", run: mk("bad-min-effect-pts", "default").PairedBaseline("earlier", "", "5").Obj(),
 			wantErr: "spec.baseline.minEffect in body should match"},
+		{name: "quarantine flakyOver 0.3", run: quarantine(mk("ok-quarantine", "default"), "0.3")},
+		{name: "quarantine flakyOver 1", run: quarantine(mk("ok-quarantine-1", "default"), "1.000000")},
+		{name: "quarantine flakyOver with six decimals", run: quarantine(mk("ok-quarantine-6", "default"), "0.000001")},
+		{name: "quarantine flakyOver 0", run: quarantine(mk("bad-quarantine-0", "default"), "0.000"),
+			wantErr: "spec.baseline.quarantine.flakyOver in body should match"},
+		{name: "quarantine flakyOver above 1", run: quarantine(mk("bad-quarantine-big", "default"), "1.5"),
+			wantErr: "spec.baseline.quarantine.flakyOver in body should match"},
+		{name: "quarantine flakyOver as a percentage", run: quarantine(mk("bad-quarantine-pct", "default"), "30"),
+			wantErr: "spec.baseline.quarantine.flakyOver in body should match"},
+		{name: "quarantine flakyOver empty", run: quarantine(mk("bad-quarantine-empty", "default"), ""),
+			wantErr: "spec.baseline.quarantine.flakyOver in body should match"},
 	}
 	ctx := context.Background()
 	for _, tc := range cases {
@@ -656,5 +667,12 @@ func withBundle(name string, edit func(*evalsv1alpha1.EvalBundle)) *evalsv1alpha
 	b := &evalsv1alpha1.EvalBundle{EvalFile: "suites/math/eval.yaml", ConfigMap: &evalsv1alpha1.BundleConfigMap{Name: "bundle"}}
 	edit(b)
 	r.Spec.EvalFile = evalsv1alpha1.EvalFileSource{Bundle: b}
+	return r
+}
+
+// quarantine gives w a Paired baseline that quarantines cases flipping more than flakyOver.
+func quarantine(w *testutil.EvalRunWrapper, flakyOver string) *evalsv1alpha1.EvalRun {
+	r := w.PairedBaseline("earlier", "", "").Obj()
+	r.Spec.Baseline.Quarantine = &evalsv1alpha1.BaselineQuarantine{FlakyOver: flakyOver}
 	return r
 }

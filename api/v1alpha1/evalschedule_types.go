@@ -161,6 +161,41 @@ type EvalScheduleStatus struct {
 	// carried results left out. Unset until a run it keeps has finished.
 	// +optional
 	Cost *ScheduleCost `json:"cost,omitempty"`
+
+	// historyRuns is how many finished runs the schedule's case history (the ConfigMap
+	// <schedule>-evalrun-history) holds, at most 30.
+	// +optional
+	HistoryRuns int32 `json:"historyRuns,omitempty"`
+
+	// historyDroppedCases counts the cases the latest recording left out of the case history to keep it under
+	// its size budget.
+	// +optional
+	HistoryDroppedCases int32 `json:"historyDroppedCases,omitempty"`
+
+	// flakiest are the (at most 10) cases whose verdict flipped between passing and not passing most often over
+	// the case history, most flips first.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +optional
+	Flakiest []FlakyCase `json:"flakiest,omitempty"`
+}
+
+// FlakyCase is a case of status.flakiest.
+type FlakyCase struct {
+	// id is the case id.
+	// +kubebuilder:validation:MaxLength=256
+	// +required
+	ID string `json:"id"`
+	// flips is how often its verdict flipped between passing and not passing.
+	// +required
+	Flips int32 `json:"flips"`
+	// runs is how many verdicts of it the history holds (Skipped and runs without the case left out).
+	// +required
+	Runs int32 `json:"runs"`
+	// flipRate is flips over runs - 1, a decimal string.
+	// +kubebuilder:validation:MaxLength=16
+	// +required
+	FlipRate string `json:"flipRate"`
 }
 
 // ScheduledRun is a run a schedule created.

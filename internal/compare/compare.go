@@ -3,7 +3,9 @@
 // and the mean score over the cases both have; Paired tests the per-case pass rates with internal/stats (McNemar's
 // exact test with one trial per case, the sign-flip test with more) and reports the effect with its interval and
 // the p-value. The manager's baseline comparison (status.baseline, the Regressed condition) and `kubectl evalrun
-// compare` share it. Pure: it reads result lines (or per-case counts over trials), wherever they were stored.
+// compare` share it. It also keeps an EvalSchedule's case history (History: each case's last verdicts, its flips,
+// the flakiest cases) and the cases spec.baseline.quarantine leaves out. Pure: it reads result lines (or per-case
+// counts over trials), wherever they were stored, and encodes the history it is given.
 package compare
 
 import (
@@ -124,6 +126,10 @@ type Comparison struct {
 	MeanScore, BaselineMeanScore float64
 	// OnlyInBaseline and OnlyInRun count the case ids only one run has (with or without a record).
 	OnlyInBaseline, OnlyInRun int
+	// Quarantined are the run's cases left out as flaky (Builder.Quarantine), at most the limit; QuarantinedCount
+	// counts them all.
+	Quarantined      []string
+	QuarantinedCount int
 
 	// pairs are the shared cases, in the run's order, for the Paired test.
 	pairs []pair
@@ -152,7 +158,14 @@ type Builder struct {
 	baseSum       float64
 	// baseLines and runLines group the lines of a side with trials (nil: one trial, a line is a case).
 	baseLines, runLines *lineGroups
+	// quarantine are the case ids left out of the comparison (Quarantine).
+	quarantine map[string]bool
 }
+
+// Quarantine leaves the cases ids out of the comparison (spec.baseline.quarantine: cases that flip from run to
+// run), both the Count and the Paired test; the run's cases among them are listed in Comparison.Quarantined. Call
+// it before adding cases.
+func (b *Builder) Quarantine(ids map[string]bool) { b.quarantine = ids }
 
 // lineGroups are one run's result lines grouped by case id, in the order the ids first came, each case's trials
 // tallied under the run's rule.
@@ -229,7 +242,7 @@ func (b *Builder) sealBaseline() {
 
 // AddBaselineCase records one baseline case. A repeated id keeps its first case.
 func (b *Builder) AddBaselineCase(c Case) {
-	if _, dup := b.baseline[c.ID]; dup {
+	if _, dup := b.baseline[c.ID]; dup || b.quarantine[c.ID] {
 		return
 	}
 	b.baseline[c.ID] = &entry{Case: c}
@@ -243,6 +256,10 @@ func (b *Builder) AddRunCase(run Case) {
 		return
 	}
 	b.runSeen[run.ID] = true
+	if b.quarantine[run.ID] {
+		b.add(&b.out.Quarantined, &b.out.QuarantinedCount, run.ID)
+		return
+	}
 	e, ok := b.baseline[run.ID]
 	if !ok {
 		b.out.OnlyInRun++
@@ -318,6 +335,8 @@ func (c *Comparison) Status() evalsv1alpha1.BaselineComparison {
 		MissingInRunCount:      int32(c.MissingInRunCount),
 		MissingInBaseline:      c.MissingInBaseline,
 		MissingInBaselineCount: int32(c.MissingInBaselineCount),
+		Quarantined:            c.Quarantined,
+		QuarantinedCount:       int32(c.QuarantinedCount),
 	}
 	if c.HasScores() {
 		out.MeanScore = verdict.FormatScore(c.MeanScore)

@@ -244,7 +244,9 @@ func baselineComparison(b *evalsv1alpha1.BaselineComparison) *acv1alpha1.Baselin
 		WithNewlyFailing(b.NewlyFailing...).WithNewlyFailingCount(b.NewlyFailingCount).
 		WithNewlyPassing(b.NewlyPassing...).WithNewlyPassingCount(b.NewlyPassingCount).
 		WithMissingInRun(b.MissingInRun...).WithMissingInRunCount(b.MissingInRunCount).
-		WithMissingInBaseline(b.MissingInBaseline...).WithMissingInBaselineCount(b.MissingInBaselineCount)
+		WithMissingInBaseline(b.MissingInBaseline...).WithMissingInBaselineCount(b.MissingInBaselineCount).
+		WithQuarantined(b.Quarantined...)
+	optional(b.QuarantinedCount, ac.WithQuarantinedCount)
 	optional(b.EvalFile, ac.WithEvalFile)
 	if b.BaselineJudgeImage != nil {
 		ac.WithBaselineJudgeImage(judgeImageStatus(b.BaselineJudgeImage))

@@ -150,6 +150,12 @@ func Schedule(s *evalsv1alpha1.EvalScheduleStatus) *acv1alpha1.EvalScheduleStatu
 	if s.Cost != nil {
 		ac.WithCost(scheduleCost(s.Cost))
 	}
+	optional(s.HistoryRuns, ac.WithHistoryRuns)
+	optional(s.HistoryDroppedCases, ac.WithHistoryDroppedCases)
+	for i := range s.Flakiest {
+		f := &s.Flakiest[i]
+		ac.WithFlakiest(acv1alpha1.FlakyCase().WithID(f.ID).WithFlips(f.Flips).WithRuns(f.Runs).WithFlipRate(f.FlipRate))
+	}
 	return ac
 }
 

@@ -153,7 +153,7 @@ func TestOwnedFields(t *testing.T) {
 		{
 			name:   "schedule",
 			status: Schedule(&schedule),
-			wantKeys: []string{"active", "conditions", "cost", "lastFinished", "lastScheduleTime", "lastSkippedTime", "lastSuccessfulTime",
+			wantKeys: []string{"active", "conditions", "cost", "flakiest", "historyDroppedCases", "historyRuns", "lastFinished", "lastScheduleTime", "lastSkippedTime", "lastSuccessfulTime",
 				"nextScheduleTime", "observedGeneration"},
 			wantConditions: []string{"Ready", "Stalled"},
 		},

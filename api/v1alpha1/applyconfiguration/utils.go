@@ -41,6 +41,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.BaselineApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BaselineComparison"):
 		return &apiv1alpha1.BaselineComparisonApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("BaselineQuarantine"):
+		return &apiv1alpha1.BaselineQuarantineApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("BundleConfigMap"):
 		return &apiv1alpha1.BundleConfigMapApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("CarriedCost"):
@@ -77,6 +79,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &apiv1alpha1.EvaluatorSummaryApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("FinishedRun"):
 		return &apiv1alpha1.FinishedRunApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("FlakyCase"):
+		return &apiv1alpha1.FlakyCaseApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Healthcheck"):
 		return &apiv1alpha1.HealthcheckApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("JudgeImageStatus"):

@@ -90,6 +90,14 @@ func (r *Collections) compareWithBaseline(ctx context.Context, run *evalsv1alpha
 	// A run with trials stores a line per trial of a case: each run's cases are decided over their trials by its
 	// own rule (status.trials), so Count compares case verdicts and Paired each case's passed trials of its trials.
 	b.Trials(compare.TrialRuleOf(base), compare.TrialRuleOf(live))
+	quarantine, msg, err := r.quarantined(ctx, run)
+	if err != nil {
+		return err
+	}
+	if msg != "" {
+		return unavailable("spec.baseline.quarantine: %s", msg)
+	}
+	b.Quarantine(quarantine)
 	if msg, err := r.eachStoredLine(ctx, run, base, func(l *results.Line) error { b.AddBaseline(l); return nil }); msg != "" || err != nil {
 		return errors.Join(err, unavailableIf(msg, unavailable, "baseline EvalRun "+name))
 	}
@@ -111,6 +119,9 @@ func (r *Collections) compareWithBaseline(ctx context.Context, run *evalsv1alpha
 		st.EvalFile = evalsv1alpha1.EvalFileDifferent
 		scope = fmt.Sprintf("compared with baseline EvalRun %s over the %d case ids both have only (its eval file has sha256 %q, this run's %q)",
 			name, c.Shared, base.Status.EvalFileSHA256, live.Status.EvalFileSHA256)
+	}
+	if c.QuarantinedCount > 0 {
+		scope += fmt.Sprintf(" (%d flaky cases quarantined)", c.QuarantinedCount)
 	}
 	obs.Baseline = &st
 	if regressed {

@@ -8,8 +8,11 @@ import (
 	"time"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/assess"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/bucketpool"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/collect"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/metrics"
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/options"
+	"github.com/evalrun-operator/evalrun-operator/internal/manager/runmemo"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -56,18 +59,25 @@ const nextTimeSlack = 100 * time.Millisecond
 // EvalScheduleReconciler creates an EvalSchedule's runs at their scheduled times, deletes those beyond its
 // history limits and reports the latest outcome.
 type EvalScheduleReconciler struct {
-	client   client.Client
-	recorder recorder.EventRecorder
-	clock    clock.PassiveClock
-	workers  int
+	client client.Client
+	// apiReader reads uncached: the case history ConfigMap (the cache holds only runs' ConfigMaps); collect reads
+	// finished runs' stored results into it.
+	apiReader client.Reader
+	collect   *collect.Collections
+	recorder  recorder.EventRecorder
+	clock     clock.PassiveClock
+	workers   int
 }
 
-// NewEvalScheduleReconciler returns a reconciler; c is the manager's cached client, rec emits events, clk tells the
-// time.
-// opts.ScheduleConcurrentReconciles is how many schedules it reconciles at once.
-func NewEvalScheduleReconciler(c client.Client, rec recorder.EventRecorder, clk clock.PassiveClock,
+// NewEvalScheduleReconciler returns a reconciler; c is the manager's cached client, apiReader reads uncached, rec
+// emits events, clk tells the time. opts.ScheduleConcurrentReconciles is how many schedules it reconciles at once;
+// opts bounds the bucket calls reading finished runs' results.
+func NewEvalScheduleReconciler(c client.Client, apiReader client.Reader, rec recorder.EventRecorder, clk clock.PassiveClock,
 	opts options.Options) *EvalScheduleReconciler {
-	return &EvalScheduleReconciler{client: c, recorder: rec, clock: clk, workers: opts.WithDefaults().ScheduleConcurrentReconciles}
+	opts = opts.WithDefaults()
+	memo := runmemo.New()
+	return &EvalScheduleReconciler{client: c, apiReader: apiReader, recorder: rec, clock: clk, workers: opts.ScheduleConcurrentReconciles,
+		collect: collect.New(c, apiReader, memo, bucketpool.NewBounds(clk, opts, memo), clk, opts)}
 }
 
 // SetupWithManager registers the reconciler: EvalSchedules and the EvalRuns they control.
@@ -100,10 +110,13 @@ func (r *EvalScheduleReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	status := s.Status.DeepCopy()
 	status.ObservedGeneration = s.Generation
 
-	// 1. History: delete the finished runs beyond the limits, with what they stored in a bucket.
-	var stepErr error
-	for _, run := range g.Expired(&s.Spec) {
-		stepErr = errors.Join(stepErr, r.deleteRun(ctx, s, run, eventRunDeleted, "deleted run %s beyond the history limits"))
+	// 1. History: record the finished runs' case verdicts, then delete the finished runs beyond the limits (not
+	// while recording failed: they may not be recorded yet).
+	stepErr := r.recordHistory(ctx, s, g, status)
+	if stepErr == nil {
+		for _, run := range g.Expired(&s.Spec) {
+			stepErr = errors.Join(stepErr, r.deleteRun(ctx, s, run, eventRunDeleted, "deleted run %s beyond the history limits"))
+		}
 	}
 
 	// 2. The schedule itself.

@@ -78,7 +78,7 @@ func SetupManager(ctx context.Context, mgr ctrl.Manager, clk clock.PassiveClock,
 	if err := r.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the EvalRun controller: %w", err)
 	}
-	s := NewEvalScheduleReconciler(mgr.GetClient(), mgr.GetEventRecorder(ScheduleControllerName), clk, opts)
+	s := NewEvalScheduleReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(ScheduleControllerName), clk, opts)
 	if err := s.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the EvalSchedule controller: %w", err)
 	}

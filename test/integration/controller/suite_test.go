@@ -143,7 +143,7 @@ func startManager() (*runningManager, error) {
 		cancel()
 		return nil, err
 	}
-	sr := controller.NewEvalScheduleReconciler(counted, m.GetEventRecorder(controller.ScheduleControllerName), clk, testOptions)
+	sr := controller.NewEvalScheduleReconciler(counted, m.GetAPIReader(), m.GetEventRecorder(controller.ScheduleControllerName), clk, testOptions)
 	if err := sr.SetupWithManager(m); err != nil {
 		cancel()
 		return nil, err

@@ -123,6 +123,9 @@ var schemaYAML = typed.YAMLObject(`types:
       type:
         scalar: string
       default: "0"
+    - name: quarantine
+      type:
+        namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineQuarantine
     - name: runName
       type:
         scalar: string
@@ -187,6 +190,15 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: paired
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.PairedComparison
+    - name: quarantined
+      type:
+        list:
+          elementType:
+            scalar: string
+          elementRelationship: atomic
+    - name: quarantinedCount
+      type:
+        scalar: numeric
     - name: runName
       type:
         scalar: string
@@ -199,6 +211,12 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: test
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineTest
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineQuarantine
+  map:
+    fields:
+    - name: flakyOver
+      type:
+        scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BaselineTest
   scalar: string
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.BatchingMode
@@ -629,6 +647,18 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: cost
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.ScheduleCost
+    - name: flakiest
+      type:
+        list:
+          elementType:
+            namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.FlakyCase
+          elementRelationship: atomic
+    - name: historyDroppedCases
+      type:
+        scalar: numeric
+    - name: historyRuns
+      type:
+        scalar: numeric
     - name: lastFinished
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.FinishedRun
@@ -692,6 +722,21 @@ var schemaYAML = typed.YAMLObject(`types:
     - name: summary
       type:
         namedType: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.RunSummary
+- name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.FlakyCase
+  map:
+    fields:
+    - name: flipRate
+      type:
+        scalar: string
+    - name: flips
+      type:
+        scalar: numeric
+    - name: id
+      type:
+        scalar: string
+    - name: runs
+      type:
+        scalar: numeric
 - name: com.github.evalrun-operator.evalrun-operator.api.v1alpha1.Healthcheck
   map:
     fields:

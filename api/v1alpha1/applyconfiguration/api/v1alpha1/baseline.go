@@ -56,6 +56,12 @@ type BaselineApplyConfiguration struct {
 	// regression, a decimal in [0, 1]. Defaults to "0": any drop unlikely by chance. Set it to the smallest drop
 	// you would act on where a suite is large enough to detect drops too small to matter.
 	MinEffect *string `json:"minEffect,omitempty"`
+	// quarantine leaves flaky cases out of the regression test (Count and Paired alike), for a run an
+	// EvalSchedule created: its cases whose verdict flipped between passing and not passing in more than
+	// flakyOver of the changes over the schedule's recorded history (its last 30 runs, this run left out, at
+	// least 3 verdicts) are listed in status.baseline.quarantined instead of compared. A run no schedule created
+	// has no history and quarantines nothing.
+	Quarantine *BaselineQuarantineApplyConfiguration `json:"quarantine,omitempty"`
 }
 
 // BaselineApplyConfiguration constructs a declarative configuration of the Baseline type for use with
@@ -109,5 +115,13 @@ func (b *BaselineApplyConfiguration) WithAlpha(value string) *BaselineApplyConfi
 // If called multiple times, the MinEffect field is set to the value of the last call.
 func (b *BaselineApplyConfiguration) WithMinEffect(value string) *BaselineApplyConfiguration {
 	b.MinEffect = &value
+	return b
+}
+
+// WithQuarantine sets the Quarantine field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Quarantine field is set to the value of the last call.
+func (b *BaselineApplyConfiguration) WithQuarantine(value *BaselineQuarantineApplyConfiguration) *BaselineApplyConfiguration {
+	b.Quarantine = value
 	return b
 }

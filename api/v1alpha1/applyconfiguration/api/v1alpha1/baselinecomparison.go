@@ -58,6 +58,11 @@ type BaselineComparisonApplyConfiguration struct {
 	MissingInBaseline []string `json:"missingInBaseline,omitempty"`
 	// missingInBaselineCount is the number of cases missing in the baseline.
 	MissingInBaselineCount *int32 `json:"missingInBaselineCount,omitempty"`
+	// quarantined are this run's cases left out of the comparison as flaky (spec.baseline.quarantine), at most
+	// 100, in this run's case order.
+	Quarantined []string `json:"quarantined,omitempty"`
+	// quarantinedCount is the number of quarantined cases.
+	QuarantinedCount *int32 `json:"quarantinedCount,omitempty"`
 	// meanScore is this run's mean score over the cases both runs have a result for (Error counts 0; Skipped in
 	// either run leaves the case out), as a decimal string.
 	MeanScore *string `json:"meanScore,omitempty"`
@@ -187,6 +192,24 @@ func (b *BaselineComparisonApplyConfiguration) WithMissingInBaseline(values ...s
 // If called multiple times, the MissingInBaselineCount field is set to the value of the last call.
 func (b *BaselineComparisonApplyConfiguration) WithMissingInBaselineCount(value int32) *BaselineComparisonApplyConfiguration {
 	b.MissingInBaselineCount = &value
+	return b
+}
+
+// WithQuarantined adds the given value to the Quarantined field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Quarantined field.
+func (b *BaselineComparisonApplyConfiguration) WithQuarantined(values ...string) *BaselineComparisonApplyConfiguration {
+	for i := range values {
+		b.Quarantined = append(b.Quarantined, values[i])
+	}
+	return b
+}
+
+// WithQuarantinedCount sets the QuarantinedCount field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the QuarantinedCount field is set to the value of the last call.
+func (b *BaselineComparisonApplyConfiguration) WithQuarantinedCount(value int32) *BaselineComparisonApplyConfiguration {
+	b.QuarantinedCount = &value
 	return b
 }
 

@@ -48,6 +48,15 @@ type EvalScheduleStatusApplyConfiguration struct {
 	// cost sums what the schedule's finished runs that it still keeps (its history) spent: their status.cost,
 	// carried results left out. Unset until a run it keeps has finished.
 	Cost *ScheduleCostApplyConfiguration `json:"cost,omitempty"`
+	// historyRuns is how many finished runs the schedule's case history (the ConfigMap
+	// <schedule>-evalrun-history) holds, at most 30.
+	HistoryRuns *int32 `json:"historyRuns,omitempty"`
+	// historyDroppedCases counts the cases the latest recording left out of the case history to keep it under
+	// its size budget.
+	HistoryDroppedCases *int32 `json:"historyDroppedCases,omitempty"`
+	// flakiest are the (at most 10) cases whose verdict flipped between passing and not passing most often over
+	// the case history, most flips first.
+	Flakiest []FlakyCaseApplyConfiguration `json:"flakiest,omitempty"`
 }
 
 // EvalScheduleStatusApplyConfiguration constructs a declarative configuration of the EvalScheduleStatus type for use with
@@ -135,5 +144,34 @@ func (b *EvalScheduleStatusApplyConfiguration) WithLastFinished(value *FinishedR
 // If called multiple times, the Cost field is set to the value of the last call.
 func (b *EvalScheduleStatusApplyConfiguration) WithCost(value *ScheduleCostApplyConfiguration) *EvalScheduleStatusApplyConfiguration {
 	b.Cost = value
+	return b
+}
+
+// WithHistoryRuns sets the HistoryRuns field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HistoryRuns field is set to the value of the last call.
+func (b *EvalScheduleStatusApplyConfiguration) WithHistoryRuns(value int32) *EvalScheduleStatusApplyConfiguration {
+	b.HistoryRuns = &value
+	return b
+}
+
+// WithHistoryDroppedCases sets the HistoryDroppedCases field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HistoryDroppedCases field is set to the value of the last call.
+func (b *EvalScheduleStatusApplyConfiguration) WithHistoryDroppedCases(value int32) *EvalScheduleStatusApplyConfiguration {
+	b.HistoryDroppedCases = &value
+	return b
+}
+
+// WithFlakiest adds the given value to the Flakiest field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Flakiest field.
+func (b *EvalScheduleStatusApplyConfiguration) WithFlakiest(values ...*FlakyCaseApplyConfiguration) *EvalScheduleStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithFlakiest")
+		}
+		b.Flakiest = append(b.Flakiest, *values[i])
+	}
 	return b
 }
