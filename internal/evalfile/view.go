@@ -216,22 +216,29 @@ func (vw *viewWriter) writeCase(c *Case) error {
 	const col = viewMessageCol + 2
 	for _, m := range c.InputMessages {
 		b = appendMessageHead(b, string(m.Role))
-		if m.Content.Kind != ContentNone {
-			v, err := yamltree.DecodeJSON(m.Content.Raw)
-			if err != nil {
-				return fmt.Errorf("content: %w", err)
-			}
-			b = yamltree.AppendMember(b, col, "content", v)
-		}
-		if len(m.ToolCalls) > 0 {
-			var err error
-			if b, err = appendToolCalls(b, col, m.ToolCalls); err != nil {
-				return err
-			}
+		var err error
+		if b, err = appendMessageBody(b, col, m); err != nil {
+			return err
 		}
 	}
 	vw.buf = b
 	return nil
+}
+
+// appendMessageBody appends a view message's content (when it has one) and tool calls at column col, in both
+// formats' views.
+func appendMessageBody(b []byte, col int, m Message) ([]byte, error) {
+	if m.Content.Kind != ContentNone {
+		v, err := yamltree.DecodeJSON(m.Content.Raw)
+		if err != nil {
+			return b, fmt.Errorf("content: %w", err)
+		}
+		b = yamltree.AppendMember(b, col, "content", v)
+	}
+	if len(m.ToolCalls) > 0 {
+		return appendToolCalls(b, col, m.ToolCalls)
+	}
+	return b, nil
 }
 
 // appendToolCalls appends a message's tool_calls member at column col: each call's tool, input and output.

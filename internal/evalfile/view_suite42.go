@@ -74,18 +74,9 @@ func (vw *viewWriter) writeMessages(msgs []Message) error {
 		if m.Name != "" {
 			b = yamltree.AppendMember(b, col, "name", &yamltree.Value{Kind: yamltree.KindString, Str: m.Name})
 		}
-		if m.Content.Kind != ContentNone {
-			v, err := yamltree.DecodeJSON(m.Content.Raw)
-			if err != nil {
-				return fmt.Errorf("content: %w", err)
-			}
-			b = yamltree.AppendMember(b, col, "content", v)
-		}
-		if len(m.ToolCalls) > 0 {
-			var err error
-			if b, err = appendToolCalls(b, col, m.ToolCalls); err != nil {
-				return err
-			}
+		var err error
+		if b, err = appendMessageBody(b, col, m); err != nil {
+			return err
 		}
 	}
 	vw.buf = b

@@ -2,7 +2,10 @@
 // encoding/json produces.
 package jsonenc
 
-import "unicode/utf8"
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+)
 
 const lowerHex = "0123456789abcdef"
 
@@ -135,6 +138,20 @@ func StringLen(s string) int {
 			n += 3
 		}
 		i += size
+	}
+	return n
+}
+
+// UTF16Len is JavaScript's s.length: the UTF-16 code units of s (a byte that is not UTF-8 counts one, as the
+// replacement character it decodes to).
+func UTF16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if w := utf16.RuneLen(r); w > 0 {
+			n += w
+		} else {
+			n++
+		}
 	}
 	return n
 }

@@ -106,3 +106,16 @@ func TestAppendStringJS(t *testing.T) {
 		}
 	}
 }
+
+// TestUTF16Len: JavaScript's length of a string, in UTF-16 code units: a character past U+FFFF counts two, an
+// invalid byte one.
+func TestUTF16Len(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want int
+	}{{"", 0}, {"abc", 3}, {"é", 1}, {"日本", 2}, {"😀", 2}, {"a😀b", 4}, {"\xff\xfe", 2}} {
+		if got := UTF16Len(tc.s); got != tc.want {
+			t.Errorf("UTF16Len(%q) = %d, want %d", tc.s, got, tc.want)
+		}
+	}
+}

@@ -130,12 +130,7 @@ func casesData(in HTMLInput, m *marks) pageData {
 		if m != nil {
 			m.annotate(&c, l.ID, l.Score)
 		}
-		for _, e := range l.Evaluators {
-			if !names[e.Name] {
-				names[e.Name] = true
-				data.Evaluators = append(data.Evaluators, e.Name)
-			}
-		}
+		data.addEvaluators(names, l.Evaluators)
 		if cut {
 			data.CutCases++
 		}
@@ -254,14 +249,8 @@ func trialCasesData(in HTMLInput, rule results.TrialRule, groups []*TrialCase, m
 			m.annotate(&c, tc.ID, tc.Case.Score)
 		}
 		for _, l := range tc.Trials {
-			if l == nil {
-				continue
-			}
-			for _, e := range l.Evaluators {
-				if !names[e.Name] {
-					names[e.Name] = true
-					data.Evaluators = append(data.Evaluators, e.Name)
-				}
+			if l != nil {
+				data.addEvaluators(names, l.Evaluators)
 			}
 		}
 		if cut {
@@ -297,4 +286,14 @@ func trialCaseOf(tc *TrialCase, t CaseText, budget int) (caseData, bool) {
 			DurationMs: one.DurationMs, Tokens: one.Tokens}
 	}
 	return c, anyCut
+}
+
+// addEvaluators lists each evaluator name of evals the page has not listed yet (names: those it has).
+func (d *pageData) addEvaluators(names map[string]bool, evals []verdict.EvaluatorResult) {
+	for _, e := range evals {
+		if !names[e.Name] {
+			names[e.Name] = true
+			d.Evaluators = append(d.Evaluators, e.Name)
+		}
+	}
 }

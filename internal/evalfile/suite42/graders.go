@@ -11,6 +11,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 	"github.com/evalrun-operator/evalrun-operator/internal/textbound"
 )
 
@@ -254,7 +255,7 @@ func graderName(kind string, v *yamltree.Value) string {
 		if str == "" {
 			return kind
 		}
-		if jsLength(str) > 30 {
+		if jsonenc.UTF16Len(str) > 30 {
 			return "regex-" + jsSlice(str, 30)
 		}
 		return "regex-" + str

@@ -10,6 +10,7 @@ import (
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile/yamltree"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 )
 
 // suiteParser reads a 4.42 suite into a File.
@@ -464,12 +465,12 @@ func (sp *suiteParser) metadataFields() {
 			}
 			return ""
 		}
-		if checked && max > 0 && (v.Str == "" || jsLength(v.Str) > max) {
+		if checked && max > 0 && (v.Str == "" || jsonenc.UTF16Len(v.Str) > max) {
 			p.Add(key, v, "must be 1 to %d characters (AgentV 4.42 refuses the suite)", max)
 		}
 		return v.Str
 	}
-	if checked && (!metadataNamePattern.MatchString(s.Name) || jsLength(s.Name) > 64) {
+	if checked && (!metadataNamePattern.MatchString(s.Name) || jsonenc.UTF16Len(s.Name) > 64) {
 		p.Add("name", root.Get("name"), "must be 1 to 64 lower-case letters, digits and '-' (AgentV 4.42 refuses "+
 			"the suite), got %q", headOf(s.Name))
 	}

@@ -222,16 +222,3 @@ func jsSlice(s string, n int) string {
 	}
 	return s
 }
-
-// jsLength is JavaScript's s.length: its UTF-16 code units.
-func jsLength(s string) int {
-	n := 0
-	for _, r := range s {
-		if w := utf16.RuneLen(r); w > 0 {
-			n += w
-		} else {
-			n++
-		}
-	}
-	return n
-}

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/evalrun-operator/evalrun-operator/internal/evalfile"
 	"github.com/evalrun-operator/evalrun-operator/internal/evaluate"
+	"github.com/evalrun-operator/evalrun-operator/internal/jsonenc"
 	"github.com/evalrun-operator/evalrun-operator/internal/jsonlresult"
 	"github.com/evalrun-operator/evalrun-operator/internal/verdict"
 )
@@ -162,7 +162,7 @@ func (r *caseRun42) codeGraderInput(ev *evalfile.EvaluatorConfig) (*graderInput,
 	resp := r.resp
 	var output any = r.out.candidate
 	var large []byte
-	if j := jsString(r.out.candidate); jsLen(j) > largeOutputChars {
+	if j := jsString(r.out.candidate); jsonenc.UTF16Len(j) > largeOutputChars {
 		output, large = nil, []byte(j)
 	}
 	var config any
@@ -223,19 +223,6 @@ func tokenUsageOf42(resp *jsonlresult.Response) any {
 		obj = append(obj, kv{"cached", *u.Cached})
 	}
 	return obj
-}
-
-// jsLen is a string's length in UTF-16 code units, as JavaScript counts it.
-func jsLen(s string) int {
-	n := 0
-	for _, r := range s {
-		if w := utf16.RuneLen(r); w > 0 {
-			n += w
-		} else {
-			n++
-		}
-	}
-	return n
 }
 
 // message42 is an output message as AgentV 4.42's CLI provider converts it (convertMessages): role, name, content
