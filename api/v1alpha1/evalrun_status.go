@@ -701,7 +701,7 @@ type TrialsStatus struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +required
-	Count int32 `json:"count,omitempty"`
+	Count int32 `json:"count"`
 	// passRate is the share of its trials a case had to pass (spec.trials.passRate, else the eval file's: 1/count
 	// rounded down to 6 decimals, a case passing when any trial passes).
 	// +kubebuilder:validation:MaxLength=8
@@ -774,7 +774,7 @@ type CaseTrials struct {
 	// count is the number of the case's trials (spec.trials.count), passed or not, with or without a record.
 	// +kubebuilder:validation:Minimum=1
 	// +required
-	Count int32 `json:"count,omitempty"`
+	Count int32 `json:"count"`
 }
 
 // ShardingStatus describes how a run's cases were split over its shards and how far the shards got.
