@@ -720,7 +720,7 @@ type Judging struct {
 	// llm is the model endpoint that judges llm_judge and rubric evaluators (and composites with an llm_judge
 	// aggregator), an OpenAI-compatible chat-completions API. Setting it (even to {}, which takes the manager's
 	// cluster-wide defaults) also judges every case without evaluators with llm_judge, as AgentV does. Unset
-	// leaves those evaluators and cases Skipped. The collector sidecar calls the model; the key is mounted there
+	// leaves those evaluators and cases Skipped. The collector calls the model; the key is mounted there
 	// only, never into the runner or the judge container.
 	// +optional
 	LLM *LLMJudging `json:"llm,omitempty"`
@@ -777,7 +777,7 @@ type LLMJudging struct {
 	Model *string `json:"model,omitempty"`
 
 	// apiKeySecretRef selects the key of a Secret in the run's namespace that holds the API key, sent as a bearer
-	// token. It is mounted into the collector sidecar only; it never appears in status, events, logs or errors.
+	// token. It is mounted into the collector only; it never appears in status, events, logs or errors.
 	// Unset sends no Authorization header (an endpoint without authentication).
 	// +optional
 	APIKeySecretRef *SecretKeyRef `json:"apiKeySecretRef,omitempty"`

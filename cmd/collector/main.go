@@ -3,7 +3,7 @@
 //	collector install  --config FILE ...    the install init container: the pod's eval file and the runner's view,
 //	                                        the launcher (cmd/launcher) into the bin volume, with code judges this
 //	                                        binary into the judge-bin volume, the FIFOs
-//	collector collect  --config FILE ...    the collector sidecar: wait for the runner's end, judge, persist
+//	collector collect  --config FILE ...    the collector: wait for the runner's end, judge, persist
 //	collector judge    --config FILE ...    a judge container's init: run its code_judge scripts on the snapshot
 //	collector check    ...                  offline check of a runner's output (and judging with --eval)
 //	collector view     EVAL_FILE [-o FILE]  the runner view of an eval file: what a runner reads at {EVAL_FILE}

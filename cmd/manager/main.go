@@ -1,5 +1,5 @@
 // Command manager is the evalrun-operator: it reconciles EvalRuns into Jobs whose pods run a batch runner beside
-// the collector sidecar, and reports how each run went.
+// the collector, and reports how each run went.
 package main
 
 import (

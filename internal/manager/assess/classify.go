@@ -615,7 +615,7 @@ func NewerFirst(a, b corev1.Pod) int {
 	return strings.Compare(b.Name, a.Name)
 }
 
-// ContainerStatus returns the status of the named container, init containers (the sidecar) included.
+// ContainerStatus returns the status of the named container, init containers included.
 func ContainerStatus(pod *corev1.Pod, name string) *corev1.ContainerStatus {
 	if pod == nil {
 		return nil

@@ -61,10 +61,10 @@ func scheduled(s corev1.ConditionStatus, reason string, since time.Duration) pod
 	}
 }
 
-// statusOf adds s where the kubelet reports the container: install and the collector (a native sidecar) among the
-// init containers, the runner and the judge among the regular ones.
+// statusOf adds s where the kubelet reports the container: install among the init containers, the runner, the
+// collector and the judges among the regular ones.
 func statusOf(p *corev1.Pod, s corev1.ContainerStatus) {
-	if s.Name == "install" || s.Name == "collector" {
+	if s.Name == "install" {
 		p.Status.InitContainerStatuses = append(p.Status.InitContainerStatuses, s)
 		return
 	}
@@ -371,9 +371,9 @@ func TestClassify(t *testing.T) {
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-new is running", Runner: &evalsv1alpha1.RunnerStatus{PodName: "screen-new"}},
 		},
 
-		// The collector sidecar ended and the pod finished without a collection.
+		// The collector ended and the pod finished without a collection.
 		{
-			name: "collector sidecar terminated while the pod runs: the kubelet restarts it, no verdict yet",
+			name: "collector failed while the pod runs: the kubelet restarts it (restartPolicy OnFailure), no verdict yet",
 			run:  testutil.UnitRun(), job: makeJob(started), now: 2 * minute,
 			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), terminated("collector", 1, "Error", "panic: nil map\n"), running("runner"))},
 			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is running", Runner: podOnly},
@@ -407,16 +407,16 @@ func TestClassify(t *testing.T) {
 		},
 
 		{
-			name: "collector sidecar crash-looping after the runner ended: the kubelet restarts it, wait within the deadline",
+			name: "collector crash-looping after the runner ended: the kubelet restarts it, wait within the deadline",
 			run:  testutil.UnitRun(), job: makeJob(started), now: 2 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), crashLooping("collector"), terminated("runner", 0, "Completed", ""), running("judge"))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), crashLooping("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateCollecting, Reason: "Collecting", Message: "the runner ended; waiting for the collector's results", RecheckAfter: 4 * minute,
 				Runner: runnerSaid(0, "Completed", "")},
 		},
 		{
-			name: "collector sidecar crash-looping past the results deadline: ResultsNotReported",
+			name: "collector crash-looping past the results deadline: ResultsNotReported",
 			run:  testutil.UnitRun(), job: makeJob(started), now: 7 * minute,
-			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), crashLooping("collector"), terminated("runner", 0, "Completed", ""), running("judge"))},
+			pods: []corev1.Pod{makePod(phase(corev1.PodRunning), crashLooping("collector"), terminated("runner", 0, "Completed", ""))},
 			want: Assessment{State: StateFailed, Reason: "ResultsNotReported", StopJob: true,
 				Message: "the runner ended but no results arrived within the results deadline of 5m0s", Runner: runnerSaid(0, "Completed", "")},
 		},

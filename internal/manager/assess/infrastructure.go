@@ -221,7 +221,7 @@ func sandboxFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 	return podFault{what: fmt.Sprintf("the sandbox of pod %s on %s went away while its containers ran (PodReadyToStartContainers=False)", pod.Name, node)}, true
 }
 
-// allContainersSucceeded reports whether the pod reports every one of its containers (init, sidecar and main),
+// allContainersSucceeded reports whether the pod reports every one of its containers (init and regular),
 // at least one, as terminated with exit code 0.
 func allContainersSucceeded(pod *corev1.Pod) bool {
 	n := 0
@@ -258,7 +258,7 @@ func anyContainerStarted(pod *corev1.Pod) bool {
 
 // waitingSince is when a container of the pod may have begun waiting to be created: the latest of the pod's
 // creation, its scheduling, its sandbox becoming ready, its init containers finishing, and its containers
-// becoming not ready (a sidecar restarting).
+// becoming not ready (the collector restarting).
 func waitingSince(pod *corev1.Pod) time.Time {
 	since := pod.CreationTimestamp.Time
 	for _, c := range pod.Status.Conditions {

@@ -143,8 +143,8 @@ func buildPodTemplate(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts op
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
 		Volumes:           buildVolumes(run, cfg),
-		InitContainers:    []corev1.Container{buildInstallContainer(cfg, opts), buildCollectorContainer(run, cfg, opts)},
-		Containers:        append(runnerContainers(run, cfg), buildJudgeContainers(run, cfg, opts)...),
+		InitContainers:    []corev1.Container{buildInstallContainer(cfg, opts)},
+		Containers:        podContainers(run, cfg, opts),
 		NodeSelector:      maps.Clone(o.NodeSelector),
 		Tolerations:       slices.Clone(o.Tolerations),
 		Affinity:          o.Affinity.DeepCopy(),
@@ -334,15 +334,36 @@ func buildInstallContainer(cfg podwire.RunConfig, opts options.Options) corev1.C
 	}
 }
 
-// buildCollectorContainer is the only container with API access: a native sidecar (restarted by the kubelet if
-// it crashes; it resumes from its notes) that reads the runner's output volume read-only and writes its snapshot
-// where the judge reads it.
+// podContainers are the pod's regular containers: the runner (none in a re-judge), the collector and, with code
+// judges, the judge containers. The collector is one of them, so the pod cannot finish before it has persisted
+// the results and ended: no other container has to hold the pod for it (docs/design/per-run-cost.md).
+func podContainers(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options) []corev1.Container {
+	out := append(runnerContainers(run, cfg), buildCollectorContainer(run, cfg, opts))
+	return append(out, buildJudgeContainers(run, cfg, opts)...)
+}
+
+// CollectorRestartDropped reports whether the API server stored job without its collector's container restart
+// policy: it drops the field when Kubernetes' ContainerRestartRules feature is off (before 1.35, or turned off), and
+// the kubelet then does not restart a collector that crashes.
+func CollectorRestartDropped(job *batchv1.Job) bool {
+	for _, c := range job.Spec.Template.Spec.Containers {
+		if c.Name == podwire.ContainerCollector {
+			return c.RestartPolicy == nil
+		}
+	}
+	return false
+}
+
+// buildCollectorContainer is the only container with API access: a regular container that the kubelet restarts
+// if it fails (its own restartPolicy OnFailure in the pod's Never, Kubernetes' ContainerRestartRules, on by
+// default since 1.35; it resumes from its notes) and that ends once the results are persisted. It reads the
+// runner's output volume read-only and writes its snapshot where the judge containers read it.
 func buildCollectorContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options) corev1.Container {
 	return corev1.Container{
 		Name:            podwire.ContainerCollector,
 		Image:           opts.CollectorImage,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		RestartPolicy:   ptr.To(corev1.ContainerRestartPolicyAlways),
+		RestartPolicy:   ptr.To(corev1.ContainerRestartPolicyOnFailure),
 		Command:         []string{podwire.CollectorImageBinary, "collect", "--config", RunConfigPath},
 		Env: []corev1.EnvVar{
 			{Name: podwire.EnvRunName, Value: run.Name},
@@ -381,13 +402,17 @@ func collectorMounts(cfg podwire.RunConfig) []corev1.VolumeMount {
 	return mounts
 }
 
-// judgeContainers is how many judge containers the pod has (run.json's judgeContainers; 1 without code judges).
+// judgeContainers is how many judge containers the pod has: run.json's judgeContainers with code judges, none
+// without.
 func judgeContainers(cfg podwire.RunConfig) int {
+	if !cfg.CodeJudges {
+		return 0
+	}
 	return max(int(cfg.JudgeContainers), 1)
 }
 
-// buildJudgeContainers returns the judge containers: without code judges one, "judge", the pod's gate in the
-// collector image; with them cfg.JudgeContainers, "judge", "judge-1", ..., each its own PID namespace with its
+// buildJudgeContainers returns the judge containers: none without code judges; with them cfg.JudgeContainers,
+// "judge", "judge-1", ..., each its own PID namespace with its
 // judge runner as PID 1, judging its share of the cases one at a time (podwire.Partition) with its own
 // writable volume. Parallelism is across containers, never inside one: a script can then reach no other case's
 // judge. Each gets the judge's resources (judging.resources), so the pod requests them once per container.
@@ -403,7 +428,7 @@ func buildJudgeContainers(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opt
 // codeJudgeImageOf is the image the run's code_judge scripts run in, when it has some (codeJudges), and where it
 // came from: spec.judging.image (source Target when it names spec.target.image, the runner's own image, else
 // Spec), or else the manager's judge image (Default), never the runner's image by default. "" without code judges
-// (the judge container then runs the collector image, which runs no script).
+// (the pod then has no judge container).
 func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool, opts options.Options) (string, string) {
 	if !codeJudges {
 		return "", ""
@@ -419,45 +444,32 @@ func codeJudgeImageOf(run *evalsv1alpha1.EvalRun, codeJudges bool, opts options.
 
 // buildJudgeContainer is judge container i: it runs the code_judge scripts of its share under the judge's own
 // uid, on the collector's snapshot (it never mounts the runner's output volume), in run.json's judge image
-// (judging.image, else the manager's judge image). It is a regular container that ends only once the collector has persisted the
-// results, so the pod cannot finish before that; without code judges it is only that gate, and runs the
-// collector image.
+// (judging.image, else the manager's judge image). It ends once the collector has persisted the results.
 func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts options.Options, i int) corev1.Container {
-	image, pull := opts.CollectorImage, corev1.PullIfNotPresent
-	binary := podwire.CollectorImageBinary
+	// run.json's image (codeJudgeImageOf); the runner's pull policy and working directory only when it is the
+	// runner's image (another image need not have that directory).
+	pull, workingDir := corev1.PullIfNotPresent, ""
+	if cfg.CodeJudgeImageSource == string(evalsv1alpha1.JudgeImageSourceTarget) {
+		pull, workingDir = run.Spec.Target.ImagePullPolicy, run.Spec.Target.WorkingDir
+	}
 	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("10m"),
-		corev1.ResourceMemory: resource.MustParse("32Mi"),
+		corev1.ResourceMemory: resource.MustParse("64Mi"),
 	}}
-	workingDir := ""
-	if cfg.CodeJudges {
-		// run.json's image (codeJudgeImageOf); the runner's pull policy and working directory only when it is the
-		// runner's image (another image need not have that directory).
-		image = cfg.CodeJudgeImage
-		if cfg.CodeJudgeImageSource == string(evalsv1alpha1.JudgeImageSourceTarget) {
-			pull, workingDir = run.Spec.Target.ImagePullPolicy, run.Spec.Target.WorkingDir
-		}
-		binary = podwire.DefaultPod().JudgeRunner()
-		res.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
-		if j := run.Spec.Judging; j != nil {
-			if j.Resources != nil {
-				res = *j.Resources.DeepCopy()
-			}
-		}
+	if j := run.Spec.Judging; j != nil && j.Resources != nil {
+		res = *j.Resources.DeepCopy()
 	}
 	mounts := []corev1.VolumeMount{
 		mount(podwire.VolumeBin, podwire.BinDir, true),
 		mount(podwire.VolumeSnapshot, podwire.SnapshotDir, true),
 		mount(podwire.JudgeVolume(i), podwire.VerdictsDir, false),
-	}
-	if cfg.CodeJudges {
-		mounts = append(mounts, mount(podwire.VolumeJudgeBin, podwire.JudgeBinDir, true))
+		mount(podwire.VolumeJudgeBin, podwire.JudgeBinDir, true),
 	}
 	return corev1.Container{
 		Name:                     podwire.JudgeContainer(i),
-		Image:                    image,
+		Image:                    cfg.CodeJudgeImage,
 		ImagePullPolicy:          pull,
-		Command:                  []string{binary, "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
+		Command:                  []string{podwire.DefaultPod().JudgeRunner(), "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
 		WorkingDir:               workingDir,
 		VolumeMounts:             append(mounts, evalMounts(cfg)...),
 		Resources:                opts.JudgeLimits.Apply(res),

@@ -54,57 +54,49 @@ var (
 	tokenRO    = corev1.VolumeMount{Name: "collector-token", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true}
 )
 
-// gateJudge is the judge container without code judges: only the pod's gate (it ends once the collector noted
-// the results persisted), in the collector image.
-func gateJudge() corev1.Container {
+// defaultJudgeLimitList is the manager's default limits of a judge container (--judge-*-limit).
+func defaultJudgeLimitList() corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
+}
+
+// codeJudge is the judge container expected for testutil.UnitRun() when some case has a code_judge: the manager's
+// judge image, the judge runner the install container copied into the judge-bin volume.
+func codeJudge() corev1.Container {
 	return corev1.Container{
-		Name: "judge", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-		Command:      []string{"/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"},
-		VolumeMounts: []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, evalRO},
+		Name: "judge", Image: "localhost/evalrun/judge:dev", ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:      []string{"/evalrun/judge-bin/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"},
+		VolumeMounts: []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, judgeBinRO, evalRO},
 		Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
+			corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 			Limits: defaultJudgeLimitList()},
 		SecurityContext:        ourContainerSecurity(65530),
 		TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 }
 
-// defaultJudgeLimitList is the manager's default limits of a judge container (--judge-*-limit).
-func defaultJudgeLimitList() corev1.ResourceList {
-	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
-}
-
-// codeJudge is the judge container expected for testutil.UnitRun() when some case has a code_judge: the runner's image,
-// the judge runner the install container copied into the judge-bin volume.
-func codeJudge() corev1.Container {
-	c := gateJudge()
-	c.Image, c.ImagePullPolicy = "localhost/evalrun/judge:dev", corev1.PullIfNotPresent // the manager's judge image
-	c.Command = []string{"/evalrun/judge-bin/collector", "judge", "--config", "/evalrun-eval/run.json", "--index", "0"}
-	c.VolumeMounts = []corev1.VolumeMount{binRO, snapshotRO, verdictsRW, judgeBinRO, evalRO}
-	c.Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
-	return c
-}
-
-// setJudge replaces the judge container of j.
+// setJudge gives j one judge container, c.
 func setJudge(j *batchv1.Job, c corev1.Container) { setJudges(j, 1, c) }
 
-// setJudges makes j's judge containers n copies of c ("judge", "judge-1", ...), each with its index and its own
-// volume, and has install make their judge-end FIFOs and copy the judge runner into the judge-bin volume.
+// setJudges gives j n judge containers, copies of c ("judge", "judge-1", ...), each with its index and its own
+// volume, after the collector, and has install make their judge-end FIFOs and copy the judge runner into the
+// judge-bin volume.
 func setJudges(j *batchv1.Job, n int, c corev1.Container) {
 	spec := &j.Spec.Template.Spec
 	spec.InitContainers[0].Command = append(spec.InitContainers[0].Command, "--judges", strconv.Itoa(n))
 	spec.InitContainers[0].VolumeMounts = append(spec.InitContainers[0].VolumeMounts, judgeBinRW)
-	at := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "verdicts" })
+	at := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "eval" })
 	spec.Volumes = slices.Insert(spec.Volumes, at, EmptyDirVolume("judge-bin", judgeBinSizeLimit))
-	*containerOf(j, "judge") = c
-	for i := 1; i < n; i++ {
+	for i := range n {
 		ci := *c.DeepCopy()
-		ci.Name = "judge-" + strconv.Itoa(i)
-		ci.Command[len(ci.Command)-1] = strconv.Itoa(i)
-		ci.VolumeMounts[2].Name = "verdicts-" + strconv.Itoa(i)
+		name := "verdicts"
+		if i > 0 {
+			ci.Name = "judge-" + strconv.Itoa(i)
+			ci.Command[len(ci.Command)-1] = strconv.Itoa(i)
+			name = "verdicts-" + strconv.Itoa(i)
+			ci.VolumeMounts[2].Name = name
+		}
 		spec.Containers = append(spec.Containers, ci)
-		at := slices.IndexFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == "verdicts" }) + i
-		spec.Volumes = slices.Insert(spec.Volumes, at, EmptyDirVolume("verdicts-"+strconv.Itoa(i), VerdictsSizeLimit))
+		spec.Volumes = slices.Insert(spec.Volumes, at+1+i, EmptyDirVolume(name, VerdictsSizeLimit))
 	}
 }
 
@@ -154,7 +146,7 @@ func baseJob() *batchv1.Job {
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Volumes: []corev1.Volume{
-						emptyDir("bin", "256Mi"), emptyDir("view", "64Mi"), emptyDir("out", "2Gi"), emptyDir("snapshot", "2064Mi"), emptyDir("verdicts", "256Mi"),
+						emptyDir("bin", "256Mi"), emptyDir("view", "64Mi"), emptyDir("out", "2Gi"), emptyDir("snapshot", "2064Mi"),
 						{Name: "eval", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 							LocalObjectReference: corev1.LocalObjectReference{Name: "screen-evalrun-eval"}, DefaultMode: ptr.To[int32](0o444)}}},
 						{Name: "collector-token", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
@@ -175,20 +167,6 @@ func baseJob() *batchv1.Job {
 							VolumeMounts: []corev1.VolumeMount{binRW, evalRO, viewRW}, Resources: small("128Mi"), SecurityContext: ourContainerSecurity(65531),
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
-						{
-							Name: "collector", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
-							RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
-							Command:       []string{"/collector", "collect", "--config", "/evalrun-eval/run.json"},
-							Env: []corev1.EnvVar{
-								{Name: "EVALRUN_NAME", Value: "screen"},
-								{Name: "EVALRUN_NAMESPACE", Value: "team-a"},
-								{Name: "EVALRUN_UID", Value: testutil.UnitRunUID},
-								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
-							},
-							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, evalRO, tokenRO},
-							Resources:    small("512Mi"), SecurityContext: ourContainerSecurity(65531),
-							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
-						},
 					},
 					Containers: []corev1.Container{
 						{
@@ -205,7 +183,20 @@ func baseJob() *batchv1.Job {
 							},
 							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						},
-						gateJudge(),
+						{
+							Name: "collector", Image: "localhost/evalrun/collector:dev", ImagePullPolicy: corev1.PullIfNotPresent,
+							RestartPolicy: ptr.To(corev1.ContainerRestartPolicyOnFailure),
+							Command:       []string{"/collector", "collect", "--config", "/evalrun-eval/run.json"},
+							Env: []corev1.EnvVar{
+								{Name: "EVALRUN_NAME", Value: "screen"},
+								{Name: "EVALRUN_NAMESPACE", Value: "team-a"},
+								{Name: "EVALRUN_UID", Value: testutil.UnitRunUID},
+								{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+							},
+							VolumeMounts: []corev1.VolumeMount{binRO, outRO, snapshotRW, evalRO, tokenRO},
+							Resources:    small("512Mi"), SecurityContext: ourContainerSecurity(65531),
+							TerminationMessagePath: "/dev/termination-log", TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+						},
 					},
 				},
 			},
@@ -264,7 +255,6 @@ func TestBuildJob(t *testing.T) {
 			want: func(j *batchv1.Job) {
 				containerOf(j, "install").Image = "registry.example/collector:v1"
 				containerOf(j, "collector").Image = "registry.example/collector:v1"
-				containerOf(j, "judge").Image = "registry.example/collector:v1"
 			},
 		},
 		{
@@ -330,7 +320,7 @@ func TestBuildJob(t *testing.T) {
 			},
 		},
 		{
-			name: "judging image and resources without code judges: the judge is only the gate, in the collector image",
+			name: "judging image and resources without code judges: no judge container",
 			run: testutil.UnitRun(func(r *evalsv1alpha1.EvalRun) {
 				r.Spec.Target.WorkingDir = "/app"
 				r.Spec.Judging = &evalsv1alpha1.Judging{Image: "registry.example/judge:v1",
@@ -494,10 +484,8 @@ func TestBuildJobSharded(t *testing.T) {
 	pod.Volumes = append([]corev1.Volume{{Name: "shard", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &shardLimit}}}}, pod.Volumes...)
 	install := &pod.InitContainers[0]
 	install.VolumeMounts = append(install.VolumeMounts, shardRW)
-	collector := &pod.InitContainers[1]
+	collector := containerOf(want, "collector")
 	collector.VolumeMounts = []corev1.VolumeMount{binRO, outRO, snapshotRW, evalRO, shardRO, tokenRO}
-	judge := containerOf(want, "judge")
-	judge.VolumeMounts = append(judge.VolumeMounts, shardRO)
 	if diff := cmp.Diff(want, withoutShm(got)); diff != "" {
 		t.Errorf("BuildJob mismatch (-want +got):\n%s", diff)
 	}
@@ -642,14 +630,15 @@ func TestBuildJobMounts(t *testing.T) {
 					"install":   {binRW, evalRO, viewRW, shm("install")},
 					"collector": {binRO, outRO, snapshotRW, evalRO, tokenRO, shm("collector")},
 					"runner":    {binRO, outRW, viewRO, shm("runner")},
-					"judge":     {binRO, snapshotRO, verdictsRW, evalRO, shm("judge")},
 				}
 				// Each container has its own /dev/shm: nothing written there reaches another container.
-				wantWriters := map[string][]string{"bin": {"install"}, "view": {"install"}, "out": {"runner"}, "snapshot": {"collector"}, "verdicts": {"judge"},
-					"shm-install": {"install"}, "shm-collector": {"collector"}, "shm-runner": {"runner"}, "shm-judge": {"judge"}}
+				wantWriters := map[string][]string{"bin": {"install"}, "view": {"install"}, "out": {"runner"}, "snapshot": {"collector"},
+					"shm-install": {"install"}, "shm-collector": {"collector"}, "shm-runner": {"runner"}}
 				if codeJudges == 2 {
 					// Two judge containers (the default two workers), each with its own volume, which no other
-					// container mounts.
+					// container mounts; without code judges there is none.
+					wantWriters["verdicts"] = []string{"judge"}
+					wantWriters["shm-judge"] = []string{"judge"}
 					want["judge-1"] = []corev1.VolumeMount{binRO, snapshotRO, {Name: "verdicts-1", MountPath: "/evalrun/verdicts"}, judgeBinRO, evalRO, shm("judge-1")}
 					wantWriters["verdicts-1"] = []string{"judge-1"}
 					// The judge runner, in its own volume: only install writes it, only the judge containers read it.
@@ -703,7 +692,7 @@ func TestBuildJobJudgeContainers(t *testing.T) {
 		cases, codeJudges int
 		want              []string
 	}{
-		{name: "no code judges: the gate only", cases: 3, want: []string{"judge"}},
+		{name: "no code judges: none", cases: 3},
 		{name: "default two workers", cases: 3, codeJudges: 3, want: []string{"judge", "judge-1"}},
 		{name: "one code-judged case", cases: 3, codeJudges: 1, want: []string{"judge"}},
 		{name: "workers above the cap", workers: ptr.To[int32](64), cases: 20, codeJudges: 20,
@@ -716,17 +705,17 @@ func TestBuildJobJudgeContainers(t *testing.T) {
 			})
 			job := BuildJob(run, BuildRunConfig(run, testutil.CaseIDs(tc.cases), nil, JudgeLoad{CodeJudgeCases: tc.codeJudges}, options.Options{}), options.Options{})
 			var names []string
-			for i, c := range job.Spec.Template.Spec.Containers {
-				if c.Name == "runner" {
+			for _, c := range job.Spec.Template.Spec.Containers {
+				if !podwire.IsJudgeContainer(c.Name) {
 					continue
 				}
+				index := strconv.Itoa(len(names))
 				names = append(names, c.Name)
-				index := strconv.Itoa(i - 1)
 				if n := len(c.Command); n < 2 || c.Command[n-2] != "--index" || c.Command[n-1] != index {
 					t.Errorf("container %s command %q, want --index %s", c.Name, c.Command, index)
 				}
-				if m := c.VolumeMounts[2]; m.Name != podwire.JudgeVolume(i-1) || m.MountPath != podwire.VerdictsDir || m.ReadOnly {
-					t.Errorf("container %s mounts %+v, want its own volume %s read-write", c.Name, m, podwire.JudgeVolume(i-1))
+				if m := c.VolumeMounts[2]; m.Name != podwire.JudgeVolume(len(names)-1) || m.MountPath != podwire.VerdictsDir || m.ReadOnly {
+					t.Errorf("container %s mounts %+v, want its own volume %s read-write", c.Name, m, podwire.JudgeVolume(len(names)-1))
 				}
 			}
 			if diff := cmp.Diff(tc.want, names); diff != "" {
@@ -787,9 +776,9 @@ func TestBuildJobRunnerUser(t *testing.T) {
 }
 
 // TestBuildJobPodAnatomy pins what keeps the runner apart from the trusted containers beyond volumes: no shared
-// process namespace, no probes (the runner could hold a startup probe's file back), the collector the only native
-// sidecar (restarted by the kubelet should it crash), and the judge a regular container (the pod's gate) that
-// runs code in the runner's image or judging.image only when some case has a code judge.
+// process namespace, no probes (the runner could hold a startup probe's file back), the collector a regular
+// container restarted by the kubelet should it fail (restartPolicy OnFailure, the pod's being Never), and judge
+// containers only when some case has a code judge, in the judge image, judging.image or the runner's image named.
 func TestBuildJobPodAnatomy(t *testing.T) {
 	cases := []struct {
 		name           string
@@ -797,9 +786,8 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 		judging        *evalsv1alpha1.Judging
 		wantJudgeImage string
 	}{
-		{name: "no code judges: the judge is only the gate", wantJudgeImage: "localhost/evalrun/collector:dev"},
-		{name: "no code judges, judging.image set: still only the gate", judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"},
-			wantJudgeImage: "localhost/evalrun/collector:dev"},
+		{name: "no code judges: no judge container"},
+		{name: "no code judges, judging.image set: still none", judging: &evalsv1alpha1.Judging{Image: "registry.example/judge:v1"}},
 		{name: "code judges, judging.image unset: the judge image", codeJudges: 1, wantJudgeImage: "localhost/evalrun/judge:dev"},
 		{name: "code judges in the runner's image, named", codeJudges: 1, judging: &evalsv1alpha1.Judging{Image: "localhost/evalrun/screening-runner:dev"},
 			wantJudgeImage: "localhost/evalrun/screening-runner:dev"},
@@ -825,10 +813,13 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 				}
 				return out
 			}
-			if diff := cmp.Diff([]string{"install: run once", "collector: restart Always"}, kinds(spec.InitContainers)); diff != "" {
+			if diff := cmp.Diff([]string{"install: run once"}, kinds(spec.InitContainers)); diff != "" {
 				t.Errorf("init containers (-want +got):\n%s", diff)
 			}
-			wantContainers := []string{"runner: run once", "judge: run once"}
+			wantContainers := []string{"runner: run once", "collector: restart OnFailure"}
+			if tc.codeJudges > 0 {
+				wantContainers = append(wantContainers, "judge: run once")
+			}
 			if tc.codeJudges == 2 {
 				wantContainers = append(wantContainers, "judge-1: run once") // the default two workers
 			}
@@ -841,8 +832,8 @@ func TestBuildJobPodAnatomy(t *testing.T) {
 						c.Name, c.StartupProbe, c.ReadinessProbe, c.LivenessProbe, c.Lifecycle)
 				}
 			}
-			if got := containerOf(job, "judge").Image; got != tc.wantJudgeImage {
-				t.Errorf("judge image = %q, want %q", got, tc.wantJudgeImage)
+			if judge := containerOf(job, "judge"); (judge == nil) != (tc.wantJudgeImage == "") || judge != nil && judge.Image != tc.wantJudgeImage {
+				t.Errorf("judge container %v, want image %q", judge, tc.wantJudgeImage)
 			}
 		})
 	}
@@ -1154,5 +1145,19 @@ func TestResumedTrialsCutTheirCases(t *testing.T) {
 		testutil.CaseIDs(4), nil, JudgeLoad{}, options.Options{})
 	if three.TrialsPassRate != "1" {
 		t.Errorf("3 trials without a pass rate record %q, want the default 1", three.TrialsPassRate)
+	}
+}
+
+// TestCollectorRestartDropped: a Job as built keeps the collector's restartPolicy; one the API server stored
+// without it (ContainerRestartRules off) is reported.
+func TestCollectorRestartDropped(t *testing.T) {
+	run := testutil.UnitRun()
+	job := BuildJob(run, BuildRunConfig(run, []string{"a"}, nil, JudgeLoad{}, options.Options{}), options.Options{})
+	if CollectorRestartDropped(job) {
+		t.Fatal("a Job as built reported without the collector's restartPolicy")
+	}
+	containerOf(job, "collector").RestartPolicy = nil
+	if !CollectorRestartDropped(job) {
+		t.Error("a Job stored without the collector's restartPolicy not reported")
 	}
 }

@@ -119,7 +119,7 @@ func withOwnShm(spec *corev1.PodSpec) {
 // against the runner's. The kubelet evicts a pod whose ephemeral storage (every container's writable layer and
 // logs, and every disk emptyDir and ConfigMap volume) exceeds the sum of its containers' ephemeral-storage limits,
 // and that sum exists as soon as one container has such a limit (the runner's target.resources, a code judge's
-// judging.resources). So once one does, the collector sidecar gets a limit covering the volumes the runner does
+// judging.resources). So once one does, the collector gets a limit covering the volumes the runner does
 // not write (bin, snapshot, verdicts, shard, ...), with no request: nothing more is reserved at scheduling.
 func boundTrustedStorage(spec *corev1.PodSpec) {
 	limited := false
@@ -150,8 +150,8 @@ func boundTrustedStorage(spec *corev1.PodSpec) {
 			total.Add(*e.SizeLimit)
 		}
 	}
-	for i := range spec.InitContainers {
-		c := &spec.InitContainers[i]
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
 		if c.Name != podwire.ContainerCollector {
 			continue
 		}

@@ -88,12 +88,12 @@ func TestOutSizeLimit(t *testing.T) {
 		}
 		return out
 	}
-	want := map[string]string{"bin": "256Mi", "view": "64Mi", "out": "2Gi", "snapshot": "2064Mi", "verdicts": "256Mi"}
+	want := map[string]string{"bin": "256Mi", "view": "64Mi", "out": "2Gi", "snapshot": "2064Mi"}
 	if diff := cmp.Diff(want, sizes(testutil.UnitRun())); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 	limited := testutil.UnitRun(podShapes()["runner ephemeral-storage limit"])
-	want = map[string]string{"bin": "256Mi", "view": "64Mi", "out": "32Mi", "snapshot": "48Mi", "verdicts": "256Mi"}
+	want = map[string]string{"bin": "256Mi", "view": "64Mi", "out": "32Mi", "snapshot": "48Mi"}
 	if diff := cmp.Diff(want, sizes(limited)); diff != "" {
 		t.Errorf("with target.resources.limits.ephemeral-storage 32Mi (-want +got):\n%s", diff)
 	}
@@ -118,8 +118,9 @@ func TestTrustedStorageNotCountedAgainstTheRunner(t *testing.T) {
 		t.Errorf("no ephemeral-storage limit anywhere: the collector got limit %v request %v", l, r)
 	}
 	l, r := ephemeral(testutil.UnitRun(podShapes()["runner ephemeral-storage limit"]))
-	// bin 256Mi + view 64Mi + snapshot 48Mi + verdicts 256Mi + 128Mi margin; out (the runner's) not counted.
-	if want := resource.MustParse("752Mi"); l == nil || l.Cmp(want) != 0 {
+	// bin 256Mi + view 64Mi + snapshot 48Mi + 128Mi margin; out (the runner's) not counted (no code judges: no
+	// verdicts volume).
+	if want := resource.MustParse("496Mi"); l == nil || l.Cmp(want) != 0 {
 		t.Errorf("collector ephemeral-storage limit = %v, want %s", l, want.String())
 	}
 	if r == nil || !r.IsZero() {

@@ -136,8 +136,8 @@ func TestBuildJobRejudge(t *testing.T) {
 			t.Errorf("container %s is not restricted: %+v", c.Name, sc)
 		}
 	}
-	if len(spec.Containers) == 0 || spec.Containers[0].Name != podwire.JudgeContainer(0) {
-		t.Errorf("the re-judge's pod has no judge container to keep it until the results are persisted")
+	if len(spec.Containers) == 0 || spec.Containers[0].Name != podwire.ContainerCollector {
+		t.Errorf("the re-judge's pod's first container is not the collector, which keeps it until the results are persisted")
 	}
 	if n := ptr.Deref(job.Spec.Completions, 0); n != 2 {
 		t.Errorf("completions %d, want the source's 2 shards", n)

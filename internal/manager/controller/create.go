@@ -15,6 +15,7 @@ import (
 	"github.com/evalrun-operator/evalrun-operator/internal/manager/children"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -101,8 +102,16 @@ func (r *EvalRunReconciler) createChildren(ctx context.Context, run *evalsv1alph
 	if !ok {
 		return nil, fmt.Errorf("creating the Job of EvalRun %s returned %T", run.Name, created)
 	}
+	if children.CollectorRestartDropped(job) {
+		r.recorder.Eventf(run, job, corev1.EventTypeWarning, eventCollectorNotRestarted, "Create",
+			"the API server dropped the collector's restartPolicy OnFailure (Kubernetes before 1.35, or its "+
+				"ContainerRestartRules feature gate off): a collector that crashes is not restarted, and the run then ends CollectorFailed")
+	}
 	return &observed{facts: facts, job: job}, nil
 }
+
+// eventCollectorNotRestarted warns that the API server dropped the collector's container restart policy.
+const eventCollectorNotRestarted = "CollectorNotRestartable"
 
 // createAll creates the objects concurrently (at most createWorkers at once) and returns every error.
 func (r *EvalRunReconciler) createAll(ctx context.Context, run *evalsv1alpha1.EvalRun, objs []client.Object) error {

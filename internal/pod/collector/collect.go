@@ -46,20 +46,18 @@ type Options struct {
 // end: the kubelet stops the pod's containers together, so the runner is usually gone a moment later.
 const terminationWait = 5 * time.Second
 
-// Collect is the collector (a native sidecar, restarted by the kubelet should it crash): it waits for every
-// process of the runner container to be gone (the runner-end FIFO), copies the runner's output into its own
-// volume (never following a symlink, regular files only, size-bounded), hands that snapshot to the judge
-// container and waits for the code judges' verdicts, judges the rest, and persists the results. The judge
-// container, which keeps the pod from finishing, ends only once the collector has noted that it is done, so the
-// pod cannot finish before the results are persisted (or the collector gave up). Collect then waits for ctx to
-// end (the kubelet stops the sidecar once the pod's other containers ended).
+// Collect is the collector (a regular container of the pod, restarted by the kubelet should it fail): it waits
+// for every process of the runner container to be gone (the runner-end FIFO), copies the runner's output into its
+// own volume (never following a symlink, regular files only, size-bounded), hands that snapshot to the judge
+// containers and waits for the code judges' verdicts, judges the rest, and persists the results. It then notes
+// that it is done (which ends the judge containers) and returns, so the pod finishes only once the results are
+// persisted (or the collector gave up). A collector restarted after that note returns at once.
 func Collect(ctx context.Context, o Options) error {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if _, err := os.Stat(o.Pod.Collected()); err == nil {
-		podwire.Logf(o.Log, "Already collected; waiting for the pod to finish\n")
-		<-ctx.Done()
+		podwire.Logf(o.Log, "Already collected\n")
 		return nil
 	}
 	var bucket *shardBucket
@@ -81,7 +79,7 @@ func Collect(ctx context.Context, o Options) error {
 		}
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), podwire.Seconds(o.Config.ResultsDeadlineSeconds))
 		defer cancel()
-		return finishCollection(ctx, pctx, o, g, true, bucket, bucketErr)
+		return finishCollection(pctx, o, g, true, bucket, bucketErr)
 	}
 	var end RunnerEnd
 	var snap *Snapshot
@@ -157,12 +155,12 @@ func Collect(ctx context.Context, o Options) error {
 		podwire.Logf(o.Log, "Collection failed error=%q\n", textbound.Head(gerr.Error(), 512))
 		g = failedCollection(o, at, ended, gerr)
 	}
-	return finishCollection(ctx, pctx, o, g, ended, bucket, bucketErr)
+	return finishCollection(pctx, o, g, ended, bucket, bucketErr)
 }
 
 // finishCollection persists the collection g within pctx (see persist), writes the termination message before
-// and after, notes that the collection is done (which ends the judge containers) and waits for ctx to end.
-func finishCollection(ctx, pctx context.Context, o Options, g *Gathered, ended bool, bucket *shardBucket, bucketErr error) error {
+// and after, and notes that the collection is done (which ends the judge containers).
+func finishCollection(pctx context.Context, o Options, g *Gathered, ended bool, bucket *shardBucket, bucketErr error) error {
 	// The termination message is written before the API writes start, so that the manager can end the run from
 	// it even if the collector is killed while it retries; it is rewritten once they are done.
 	writeTermination(o, terminationMessage(g, ended, errPersisting))
@@ -177,7 +175,6 @@ func finishCollection(ctx, pctx context.Context, o Options, g *Gathered, ended b
 	if err := podwire.WriteJSONAtomic(o.Pod.Collected(), term); err != nil {
 		podwire.Logf(o.Log, "Cannot note the end of the collection error=%q\n", err.Error())
 	}
-	<-ctx.Done()
 	return perr
 }
 

@@ -1,4 +1,4 @@
-// Package collector is the collector sidecar of a run's pod: it waits for the runner container's end (the
+// Package collector is the collector of a run's pod: it waits for the runner container's end (the
 // runner-end FIFO and the launcher's report framed at its end), copies the runner's output into its own snapshot
 // (internal/safefile: the runner's files are hostile data), hands the snapshot to the judge containers and
 // accepts only the verdict frames it asked them for, runs the collection pipeline with a Sink that builds the

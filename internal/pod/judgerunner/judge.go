@@ -35,24 +35,18 @@ type Options struct {
 }
 
 // Judge is a judge container. It waits for the collector's snapshot of the runner's final output, runs the
-// code_judge scripts of its share of the cases on it, one case at a time, and reports their verdicts to the
-// collector through its judge-end FIFO; then it waits for the collector to note that the results are persisted:
-// as a regular container it keeps the pod from finishing before that. It runs as its container's PID 1,
+// code_judge scripts of its share of the cases on it, one case at a time, reports their verdicts to the collector
+// through its judge-end FIFO, and ends. It runs as its container's PID 1,
 // non-dumpable, under the judge's uid, so neither the runner nor a script can reach it; every process a script
 // leaves behind is killed and reaped before anything else happens (runCodeJudges). It never reads the runner's
-// output directory. ctx ends when the container is asked to stop; it is not consulted while scripts may run.
+// output directory. ctx ends when the container is asked to stop; it is not consulted while scripts may run. A pod
+// without code judges has no judge container.
 func Judge(ctx context.Context, o Options) error {
-	podwire.Logf(o.Log, "Waiting for the collector's snapshot of the runner's output\n")
-	if o.Config.CodeJudges {
-		if err := judge(ctx, o); err != nil {
-			return err
-		}
-	} else if err := podwire.WaitForFile(ctx, o.Pod.SnapshotReady(), 0); err != nil {
-		return nil // stopped before the runner ended: nothing to judge
+	if !o.Config.CodeJudges {
+		return fmt.Errorf("the run has no code judges: its pod has no judge container")
 	}
-	podwire.Logf(o.Log, "Waiting for the collector to persist the results\n")
-	_ = podwire.WaitForFile(ctx, o.Pod.Collected(), 0)
-	return nil
+	podwire.Logf(o.Log, "Waiting for the collector's snapshot of the runner's output\n")
+	return judge(ctx, o)
 }
 
 // judge connects to the collector through the judge-end FIFO (before any script exists), waits for the snapshot
@@ -79,7 +73,7 @@ func judge(ctx context.Context, o Options) error {
 	}
 	if o.Judging != nil {
 		// For good: a signal a script sent may still be on its way once judging ended. The container then ends
-		// with the collector's "collected" note, or the kubelet's SIGKILL after the grace period.
+		// once it has reported, or with the kubelet's SIGKILL after the grace period.
 		o.Judging.Store(true)
 	}
 	// Scripts may exist from here on: ctx (the container's stop signal) could be theirs to send, so it is not

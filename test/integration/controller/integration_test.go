@@ -773,7 +773,7 @@ func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 			judge = &job.Spec.Template.Spec.Containers[i]
 		}
 	}
-	if diff := cmp.Diff([]string{podwire.ContainerRunner, podwire.ContainerJudge}, names); diff != "" {
+	if diff := cmp.Diff([]string{podwire.ContainerRunner, podwire.ContainerCollector, podwire.ContainerJudge}, names); diff != "" {
 		t.Fatalf("containers (-want +got):\n%s", diff)
 	}
 	if judge.Image != options.DefaultJudgeImage || ptr.Deref(judge.SecurityContext.RunAsUser, 0) != podwire.JudgeUser {
@@ -844,7 +844,7 @@ func TestAgentV442SuiteRuns(t *testing.T) {
 	for _, c := range job.Spec.Template.Spec.Containers {
 		names = append(names, c.Name)
 	}
-	if diff := cmp.Diff([]string{podwire.ContainerRunner, podwire.ContainerJudge}, names); diff != "" {
+	if diff := cmp.Diff([]string{podwire.ContainerRunner, podwire.ContainerCollector, podwire.ContainerJudge}, names); diff != "" {
 		t.Errorf("containers (-want +got):\n%s", diff)
 	}
 	evalCM := &corev1.ConfigMap{}

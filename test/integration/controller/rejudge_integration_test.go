@@ -116,8 +116,8 @@ func TestRejudgeJudgesKeptRecords(t *testing.T) {
 	for _, c := range job.Spec.Template.Spec.Containers {
 		names = append(names, c.Name)
 	}
-	if slices.Contains(names, podwire.ContainerRunner) || !slices.Contains(names, podwire.JudgeContainer(0)) {
-		t.Errorf("the re-judge's pod has containers %v: want a judge and no runner", names)
+	if !slices.Equal(names, []string{podwire.ContainerCollector}) {
+		t.Errorf("the re-judge's pod has containers %v: want the collector only (no runner; no code judges, no judge)", names)
 	}
 
 	expectRejudgeGrants(t, ns, second)

@@ -56,7 +56,7 @@ type JudgingApplyConfiguration struct {
 	// llm is the model endpoint that judges llm_judge and rubric evaluators (and composites with an llm_judge
 	// aggregator), an OpenAI-compatible chat-completions API. Setting it (even to {}, which takes the manager's
 	// cluster-wide defaults) also judges every case without evaluators with llm_judge, as AgentV does. Unset
-	// leaves those evaluators and cases Skipped. The collector sidecar calls the model; the key is mounted there
+	// leaves those evaluators and cases Skipped. The collector calls the model; the key is mounted there
 	// only, never into the runner or the judge container.
 	LLM *LLMJudgingApplyConfiguration `json:"llm,omitempty"`
 	// inputFiles says how the judges' prompts show a case's input files (its input messages' file segments).

@@ -34,7 +34,7 @@ type LLMJudgingApplyConfiguration struct {
 	// (the endpoint decides what runs). Defaults to the manager's --llm-model.
 	Model *string `json:"model,omitempty"`
 	// apiKeySecretRef selects the key of a Secret in the run's namespace that holds the API key, sent as a bearer
-	// token. It is mounted into the collector sidecar only; it never appears in status, events, logs or errors.
+	// token. It is mounted into the collector only; it never appears in status, events, logs or errors.
 	// Unset sends no Authorization header (an endpoint without authentication).
 	APIKeySecretRef *SecretKeyRefApplyConfiguration `json:"apiKeySecretRef,omitempty"`
 	// timeoutSeconds bounds each request (one attempt); a request that times out is retried like a 5xx.
