@@ -45,7 +45,15 @@ type podFault struct {
 	// config marks CreateContainerConfigError: the user's to fix, so it ends the run (InvalidContainerConfig)
 	// instead of replacing the pod, which would meet the same missing Secret.
 	config bool
+	// starting marks a sandbox not created yet: shown as a fault only once SandboxStartGrace has passed.
+	starting bool
 }
+
+// SandboxStartGrace is how long a scheduled pod's sandbox may take to be created before the run shows it as a
+// fault (Pending, "the kubelet cannot create the sandbox"): every pod goes through PodReadyToStartContainers=False
+// while the kubelet makes its sandbox, which takes well under a second on an idle node and a few seconds on a
+// busy one. The fault is still decided from the condition's start, at the container-create timeout.
+const SandboxStartGrace = 30 * time.Second
 
 // infrastructureFailure handles a pod whose containers cannot run through no fault of the runner (see
 // findPodFault). Faults the kubelet keeps retrying are shown in Pending with the kubelet's message until
@@ -64,6 +72,12 @@ func infrastructureFailure(obs Observation, pod *corev1.Pod, timeout time.Durati
 			Message: fmt.Sprintf("pod %s is being replaced after an infrastructure failure", pod.Name)}, true
 	}
 	if !f.since.IsZero() {
+		if f.starting && obs.Now.Sub(f.since) < SandboxStartGrace {
+			// A pod whose sandbox is still being made, as every pod's is for a moment: it is starting, as the
+			// assessment without a fault says, so that a normal start writes no Pending status and no event.
+			return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
+				Message: fmt.Sprintf("pod %s is starting", pod.Name), RecheckAfter: f.since.Add(SandboxStartGrace).Sub(obs.Now)}, true
+		}
 		if left := f.since.Add(timeout).Sub(obs.Now); left > 0 {
 			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,
 				Message: f.what + "; the kubelet retries", RecheckAfter: left}, true
@@ -205,7 +219,7 @@ func sandboxFault(obs Observation, pod *corev1.Pod) (podFault, bool) {
 		if sched.LastTransitionTime.After(since) {
 			since = sched.LastTransitionTime.Time
 		}
-		return podFault{since: since,
+		return podFault{since: since, starting: true,
 			what: fmt.Sprintf("the kubelet cannot create the sandbox of pod %s on %s (PodReadyToStartContainers=False)", pod.Name, node)}, true
 	}
 	// A runner that ended before the sandbox went away ended by itself: what the collector recorded of it decides.

@@ -124,6 +124,9 @@ func TestClassifyInfrastructureFailure(t *testing.T) {
 			want: Assessment{State: StateFailed, Reason: "InvalidContainerConfig", StopJob: true, Message: configWhat + ", for 2m0s"}},
 
 		// The sandbox: PodReadyToStartContainers=False on a scheduled pod that has not ended.
+		{name: "sandbox being created, as every pod's is for a moment: starting, no fault shown",
+			pod: makePod(onNode, scheduledAt, sandboxGone(3*time.Second), waitingFor("install", "PodInitializing", "")), now: 10 * time.Second,
+			want: Assessment{State: StateRunning, Reason: "Running", Message: "pod screen-abcde is starting", RecheckAfter: 23 * time.Second}},
 		{name: "sandbox not created within the timeout: Pending",
 			pod: makePod(onNode, scheduledAt, sandboxGone(3*time.Second), waitingFor("install", "PodInitializing", "")), now: minute,
 			want: Assessment{State: StatePending, Reason: "Pending", Message: noSandbox + "; the kubelet retries", RecheckAfter: minute + 3*time.Second}},

@@ -146,11 +146,13 @@ func TestInfrastructureFailuresReplaceThePod(t *testing.T) {
 		// what the Pending message names meanwhile.
 		waits bool
 		shown string
+		// grace: the fault is shown only once this has passed (a sandbox being made, as every pod's is at first).
+		grace time.Duration
 	}{
 		{name: "runner StartError", fault: runnerStartError},
 		{name: "runner CreateContainerError", fault: runnerCreateContainerError, waits: true, shown: "CreateContainerError: failed to reserve container name"},
 		{name: "collector RunContainerError", fault: collectorRunContainerError, waits: true, shown: "container collector of pod"},
-		{name: "sandbox never created", fault: sandboxNeverCreated, waits: true, shown: "cannot create the sandbox"},
+		{name: "sandbox never created", fault: sandboxNeverCreated, waits: true, shown: "cannot create the sandbox", grace: assess.SandboxStartGrace},
 		{name: "sandbox died under the running runner", fault: sandboxDied},
 	}
 	for _, tc := range cases {
@@ -163,6 +165,12 @@ func TestInfrastructureFailuresReplaceThePod(t *testing.T) {
 				pod := createJobPod(t, job, fmt.Sprintf("%s-try%d", job.Name, attempt))
 				updatePodStatus(t, pod, tc.fault)
 				if tc.waits && attempt == 1 {
+					if tc.grace > 0 {
+						// Within the grace the pod is starting, as any pod whose sandbox is being made.
+						waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonRunning)
+						advanceClock(t, tc.grace+time.Second)
+						poke(t, run)
+					}
 					got := waitReason(t, run, metav1.ConditionUnknown, evalsv1alpha1.ReasonPending)
 					eventually(t, "the kubelet's reason is shown while it retries", func() error {
 						got = getRun(t, run)
