@@ -100,6 +100,10 @@ func main() {
 	flag.IntVar(&api.burst, "kube-api-burst", defaultAPIBurst, "Requests the manager's API client may send in a burst above --kube-api-qps.")
 	zapOpts := zap.Options{}
 	var judgeCPU, judgeMemory, judgeEphemeral string
+	var releaseSucceededPods bool
+	flag.BoolVar(&releaseSucceededPods, "release-succeeded-pods", false,
+		"delete the pod of a one-pod run once the run is decided succeeded and its Job counted the pod (its logs go with it; "+
+			"the runner's stderr tail stays in status.collection.launcher): a node's kubelet works per pod it holds, finished ones included")
 	networkPolicy := true
 	flag.BoolVar(&networkPolicy, "run-network-policy", true,
 		"Give every run's pods a NetworkPolicy: no ingress, egress only to DNS, the API server, the run's buckets and LLM endpoint, and spec.target.egress.")
@@ -134,6 +138,7 @@ func main() {
 	}
 	opts.JudgeLimits = limits
 	opts.NoNetworkPolicy = !networkPolicy
+	opts.ReleaseSucceededPods = releaseSucceededPods
 	if err := opts.Validate(); err != nil {
 		ctrl.Log.Error(err, "Invalid flags")
 		os.Exit(2)

@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -144,7 +145,12 @@ func runPods(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun, c
 			what = fmt.Sprintf("shard %d of Job %s (it ran case %s)", shard, jobName, caseID)
 		}
 		why := "the Job or its pods were deleted"
-		if shard >= evalsv1alpha1.MaxStatusShards {
+		switch {
+		case shard < 0 && succeededRun(run):
+			// assess.ReleasableOfOnePodRun: the manager's --release-succeeded-pods.
+			why = "the Job or its pods were deleted (a manager run with --release-succeeded-pods deletes the pod of a succeeded " +
+				"one-pod run); its results are in the run's stored results, the runner's stderr tail in status.collection.launcher"
+		case shard >= evalsv1alpha1.MaxStatusShards:
 			// assess.KeptShardPods (internal/manager/assess): the manager deletes such a shard's pod once it succeeded.
 			why = fmt.Sprintf("the manager deletes the pod of a succeeded shard from index %d on; "+
 				"its results are in the run's stored results", evalsv1alpha1.MaxStatusShards)
@@ -339,4 +345,9 @@ func hasContainer(p *corev1.Pod, name string) bool {
 		return slices.ContainsFunc(cs, func(c corev1.Container) bool { return c.Name == name })
 	}
 	return has(p.Spec.Containers) || has(p.Spec.InitContainers)
+}
+
+// succeededRun reports whether run is decided succeeded (Succeeded=True).
+func succeededRun(run *evalsv1alpha1.EvalRun) bool {
+	return meta.IsStatusConditionTrue(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 }

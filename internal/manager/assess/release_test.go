@@ -169,3 +169,38 @@ func TestReleasableOfSucceededRun(t *testing.T) {
 		t.Errorf("released %+v of a Job that is not Indexed", got)
 	}
 }
+
+// TestReleasableOfOnePodRun: the pod of a one-pod run decided succeeded is released once the Job counted index 0;
+// not before, not a failed attempt's, not one being deleted, and nothing of a Job of more than one pod (those are
+// ReleasableShardPods').
+func TestReleasableOfOnePodRun(t *testing.T) {
+	pod := func(opts ...podOpt) corev1.Pod {
+		return makePod(append([]podOpt{named("screen-0-x", time.Second), phase(corev1.PodSucceeded)}, opts...)...)
+	}
+	counted := makeJob(func(j *batchv1.Job) { j.Status.CompletedIndexes = "0" })
+	for _, tc := range []struct {
+		name string
+		pods []corev1.Pod
+		job  *batchv1.Job
+		want []string
+	}{
+		{name: "counted and succeeded", pods: []corev1.Pod{pod()}, job: counted, want: []string{"screen-0-x"}},
+		{name: "not counted yet", pods: []corev1.Pod{pod()}, job: makeJob()},
+		{name: "no Job", pods: []corev1.Pod{pod()}},
+		{name: "a failed attempt beside the success is kept", job: counted,
+			pods: []corev1.Pod{pod(), pod(named("screen-0-y", 0), phase(corev1.PodFailed))}, want: []string{"screen-0-x"}},
+		{name: "being deleted", job: counted, pods: []corev1.Pod{pod(beingDeleted)}},
+		{name: "a Job of three pods", pods: []corev1.Pod{pod()},
+			job: makeJob(func(j *batchv1.Job) { j.Spec.Completions = ptr.To[int32](3); j.Status.CompletedIndexes = "0-2" })},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, r := range ReleasableOfOnePodRun(tc.pods, tc.job) {
+				got = append(got, r.Pod)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("released (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

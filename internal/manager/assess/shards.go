@@ -130,7 +130,27 @@ const KeptShardPods = evalsv1alpha1.MaxStatusShards
 // stands on its recorded collection and the Job's completed index (classifyCompleteJob with no pod). Once the run
 // is decided succeeded, ReleasableOfSucceededRun releases the pods the Job counts after that.
 func ReleasableShardPods(index int, pods []corev1.Pod, job *batchv1.Job) []PodRelease {
-	if index < KeptShardPods || job == nil || !InIndexSet(job.Status.CompletedIndexes, index) {
+	if index < KeptShardPods {
+		return nil
+	}
+	return releasable(index, pods, job)
+}
+
+// ReleasableOfOnePodRun is the pod of a run of one pod (no shards, no trials), decided succeeded, that the manager
+// deletes with --release-succeeded-pods: the pod ReleasableShardPods would release were its index past
+// KeptShardPods. Many one-case runs are to a node what many shards are: each finished pod stays on it until
+// deleted, and the kubelet compares every pod it holds on each pod update (docs/design/per-run-cost.md).
+func ReleasableOfOnePodRun(pods []corev1.Pod, job *batchv1.Job) []PodRelease {
+	if job == nil || ptr.Deref(job.Spec.Completions, 1) != 1 {
+		return nil
+	}
+	return releasable(0, pods, job)
+}
+
+// releasable are the pods of completion index that succeeded (every container exited 0, as the kubelet said) and
+// are not being deleted, once the Job counted the index as completed.
+func releasable(index int, pods []corev1.Pod, job *batchv1.Job) []PodRelease {
+	if job == nil || !InIndexSet(job.Status.CompletedIndexes, index) {
 		return nil
 	}
 	var out []PodRelease

@@ -312,7 +312,8 @@ func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alph
 	if job == nil || !job.DeletionTimestamp.IsZero() {
 		return &observed{assessment: a, facts: assess.StatusFactsFrom(run), job: job}, nil
 	}
-	release := a.State == assess.StateSucceeded && children.ManagerMerges(runWithJobTrials(run, job))
+	merges := children.ManagerMerges(runWithJobTrials(run, job))
+	release := a.State == assess.StateSucceeded && (merges || r.opts.ReleaseSucceededPods)
 	if !assess.JobFinished(job) || release {
 		pods, err := r.podsOf(ctx, job)
 		if err != nil {
@@ -325,9 +326,12 @@ func (r *EvalRunReconciler) observeDecided(ctx context.Context, run *evalsv1alph
 			}
 			a.StopJob, a.RecheckAfter = assess.StopFinishedRun(a, pods, decidedAt, now)
 		}
-		if release {
+		switch {
+		case release && merges:
 			// The shards' pods the Job counted after the run was decided.
 			a.ReleasePods = assess.ReleasableOfSucceededRun(pods, job)
+		case release:
+			a.ReleasePods = assess.ReleasableOfOnePodRun(pods, job)
 		}
 	}
 	return &observed{assessment: a, facts: assess.StatusFactsFrom(run), job: job}, nil

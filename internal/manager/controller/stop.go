@@ -95,7 +95,7 @@ func (r *EvalRunReconciler) stopShards(ctx context.Context, run *evalsv1alpha1.E
 	return errs
 }
 
-// releasePods deletes succeeded shards' pods that have nothing left to tell (ReleasableShardPods), through the
+// releasePods deletes succeeded pods that have nothing left to tell (ReleasableShardPods, ReleasableOfOnePodRun), through the
 // eviction API the manager already uses (a finished pod is evicted at once, whatever its disruption budget), each
 // under its UID, so a pod that replaced it under the same name is never touched. A pod this process released
 // already is not evicted again while the cache still shows it.
@@ -108,14 +108,14 @@ func (r *EvalRunReconciler) releasePods(ctx context.Context, run *evalsv1alpha1.
 			continue
 		}
 		if err := r.evictUID(ctx, run.Namespace, p.Pod, p.UID); err != nil {
-			errs = errors.Join(errs, fmt.Errorf("releasing pod %s of succeeded shard %d: %w", p.Pod, p.Index, err))
+			errs = errors.Join(errs, fmt.Errorf("releasing pod %s of succeeded completion index %d: %w", p.Pod, p.Index, err))
 			continue
 		}
 		r.memo.MarkPodStopped(key, run.UID, p.Pod)
 		released++
 	}
 	if released > 0 {
-		ctrl.LoggerFrom(ctx).Info("Succeeded shards' pods released", "pods", released)
+		ctrl.LoggerFrom(ctx).Info("Succeeded pods released", "pods", released)
 	}
 	return errs
 }

@@ -100,6 +100,10 @@ type Options struct {
 	// NoNetworkPolicy, when true (--run-network-policy=false), creates no NetworkPolicy for runs' pods (a cluster
 	// whose network plugin enforces none, or runners whose egress spec.target.egress cannot express).
 	NoNetworkPolicy bool
+	// ReleaseSucceededPods, when true (--release-succeeded-pods), deletes the pod of a one-pod run decided succeeded
+	// once the Job counted it (assess.ReleasableOfOnePodRun), as the manager always does with a sharded run's
+	// succeeded shards from index assess.KeptShardPods on; by default it stays, for its logs.
+	ReleaseSucceededPods bool
 	// APIServer is where runs' pods reach the API server, for their NetworkPolicy (found at start, cmd/manager).
 	APIServer APIServerEgress
 }

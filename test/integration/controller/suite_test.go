@@ -115,7 +115,9 @@ type runningManager struct {
 }
 
 // testOptions are the manager's options in the suite: production defaults except a short image-pull timeout.
-var testOptions = options.Options{ImagePullTimeout: 20 * time.Second, UnschedulableTimeout: 5 * time.Minute}
+var testOptions = options.Options{ImagePullTimeout: 20 * time.Second, UnschedulableTimeout: 5 * time.Minute,
+	// Only one-pod runs whose Job counts index 0 complete have their pod released (TestSucceededOnePodRunReleasesItsPod).
+	ReleaseSucceededPods: true}
 
 // startManager starts the manager as cmd/manager does (scoped cache, field indexes, the reconciler), with its
 // client wrapped to count writes.
