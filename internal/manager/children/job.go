@@ -459,19 +459,19 @@ func buildJudgeContainer(run *evalsv1alpha1.EvalRun, cfg podwire.RunConfig, opts
 	if j := run.Spec.Judging; j != nil && j.Resources != nil {
 		res = *j.Resources.DeepCopy()
 	}
-	mounts := []corev1.VolumeMount{
+	mounts := append([]corev1.VolumeMount{
 		mount(podwire.VolumeBin, podwire.BinDir, true),
 		mount(podwire.VolumeSnapshot, podwire.SnapshotDir, true),
 		mount(podwire.JudgeVolume(i), podwire.VerdictsDir, false),
 		mount(podwire.VolumeJudgeBin, podwire.JudgeBinDir, true),
-	}
+	}, evalMounts(cfg)...)
 	return corev1.Container{
 		Name:                     podwire.JudgeContainer(i),
 		Image:                    cfg.CodeJudgeImage,
 		ImagePullPolicy:          pull,
 		Command:                  []string{podwire.DefaultPod().JudgeRunner(), "judge", "--config", RunConfigPath, "--index", strconv.Itoa(i)},
 		WorkingDir:               workingDir,
-		VolumeMounts:             append(mounts, evalMounts(cfg)...),
+		VolumeMounts:             mounts,
 		Resources:                opts.JudgeLimits.Apply(res),
 		SecurityContext:          restrictedContainerSecurity(podwire.JudgeUser),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
