@@ -201,8 +201,8 @@ func (p Pod) LauncherReport() string { return path.Join(p.Snapshot, "launcher-re
 // so that it writes the same objects again rather than a new collectedAt.
 func (p Pod) CollectionTime() string { return path.Join(p.Snapshot, "collection-time") }
 
-// Collected is written by the collector once it has persisted the results (or given up); the judge container,
-// which keeps the pod from finishing, exits only after it.
+// Collected is written by the collector once it has persisted the results (or given up), just before it ends;
+// a collector restarted after it ends at once.
 func (p Pod) Collected() string { return path.Join(p.Snapshot, "collected") }
 
 // JudgeEnd is the FIFO through which judge container i's judge runner, and only it, reports verdicts to the

@@ -163,9 +163,10 @@ type RunConfig struct {
 	// (the runner's own timeouts plus a margin); past it, the collector copies the output as it is and reports
 	// the runner as timed out. 0: the collector waits until the pod is stopped.
 	RunnerDeadlineSeconds int32 `json:"runnerDeadlineSeconds,omitempty"`
-	// JudgeContainers is how many judge containers the pod has (1 without code judges; with them
-	// min(codeJudgeWorkers, MaxJudgeContainers, code-judged cases)): judge container i judges the code-judged
-	// cases whose position in the requested order is i modulo JudgeContainers (Partition).
+	// JudgeContainers is how many judge containers the pod has with code judges: min(codeJudgeWorkers,
+	// MaxJudgeContainers, code-judged cases); judge container i judges the code-judged cases whose position in the
+	// requested order is i modulo JudgeContainers (Partition). Without code judges it stays 1, as pinned run.json
+	// files have it, and the pod has no judge container.
 	JudgeContainers int32 `json:"judgeContainers,omitempty"`
 	// JudgeDeadlineSeconds bounds how long the collector waits for the judge containers' verdicts.
 	JudgeDeadlineSeconds int32 `json:"judgeDeadlineSeconds,omitempty"`
