@@ -146,7 +146,7 @@ func runPods(ctx context.Context, c client.Reader, run *evalsv1alpha1.EvalRun, c
 		}
 		why := "the Job or its pods were deleted"
 		switch {
-		case shard < 0 && succeededRun(run):
+		case shard < 0 && meta.IsStatusConditionTrue(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded):
 			// assess.ReleasableOfOnePodRun: the manager's --release-succeeded-pods.
 			why = "the Job or its pods were deleted (a manager run with --release-succeeded-pods deletes the pod of a succeeded " +
 				"one-pod run); its results are in the run's stored results, the runner's stderr tail in status.collection.launcher"
@@ -345,9 +345,4 @@ func hasContainer(p *corev1.Pod, name string) bool {
 		return slices.ContainsFunc(cs, func(c corev1.Container) bool { return c.Name == name })
 	}
 	return has(p.Spec.Containers) || has(p.Spec.InitContainers)
-}
-
-// succeededRun reports whether run is decided succeeded (Succeeded=True).
-func succeededRun(run *evalsv1alpha1.EvalRun) bool {
-	return meta.IsStatusConditionTrue(run.Status.Conditions, evalsv1alpha1.ConditionSucceeded)
 }

@@ -229,9 +229,15 @@ func classifyActivePod(obs Observation, pod *corev1.Pod, opts options.Options) A
 		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is running", pod.Name)}
 	}
 	if obs.Job.Status.StartTime != nil {
-		return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is starting", pod.Name)}
+		return podStarting(pod)
 	}
 	return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending, Message: fmt.Sprintf("pod %s is pending", pod.Name)}
+}
+
+// podStarting is the assessment of a pod that has not run yet once its Job started; a pod whose sandbox is still
+// being made gets the same (infrastructureFailure), so that its start writes no other status.
+func podStarting(pod *corev1.Pod) Assessment {
+	return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: fmt.Sprintf("pod %s is starting", pod.Name)}
 }
 
 // disrupted reports a pod the cluster is taking away (eviction, drain, preemption, a node going): the API server

@@ -75,8 +75,9 @@ func infrastructureFailure(obs Observation, pod *corev1.Pod, timeout time.Durati
 		if f.starting && obs.Now.Sub(f.since) < SandboxStartGrace {
 			// A pod whose sandbox is still being made, as every pod's is for a moment: it is starting, as the
 			// assessment without a fault says, so that a normal start writes no Pending status and no event.
-			return Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning,
-				Message: fmt.Sprintf("pod %s is starting", pod.Name), RecheckAfter: f.since.Add(SandboxStartGrace).Sub(obs.Now)}, true
+			a := podStarting(pod)
+			a.RecheckAfter = f.since.Add(SandboxStartGrace).Sub(obs.Now)
+			return a, true
 		}
 		if left := f.since.Add(timeout).Sub(obs.Now); left > 0 {
 			return Assessment{State: StatePending, Reason: evalsv1alpha1.ReasonPending,

@@ -319,8 +319,8 @@ func endedWith(rep *podwire.LauncherReport, err error) RunnerEnd {
 	return RunnerEnd{Cause: outcome.EndEnded, Report: rep}
 }
 
-// handOffToJudge tells the judge containers the snapshot is complete and, when some case has a code_judge, reads
-// their verdicts. It returns the verdicts it accepted (nil when there are none), what went wrong with them and
+// handOffToJudge, when some case has a code_judge (else the pod has no judge container and it does nothing), tells
+// the judge containers the snapshot is complete and reads their verdicts. It returns the verdicts it accepted (nil when there are none), what went wrong with them and
 // the Landlock ABI the judges confined their scripts with (nil when no judge reported one).
 //
 // Before the snapshot is marked ready it connects to every judge container's judge-end FIFO and reads its judge
@@ -329,12 +329,12 @@ func endedWith(rep *podwire.LauncherReport, err error) RunnerEnd {
 // from the eval file), the first of each. Nothing any judge writes in a file is read. All of it is bounded by
 // ctx (the judge deadline).
 func handOffToJudge(ctx context.Context, o Options, file *evalfile.File, final bool, why string) (Verdicts, string, *int32) {
-	if !o.Config.CodeJudges || !final {
+	if !o.Config.CodeJudges {
+		return nil, "", nil // the pod has no judge container
+	}
+	if !final {
 		if err := podwire.WriteJSONAtomic(o.Pod.SnapshotReady(), podwire.SnapshotMarker{Final: final, Reason: why}); err != nil {
-			return nil, "the collector could not hand the output to the judge container: " + err.Error(), nil
-		}
-		if !o.Config.CodeJudges {
-			return nil, "", nil
+			return nil, "the collector could not hand the output to the judge containers: " + err.Error(), nil
 		}
 		return nil, "not run, because the runner's output was not final: " + why, nil
 	}
