@@ -320,8 +320,9 @@ func endedWith(rep *podwire.LauncherReport, err error) RunnerEnd {
 }
 
 // handOffToJudge, when some case has a code_judge (else the pod has no judge container and it does nothing), tells
-// the judge containers the snapshot is complete and reads their verdicts. It returns the verdicts it accepted (nil when there are none), what went wrong with them and
-// the Landlock ABI the judges confined their scripts with (nil when no judge reported one).
+// the judge containers the snapshot is complete and reads their verdicts. It returns the verdicts it accepted (nil
+// when there are none), what went wrong with them and the Landlock ABI the judges confined their scripts with (nil
+// when no judge reported one).
 //
 // Before the snapshot is marked ready it connects to every judge container's judge-end FIFO and reads its judge
 // runner's key (no script exists yet); then it reads each judge's authenticated frames until its end frame and
