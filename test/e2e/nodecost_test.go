@@ -81,7 +81,8 @@ var nodeProcesses = []string{"kubelet", "containerd", "kube-apiserver", "etcd", 
 
 // cpuTicks is a snapshot of the node's CPU: the busy clock ticks of the whole machine (/proc/stat: everything but
 // idle and iowait) and of each of nodeProcesses (utime+stime, children reaped included, summed over processes of one
-// name: containerd's shims are "containerd-shim-runc-v2" and count as "shims").
+// name: containerd's shims are "containerd-shim-runc-v2" and count as "shims"), and as "pods" the CPU of every
+// pod's processes (the kubepods cgroup's cpuacct.usage: the containers' own processes, the manager's among them).
 type cpuTicks struct {
 	busy  int64
 	procs map[string]int64
@@ -99,6 +100,12 @@ func readCPUTicks() cpuTicks {
 			}
 			v, _ := strconv.ParseInt(f[i], 10, 64)
 			c.busy += v
+		}
+	}
+	for _, f := range []string{"/sys/fs/cgroup/cpuacct/kubepods/cpuacct.usage", "/sys/fs/cgroup/kubepods/cpu.stat"} {
+		if ticks, ok := cgroupTicks(f); ok {
+			c.procs["pods"] = ticks
+			break
 		}
 	}
 	entries, _ := os.ReadDir("/proc")
@@ -133,6 +140,22 @@ func readCPUTicks() cpuTicks {
 		}
 	}
 	return c
+}
+
+// cgroupTicks reads a cgroup's CPU use in clock ticks (100 a second): cgroup v1's cpuacct.usage in nanoseconds,
+// or cgroup v2's cpu.stat usage_usec.
+func cgroupTicks(file string) (int64, bool) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return 0, false
+	}
+	s := strings.TrimSpace(string(data))
+	if rest, ok := strings.CutPrefix(s, "usage_usec "); ok {
+		usec, err := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
+		return usec / 10_000, err == nil
+	}
+	ns, err := strconv.ParseInt(s, 10, 64)
+	return ns / 10_000_000, err == nil
 }
 
 // cpuPerObject says the CPU seconds (at 100 ticks a second) spent between before and after, divided by objects:

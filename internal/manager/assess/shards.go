@@ -548,14 +548,3 @@ func ShardOf(index, n, shards int) int {
 	}
 	return k
 }
-
-// ShardStatusWait is how long a sharded or resumed run's progress waits before it is written, when the manager
-// last wrote the run's status at last: nothing once interval has passed (or it never wrote it), else the rest of
-// the interval. The reconcile that comes then writes what the shards add up to by that time, so shard completions
-// are merged in batches of one interval, whatever the number of shards.
-func ShardStatusWait(last, now time.Time, interval time.Duration) time.Duration {
-	if last.IsZero() {
-		return 0
-	}
-	return max(0, last.Add(interval).Sub(now))
-}

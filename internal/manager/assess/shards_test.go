@@ -151,30 +151,6 @@ func TestShardStatusesAreBoundedFailedFirst(t *testing.T) {
 	}
 }
 
-// TestShardStatusWait: a sharded run's progress is written at once the first time and once an interval has
-// passed since the last write; sooner, it waits for the rest of the interval.
-func TestShardStatusWait(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
-	cases := []struct {
-		name string
-		last time.Time
-		want time.Duration
-	}{
-		{name: "never written", want: 0},
-		{name: "written just now", last: now, want: 5 * time.Second},
-		{name: "written 2s ago", last: now.Add(-2 * time.Second), want: 3 * time.Second},
-		{name: "written an interval ago", last: now.Add(-5 * time.Second), want: 0},
-		{name: "written long ago", last: now.Add(-time.Hour), want: 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := ShardStatusWait(tc.last, now, 5*time.Second); got != tc.want {
-				t.Errorf("ShardStatusWait = %s, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
 // TestShardsWithTrials: in a run of 2 shards × 3 trials, completion index i is trial i/2+1 of shard i%2: each pod's
 // status entry names its shard (index) and trial, counts its shard's cases, and is listed failed first; the run's
 // sharding counts 2 shards and the pods' states; messages name shards and trials; a recorded entry is matched by

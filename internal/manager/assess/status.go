@@ -174,6 +174,42 @@ func DesiredManagerStatus(run *evalsv1alpha1.EvalRun, a Assessment, f StatusFact
 	return out
 }
 
+// ProgressOnly reports whether desired differs from the run's status only in what shows a run's progress within
+// one state: the conditions' messages (every manager condition keeps its status and reason), status.runner's
+// pod, reason, message and image (never its exit code, the kubelet's word on how the runner ended),
+// status.queue and the judge image's imageID. Such a change may wait (ProgressStatusWait); any other, a terminal
+// state among them, is written at once.
+func ProgressOnly(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus) bool {
+	if desired.Runner != nil && desired.Runner.ExitCode != nil &&
+		(run.Status.Runner == nil || !ptr.Equal(run.Status.Runner.ExitCode, desired.Runner.ExitCode)) {
+		return false
+	}
+	kept := desired.DeepCopy()
+	kept.Runner = run.Status.Runner.DeepCopy()
+	kept.Queue = run.Status.Queue.DeepCopy()
+	if kept.JudgeImage != nil && run.Status.JudgeImage != nil && kept.JudgeImage.Image == run.Status.JudgeImage.Image {
+		kept.JudgeImage.ImageID = run.Status.JudgeImage.ImageID
+	}
+	for i := range kept.Conditions {
+		c := &kept.Conditions[i]
+		if was := meta.FindStatusCondition(run.Status.Conditions, c.Type); was != nil && was.Status == c.Status && was.Reason == c.Reason {
+			c.Message = was.Message
+		}
+	}
+	return !StatusChanged(run, kept)
+}
+
+// ProgressStatusWait is how long a change of a run's progress waits before it is written, when the manager last
+// wrote the run's status at last: nothing once interval has passed (or it never wrote it), else the rest of the
+// interval. The reconcile that comes then writes the progress of that time, so the steps of a pod's start that
+// follow each other within an interval (pending, starting, running) cost one write, not one each.
+func ProgressStatusWait(last, now time.Time, interval time.Duration) time.Duration {
+	if last.IsZero() {
+		return 0
+	}
+	return max(0, last.Add(interval).Sub(now))
+}
+
 // StatusChanged reports whether desired differs from the manager-owned fields of the run's status: whether
 // applying it would change them. Both are compared as the manager applies them (statusapply.Manager).
 func StatusChanged(run *evalsv1alpha1.EvalRun, desired *evalsv1alpha1.EvalRunStatus) bool {

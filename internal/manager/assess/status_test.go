@@ -366,3 +366,74 @@ func TestTransitionsJudgeImageIsTarget(t *testing.T) {
 		t.Errorf("Target, already recorded: %d events, want none", n)
 	}
 }
+
+// TestProgressStatusWait: a run's progress is written at once the first time and once an interval has
+// passed since the last write; sooner, it waits for the rest of the interval.
+func TestProgressStatusWait(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	cases := []struct {
+		name string
+		last time.Time
+		want time.Duration
+	}{
+		{name: "never written", want: 0},
+		{name: "written just now", last: now, want: 5 * time.Second},
+		{name: "written 2s ago", last: now.Add(-2 * time.Second), want: 3 * time.Second},
+		{name: "written an interval ago", last: now.Add(-5 * time.Second), want: 0},
+		{name: "written long ago", last: now.Add(-time.Hour), want: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ProgressStatusWait(tc.last, now, 5*time.Second); got != tc.want {
+				t.Errorf("ProgressStatusWait = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestProgressOnly: from a run whose status holds the manager's last write (pod p is starting), a change of the
+// progress within the same state may wait; a change of state, the end, the runner's exit code or a recorded fact
+// of the run may not.
+func TestProgressOnly(t *testing.T) {
+	facts := StatusFacts{JobName: "screen", Queue: &evalsv1alpha1.QueueStatus{Name: "q", Position: ptr.To[int32](3)}}
+	starting := Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "pod p is starting",
+		Runner: &evalsv1alpha1.RunnerStatus{PodName: "p", Reason: "PodInitializing"}}
+	written := func() *evalsv1alpha1.EvalRun {
+		run := testutil.UnitRun()
+		run.Status = DesiredManagerStatus(run, starting, facts, t0)
+		return run
+	}
+	withRunner := func(r evalsv1alpha1.RunnerStatus) Assessment {
+		a := starting
+		a.Runner = &r
+		return a
+	}
+	cases := []struct {
+		name  string
+		a     Assessment
+		facts StatusFacts
+		want  bool
+	}{
+		{name: "unchanged", a: starting, facts: facts, want: true},
+		{name: "the message only", a: Assessment{State: StateRunning, Reason: evalsv1alpha1.ReasonRunning, Message: "pod p is running",
+			Runner: starting.Runner}, facts: facts, want: true},
+		{name: "the runner's image and reason", a: withRunner(evalsv1alpha1.RunnerStatus{PodName: "p", ImageID: ptr.To("sha256:1")}), facts: facts, want: true},
+		{name: "the queue position", a: starting, facts: StatusFacts{JobName: "screen", Queue: &evalsv1alpha1.QueueStatus{Name: "q", Position: ptr.To[int32](1)}},
+			want: true},
+		{name: "the runner's exit code", a: withRunner(evalsv1alpha1.RunnerStatus{PodName: "p", ExitCode: ptr.To[int32](0)}), facts: facts},
+		{name: "another reason", a: Assessment{State: StateCollecting, Reason: evalsv1alpha1.ReasonCollecting, Message: "pod p is starting",
+			Runner: starting.Runner}, facts: facts},
+		{name: "the end", a: Assessment{State: StateSucceeded, Reason: evalsv1alpha1.ReasonCompleted, Message: "done", Runner: starting.Runner},
+			facts: facts},
+		{name: "a fact of the run", a: starting, facts: StatusFacts{JobName: "other", Queue: facts.Queue}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			run := written()
+			desired := DesiredManagerStatus(run, tc.a, tc.facts, t0.Add(time.Second))
+			if got := ProgressOnly(run, &desired); got != tc.want {
+				t.Errorf("ProgressOnly = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -150,11 +150,12 @@ func (r *EvalRunReconciler) reconcileRun(ctx context.Context, run *evalsv1alpha1
 	// will bring another reconcile, so nothing is written twice.
 	changed := assess.StatusChanged(run, &desired) && !r.memo.AlreadyApplied(req.NamespacedName, run.UID, &desired)
 	recheck := obs.assessment.RecheckAfter
-	if changed && obs.job != nil && children.ManagerMerges(runWithJobTrials(run, obs.job)) && !obs.assessment.State.Terminal() &&
-		len(obs.assessment.StopPods) == 0 {
-		// Shards' progress is written in batches: at most once per interval while shards run; the end, and a
-		// shard stopped, at once.
-		if wait := assess.ShardStatusWait(r.memo.AppliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ShardStatusInterval); wait > 0 {
+	if changed && !obs.assessment.State.Terminal() && len(obs.assessment.StopPods) == 0 &&
+		(obs.job != nil && children.ManagerMerges(runWithJobTrials(run, obs.job)) || assess.ProgressOnly(run, &desired)) {
+		// Progress is written in batches, at most once per interval: shards' while they run, and a one-pod run's
+		// within one state (a pod's start goes pending, starting, running in a moment); a change of state, the
+		// end, and a shard stopped, at once (docs/design/per-run-cost.md).
+		if wait := assess.ProgressStatusWait(r.memo.AppliedAt(req.NamespacedName, run.UID), r.clock.Now(), r.opts.ProgressStatusInterval); wait > 0 {
 			changed = false
 			if recheck <= 0 || wait < recheck {
 				recheck = wait

@@ -49,10 +49,12 @@ const (
 	// MaxActiveDeadlineSeconds bounds --default-active-deadline-seconds as the CRD bounds
 	// spec.activeDeadlineSeconds (7 days).
 	MaxActiveDeadlineSeconds int64 = 7 * 24 * 60 * 60
-	// DefaultShardStatusInterval is how often, at most, the status of a sharded or resumed run is written while
-	// its shards run: shard completions are merged into one write per interval (a run of 1,000 shards is not
-	// written 1,000 times), and the run's end is written at once.
-	DefaultShardStatusInterval = 5 * time.Second
+	// DefaultProgressStatusInterval is how often, at most, a run's progress is written: the status of a sharded or
+	// resumed run while its shards run (shard completions are merged into one write per interval: a run of 1,000
+	// shards is not written 1,000 times), and a change of a one-pod run's progress within one state (the
+	// messages of a pod's start, status.runner's pod and image; assess.ProgressOnly). A change of state, and the
+	// run's end, are written at once.
+	DefaultProgressStatusInterval = 5 * time.Second
 )
 
 // Options configure the manager's builders and classification. The zero value of a field means its default.
@@ -91,9 +93,8 @@ type Options struct {
 	// DefaultActiveDeadlineSeconds is the Job's activeDeadlineSeconds of a run whose spec sets none
 	// (--default-active-deadline-seconds); there is no value meaning "no deadline".
 	DefaultActiveDeadlineSeconds int64
-	// ShardStatusInterval is how often, at most, a sharded or resumed run's status is written while its shards
-	// run (DefaultShardStatusInterval).
-	ShardStatusInterval time.Duration
+	// ProgressStatusInterval is how often, at most, a run's progress is written (DefaultProgressStatusInterval).
+	ProgressStatusInterval time.Duration
 	// JudgeLimits are the judge containers' default limits (--judge-cpu-limit, --judge-memory-limit,
 	// --judge-ephemeral-storage-limit); nil is DefaultJudge*Limit.
 	JudgeLimits JudgeLimits
@@ -161,8 +162,8 @@ func (o Options) WithDefaults() Options {
 	if o.DefaultActiveDeadlineSeconds <= 0 {
 		o.DefaultActiveDeadlineSeconds = DefaultActiveDeadlineSeconds
 	}
-	if o.ShardStatusInterval <= 0 {
-		o.ShardStatusInterval = DefaultShardStatusInterval
+	if o.ProgressStatusInterval <= 0 {
+		o.ProgressStatusInterval = DefaultProgressStatusInterval
 	}
 	o.JudgeLimits = defaultJudgeLimits(o.JudgeLimits)
 	return o

@@ -803,7 +803,15 @@ func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 	requireEnv(t)
 	ns := newNamespace(t)
 	run := createRun(t, testutil.MakeEvalRun("restart", ns))
-	run, job, _ := runningPod(t, run)
+	run, job, pod := runningPod(t, run)
+	// The pod's progress (running, after starting) is written within the progress interval: written, nothing is
+	// left for the restarted manager to write.
+	eventually(t, "the pod's progress is written", func() error {
+		if c := meta.FindStatusCondition(getRun(t, run).Status.Conditions, evalsv1alpha1.ConditionSucceeded); c.Message != "pod "+pod.Name+" is running" {
+			return fmt.Errorf("message %q", c.Message)
+		}
+		return nil
+	})
 	settle(t, 0)
 	before := writes.in(ns)
 
@@ -822,6 +830,45 @@ func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 	}
 	if len(jobs.Items) != 1 || jobs.Items[0].UID != job.UID {
 		t.Fatalf("after the restart there are %d Jobs, want the original one", len(jobs.Items))
+	}
+	collectorApply(t, k8s, run, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
+	completeJob(t, job)
+	waitReason(t, run, metav1.ConditionTrue, evalsv1alpha1.ReasonCompleted)
+}
+
+// TestOnePodProgressIsBatched: a change of a one-pod run's progress within one state (the runner container's
+// image, once the kubelet reports it) waits for the progress interval and is then written once; a change of
+// state (the run's end) is written at once. Without the batching, the image would be written by the reconcile
+// the pod's update brings.
+func TestOnePodProgressIsBatched(t *testing.T) {
+	requireEnv(t)
+	ns := newNamespace(t)
+	run := createRun(t, testutil.MakeEvalRun("progress", ns))
+	run, job, pod := runningPod(t, run)
+	eventually(t, "the pod's progress is written", func() error {
+		if c := meta.FindStatusCondition(getRun(t, run).Status.Conditions, evalsv1alpha1.ConditionSucceeded); c.Message != "pod "+pod.Name+" is running" {
+			return fmt.Errorf("message %q", c.Message)
+		}
+		return nil
+	})
+	settle(t, 0)
+	before := writes.in(ns)["apply EvalRun/status"]
+	updatePodStatus(t, pod, func(s *corev1.PodStatus) {
+		s.ContainerStatuses = []corev1.ContainerStatus{{Name: podwire.ContainerRunner, Image: "runner", ImageID: "sha256:5eed",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+	})
+	settle(t, 0)
+	if got := writes.in(ns)["apply EvalRun/status"]; got != before {
+		t.Errorf("the runner's image was written at once: %d status writes, want %d until the progress interval passed", got, before)
+	}
+	eventually(t, "the runner's image is written", func() error {
+		if r := getRun(t, run).Status.Runner; r == nil || ptr.Deref(r.ImageID, "") != "sha256:5eed" {
+			return fmt.Errorf("status.runner %+v", r)
+		}
+		return nil
+	})
+	if got := writes.in(ns)["apply EvalRun/status"]; got != before+1 {
+		t.Errorf("%d status writes for the runner's image, want 1", got-before)
 	}
 	collectorApply(t, k8s, run, evalsv1alpha1.OutcomeCompleted, &evalsv1alpha1.RunSummary{Total: 2, Passed: 2, MeanScore: "1.0000"})
 	completeJob(t, job)

@@ -92,7 +92,7 @@ func (s *shardCollector) collect(ctx context.Context, dir string, index int, pod
 // shards start and finish one after another over several status intervals (20 at a time, like a parallelism of
 // 20), the last one leaves its case out. It reports the manager's writes, its EvalRun status writes above all,
 // and checks that shard completions are merged in batches: at most one status write per
-// options.DefaultShardStatusInterval while shards run, plus the few transitions and the end.
+// options.DefaultProgressStatusInterval while shards run, plus the few transitions and the end.
 func TestThousandShards(t *testing.T) {
 	requireEnv(t)
 	ctx := context.Background()
@@ -158,10 +158,10 @@ func TestThousandShards(t *testing.T) {
 	}
 	// While shards run, at most one write per interval; then the transitions (Pending, Running), the merged
 	// results and the end, and a margin for writes the cache's lag repeats.
-	limit := int(ended/options.DefaultShardStatusInterval) + 10
+	limit := int(ended/options.DefaultProgressStatusInterval) + 10
 	if statusWrites > limit {
 		t.Errorf("%d EvalRun status writes over %s, want at most %d (one per %s while shards run)", statusWrites,
-			ended.Round(time.Second), limit, options.DefaultShardStatusInterval)
+			ended.Round(time.Second), limit, options.DefaultProgressStatusInterval)
 	}
 	expectReleasedPods(t, job)
 }
