@@ -57,6 +57,23 @@ func runningPod(t *testing.T, run *evalsv1alpha1.EvalRun) (*evalsv1alpha1.EvalRu
 	return run, job, pod
 }
 
+// settledRunningRun creates a run named name in a new namespace, starts its pod, waits until the status says the
+// pod is running (a change within the Running state, written within options.ProgressStatusInterval) and the
+// controller is idle.
+func settledRunningRun(t *testing.T, name string) (string, *evalsv1alpha1.EvalRun, *batchv1.Job, *corev1.Pod) {
+	t.Helper()
+	ns := newNamespace(t)
+	run, job, pod := runningPod(t, createRun(t, testutil.MakeEvalRun(name, ns)))
+	eventually(t, "the pod's progress is written", func() error {
+		if c := meta.FindStatusCondition(getRun(t, run).Status.Conditions, evalsv1alpha1.ConditionSucceeded); c.Message != "pod "+pod.Name+" is running" {
+			return fmt.Errorf("message %q", c.Message)
+		}
+		return nil
+	})
+	settle(t, 0)
+	return ns, run, job, pod
+}
+
 func startPod(t *testing.T, job *batchv1.Job) *corev1.Pod {
 	t.Helper()
 	ctx := context.Background()
@@ -801,18 +818,9 @@ func TestCodeJudgesGetAJudgeContainer(t *testing.T) {
 // TestManagerRestartCreatesNoDuplicateJob restarts the manager mid-run.
 func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 	requireEnv(t)
-	ns := newNamespace(t)
-	run := createRun(t, testutil.MakeEvalRun("restart", ns))
-	run, job, pod := runningPod(t, run)
-	// The pod's progress (running, after starting) is written within the progress interval: written, nothing is
-	// left for the restarted manager to write.
-	eventually(t, "the pod's progress is written", func() error {
-		if c := meta.FindStatusCondition(getRun(t, run).Status.Conditions, evalsv1alpha1.ConditionSucceeded); c.Message != "pod "+pod.Name+" is running" {
-			return fmt.Errorf("message %q", c.Message)
-		}
-		return nil
-	})
-	settle(t, 0)
+	// The pod's progress is written within the progress interval: written, nothing is left for the restarted
+	// manager to write.
+	ns, run, job, _ := settledRunningRun(t, "restart")
 	before := writes.in(ns)
 
 	mgr.stop()
@@ -842,16 +850,7 @@ func TestManagerRestartCreatesNoDuplicateJob(t *testing.T) {
 // the pod's update brings.
 func TestOnePodProgressIsBatched(t *testing.T) {
 	requireEnv(t)
-	ns := newNamespace(t)
-	run := createRun(t, testutil.MakeEvalRun("progress", ns))
-	run, job, pod := runningPod(t, run)
-	eventually(t, "the pod's progress is written", func() error {
-		if c := meta.FindStatusCondition(getRun(t, run).Status.Conditions, evalsv1alpha1.ConditionSucceeded); c.Message != "pod "+pod.Name+" is running" {
-			return fmt.Errorf("message %q", c.Message)
-		}
-		return nil
-	})
-	settle(t, 0)
+	ns, run, job, pod := settledRunningRun(t, "progress")
 	before := writes.in(ns)["apply EvalRun/status"]
 	updatePodStatus(t, pod, func(s *corev1.PodStatus) {
 		s.ContainerStatuses = []corev1.ContainerStatus{{Name: podwire.ContainerRunner, Image: "runner", ImageID: "sha256:5eed",
